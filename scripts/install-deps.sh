@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what sparkprof needs from Debian's packages. Idempotent; silent when all is present.
+# Usage: scripts/install-deps.sh [--browser] [--prometheus]
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config git clang libclang-rt-14-dev
+  libsimdjson-dev liblz4-dev libzstd-dev libsnappy-dev zlib1g-dev liblzf-dev libzip-dev
+  libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev libflatbuffers-dev flatbuffers-compiler
+  flatbuffers-compiler-dev libboost-dev openjdk-17-jdk-headless zstd lz4 gzip zip unzip python3
+)
+for arg in "$@"; do
+  case "$arg" in
+    --browser) packages+=(chromium nodejs npm) ;;
+    --prometheus) packages+=(prometheus) ;;
+    *) echo "install-deps: unknown option $arg" >&2; exit 2 ;;
+  esac
+done
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq >/dev/null
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
