@@ -1,6 +1,9 @@
 // Finds the event logs behind a path a user gives: a file, a rolling eventlog_v2_ directory,
 // a Databricks delivery folder, a History Server zip, a directory of many applications, or
 // archives nested inside archives. Groups the parts of one application in reading order.
+//
+// Discovery only finds, groups and opens raw bytes: it never decompresses a part's codec and
+// never parses JSON, so a file that is not an event log surfaces later as a reader error.
 #pragma once
 
 #include <cstdint>
@@ -17,20 +20,27 @@ namespace sparkprof::source {
 struct LogPart {
   // What error messages and the report call it: a path, or "archive.zip!dir/events_1_x.zstd".
   std::string display_name;
-  // Raw (still compressed) bytes of the part; callable more than once.
+  // Raw (still compressed) bytes of the part; callable more than once, and each stream it
+  // returns is independent of the others (a zip entry reopens its archive), so parts of
+  // different applications may be read on different threads.
   std::function<Result<std::unique_ptr<InputStream>>()> open;
   uint64_t size_bytes = 0;  // on disk / in the archive (compressed), 0 if unknown
 };
 
 // All parts of one application attempt, in the order their events must be read.
 struct ApplicationLog {
-  std::string name;  // e.g. "eventlog_v2_local-1623876083964" or the file name
+  // The rolling directory name ("eventlog_v2_local-1623876083964"), the Databricks folder
+  // name, or the file name of a single-file log.
+  std::string name;
   std::vector<LogPart> parts;
   // What the file layout says: ".inprogress" suffix, or "appstatus_*.inprogress" in a rolling
   // directory. Whether ApplicationEnd was seen is decided by the reader, not here.
   bool in_progress_by_name = false;
-  // "single", "rolling", "databricks", "zip" -- for the report's input section.
+  // "single", "rolling" or "databricks" -- for the report's input section.
   std::string layout;
+  // The chain of archives the parts were found in ("logs.zip", "outer.zip!inner.zip"),
+  // empty when they are plain files.
+  std::string archive;
 };
 
 struct DiscoveryWarning {
@@ -39,16 +49,27 @@ struct DiscoveryWarning {
 };
 
 struct DiscoveryResult {
+  // Sorted by name, then by the first part's display name, so output is deterministic.
   std::vector<ApplicationLog> applications;
   std::vector<DiscoveryWarning> warnings;  // skipped entries, unreadable archives, ...
 };
 
 struct DiscoveryLimits {
   uint64_t max_nested_archive_bytes = 2ull << 30;  // a nested zip is held in memory up to this
-  int max_archive_depth = 4;
+  int max_archive_depth = 4;                       // outer.zip!inner.zip counts as 2
+  // Directory levels below the given path (and below each archive's root) that are searched;
+  // guards against pathological trees and absurdly deep zip entry names.
+  int max_directory_depth = 32;
+  // Entries of one archive looked at; the rest are skipped with a warning.
+  uint64_t max_archive_entries = 1'000'000;
 };
 
 // NotFound when `path` does not exist; otherwise a (possibly empty) result with warnings.
 Result<DiscoveryResult> Discover(const std::string& path, const DiscoveryLimits& limits = {});
+
+// Treats `bytes` as a zip archive called `display_name` (for input that did not come from a
+// file, and for fuzzing). Not a zip, or a corrupt one, gives an empty result with a warning.
+DiscoveryResult DiscoverArchiveBytes(const std::string& display_name, std::string bytes,
+                                     const DiscoveryLimits& limits = {});
 
 }  // namespace sparkprof::source

@@ -1,0 +1,46 @@
+// The file-name grammar Spark and Databricks use for event logs (spark-facts.md 5.2), and the
+// names of files that are never logs (OS and tool droppings). Pure functions, no I/O.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace sparkprof::source {
+
+inline constexpr std::string_view kInProgressSuffix = ".inprogress";
+inline constexpr std::string_view kRollingDirectoryPrefix = "eventlog_v2_";
+inline constexpr std::string_view kDatabricksCurrentPart = "eventlog";
+
+// Hidden files (".DS_Store", "._x" AppleDouble, ".git"), "__MACOSX" folders and Hadoop ".crc"
+// checksum files: skipped silently wherever they appear below the path the user gave.
+bool IsJunkName(std::string_view name);
+
+bool HasInProgressSuffix(std::string_view name);
+
+// Drops one trailing Spark codec extension (.lz4 .snappy .zstd .lzf .gz); `name` otherwise.
+std::string_view StripCodecExtension(std::string_view name);
+
+// `events_<index>_<app>[.<codec>][.compact]` inside a rolling directory.
+struct RollingEventFileName {
+  uint64_t index = 0;
+  bool compact = false;
+};
+std::optional<RollingEventFileName> ParseRollingEventFileName(std::string_view name);
+
+// `appstatus_<app>[.inprogress]`: zero bytes, marks a rolling log and whether it is finished.
+bool IsAppStatusName(std::string_view name);
+
+bool HasRollingDirectoryPrefix(std::string_view name);
+
+// Databricks log delivery writes `eventlog` (the part being written) and rotates hourly into
+// `eventlog-YYYY-MM-DD--HH-MM[.gz]`. The key orders parts for reading: dated parts by time,
+// then the current part.
+struct DatabricksPartName {
+  bool current = false;
+  std::string time_key;  // "YYYY-MM-DD--HH-MM"; empty for the current part
+};
+std::optional<DatabricksPartName> ParseDatabricksPartName(std::string_view name);
+
+}  // namespace sparkprof::source

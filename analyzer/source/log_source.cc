@@ -1,0 +1,211 @@
+#include "analyzer/source/log_source.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <system_error>
+#include <tuple>
+#include <utility>
+
+#include "analyzer/source/folder.h"
+#include "analyzer/source/log_layouts.h"
+#include "analyzer/source/log_names.h"
+#include "analyzer/source/zip_archive.h"
+
+namespace sparkprof::source {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr size_t kSniffBytes = 4;
+
+// The first `size` bytes (fewer if the stream is shorter).
+Result<std::string> ReadHead(InputStream& stream, size_t size) {
+  std::string head(size, '\0');
+  size_t filled = 0;
+  while (filled < size) {
+    SPARKPROF_ASSIGN_OR_RETURN(size_t got, stream.Read(head.data() + filled, size - filled));
+    if (got == 0) break;
+    filled += got;
+  }
+  head.resize(filled);
+  return head;
+}
+
+// The whole stream, or TooLarge past `limit` bytes. Reads rather than trusting a declared
+// size: a zip entry can claim anything.
+Result<std::string> ReadAllBounded(InputStream& stream, uint64_t limit) {
+  std::string bytes;
+  std::string buffer(64 * 1024, '\0');
+  while (true) {
+    SPARKPROF_ASSIGN_OR_RETURN(size_t got, stream.Read(buffer.data(), buffer.size()));
+    if (got == 0) return bytes;
+    if (bytes.size() + got > limit) {
+      return TooLarge("larger than the limit of " + std::to_string(limit) + " bytes");
+    }
+    bytes.append(buffer.data(), got);
+  }
+}
+
+class Walker {
+ public:
+  explicit Walker(const DiscoveryLimits& limits) : limits_(limits) {}
+
+  void WalkFolder(const Folder& folder, int directory_depth) {
+    if (!folder.disk_path().empty() && !FirstVisit(folder.disk_path(), folder.display_name())) {
+      return;
+    }
+    FolderListing listing = folder.List(&result_.warnings);
+    if (IsRollingFolder(folder.name(), listing.files)) {
+      if (std::optional<ApplicationLog> log = MakeRollingLog(folder, listing.files, &result_.warnings)) {
+        result_.applications.push_back(std::move(*log));
+      }
+      for (const auto& child : listing.folders) {
+        Warn(child->display_name(), "ignored: a folder inside a rolling event-log directory");
+      }
+      return;
+    }
+    if (std::optional<ApplicationLog> log = TakeDatabricksLog(folder, &listing.files)) {
+      result_.applications.push_back(std::move(*log));
+    }
+    for (const FileEntry& file : listing.files) {
+      // A status file without its rolling directory has no events to read.
+      if (IsAppStatusName(file.name)) continue;
+      WalkFile(file);
+    }
+    for (const auto& child : listing.folders) {
+      if (directory_depth + 1 > limits_.max_directory_depth) {
+        Warn(child->display_name(), "skipped: more than " +
+                                        std::to_string(limits_.max_directory_depth) +
+                                        " directory levels below the starting point");
+        continue;
+      }
+      WalkFolder(*child, directory_depth + 1);
+    }
+  }
+
+  // A file is either a zip (searched like a folder) or a candidate event log.
+  void WalkFile(const FileEntry& file) {
+    if (!file.disk_path.empty() && !FirstVisit(file.disk_path, file.display_name)) return;
+    Result<std::unique_ptr<InputStream>> stream = file.open_during_scan();
+    if (!stream.ok()) {
+      Warn(file.display_name, "skipped: " + stream.status().message());
+      return;
+    }
+    Result<std::string> head = ReadHead(**stream, kSniffBytes);
+    if (!head.ok()) {
+      Warn(file.display_name, "skipped: " + head.status().message());
+      return;
+    }
+    if (!StartsWithZipSignature(*head)) {
+      result_.applications.push_back(MakeSingleFileLog(file));
+      return;
+    }
+    int depth = file.archive.empty() ? 1 : archive_depth_ + 1;
+    if (depth > limits_.max_archive_depth) {
+      Warn(file.display_name, "skipped: archives nested more than " +
+                                  std::to_string(limits_.max_archive_depth) + " deep");
+      return;
+    }
+    ArchiveSource source;
+    source.display_name = file.display_name;
+    if (!file.disk_path.empty()) {
+      source.path = file.disk_path;
+    } else {
+      // libzip needs to seek, which a stream out of the outer archive cannot.
+      Result<std::string> bytes =
+          ReadAllBounded(*MakePrefixedInputStream(std::move(*head), std::move(*stream)),
+                         limits_.max_nested_archive_bytes);
+      if (!bytes.ok()) {
+        Warn(file.display_name, "nested archive skipped: " + bytes.status().message());
+        return;
+      }
+      source.bytes = std::make_shared<const std::string>(std::move(*bytes));
+    }
+    WalkArchive(source, depth);
+  }
+
+  void WalkArchive(const ArchiveSource& source, int depth) {
+    Result<std::shared_ptr<ZipArchive>> archive = ZipArchive::Open(source);
+    if (!archive.ok()) {
+      Warn(source.display_name, "skipped: " + archive.status().message());
+      return;
+    }
+    std::unique_ptr<Folder> root = MakeArchiveRootFolder(*archive, limits_, &result_.warnings);
+    size_t found_before = result_.applications.size();
+    int saved_depth = std::exchange(archive_depth_, depth);
+    WalkFolder(*root, 0);
+    archive_depth_ = saved_depth;
+    if (result_.applications.size() == found_before) {
+      Warn(source.display_name, "zip archive holds no event logs");
+    }
+  }
+
+  DiscoveryResult TakeResult() {
+    std::sort(result_.applications.begin(), result_.applications.end(),
+              [](const ApplicationLog& a, const ApplicationLog& b) {
+                return std::forward_as_tuple(a.name, a.parts.front().display_name) <
+                       std::forward_as_tuple(b.name, b.parts.front().display_name);
+              });
+    return std::move(result_);
+  }
+
+ private:
+  // Symbolic links can make a directory its own descendant, or show one file twice.
+  bool FirstVisit(const std::string& disk_path, const std::string& display_name) {
+    std::error_code error;
+    fs::path canonical = fs::canonical(disk_path, error);
+    if (error) return true;  // listing or opening will report the problem
+    if (!visited_.insert(canonical.string()).second) {
+      Warn(display_name, "skipped: already searched as " + canonical.string() +
+                             " (symbolic link loop or duplicate link)");
+      return false;
+    }
+    return true;
+  }
+
+  void Warn(std::string path, std::string message) {
+    result_.warnings.push_back({std::move(path), std::move(message)});
+  }
+
+  DiscoveryLimits limits_;
+  DiscoveryResult result_;
+  std::set<std::string> visited_;
+  int archive_depth_ = 0;  // of the archive whose folders are being walked; 0 on disk
+};
+
+}  // namespace
+
+Result<DiscoveryResult> Discover(const std::string& path, const DiscoveryLimits& limits) {
+  std::error_code error;
+  fs::file_status status = fs::status(path, error);
+  if (!fs::exists(status)) {
+    if (error && error != std::errc::no_such_file_or_directory) {
+      return IoError("cannot access " + path + ": " + error.message());
+    }
+    return NotFound("no such file or directory: " + path);
+  }
+  Walker walker(limits);
+  if (fs::is_directory(status)) {
+    walker.WalkFolder(*MakeDiskFolder(path, path), 0);
+  } else if (fs::is_regular_file(status)) {
+    std::error_code size_error;
+    uintmax_t size = fs::file_size(path, size_error);
+    walker.WalkFile(MakeDiskFileEntry(path, path, size_error ? 0 : size));
+  } else {
+    return InvalidArgument(path + " is neither a regular file nor a directory");
+  }
+  return walker.TakeResult();
+}
+
+DiscoveryResult DiscoverArchiveBytes(const std::string& display_name, std::string bytes,
+                                     const DiscoveryLimits& limits) {
+  Walker walker(limits);
+  ArchiveSource source;
+  source.display_name = display_name;
+  source.bytes = std::make_shared<const std::string>(std::move(bytes));
+  walker.WalkArchive(source, 1);
+  return walker.TakeResult();
+}
+
+}  // namespace sparkprof::source

@@ -1,0 +1,67 @@
+// A read-only view of a zip archive through libzip: list entries, stream one entry.
+// History Server `/logs` zips store event-log files still compressed with their codec, so an
+// entry's bytes are handed on raw; the codec layer decompresses them.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "common/input_stream.h"
+#include "common/status.h"
+
+namespace sparkprof::source {
+
+// `PK\3\4` (first local file header) or `PK\5\6` (end of central directory: an empty zip).
+bool StartsWithZipSignature(std::string_view head);
+
+// Where an archive's bytes live. libzip needs a seekable source: a file on disk is opened by
+// path, a zip found inside another zip is held in memory.
+struct ArchiveSource {
+  std::string display_name;                  // "logs.zip", "outer.zip!inner.zip"
+  std::string path;                          // set when the archive is a file on disk
+  std::shared_ptr<const std::string> bytes;  // set when the archive is held in memory
+};
+
+struct ZipEntryInfo {
+  std::string name;  // as stored, '/'-separated; a trailing '/' marks a directory entry
+  uint64_t compressed_bytes = 0;
+};
+
+class ZipArchive {
+ public:
+  // Corrupt (naming the archive) when libzip cannot read the central directory.
+  static Result<std::shared_ptr<ZipArchive>> Open(const ArchiveSource& source);
+
+  ZipArchive(const ZipArchive&) = delete;
+  ZipArchive& operator=(const ZipArchive&) = delete;
+  ~ZipArchive();
+
+  const ArchiveSource& source() const { return source_; }
+  uint64_t entry_count() const { return entry_count_; }
+  Result<ZipEntryInfo> Entry(uint64_t index) const;
+
+  // Streams the (zip-decompressed) bytes of one entry. The stream keeps `archive` alive.
+  // A libzip handle is not safe for concurrent use, so streams that must be independent of
+  // each other open the archive again (see OpenZipEntryFresh).
+  static Result<std::unique_ptr<InputStream>> OpenEntry(std::shared_ptr<ZipArchive> archive,
+                                                        uint64_t index,
+                                                        const std::string& display_name);
+
+ private:
+  struct Handle;
+  ZipArchive(ArchiveSource source, Handle* handle, uint64_t entry_count);
+
+  ArchiveSource source_;
+  Handle* handle_;
+  uint64_t entry_count_;
+};
+
+// Opens the archive and then one of its entries; checks that the entry still has the name it
+// had at discovery time, so a log replaced on disk is reported instead of misread.
+Result<std::unique_ptr<InputStream>> OpenZipEntryFresh(const ArchiveSource& source, uint64_t index,
+                                                       const std::string& expected_name,
+                                                       const std::string& display_name);
+
+}  // namespace sparkprof::source
