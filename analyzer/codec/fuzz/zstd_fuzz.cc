@@ -1,0 +1,6 @@
+#include "analyzer/codec/fuzz/fuzz_decoder.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  sparkprof::codec::fuzz::FuzzDecoder(sparkprof::codec::Format::kZstd, data, size);
+  return 0;
+}
