@@ -79,6 +79,12 @@ std::string ReadText(const LogPart& part) {
   return bytes.ok() ? std::move(bytes).value() : std::string();
 }
 
+std::vector<std::string> PartTexts(const ApplicationLog& log) {
+  std::vector<std::string> texts;
+  for (const LogPart& part : log.parts) texts.push_back(ReadText(part));
+  return texts;
+}
+
 std::vector<std::string> PartNames(const ApplicationLog& log) {
   std::vector<std::string> names;
   for (const LogPart& part : log.parts) names.push_back(part.display_name);
@@ -164,15 +170,12 @@ TEST_F(LogSourceTest, RollingDirectorySortsIndicesNumerically) {
   }
   WriteFile(dir / "appstatus_app-7.inprogress", "");
   DiscoveryResult result = DiscoverOk(dir);
-  ASSERT_EQ(result.applications.size(), 1u);
-  const ApplicationLog& log = result.applications[0];
-  EXPECT_EQ(log.name, "eventlog_v2_app-7");
-  EXPECT_EQ(log.layout, "rolling");
-  EXPECT_TRUE(log.in_progress_by_name);
-  ASSERT_EQ(log.parts.size(), 12u);
-  for (size_t i = 0; i < 12; ++i) {
-    EXPECT_EQ(ReadText(log.parts[i]), std::to_string(i + 1));
-  }
+  ASSERT_EQ(AppNames(result), std::vector<std::string>{"eventlog_v2_app-7"});
+  EXPECT_EQ(result.applications[0].layout, "rolling");
+  EXPECT_TRUE(result.applications[0].in_progress_by_name);
+  std::vector<std::string> in_index_order;
+  for (int index = 1; index <= 12; ++index) in_index_order.push_back(std::to_string(index));
+  EXPECT_EQ(PartTexts(result.applications[0]), in_index_order);
   EXPECT_TRUE(result.warnings.empty()) << WarningsText(result);
 }
 
@@ -232,15 +235,10 @@ TEST_F(LogSourceTest, DatabricksFolderReadsDatedPartsThenCurrent) {
   WriteFile(dir / "eventlog-2021-06-15--15-00.gz", "first");
   WriteFile(dir / "eventlog-2021-06-16--01-00", "third");
   DiscoveryResult result = DiscoverOk(dir);
-  ASSERT_EQ(result.applications.size(), 1u);
-  const ApplicationLog& log = result.applications[0];
-  EXPECT_EQ(log.name, "0612-app");
-  EXPECT_EQ(log.layout, "databricks");
-  ASSERT_EQ(log.parts.size(), 4u);
-  EXPECT_EQ(ReadText(log.parts[0]), "first");
-  EXPECT_EQ(ReadText(log.parts[1]), "second");
-  EXPECT_EQ(ReadText(log.parts[2]), "third");
-  EXPECT_EQ(ReadText(log.parts[3]), "current");
+  ASSERT_EQ(AppNames(result), std::vector<std::string>{"0612-app"});
+  EXPECT_EQ(result.applications[0].layout, "databricks");
+  EXPECT_EQ(PartTexts(result.applications[0]),
+            (std::vector<std::string>{"first", "second", "third", "current"}));
 }
 
 TEST_F(LogSourceTest, DatabricksClusterLogTreeGivesOneApplicationPerFolder) {
