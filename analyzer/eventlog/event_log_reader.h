@@ -1,0 +1,67 @@
+// Reads one application's event log (all its parts, any codec) into an EventSink and reports
+// what it read: files, codecs, byte and line counts, every bad line with its location, stream
+// errors (corrupt or truncated compressed data), and events it does not interpret.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "analyzer/codec/codec.h"
+#include "analyzer/eventlog/event_parser.h"
+#include "analyzer/eventlog/line_reader.h"
+#include "analyzer/source/log_source.h"
+
+namespace sparkprof::eventlog {
+
+struct BadLine {
+  std::string file;
+  int64_t line = 0;
+  uint64_t byte_offset = 0;  // in the decoded stream of that file
+  std::string error;
+};
+
+struct FileReadReport {
+  std::string file;
+  std::string codec;  // FormatName
+  uint64_t compressed_bytes = 0;
+  uint64_t decoded_bytes = 0;
+  int64_t lines = 0;
+  int64_t events = 0;  // lines parsed into events
+  std::string error;   // stream-level problem (corrupt block, truncation, not an event log)
+};
+
+struct ReadReport {
+  std::vector<FileReadReport> files;
+  int64_t lines = 0;
+  int64_t events = 0;
+  int64_t bad_line_count = 0;
+  std::vector<BadLine> bad_lines;  // the first ReaderOptions::max_bad_lines_kept of them
+  std::map<std::string, int64_t, std::less<>> event_counts;
+  std::map<std::string, int64_t, std::less<>> unknown_events;
+  // True when at least one event was read; false means "nothing analysable" (exit code 2).
+  bool analysable() const { return events > 0; }
+};
+
+struct ReaderOptions {
+  LineReaderOptions lines;
+  ParserLimits parser;
+  codec::DecoderLimits decoder;
+  size_t max_bad_lines_kept = 1000;
+  // Lines of garbage before the first event after which a file is declared "not an event log"
+  // and skipped (a zip of images, a binary file).
+  int64_t max_leading_bad_lines = 50;
+  // Called for each problem as it is found (the CLI prints these to stderr).
+  std::function<void(const std::string&)> on_problem;
+};
+
+ReadReport ReadApplicationLog(const source::ApplicationLog& log, EventSink& sink,
+                              const ReaderOptions& options = {});
+
+// One stream (already opened), for tests, fuzzers and the live feed's replay.
+void ReadEventStream(InputStream& stream, const std::string& display_name, EventParser& parser,
+                     const ReaderOptions& options, ReadReport& report, FileReadReport& file);
+
+}  // namespace sparkprof::eventlog

@@ -1,0 +1,1166 @@
+#include "analyzer/eventlog/event_parser.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+namespace sparkprof::eventlog {
+
+namespace ondemand = simdjson::ondemand;
+using simdjson::error_code;
+
+static_assert(EventParser::kRequiredPadding >= simdjson::SIMDJSON_PADDING,
+              "line buffers must leave simdjson's read-ahead padding");
+
+std::string FirstLine(std::string_view text, size_t max_bytes) {
+  size_t end = text.find_first_of("\r\n");
+  if (end == std::string_view::npos) end = text.size();
+  if (end > max_bytes) {
+    end = max_bytes;
+    // Do not cut a UTF-8 sequence in half: back up over continuation bytes.
+    while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  }
+  return std::string(text.substr(0, end));
+}
+
+void ExecutorMetricPeaks::MergeMax(const ExecutorMetricPeaks& other) {
+  if (!other.present) return;
+  present = true;
+  auto max_into = [](int64_t& into, int64_t value) { into = std::max(into, value); };
+  max_into(jvm_heap_memory_bytes, other.jvm_heap_memory_bytes);
+  max_into(jvm_off_heap_memory_bytes, other.jvm_off_heap_memory_bytes);
+  max_into(on_heap_execution_memory_bytes, other.on_heap_execution_memory_bytes);
+  max_into(off_heap_execution_memory_bytes, other.off_heap_execution_memory_bytes);
+  max_into(on_heap_storage_memory_bytes, other.on_heap_storage_memory_bytes);
+  max_into(on_heap_unified_memory_bytes, other.on_heap_unified_memory_bytes);
+  max_into(direct_pool_memory_bytes, other.direct_pool_memory_bytes);
+  max_into(process_tree_jvm_rss_memory_bytes, other.process_tree_jvm_rss_memory_bytes);
+  max_into(process_tree_python_rss_memory_bytes, other.process_tree_python_rss_memory_bytes);
+  max_into(minor_gc_count, other.minor_gc_count);
+  max_into(minor_gc_time_ms, other.minor_gc_time_ms);
+  max_into(major_gc_count, other.major_gc_count);
+  max_into(major_gc_time_ms, other.major_gc_time_ms);
+  max_into(total_gc_time_ms, other.total_gc_time_ms);
+}
+
+const char* TaskLocalityName(TaskLocality locality) {
+  switch (locality) {
+    case TaskLocality::kProcessLocal: return "PROCESS_LOCAL";
+    case TaskLocality::kNodeLocal: return "NODE_LOCAL";
+    case TaskLocality::kRackLocal: return "RACK_LOCAL";
+    case TaskLocality::kNoPref: return "NO_PREF";
+    case TaskLocality::kAny: return "ANY";
+    case TaskLocality::kUnknown: break;
+  }
+  return "UNKNOWN";
+}
+
+namespace {
+
+// Internal error carrying simdjson's code; converted to a Status at the line boundary.
+struct ParseError {
+  error_code code = simdjson::SUCCESS;
+  const char* where = "";
+};
+
+#define SP_TRY(expr, context)                         \
+  do {                                                \
+    error_code code_ = (expr);                        \
+    if (code_ != simdjson::SUCCESS) {                 \
+      return ParseError{code_, context};              \
+    }                                                 \
+  } while (false)
+
+// Numbers: Spark writes JSON numbers, but SQL accumulables are strings and a few tools write
+// doubles; all become int64 (doubles truncated, out-of-range clamped).
+error_code ReadInt(ondemand::value value, int64_t* out) {
+  ondemand::json_type type;
+  if (auto e = value.type().get(type)) return e;
+  switch (type) {
+    case ondemand::json_type::number: {
+      ondemand::number number;
+      if (auto e = value.get_number().get(number)) return e;
+      if (number.is_int64()) {
+        *out = number.get_int64();
+      } else if (number.is_uint64()) {
+        *out = std::numeric_limits<int64_t>::max();
+      } else {
+        double d = number.get_double();
+        if (!std::isfinite(d)) {
+          *out = 0;
+        } else if (d >= 9.2e18) {
+          *out = std::numeric_limits<int64_t>::max();
+        } else if (d <= -9.2e18) {
+          *out = std::numeric_limits<int64_t>::min();
+        } else {
+          *out = static_cast<int64_t>(d);
+        }
+      }
+      return simdjson::SUCCESS;
+    }
+    case ondemand::json_type::string: {
+      std::string_view text;
+      if (auto e = value.get_string().get(text)) return e;
+      int64_t parsed = 0;
+      auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), parsed);
+      if (ec == std::errc()) *out = parsed;
+      return simdjson::SUCCESS;
+    }
+    case ondemand::json_type::boolean: {
+      bool b = false;
+      if (auto e = value.get_bool().get(b)) return e;
+      *out = b ? 1 : 0;
+      return simdjson::SUCCESS;
+    }
+    default:
+      return simdjson::SUCCESS;  // null / object / array: leave as absent
+  }
+}
+
+error_code ReadInt32(ondemand::value value, int32_t* out) {
+  int64_t wide = *out;
+  if (auto e = ReadInt(value, &wide)) return e;
+  *out = static_cast<int32_t>(std::clamp<int64_t>(wide, std::numeric_limits<int32_t>::min(),
+                                                  std::numeric_limits<int32_t>::max()));
+  return simdjson::SUCCESS;
+}
+
+error_code ReadBool(ondemand::value value, bool* out) {
+  ondemand::json_type type;
+  if (auto e = value.type().get(type)) return e;
+  if (type == ondemand::json_type::boolean) return value.get_bool().get(*out);
+  if (type == ondemand::json_type::string) {
+    std::string_view text;
+    if (auto e = value.get_string().get(text)) return e;
+    *out = text == "true";
+  }
+  return simdjson::SUCCESS;
+}
+
+error_code ReadDouble(ondemand::value value, double* out) {
+  ondemand::json_type type;
+  if (auto e = value.type().get(type)) return e;
+  if (type == ondemand::json_type::number) return value.get_double().get(*out);
+  return simdjson::SUCCESS;
+}
+
+// Strings: null and non-strings leave `out` empty; numbers are kept as their JSON text
+// (executor ids have been written both ways by third-party tools).
+error_code ReadString(ondemand::value value, std::string* out, size_t max_bytes = SIZE_MAX) {
+  ondemand::json_type type;
+  if (auto e = value.type().get(type)) return e;
+  out->clear();
+  if (type == ondemand::json_type::string) {
+    std::string_view text;
+    if (auto e = value.get_string().get(text)) return e;
+    out->assign(text.substr(0, std::min(max_bytes, text.size())));
+  } else if (type == ondemand::json_type::number) {
+    std::string_view raw = value.raw_json_token();
+    while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\n' || raw.back() == '\t' ||
+                            raw.back() == '\r' || raw.back() == ',')) {
+      raw.remove_suffix(1);
+    }
+    out->assign(raw);
+  }
+  return simdjson::SUCCESS;
+}
+
+// Iterates an object's fields; `on_field(key, value)` returns an error_code.
+template <typename Fn>
+error_code ForEachField(ondemand::value value, Fn&& on_field) {
+  ondemand::json_type type;
+  if (auto e = value.type().get(type)) return e;
+  if (type != ondemand::json_type::object) return simdjson::SUCCESS;  // tolerate null
+  ondemand::object object;
+  if (auto e = value.get_object().get(object)) return e;
+  for (auto field_result : object) {
+    ondemand::field field;
+    if (auto e = std::move(field_result).get(field)) return e;
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    if (auto e = on_field(key, field.value())) return e;
+  }
+  return simdjson::SUCCESS;
+}
+
+template <typename Fn>
+error_code ForEachElement(ondemand::value value, Fn&& on_element) {
+  ondemand::json_type type;
+  if (auto e = value.type().get(type)) return e;
+  if (type != ondemand::json_type::array) return simdjson::SUCCESS;
+  ondemand::array array;
+  if (auto e = value.get_array().get(array)) return e;
+  for (auto element_result : array) {
+    ondemand::value element;
+    if (auto e = std::move(element_result).get(element)) return e;
+    if (auto e = on_element(element)) return e;
+  }
+  return simdjson::SUCCESS;
+}
+
+error_code ReadIntArray(ondemand::value value, std::vector<int32_t>* out) {
+  out->clear();
+  return ForEachElement(value, [&](ondemand::value element) {
+    int32_t id = 0;
+    if (auto e = ReadInt32(element, &id)) return e;
+    out->push_back(id);
+    return simdjson::SUCCESS;
+  });
+}
+
+error_code ReadStringMap(ondemand::value value,
+                         std::vector<std::pair<std::string, std::string>>* out) {
+  out->clear();
+  return ForEachField(value, [&](std::string_view key, ondemand::value v) {
+    std::string text;
+    if (auto e = ReadString(v, &text)) return e;
+    out->emplace_back(std::string(key), std::move(text));
+    return simdjson::SUCCESS;
+  });
+}
+
+TaskLocality ParseLocality(std::string_view text) {
+  if (text == "PROCESS_LOCAL") return TaskLocality::kProcessLocal;
+  if (text == "NODE_LOCAL") return TaskLocality::kNodeLocal;
+  if (text == "RACK_LOCAL") return TaskLocality::kRackLocal;
+  if (text == "NO_PREF") return TaskLocality::kNoPref;
+  if (text == "ANY") return TaskLocality::kAny;
+  return TaskLocality::kUnknown;
+}
+
+}  // namespace
+
+struct EventParser::Impl {
+  EventSink& sink;
+  ParserLimits limits;
+  ondemand::parser parser;
+  ondemand::document* doc = nullptr;  // the line being parsed
+
+  // After the top-level object's last field: anything left is trailing garbage.
+  bool AtEnd() { return doc->current_location().error() == simdjson::OUT_OF_BOUNDS; }
+
+  // Reused between lines so steady-state parsing does not allocate.
+  TaskStartEvent task_start;
+  TaskEndEvent task_end;
+  StageSubmittedEvent stage_submitted;
+  StageCompletedEvent stage_completed;
+  std::string scratch;
+
+  Impl(EventSink& s, ParserLimits l) : sink(s), limits(l) {}
+
+  error_code ParseAccumulables(ondemand::value value, std::vector<Accumulable>* out) {
+    out->clear();
+    return ForEachElement(value, [&](ondemand::value element) {
+      Accumulable accumulable;
+      error_code e = ForEachField(element, [&](std::string_view key, ondemand::value v) {
+        if (key == "ID") return ReadInt(v, &accumulable.id);
+        if (key == "Name") return ReadString(v, &accumulable.name, 256);
+        if (key == "Value") {
+          accumulable.has_value = true;
+          return ReadInt(v, &accumulable.value);
+        }
+        if (key == "Metadata") {
+          if (auto e2 = ReadString(v, &scratch, 16)) return e2;
+          accumulable.is_sql = scratch == "sql";
+        }
+        return simdjson::SUCCESS;
+      });
+      if (e) return e;
+      out->push_back(std::move(accumulable));
+      return simdjson::SUCCESS;
+    });
+  }
+
+  error_code ParseStageInfo(ondemand::value value, StageInfo* stage, bool keep_accumulables) {
+    *stage = StageInfo{};
+    return ForEachField(value, [&](std::string_view key, ondemand::value v) -> error_code {
+      if (key == "Stage ID") return ReadInt32(v, &stage->stage_id);
+      if (key == "Stage Attempt ID") return ReadInt32(v, &stage->attempt);
+      if (key == "Stage Name") return ReadString(v, &stage->name, 1024);
+      if (key == "Number of Tasks") return ReadInt32(v, &stage->num_tasks);
+      if (key == "Parent IDs") return ReadIntArray(v, &stage->parent_ids);
+      if (key == "Details") {
+        if (auto e = ReadString(v, &scratch)) return e;
+        stage->details_head = FirstLine(scratch, limits.max_message_bytes);
+        return simdjson::SUCCESS;
+      }
+      if (key == "Submission Time") return ReadInt(v, &stage->submission_time_ms);
+      if (key == "Completion Time") return ReadInt(v, &stage->completion_time_ms);
+      if (key == "Failure Reason") {
+        if (auto e = ReadString(v, &scratch)) return e;
+        stage->failure_reason = FirstLine(scratch, limits.max_message_bytes);
+        stage->has_failure_reason = true;
+        return simdjson::SUCCESS;
+      }
+      if (key == "Resource Profile Id") return ReadInt32(v, &stage->resource_profile_id);
+      if (key == "Accumulables" && keep_accumulables) {
+        return ParseAccumulables(v, &stage->accumulables);
+      }
+      return simdjson::SUCCESS;
+    });
+  }
+
+  error_code ParseTaskInfo(ondemand::value value, TaskInfo* info) {
+    info->task_id = -1;
+    info->index = -1;
+    info->attempt = 0;
+    info->partition_id = -1;
+    info->launch_time_ms = -1;
+    info->getting_result_time_ms = 0;
+    info->finish_time_ms = 0;
+    info->executor_id.clear();
+    info->host.clear();
+    info->locality = TaskLocality::kUnknown;
+    info->speculative = info->failed = info->killed = false;
+    return ForEachField(value, [&](std::string_view key, ondemand::value v) -> error_code {
+      switch (key.size() > 0 ? key[0] : '\0') {
+        case 'T':
+          if (key == "Task ID") return ReadInt(v, &info->task_id);
+          break;
+        case 'I':
+          if (key == "Index") return ReadInt32(v, &info->index);
+          break;
+        case 'A':
+          if (key == "Attempt") return ReadInt32(v, &info->attempt);
+          break;  // "Accumulables" is skipped: task metrics come from "Task Metrics"
+        case 'P':
+          if (key == "Partition ID") return ReadInt32(v, &info->partition_id);
+          break;
+        case 'L':
+          if (key == "Launch Time") return ReadInt(v, &info->launch_time_ms);
+          if (key == "Locality") {
+            if (auto e = ReadString(v, &scratch, 32)) return e;
+            info->locality = ParseLocality(scratch);
+          }
+          break;
+        case 'E':
+          if (key == "Executor ID") return ReadString(v, &info->executor_id, 256);
+          break;
+        case 'H':
+          if (key == "Host") return ReadString(v, &info->host, 256);
+          break;
+        case 'S':
+          if (key == "Speculative") return ReadBool(v, &info->speculative);
+          break;
+        case 'G':
+          if (key == "Getting Result Time") return ReadInt(v, &info->getting_result_time_ms);
+          break;
+        case 'F':
+          if (key == "Finish Time") return ReadInt(v, &info->finish_time_ms);
+          if (key == "Failed") return ReadBool(v, &info->failed);
+          break;
+        case 'K':
+          if (key == "Killed") return ReadBool(v, &info->killed);
+          break;
+        default:
+          break;
+      }
+      return simdjson::SUCCESS;
+    });
+  }
+
+  error_code ParseShuffleRead(ondemand::value value, TaskMetrics* m) {
+    return ForEachField(value, [&](std::string_view key, ondemand::value v) -> error_code {
+      if (key == "Remote Blocks Fetched") return ReadInt(v, &m->shuffle_remote_blocks_fetched);
+      if (key == "Local Blocks Fetched") return ReadInt(v, &m->shuffle_local_blocks_fetched);
+      if (key == "Fetch Wait Time") return ReadInt(v, &m->shuffle_fetch_wait_time_ms);
+      if (key == "Remote Bytes Read") return ReadInt(v, &m->shuffle_remote_bytes_read);
+      if (key == "Remote Bytes Read To Disk") {
+        return ReadInt(v, &m->shuffle_remote_bytes_read_to_disk);
+      }
+      if (key == "Local Bytes Read") return ReadInt(v, &m->shuffle_local_bytes_read);
+      if (key == "Total Records Read") return ReadInt(v, &m->shuffle_records_read);
+      if (key == "Remote Requests Duration") {
+        return ReadInt(v, &m->shuffle_remote_requests_duration_ms);
+      }
+      // The writer's key (3.4+); Spark's own reader looked for another name until 4.2.
+      if (key == "Push Based Shuffle" || key == "Shuffle Push Read Metrics") {
+        return ForEachField(v, [&](std::string_view k, ondemand::value pv) -> error_code {
+          if (k == "Merged Remote Bytes Read") {
+            return ReadInt(pv, &m->shuffle_push_merged_remote_bytes_read);
+          }
+          if (k == "Merged Local Bytes Read") {
+            return ReadInt(pv, &m->shuffle_push_merged_local_bytes_read);
+          }
+          if (k == "Merged Fetch Fallback Count" || k == "Merged Fallback Count") {
+            return ReadInt(pv, &m->shuffle_push_merged_fetch_fallback_count);
+          }
+          if (k == "Corrupt Merged Block Chunks") {
+            return ReadInt(pv, &m->shuffle_push_corrupt_merged_block_chunks);
+          }
+          return simdjson::SUCCESS;
+        });
+      }
+      return simdjson::SUCCESS;
+    });
+  }
+
+  error_code ParseTaskMetrics(ondemand::value value, TaskMetrics* m) {
+    *m = TaskMetrics{};
+    return ForEachField(value, [&](std::string_view key, ondemand::value v) -> error_code {
+      if (key == "Executor Deserialize Time") return ReadInt(v, &m->executor_deserialize_time_ms);
+      if (key == "Executor Deserialize CPU Time") {
+        return ReadInt(v, &m->executor_deserialize_cpu_time_ns);
+      }
+      if (key == "Executor Run Time") return ReadInt(v, &m->executor_run_time_ms);
+      if (key == "Executor CPU Time") return ReadInt(v, &m->executor_cpu_time_ns);
+      if (key == "Peak Execution Memory") return ReadInt(v, &m->peak_execution_memory_bytes);
+      if (key == "Result Size") return ReadInt(v, &m->result_size_bytes);
+      if (key == "JVM GC Time") return ReadInt(v, &m->jvm_gc_time_ms);
+      if (key == "Result Serialization Time") return ReadInt(v, &m->result_serialization_time_ms);
+      if (key == "Memory Bytes Spilled") return ReadInt(v, &m->memory_bytes_spilled);
+      if (key == "Disk Bytes Spilled") return ReadInt(v, &m->disk_bytes_spilled);
+      if (key == "Shuffle Read Metrics") return ParseShuffleRead(v, m);
+      if (key == "Shuffle Write Metrics") {
+        return ForEachField(v, [&](std::string_view k, ondemand::value wv) -> error_code {
+          if (k == "Shuffle Bytes Written") return ReadInt(wv, &m->shuffle_bytes_written);
+          if (k == "Shuffle Write Time") return ReadInt(wv, &m->shuffle_write_time_ns);
+          if (k == "Shuffle Records Written") return ReadInt(wv, &m->shuffle_records_written);
+          return simdjson::SUCCESS;
+        });
+      }
+      if (key == "Input Metrics") {
+        return ForEachField(v, [&](std::string_view k, ondemand::value iv) -> error_code {
+          if (k == "Bytes Read") return ReadInt(iv, &m->input_bytes_read);
+          if (k == "Records Read") return ReadInt(iv, &m->input_records_read);
+          return simdjson::SUCCESS;
+        });
+      }
+      if (key == "Output Metrics") {
+        return ForEachField(v, [&](std::string_view k, ondemand::value ov) -> error_code {
+          if (k == "Bytes Written") return ReadInt(ov, &m->output_bytes_written);
+          if (k == "Records Written") return ReadInt(ov, &m->output_records_written);
+          return simdjson::SUCCESS;
+        });
+      }
+      return simdjson::SUCCESS;
+    });
+  }
+
+  error_code ParseExecutorMetrics(ondemand::value value, ExecutorMetricPeaks* peaks) {
+    *peaks = ExecutorMetricPeaks{};
+    ondemand::json_type type;
+    if (auto e = value.type().get(type)) return e;
+    if (type != ondemand::json_type::object) return simdjson::SUCCESS;
+    peaks->present = true;
+    return ForEachField(value, [&](std::string_view key, ondemand::value v) -> error_code {
+      if (key == "JVMHeapMemory") return ReadInt(v, &peaks->jvm_heap_memory_bytes);
+      if (key == "JVMOffHeapMemory") return ReadInt(v, &peaks->jvm_off_heap_memory_bytes);
+      if (key == "OnHeapExecutionMemory") return ReadInt(v, &peaks->on_heap_execution_memory_bytes);
+      if (key == "OffHeapExecutionMemory") {
+        return ReadInt(v, &peaks->off_heap_execution_memory_bytes);
+      }
+      if (key == "OnHeapStorageMemory") return ReadInt(v, &peaks->on_heap_storage_memory_bytes);
+      if (key == "OnHeapUnifiedMemory") return ReadInt(v, &peaks->on_heap_unified_memory_bytes);
+      if (key == "DirectPoolMemory") return ReadInt(v, &peaks->direct_pool_memory_bytes);
+      if (key == "ProcessTreeJVMRSSMemory") {
+        return ReadInt(v, &peaks->process_tree_jvm_rss_memory_bytes);
+      }
+      if (key == "ProcessTreePythonRSSMemory") {
+        return ReadInt(v, &peaks->process_tree_python_rss_memory_bytes);
+      }
+      if (key == "MinorGCCount") return ReadInt(v, &peaks->minor_gc_count);
+      if (key == "MinorGCTime") return ReadInt(v, &peaks->minor_gc_time_ms);
+      if (key == "MajorGCCount") return ReadInt(v, &peaks->major_gc_count);
+      if (key == "MajorGCTime") return ReadInt(v, &peaks->major_gc_time_ms);
+      if (key == "TotalGCTime") return ReadInt(v, &peaks->total_gc_time_ms);
+      return simdjson::SUCCESS;
+    });
+  }
+
+  error_code ParseTaskEndReason(ondemand::value value, TaskEndReason* reason) {
+    reason->reason.clear();
+    reason->exception_class.clear();
+    reason->message_head.clear();
+    reason->executor_id.clear();
+    reason->exit_caused_by_app = true;
+    reason->fetch_shuffle_id = -1;
+    reason->fetch_host.clear();
+    int64_t commit_job = -1, commit_partition = -1, commit_attempt = -1;
+    error_code e = ForEachField(value, [&](std::string_view key, ondemand::value v) -> error_code {
+      if (key == "Reason") return ReadString(v, &reason->reason, 128);
+      if (key == "Class Name") return ReadString(v, &reason->exception_class, 256);
+      if (key == "Description" || key == "Kill Reason" || key == "Message" ||
+          key == "Loss Reason") {
+        if (auto e2 = ReadString(v, &scratch)) return e2;
+        reason->message_head = FirstLine(scratch, limits.max_message_bytes);
+        return simdjson::SUCCESS;
+      }
+      if (key == "Executor ID") return ReadString(v, &reason->executor_id, 256);
+      if (key == "Exit Caused By App") return ReadBool(v, &reason->exit_caused_by_app);
+      if (key == "Shuffle ID") return ReadInt32(v, &reason->fetch_shuffle_id);
+      if (key == "Block Manager Address") {
+        return ForEachField(v, [&](std::string_view k, ondemand::value bv) -> error_code {
+          if (k == "Host") return ReadString(bv, &reason->fetch_host, 256);
+          return simdjson::SUCCESS;
+        });
+      }
+      if (key == "Job ID") return ReadInt(v, &commit_job);
+      if (key == "Partition ID") return ReadInt(v, &commit_partition);
+      if (key == "Attempt Number") return ReadInt(v, &commit_attempt);
+      return simdjson::SUCCESS;
+    });
+    if (e) return e;
+    if (reason->reason == "TaskCommitDenied" && reason->message_head.empty()) {
+      reason->message_head = "commit denied for job " + std::to_string(commit_job) +
+                             ", partition " + std::to_string(commit_partition) + ", attempt " +
+                             std::to_string(commit_attempt);
+    }
+    return simdjson::SUCCESS;
+  }
+
+  error_code ParsePlanInfo(ondemand::value value, int depth,
+                           std::vector<SqlExecutionStartEvent::Metric>* metrics) {
+    if (depth > limits.max_plan_depth) return simdjson::DEPTH_ERROR;
+    std::string node_name;
+    return ForEachField(value, [&](std::string_view key, ondemand::value v) -> error_code {
+      if (key == "nodeName") return ReadString(v, &node_name, 256);
+      if (key == "children") {
+        return ForEachElement(v, [&](ondemand::value child) {
+          return ParsePlanInfo(child, depth + 1, metrics);
+        });
+      }
+      if (key == "metrics") {
+        return ForEachElement(v, [&](ondemand::value metric_value) {
+          SqlExecutionStartEvent::Metric metric{-1, node_name, "", ""};
+          error_code e = ForEachField(metric_value, [&](std::string_view k, ondemand::value mv) {
+            if (k == "name") return ReadString(mv, &metric.name, 256);
+            if (k == "accumulatorId") return ReadInt(mv, &metric.accumulator_id);
+            if (k == "metricType") return ReadString(mv, &metric.type, 32);
+            return simdjson::SUCCESS;
+          });
+          if (e) return e;
+          metrics->push_back(std::move(metric));
+          return simdjson::SUCCESS;
+        });
+      }
+      return simdjson::SUCCESS;
+    });
+  }
+
+  // ---- One function per event: iterate the top-level object's remaining fields. ----
+
+  using Object = ondemand::object;
+
+  template <typename Fn>
+  error_code Fields(Object& object, Fn&& on_field) {
+    for (auto field_result : object) {
+      ondemand::field field;
+      if (auto e = std::move(field_result).get(field)) return e;
+      std::string_view key;
+      if (auto e = field.unescaped_key().get(key)) return e;
+      if (key == "Event") continue;
+      if (auto e = on_field(key, field.value())) return e;
+    }
+    return simdjson::SUCCESS;
+  }
+
+  error_code TaskEnd(Object& object) {
+    TaskEndEvent& event = task_end;
+    event.stage_id = -1;
+    event.stage_attempt = 0;
+    event.task_type.clear();
+    event.has_metrics = false;
+    event.metrics = TaskMetrics{};
+    event.executor_metrics = ExecutorMetricPeaks{};
+    event.reason = TaskEndReason{};
+    event.reason.reason.clear();
+    bool saw_info = false;
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+      if (key == "Stage ID") return ReadInt32(v, &event.stage_id);
+      if (key == "Stage Attempt ID") return ReadInt32(v, &event.stage_attempt);
+      if (key == "Task Type") return ReadString(v, &event.task_type, 64);
+      if (key == "Task End Reason") return ParseTaskEndReason(v, &event.reason);
+      if (key == "Task Info") {
+        saw_info = true;
+        return ParseTaskInfo(v, &event.info);
+      }
+      if (key == "Task Executor Metrics") return ParseExecutorMetrics(v, &event.executor_metrics);
+      if (key == "Task Metrics") {
+        ondemand::json_type type;
+        if (auto e2 = v.type().get(type)) return e2;
+        if (type != ondemand::json_type::object) return simdjson::SUCCESS;
+        event.has_metrics = true;
+        return ParseTaskMetrics(v, &event.metrics);
+      }
+      return simdjson::SUCCESS;
+    });
+    if (e) return e;
+    if (!saw_info) return simdjson::NO_SUCH_FIELD;
+    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
+    sink.OnTaskEnd(event);
+    return simdjson::SUCCESS;
+  }
+
+  error_code TaskStart(Object& object) {
+    TaskStartEvent& event = task_start;
+    event.stage_id = -1;
+    event.stage_attempt = 0;
+    bool saw_info = false;
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+      if (key == "Stage ID") return ReadInt32(v, &event.stage_id);
+      if (key == "Stage Attempt ID") return ReadInt32(v, &event.stage_attempt);
+      if (key == "Task Info") {
+        saw_info = true;
+        return ParseTaskInfo(v, &event.info);
+      }
+      return simdjson::SUCCESS;
+    });
+    if (e) return e;
+    if (!saw_info) return simdjson::NO_SUCH_FIELD;
+    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
+    sink.OnTaskStart(event);
+    return simdjson::SUCCESS;
+  }
+
+  error_code StageSubmitted(Object& object) {
+    StageSubmittedEvent& event = stage_submitted;
+    event.scheduler_pool.clear();
+    bool saw_info = false;
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+      if (key == "Stage Info") {
+        saw_info = true;
+        return ParseStageInfo(v, &event.stage, /*keep_accumulables=*/false);
+      }
+      if (key == "Properties") {
+        return ForEachField(v, [&](std::string_view k, ondemand::value pv) {
+          if (k == "spark.scheduler.pool") return ReadString(pv, &event.scheduler_pool, 128);
+          return simdjson::SUCCESS;
+        });
+      }
+      return simdjson::SUCCESS;
+    });
+    if (e) return e;
+    if (!saw_info) return simdjson::NO_SUCH_FIELD;
+    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
+    sink.OnStageSubmitted(event);
+    return simdjson::SUCCESS;
+  }
+
+  error_code StageCompleted(Object& object) {
+    StageCompletedEvent& event = stage_completed;
+    bool saw_info = false;
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+      if (key == "Stage Info") {
+        saw_info = true;
+        return ParseStageInfo(v, &event.stage, /*keep_accumulables=*/true);
+      }
+      return simdjson::SUCCESS;
+    });
+    if (e) return e;
+    if (!saw_info) return simdjson::NO_SUCH_FIELD;
+    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
+    sink.OnStageCompleted(event);
+    return simdjson::SUCCESS;
+  }
+
+  error_code JobStart(Object& object) {
+    JobStartEvent event;
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+      if (key == "Job ID") return ReadInt32(v, &event.job_id);
+      if (key == "Submission Time") return ReadInt(v, &event.submission_time_ms);
+      if (key == "Stage IDs") return ReadIntArray(v, &event.stage_ids);
+      if (key == "Stage Infos") {
+        return ForEachElement(v, [&](ondemand::value stage_value) {
+          StageInfo stage;
+          if (auto e2 = ParseStageInfo(stage_value, &stage, false)) return e2;
+          event.stage_infos.push_back(std::move(stage));
+          return simdjson::SUCCESS;
+        });
+      }
+      if (key == "Properties") {
+        return ForEachField(v, [&](std::string_view k, ondemand::value pv) -> error_code {
+          if (k == "spark.sql.execution.id") return ReadInt(pv, &event.sql_execution_id);
+          if (k == "spark.jobGroup.id") return ReadString(pv, &event.job_group, 256);
+          if (k == "spark.job.description") {
+            return ReadString(pv, &event.description, limits.max_message_bytes);
+          }
+          return simdjson::SUCCESS;
+        });
+      }
+      return simdjson::SUCCESS;
+    });
+    if (e) return e;
+    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
+    sink.OnJobStart(event);
+    return simdjson::SUCCESS;
+  }
+
+  error_code JobEnd(Object& object) {
+    JobEndEvent event;
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+      if (key == "Job ID") return ReadInt32(v, &event.job_id);
+      if (key == "Completion Time") return ReadInt(v, &event.completion_time_ms);
+      if (key == "Job Result") {
+        return ForEachField(v, [&](std::string_view k, ondemand::value rv) -> error_code {
+          if (k == "Result") return ReadString(rv, &event.result, 64);
+          if (k == "Exception") {
+            return ForEachField(rv, [&](std::string_view ek, ondemand::value xv) -> error_code {
+              if (ek == "Message") {
+                if (auto e2 = ReadString(xv, &scratch)) return e2;
+                event.failure_message_head = FirstLine(scratch, limits.max_message_bytes);
+              }
+              return simdjson::SUCCESS;
+            });
+          }
+          return simdjson::SUCCESS;
+        });
+      }
+      return simdjson::SUCCESS;
+    });
+    if (e) return e;
+    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
+    sink.OnJobEnd(event);
+    return simdjson::SUCCESS;
+  }
+
+  error_code ApplicationStart(Object& object) {
+    ApplicationStartEvent event;
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+      if (key == "App Name") return ReadString(v, &event.app_name, 1024);
+      if (key == "App ID") return ReadString(v, &event.app_id, 256);
+      if (key == "App Attempt ID") return ReadString(v, &event.attempt_id, 64);
+      if (key == "User") return ReadString(v, &event.user, 256);
+      if (key == "Timestamp") return ReadInt(v, &event.timestamp_ms);
+      return simdjson::SUCCESS;
+    });
+    if (e) return e;
+    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
+    sink.OnApplicationStart(event);
+    return simdjson::SUCCESS;
+  }
+
+  error_code ApplicationEnd(Object& object) {
+    ApplicationEndEvent event;
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+      if (key == "Timestamp") return ReadInt(v, &event.timestamp_ms);
+      if (key == "ExitCode") return ReadInt32(v, &event.exit_code);
+      return simdjson::SUCCESS;
+    });
+    if (e) return e;
+    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
+    sink.OnApplicationEnd(event);
+    return simdjson::SUCCESS;
+  }
+
+  error_code LogStart(Object& object) {
+    LogStartEvent event;
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+      if (key == "Spark Version") return ReadString(v, &event.spark_version, 128);
+      return simdjson::SUCCESS;
+    });
+    if (e) return e;
+    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
+    sink.OnLogStart(event);
+    return simdjson::SUCCESS;
+  }
+
+  error_code DatabricksMetadata(Object& object) {
+    DatabricksMetadataEvent event;
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+      if (key == "Spark Version") return ReadString(v, &event.spark_version, 128);
+      if (key == "Timestamp") return ReadInt(v, &event.timestamp_ms);
+      if (key == "Rollover Number") return ReadInt(v, &event.rollover_number);
+      return simdjson::SUCCESS;
+    });
+    if (e) return e;
+    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
+    sink.OnDatabricksMetadata(event);
+    return simdjson::SUCCESS;
+  }
+
+  error_code EnvironmentUpdate(Object& object) {
+    EnvironmentUpdateEvent event;
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+      if (key == "Spark Properties") return ReadStringMap(v, &event.spark_properties);
+      if (key == "JVM Information") return ReadStringMap(v, &event.jvm_information);
+      if (key == "System Properties") {
+        return ForEachField(v, [&](std::string_view k, ondemand::value sv) -> error_code {
+          if (k == "java.version" || k == "java.vm.name" || k == "os.name" ||
+              k == "sun.java.command") {
+            std::string text;
+            if (auto e2 = ReadString(sv, &text, 1024)) return e2;
+            event.system_properties_subset.emplace_back(std::string(k), std::move(text));
+          }
+          return simdjson::SUCCESS;
+        });
+      }
+      return simdjson::SUCCESS;
+    });
+    if (e) return e;
+    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
+    sink.OnEnvironmentUpdate(event);
+    return simdjson::SUCCESS;
+  }
+
+  error_code ResourceProfileAdded(Object& object) {
+    ResourceProfileAddedEvent event;
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+      if (key == "Resource Profile Id") return ReadInt32(v, &event.resource_profile_id);
+      if (key == "Executor Resource Requests") {
+        return ForEachField(v, [&](std::string_view name, ondemand::value rv) -> error_code {
+          int64_t amount = -1;
+          error_code e2 = ForEachField(rv, [&](std::string_view k, ondemand::value av) {
+            if (k == "Amount") return ReadInt(av, &amount);
+            return simdjson::SUCCESS;
+          });
+          if (e2) return e2;
+          if (name == "cores") event.executor_cores = amount;
+          if (name == "memory") event.executor_memory_mb = amount;
+          if (name == "memoryOverhead") event.executor_memory_overhead_mb = amount;
+          if (name == "offHeap") event.executor_off_heap_mb = amount;
+          return simdjson::SUCCESS;
+        });
+      }
+      if (key == "Task Resource Requests") {
+        return ForEachField(v, [&](std::string_view name, ondemand::value rv) -> error_code {
+          if (name != "cpus") return simdjson::SUCCESS;
+          return ForEachField(rv, [&](std::string_view k, ondemand::value av) {
+            if (k == "Amount") return ReadDouble(av, &event.task_cpus);
+            return simdjson::SUCCESS;
+          });
+        });
+      }
+      return simdjson::SUCCESS;
+    });
+    if (e) return e;
+    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
+    sink.OnResourceProfileAdded(event);
+    return simdjson::SUCCESS;
+  }
+
+  error_code ExecutorAdded(Object& object) {
+    ExecutorAddedEvent event;
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+      if (key == "Timestamp") return ReadInt(v, &event.timestamp_ms);
+      if (key == "Executor ID") return ReadString(v, &event.executor_id, 256);
+      if (key == "Executor Info") {
+        return ForEachField(v, [&](std::string_view k, ondemand::value iv) -> error_code {
+          if (k == "Host") return ReadString(iv, &event.host, 256);
+          if (k == "Total Cores") return ReadInt32(iv, &event.total_cores);
+          if (k == "Resource Profile Id") return ReadInt32(iv, &event.resource_profile_id);
+          return simdjson::SUCCESS;
+        });
+      }
+      return simdjson::SUCCESS;
+    });
+    if (e) return e;
+    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
+    sink.OnExecutorAdded(event);
+    return simdjson::SUCCESS;
+  }
+
+  error_code ExecutorRemoved(Object& object) {
+    ExecutorRemovedEvent event;
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+      if (key == "Timestamp") return ReadInt(v, &event.timestamp_ms);
+      if (key == "Executor ID") return ReadString(v, &event.executor_id, 256);
+      if (key == "Removed Reason") return ReadString(v, &event.reason, 4096);
+      return simdjson::SUCCESS;
+    });
+    if (e) return e;
+    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
+    sink.OnExecutorRemoved(event);
+    return simdjson::SUCCESS;
+  }
+
+  error_code BlockManager(Object& object, bool added) {
+    BlockManagerEvent event;
+    event.added = added;
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+      if (key == "Timestamp") return ReadInt(v, &event.timestamp_ms);
+      if (key == "Maximum Memory") return ReadInt(v, &event.max_memory_bytes);
+      if (key == "Block Manager ID") {
+        return ForEachField(v, [&](std::string_view k, ondemand::value bv) -> error_code {
+          if (k == "Executor ID") return ReadString(bv, &event.executor_id, 256);
+          if (k == "Host") return ReadString(bv, &event.host, 256);
+          return simdjson::SUCCESS;
+        });
+      }
+      return simdjson::SUCCESS;
+    });
+    if (e) return e;
+    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
+    sink.OnBlockManager(event);
+    return simdjson::SUCCESS;
+  }
+
+  error_code Exclusion(Object& object, std::string_view name) {
+    ExclusionEvent event;
+    event.event_name = std::string(name);
+    event.excluded = name.find("Unblacklisted") == std::string_view::npos &&
+                     name.find("Unexcluded") == std::string_view::npos;
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+      if (key == "time") return ReadInt(v, &event.timestamp_ms);
+      if (key == "executorId" || key == "hostId") {
+        return ReadString(v, &event.executor_or_host, 256);
+      }
+      if (key == "stageId") return ReadInt32(v, &event.stage_id);
+      return simdjson::SUCCESS;
+    });
+    if (e) return e;
+    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
+    sink.OnExclusion(event);
+    return simdjson::SUCCESS;
+  }
+
+  error_code StageExecutorMetrics(Object& object) {
+    StageExecutorMetricsEvent event;
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+      if (key == "Executor ID") return ReadString(v, &event.executor_id, 256);
+      if (key == "Stage ID") return ReadInt32(v, &event.stage_id);
+      if (key == "Stage Attempt ID") return ReadInt32(v, &event.stage_attempt);
+      if (key == "Executor Metrics") return ParseExecutorMetrics(v, &event.peaks);
+      return simdjson::SUCCESS;
+    });
+    if (e) return e;
+    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
+    sink.OnStageExecutorMetrics(event);
+    return simdjson::SUCCESS;
+  }
+
+  error_code SqlExecutionStart(Object& object) {
+    SqlExecutionStartEvent event;
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+      if (key == "executionId") return ReadInt(v, &event.execution_id);
+      if (key == "rootExecutionId") return ReadInt(v, &event.root_execution_id);
+      if (key == "description") return ReadString(v, &event.description, 4096);
+      if (key == "details") {
+        if (auto e2 = ReadString(v, &scratch)) return e2;
+        event.details_head = FirstLine(scratch, limits.max_message_bytes);
+        return simdjson::SUCCESS;
+      }
+      if (key == "physicalPlanDescription") {
+        return ReadString(v, &event.physical_plan, limits.max_plan_text_bytes);
+      }
+      if (key == "sparkPlanInfo") return ParsePlanInfo(v, 0, &event.metrics);
+      if (key == "time") return ReadInt(v, &event.time_ms);
+      return simdjson::SUCCESS;
+    });
+    if (e) return e;
+    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
+    sink.OnSqlExecutionStart(event);
+    return simdjson::SUCCESS;
+  }
+
+  error_code SqlExecutionEnd(Object& object) {
+    SqlExecutionEndEvent event;
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+      if (key == "executionId") return ReadInt(v, &event.execution_id);
+      if (key == "time") return ReadInt(v, &event.time_ms);
+      if (key == "errorMessage") {
+        if (auto e2 = ReadString(v, &scratch)) return e2;
+        event.error_message_head = FirstLine(scratch, limits.max_message_bytes);
+      }
+      return simdjson::SUCCESS;
+    });
+    if (e) return e;
+    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
+    sink.OnSqlExecutionEnd(event);
+    return simdjson::SUCCESS;
+  }
+
+  error_code SqlAdaptiveUpdate(Object& object) {
+    SqlAdaptiveUpdateEvent event;
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+      if (key == "executionId") return ReadInt(v, &event.execution_id);
+      if (key == "physicalPlanDescription") {
+        return ReadString(v, &event.physical_plan, limits.max_plan_text_bytes);
+      }
+      if (key == "sparkPlanInfo") return ParsePlanInfo(v, 0, &event.metrics);
+      return simdjson::SUCCESS;
+    });
+    if (e) return e;
+    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
+    sink.OnSqlAdaptiveUpdate(event);
+    return simdjson::SUCCESS;
+  }
+
+  error_code SqlDriverAccumUpdates(Object& object) {
+    SqlDriverAccumUpdatesEvent event;
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+      if (key == "executionId") return ReadInt(v, &event.execution_id);
+      if (key == "accumUpdates") {
+        return ForEachElement(v, [&](ondemand::value pair) {
+          int64_t values[2] = {0, 0};
+          int index = 0;
+          error_code e2 = ForEachElement(pair, [&](ondemand::value element) {
+            if (index < 2) {
+              if (auto e3 = ReadInt(element, &values[index])) return e3;
+            }
+            ++index;
+            return simdjson::SUCCESS;
+          });
+          if (e2) return e2;
+          if (index == 2) event.updates.emplace_back(values[0], values[1]);
+          return simdjson::SUCCESS;
+        });
+      }
+      return simdjson::SUCCESS;
+    });
+    if (e) return e;
+    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
+    sink.OnSqlDriverAccumUpdates(event);
+    return simdjson::SUCCESS;
+  }
+
+  // Walks an event we do not interpret to its end (so a truncated line is still caught),
+  // picking up a timestamp if it has one.
+  error_code Other(Object& object, std::string_view name) {
+    int64_t timestamp_ms = -1;
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+      if (key == "Timestamp" || key == "time" || key == "Time") return ReadInt(v, &timestamp_ms);
+      return simdjson::SUCCESS;
+    });
+    if (e) return e;
+    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
+    sink.OnOtherEvent(name, timestamp_ms);
+    return simdjson::SUCCESS;
+  }
+};
+
+namespace {
+
+constexpr std::string_view kSqlPrefix = "org.apache.spark.sql.execution.ui.";
+constexpr std::string_view kSchedulerPrefix = "org.apache.spark.scheduler.";
+
+// Events Spark defines that sparkprof reads but has no use for; they are not "unknown".
+bool IsKnownIgnoredEvent(std::string_view name) {
+  static constexpr std::string_view kIgnored[] = {
+      "SparkListenerTaskGettingResult",
+      "SparkListenerUnpersistRDD",
+      "SparkListenerBlockUpdated",
+      "SparkListenerExecutorMetricsUpdate",
+      "org.apache.spark.sql.execution.ui.SparkListenerSQLAdaptiveSQLMetricUpdates",
+      "org.apache.spark.sql.streaming.StreamingQueryListener$QueryStartedEvent",
+      "org.apache.spark.sql.streaming.StreamingQueryListener$QueryProgressEvent",
+      "org.apache.spark.sql.streaming.StreamingQueryListener$QueryIdleEvent",
+      "org.apache.spark.sql.streaming.StreamingQueryListener$QueryTerminatedEvent",
+  };
+  return std::find(std::begin(kIgnored), std::end(kIgnored), name) != std::end(kIgnored);
+}
+
+bool IsExclusionEvent(std::string_view name) {
+  if (name.starts_with(kSchedulerPrefix)) name.remove_prefix(kSchedulerPrefix.size());
+  if (!name.starts_with("SparkListener")) return false;
+  return name.find("Blacklisted") != std::string_view::npos ||
+         name.find("Excluded") != std::string_view::npos;
+}
+
+}  // namespace
+
+EventParser::EventParser(EventSink& sink, ParserLimits limits)
+    : impl_(std::make_unique<Impl>(sink, limits)) {}
+
+EventParser::~EventParser() = default;
+
+Status EventParser::ParseLine(const char* data, size_t size, size_t capacity) {
+  if (capacity < size + simdjson::SIMDJSON_PADDING) {
+    return Internal("line buffer lacks JSON parser padding");
+  }
+  ondemand::document doc;
+  auto describe = [&](error_code code, const char* where) {
+    std::string message = simdjson::error_message(code);
+    if (where[0] != '\0') message += std::string(" (") + where + ")";
+    return Corrupt("invalid JSON: " + message);
+  };
+  if (auto e = impl_->parser.iterate(data, size, capacity).get(doc)) return describe(e, "");
+  ondemand::object object;
+  if (auto e = doc.get_object().get(object)) {
+    if (e == simdjson::INCORRECT_TYPE) {
+      return Corrupt("not an event object: the line is not a JSON object");
+    }
+    return describe(e, "");
+  }
+  // "Event" comes first in everything Spark writes; find it wherever it is.
+  std::string_view name;
+  {
+    ondemand::value event_value;
+    if (auto e = object.find_field_unordered("Event").get(event_value)) {
+      if (e == simdjson::NO_SUCH_FIELD) return Corrupt("not an event object: no \"Event\" key");
+      return describe(e, "Event");
+    }
+    if (auto e = event_value.get_string().get(name)) {
+      return Corrupt("not an event object: \"Event\" is not a string");
+    }
+  }
+  // `name` points into the parser's string buffer, which later string reads reuse; copy it.
+  std::string event_name(name);
+  if (auto e = object.reset().error()) return describe(e, "");
+
+  Impl& p = *impl_;
+  p.doc = &doc;
+  std::string_view n = event_name;
+  std::string_view short_name = n;
+  if (short_name.starts_with(kSqlPrefix)) short_name.remove_prefix(kSqlPrefix.size());
+  error_code result = simdjson::SUCCESS;
+  bool interpreted = true;
+  if (n == "SparkListenerTaskEnd") {
+    result = p.TaskEnd(object);
+  } else if (n == "SparkListenerTaskStart") {
+    result = p.TaskStart(object);
+  } else if (n == "SparkListenerStageSubmitted") {
+    result = p.StageSubmitted(object);
+  } else if (n == "SparkListenerStageCompleted") {
+    result = p.StageCompleted(object);
+  } else if (n == "SparkListenerJobStart") {
+    result = p.JobStart(object);
+  } else if (n == "SparkListenerJobEnd") {
+    result = p.JobEnd(object);
+  } else if (n == "SparkListenerApplicationStart") {
+    result = p.ApplicationStart(object);
+  } else if (n == "SparkListenerApplicationEnd") {
+    result = p.ApplicationEnd(object);
+  } else if (n == "SparkListenerLogStart") {
+    result = p.LogStart(object);
+  } else if (n == "DBCEventLoggingListenerMetadata") {
+    result = p.DatabricksMetadata(object);
+  } else if (n == "SparkListenerEnvironmentUpdate") {
+    result = p.EnvironmentUpdate(object);
+  } else if (n == "SparkListenerResourceProfileAdded") {
+    result = p.ResourceProfileAdded(object);
+  } else if (n == "SparkListenerExecutorAdded") {
+    result = p.ExecutorAdded(object);
+  } else if (n == "SparkListenerExecutorRemoved") {
+    result = p.ExecutorRemoved(object);
+  } else if (n == "SparkListenerBlockManagerAdded") {
+    result = p.BlockManager(object, true);
+  } else if (n == "SparkListenerBlockManagerRemoved") {
+    result = p.BlockManager(object, false);
+  } else if (n == "SparkListenerStageExecutorMetrics") {
+    result = p.StageExecutorMetrics(object);
+  } else if (IsExclusionEvent(n)) {
+    result = p.Exclusion(object, n);
+  } else if (short_name != n && short_name == "SparkListenerSQLExecutionStart") {
+    result = p.SqlExecutionStart(object);
+  } else if (short_name != n && short_name == "SparkListenerSQLExecutionEnd") {
+    result = p.SqlExecutionEnd(object);
+  } else if (short_name != n && short_name == "SparkListenerSQLAdaptiveExecutionUpdate") {
+    result = p.SqlAdaptiveUpdate(object);
+  } else if (short_name != n && short_name == "SparkListenerDriverAccumUpdates") {
+    result = p.SqlDriverAccumUpdates(object);
+  } else {
+    interpreted = IsKnownIgnoredEvent(n);
+    result = p.Other(object, n);
+  }
+  if (result == simdjson::TRAILING_CONTENT) {
+    return Corrupt("trailing content after the JSON object");
+  }
+  if (result != simdjson::SUCCESS) {
+    return Corrupt("invalid " + event_name + ": " + simdjson::error_message(result));
+  }
+
+  auto count = [](std::map<std::string, int64_t, std::less<>>& map, std::string_view key) {
+    auto it = map.find(key);
+    if (it == map.end()) it = map.emplace(std::string(key), 0).first;
+    ++it->second;
+  };
+  count(event_counts_, event_name);
+  if (!interpreted) count(unknown_events_, event_name);
+  return Status::Ok();
+}
+
+}  // namespace sparkprof::eventlog

@@ -1,0 +1,54 @@
+// Turns one event-log JSON line into a typed event (events.h) and hands it to an EventSink.
+// Knows every key variation from Spark 1.2 to 4.1 and Databricks (spark-facts.md section 4).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "analyzer/eventlog/events.h"
+#include "common/status.h"
+
+namespace sparkprof::eventlog {
+
+struct ParserLimits {
+  size_t max_plan_text_bytes = 64 * 1024;  // physical plan text kept per SQL execution
+  size_t max_message_bytes = 512;          // failure messages keep their first line, this long
+  int max_plan_depth = 512;                // sparkPlanInfo nesting (hostile input guard)
+};
+
+class EventParser {
+ public:
+  explicit EventParser(EventSink& sink, ParserLimits limits = {});
+  ~EventParser();
+  EventParser(const EventParser&) = delete;
+  EventParser& operator=(const EventParser&) = delete;
+
+  // Parses one line (without its newline). `capacity` is how many bytes are readable from
+  // `data`; it must be at least size + kRequiredPadding (the JSON parser reads ahead).
+  // On error nothing is delivered to the sink and the returned message says what was wrong
+  // (the caller adds file, line and byte offset).
+  Status ParseLine(const char* data, size_t size, size_t capacity);
+
+  static constexpr size_t kRequiredPadding = 64;
+
+  // Events seen, by "Event" name as written.
+  const std::map<std::string, int64_t, std::less<>>& event_counts() const { return event_counts_; }
+  // Events the parser does not interpret, by name (a subset of event_counts).
+  const std::map<std::string, int64_t, std::less<>>& unknown_events() const {
+    return unknown_events_;
+  }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::map<std::string, int64_t, std::less<>> event_counts_;
+  std::map<std::string, int64_t, std::less<>> unknown_events_;
+};
+
+// First line of `text`, at most `max_bytes` long (cut on a UTF-8 boundary).
+std::string FirstLine(std::string_view text, size_t max_bytes);
+
+}  // namespace sparkprof::eventlog

@@ -1,0 +1,208 @@
+#include "analyzer/eventlog/event_parser.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace sparkprof::eventlog {
+namespace {
+
+class RecordingSink : public EventSink {
+ public:
+  void OnTaskEnd(const TaskEndEvent& e) override { task_ends.push_back(e); }
+  void OnTaskStart(const TaskStartEvent& e) override { task_starts.push_back(e); }
+  void OnStageCompleted(const StageCompletedEvent& e) override { stages.push_back(e.stage); }
+  void OnApplicationStart(const ApplicationStartEvent& e) override { app_start = e; }
+  void OnLogStart(const LogStartEvent& e) override { version = e.spark_version; }
+  void OnDatabricksMetadata(const DatabricksMetadataEvent& e) override { version = e.spark_version; }
+  void OnExecutorRemoved(const ExecutorRemovedEvent& e) override { removed.push_back(e); }
+  void OnSqlExecutionStart(const SqlExecutionStartEvent& e) override { sql.push_back(e); }
+  void OnJobStart(const JobStartEvent& e) override { jobs.push_back(e); }
+  void OnExclusion(const ExclusionEvent& e) override { exclusions.push_back(e); }
+  void OnOtherEvent(std::string_view name, int64_t ts) override { others.emplace_back(name); }
+
+  std::vector<TaskEndEvent> task_ends;
+  std::vector<TaskStartEvent> task_starts;
+  std::vector<StageInfo> stages;
+  std::vector<ExecutorRemovedEvent> removed;
+  std::vector<SqlExecutionStartEvent> sql;
+  std::vector<JobStartEvent> jobs;
+  std::vector<ExclusionEvent> exclusions;
+  std::vector<std::string> others;
+  ApplicationStartEvent app_start;
+  std::string version;
+};
+
+Status Parse(EventParser& parser, const std::string& line) {
+  std::string padded = line;
+  padded.resize(line.size() + EventParser::kRequiredPadding, '\0');
+  return parser.ParseLine(padded.data(), line.size(), padded.size());
+}
+
+// A 3.5-style TaskEnd (spark-facts.md 4.7) with push-based shuffle metrics.
+const char* kTaskEnd35 =
+    R"({"Event":"SparkListenerTaskEnd","Stage ID":3,"Stage Attempt ID":1,"Task Type":"ShuffleMapTask",)"
+    R"("Task End Reason":{"Reason":"Success"},"Task Info":{"Task ID":6,"Index":6,"Attempt":0,)"
+    R"("Partition ID":6,"Launch Time":1642039496427,"Executor ID":"7","Host":"h1",)"
+    R"("Locality":"NODE_LOCAL","Speculative":true,"Getting Result Time":0,"Finish Time":1642039496888,)"
+    R"("Failed":false,"Killed":false,"Accumulables":[{"ID":36,"Name":"x","Update":"12","Value":"12",)"
+    R"("Internal":true,"Count Failed Values":true,"Metadata":"sql"}]},)"
+    R"("Task Executor Metrics":{"JVMHeapMemory":319351248,"MajorGCTime":353,"TotalGCTime":473},)"
+    R"("Task Metrics":{"Executor Deserialize Time":277,"Executor Deserialize CPU Time":131261000,)"
+    R"("Executor Run Time":158,"Executor CPU Time":75295000,"Peak Execution Memory":10,)"
+    R"("Result Size":1836,"JVM GC Time":11,"Result Serialization Time":1,"Memory Bytes Spilled":5,)"
+    R"("Disk Bytes Spilled":6,"Shuffle Read Metrics":{"Remote Blocks Fetched":1,"Local Blocks Fetched":2,)"
+    R"("Fetch Wait Time":3,"Remote Bytes Read":400,"Remote Bytes Read To Disk":0,"Local Bytes Read":50,)"
+    R"("Total Records Read":7,"Remote Requests Duration":9,"Push Based Shuffle":{"Corrupt Merged Block Chunks":0,)"
+    R"("Merged Fetch Fallback Count":2,"Merged Remote Blocks Fetched":0,"Merged Local Blocks Fetched":0,)"
+    R"("Merged Remote Chunks Fetched":0,"Merged Local Chunks Fetched":0,"Merged Remote Bytes Read":77,)"
+    R"("Merged Local Bytes Read":88,"Merged Remote Requests Duration":0}},)"
+    R"("Shuffle Write Metrics":{"Shuffle Bytes Written":468,"Shuffle Write Time":32402787,"Shuffle Records Written":12},)"
+    R"("Input Metrics":{"Bytes Read":100,"Records Read":12},"Output Metrics":{"Bytes Written":200,"Records Written":3},)"
+    R"("Updated Blocks":[]}})";
+
+TEST(EventParser, TaskEndAllMetricsInTheirUnits) {
+  RecordingSink sink;
+  EventParser parser(sink);
+  ASSERT_TRUE(Parse(parser, kTaskEnd35).ok());
+  ASSERT_EQ(sink.task_ends.size(), 1u);
+  const TaskEndEvent& e = sink.task_ends[0];
+  EXPECT_EQ(e.stage_id, 3);
+  EXPECT_EQ(e.stage_attempt, 1);
+  EXPECT_EQ(e.reason.reason, "Success");
+  EXPECT_EQ(e.info.task_id, 6);
+  EXPECT_EQ(e.info.executor_id, "7");
+  EXPECT_EQ(e.info.locality, TaskLocality::kNodeLocal);
+  EXPECT_TRUE(e.info.speculative);
+  EXPECT_EQ(e.info.finish_time_ms - e.info.launch_time_ms, 461);
+  ASSERT_TRUE(e.has_metrics);
+  EXPECT_EQ(e.metrics.executor_run_time_ms, 158);
+  EXPECT_EQ(e.metrics.executor_cpu_time_ns, 75295000);
+  EXPECT_EQ(e.metrics.executor_deserialize_cpu_time_ns, 131261000);
+  EXPECT_EQ(e.metrics.shuffle_write_time_ns, 32402787);
+  EXPECT_EQ(e.metrics.shuffle_total_bytes_read(), 450);
+  EXPECT_EQ(e.metrics.shuffle_fetch_wait_time_ms, 3);
+  EXPECT_EQ(e.metrics.shuffle_push_merged_remote_bytes_read, 77);
+  EXPECT_EQ(e.metrics.shuffle_push_merged_local_bytes_read, 88);
+  EXPECT_EQ(e.metrics.shuffle_push_merged_fetch_fallback_count, 2);
+  EXPECT_EQ(e.metrics.input_bytes_read, 100);
+  EXPECT_EQ(e.metrics.output_bytes_written, 200);
+  EXPECT_EQ(e.metrics.memory_bytes_spilled, 5);
+  EXPECT_EQ(e.metrics.disk_bytes_spilled, 6);
+  EXPECT_TRUE(e.executor_metrics.present);
+  EXPECT_EQ(e.executor_metrics.total_gc_time_ms, 473);
+  EXPECT_EQ(parser.event_counts().at("SparkListenerTaskEnd"), 1);
+  EXPECT_TRUE(parser.unknown_events().empty());
+}
+
+TEST(EventParser, Spark12TaskEndWithoutOptionalMetrics) {
+  RecordingSink sink;
+  EventParser parser(sink);
+  std::string line =
+      R"({"Event":"SparkListenerTaskEnd","Stage ID":0,"Stage Attempt ID":0,"Task Type":"ResultTask",)"
+      R"("Task End Reason":{"Reason":"Success"},"Task Info":{"Task ID":6,"Index":6,"Attempt":0,)"
+      R"("Launch Time":1422981762084,"Executor ID":"driver","Host":"localhost","Locality":"PROCESS_LOCAL",)"
+      R"("Speculative":false,"Getting Result Time":0,"Finish Time":1422981762632,"Failed":false,"Accumulables":[]},)"
+      R"("Task Metrics":{"Host Name":"localhost","Executor Deserialize Time":10,"Executor Run Time":521,)"
+      R"("Result Size":1268,"JVM GC Time":20,"Result Serialization Time":0,"Memory Bytes Spilled":0,)"
+      R"("Disk Bytes Spilled":0,"Updated Blocks":[]}})";
+  ASSERT_TRUE(Parse(parser, line).ok());
+  ASSERT_EQ(sink.task_ends.size(), 1u);
+  EXPECT_EQ(sink.task_ends[0].metrics.executor_run_time_ms, 521);
+  EXPECT_EQ(sink.task_ends[0].metrics.executor_cpu_time_ns, 0);
+  EXPECT_EQ(sink.task_ends[0].info.partition_id, -1);
+}
+
+TEST(EventParser, FailureReasonsKeepClassAndFirstLine) {
+  RecordingSink sink;
+  EventParser parser(sink);
+  std::string line =
+      R"({"Event":"SparkListenerTaskEnd","Stage ID":1,"Stage Attempt ID":0,"Task Type":"ResultTask",)"
+      R"("Task End Reason":{"Reason":"ExceptionFailure","Class Name":"java.lang.RuntimeException",)"
+      R"("Description":"boom\nsecond line","Stack Trace":[],"Full Stack Trace":"x"},)"
+      R"("Task Info":{"Task ID":1,"Index":0,"Attempt":0,"Launch Time":1,"Executor ID":"1","Host":"h",)"
+      R"("Locality":"ANY","Speculative":false,"Getting Result Time":0,"Finish Time":2,"Failed":true}})";
+  ASSERT_TRUE(Parse(parser, line).ok());
+  ASSERT_EQ(sink.task_ends.size(), 1u);
+  EXPECT_EQ(sink.task_ends[0].reason.exception_class, "java.lang.RuntimeException");
+  EXPECT_EQ(sink.task_ends[0].reason.message_head, "boom");
+  EXPECT_FALSE(sink.task_ends[0].has_metrics);
+}
+
+TEST(EventParser, DatabricksMetadataAndUnknownEvents) {
+  RecordingSink sink;
+  EventParser parser(sink);
+  ASSERT_TRUE(Parse(parser, R"({"Event":"DBCEventLoggingListenerMetadata","Spark Version":"3.3.0","Timestamp":1707850702370,"Rollover Number":0})").ok());
+  EXPECT_EQ(sink.version, "3.3.0");
+  ASSERT_TRUE(Parse(parser, R"({"Event":"org.apache.spark.sql.catalyst.catalog.CreateTableEvent","database":"d","name":"t"})").ok());
+  ASSERT_TRUE(Parse(parser, R"({"Event":"org.apache.spark.scheduler.SparkListenerExecutorBlacklisted","time":1479252044930,"executorId":"2","taskFailures":4})").ok());
+  EXPECT_EQ(parser.unknown_events().count("org.apache.spark.sql.catalyst.catalog.CreateTableEvent"), 1u);
+  ASSERT_EQ(sink.exclusions.size(), 1u);
+  EXPECT_EQ(sink.exclusions[0].executor_or_host, "2");
+  EXPECT_TRUE(sink.exclusions[0].excluded);
+}
+
+TEST(EventParser, SqlStartCollectsPlanMetrics) {
+  RecordingSink sink;
+  EventParser parser(sink);
+  std::string line =
+      R"({"Event":"org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart","executionId":4,)"
+      R"("description":"<script>alert(1)</script>","details":"d","physicalPlanDescription":"== Plan ==",)"
+      R"("sparkPlanInfo":{"nodeName":"Execute InsertIntoHadoopFsRelationCommand","simpleString":"s",)"
+      R"("children":[{"nodeName":"Scan","simpleString":"s","children":[],"metadata":{},)"
+      R"("metrics":[{"name":"number of files read","accumulatorId":11,"metricType":"sum"}]}],"metadata":{},)"
+      R"("metrics":[{"name":"task commit time","accumulatorId":9,"metricType":"timing"}]},"time":100})";
+  ASSERT_TRUE(Parse(parser, line).ok());
+  ASSERT_EQ(sink.sql.size(), 1u);
+  EXPECT_EQ(sink.sql[0].description, "<script>alert(1)</script>");
+  ASSERT_EQ(sink.sql[0].metrics.size(), 2u);
+  EXPECT_EQ(sink.sql[0].metrics[0].name, "number of files read");
+  EXPECT_EQ(sink.sql[0].metrics[0].node_name, "Scan");
+  EXPECT_EQ(sink.sql[0].metrics[1].accumulator_id, 9);
+}
+
+TEST(EventParser, BadLinesAreErrorsAndDeliverNothing) {
+  RecordingSink sink;
+  EventParser parser(sink);
+  std::string full = kTaskEnd35;
+  // Cut mid-way, as an .inprogress log's last line is.
+  EXPECT_FALSE(Parse(parser, full.substr(0, full.size() / 2)).ok());
+  EXPECT_FALSE(Parse(parser, "not json").ok());
+  EXPECT_FALSE(Parse(parser, "[1,2,3]").ok());
+  EXPECT_FALSE(Parse(parser, R"({"jobData":{"job_id":1}})").ok());
+  EXPECT_FALSE(Parse(parser, R"({"Event":42})").ok());
+  EXPECT_FALSE(Parse(parser, full + "}").ok());
+  EXPECT_FALSE(Parse(parser, R"({"Event":"SparkListenerTaskEnd","Stage ID":1})").ok());
+  EXPECT_TRUE(sink.task_ends.empty());
+  Status status = Parse(parser, "{\"Event\":\"SparkListenerJobEnd\",\"Job ID\":");
+  ASSERT_FALSE(status.ok());
+  EXPECT_FALSE(status.message().empty()) << status.message();
+  std::printf("truncated JobEnd -> %s\n", status.message().c_str());
+}
+
+TEST(EventParser, HostileValuesAreTolerated) {
+  RecordingSink sink;
+  EventParser parser(sink);
+  // Numbers of the wrong type or out of range do not abort the event.
+  ASSERT_TRUE(Parse(parser, R"({"Event":"SparkListenerExecutorRemoved","Timestamp":1e300,"Executor ID":12,"Removed Reason":null})").ok());
+  ASSERT_EQ(sink.removed.size(), 1u);
+  EXPECT_EQ(sink.removed[0].executor_id, "12");
+  EXPECT_GT(sink.removed[0].timestamp_ms, 0);
+  EXPECT_TRUE(sink.removed[0].reason.empty());
+  // Deep nesting in a plan is bounded, not a stack overflow.
+  std::string deep = R"({"Event":"org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart","executionId":1,"sparkPlanInfo":)";
+  for (int i = 0; i < 2000; ++i) deep += R"({"nodeName":"n","children":[)";
+  for (int i = 0; i < 2000; ++i) deep += "]}";
+  deep += "}";
+  EXPECT_FALSE(Parse(parser, deep).ok());
+}
+
+TEST(EventParser, FirstLineCutsOnUtf8Boundary) {
+  EXPECT_EQ(FirstLine("abc\ndef", 100), "abc");
+  EXPECT_EQ(FirstLine("h\xC3\xA9llo", 2), "h");
+  EXPECT_EQ(FirstLine("", 10), "");
+}
+
+}  // namespace
+}  // namespace sparkprof::eventlog

@@ -1,0 +1,317 @@
+// Typed Spark listener events: what the event-log parser produces and what the live driver
+// listener will produce, so everything downstream (model, metrics, rules, reports) is written once.
+//
+// Units are in the names. Spark writes most times in ms but CPU times and the shuffle write time
+// in ns (spark-facts.md 3.3); the parser keeps each in the unit Spark wrote and says which.
+// Timestamps are epoch milliseconds. -1 means "not present in the log".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sparkprof::eventlog {
+
+// Every per-task metric Spark writes in "Task Metrics", in base units.
+struct TaskMetrics {
+  int64_t executor_deserialize_time_ms = 0;
+  int64_t executor_deserialize_cpu_time_ns = 0;
+  int64_t executor_run_time_ms = 0;
+  int64_t executor_cpu_time_ns = 0;
+  int64_t peak_execution_memory_bytes = 0;
+  int64_t result_size_bytes = 0;
+  int64_t jvm_gc_time_ms = 0;
+  int64_t result_serialization_time_ms = 0;
+  int64_t memory_bytes_spilled = 0;
+  int64_t disk_bytes_spilled = 0;
+  // Shuffle read.
+  int64_t shuffle_remote_blocks_fetched = 0;
+  int64_t shuffle_local_blocks_fetched = 0;
+  int64_t shuffle_fetch_wait_time_ms = 0;
+  int64_t shuffle_remote_bytes_read = 0;
+  int64_t shuffle_remote_bytes_read_to_disk = 0;
+  int64_t shuffle_local_bytes_read = 0;
+  int64_t shuffle_records_read = 0;
+  int64_t shuffle_remote_requests_duration_ms = 0;
+  // Push-based shuffle read, from the key Spark actually writes: "Push Based Shuffle".
+  int64_t shuffle_push_merged_remote_bytes_read = 0;
+  int64_t shuffle_push_merged_local_bytes_read = 0;
+  int64_t shuffle_push_merged_fetch_fallback_count = 0;
+  int64_t shuffle_push_corrupt_merged_block_chunks = 0;
+  // Shuffle write. Spark writes the write time in ns.
+  int64_t shuffle_bytes_written = 0;
+  int64_t shuffle_write_time_ns = 0;
+  int64_t shuffle_records_written = 0;
+  // Input / output.
+  int64_t input_bytes_read = 0;
+  int64_t input_records_read = 0;
+  int64_t output_bytes_written = 0;
+  int64_t output_records_written = 0;
+
+  int64_t shuffle_total_bytes_read() const {
+    return shuffle_remote_bytes_read + shuffle_local_bytes_read;
+  }
+};
+
+// The subset of ExecutorMetrics (spark-facts.md 4.5) the advice uses; peaks per task or stage.
+struct ExecutorMetricPeaks {
+  int64_t jvm_heap_memory_bytes = 0;
+  int64_t jvm_off_heap_memory_bytes = 0;
+  int64_t on_heap_execution_memory_bytes = 0;
+  int64_t off_heap_execution_memory_bytes = 0;
+  int64_t on_heap_storage_memory_bytes = 0;
+  int64_t on_heap_unified_memory_bytes = 0;
+  int64_t direct_pool_memory_bytes = 0;
+  int64_t process_tree_jvm_rss_memory_bytes = 0;
+  int64_t process_tree_python_rss_memory_bytes = 0;
+  int64_t minor_gc_count = 0;
+  int64_t minor_gc_time_ms = 0;
+  int64_t major_gc_count = 0;
+  int64_t major_gc_time_ms = 0;
+  int64_t total_gc_time_ms = 0;
+  bool present = false;
+
+  void MergeMax(const ExecutorMetricPeaks& other);
+};
+
+// An SQL/accumulator value attached to a stage or task ("Accumulables").
+struct Accumulable {
+  int64_t id = 0;
+  std::string name;
+  int64_t value = 0;  // "Value" (numeric, or a string holding a number for SQL metrics)
+  bool has_value = false;
+  bool is_sql = false;  // "Metadata":"sql"
+};
+
+enum class TaskLocality : uint8_t { kUnknown, kProcessLocal, kNodeLocal, kRackLocal, kNoPref, kAny };
+const char* TaskLocalityName(TaskLocality locality);
+
+struct TaskInfo {
+  int64_t task_id = -1;
+  int32_t index = -1;
+  int32_t attempt = 0;
+  int32_t partition_id = -1;
+  int64_t launch_time_ms = -1;
+  int64_t getting_result_time_ms = 0;
+  int64_t finish_time_ms = 0;
+  std::string executor_id;
+  std::string host;
+  TaskLocality locality = TaskLocality::kUnknown;
+  bool speculative = false;
+  bool failed = false;
+  bool killed = false;
+};
+
+struct LogStartEvent {
+  std::string spark_version;
+};
+
+// Databricks writes DBCEventLoggingListenerMetadata instead of LogStart.
+struct DatabricksMetadataEvent {
+  std::string spark_version;
+  int64_t timestamp_ms = -1;
+  int64_t rollover_number = -1;
+};
+
+struct ApplicationStartEvent {
+  std::string app_name;
+  std::string app_id;
+  std::string attempt_id;
+  std::string user;
+  int64_t timestamp_ms = -1;
+};
+
+struct ApplicationEndEvent {
+  int64_t timestamp_ms = -1;
+  int32_t exit_code = -1;  // Spark 4.0+
+};
+
+struct EnvironmentUpdateEvent {
+  std::vector<std::pair<std::string, std::string>> spark_properties;
+  std::vector<std::pair<std::string, std::string>> jvm_information;
+  std::vector<std::pair<std::string, std::string>> system_properties_subset;  // java.version etc.
+};
+
+struct ResourceProfileAddedEvent {
+  int32_t resource_profile_id = 0;
+  int64_t executor_cores = -1;
+  int64_t executor_memory_mb = -1;
+  int64_t executor_memory_overhead_mb = -1;
+  int64_t executor_off_heap_mb = -1;
+  double task_cpus = -1;
+};
+
+struct ExecutorAddedEvent {
+  int64_t timestamp_ms = -1;
+  std::string executor_id;
+  std::string host;
+  int32_t total_cores = 0;
+  int32_t resource_profile_id = 0;
+};
+
+struct ExecutorRemovedEvent {
+  int64_t timestamp_ms = -1;
+  std::string executor_id;
+  std::string reason;
+};
+
+// Blacklisted/Excluded and their "ForStage"/Node variants.
+struct ExclusionEvent {
+  std::string event_name;
+  int64_t timestamp_ms = -1;
+  std::string executor_or_host;
+  int32_t stage_id = -1;
+  bool excluded = true;  // false for Unexcluded/Unblacklisted
+};
+
+struct BlockManagerEvent {
+  int64_t timestamp_ms = -1;
+  std::string executor_id;
+  std::string host;
+  int64_t max_memory_bytes = 0;
+  bool added = true;
+};
+
+struct StageInfo {
+  int32_t stage_id = -1;
+  int32_t attempt = 0;
+  std::string name;
+  int32_t num_tasks = 0;
+  std::vector<int32_t> parent_ids;
+  std::string details_head;  // first line of "Details" (the call site)
+  int64_t submission_time_ms = -1;
+  int64_t completion_time_ms = -1;
+  std::string failure_reason;
+  bool has_failure_reason = false;
+  int32_t resource_profile_id = 0;
+  std::vector<Accumulable> accumulables;  // SQL and internal metrics; filled on completion
+};
+
+struct JobStartEvent {
+  int32_t job_id = -1;
+  int64_t submission_time_ms = -1;
+  std::vector<int32_t> stage_ids;
+  std::vector<StageInfo> stage_infos;  // name, num_tasks, parents (no accumulables kept)
+  int64_t sql_execution_id = -1;       // from Properties "spark.sql.execution.id"
+  std::string job_group;
+  std::string description;  // "spark.job.description"
+};
+
+struct JobEndEvent {
+  int32_t job_id = -1;
+  int64_t completion_time_ms = -1;
+  std::string result;  // "JobSucceeded" or "JobFailed"
+  std::string failure_message_head;
+};
+
+struct StageSubmittedEvent {
+  StageInfo stage;
+  std::string scheduler_pool;
+};
+
+struct StageCompletedEvent {
+  StageInfo stage;
+};
+
+struct TaskStartEvent {
+  int32_t stage_id = -1;
+  int32_t stage_attempt = 0;
+  TaskInfo info;
+};
+
+// "Task End Reason".
+struct TaskEndReason {
+  std::string reason;  // as written: Success, ExceptionFailure, FetchFailed, TaskKilled, ...
+  std::string exception_class;   // ExceptionFailure "Class Name"
+  std::string message_head;      // first line: Description / Kill Reason / Message / Loss Reason
+  std::string executor_id;       // ExecutorLostFailure
+  bool exit_caused_by_app = true;
+  int32_t fetch_shuffle_id = -1;
+  std::string fetch_host;        // FetchFailed "Block Manager Address".Host
+};
+
+struct TaskEndEvent {
+  int32_t stage_id = -1;
+  int32_t stage_attempt = 0;
+  std::string task_type;
+  TaskEndReason reason;
+  TaskInfo info;
+  bool has_metrics = false;
+  TaskMetrics metrics;
+  ExecutorMetricPeaks executor_metrics;  // "Task Executor Metrics" (peaks while the task ran)
+};
+
+struct StageExecutorMetricsEvent {
+  std::string executor_id;
+  int32_t stage_id = -1;
+  int32_t stage_attempt = 0;
+  ExecutorMetricPeaks peaks;
+};
+
+struct SqlExecutionStartEvent {
+  int64_t execution_id = -1;
+  int64_t root_execution_id = -1;
+  std::string description;
+  std::string details_head;
+  std::string physical_plan;  // "physicalPlanDescription" (bounded)
+  int64_t time_ms = -1;
+  // SQL metric accumulator ids -> (node name, metric name, metric type), from sparkPlanInfo.
+  struct Metric {
+    int64_t accumulator_id;
+    std::string node_name;
+    std::string name;
+    std::string type;
+  };
+  std::vector<Metric> metrics;
+};
+
+struct SqlExecutionEndEvent {
+  int64_t execution_id = -1;
+  int64_t time_ms = -1;
+  std::string error_message_head;
+};
+
+// AQE re-plans: new metric ids and a new plan text.
+struct SqlAdaptiveUpdateEvent {
+  int64_t execution_id = -1;
+  std::string physical_plan;
+  std::vector<SqlExecutionStartEvent::Metric> metrics;
+};
+
+struct SqlDriverAccumUpdatesEvent {
+  int64_t execution_id = -1;
+  std::vector<std::pair<int64_t, int64_t>> updates;  // accumulator id, value
+};
+
+// Receives typed events in log order. Every method has an empty default.
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+  virtual void OnLogStart(const LogStartEvent&) {}
+  virtual void OnDatabricksMetadata(const DatabricksMetadataEvent&) {}
+  virtual void OnApplicationStart(const ApplicationStartEvent&) {}
+  virtual void OnApplicationEnd(const ApplicationEndEvent&) {}
+  virtual void OnEnvironmentUpdate(const EnvironmentUpdateEvent&) {}
+  virtual void OnResourceProfileAdded(const ResourceProfileAddedEvent&) {}
+  virtual void OnExecutorAdded(const ExecutorAddedEvent&) {}
+  virtual void OnExecutorRemoved(const ExecutorRemovedEvent&) {}
+  virtual void OnExclusion(const ExclusionEvent&) {}
+  virtual void OnBlockManager(const BlockManagerEvent&) {}
+  virtual void OnJobStart(const JobStartEvent&) {}
+  virtual void OnJobEnd(const JobEndEvent&) {}
+  virtual void OnStageSubmitted(const StageSubmittedEvent&) {}
+  virtual void OnStageCompleted(const StageCompletedEvent&) {}
+  virtual void OnTaskStart(const TaskStartEvent&) {}
+  virtual void OnTaskEnd(const TaskEndEvent&) {}
+  virtual void OnStageExecutorMetrics(const StageExecutorMetricsEvent&) {}
+  virtual void OnSqlExecutionStart(const SqlExecutionStartEvent&) {}
+  virtual void OnSqlExecutionEnd(const SqlExecutionEndEvent&) {}
+  virtual void OnSqlAdaptiveUpdate(const SqlAdaptiveUpdateEvent&) {}
+  virtual void OnSqlDriverAccumUpdates(const SqlDriverAccumUpdatesEvent&) {}
+  // Any event the parser does not interpret (name as written in "Event"), and its timestamp
+  // if it had a recognisable one. Lets the model track the last time seen.
+  virtual void OnOtherEvent(std::string_view event_name, int64_t timestamp_ms) {}
+};
+
+}  // namespace sparkprof::eventlog

@@ -1,0 +1,279 @@
+// The model of one Spark application attempt, built from typed events (live or from a log).
+// Everything downstream -- summaries, rules, reports, metrics -- reads this.
+//
+// Memory: one TaskAttempt is at most 232 bytes (static_assert below) and tasks are the only thing that
+// grows with the log; failure details live in a side table, strings are interned, per-stage task
+// lists are one index array built at Finish(). 10M task attempts fit in ~2.3 GB (the History Server needs several KB each).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "analyzer/eventlog/events.h"
+
+namespace sparkprof::model {
+
+using eventlog::ExecutorMetricPeaks;
+using eventlog::TaskLocality;
+
+inline constexpr uint32_t kNone = UINT32_MAX;
+
+// Interned strings (executor ids, hosts): tasks refer to them by index.
+class StringTable {
+ public:
+  uint32_t Intern(std::string_view text);
+  const std::string& Get(uint32_t index) const { return strings_[index]; }
+  size_t size() const { return strings_.size(); }
+
+ private:
+  std::vector<std::string> strings_;
+  std::unordered_map<std::string, uint32_t> index_;
+};
+
+enum class TaskEndKind : uint8_t {
+  kNotEnded = 0,  // TaskStart seen, no TaskEnd (incomplete log, or still running)
+  kSuccess,
+  kExceptionFailure,
+  kFetchFailed,
+  kExecutorLostFailure,
+  kTaskKilled,
+  kResubmitted,
+  kTaskCommitDenied,
+  kTaskResultLost,
+  kUnknownReason,
+  kOther,
+};
+const char* TaskEndKindName(TaskEndKind kind);
+TaskEndKind ParseTaskEndKind(std::string_view reason);
+
+// Compact per-attempt metrics; times in ms unless named _ns.
+struct TaskAttemptMetrics {
+  int64_t executor_cpu_time_ns = 0;
+  int64_t executor_deserialize_cpu_time_ns = 0;
+  int64_t shuffle_write_time_ns = 0;
+  int64_t peak_execution_memory_bytes = 0;
+  int64_t result_size_bytes = 0;
+  int64_t memory_bytes_spilled = 0;
+  int64_t disk_bytes_spilled = 0;
+  int64_t shuffle_remote_bytes_read = 0;
+  int64_t shuffle_local_bytes_read = 0;
+  int64_t shuffle_remote_bytes_read_to_disk = 0;
+  int64_t shuffle_records_read = 0;
+  int64_t shuffle_bytes_written = 0;
+  int64_t shuffle_records_written = 0;
+  int64_t input_bytes_read = 0;
+  int64_t input_records_read = 0;
+  int64_t output_bytes_written = 0;
+  int64_t output_records_written = 0;
+  uint32_t executor_run_time_ms = 0;
+  uint32_t executor_deserialize_time_ms = 0;
+  uint32_t jvm_gc_time_ms = 0;
+  uint32_t result_serialization_time_ms = 0;
+  uint32_t shuffle_fetch_wait_time_ms = 0;
+  uint32_t shuffle_remote_requests_duration_ms = 0;
+
+  static TaskAttemptMetrics From(const eventlog::TaskMetrics& metrics);
+  int64_t shuffle_bytes_read() const { return shuffle_remote_bytes_read + shuffle_local_bytes_read; }
+};
+
+struct TaskAttempt {
+  int64_t task_id = -1;
+  int64_t launch_time_ms = -1;
+  int64_t finish_time_ms = 0;  // 0 while not ended
+  int64_t getting_result_time_ms = 0;
+  int32_t stage_id = -1;
+  int32_t index = -1;
+  int16_t stage_attempt = 0;
+  int16_t attempt = 0;
+  uint32_t executor = kNone;  // StringTable index
+  uint32_t host = kNone;      // StringTable index
+  uint32_t failure = kNone;   // index into ApplicationModel::task_failures
+  TaskLocality locality = TaskLocality::kUnknown;
+  TaskEndKind end = TaskEndKind::kNotEnded;
+  bool speculative = false;
+  bool has_start = false;
+  bool has_metrics = false;
+  TaskAttemptMetrics metrics;
+
+  bool ended() const { return end != TaskEndKind::kNotEnded; }
+  // Launch to finish, as the Spark UI shows it; -1 when unknown.
+  int64_t duration_ms() const {
+    return (ended() && launch_time_ms >= 0 && finish_time_ms >= launch_time_ms)
+               ? finish_time_ms - launch_time_ms
+               : -1;
+  }
+};
+static_assert(sizeof(TaskAttempt) <= 232, "TaskAttempt must stay compact (10M-task logs)");
+
+struct TaskFailure {
+  std::string reason;           // as written ("ExceptionFailure", ...)
+  std::string exception_class;  // ExceptionFailure "Class Name"
+  std::string message_head;     // first line of the description / kill / loss reason
+  std::string lost_executor_id;
+  bool exit_caused_by_app = true;
+  int32_t fetch_shuffle_id = -1;
+  std::string fetch_host;
+};
+
+enum class StageStatus : uint8_t { kActive, kComplete, kFailed, kPending };
+const char* StageStatusName(StageStatus status);
+
+struct AccumulableValue {
+  std::string name;
+  int64_t value = 0;
+  bool is_sql = false;
+};
+
+struct StageAttempt {
+  int32_t stage_id = -1;
+  int32_t attempt = 0;
+  std::string name;
+  std::string details_head;
+  int32_t num_tasks = 0;
+  std::vector<int32_t> parent_ids;
+  int32_t resource_profile_id = 0;
+  int64_t submission_time_ms = -1;
+  int64_t completion_time_ms = -1;
+  StageStatus status = StageStatus::kPending;
+  bool submitted = false;  // a StageSubmitted event was seen
+  bool completed_event = false;
+  std::string failure_reason;
+  std::string scheduler_pool;
+  std::vector<int32_t> job_ids;
+  // Final accumulator values from StageCompleted, by accumulator id (SQL metrics included).
+  std::map<int64_t, AccumulableValue> accumulables;
+  // Executor metric peaks per executor for this stage (StageExecutorMetrics).
+  std::map<std::string, ExecutorMetricPeaks> executor_peaks;
+  // [first, last) into ApplicationModel::stage_task_order, set by Finish().
+  uint32_t tasks_begin = 0;
+  uint32_t tasks_end = 0;
+};
+
+struct Job {
+  int32_t job_id = -1;
+  int64_t submission_time_ms = -1;
+  int64_t completion_time_ms = -1;
+  std::vector<int32_t> stage_ids;
+  std::string result;  // "JobSucceeded", "JobFailed", "" when never ended
+  std::string failure_message_head;
+  int64_t sql_execution_id = -1;
+  std::string job_group;
+  std::string description;
+};
+
+struct Executor {
+  std::string executor_id;
+  std::string host;
+  int32_t total_cores = 0;
+  int32_t resource_profile_id = 0;
+  int64_t added_time_ms = -1;
+  int64_t removed_time_ms = -1;
+  std::string removed_reason;
+  int64_t max_memory_bytes = 0;  // block manager storage memory
+  ExecutorMetricPeaks peaks;     // max over its task and stage peaks
+  bool is_driver() const { return executor_id == "driver"; }
+};
+
+struct SqlMetric {
+  int64_t accumulator_id = -1;
+  std::string node_name;
+  std::string name;
+  std::string type;  // sum, size, timing, nsTiming, average
+  int64_t value = 0;
+  bool has_value = false;
+};
+
+struct SqlExecution {
+  int64_t execution_id = -1;
+  int64_t root_execution_id = -1;
+  std::string description;
+  std::string details_head;
+  std::string physical_plan;
+  int64_t start_time_ms = -1;
+  int64_t end_time_ms = -1;
+  std::string error_message_head;
+  std::vector<int32_t> job_ids;
+  std::vector<SqlMetric> metrics;
+};
+
+struct ResourceProfile {
+  int32_t id = 0;
+  int64_t executor_cores = -1;
+  int64_t executor_memory_mb = -1;
+  int64_t executor_memory_overhead_mb = -1;
+  int64_t executor_off_heap_mb = -1;
+  double task_cpus = -1;
+};
+
+struct ExclusionRecord {
+  std::string event_name;
+  int64_t timestamp_ms = -1;
+  std::string executor_or_host;
+  int32_t stage_id = -1;
+  bool excluded = true;
+};
+
+struct ApplicationModel {
+  // Identity.
+  std::string app_id;
+  std::string app_name;
+  std::string attempt_id;
+  std::string user;
+  std::string spark_version;
+  bool databricks = false;
+  // Times. start: ApplicationStart (else the first timestamp seen); end: ApplicationEnd (else the
+  // last timestamp seen). complete: an ApplicationEnd was read.
+  int64_t start_time_ms = -1;
+  int64_t end_time_ms = -1;
+  int64_t first_event_time_ms = -1;
+  int64_t last_event_time_ms = -1;
+  bool saw_application_start = false;
+  bool complete = false;
+  int32_t exit_code = -1;
+
+  std::vector<std::pair<std::string, std::string>> spark_properties;
+  std::vector<std::pair<std::string, std::string>> jvm_information;
+  std::map<int32_t, ResourceProfile> resource_profiles;
+
+  std::vector<Executor> executors;  // in order of first appearance
+  std::map<int32_t, Job> jobs;
+  std::map<std::pair<int32_t, int32_t>, StageAttempt> stages;  // (stage id, attempt)
+  std::map<int64_t, SqlExecution> sql_executions;
+  std::vector<ExclusionRecord> exclusions;
+
+  StringTable strings;
+  std::vector<TaskAttempt> tasks;  // in order of first appearance
+  std::vector<TaskFailure> task_failures;
+  std::vector<uint32_t> stage_task_order;  // task indices grouped by stage attempt (Finish())
+
+  // Event-level counters (what the log says, independent of de-duplication).
+  std::map<std::string, int64_t> task_end_reasons;  // TaskEnd events per "Reason"
+  int64_t task_end_events = 0;
+  int64_t task_start_events = 0;
+  int64_t executor_added_events = 0;
+  int64_t executor_removed_events = 0;
+  int64_t max_concurrent_executors = 0;
+  std::map<std::string, int64_t> executor_removal_reasons;  // first line: count
+  int64_t duplicate_task_ends = 0;     // a second TaskEnd for the same task id + attempt
+  int64_t task_ends_without_start = 0;  // continuation logs
+  int64_t stage_completions_without_submit = 0;
+
+  // Lookups.
+  const std::string* SparkProperty(std::string_view key) const;
+  const Executor* FindExecutor(std::string_view executor_id) const;
+  // Task indices of one stage attempt (valid after Finish()).
+  std::pair<const uint32_t*, const uint32_t*> TasksOf(const StageAttempt& stage) const {
+    return {stage_task_order.data() + stage.tasks_begin, stage_task_order.data() + stage.tasks_end};
+  }
+  int64_t duration_ms() const {
+    return (start_time_ms >= 0 && end_time_ms >= start_time_ms) ? end_time_ms - start_time_ms : 0;
+  }
+};
+
+}  // namespace sparkprof::model

@@ -1,0 +1,19 @@
+#include "analyzer/report/analysis.h"
+
+#include "analyzer/model/model_builder.h"
+
+namespace sparkprof::report {
+
+Analysis Analyze(const source::ApplicationLog& log, const eventlog::ReaderOptions& options) {
+  Analysis analysis;
+  analysis.log_name = log.name;
+  analysis.layout = log.layout;
+  analysis.in_progress_by_name = log.in_progress_by_name;
+  model::ModelBuilder builder;
+  analysis.read = eventlog::ReadApplicationLog(log, builder, options);
+  analysis.model = builder.Finish();
+  analysis.summary = Summarize(analysis.model);
+  return analysis;
+}
+
+}  // namespace sparkprof::report

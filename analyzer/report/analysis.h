@@ -1,0 +1,28 @@
+// One application analysed end to end: read its log parts into a model, summarise it.
+// Both report renderers and the diagnosis rules take an Analysis.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analyzer/eventlog/event_log_reader.h"
+#include "analyzer/model/application_model.h"
+#include "analyzer/report/summary.h"
+#include "analyzer/source/log_source.h"
+
+namespace sparkprof::report {
+
+inline constexpr const char* kReportSchema = "sparkprof.report/v1";
+
+struct Analysis {
+  std::string log_name;  // ApplicationLog::name
+  std::string layout;    // single, rolling, databricks, zip
+  bool in_progress_by_name = false;
+  eventlog::ReadReport read;
+  model::ApplicationModel model;
+  ApplicationSummary summary;
+};
+
+Analysis Analyze(const source::ApplicationLog& log, const eventlog::ReaderOptions& options = {});
+
+}  // namespace sparkprof::report

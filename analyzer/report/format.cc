@@ -1,0 +1,59 @@
+#include "analyzer/report/format.h"
+
+#include <cstdio>
+#include <ctime>
+
+namespace sparkprof::report {
+
+std::string HumanBytes(int64_t bytes) {
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while ((value >= 1024.0 || value <= -1024.0) && unit < 5) {
+    value /= 1024.0;
+    ++unit;
+  }
+  char buffer[32];
+  if (unit == 0) {
+    std::snprintf(buffer, sizeof(buffer), "%lld B", static_cast<long long>(bytes));
+  } else {
+    std::snprintf(buffer, sizeof(buffer), "%.1f %s", value, kUnits[unit]);
+  }
+  return buffer;
+}
+
+std::string HumanDurationMs(int64_t millis) {
+  char buffer[48];
+  if (millis < 0) return "n/a";
+  if (millis < 1000) {
+    std::snprintf(buffer, sizeof(buffer), "%lld ms", static_cast<long long>(millis));
+  } else if (millis < 60'000) {
+    std::snprintf(buffer, sizeof(buffer), "%.1f s", static_cast<double>(millis) / 1000.0);
+  } else if (millis < 3'600'000) {
+    std::snprintf(buffer, sizeof(buffer), "%lldm %02llds", static_cast<long long>(millis / 60'000),
+                  static_cast<long long>((millis / 1000) % 60));
+  } else {
+    std::snprintf(buffer, sizeof(buffer), "%lldh %02lldm",
+                  static_cast<long long>(millis / 3'600'000),
+                  static_cast<long long>((millis / 60'000) % 60));
+  }
+  return buffer;
+}
+
+std::string Percent(double ratio) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.1f%%", ratio * 100.0);
+  return buffer;
+}
+
+std::string FormatEpochMs(int64_t epoch_ms) {
+  if (epoch_ms <= 0) return "unknown";
+  std::time_t seconds = static_cast<std::time_t>(epoch_ms / 1000);
+  std::tm tm{};
+  if (gmtime_r(&seconds, &tm) == nullptr) return "unknown";
+  char buffer[64];
+  std::strftime(buffer, sizeof(buffer), "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buffer;
+}
+
+}  // namespace sparkprof::report

@@ -1,0 +1,197 @@
+#include "analyzer/report/json_report.h"
+
+namespace sparkprof::report {
+
+namespace {
+
+void WriteTotals(const Totals& t, JsonWriter& out) {
+  out.BeginObject()
+      .Field("executor_run_time_ms", t.executor_run_time_ms)
+      .Field("executor_cpu_time_ns", t.executor_cpu_time_ns)
+      .Field("jvm_gc_time_ms", t.jvm_gc_time_ms)
+      .Field("memory_bytes_spilled", t.memory_bytes_spilled)
+      .Field("disk_bytes_spilled", t.disk_bytes_spilled)
+      .Field("shuffle_read_bytes", t.shuffle_read_bytes)
+      .Field("shuffle_write_bytes", t.shuffle_write_bytes)
+      .Field("input_bytes", t.input_bytes)
+      .Field("output_bytes", t.output_bytes)
+      .Field("executor_deserialize_time_ms", t.executor_deserialize_time_ms)
+      .Field("result_serialization_time_ms", t.result_serialization_time_ms)
+      .Field("shuffle_fetch_wait_time_ms", t.shuffle_fetch_wait_time_ms)
+      .Field("shuffle_write_time_ns", t.shuffle_write_time_ns)
+      .Field("shuffle_remote_bytes_read", t.shuffle_remote_bytes_read)
+      .Field("peak_execution_memory_bytes_max", t.peak_execution_memory_bytes_max)
+      .Field("task_attempts_with_metrics", t.task_attempts_with_metrics)
+      .EndObject();
+}
+
+void WriteCountMap(const std::map<std::string, int64_t>& map, JsonWriter& out) {
+  out.BeginObject();
+  for (const auto& [key, count] : map) out.Field(key, count);
+  out.EndObject();
+}
+
+}  // namespace
+
+void WriteJsonReport(const Analysis& analysis, JsonWriter& out) {
+  const model::ApplicationModel& m = analysis.model;
+  const ApplicationSummary& s = analysis.summary;
+  out.BeginObject();
+  out.Field("schema", kReportSchema);
+  out.Key("application").BeginObject()
+      .Field("id", m.app_id)
+      .Field("name", m.app_name)
+      .Field("attempt_id", m.attempt_id)
+      .Field("user", m.user)
+      .Field("spark_version", m.spark_version)
+      .Field("start_ms", m.start_time_ms)
+      .Field("end_ms", m.end_time_ms)
+      .Field("duration_ms", m.duration_ms())
+      .Field("complete", m.complete)
+      .Field("databricks", m.databricks)
+      .EndObject();
+
+  const Counts& c = s.counts;
+  out.Key("counts").BeginObject()
+      .Field("jobs", c.jobs)
+      .Field("failed_jobs", c.failed_jobs)
+      .Field("stages", c.stages)
+      .Field("stage_attempts", c.stage_attempts)
+      .Field("failed_stage_attempts", c.failed_stage_attempts)
+      .Field("task_attempts", c.task_attempts)
+      .Field("speculative_task_attempts", c.speculative_task_attempts)
+      .Field("sql_executions", c.sql_executions)
+      .Field("task_start_without_end", c.task_start_without_end)
+      .Field("task_end_without_start", c.task_end_without_start)
+      .EndObject();
+
+  out.Key("task_end_reasons");
+  WriteCountMap(s.task_end_reasons, out);
+
+  out.Key("executors").BeginObject()
+      .Field("added", s.executors.added)
+      .Field("removed", s.executors.removed)
+      .Field("max_concurrent", s.executors.max_concurrent)
+      .Key("removal_reasons");
+  WriteCountMap(s.executors.removal_reasons, out);
+  out.Key("list").BeginArray();
+  for (const model::Executor& executor : m.executors) {
+    out.BeginObject()
+        .Field("id", executor.executor_id)
+        .Field("host", executor.host)
+        .Field("cores", static_cast<int64_t>(executor.total_cores))
+        .Field("added_ms", executor.added_time_ms)
+        .Field("removed_ms", executor.removed_time_ms)
+        .Field("removed_reason", executor.removed_reason);
+    if (executor.peaks.present) {
+      out.Key("peaks").BeginObject()
+          .Field("jvm_heap_memory_bytes", executor.peaks.jvm_heap_memory_bytes)
+          .Field("jvm_off_heap_memory_bytes", executor.peaks.jvm_off_heap_memory_bytes)
+          .Field("on_heap_execution_memory_bytes", executor.peaks.on_heap_execution_memory_bytes)
+          .Field("process_tree_jvm_rss_memory_bytes",
+                 executor.peaks.process_tree_jvm_rss_memory_bytes)
+          .Field("major_gc_time_ms", executor.peaks.major_gc_time_ms)
+          .Field("minor_gc_time_ms", executor.peaks.minor_gc_time_ms)
+          .EndObject();
+    }
+    out.EndObject();
+  }
+  out.EndArray();
+  out.EndObject();
+
+  out.Key("totals");
+  WriteTotals(s.totals, out);
+
+  out.Key("stages").BeginArray();
+  for (const StageSummary& stage : s.stages) {
+    out.BeginObject()
+        .Field("stage_id", static_cast<int64_t>(stage.stage_id))
+        .Field("attempt", static_cast<int64_t>(stage.attempt))
+        .Field("name", stage.name)
+        .Field("num_tasks", static_cast<int64_t>(stage.num_tasks))
+        .Field("status", stage.status)
+        .Field("submission_ms", stage.submission_ms)
+        .Field("completion_ms", stage.completion_ms)
+        .Field("duration_ms", stage.duration_ms)
+        .Field("failure_reason", stage.failure_reason)
+        .Field("task_attempts", stage.task_attempts)
+        .Field("failed_task_attempts", stage.failed_task_attempts);
+    out.Key("task_duration_ms").BeginObject()
+        .Field("p50", stage.task_duration_ms.p50)
+        .Field("p95", stage.task_duration_ms.p95)
+        .Field("max", stage.task_duration_ms.max)
+        .EndObject();
+    out.Key("totals");
+    WriteTotals(stage.totals, out);
+    out.EndObject();
+  }
+  out.EndArray();
+
+  out.Key("sql_executions").BeginArray();
+  for (const auto& [id, sql] : m.sql_executions) {
+    out.BeginObject()
+        .Field("execution_id", sql.execution_id)
+        .Field("description", sql.description)
+        .Field("start_ms", sql.start_time_ms)
+        .Field("end_ms", sql.end_time_ms)
+        .Field("error", sql.error_message_head);
+    out.Key("job_ids").BeginArray();
+    for (int32_t job : sql.job_ids) out.Int(job);
+    out.EndArray();
+    out.EndObject();
+  }
+  out.EndArray();
+
+  const eventlog::ReadReport& r = analysis.read;
+  out.Key("input").BeginObject()
+      .Field("name", analysis.log_name)
+      .Field("layout", analysis.layout)
+      .Field("in_progress_by_name", analysis.in_progress_by_name);
+  out.Key("files").BeginArray();
+  for (const eventlog::FileReadReport& file : r.files) {
+    out.BeginObject()
+        .Field("file", file.file)
+        .Field("codec", file.codec)
+        .Field("bytes", static_cast<int64_t>(file.compressed_bytes))
+        .Field("decompressed_bytes", static_cast<int64_t>(file.decoded_bytes))
+        .Field("lines", file.lines)
+        .Field("events", file.events)
+        .Field("error", file.error)
+        .EndObject();
+  }
+  out.EndArray();
+  out.Field("lines", r.lines).Field("events", r.events).Field("bad_line_count", r.bad_line_count);
+  out.Key("bad_lines").BeginArray();
+  for (const eventlog::BadLine& bad : r.bad_lines) {
+    out.BeginObject()
+        .Field("file", bad.file)
+        .Field("line", bad.line)
+        .Field("byte_offset", static_cast<int64_t>(bad.byte_offset))
+        .Field("error", bad.error)
+        .EndObject();
+  }
+  out.EndArray();
+  out.Key("unknown_events").BeginObject();
+  for (const auto& [name, count] : r.unknown_events) out.Field(name, count);
+  out.EndObject();
+  out.EndObject();
+
+  out.Key("findings").BeginArray().EndArray();
+  out.EndObject();
+}
+
+std::string RenderJson(const std::vector<const Analysis*>& analyses) {
+  JsonWriter out;
+  if (analyses.size() == 1) {
+    WriteJsonReport(*analyses.front(), out);
+  } else {
+    out.BeginObject().Field("schema", kReportSchema).Key("applications").BeginArray();
+    for (const Analysis* analysis : analyses) WriteJsonReport(*analysis, out);
+    out.EndArray().EndObject();
+  }
+  std::string text = out.Take();
+  text.push_back('\n');
+  return text;
+}
+
+}  // namespace sparkprof::report

@@ -1,0 +1,115 @@
+#include "analyzer/report/summary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+namespace sparkprof::report {
+
+void Totals::Add(const model::TaskAttempt& task) {
+  if (!task.has_metrics) return;
+  const model::TaskAttemptMetrics& m = task.metrics;
+  ++task_attempts_with_metrics;
+  executor_run_time_ms += m.executor_run_time_ms;
+  executor_cpu_time_ns += m.executor_cpu_time_ns;
+  executor_deserialize_time_ms += m.executor_deserialize_time_ms;
+  result_serialization_time_ms += m.result_serialization_time_ms;
+  jvm_gc_time_ms += m.jvm_gc_time_ms;
+  memory_bytes_spilled += m.memory_bytes_spilled;
+  disk_bytes_spilled += m.disk_bytes_spilled;
+  shuffle_read_bytes += m.shuffle_bytes_read();
+  shuffle_remote_bytes_read += m.shuffle_remote_bytes_read;
+  shuffle_fetch_wait_time_ms += m.shuffle_fetch_wait_time_ms;
+  shuffle_write_bytes += m.shuffle_bytes_written;
+  shuffle_write_time_ns += m.shuffle_write_time_ns;
+  input_bytes += m.input_bytes_read;
+  output_bytes += m.output_bytes_written;
+  peak_execution_memory_bytes_max =
+      std::max(peak_execution_memory_bytes_max, m.peak_execution_memory_bytes);
+}
+
+Percentiles ComputePercentiles(std::vector<int64_t> values) {
+  Percentiles out;
+  out.count = static_cast<int64_t>(values.size());
+  if (values.empty()) return out;
+  std::sort(values.begin(), values.end());
+  auto rank = [&](double p) {
+    size_t position = static_cast<size_t>(std::ceil(p * static_cast<double>(values.size())));
+    return values[std::clamp<size_t>(position, 1, values.size()) - 1];
+  };
+  out.p50 = rank(0.50);
+  out.p95 = rank(0.95);
+  out.max = values.back();
+  return out;
+}
+
+ApplicationSummary Summarize(const model::ApplicationModel& model) {
+  ApplicationSummary summary;
+  Counts& counts = summary.counts;
+  counts.jobs = 0;
+  for (const auto& [id, job] : model.jobs) {
+    if (job.submission_time_ms >= 0 || !job.stage_ids.empty()) ++counts.jobs;
+    if (job.result == "JobFailed") ++counts.failed_jobs;
+  }
+  std::set<int32_t> submitted_stage_ids;
+  for (const auto& [key, stage] : model.stages) {
+    if (stage.submitted) {
+      submitted_stage_ids.insert(stage.stage_id);
+      ++counts.stage_attempts;
+    }
+    if (stage.status == model::StageStatus::kFailed) ++counts.failed_stage_attempts;
+  }
+  counts.stages = static_cast<int64_t>(submitted_stage_ids.size());
+  for (const model::TaskAttempt& task : model.tasks) {
+    if (task.ended()) {
+      ++counts.task_attempts;
+      if (task.speculative) ++counts.speculative_task_attempts;
+      if (!task.has_start) ++counts.task_end_without_start;
+    } else {
+      ++counts.task_start_without_end;
+    }
+  }
+  for (const auto& [id, sql] : model.sql_executions) {
+    if (sql.start_time_ms >= 0 || !sql.description.empty()) ++counts.sql_executions;
+  }
+
+  summary.executors.added = model.executor_added_events;
+  summary.executors.removed = model.executor_removed_events;
+  summary.executors.max_concurrent = model.max_concurrent_executors;
+  summary.executors.removal_reasons = model.executor_removal_reasons;
+  summary.task_end_reasons = model.task_end_reasons;
+
+  // Totals count every TaskEnd with metrics; duplicates of the same attempt were merged into
+  // one record by the builder, and their count is reported separately.
+  for (const model::TaskAttempt& task : model.tasks) summary.totals.Add(task);
+
+  for (const auto& [key, stage] : model.stages) {
+    StageSummary& s = summary.stages.emplace_back();
+    s.stage_id = stage.stage_id;
+    s.attempt = stage.attempt;
+    s.name = stage.name;
+    s.num_tasks = stage.num_tasks;
+    s.status = model::StageStatusName(stage.status);
+    s.submission_ms = stage.submission_time_ms;
+    s.completion_ms = stage.completion_time_ms;
+    if (s.submission_ms >= 0 && s.completion_ms >= s.submission_ms) {
+      s.duration_ms = s.completion_ms - s.submission_ms;
+    }
+    s.failure_reason = stage.failure_reason;
+    std::vector<int64_t> durations;
+    auto [begin, end] = model.TasksOf(stage);
+    for (const uint32_t* it = begin; it != end; ++it) {
+      const model::TaskAttempt& task = model.tasks[*it];
+      if (!task.ended()) continue;
+      ++s.task_attempts;
+      if (task.end != model::TaskEndKind::kSuccess) ++s.failed_task_attempts;
+      int64_t duration = task.duration_ms();
+      if (duration >= 0) durations.push_back(duration);
+      s.totals.Add(task);
+    }
+    s.task_duration_ms = ComputePercentiles(std::move(durations));
+  }
+  return summary;
+}
+
+}  // namespace sparkprof::report

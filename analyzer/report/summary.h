@@ -1,0 +1,91 @@
+// Figures computed from an ApplicationModel, with exact definitions (docs/report-schema.md):
+// what both the JSON and the text report print, and what the diagnosis rules start from.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "analyzer/model/application_model.h"
+
+namespace sparkprof::report {
+
+// Sums over every TaskEnd that carries metrics, failed attempts included.
+struct Totals {
+  int64_t task_attempts_with_metrics = 0;
+  int64_t executor_run_time_ms = 0;
+  int64_t executor_cpu_time_ns = 0;
+  int64_t executor_deserialize_time_ms = 0;
+  int64_t result_serialization_time_ms = 0;
+  int64_t jvm_gc_time_ms = 0;
+  int64_t memory_bytes_spilled = 0;
+  int64_t disk_bytes_spilled = 0;
+  int64_t shuffle_read_bytes = 0;  // remote + local
+  int64_t shuffle_remote_bytes_read = 0;
+  int64_t shuffle_fetch_wait_time_ms = 0;
+  int64_t shuffle_write_bytes = 0;
+  int64_t shuffle_write_time_ns = 0;
+  int64_t input_bytes = 0;
+  int64_t output_bytes = 0;
+  int64_t peak_execution_memory_bytes_max = 0;
+
+  void Add(const model::TaskAttempt& task);
+};
+
+// Nearest-rank percentiles: the value at position ceil(p * n) in ascending order.
+struct Percentiles {
+  int64_t p50 = 0;
+  int64_t p95 = 0;
+  int64_t max = 0;
+  int64_t count = 0;
+};
+Percentiles ComputePercentiles(std::vector<int64_t> values);
+
+struct StageSummary {
+  int32_t stage_id = -1;
+  int32_t attempt = 0;
+  std::string name;
+  int32_t num_tasks = 0;
+  std::string status;
+  int64_t submission_ms = -1;
+  int64_t completion_ms = -1;
+  int64_t duration_ms = -1;  // completion - submission when both are known
+  std::string failure_reason;
+  int64_t task_attempts = 0;         // ended attempts in this stage attempt
+  int64_t failed_task_attempts = 0;  // ended with anything but Success
+  Percentiles task_duration_ms;      // over ended attempts (launch to finish)
+  Totals totals;
+};
+
+struct Counts {
+  int64_t jobs = 0;                   // distinct job ids started
+  int64_t stages = 0;                 // distinct stage ids submitted
+  int64_t stage_attempts = 0;         // distinct (stage id, attempt) submitted
+  int64_t failed_stage_attempts = 0;  // StageCompleted with a "Failure Reason"
+  int64_t task_attempts = 0;          // distinct (task id, attempt) with a TaskEnd
+  int64_t speculative_task_attempts = 0;
+  int64_t sql_executions = 0;         // distinct SQLExecutionStart ids
+  int64_t failed_jobs = 0;
+  int64_t task_start_without_end = 0;
+  int64_t task_end_without_start = 0;
+};
+
+struct ExecutorCounts {
+  int64_t added = 0;    // ExecutorAdded events
+  int64_t removed = 0;  // ExecutorRemoved events
+  int64_t max_concurrent = 0;
+  std::map<std::string, int64_t> removal_reasons;  // first line of the reason: count
+};
+
+struct ApplicationSummary {
+  Counts counts;
+  ExecutorCounts executors;
+  std::map<std::string, int64_t> task_end_reasons;
+  Totals totals;
+  std::vector<StageSummary> stages;  // by (stage id, attempt)
+};
+
+ApplicationSummary Summarize(const model::ApplicationModel& model);
+
+}  // namespace sparkprof::report

@@ -1,0 +1,126 @@
+#include "analyzer/report/text_report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "analyzer/report/format.h"
+
+namespace sparkprof::report {
+
+namespace {
+
+// Log strings can hold terminal escape sequences; never pass control characters through.
+std::string Printable(std::string_view text, size_t max_bytes = 120) {
+  std::string out;
+  for (char c : text.substr(0, max_bytes)) {
+    unsigned char u = static_cast<unsigned char>(c);
+    out.push_back((u < 0x20 || u == 0x7F) ? '?' : c);
+  }
+  if (text.size() > max_bytes) out += "...";
+  return out;
+}
+
+}  // namespace
+
+std::string RenderText(const Analysis& analysis) {
+  const model::ApplicationModel& m = analysis.model;
+  const ApplicationSummary& s = analysis.summary;
+  std::ostringstream out;
+  out << "sparkprof report: " << Printable(m.app_name.empty() ? "(unnamed)" : m.app_name) << "\n";
+  out << "  application " << Printable(m.app_id.empty() ? "(unknown id)" : m.app_id);
+  if (!m.attempt_id.empty()) out << " attempt " << Printable(m.attempt_id);
+  out << ", Spark " << Printable(m.spark_version.empty() ? "unknown" : m.spark_version);
+  if (m.databricks) out << " (Databricks)";
+  out << "\n";
+  out << "  started " << FormatEpochMs(m.start_time_ms) << ", ran "
+      << HumanDurationMs(m.duration_ms())
+      << (m.complete ? "" : " (incomplete log: no ApplicationEnd; duration up to the last event)")
+      << "\n\n";
+
+  const Counts& c = s.counts;
+  out << "Work\n";
+  out << "  " << c.jobs << " jobs (" << c.failed_jobs << " failed), " << c.stages << " stages in "
+      << c.stage_attempts << " attempts (" << c.failed_stage_attempts << " failed), "
+      << c.task_attempts << " task attempts";
+  if (c.speculative_task_attempts > 0) out << " (" << c.speculative_task_attempts << " speculative)";
+  out << ", " << c.sql_executions << " SQL executions\n";
+  out << "  executors: " << s.executors.added << " added, " << s.executors.removed
+      << " removed, at most " << s.executors.max_concurrent << " at once\n";
+  if (c.task_start_without_end > 0) {
+    out << "  " << c.task_start_without_end << " task attempts started but never ended in this log\n";
+  }
+
+  const Totals& t = s.totals;
+  out << "\nTask time (summed over task attempts)\n";
+  out << "  run time " << HumanDurationMs(t.executor_run_time_ms) << ", CPU "
+      << HumanDurationMs(t.executor_cpu_time_ns / 1'000'000) << ", GC "
+      << HumanDurationMs(t.jvm_gc_time_ms);
+  if (t.executor_run_time_ms > 0) {
+    out << " (" << Percent(static_cast<double>(t.jvm_gc_time_ms) / t.executor_run_time_ms)
+        << " of run time)";
+  }
+  out << "\n  shuffle read " << HumanBytes(t.shuffle_read_bytes) << " (fetch wait "
+      << HumanDurationMs(t.shuffle_fetch_wait_time_ms) << "), shuffle write "
+      << HumanBytes(t.shuffle_write_bytes) << "\n";
+  out << "  input " << HumanBytes(t.input_bytes) << ", output " << HumanBytes(t.output_bytes)
+      << ", spill " << HumanBytes(t.memory_bytes_spilled) << " in memory / "
+      << HumanBytes(t.disk_bytes_spilled) << " on disk\n";
+
+  if (!s.task_end_reasons.empty() &&
+      !(s.task_end_reasons.size() == 1 && s.task_end_reasons.count("Success") == 1)) {
+    out << "\nTask ends by reason\n";
+    for (const auto& [reason, count] : s.task_end_reasons) {
+      out << "  " << Printable(reason) << ": " << count << "\n";
+    }
+  }
+
+  std::vector<const StageSummary*> longest;
+  for (const StageSummary& stage : s.stages) {
+    if (stage.duration_ms >= 0) longest.push_back(&stage);
+  }
+  std::sort(longest.begin(), longest.end(), [](const StageSummary* a, const StageSummary* b) {
+    return a->duration_ms > b->duration_ms;
+  });
+  if (!longest.empty()) {
+    out << "\nLongest stages\n";
+    char line[256];
+    std::snprintf(line, sizeof(line), "  %-9s %10s %7s %9s %9s %9s  %s\n", "stage", "duration",
+                  "tasks", "p50", "p95", "max", "name");
+    out << line;
+    for (size_t i = 0; i < longest.size() && i < 10; ++i) {
+      const StageSummary& stage = *longest[i];
+      std::string id = std::to_string(stage.stage_id) + "." + std::to_string(stage.attempt);
+      std::snprintf(line, sizeof(line), "  %-9s %10s %7lld %9s %9s %9s  ", id.c_str(),
+                    HumanDurationMs(stage.duration_ms).c_str(),
+                    static_cast<long long>(stage.task_attempts),
+                    HumanDurationMs(stage.task_duration_ms.p50).c_str(),
+                    HumanDurationMs(stage.task_duration_ms.p95).c_str(),
+                    HumanDurationMs(stage.task_duration_ms.max).c_str());
+      out << line << Printable(stage.name, 60) << (stage.status == "failed" ? " [FAILED]" : "")
+          << "\n";
+    }
+  }
+
+  const eventlog::ReadReport& r = analysis.read;
+  out << "\nInput\n";
+  for (const eventlog::FileReadReport& file : r.files) {
+    out << "  " << Printable(file.file, 200) << " (" << (file.codec.empty() ? "?" : file.codec)
+        << ", " << HumanBytes(static_cast<int64_t>(file.decoded_bytes)) << ", " << file.lines
+        << " lines)\n";
+    if (!file.error.empty()) out << "    problem: " << Printable(file.error, 300) << "\n";
+  }
+  if (r.bad_line_count > 0) {
+    out << "  " << r.bad_line_count << " unreadable line(s) skipped; first: "
+        << Printable(r.bad_lines.front().file, 200) << ":" << r.bad_lines.front().line << ": "
+        << Printable(r.bad_lines.front().error, 200) << "\n";
+  }
+  if (!r.unknown_events.empty()) {
+    out << "  events not interpreted:";
+    for (const auto& [name, count] : r.unknown_events) out << " " << Printable(name, 100) << " (" << count << ")";
+    out << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace sparkprof::report

@@ -1,0 +1,220 @@
+// `sparkprof flamegraph INPUT`: renders a saved profile (*.sparkprof) or collapsed stacks as an
+// interactive HTML flame graph, a diff against a second profile, or collapsed/speedscope exports.
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "cli/commands.h"
+#include "flamegraph/collapsed_writer.h"
+#include "flamegraph/diff.h"
+#include "flamegraph/html_renderer.h"
+#include "flamegraph/profile_loader.h"
+#include "flamegraph/speedscope_writer.h"
+
+namespace sparkprof::cli {
+namespace {
+
+namespace fg = sparkprof::flamegraph;
+
+// flamegraph.pl's default: frames narrower than 0.1 px of a 1200 px wide graph are left out.
+constexpr double kReferenceWidthPixels = 1200.0;
+constexpr const char* kDefaultHtmlMinWidth = "0.1px";
+
+struct FlamegraphArgs {
+  std::string input;
+  std::string output;
+  std::optional<int32_t> stage;
+  std::string category;
+  std::string title;
+  std::string diff;
+  std::string format = "html";
+  std::string min_width;
+  std::string weight = "samples";
+};
+
+// "0.1px" (of a 1200 px graph), "0.05%" or "0.05" (percent of the total) -> fraction of the total.
+std::optional<double> ParseMinWidth(const std::string& text) {
+  std::string number = text;
+  double divisor = 100.0;
+  if (number.ends_with("px")) {
+    number.resize(number.size() - 2);
+    divisor = kReferenceWidthPixels;
+  } else if (number.ends_with("%")) {
+    number.resize(number.size() - 1);
+  }
+  try {
+    size_t used = 0;
+    double value = std::stod(number, &used);
+    if (used != number.size() || !std::isfinite(value) || value < 0) return std::nullopt;
+    return value / divisor;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+void PrintProblems(const std::string& source, const fg::ReadReport& report) {
+  if (report.problem_count == 0) return;
+  std::fprintf(stderr, "sparkprof flamegraph: %s: %llu problem(s) skipped while reading\n",
+               source.c_str(), static_cast<unsigned long long>(report.problem_count));
+  for (const std::string& message : report.messages) {
+    std::fprintf(stderr, "  %s\n", message.c_str());
+  }
+  if (report.problem_count > report.messages.size()) std::fprintf(stderr, "  ...\n");
+}
+
+std::string DefaultOutputPath(const std::string& input, const std::string& format) {
+  std::string stem = std::filesystem::path(input).stem().string();
+  if (stem.empty()) stem = "flamegraph";
+  if (format == "collapsed") return stem + ".collapsed";
+  if (format == "speedscope") return stem + ".speedscope.json";
+  return stem + ".html";
+}
+
+bool WriteOutput(const std::string& path, const std::string& bytes) {
+  if (path == "-") return std::fwrite(bytes.data(), 1, bytes.size(), stdout) == bytes.size();
+  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "wb"), &std::fclose);
+  if (!file) return false;
+  bool written = std::fwrite(bytes.data(), 1, bytes.size(), file.get()) == bytes.size();
+  return std::fflush(file.get()) == 0 && written;
+}
+
+int RunFlamegraph(const FlamegraphArgs& args) {
+  fg::LoadOptions load_options;
+  load_options.stage_id = args.stage;
+  if (!args.category.empty()) {
+    load_options.category = fg::ParseCategory(args.category);
+    if (!load_options.category) {
+      std::fprintf(stderr, "sparkprof flamegraph: unknown --category \"%s\"\n", args.category.c_str());
+      return kExitUsage;
+    }
+  }
+  load_options.weight =
+      args.weight == "time" ? fg::WeightUnit::kNanoseconds : fg::WeightUnit::kSamples;
+  if (!args.diff.empty() && args.format != "html") {
+    std::fprintf(stderr, "sparkprof flamegraph: --diff renders HTML only (drop --format %s)\n",
+                 args.format.c_str());
+    return kExitUsage;
+  }
+  std::string min_width_text = args.min_width;
+  if (min_width_text.empty() && args.format == "html") min_width_text = kDefaultHtmlMinWidth;
+  double min_width_fraction = 0;
+  if (!min_width_text.empty()) {
+    std::optional<double> parsed = ParseMinWidth(min_width_text);
+    if (!parsed) {
+      std::fprintf(stderr,
+                   "sparkprof flamegraph: --min-width \"%s\" is not like 0.1px, 0.05%% or 0.05\n",
+                   min_width_text.c_str());
+      return kExitUsage;
+    }
+    min_width_fraction = *parsed;
+  }
+
+  auto exit_code_for = [](const Status& status) {
+    return status.code() == StatusCode::kInvalidArgument ? kExitUsage : kExitNothingAnalysable;
+  };
+  Result<fg::LoadedProfile> before = fg::LoadProfileFromFile(args.input, load_options);
+  if (!before.ok()) {
+    std::fprintf(stderr, "sparkprof flamegraph: %s\n", before.status().message().c_str());
+    return exit_code_for(before.status());
+  }
+  PrintProblems(args.input, before->report);
+
+  // With --diff the input is the "before" profile and OTHER is drawn ("after").
+  std::optional<fg::LoadedProfile> after;
+  if (!args.diff.empty()) {
+    Result<fg::LoadedProfile> loaded = fg::LoadProfileFromFile(args.diff, load_options);
+    if (!loaded.ok()) {
+      std::fprintf(stderr, "sparkprof flamegraph: %s\n", loaded.status().message().c_str());
+      return exit_code_for(loaded.status());
+    }
+    PrintProblems(args.diff, loaded->report);
+    after.emplace(std::move(loaded).value());
+  }
+  const fg::ProfileModel& shown = after ? after->model : before->model;
+  if (shown.total_weight() == 0) {
+    std::fprintf(stderr, "sparkprof flamegraph: %s: no samples left to draw%s\n",
+                 (after ? args.diff : args.input).c_str(),
+                 load_options.category ? " (after the --category filter)" : "");
+    return kExitNothingAnalysable;
+  }
+  auto min_total = static_cast<uint64_t>(
+      std::ceil(min_width_fraction * static_cast<double>(shown.total_weight())));
+  fg::ProfileModel pruned = min_total > 1 ? shown.Pruned(min_total) : shown;
+
+  std::string out;
+  if (args.format == "collapsed") {
+    fg::WriteCollapsed(pruned, {}, out);
+  } else if (args.format == "speedscope") {
+    fg::SpeedscopeWriteOptions options;
+    options.name = args.title.empty() ? std::filesystem::path(args.input).filename().string()
+                                      : args.title;
+    fg::WriteSpeedscope(pruned, options, out);
+  } else {
+    fg::HtmlRenderOptions options;
+    std::string input_name = std::filesystem::path(args.input).filename().string();
+    if (!args.title.empty()) {
+      options.title = args.title;
+    } else if (after) {
+      options.title = "Diff: " + input_name + " → " +
+                      std::filesystem::path(args.diff).filename().string();
+    } else {
+      options.title = "Flame graph: " + input_name;
+    }
+    if (args.stage) options.subtitle += "stage " + std::to_string(*args.stage);
+    if (load_options.category) {
+      options.subtitle += (options.subtitle.empty() ? "" : " · ");
+      options.subtitle += "category " + args.category;
+    }
+    std::optional<fg::DiffProfile> diff;
+    if (after) diff = fg::ComputeDiff(before->model, pruned);
+    fg::RenderHtml(pruned, options, diff ? &*diff : nullptr, out);
+  }
+
+  std::string output = args.output.empty() ? DefaultOutputPath(args.input, args.format) : args.output;
+  if (!WriteOutput(output, out)) {
+    std::fprintf(stderr, "sparkprof flamegraph: cannot write %s\n", output.c_str());
+    return kExitUsage;
+  }
+  if (output != "-") {
+    std::fprintf(stderr, "sparkprof flamegraph: wrote %s (%zu bytes, %zu frames)\n",
+                 output.c_str(), out.size(), pruned.node_count() - 1);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterFlamegraphCommand(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<FlamegraphArgs>();
+  CLI::App* command = app.add_subcommand(
+      "flamegraph",
+      "Render a profile (*.sparkprof or collapsed stacks) as an interactive HTML flame graph, a "
+      "diff, or collapsed/speedscope exports");
+  command->add_option("input", args->input, "Profile file (*.sparkprof) or collapsed stacks")
+      ->required();
+  command->add_option("-o,--output", args->output,
+                      "Output file; '-' for stdout (default: INPUT's name with .html, "
+                      ".collapsed or .speedscope.json, in the current directory)");
+  command->add_option("--stage", args->stage, "Only samples of this Spark stage id (profile files)");
+  command->add_option("--category", args->category,
+                      "Only samples of this category: compute, serialization, s3a_write, "
+                      "s3a_read, shuffle_write, shuffle_read, spill, file_io, gc, other");
+  command->add_option("--title", args->title, "Title of the graph");
+  command->add_option("--diff", args->diff,
+                      "Second profile ('after'): draw its widths, coloured by the normalised "
+                      "change from INPUT (red more, blue less)");
+  command->add_option("--format", args->format, "html (default), collapsed or speedscope")
+      ->check(CLI::IsMember({"html", "collapsed", "speedscope"}));
+  command->add_option("--min-width", args->min_width,
+                      "Leave out frames narrower than this: 0.1px (of 1200 px), 0.05% or 0.05 "
+                      "(percent). Default 0.1px for html, nothing left out for exports");
+  command->add_option("--weight", args->weight,
+                      "Profile files: weigh stacks by sample count (samples) or time (time)")
+      ->check(CLI::IsMember({"samples", "time"}));
+  command->callback([args, &exit_code] { exit_code = RunFlamegraph(*args); });
+}
+
+}  // namespace sparkprof::cli
