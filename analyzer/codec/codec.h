@@ -33,7 +33,8 @@ Format DetectFormat(std::string_view head, std::string_view file_name);
 
 struct DecoderLimits {
   // A block/chunk header that declares more than this is rejected as corrupt (decompression
-  // bomb protection); Spark writes 32 KiB blocks, so 64 MiB is generous.
+  // bomb protection); Spark writes 32 KiB blocks, so 64 MiB is generous. For zstd it bounds the
+  // window a frame may ask for (rounded down to a power of two, at most 128 MiB).
   uint64_t max_block_bytes = 64ull << 20;
   // Total decompressed bytes served before the decoder stops with TooLarge.
   uint64_t max_output_bytes = UINT64_MAX;
@@ -49,6 +50,8 @@ Result<std::unique_ptr<InputStream>> MakeDecoder(Format format,
                                                  const DecoderLimits& limits = {});
 
 // Sniffs the first bytes of `raw`, then returns the decoded stream and the detected format.
+// kZip and kUnknownBinary give Unsupported naming `file_name` (call DetectFormat first when a zip
+// should be opened as an archive instead). Errors reading the first bytes are returned as they are.
 struct DecodedStream {
   Format format;
   std::unique_ptr<InputStream> stream;

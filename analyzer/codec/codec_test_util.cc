@@ -1,5 +1,7 @@
 #include "analyzer/codec/codec_test_util.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstring>
 #include <random>
@@ -12,12 +14,18 @@ std::string SampleEventLogText(size_t bytes) {
   text.reserve(bytes + 256);
   std::mt19937 random(42);
   for (int task = 0; text.size() < bytes; ++task) {
+    // Separate statements: the order of calls inside one expression differs between compilers,
+    // and the fuzz corpus depends on these bytes.
+    const uint64_t launch_time_ms = 1700000000000 + random() % 100000;
+    const uint32_t executor = random() % 16;
+    const uint32_t run_time_ms = random() % 5000;
+    const uint32_t gc_time_ms = random() % 300;
     text += R"({"Event":"SparkListenerTaskEnd","Stage ID":)" + std::to_string(task / 200) +
             R"(,"Task Info":{"Task ID":)" + std::to_string(task) +
-            R"(,"Launch Time":)" + std::to_string(1700000000000 + random() % 100000) +
-            R"(,"Executor ID":")" + std::to_string(random() % 16) +
-            R"("},"Task Metrics":{"Executor Run Time":)" + std::to_string(random() % 5000) +
-            R"(,"JVM GC Time":)" + std::to_string(random() % 300) + "}}\n";
+            R"(,"Launch Time":)" + std::to_string(launch_time_ms) +
+            R"(,"Executor ID":")" + std::to_string(executor) +
+            R"("},"Task Metrics":{"Executor Run Time":)" + std::to_string(run_time_ms) +
+            R"(,"JVM GC Time":)" + std::to_string(gc_time_ms) + "}}\n";
   }
   text.resize(bytes);
   return text;
@@ -50,6 +58,13 @@ Drained DecodeAll(Format format, std::string compressed, const DecoderLimits& li
   auto decoder = MakeDecoder(format, MakeMemoryInputStream(std::move(compressed)), limits);
   if (!decoder.ok()) return {"", decoder.status(), true};
   return Drain(**decoder, read_bytes);
+}
+
+void ExpectError(const Drained& drained, StatusCode code, const std::string& message_part) {
+  EXPECT_EQ(drained.status.code(), code) << drained.status.ToString();
+  EXPECT_NE(drained.status.message().find(message_part), std::string::npos)
+      << drained.status.message() << "\n  should contain: " << message_part;
+  EXPECT_TRUE(drained.error_is_sticky);
 }
 
 namespace {

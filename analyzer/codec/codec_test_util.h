@@ -26,6 +26,13 @@ Drained Drain(InputStream& stream, size_t read_bytes = 64 << 10);
 Drained DecodeAll(Format format, std::string compressed, const DecoderLimits& limits = {},
                   size_t read_bytes = 64 << 10);
 
+// Expects `drained` to have stopped with `code`, a message containing `message_part`, and a
+// sticky error.
+void ExpectError(const Drained& drained, StatusCode code, const std::string& message_part);
+inline void ExpectCorrupt(const Drained& drained, const std::string& message_part) {
+  ExpectError(drained, StatusCode::kCorrupt, message_part);
+}
+
 // An input that hands out at most `max_read_bytes` per Read, like a pipe or a socket.
 std::unique_ptr<InputStream> MakeTrickleInputStream(std::string bytes, size_t max_read_bytes);
 

@@ -12,16 +12,10 @@ namespace {
 
 using testing::DecodeAll;
 using testing::Drained;
+using testing::ExpectCorrupt;
 
 Drained DecodeLz4(std::string bytes, const DecoderLimits& limits = {}) {
   return DecodeAll(Format::kLz4Block, std::move(bytes), limits);
-}
-
-void ExpectCorrupt(const Drained& drained, const std::string& message_part) {
-  EXPECT_EQ(drained.status.code(), StatusCode::kCorrupt) << drained.status.ToString();
-  EXPECT_NE(drained.status.message().find(message_part), std::string::npos)
-      << drained.status.message() << "\n  should contain: " << message_part;
-  EXPECT_TRUE(drained.error_is_sticky);
 }
 
 std::string Header(uint8_t token, uint32_t compressed, uint32_t decoded, uint32_t checksum) {
@@ -55,7 +49,7 @@ TEST(Lz4BlockStream, MissingEndBlockIsACleanEndAsInSpark) {
 
 TEST(Lz4BlockStream, TruncatedHeader) {
   ExpectCorrupt(DecodeLz4(EncodeLz4Block("hello").substr(0, 10)),
-                "truncated block header at byte 0");
+                "lz4: truncated block header at byte 0");
 }
 
 TEST(Lz4BlockStream, TruncatedPayloadServesEarlierBlocksFirst) {

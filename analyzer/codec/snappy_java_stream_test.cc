@@ -10,17 +10,10 @@ namespace sparkprof::codec {
 namespace {
 
 using testing::Drained;
+using testing::ExpectCorrupt;
 
 Drained DecodeSnappy(std::string bytes, const DecoderLimits& limits = {}) {
   return testing::DecodeAll(Format::kSnappyJava, std::move(bytes), limits);
-}
-
-void ExpectCorrupt(const Drained& drained, const std::string& message_part) {
-  EXPECT_EQ(drained.status.code(), StatusCode::kCorrupt) << drained.status.ToString();
-  EXPECT_NE(drained.status.message().find("snappy: " ), std::string::npos);
-  EXPECT_NE(drained.status.message().find(message_part), std::string::npos)
-      << drained.status.message() << "\n  should contain: " << message_part;
-  EXPECT_TRUE(drained.error_is_sticky);
 }
 
 const std::string kStreamHeader = EncodeSnappyJava("");
@@ -45,7 +38,7 @@ TEST(SnappyJavaStream, TruncatedHeader) {
 
 TEST(SnappyJavaStream, BadHeader) {
   ExpectCorrupt(DecodeSnappy(std::string("\x82SNAPPX\0", 8) + kStreamHeader.substr(8)),
-                "bad stream header at byte 0");
+                "snappy: bad stream header at byte 0");
 }
 
 TEST(SnappyJavaStream, TruncatedChunkLength) {
@@ -91,7 +84,7 @@ TEST(SnappyJavaStream, ConcatenatedHeaderMidStream) {
 }
 
 TEST(SnappyJavaStream, RandomBytesAreRejected) {
-  ExpectCorrupt(DecodeSnappy(testing::RandomBytes(5000, 1)), "bad stream header at byte 0");
+  ExpectCorrupt(DecodeSnappy(testing::RandomBytes(5000, 1)), "snappy: bad stream header at byte 0");
   ExpectCorrupt(DecodeSnappy(kStreamHeader + testing::RandomBytes(5000, 2)), "at byte 16");
 }
 

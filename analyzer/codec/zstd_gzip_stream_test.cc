@@ -11,13 +11,7 @@ namespace {
 
 using testing::DecodeAll;
 using testing::Drained;
-
-void ExpectError(const Drained& drained, StatusCode code, const std::string& message_part) {
-  EXPECT_EQ(drained.status.code(), code) << drained.status.ToString();
-  EXPECT_NE(drained.status.message().find(message_part), std::string::npos)
-      << drained.status.message() << "\n  should contain: " << message_part;
-  EXPECT_TRUE(drained.error_is_sticky);
-}
+using testing::ExpectError;
 
 TEST(ZstdStream, TruncatedLastFrameServesEverythingDecodableFirst) {
   std::string first = testing::SampleEventLogText(50'000);
