@@ -1,0 +1,73 @@
+#include "flamegraph/diff.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace sparkprof::flamegraph {
+namespace {
+
+using Frames = std::vector<std::string_view>;
+
+NodeId Find(const ProfileModel& model, const Frames& path) {
+  NodeId node = kRootNode;
+  for (std::string_view name : path) {
+    auto frame = model.strings().Find(name);
+    node = frame ? model.FindChild(node, *frame) : kNoNode;
+    if (node == kNoNode) return kNoNode;
+  }
+  return node;
+}
+
+TEST(DiffTest, BeforeTotalsMatchByCallPathAndDeltasAreNormalised) {
+  ProfileModel before;
+  before.AddStack(Frames{"main", "kryo"}, Category::kSerialization, 60);
+  before.AddStack(Frames{"main", "compute"}, Category::kCompute, 40);
+  before.AddStack(Frames{"main", "gone"}, Category::kCompute, 100);
+  ProfileModel after;  // twice the samples overall, its own string ids
+  after.AddStack(Frames{"new"}, Category::kCompute, 50);
+  after.AddStack(Frames{"main", "compute"}, Category::kCompute, 300);
+  after.AddStack(Frames{"main", "kryo"}, Category::kSerialization, 50);
+
+  DiffProfile diff = ComputeDiff(before, after);
+  EXPECT_EQ(diff.before_grand_total, 200u);
+  EXPECT_EQ(diff.after_grand_total, 400u);
+  NodeId kryo = Find(after, {"main", "kryo"});
+  NodeId compute = Find(after, {"main", "compute"});
+  NodeId fresh = Find(after, {"new"});
+  EXPECT_EQ(diff.before_totals[kryo], 60u);
+  EXPECT_EQ(diff.before_totals[compute], 40u);
+  EXPECT_EQ(diff.before_totals[fresh], 0u);
+  EXPECT_EQ(diff.before_totals[Find(after, {"main"})], 200u);
+  // kryo: 50/400 - 60/200 = 0.125 - 0.3
+  EXPECT_DOUBLE_EQ(diff.NormalizedDelta(after, kryo), 0.125 - 0.3);
+  // compute: 300/400 - 40/200 = 0.75 - 0.2
+  EXPECT_DOUBLE_EQ(diff.NormalizedDelta(after, compute), 0.55);
+  EXPECT_DOUBLE_EQ(diff.NormalizedDelta(after, fresh), 0.125);
+  EXPECT_DOUBLE_EQ(diff.NormalizedDelta(after, kRootNode), 0.0);
+  // "main;gone" vanished.
+  EXPECT_EQ(diff.before_only_weight, 100u);
+}
+
+TEST(DiffTest, IdenticalProfilesHaveNoChange) {
+  ProfileModel a;
+  a.AddStack(Frames{"x", "y"}, Category::kCompute, 3);
+  ProfileModel b;
+  b.AddStack(Frames{"x", "y"}, Category::kCompute, 30);
+  DiffProfile diff = ComputeDiff(a, b);
+  for (NodeId node = 0; node < b.node_count(); ++node) {
+    EXPECT_DOUBLE_EQ(diff.NormalizedDelta(b, node), 0.0);
+  }
+  EXPECT_EQ(diff.before_only_weight, 0u);
+}
+
+TEST(DiffTest, EmptyBeforeProfile) {
+  ProfileModel empty;
+  ProfileModel b;
+  b.AddStack(Frames{"x"}, Category::kCompute, 3);
+  DiffProfile diff = ComputeDiff(empty, b);
+  EXPECT_DOUBLE_EQ(diff.NormalizedDelta(b, Find(b, {"x"})), 1.0);
+}
+
+}  // namespace
+}  // namespace sparkprof::flamegraph

@@ -1,0 +1,48 @@
+// Reads saved profiles (*.sparkprof): a sequence of size-prefixed flatbuffers `Batch` buffers
+// (schema/profile.fbs, FinishSizePrefixed with identifier "SPPF"). Every buffer is bounds-checked
+// against the file and verified with the flatbuffers Verifier before any field is read; a bad
+// batch is skipped with a warning that names its byte offset, and reading goes on.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "flamegraph/category.h"
+#include "flamegraph/profile_model.h"
+#include "flamegraph/read_report.h"
+
+namespace sparkprof::flamegraph {
+
+struct ProfileFileReadOptions {
+  std::string source_name = "<input>";
+  std::optional<int32_t> stage_id;     // only samples of this stage
+  std::optional<Category> category;    // only samples of this category
+  // Weight of a sample: its sample count (WeightUnit::kSamples) or its weight_ns.
+  WeightUnit weight = WeightUnit::kSamples;
+  uint32_t max_batch_bytes = 256u << 20;
+  uint32_t max_tables_per_batch = 16u << 20;
+  size_t max_frames_per_stack = 8192;
+};
+
+struct ProfileFileSummary {
+  uint64_t batches_read = 0;
+  uint64_t batches_skipped = 0;
+  uint64_t samples_read = 0;      // StackSample entries added to the model
+  uint64_t samples_filtered = 0;  // left out by stage/category
+  std::set<int32_t> stage_ids;    // stages seen in the file, for "--stage N not found" messages
+};
+
+// True when `bytes` starts like a size-prefixed buffer with the "SPPF" identifier.
+bool LooksLikeProfileFile(std::string_view bytes);
+
+// Adds the samples of every valid batch in `bytes` to `model` (whose unit should match
+// `options.weight`). Fails when no batch at all could be read.
+Status ReadProfileFile(std::string_view bytes, const ProfileFileReadOptions& options,
+                       ProfileModel& model, ReadReport& report, ProfileFileSummary* summary);
+
+}  // namespace sparkprof::flamegraph

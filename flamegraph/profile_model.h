@@ -1,0 +1,133 @@
+// The call tree every input becomes and every output is written from: one node per distinct
+// (parent, frame), with total and self weight, and the self weight split by category.
+//
+// Invariants: node 0 is the root ("all"); a child's id is larger than its parent's; the total of a
+// node is its self weight plus the totals of its children, except that Pruned() drops narrow
+// children without shrinking their parent (the gap shows what was dropped, as flamegraph.pl does).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "flamegraph/category.h"
+#include "flamegraph/string_table.h"
+
+namespace sparkprof::flamegraph {
+
+using FrameId = StringId;
+using NodeId = uint32_t;
+
+inline constexpr NodeId kRootNode = 0;
+inline constexpr NodeId kNoNode = UINT32_MAX;
+inline constexpr uint32_t kNoSelfWeight = UINT32_MAX;
+
+// What one unit of weight means.
+enum class WeightUnit : uint8_t { kSamples, kNanoseconds };
+std::string_view WeightUnitName(WeightUnit unit);  // "samples" / "nanoseconds"
+
+struct ProfileNode {
+  FrameId frame = 0;  // meaningless for the root
+  NodeId parent = kNoNode;
+  NodeId first_child = kNoNode;
+  NodeId next_sibling = kNoNode;
+  uint32_t depth = 0;  // root 0, outermost frame 1
+  uint32_t first_self_weight = kNoSelfWeight;
+  uint64_t total = 0;
+  uint64_t self = 0;
+};
+
+// Called once per (stack, category) with a non-zero self weight. `frames` is root-first.
+using StackVisitor =
+    std::function<void(std::span<const FrameId> frames, Category category, uint64_t weight)>;
+
+class ProfileModel {
+ public:
+  explicit ProfileModel(WeightUnit unit = WeightUnit::kSamples);
+  // A model sharing `strings` (append-only, so ids stay valid for every holder).
+  ProfileModel(WeightUnit unit, std::shared_ptr<StringTable> strings);
+
+  WeightUnit unit() const { return unit_; }
+  FrameId InternFrame(std::string_view name) { return strings_->Intern(name); }
+  std::string_view FrameName(FrameId frame) const { return strings_->Get(frame); }
+  const StringTable& strings() const { return *strings_; }
+  const std::shared_ptr<StringTable>& shared_strings() const { return strings_; }
+
+  // Adds `weight` along `frames` (root-first). Weights saturate at UINT64_MAX rather than wrap.
+  // An empty stack adds to the root's self weight. Consecutive stacks that share a prefix (sorted
+  // collapsed input) skip the child lookups for that prefix.
+  void AddStack(std::span<const FrameId> frames, Category category, uint64_t weight);
+  void AddStack(std::span<const std::string_view> frames, Category category, uint64_t weight);
+
+  // Adds every stack of `other` (its strings are interned into this model's table).
+  void Merge(const ProfileModel& other);
+
+  // A copy without the subtrees whose total is below `min_total`. Shares this model's strings.
+  ProfileModel Pruned(uint64_t min_total) const;
+  // A copy holding only the samples of `category`.
+  ProfileModel FilteredByCategory(Category category) const;
+
+  size_t node_count() const { return nodes_.size(); }
+  const ProfileNode& node(NodeId id) const { return nodes_[id]; }
+  uint64_t total_weight() const { return nodes_[kRootNode].total; }
+  const CategoryWeights& category_totals() const { return category_totals_; }
+  // Nodes removed by Pruned() on the way to this model (0 for an unpruned model).
+  uint64_t pruned_node_count() const { return pruned_node_count_; }
+
+  // The child of `parent` for `frame`, or kNoNode.
+  NodeId FindChild(NodeId parent, FrameId frame) const;
+  // Children of `node` in alphabetical order of frame name (the flame graph's x-axis order).
+  std::vector<NodeId> SortedChildren(NodeId node) const;
+  // Calls `visit(category, weight)` for each category in the node's self weight.
+  template <typename Visit>
+  void ForEachSelfWeight(NodeId node, Visit&& visit) const {
+    for (uint32_t i = nodes_[node].first_self_weight; i != kNoSelfWeight; i = self_weights_[i].next) {
+      visit(self_weights_[i].category, self_weights_[i].weight);
+    }
+  }
+  // Every (stack, category, self weight), depth first with children in alphabetical order,
+  // so the output of a collapsed writer is sorted like flamegraph.pl's input.
+  void ForEachStack(const StackVisitor& visit) const;
+  // The category holding most of each node's total weight (ties go to the lower index).
+  std::vector<Category> DominantCategories() const;
+  // Root-first frames from the outermost frame to `node`.
+  std::vector<FrameId> PathTo(NodeId node) const;
+
+ private:
+  struct SelfWeight {
+    uint64_t weight;
+    uint32_t next;
+    Category category;
+  };
+
+  NodeId ChildFor(NodeId parent, FrameId frame);
+  void AddSelfWeight(NodeId node, Category category, uint64_t weight);
+  static uint64_t ChildKey(NodeId parent, FrameId frame) {
+    return (static_cast<uint64_t>(parent) << 32) | frame;
+  }
+
+  WeightUnit unit_;
+  std::shared_ptr<StringTable> strings_;
+  std::vector<ProfileNode> nodes_;
+  std::vector<SelfWeight> self_weights_;
+  std::unordered_map<uint64_t, NodeId> child_index_;
+  CategoryWeights category_totals_{};
+  uint64_t pruned_node_count_ = 0;
+  // The previous AddStack's path, for the shared-prefix shortcut.
+  std::vector<FrameId> last_frames_;
+  std::vector<NodeId> last_nodes_;
+  std::vector<FrameId> scratch_frames_;
+};
+
+// Adds with saturation: weights come from untrusted files.
+inline uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
+  uint64_t sum;
+  return __builtin_add_overflow(a, b, &sum) ? UINT64_MAX : sum;
+}
+
+}  // namespace sparkprof::flamegraph

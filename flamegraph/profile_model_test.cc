@@ -1,0 +1,146 @@
+#include "flamegraph/profile_model.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace sparkprof::flamegraph {
+namespace {
+
+using Frames = std::vector<std::string_view>;
+
+NodeId Find(const ProfileModel& model, const Frames& path) {
+  NodeId node = kRootNode;
+  for (std::string_view name : path) {
+    auto frame = model.strings().Find(name);
+    if (!frame) return kNoNode;
+    node = model.FindChild(node, *frame);
+    if (node == kNoNode) return kNoNode;
+  }
+  return node;
+}
+
+TEST(ProfileModelTest, TotalsAndSelfFollowTheStacks) {
+  ProfileModel model;
+  model.AddStack(Frames{"main", "a", "b"}, Category::kCompute, 3);
+  model.AddStack(Frames{"main", "a"}, Category::kCompute, 2);
+  model.AddStack(Frames{"main", "c"}, Category::kSerialization, 5);
+  EXPECT_EQ(model.total_weight(), 10u);
+  EXPECT_EQ(model.node(Find(model, {"main"})).total, 10u);
+  EXPECT_EQ(model.node(Find(model, {"main"})).self, 0u);
+  EXPECT_EQ(model.node(Find(model, {"main", "a"})).total, 5u);
+  EXPECT_EQ(model.node(Find(model, {"main", "a"})).self, 2u);
+  EXPECT_EQ(model.node(Find(model, {"main", "a", "b"})).depth, 3u);
+  EXPECT_EQ(model.category_totals()[CategoryIndex(Category::kCompute)], 5u);
+  EXPECT_EQ(model.category_totals()[CategoryIndex(Category::kSerialization)], 5u);
+  EXPECT_EQ(model.node_count(), 5u);  // root, main, a, b, c
+}
+
+TEST(ProfileModelTest, SameStackTwiceMergesIntoOneNodeAndSplitsSelfByCategory) {
+  ProfileModel model;
+  model.AddStack(Frames{"x", "y"}, Category::kCompute, 1);
+  model.AddStack(Frames{"x", "z"}, Category::kCompute, 1);  // breaks the shared-prefix cache
+  model.AddStack(Frames{"x", "y"}, Category::kGc, 4);
+  model.AddStack(Frames{"x", "y"}, Category::kCompute, 2);
+  NodeId y = Find(model, {"x", "y"});
+  EXPECT_EQ(model.node(y).total, 7u);
+  EXPECT_EQ(model.node_count(), 4u);
+  CategoryWeights self{};
+  model.ForEachSelfWeight(y, [&](Category c, uint64_t w) { self[CategoryIndex(c)] += w; });
+  EXPECT_EQ(self[CategoryIndex(Category::kCompute)], 3u);
+  EXPECT_EQ(self[CategoryIndex(Category::kGc)], 4u);
+  std::vector<Category> dominant = model.DominantCategories();
+  EXPECT_EQ(dominant[y], Category::kGc);
+  EXPECT_EQ(dominant[Find(model, {"x", "z"})], Category::kCompute);
+}
+
+TEST(ProfileModelTest, MergeAddsStacksFromAModelWithItsOwnStrings) {
+  ProfileModel first;
+  first.AddStack(Frames{"main", "a"}, Category::kCompute, 2);
+  ProfileModel second;
+  second.AddStack(Frames{"other"}, Category::kSpill, 1);
+  second.AddStack(Frames{"main", "a"}, Category::kCompute, 3);
+  second.AddStack(Frames{"main", "b"}, Category::kS3aWrite, 4);
+  first.Merge(second);
+  EXPECT_EQ(first.total_weight(), 10u);
+  EXPECT_EQ(first.node(Find(first, {"main", "a"})).total, 5u);
+  EXPECT_EQ(first.node(Find(first, {"main", "b"})).total, 4u);
+  EXPECT_EQ(first.category_totals()[CategoryIndex(Category::kS3aWrite)], 4u);
+  EXPECT_EQ(first.category_totals()[CategoryIndex(Category::kSpill)], 1u);
+}
+
+TEST(ProfileModelTest, PruningDropsNarrowSubtreesButKeepsParentWidths) {
+  ProfileModel model;
+  model.AddStack(Frames{"main", "wide", "deep"}, Category::kCompute, 90);
+  model.AddStack(Frames{"main", "narrow", "narrower"}, Category::kCompute, 9);
+  model.AddStack(Frames{"main", "tiny"}, Category::kCompute, 1);
+  ProfileModel pruned = model.Pruned(10);
+  EXPECT_EQ(pruned.total_weight(), 100u);
+  EXPECT_EQ(pruned.node(Find(pruned, {"main"})).total, 100u);
+  EXPECT_NE(Find(pruned, {"main", "wide", "deep"}), kNoNode);
+  EXPECT_EQ(Find(pruned, {"main", "narrow"}), kNoNode);
+  EXPECT_EQ(Find(pruned, {"main", "tiny"}), kNoNode);
+  EXPECT_EQ(pruned.pruned_node_count(), 3u);
+  EXPECT_EQ(pruned.node_count(), 4u);
+  // Strings are shared, not copied.
+  EXPECT_EQ(&pruned.strings(), &model.strings());
+  // Every kept node still has a parent with a smaller id.
+  for (NodeId node = 1; node < pruned.node_count(); ++node) {
+    EXPECT_LT(pruned.node(node).parent, node);
+  }
+}
+
+TEST(ProfileModelTest, FilterByCategoryKeepsOnlyThatCategory) {
+  ProfileModel model;
+  model.AddStack(Frames{"main", "ser"}, Category::kSerialization, 6);
+  model.AddStack(Frames{"main", "cpu"}, Category::kCompute, 4);
+  ProfileModel only = model.FilteredByCategory(Category::kSerialization);
+  EXPECT_EQ(only.total_weight(), 6u);
+  EXPECT_EQ(Find(only, {"main", "cpu"}), kNoNode);
+  EXPECT_EQ(only.category_totals()[CategoryIndex(Category::kCompute)], 0u);
+}
+
+TEST(ProfileModelTest, WeightsSaturateInsteadOfWrapping) {
+  ProfileModel model;
+  model.AddStack(Frames{"a"}, Category::kCompute, UINT64_MAX - 1);
+  model.AddStack(Frames{"a"}, Category::kCompute, 5);
+  EXPECT_EQ(model.total_weight(), UINT64_MAX);
+}
+
+TEST(ProfileModelTest, EmptyStackCountsAtTheRoot) {
+  ProfileModel model;
+  model.AddStack(Frames{}, Category::kGc, 7);
+  EXPECT_EQ(model.total_weight(), 7u);
+  EXPECT_EQ(model.node(kRootNode).self, 7u);
+}
+
+TEST(ProfileModelTest, ForEachStackVisitsInAlphabeticalOrder) {
+  ProfileModel model;
+  model.AddStack(Frames{"b"}, Category::kOther, 1);
+  model.AddStack(Frames{"a", "z"}, Category::kOther, 1);
+  model.AddStack(Frames{"a", "c"}, Category::kOther, 1);
+  std::vector<std::string> seen;
+  model.ForEachStack([&](std::span<const FrameId> frames, Category, uint64_t) {
+    std::string path;
+    for (FrameId f : frames) path += std::string(model.FrameName(f)) + ";";
+    seen.push_back(path);
+  });
+  EXPECT_EQ(seen, (std::vector<std::string>{"a;c;", "a;z;", "b;"}));
+}
+
+TEST(StringTableTest, InternsOnceAndKeepsLongStrings) {
+  StringTable table;
+  std::string long_name(100000, 'x');
+  StringId a = table.Intern("alpha");
+  StringId b = table.Intern(long_name);
+  StringId c = table.Intern("beta");
+  EXPECT_EQ(table.Intern("alpha"), a);
+  EXPECT_EQ(table.Get(b), long_name);
+  EXPECT_EQ(table.Get(c), "beta");
+  EXPECT_FALSE(table.Find("gamma").has_value());
+  EXPECT_EQ(table.size(), 3u);
+}
+
+}  // namespace
+}  // namespace sparkprof::flamegraph
