@@ -1,0 +1,72 @@
+// The JNI boundary for the Spark plugin (Java side: spark-plugin/.../io/sparkprof/NativeAgent.java).
+// Each function converts, forwards to the Agent, and releases what it created. When the library is
+// loaded without -agentpath (no Agent), every call is a cheap no-op.
+#include <jni.h>
+
+#include <string>
+#include <vector>
+
+#include "native-agent/agent.h"
+
+namespace {
+
+using sparkprof::agent::Agent;
+using sparkprof::agent::CurrentAgent;
+
+// Batches above this are refused rather than handed to Spark RPC.
+constexpr size_t kMaxBatchBytes = 64u << 20;
+
+// The one place an error becomes a Java exception.
+void ThrowJava(JNIEnv* env, const char* class_name, const std::string& message) {
+  if (env->ExceptionCheck()) return;
+  jclass exception = env->FindClass(class_name);
+  if (exception != nullptr) env->ThrowNew(exception, message.c_str());
+}
+
+}  // namespace
+
+extern "C" {
+
+JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM*, void*) { return JNI_VERSION_1_8; }
+
+JNIEXPORT jboolean JNICALL Java_io_sparkprof_NativeAgent_isLoaded0(JNIEnv*, jclass) {
+  Agent* agent = CurrentAgent();
+  return agent != nullptr && agent->running() ? JNI_TRUE : JNI_FALSE;
+}
+
+JNIEXPORT void JNICALL Java_io_sparkprof_NativeAgent_setTaskTag(JNIEnv* env, jclass, jint stage_id,
+                                                                jint stage_attempt,
+                                                                jlong task_attempt_id) {
+  if (Agent* agent = CurrentAgent()) {
+    agent->SetTaskTag(env, sparkprof::agent::TaskTag{stage_id, stage_attempt, task_attempt_id});
+  }
+}
+
+JNIEXPORT void JNICALL Java_io_sparkprof_NativeAgent_clearTaskTag(JNIEnv* env, jclass) {
+  if (Agent* agent = CurrentAgent()) agent->ClearTaskTag(env);
+}
+
+JNIEXPORT jbyteArray JNICALL Java_io_sparkprof_NativeAgent_drainBatch(JNIEnv* env, jclass) {
+  Agent* agent = CurrentAgent();
+  if (agent == nullptr) return nullptr;
+  std::vector<uint8_t> bytes = agent->DrainBatch(env);
+  if (bytes.empty()) return nullptr;
+  if (bytes.size() > kMaxBatchBytes) {
+    ThrowJava(env, "java/lang/IllegalStateException",
+              "sparkprof batch of " + std::to_string(bytes.size()) + " bytes exceeds the limit");
+    return nullptr;
+  }
+  jbyteArray array = env->NewByteArray(static_cast<jsize>(bytes.size()));
+  if (array == nullptr) return nullptr;  // OutOfMemoryError is pending
+  env->SetByteArrayRegion(array, 0, static_cast<jsize>(bytes.size()),
+                          reinterpret_cast<const jbyte*>(bytes.data()));
+  return array;
+}
+
+JNIEXPORT jstring JNICALL Java_io_sparkprof_NativeAgent_status(JNIEnv* env, jclass) {
+  Agent* agent = CurrentAgent();
+  std::string text = agent != nullptr ? agent->StatusText() : "{\"running\":false}";
+  return env->NewStringUTF(text.c_str());
+}
+
+}  // extern "C"

@@ -1,0 +1,497 @@
+#include "native-agent/agent.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+
+#include "native-agent/agent_counters.h"
+#include "native-agent/batch_encoder.h"
+#include "native-agent/profile_writers.h"
+#include "native-agent/signal_handler.h"
+#include "native-agent/stack_walker.h"
+
+#if SPARKPROF_AGENT_HAVE_FLAMEGRAPH
+#include "native-agent/flamegraph_output.h"
+#endif
+
+namespace sparkprof::agent {
+namespace {
+
+std::atomic<Agent*> g_agent{nullptr};
+
+constexpr const char kAgentThreadPrefix[] = "sparkprof-";
+constexpr int64_t kNameRefreshNs = 1'000'000'000;
+constexpr int kMaxJvmtiSampledThreads = 256;
+
+pid_t CurrentTid() { return static_cast<pid_t>(syscall(SYS_gettid)); }
+
+std::string HostName() {
+  char buffer[256] = {};
+  if (gethostname(buffer, sizeof(buffer) - 1) != 0) return "";
+  return buffer;
+}
+
+}  // namespace
+
+Agent* CurrentAgent() { return g_agent.load(); }
+void SetCurrentAgent(Agent* agent) { g_agent.store(agent); }
+
+void LogLine(const char* format, ...) {
+  char message[1024];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(message, sizeof(message), format, args);
+  va_end(args);
+  std::fprintf(stderr, "sparkprof: %s\n", message);
+  std::fflush(stderr);
+}
+
+Agent::Agent(JavaVM* vm, jvmtiEnv* jvmti, AgentOptions options)
+    : vm_(vm),
+      jvmti_(jvmti),
+      options_(std::move(options)),
+      pid_(getpid()),
+      out_path_(ExpandOutPath(options_.out_path, pid_)),
+      sampler_(options_.mode, options_.interval_ns, registry_),
+      resolver_(jvmti),
+      drain_(DrainConfig{options_.interval_ns, options_.max_stacks}, registry_, resolver_,
+             gc_monitor_, timeline_) {}
+
+bool Agent::Initialize() {
+  jvmtiCapabilities capabilities{};
+  capabilities.can_generate_garbage_collection_events = 1;
+  // CompiledMethodLoad makes HotSpot keep debug info at non-safepoints (like
+  // -XX:+DebugNonSafepoints), so AsyncGetCallTrace attributes samples to the right inlined frame.
+  capabilities.can_generate_compiled_method_load_events = 1;
+  if (jvmti_->AddCapabilities(&capabilities) != JVMTI_ERROR_NONE) {
+    capabilities.can_generate_compiled_method_load_events = 0;
+    if (jvmti_->AddCapabilities(&capabilities) != JVMTI_ERROR_NONE) {
+      LogLine("the JVM refused GC event capabilities; the JVM runs without profiling");
+      return false;
+    }
+  }
+  return true;
+}
+
+void Agent::Start(JNIEnv* jni, jthread current_thread) {
+  start_epoch_ns_ = EpochNowNs();
+  batch_start_epoch_ns_ = start_epoch_ns_;
+  last_dump_ns_ = MonotonicNowNs();
+  // Walker: AsyncGetCallTrace unless missing or walker=jvmti.
+  use_jvmti_walker_ = options_.walker == WalkerChoice::kJvmti;
+  if (!use_jvmti_walker_ && !ResolveAsyncGetCallTrace()) {
+    use_jvmti_walker_ = true;
+    LogLine("AsyncGetCallTrace not found in libjvm; falling back to JVMTI stack sampling "
+            "(GetThreadListStackTraces: safepoint-biased, higher overhead)");
+  }
+  // jmethodIDs for classes loaded before us; ClassPrepare covers the rest from here on.
+  jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_CLASS_PREPARE, nullptr);
+  PreallocateMethodIdsForLoadedClasses(jvmti_, jni);
+
+  if (!use_jvmti_walker_) {
+    std::string error;
+    if (!InstallCrashGuard(&error)) {
+      LogLine("%s; the JVM runs without profiling", error.c_str());
+      return;
+    }
+    SetStackWalker(AsyncGetCallTraceWalker);
+    Status started = sampler_.Start();
+    if (!started.ok()) {
+      LogLine("cannot start sampling (%s); the JVM runs without profiling",
+              started.message().c_str());
+      return;
+    }
+  }
+  for (jvmtiEvent event : {JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END,
+                           JVMTI_EVENT_GARBAGE_COLLECTION_START, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH,
+                           JVMTI_EVENT_COMPILED_METHOD_LOAD, JVMTI_EVENT_VM_DEATH}) {
+    jvmti_->SetEventNotificationMode(JVMTI_ENABLE, event, nullptr);
+  }
+  SetUpMetrics();
+  running_.store(true);
+  EnableSampling(!use_jvmti_walker_);
+  // The thread that runs VMInit (main) started before ThreadStart was enabled.
+  if (current_thread != nullptr) {
+    std::string name = ThreadName(jvmti_, jni, current_thread);
+    if (name.rfind(kAgentThreadPrefix, 0) != 0) RegisterCurrentThread(jni, current_thread, name);
+  }
+  StartAgentThread(jni, "sparkprof-drain", DrainThreadMain);
+  if (use_jvmti_walker_) StartAgentThread(jni, "sparkprof-jvmti-sampler", JvmtiSamplerMain);
+  LogLine("profiling: mode=%s interval=%lldus %s, walker=%s%s%s",
+          options_.mode == SamplingMode::kCpu ? "cpu" : "wall",
+          static_cast<long long>(options_.interval_ns / 1000),
+          use_jvmti_walker_ ? "(JVMTI sampler)" : sampler_.mechanism().c_str(),
+          use_jvmti_walker_ ? "jvmti" : "AsyncGetCallTrace", out_path_.empty() ? "" : ", out=",
+          out_path_.c_str());
+}
+
+void Agent::SetUpMetrics() {
+  if (options_.prometheus.empty()) return;
+  auto samples = metrics_.AddCounter("sparkprof_agent_samples_total",
+                                     "Profiling signals that took a sample on a profiled thread.");
+  auto dropped = metrics_.AddCounter("sparkprof_agent_samples_dropped_total",
+                                     "Samples not recorded, by reason.");
+  auto walk_failed = metrics_.AddCounter("sparkprof_agent_walk_failures_total",
+                                         "Samples whose stack walk returned no Java frames.");
+  auto walk_seconds = metrics_.AddCounter("sparkprof_agent_stack_walk_seconds_total",
+                                          "Time spent walking stacks inside the signal handler.");
+  auto stacks_dropped = metrics_.AddCounter(
+      "sparkprof_agent_stacks_dropped_total", "Samples folded into [overflow]: distinct-stack cap reached.");
+  auto category = metrics_.AddCounter("sparkprof_agent_task_time_seconds_total",
+                                      "Sampled thread time by category (gc: stop-the-world pause "
+                                      "time overlapping tasks).");
+  auto memory = metrics_.AddGauge("sparkprof_agent_native_memory_bytes",
+                                  "Native memory held by the agent's rings and tables.");
+  auto threads = metrics_.AddGauge("sparkprof_agent_threads", "Threads the agent samples.");
+  auto pauses = metrics_.AddHistogram(
+      "sparkprof_agent_gc_pause_seconds",
+      "Stop-the-world GC pauses (JVMTI GarbageCollectionStart/Finish; concurrent phases excluded).",
+      {0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5});
+  if (!samples.ok() || !dropped.ok() || !walk_failed.ok() || !walk_seconds.ok() ||
+      !stacks_dropped.ok() || !category.ok() || !memory.ok() || !threads.ok() || !pauses.ok()) {
+    LogLine("internal error registering metrics; /metrics disabled");
+    return;
+  }
+  gc_pause_histogram_ = &(*pauses)->WithLabels();
+  drain_.set_pause_observer(
+      [this](const GcPause& pause) { gc_pause_histogram_->Observe(pause.duration_ns / 1e9); });
+  // Counters mirror the agent's atomics: add the difference since the last scrape.
+  auto mirror = [](metrics::Counter* counter, double value) {
+    double delta = value - counter->Value();
+    if (delta > 0) counter->Increment(delta);
+  };
+  metrics::Counter* samples_counter = &(*samples)->WithLabels();
+  metrics::Counter* ring_full = &(*dropped)->WithLabels({{"reason", "ring_full"}});
+  metrics::Counter* reentrant = &(*dropped)->WithLabels({{"reason", "reentrant"}});
+  metrics::Counter* no_thread = &(*dropped)->WithLabels({{"reason", "unknown_thread"}});
+  metrics::Counter* walk_failed_counter = &(*walk_failed)->WithLabels();
+  metrics::Counter* walk_seconds_counter = &(*walk_seconds)->WithLabels();
+  metrics::Counter* stacks_counter = &(*stacks_dropped)->WithLabels();
+  metrics::Gauge* memory_gauge = &(*memory)->WithLabels();
+  metrics::Gauge* threads_gauge = &(*threads)->WithLabels();
+  std::vector<metrics::Counter*> category_counters;
+  for (int i = 0; i < classifier::kCategoryCount; ++i) {
+    category_counters.push_back(&(*category)->WithLabels(
+        {{"category", std::string(classifier::CategoryName(static_cast<Category>(i)))}}));
+  }
+  metrics_.AddCollectCallback([=, this] {
+    HealthSnapshot health = ReadHealthCounters();
+    mirror(samples_counter, static_cast<double>(health.samples_taken));
+    mirror(ring_full, static_cast<double>(health.samples_dropped_ring_full));
+    mirror(reentrant, static_cast<double>(health.samples_reentrant));
+    mirror(no_thread, static_cast<double>(health.samples_no_thread_state));
+    mirror(walk_failed_counter, static_cast<double>(health.samples_walk_failed));
+    mirror(walk_seconds_counter, health.walk_time_ns_total / 1e9);
+    mirror(stacks_counter, static_cast<double>(health.stacks_dropped_cap));
+    memory_gauge->Set(static_cast<double>(health.native_memory_bytes));
+    threads_gauge->Set(static_cast<double>(registry_.LiveCount()));
+    for (int i = 0; i < classifier::kCategoryCount; ++i) {
+      mirror(category_counters[i], category_time_ns_[i].load() / 1e9);
+    }
+  });
+  auto exposer = metrics::HttpExposer::Start(options_.prometheus, metrics_);
+  if (!exposer.ok()) {
+    LogLine("prometheus=%s: %s; /metrics disabled, profiling continues",
+            options_.prometheus.c_str(), exposer.status().message().c_str());
+    return;
+  }
+  exposer_ = std::move(*exposer);
+  LogLine("serving /metrics on port %d", exposer_->port());
+}
+
+ThreadState* Agent::RegisterCurrentThread(JNIEnv* jni, jthread thread, std::string name) {
+  auto state = std::make_unique<ThreadState>(CurrentTid(), options_.ring, options_.depth);
+  state->walk_context = jni;
+  state->thread_global_ref = jni->NewGlobalRef(thread);
+  state->name = std::move(name);
+  ThreadState* registered = registry_.Add(std::move(state));
+  BindCurrentThread(registered);
+  sampler_.OnThreadStarted(registered);
+  g_counters.threads_registered.fetch_add(1);
+  return registered;
+}
+
+void Agent::OnThreadStart(JNIEnv* jni, jthread thread) {
+  if (!running_.load() || shutting_down_.load() || CurrentThreadState() != nullptr) return;
+  std::string name = ThreadName(jvmti_, jni, thread);
+  if (name.rfind(kAgentThreadPrefix, 0) == 0) return;
+  RegisterCurrentThread(jni, thread, std::move(name));
+}
+
+void Agent::OnThreadEnd(JNIEnv* jni, jthread thread) {
+  ThreadState* state = CurrentThreadState();
+  if (state == nullptr) return;
+  // Order matters: no more timer signals, then unbind (a late signal finds no state), then
+  // hand the state to the drain, which empties its ring and frees it.
+  sampler_.OnThreadEnding(state);
+  BindCurrentThread(nullptr);
+  timeline_.End(state, MonotonicNowNs());
+  registry_.Retire(state);
+}
+
+void Agent::SetTaskTag(JNIEnv* jni, const TaskTag& tag) {
+  if (!running_.load() || shutting_down_.load()) return;
+  ThreadState* state = CurrentThreadState();
+  if (state == nullptr) {
+    // A thread that existed before the agent (late attach, or a thread started before VMInit).
+    jthread thread = nullptr;
+    if (jvmti_->GetCurrentThread(&thread) != JVMTI_ERROR_NONE || thread == nullptr) return;
+    state = RegisterCurrentThread(jni, thread, ThreadName(jvmti_, jni, thread));
+    jni->DeleteLocalRef(thread);
+  }
+  state->tag.Set(tag);
+  timeline_.Begin(state, tag, MonotonicNowNs());
+}
+
+void Agent::ClearTaskTag(JNIEnv* jni) {
+  ThreadState* state = CurrentThreadState();
+  if (state == nullptr) return;
+  state->tag.Clear();
+  timeline_.End(state, MonotonicNowNs());
+}
+
+void Agent::StartAgentThread(JNIEnv* jni, const char* name, jvmtiStartFunction body) {
+  jclass thread_class = jni->FindClass("java/lang/Thread");
+  jmethodID constructor =
+      thread_class ? jni->GetMethodID(thread_class, "<init>", "(Ljava/lang/String;)V") : nullptr;
+  jstring thread_name = jni->NewStringUTF(name);
+  jobject thread = (constructor && thread_name) ? jni->NewObject(thread_class, constructor, thread_name)
+                                                : nullptr;
+  if (thread == nullptr) {
+    jni->ExceptionClear();
+    LogLine("cannot create the %s thread; profiles will only be written at exit", name);
+    return;
+  }
+  agent_threads_alive_.fetch_add(1);
+  if (jvmti_->RunAgentThread(thread, body, this, JVMTI_THREAD_NORM_PRIORITY) != JVMTI_ERROR_NONE) {
+    agent_threads_alive_.fetch_sub(1);
+    LogLine("cannot start the %s thread", name);
+  }
+  jni->DeleteLocalRef(thread);
+  jni->DeleteLocalRef(thread_name);
+  jni->DeleteLocalRef(thread_class);
+}
+
+void JNICALL Agent::DrainThreadMain(jvmtiEnv*, JNIEnv* jni, void* arg) {
+  static_cast<Agent*>(arg)->DrainLoop(jni);
+}
+
+void JNICALL Agent::JvmtiSamplerMain(jvmtiEnv*, JNIEnv* jni, void* arg) {
+  static_cast<Agent*>(arg)->JvmtiSamplerLoop(jni);
+}
+
+int64_t Agent::DrainPeriodNs() const {
+  // A ring must not fill between drains: drain after a quarter of it, within 5..50 ms.
+  int64_t quarter_ring = options_.interval_ns * static_cast<int64_t>(options_.ring) / 4;
+  return std::clamp<int64_t>(quarter_ring, 5'000'000, 50'000'000);
+}
+
+void Agent::DrainLoop(JNIEnv* jni) {
+  const auto period = std::chrono::nanoseconds(DrainPeriodNs());
+  while (!shutting_down_.load()) {
+    {
+      std::unique_lock<std::mutex> lock(wakeup_mutex_);
+      wakeup_.wait_for(lock, period, [this] { return shutting_down_.load(); });
+    }
+    if (shutting_down_.load()) break;
+    std::lock_guard<std::mutex> lock(drain_mutex_);
+    if (shutting_down_.load()) break;
+    RunDrainCycleLocked(jni);
+    if (options_.dump_seconds > 0 && !out_path_.empty() &&
+        MonotonicNowNs() - last_dump_ns_ >= options_.dump_seconds * 1'000'000'000) {
+      last_dump_ns_ = MonotonicNowNs();
+      WriteOutputsLocked();
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(wakeup_mutex_);
+    agent_threads_alive_.fetch_sub(1);
+  }
+  wakeup_.notify_all();
+}
+
+void Agent::JvmtiSamplerLoop(JNIEnv* jni) {
+  const auto period = std::chrono::nanoseconds(options_.interval_ns);
+  while (!shutting_down_.load()) {
+    {
+      std::unique_lock<std::mutex> lock(wakeup_mutex_);
+      wakeup_.wait_for(lock, period, [this] { return shutting_down_.load(); });
+    }
+    if (shutting_down_.load()) break;
+    std::lock_guard<std::mutex> lock(drain_mutex_);
+    if (shutting_down_.load()) break;
+    SampleWithJvmtiLocked(jni);
+  }
+  {
+    std::lock_guard<std::mutex> lock(wakeup_mutex_);
+    agent_threads_alive_.fetch_sub(1);
+  }
+  wakeup_.notify_all();
+}
+
+// The fallback walker: safepoint-biased, but needs nothing from HotSpot beyond JVMTI. Holding
+// drain_mutex_ keeps every state alive (only the drain frees) and makes us the rings' only
+// producer and consumer-excluder.
+void Agent::SampleWithJvmtiLocked(JNIEnv* jni) {
+  std::vector<ThreadState*> states = registry_.LiveSnapshot();
+  if (states.size() > kMaxJvmtiSampledThreads) states.resize(kMaxJvmtiSampledThreads);
+  std::vector<jthread> threads;
+  for (ThreadState* state : states) threads.push_back(static_cast<jthread>(state->thread_global_ref));
+  if (threads.empty()) return;
+  jvmtiStackInfo* infos = nullptr;
+  int64_t start_ns = MonotonicNowNs();
+  if (jvmti_->GetThreadListStackTraces(static_cast<jint>(threads.size()), threads.data(),
+                                       options_.depth, &infos) != JVMTI_ERROR_NONE) {
+    return;
+  }
+  int64_t now_ns = MonotonicNowNs();
+  for (size_t i = 0; i < states.size(); ++i) {
+    const jvmtiStackInfo& info = infos[i];
+    if (info.state & JVMTI_THREAD_STATE_TERMINATED) continue;
+    bool runnable = (info.state & JVMTI_THREAD_STATE_RUNNABLE) != 0;
+    if (options_.mode == SamplingMode::kCpu && !runnable) continue;
+    g_counters.samples_taken.fetch_add(1, std::memory_order_relaxed);
+    SampleRecord* record = states[i]->ring.TryReserve();
+    if (record == nullptr) {
+      g_counters.samples_dropped_ring_full.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    record->tag = states[i]->tag.Read();
+    record->timestamp_ns = now_ns;
+    int frames = std::min<int>(info.frame_count, states[i]->ring.depth());
+    for (int f = 0; f < frames; ++f) {
+      record->frames[f].bci_or_line = static_cast<int32_t>(info.frame_buffer[f].location);
+      record->frames[f].method_id = info.frame_buffer[f].method;
+    }
+    record->num_frames = frames;
+    states[i]->ring.Commit();
+  }
+  g_counters.walk_time_ns_total.fetch_add(static_cast<uint64_t>(now_ns - start_ns));
+  jvmti_->Deallocate(reinterpret_cast<unsigned char*>(infos));
+}
+
+void Agent::RefreshThreadNamesLocked(JNIEnv* jni) {
+  for (ThreadState* state : registry_.LiveSnapshot()) {
+    if (state->thread_global_ref == nullptr) continue;
+    std::string name = ThreadName(jvmti_, jni, static_cast<jthread>(state->thread_global_ref));
+    if (!name.empty()) state->name = std::move(name);
+  }
+}
+
+void Agent::RunDrainCycleLocked(JNIEnv* jni) {
+  int64_t now = MonotonicNowNs();
+  if (now - last_name_refresh_ns_ >= kNameRefreshNs) {
+    last_name_refresh_ns_ = now;
+    RefreshThreadNamesLocked(jni);
+  }
+  resolver_.set_jni(jni);
+  drain_.RunCycle([jni](ThreadState* state) {
+    if (state->thread_global_ref != nullptr) {
+      jni->DeleteGlobalRef(static_cast<jobject>(state->thread_global_ref));
+      state->thread_global_ref = nullptr;
+    }
+  });
+  uint64_t totals[classifier::kCategoryCount] = {};
+  for (const auto& [key, total] : drain_.cumulative().task_times()) {
+    totals[static_cast<size_t>(key.category)] += total.time_ns;
+  }
+  for (int i = 0; i < classifier::kCategoryCount; ++i) category_time_ns_[i].store(totals[i]);
+}
+
+void Agent::WriteOutputsLocked() {
+  if (out_path_.empty()) return;
+  ReportContext context;
+  context.mode = options_.mode == SamplingMode::kCpu ? "cpu" : "wall";
+  context.mechanism = use_jvmti_walker_ ? "jvmti: GetThreadListStackTraces" : sampler_.mechanism();
+  context.walker = use_jvmti_walker_ ? "JVMTI" : "AsyncGetCallTrace";
+  context.interval_ns = options_.interval_ns;
+  context.pid = pid_;
+  context.start_epoch_ns = start_epoch_ns_;
+  context.end_epoch_ns = EpochNowNs();
+  HealthSnapshot health = ReadHealthCounters();
+  std::string collapsed = RenderCollapsed(drain_.cumulative(), drain_.strings());
+  Status status = WriteFileAtomically(out_path_ + ".collapsed", collapsed);
+  if (status.ok()) status = WriteFileAtomically(out_path_ + ".json", RenderJson(context, drain_, health));
+#if SPARKPROF_AGENT_HAVE_FLAMEGRAPH
+  if (status.ok()) status = WriteFlameGraphHtml(out_path_ + ".html", drain_, context);
+#endif
+  if (!status.ok()) LogLine("%s", status.message().c_str());
+}
+
+std::vector<uint8_t> Agent::DrainBatch(JNIEnv* jni) {
+  if (!running_.load()) return {};
+  std::lock_guard<std::mutex> lock(drain_mutex_);
+  RunDrainCycleLocked(jni);
+  std::vector<GcPause> pauses = drain_.TakePendingPauses();
+  if (drain_.pending().empty() && pauses.empty()) return {};
+  BatchHeader header;
+  header.executor_id = options_.executor_id;
+  header.host = HostName();
+  header.pid = pid_;
+  header.start_epoch_ns = batch_start_epoch_ns_;
+  header.end_epoch_ns = EpochNowNs();
+  header.interval_ns = options_.interval_ns;
+  header.mode = options_.mode == SamplingMode::kCpu ? "cpu" : "wall";
+  batch_start_epoch_ns_ = header.end_epoch_ns;
+  g_counters.batches_encoded.fetch_add(1);
+  std::vector<uint8_t> bytes =
+      EncodeBatch(header, drain_.pending(), drain_.strings(), pauses, ReadHealthCounters());
+  drain_.pending().Clear();
+  return bytes;
+}
+
+std::string Agent::StatusText() {
+  HealthSnapshot health = ReadHealthCounters();
+  char text[768];
+  std::snprintf(
+      text, sizeof(text),
+      "{\"running\":%s,\"mode\":\"%s\",\"interval_ns\":%lld,\"walker\":\"%s\",\"threads\":%zu,"
+      "\"samples_taken\":%llu,\"samples_dropped_ring_full\":%llu,\"samples_walk_failed\":%llu,"
+      "\"walk_crashes_recovered\":%llu,\"walk_time_ns_total\":%llu,\"batches_encoded\":%llu,"
+      "\"native_memory_bytes\":%llu}",
+      running_.load() && !shutting_down_.load() ? "true" : "false",
+      options_.mode == SamplingMode::kCpu ? "cpu" : "wall",
+      static_cast<long long>(options_.interval_ns), use_jvmti_walker_ ? "jvmti" : "agct",
+      registry_.LiveCount(), static_cast<unsigned long long>(health.samples_taken),
+      static_cast<unsigned long long>(health.samples_dropped_ring_full),
+      static_cast<unsigned long long>(health.samples_walk_failed),
+      static_cast<unsigned long long>(health.walk_crashes_recovered),
+      static_cast<unsigned long long>(health.walk_time_ns_total),
+      static_cast<unsigned long long>(health.batches_encoded),
+      static_cast<unsigned long long>(health.native_memory_bytes));
+  return text;
+}
+
+void Agent::OnVmDeath(JNIEnv* jni) {
+  if (shutting_down_.exchange(true)) return;
+  // 1. Stop every signal source and recording. 2. Let the agent threads leave their loops.
+  // 3. Final drain and outputs. Memory is never freed here: late threads may still run.
+  sampler_.Stop();
+  EnableSampling(false);
+  {
+    std::lock_guard<std::mutex> lock(wakeup_mutex_);
+    wakeup_.notify_all();
+  }
+  {
+    std::unique_lock<std::mutex> lock(wakeup_mutex_);
+    wakeup_.wait_for(lock, std::chrono::seconds(2), [this] { return agent_threads_alive_.load() == 0; });
+  }
+  std::lock_guard<std::mutex> lock(drain_mutex_);
+  RunDrainCycleLocked(jni);
+  WriteOutputsLocked();
+  if (exposer_) exposer_->Stop();
+  running_.store(false);
+  HealthSnapshot health = ReadHealthCounters();
+  if (!out_path_.empty()) {
+    LogLine("wrote %s.{collapsed,json}: %llu samples, %llu dropped (ring full), %llu walk failures",
+            out_path_.c_str(), static_cast<unsigned long long>(health.samples_taken),
+            static_cast<unsigned long long>(health.samples_dropped_ring_full),
+            static_cast<unsigned long long>(health.samples_walk_failed));
+  }
+}
+
+}  // namespace sparkprof::agent

@@ -1,0 +1,103 @@
+// The agent: owns options, thread registry, sampler, GC monitor, drain and outputs, and receives
+// the forwarded JVMTI callbacks (agent_entry.cc) and JNI calls (jni/). Created once per process
+// and never freed: threads still running at JVM exit may touch it, so it must outlive them.
+#pragma once
+
+#include <jni.h>
+#include <jvmti.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "metrics/http_exposer.h"
+#include "metrics/registry.h"
+#include "native-agent/agent_options.h"
+#include "native-agent/drain.h"
+#include "native-agent/gc_monitor.h"
+#include "native-agent/method_resolver.h"
+#include "native-agent/sampler.h"
+#include "native-agent/thread_state.h"
+
+namespace sparkprof::agent {
+
+class Agent {
+ public:
+  Agent(JavaVM* vm, jvmtiEnv* jvmti, AgentOptions options);
+
+  // Capabilities + callbacks. Returns false (after logging) when the JVM refuses them.
+  bool Initialize();
+  // From VMInit, or straight from Agent_OnAttach when the VM is already live.
+  void Start(JNIEnv* jni, jthread current_thread);
+
+  // JVMTI callbacks (forwarded).
+  void OnVmDeath(JNIEnv* jni);
+  void OnThreadStart(JNIEnv* jni, jthread thread);
+  void OnThreadEnd(JNIEnv* jni, jthread thread);
+  void OnClassPrepare(jclass klass) { PreallocateMethodIds(jvmti_, klass); }
+  GcMonitor& gc_monitor() { return gc_monitor_; }
+
+  // JNI API for the plugin (called on the task thread itself for tags).
+  bool running() const { return running_.load(); }
+  void SetTaskTag(JNIEnv* jni, const TaskTag& tag);
+  void ClearTaskTag(JNIEnv* jni);
+  std::vector<uint8_t> DrainBatch(JNIEnv* jni);
+  std::string StatusText();
+
+ private:
+  ThreadState* RegisterCurrentThread(JNIEnv* jni, jthread thread, std::string name);
+  void StartAgentThread(JNIEnv* jni, const char* name, jvmtiStartFunction body);
+  static void JNICALL DrainThreadMain(jvmtiEnv* jvmti, JNIEnv* jni, void* arg);
+  static void JNICALL JvmtiSamplerMain(jvmtiEnv* jvmti, JNIEnv* jni, void* arg);
+  void DrainLoop(JNIEnv* jni);
+  void JvmtiSamplerLoop(JNIEnv* jni);
+  void SampleWithJvmtiLocked(JNIEnv* jni);
+  void RunDrainCycleLocked(JNIEnv* jni);
+  void RefreshThreadNamesLocked(JNIEnv* jni);
+  void WriteOutputsLocked();
+  void SetUpMetrics();
+  int64_t DrainPeriodNs() const;
+
+  JavaVM* vm_;
+  jvmtiEnv* jvmti_;
+  AgentOptions options_;
+  int pid_;
+  std::string out_path_;
+  int64_t start_epoch_ns_ = 0;
+  bool use_jvmti_walker_ = false;
+
+  ThreadRegistry registry_;
+  Sampler sampler_;
+  GcMonitor gc_monitor_;
+  TaskTimeline timeline_;
+  JvmtiMethodResolver resolver_;
+  Drain drain_;
+
+  std::mutex drain_mutex_;  // serialises drain cycles, batch encoding, outputs, JVMTI sampling
+  std::mutex wakeup_mutex_;
+  std::condition_variable wakeup_;
+  std::atomic<bool> running_{false};
+  std::atomic<bool> shutting_down_{false};
+  std::atomic<int> agent_threads_alive_{0};
+  int64_t last_name_refresh_ns_ = 0;
+  int64_t last_dump_ns_ = 0;
+  int64_t batch_start_epoch_ns_ = 0;
+
+  metrics::Registry metrics_;
+  std::unique_ptr<metrics::HttpExposer> exposer_;
+  metrics::Histogram* gc_pause_histogram_ = nullptr;
+  std::atomic<uint64_t> category_time_ns_[classifier::kCategoryCount] = {};
+};
+
+// The process's agent, or nullptr when none runs (no -agentpath, bad options, declined).
+Agent* CurrentAgent();
+void SetCurrentAgent(Agent* agent);
+
+// One line on stderr, prefixed "sparkprof: ". Never from a signal handler.
+void LogLine(const char* format, ...) __attribute__((format(printf, 1, 2)));
+
+}  // namespace sparkprof::agent

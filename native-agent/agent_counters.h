@@ -1,0 +1,32 @@
+// The agent's own health counters: cumulative, process-wide, updated from the signal handler.
+// Every field is a lock-free atomic (static_assert'd) so the handler may touch them.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace sparkprof::agent {
+
+static_assert(std::atomic<uint64_t>::is_always_lock_free, "signal handler needs lock-free counters");
+
+struct AgentCounters {
+  std::atomic<uint64_t> signals_received{0};        // every profiling signal that reached us
+  std::atomic<uint64_t> samples_taken{0};           // signals on a registered thread, ring slot taken
+  std::atomic<uint64_t> samples_dropped_ring_full{0};
+  std::atomic<uint64_t> samples_no_thread_state{0}; // signal on a thread the agent does not know
+  std::atomic<uint64_t> samples_reentrant{0};       // a signal arrived while the handler ran
+  std::atomic<uint64_t> samples_walk_failed{0};     // walker returned an error code (<= 0)
+  std::atomic<uint64_t> walk_crashes_recovered{0};  // SIGSEGV/SIGBUS inside the walk, recovered
+  std::atomic<uint64_t> walk_time_ns_total{0};
+  std::atomic<uint64_t> gc_pauses_dropped{0};       // GC pause ring full
+  std::atomic<uint64_t> stacks_dropped_cap{0};      // samples folded into "[overflow]"
+  std::atomic<uint64_t> batches_encoded{0};
+  std::atomic<uint64_t> native_memory_bytes{0};     // rings + tables (approximate, updated by drain)
+  std::atomic<uint64_t> threads_registered{0};
+  std::atomic<uint64_t> timer_create_failures{0};
+};
+
+// constinit: no guard variable, so the signal handler never runs a static initialiser.
+inline constinit AgentCounters g_counters{};
+
+}  // namespace sparkprof::agent

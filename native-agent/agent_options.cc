@@ -1,0 +1,131 @@
+#include "native-agent/agent_options.h"
+
+#include <charconv>
+#include <vector>
+
+namespace sparkprof::agent {
+namespace {
+
+Result<int64_t> ParseInteger(std::string_view key, std::string_view value, int64_t min, int64_t max) {
+  int64_t parsed = 0;
+  auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+  if (error != std::errc() || end != value.data() + value.size()) {
+    return InvalidArgument(std::string(key) + "=" + std::string(value) + ": not a whole number");
+  }
+  if (parsed < min || parsed > max) {
+    return InvalidArgument(std::string(key) + "=" + std::string(value) + ": must be between " +
+                           std::to_string(min) + " and " + std::to_string(max));
+  }
+  return parsed;
+}
+
+}  // namespace
+
+const char kOptionHelp[] =
+    "options: interval=10ms mode=cpu|wall out=PATH dump=SECONDS depth=1..2048 ring=4..65536 "
+    "maxstacks=100..10000000 prometheus=[HOST:]PORT walker=agct|jvmti executor=ID";
+
+Result<int64_t> ParseDurationNs(std::string_view text) {
+  struct Unit {
+    std::string_view suffix;
+    int64_t ns;
+  };
+  static constexpr Unit kUnits[] = {{"ns", 1}, {"us", 1'000}, {"ms", 1'000'000}, {"s", 1'000'000'000}};
+  int64_t multiplier = 1'000'000;
+  std::string_view digits = text;
+  for (const Unit& unit : kUnits) {
+    if (text.size() > unit.suffix.size() && text.ends_with(unit.suffix)) {
+      std::string_view head = text.substr(0, text.size() - unit.suffix.size());
+      if (!head.empty() && head.back() >= '0' && head.back() <= '9') {
+        digits = head;
+        multiplier = unit.ns;
+        break;
+      }
+    }
+  }
+  int64_t value = 0;
+  auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (digits.empty() || error != std::errc() || end != digits.data() + digits.size() || value < 0 ||
+      value > INT64_MAX / multiplier) {
+    return InvalidArgument("'" + std::string(text) + "' is not a duration (e.g. 10ms, 500us, 1s)");
+  }
+  return value * multiplier;
+}
+
+Result<AgentOptions> ParseAgentOptions(std::string_view text) {
+  AgentOptions options;
+  while (!text.empty()) {
+    size_t comma = text.find(',');
+    std::string_view item = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    if (item.empty()) continue;
+    size_t equals = item.find('=');
+    if (equals == std::string_view::npos) {
+      return InvalidArgument("option '" + std::string(item) + "' has no value; " + kOptionHelp);
+    }
+    std::string_view key = item.substr(0, equals);
+    std::string_view value = item.substr(equals + 1);
+    if (key == "interval") {
+      auto parsed = ParseDurationNs(value);
+      if (!parsed.ok()) return InvalidArgument("interval: " + parsed.status().message());
+      if (*parsed < 100'000 || *parsed > 10'000'000'000) {
+        return InvalidArgument("interval=" + std::string(value) + ": must be between 100us and 10s");
+      }
+      options.interval_ns = *parsed;
+    } else if (key == "mode") {
+      if (value == "cpu") {
+        options.mode = SamplingMode::kCpu;
+      } else if (value == "wall") {
+        options.mode = SamplingMode::kWall;
+      } else {
+        return InvalidArgument("mode=" + std::string(value) + ": must be cpu or wall");
+      }
+    } else if (key == "out") {
+      if (value.empty()) return InvalidArgument("out= needs a path prefix");
+      options.out_path = std::string(value);
+    } else if (key == "dump") {
+      SPARKPROF_ASSIGN_OR_RETURN(options.dump_seconds, ParseInteger(key, value, 0, 86'400));
+    } else if (key == "depth") {
+      SPARKPROF_ASSIGN_OR_RETURN(int64_t depth, ParseInteger(key, value, 1, 2048));
+      options.depth = static_cast<int>(depth);
+    } else if (key == "ring") {
+      SPARKPROF_ASSIGN_OR_RETURN(int64_t ring, ParseInteger(key, value, 4, 65'536));
+      options.ring = static_cast<uint32_t>(ring);
+    } else if (key == "maxstacks") {
+      SPARKPROF_ASSIGN_OR_RETURN(int64_t stacks, ParseInteger(key, value, 100, 10'000'000));
+      options.max_stacks = static_cast<uint32_t>(stacks);
+    } else if (key == "prometheus") {
+      if (value.empty()) return InvalidArgument("prometheus= needs [HOST:]PORT");
+      options.prometheus = std::string(value);
+    } else if (key == "walker") {
+      if (value == "agct") {
+        options.walker = WalkerChoice::kAsyncGetCallTrace;
+      } else if (value == "jvmti") {
+        options.walker = WalkerChoice::kJvmti;
+      } else {
+        return InvalidArgument("walker=" + std::string(value) + ": must be agct or jvmti");
+      }
+    } else if (key == "executor") {
+      if (value.empty()) return InvalidArgument("executor= needs an id");
+      options.executor_id = std::string(value);
+    } else {
+      return InvalidArgument("unknown option '" + std::string(key) + "'; " + kOptionHelp);
+    }
+  }
+  return options;
+}
+
+std::string ExpandOutPath(const std::string& pattern, int pid) {
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == 'p') {
+      out += std::to_string(pid);
+      ++i;
+    } else {
+      out += pattern[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace sparkprof::agent

@@ -1,0 +1,41 @@
+// Agent options: `-agentpath:/path/libsparkprof.so=key=value,key=value`. Documented in one table
+// in docs/agent.md; keep that table in step with kOptionHelp below.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "native-agent/sampler.h"
+
+namespace sparkprof::agent {
+
+enum class WalkerChoice { kAsyncGetCallTrace, kJvmti };
+
+struct AgentOptions {
+  SamplingMode mode = SamplingMode::kCpu;
+  int64_t interval_ns = 10'000'000;  // 10 ms
+  std::string out_path;              // "" = no standalone files; "%p" becomes the pid
+  int64_t dump_seconds = 0;          // 0 = write files only at JVM exit
+  int depth = 64;                    // frames kept per sample
+  uint32_t ring = 32;                // sample slots per thread ring (rounded up to a power of 2)
+  uint32_t max_stacks = 20'000;      // distinct stacks per profile; more fold into "[overflow]"
+  std::string prometheus;            // "HOST:PORT" or "PORT"; "" = no /metrics server
+  WalkerChoice walker = WalkerChoice::kAsyncGetCallTrace;  // `walker=jvmti` forces the fallback
+  std::string executor_id = "driver";  // label for batches; the plugin overrides via JNI
+};
+
+// Parses the option string (may be empty). Unknown keys, bad values and out-of-range numbers are
+// errors whose message names the key, the value and what is allowed.
+Result<AgentOptions> ParseAgentOptions(std::string_view text);
+
+// "10ms", "500us", "1s", "2500000ns"; a bare number means milliseconds.
+Result<int64_t> ParseDurationNs(std::string_view text);
+
+// `out` with "%p" replaced by the process id.
+std::string ExpandOutPath(const std::string& pattern, int pid);
+
+extern const char kOptionHelp[];
+
+}  // namespace sparkprof::agent

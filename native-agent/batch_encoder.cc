@@ -1,0 +1,75 @@
+#include "native-agent/batch_encoder.h"
+
+#include <unordered_map>
+
+#include "schema/profile_generated.h"
+
+namespace sparkprof::agent {
+
+std::vector<uint8_t> EncodeBatch(const BatchHeader& header, const Profile& pending,
+                                 const StringTable& strings, const std::vector<GcPause>& pauses,
+                                 const HealthSnapshot& health) {
+  namespace fb = sparkprof::schema;
+  flatbuffers::FlatBufferBuilder builder(16 * 1024);
+
+  // Global string id -> index in this batch's string vector, in order of first use.
+  std::unordered_map<uint32_t, uint32_t> string_index;
+  std::vector<flatbuffers::Offset<flatbuffers::String>> string_offsets;
+  auto local_string = [&](uint32_t global_id) {
+    auto [it, inserted] = string_index.emplace(global_id, static_cast<uint32_t>(string_offsets.size()));
+    if (inserted) string_offsets.push_back(builder.CreateString(strings.Get(global_id)));
+    return it->second;
+  };
+
+  std::vector<flatbuffers::Offset<fb::Stack>> stack_offsets;
+  stack_offsets.reserve(pending.stacks().size());
+  std::vector<uint32_t> frames;
+  for (const auto& stack : pending.stacks()) {
+    frames.clear();
+    for (uint32_t frame : stack) frames.push_back(local_string(frame));
+    stack_offsets.push_back(fb::CreateStack(builder, builder.CreateVector(frames)));
+  }
+
+  std::vector<flatbuffers::Offset<fb::StackSample>> sample_offsets;
+  sample_offsets.reserve(pending.samples().size());
+  for (const auto& [key, count] : pending.samples()) {
+    sample_offsets.push_back(fb::CreateStackSample(
+        builder, key.stack, key.tag.stage_id, key.tag.stage_attempt, key.tag.task_attempt_id,
+        local_string(key.thread), static_cast<fb::Category>(count.category), count.samples,
+        count.samples * static_cast<uint64_t>(header.interval_ns)));
+  }
+
+  std::vector<flatbuffers::Offset<fb::TaskCategoryTime>> task_offsets;
+  for (const auto& [key, total] : pending.task_times()) {
+    task_offsets.push_back(fb::CreateTaskCategoryTime(
+        builder, key.tag.stage_id, key.tag.stage_attempt, key.tag.task_attempt_id,
+        static_cast<fb::Category>(key.category), total.samples, total.time_ns));
+  }
+
+  std::vector<flatbuffers::Offset<fb::GcPause>> pause_offsets;
+  for (const GcPause& pause : pauses) {
+    pause_offsets.push_back(fb::CreateGcPause(builder, pause.start_epoch_ns, pause.duration_ns));
+  }
+
+  auto health_offset = fb::CreateAgentHealth(
+      builder, health.samples_taken, health.samples_dropped_ring_full, health.samples_walk_failed,
+      health.stacks_dropped_cap, health.walk_time_ns_total, health.batches_encoded,
+      health.native_memory_bytes);
+  auto executor = builder.CreateString(header.executor_id);
+  auto host = builder.CreateString(header.host);
+  auto mode = builder.CreateString(header.mode);
+  auto strings_vector = builder.CreateVector(string_offsets);
+  auto stacks_vector = builder.CreateVector(stack_offsets);
+  auto samples_vector = builder.CreateVector(sample_offsets);
+  auto tasks_vector = builder.CreateVector(task_offsets);
+  auto pauses_vector = builder.CreateVector(pause_offsets);
+  auto batch = fb::CreateBatch(builder, 1, executor, host, header.pid, header.start_epoch_ns,
+                               header.end_epoch_ns, header.interval_ns, mode, strings_vector,
+                               stacks_vector, samples_vector, tasks_vector, pauses_vector,
+                               health_offset);
+  fb::FinishBatchBuffer(builder, batch);
+  return std::vector<uint8_t>(builder.GetBufferPointer(),
+                              builder.GetBufferPointer() + builder.GetSize());
+}
+
+}  // namespace sparkprof::agent

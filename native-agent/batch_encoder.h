@@ -1,0 +1,29 @@
+// Encodes the drain's pending profile into one flatbuffers Batch (schema/profile.fbs): the bytes
+// the executor plugin ships to the driver. Only the strings and stacks the batch uses are written,
+// re-indexed from the drain's tables.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "native-agent/drain.h"
+#include "native-agent/profile_writers.h"
+
+namespace sparkprof::agent {
+
+struct BatchHeader {
+  std::string executor_id;
+  std::string host;
+  int pid = 0;
+  int64_t start_epoch_ns = 0;
+  int64_t end_epoch_ns = 0;
+  int64_t interval_ns = 0;
+  std::string mode;
+};
+
+std::vector<uint8_t> EncodeBatch(const BatchHeader& header, const Profile& pending,
+                                 const StringTable& strings, const std::vector<GcPause>& pauses,
+                                 const HealthSnapshot& health);
+
+}  // namespace sparkprof::agent

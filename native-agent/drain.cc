@@ -1,0 +1,137 @@
+#include "native-agent/drain.h"
+
+#include <algorithm>
+
+#include "native-agent/agent_counters.h"
+#include "native-agent/stack_walker.h"
+
+namespace sparkprof::agent {
+namespace {
+
+constexpr int64_t kKeepClosedTasksNs = 10'000'000'000;  // GC pauses are taken within seconds
+
+}  // namespace
+
+Drain::Drain(const DrainConfig& config, ThreadRegistry& registry, MethodNameResolver& resolver,
+             GcMonitor& gc_monitor, TaskTimeline& timeline)
+    : config_(config),
+      registry_(registry),
+      resolver_(resolver),
+      gc_monitor_(gc_monitor),
+      timeline_(timeline),
+      cumulative_(config.max_stacks, strings_.Intern(Profile::kOverflowFrame)),
+      pending_(config.max_stacks, strings_.Intern(Profile::kOverflowFrame)) {
+  names_full_id_ = strings_.Intern("[names_full]");
+  stale_id_ = strings_.Intern("[stale_jmethodID]");
+}
+
+uint32_t Drain::InternName(std::string_view name) {
+  if (strings_.size() >= config_.max_strings) return names_full_id_;
+  return strings_.Intern(name);
+}
+
+uint32_t Drain::FrameId(const void* method_id) {
+  auto it = method_names_.find(method_id);
+  if (it != method_names_.end()) return it->second;
+  std::string name = resolver_.Resolve(method_id);
+  uint32_t id;
+  if (name.empty()) {
+    ++stale_methods_;
+    id = stale_id_;  // not cached: a stale id stays stale, and we must not pin a reused address
+    return id;
+  }
+  id = InternName(name);
+  if (method_names_.size() >= config_.max_cached_methods) method_names_.clear();
+  method_names_.emplace(method_id, id);
+  return id;
+}
+
+Category Drain::Classify(std::span<const uint32_t> frames_root_first, uint32_t thread_id) {
+  matches_.clear();
+  auto rules = classifier::FrameRules();
+  for (auto it = frames_root_first.rbegin(); it != frames_root_first.rend(); ++it) {
+    uint32_t id = *it;
+    if (frame_rule_cache_.size() <= id) frame_rule_cache_.resize(strings_.size(), -2);
+    int16_t& cached = frame_rule_cache_[id];
+    if (cached == -2) {
+      auto match = classifier::ClassifyFrame(strings_.Get(id));
+      cached = match ? static_cast<int16_t>(match->rule_index) : -1;
+    }
+    if (cached >= 0) {
+      const auto& rule = rules[static_cast<size_t>(cached)];
+      matches_.push_back(classifier::FrameMatch{rule.category, rule.strength, cached});
+    }
+  }
+  return classifier::CombineMatches(matches_, strings_.Get(thread_id));
+}
+
+void Drain::DrainThread(ThreadState* state) {
+  if (state->ring.Peek() == nullptr) return;
+  uint32_t thread_id = InternName(NormaliseThreadName(state->name));
+  while (const SampleRecord* record = state->ring.Peek()) {
+    frame_ids_.clear();
+    Category category;
+    if (record->num_frames <= 0) {
+      frame_ids_.push_back(InternName(WalkErrorFrameName(record->num_frames)));
+      category = Category::kOther;
+    } else {
+      int frames = std::min(record->num_frames, state->ring.depth());
+      for (int i = frames - 1; i >= 0; --i) frame_ids_.push_back(FrameId(record->frames[i].method_id));
+      category = Classify(frame_ids_, thread_id);
+    }
+    TaskTag tag = record->tag;
+    state->ring.Pop();
+    auto weight = static_cast<uint64_t>(config_.interval_ns);
+    if (!cumulative_.AddSample(frame_ids_, thread_id, tag, category, weight)) {
+      g_counters.stacks_dropped_cap.fetch_add(1, std::memory_order_relaxed);
+    }
+    pending_.AddSample(frame_ids_, thread_id, tag, category, weight);
+  }
+}
+
+void Drain::RunCycle(const std::function<void(ThreadState*)>& before_free) {
+  // Take the retired list first: their rings are drained below, then they are freed.
+  std::vector<std::unique_ptr<ThreadState>> retired = registry_.TakeRetired();
+  for (ThreadState* state : registry_.LiveSnapshot()) DrainThread(state);
+  for (auto& state : retired) DrainThread(state.get());
+
+  std::vector<GcPause> pauses;
+  gc_monitor_.TakePauses(&pauses);
+  timeline_.AttributePauses(
+      pauses,
+      [this](const TaskTag& tag, int64_t overlap_ns) {
+        cumulative_.AddGcTime(tag, static_cast<uint64_t>(overlap_ns));
+        pending_.AddGcTime(tag, static_cast<uint64_t>(overlap_ns));
+      },
+      MonotonicNowNs() - kKeepClosedTasksNs);
+  for (const GcPause& pause : pauses) {
+    ++gc_summary_.pauses;
+    gc_summary_.total_ns += static_cast<uint64_t>(pause.duration_ns);
+    gc_summary_.max_ns = std::max(gc_summary_.max_ns, static_cast<uint64_t>(pause.duration_ns));
+    recent_pauses_.push_back(pause);
+    if (recent_pauses_.size() > config_.max_recent_pauses) recent_pauses_.pop_front();
+    if (pending_pauses_.size() < config_.max_recent_pauses) pending_pauses_.push_back(pause);
+    if (pause_observer_) pause_observer_(pause);
+  }
+
+  for (auto& state : retired) {
+    if (before_free) before_free(state.get());
+  }
+  retired.clear();
+  ++cycles_;
+  g_counters.native_memory_bytes.store(memory_bytes(), std::memory_order_relaxed);
+}
+
+std::vector<GcPause> Drain::TakePendingPauses() {
+  std::vector<GcPause> taken;
+  taken.swap(pending_pauses_);
+  return taken;
+}
+
+size_t Drain::memory_bytes() const {
+  return registry_.RingMemoryBytes() + strings_.memory_bytes() + cumulative_.memory_bytes() +
+         pending_.memory_bytes() + method_names_.size() * 48 + frame_rule_cache_.size() * 2 +
+         recent_pauses_.size() * sizeof(GcPause);
+}
+
+}  // namespace sparkprof::agent

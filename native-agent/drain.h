@@ -1,0 +1,91 @@
+// The drain: empties every thread's ring, turns jmethodIDs into names (soon after the sample, so
+// classes that unload later are already named), classifies, aggregates into the cumulative and
+// pending profiles, charges GC pauses to the tasks they stopped, and frees retired threads.
+// Runs on one thread at a time (the caller serialises); never in a signal handler.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "native-agent/gc_monitor.h"
+#include "native-agent/profile.h"
+#include "native-agent/thread_state.h"
+
+namespace sparkprof::agent {
+
+class MethodNameResolver {
+ public:
+  virtual ~MethodNameResolver() = default;
+  // "package.Class.method", or "" when the id no longer names a method (class unloaded).
+  virtual std::string Resolve(const void* method_id) = 0;
+};
+
+struct DrainConfig {
+  int64_t interval_ns = 10'000'000;
+  uint32_t max_stacks = 20'000;
+  size_t max_cached_methods = 1u << 20;  // beyond this the name cache restarts
+  size_t max_strings = 1u << 20;         // beyond this new names become "[names_full]"
+  size_t max_recent_pauses = 10'000;
+};
+
+struct GcSummary {
+  uint64_t pauses = 0;
+  uint64_t total_ns = 0;
+  uint64_t max_ns = 0;
+};
+
+class Drain {
+ public:
+  Drain(const DrainConfig& config, ThreadRegistry& registry, MethodNameResolver& resolver,
+        GcMonitor& gc_monitor, TaskTimeline& timeline);
+
+  // One pass. `before_free` runs for each retired thread just before its state is freed.
+  void RunCycle(const std::function<void(ThreadState*)>& before_free = {});
+
+  const Profile& cumulative() const { return cumulative_; }
+  Profile& pending() { return pending_; }
+  const StringTable& strings() const { return strings_; }
+  const std::deque<GcPause>& recent_pauses() const { return recent_pauses_; }
+  std::vector<GcPause> TakePendingPauses();
+  const GcSummary& gc_summary() const { return gc_summary_; }
+  uint64_t cycles() const { return cycles_; }
+  uint64_t stale_methods() const { return stale_methods_; }
+  size_t memory_bytes() const;
+  // Called for each new GC pause (e.g. to feed a histogram).
+  void set_pause_observer(std::function<void(const GcPause&)> observer) {
+    pause_observer_ = std::move(observer);
+  }
+
+ private:
+  void DrainThread(ThreadState* state);
+  uint32_t FrameId(const void* method_id);
+  uint32_t InternName(std::string_view name);
+  Category Classify(std::span<const uint32_t> frames_root_first, uint32_t thread_id);
+
+  DrainConfig config_;
+  ThreadRegistry& registry_;
+  MethodNameResolver& resolver_;
+  GcMonitor& gc_monitor_;
+  TaskTimeline& timeline_;
+  StringTable strings_;
+  std::unordered_map<const void*, uint32_t> method_names_;
+  std::vector<int16_t> frame_rule_cache_;  // per string id: -2 unknown, -1 no rule, else rule index
+  Profile cumulative_;
+  Profile pending_;
+  std::deque<GcPause> recent_pauses_;
+  std::vector<GcPause> pending_pauses_;
+  GcSummary gc_summary_;
+  std::function<void(const GcPause&)> pause_observer_;
+  std::vector<uint32_t> frame_ids_;
+  std::vector<std::optional<classifier::FrameMatch>> matches_;
+  uint64_t cycles_ = 0;
+  uint64_t stale_methods_ = 0;
+  uint32_t names_full_id_;
+  uint32_t stale_id_;
+};
+
+}  // namespace sparkprof::agent

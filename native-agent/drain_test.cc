@@ -1,0 +1,134 @@
+#include "native-agent/drain.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace sparkprof::agent {
+namespace {
+
+// Method ids are fake pointers; names come from a map, a missing entry is a stale id.
+class FakeResolver : public MethodNameResolver {
+ public:
+  std::string Resolve(const void* method_id) override {
+    ++calls;
+    auto it = names.find(reinterpret_cast<uintptr_t>(method_id));
+    return it == names.end() ? "" : it->second;
+  }
+  std::map<uintptr_t, std::string> names;
+  int calls = 0;
+};
+
+const void* Id(uintptr_t value) { return reinterpret_cast<const void*>(value); }
+
+// Writes one record with frames given innermost first.
+void Push(ThreadState* state, const TaskTag& tag, std::initializer_list<uintptr_t> innermost_first,
+          int error_code = 1) {
+  SampleRecord* record = state->ring.TryReserve();
+  ASSERT_NE(record, nullptr);
+  record->tag = tag;
+  int i = 0;
+  for (uintptr_t id : innermost_first) record->frames[i++] = RawFrame{0, Id(id)};
+  record->num_frames = error_code <= 0 ? error_code : i;
+  state->ring.Commit();
+}
+
+struct DrainFixture : ::testing::Test {
+  DrainFixture() : drain(DrainConfig{10'000'000, 3}, registry, resolver, gc, timeline) {
+    resolver.names = {{1, "org.apache.spark.executor.Executor$TaskRunner.run"},
+                      {2, "org.apache.spark.serializer.JavaSerializationStream.writeObject"},
+                      {3, "java.io.ObjectOutputStream.writeObject"},
+                      {4, "java.lang.Math.sqrt"},
+                      {5, "Work.compute"}};
+  }
+  ThreadRegistry registry;
+  FakeResolver resolver;
+  GcMonitor gc;
+  TaskTimeline timeline;
+  Drain drain;
+};
+
+TEST_F(DrainFixture, AggregatesPerTagThreadAndStackWithCategories) {
+  ThreadState* state = registry.Add(std::make_unique<ThreadState>(100, 16, 8));
+  state->name = "Executor task launch worker for task 7.0 in stage 2.0 (TID 7)";
+  TaskTag tag{2, 0, 7};
+  Push(state, tag, {3, 2, 1});
+  Push(state, tag, {3, 2, 1});
+  Push(state, tag, {4, 5, 1});
+  Push(state, TaskTag{}, {0}, /*error_code=*/-2);
+  drain.RunCycle();
+
+  const Profile& profile = drain.cumulative();
+  EXPECT_EQ(profile.total_samples(), 4u);
+  ASSERT_EQ(profile.stacks().size(), 3u);
+  std::map<Category, uint64_t> by_category;
+  for (const auto& [key, count] : profile.samples()) {
+    by_category[count.category] += count.samples;
+    EXPECT_EQ(drain.strings().Get(key.thread),
+              "Executor task launch worker for task N.N in stage N.N (TID N)");
+  }
+  EXPECT_EQ(by_category[Category::kSerialization], 2u);
+  EXPECT_EQ(by_category[Category::kCompute], 1u);
+  EXPECT_EQ(by_category[Category::kOther], 1u);  // the failed walk
+  // Stacks are stored root first.
+  const auto& first = profile.stacks()[0];
+  EXPECT_EQ(drain.strings().Get(first.front()), "org.apache.spark.executor.Executor$TaskRunner.run");
+  EXPECT_EQ(drain.strings().Get(first.back()), "java.io.ObjectOutputStream.writeObject");
+  // Task times: the tag got 2 serialization + 1 compute samples of 10 ms.
+  auto it = profile.task_times().find(TaskCategoryKey{tag, Category::kSerialization});
+  ASSERT_NE(it, profile.task_times().end());
+  EXPECT_EQ(it->second.time_ns, 20'000'000u);
+  // Names are resolved once per method id.
+  EXPECT_EQ(resolver.calls, 5);
+  EXPECT_EQ(drain.pending().total_samples(), 4u);
+}
+
+TEST_F(DrainFixture, CapsDistinctStacksIntoOverflow) {
+  ThreadState* state = registry.Add(std::make_unique<ThreadState>(101, 16, 8));
+  Push(state, TaskTag{}, {1});
+  Push(state, TaskTag{}, {2});
+  Push(state, TaskTag{}, {3});
+  Push(state, TaskTag{}, {4});
+  Push(state, TaskTag{}, {5});
+  drain.RunCycle();
+  const Profile& profile = drain.cumulative();
+  EXPECT_EQ(profile.total_samples(), 5u);
+  EXPECT_EQ(profile.stacks_dropped_cap(), 2u);
+  EXPECT_EQ(profile.stacks().size(), 4u);  // 3 real + [overflow]
+  EXPECT_EQ(drain.strings().Get(profile.stacks().back()[0]), "[overflow]");
+}
+
+TEST_F(DrainFixture, StaleMethodIdsAreNamedAndRetiredThreadsFreedAfterDraining) {
+  ThreadState* state = registry.Add(std::make_unique<ThreadState>(102, 16, 8));
+  Push(state, TaskTag{1, 0, 5}, {99, 1});
+  registry.Retire(state);
+  int freed = 0;
+  drain.RunCycle([&](ThreadState* s) {
+    EXPECT_EQ(s, state);
+    ++freed;
+  });
+  EXPECT_EQ(freed, 1);
+  EXPECT_EQ(drain.stale_methods(), 1u);
+  EXPECT_EQ(drain.cumulative().total_samples(), 1u);
+  EXPECT_EQ(registry.LiveCount(), 0u);
+  const auto& stack = drain.cumulative().stacks()[0];
+  EXPECT_EQ(drain.strings().Get(stack.back()), "[stale_jmethodID]");
+}
+
+TEST_F(DrainFixture, ChargesGcPausesToTasksRunningDuringThem) {
+  int key = 0;
+  int64_t now = MonotonicNowNs();
+  timeline.Begin(&key, TaskTag{3, 1, 42}, now - 1'000'000'000);
+  gc.OnGarbageCollectionStart();
+  gc.OnGarbageCollectionFinish();
+  drain.RunCycle();
+  EXPECT_EQ(drain.gc_summary().pauses, 1u);
+  auto it = drain.cumulative().task_times().find(TaskCategoryKey{TaskTag{3, 1, 42}, Category::kGc});
+  ASSERT_NE(it, drain.cumulative().task_times().end());
+  EXPECT_EQ(static_cast<int64_t>(it->second.time_ns), drain.recent_pauses().front().duration_ns);
+  EXPECT_EQ(drain.TakePendingPauses().size(), 1u);
+  EXPECT_TRUE(drain.TakePendingPauses().empty());
+}
+
+}  // namespace
+}  // namespace sparkprof::agent

@@ -1,0 +1,87 @@
+#include "native-agent/frame_classifier.h"
+
+#include <string>
+#include <vector>
+
+namespace sparkprof::classifier {
+namespace {
+
+bool MethodListContains(std::string_view list, std::string_view method) {
+  while (!list.empty()) {
+    size_t bar = list.find('|');
+    if (list.substr(0, bar) == method) return true;
+    if (bar == std::string_view::npos) break;
+    list.remove_prefix(bar + 1);
+  }
+  return false;
+}
+
+bool ClassMatches(std::string_view pattern, std::string_view class_name) {
+  if (!pattern.empty() && pattern.back() == '*') {
+    return class_name.starts_with(pattern.substr(0, pattern.size() - 1));
+  }
+  return class_name == pattern;
+}
+
+}  // namespace
+
+std::string_view CategoryName(Category category) {
+  static constexpr std::string_view kNames[kCategoryCount] = {
+      "compute", "serialization", "s3a_write", "s3a_read", "shuffle_write",
+      "shuffle_read", "spill", "file_io", "gc", "other"};
+  auto index = static_cast<size_t>(category);
+  return index < kCategoryCount ? kNames[index] : "other";
+}
+
+std::optional<FrameMatch> ClassifyFrame(std::string_view frame) {
+  std::string dotted;
+  if (frame.find('/') != std::string_view::npos) {
+    dotted.assign(frame);
+    for (char& c : dotted) {
+      if (c == '/') c = '.';
+    }
+    frame = dotted;
+  }
+  size_t dot = frame.rfind('.');
+  if (dot == std::string_view::npos) return std::nullopt;
+  std::string_view class_name = frame.substr(0, dot);
+  std::string_view method = frame.substr(dot + 1);
+  auto rules = FrameRules();
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const FrameRule& rule = rules[i];
+    if (!ClassMatches(rule.class_pattern, class_name)) continue;
+    if (!rule.methods.empty() && !MethodListContains(rule.methods, method)) continue;
+    return FrameMatch{rule.category, rule.strength, static_cast<int>(i)};
+  }
+  return std::nullopt;
+}
+
+std::optional<Category> ClassifyThreadName(std::string_view thread_name) {
+  for (const ThreadNameRule& rule : ThreadNameRules()) {
+    if (thread_name.starts_with(rule.name_prefix)) return rule.category;
+  }
+  return std::nullopt;
+}
+
+Category CombineMatches(std::span<const std::optional<FrameMatch>> matches_innermost_first,
+                        std::string_view thread_name) {
+  std::optional<Category> weak;
+  for (const auto& match : matches_innermost_first) {
+    if (!match) continue;
+    if (match->strength == Strength::kStrong) return match->category;
+    if (!weak) weak = match->category;
+  }
+  if (weak) return *weak;
+  if (auto by_thread = ClassifyThreadName(thread_name)) return *by_thread;
+  return Category::kCompute;
+}
+
+Category ClassifyStack(std::span<const std::string_view> frames_innermost_first,
+                       std::string_view thread_name) {
+  std::vector<std::optional<FrameMatch>> matches;
+  matches.reserve(frames_innermost_first.size());
+  for (std::string_view frame : frames_innermost_first) matches.push_back(ClassifyFrame(frame));
+  return CombineMatches(matches, thread_name);
+}
+
+}  // namespace sparkprof::classifier

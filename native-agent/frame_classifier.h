@@ -1,0 +1,73 @@
+// Decides the category of a sample from its frames: the innermost frame that matches a strong
+// rule wins; if none does, the innermost weak match; if none, the thread's name (helper pools such
+// as s3a-transfer-*); otherwise compute. The rules are data, in frame_classifier_rules.cc.
+//
+// A small library of its own (sparkprof::frame_classifier) so the flame graph code can colour
+// frames with the same rules.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace sparkprof::classifier {
+
+// Same names and values as `enum Category` in schema/profile.fbs.
+enum class Category : uint8_t {
+  kCompute = 0,
+  kSerialization = 1,
+  kS3aWrite = 2,
+  kS3aRead = 3,
+  kShuffleWrite = 4,
+  kShuffleRead = 5,
+  kSpill = 6,
+  kFileIo = 7,
+  kGc = 8,
+  kOther = 9,
+};
+inline constexpr int kCategoryCount = 10;
+
+std::string_view CategoryName(Category category);
+
+// A weak rule names an outer frame that also runs other kinds of work inside it (e.g. the block
+// writer used by both shuffle write and spill): it counts only when no strong rule matches.
+enum class Strength : uint8_t { kStrong, kWeak };
+
+struct FrameRule {
+  // Fully qualified class; a trailing '*' makes it a prefix ("org.apache.parquet.*").
+  std::string_view class_pattern;
+  // '|'-separated method names that must match exactly; empty = any method.
+  std::string_view methods;
+  Category category;
+  Strength strength;
+};
+
+struct ThreadNameRule {
+  std::string_view name_prefix;
+  Category category;
+};
+
+std::span<const FrameRule> FrameRules();
+std::span<const ThreadNameRule> ThreadNameRules();
+
+struct FrameMatch {
+  Category category;
+  Strength strength;
+  int rule_index;  // into FrameRules()
+};
+
+// Matches one frame, "package.Class.method" (JVM internal '/' separators are accepted too).
+std::optional<FrameMatch> ClassifyFrame(std::string_view frame);
+std::optional<Category> ClassifyThreadName(std::string_view thread_name);
+
+// `frames` innermost first. The result of ClassifyFrame for each frame may be supplied by the
+// caller (cached) through `match_of`; this overload classifies the strings directly.
+Category ClassifyStack(std::span<const std::string_view> frames_innermost_first,
+                       std::string_view thread_name);
+
+// Combines per-frame matches (innermost first) with the thread rule: the shared core.
+Category CombineMatches(std::span<const std::optional<FrameMatch>> matches_innermost_first,
+                        std::string_view thread_name);
+
+}  // namespace sparkprof::classifier

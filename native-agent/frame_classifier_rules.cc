@@ -1,0 +1,136 @@
+// THE classifier rule table: every frame rule and thread-name rule lives here, nowhere else.
+// Sources: reference/spark-facts.md section 7 (Spark 3.5/4.0, Parquet 1.13/1.15, ORC 1.9/2.1,
+// Hadoop S3A 3.3 and trunk, AWS SDK v1/v2). Each rule is exercised by frame_classifier_test.cc
+// with a real class and method name.
+//
+// Choosing rules: prefer the frames that do the work (they are inner) over the entry points that
+// also pull upstream iterators (e.g. SortShuffleWriter.write pulls the whole map-side pipeline,
+// so it is not a rule; ExternalSorter.writePartitionedMapOutput is). Frames shared by several
+// kinds of work are weak.
+#include "native-agent/frame_classifier.h"
+
+namespace sparkprof::classifier {
+namespace {
+
+using enum Category;
+using enum Strength;
+
+constexpr FrameRule kFrameRules[] = {
+    // --- compute: Janino whole-stage codegen, so a scan or write outside it does not swallow it.
+    {"org.apache.spark.sql.catalyst.expressions.GeneratedClass*", "", kCompute, kStrong},
+
+    // --- serialization: JDK object streams, Spark serializers, Kryo.
+    {"java.io.ObjectOutputStream*", "", kSerialization, kStrong},
+    {"java.io.ObjectInputStream*", "", kSerialization, kStrong},
+    {"org.apache.spark.serializer.JavaSerializationStream", "", kSerialization, kStrong},
+    {"org.apache.spark.serializer.JavaDeserializationStream", "", kSerialization, kStrong},
+    {"org.apache.spark.serializer.JavaSerializerInstance",
+     "serialize|deserialize|serializeStream|deserializeStream", kSerialization, kStrong},
+    {"org.apache.spark.serializer.KryoSerializationStream", "", kSerialization, kStrong},
+    {"org.apache.spark.serializer.KryoDeserializationStream", "", kSerialization, kStrong},
+    {"org.apache.spark.serializer.KryoSerializerInstance", "serialize|deserialize", kSerialization,
+     kStrong},
+    {"com.esotericsoftware.kryo.*", "", kSerialization, kStrong},
+    {"org.apache.spark.sql.execution.UnsafeRowSerializerInstance*", "", kSerialization, kStrong},
+    {"org.apache.spark.sql.catalyst.expressions.UnsafeRow", "writeToStream", kSerialization, kStrong},
+    {"org.apache.spark.serializer.SerializationStream", "writeAll", kSerialization, kStrong},
+    {"org.apache.spark.serializer.DeserializationStream*", "", kSerialization, kWeak},
+    {"org.apache.spark.serializer.SerializerManager",
+     "dataSerializeStream|dataDeserializeStream|wrapStream|wrapForCompression", kSerialization,
+     kStrong},
+
+    // --- spill / memory pressure.
+    {"org.apache.spark.util.collection.unsafe.sort.UnsafeExternalSorter", "spill|merge", kSpill,
+     kStrong},
+    {"org.apache.spark.util.collection.unsafe.sort.UnsafeSorterSpillWriter", "", kSpill, kStrong},
+    {"org.apache.spark.util.collection.ExternalSorter",
+     "maybeSpillCollection|spill|spillMemoryIteratorToDisk|merge", kSpill, kStrong},
+    {"org.apache.spark.util.collection.Spillable", "maybeSpill|spill|forceSpill", kSpill, kStrong},
+    {"org.apache.spark.util.collection.ExternalAppendOnlyMap", "spill|spillMemoryIteratorToDisk",
+     kSpill, kStrong},
+    {"org.apache.spark.memory.TaskMemoryManager", "trySpillAndAcquire", kSpill, kStrong},
+    {"org.apache.spark.shuffle.sort.ShuffleExternalSorter", "spill|writeSortedFile", kSpill, kStrong},
+
+    // --- shuffle write.
+    {"org.apache.spark.shuffle.sort.UnsafeShuffleWriter",
+     "insertRecordIntoSorter|closeAndWriteOutput|mergeSpills|mergeSpillsWithFileStream|"
+     "mergeSpillsWithTransferTo|forceSorterToSpill",
+     kShuffleWrite, kStrong},
+    {"org.apache.spark.shuffle.sort.BypassMergeSortShuffleWriter",
+     "writePartitionedData|writePartitionedDataWithChannel|writePartitionedDataWithStream",
+     kShuffleWrite, kStrong},
+    {"org.apache.spark.shuffle.sort.ShuffleExternalSorter", "insertRecord", kShuffleWrite, kStrong},
+    {"org.apache.spark.util.collection.ExternalSorter", "writePartitionedMapOutput", kShuffleWrite,
+     kStrong},
+    // Also used by spill writers: weak, so an enclosing spill frame wins.
+    {"org.apache.spark.storage.DiskBlockObjectWriter", "", kShuffleWrite, kWeak},
+
+    // --- shuffle read.
+    {"org.apache.spark.storage.ShuffleBlockFetcherIterator", "", kShuffleRead, kStrong},
+    {"org.apache.spark.shuffle.BlockStoreShuffleReader", "read", kShuffleRead, kWeak},
+
+    // --- S3A write (Hadoop S3A, committers, AWS SDK v1 and v2).
+    {"org.apache.hadoop.fs.s3a.S3ABlockOutputStream*", "", kS3aWrite, kStrong},
+    {"org.apache.hadoop.fs.s3a.S3ADataBlocks*", "", kS3aWrite, kStrong},
+    {"org.apache.hadoop.fs.s3a.WriteOperationHelper", "", kS3aWrite, kStrong},
+    {"org.apache.hadoop.fs.s3a.commit.*", "", kS3aWrite, kStrong},
+    {"org.apache.hadoop.fs.s3a.S3AFileSystem",
+     "putObjectDirect|uploadPart|executePut|finishedWrite|deleteUnnecessaryFakeDirectories|"
+     "createFakeDirectory|innerCreateFile|create|innerRename|copyFile|deleteObjects|removeKeys",
+     kS3aWrite, kStrong},
+    {"com.amazonaws.services.s3.AmazonS3Client",
+     "putObject|uploadPart|initiateMultipartUpload|completeMultipartUpload|copyObject|deleteObject|"
+     "deleteObjects",
+     kS3aWrite, kStrong},
+    {"com.amazonaws.services.s3.transfer.*", "", kS3aWrite, kStrong},
+    {"software.amazon.awssdk.services.s3.DefaultS3Client",
+     "putObject|uploadPart|createMultipartUpload|completeMultipartUpload|copyObject|deleteObject|"
+     "deleteObjects",
+     kS3aWrite, kStrong},
+    {"org.apache.hadoop.mapreduce.lib.output.committer.manifest.*", "", kS3aWrite, kWeak},
+
+    // --- S3A read.
+    {"org.apache.hadoop.fs.s3a.S3AInputStream", "", kS3aRead, kStrong},
+    {"org.apache.hadoop.fs.s3a.S3AFileSystem",
+     "getObject|getObjectMetadata|s3GetFileStatus|innerGetFileStatus|listObjects|"
+     "continueListObjects|innerListStatus|innerListFiles|executeOpen|open",
+     kS3aRead, kStrong},
+    {"com.amazonaws.services.s3.AmazonS3Client", "getObject|getObjectMetadata|listObjects|listObjectsV2",
+     kS3aRead, kStrong},
+    {"software.amazon.awssdk.services.s3.DefaultS3Client", "getObject|headObject|listObjectsV2",
+     kS3aRead, kStrong},
+
+    // --- file_io: Parquet, ORC, Spark's file sources and commit protocols.
+    {"org.apache.parquet.*", "", kFileIo, kStrong},
+    {"org.apache.spark.sql.execution.datasources.parquet.*", "", kFileIo, kStrong},
+    {"org.apache.orc.*", "", kFileIo, kStrong},
+    {"org.apache.spark.sql.execution.datasources.orc.*", "", kFileIo, kStrong},
+    {"org.apache.spark.sql.execution.datasources.FileScanRDD$$anon$1",
+     "hasNext|next|nextIterator|readCurrentFile", kFileIo, kStrong},
+    {"org.apache.spark.sql.execution.datasources.SingleDirectoryDataWriter", "write", kFileIo,
+     kStrong},
+    {"org.apache.spark.sql.execution.datasources.DynamicPartitionDataSingleWriter", "write", kFileIo,
+     kStrong},
+    {"org.apache.spark.sql.execution.datasources.DynamicPartitionDataConcurrentWriter", "write",
+     kFileIo, kStrong},
+    {"org.apache.spark.sql.execution.datasources.BaseDynamicPartitionDataWriter", "writeRecord",
+     kFileIo, kStrong},
+    {"org.apache.spark.internal.io.HadoopMapReduceCommitProtocol",
+     "setupTask|commitTask|commitJob|newTaskTempFile", kFileIo, kStrong},
+    {"org.apache.spark.mapred.SparkHadoopMapRedUtil$", "commitTask", kFileIo, kStrong},
+    {"org.apache.spark.internal.io.cloud.*", "", kFileIo, kStrong},
+};
+
+constexpr ThreadNameRule kThreadNameRules[] = {
+    // Async multipart uploads run on these pools, not on the task thread.
+    {"s3a-transfer-", kS3aWrite},
+    // Netty client threads of the block transfer service fetch remote shuffle blocks.
+    {"shuffle-client", kShuffleRead},
+};
+
+}  // namespace
+
+std::span<const FrameRule> FrameRules() { return kFrameRules; }
+std::span<const ThreadNameRule> ThreadNameRules() { return kThreadNameRules; }
+
+}  // namespace sparkprof::classifier

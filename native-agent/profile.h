@@ -1,0 +1,108 @@
+// Aggregated samples: per (task tag, thread, stack) counts with a cap on distinct stacks, plus
+// per-task GC pause time. The drain keeps two: the cumulative profile for standalone outputs and
+// the pending one that the next JNI batch takes. Not used from signal handlers.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "native-agent/frame_classifier.h"
+#include "native-agent/task_tag.h"
+
+namespace sparkprof::agent {
+
+using classifier::Category;
+
+// Interns frame and thread names; ids are stable for the table's life.
+class StringTable {
+ public:
+  uint32_t Intern(std::string_view text);
+  const std::string& Get(uint32_t id) const { return *strings_[id]; }
+  size_t size() const { return strings_.size(); }
+  size_t memory_bytes() const { return memory_bytes_; }
+
+ private:
+  std::vector<std::unique_ptr<std::string>> strings_;     // heap-stable, so views stay valid
+  std::unordered_map<std::string_view, uint32_t> index_;  // views into strings_
+  size_t memory_bytes_ = 0;
+};
+
+struct SampleKey {
+  uint32_t stack;
+  uint32_t thread;  // string id of the thread's (normalised) name
+  TaskTag tag;
+  bool operator==(const SampleKey&) const = default;
+};
+
+struct SampleKeyHash {
+  size_t operator()(const SampleKey& key) const;
+};
+
+struct SampleCount {
+  Category category = Category::kCompute;
+  uint64_t samples = 0;
+};
+
+struct TaskCategoryKey {
+  TaskTag tag;
+  Category category;
+  bool operator<(const TaskCategoryKey& other) const;
+};
+
+struct TaskCategoryTotal {
+  uint64_t samples = 0;
+  uint64_t time_ns = 0;
+};
+
+class Profile {
+ public:
+  // The stack every sample beyond the distinct-stack cap is folded into.
+  static constexpr std::string_view kOverflowFrame = "[overflow]";
+
+  Profile(uint32_t max_stacks, uint32_t overflow_frame_id)
+      : max_stacks_(max_stacks), overflow_frame_id_(overflow_frame_id) {}
+
+  // `frames_root_first` are StringTable ids. Returns false when the sample went to "[overflow]".
+  bool AddSample(std::span<const uint32_t> frames_root_first, uint32_t thread, const TaskTag& tag,
+                 Category category, uint64_t weight_ns);
+  void AddGcTime(const TaskTag& tag, uint64_t pause_ns);
+  void Clear();
+
+  const std::vector<std::vector<uint32_t>>& stacks() const { return stacks_; }
+  const std::unordered_map<SampleKey, SampleCount, SampleKeyHash>& samples() const { return samples_; }
+  const std::map<TaskCategoryKey, TaskCategoryTotal>& task_times() const { return task_times_; }
+  uint64_t total_samples() const { return total_samples_; }
+  uint64_t stacks_dropped_cap() const { return stacks_dropped_cap_; }
+  bool empty() const { return samples_.empty() && task_times_.empty(); }
+  size_t memory_bytes() const;
+
+ private:
+  struct StackHash {
+    size_t operator()(const std::vector<uint32_t>& frames) const;
+  };
+  uint32_t InternStack(std::span<const uint32_t> frames, bool* overflowed);
+
+  uint32_t max_stacks_;
+  uint32_t overflow_frame_id_;
+  std::unordered_map<std::vector<uint32_t>, uint32_t, StackHash> stack_index_;
+  std::vector<std::vector<uint32_t>> stacks_;
+  std::unordered_map<SampleKey, SampleCount, SampleKeyHash> samples_;
+  std::map<TaskCategoryKey, TaskCategoryTotal> task_times_;
+  std::vector<uint32_t> scratch_;
+  uint64_t total_samples_ = 0;
+  uint64_t stacks_dropped_cap_ = 0;
+  int64_t overflow_stack_ = -1;
+  size_t frame_count_ = 0;
+};
+
+// "Executor task launch worker for task 3.0 in stage 1.0 (TID 7)" ->
+// "Executor task launch worker for task N.N in stage N.N (TID N)": low-cardinality thread names.
+std::string NormaliseThreadName(std::string_view name);
+
+}  // namespace sparkprof::agent

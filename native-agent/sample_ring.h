@@ -1,0 +1,85 @@
+// A fixed-capacity single-producer/single-consumer ring of fixed-size sample records, one per
+// profiled thread. The producer is the thread's own signal handler; the consumer is the drain.
+//
+// Why not boost::lockfree::spsc_queue: its push() copies a T whose size is fixed at compile time,
+// while our record size depends on the `depth` option, and a copy would mean walking the stack into
+// a temporary and memcpy'ing depth x 16 bytes per sample. Here the handler reserves the next slot,
+// lets the stack walker write straight into it, and publishes it with one release store. All memory
+// is allocated in the constructor (on ThreadStart, outside any handler); nothing allocates later.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "native-agent/task_tag.h"
+
+namespace sparkprof::agent {
+
+// Layout-compatible with HotSpot's ASGCT_CallFrame {jint lineno; jmethodID method_id;}.
+struct RawFrame {
+  int32_t bci_or_line;      // AsyncGetCallTrace: bci, or -3 for a native frame
+  const void* method_id;    // jmethodID
+};
+
+struct SampleRecord {
+  TaskTag tag;
+  int64_t timestamp_ns;  // CLOCK_MONOTONIC
+  int32_t num_frames;    // > 0: frames valid; <= 0: walker error code (see stack_walker.h)
+  int32_t reserved;
+  RawFrame frames[1];    // really `depth` frames: the ring sizes slots accordingly
+
+  static size_t BytesFor(int depth) {
+    return offsetof(SampleRecord, frames) + sizeof(RawFrame) * static_cast<size_t>(depth);
+  }
+};
+
+static_assert(std::atomic<uint32_t>::is_always_lock_free, "ring indices are used in a signal handler");
+
+class SampleRing {
+ public:
+  // not async-signal-safe: allocates. `capacity` is rounded up to a power of two.
+  SampleRing(uint32_t capacity, int depth);
+  SampleRing(const SampleRing&) = delete;
+  SampleRing& operator=(const SampleRing&) = delete;
+
+  int depth() const { return depth_; }
+  uint32_t capacity() const { return mask_ + 1; }
+  size_t memory_bytes() const { return slot_bytes_ * (mask_ + 1); }
+
+  // Producer side. async-signal-safe: returns the next free slot or nullptr when full.
+  SampleRecord* TryReserve() {
+    uint32_t head = head_.load(std::memory_order_relaxed);
+    uint32_t tail = tail_.load(std::memory_order_acquire);
+    if (head - tail > mask_) return nullptr;
+    return Slot(head);
+  }
+  // async-signal-safe: publishes the slot returned by the last TryReserve().
+  void Commit() { head_.store(head_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
+
+  // Consumer side (not async-signal-safe by contract; one consumer at a time).
+  const SampleRecord* Peek() const {
+    uint32_t tail = tail_.load(std::memory_order_relaxed);
+    if (tail == head_.load(std::memory_order_acquire)) return nullptr;
+    return Slot(tail);
+  }
+  void Pop() { tail_.store(tail_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
+  uint32_t Size() const {
+    return head_.load(std::memory_order_acquire) - tail_.load(std::memory_order_acquire);
+  }
+
+ private:
+  SampleRecord* Slot(uint32_t index) const {
+    return reinterpret_cast<SampleRecord*>(storage_.get() + slot_bytes_ * (index & mask_));
+  }
+
+  int depth_;
+  size_t slot_bytes_;
+  uint32_t mask_;
+  std::unique_ptr<std::byte[]> storage_;
+  alignas(64) std::atomic<uint32_t> head_{0};  // written by the producer only
+  alignas(64) std::atomic<uint32_t> tail_{0};  // written by the consumer only
+};
+
+}  // namespace sparkprof::agent

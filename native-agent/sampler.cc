@@ -1,0 +1,154 @@
+#include "native-agent/sampler.h"
+
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "native-agent/agent_counters.h"
+#include "native-agent/signal_handler.h"
+
+namespace sparkprof::agent {
+namespace {
+
+timespec ToTimespec(int64_t ns) {
+  return timespec{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+}
+
+bool CreateCpuTimer(pid_t tid, int64_t interval_ns, timer_t* timer) {
+  sigevent event;
+  std::memset(&event, 0, sizeof(event));
+  event.sigev_notify = SIGEV_THREAD_ID;
+  event.sigev_signo = SIGPROF;
+  event._sigev_un._tid = tid;
+  if (timer_create(CLOCK_THREAD_CPUTIME_ID, &event, timer) != 0) return false;
+  itimerspec spec;
+  spec.it_interval = ToTimespec(interval_ns);
+  spec.it_value = ToTimespec(interval_ns);
+  if (timer_settime(*timer, 0, &spec, nullptr) != 0) {
+    timer_delete(*timer);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Sampler::~Sampler() { Stop(); }
+
+int Sampler::signal_number() const { return mode_ == SamplingMode::kCpu ? SIGPROF : SIGVTALRM; }
+
+std::string Sampler::mechanism() const {
+  if (mode_ == SamplingMode::kWall) return "wall: tgkill";
+  return use_setitimer_ ? "cpu: setitimer (process-wide)" : "cpu: timer_create per thread";
+}
+
+Status Sampler::Start() {
+  std::string error;
+  if (!InstallSampleHandler(signal_number(), &error)) return Internal(error);
+  if (mode_ == SamplingMode::kCpu) {
+    // Probe per-thread CPU timers once; some sandboxes refuse them.
+    timer_t probe;
+    if (CreateCpuTimer(static_cast<pid_t>(syscall(SYS_gettid)), interval_ns_, &probe)) {
+      timer_delete(probe);
+    } else {
+      use_setitimer_ = true;
+      itimerval value;
+      value.it_interval = {static_cast<time_t>(interval_ns_ / 1'000'000'000),
+                           static_cast<suseconds_t>((interval_ns_ % 1'000'000'000) / 1000)};
+      value.it_value = value.it_interval;
+      if (setitimer(ITIMER_PROF, &value, nullptr) != 0) {
+        return Internal(std::string("neither timer_create nor setitimer work: ") + strerror(errno));
+      }
+    }
+  } else {
+    sigset_t all, previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &previous);  // the timer thread takes no signals
+    wall_thread_ = std::thread([this] { WallTimerLoop(); });
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  }
+  started_.store(true);
+  return Status::Ok();
+}
+
+void Sampler::OnThreadStarted(ThreadState* state) {
+  if (mode_ != SamplingMode::kCpu || use_setitimer_ || stopped_.load()) return;
+  std::lock_guard<std::mutex> lock(registry_.mutex());
+  CreateThreadTimerLocked(state);
+}
+
+void Sampler::OnThreadEnding(ThreadState* state) {
+  std::lock_guard<std::mutex> lock(registry_.mutex());
+  DeleteThreadTimerLocked(state);
+}
+
+void Sampler::CreateThreadTimerLocked(ThreadState* state) {
+  if (state->has_cpu_timer) return;
+  if (CreateCpuTimer(state->tid, interval_ns_, &state->cpu_timer)) {
+    state->has_cpu_timer = true;
+  } else {
+    g_counters.timer_create_failures.fetch_add(1);
+  }
+}
+
+void Sampler::DeleteThreadTimerLocked(ThreadState* state) {
+  if (!state->has_cpu_timer) return;
+  timer_delete(state->cpu_timer);
+  state->has_cpu_timer = false;
+}
+
+void Sampler::Stop() {
+  if (stopped_.exchange(true)) return;
+  // Signal sources first, then recording: a signal already queued finds sampling disabled.
+  if (use_setitimer_) {
+    itimerval zero{};
+    setitimer(ITIMER_PROF, &zero, nullptr);
+  }
+  {
+    std::lock_guard<std::mutex> lock(registry_.mutex());
+    for (const auto& state : registry_.live_locked()) DeleteThreadTimerLocked(state.get());
+  }
+  if (wall_thread_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(wall_mutex_);
+      wall_wakeup_.notify_all();
+    }
+    wall_thread_.join();
+  }
+  EnableSampling(false);
+}
+
+void Sampler::WallTimerLoop() {
+  size_t cursor = 0;
+  std::vector<pid_t> targets;
+  pid_t pid = getpid();
+  int signo = signal_number();
+  while (!stopped_.load()) {
+    size_t live = 0;
+    targets.clear();
+    {
+      std::lock_guard<std::mutex> lock(registry_.mutex());
+      const auto& states = registry_.live_locked();
+      live = states.size();
+      for (size_t i = 0; i < states.size() && targets.size() < kWallThreadsPerTick; ++i) {
+        targets.push_back(states[(cursor + i) % states.size()]->tid);
+      }
+      cursor = live == 0 ? 0 : (cursor + targets.size()) % live;
+    }
+    for (pid_t tid : targets) syscall(SYS_tgkill, pid, tid, signo);
+    // Each thread should be signalled about once per interval: spread the ticks.
+    int64_t ticks_per_interval =
+        std::max<int64_t>(1, (static_cast<int64_t>(live) + kWallThreadsPerTick - 1) / kWallThreadsPerTick);
+    int64_t tick_ns = std::max(kMinWallTickNs, interval_ns_ / ticks_per_interval);
+    std::unique_lock<std::mutex> lock(wall_mutex_);
+    wall_wakeup_.wait_for(lock, std::chrono::nanoseconds(tick_ns), [this] { return stopped_.load(); });
+  }
+}
+
+}  // namespace sparkprof::agent

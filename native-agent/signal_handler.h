@@ -1,0 +1,49 @@
+// The signal-handler world: the profiling-signal handler, the crash guard around the stack walk,
+// and the thread-local pointer that connects a thread to its ThreadState. Everything the handler
+// runs lives in signal_handler.cc and stack_walker.cc; each function says whether it is
+// async-signal-safe.
+#pragma once
+
+#include <signal.h>
+
+#include <string>
+
+#include "native-agent/sample_ring.h"
+#include "native-agent/thread_state.h"
+
+namespace sparkprof::agent {
+
+// Walks the current thread's stack into `frames` (innermost first). Returns the number of frames,
+// or an error code <= 0 (see stack_walker.h). Must be async-signal-safe.
+using StackWalker = int (*)(void* walk_context, RawFrame* frames, int max_frames, void* ucontext);
+
+// Returned when the walker faulted and the crash guard recovered.
+inline constexpr int kWalkCrashed = -100;
+
+// not async-signal-safe: call before EnableSampling(true).
+void SetStackWalker(StackWalker walker);
+
+// not async-signal-safe (but only an atomic store): turns sample recording on or off. When off,
+// the handler returns at once, so deleting timers and draining can follow safely.
+void EnableSampling(bool enabled);
+bool SamplingEnabled();
+
+// not async-signal-safe: installs the sampling handler for `signo` (SIGPROF or SIGVTALRM).
+bool InstallSampleHandler(int signo, std::string* error);
+
+// not async-signal-safe: installs the SIGSEGV/SIGBUS guard, remembering the previous handlers
+// (the JVM's) to chain to. Call after the JVM installed its own (VMInit), never before.
+bool InstallCrashGuard(std::string* error);
+
+// not async-signal-safe: binds `state` (or nullptr) to the calling thread.
+void BindCurrentThread(ThreadState* state);
+// async-signal-safe
+ThreadState* CurrentThreadState();
+
+// async-signal-safe: records one sample of the calling thread (what the handler does).
+void RecordSampleOnCurrentThread(void* ucontext);
+
+// async-signal-safe: runs the walker with crash protection on `state` (must be the caller's).
+int WalkWithCrashGuard(ThreadState* state, RawFrame* frames, int max_frames, void* ucontext);
+
+}  // namespace sparkprof::agent

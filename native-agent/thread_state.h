@@ -1,0 +1,66 @@
+// Per-thread profiling state and the registry of profiled threads.
+//
+// Lifetime: a ThreadState is created on its own thread (JVMTI ThreadStart, VMInit, or the first
+// JNI tag call), bound to that thread's TLS slot, and retired on ThreadEnd after the TLS slot is
+// cleared and the CPU timer deleted. Only the drain frees retired states, after emptying their
+// rings, so the signal handler (which reaches a state only through its own thread's TLS) and the
+// drain (which is the only freer) never see freed memory.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <csetjmp>
+#include <ctime>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "native-agent/sample_ring.h"
+#include "native-agent/task_tag.h"
+
+namespace sparkprof::agent {
+
+struct ThreadState {
+  ThreadState(pid_t thread_id, uint32_t ring_capacity, int depth)
+      : tid(thread_id), ring(ring_capacity, depth) {}
+
+  // --- read by the signal handler ---
+  const pid_t tid;
+  void* walk_context = nullptr;  // the thread's JNIEnv*, handed to the stack walker
+  SampleRing ring;
+  TaskTagSlot tag;
+  std::atomic<int> in_handler{0};  // re-entrancy guard (a second signal during a sample)
+  std::atomic<int> in_walk{0};     // set while the walker runs: SIGSEGV here is recoverable
+  sigjmp_buf crash_jump;
+
+  // --- never touched by the signal handler ---
+  timer_t cpu_timer{};
+  bool has_cpu_timer = false;
+  void* thread_global_ref = nullptr;  // jthread global reference, for name refresh
+  std::string name;                   // refreshed by the drain
+  std::atomic<bool> retired{false};
+};
+
+class ThreadRegistry {
+ public:
+  ThreadState* Add(std::unique_ptr<ThreadState> state);
+  // Moves a live state to the retired list; the drain frees it after emptying its ring.
+  void Retire(ThreadState* state);
+  std::vector<ThreadState*> LiveSnapshot() const;
+  std::vector<std::unique_ptr<ThreadState>> TakeRetired();
+  size_t LiveCount() const;
+  size_t RingMemoryBytes() const;
+
+  // For callers that must keep states alive while they use them (wall timer, JVMTI sampler).
+  std::mutex& mutex() const { return mutex_; }
+  const std::vector<std::unique_ptr<ThreadState>>& live_locked() const { return live_; }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::unique_ptr<ThreadState>> live_;
+  std::vector<std::unique_ptr<ThreadState>> retired_;
+};
+
+}  // namespace sparkprof::agent
