@@ -33,9 +33,9 @@ Format DetectFormat(std::string_view head, std::string_view file_name);
 
 struct DecoderLimits {
   // A block/chunk header that declares more than this is rejected as corrupt (decompression
-  // bomb protection); Spark writes 32 KiB blocks, so 64 MiB is generous. For zstd it bounds the
+  // bomb protection); Spark writes 32 KiB blocks. For zstd it bounds the
   // window a frame may ask for (rounded down to a power of two, at most 128 MiB).
-  uint64_t max_block_bytes = 64ull << 20;
+  uint64_t max_block_bytes = 128ull << 20;  // Databricks writes zstd frames with 128 MiB windows
   // Total decompressed bytes served before the decoder stops with TooLarge.
   uint64_t max_output_bytes = UINT64_MAX;
 };

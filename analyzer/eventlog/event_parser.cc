@@ -1046,8 +1046,9 @@ bool IsKnownIgnoredEvent(std::string_view name) {
 bool IsExclusionEvent(std::string_view name) {
   if (name.starts_with(kSchedulerPrefix)) name.remove_prefix(kSchedulerPrefix.size());
   if (!name.starts_with("SparkListener")) return false;
-  return name.find("Blacklisted") != std::string_view::npos ||
-         name.find("Excluded") != std::string_view::npos;
+  // Blacklisted / Unblacklisted / Excluded / Unexcluded (case differs after "Un").
+  return name.find("lacklisted") != std::string_view::npos ||
+         name.find("xcluded") != std::string_view::npos;
 }
 
 }  // namespace

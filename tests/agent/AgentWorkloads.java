@@ -1,0 +1,246 @@
+import io.sparkprof.NativeAgent;
+
+import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
+import java.io.ObjectOutputStream;
+import java.io.Serializable;
+import java.net.HttpURLConnection;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.function.IntSupplier;
+
+/** Small workloads for the agent's JVM tests: `java AgentWorkloads <case> [seconds]`. */
+public final class AgentWorkloads {
+  static volatile long sink;
+
+  static final class Row implements Serializable {
+    final long id;
+    final String name;
+    final double[] values;
+    final Map<String, Integer> attributes = new HashMap<>();
+
+    Row(long id) {
+      this.id = id;
+      this.name = "row-" + id;
+      this.values = new double[16];
+      for (int i = 0; i < values.length; i++) values[i] = id * 0.5 + i;
+      for (int i = 0; i < 4; i++) attributes.put("k" + i, i);
+    }
+  }
+
+  static void serializeFor(long millis) throws Exception {
+    long end = System.currentTimeMillis() + millis;
+    List<Row> rows = new ArrayList<>();
+    for (int i = 0; i < 200; i++) rows.add(new Row(i));
+    while (System.currentTimeMillis() < end) {
+      ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+      try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {
+        for (Row row : rows) out.writeObject(row);
+      }
+      sink += bytes.size();
+    }
+  }
+
+  static void computeFor(long millis) {
+    long end = System.currentTimeMillis() + millis;
+    long x = 1;
+    while (System.currentTimeMillis() < end) {
+      for (int i = 0; i < 10_000; i++) x = x * 6364136223846793005L + 1442695040888963407L;
+    }
+    sink += x;
+  }
+
+  static void allocateFor(long millis) {
+    long end = System.currentTimeMillis() + millis;
+    List<byte[]> keep = new ArrayList<>();
+    while (System.currentTimeMillis() < end) {
+      for (int i = 0; i < 1000; i++) {
+        byte[] block = new byte[1024 + (i % 64) * 64];
+        if (i % 50 == 0) keep.add(block);
+      }
+      if (keep.size() > 20_000) keep.clear();
+    }
+    sink += keep.size();
+  }
+
+  static Thread[] startThreads(int count, Runnable body) {
+    Thread[] threads = new Thread[count];
+    for (int i = 0; i < count; i++) {
+      threads[i] = new Thread(body, "worker-" + i);
+      threads[i].start();
+    }
+    return threads;
+  }
+
+  static void joinAll(Thread[] threads) throws InterruptedException {
+    for (Thread t : threads) t.join();
+  }
+
+  static final class ChurnLoader extends ClassLoader {
+    private final byte[] bytes;
+
+    ChurnLoader(byte[] bytes) {
+      super(AgentWorkloads.class.getClassLoader());
+      this.bytes = bytes;
+    }
+
+    @Override
+    protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+      if (name.equals("ChurnTarget")) {
+        synchronized (getClassLoadingLock(name)) {
+          Class<?> c = findLoadedClass(name);
+          if (c == null) c = defineClass(name, bytes, 0, bytes.length);
+          return c;
+        }
+      }
+      return super.loadClass(name, resolve);
+    }
+  }
+
+  static void classChurn(long millis) throws Exception {
+    byte[] bytes;
+    try (InputStream in = AgentWorkloads.class.getResourceAsStream("/ChurnTarget.class")) {
+      bytes = in.readAllBytes();
+    }
+    long end = System.currentTimeMillis() + millis;
+    int loaders = 0;
+    while (System.currentTimeMillis() < end) {
+      for (int i = 0; i < 50; i++) {
+        ChurnLoader loader = new ChurnLoader(bytes);
+        IntSupplier target =
+            (IntSupplier) loader.loadClass("ChurnTarget").getDeclaredConstructor().newInstance();
+        sink += target.getAsInt();
+        loaders++;
+      }
+      System.gc();  // unloads the previous loaders' classes
+    }
+    System.out.println("loaders=" + loaders);
+  }
+
+  static String httpGet(String url) throws Exception {
+    HttpURLConnection connection = (HttpURLConnection) new URL(url).openConnection();
+    connection.setConnectTimeout(2000);
+    connection.setReadTimeout(2000);
+    try (InputStream in = connection.getInputStream()) {
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+  }
+
+  public static void main(String[] args) throws Exception {
+    String workload = args[0];
+    long millis = (long) (Double.parseDouble(args.length > 1 ? args[1] : "2") * 1000);
+    switch (workload) {
+      case "serialization":
+        serializeFor(millis);
+        break;
+      case "compute":
+        computeFor(millis);
+        break;
+      case "threads": {
+        int count = Integer.parseInt(args[2]);
+        CountDownLatch allStarted = new CountDownLatch(count);
+        Thread[] threads = startThreads(count, () -> {
+          allStarted.countDown();
+          try {
+            allStarted.await();
+          } catch (InterruptedException e) {
+            return;
+          }
+          computeFor(20);
+        });
+        joinAll(threads);
+        computeFor(millis);
+        System.out.println("threads=" + count);
+        break;
+      }
+      case "classchurn":
+        classChurn(millis);
+        break;
+      case "gcchurn": {
+        Thread[] threads = startThreads(2, () -> allocateFor(millis));
+        joinAll(threads);
+        break;
+      }
+      case "exit": {
+        // Busy threads keep sampling while the JVM exits under them.
+        startThreads(3, () -> computeFor(60_000));
+        computeFor(millis);
+        System.out.println("exiting");
+        System.exit(0);
+        break;
+      }
+      case "tagged": {
+        // Each worker runs as "task" 100+i of stage 7; odd workers end without clearing the tag.
+        System.out.println("loaded=" + NativeAgent.isLoaded());
+        int workers = 4;
+        Thread[] threads = new Thread[workers];
+        for (int i = 0; i < workers; i++) {
+          final int task = 100 + i;
+          threads[i] = new Thread(() -> {
+            NativeAgent.setTaskTag(7, 0, task);
+            if (task % 2 == 0) {
+              try {
+                serializeFor(millis);
+              } catch (Exception e) {
+                throw new RuntimeException(e);
+              }
+            } else {
+              computeFor(millis);
+            }
+            if (task % 2 == 0) NativeAgent.clearTaskTag();
+          }, "Executor task launch worker for task " + i + ".0 in stage 7.0 (TID " + task + ")");
+          threads[i].start();
+        }
+        int batches = 0;
+        long batchBytes = 0;
+        for (int i = 0; i < 4; i++) {
+          Thread.sleep(millis / 4);
+          byte[] batch = NativeAgent.drainBatch();
+          if (batch != null) {
+            batches++;
+            batchBytes += batch.length;
+          }
+        }
+        joinAll(threads);
+        byte[] last = NativeAgent.drainBatch();
+        if (last != null) {
+          batches++;
+          batchBytes += last.length;
+        }
+        System.out.println("batches=" + batches + " bytes=" + batchBytes);
+        System.out.println("status=" + NativeAgent.status());
+        break;
+      }
+      case "prometheus": {
+        computeFor(millis);
+        System.out.println(httpGet("http://127.0.0.1:" + args[2] + "/metrics"));
+        break;
+      }
+      case "sleepers": {
+        Thread[] threads = startThreads(3, () -> {
+          try {
+            Thread.sleep(millis);
+          } catch (InterruptedException e) {
+            // done
+          }
+        });
+        joinAll(threads);
+        break;
+      }
+      case "noagent":
+        System.out.println("loaded=" + NativeAgent.isLoaded() + " status=" + NativeAgent.status());
+        NativeAgent.tagCurrentThread(1, 0, 1);
+        NativeAgent.untagCurrentThread();
+        System.out.println("batch=" + NativeAgent.drainBatchOrNull());
+        break;
+      default:
+        throw new IllegalArgumentException("unknown workload " + workload);
+    }
+    System.out.println("done " + workload + " sink=" + (sink & 1));
+  }
+}
