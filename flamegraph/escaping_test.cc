@@ -46,6 +46,8 @@ TEST(FrameNamesTest, JavaNamesGetDots) {
   EXPECT_EQ(ReadableFrameName("/usr/lib/libc.so.6"), "/usr/lib/libc.so.6");
   EXPECT_EQ(ReadableFrameName("std::vector<int>::push_back"), "std::vector<int>::push_back");
   EXPECT_EQ(ReadableFrameName("__GI___libc_write"), "__GI___libc_write");
+  EXPECT_EQ(ReadableFrameName("java/lang/Object.<init>"), "java.lang.Object.<init>");
+  EXPECT_EQ(ReadableFrameName("</script><img"), "</script><img");
 }
 
 TEST(FrameNamesTest, FrameKinds) {

@@ -16,7 +16,10 @@ std::string ReadableFrameName(std::string_view raw) {
   size_t name_end = raw.find_first_of("( \t");
   if (name_end == std::string_view::npos) name_end = raw.size();
   std::string_view name = raw.substr(0, name_end);
-  bool java_like = !name.empty() && name.front() != '/' && name.find('/') != std::string_view::npos;
+  // Java class names start with a letter, '_' or '$' ("<init>" may only follow a '.').
+  bool java_like = !name.empty() && IsJavaNameChar(name.front()) && name.front() != '/' &&
+                   name.front() != '.' && name.front() != '<' && name.front() != '>' &&
+                   name.front() != '-' && name.find('/') != std::string_view::npos;
   for (char c : name) java_like = java_like && IsJavaNameChar(c);
   std::string readable(raw);
   if (java_like) {
