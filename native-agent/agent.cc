@@ -89,6 +89,8 @@ void Agent::Start(JNIEnv* jni, jthread current_thread) {
             "(GetThreadListStackTraces: safepoint-biased, higher overhead)");
   }
   // jmethodIDs for classes loaded before us; ClassPrepare covers the rest from here on.
+  // AsyncGetCallTrace also refuses to walk (ticks_no_class_load) unless ClassLoad is enabled.
+  jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_CLASS_LOAD, nullptr);
   jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_CLASS_PREPARE, nullptr);
   PreallocateMethodIdsForLoadedClasses(jvmti_, jni);
 

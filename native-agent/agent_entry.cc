@@ -32,6 +32,8 @@ void JNICALL OnThreadStart(jvmtiEnv*, JNIEnv* jni, jthread thread) {
 void JNICALL OnThreadEnd(jvmtiEnv*, JNIEnv* jni, jthread thread) {
   if (Agent* agent = CurrentAgent()) agent->OnThreadEnd(jni, thread);
 }
+// Enabled because AsyncGetCallTrace requires it; methods are not linked yet at ClassLoad.
+void JNICALL OnClassLoad(jvmtiEnv*, JNIEnv*, jthread, jclass) {}
 void JNICALL OnClassPrepare(jvmtiEnv*, JNIEnv*, jthread, jclass klass) {
   if (Agent* agent = CurrentAgent()) agent->OnClassPrepare(klass);
 }
@@ -75,6 +77,7 @@ jint Load(JavaVM* vm, char* options_text, bool live_phase) {
   callbacks.VMDeath = OnVmDeath;
   callbacks.ThreadStart = OnThreadStart;
   callbacks.ThreadEnd = OnThreadEnd;
+  callbacks.ClassLoad = OnClassLoad;
   callbacks.ClassPrepare = OnClassPrepare;
   callbacks.GarbageCollectionStart = OnGcStart;
   callbacks.GarbageCollectionFinish = OnGcFinish;

@@ -78,7 +78,8 @@ Status Sampler::Start() {
 }
 
 void Sampler::OnThreadStarted(ThreadState* state) {
-  if (mode_ != SamplingMode::kCpu || use_setitimer_ || stopped_.load()) return;
+  // Never arm a timer before our handler is installed: SIGPROF's default action kills the JVM.
+  if (mode_ != SamplingMode::kCpu || use_setitimer_ || !started_.load() || stopped_.load()) return;
   std::lock_guard<std::mutex> lock(registry_.mutex());
   CreateThreadTimerLocked(state);
 }

@@ -233,7 +233,7 @@ public final class AgentWorkloads {
         break;
       }
       case "noagent":
-        System.out.println("loaded=" + NativeAgent.isLoaded() + " status=" + NativeAgent.status());
+        System.out.println("loaded=" + NativeAgent.isLoaded() + " status=" + NativeAgent.statusJson());
         NativeAgent.tagCurrentThread(1, 0, 1);
         NativeAgent.untagCurrentThread();
         System.out.println("batch=" + NativeAgent.drainBatchOrNull());

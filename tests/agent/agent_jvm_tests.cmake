@@ -1,0 +1,35 @@
+# JVM tests of libsparkprof.so: real JVMs with -agentpath running tests/agent/AgentWorkloads.java.
+# Included from native-agent/CMakeLists.txt (the agent's owner registers its own end-to-end tests).
+find_package(Java COMPONENTS Development)
+find_package(Python3 COMPONENTS Interpreter)
+if(NOT Java_JAVAC_EXECUTABLE OR NOT Python3_Interpreter_FOUND)
+  message(STATUS "sparkprof: javac or python3 missing, agent JVM tests disabled")
+  return()
+endif()
+
+set(SPARKPROF_AGENT_TEST_DIR ${PROJECT_SOURCE_DIR}/tests/agent)
+set(SPARKPROF_AGENT_TEST_CLASSES ${CMAKE_BINARY_DIR}/tests/agent/classes)
+set(SPARKPROF_AGENT_TEST_SOURCES
+  ${SPARKPROF_AGENT_TEST_DIR}/AgentWorkloads.java
+  ${SPARKPROF_AGENT_TEST_DIR}/ChurnTarget.java
+  ${PROJECT_SOURCE_DIR}/spark-plugin/src/main/java/io/sparkprof/NativeAgent.java)
+add_custom_command(
+  OUTPUT ${SPARKPROF_AGENT_TEST_CLASSES}/AgentWorkloads.class
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${SPARKPROF_AGENT_TEST_CLASSES}
+  COMMAND ${Java_JAVAC_EXECUTABLE} --release 17 -d ${SPARKPROF_AGENT_TEST_CLASSES}
+          ${SPARKPROF_AGENT_TEST_SOURCES}
+  DEPENDS ${SPARKPROF_AGENT_TEST_SOURCES}
+  COMMENT "javac agent test workloads"
+  VERBATIM)
+add_custom_target(sparkprof_agent_test_classes ALL
+  DEPENDS ${SPARKPROF_AGENT_TEST_CLASSES}/AgentWorkloads.class)
+
+foreach(test_case serialization interval_1ms jvmti_walker threads_500 class_churn gc_churn
+                  exit_while_sampling tagged bad_options loaded_twice wall_mode prometheus no_agent)
+  add_test(NAME agent_jvm_${test_case}
+    COMMAND ${Python3_EXECUTABLE} ${SPARKPROF_AGENT_TEST_DIR}/run_agent_case.py
+            --java ${Java_JAVA_EXECUTABLE} --lib $<TARGET_FILE:sparkprof_agent>
+            --classes ${SPARKPROF_AGENT_TEST_CLASSES} --work ${CMAKE_BINARY_DIR}/tests/agent/work
+            ${test_case})
+  set_tests_properties(agent_jvm_${test_case} PROPERTIES TIMEOUT 180 LABELS "jvm;agent")
+endforeach()
