@@ -14,6 +14,9 @@
 #include "native-agent/signal_handler.h"
 #include "native-agent/stack_walker.h"
 
+#ifndef SPARKPROF_AGENT_HAVE_FLAMEGRAPH
+#define SPARKPROF_AGENT_HAVE_FLAMEGRAPH 0
+#endif
 #if SPARKPROF_AGENT_HAVE_FLAMEGRAPH
 #include "native-agent/flamegraph_output.h"
 #endif
@@ -489,8 +492,9 @@ void Agent::OnVmDeath(JNIEnv* jni) {
   running_.store(false);
   HealthSnapshot health = ReadHealthCounters();
   if (!out_path_.empty()) {
-    LogLine("wrote %s.{collapsed,json}: %llu samples, %llu dropped (ring full), %llu walk failures",
-            out_path_.c_str(), static_cast<unsigned long long>(health.samples_taken),
+    LogLine("wrote %s.{collapsed,json%s}: %llu samples, %llu dropped (ring full), %llu walk failures",
+            out_path_.c_str(), SPARKPROF_AGENT_HAVE_FLAMEGRAPH ? ",html" : "",
+            static_cast<unsigned long long>(health.samples_taken),
             static_cast<unsigned long long>(health.samples_dropped_ring_full),
             static_cast<unsigned long long>(health.samples_walk_failed));
   }

@@ -92,6 +92,12 @@ def case_serialization(c, interval="10ms", walker=None, min_samples=50):
         fail("top category is %s, expected serialization" % top, run)
     if "java.io.ObjectOutputStream.writeObject" not in collapsed:
         fail("ObjectOutputStream.writeObject missing from collapsed stacks", run)
+    if os.path.exists(c.out + ".html"):  # only when flamegraph/ is part of the build
+        with open(c.out + ".html") as f:
+            html = f.read()
+        if "<html" not in html.lower() or "ObjectOutputStream" not in html:
+            fail("PATH.html does not show the profile", run)
+        print("html bytes:", len(html))
     return profile
 
 
