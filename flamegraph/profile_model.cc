@@ -17,14 +17,14 @@ ProfileModel::ProfileModel(WeightUnit unit, std::shared_ptr<StringTable> strings
 }
 
 NodeId ProfileModel::FindChild(NodeId parent, FrameId frame) const {
-  auto found = child_index_.find(ChildKey(parent, frame));
-  return found == child_index_.end() ? kNoNode : found->second;
+  return child_index_.Find(ChildKey(parent, frame));
 }
 
 NodeId ProfileModel::ChildFor(NodeId parent, FrameId frame) {
-  auto [slot, inserted] = child_index_.try_emplace(ChildKey(parent, frame), kNoNode);
-  if (!inserted) return slot->second;
   auto id = static_cast<NodeId>(nodes_.size());
+  bool inserted = false;
+  NodeId found = child_index_.FindOrInsert(ChildKey(parent, frame), id, inserted);
+  if (!inserted) return found;
   ProfileNode child;
   child.frame = frame;
   child.parent = parent;
@@ -32,7 +32,6 @@ NodeId ProfileModel::ChildFor(NodeId parent, FrameId frame) {
   child.next_sibling = nodes_[parent].first_child;
   nodes_.push_back(child);
   nodes_[parent].first_child = id;
-  slot->second = id;
   return id;
 }
 

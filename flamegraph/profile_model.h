@@ -12,10 +12,10 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "flamegraph/category.h"
+#include "flamegraph/child_index.h"
 #include "flamegraph/string_table.h"
 
 namespace sparkprof::flamegraph {
@@ -115,7 +115,7 @@ class ProfileModel {
   std::shared_ptr<StringTable> strings_;
   std::vector<ProfileNode> nodes_;
   std::vector<SelfWeight> self_weights_;
-  std::unordered_map<uint64_t, NodeId> child_index_;
+  ChildIndex child_index_;
   CategoryWeights category_totals_{};
   uint64_t pruned_node_count_ = 0;
   // The previous AddStack's path, for the shared-prefix shortcut.
