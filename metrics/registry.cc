@@ -166,26 +166,9 @@ Status Registry::CheckNewName(const std::string& name) const {
   return Status::Ok();
 }
 
-Result<Family<Counter>*> Registry::AddCounter(std::string name, std::string help) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  SPARKPROF_RETURN_IF_ERROR(CheckNewName(name));
-  std::shared_ptr<Family<Counter>> family(new Family<Counter>(std::move(name), std::move(help), {}));
-  entries_.push_back({MetricType::kCounter, family.get()});
-  owned_.push_back(family);
-  return family.get();
-}
-
-Result<Family<Gauge>*> Registry::AddGauge(std::string name, std::string help) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  SPARKPROF_RETURN_IF_ERROR(CheckNewName(name));
-  std::shared_ptr<Family<Gauge>> family(new Family<Gauge>(std::move(name), std::move(help), {}));
-  entries_.push_back({MetricType::kGauge, family.get()});
-  owned_.push_back(family);
-  return family.get();
-}
-
-Result<Family<Histogram>*> Registry::AddHistogram(std::string name, std::string help,
-                                                  std::vector<double> upper_bounds) {
+template <typename Metric>
+Result<Family<Metric>*> Registry::AddFamily(MetricType type, std::string name, std::string help,
+                                           std::vector<double> upper_bounds) {
   std::lock_guard<std::mutex> lock(mutex_);
   SPARKPROF_RETURN_IF_ERROR(CheckNewName(name));
   for (size_t i = 1; i < upper_bounds.size(); ++i) {
@@ -193,11 +176,25 @@ Result<Family<Histogram>*> Registry::AddHistogram(std::string name, std::string 
       return InvalidArgument("histogram '" + name + "': bucket bounds must increase");
     }
   }
-  std::shared_ptr<Family<Histogram>> family(
-      new Family<Histogram>(std::move(name), std::move(help), std::move(upper_bounds)));
-  entries_.push_back({MetricType::kHistogram, family.get()});
+  std::shared_ptr<Family<Metric>> family(
+      new Family<Metric>(std::move(name), std::move(help), std::move(upper_bounds)));
+  entries_.push_back({type, family.get()});
   owned_.push_back(family);
   return family.get();
+}
+
+Result<Family<Counter>*> Registry::AddCounter(std::string name, std::string help) {
+  return AddFamily<Counter>(MetricType::kCounter, std::move(name), std::move(help), {});
+}
+
+Result<Family<Gauge>*> Registry::AddGauge(std::string name, std::string help) {
+  return AddFamily<Gauge>(MetricType::kGauge, std::move(name), std::move(help), {});
+}
+
+Result<Family<Histogram>*> Registry::AddHistogram(std::string name, std::string help,
+                                                  std::vector<double> upper_bounds) {
+  return AddFamily<Histogram>(MetricType::kHistogram, std::move(name), std::move(help),
+                              std::move(upper_bounds));
 }
 
 void Registry::AddCollectCallback(std::function<void()> callback) {
@@ -240,14 +237,19 @@ std::string Registry::Render() const {
   return out;
 }
 
-std::string EscapeHelp(std::string_view help) {
+namespace {
+
+// The text format escapes '\\' and newline everywhere, and '"' inside label values.
+std::string Escape(std::string_view text, bool escape_quotes) {
   std::string out;
-  out.reserve(help.size());
-  for (char c : help) {
+  out.reserve(text.size());
+  for (char c : text) {
     if (c == '\\') {
       out += "\\\\";
     } else if (c == '\n') {
       out += "\\n";
+    } else if (c == '"' && escape_quotes) {
+      out += "\\\"";
     } else {
       out += c;
     }
@@ -255,22 +257,11 @@ std::string EscapeHelp(std::string_view help) {
   return out;
 }
 
-std::string EscapeLabelValue(std::string_view value) {
-  std::string out;
-  out.reserve(value.size());
-  for (char c : value) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '"') {
-      out += "\\\"";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
+}  // namespace
+
+std::string EscapeHelp(std::string_view help) { return Escape(help, /*escape_quotes=*/false); }
+
+std::string EscapeLabelValue(std::string_view value) { return Escape(value, /*escape_quotes=*/true); }
 
 std::string FormatValue(double value) {
   if (std::isnan(value)) return "NaN";

@@ -111,6 +111,9 @@ class Registry {
     void* family;  // Family<Counter|Gauge|Histogram>*, owned by `owned_`
   };
   Status CheckNewName(const std::string& name) const;
+  template <typename Metric>
+  Result<Family<Metric>*> AddFamily(MetricType type, std::string name, std::string help,
+                                    std::vector<double> upper_bounds);
 
   mutable std::mutex mutex_;
   std::vector<Entry> entries_;

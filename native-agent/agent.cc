@@ -7,6 +7,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 
 #include "native-agent/agent_counters.h"
 #include "native-agent/batch_encoder.h"
@@ -295,22 +296,16 @@ int64_t Agent::DrainPeriodNs() const {
   return std::clamp<int64_t>(quarter_ring, 5'000'000, 50'000'000);
 }
 
-void Agent::DrainLoop(JNIEnv* jni) {
-  const auto period = std::chrono::nanoseconds(DrainPeriodNs());
+void Agent::RunPeriodicallyUntilShutdown(int64_t period_ns, const std::function<void()>& body) {
+  const auto period = std::chrono::nanoseconds(period_ns);
   while (!shutting_down_.load()) {
     {
       std::unique_lock<std::mutex> lock(wakeup_mutex_);
       wakeup_.wait_for(lock, period, [this] { return shutting_down_.load(); });
     }
-    if (shutting_down_.load()) break;
     std::lock_guard<std::mutex> lock(drain_mutex_);
     if (shutting_down_.load()) break;
-    RunDrainCycleLocked(jni);
-    if (options_.dump_seconds > 0 && !out_path_.empty() &&
-        MonotonicNowNs() - last_dump_ns_ >= options_.dump_seconds * 1'000'000'000) {
-      last_dump_ns_ = MonotonicNowNs();
-      WriteOutputsLocked();
-    }
+    body();
   }
   {
     std::lock_guard<std::mutex> lock(wakeup_mutex_);
@@ -319,23 +314,19 @@ void Agent::DrainLoop(JNIEnv* jni) {
   wakeup_.notify_all();
 }
 
-void Agent::JvmtiSamplerLoop(JNIEnv* jni) {
-  const auto period = std::chrono::nanoseconds(options_.interval_ns);
-  while (!shutting_down_.load()) {
-    {
-      std::unique_lock<std::mutex> lock(wakeup_mutex_);
-      wakeup_.wait_for(lock, period, [this] { return shutting_down_.load(); });
+void Agent::DrainLoop(JNIEnv* jni) {
+  RunPeriodicallyUntilShutdown(DrainPeriodNs(), [this, jni] {
+    RunDrainCycleLocked(jni);
+    if (options_.dump_seconds > 0 && !out_path_.empty() &&
+        MonotonicNowNs() - last_dump_ns_ >= options_.dump_seconds * 1'000'000'000) {
+      last_dump_ns_ = MonotonicNowNs();
+      WriteOutputsLocked();
     }
-    if (shutting_down_.load()) break;
-    std::lock_guard<std::mutex> lock(drain_mutex_);
-    if (shutting_down_.load()) break;
-    SampleWithJvmtiLocked(jni);
-  }
-  {
-    std::lock_guard<std::mutex> lock(wakeup_mutex_);
-    agent_threads_alive_.fetch_sub(1);
-  }
-  wakeup_.notify_all();
+  });
+}
+
+void Agent::JvmtiSamplerLoop(JNIEnv* jni) {
+  RunPeriodicallyUntilShutdown(options_.interval_ns, [this, jni] { SampleWithJvmtiLocked(jni); });
 }
 
 // The fallback walker: safepoint-biased, but needs nothing from HotSpot beyond JVMTI. Holding

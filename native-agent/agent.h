@@ -9,6 +9,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -53,6 +54,8 @@ class Agent {
   void StartAgentThread(JNIEnv* jni, const char* name, jvmtiStartFunction body);
   static void JNICALL DrainThreadMain(jvmtiEnv* jvmti, JNIEnv* jni, void* arg);
   static void JNICALL JvmtiSamplerMain(jvmtiEnv* jvmti, JNIEnv* jni, void* arg);
+  // Runs `body` under drain_mutex_ every period until shutdown; then marks the thread gone.
+  void RunPeriodicallyUntilShutdown(int64_t period_ns, const std::function<void()>& body);
   void DrainLoop(JNIEnv* jni);
   void JvmtiSamplerLoop(JNIEnv* jni);
   void SampleWithJvmtiLocked(JNIEnv* jni);

@@ -1,0 +1,49 @@
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+/**
+ * A fixed amount of CPU- and allocation-heavy work on several threads (hashing, sorting, string
+ * building, short-lived objects), so CPU time with and without the agent can be compared.
+ * Usage: java OverheadWorkload THREADS ROUNDS
+ */
+public final class OverheadWorkload {
+  static volatile long sink;
+
+  static long round(Random random) {
+    Map<String, Integer> counts = new HashMap<>();
+    StringBuilder text = new StringBuilder();
+    for (int i = 0; i < 20_000; i++) {
+      String key = "key-" + random.nextInt(5_000);
+      counts.merge(key, 1, Integer::sum);
+      if (i % 100 == 0) text.append(key).append(',');
+    }
+    long[] values = new long[50_000];
+    for (int i = 0; i < values.length; i++) values[i] = random.nextLong();
+    Arrays.sort(values);
+    List<double[]> garbage = new ArrayList<>();
+    for (int i = 0; i < 2_000; i++) garbage.add(new double[32]);
+    return counts.size() + values[values.length / 2] + text.length() + garbage.size();
+  }
+
+  public static void main(String[] args) throws InterruptedException {
+    int threads = Integer.parseInt(args[0]);
+    int rounds = Integer.parseInt(args[1]);
+    Thread[] workers = new Thread[threads];
+    for (int t = 0; t < threads; t++) {
+      final long seed = t;
+      workers[t] = new Thread(() -> {
+        Random random = new Random(seed);
+        long local = 0;
+        for (int r = 0; r < rounds; r++) local += round(random);
+        sink += local;
+      }, "bench-worker-" + t);
+      workers[t].start();
+    }
+    for (Thread worker : workers) worker.join();
+    System.out.println("sink " + (sink & 1));
+  }
+}
