@@ -14,5 +14,6 @@ inline constexpr int kExitFindingsAtThreshold = 3;  // --fail-on matched a findi
 
 void RegisterAnalyzeCommand(CLI::App& app, int& exit_code);
 void RegisterFlamegraphCommand(CLI::App& app, int& exit_code);
+void RegisterDemoCommand(CLI::App& app, int& exit_code);
 
 }  // namespace sparkprof::cli

@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   int exit_code = sparkprof::cli::kExitOk;
 #ifdef SPARKPROF_HAVE_ANALYZE
   sparkprof::cli::RegisterAnalyzeCommand(app, exit_code);
+  sparkprof::cli::RegisterDemoCommand(app, exit_code);
 #endif
 #ifdef SPARKPROF_HAVE_FLAMEGRAPH
   sparkprof::cli::RegisterFlamegraphCommand(app, exit_code);
