@@ -5,7 +5,9 @@
 namespace sparkprof::codec {
 
 ChunkWriter::ChunkWriter(std::string* out, size_t chunk_bytes, bool flush_ends_chunk)
-    : out_(out), chunk_bytes_(std::max<size_t>(chunk_bytes, 1)), flush_ends_chunk_(flush_ends_chunk) {
+    : out_(out),
+      chunk_bytes_(std::max<size_t>(chunk_bytes, 1)),
+      flush_ends_chunk_(flush_ends_chunk) {
   pending_.reserve(chunk_bytes_);
 }
 

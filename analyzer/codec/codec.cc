@@ -15,18 +15,26 @@ Result<std::unique_ptr<InputStream>> MakeDecoder(Format format,
                                                  const DecoderLimits& limits) {
   if (compressed == nullptr) return InvalidArgument("MakeDecoder: no input stream");
   switch (format) {
-    case Format::kPlain: return compressed;
-    case Format::kLz4Block: return MakeLz4BlockDecoder(std::move(compressed), limits);
-    case Format::kSnappyJava: return MakeSnappyJavaDecoder(std::move(compressed), limits);
-    case Format::kZstd: return MakeZstdDecoder(std::move(compressed), limits);
-    case Format::kLzf: return MakeLzfDecoder(std::move(compressed), limits);
-    case Format::kGzip: return MakeGzipDecoder(std::move(compressed), limits);
+    case Format::kPlain:
+      return compressed;
+    case Format::kLz4Block:
+      return MakeLz4BlockDecoder(std::move(compressed), limits);
+    case Format::kSnappyJava:
+      return MakeSnappyJavaDecoder(std::move(compressed), limits);
+    case Format::kZstd:
+      return MakeZstdDecoder(std::move(compressed), limits);
+    case Format::kLzf:
+      return MakeLzfDecoder(std::move(compressed), limits);
+    case Format::kGzip:
+      return MakeGzipDecoder(std::move(compressed), limits);
     case Format::kZip:
       return Unsupported("a zip archive is not a compression codec; open it as an archive");
-    case Format::kUnknownBinary: break;
+    case Format::kUnknownBinary:
+      break;
   }
-  return Unsupported("binary data in no known event-log format (not JSON text, lz4, snappy, "
-                     "zstd, lzf, gzip or zip)");
+  return Unsupported(
+      "binary data in no known event-log format (not JSON text, lz4, snappy, "
+      "zstd, lzf, gzip or zip)");
 }
 
 Result<DecodedStream> OpenDecoded(std::unique_ptr<InputStream> raw, std::string_view file_name,

@@ -12,17 +12,18 @@
 namespace sparkprof::codec {
 
 enum class Format {
-  kPlain,       // JSON lines as written (no compression)
-  kLz4Block,    // lz4-java LZ4BlockOutputStream ("LZ4Block" magic), XXH32 checksums
-  kSnappyJava,  // snappy-java SnappyOutputStream (82 'SNAPPY' 00 header), big-endian chunk sizes
-  kZstd,        // concatenated zstd frames (28 B5 2F FD)
-  kLzf,         // compress-lzf chunks ('Z' 'V' type)
-  kGzip,        // gzip members (1F 8B), possibly concatenated
-  kZip,         // a zip archive (PK\3\4): not a codec, the source layer opens it
+  kPlain,          // JSON lines as written (no compression)
+  kLz4Block,       // lz4-java LZ4BlockOutputStream ("LZ4Block" magic), XXH32 checksums
+  kSnappyJava,     // snappy-java SnappyOutputStream (82 'SNAPPY' 00 header), big-endian chunk sizes
+  kZstd,           // concatenated zstd frames (28 B5 2F FD)
+  kLzf,            // compress-lzf chunks ('Z' 'V' type)
+  kGzip,           // gzip members (1F 8B), possibly concatenated
+  kZip,            // a zip archive (PK\3\4): not a codec, the source layer opens it
   kUnknownBinary,  // bytes that are neither JSON text nor a known magic
 };
 
-const char* FormatName(Format format);  // "plain", "lz4", "snappy", "zstd", "lzf", "gzip", "zip", "binary"
+const char* FormatName(
+    Format format);  // "plain", "lz4", "snappy", "zstd", "lzf", "gzip", "zip", "binary"
 
 // How many leading bytes DetectFormat wants to see (fewer is fine for short files).
 inline constexpr size_t kSniffBytes = 16;

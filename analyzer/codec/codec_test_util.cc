@@ -21,9 +21,8 @@ std::string SampleEventLogText(size_t bytes) {
     const uint32_t run_time_ms = random() % 5000;
     const uint32_t gc_time_ms = random() % 300;
     text += R"({"Event":"SparkListenerTaskEnd","Stage ID":)" + std::to_string(task / 200) +
-            R"(,"Task Info":{"Task ID":)" + std::to_string(task) +
-            R"(,"Launch Time":)" + std::to_string(launch_time_ms) +
-            R"(,"Executor ID":")" + std::to_string(executor) +
+            R"(,"Task Info":{"Task ID":)" + std::to_string(task) + R"(,"Launch Time":)" +
+            std::to_string(launch_time_ms) + R"(,"Executor ID":")" + std::to_string(executor) +
             R"("},"Task Metrics":{"Executor Run Time":)" + std::to_string(run_time_ms) +
             R"(,"JVM GC Time":)" + std::to_string(gc_time_ms) + "}}\n";
   }

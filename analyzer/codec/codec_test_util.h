@@ -17,7 +17,7 @@ std::string RandomBytes(size_t bytes, uint32_t seed);
 
 struct Drained {
   std::string bytes;
-  Status status;  // ok when the stream ended cleanly
+  Status status;                // ok when the stream ended cleanly
   bool error_is_sticky = true;  // a Read after the error failed again
 };
 

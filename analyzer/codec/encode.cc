@@ -10,14 +10,21 @@ namespace sparkprof::codec {
 
 Result<std::string> Encode(Format format, std::string_view data) {
   switch (format) {
-    case Format::kPlain: return std::string(data);
-    case Format::kLz4Block: return EncodeLz4Block(data);
-    case Format::kSnappyJava: return EncodeSnappyJava(data);
-    case Format::kZstd: return EncodeZstd(data);
-    case Format::kLzf: return EncodeLzf(data);
-    case Format::kGzip: return EncodeGzip(data);
+    case Format::kPlain:
+      return std::string(data);
+    case Format::kLz4Block:
+      return EncodeLz4Block(data);
+    case Format::kSnappyJava:
+      return EncodeSnappyJava(data);
+    case Format::kZstd:
+      return EncodeZstd(data);
+    case Format::kLzf:
+      return EncodeLzf(data);
+    case Format::kGzip:
+      return EncodeGzip(data);
     case Format::kZip:
-    case Format::kUnknownBinary: break;
+    case Format::kUnknownBinary:
+      break;
   }
   return Unsupported(std::string("no encoder for format ") + FormatName(format));
 }

@@ -64,14 +64,22 @@ std::string_view StripSuffix(std::string_view name, std::string_view suffix) {
 
 const char* FormatName(Format format) {
   switch (format) {
-    case Format::kPlain: return "plain";
-    case Format::kLz4Block: return "lz4";
-    case Format::kSnappyJava: return "snappy";
-    case Format::kZstd: return "zstd";
-    case Format::kLzf: return "lzf";
-    case Format::kGzip: return "gzip";
-    case Format::kZip: return "zip";
-    case Format::kUnknownBinary: return "binary";
+    case Format::kPlain:
+      return "plain";
+    case Format::kLz4Block:
+      return "lz4";
+    case Format::kSnappyJava:
+      return "snappy";
+    case Format::kZstd:
+      return "zstd";
+    case Format::kLzf:
+      return "lzf";
+    case Format::kGzip:
+      return "gzip";
+    case Format::kZip:
+      return "zip";
+    case Format::kUnknownBinary:
+      return "binary";
   }
   return "binary";
 }

@@ -13,8 +13,8 @@ std::string Head(Format format) {
 }
 
 TEST(DetectFormat, MagicBytesWinOverMisleadingNames) {
-  for (Format format : {Format::kLz4Block, Format::kSnappyJava, Format::kZstd, Format::kLzf,
-                        Format::kGzip}) {
+  for (Format format :
+       {Format::kLz4Block, Format::kSnappyJava, Format::kZstd, Format::kLzf, Format::kGzip}) {
     EXPECT_EQ(DetectFormat(Head(format), "app-1.lz4"), format) << FormatName(format);
     EXPECT_EQ(DetectFormat(Head(format), "events_1_app.snappy.inprogress"), format);
     EXPECT_EQ(DetectFormat(Head(format), "local-1234"), format);
@@ -41,7 +41,11 @@ TEST(DetectFormat, TextIsPlain) {
 
 TEST(DetectFormat, BinaryIsUnknown) {
   EXPECT_EQ(DetectFormat(std::string("\0\0\0\x01\x02", 5), "x.json"), Format::kUnknownBinary);
-  EXPECT_EQ(DetectFormat(std::string("\x7F" "ELF\x02\x01", 6), "x"), Format::kUnknownBinary);
+  EXPECT_EQ(DetectFormat(std::string("\x7F"
+                                     "ELF\x02\x01",
+                                     6),
+                         "x"),
+            Format::kUnknownBinary);
 }
 
 TEST(DetectFormat, NamesBreakTiesForEmptyAndCutOffFiles) {
@@ -78,7 +82,8 @@ TEST(OpenDecoded, PlainPassesThroughAndEmptyIsEmpty) {
   ASSERT_TRUE(plain.ok());
   EXPECT_EQ(plain->format, Format::kPlain);
   EXPECT_TRUE(testing::Drain(*plain->stream, 100).bytes == text);
-  for (const char* name : {"app-1", "app-1.lz4", "app.zstd.inprogress", "a.snappy", "a.lzf", "a.gz"}) {
+  for (const char* name :
+       {"app-1", "app-1.lz4", "app.zstd.inprogress", "a.snappy", "a.lzf", "a.gz"}) {
     auto empty = OpenDecoded(MakeMemoryInputStream(""), name);
     ASSERT_TRUE(empty.ok()) << name;
     testing::Drained drained = testing::Drain(*empty->stream);
@@ -97,7 +102,8 @@ TEST(OpenDecoded, ZipAndBinaryAreUnsupported) {
 
 TEST(OpenDecoded, SniffingAShortReadSourceDoesNotLoseBytes) {
   std::string data = testing::SampleEventLogText(50'000);
-  auto opened = OpenDecoded(testing::MakeTrickleInputStream(Encode(Format::kLz4Block, data).value(), 3), "x");
+  auto opened =
+      OpenDecoded(testing::MakeTrickleInputStream(Encode(Format::kLz4Block, data).value(), 3), "x");
   ASSERT_TRUE(opened.ok());
   EXPECT_EQ(opened->format, Format::kLz4Block);
   EXPECT_TRUE(testing::Drain(*opened->stream).bytes == data);

@@ -28,7 +28,10 @@ std::map<std::string, Seeds> MakeCorpus() {
   const std::string lzf = EncodeLzf(text, 100);
   const std::string zstd = EncodeZstd(text);
   const std::string gzip = EncodeGzip(text);
-  const std::string skippable("\x50\x2A\x4D\x18\x02\x00\x00\x00" "ab", 10);
+  const std::string skippable(
+      "\x50\x2A\x4D\x18\x02\x00\x00\x00"
+      "ab",
+      10);
   std::map<std::string, Seeds> corpus;
   corpus["fuzz_codec_lz4"] = {{"blocks", lz4},
                               {"concatenated", lz4 + EncodeLz4Block("tail")},

@@ -8,7 +8,8 @@
 namespace sparkprof::codec::lz4_block {
 
 inline constexpr std::string_view kMagic = "LZ4Block";
-inline constexpr size_t kHeaderBytes = 21;  // magic, token, compressedLen, decompressedLen, checksum
+inline constexpr size_t kHeaderBytes =
+    21;  // magic, token, compressedLen, decompressedLen, checksum
 inline constexpr uint8_t kMethodRaw = 0x10;
 inline constexpr uint8_t kMethodLz4 = 0x20;
 inline constexpr int kLevelBase = 10;  // a block holds at most 1 << (kLevelBase + level) bytes

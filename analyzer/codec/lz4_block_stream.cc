@@ -63,11 +63,10 @@ class Lz4BlockStream final : public BlockDecoderStream {
       }
       const uint64_t level_max_bytes = uint64_t{1} << (kLevelBase + level);
       if (decoded_bytes > level_max_bytes || decoded_bytes > limits_.max_block_bytes) {
-        return CorruptError("block" + at + " declares " + std::to_string(decoded_bytes) +
-                            " decompressed bytes, more than allowed (" +
-                            std::to_string(std::min<uint64_t>(level_max_bytes,
-                                                              limits_.max_block_bytes)) +
-                            ")");
+        return CorruptError(
+            "block" + at + " declares " + std::to_string(decoded_bytes) +
+            " decompressed bytes, more than allowed (" +
+            std::to_string(std::min<uint64_t>(level_max_bytes, limits_.max_block_bytes)) + ")");
       }
       if (compressed_bytes == 0 || decoded_bytes == 0) {
         return CorruptError("block" + at + " declares " + std::to_string(compressed_bytes) +
@@ -99,10 +98,10 @@ class Lz4BlockStream final : public BlockDecoderStream {
         int written = LZ4_decompress_safe(payload, destination, static_cast<int>(compressed_bytes),
                                           static_cast<int>(decoded_bytes));
         if (written != static_cast<int>(decoded_bytes)) {
-          return CorruptError(written < 0 ? "malformed lz4 data in block" + at
-                                          : "block" + at + " decompressed to " +
-                                                std::to_string(written) + " bytes, header says " +
-                                                std::to_string(decoded_bytes));
+          return CorruptError(written < 0
+                                  ? "malformed lz4 data in block" + at
+                                  : "block" + at + " decompressed to " + std::to_string(written) +
+                                        " bytes, header says " + std::to_string(decoded_bytes));
         }
       }
       const uint32_t actual = Lz4JavaBlockChecksum({destination, decoded_bytes});

@@ -99,7 +99,8 @@ TEST(Lz4BlockStream, BombHeaderIsRejectedBeforeAllocating) {
 
 TEST(Lz4BlockStream, InvalidHeaders) {
   ExpectCorrupt(DecodeLz4(Header(0x35, 10, 10, 0)), "unknown compression method 0x00000030");
-  ExpectCorrupt(DecodeLz4(Header(0x15, 10, 12, 0)), "stored block at byte 0 has compressed length 10");
+  ExpectCorrupt(DecodeLz4(Header(0x15, 10, 12, 0)),
+                "stored block at byte 0 has compressed length 10");
   ExpectCorrupt(DecodeLz4(Header(0x25, 0, 12, 0)), "declares 0 compressed and 12 decompressed");
   ExpectCorrupt(DecodeLz4(Header(0x15, 0, 0, 7)), "end-of-stream block at byte 0 has non-zero");
 }

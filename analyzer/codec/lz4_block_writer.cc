@@ -23,8 +23,8 @@ Lz4BlockWriter::Lz4BlockWriter(std::string* out, size_t block_bytes)
     : ChunkWriter(out, std::clamp<size_t>(block_bytes, 64, 32 << 20), /*flush_ends_chunk=*/false),
       level_(LevelForBlockBytes(std::clamp<size_t>(block_bytes, 64, 32 << 20))) {}
 
-void Lz4BlockWriter::AppendHeader(uint8_t method, uint32_t compressed_bytes,
-                                  uint32_t decoded_bytes, uint32_t checksum) {
+void Lz4BlockWriter::AppendHeader(uint8_t method, uint32_t compressed_bytes, uint32_t decoded_bytes,
+                                  uint32_t checksum) {
   out_->append(lz4_block::kMagic);
   out_->push_back(static_cast<char>(method | level_));
   AppendLittleEndian32(out_, compressed_bytes);

@@ -13,8 +13,7 @@ namespace sparkprof::codec {
 class Lz4BlockWriter final : public ChunkWriter {
  public:
   // `block_bytes` as lz4-java accepts it: 64 bytes to 32 MiB.
-  explicit Lz4BlockWriter(std::string* out,
-                          size_t block_bytes = lz4_block::kDefaultBlockBytes);
+  explicit Lz4BlockWriter(std::string* out, size_t block_bytes = lz4_block::kDefaultBlockBytes);
 
  private:
   void EncodeChunk(std::string_view block) override;

@@ -65,10 +65,10 @@ class LzfStream final : public BlockDecoderStream {
             lzf_decompress(payload, static_cast<unsigned int>(payload_bytes), destination,
                            static_cast<unsigned int>(decoded_bytes));
         if (written != decoded_bytes) {
-          return CorruptError(written == 0 ? "malformed lzf data in chunk" + at
-                                           : "chunk" + at + " decompressed to " +
-                                                 std::to_string(written) + " bytes, header says " +
-                                                 std::to_string(decoded_bytes));
+          return CorruptError(written == 0
+                                  ? "malformed lzf data in chunk" + at
+                                  : "chunk" + at + " decompressed to " + std::to_string(written) +
+                                        " bytes, header says " + std::to_string(decoded_bytes));
         }
       }
       input_.Consume(header_bytes + payload_bytes);

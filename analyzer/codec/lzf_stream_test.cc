@@ -28,7 +28,8 @@ TEST(LzfStream, ChunkLayoutMatchesCompressLzf) {
 
 TEST(LzfStream, TruncatedHeader) {
   ExpectCorrupt(DecodeLzf("ZV"), "truncated chunk header at byte 0");
-  ExpectCorrupt(DecodeLzf(std::string("ZV\x01\x00\x10\x00", 6)), "truncated chunk header at byte 0");
+  ExpectCorrupt(DecodeLzf(std::string("ZV\x01\x00\x10\x00", 6)),
+                "truncated chunk header at byte 0");
 }
 
 TEST(LzfStream, BadMagicAndType) {

@@ -19,8 +19,9 @@ void LzfWriter::EncodeChunk(std::string_view chunk) {
     // Room for one byte less than the input: lzf_compress returns 0 when the result would not
     // shrink, and then the chunk is stored.
     compressed_.resize(chunk.size() - 1);
-    compressed_size = lzf_compress(chunk.data(), static_cast<unsigned int>(chunk.size()),
-                                   compressed_.data(), static_cast<unsigned int>(compressed_.size()));
+    compressed_size =
+        lzf_compress(chunk.data(), static_cast<unsigned int>(chunk.size()), compressed_.data(),
+                     static_cast<unsigned int>(compressed_.size()));
   }
   out_->push_back(kMagic0);
   out_->push_back(kMagic1);

@@ -17,10 +17,14 @@ using testing::Drained;
 
 size_t BlockBytes(Format format) {
   switch (format) {
-    case Format::kLz4Block: return 32768;
-    case Format::kSnappyJava: return 32768;
-    case Format::kLzf: return 65535;
-    default: return 100000;
+    case Format::kLz4Block:
+      return 32768;
+    case Format::kSnappyJava:
+      return 32768;
+    case Format::kLzf:
+      return 65535;
+    default:
+      return 100000;
   }
 }
 
@@ -63,7 +67,8 @@ TEST_P(RoundTripTest, ConcatenatedStreams) {
 
 TEST_P(RoundTripTest, SourceWithShortReads) {
   std::string data = testing::SampleEventLogText(300'000);
-  auto decoder = MakeDecoder(GetParam(), testing::MakeTrickleInputStream(Encode(GetParam(), data).value(), 1000));
+  auto decoder = MakeDecoder(
+      GetParam(), testing::MakeTrickleInputStream(Encode(GetParam(), data).value(), 1000));
   ASSERT_TRUE(decoder.ok());
   Drained drained = testing::Drain(**decoder);
   ASSERT_TRUE(drained.status.ok()) << drained.status.ToString();
@@ -92,7 +97,8 @@ TEST_P(RoundTripTest, OutputLimitEqualToSizeIsFine) {
 
 TEST_P(RoundTripTest, OpenDecodedDetectsTheFormatWithoutAHelpfulName) {
   std::string data = testing::SampleEventLogText(100'000);
-  auto opened = OpenDecoded(MakeMemoryInputStream(Encode(GetParam(), data).value()), "events_1_app");
+  auto opened =
+      OpenDecoded(MakeMemoryInputStream(Encode(GetParam(), data).value()), "events_1_app");
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   EXPECT_EQ(opened->format, GetParam());
   Drained drained = testing::Drain(*opened->stream);
@@ -110,7 +116,8 @@ TEST(StreamingWriters, FlushEndsSnappyAndLzfChunksButNotLz4Blocks) {
   Lz4BlockWriter lz4_writer(&lz4);
   SnappyJavaWriter snappy_writer(&snappy);
   LzfWriter lzf_writer(&lzf);
-  for (ChunkWriter* writer : std::initializer_list<ChunkWriter*>{&lz4_writer, &snappy_writer, &lzf_writer}) {
+  for (ChunkWriter* writer :
+       std::initializer_list<ChunkWriter*>{&lz4_writer, &snappy_writer, &lzf_writer}) {
     writer->Append("{\"Event\":\"SparkListenerLogStart\"}\n");
     writer->Flush();
   }
@@ -118,7 +125,7 @@ TEST(StreamingWriters, FlushEndsSnappyAndLzfChunksButNotLz4Blocks) {
   EXPECT_EQ(snappy.size(), 16u + 4u + 2u + 34u);  // header, length, varint + literal tag, bytes
   EXPECT_EQ(lzf.size(), 5u + 34u);                // short input is stored
   lz4_writer.Finish();
-  EXPECT_EQ(lz4.size(), 21u + 34u + 21u);  // RAW block, then the end block
+  EXPECT_EQ(lz4.size(), 21u + 34u + 21u);         // RAW block, then the end block
   EXPECT_EQ(static_cast<uint8_t>(lz4[8]), 0x15);  // RAW | level 5 (32 KiB blocks)
 }
 

@@ -42,7 +42,8 @@ TEST(SnappyJavaStream, BadHeader) {
 }
 
 TEST(SnappyJavaStream, TruncatedChunkLength) {
-  ExpectCorrupt(DecodeSnappy(kStreamHeader + std::string("\0\0", 2)), "truncated chunk length at byte 16");
+  ExpectCorrupt(DecodeSnappy(kStreamHeader + std::string("\0\0", 2)),
+                "truncated chunk length at byte 16");
 }
 
 TEST(SnappyJavaStream, TruncatedPayloadServesEarlierChunksFirst) {
@@ -65,7 +66,8 @@ TEST(SnappyJavaStream, BombIsRejectedBeforeAllocating) {
   std::string bomb = kStreamHeader;
   AppendBigEndian32(&bomb, 10);
   bomb += std::string("\x80\x80\x80\x80\x08", 5) + std::string(5, '\0');
-  ExpectCorrupt(DecodeSnappy(bomb), "declares 2147483648 decompressed bytes, more than max_block_bytes");
+  ExpectCorrupt(DecodeSnappy(bomb),
+                "declares 2147483648 decompressed bytes, more than max_block_bytes");
   // A chunk length of almost 2 GB in front of a tiny block.
   std::string huge_chunk = kStreamHeader;
   AppendBigEndian32(&huge_chunk, 0x7FFFFFF0);
@@ -77,7 +79,8 @@ TEST(SnappyJavaStream, BombIsRejectedBeforeAllocating) {
 }
 
 TEST(SnappyJavaStream, ConcatenatedHeaderMidStream) {
-  std::string encoded = EncodeSnappyJava("first ") + EncodeSnappyJava("") + EncodeSnappyJava("second");
+  std::string encoded =
+      EncodeSnappyJava("first ") + EncodeSnappyJava("") + EncodeSnappyJava("second");
   Drained drained = DecodeSnappy(encoded);
   EXPECT_TRUE(drained.status.ok()) << drained.status.ToString();
   EXPECT_EQ(drained.bytes, "first second");

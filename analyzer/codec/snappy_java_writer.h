@@ -11,8 +11,7 @@ namespace sparkprof::codec {
 
 class SnappyJavaWriter final : public ChunkWriter {
  public:
-  explicit SnappyJavaWriter(std::string* out,
-                            size_t chunk_bytes = snappy_java::kDefaultChunkBytes);
+  explicit SnappyJavaWriter(std::string* out, size_t chunk_bytes = snappy_java::kDefaultChunkBytes);
 
  private:
   void EncodeChunk(std::string_view chunk) override;

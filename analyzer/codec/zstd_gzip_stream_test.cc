@@ -43,7 +43,10 @@ TEST(ZstdStream, CorruptFrameAndTrailingGarbage) {
 }
 
 TEST(ZstdStream, SkippableFramesAreSkipped) {
-  std::string skippable("\x50\x2A\x4D\x18\x03\x00\x00\x00" "abc", 11);
+  std::string skippable(
+      "\x50\x2A\x4D\x18\x03\x00\x00\x00"
+      "abc",
+      11);
   Drained drained = DecodeAll(Format::kZstd, skippable + EncodeZstd("x") + skippable);
   EXPECT_TRUE(drained.status.ok()) << drained.status.ToString();
   EXPECT_EQ(drained.bytes, "x");

@@ -9,8 +9,8 @@ ZstdWriter::ZstdWriter(std::string* out, size_t frame_bytes, int level)
 
 void ZstdWriter::EncodeChunk(std::string_view frame) {
   compressed_.resize(ZSTD_compressBound(frame.size()));
-  size_t size = ZSTD_compress(compressed_.data(), compressed_.size(), frame.data(), frame.size(),
-                              level_);
+  size_t size =
+      ZSTD_compress(compressed_.data(), compressed_.size(), frame.data(), frame.size(), level_);
   // ZSTD_compress only fails on a too-small destination, which compressBound rules out.
   if (!ZSTD_isError(size)) out_->append(compressed_.data(), size);
 }

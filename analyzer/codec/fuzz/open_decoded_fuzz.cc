@@ -6,8 +6,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace sparkprof::codec;
-  static const char* const kNames[] = {"app-1",      "app-1.lz4",  "app-1.snappy.inprogress",
-                                       "app-1.zstd", "app-1.lzf",  "events_1_a.gz.compact",
+  static const char* const kNames[] = {"app-1",      "app-1.lz4", "app-1.snappy.inprogress",
+                                       "app-1.zstd", "app-1.lzf", "events_1_a.gz.compact",
                                        "a.zip",      "a.json"};
   std::string bytes(reinterpret_cast<const char*>(data), size);
   const char* name = kNames[size == 0 ? 0 : data[size - 1] % std::size(kNames)];
