@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Every test: unit, engine (real shared event logs when ../shared/eventlogs exists), JVM agent,
+# browser; then the same C++ tests under AddressSanitizer + UndefinedBehaviorSanitizer (clang),
+# then each fuzz target for a bounded time. Exits non-zero on any failure.
+# SPARKPROF_FUZZ_SECONDS (default 20) bounds each fuzz target.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh --browser
+[ -x tests/browser/setup.sh ] && tests/browser/setup.sh >/dev/null 2>&1 || true
+
+echo "== release build and tests"
+scripts/build.sh release
+(cd build && ctest --output-on-failure -j "$(nproc)" --timeout 900)
+
+echo "== ASan + UBSan build and tests (C++ only: JVM and browser tests need the release build)"
+scripts/build.sh asan
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+(cd build-asan && ctest --output-on-failure -j "$(nproc)" --timeout 900 -E "agent_jvm_|browser")
+
+echo "== fuzz targets"
+seconds="${SPARKPROF_FUZZ_SECONDS:-20}"
+fuzzers=$(find build-asan -maxdepth 4 -type f -executable -name 'fuzz_*' | sort)
+failed=0
+passed=0
+for fuzzer in $fuzzers; do
+  name=$(basename "$fuzzer")
+  corpus=$(find . -path ./build -prune -o -path ./build-asan -prune -o -type d -path "*/fuzz/corpus/${name#fuzz_}" -print -o -type d -path "*/fuzz/corpus/$name" -print | head -1)
+  work=$(mktemp -d)
+  [ -n "$corpus" ] && cp -r "$corpus"/. "$work"/ 2>/dev/null || true
+  if "$fuzzer" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 "$work" >"$work.log" 2>&1; then
+    passed=$((passed + 1))
+    echo "fuzz $name: ok ($(grep -o 'stat::number_of_executed_units: [0-9]*' "$work.log" | awk '{print $2}') runs)"
+  else
+    failed=$((failed + 1))
+    echo "fuzz $name: FAILED"; tail -40 "$work.log"
+  fi
+  rm -rf "$work" "$work.log"
+done
+echo "fuzz: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
