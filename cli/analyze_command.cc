@@ -57,9 +57,9 @@ int RunAnalyze(const AnalyzeOptions& options) {
     int printed = 0;
     int64_t suppressed = 0;
     eventlog::ReaderOptions reader_options;
-    reader_options.on_problem = [&](const std::string& message) {
+    reader_options.on_problem = [&](const std::string& message, bool per_line) {
       if (options.quiet) return;
-      if (printed < options.max_problems_printed) {
+      if (!per_line || printed < options.max_problems_printed) {
         std::fprintf(stderr, "sparkprof: %s\n", message.c_str());
         ++printed;
       } else {

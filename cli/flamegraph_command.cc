@@ -12,6 +12,7 @@
 #include "flamegraph/diff.h"
 #include "flamegraph/html_renderer.h"
 #include "flamegraph/profile_loader.h"
+#include "flamegraph/spark_classifier.h"
 #include "flamegraph/speedscope_writer.h"
 
 namespace sparkprof::cli {
@@ -84,6 +85,8 @@ bool WriteOutput(const std::string& path, const std::string& bytes) {
 int RunFlamegraph(const FlamegraphArgs& args) {
   fg::LoadOptions load_options;
   load_options.stage_id = args.stage;
+  // Collapsed lines without a [category=...] annotation get the agent's Spark frame rules.
+  load_options.classifier = fg::SparkFrameClassifier();
   if (!args.category.empty()) {
     load_options.category = fg::ParseCategory(args.category);
     if (!load_options.category) {

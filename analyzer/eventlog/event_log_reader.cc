@@ -4,8 +4,8 @@ namespace sparkprof::eventlog {
 
 namespace {
 
-void Problem(const ReaderOptions& options, const std::string& message) {
-  if (options.on_problem) options.on_problem(message);
+void Problem(const ReaderOptions& options, const std::string& message, bool per_line = false) {
+  if (options.on_problem) options.on_problem(message, per_line);
 }
 
 }  // namespace
@@ -30,7 +30,8 @@ void ReadEventStream(InputStream& stream, const std::string& display_name, Event
         report.bad_lines.push_back({display_name, line.number, line.byte_offset, error});
       }
       Problem(options, display_name + ":" + std::to_string(line.number) + " (byte " +
-                           std::to_string(line.byte_offset) + "): " + error);
+                           std::to_string(line.byte_offset) + "): " + error,
+              /*per_line=*/true);
       if (file.events == 0 && ++leading_bad_lines >= options.max_leading_bad_lines) {
         gave_up = true;
         return false;
@@ -51,7 +52,8 @@ void ReadEventStream(InputStream& stream, const std::string& display_name, Event
       report.bad_lines.push_back({display_name, oversized.number, oversized.byte_offset, error});
     }
     Problem(options, display_name + ":" + std::to_string(oversized.number) + " (byte " +
-                         std::to_string(oversized.byte_offset) + "): " + error);
+                         std::to_string(oversized.byte_offset) + "): " + error,
+            /*per_line=*/true);
   }
   if (gave_up) {
     file.error = "not a Spark event log: the first " + std::to_string(leading_bad_lines) +

@@ -53,8 +53,9 @@ struct ReaderOptions {
   // Lines of garbage before the first event after which a file is declared "not an event log"
   // and skipped (a zip of images, a binary file).
   int64_t max_leading_bad_lines = 50;
-  // Called for each problem as it is found (the CLI prints these to stderr).
-  std::function<void(const std::string&)> on_problem;
+  // Called for each problem as it is found (the CLI prints these to stderr). `per_line` is
+  // true for a bad line (there may be many) and false for a problem with a whole file.
+  std::function<void(const std::string& message, bool per_line)> on_problem;
 };
 
 ReadReport ReadApplicationLog(const source::ApplicationLog& log, EventSink& sink,

@@ -1,0 +1,361 @@
+// End-to-end tests of `sparkprof analyze`: golden JSON reports, every bad-input case (corrupt
+// line, truncated or corrupt compressed data, lying block headers, a multi-GB line, empty files,
+// random bytes, a zip that is not an event log, hostile strings), and the exit codes.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+
+#include "analyzer/codec/encode.h"
+#include "analyzer/eventlog/event_log_reader.h"
+#include "analyzer/model/model_builder.h"
+#include "analyzer/report/analysis.h"
+#include "analyzer/report/json_report.h"
+#include "analyzer/testing/synthetic_app.h"
+
+namespace sparkprof {
+namespace {
+
+namespace fs = std::filesystem;
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
+class AnalyzeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("sparkprof_analyze_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string Write(const std::string& name, const std::string& bytes) {
+    fs::path path = dir_ / name;
+    std::ofstream(path, std::ios::binary) << bytes;
+    return path.string();
+  }
+
+  struct Run {
+    int exit_code;
+    std::string out;
+    std::string err;
+  };
+  Run RunCli(const std::string& args) {
+    std::string out_path = (dir_ / "stdout").string(), err_path = (dir_ / "stderr").string();
+    std::string command = std::string(SPARKPROF_CLI) + " " + args + " >" + out_path + " 2>" + err_path;
+    int status = std::system(command.c_str());
+    auto slurp = [](const std::string& path) {
+      std::ifstream in(path, std::ios::binary);
+      std::stringstream buffer;
+      buffer << in.rdbuf();
+      return buffer.str();
+    };
+    return {WEXITSTATUS(status), slurp(out_path), slurp(err_path)};
+  }
+
+  fs::path dir_;
+};
+
+std::string DemoLog() { return testing::GenerateEventLog(testing::DemoApp()); }
+
+// Analyses a file, naming it `label` in the report so the golden output is machine-independent.
+report::Analysis AnalyzeAs(const std::string& path, const std::string& label) {
+  source::ApplicationLog log;
+  log.name = label;
+  log.layout = "single";
+  source::LogPart part;
+  part.display_name = label;
+  part.open = [path]() { return OpenFileInputStream(path); };
+  log.parts.push_back(part);
+  return report::Analyze(log);
+}
+
+void ExpectGolden(const std::string& actual, const std::string& golden_name) {
+  fs::path golden = fs::path(SPARKPROF_SOURCE_DIR) / "tests" / "golden" / golden_name;
+  if (std::getenv("SPARKPROF_UPDATE_GOLDEN") != nullptr) {
+    fs::create_directories(golden.parent_path());
+    std::ofstream(golden, std::ios::binary) << actual;
+    GTEST_SKIP() << "updated " << golden;
+  }
+  std::ifstream in(golden, std::ios::binary);
+  ASSERT_TRUE(in) << "missing " << golden << " (run with SPARKPROF_UPDATE_GOLDEN=1)";
+  std::stringstream expected;
+  expected << in.rdbuf();
+  EXPECT_EQ(actual, expected.str()) << "report differs from " << golden
+                                    << "; if intended, rerun with SPARKPROF_UPDATE_GOLDEN=1";
+}
+
+TEST_F(AnalyzeTest, GoldenDemoReport) {
+  std::string path = Write("demo.json", DemoLog());
+  report::Analysis analysis = AnalyzeAs(path, "demo.json");
+  ExpectGolden(report::RenderJson({&analysis}), "demo_report.json");
+}
+
+TEST_F(AnalyzeTest, GoldenSharedLogs) {
+  fs::path logs = SPARKPROF_SHARED_EVENTLOGS;
+  if (!fs::exists(logs)) GTEST_SKIP() << "no shared event logs";
+  // A speculative task killed after another attempt won, six executors removed (Spark 3.1, YARN).
+  const std::string speculation = "apache+spark/core/src/test/resources/spark-events/application_1628109047826_1317105";
+  // A Spark 1.2 log: no LogStart, no CPU times, no shuffle metrics objects.
+  const std::string spark12 = "apache+spark/core/src/test/resources/spark-events/local-1422981759269";
+  // A failed stage and job (task failed 4 times, PythonException), zstd.
+  const std::string failed = "kubeflow+mcp-apache-spark-history-server/skills/cli/e2e/spark-events/local-1776286786993.zstd";
+  for (const std::string& label : {speculation, spark12, failed}) {
+    SCOPED_TRACE(label);
+    report::Analysis analysis = AnalyzeAs((logs / label).string(), label);
+    ExpectGolden(report::RenderJson({&analysis}),
+                 "shared_" + fs::path(label).filename().string() + ".json");
+  }
+}
+
+TEST_F(AnalyzeTest, EveryCodecGivesTheSameModel) {
+  std::string log = DemoLog();
+  std::string plain = Write("demo.json", log);
+  report::Analysis reference = AnalyzeAs(plain, "x");
+  for (codec::Format format : {codec::Format::kLz4Block, codec::Format::kSnappyJava,
+                               codec::Format::kZstd, codec::Format::kLzf, codec::Format::kGzip}) {
+    SCOPED_TRACE(codec::FormatName(format));
+    Result<std::string> encoded = codec::Encode(format, log);
+    ASSERT_TRUE(encoded.ok());
+    // A misleading extension: detection goes by magic bytes.
+    std::string path = Write(std::string("demo.") + codec::FormatName(format) + ".txt", *encoded);
+    report::Analysis analysis = AnalyzeAs(path, "x");
+    EXPECT_EQ(analysis.read.files[0].codec, codec::FormatName(format));
+    EXPECT_EQ(analysis.read.files[0].decoded_bytes, log.size());
+    EXPECT_EQ(analysis.summary.counts.task_attempts, reference.summary.counts.task_attempts);
+    EXPECT_EQ(analysis.summary.totals.disk_bytes_spilled, reference.summary.totals.disk_bytes_spilled);
+    EXPECT_TRUE(analysis.read.files[0].error.empty()) << analysis.read.files[0].error;
+  }
+}
+
+TEST_F(AnalyzeTest, CorruptLineIsLocatedAndTheRestAnalysed) {
+  std::string log = DemoLog();
+  size_t line_start = 0;
+  for (int i = 0; i < 40; ++i) line_start = log.find('\n', line_start) + 1;
+  size_t line_end = log.find('\n', line_start);
+  log.replace(line_start + 10, 20, "\x01garbage\"}{[");
+  std::string path = Write("corrupt.json", log);
+  report::Analysis analysis = AnalyzeAs(path, "corrupt.json");
+  ASSERT_EQ(analysis.read.bad_line_count, 1);
+  EXPECT_EQ(analysis.read.bad_lines[0].line, 41);
+  EXPECT_EQ(analysis.read.bad_lines[0].byte_offset, line_start);
+  EXPECT_EQ(analysis.read.bad_lines[0].file, "corrupt.json");
+  EXPECT_GT(analysis.summary.counts.task_attempts, 250);
+  (void)line_end;
+
+  Run run = RunCli("analyze " + path);
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_NE(run.err.find("corrupt.json:41 (byte " + std::to_string(line_start) + ")"), std::string::npos)
+      << run.err;
+}
+
+TEST_F(AnalyzeTest, InProgressLogWithCutLastLine) {
+  testing::SyntheticApp app = testing::DemoApp();
+  app.end_application = false;
+  std::string log = testing::GenerateEventLog(app);
+  log.resize(log.size() - 100);  // cut mid-line, as a log still being written
+  std::string path = Write("app.inprogress", log);
+  report::Analysis analysis = AnalyzeAs(path, "app.inprogress");
+  EXPECT_FALSE(analysis.model.complete);
+  ASSERT_EQ(analysis.read.bad_line_count, 1);
+  EXPECT_NE(analysis.read.bad_lines[0].error.find("still being written"), std::string::npos);
+}
+
+TEST_F(AnalyzeTest, TruncatedCompressedStreamsKeepWhatWasRead) {
+  std::string log = DemoLog();
+  for (codec::Format format : {codec::Format::kLz4Block, codec::Format::kSnappyJava,
+                               codec::Format::kZstd, codec::Format::kLzf, codec::Format::kGzip}) {
+    SCOPED_TRACE(codec::FormatName(format));
+    std::string encoded = *codec::Encode(format, log);
+    encoded.resize(encoded.size() * 6 / 10);
+    std::string path = Write("cut", encoded);
+    report::Analysis analysis = AnalyzeAs(path, "cut");
+    const std::string& error = analysis.read.files[0].error;
+    EXPECT_NE(error.find("byte"), std::string::npos) << error;
+    EXPECT_NE(error.find("analysed the"), std::string::npos) << error;
+    EXPECT_GT(analysis.read.events, 50);
+    EXPECT_LT(analysis.read.events, 587);
+  }
+}
+
+TEST_F(AnalyzeTest, WrongLz4ChecksumIsReportedWithOffset) {
+  std::string encoded = *codec::Encode(codec::Format::kLz4Block, DemoLog());
+  // Second block's checksum field: header is 21 bytes, first block payload follows.
+  uint32_t first_len;
+  std::memcpy(&first_len, encoded.data() + 9, 4);  // little-endian on x86
+  size_t second = 21 + first_len;
+  encoded[second + 17] ^= 0x5A;
+  std::string path = Write("bad.lz4", encoded);
+  report::Analysis analysis = AnalyzeAs(path, "bad.lz4");
+  const std::string& error = analysis.read.files[0].error;
+  EXPECT_NE(error.find("checksum"), std::string::npos) << error;
+  EXPECT_NE(error.find("byte " + std::to_string(second)), std::string::npos) << error;
+}
+
+TEST_F(AnalyzeTest, LyingBlockHeaderIsRejectedNotAllocated) {
+  std::string encoded = *codec::Encode(codec::Format::kSnappyJava, DemoLog());
+  // First chunk length (big-endian, after the 16-byte header) claims 1.9 GB.
+  encoded[16] = 0x70;
+  std::string path = Write("bomb.snappy", encoded);
+  report::Analysis analysis = AnalyzeAs(path, "bomb.snappy");
+  EXPECT_FALSE(analysis.read.files[0].error.empty());
+  EXPECT_EQ(analysis.read.events, 0);
+  Run run = RunCli("analyze " + path);
+  EXPECT_EQ(run.exit_code, 2);
+}
+
+// Serves `prefix`, then `filler_bytes` of 'x' (one enormous line), then `suffix`: a multi-GB
+// line without multi-GB of memory anywhere.
+class HugeLineStream : public InputStream {
+ public:
+  HugeLineStream(std::string prefix, uint64_t filler_bytes, std::string suffix)
+      : prefix_(std::move(prefix)), filler_(filler_bytes), suffix_(std::move(suffix)) {}
+  Result<size_t> Read(char* buffer, size_t size) override {
+    uint64_t total = prefix_.size() + filler_ + suffix_.size();
+    size_t n = static_cast<size_t>(std::min<uint64_t>(size, total - offset_));
+    for (size_t i = 0; i < n;) {
+      uint64_t at = offset_ + i;
+      if (at < prefix_.size()) {
+        size_t k = std::min<size_t>(n - i, prefix_.size() - at);
+        std::memcpy(buffer + i, prefix_.data() + at, k);
+        i += k;
+      } else if (at < prefix_.size() + filler_) {
+        size_t k = static_cast<size_t>(std::min<uint64_t>(n - i, prefix_.size() + filler_ - at));
+        std::memset(buffer + i, 'x', k);
+        i += k;
+      } else {
+        size_t k = std::min<size_t>(n - i, total - at);
+        std::memcpy(buffer + i, suffix_.data() + (at - prefix_.size() - filler_), k);
+        i += k;
+      }
+    }
+    offset_ += n;
+    return n;
+  }
+  uint64_t input_offset() const override { return offset_; }
+
+ private:
+  std::string prefix_;
+  uint64_t filler_;
+  std::string suffix_;
+  uint64_t offset_ = 0;
+};
+
+TEST_F(AnalyzeTest, MultiGigabyteLineIsSkippedWithBoundedMemory) {
+  const uint64_t filler = kSanitized ? (300ull << 20) : (3ull << 30);
+  std::string first = R"({"Event":"SparkListenerLogStart","Spark Version":"3.5.1"})";
+  std::string last = R"({"Event":"SparkListenerApplicationEnd","Timestamp":1700000000000})";
+  HugeLineStream stream(first + "\n{\"Event\":\"SparkListenerTaskEnd\",\"junk\":\"", filler,
+                        "\"}\n" + last + "\n");
+  model::ModelBuilder builder;
+  eventlog::EventParser parser(builder);
+  eventlog::ReaderOptions options;
+  options.lines.max_line_bytes = 64u << 20;
+  eventlog::ReadReport report;
+  eventlog::FileReadReport file;
+  eventlog::ReadEventStream(stream, "huge", parser, options, report, file);
+  EXPECT_EQ(file.events, 2);
+  ASSERT_EQ(report.bad_line_count, 1);
+  EXPECT_EQ(report.bad_lines[0].line, 2);
+  EXPECT_EQ(report.bad_lines[0].byte_offset, first.size() + 1);
+  EXPECT_NE(report.bad_lines[0].error.find("exceeds the limit"), std::string::npos);
+  EXPECT_TRUE(builder.Finish().complete);
+}
+
+TEST_F(AnalyzeTest, NothingAnalysableExitsTwo) {
+  // Empty file.
+  Run empty = RunCli("analyze " + Write("empty", ""));
+  EXPECT_EQ(empty.exit_code, 2);
+  EXPECT_NE(empty.err.find("no Spark events"), std::string::npos) << empty.err;
+  // Random bytes.
+  std::mt19937 engine(7);
+  std::string random(1 << 16, '\0');
+  for (char& c : random) c = static_cast<char>(engine());
+  Run noise = RunCli("analyze " + Write("noise.bin", random));
+  EXPECT_EQ(noise.exit_code, 2);
+  EXPECT_FALSE(noise.err.empty());
+  // Text that is not an event log.
+  std::string text;
+  for (int i = 0; i < 200; ++i) text += "this is a README line " + std::to_string(i) + "\n";
+  Run readme = RunCli("analyze " + Write("README.txt", text));
+  EXPECT_EQ(readme.exit_code, 2);
+  EXPECT_NE(readme.err.find("not a Spark event log"), std::string::npos) << readme.err;
+  // A zip that holds no event log.
+  fs::path zip_dir = dir_ / "zipsrc";
+  fs::create_directories(zip_dir);
+  std::ofstream(zip_dir / "image.png", std::ios::binary) << random;
+  std::ofstream(zip_dir / "notes.txt") << text;
+  std::string zip = (dir_ / "notlogs.zip").string();
+  ASSERT_EQ(std::system(("cd " + zip_dir.string() + " && zip -q " + zip + " image.png notes.txt").c_str()), 0);
+  Run notlog = RunCli("analyze " + zip);
+  EXPECT_EQ(notlog.exit_code, 2);
+  // A path that does not exist.
+  Run missing = RunCli("analyze " + (dir_ / "nope").string());
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("nope"), std::string::npos);
+  // Bad command line.
+  EXPECT_EQ(RunCli("analyze --format yaml x").exit_code, 1);
+}
+
+TEST_F(AnalyzeTest, HostileStringsAreEscapedInJson) {
+  testing::SyntheticApp app = testing::DemoApp();
+  app.app_name = "<script>alert(\"x\")</script>\x1b[31m\xff\xfe";
+  app.sql_description = "</script><!-- \u2028 \\ \"";
+  std::string path = Write("hostile.json", testing::GenerateEventLog(app));
+  Run run = RunCli("analyze --format json " + path);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element report;
+  ASSERT_EQ(parser.parse(run.out).get(report), simdjson::SUCCESS) << "report is not valid JSON";
+  std::string_view name;
+  ASSERT_EQ(report["application"]["name"].get_string().get(name), simdjson::SUCCESS);
+  EXPECT_EQ(name.substr(0, 28), "<script>alert(\"x\")</script>\x1b");
+  EXPECT_EQ(run.out.find('\x1b'), std::string::npos);  // escaped as \u001b
+  EXPECT_EQ(run.out.find('\xff'), std::string::npos);  // invalid UTF-8 replaced
+  Run text = RunCli("analyze " + path);
+  EXPECT_EQ(text.out.find('\x1b'), std::string::npos);  // no terminal escapes reach the screen
+}
+
+TEST_F(AnalyzeTest, DirectoryOfApplicationsGivesOneReportEach) {
+  testing::SyntheticApp first = testing::DemoApp();
+  testing::SyntheticApp second = testing::DemoApp();
+  second.app_id = "application_1700000000000_0043";
+  second.app_name = "second";
+  fs::create_directories(dir_ / "logs");
+  std::ofstream(dir_ / "logs" / "application_1700000000000_0042", std::ios::binary)
+      << testing::GenerateEventLog(first);
+  std::ofstream(dir_ / "logs" / "application_1700000000000_0043.zstd", std::ios::binary)
+      << *codec::Encode(codec::Format::kZstd, testing::GenerateEventLog(second));
+  Run run = RunCli("analyze --format json " + (dir_ / "logs").string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element report;
+  ASSERT_EQ(parser.parse(run.out).get(report), simdjson::SUCCESS);
+  simdjson::dom::array applications;
+  ASSERT_EQ(report["applications"].get_array().get(applications), simdjson::SUCCESS);
+  EXPECT_EQ(applications.size(), 2u);
+  std::string_view schema;
+  ASSERT_EQ(report["schema"].get_string().get(schema), simdjson::SUCCESS);
+  EXPECT_EQ(schema, "sparkprof.report/v1");
+}
+
+}  // namespace
+}  // namespace sparkprof
