@@ -36,7 +36,7 @@ std::optional<Category> ParseCategory(std::string_view name);
 // Category from a raw schema value; nullopt when out of range (a newer writer or a corrupt file).
 std::optional<Category> CategoryFromSchemaValue(uint32_t value);
 
-inline int CategoryIndex(Category category) { return static_cast<int>(category); }
+constexpr int CategoryIndex(Category category) { return static_cast<int>(category); }
 
 // Weights per category, indexed by CategoryIndex.
 using CategoryWeights = std::array<uint64_t, kCategoryCount>;

@@ -4,6 +4,7 @@
 
 #include "flamegraph/collapsed_reader.h"
 #include "flamegraph/collapsed_writer.h"
+#include "flamegraph/spark_classifier.h"
 
 namespace sparkprof::flamegraph {
 namespace {
@@ -59,6 +60,20 @@ TEST(CollapsedTest, CategoryAnnotationAndClassifier) {
   EXPECT_EQ(plain.category_totals()[CategoryIndex(Category::kOther)], 4u);
 }
 
+TEST(CollapsedTest, AgentClassifierCategorisesUnannotatedLines) {
+  CollapsedReadOptions options;
+  options.classifier = SparkFrameClassifier();
+  if (!options.classifier) GTEST_SKIP() << "built without the agent's frame classifier";
+  ProfileModel model;
+  ReadReport report;
+  ASSERT_TRUE(ReadCollapsed("java/lang/Thread.run;com/esotericsoftware/kryo/Kryo.writeObject 4\n"
+                            "[category=gc];java/lang/Thread.run;x 2\n",
+                            options, model, report)
+                  .ok());
+  EXPECT_EQ(model.category_totals()[CategoryIndex(Category::kSerialization)], 4u);
+  EXPECT_EQ(model.category_totals()[CategoryIndex(Category::kGc)], 2u);  // annotation wins
+}
+
 TEST(CollapsedTest, BadLinesAreCountedWithTheirLineNumberAndSkipped) {
   CollapsedReadOptions options;
   options.source_name = "stacks.txt";
@@ -106,12 +121,12 @@ TEST(CollapsedTest, WriterCleansFramesTheFormatCannotCarry) {
   model.AddStack(frames, Category::kOther, 1);
   std::string out;
   WriteCollapsed(model, {}, out);
-  EXPECT_EQ(out, "a:b;line break 1\n");
+  EXPECT_EQ(out, "a:b;line_break 1\n");
   out.clear();
   CollapsedWriteOptions always;
   always.annotation = CategoryAnnotation::kAlways;
   WriteCollapsed(model, always, out);
-  EXPECT_EQ(out, "[category=other];a:b;line break 1\n");
+  EXPECT_EQ(out, "[category=other];a:b;line_break 1\n");
 }
 
 }  // namespace

@@ -12,7 +12,8 @@ void AppendFrame(std::string_view name, std::string& out) {
     if (c == ';') {
       out.push_back(':');
     } else if (c == '\n' || c == '\r') {
-      out.push_back(' ');
+      // Not a blank: a leaf frame ending in blanks would lose them to the count separator.
+      out.push_back('_');
     } else {
       out.push_back(c);
     }

@@ -19,7 +19,7 @@ struct CollapsedWriteOptions {
   CategoryAnnotation annotation = CategoryAnnotation::kAllButOther;
 };
 
-// Appends to `out`. A frame name's ';' becomes ':' and line breaks become spaces, because the
+// Appends to `out`. A frame name's ';' becomes ':' and line breaks become '_', because the
 // format cannot carry them.
 void WriteCollapsed(const ProfileModel& model, const CollapsedWriteOptions& options,
                     std::string& out);

@@ -4,20 +4,12 @@
 
 #include <vector>
 
+#include "flamegraph/model_test_util.h"
+
 namespace sparkprof::flamegraph {
 namespace {
 
 using Frames = std::vector<std::string_view>;
-
-NodeId Find(const ProfileModel& model, const Frames& path) {
-  NodeId node = kRootNode;
-  for (std::string_view name : path) {
-    auto frame = model.strings().Find(name);
-    node = frame ? model.FindChild(node, *frame) : kNoNode;
-    if (node == kNoNode) return kNoNode;
-  }
-  return node;
-}
 
 TEST(DiffTest, BeforeTotalsMatchByCallPathAndDeltasAreNormalised) {
   ProfileModel before;
@@ -32,13 +24,13 @@ TEST(DiffTest, BeforeTotalsMatchByCallPathAndDeltasAreNormalised) {
   DiffProfile diff = ComputeDiff(before, after);
   EXPECT_EQ(diff.before_grand_total, 200u);
   EXPECT_EQ(diff.after_grand_total, 400u);
-  NodeId kryo = Find(after, {"main", "kryo"});
-  NodeId compute = Find(after, {"main", "compute"});
-  NodeId fresh = Find(after, {"new"});
+  NodeId kryo = FindPath(after, {"main", "kryo"});
+  NodeId compute = FindPath(after, {"main", "compute"});
+  NodeId fresh = FindPath(after, {"new"});
   EXPECT_EQ(diff.before_totals[kryo], 60u);
   EXPECT_EQ(diff.before_totals[compute], 40u);
   EXPECT_EQ(diff.before_totals[fresh], 0u);
-  EXPECT_EQ(diff.before_totals[Find(after, {"main"})], 200u);
+  EXPECT_EQ(diff.before_totals[FindPath(after, {"main"})], 200u);
   // kryo: 50/400 - 60/200 = 0.125 - 0.3
   EXPECT_DOUBLE_EQ(diff.NormalizedDelta(after, kryo), 0.125 - 0.3);
   // compute: 300/400 - 40/200 = 0.75 - 0.2
@@ -66,7 +58,7 @@ TEST(DiffTest, EmptyBeforeProfile) {
   ProfileModel b;
   b.AddStack(Frames{"x"}, Category::kCompute, 3);
   DiffProfile diff = ComputeDiff(empty, b);
-  EXPECT_DOUBLE_EQ(diff.NormalizedDelta(b, Find(b, {"x"})), 1.0);
+  EXPECT_DOUBLE_EQ(diff.NormalizedDelta(b, FindPath(b, {"x"})), 1.0);
 }
 
 }  // namespace

@@ -9,9 +9,9 @@
 
 namespace sparkprof::flamegraph {
 
-// Appends `text` as a quoted JSON string. Besides what JSON requires, escapes '<', '>', '&' and
-// U+2028/U+2029 as \uXXXX so the literal is also inert inside an HTML <script> element, and
-// replaces bytes that are not valid UTF-8 with U+FFFD so the output is always valid JSON.
+// Appends `text` as a quoted JSON string (common/json_writer's html-safe escaping): besides what
+// JSON requires, '<', '>', '&' and U+2028/U+2029 become \uXXXX so the literal is also inert inside
+// an HTML <script> element, and bytes that are not valid UTF-8 become U+FFFD.
 void AppendJsonString(std::string_view text, std::string& out);
 
 // Appends `text` with &, <, >, " and ' replaced by character references (for element text and

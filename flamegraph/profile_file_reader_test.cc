@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -176,6 +178,28 @@ TEST(ProfileLoaderTest, StageNotInFileListsTheStagesThatAre) {
   auto collapsed = LoadProfileFromBytes("a;b 1\n", "p.txt", options);
   ASSERT_FALSE(collapsed.ok());
   EXPECT_EQ(collapsed.status().code(), StatusCode::kInvalidArgument);
+}
+
+// Regenerates the fuzzer's seed corpus (flamegraph/fuzz/profile_file_corpus/) when
+// SPARKPROF_WRITE_SEED_CORPUS names that directory; otherwise checks the seeds still load.
+TEST(ProfileFileReaderTest, SeedCorpus) {
+  std::string two_batches = TwoBatchFile();
+  std::string bad_refs = MakeBatch({"a"}, {{0, 7}}, {{3, 1, schema::Category::gc, 1}});
+  if (const char* directory = std::getenv("SPARKPROF_WRITE_SEED_CORPUS")) {
+    std::ofstream(std::string(directory) + "/two_batches.sparkprof", std::ios::binary)
+        << two_batches;
+    std::ofstream(std::string(directory) + "/bad_references.sparkprof", std::ios::binary)
+        << bad_refs;
+    std::ofstream(std::string(directory) + "/truncated.sparkprof", std::ios::binary)
+        << two_batches.substr(0, two_batches.size() - 5);
+  }
+  std::ifstream seed(std::string(SPARKPROF_SOURCE_DIR) +
+                         "/flamegraph/fuzz/profile_file_corpus/two_batches.sparkprof",
+                     std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(seed)), std::istreambuf_iterator<char>());
+  Loaded loaded = Read(bytes);
+  EXPECT_TRUE(loaded.status.ok()) << loaded.status.ToString();
+  EXPECT_EQ(loaded.model.total_weight(), 117u);
 }
 
 }  // namespace

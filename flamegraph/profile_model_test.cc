@@ -5,21 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "flamegraph/model_test_util.h"
+
 namespace sparkprof::flamegraph {
 namespace {
 
 using Frames = std::vector<std::string_view>;
-
-NodeId Find(const ProfileModel& model, const Frames& path) {
-  NodeId node = kRootNode;
-  for (std::string_view name : path) {
-    auto frame = model.strings().Find(name);
-    if (!frame) return kNoNode;
-    node = model.FindChild(node, *frame);
-    if (node == kNoNode) return kNoNode;
-  }
-  return node;
-}
 
 TEST(ProfileModelTest, TotalsAndSelfFollowTheStacks) {
   ProfileModel model;
@@ -27,11 +18,11 @@ TEST(ProfileModelTest, TotalsAndSelfFollowTheStacks) {
   model.AddStack(Frames{"main", "a"}, Category::kCompute, 2);
   model.AddStack(Frames{"main", "c"}, Category::kSerialization, 5);
   EXPECT_EQ(model.total_weight(), 10u);
-  EXPECT_EQ(model.node(Find(model, {"main"})).total, 10u);
-  EXPECT_EQ(model.node(Find(model, {"main"})).self, 0u);
-  EXPECT_EQ(model.node(Find(model, {"main", "a"})).total, 5u);
-  EXPECT_EQ(model.node(Find(model, {"main", "a"})).self, 2u);
-  EXPECT_EQ(model.node(Find(model, {"main", "a", "b"})).depth, 3u);
+  EXPECT_EQ(model.node(FindPath(model, {"main"})).total, 10u);
+  EXPECT_EQ(model.node(FindPath(model, {"main"})).self, 0u);
+  EXPECT_EQ(model.node(FindPath(model, {"main", "a"})).total, 5u);
+  EXPECT_EQ(model.node(FindPath(model, {"main", "a"})).self, 2u);
+  EXPECT_EQ(model.node(FindPath(model, {"main", "a", "b"})).depth, 3u);
   EXPECT_EQ(model.category_totals()[CategoryIndex(Category::kCompute)], 5u);
   EXPECT_EQ(model.category_totals()[CategoryIndex(Category::kSerialization)], 5u);
   EXPECT_EQ(model.node_count(), 5u);  // root, main, a, b, c
@@ -43,7 +34,7 @@ TEST(ProfileModelTest, SameStackTwiceMergesIntoOneNodeAndSplitsSelfByCategory) {
   model.AddStack(Frames{"x", "z"}, Category::kCompute, 1);  // breaks the shared-prefix cache
   model.AddStack(Frames{"x", "y"}, Category::kGc, 4);
   model.AddStack(Frames{"x", "y"}, Category::kCompute, 2);
-  NodeId y = Find(model, {"x", "y"});
+  NodeId y = FindPath(model, {"x", "y"});
   EXPECT_EQ(model.node(y).total, 7u);
   EXPECT_EQ(model.node_count(), 4u);
   CategoryWeights self{};
@@ -52,7 +43,7 @@ TEST(ProfileModelTest, SameStackTwiceMergesIntoOneNodeAndSplitsSelfByCategory) {
   EXPECT_EQ(self[CategoryIndex(Category::kGc)], 4u);
   std::vector<Category> dominant = model.DominantCategories();
   EXPECT_EQ(dominant[y], Category::kGc);
-  EXPECT_EQ(dominant[Find(model, {"x", "z"})], Category::kCompute);
+  EXPECT_EQ(dominant[FindPath(model, {"x", "z"})], Category::kCompute);
 }
 
 TEST(ProfileModelTest, MergeAddsStacksFromAModelWithItsOwnStrings) {
@@ -64,8 +55,8 @@ TEST(ProfileModelTest, MergeAddsStacksFromAModelWithItsOwnStrings) {
   second.AddStack(Frames{"main", "b"}, Category::kS3aWrite, 4);
   first.Merge(second);
   EXPECT_EQ(first.total_weight(), 10u);
-  EXPECT_EQ(first.node(Find(first, {"main", "a"})).total, 5u);
-  EXPECT_EQ(first.node(Find(first, {"main", "b"})).total, 4u);
+  EXPECT_EQ(first.node(FindPath(first, {"main", "a"})).total, 5u);
+  EXPECT_EQ(first.node(FindPath(first, {"main", "b"})).total, 4u);
   EXPECT_EQ(first.category_totals()[CategoryIndex(Category::kS3aWrite)], 4u);
   EXPECT_EQ(first.category_totals()[CategoryIndex(Category::kSpill)], 1u);
 }
@@ -77,10 +68,10 @@ TEST(ProfileModelTest, PruningDropsNarrowSubtreesButKeepsParentWidths) {
   model.AddStack(Frames{"main", "tiny"}, Category::kCompute, 1);
   ProfileModel pruned = model.Pruned(10);
   EXPECT_EQ(pruned.total_weight(), 100u);
-  EXPECT_EQ(pruned.node(Find(pruned, {"main"})).total, 100u);
-  EXPECT_NE(Find(pruned, {"main", "wide", "deep"}), kNoNode);
-  EXPECT_EQ(Find(pruned, {"main", "narrow"}), kNoNode);
-  EXPECT_EQ(Find(pruned, {"main", "tiny"}), kNoNode);
+  EXPECT_EQ(pruned.node(FindPath(pruned, {"main"})).total, 100u);
+  EXPECT_NE(FindPath(pruned, {"main", "wide", "deep"}), kNoNode);
+  EXPECT_EQ(FindPath(pruned, {"main", "narrow"}), kNoNode);
+  EXPECT_EQ(FindPath(pruned, {"main", "tiny"}), kNoNode);
   EXPECT_EQ(pruned.pruned_node_count(), 3u);
   EXPECT_EQ(pruned.node_count(), 4u);
   // Strings are shared, not copied.
@@ -97,7 +88,7 @@ TEST(ProfileModelTest, FilterByCategoryKeepsOnlyThatCategory) {
   model.AddStack(Frames{"main", "cpu"}, Category::kCompute, 4);
   ProfileModel only = model.FilteredByCategory(Category::kSerialization);
   EXPECT_EQ(only.total_weight(), 6u);
-  EXPECT_EQ(Find(only, {"main", "cpu"}), kNoNode);
+  EXPECT_EQ(FindPath(only, {"main", "cpu"}), kNoNode);
   EXPECT_EQ(only.category_totals()[CategoryIndex(Category::kCompute)], 0u);
 }
 
