@@ -77,6 +77,13 @@ struct ParseError {
 // Numbers: Spark writes JSON numbers, but SQL accumulables are strings and a few tools write
 // doubles; all become int64 (doubles truncated, out-of-range clamped).
 error_code ReadInt(ondemand::value value, int64_t* out) {
+  // Fast path: nearly every value is a plain integer. A failed typed read is recoverable in
+  // simdjson's on-demand API, so the slow path below can still look at the value.
+  int64_t fast = 0;
+  if (value.get_int64().get(fast) == simdjson::SUCCESS) {
+    *out = fast;
+    return simdjson::SUCCESS;
+  }
   ondemand::json_type type;
   if (auto e = value.type().get(type)) return e;
   switch (type) {
