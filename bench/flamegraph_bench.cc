@@ -31,10 +31,14 @@ double CpuSeconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
 //  - "independent": every level picks its frame independently of its caller, so almost every
 //    frame of every stack is a new tree node (a worst case for the tree builder).
 std::string FrameName(uint64_t id) {
-  static const char* packages[] = {"org/apache/spark/sql/execution/", "org/apache/spark/scheduler/",
-                                   "scala/collection/", "com/esotericsoftware/kryo/",
-                                   "org/apache/hadoop/fs/s3a/", "java/util/concurrent/",
-                                   "org/apache/parquet/hadoop/", "java/io/"};
+  static const char* packages[] = {"org/apache/spark/sql/execution/",
+                                   "org/apache/spark/scheduler/",
+                                   "scala/collection/",
+                                   "com/esotericsoftware/kryo/",
+                                   "org/apache/hadoop/fs/s3a/",
+                                   "java/util/concurrent/",
+                                   "org/apache/parquet/hadoop/",
+                                   "java/io/"};
   return std::string(packages[id % 8]) + "Class" + std::to_string(id % 997) + "$Inner.method" +
          std::to_string(id);
 }

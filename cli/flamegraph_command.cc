@@ -90,7 +90,8 @@ int RunFlamegraph(const FlamegraphArgs& args) {
   if (!args.category.empty()) {
     load_options.category = fg::ParseCategory(args.category);
     if (!load_options.category) {
-      std::fprintf(stderr, "sparkprof flamegraph: unknown --category \"%s\"\n", args.category.c_str());
+      std::fprintf(stderr, "sparkprof flamegraph: unknown --category \"%s\"\n",
+                   args.category.c_str());
       return kExitUsage;
     }
   }
@@ -152,8 +153,8 @@ int RunFlamegraph(const FlamegraphArgs& args) {
     fg::WriteCollapsed(pruned, {}, out);
   } else if (args.format == "speedscope") {
     fg::SpeedscopeWriteOptions options;
-    options.name = args.title.empty() ? std::filesystem::path(args.input).filename().string()
-                                      : args.title;
+    options.name =
+        args.title.empty() ? std::filesystem::path(args.input).filename().string() : args.title;
     fg::WriteSpeedscope(pruned, options, out);
   } else {
     fg::HtmlRenderOptions options;
@@ -161,8 +162,8 @@ int RunFlamegraph(const FlamegraphArgs& args) {
     if (!args.title.empty()) {
       options.title = args.title;
     } else if (after) {
-      options.title = "Diff: " + input_name + " → " +
-                      std::filesystem::path(args.diff).filename().string();
+      options.title =
+          "Diff: " + input_name + " → " + std::filesystem::path(args.diff).filename().string();
     } else {
       options.title = "Flame graph: " + input_name;
     }
@@ -176,14 +177,15 @@ int RunFlamegraph(const FlamegraphArgs& args) {
     fg::RenderHtml(pruned, options, diff ? &*diff : nullptr, out);
   }
 
-  std::string output = args.output.empty() ? DefaultOutputPath(args.input, args.format) : args.output;
+  std::string output =
+      args.output.empty() ? DefaultOutputPath(args.input, args.format) : args.output;
   if (!WriteOutput(output, out)) {
     std::fprintf(stderr, "sparkprof flamegraph: cannot write %s\n", output.c_str());
     return kExitUsage;
   }
   if (output != "-") {
-    std::fprintf(stderr, "sparkprof flamegraph: wrote %s (%zu bytes, %zu frames)\n",
-                 output.c_str(), out.size(), pruned.node_count() - 1);
+    std::fprintf(stderr, "sparkprof flamegraph: wrote %s (%zu bytes, %zu frames)\n", output.c_str(),
+                 out.size(), pruned.node_count() - 1);
   }
   return kExitOk;
 }
@@ -201,7 +203,8 @@ void RegisterFlamegraphCommand(CLI::App& app, int& exit_code) {
   command->add_option("-o,--output", args->output,
                       "Output file; '-' for stdout (default: INPUT's name with .html, "
                       ".collapsed or .speedscope.json, in the current directory)");
-  command->add_option("--stage", args->stage, "Only samples of this Spark stage id (profile files)");
+  command->add_option("--stage", args->stage,
+                      "Only samples of this Spark stage id (profile files)");
   command->add_option("--category", args->category,
                       "Only samples of this category: compute, serialization, s3a_write, "
                       "s3a_read, shuffle_write, shuffle_read, spill, file_io, gc, other");
@@ -214,8 +217,9 @@ void RegisterFlamegraphCommand(CLI::App& app, int& exit_code) {
   command->add_option("--min-width", args->min_width,
                       "Leave out frames narrower than this: 0.1px (of 1200 px), 0.05% or 0.05 "
                       "(percent). Default 0.1px for html, nothing left out for exports");
-  command->add_option("--weight", args->weight,
-                      "Profile files: weigh stacks by sample count (samples) or time (time)")
+  command
+      ->add_option("--weight", args->weight,
+                   "Profile files: weigh stacks by sample count (samples) or time (time)")
       ->check(CLI::IsMember({"samples", "time"}));
   command->callback([args, &exit_code] { exit_code = RunFlamegraph(*args); });
 }

@@ -4,8 +4,8 @@ namespace sparkprof::flamegraph {
 namespace {
 
 constexpr std::array<std::string_view, kCategoryCount> kCategoryNames = {
-    "compute",       "serialization", "s3a_write", "s3a_read", "shuffle_write",
-    "shuffle_read",  "spill",         "file_io",   "gc",       "other",
+    "compute",      "serialization", "s3a_write", "s3a_read", "shuffle_write",
+    "shuffle_read", "spill",         "file_io",   "gc",       "other",
 };
 
 }  // namespace

@@ -75,8 +75,8 @@ Status ReadCollapsed(std::string_view text, const CollapsedReadOptions& options,
     uint64_t line_number = entry.number;
     if (line.size() > options.max_line_bytes) {
       report.Warn(Where(options, line_number) + "line of " + std::to_string(line.size()) +
-                  " bytes is longer than the limit of " +
-                  std::to_string(options.max_line_bytes) + "; skipped");
+                  " bytes is longer than the limit of " + std::to_string(options.max_line_bytes) +
+                  "; skipped");
       continue;
     }
 
@@ -88,11 +88,10 @@ Status ReadCollapsed(std::string_view text, const CollapsedReadOptions& options,
       continue;
     }
     uint64_t count = 0;
-    auto [end, error] = std::from_chars(count_text.data(), count_text.data() + count_text.size(),
-                                        count);
+    auto [end, error] =
+        std::from_chars(count_text.data(), count_text.data() + count_text.size(), count);
     if (error != std::errc() || end != count_text.data() + count_text.size()) {
-      report.Warn(Where(options, line_number) + "count \"" +
-                  std::string(count_text.substr(0, 40)) +
+      report.Warn(Where(options, line_number) + "count \"" + std::string(count_text.substr(0, 40)) +
                   "\" is not a non-negative integer (or is too large); skipped");
       continue;
     }

@@ -21,7 +21,8 @@ std::string RoundTrip(std::string_view text, const CollapsedReadOptions& options
 
 TEST(CollapsedTest, SortedMergedInputRoundTripsExactly) {
   std::string text =
-      "[category=serialization];java/lang/Thread.run;com/esotericsoftware/kryo/Kryo.writeObject 12\n"
+      "[category=serialization];java/lang/Thread.run;com/esotericsoftware/kryo/Kryo.writeObject "
+      "12\n"
       "java/lang/Thread.run;org/apache/spark/executor/Executor$TaskRunner.run 30\n"
       "java/lang/Thread.run;org/apache/spark/executor/Executor$TaskRunner.run;a b c 5\n"
       "main 1\n";

@@ -28,12 +28,12 @@ void WriteCollapsed(const ProfileModel& model, const CollapsedWriteOptions& opti
   std::vector<std::string> cleaned(model.strings().size());
   std::vector<bool> cleaned_ready(model.strings().size(), false);
   model.ForEachStack([&](std::span<const FrameId> frames, Category category, uint64_t weight) {
-    bool annotate = options.annotation == CategoryAnnotation::kAlways ||
-                    (options.annotation == CategoryAnnotation::kAllButOther &&
-                     category != Category::kOther) ||
-                    // A real first frame that looks like an annotation must not be read as one.
-                    (options.annotation != CategoryAnnotation::kNever && !frames.empty() &&
-                     model.FrameName(frames.front()).starts_with(kCategoryFramePrefix));
+    bool annotate =
+        options.annotation == CategoryAnnotation::kAlways ||
+        (options.annotation == CategoryAnnotation::kAllButOther && category != Category::kOther) ||
+        // A real first frame that looks like an annotation must not be read as one.
+        (options.annotation != CategoryAnnotation::kNever && !frames.empty() &&
+         model.FrameName(frames.front()).starts_with(kCategoryFramePrefix));
     bool need_separator = false;
     if (annotate) {
       out.append(kCategoryFramePrefix);

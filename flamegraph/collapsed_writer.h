@@ -12,7 +12,7 @@ namespace sparkprof::flamegraph {
 enum class CategoryAnnotation : uint8_t {
   kAllButOther,  // `other` is what an unannotated line means, so it needs no annotation
   kAlways,
-  kNever,        // plain flamegraph.pl input
+  kNever,  // plain flamegraph.pl input
 };
 
 struct CollapsedWriteOptions {

@@ -26,7 +26,7 @@ TEST(EscapingTest, JsonStringIsInertInsideAScriptElement) {
 
 TEST(EscapingTest, InvalidUtf8BecomesReplacementCharacter) {
   EXPECT_EQ(Json("ok\xff"), "\"ok\\ufffd\"");
-  EXPECT_EQ(Json("\xc0\x80"), "\"\\ufffd\\ufffd\"");           // overlong NUL
+  EXPECT_EQ(Json("\xc0\x80"), "\"\\ufffd\\ufffd\"");             // overlong NUL
   EXPECT_EQ(Json("\xed\xa0\x80"), "\"\\ufffd\\ufffd\\ufffd\"");  // surrogate
   EXPECT_EQ(Json("\xe2\x82"), "\"\\ufffd\\ufffd\"");             // truncated
   EXPECT_EQ(Json("caf\xc3\xa9 \xf0\x9f\x94\xa5"), "\"caf\xc3\xa9 \xf0\x9f\x94\xa5\"");

@@ -31,8 +31,8 @@ std::string ReadableFrameName(std::string_view raw) {
 }
 
 std::string_view FrameKindName(FrameKind kind) {
-  static constexpr std::array<std::string_view, kFrameKindCount> kNames = {
-      "java", "inlined", "c++", "kernel", "native"};
+  static constexpr std::array<std::string_view, kFrameKindCount> kNames = {"java", "inlined", "c++",
+                                                                           "kernel", "native"};
   return kNames[static_cast<int>(kind)];
 }
 

@@ -43,7 +43,8 @@ TEST(HtmlRendererTest, HostileFrameNamesCannotLeaveTheDataBlock) {
   EXPECT_EQ(html.find("<script>alert"), std::string::npos);
   // Exactly two script elements: the data and the viewer.
   size_t scripts = 0;
-  for (size_t at = html.find("<script"); at != std::string::npos; at = html.find("<script", at + 1)) {
+  for (size_t at = html.find("<script"); at != std::string::npos;
+       at = html.find("<script", at + 1)) {
     ++scripts;
   }
   EXPECT_EQ(scripts, 2u);

@@ -20,8 +20,8 @@ namespace sparkprof::flamegraph {
 
 struct ProfileFileReadOptions {
   std::string source_name = "<input>";
-  std::optional<int32_t> stage_id;     // only samples of this stage
-  std::optional<Category> category;    // only samples of this category
+  std::optional<int32_t> stage_id;   // only samples of this stage
+  std::optional<Category> category;  // only samples of this category
   // Weight of a sample: its sample count (WeightUnit::kSamples) or its weight_ns.
   WeightUnit weight = WeightUnit::kSamples;
   uint32_t max_batch_bytes = 256u << 20;

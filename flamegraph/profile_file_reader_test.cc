@@ -31,17 +31,15 @@ std::string MakeBatch(const std::vector<std::string>& strings,
   }
   std::vector<flatbuffers::Offset<schema::StackSample>> sample_offsets;
   for (const SampleSpec& s : samples) {
-    sample_offsets.push_back(schema::CreateStackSample(builder, s.stack, s.stage, 0, 42, 0,
-                                                       s.category, s.samples,
-                                                       s.samples * 10'000'000));
+    sample_offsets.push_back(schema::CreateStackSample(
+        builder, s.stack, s.stage, 0, 42, 0, s.category, s.samples, s.samples * 10'000'000));
   }
   std::vector<flatbuffers::Offset<flatbuffers::String>> string_offsets;
   for (const std::string& text : strings) string_offsets.push_back(builder.CreateString(text));
-  auto batch = schema::CreateBatchDirect(builder, 1, "exec-1", "host", 123, 0, 1, 10'000'000,
-                                         "cpu", &string_offsets, &stack_offsets, &sample_offsets);
+  auto batch = schema::CreateBatchDirect(builder, 1, "exec-1", "host", 123, 0, 1, 10'000'000, "cpu",
+                                         &string_offsets, &stack_offsets, &sample_offsets);
   schema::FinishSizePrefixedBatchBuffer(builder, batch);
-  return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()),
-                     builder.GetSize());
+  return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
 }
 
 std::string TwoBatchFile() {

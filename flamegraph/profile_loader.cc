@@ -21,8 +21,8 @@ Result<LoadedProfile> LoadProfileFromBytes(std::string_view bytes, const std::st
     read_options.stage_id = options.stage_id;
     read_options.category = options.category;
     read_options.weight = options.weight;
-    SPARKPROF_RETURN_IF_ERROR(ReadProfileFile(bytes, read_options, loaded.model, loaded.report,
-                                              &loaded.file_summary));
+    SPARKPROF_RETURN_IF_ERROR(
+        ReadProfileFile(bytes, read_options, loaded.model, loaded.report, &loaded.file_summary));
     if (options.stage_id && loaded.file_summary.samples_read == 0 &&
         !loaded.file_summary.stage_ids.contains(*options.stage_id)) {
       std::string seen;
@@ -75,8 +75,8 @@ Result<LoadedProfile> LoadProfileFromFile(const std::string& path, const LoadOpt
     }
     if (got < sizeof(buffer)) break;
   }
-  if (std::ferror(file.get())) return IoError(path + ": read failed after " +
-                                              std::to_string(bytes.size()) + " bytes");
+  if (std::ferror(file.get()))
+    return IoError(path + ": read failed after " + std::to_string(bytes.size()) + " bytes");
   return LoadProfileFromBytes(bytes, path, options);
 }
 

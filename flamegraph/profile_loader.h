@@ -19,7 +19,7 @@ namespace sparkprof::flamegraph {
 enum class ProfileFormat : uint8_t { kProfileFile, kCollapsed };
 
 struct LoadOptions {
-  std::optional<int32_t> stage_id;   // profile files only: collapsed stacks carry no stage
+  std::optional<int32_t> stage_id;  // profile files only: collapsed stacks carry no stage
   std::optional<Category> category;
   WeightUnit weight = WeightUnit::kSamples;  // profile files: samples or weight_ns
   FrameClassifier classifier;                // collapsed lines without a category annotation

@@ -8,8 +8,7 @@ std::string_view WeightUnitName(WeightUnit unit) {
   return unit == WeightUnit::kNanoseconds ? "nanoseconds" : "samples";
 }
 
-ProfileModel::ProfileModel(WeightUnit unit)
-    : ProfileModel(unit, std::make_shared<StringTable>()) {}
+ProfileModel::ProfileModel(WeightUnit unit) : ProfileModel(unit, std::make_shared<StringTable>()) {}
 
 ProfileModel::ProfileModel(WeightUnit unit, std::shared_ptr<StringTable> strings)
     : unit_(unit), strings_(std::move(strings)) {

@@ -86,7 +86,8 @@ class ProfileModel {
   // Calls `visit(category, weight)` for each category in the node's self weight.
   template <typename Visit>
   void ForEachSelfWeight(NodeId node, Visit&& visit) const {
-    for (uint32_t i = nodes_[node].first_self_weight; i != kNoSelfWeight; i = self_weights_[i].next) {
+    for (uint32_t i = nodes_[node].first_self_weight; i != kNoSelfWeight;
+         i = self_weights_[i].next) {
       visit(self_weights_[i].category, self_weights_[i].weight);
     }
   }

@@ -102,6 +102,7 @@
     var beforeShare = data.diff.beforeTotal ? before[node] / data.diff.beforeTotal : 0;
     var delta = afterShare - beforeShare;
     var strength = maxAbsDelta ? Math.min(1, Math.abs(delta) / maxAbsDelta) : 0;
+    if (strength < 0.005) return 'rgb(232,232,232)';  // unchanged: neither red nor blue
     var fade = Math.round(235 - 190 * strength);
     return delta > 0 ? 'rgb(250,' + fade + ',' + fade + ')' : 'rgb(' + fade + ',' + fade + ',250)';
   }
