@@ -1,5 +1,8 @@
 #include "analyzer/report/analysis.h"
 
+#include <utility>
+
+#include "analyzer/diagnosis/diagnose.h"
 #include "analyzer/model/model_builder.h"
 
 namespace sparkprof::report {
@@ -13,6 +16,9 @@ Analysis Analyze(const source::ApplicationLog& log, const eventlog::ReaderOption
   analysis.read = eventlog::ReadApplicationLog(log, builder, options);
   analysis.model = builder.Finish();
   analysis.summary = Summarize(analysis.model);
+  diagnosis::Diagnosis diagnosed = diagnosis::Diagnose(analysis.model);
+  analysis.phases = diagnosed.phases;
+  analysis.findings = std::move(diagnosed.findings);
   return analysis;
 }
 

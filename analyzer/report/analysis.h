@@ -1,10 +1,12 @@
-// One application analysed end to end: read its log parts into a model, summarise it.
+// One application analysed end to end: read its log parts into a model, summarise and diagnose it.
 // Both report renderers and the diagnosis rules take an Analysis.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "analyzer/diagnosis/finding.h"
+#include "analyzer/diagnosis/phase_breakdown.h"
 #include "analyzer/eventlog/event_log_reader.h"
 #include "analyzer/model/application_model.h"
 #include "analyzer/report/summary.h"
@@ -21,6 +23,8 @@ struct Analysis {
   eventlog::ReadReport read;
   model::ApplicationModel model;
   ApplicationSummary summary;
+  diagnosis::PhaseBreakdown phases;
+  std::vector<diagnosis::Finding> findings;  // ordered by cost_ms, most first
 };
 
 Analysis Analyze(const source::ApplicationLog& log, const eventlog::ReaderOptions& options = {});

@@ -1,5 +1,7 @@
 #include "analyzer/report/json_report.h"
 
+#include <utility>
+
 namespace sparkprof::report {
 
 namespace {
@@ -29,6 +31,73 @@ void WriteCountMap(const std::map<std::string, int64_t>& map, JsonWriter& out) {
   out.BeginObject();
   for (const auto& [key, count] : map) out.Field(key, count);
   out.EndObject();
+}
+
+void WritePhases(const diagnosis::PhaseBreakdown& p, JsonWriter& out) {
+  out.BeginObject().Field("wall_ms", p.wall_ms);
+  const std::pair<const char*, int64_t> phases[] = {
+      {"resource_wait", p.resource_wait_ms}, {"driver_only", p.driver_only_ms},
+      {"compute", p.compute_ms},             {"shuffle", p.shuffle_ms},
+      {"io_write", p.io_write_ms},           {"gc", p.gc_ms},
+      {"idle_slots", p.idle_slots_ms},
+  };
+  for (const auto& [name, ms] : phases) {
+    out.Key(name).BeginObject().Field("ms", ms).FieldDouble("ratio", p.Ratio(ms), 4).EndObject();
+  }
+  out.Field("tasks_running_ms", p.tasks_running_ms)
+      .Field("commit_gap_ms", p.commit_gap_ms)
+      .Field("starved_task_ms", p.starved_task_ms)
+      .Field("first_slot_ms", p.first_slot_ms)
+      .Field("peak_slots", static_cast<int64_t>(p.peak_slots));
+  out.Key("slot_ms").BeginObject()
+      .Field("capacity", p.capacity_slot_ms)
+      .Field("tasks", p.task_slot_ms)
+      .Field("compute", p.compute_slot_ms)
+      .Field("shuffle", p.shuffle_slot_ms)
+      .Field("io_write", p.io_write_slot_ms)
+      .Field("gc", p.gc_slot_ms)
+      .Field("idle", p.idle_slot_ms)
+      .EndObject();
+  out.EndObject();
+}
+
+void WriteFinding(const diagnosis::Finding& f, JsonWriter& out) {
+  out.BeginObject()
+      .Field("rule", f.rule)
+      .Field("severity", diagnosis::SeverityName(f.severity));
+  out.Key("stage_ids").BeginArray();
+  for (int32_t id : f.stage_ids) out.Int(id);
+  out.EndArray();
+  out.Field("title", f.title);
+  out.Key("evidence").BeginArray();
+  for (const diagnosis::Evidence& e : f.evidence) {
+    out.BeginObject().Field("name", e.name).FieldDouble("value", e.value, 6).Field("unit", e.unit).EndObject();
+  }
+  out.EndArray();
+  out.Field("explanation", f.explanation);
+  out.Key("recommendations").BeginArray();
+  for (const diagnosis::Recommendation& r : f.recommendations) {
+    out.BeginObject();
+    if (r.config_key.empty()) {
+      out.Field("kind", "code").Field("change", r.value);
+    } else {
+      out.Field("kind", "config").Field("config", r.config_key).Field("value", r.value);
+    }
+    out.Field("reason", r.reason).EndObject();
+  }
+  out.EndArray();
+  out.Key("expected_impact").BeginObject()
+      .Key("time_saved_ms").BeginObject()
+      .Field("low", f.impact.time_saved_ms_low)
+      .Field("high", f.impact.time_saved_ms_high)
+      .EndObject()
+      .Key("core_hours_saved").BeginObject()
+      .FieldDouble("low", f.impact.core_hours_saved_low, 4)
+      .FieldDouble("high", f.impact.core_hours_saved_high, 4)
+      .EndObject()
+      .Field("method", f.impact.method)
+      .EndObject();
+  out.Field("recipe", f.recipe).Field("cost_ms", f.cost_ms).EndObject();
 }
 
 }  // namespace
@@ -176,7 +245,11 @@ void WriteJsonReport(const Analysis& analysis, JsonWriter& out) {
   out.EndObject();
   out.EndObject();
 
-  out.Key("findings").BeginArray().EndArray();
+  out.Key("phases");
+  WritePhases(analysis.phases, out);
+  out.Key("findings").BeginArray();
+  for (const diagnosis::Finding& finding : analysis.findings) WriteFinding(finding, out);
+  out.EndArray();
   out.EndObject();
 }
 

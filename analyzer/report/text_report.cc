@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
+#include <utility>
 
 #include "analyzer/report/format.h"
 
@@ -19,6 +20,130 @@ std::string Printable(std::string_view text, size_t max_bytes = 120) {
   }
   if (text.size() > max_bytes) out += "...";
   return out;
+}
+
+// Wraps long prose at ~96 columns with the given indent.
+void Wrapped(std::ostringstream& out, const std::string& text, const std::string& indent) {
+  size_t column = 0;
+  std::string word;
+  auto flush = [&]() {
+    if (word.empty()) return;
+    if (column > 0 && column + 1 + word.size() > 96) {
+      out << "\n";
+      column = 0;
+    }
+    if (column == 0) {
+      out << indent;
+      column = indent.size();
+    } else {
+      out << ' ';
+      ++column;
+    }
+    out << word;
+    column += word.size();
+    word.clear();
+  };
+  for (char c : Printable(text, 4000)) {
+    if (c == ' ') {
+      flush();
+    } else {
+      word.push_back(c);
+    }
+  }
+  flush();
+  if (column > 0) out << "\n";
+}
+
+std::string EvidenceValue(const diagnosis::Evidence& e) {
+  if (e.unit == "ms") return HumanDurationMs(static_cast<int64_t>(e.value));
+  if (e.unit == "bytes") return HumanBytes(static_cast<int64_t>(e.value));
+  if (e.unit == "ratio") {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.2f", e.value);
+    return text;
+  }
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.0f", e.value);
+  return text;
+}
+
+void WritePhasesAndFindings(const Analysis& analysis, std::ostringstream& out) {
+  const diagnosis::PhaseBreakdown& p = analysis.phases;
+  if (p.wall_ms > 0) {
+    out << "\nPhase breakdown (wall time " << HumanDurationMs(p.wall_ms) << ", peak " << p.peak_slots
+        << " task slots)\n";
+    const std::pair<const char*, int64_t> phases[] = {
+        {"resource wait", p.resource_wait_ms}, {"driver only", p.driver_only_ms},
+        {"compute", p.compute_ms},             {"shuffle", p.shuffle_ms},
+        {"I/O write", p.io_write_ms},          {"GC", p.gc_ms},
+        {"idle slots", p.idle_slots_ms},
+    };
+    char line[160];
+    for (const auto& [name, ms] : phases) {
+      std::snprintf(line, sizeof(line), "  %-14s %10s %7s\n", name, HumanDurationMs(ms).c_str(),
+                    Percent(p.Ratio(ms)).c_str());
+      out << line;
+    }
+    if (p.starved_task_ms > 0) {
+      out << "  tasks queued " << HumanDurationMs(p.starved_task_ms)
+          << " (task time) while every slot was busy\n";
+    }
+  }
+  out << "\nFindings";
+  if (analysis.findings.empty()) {
+    out << "\n  none: no rule found a problem worth its threshold\n";
+    return;
+  }
+  out << " (most costly first)\n";
+  int number = 0;
+  for (const diagnosis::Finding& f : analysis.findings) {
+    out << "\n" << ++number << ". [" << diagnosis::SeverityName(f.severity) << "] " << f.rule << ": "
+        << Printable(f.title, 300) << "\n";
+    out << "   evidence:";
+    for (size_t i = 0; i < f.evidence.size(); ++i) {
+      out << (i == 0 ? " " : ", ") << Printable(f.evidence[i].name, 80) << "="
+          << EvidenceValue(f.evidence[i]);
+    }
+    out << "\n";
+    Wrapped(out, f.explanation, "   ");
+    for (const diagnosis::Recommendation& r : f.recommendations) {
+      if (r.config_key.empty()) {
+        out << "   fix (code): " << Printable(r.value, 300) << "\n";
+      } else {
+        out << "   fix: " << Printable(r.config_key, 120) << "=" << Printable(r.value, 200) << "\n";
+      }
+      Wrapped(out, "because " + r.reason, "        ");
+    }
+    out << "   expected impact: " << HumanDurationMs(f.impact.time_saved_ms_low) << " to "
+        << HumanDurationMs(f.impact.time_saved_ms_high) << " saved";
+    char hours[64];
+    std::snprintf(hours, sizeof(hours), ", %.2f-%.2f core-hours", f.impact.core_hours_saved_low,
+                  f.impact.core_hours_saved_high);
+    out << hours << "\n";
+    Wrapped(out, "(" + f.impact.method + ")", "     ");
+    if (!f.recipe.empty()) out << "   recipe: " << f.recipe << "\n";
+  }
+  // One block to paste into spark-defaults.conf or --conf flags; first finding wins per key.
+  std::vector<std::pair<std::string, std::string>> changes;
+  for (const diagnosis::Finding& f : analysis.findings) {
+    for (const diagnosis::Recommendation& r : f.recommendations) {
+      // Alternatives ("only if ...", "alternatively ...") and placeholders are not defaults to paste.
+      if (r.config_key.empty() || r.value.find('<') != std::string::npos ||
+          r.reason.rfind("only if", 0) == 0 || r.reason.rfind("alternatively", 0) == 0 ||
+          r.value.find(' ') != std::string::npos) {
+        continue;
+      }
+      bool seen = false;
+      for (const auto& [key, value] : changes) seen = seen || key == r.config_key;
+      if (!seen) changes.push_back({r.config_key, r.value});
+    }
+  }
+  if (!changes.empty()) {
+    out << "\nConfiguration changes (from the findings above, most costly first)\n";
+    for (const auto& [key, value] : changes) {
+      out << "  --conf " << Printable(key, 120) << "=" << Printable(value, 200) << "\n";
+    }
+  }
 }
 
 }  // namespace
@@ -74,6 +199,8 @@ std::string RenderText(const Analysis& analysis) {
       out << "  " << Printable(reason) << ": " << count << "\n";
     }
   }
+
+  WritePhasesAndFindings(analysis, out);
 
   std::vector<const StageSummary*> longest;
   for (const StageSummary& stage : s.stages) {

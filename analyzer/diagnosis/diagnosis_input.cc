@@ -1,0 +1,73 @@
+#include "analyzer/diagnosis/diagnosis_input.h"
+
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+
+namespace sparkprof::diagnosis {
+
+DiagnosisInput MakeDiagnosisInput(const model::ApplicationModel& model) {
+  DiagnosisInput input;
+  input.model = &model;
+  input.phases = ComputePhaseBreakdown(model);
+  input.stages = ComputeStageStats(model);
+  return input;
+}
+
+std::string Bytes(int64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024.0 && unit < 4) {
+    value /= 1024.0;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof(text), unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
+  return text;
+}
+
+std::string Millis(int64_t millis) {
+  char text[48];
+  if (millis < 1000) {
+    std::snprintf(text, sizeof(text), "%lld ms", static_cast<long long>(millis));
+  } else if (millis < 60'000) {
+    std::snprintf(text, sizeof(text), "%.1f s", millis / 1000.0);
+  } else if (millis < 3'600'000) {
+    std::snprintf(text, sizeof(text), "%lldm %02llds", static_cast<long long>(millis / 60'000),
+                  static_cast<long long>(millis / 1000 % 60));
+  } else {
+    std::snprintf(text, sizeof(text), "%lldh %02lldm", static_cast<long long>(millis / 3'600'000),
+                  static_cast<long long>(millis / 60'000 % 60));
+  }
+  return text;
+}
+
+std::string Fixed(double value, int decimals) {
+  char text[48];
+  std::snprintf(text, sizeof(text), "%.*f", decimals, value);
+  return text;
+}
+
+int64_t ParseSizeMiB(const std::string& text, int64_t fallback) {
+  if (text.empty()) return fallback;
+  char* end = nullptr;
+  double number = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || number <= 0) return fallback;
+  char unit = static_cast<char>(std::tolower(static_cast<unsigned char>(*end)));
+  switch (unit) {
+    case '\0':
+    case 'm':
+      return static_cast<int64_t>(number);
+    case 'g':
+      return static_cast<int64_t>(number * 1024);
+    case 't':
+      return static_cast<int64_t>(number * 1024 * 1024);
+    case 'k':
+      return static_cast<int64_t>(number / 1024);
+    default:
+      return fallback;
+  }
+}
+
+}  // namespace sparkprof::diagnosis

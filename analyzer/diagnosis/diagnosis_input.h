@@ -1,0 +1,36 @@
+// What every rule reads: the model, the phase breakdown and the per-stage figures, computed once.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analyzer/diagnosis/phase_breakdown.h"
+#include "analyzer/diagnosis/stage_stats.h"
+#include "analyzer/model/application_model.h"
+
+namespace sparkprof::diagnosis {
+
+struct DiagnosisInput {
+  const model::ApplicationModel* model = nullptr;
+  PhaseBreakdown phases;
+  std::vector<StageStats> stages;
+
+  // A Spark property, or fallback when it is not set.
+  std::string Property(const char* key, const char* fallback) const {
+    const std::string* value = model->SparkProperty(key);
+    return value != nullptr ? *value : fallback;
+  }
+  // Slots the run had at its peak (at least 1 so divisions stay defined).
+  int64_t slots() const { return phases.peak_slots > 0 ? phases.peak_slots : 1; }
+};
+
+DiagnosisInput MakeDiagnosisInput(const model::ApplicationModel& model);
+
+// Short human forms for explanations ("1.5 GiB", "4m 12s", "8.3 s", "120 ms").
+std::string Bytes(int64_t bytes);
+std::string Millis(int64_t millis);
+std::string Fixed(double value, int decimals = 1);
+// Spark size string parsing: "8g", "512m", "4096" (MiB when unitless, as spark.executor.memory).
+int64_t ParseSizeMiB(const std::string& text, int64_t fallback);
+
+}  // namespace sparkprof::diagnosis

@@ -1,0 +1,52 @@
+// One diagnosis finding: what is slow, the numbers that show it, why, what to change, and what the
+// change is expected to save. Rules (analyzer/diagnosis/rules/) produce these; the JSON, text and
+// (later) Markdown/HTML reports print them. JSON keys: docs/report-schema.md, `findings[]`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sparkprof::diagnosis {
+
+enum class Severity { kInfo, kWarning, kCritical };
+const char* SeverityName(Severity severity);  // "info", "warning", "critical"
+
+// One named number. unit: "ms", "bytes", "ratio", "count", "tasks", "cores", "percent".
+struct Evidence {
+  std::string name;
+  double value = 0;
+  std::string unit;
+};
+
+// A configuration change (config_key set) or a code change (config_key empty, value holds the
+// change, e.g. "salt the join key"). reason: why this value, with this run's numbers.
+struct Recommendation {
+  std::string config_key;
+  std::string value;
+  std::string reason;
+};
+
+// Ranges, because every estimate here rests on assumptions that `method` states.
+struct ExpectedImpact {
+  int64_t time_saved_ms_low = 0;
+  int64_t time_saved_ms_high = 0;
+  double core_hours_saved_low = 0;
+  double core_hours_saved_high = 0;
+  std::string method;
+};
+
+struct Finding {
+  std::string rule;  // rule id, e.g. "data-skew"
+  Severity severity = Severity::kInfo;
+  std::vector<int32_t> stage_ids;
+  std::string title;
+  std::vector<Evidence> evidence;
+  std::string explanation;
+  std::vector<Recommendation> recommendations;
+  ExpectedImpact impact;
+  std::string recipe;   // docs path, e.g. "docs/recipes/data-skew-diagnosis.md"
+  int64_t cost_ms = 0;  // wall time this problem costs this run; findings are ordered by it
+};
+
+}  // namespace sparkprof::diagnosis

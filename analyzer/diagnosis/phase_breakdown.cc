@@ -1,0 +1,213 @@
+#include "analyzer/diagnosis/phase_breakdown.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <vector>
+
+#include "analyzer/diagnosis/stage_stats.h"
+
+namespace sparkprof::diagnosis {
+
+namespace {
+
+// A change at one instant; applied in time order (ends before starts at the same ms).
+struct Change {
+  int64_t time_ms;
+  int order;  // 0: ends/removals, 1: starts/additions
+  int slots = 0;
+  int running = 0;
+  int pending = 0;
+  int committing = 0;
+};
+
+}  // namespace
+
+PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model) {
+  PhaseBreakdown p;
+  const int64_t start = model.start_time_ms;
+  const int64_t end = model.end_time_ms;
+  p.wall_ms = model.duration_ms();
+  if (p.wall_ms <= 0) return p;
+  auto clamp = [&](int64_t t) { return std::clamp(t, start, end); };
+
+  std::vector<Change> changes;
+  int64_t first_launch = -1;
+  for (const model::Executor& executor : model.executors) {
+    if (executor.total_cores <= 0) continue;
+    int64_t added = executor.added_time_ms >= 0 ? executor.added_time_ms : start;
+    int64_t removed = executor.removed_time_ms >= 0 ? executor.removed_time_ms : end;
+    if (removed < added) continue;
+    changes.push_back({clamp(added), 1, executor.total_cores, 0, 0, 0});
+    changes.push_back({clamp(removed), 0, -executor.total_cores, 0, 0, 0});
+    p.first_slot_ms = p.first_slot_ms < 0 ? clamp(added) : std::min(p.first_slot_ms, clamp(added));
+  }
+  for (const model::TaskAttempt& task : model.tasks) {
+    if (task.launch_time_ms < 0) continue;
+    int64_t launch = clamp(task.launch_time_ms);
+    int64_t finish = task.ended() ? clamp(std::max(task.finish_time_ms, task.launch_time_ms)) : end;
+    changes.push_back({launch, 1, 0, 1, 0, 0});
+    changes.push_back({finish, 0, 0, -1, 0, 0});
+    first_launch = first_launch < 0 ? launch : std::min(first_launch, launch);
+  }
+  if (p.first_slot_ms < 0) {
+    // No executor with cores in the log (older or trimmed logs): when slots appeared is unknown,
+    // so nothing is called resource wait; the time before the first task counts as driver-only.
+    p.first_slot_ms = start;
+  } else if (first_launch >= 0 && first_launch < p.first_slot_ms) {
+    p.first_slot_ms = first_launch;
+  }
+  // Write jobs: commit interval = last task end of the job's stages .. job end.
+  std::map<int32_t, int64_t> last_task_end_by_stage;
+  std::map<int32_t, bool> write_stage;
+  for (const StageStats& s : ComputeStageStats(model)) {
+    if (s.write_stage) write_stage[s.stage_id] = true;
+  }
+  for (const model::TaskAttempt& task : model.tasks) {
+    if (!task.ended()) continue;
+    int64_t& last = last_task_end_by_stage[task.stage_id];
+    last = std::max(last, task.finish_time_ms);
+  }
+  for (const auto& [id, job] : model.jobs) {
+    if (job.completion_time_ms < 0) continue;
+    bool writes = false;
+    int64_t last_end = -1;
+    for (int32_t stage_id : job.stage_ids) {
+      if (write_stage.count(stage_id) != 0) writes = true;
+      auto found = last_task_end_by_stage.find(stage_id);
+      if (found != last_task_end_by_stage.end()) last_end = std::max(last_end, found->second);
+    }
+    if (!writes || last_end < 0 || job.completion_time_ms <= last_end) continue;
+    changes.push_back({clamp(last_end), 1, 0, 0, 0, 1});
+    changes.push_back({clamp(job.completion_time_ms), 0, 0, 0, 0, -1});
+  }
+  // Pending tasks, per stage attempt: its task count from submission; each launch of one of its
+  // attempts takes one (floored at 0: retries can outnumber tasks); completion releases the rest.
+  std::map<std::pair<int32_t, int32_t>, int64_t> stage_pending;
+  int64_t pending_total = 0;
+  {
+    struct StageChange {
+      int64_t time_ms;
+      int order;
+      std::pair<int32_t, int32_t> stage;
+      int kind;  // 0 submit, 1 launch, 2 complete
+    };
+    std::vector<StageChange> stage_changes;
+    for (const auto& [key, stage] : model.stages) {
+      if (stage.submission_time_ms < 0 || stage.num_tasks <= 0) continue;
+      stage_changes.push_back({clamp(stage.submission_time_ms), 0, key, 0});
+      int64_t completed = stage.completion_time_ms >= 0 ? clamp(stage.completion_time_ms) : end;
+      stage_changes.push_back({completed, 2, key, 2});
+    }
+    for (const model::TaskAttempt& task : model.tasks) {
+      if (task.launch_time_ms < 0) continue;
+      stage_changes.push_back(
+          {clamp(task.launch_time_ms), 1, {task.stage_id, task.stage_attempt}, 1});
+    }
+    std::stable_sort(stage_changes.begin(), stage_changes.end(),
+                     [](const StageChange& a, const StageChange& b) {
+                       return a.time_ms != b.time_ms ? a.time_ms < b.time_ms : a.order < b.order;
+                     });
+    for (const StageChange& c : stage_changes) {
+      auto found = model.stages.find(c.stage);
+      int64_t& pending = stage_pending[c.stage];
+      int64_t delta = 0;
+      if (c.kind == 0) {
+        delta = found->second.num_tasks;
+      } else if (c.kind == 1) {
+        delta = pending > 0 ? -1 : 0;
+      } else {
+        delta = -pending;
+      }
+      pending += delta;
+      if (delta != 0) changes.push_back({c.time_ms, 2, 0, 0, static_cast<int>(delta), 0});
+    }
+    std::stable_sort(changes.begin(), changes.end(), [](const Change& a, const Change& b) {
+      return a.time_ms != b.time_ms ? a.time_ms < b.time_ms : a.order < b.order;
+    });
+  }
+
+  int64_t slots = 0, running = 0, committing = 0;
+  int64_t now = start;
+  double capacity_slot_ms = 0, task_slot_ms = 0, starved = 0;
+  int64_t running_wall = 0, commit_gap = 0, wait = 0, driver_only = 0;
+  auto advance = [&](int64_t to) {
+    int64_t dt = to - now;
+    if (dt <= 0) return;
+    if (running > 0) {
+      running_wall += dt;
+      capacity_slot_ms += static_cast<double>(std::max(slots, running)) * dt;
+      task_slot_ms += static_cast<double>(running) * dt;
+    } else if (committing > 0) {
+      commit_gap += dt;
+    } else if (p.first_slot_ms < 0 || now < p.first_slot_ms) {
+      int64_t waiting = p.first_slot_ms < 0 ? dt : std::min(dt, p.first_slot_ms - now);
+      wait += waiting;
+      driver_only += dt - waiting;
+    } else {
+      driver_only += dt;
+    }
+    if (pending_total > 0 && slots - running <= 0)
+      starved += static_cast<double>(pending_total) * dt;
+    now = to;
+  };
+  for (const Change& c : changes) {
+    advance(c.time_ms);
+    slots += c.slots;
+    running += c.running;
+    committing += c.committing;
+    pending_total += c.pending;
+    p.peak_slots = std::max<int32_t>(p.peak_slots, static_cast<int32_t>(slots));
+  }
+  advance(end);
+
+  // Task-side split from metrics (successful and failed attempts alike: both held a slot).
+  int64_t gc = 0, shuffle = 0, task_commit = 0;
+  for (const model::TaskAttempt& task : model.tasks) {
+    if (!task.has_metrics || task.duration_ms() < 0) continue;
+    int64_t duration = task.duration_ms();
+    int64_t task_gc = std::min<int64_t>(task.metrics.jvm_gc_time_ms, duration);
+    int64_t task_shuffle = std::min<int64_t>(
+        task.metrics.shuffle_fetch_wait_time_ms + task.metrics.shuffle_write_time_ns / 1'000'000,
+        duration - task_gc);
+    gc += task_gc;
+    shuffle += task_shuffle;
+  }
+  for (const StageStats& s : ComputeStageStats(model)) {
+    if (s.write_stage) task_commit += std::min(s.task_commit_ms, s.total_task_ms);
+  }
+  p.task_slot_ms = static_cast<int64_t>(task_slot_ms);
+  p.capacity_slot_ms = static_cast<int64_t>(capacity_slot_ms);
+  // Metrics come from the same attempts the sweep counted, but keep the parts within the whole.
+  double scale = 1.0;
+  if (gc + shuffle + task_commit > p.task_slot_ms && gc + shuffle + task_commit > 0) {
+    scale = static_cast<double>(p.task_slot_ms) / static_cast<double>(gc + shuffle + task_commit);
+  }
+  p.gc_slot_ms = static_cast<int64_t>(gc * scale);
+  p.shuffle_slot_ms = static_cast<int64_t>(shuffle * scale);
+  p.io_write_slot_ms = static_cast<int64_t>(task_commit * scale);
+  p.compute_slot_ms =
+      std::max<int64_t>(p.task_slot_ms - p.gc_slot_ms - p.shuffle_slot_ms - p.io_write_slot_ms, 0);
+  p.idle_slot_ms = std::max<int64_t>(p.capacity_slot_ms - p.task_slot_ms, 0);
+  p.starved_task_ms = static_cast<int64_t>(starved);
+
+  p.tasks_running_ms = running_wall;
+  p.commit_gap_ms = commit_gap;
+  p.resource_wait_ms = wait;
+  p.driver_only_ms = driver_only;
+  auto share = [&](int64_t slot_ms) -> int64_t {
+    if (capacity_slot_ms <= 0) return 0;
+    return std::llround(static_cast<double>(running_wall) * slot_ms / capacity_slot_ms);
+  };
+  p.gc_ms = share(p.gc_slot_ms);
+  p.shuffle_ms = share(p.shuffle_slot_ms);
+  p.idle_slots_ms = share(p.idle_slot_ms);
+  int64_t task_commit_wall = share(p.io_write_slot_ms);
+  p.io_write_ms = commit_gap + task_commit_wall;
+  // compute takes the rounding remainder so the partition sums exactly to the running time.
+  p.compute_ms = std::max<int64_t>(
+      running_wall - p.gc_ms - p.shuffle_ms - p.idle_slots_ms - task_commit_wall, 0);
+  return p;
+}
+
+}  // namespace sparkprof::diagnosis

@@ -1,0 +1,138 @@
+// executor-loss: executors that went away during the run for reasons other than a normal release.
+//
+// Classification of ExecutorRemoved reasons (and tasks ended with ExecutorLostFailure):
+//   memory  - "exceeding ... memory limits", "OOMKilled", "exit code 137", "OutOfMemory": the
+//             container outgrew its memory (heap + overhead); Dr. Elephant advises +1 GB overhead.
+//   node    - "worker lost", "disassociated", "heartbeat", "preempt", "decommission"
+//   (spot/preemptible
+//             nodes, network partitions).
+//   other   - any other reason.
+//   Benign (not counted): dynamic allocation releases, "explicit termination request", "killed by
+//   driver", executors removed at the application end.
+// Thresholds (ours): any lost executor -> warning; >= 3 or >= 10% of executors -> critical.
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "analyzer/diagnosis/rules/rules.h"
+
+namespace sparkprof::diagnosis::rules {
+
+namespace {
+std::string Lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+bool Has(const std::string& text, const char* needle) {
+  return text.find(needle) != std::string::npos;
+}
+
+const char* Classify(const std::string& reason_raw) {
+  std::string reason = Lower(reason_raw);
+  if (reason.empty() || Has(reason, "dynamic allocation") || Has(reason, "explicit termination") ||
+      Has(reason, "killed by driver") || Has(reason, "stopped") || Has(reason, "idle")) {
+    return nullptr;
+  }
+  if (Has(reason, "memory limit") || Has(reason, "oomkilled") || Has(reason, "exit code 137") ||
+      Has(reason, "outofmemory") || Has(reason, "physical memory")) {
+    return "memory";
+  }
+  if (Has(reason, "worker lost") || Has(reason, "disassociated") || Has(reason, "heartbeat") ||
+      Has(reason, "preempt") || Has(reason, "decommission") || Has(reason, "lost worker")) {
+    return "node";
+  }
+  return "other";
+}
+}  // namespace
+
+void ExecutorLoss(const DiagnosisInput& input, std::vector<Finding>& out) {
+  const model::ApplicationModel& m = *input.model;
+  std::map<std::string, int64_t> by_class;
+  std::string example;
+  int64_t executors = 0, lost = 0;
+  for (const model::Executor& executor : m.executors) {
+    if (executor.is_driver()) continue;
+    ++executors;
+    if (executor.removed_time_ms < 0) continue;
+    // Removal at the very end is the shutdown, whatever it says.
+    if (m.complete && m.end_time_ms >= 0 && executor.removed_time_ms >= m.end_time_ms) continue;
+    const char* cls = Classify(executor.removed_reason);
+    if (cls == nullptr) continue;
+    ++lost;
+    ++by_class[cls];
+    if (example.empty()) example = executor.removed_reason.substr(0, 200);
+  }
+  int64_t lost_tasks = 0, lost_task_ms = 0;
+  for (const model::TaskAttempt& task : m.tasks) {
+    if (task.end == model::TaskEndKind::kExecutorLostFailure) {
+      ++lost_tasks;
+      lost_task_ms += std::max<int64_t>(task.duration_ms(), 0);
+    }
+  }
+  if (lost == 0 && lost_tasks == 0) return;
+  Finding f;
+  f.rule = "executor-loss";
+  f.severity = (lost >= 3 || (executors > 0 && lost * 10 >= executors)) ? Severity::kCritical
+                                                                        : Severity::kWarning;
+  f.recipe = "docs/recipes/oom-and-spill.md";
+  f.evidence = {
+      {"executors_lost", static_cast<double>(lost), "count"},
+      {"executors", static_cast<double>(executors), "count"},
+      {"lost_to_memory", static_cast<double>(by_class["memory"]), "count"},
+      {"lost_to_node_failure", static_cast<double>(by_class["node"]), "count"},
+      {"lost_other", static_cast<double>(by_class["other"]), "count"},
+      {"tasks_failed_with_executor", static_cast<double>(lost_tasks), "tasks"},
+      {"task_ms_lost", static_cast<double>(lost_task_ms), "ms"},
+  };
+  f.title = std::to_string(lost) + " executor(s) lost during the run";
+  f.explanation =
+      std::to_string(lost) + " of " + std::to_string(executors) +
+      " executors were removed before the application ended (" +
+      std::to_string(by_class["memory"]) + " for memory, " + std::to_string(by_class["node"]) +
+      " node loss, " + std::to_string(by_class["other"]) + " other)" +
+      (example.empty() ? std::string(".") : ", e.g. \"" + example + "\".") +
+      (lost_tasks > 0 ? " " + std::to_string(lost_tasks) +
+                            " running task attempts failed with "
+                            "them and their shuffle output had to be recomputed."
+                      : std::string(" No running task failed with them, but their cached "
+                                    "and shuffle data had to be recomputed if needed again."));
+  if (by_class["memory"] > 0) {
+    int64_t memory_mib = ParseSizeMiB(input.Property("spark.executor.memory", "1g"), 1024);
+    int64_t overhead_mib = ParseSizeMiB(input.Property("spark.executor.memoryOverhead", ""),
+                                        std::max<int64_t>(384, memory_mib / 10));
+    f.explanation +=
+        " A container killed for memory grew beyond heap + overhead: off-heap buffers, "
+        "Netty, Python workers or native libraries, not the Java heap.";
+    f.recommendations.push_back(
+        {"spark.executor.memoryOverhead", std::to_string(overhead_mib + 1024) + "m",
+         "the current overhead is " + std::to_string(overhead_mib) + " MiB (max(384 MiB, 10% of " +
+             std::to_string(memory_mib) +
+             " MiB) unless set); +1 GiB is Dr. Elephant's step for containers "
+             "killed by the cluster manager"});
+  }
+  if (by_class["node"] > 0) {
+    f.recommendations.push_back({"spark.decommission.enabled", "true",
+                                 "on preemptible/spot nodes, lets executors hand over work when a "
+                                 "node is reclaimed"});
+    f.recommendations.push_back(
+        {"spark.storage.decommission.shuffleBlocks.enabled", "true",
+         "migrates shuffle files off a leaving node so they are not recomputed"});
+  }
+  if (f.recommendations.empty()) {
+    f.recommendations.push_back({"", "read the executor logs for the removal reason quoted above",
+                                 "the reason does not match a known pattern"});
+  }
+  f.impact.time_saved_ms_low = lost_task_ms / input.slots();
+  f.impact.time_saved_ms_high =
+      2 * lost_task_ms /
+      std::max<int64_t>(1, std::min<int64_t>(input.slots(), std::max<int64_t>(lost_tasks, 1)));
+  f.impact.core_hours_saved_low = CoreHours(lost_task_ms, 1);
+  f.impact.core_hours_saved_high = CoreHours(2 * lost_task_ms, 1);
+  f.impact.method =
+      "the lost task attempts' time (low, spread over all slots) up to twice it for the "
+      "recomputed shuffle output (high); the executor start-up time is not counted";
+  f.cost_ms = f.impact.time_saved_ms_high;
+  out.push_back(std::move(f));
+}
+
+}  // namespace sparkprof::diagnosis::rules

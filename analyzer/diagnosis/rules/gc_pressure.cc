@@ -1,0 +1,165 @@
+// gc-pressure: tasks spend a large share of their run time in JVM garbage collection.
+//
+// Thresholds and sources (analyzer-facts.md, section c):
+//   * GC >= 10% of task run time -> warning: Spark's Executors tab turns GC red above 10%
+//     (executorspage.js); Dr. Elephant's ExecutorGc MODERATE level is 10% too.
+//   * >= 20% -> critical: Dr. Elephant's CRITICAL level.
+//   * only when the application's summed run time >= 5 min (Dr. Elephant's floor): below it GC
+//     shares are noise from JIT warm-up and small heaps.
+//   Per executor: every executor whose own share is >= 10% is listed.
+// Root cause first: if >= 50% of the GC time sits in the slow tasks of data-skewed stages, the
+// finding names skew. Otherwise peak JVM heap (executor metrics, where logged) against
+// spark.executor.memory tells a heap that is too small (peak >= 90%, Dr. Elephant/DataFlint use
+// 95%/1.2x) from object churn in a heap that has room (code and serializer changes).
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+
+#include "analyzer/diagnosis/rules/rules.h"
+#include "analyzer/diagnosis/rules/skew_assessment.h"
+
+namespace sparkprof::diagnosis::rules {
+
+namespace {
+constexpr double kWarningShare = 0.10;
+constexpr double kCriticalShare = 0.20;
+constexpr int64_t kMinRunTimeMs = 5 * 60 * 1000;
+constexpr double kHeapFullShare = 0.90;
+}  // namespace
+
+void GcPressure(const DiagnosisInput& input, std::vector<Finding>& out) {
+  const model::ApplicationModel& m = *input.model;
+  int64_t gc = 0, run = 0;
+  std::map<uint32_t, std::pair<int64_t, int64_t>> by_executor;  // gc, run
+  for (const model::TaskAttempt& task : m.tasks) {
+    if (!task.has_metrics) continue;
+    gc += task.metrics.jvm_gc_time_ms;
+    run += task.metrics.executor_run_time_ms;
+    auto& [executor_gc, executor_run] = by_executor[task.executor];
+    executor_gc += task.metrics.jvm_gc_time_ms;
+    executor_run += task.metrics.executor_run_time_ms;
+  }
+  if (run < kMinRunTimeMs || gc <= 0) return;
+  const double share = static_cast<double>(gc) / run;
+  if (share < kWarningShare) return;
+
+  std::vector<std::pair<std::string, double>> hot_executors;
+  for (const auto& [executor, gc_run] : by_executor) {
+    if (gc_run.second <= 0) continue;
+    double executor_share = static_cast<double>(gc_run.first) / gc_run.second;
+    if (executor_share >= kWarningShare) {
+      hot_executors.push_back(
+          {executor == model::kNone ? "?" : m.strings.Get(executor), executor_share});
+    }
+  }
+  std::sort(hot_executors.begin(), hot_executors.end(),
+            [](const auto& a, const auto& b) { return a.second > b.second; });
+
+  int64_t skew_gc = 0;
+  std::vector<int32_t> skewed_stages;
+  for (const StageStats& stage : input.stages) {
+    if (AssessSkew(stage).kind != SkewKind::kData) continue;
+    skew_gc += stage.slow_task_gc_ms;
+    skewed_stages.push_back(stage.stage_id);
+  }
+  const double skew_share = static_cast<double>(skew_gc) / gc;
+
+  int64_t heap_peak = 0;
+  for (const model::Executor& executor : m.executors) {
+    if (!executor.is_driver() && executor.peaks.present)
+      heap_peak = std::max(heap_peak, executor.peaks.jvm_heap_memory_bytes);
+  }
+  const int64_t memory_mib = ParseSizeMiB(input.Property("spark.executor.memory", "1g"), 1024);
+  const double heap_share =
+      heap_peak > 0 ? static_cast<double>(heap_peak) / (memory_mib * 1048576.0) : 0;
+
+  Finding f;
+  f.rule = "gc-pressure";
+  f.severity = share >= kCriticalShare ? Severity::kCritical : Severity::kWarning;
+  f.recipe = "docs/recipes/gc-pressure.md";
+  f.evidence = {
+      {"gc_time_ms", static_cast<double>(gc), "ms"},
+      {"run_time_ms", static_cast<double>(run), "ms"},
+      {"gc_share", share, "ratio"},
+      {"executors_over_10_percent", static_cast<double>(hot_executors.size()), "count"},
+      {"gc_share_in_skewed_tasks", skew_share, "ratio"},
+  };
+  if (!hot_executors.empty())
+    f.evidence.push_back({"worst_executor_gc_share", hot_executors.front().second, "ratio"});
+  if (heap_peak > 0) {
+    f.evidence.push_back({"peak_jvm_heap_bytes", static_cast<double>(heap_peak), "bytes"});
+    f.evidence.push_back({"peak_heap_over_executor_memory", heap_share, "ratio"});
+  }
+  std::string executors_text;
+  for (size_t i = 0; i < hot_executors.size() && i < 5; ++i) {
+    executors_text += (i ? ", " : "") + hot_executors[i].first + " (" +
+                      Fixed(100 * hot_executors[i].second, 0) + "%)";
+  }
+  std::string head =
+      "Tasks spent " + Millis(gc) + " in garbage collection, " + Fixed(100 * share, 1) +
+      "% of their " + Millis(run) + " run time (Spark's UI marks over 10% red). " +
+      (executors_text.empty() ? std::string() : "Executors over 10%: " + executors_text + ". ");
+  if (skew_share >= kRootCauseShare) {
+    f.stage_ids = skewed_stages;
+    f.title = "GC time comes from skewed tasks, not from a small heap";
+    f.explanation =
+        head + Fixed(100 * skew_share, 0) +
+        "% of the GC time is in the slow tasks of "
+        "data-skewed stages, which hold an oversized partition in memory. A bigger heap on "
+        "every executor would not help the others; fix the skew (see data-skew).";
+    f.recommendations.push_back({"", "fix the data skew (salting, AQE skew join, broadcast)",
+                                 "the GC is concentrated in the tasks reading the hot partition"});
+  } else if (heap_share >= kHeapFullShare) {
+    f.title = "GC pressure: executor heaps are full";
+    int64_t cores = std::atoll(input.Property("spark.executor.cores", "0").c_str());
+    f.explanation = head + "The JVM heap peaked at " + Bytes(heap_peak) + ", " +
+                    Fixed(100 * heap_share, 0) + "% of spark.executor.memory (" +
+                    std::to_string(memory_mib) +
+                    " MiB): the heap is too "
+                    "small for what the tasks keep alive, so the collector runs again and again.";
+    f.recommendations.push_back({"spark.executor.memory",
+                                 std::to_string((memory_mib * 3 / 2 + 1023) / 1024) + "g",
+                                 "1.5x the current " + std::to_string(memory_mib) +
+                                     " MiB (Dr. Elephant's "
+                                     "GC step), since the heap peaked at " +
+                                     Fixed(100 * heap_share, 0) + "%"});
+    if (cores > 1) {
+      f.recommendations.push_back({"spark.executor.cores",
+                                   std::to_string(std::max<int64_t>(1, cores / 2)),
+                                   "alternatively halve the concurrent tasks sharing one heap (" +
+                                       std::to_string(cores) + " now) at the same memory"});
+    }
+  } else {
+    f.title = "GC pressure from object churn";
+    f.explanation = head +
+                    (heap_peak > 0 ? "The heap peaked at only " + Fixed(100 * heap_share, 0) +
+                                         "% of spark.executor.memory, so size is not the problem: "
+                                         "tasks allocate many short-lived objects. "
+                                   : std::string("No heap peaks are logged, so heap size cannot "
+                                                 "be checked; high GC with room in the heap "
+                                                 "usually means many short-lived objects. ")) +
+                    "More memory would not help; fewer allocations would.";
+    if (input.Property("spark.serializer", "").find("Kryo") == std::string::npos) {
+      f.recommendations.push_back({"spark.serializer", "org.apache.spark.serializer.KryoSerializer",
+                                   "Java serialisation allocates far more objects per record"});
+    }
+    f.recommendations.push_back(
+        {"",
+         "replace row-by-row UDFs and RDD lambdas that build objects "
+         "per record with built-in SQL functions; cache serialized "
+         "(MEMORY_ONLY_SER) if caching",
+         "built-ins run on Spark's binary rows without per-record objects"});
+  }
+  // Phase GC (wall share of GC) is what could come back; collectors cannot reach zero.
+  f.impact.time_saved_ms_low = input.phases.gc_ms * 3 / 10;
+  f.impact.time_saved_ms_high = input.phases.gc_ms * 7 / 10;
+  f.impact.core_hours_saved_low = CoreHours(gc * 3 / 10, 1);
+  f.impact.core_hours_saved_high = CoreHours(gc * 7 / 10, 1);
+  f.impact.method =
+      "30-70% of the GC time (wall share from the phase breakdown, task time for "
+      "core-hours); a well-sized heap without churn still collects";
+  f.cost_ms = input.phases.gc_ms;
+  out.push_back(std::move(f));
+}
+
+}  // namespace sparkprof::diagnosis::rules

@@ -1,0 +1,29 @@
+// Every diagnosis rule: one function per file, appending its findings. The ids are the ones
+// issue 3 and docs/report-schema.md name; thresholds and their sources sit in each file.
+#pragma once
+
+#include <vector>
+
+#include "analyzer/diagnosis/diagnosis_input.h"
+#include "analyzer/diagnosis/finding.h"
+
+namespace sparkprof::diagnosis::rules {
+
+void DataSkew(const DiagnosisInput& input, std::vector<Finding>& out);      // data_skew.cc
+void Spill(const DiagnosisInput& input, std::vector<Finding>& out);         // spill.cc
+void GcPressure(const DiagnosisInput& input, std::vector<Finding>& out);    // gc_pressure.cc
+void ResourceWait(const DiagnosisInput& input, std::vector<Finding>& out);  // resource_wait.cc
+void IoWriteBound(const DiagnosisInput& input, std::vector<Finding>& out);  // io_write_bound.cc
+void TaskFailures(const DiagnosisInput& input, std::vector<Finding>& out);  // task_failures.cc
+void ExecutorLoss(const DiagnosisInput& input, std::vector<Finding>& out);  // executor_loss.cc
+void TooFewPartitions(const DiagnosisInput& input,
+                      std::vector<Finding>& out);  // too_few_partitions.cc
+void TooManySmallTasks(const DiagnosisInput& input,
+                       std::vector<Finding>& out);  // too_many_small_tasks.cc
+
+// Core-hours for a stretch of wall time during which `cores` were held.
+inline double CoreHours(int64_t millis, int64_t cores) {
+  return static_cast<double>(millis) * static_cast<double>(cores) / 3'600'000.0;
+}
+
+}  // namespace sparkprof::diagnosis::rules

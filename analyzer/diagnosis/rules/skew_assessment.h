@@ -1,0 +1,30 @@
+// Is a stage skewed, and is the skew in the data (one partition holds more rows/bytes) or in the
+// hardware (the slow task read as much as the others but its host was slow)? Shared by data-skew
+// and by the rules that must name skew as the root cause of their symptom (spill, gc-pressure,
+// task-failures) instead of recommending more memory for every executor.
+#pragma once
+
+#include "analyzer/diagnosis/stage_stats.h"
+
+namespace sparkprof::diagnosis::rules {
+
+enum class SkewKind { kNone, kData, kSlowHost, kTime };
+
+struct SkewAssessment {
+  SkewKind kind = SkewKind::kNone;
+  double time_ratio = 0;   // max / median task time
+  double bytes_ratio = 0;  // bytes read by the longest task / median bytes read (0: unknown)
+  double records_ratio = 0;
+};
+
+// Thresholds (see data_skew.cc for the sources):
+//   >= 5 successful tasks, max/median task time >= 4, max task >= 5 s;
+//   data: the longest task read >= 2x the median bytes or records;
+//   slow host: otherwise, when the other tasks on the longest task's host also took >= 2x the
+//   median.
+SkewAssessment AssessSkew(const StageStats& stage);
+
+// Skew explains a symptom concentrated in the slow tasks when at least this share of it sits there.
+inline constexpr double kRootCauseShare = 0.5;
+
+}  // namespace sparkprof::diagnosis::rules

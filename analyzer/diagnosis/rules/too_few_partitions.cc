@@ -1,0 +1,100 @@
+// too-few-partitions: a long stage has fewer tasks than task slots, or partitions far larger than
+// a task should hold, so cores sit idle or tasks grind through huge partitions.
+//
+// Thresholds and sources (analyzer-facts.md, section c):
+//   * tasks < slots (Spark's docs/tuning.md asks for 2-3 tasks per core; under one per core some
+//     cores get no work at all) AND stage duration >= 30 s (shorter stages cost little);
+//   * or median bytes read per task >= 1 GiB and stage duration >= 30 s (practitioner consensus
+//     is 128-200 MB per partition; DataFlint flags 5 GiB partitions; 1 GiB is well past the
+//     range where sorts and aggregations stay in memory).
+// Recommendation: max(2 x slots, ceil(bytes read / 128 MiB)) partitions.
+#include <algorithm>
+
+#include "analyzer/diagnosis/rules/rules.h"
+
+namespace sparkprof::diagnosis::rules {
+
+namespace {
+constexpr int64_t kMinStageMs = 30'000;
+constexpr int64_t kMiB = 1 << 20;
+constexpr int64_t kHugePartitionBytes = 1024 * kMiB;
+constexpr int64_t kTargetPartitionBytes = 128 * kMiB;
+}  // namespace
+
+void TooFewPartitions(const DiagnosisInput& input, std::vector<Finding>& out) {
+  const int64_t slots = input.slots();
+  for (const StageStats& stage : input.stages) {
+    if (stage.duration_ms < kMinStageMs || stage.successful_tasks == 0) continue;
+    const bool few = stage.num_tasks < slots && input.phases.peak_slots > 1;
+    const bool huge = stage.median_read_bytes >= kHugePartitionBytes;
+    if (!few && !huge) continue;
+    const int64_t read = stage.input_bytes + stage.shuffle_read_bytes;
+    const int64_t target =
+        std::max<int64_t>(2 * slots, (read + kTargetPartitionBytes - 1) / kTargetPartitionBytes);
+    if (target <= stage.num_tasks) continue;
+    Finding f;
+    f.rule = "too-few-partitions";
+    f.severity = Severity::kWarning;
+    f.stage_ids = {stage.stage_id};
+    f.recipe = "docs/recipes/shuffle-bottleneck.md";
+    f.evidence = {
+        {"tasks", static_cast<double>(stage.num_tasks), "tasks"},
+        {"slots", static_cast<double>(slots), "cores"},
+        {"stage_duration_ms", static_cast<double>(stage.duration_ms), "ms"},
+        {"bytes_read", static_cast<double>(read), "bytes"},
+        {"median_task_read_bytes", static_cast<double>(stage.median_read_bytes), "bytes"},
+        {"recommended_partitions", static_cast<double>(target), "count"},
+    };
+    f.title = "Stage " + std::to_string(stage.stage_id) + " runs " +
+              std::to_string(stage.num_tasks) + " tasks on " + std::to_string(slots) + " slots";
+    f.explanation =
+        "Stage " + std::to_string(stage.stage_id) + " (" + stage.name + ") took " +
+        Millis(stage.duration_ms) + " with " + std::to_string(stage.num_tasks) +
+        " tasks, each reading " + Bytes(stage.median_read_bytes) + " (median), while " +
+        std::to_string(slots) + " task slots were available. " +
+        (few ? "With fewer tasks than slots, " + std::to_string(slots - stage.num_tasks) +
+                   " cores had nothing to do for the whole stage. "
+             : std::string()) +
+        (huge ? "Partitions over 1 GiB rarely fit a task's memory; 128-200 MiB do. "
+              : std::string()) +
+        std::to_string(target) +
+        " partitions give every core 2 tasks (so a slow one is "
+        "balanced by the others)" +
+        (read > 0 ? " and about " + Bytes(read / target) + " each." : std::string("."));
+    if (read == 0) {
+      f.recommendations.push_back(
+          {"",
+           ".repartition(" + std::to_string(target) +
+               ") (or parallelize "
+               "with numSlices=" +
+               std::to_string(target) + ") before this stage",
+           "the stage reads neither files nor shuffle data, so no SQL "
+           "partition setting applies; its parallelism comes from the code"});
+    } else if (stage.shuffle_read_bytes >= stage.input_bytes) {
+      f.recommendations.push_back({"spark.sql.shuffle.partitions", std::to_string(target),
+                                   "max(2 x " + std::to_string(slots) + " slots, " + Bytes(read) +
+                                       " / 128 MiB); or .repartition(" + std::to_string(target) +
+                                       ") before this stage"});
+    } else {
+      int64_t split_mib = std::max<int64_t>(1, read / target / kMiB);
+      f.recommendations.push_back({"spark.sql.files.maxPartitionBytes",
+                                   std::to_string(split_mib) + "m",
+                                   Bytes(read) + " of input over " + std::to_string(target) +
+                                       " splits; if the files are unsplittable (gzip), repartition "
+                                       "after reading instead"});
+    }
+    const int64_t ideal = stage.total_task_ms / std::min<int64_t>(slots, target);
+    const int64_t saved = std::max<int64_t>(stage.duration_ms - ideal, 0);
+    f.impact.time_saved_ms_low = saved / 2;
+    f.impact.time_saved_ms_high = saved;
+    f.impact.core_hours_saved_low = CoreHours(f.impact.time_saved_ms_low, slots);
+    f.impact.core_hours_saved_high = CoreHours(saved, slots);
+    f.impact.method =
+        "stage time if its total task time were spread evenly over the slots (high), "
+        "half of that gain (low: larger tasks rarely split perfectly)";
+    f.cost_ms = saved;
+    out.push_back(std::move(f));
+  }
+}
+
+}  // namespace sparkprof::diagnosis::rules

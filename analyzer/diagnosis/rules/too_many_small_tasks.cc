@@ -1,0 +1,83 @@
+// too-many-small-tasks: a stage cut into so many tiny tasks that scheduling and start-up dominate.
+//
+// Thresholds and sources (analyzer-facts.md, section c):
+//   * > 5000 tasks with median task time < 500 ms: DataFlint's SmallTasksAlert.
+//   * or > 1000 tasks with median < 100 ms and > 10 tasks per slot (ours: the same overhead at a
+//     tenth of the per-task work).
+// Recommendation: max(2 x slots, ceil(bytes read / 128 MiB)) partitions, only when fewer than now.
+#include <algorithm>
+
+#include "analyzer/diagnosis/rules/rules.h"
+
+namespace sparkprof::diagnosis::rules {
+
+namespace {
+constexpr int64_t kManyTasks = 5000;
+constexpr int64_t kSmallMedianMs = 500;
+constexpr int64_t kSomeTasks = 1000;
+constexpr int64_t kTinyMedianMs = 100;
+constexpr int64_t kMiB = 1 << 20;
+}  // namespace
+
+void TooManySmallTasks(const DiagnosisInput& input, std::vector<Finding>& out) {
+  const int64_t slots = input.slots();
+  for (const StageStats& stage : input.stages) {
+    const int64_t tasks = stage.successful_tasks;
+    bool dataflint = tasks > kManyTasks && stage.median_task_ms < kSmallMedianMs;
+    bool tiny = tasks > kSomeTasks && stage.median_task_ms < kTinyMedianMs && tasks > 10 * slots;
+    if (!dataflint && !tiny) continue;
+    const int64_t read = stage.input_bytes + stage.shuffle_read_bytes;
+    const int64_t target = std::max<int64_t>(2 * slots, (read + 128 * kMiB - 1) / (128 * kMiB));
+    if (target >= tasks) continue;
+    Finding f;
+    f.rule = "too-many-small-tasks";
+    f.severity = Severity::kWarning;
+    f.stage_ids = {stage.stage_id};
+    f.recipe = "docs/recipes/shuffle-bottleneck.md";
+    const int64_t overhead_per_task =
+        tasks > 0 ? stage.scheduling_overhead_ms / std::max<int64_t>(tasks, 1) : 0;
+    f.evidence = {
+        {"tasks", static_cast<double>(tasks), "tasks"},
+        {"median_task_ms", static_cast<double>(stage.median_task_ms), "ms"},
+        {"overhead_per_task_ms", static_cast<double>(overhead_per_task), "ms"},
+        {"bytes_read", static_cast<double>(read), "bytes"},
+        {"slots", static_cast<double>(slots), "cores"},
+        {"recommended_partitions", static_cast<double>(target), "count"},
+    };
+    f.title = "Stage " + std::to_string(stage.stage_id) + " runs " + std::to_string(tasks) +
+              " tasks of " + Millis(stage.median_task_ms) + " (median)";
+    f.explanation = "Stage " + std::to_string(stage.stage_id) + " (" + stage.name + ") ran " +
+                    std::to_string(tasks) + " tasks with a median of " +
+                    Millis(stage.median_task_ms) + ", reading " + Bytes(read) + " in total (" +
+                    Bytes(tasks > 0 ? read / tasks : 0) +
+                    " each). Every task pays scheduling, deserialisation and result handling (" +
+                    Millis(overhead_per_task) +
+                    " per task here beyond its run time), so tiny tasks "
+                    "spend a large share on overhead. " +
+                    std::to_string(target) + " partitions keep every one of the " +
+                    std::to_string(slots) + " slots busy.";
+    if (stage.shuffle_read_bytes >= stage.input_bytes) {
+      f.recommendations.push_back(
+          {"spark.sql.shuffle.partitions", std::to_string(target),
+           "max(2 x " + std::to_string(slots) + " slots, " + Bytes(read) + " / 128 MiB)"});
+      f.recommendations.push_back({"spark.sql.adaptive.coalescePartitions.enabled", "true",
+                                   "lets AQE merge small shuffle partitions at run time"});
+    } else {
+      f.recommendations.push_back({"spark.sql.files.maxPartitionBytes", "128m",
+                                   "packs small files into 128 MiB splits; many small input files "
+                                   "make many tiny tasks (compact them upstream if possible)"});
+    }
+    const int64_t total_overhead = overhead_per_task * (tasks - target);
+    f.impact.time_saved_ms_low = total_overhead / slots / 2;
+    f.impact.time_saved_ms_high = total_overhead / slots;
+    f.impact.core_hours_saved_low = CoreHours(total_overhead / 2, 1);
+    f.impact.core_hours_saved_high = CoreHours(total_overhead, 1);
+    f.impact.method =
+        "per-task overhead (duration minus run time) times the tasks removed, spread "
+        "over the slots; half of it for the low end";
+    f.cost_ms = f.impact.time_saved_ms_high;
+    out.push_back(std::move(f));
+  }
+}
+
+}  // namespace sparkprof::diagnosis::rules

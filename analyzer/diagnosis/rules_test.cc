@@ -1,0 +1,333 @@
+// Each rule fires on a log that has the problem (a shared real log, named with the reason, or a
+// synthetic log with the problem injected on purpose) and stays silent where it is absent.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <set>
+#include <string>
+
+#include "analyzer/diagnosis/test_util.h"
+#include "analyzer/report/json_report.h"
+#include "analyzer/report/text_report.h"
+#include "analyzer/testing/synthetic_app.h"
+
+namespace sparkprof::diagnosis {
+namespace {
+
+using test_util::AnalyzeShared;
+using test_util::AnalyzeText;
+using test_util::EvidenceValue;
+using test_util::FindingsOf;
+using test_util::RecommendsKey;
+
+const char* kRapids = "NVIDIA+spark-rapids-tools/core/src/test/resources/";
+
+#define SHARED_OR_SKIP(var, label)                            \
+  std::optional<report::Analysis> var = AnalyzeShared(label); \
+  if (!var) GTEST_SKIP() << "shared event log not present: " << label
+
+// ---- Root cause before symptom: the README demo (skewed join that spills and OOMs) ----
+
+TEST(RootCause, DemoSpillIsBlamedOnSkewNotMemory) {
+  report::Analysis a =
+      AnalyzeText(sparkprof::testing::GenerateEventLog(sparkprof::testing::DemoApp()));
+  auto skew = FindingsOf(a, "data-skew");
+  ASSERT_EQ(skew.size(), 1u);
+  EXPECT_EQ(skew[0]->stage_ids, std::vector<int32_t>{1});
+  EXPECT_NE(skew[0]->title.find("Data skew"), std::string::npos) << skew[0]->title;
+  EXPECT_GE(EvidenceValue(*skew[0], "max_over_median_bytes"), 2.0);
+
+  auto spill = FindingsOf(a, "spill");
+  ASSERT_EQ(spill.size(), 1u);
+  EXPECT_NE(spill[0]->title.find("caused by data skew"), std::string::npos) << spill[0]->title;
+  EXPECT_FALSE(RecommendsKey(*spill[0], "spark.executor.memory"));
+  EXPECT_FALSE(RecommendsKey(*spill[0], "spark.sql.shuffle.partitions"));
+  EXPECT_TRUE(RecommendsKey(*spill[0], "spark.sql.adaptive.skewJoin.enabled"));
+  // The root cause is listed before its symptom.
+  size_t skew_at = 0, spill_at = 0;
+  for (size_t i = 0; i < a.findings.size(); ++i) {
+    if (a.findings[i].rule == "data-skew") skew_at = i;
+    if (a.findings[i].rule == "spill") spill_at = i;
+  }
+  EXPECT_LT(skew_at, spill_at);
+
+  // The OOM retry happened in the skewed stage: the failure finding says skew too.
+  auto failures = FindingsOf(a, "task-failures");
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_NE(failures[0]->explanation.find("data-skewed"), std::string::npos);
+  EXPECT_FALSE(RecommendsKey(*failures[0], "spark.executor.memory"));
+}
+
+TEST(RootCause, DemoGcInSkewedTasksIsBlamedOnSkew) {
+  sparkprof::testing::SyntheticApp app = sparkprof::testing::DemoApp();
+  app.stages[1].gc_fraction = 0.30;  // skewed tasks get 3x this: GC concentrated in them
+  app.stages[1].task_ms = 2400;      // enough run time for the 5-minute floor
+  app.stages[1].skewed_tasks = 4;    // 4 hot partitions x 40 hold most of the GC time
+  report::Analysis a = AnalyzeText(sparkprof::testing::GenerateEventLog(app));
+  auto gc = FindingsOf(a, "gc-pressure");
+  ASSERT_EQ(gc.size(), 1u);
+  EXPECT_NE(gc[0]->title.find("skewed tasks"), std::string::npos) << gc[0]->title;
+  EXPECT_FALSE(RecommendsKey(*gc[0], "spark.executor.memory"));
+  EXPECT_GE(EvidenceValue(*gc[0], "gc_share_in_skewed_tasks"), 0.5);
+}
+
+TEST(RootCause, EvenSpillWithoutSkewRecommendsPartitions) {
+  sparkprof::testing::SyntheticApp app;
+  app.extra_properties = {{"spark.sql.shuffle.partitions", "64"}, {"spark.executor.memory", "4g"}};
+  sparkprof::testing::SyntheticStage map;
+  map.name = "map";
+  map.tasks = 32;
+  map.shuffle_write_bytes_per_task = 256ll << 20;
+  app.stages.push_back(map);
+  sparkprof::testing::SyntheticStage agg;
+  agg.name = "groupBy at Agg.scala:10";
+  agg.tasks = 64;
+  agg.task_ms = 8000;
+  agg.shuffle_read_bytes_per_task = 512ll << 20;
+  agg.memory_spill_bytes_per_task = 1ll << 30;  // every task spills (no skewed tasks)
+  agg.disk_spill_bytes_per_task = 300ll << 20;
+  agg.parents = {0};
+  app.stages.push_back(agg);
+  report::Analysis a = AnalyzeText(sparkprof::testing::GenerateEventLog(app));
+  EXPECT_TRUE(FindingsOf(a, "data-skew").empty());
+  auto spill = FindingsOf(a, "spill");
+  ASSERT_EQ(spill.size(), 1u);
+  EXPECT_EQ(spill[0]->stage_ids, std::vector<int32_t>{1});
+  EXPECT_EQ(spill[0]->title.find("skew"), std::string::npos) << spill[0]->title;
+  EXPECT_TRUE(RecommendsKey(*spill[0], "spark.sql.shuffle.partitions"));
+  EXPECT_GT(spill[0]->impact.time_saved_ms_high, spill[0]->impact.time_saved_ms_low);
+}
+
+// ---- Demo: the other problems it was built with ----
+
+TEST(Rules, DemoResourceWaitIoWriteAndExecutorLoss) {
+  report::Analysis a =
+      AnalyzeText(sparkprof::testing::GenerateEventLog(sparkprof::testing::DemoApp()));
+  auto wait = FindingsOf(a, "resource-wait");  // executors register 20 s after the start
+  ASSERT_EQ(wait.size(), 1u);
+  EXPECT_NEAR(EvidenceValue(*wait[0], "resource_wait_ms"), 20300, 50);
+  auto write = FindingsOf(a, "io-write-bound");  // 45 s job commit after the last task
+  ASSERT_EQ(write.size(), 1u);
+  EXPECT_EQ(write[0]->stage_ids, std::vector<int32_t>{2});
+  EXPECT_NEAR(EvidenceValue(*write[0], "job_commit_gap_ms"), 45010, 100);
+  auto loss = FindingsOf(a, "executor-loss");  // container killed for memory
+  ASSERT_EQ(loss.size(), 1u);
+  EXPECT_EQ(EvidenceValue(*loss[0], "lost_to_memory"), 1);
+  EXPECT_TRUE(RecommendsKey(*loss[0], "spark.executor.memoryOverhead"));
+  for (size_t i = 1; i < a.findings.size(); ++i) {
+    EXPECT_GE(a.findings[i - 1].cost_ms, a.findings[i].cost_ms) << "findings ordered by cost";
+  }
+}
+
+TEST(Rules, HealthySyntheticAppHasNoFindings) {
+  sparkprof::testing::SyntheticApp app;
+  app.executor_start_delay_ms = 2000;
+  sparkprof::testing::SyntheticStage scan;
+  scan.name = "scan";
+  scan.tasks = 32;
+  scan.input_bytes_per_task = 128ll << 20;
+  scan.shuffle_write_bytes_per_task = 32ll << 20;
+  app.stages.push_back(scan);
+  sparkprof::testing::SyntheticStage agg;
+  agg.name = "agg";
+  agg.tasks = 32;
+  agg.shuffle_read_bytes_per_task = 32ll << 20;
+  agg.parents = {0};
+  app.stages.push_back(agg);
+  report::Analysis a = AnalyzeText(sparkprof::testing::GenerateEventLog(app));
+  for (const Finding& f : a.findings) ADD_FAILURE() << f.rule << ": " << f.title;
+}
+
+TEST(Rules, TooManySmallTasksOnSynthetic) {
+  sparkprof::testing::SyntheticApp app;
+  app.executor_start_delay_ms = 1000;
+  sparkprof::testing::SyntheticStage tiny;
+  tiny.name = "many small files";
+  tiny.tasks = 6000;  // DataFlint: > 5000 tasks with median < 500 ms
+  tiny.task_ms = 120;
+  tiny.input_bytes_per_task = 1 << 20;
+  app.stages.push_back(tiny);
+  report::Analysis a = AnalyzeText(sparkprof::testing::GenerateEventLog(app));
+  auto small = FindingsOf(a, "too-many-small-tasks");
+  ASSERT_EQ(small.size(), 1u);
+  // max(2 x 16 slots, 6000 MiB read / 128 MiB) = 47.
+  EXPECT_EQ(EvidenceValue(*small[0], "recommended_partitions"), 47);
+  EXPECT_TRUE(FindingsOf(a, "too-few-partitions").empty());
+}
+
+// ---- Shared real logs where the problem is present ----
+
+TEST(SharedLogs, DataSkewOnMultipleAttemptsStage3) {
+  // facts.json: stage 3 has 30 tasks, max 18.3 s against a median of 3.0 s (ratio 6.05).
+  SHARED_OR_SKIP(a, std::string(kRapids) +
+                        "spark-events-qualification/multiple_attempts/attempt_1_eventlog.zstd");
+  auto skew = FindingsOf(*a, "data-skew");
+  ASSERT_EQ(skew.size(), 1u);
+  EXPECT_EQ(skew[0]->stage_ids, std::vector<int32_t>{3});
+  EXPECT_NEAR(EvidenceValue(*skew[0], "max_over_median_time"), 6.05, 0.1);
+}
+
+TEST(SharedLogs, StragglersWithEvenDataAreNotCalledDataSkew) {
+  // sparklint's example: stage 0's longest task took 30x the median but read the same 128 MiB
+  // split as the others: time skew without data skew, so speculation, not salting.
+  SHARED_OR_SKIP(a, "groupon+sparklint/src/test/resources/spark_event_log_example");
+  auto skew = FindingsOf(*a, "data-skew");
+  ASSERT_FALSE(skew.empty());
+  EXPECT_EQ(skew[0]->stage_ids, std::vector<int32_t>{0});
+  EXPECT_EQ(skew[0]->title.find("Data skew"), std::string::npos) << skew[0]->title;
+  EXPECT_NEAR(EvidenceValue(*skew[0], "max_over_median_bytes"), 1.0, 0.05);
+  EXPECT_TRUE(RecommendsKey(*skew[0], "spark.speculation"));
+  // GC is 26% of run time there (facts.json gc_share 0.265) and not in skewed data.
+  auto gc = FindingsOf(*a, "gc-pressure");
+  ASSERT_EQ(gc.size(), 1u);
+  EXPECT_EQ(gc[0]->severity, Severity::kCritical);
+  EXPECT_NEAR(EvidenceValue(*gc[0], "gc_share"), 0.265, 0.01);
+}
+
+TEST(SharedLogs, SpillOnAqeShuffleStage4) {
+  // facts.json: 553 MB memory / 119 MB disk spill.
+  SHARED_OR_SKIP(a, std::string(kRapids) + "spark-events-qualification/aqeshuffle_eventlog.zstd");
+  auto spill = FindingsOf(*a, "spill");
+  ASSERT_EQ(spill.size(), 1u);
+  EXPECT_EQ(spill[0]->stage_ids, std::vector<int32_t>{4});
+  EXPECT_EQ(EvidenceValue(*spill[0], "disk_spill_bytes"), 118948980);
+}
+
+TEST(SharedLogs, TaskFailuresOnSparkTestApp) {
+  // apache/spark test log: 10 of 26 task attempts ended in ExceptionFailure.
+  SHARED_OR_SKIP(a, "apache+spark/core/src/test/resources/spark-events/app-20161115172038-0000");
+  auto failures = FindingsOf(*a, "task-failures");
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_EQ(EvidenceValue(*failures[0], "failed_attempts"), 10);
+  EXPECT_EQ(failures[0]->severity, Severity::kCritical);
+}
+
+TEST(SharedLogs, ExecutorLossOnPhotonWorkerLost) {
+  // The Databricks q88 log removes one executor: "worker lost: ... got disassociated".
+  SHARED_OR_SKIP(a,
+                 std::string(kRapids) + "spark-events-qualification/nds_q88_photon_db_13_3.zstd");
+  auto loss = FindingsOf(*a, "executor-loss");
+  ASSERT_EQ(loss.size(), 1u);
+  EXPECT_EQ(EvidenceValue(*loss[0], "lost_to_node_failure"), 1);
+  EXPECT_TRUE(RecommendsKey(*loss[0], "spark.decommission.enabled"));
+}
+
+TEST(SharedLogs, ResourceWaitOnDrElephantLog) {
+  // Dr. Elephant's test log: the first executor registers 43 s into a 55 s application.
+  SHARED_OR_SKIP(a, "linkedin+dr-elephant/test/resources/spark_event_logs/event_log_1");
+  auto wait = FindingsOf(*a, "resource-wait");
+  ASSERT_EQ(wait.size(), 1u);
+  EXPECT_NEAR(EvidenceValue(*wait[0], "resource_wait_ms"), 43288, 5);
+  EXPECT_EQ(wait[0]->severity, Severity::kCritical);
+}
+
+TEST(SharedLogs, TooManySmallTasksOnNdsQ66) {
+  // NDS q66: stage 23 runs 2185 tasks with a 39 ms median on 8 slots (facts.json worst_skew).
+  SHARED_OR_SKIP(a, std::string(kRapids) + "spark-events-profiling/nds_q66_gpu.zstd");
+  bool stage23 = false;
+  for (const Finding* f : FindingsOf(*a, "too-many-small-tasks"))
+    stage23 |= f->stage_ids == std::vector<int32_t>{23};
+  EXPECT_TRUE(stage23);
+}
+
+TEST(SharedLogs, IoWriteBoundOnDatabricksSubExecution) {
+  // Stage 7 writes 7.2 GiB with a task p95 of 71 s against 4.5 s in the other stages.
+  SHARED_OR_SKIP(a, std::string(kRapids) + "spark-events-qualification/db_subExecution_id.zstd");
+  auto write = FindingsOf(*a, "io-write-bound");
+  ASSERT_EQ(write.size(), 1u);
+  EXPECT_EQ(write[0]->stage_ids, std::vector<int32_t>{7});
+}
+
+// ---- Silence where the problem is absent, checked against independent figures ----
+
+TEST(SharedLogs, SilentWhereFactsShowNoProblem) {
+  std::filesystem::path facts_path = test_util::kEventLogs / "facts.json";
+  if (!std::filesystem::exists(facts_path)) GTEST_SKIP() << "no facts.json";
+  simdjson::dom::parser parser;
+  simdjson::dom::element facts;
+  ASSERT_EQ(parser.load(facts_path.string()).get(facts), simdjson::SUCCESS);
+  int checked = 0;
+  for (simdjson::dom::element fact : facts.get_array()) {
+    std::string_view label;
+    if (fact["label"].get_string().get(label) || label.find('!') != std::string_view::npos)
+      continue;
+    std::optional<report::Analysis> a = AnalyzeShared(std::string(label));
+    if (!a) continue;
+    ++checked;
+    auto number = [](simdjson::dom::element value) {
+      double out = 0;
+      return value.get_double().get(out) == simdjson::SUCCESS ? out : 0.0;
+    };
+    double worst = 0;
+    simdjson::dom::element worst_skew;
+    if (!fact["worst_skew"].get(worst_skew) && worst_skew.is_object())
+      worst = number(worst_skew["ratio"]);
+    double mem_spill = number(fact["mem_spill"]), disk_spill = number(fact["disk_spill"]);
+    double failed = number(fact["failed_tasks"]);
+    if (worst < 2.0) {
+      EXPECT_TRUE(FindingsOf(*a, "data-skew").empty()) << label << " worst max/median " << worst;
+    }
+    if (mem_spill == 0 && disk_spill == 0) {
+      EXPECT_TRUE(FindingsOf(*a, "spill").empty()) << label;
+    }
+    if (failed == 0) {
+      EXPECT_TRUE(FindingsOf(*a, "task-failures").empty()) << label;
+    }
+    for (const Finding& f : a->findings) {
+      EXPECT_FALSE(f.title.empty()) << label;
+      EXPECT_FALSE(f.explanation.empty()) << label;
+      EXPECT_FALSE(f.recommendations.empty()) << label << " " << f.rule;
+      EXPECT_LE(f.impact.time_saved_ms_low, f.impact.time_saved_ms_high) << label << " " << f.rule;
+      EXPECT_FALSE(f.impact.method.empty()) << label;
+      if (f.rule == "data-skew") {
+        EXPECT_GE(EvidenceValue(f, "max_over_median_time"), 4.0) << label;
+      }
+    }
+  }
+  EXPECT_GT(checked, 50);
+}
+
+// ---- Reports ----
+
+TEST(Reports, JsonFindingsCarryTheIssueKeysAndEscapeLogStrings) {
+  sparkprof::testing::SyntheticApp app = sparkprof::testing::DemoApp();
+  app.app_name = "<script>alert(1)</script>\x1b[31m";
+  app.stages[1].failure_message = "bad \"quote\"\n\x1b[2J <script>";
+  app.stages[1].name = "join \x07<b>";
+  report::Analysis a = AnalyzeText(sparkprof::testing::GenerateEventLog(app));
+  std::string json = report::RenderJson({&a});
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  ASSERT_EQ(parser.parse(json).get(root), simdjson::SUCCESS);
+  simdjson::dom::array findings;
+  ASSERT_EQ(root["findings"].get_array().get(findings), simdjson::SUCCESS);
+  ASSERT_GT(findings.size(), 3u);
+  for (simdjson::dom::element f : findings) {
+    for (const char* key : {"rule", "severity", "stage_ids", "title", "evidence", "explanation",
+                            "recommendations", "expected_impact", "recipe"}) {
+      EXPECT_FALSE(f[key].error()) << key;
+    }
+    std::string_view severity;
+    ASSERT_FALSE(f["severity"].get_string().get(severity));
+    EXPECT_TRUE(severity == "info" || severity == "warning" || severity == "critical");
+    EXPECT_FALSE(f["expected_impact"]["time_saved_ms"]["low"].error());
+    EXPECT_FALSE(f["expected_impact"]["core_hours_saved"]["high"].error());
+    EXPECT_FALSE(f["expected_impact"]["method"].error());
+  }
+  for (const char* phase :
+       {"resource_wait", "driver_only", "compute", "shuffle", "io_write", "gc", "idle_slots"}) {
+    EXPECT_FALSE(root["phases"][phase]["ms"].error()) << phase;
+    EXPECT_FALSE(root["phases"][phase]["ratio"].error()) << phase;
+  }
+  std::string text = report::RenderText(a);
+  for (char c : text) {
+    unsigned char u = static_cast<unsigned char>(c);
+    EXPECT_TRUE(u == '\n' || (u >= 0x20 && u != 0x7F)) << "control character in text report";
+  }
+  EXPECT_NE(text.find("Phase breakdown"), std::string::npos);
+  EXPECT_NE(text.find("Configuration changes"), std::string::npos);
+  EXPECT_NE(text.find("--conf spark.sql.adaptive.skewJoin.enabled=true"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sparkprof::diagnosis

@@ -1,0 +1,124 @@
+#include "analyzer/diagnosis/stage_stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace sparkprof::diagnosis {
+
+int64_t NearestRank(const std::vector<int64_t>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  size_t rank = static_cast<size_t>(std::ceil(p * static_cast<double>(sorted.size())));
+  rank = std::clamp<size_t>(rank, 1, sorted.size());
+  return sorted[rank - 1];
+}
+
+namespace {
+
+int64_t ReadBytes(const model::TaskAttempt& task) {
+  return task.metrics.input_bytes_read + task.metrics.shuffle_bytes_read();
+}
+int64_t ReadRecords(const model::TaskAttempt& task) {
+  return task.metrics.input_records_read + task.metrics.shuffle_records_read;
+}
+
+}  // namespace
+
+std::vector<StageStats> ComputeStageStats(const model::ApplicationModel& model) {
+  std::vector<StageStats> out;
+  for (const auto& [key, stage] : model.stages) {
+    StageStats s;
+    s.stage_id = stage.stage_id;
+    s.attempt = stage.attempt;
+    s.name = stage.name;
+    s.num_tasks = stage.num_tasks;
+    s.submission_ms = stage.submission_time_ms;
+    s.completion_ms = stage.completion_time_ms;
+    if (s.submission_ms >= 0 && s.completion_ms >= s.submission_ms) {
+      s.duration_ms = s.completion_ms - s.submission_ms;
+    }
+    for (const auto& [id, acc] : stage.accumulables) {
+      if (acc.name == "task commit time") {
+        s.task_commit_ms += acc.value;
+        s.write_stage = true;
+      } else if (acc.name == "number of written files") {
+        s.written_files += acc.value;
+        s.write_stage = true;
+      }
+    }
+
+    std::vector<int64_t> durations, read_bytes, read_records;
+    const model::TaskAttempt* longest = nullptr;
+    auto [begin, end] = model.TasksOf(stage);
+    for (const uint32_t* it = begin; it != end; ++it) {
+      const model::TaskAttempt& task = model.tasks[*it];
+      if (!task.ended()) continue;
+      int64_t duration = std::max<int64_t>(task.duration_ms(), 0);
+      s.total_task_ms += duration;
+      const model::TaskAttemptMetrics& m = task.metrics;
+      if (task.has_metrics) {
+        s.run_time_ms += m.executor_run_time_ms;
+        s.gc_ms += m.jvm_gc_time_ms;
+        s.memory_spill_bytes += m.memory_bytes_spilled;
+        s.disk_spill_bytes += m.disk_bytes_spilled;
+        s.input_bytes += m.input_bytes_read;
+        s.shuffle_read_bytes += m.shuffle_bytes_read();
+        s.shuffle_write_bytes += m.shuffle_bytes_written;
+        s.output_bytes += m.output_bytes_written;
+        s.fetch_wait_ms += m.shuffle_fetch_wait_time_ms;
+        s.shuffle_write_ms += m.shuffle_write_time_ns / 1'000'000;
+        s.peak_execution_memory_max =
+            std::max(s.peak_execution_memory_max, m.peak_execution_memory_bytes);
+        s.scheduling_overhead_ms += std::max<int64_t>(duration - m.executor_run_time_ms, 0);
+      }
+      if (task.end != model::TaskEndKind::kSuccess) {
+        ++s.failed_attempts;
+        s.failed_task_ms += duration;
+        continue;
+      }
+      durations.push_back(duration);
+      read_bytes.push_back(ReadBytes(task));
+      read_records.push_back(ReadRecords(task));
+      if (longest == nullptr || duration > longest->duration_ms()) longest = &task;
+    }
+    if (s.output_bytes > 0 && s.shuffle_write_bytes == 0) s.write_stage = true;
+    s.successful_tasks = static_cast<int64_t>(durations.size());
+    std::vector<int64_t> sorted = durations;
+    std::sort(sorted.begin(), sorted.end());
+    s.median_task_ms = NearestRank(sorted, 0.5);
+    s.p75_task_ms = NearestRank(sorted, 0.75);
+    s.p95_task_ms = NearestRank(sorted, 0.95);
+    s.max_task_ms = sorted.empty() ? 0 : sorted.back();
+    std::sort(read_bytes.begin(), read_bytes.end());
+    std::sort(read_records.begin(), read_records.end());
+    s.median_read_bytes = NearestRank(read_bytes, 0.5);
+    s.median_read_records = NearestRank(read_records, 0.5);
+    if (longest != nullptr) {
+      s.max_task_read_bytes = ReadBytes(*longest);
+      s.max_task_read_records = ReadRecords(*longest);
+      if (longest->host != model::kNone) s.max_task_host = model.strings.Get(longest->host);
+    }
+
+    // Spill, GC in slow tasks, and the longest task's host's other tasks.
+    std::vector<int64_t> same_host;
+    for (const uint32_t* it = begin; it != end; ++it) {
+      const model::TaskAttempt& task = model.tasks[*it];
+      if (task.end != model::TaskEndKind::kSuccess) continue;
+      if (longest != nullptr && &task != longest && task.host == longest->host) {
+        same_host.push_back(task.duration_ms());
+      }
+      if (s.median_task_ms > 0 && task.duration_ms() > 2 * s.median_task_ms) {
+        ++s.slow_tasks;
+        s.slow_task_spill_bytes +=
+            task.metrics.memory_bytes_spilled + task.metrics.disk_bytes_spilled;
+        s.slow_task_gc_ms += task.metrics.jvm_gc_time_ms;
+      }
+    }
+    std::sort(same_host.begin(), same_host.end());
+    s.max_task_host_median_ms = NearestRank(same_host, 0.5);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace sparkprof::diagnosis

@@ -1,0 +1,71 @@
+// Per-stage-attempt figures the rules share: task-time distribution, what the longest task read
+// compared with the median task, spill and GC and where they sit, write-commit metrics.
+// Computed once from the model so every rule reads the same numbers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analyzer/model/application_model.h"
+
+namespace sparkprof::diagnosis {
+
+struct StageStats {
+  int32_t stage_id = -1;
+  int32_t attempt = 0;
+  std::string name;
+  int32_t num_tasks = 0;
+  int64_t duration_ms = -1;  // completion - submission, -1 when unknown
+  int64_t submission_ms = -1;
+  int64_t completion_ms = -1;
+
+  // Over successful attempts (launch to finish). Nearest-rank percentiles.
+  int64_t successful_tasks = 0;
+  int64_t median_task_ms = 0;
+  int64_t p75_task_ms = 0;
+  int64_t p95_task_ms = 0;
+  int64_t max_task_ms = 0;
+  int64_t total_task_ms = 0;  // all ended attempts, failed ones included
+  int64_t failed_attempts = 0;
+  int64_t failed_task_ms = 0;
+
+  // Bytes read by a task: input + shuffle read. Records likewise.
+  int64_t median_read_bytes = 0;
+  int64_t max_task_read_bytes = 0;  // of the longest successful task
+  int64_t median_read_records = 0;
+  int64_t max_task_read_records = 0;
+  std::string max_task_host;  // where the longest task ran
+  // Median duration of the other tasks on the longest task's host (0 when it ran nothing else).
+  int64_t max_task_host_median_ms = 0;
+
+  int64_t run_time_ms = 0;  // executor run time summed
+  int64_t gc_ms = 0;
+  int64_t memory_spill_bytes = 0;
+  int64_t disk_spill_bytes = 0;
+  // Share of spill / GC in "slow" tasks: successful tasks taking over 2x the median.
+  int64_t slow_tasks = 0;
+  int64_t slow_task_spill_bytes = 0;  // memory + disk
+  int64_t slow_task_gc_ms = 0;
+  int64_t peak_execution_memory_max = 0;
+
+  int64_t input_bytes = 0;
+  int64_t shuffle_read_bytes = 0;
+  int64_t shuffle_write_bytes = 0;
+  int64_t output_bytes = 0;
+  int64_t fetch_wait_ms = 0;
+  int64_t shuffle_write_ms = 0;
+  int64_t scheduling_overhead_ms = 0;  // sum of (duration - executor run time) over ended attempts
+
+  // SQL write metrics from the stage's accumulables (Spark's write node).
+  bool write_stage = false;  // has "task commit time" / "number of written files", or writes output
+  int64_t task_commit_ms = 0;
+  int64_t written_files = 0;
+};
+
+std::vector<StageStats> ComputeStageStats(const model::ApplicationModel& model);
+
+// Nearest-rank percentile of an ascending vector: the value at position ceil(p * n).
+int64_t NearestRank(const std::vector<int64_t>& sorted, double p);
+
+}  // namespace sparkprof::diagnosis

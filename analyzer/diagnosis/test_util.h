@@ -1,0 +1,68 @@
+// Test helpers: analyse a synthetic log held in memory, or one shared event log by its facts label.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analyzer/diagnosis/finding.h"
+#include "analyzer/report/analysis.h"
+#include "common/input_stream.h"
+
+namespace sparkprof::diagnosis::test_util {
+
+inline report::Analysis AnalyzeText(const std::string& log_text) {
+  source::ApplicationLog log;
+  log.name = "synthetic";
+  log.layout = "single";
+  source::LogPart part;
+  part.display_name = "synthetic.json";
+  part.open = [log_text]() -> Result<std::unique_ptr<InputStream>> {
+    return MakeMemoryInputStream(log_text);
+  };
+  log.parts.push_back(part);
+  return report::Analyze(log);
+}
+
+inline const std::filesystem::path kEventLogs = SPARKPROF_SHARED_EVENTLOGS;
+
+// A plain file under the shared event logs (no archives); nullopt when absent.
+inline std::optional<report::Analysis> AnalyzeShared(const std::string& label) {
+  std::filesystem::path path = kEventLogs / label;
+  if (!std::filesystem::exists(path)) return std::nullopt;
+  source::ApplicationLog log;
+  log.name = label;
+  log.layout = "single";
+  source::LogPart part;
+  part.display_name = path.string();
+  std::string file = path.string();
+  part.open = [file]() { return OpenFileInputStream(file); };
+  log.parts.push_back(part);
+  return report::Analyze(log);
+}
+
+inline std::vector<const Finding*> FindingsOf(const report::Analysis& analysis,
+                                              const std::string& rule) {
+  std::vector<const Finding*> out;
+  for (const Finding& f : analysis.findings) {
+    if (f.rule == rule) out.push_back(&f);
+  }
+  return out;
+}
+
+inline double EvidenceValue(const Finding& f, const std::string& name) {
+  for (const Evidence& e : f.evidence) {
+    if (e.name == name) return e.value;
+  }
+  return -1;
+}
+
+inline bool RecommendsKey(const Finding& f, const std::string& key) {
+  for (const Recommendation& r : f.recommendations) {
+    if (r.config_key == key) return true;
+  }
+  return false;
+}
+
+}  // namespace sparkprof::diagnosis::test_util
