@@ -155,7 +155,58 @@ TEST(Rules, TooManySmallTasksOnSynthetic) {
   EXPECT_TRUE(FindingsOf(a, "too-few-partitions").empty());
 }
 
+TEST(Rules, ShuffleBottleneckOnSynthetic) {
+  sparkprof::testing::SyntheticApp app;
+  app.executor_start_delay_ms = 1000;
+  sparkprof::testing::SyntheticStage map;
+  map.name = "map";
+  map.tasks = 32;
+  map.shuffle_write_bytes_per_task = 512ll << 20;
+  app.stages.push_back(map);
+  sparkprof::testing::SyntheticStage reduce;
+  reduce.name = "reduce with slow fetches";
+  reduce.tasks = 64;
+  reduce.task_ms = 6000;
+  reduce.shuffle_read_bytes_per_task = 256ll << 20;
+  reduce.shuffle_fetch_wait_ms_per_task = 2500;  // ~40% of run time waiting on the network
+  reduce.parents = {0};
+  app.stages.push_back(reduce);
+  report::Analysis a = AnalyzeText(sparkprof::testing::GenerateEventLog(app));
+  auto shuffle = FindingsOf(a, "shuffle-bottleneck");
+  ASSERT_EQ(shuffle.size(), 1u);
+  EXPECT_EQ(shuffle[0]->stage_ids, std::vector<int32_t>{1});
+  EXPECT_EQ(EvidenceValue(*shuffle[0], "fetch_wait_ms"), 64 * 2500);
+  EXPECT_TRUE(RecommendsKey(*shuffle[0], "spark.reducer.maxSizeInFlight"));
+  // The demo's 40 ms of fetch wait per task stays under the threshold.
+  report::Analysis demo = AnalyzeText(sparkprof::testing::GenerateEventLog(sparkprof::testing::DemoApp()));
+  EXPECT_TRUE(FindingsOf(demo, "shuffle-bottleneck").empty());
+  EXPECT_TRUE(FindingsOf(demo, "driver-bound").empty());
+  EXPECT_TRUE(FindingsOf(demo, "idle-executors").empty());  // under 1 allocated core-hour
+}
+
 // ---- Shared real logs where the problem is present ----
+
+TEST(SharedLogs, IdleExecutorsOnNdsQ66) {
+  // NDS q66 power run: 128 slots held for ~3.4 core-hours while tasks used 0.5 of them.
+  SHARED_OR_SKIP(a, std::string(kRapids) + "spark-events-profiling/nds_q66_gpu.zstd");
+  auto idle = FindingsOf(*a, "idle-executors");
+  ASSERT_EQ(idle.size(), 1u);
+  EXPECT_EQ(idle[0]->severity, Severity::kCritical);
+  EXPECT_GE(EvidenceValue(*idle[0], "idle_share"), 0.8);
+  EXPECT_TRUE(RecommendsKey(*idle[0], "spark.dynamicAllocation.maxExecutors"));
+  EXPECT_EQ(idle[0]->impact.time_saved_ms_high, 0);
+  EXPECT_GT(idle[0]->impact.core_hours_saved_high, 0);
+}
+
+TEST(SharedLogs, DriverBoundOnSparkShellSession) {
+  // A YARN spark-shell session: 2m 19s of 4m 34s with no task running (1m 47s in one gap).
+  SHARED_OR_SKIP(a, "apache+spark/core/src/test/resources/spark-events/application_1628109047826_1317105");
+  auto driver = FindingsOf(*a, "driver-bound");
+  ASSERT_EQ(driver.size(), 1u);
+  EXPECT_EQ(driver[0]->severity, Severity::kInfo);  // interactive shell
+  EXPECT_NEAR(EvidenceValue(*driver[0], "longest_gap_ms"), 107000, 1000);
+}
+
 
 TEST(SharedLogs, DataSkewOnMultipleAttemptsStage3) {
   // facts.json: stage 3 has 30 tasks, max 18.3 s against a median of 3.0 s (ratio 6.05).

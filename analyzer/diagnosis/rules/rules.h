@@ -9,17 +9,30 @@
 
 namespace sparkprof::diagnosis::rules {
 
-void DataSkew(const DiagnosisInput& input, std::vector<Finding>& out);      // data_skew.cc
-void Spill(const DiagnosisInput& input, std::vector<Finding>& out);         // spill.cc
-void GcPressure(const DiagnosisInput& input, std::vector<Finding>& out);    // gc_pressure.cc
-void ResourceWait(const DiagnosisInput& input, std::vector<Finding>& out);  // resource_wait.cc
-void IoWriteBound(const DiagnosisInput& input, std::vector<Finding>& out);  // io_write_bound.cc
-void TaskFailures(const DiagnosisInput& input, std::vector<Finding>& out);  // task_failures.cc
-void ExecutorLoss(const DiagnosisInput& input, std::vector<Finding>& out);  // executor_loss.cc
-void TooFewPartitions(const DiagnosisInput& input,
-                      std::vector<Finding>& out);  // too_few_partitions.cc
-void TooManySmallTasks(const DiagnosisInput& input,
-                       std::vector<Finding>& out);  // too_many_small_tasks.cc
+// data_skew.cc
+void DataSkew(const DiagnosisInput& input, std::vector<Finding>& out);
+// spill.cc
+void Spill(const DiagnosisInput& input, std::vector<Finding>& out);
+// gc_pressure.cc
+void GcPressure(const DiagnosisInput& input, std::vector<Finding>& out);
+// resource_wait.cc
+void ResourceWait(const DiagnosisInput& input, std::vector<Finding>& out);
+// io_write_bound.cc
+void IoWriteBound(const DiagnosisInput& input, std::vector<Finding>& out);
+// task_failures.cc
+void TaskFailures(const DiagnosisInput& input, std::vector<Finding>& out);
+// executor_loss.cc
+void ExecutorLoss(const DiagnosisInput& input, std::vector<Finding>& out);
+// too_few_partitions.cc
+void TooFewPartitions(const DiagnosisInput& input, std::vector<Finding>& out);
+// too_many_small_tasks.cc
+void TooManySmallTasks(const DiagnosisInput& input, std::vector<Finding>& out);
+// shuffle_bottleneck.cc
+void ShuffleBottleneck(const DiagnosisInput& input, std::vector<Finding>& out);
+// driver_bound.cc
+void DriverBound(const DiagnosisInput& input, std::vector<Finding>& out);
+// idle_executors.cc
+void IdleExecutors(const DiagnosisInput& input, std::vector<Finding>& out);
 
 // Core-hours for a stretch of wall time during which `cores` were held.
 inline double CoreHours(int64_t millis, int64_t cores) {
