@@ -35,6 +35,7 @@ Diagnosis Diagnose(const model::ApplicationModel& model) {
   rules::ShuffleBottleneck(input, result.findings);
   rules::DriverBound(input, result.findings);
   rules::IdleExecutors(input, result.findings);
+  rules::SchedulerOverhead(input, result.findings);
   std::stable_sort(result.findings.begin(), result.findings.end(),
                    [](const Finding& a, const Finding& b) {
                      if (a.cost_ms != b.cost_ms) return a.cost_ms > b.cost_ms;

@@ -153,6 +153,12 @@ TEST(Rules, TooManySmallTasksOnSynthetic) {
   // max(2 x 16 slots, 6000 MiB read / 128 MiB) = 47.
   EXPECT_EQ(EvidenceValue(*small[0], "recommended_partitions"), 47);
   EXPECT_TRUE(FindingsOf(a, "too-few-partitions").empty());
+  // 40 ms per task between launch and finish beyond run time, against 120 ms tasks.
+  auto overhead = FindingsOf(a, "scheduler-overhead");
+  ASSERT_EQ(overhead.size(), 1u);
+  EXPECT_GE(EvidenceValue(*overhead[0], "overhead_share"), 0.2);
+  report::Analysis demo = AnalyzeText(sparkprof::testing::GenerateEventLog(sparkprof::testing::DemoApp()));
+  EXPECT_TRUE(FindingsOf(demo, "scheduler-overhead").empty());
 }
 
 TEST(Rules, ShuffleBottleneckOnSynthetic) {
@@ -196,6 +202,15 @@ TEST(SharedLogs, IdleExecutorsOnNdsQ66) {
   EXPECT_TRUE(RecommendsKey(*idle[0], "spark.dynamicAllocation.maxExecutors"));
   EXPECT_EQ(idle[0]->impact.time_saved_ms_high, 0);
   EXPECT_GT(idle[0]->impact.core_hours_saved_high, 0);
+}
+
+TEST(SharedLogs, SchedulerOverheadOnMultipleAttempts) {
+  // 107 task attempts spent 1m 21s deserialising out of 4m 32s of task time (31% overhead).
+  SHARED_OR_SKIP(a, std::string(kRapids) + "spark-events-qualification/multiple_attempts/attempt_1_eventlog.zstd");
+  auto overhead = FindingsOf(*a, "scheduler-overhead");
+  ASSERT_EQ(overhead.size(), 1u);
+  EXPECT_NEAR(EvidenceValue(*overhead[0], "overhead_share"), 0.31, 0.01);
+  EXPECT_GT(EvidenceValue(*overhead[0], "deserialize_ms"), EvidenceValue(*overhead[0], "scheduler_delay_ms"));
 }
 
 TEST(SharedLogs, DriverBoundOnSparkShellSession) {

@@ -33,6 +33,8 @@ void ShuffleBottleneck(const DiagnosisInput& input, std::vector<Finding>& out);
 void DriverBound(const DiagnosisInput& input, std::vector<Finding>& out);
 // idle_executors.cc
 void IdleExecutors(const DiagnosisInput& input, std::vector<Finding>& out);
+// scheduler_overhead.cc
+void SchedulerOverhead(const DiagnosisInput& input, std::vector<Finding>& out);
 
 // Core-hours for a stretch of wall time during which `cores` were held.
 inline double CoreHours(int64_t millis, int64_t cores) {
