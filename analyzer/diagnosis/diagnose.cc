@@ -36,6 +36,8 @@ Diagnosis Diagnose(const model::ApplicationModel& model) {
   rules::DriverBound(input, result.findings);
   rules::IdleExecutors(input, result.findings);
   rules::SchedulerOverhead(input, result.findings);
+  rules::FetchFailures(input, result.findings);
+  rules::SpeculationWaste(input, result.findings);
   std::stable_sort(result.findings.begin(), result.findings.end(),
                    [](const Finding& a, const Finding& b) {
                      if (a.cost_ms != b.cost_ms) return a.cost_ms > b.cost_ms;

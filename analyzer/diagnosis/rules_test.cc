@@ -190,6 +190,61 @@ TEST(Rules, ShuffleBottleneckOnSynthetic) {
   EXPECT_TRUE(FindingsOf(demo, "idle-executors").empty());  // under 1 allocated core-hour
 }
 
+TEST(Rules, FetchFailuresOnSyntheticAreClassified) {
+  sparkprof::testing::SyntheticApp app = sparkprof::testing::DemoApp();
+  app.removed_executors = 0;
+  app.stages[1].skewed_tasks = 3;
+  app.stages[1].failed_attempts = 3;
+  app.stages[1].failure_reason = "FetchFailed";
+  app.stages[1].failure_message =
+      "java.io.IOException: Failed to connect to worker-2.cluster.local/10.0.0.2:7337";
+  report::Analysis a = AnalyzeText(sparkprof::testing::GenerateEventLog(app));
+  auto fetch = FindingsOf(a, "fetch-failures");
+  ASSERT_EQ(fetch.size(), 1u);
+  EXPECT_EQ(fetch[0]->stage_ids, std::vector<int32_t>{1});
+  EXPECT_EQ(EvidenceValue(*fetch[0], "fetch_failures"), 3);
+  EXPECT_EQ(EvidenceValue(*fetch[0], "class_lost-worker"), 3);
+  EXPECT_TRUE(RecommendsKey(*fetch[0], "spark.shuffle.service.enabled"));
+  EXPECT_TRUE(FindingsOf(a, "task-failures").empty()) << "fetch failures are not reported twice";
+  report::Analysis demo = AnalyzeText(sparkprof::testing::GenerateEventLog(sparkprof::testing::DemoApp()));
+  EXPECT_TRUE(FindingsOf(demo, "fetch-failures").empty());
+}
+
+TEST(Rules, SpeculationWasteOnSkewedCopies) {
+  sparkprof::testing::SyntheticApp app;
+  app.executor_start_delay_ms = 1000;
+  app.extra_properties = {{"spark.speculation", "true"}};
+  sparkprof::testing::SyntheticStage stage;
+  stage.name = "skewed with speculation";
+  stage.tasks = 32;
+  stage.skewed_tasks = 4;
+  stage.skew_factor = 6;
+  stage.speculative_copies = 4;  // copies of skewed tasks lose: same data, same slowness
+  stage.shuffle_read_bytes_per_task = 64ll << 20;
+  app.stages.push_back(stage);
+  report::Analysis a = AnalyzeText(sparkprof::testing::GenerateEventLog(app));
+  auto waste = FindingsOf(a, "speculation-waste");
+  ASSERT_EQ(waste.size(), 1u);
+  EXPECT_EQ(EvidenceValue(*waste[0], "speculative_attempts"), 4);
+  EXPECT_EQ(EvidenceValue(*waste[0], "speculative_wins"), 0);
+  EXPECT_EQ(EvidenceValue(*waste[0], "killed_losing_attempts"), 4);
+  EXPECT_TRUE(RecommendsKey(*waste[0], "spark.speculation"));
+  EXPECT_TRUE(FindingsOf(a, "task-failures").empty()) << "killed copies are not failures";
+}
+
+TEST(SharedLogs, SpeculationWasteOnSparkShellLog) {
+  // Stage 0: a speculative copy ran 53 s and was killed when the original won (42% of task time).
+  // spark.speculation.multiplier is already 4 there: the rule must not suggest lowering it to 3.
+  SHARED_OR_SKIP(a, "apache+spark/core/src/test/resources/spark-events/application_1628109047826_1317105");
+  auto waste = FindingsOf(*a, "speculation-waste");
+  ASSERT_EQ(waste.size(), 1u);
+  EXPECT_EQ(EvidenceValue(*waste[0], "killed_losing_attempts"), 1);
+  EXPECT_FALSE(RecommendsKey(*waste[0], "spark.speculation.multiplier"));
+  // No speculation at all: silent.
+  report::Analysis demo = AnalyzeText(sparkprof::testing::GenerateEventLog(sparkprof::testing::DemoApp()));
+  EXPECT_TRUE(FindingsOf(demo, "speculation-waste").empty());
+}
+
 // ---- Shared real logs where the problem is present ----
 
 TEST(SharedLogs, IdleExecutorsOnNdsQ66) {

@@ -77,7 +77,8 @@ void WriteStageInfo(JsonWriter& w, int stage_id, const SyntheticStage& stage, in
 }
 
 void WriteTaskInfo(JsonWriter& w, int64_t task_id, int index, int attempt, int64_t launch_ms,
-                   int64_t finish_ms, const std::string& executor, bool failed) {
+                   int64_t finish_ms, const std::string& executor, bool failed,
+                   bool speculative = false) {
   w.BeginObject()
       .Field("Task ID", task_id)
       .Field("Index", static_cast<int64_t>(index))
@@ -87,11 +88,11 @@ void WriteTaskInfo(JsonWriter& w, int64_t task_id, int index, int attempt, int64
       .Field("Executor ID", executor)
       .Field("Host", "worker-" + executor + ".cluster.local")
       .Field("Locality", "PROCESS_LOCAL")
-      .Field("Speculative", false)
+      .Field("Speculative", speculative)
       .Field("Getting Result Time", static_cast<int64_t>(0))
       .Field("Finish Time", finish_ms)
       .Field("Failed", failed)
-      .Field("Killed", false)
+      .Field("Killed", speculative && finish_ms > 0)
       .Key("Accumulables").BeginArray().EndArray()
       .EndObject();
 }
@@ -303,7 +304,20 @@ std::string GenerateEventLog(const SyntheticApp& app) {
           .Field("Stage Attempt ID", static_cast<int64_t>(0))
           .Field("Task Type", s + 1 == app.stages.size() ? "ResultTask" : "ShuffleMapTask");
       w.Key("Task End Reason").BeginObject();
-      if (fails) {
+      if (fails && stage.failure_reason == "FetchFailed") {
+        std::string server = std::to_string((slot / app.cores_per_executor + 1) % app.executors + 1);
+        w.Field("Reason", "FetchFailed")
+            .Key("Block Manager Address").BeginObject()
+            .Field("Executor ID", server)
+            .Field("Host", "worker-" + server + ".cluster.local")
+            .Field("Port", static_cast<int64_t>(7337))
+            .EndObject()
+            .Field("Shuffle ID", static_cast<int64_t>(stage.parents.empty() ? 0 : stage.parents.front()))
+            .Field("Map ID", static_cast<int64_t>(0))
+            .Field("Map Index", static_cast<int64_t>(0))
+            .Field("Reduce ID", static_cast<int64_t>(pending.index))
+            .Field("Message", stage.failure_message);
+      } else if (fails) {
         w.Field("Reason", "ExceptionFailure")
             .Field("Class Name", stage.failure_class)
             .Field("Description", stage.failure_message)
@@ -361,6 +375,33 @@ std::string GenerateEventLog(const SyntheticApp& app) {
       w.Key("Updated Blocks").BeginArray().EndArray();
       w.EndObject();
       out.End();
+      if (!fails && skewed && pending.index >= stage.tasks - stage.speculative_copies) {
+        // A copy on another executor from half-way, killed when the original finishes.
+        std::string other = std::to_string((slot / app.cores_per_executor + 1) % app.executors + 1);
+        int64_t copy_id = task_id++;
+        int64_t copy_launch = launch + run_ms / 2;
+        JsonWriter& s1 = out.Begin("SparkListenerTaskStart");
+        s1.Field("Stage ID", static_cast<int64_t>(stage_id)).Field("Stage Attempt ID", static_cast<int64_t>(0)).Key("Task Info");
+        WriteTaskInfo(s1, copy_id, pending.index, pending.attempt + 1, copy_launch, 0, other, false, true);
+        out.End();
+        JsonWriter& e1 = out.Begin("SparkListenerTaskEnd");
+        e1.Field("Stage ID", static_cast<int64_t>(stage_id))
+            .Field("Stage Attempt ID", static_cast<int64_t>(0))
+            .Field("Task Type", s + 1 == app.stages.size() ? "ResultTask" : "ShuffleMapTask");
+        e1.Key("Task End Reason").BeginObject()
+            .Field("Reason", "TaskKilled")
+            .Field("Kill Reason", "another attempt succeeded")
+            .Key("Accumulator Updates").BeginArray().EndArray()
+            .EndObject();
+        e1.Key("Task Info");
+        WriteTaskInfo(e1, copy_id, pending.index, pending.attempt + 1, copy_launch, finish + 2, other, false, true);
+        e1.Key("Task Metrics").BeginObject()
+            .Field("Executor Deserialize Time", static_cast<int64_t>(12))
+            .Field("Executor Run Time", finish - copy_launch - 20)
+            .Field("JVM GC Time", static_cast<int64_t>(0))
+            .EndObject();
+        out.End();
+      }
     }
     int64_t stage_completed = stage_end + 30;
     std::vector<std::pair<int64_t, std::pair<std::string, int64_t>>> accumulables;

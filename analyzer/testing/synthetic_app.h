@@ -30,6 +30,12 @@ struct SyntheticStage {
   bool write_stage = false;         // adds SQL write metrics (task/job commit time, files)
   int64_t job_commit_ms = 0;
   std::vector<int> parents;         // indices of earlier stages
+  // How failed_attempts fail: "ExceptionFailure" (failure_class/failure_message) or "FetchFailed"
+  // (failure_message is the fetch error; the block manager is the next executor's).
+  std::string failure_reason = "ExceptionFailure";
+  // This many of the slowest (skewed) tasks get a speculative copy launched at half their run time
+  // on another executor; the copy is killed when the original succeeds ("another attempt succeeded").
+  int speculative_copies = 0;
 };
 
 struct SyntheticApp {

@@ -35,6 +35,10 @@ void DriverBound(const DiagnosisInput& input, std::vector<Finding>& out);
 void IdleExecutors(const DiagnosisInput& input, std::vector<Finding>& out);
 // scheduler_overhead.cc
 void SchedulerOverhead(const DiagnosisInput& input, std::vector<Finding>& out);
+// fetch_failures.cc
+void FetchFailures(const DiagnosisInput& input, std::vector<Finding>& out);
+// speculation_waste.cc
+void SpeculationWaste(const DiagnosisInput& input, std::vector<Finding>& out);
 
 // Core-hours for a stretch of wall time during which `cores` were held.
 inline double CoreHours(int64_t millis, int64_t cores) {

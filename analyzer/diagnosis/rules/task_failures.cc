@@ -5,7 +5,8 @@
 //     branch grades 0.05/0.1/0.15/0.2.
 //   * any java.lang.OutOfMemoryError -> at least warning: Dr. Elephant flags OOM even under 2%.
 //   Killed attempts (speculation losers, cancelled jobs), resubmissions and commit denials are not
-//   failures of the work and are not counted.
+//   failures of the work and are not counted; fetch failures and lost executors are left to the
+//   fetch-failures and executor-loss rules.
 // Root cause first: OOMs in a data-skewed stage point at skew, not at executor memory.
 #include <algorithm>
 #include <cstdlib>
@@ -22,9 +23,9 @@ constexpr double kCriticalRate = 0.20;
 
 bool CountsAsFailure(model::TaskEndKind kind) {
   switch (kind) {
+    // FetchFailed and ExecutorLostFailure have their own rules (fetch-failures, executor-loss),
+    // which name the cause; counting them here would report one problem twice.
     case model::TaskEndKind::kExceptionFailure:
-    case model::TaskEndKind::kFetchFailed:
-    case model::TaskEndKind::kExecutorLostFailure:
     case model::TaskEndKind::kTaskResultLost:
     case model::TaskEndKind::kUnknownReason:
     case model::TaskEndKind::kOther:
