@@ -1,5 +1,6 @@
 #include "analyzer/report/json_report.h"
 
+#include <cmath>
 #include <utility>
 
 namespace sparkprof::report {
@@ -71,7 +72,14 @@ void WriteFinding(const diagnosis::Finding& f, JsonWriter& out) {
   out.Field("title", f.title);
   out.Key("evidence").BeginArray();
   for (const diagnosis::Evidence& e : f.evidence) {
-    out.BeginObject().Field("name", e.name).FieldDouble("value", e.value, 6).Field("unit", e.unit).EndObject();
+    out.BeginObject().Field("name", e.name);
+    // Whole numbers (bytes, ms, counts) exactly; ratios and core-hours with 6 significant digits.
+    if (std::floor(e.value) == e.value && std::fabs(e.value) < 9e15) {
+      out.Field("value", static_cast<int64_t>(e.value));
+    } else {
+      out.FieldDouble("value", e.value, 6);
+    }
+    out.Field("unit", e.unit).EndObject();
   }
   out.EndArray();
   out.Field("explanation", f.explanation);

@@ -110,6 +110,13 @@ void GcPressure(const DiagnosisInput& input, std::vector<Finding>& out) {
     f.recommendations.push_back({"", "fix the data skew (salting, AQE skew join, broadcast)",
                                  "the GC is concentrated in the tasks reading the hot partition"});
   } else if (heap_share >= kHeapFullShare) {
+    // Executor peaks cannot be split by task: when skewed tasks hold a fair part of the GC, the
+    // full heap may be theirs, so say so before recommending memory.
+    if (skew_share >= kRootCauseShare / 2) {
+      head += Fixed(100 * skew_share, 0) +
+              "% of the GC time is in the slow tasks of data-skewed stages "
+              "(see data-skew): fix that first, then re-check the heap. ";
+    }
     f.title = "GC pressure: executor heaps are full";
     int64_t cores = std::atoll(input.Property("spark.executor.cores", "0").c_str());
     f.explanation = head + "The JVM heap peaked at " + Bytes(heap_peak) + ", " +
