@@ -11,7 +11,12 @@ packages=(
 )
 for arg in "$@"; do
   case "$arg" in
-    --browser) packages+=(chromium nodejs npm) ;;
+    --browser)
+      packages+=(chromium)
+      # Node.js may come from elsewhere (a newer build); Debian's npm conflicts with it.
+      command -v node >/dev/null || packages+=(nodejs)
+      command -v npm >/dev/null || packages+=(npm)
+      ;;
     --prometheus) packages+=(prometheus) ;;
     *) echo "install-deps: unknown option $arg" >&2; exit 2 ;;
   esac
