@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "analyzer/report/analysis.h"
+#include "analyzer/report/html_report.h"
 #include "analyzer/report/json_report.h"
+#include "analyzer/report/markdown_report.h"
 #include "analyzer/report/text_report.h"
 #include "analyzer/source/log_source.h"
 #include "cli/commands.h"
@@ -20,6 +22,7 @@ struct AnalyzeOptions {
   std::string path;
   std::string format = "text";
   std::string output;
+  std::string fail_on;  // "", "warning" or "critical"
   bool quiet = false;
   int max_problems_printed = 20;
 };
@@ -36,6 +39,32 @@ bool WriteOutput(const std::string& path, const std::string& text) {
     return false;
   }
   return true;
+}
+
+std::string Render(const std::string& format, const std::vector<const report::Analysis*>& analyses) {
+  if (format == "json") return report::RenderJson(analyses);
+  if (format == "html") return report::RenderHtml(analyses);
+  const bool markdown = format == "md";
+  std::string text;
+  for (size_t i = 0; i < analyses.size(); ++i) {
+    if (i > 0) text += markdown ? "\n---\n\n" : "\n" + std::string(78, '-') + "\n\n";
+    text += markdown ? report::RenderMarkdown(*analyses[i]) : report::RenderText(*analyses[i]);
+  }
+  return text;
+}
+
+// --fail-on: does any application have a finding of that severity or worse?
+bool FindingAtOrAbove(const std::vector<const report::Analysis*>& analyses,
+                      const std::string& fail_on) {
+  if (fail_on.empty()) return false;
+  const diagnosis::Severity threshold =
+      fail_on == "critical" ? diagnosis::Severity::kCritical : diagnosis::Severity::kWarning;
+  for (const report::Analysis* analysis : analyses) {
+    for (const diagnosis::Finding& finding : analysis->findings) {
+      if (finding.severity >= threshold) return true;
+    }
+  }
+  return false;
 }
 
 int RunAnalyze(const AnalyzeOptions& options) {
@@ -80,19 +109,10 @@ int RunAnalyze(const AnalyzeOptions& options) {
   }
   if (analyses.empty()) return kExitNothingAnalysable;
 
-  std::string text;
-  if (options.format == "json") {
-    std::vector<const report::Analysis*> pointers;
-    for (const auto& analysis : analyses) pointers.push_back(analysis.get());
-    text = report::RenderJson(pointers);
-  } else {
-    for (size_t i = 0; i < analyses.size(); ++i) {
-      if (i > 0) text += "\n" + std::string(78, '-') + "\n\n";
-      text += report::RenderText(*analyses[i]);
-    }
-  }
-  if (!WriteOutput(options.output, text)) return kExitUsage;
-  return kExitOk;
+  std::vector<const report::Analysis*> pointers;
+  for (const auto& analysis : analyses) pointers.push_back(analysis.get());
+  if (!WriteOutput(options.output, Render(options.format, pointers))) return kExitUsage;
+  return FindingAtOrAbove(pointers, options.fail_on) ? kExitFindingsAtThreshold : kExitOk;
 }
 
 }  // namespace
@@ -104,9 +124,14 @@ void RegisterAnalyzeCommand(CLI::App& app, int& exit_code) {
       "Read Spark event logs (file, rolling directory, zip, Databricks folder, or a directory of "
       "many applications) and report what is slow and why");
   command->add_option("path", options->path, "event log file, directory or zip")->required();
-  command->add_option("--format", options->format, "text or json")
-      ->check(CLI::IsMember({"text", "json"}));
+  command->add_option("--format", options->format, "text, md (Markdown), json or html")
+      ->check(CLI::IsMember({"text", "md", "json", "html"}));
   command->add_option("-o,--output", options->output, "write the report here instead of stdout");
+  command
+      ->add_option("--fail-on", options->fail_on,
+                   "exit with code 3 after writing the report when a finding of this severity or "
+                   "worse exists (warning or critical)")
+      ->check(CLI::IsMember({"warning", "critical"}));
   command->add_flag("-q,--quiet", options->quiet, "do not print input problems to stderr");
   command->callback([options, &exit_code]() { exit_code = RunAnalyze(*options); });
 }

@@ -357,5 +357,67 @@ TEST_F(AnalyzeTest, DirectoryOfApplicationsGivesOneReportEach) {
   EXPECT_EQ(schema, "sparkprof.report/v1");
 }
 
+// --fail-on: exit code 3 after the report is written when a finding at or above the severity
+// exists; 0 when none does; the other formats are reachable from the command line.
+TEST_F(AnalyzeTest, FailOnExitCodesAndReportFormats) {
+  std::string demo = Write("demo.json", DemoLog());  // has critical and warning findings
+  Run plain = RunCli("analyze " + demo);
+  EXPECT_EQ(plain.exit_code, 0) << plain.err;
+  std::string report_path = (dir_ / "report.txt").string();
+  Run critical = RunCli("analyze --fail-on critical -o " + report_path + " " + demo);
+  EXPECT_EQ(critical.exit_code, 3) << critical.err;
+  EXPECT_GT(fs::file_size(report_path), 1000u) << "the report is written before failing";
+  Run warning = RunCli("analyze --fail-on warning --format json " + demo);
+  EXPECT_EQ(warning.exit_code, 3);
+  simdjson::dom::parser parser;
+  simdjson::dom::element report;
+  EXPECT_EQ(parser.parse(warning.out).get(report), simdjson::SUCCESS);
+
+  // One short, even stage on executors that are there from the start: nothing critical.
+  testing::SyntheticApp mild;
+  mild.executor_start_delay_ms = 200;
+  mild.driver_gap_ms = 100;
+  testing::SyntheticStage stage;
+  stage.name = "count at Mild.scala:1";
+  stage.tasks = 16;
+  mild.stages.push_back(stage);
+  std::string mild_path = Write("mild.json", testing::GenerateEventLog(mild));
+  report::Analysis analysis = AnalyzeAs(mild_path, "mild.json");
+  bool has_critical = false, has_warning = false;
+  for (const diagnosis::Finding& f : analysis.findings) {
+    has_critical = has_critical || f.severity == diagnosis::Severity::kCritical;
+    has_warning = has_warning || f.severity == diagnosis::Severity::kWarning;
+  }
+  ASSERT_FALSE(has_critical) << report::RenderJson({&analysis});
+  EXPECT_EQ(RunCli("analyze --fail-on critical " + mild_path).exit_code, 0);
+  EXPECT_EQ(RunCli("analyze --fail-on warning " + mild_path).exit_code, has_warning ? 3 : 0);
+
+  EXPECT_EQ(RunCli("analyze --fail-on error " + demo).exit_code, 1);
+  Run markdown = RunCli("analyze --format md " + demo);
+  EXPECT_EQ(markdown.exit_code, 0);
+  EXPECT_EQ(markdown.out.rfind("# sparkprof report: nightly-etl\n", 0), 0u);
+  Run html = RunCli("analyze --format html --fail-on critical " + demo);
+  EXPECT_EQ(html.exit_code, 3);
+  EXPECT_EQ(html.out.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(html.out.find("</html>"), std::string::npos);
+}
+
+TEST_F(AnalyzeTest, HostileStringsAreEscapedInHtmlAndMarkdown) {
+  testing::SyntheticApp app = testing::DemoApp();
+  app.app_name = "<script>alert(1)</script>";
+  app.sql_description = "</script><script>alert(2)</script>";
+  app.stages[0].name = "<script>alert(3)</script>";
+  std::string path = Write("hostile.json", testing::GenerateEventLog(app));
+  Run html = RunCli("analyze --format html " + path);
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  EXPECT_EQ(html.out.find("<script>alert"), std::string::npos);
+  EXPECT_EQ(html.out.find("</script><script>"), std::string::npos);
+  EXPECT_NE(html.out.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
+  Run markdown = RunCli("analyze --format md " + path);
+  ASSERT_EQ(markdown.exit_code, 0) << markdown.err;
+  EXPECT_EQ(markdown.out.find("<script"), std::string::npos);
+  EXPECT_EQ(markdown.out.find("</script"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace sparkprof

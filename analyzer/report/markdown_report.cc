@@ -1,0 +1,313 @@
+#include "analyzer/report/markdown_report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "analyzer/report/format.h"
+
+namespace sparkprof::report {
+
+namespace {
+
+// Long log strings (stage names with a whole call site, SQL text) are cut, as in the text report.
+std::string Cell(std::string_view text, size_t max_bytes = 120) {
+  std::string escaped = EscapeMarkdown(text.substr(0, max_bytes));
+  if (text.size() > max_bytes) escaped += "...";
+  return escaped;
+}
+
+// A code span when the text can sit in one unchanged; otherwise escaped prose.
+std::string Code(std::string_view text) {
+  bool plain = !text.empty() && std::none_of(text.begin(), text.end(), [](char c) {
+    return c == '`' || c == '|' || c == '<' || static_cast<unsigned char>(c) < 0x20;
+  });
+  return plain ? "`" + std::string(text) + "`" : EscapeMarkdown(text);
+}
+
+void WriteHeader(const Analysis& analysis, std::ostringstream& out) {
+  const model::ApplicationModel& m = analysis.model;
+  out << "# sparkprof report: " << Cell(m.app_name.empty() ? "(unnamed)" : m.app_name) << "\n\n";
+  out << "- **Application:** " << Cell(m.app_id.empty() ? "(unknown id)" : m.app_id);
+  if (!m.attempt_id.empty()) out << " attempt " << Cell(m.attempt_id);
+  out << "\n- **Spark:** " << Cell(m.spark_version.empty() ? "unknown" : m.spark_version)
+      << (m.databricks ? " (Databricks)" : "") << "\n";
+  out << "- **Started:** " << FormatEpochMs(m.start_time_ms)
+      << ", **ran** " << HumanDurationMs(m.duration_ms())
+      << (m.complete ? "" : " (incomplete log: no ApplicationEnd; duration up to the last event)")
+      << "\n";
+}
+
+void WriteWork(const Analysis& analysis, std::ostringstream& out) {
+  const ApplicationSummary& s = analysis.summary;
+  const Counts& c = s.counts;
+  out << "\n## Work\n\n";
+  out << "- " << c.jobs << " jobs (" << c.failed_jobs << " failed), " << c.stages
+      << " stages in " << c.stage_attempts << " attempts (" << c.failed_stage_attempts
+      << " failed), " << c.task_attempts << " task attempts";
+  if (c.speculative_task_attempts > 0) out << " (" << c.speculative_task_attempts << " speculative)";
+  out << ", " << c.sql_executions << " SQL executions\n";
+  out << "- executors: " << s.executors.added << " added, " << s.executors.removed
+      << " removed, at most " << s.executors.max_concurrent << " at once\n";
+  if (c.task_start_without_end > 0) {
+    out << "- " << c.task_start_without_end << " task attempts started but never ended in this log\n";
+  }
+
+  const Totals& t = s.totals;
+  out << "\n## Task time (summed over task attempts)\n\n";
+  out << "| run time | CPU | GC | shuffle read | fetch wait | shuffle write | input | output | "
+         "spill (memory) | spill (disk) |\n";
+  out << "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  out << "| " << HumanDurationMs(t.executor_run_time_ms) << " | "
+      << HumanDurationMs(t.executor_cpu_time_ns / 1'000'000) << " | "
+      << HumanDurationMs(t.jvm_gc_time_ms);
+  if (t.executor_run_time_ms > 0) {
+    out << " (" << Percent(static_cast<double>(t.jvm_gc_time_ms) / t.executor_run_time_ms) << ")";
+  }
+  out << " | " << HumanBytes(t.shuffle_read_bytes) << " | "
+      << HumanDurationMs(t.shuffle_fetch_wait_time_ms) << " | " << HumanBytes(t.shuffle_write_bytes)
+      << " | " << HumanBytes(t.input_bytes) << " | " << HumanBytes(t.output_bytes) << " | "
+      << HumanBytes(t.memory_bytes_spilled) << " | " << HumanBytes(t.disk_bytes_spilled) << " |\n";
+
+  if (!s.task_end_reasons.empty() &&
+      !(s.task_end_reasons.size() == 1 && s.task_end_reasons.count("Success") == 1)) {
+    out << "\n## Task ends by reason\n\n| reason | task attempts |\n|---|---:|\n";
+    for (const auto& [reason, count] : s.task_end_reasons) {
+      out << "| " << Cell(reason) << " | " << count << " |\n";
+    }
+  }
+}
+
+void WritePhases(const diagnosis::PhaseBreakdown& p, std::ostringstream& out) {
+  if (p.wall_ms <= 0) return;
+  out << "\n## Phase breakdown\n\nWall time " << HumanDurationMs(p.wall_ms) << ", peak "
+      << p.peak_slots << " task slots.\n\n| phase | time | share of wall time |\n|---|---:|---:|\n";
+  for (const PhaseRow& row : PhaseRows(p)) {
+    out << "| " << row.name << " | " << HumanDurationMs(row.ms) << " | " << Percent(p.Ratio(row.ms))
+        << " |\n";
+  }
+  if (p.starved_task_ms > 0) {
+    out << "\nTasks queued " << HumanDurationMs(p.starved_task_ms)
+        << " (task time) while every slot was busy.\n";
+  }
+}
+
+void WriteFinding(int number, const diagnosis::Finding& f, std::ostringstream& out) {
+  out << "\n### " << number << ". " << diagnosis::SeverityName(f.severity) << ": "
+      << Cell(f.title, 300) << "\n\n";
+  out << "**Rule:** " << Code(f.rule);
+  if (!f.stage_ids.empty()) {
+    out << " · **Stages:** ";
+    for (size_t i = 0; i < f.stage_ids.size(); ++i) out << (i ? ", " : "") << f.stage_ids[i];
+  }
+  out << "\n\n";
+  if (!f.evidence.empty()) {
+    out << "| evidence | value |\n|---|---:|\n";
+    for (const diagnosis::Evidence& e : f.evidence) {
+      out << "| " << Code(e.name) << " | " << FormatEvidenceValue(e) << " |\n";
+    }
+    out << "\n";
+  }
+  out << Cell(f.explanation, 4000) << "\n\n";
+  if (!f.recommendations.empty()) {
+    out << "**Recommendations**\n\n";
+    for (const diagnosis::Recommendation& r : f.recommendations) {
+      if (r.config_key.empty()) {
+        out << "- code: " << Cell(r.value, 300);
+      } else {
+        out << "- " << Code(r.config_key + "=" + r.value);
+      }
+      out << " — because " << Cell(r.reason, 1000) << "\n";
+    }
+    out << "\n";
+  }
+  char hours[64];
+  std::snprintf(hours, sizeof(hours), "%.2f–%.2f core-hours", f.impact.core_hours_saved_low,
+                f.impact.core_hours_saved_high);
+  out << "**Expected impact:** " << HumanDurationMs(f.impact.time_saved_ms_low) << " to "
+      << HumanDurationMs(f.impact.time_saved_ms_high) << " saved, " << hours << " ("
+      << Cell(f.impact.method, 1000) << ")\n";
+  if (!f.recipe.empty()) {
+    out << "\n**Recipe:** [" << Cell(f.recipe) << "](" << EscapeMarkdown(f.recipe) << ")\n";
+  }
+}
+
+void WriteFindings(const Analysis& analysis, std::ostringstream& out) {
+  out << "\n## Findings";
+  if (analysis.findings.empty()) {
+    out << "\n\nNone: no rule found a problem worth its threshold.\n";
+    return;
+  }
+  out << " (most costly first)\n";
+  int number = 0;
+  for (const diagnosis::Finding& f : analysis.findings) WriteFinding(++number, f, out);
+
+  auto changes = PasteableConfigChanges(analysis.findings);
+  if (changes.empty()) return;
+  // The fence must be longer than any backtick run inside it.
+  size_t longest_run = 0;
+  for (const auto& [key, value] : changes) {
+    for (const std::string* text : {&key, &value}) {
+      size_t run = 0;
+      for (char c : *text) {
+        run = c == '`' ? run + 1 : 0;
+        longest_run = std::max(longest_run, run);
+      }
+    }
+  }
+  std::string fence(std::max<size_t>(3, longest_run + 1), '`');
+  out << "\n## Configuration changes\n\nFrom the findings above, most costly first:\n\n"
+      << fence << "sh\n";
+  for (const auto& [key, value] : changes) out << "--conf " << key << "=" << value << "\n";
+  out << fence << "\n";
+}
+
+void WriteLongestStages(const ApplicationSummary& s, std::ostringstream& out) {
+  std::vector<const StageSummary*> longest;
+  for (const StageSummary& stage : s.stages) {
+    if (stage.duration_ms >= 0) longest.push_back(&stage);
+  }
+  if (longest.empty()) return;
+  std::stable_sort(longest.begin(), longest.end(), [](const StageSummary* a, const StageSummary* b) {
+    return a->duration_ms > b->duration_ms;
+  });
+  longest.resize(std::min<size_t>(longest.size(), 10));
+  out << "\n## Longest stages\n\n"
+      << "| stage | duration | tasks | p50 | p95 | max | spill (disk) | shuffle read | name |\n"
+      << "|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
+  for (const StageSummary* stage : longest) {
+    out << "| " << stage->stage_id << "." << stage->attempt << " | "
+        << HumanDurationMs(stage->duration_ms) << " | " << stage->task_attempts << " | "
+        << HumanDurationMs(stage->task_duration_ms.p50) << " | "
+        << HumanDurationMs(stage->task_duration_ms.p95) << " | "
+        << HumanDurationMs(stage->task_duration_ms.max) << " | "
+        << HumanBytes(stage->totals.disk_bytes_spilled) << " | "
+        << HumanBytes(stage->totals.shuffle_read_bytes) << " | " << Cell(stage->name, 60)
+        << (stage->status == "failed" ? " **FAILED**" : "") << " |\n";
+  }
+}
+
+void WriteLongestJobs(const model::ApplicationModel& m, std::ostringstream& out) {
+  std::vector<const model::Job*> jobs;
+  for (const auto& [id, job] : m.jobs) {
+    if (job.submission_time_ms >= 0 && job.completion_time_ms >= job.submission_time_ms) {
+      jobs.push_back(&job);
+    }
+  }
+  if (jobs.empty()) return;
+  auto duration = [](const model::Job* job) {
+    return job->completion_time_ms - job->submission_time_ms;
+  };
+  std::stable_sort(jobs.begin(), jobs.end(), [&](const model::Job* a, const model::Job* b) {
+    return duration(a) > duration(b);
+  });
+  jobs.resize(std::min<size_t>(jobs.size(), 10));
+  out << "\n## Longest jobs\n\n| job | duration | result | description |\n|---|---:|---|---|\n";
+  for (const model::Job* job : jobs) {
+    std::string_view description = job->description;
+    auto sql = m.sql_executions.find(job->sql_execution_id);
+    if (description.empty() && sql != m.sql_executions.end()) description = sql->second.description;
+    out << "| " << job->job_id << " | " << HumanDurationMs(duration(job)) << " | "
+        << Cell(job->result, 40) << " | " << Cell(description, 120) << " |\n";
+  }
+}
+
+void WriteInput(const eventlog::ReadReport& r, std::ostringstream& out) {
+  out << "\n## Input\n\n";
+  for (const eventlog::FileReadReport& file : r.files) {
+    out << "- " << Cell(file.file, 200) << " (" << (file.codec.empty() ? "?" : Cell(file.codec))
+        << ", " << HumanBytes(static_cast<int64_t>(file.decoded_bytes)) << ", " << file.lines
+        << " lines)";
+    if (!file.error.empty()) out << ": problem: " << Cell(file.error, 300);
+    out << "\n";
+  }
+  if (r.bad_line_count > 0) {
+    const eventlog::BadLine& first = r.bad_lines.front();
+    out << "- " << r.bad_line_count << " unreadable line(s) skipped; first: " << Cell(first.file, 200)
+        << ":" << first.line << ": " << Cell(first.error, 200) << "\n";
+  }
+  if (!r.unknown_events.empty()) {
+    out << "- events not interpreted:";
+    for (const auto& [name, count] : r.unknown_events) {
+      out << " " << Cell(name, 100) << " (" << count << ")";
+    }
+    out << "\n";
+  }
+}
+
+}  // namespace
+
+std::string EscapeMarkdown(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7F) {
+      out.push_back(' ');
+    } else if (c == '<') {
+      out += "&lt;";
+    } else if (c == '&') {
+      out += "&amp;";
+    } else if (std::string_view("\\`*_[]|#~").find(c) != std::string_view::npos) {
+      out.push_back('\\');
+      out.push_back(c);
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+std::string FormatEvidenceValue(const diagnosis::Evidence& evidence) {
+  if (evidence.unit == "ms") return HumanDurationMs(static_cast<int64_t>(evidence.value));
+  if (evidence.unit == "bytes") return HumanBytes(static_cast<int64_t>(evidence.value));
+  bool fractional = evidence.unit == "ratio" || evidence.unit == "core-hours";
+  char text[32];
+  std::snprintf(text, sizeof(text), fractional ? "%.2f" : "%.0f", evidence.value);
+  return text;
+}
+
+std::vector<PhaseRow> PhaseRows(const diagnosis::PhaseBreakdown& p) {
+  return {
+      {"resource wait", "resource-wait", p.resource_wait_ms},
+      {"driver only", "driver-only", p.driver_only_ms},
+      {"compute", "compute", p.compute_ms},
+      {"shuffle", "shuffle", p.shuffle_ms},
+      {"I/O write", "io-write", p.io_write_ms},
+      {"GC", "gc", p.gc_ms},
+      {"idle slots", "idle-slots", p.idle_slots_ms},
+  };
+}
+
+std::vector<std::pair<std::string, std::string>> PasteableConfigChanges(
+    const std::vector<diagnosis::Finding>& findings) {
+  auto pasteable = [](const diagnosis::Recommendation& r) {
+    bool alternative = r.reason.starts_with("only if") || r.reason.starts_with("alternatively");
+    bool placeholder = r.value.find_first_of("< ") != std::string::npos;
+    return !r.config_key.empty() && !alternative && !placeholder;
+  };
+  std::vector<std::pair<std::string, std::string>> changes;
+  for (const diagnosis::Finding& finding : findings) {
+    for (const diagnosis::Recommendation& r : finding.recommendations) {
+      if (!pasteable(r)) continue;
+      bool known = std::any_of(changes.begin(), changes.end(),
+                               [&](const auto& change) { return change.first == r.config_key; });
+      if (!known) changes.emplace_back(r.config_key, r.value);
+    }
+  }
+  return changes;
+}
+
+std::string RenderMarkdown(const Analysis& analysis) {
+  std::ostringstream out;
+  WriteHeader(analysis, out);
+  WriteWork(analysis, out);
+  WritePhases(analysis.phases, out);
+  WriteFindings(analysis, out);
+  WriteLongestStages(analysis.summary, out);
+  WriteLongestJobs(analysis.model, out);
+  WriteInput(analysis.read, out);
+  return out.str();
+}
+
+}  // namespace sparkprof::report

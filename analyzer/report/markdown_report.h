@@ -1,0 +1,40 @@
+// The report as Markdown (GitHub-flavoured tables): the text report's content, for pasting into a
+// pull request, a ticket or a wiki. Strings from the log are escaped so they stay text.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "analyzer/diagnosis/finding.h"
+#include "analyzer/diagnosis/phase_breakdown.h"
+#include "analyzer/report/analysis.h"
+
+namespace sparkprof::report {
+
+std::string RenderMarkdown(const Analysis& analysis);
+
+// Escapes `text` for Markdown prose and table cells: `\ ` * _ [ ] | # ~` get a backslash, `<`
+// and `&` become character references, control characters and line breaks become spaces.
+std::string EscapeMarkdown(std::string_view text);
+
+// Pieces the Markdown and HTML reports share.
+
+// An evidence value in its unit, for people: "4m 12s", "1.5 GiB", "0.73", "128".
+std::string FormatEvidenceValue(const diagnosis::Evidence& evidence);
+
+// The seven phases of the breakdown in report order, with display names.
+struct PhaseRow {
+  const char* name;
+  const char* css_class;
+  int64_t ms;
+};
+std::vector<PhaseRow> PhaseRows(const diagnosis::PhaseBreakdown& phases);
+
+// The findings' configuration changes that can be pasted as they are (no alternatives, no
+// placeholders, one value per key, the most costly finding's value first).
+std::vector<std::pair<std::string, std::string>> PasteableConfigChanges(
+    const std::vector<diagnosis::Finding>& findings);
+
+}  // namespace sparkprof::report

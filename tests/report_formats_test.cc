@@ -1,0 +1,168 @@
+// The Markdown and HTML reports: strings from the log stay text (a synthetic demo log whose
+// application name, SQL text / job description and stage name are hostile markup), the HTML page
+// is self-contained, and the timeline's step series follow the model.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "analyzer/diagnosis/test_util.h"
+#include "analyzer/report/html_report.h"
+#include "analyzer/report/markdown_report.h"
+#include "analyzer/testing/synthetic_app.h"
+
+namespace sparkprof {
+namespace {
+
+using diagnosis::test_util::AnalyzeText;
+
+constexpr const char* kHostileName = "<script>alert('name')</script> | `etl`";
+constexpr const char* kHostileSql = "</script><img src=x onerror=alert(2)> SELECT a|b";
+constexpr const char* kHostileStage = "<b onmouseover=alert(3)>join</b> at `Enrich`";
+
+testing::SyntheticApp HostileApp() {
+  testing::SyntheticApp app = testing::DemoApp();
+  app.app_name = kHostileName;
+  app.sql_description = kHostileSql;  // also the jobs' spark.job.description
+  app.stages[1].name = kHostileStage;
+  return app;
+}
+
+size_t Count(const std::string& text, const std::string& needle) {
+  size_t count = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
+TEST(HtmlReportTest, StringsFromTheLogAreEscaped) {
+  report::Analysis analysis = AnalyzeText(testing::GenerateEventLog(HostileApp()));
+  ASSERT_EQ(analysis.model.app_name, kHostileName);
+  std::string html = report::RenderHtml(analysis);
+  EXPECT_EQ(html.find("<script>alert"), std::string::npos);
+  EXPECT_EQ(html.find("<img"), std::string::npos);
+  EXPECT_EQ(html.find("<b onmouseover"), std::string::npos);
+  EXPECT_EQ(Count(html, "<script"), 1u) << "only the report's own script element";
+  EXPECT_EQ(Count(html, "</script"), 1u);
+  EXPECT_NE(html.find("<h1>&lt;script&gt;alert(&#39;name&#39;)&lt;/script&gt; | `etl`</h1>"),
+            std::string::npos);
+  EXPECT_NE(html.find("&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt; SELECT a|b"),
+            std::string::npos);
+  EXPECT_NE(html.find("&lt;b onmouseover=alert(3)&gt;join&lt;/b&gt; at `Enrich`"), std::string::npos);
+}
+
+TEST(HtmlReportTest, SelfContainedWithTimelineStagesAndFindings) {
+  report::Analysis analysis = AnalyzeText(testing::GenerateEventLog(testing::DemoApp()));
+  std::string html = report::RenderHtml(analysis);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(html.find("http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';"),
+            std::string::npos);
+  EXPECT_EQ(html.find("<link"), std::string::npos);
+  EXPECT_EQ(html.find(" src="), std::string::npos);
+  EXPECT_EQ(html.find("http://"), std::string::npos);
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  EXPECT_NE(html.find("<svg class=\"timeline\" id=\"app1-timeline\""), std::string::npos);
+  EXPECT_EQ(Count(html, "<g class=\"stage-bar complete\">"), 3u);
+  EXPECT_EQ(Count(html, "<path class=\"series executors\""), 1u);
+  EXPECT_EQ(Count(html, "<path class=\"series tasks\""), 1u);
+  EXPECT_EQ(Count(html, "<article class=\"finding "), analysis.findings.size());
+  EXPECT_NE(html.find("<article class=\"finding critical\" id=\"app1-finding-1\""),
+            std::string::npos);
+  EXPECT_NE(html.find("id=\"app1-stage-1-0\""), std::string::npos);
+  EXPECT_NE(html.find("href=\"docs/recipes/data-skew-diagnosis.md\""), std::string::npos);
+  EXPECT_NE(html.find("--conf spark.sql.adaptive.skewJoin.enabled=true"), std::string::npos);
+}
+
+TEST(HtmlReportTest, OnePageHasASectionPerApplication) {
+  report::Analysis first = AnalyzeText(testing::GenerateEventLog(testing::DemoApp()));
+  report::Analysis second = AnalyzeText(testing::GenerateEventLog(HostileApp()));
+  std::string html = report::RenderHtml({&first, &second});
+  EXPECT_EQ(Count(html, "<section class=\"application\""), 2u);
+  EXPECT_NE(html.find("<a href=\"#app2\">"), std::string::npos);
+  EXPECT_NE(html.find("id=\"app2-timeline\""), std::string::npos);
+  EXPECT_NE(html.find("<title>sparkprof: 2 applications</title>"), std::string::npos);
+}
+
+TEST(HtmlReportTest, TimelineSeriesFollowTheModel) {
+  testing::SyntheticApp app = testing::DemoApp();  // 4 executors x 4 cores, one removed at the end
+  report::Analysis analysis = AnalyzeText(testing::GenerateEventLog(app));
+  report::TimelineSeries series = report::ComputeTimelineSeries(analysis.model);
+  const int64_t start = analysis.model.start_time_ms;
+  for (const auto* steps : {&series.executors, &series.task_slots, &series.running_tasks}) {
+    ASSERT_FALSE(steps->empty());
+    EXPECT_EQ(steps->front().time_ms, start);
+    for (size_t i = 1; i < steps->size(); ++i) {
+      EXPECT_LT((*steps)[i - 1].time_ms, (*steps)[i].time_ms);
+      EXPECT_NE((*steps)[i - 1].value, (*steps)[i].value) << "no repeated steps";
+      EXPECT_GE((*steps)[i].value, 0);
+    }
+  }
+  int64_t max_executors = 0, max_slots = 0, max_tasks = 0;
+  for (const auto& point : series.executors) max_executors = std::max(max_executors, point.value);
+  for (const auto& point : series.task_slots) max_slots = std::max(max_slots, point.value);
+  for (const auto& point : series.running_tasks) max_tasks = std::max(max_tasks, point.value);
+  EXPECT_EQ(max_executors, app.executors);
+  EXPECT_EQ(max_slots, app.executors * app.cores_per_executor);
+  EXPECT_EQ(max_tasks, max_slots);
+  EXPECT_EQ(series.executors.front().value, 0);
+  // Executors register executor_start_delay_ms after the start; one is removed before the end.
+  EXPECT_GE(series.executors[1].time_ms, start + app.executor_start_delay_ms);
+  EXPECT_EQ(series.executors.back().value, app.executors - app.removed_executors);
+  EXPECT_EQ(series.running_tasks.back().value, 0) << "every task ended";
+}
+
+TEST(MarkdownReportTest, StringsFromTheLogAreEscaped) {
+  report::Analysis analysis = AnalyzeText(testing::GenerateEventLog(HostileApp()));
+  std::string markdown = report::RenderMarkdown(analysis);
+  EXPECT_EQ(markdown.find("<script"), std::string::npos);
+  EXPECT_EQ(markdown.find("<img"), std::string::npos);
+  EXPECT_EQ(markdown.find("<b "), std::string::npos);
+  EXPECT_EQ(markdown.find("</"), std::string::npos);
+  EXPECT_NE(markdown.find("# sparkprof report: &lt;script>alert('name')&lt;/script> \\| \\`etl\\`"),
+            std::string::npos);
+  EXPECT_NE(markdown.find("&lt;/script>&lt;img src=x onerror=alert(2)> SELECT a\\|b"),
+            std::string::npos);
+  EXPECT_NE(markdown.find("&lt;b onmouseover=alert(3)>join&lt;/b> at \\`Enrich\\`"),
+            std::string::npos);
+  // Every table row keeps its column count: no unescaped '|' from the log splits a cell.
+  for (size_t begin = 0, end; begin < markdown.size(); begin = end + 1) {
+    end = markdown.find('\n', begin);
+    if (end == std::string::npos) end = markdown.size();
+    std::string line = markdown.substr(begin, end - begin);
+    if (line.rfind("| job |", 0) == 0 || line.rfind("| stage |", 0) == 0) {
+      size_t header_pipes = Count(line, "|");
+      size_t row = end + 1;
+      row = markdown.find('\n', row) + 1;  // skip the delimiter row
+      while (row < markdown.size() && markdown[row] == '|') {
+        size_t row_end = markdown.find('\n', row);
+        std::string cells = markdown.substr(row, row_end - row);
+        EXPECT_EQ(Count(cells, "|") - Count(cells, "\\|"), header_pipes) << cells;
+        row = row_end + 1;
+      }
+    }
+  }
+}
+
+TEST(MarkdownReportTest, HasTheTextReportsSections) {
+  report::Analysis analysis = AnalyzeText(testing::GenerateEventLog(testing::DemoApp()));
+  std::string markdown = report::RenderMarkdown(analysis);
+  for (const char* heading : {"## Work", "## Phase breakdown", "## Findings (most costly first)",
+                              "### 1. critical: ", "## Configuration changes", "## Longest stages",
+                              "## Input"}) {
+    EXPECT_NE(markdown.find(heading), std::string::npos) << heading;
+  }
+  EXPECT_NE(markdown.find("| resource wait | 20.3 s | 12.5% |"), std::string::npos);
+  EXPECT_NE(markdown.find("- `spark.sql.adaptive.skewJoin.enabled=true` — because"),
+            std::string::npos);
+  EXPECT_NE(markdown.find("```sh\n--conf spark.hadoop.fs.s3a.committer.name=magic\n"),
+            std::string::npos);
+}
+
+TEST(MarkdownReportTest, EscapeMarkdown) {
+  EXPECT_EQ(report::EscapeMarkdown("a|b`c<d&e"), "a\\|b\\`c&lt;d&amp;e");
+  EXPECT_EQ(report::EscapeMarkdown("*x* _y_ [z](u) #1 ~s~ \\"), "\\*x\\* \\_y\\_ \\[z\\](u) \\#1 \\~s\\~ \\\\");
+  EXPECT_EQ(report::EscapeMarkdown("line\nbreak\x1b[31m"), "line break \\[31m");
+}
+
+}  // namespace
+}  // namespace sparkprof
