@@ -1,0 +1,30 @@
+// The Prometheus families the driver aggregator exports (names and units in one place).
+#pragma once
+
+#include <array>
+
+#include "flamegraph/category.h"
+#include "metrics/registry.h"
+
+namespace sparkprof::driver {
+
+struct AggregatorMetrics {
+  // Registers every family in `registry`; family names are fixed, so only a duplicate registry
+  // use can fail (a bug), reported as a Status.
+  static Result<AggregatorMetrics> Register(metrics::Registry& registry);
+
+  metrics::Family<metrics::Counter>* batches = nullptr;         // {outcome}
+  metrics::Counter* batch_bytes = nullptr;                     // accepted bytes
+  metrics::Counter* task_time_seconds[flamegraph::kCategoryCount] = {};  // {category}
+  metrics::Histogram* gc_pause_seconds = nullptr;
+  metrics::Counter* agent_samples = nullptr;
+  metrics::Counter* agent_samples_dropped_ring_full = nullptr;
+  metrics::Counter* agent_walk_failures = nullptr;
+  metrics::Counter* agent_stacks_dropped = nullptr;
+  metrics::Gauge* agent_native_memory_bytes = nullptr;        // summed over executors
+  metrics::Gauge* reporting_executors = nullptr;
+  metrics::Counter* stack_overflow_folds = nullptr;           // stacks folded by the node cap
+  metrics::Counter* flamegraphs_written = nullptr;
+};
+
+}  // namespace sparkprof::driver

@@ -1,0 +1,350 @@
+#include "driver-aggregator/driver_aggregator.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+#include "common/json_writer.h"
+#include "flamegraph/html_renderer.h"
+#include "flatbuffers/flatbuffers.h"
+#include "schema/profile_generated.h"
+
+namespace sparkprof::driver {
+namespace {
+
+constexpr uint32_t kSupportedSchemaVersion = 1;
+constexpr std::string_view kOverflowFrame = "[overflow: stage call tree full]";
+constexpr flamegraph::FrameId kUnmapped = UINT32_MAX;
+
+double Seconds(uint64_t ns) { return static_cast<double>(ns) / 1e9; }
+
+// Write to a temporary name, then rename: a reader never sees half a file.
+Status WriteFileAtomically(const std::string& path, const std::string& contents) {
+  std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return IoError("cannot create " + temporary + ": " + std::strerror(errno));
+  size_t written = 0;
+  while (written < contents.size()) {
+    ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      std::string error = std::strerror(errno);
+      ::close(fd);
+      ::unlink(temporary.c_str());
+      return IoError("cannot write " + temporary + ": " + error);
+    }
+    written += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  if (::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::string error = std::strerror(errno);
+    ::unlink(temporary.c_str());
+    return IoError("cannot rename " + temporary + " to " + path + ": " + error);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+const char* IngestOutcomeName(IngestOutcome outcome) {
+  switch (outcome) {
+    case IngestOutcome::kAccepted: return "accepted";
+    case IngestOutcome::kTooLarge: return "too_large";
+    case IngestOutcome::kInvalid: return "invalid";
+    case IngestOutcome::kUnsupportedVersion: return "unsupported_version";
+    case IngestOutcome::kRateLimited: return "rate_limited";
+  }
+  return "unknown";
+}
+
+struct DriverAggregator::StageProfile {
+  flamegraph::ProfileModel model{flamegraph::WeightUnit::kNanoseconds};
+  uint64_t last_fed = 0;
+};
+
+// The last cumulative health an executor's agent reported, to add only what is new.
+struct DriverAggregator::ExecutorHealth {
+  uint64_t samples_taken = 0;
+  uint64_t samples_dropped_ring_full = 0;
+  uint64_t samples_walk_failed = 0;
+  uint64_t stacks_dropped_cap = 0;
+  uint64_t native_memory_bytes = 0;
+};
+
+DriverAggregator::DriverAggregator(AggregatorOptions options) : options_(std::move(options)) {}
+
+DriverAggregator::~DriverAggregator() {
+  if (exposer_) exposer_->Stop();
+}
+
+Result<std::unique_ptr<DriverAggregator>> DriverAggregator::Start(AggregatorOptions options) {
+  std::unique_ptr<DriverAggregator> aggregator(new DriverAggregator(std::move(options)));
+  SPARKPROF_ASSIGN_OR_RETURN(aggregator->metrics_, AggregatorMetrics::Register(aggregator->registry_));
+  for (int i = 0; i < kIngestOutcomeCount; ++i) {  // every outcome visible from the first scrape
+    aggregator->metrics_.batches->WithLabels(
+        {{"outcome", IngestOutcomeName(static_cast<IngestOutcome>(i))}});
+  }
+  if (!aggregator->options_.output_dir.empty()) {
+    std::error_code error;
+    std::filesystem::create_directories(aggregator->options_.output_dir, error);
+    if (error) {
+      return IoError("cannot create the flame graph directory " + aggregator->options_.output_dir +
+                     ": " + error.message() + " (set spark.sparkprof.outputDir)");
+    }
+  }
+  if (!aggregator->options_.prometheus_bind_address.empty()) {
+    SPARKPROF_ASSIGN_OR_RETURN(aggregator->exposer_,
+                               metrics::HttpExposer::Start(
+                                   aggregator->options_.prometheus_bind_address,
+                                   aggregator->registry_));
+  }
+  return aggregator;
+}
+
+// Refusals only; an accepted batch is counted under the lock it already holds.
+void DriverAggregator::Count(IngestOutcome outcome) {
+  metrics_.batches->WithLabels({{"outcome", IngestOutcomeName(outcome)}}).Increment();
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++outcome_counts_[static_cast<int>(outcome)];
+}
+
+uint64_t DriverAggregator::outcome_count(IngestOutcome outcome) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return outcome_counts_[static_cast<int>(outcome)];
+}
+
+bool DriverAggregator::TakeRateToken(std::chrono::steady_clock::time_point now) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (now - rate_window_start_ >= std::chrono::seconds(1)) {
+    rate_window_start_ = now;
+    rate_window_batches_ = 0;
+  }
+  if (rate_window_batches_ >= options_.max_batches_per_second) return false;
+  ++rate_window_batches_;
+  return true;
+}
+
+DriverAggregator::StageProfile& DriverAggregator::StageFor(StageKey key) {
+  auto it = stages_.find(key);
+  if (it == stages_.end()) {
+    if (stages_.size() >= options_.max_stages && !stages_.empty()) {
+      auto oldest = std::min_element(stages_.begin(), stages_.end(), [](auto& a, auto& b) {
+        return a.second->last_fed < b.second->last_fed;
+      });
+      stages_.erase(oldest);
+    }
+    it = stages_.emplace(key, std::make_unique<StageProfile>()).first;
+  }
+  it->second->last_fed = ++stage_sequence_;
+  return *it->second;
+}
+
+IngestOutcome DriverAggregator::RefuseTooLarge(size_t bytes) {
+  Count(IngestOutcome::kTooLarge);
+  return IngestOutcome::kTooLarge;
+}
+
+IngestOutcome DriverAggregator::Ingest(std::span<const uint8_t> bytes) {
+  return IngestAt(bytes, std::chrono::steady_clock::now());
+}
+
+IngestOutcome DriverAggregator::IngestAt(std::span<const uint8_t> bytes,
+                                         std::chrono::steady_clock::time_point now) {
+  if (bytes.size() > options_.max_batch_bytes) return RefuseTooLarge(bytes.size());
+  if (!TakeRateToken(now)) {
+    Count(IngestOutcome::kRateLimited);
+    return IngestOutcome::kRateLimited;
+  }
+  if (bytes.size() < 2 * sizeof(flatbuffers::uoffset_t) ||
+      !schema::BatchBufferHasIdentifier(bytes.data())) {
+    Count(IngestOutcome::kInvalid);
+    return IngestOutcome::kInvalid;
+  }
+  // The Verifier checks alignment, so work on an 8-byte aligned copy.
+  std::vector<uint64_t> aligned((bytes.size() + sizeof(uint64_t) - 1) / sizeof(uint64_t));
+  std::memcpy(aligned.data(), bytes.data(), bytes.size());
+  const auto* buffer = reinterpret_cast<const uint8_t*>(aligned.data());
+  flatbuffers::Verifier::Options verifier_options;
+  verifier_options.max_tables = options_.max_tables_per_batch;
+  flatbuffers::Verifier verifier(buffer, bytes.size(), verifier_options);
+  if (!schema::VerifyBatchBuffer(verifier)) {
+    Count(IngestOutcome::kInvalid);
+    return IngestOutcome::kInvalid;
+  }
+  const schema::Batch* batch = schema::GetBatch(buffer);
+  if (batch->schema_version() > kSupportedSchemaVersion) {
+    Count(IngestOutcome::kUnsupportedVersion);
+    return IngestOutcome::kUnsupportedVersion;
+  }
+
+  // Metrics outside the lock: their updates are atomic.
+  if (const auto* task_times = batch->task_times()) {
+    for (const schema::TaskCategoryTime* time : *task_times) {
+      if (time->task_attempt_id() < 0) continue;  // not task time
+      auto category = flamegraph::CategoryFromSchemaValue(static_cast<uint32_t>(time->category()));
+      int index = flamegraph::CategoryIndex(category.value_or(flamegraph::Category::kOther));
+      metrics_.task_time_seconds[index]->Increment(Seconds(time->time_ns()));
+    }
+  }
+  if (const auto* pauses = batch->gc_pauses()) {
+    for (const schema::GcPause* pause : *pauses) {
+      if (pause->duration_ns() >= 0) {
+        metrics_.gc_pause_seconds->Observe(Seconds(static_cast<uint64_t>(pause->duration_ns())));
+      }
+    }
+  }
+
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (const schema::AgentHealth* health = batch->health()) {
+    std::string key = (batch->executor_id() ? batch->executor_id()->str() : std::string("?")) +
+                      "@" + (batch->host() ? batch->host()->str() : std::string("?")) + ":" +
+                      std::to_string(batch->pid());
+    auto it = executors_.find(key);
+    if (it == executors_.end() && executors_.size() < options_.max_executors) {
+      it = executors_.emplace(key, std::make_unique<ExecutorHealth>()).first;
+      metrics_.reporting_executors->Set(static_cast<double>(executors_.size()));
+    }
+    if (it != executors_.end()) {
+      ExecutorHealth& last = *it->second;
+      // Cumulative counters: add the growth; a smaller value means the agent restarted.
+      auto add = [](metrics::Counter* counter, uint64_t& previous, uint64_t now_value) {
+        counter->Increment(static_cast<double>(now_value >= previous ? now_value - previous
+                                                                     : now_value));
+        previous = now_value;
+      };
+      add(metrics_.agent_samples, last.samples_taken, health->samples_taken());
+      add(metrics_.agent_samples_dropped_ring_full, last.samples_dropped_ring_full,
+          health->samples_dropped_ring_full());
+      add(metrics_.agent_walk_failures, last.samples_walk_failed, health->samples_walk_failed());
+      add(metrics_.agent_stacks_dropped, last.stacks_dropped_cap, health->stacks_dropped_cap());
+      metrics_.agent_native_memory_bytes->Increment(static_cast<double>(health->native_memory_bytes()) -
+                                                    static_cast<double>(last.native_memory_bytes));
+      last.native_memory_bytes = health->native_memory_bytes();
+    }
+  }
+
+  const auto* samples = batch->samples();
+  const auto* stacks = batch->stacks();
+  const auto* strings = batch->strings();
+  if (samples != nullptr && stacks != nullptr && strings != nullptr) {
+    // Group by stage so each stage's frame-id cache is built once per batch.
+    std::vector<uint32_t> order;
+    order.reserve(samples->size());
+    for (uint32_t i = 0; i < samples->size(); ++i) {
+      if (samples->Get(i)->stage_id() >= 0) order.push_back(i);
+    }
+    auto key_of = [&](uint32_t i) {
+      return StageKey{samples->Get(i)->stage_id(), samples->Get(i)->stage_attempt()};
+    };
+    std::stable_sort(order.begin(), order.end(),
+                     [&](uint32_t a, uint32_t b) { return key_of(a) < key_of(b); });
+    std::vector<flamegraph::FrameId> frame_ids;
+    std::vector<flamegraph::FrameId> path;
+    StageProfile* stage = nullptr;
+    StageKey current{};
+    uint64_t folds = 0;
+    for (uint32_t i : order) {
+      const schema::StackSample* sample = samples->Get(i);
+      StageKey key = key_of(i);
+      if (stage == nullptr || !(key == current)) {
+        stage = &StageFor(key);
+        current = key;
+        frame_ids.assign(strings->size(), kUnmapped);
+      }
+      if (sample->stack() >= stacks->size()) continue;
+      const auto* frames = stacks->Get(sample->stack())->frames();
+      size_t depth = frames ? frames->size() : 0;
+      auto category = flamegraph::CategoryFromSchemaValue(static_cast<uint32_t>(sample->category()))
+                          .value_or(flamegraph::Category::kOther);
+      flamegraph::ProfileModel& model = stage->model;
+      bool fold = depth > options_.max_frames_per_stack ||
+                  model.node_count() + depth > options_.max_nodes_per_stage;
+      path.clear();
+      for (size_t f = 0; f < depth && !fold; ++f) {
+        uint32_t index = frames->Get(f);
+        if (index >= strings->size()) {
+          path.clear();
+          break;
+        }
+        if (frame_ids[index] == kUnmapped) {
+          frame_ids[index] = model.InternFrame(strings->Get(index)->string_view());
+        }
+        path.push_back(frame_ids[index]);
+      }
+      if (fold) {
+        ++folds;
+        path.assign(1, model.InternFrame(kOverflowFrame));
+      } else if (path.size() != depth) {
+        continue;  // a frame index outside the batch's strings
+      }
+      model.AddStack(path, category, sample->weight_ns());
+    }
+    if (folds > 0) metrics_.stack_overflow_folds->Increment(static_cast<double>(folds));
+  }
+  ++outcome_counts_[static_cast<int>(IngestOutcome::kAccepted)];
+  metrics_.batches->WithLabels({{"outcome", "accepted"}}).Increment();
+  metrics_.batch_bytes->Increment(static_cast<double>(bytes.size()));
+  return IngestOutcome::kAccepted;
+}
+
+uint64_t DriverAggregator::StageWeightNs(StageKey stage) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = stages_.find(stage);
+  return it == stages_.end() ? 0 : it->second->model.total_weight();
+}
+
+Result<std::string> DriverAggregator::WriteStageFlameGraph(int32_t stage_id, int32_t stage_attempt) {
+  if (options_.output_dir.empty()) {
+    return InvalidArgument("no flame graph directory configured (spark.sparkprof.outputDir)");
+  }
+  std::string html;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = stages_.find(StageKey{stage_id, stage_attempt});
+    if (it == stages_.end() || it->second->model.total_weight() == 0) {
+      return NotFound("no samples arrived for stage " + std::to_string(stage_id) + " attempt " +
+                      std::to_string(stage_attempt));
+    }
+    const flamegraph::ProfileModel& model = it->second->model;
+    // Keep the page small: drop subtrees under 0.05% of the stage's time.
+    flamegraph::ProfileModel pruned = model.Pruned(model.total_weight() / 2000);
+    flamegraph::HtmlRenderOptions render;
+    render.title = "sparkprof: stage " + std::to_string(stage_id) + " (attempt " +
+                   std::to_string(stage_attempt) + ")";
+    char sampled[64];
+    std::snprintf(sampled, sizeof(sampled), "%.3f s sampled task time",
+                  Seconds(model.total_weight()));
+    render.subtitle = sampled;
+    flamegraph::RenderHtml(pruned, render, nullptr, html);
+  }
+  std::string path = (std::filesystem::path(options_.output_dir) /
+                      ("stage-" + std::to_string(stage_id) + "-attempt-" +
+                       std::to_string(stage_attempt) + ".html"))
+                         .string();
+  SPARKPROF_RETURN_IF_ERROR(WriteFileAtomically(path, html));
+  metrics_.flamegraphs_written->Increment();
+  return path;
+}
+
+std::string DriverAggregator::StatusJson() const {
+  JsonWriter json(JsonWriter::Options{0, false});
+  json.BeginObject();
+  json.Field("port", port());
+  std::lock_guard<std::mutex> lock(mutex_);
+  json.Key("batches").BeginObject();
+  for (int i = 0; i < kIngestOutcomeCount; ++i) {
+    json.Key(IngestOutcomeName(static_cast<IngestOutcome>(i))).Uint(outcome_counts_[i]);
+  }
+  json.EndObject();
+  json.Key("stages").Uint(stages_.size());
+  json.Key("executors").Uint(executors_.size());
+  json.EndObject();
+  return json.Take();
+}
+
+}  // namespace sparkprof::driver

@@ -1,0 +1,115 @@
+// The driver side of the live feed: executors' profile batches (schema/profile.fbs, as sent by
+// the ExecutorPlugin through PluginContext.send) are verified, merged into one call tree per
+// stage attempt and summed into Prometheus metrics; a stage's flame graph is written on request.
+//
+// Trust: batches come from the network. Each is size-checked, verified with the flatbuffers
+// Verifier (table and depth caps) and rate-limited before a field is read; a bad batch is counted
+// by reason and dropped. Memory is bounded: nodes per stage tree, stages kept, executors tracked.
+//
+// Thread safety: every public method may be called from any thread (Spark delivers batches on its
+// RPC dispatcher thread, stage completions on a listener thread, scrapes on the exposer thread).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <utility>
+
+#include "common/status.h"
+#include "driver-aggregator/aggregator_metrics.h"
+#include "flamegraph/profile_model.h"
+#include "metrics/http_exposer.h"
+#include "metrics/registry.h"
+
+namespace sparkprof::driver {
+
+struct AggregatorOptions {
+  // "HOST:PORT" for /metrics; empty = no HTTP endpoint (the registry can still be rendered).
+  std::string prometheus_bind_address;
+  // Where stage flame graphs go; empty = none are written.
+  std::string output_dir;
+  size_t max_batch_bytes = size_t{16} << 20;
+  uint32_t max_tables_per_batch = 4u << 20;
+  // Batches accepted per second over all executors; more are dropped (counted as rate_limited).
+  uint32_t max_batches_per_second = 2000;
+  // Call-tree nodes per stage attempt; stacks that would grow a full tree fold into "[overflow]".
+  size_t max_nodes_per_stage = 200000;
+  size_t max_frames_per_stack = 2048;
+  // Stage attempts kept in memory; the oldest is evicted first.
+  size_t max_stages = 256;
+  // Executors whose cumulative agent health is tracked (to turn it into summed counters).
+  size_t max_executors = 20000;
+};
+
+// Why a batch was dropped, or that it was taken.
+enum class IngestOutcome : uint8_t {
+  kAccepted = 0,
+  kTooLarge,
+  kInvalid,             // not a batch: wrong identifier or failed verification
+  kUnsupportedVersion,  // schema_version newer than this build reads
+  kRateLimited,
+};
+inline constexpr int kIngestOutcomeCount = 5;
+const char* IngestOutcomeName(IngestOutcome outcome);  // "accepted", "too_large", ...
+
+struct StageKey {
+  int32_t stage_id = -1;
+  int32_t stage_attempt = -1;
+  auto operator<=>(const StageKey&) const = default;
+};
+
+class DriverAggregator {
+ public:
+  // Starts the exposer when a bind address is given (bind errors are returned, not thrown).
+  static Result<std::unique_ptr<DriverAggregator>> Start(AggregatorOptions options);
+  ~DriverAggregator();
+  DriverAggregator(const DriverAggregator&) = delete;
+  DriverAggregator& operator=(const DriverAggregator&) = delete;
+
+  // Never fails: a bad batch is counted under its outcome and dropped.
+  IngestOutcome Ingest(std::span<const uint8_t> bytes);
+  // Counts a batch refused for its size without looking at its bytes (kTooLarge).
+  IngestOutcome RefuseTooLarge(size_t bytes);
+  size_t max_batch_bytes() const { return options_.max_batch_bytes; }
+  // The same, with the clock supplied (for the rate limit), for tests.
+  IngestOutcome IngestAt(std::span<const uint8_t> bytes, std::chrono::steady_clock::time_point now);
+
+  // Writes `<output_dir>/stage-<id>-attempt-<n>.html` from what arrived so far and returns its
+  // path. NotFound when no sample of that stage attempt arrived.
+  Result<std::string> WriteStageFlameGraph(int32_t stage_id, int32_t stage_attempt);
+
+  // Total weight (ns) merged for a stage attempt; 0 when unknown. For tests and status.
+  uint64_t StageWeightNs(StageKey stage) const;
+  uint64_t outcome_count(IngestOutcome outcome) const;
+  int port() const { return exposer_ ? exposer_->port() : -1; }
+  const metrics::Registry& registry() const { return registry_; }
+  // One-line JSON: port, batches by outcome, stages, executors.
+  std::string StatusJson() const;
+
+ private:
+  explicit DriverAggregator(AggregatorOptions options);
+  struct StageProfile;
+  struct ExecutorHealth;
+  bool TakeRateToken(std::chrono::steady_clock::time_point now);
+  StageProfile& StageFor(StageKey key);
+  void Count(IngestOutcome outcome);  // a refusal
+
+  const AggregatorOptions options_;
+  metrics::Registry registry_;
+  AggregatorMetrics metrics_;
+  std::unique_ptr<metrics::HttpExposer> exposer_;
+
+  mutable std::mutex mutex_;  // guards everything below
+  std::map<StageKey, std::unique_ptr<StageProfile>> stages_;
+  uint64_t stage_sequence_ = 0;  // for evicting the least recently fed stage
+  std::map<std::string, std::unique_ptr<ExecutorHealth>> executors_;
+  std::chrono::steady_clock::time_point rate_window_start_{};
+  uint32_t rate_window_batches_ = 0;
+  uint64_t outcome_counts_[kIngestOutcomeCount] = {};
+};
+
+}  // namespace sparkprof::driver

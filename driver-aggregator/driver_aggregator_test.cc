@@ -1,0 +1,234 @@
+#include "driver-aggregator/driver_aggregator.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "flatbuffers/flatbuffers.h"
+#include "schema/profile_generated.h"
+
+namespace sparkprof::driver {
+namespace {
+
+namespace fb = sparkprof::schema;
+
+struct SampleSpec {
+  std::vector<std::string> frames;  // root first
+  int32_t stage_id;
+  fb::Category category;
+  uint64_t weight_ns;
+};
+
+// A batch as the agent's encoder writes it (not size-prefixed, identifier "SPPF").
+std::vector<uint8_t> MakeBatch(const std::string& executor, const std::vector<SampleSpec>& specs,
+                               uint64_t samples_taken = 100, uint32_t schema_version = 1,
+                               std::vector<int64_t> gc_pause_ns = {}) {
+  std::vector<std::string> strings;
+  auto intern = [&](const std::string& s) {
+    for (size_t i = 0; i < strings.size(); ++i) {
+      if (strings[i] == s) return static_cast<uint32_t>(i);
+    }
+    strings.push_back(s);
+    return static_cast<uint32_t>(strings.size() - 1);
+  };
+  // Intern every name first: the strings vector is written before the tables that use it.
+  for (const auto& spec : specs) {
+    for (const auto& f : spec.frames) intern(f);
+  }
+  intern("Executor task launch worker-N");
+  flatbuffers::FlatBufferBuilder final_builder;
+  std::vector<flatbuffers::Offset<flatbuffers::String>> s2;
+  for (const auto& s : strings) s2.push_back(final_builder.CreateString(s));
+  auto strings_vector = final_builder.CreateVector(s2);
+  std::vector<flatbuffers::Offset<fb::Stack>> stacks2;
+  std::vector<flatbuffers::Offset<fb::StackSample>> samples2;
+  std::vector<flatbuffers::Offset<fb::TaskCategoryTime>> times2;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    std::vector<uint32_t> frames;
+    for (const auto& f : specs[i].frames) frames.push_back(intern(f));
+    stacks2.push_back(fb::CreateStackDirect(final_builder, &frames));
+    uint32_t thread = intern("Executor task launch worker-N");
+    samples2.push_back(fb::CreateStackSample(final_builder, static_cast<uint32_t>(i),
+                                             specs[i].stage_id, 0, 7, thread, specs[i].category, 1,
+                                             specs[i].weight_ns));
+    times2.push_back(fb::CreateTaskCategoryTime(final_builder, specs[i].stage_id, 0, 7,
+                                                specs[i].category, 1, specs[i].weight_ns));
+  }
+  std::vector<flatbuffers::Offset<fb::GcPause>> pauses2;
+  for (int64_t ns : gc_pause_ns) pauses2.push_back(fb::CreateGcPause(final_builder, 0, ns));
+  auto health2 = fb::CreateAgentHealth(final_builder, samples_taken, 2, 1, 0, 0, 1, 4096);
+  auto executor_string = final_builder.CreateString(executor);
+  auto host = final_builder.CreateString("host");
+  auto mode = final_builder.CreateString("cpu");
+  auto batch2 = fb::CreateBatch(final_builder, schema_version, executor_string, host, 42, 0, 0,
+                                10000000, mode, strings_vector,
+                                final_builder.CreateVector(stacks2),
+                                final_builder.CreateVector(samples2),
+                                final_builder.CreateVector(times2),
+                                final_builder.CreateVector(pauses2), health2);
+  fb::FinishBatchBuffer(final_builder, batch2);
+  return {final_builder.GetBufferPointer(),
+          final_builder.GetBufferPointer() + final_builder.GetSize()};
+}
+
+std::string TempDir(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("sparkprof_aggregator_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  return dir.string();
+}
+
+std::unique_ptr<DriverAggregator> StartOrDie(AggregatorOptions options) {
+  auto started = DriverAggregator::Start(std::move(options));
+  EXPECT_TRUE(started.ok()) << started.status().ToString();
+  return std::move(started).value();
+}
+
+const std::vector<std::string> kSerializationStack = {
+    "java.lang.Thread.run", "org.apache.spark.executor.Executor$TaskRunner.run",
+    "java.io.ObjectOutputStream.writeObject"};
+
+TEST(DriverAggregatorTest, MergesStagesAndExportsCategoryTime) {
+  auto aggregator = StartOrDie({});
+  auto batch = MakeBatch("1", {{kSerializationStack, 3, fb::Category::serialization, 2'000'000'000},
+                               {{"Main.compute"}, 3, fb::Category::compute, 500'000'000},
+                               {{"Main.other"}, 4, fb::Category::compute, 1'000'000'000}},
+                         100, 1, {30'000'000});
+  EXPECT_EQ(aggregator->Ingest(batch), IngestOutcome::kAccepted);
+  EXPECT_EQ(aggregator->Ingest(MakeBatch("2", {{kSerializationStack, 3,
+                                                fb::Category::serialization, 1'000'000'000}})),
+            IngestOutcome::kAccepted);
+  EXPECT_EQ(aggregator->StageWeightNs({3, 0}), 3'500'000'000u);
+  EXPECT_EQ(aggregator->StageWeightNs({4, 0}), 1'000'000'000u);
+  std::string text = aggregator->registry().Render();
+  EXPECT_NE(text.find("spark_task_time_seconds_total{category=\"serialization\"} 3\n"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("spark_task_time_seconds_total{category=\"compute\"} 1.5\n"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("spark_gc_pause_seconds_count 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("spark_agent_samples_total 200\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("spark_agent_reporting_executors 2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("sparkprof_driver_batches_total{outcome=\"accepted\"} 2\n"),
+            std::string::npos) << text;
+}
+
+TEST(DriverAggregatorTest, HealthCountersAddOnlyGrowth) {
+  auto aggregator = StartOrDie({});
+  ASSERT_EQ(aggregator->Ingest(MakeBatch("1", {}, 100)), IngestOutcome::kAccepted);
+  ASSERT_EQ(aggregator->Ingest(MakeBatch("1", {}, 150)), IngestOutcome::kAccepted);
+  ASSERT_EQ(aggregator->Ingest(MakeBatch("1", {}, 20)), IngestOutcome::kAccepted);  // restarted
+  EXPECT_NE(aggregator->registry().Render().find("spark_agent_samples_total 170\n"),
+            std::string::npos);
+}
+
+TEST(DriverAggregatorTest, BadBatchesAreCountedAndDropped) {
+  auto aggregator = StartOrDie({});
+  std::vector<uint8_t> garbage(64, 0xAB);
+  EXPECT_EQ(aggregator->Ingest(garbage), IngestOutcome::kInvalid);
+  EXPECT_EQ(aggregator->Ingest(std::span<const uint8_t>()), IngestOutcome::kInvalid);
+
+  auto good = MakeBatch("1", {{kSerializationStack, 1, fb::Category::serialization, 1000}});
+  // Right identifier, broken offsets: every truncation must be refused by the verifier.
+  for (size_t cut = 0; cut < good.size(); cut += 7) {
+    std::vector<uint8_t> truncated(good.begin(), good.begin() + cut);
+    EXPECT_NE(aggregator->Ingest(truncated), IngestOutcome::kAccepted) << "cut at " << cut;
+  }
+  std::vector<uint8_t> corrupt = good;
+  corrupt[0] = 0xFF;  // root offset far outside the buffer
+  corrupt[1] = 0xFF;
+  EXPECT_EQ(aggregator->Ingest(corrupt), IngestOutcome::kInvalid);
+  EXPECT_EQ(aggregator->Ingest(MakeBatch("1", {}, 1, 99)), IngestOutcome::kUnsupportedVersion);
+  EXPECT_EQ(aggregator->StageWeightNs({1, 0}), 0u);
+  EXPECT_EQ(aggregator->outcome_count(IngestOutcome::kAccepted), 0u);
+  EXPECT_NE(aggregator->registry().Render().find(
+                "sparkprof_driver_batches_total{outcome=\"unsupported_version\"} 1\n"),
+            std::string::npos);
+  EXPECT_EQ(aggregator->Ingest(good), IngestOutcome::kAccepted);  // still works afterwards
+}
+
+TEST(DriverAggregatorTest, OversizedBatchIsDroppedBeforeParsing) {
+  AggregatorOptions options;
+  options.max_batch_bytes = 1024;
+  auto aggregator = StartOrDie(options);
+  std::vector<SampleSpec> many;
+  for (int i = 0; i < 100; ++i) {
+    many.push_back({{"frame" + std::to_string(i)}, 1, fb::Category::compute, 1});
+  }
+  auto big = MakeBatch("1", many);
+  ASSERT_GT(big.size(), 1024u);
+  EXPECT_EQ(aggregator->Ingest(big), IngestOutcome::kTooLarge);
+  EXPECT_EQ(aggregator->outcome_count(IngestOutcome::kTooLarge), 1u);
+  EXPECT_EQ(aggregator->StageWeightNs({1, 0}), 0u);
+}
+
+TEST(DriverAggregatorTest, RateLimitDropsBatchesBeyondThePerSecondCap) {
+  AggregatorOptions options;
+  options.max_batches_per_second = 2;
+  auto aggregator = StartOrDie(options);
+  auto batch = MakeBatch("1", {});
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(aggregator->IngestAt(batch, t0), IngestOutcome::kAccepted);
+  EXPECT_EQ(aggregator->IngestAt(batch, t0), IngestOutcome::kAccepted);
+  EXPECT_EQ(aggregator->IngestAt(batch, t0), IngestOutcome::kRateLimited);
+  EXPECT_EQ(aggregator->IngestAt(batch, t0 + std::chrono::seconds(1)), IngestOutcome::kAccepted);
+}
+
+TEST(DriverAggregatorTest, NodeCapFoldsIntoOverflowAndStageCapEvictsOldest) {
+  AggregatorOptions options;
+  options.max_nodes_per_stage = 20;
+  options.max_stages = 2;
+  auto aggregator = StartOrDie(options);
+  std::vector<SampleSpec> wide;
+  for (int i = 0; i < 50; ++i) {
+    wide.push_back({{"a" + std::to_string(i), "b"}, 1, fb::Category::compute, 10});
+  }
+  ASSERT_EQ(aggregator->Ingest(MakeBatch("1", wide)), IngestOutcome::kAccepted);
+  EXPECT_EQ(aggregator->StageWeightNs({1, 0}), 500u);  // nothing lost, only folded
+  EXPECT_NE(aggregator->registry().Render().find("sparkprof_driver_stacks_folded_total"),
+            std::string::npos);
+  ASSERT_EQ(aggregator->Ingest(MakeBatch("1", {{{"x"}, 2, fb::Category::compute, 1}})),
+            IngestOutcome::kAccepted);
+  ASSERT_EQ(aggregator->Ingest(MakeBatch("1", {{{"x"}, 3, fb::Category::compute, 1}})),
+            IngestOutcome::kAccepted);
+  EXPECT_EQ(aggregator->StageWeightNs({1, 0}), 0u);  // evicted: least recently fed
+  EXPECT_EQ(aggregator->StageWeightNs({3, 0}), 1u);
+}
+
+TEST(DriverAggregatorTest, WritesStageFlameGraph) {
+  AggregatorOptions options;
+  options.output_dir = TempDir("flame") + "/nested";
+  auto aggregator = StartOrDie(options);
+  ASSERT_EQ(aggregator->Ingest(MakeBatch("1", {{kSerializationStack, 5,
+                                                fb::Category::serialization, 1'000'000}})),
+            IngestOutcome::kAccepted);
+  auto path = aggregator->WriteStageFlameGraph(5, 0);
+  ASSERT_TRUE(path.ok()) << path.status().ToString();
+  EXPECT_EQ(std::filesystem::path(*path).filename(), "stage-5-attempt-0.html");
+  std::ifstream in(*path);
+  std::stringstream html;
+  html << in.rdbuf();
+  EXPECT_NE(html.str().find("java.io.ObjectOutputStream.writeObject"), std::string::npos);
+  EXPECT_NE(html.str().find("serialization"), std::string::npos);
+  EXPECT_EQ(aggregator->WriteStageFlameGraph(6, 0).status().code(), StatusCode::kNotFound);
+  std::filesystem::remove_all(std::filesystem::path(options.output_dir).parent_path());
+}
+
+TEST(DriverAggregatorTest, ServesMetricsOverHttpAndReportsBindErrors) {
+  AggregatorOptions options;
+  options.prometheus_bind_address = "127.0.0.1:0";
+  auto aggregator = StartOrDie(options);
+  EXPECT_GT(aggregator->port(), 0);
+  options.prometheus_bind_address = "127.0.0.1:" + std::to_string(aggregator->port());
+  auto second = DriverAggregator::Start(options);
+  EXPECT_FALSE(second.ok());
+  EXPECT_NE(aggregator->StatusJson().find("\"port\":"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sparkprof::driver

@@ -1,0 +1,125 @@
+// The driver side of the JNI boundary (Java side: spark-plugin/.../io/sparkprof/NativeAggregator.java);
+// the executor side is sparkprof_jni.cc. Each function converts, forwards to the one
+// DriverAggregator of this JVM, and turns a failure into a Java exception through one helper.
+// Nothing here throws on the ingest path: a refused batch is a return value, not an exception.
+#include <jni.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "driver-aggregator/driver_aggregator.h"
+
+namespace {
+
+using sparkprof::driver::AggregatorOptions;
+using sparkprof::driver::DriverAggregator;
+using sparkprof::driver::IngestOutcome;
+
+// One aggregator per JVM, started by DriverPlugin.init and kept until stop(). Calls after stop()
+// find no aggregator and do nothing.
+std::mutex g_lifecycle_mutex;
+std::shared_ptr<DriverAggregator> g_aggregator;
+
+std::shared_ptr<DriverAggregator> CurrentAggregator() {
+  std::lock_guard<std::mutex> lock(g_lifecycle_mutex);
+  return g_aggregator;
+}
+
+void ThrowJava(JNIEnv* env, const char* class_name, const std::string& message) {
+  if (env->ExceptionCheck()) return;
+  jclass exception = env->FindClass(class_name);
+  if (exception != nullptr) env->ThrowNew(exception, message.c_str());
+}
+
+std::string ToString(JNIEnv* env, jstring text) {
+  if (text == nullptr) return {};
+  const char* chars = env->GetStringUTFChars(text, nullptr);
+  if (chars == nullptr) return {};
+  std::string result(chars);
+  env->ReleaseStringUTFChars(text, chars);
+  return result;
+}
+
+}  // namespace
+
+extern "C" {
+
+// Returns the bound Prometheus port (-1 without one); throws IllegalStateException on failure.
+JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAggregator_start0(
+    JNIEnv* env, jclass, jstring prometheus_bind_address, jstring output_dir,
+    jint max_batch_bytes, jint max_batches_per_second, jint max_nodes_per_stage, jint max_stages) {
+  AggregatorOptions options;
+  options.prometheus_bind_address = ToString(env, prometheus_bind_address);
+  options.output_dir = ToString(env, output_dir);
+  if (max_batch_bytes > 0) options.max_batch_bytes = static_cast<size_t>(max_batch_bytes);
+  if (max_batches_per_second > 0) {
+    options.max_batches_per_second = static_cast<uint32_t>(max_batches_per_second);
+  }
+  if (max_nodes_per_stage > 0) options.max_nodes_per_stage = static_cast<size_t>(max_nodes_per_stage);
+  if (max_stages > 0) options.max_stages = static_cast<size_t>(max_stages);
+  std::lock_guard<std::mutex> lock(g_lifecycle_mutex);
+  if (g_aggregator) return g_aggregator->port();  // a second init in one JVM reuses the first
+  auto started = DriverAggregator::Start(std::move(options));
+  if (!started.ok()) {
+    ThrowJava(env, "java/lang/IllegalStateException",
+              "sparkprof driver aggregator: " + started.status().ToString());
+    return -1;
+  }
+  g_aggregator = std::shared_ptr<DriverAggregator>(std::move(started).value());
+  return g_aggregator->port();
+}
+
+// Returns the outcome code (0 = accepted, -1 = no aggregator); never throws. Oversized arrays are
+// counted and refused before any copy.
+JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAggregator_ingest0(JNIEnv* env, jclass,
+                                                                  jbyteArray batch) {
+  std::shared_ptr<DriverAggregator> aggregator = CurrentAggregator();
+  if (aggregator == nullptr || batch == nullptr) return -1;
+  jsize length = env->GetArrayLength(batch);
+  if (static_cast<size_t>(length) > aggregator->max_batch_bytes()) {
+    return static_cast<jint>(aggregator->RefuseTooLarge(static_cast<size_t>(length)));
+  }
+  thread_local std::vector<uint8_t> buffer;  // Spark delivers on one dispatcher thread
+  buffer.resize(static_cast<size_t>(length));
+  env->GetByteArrayRegion(batch, 0, length, reinterpret_cast<jbyte*>(buffer.data()));
+  if (env->ExceptionCheck()) {
+    env->ExceptionClear();
+    return -1;
+  }
+  return static_cast<jint>(aggregator->Ingest(buffer));
+}
+
+// Writes the stage's flame graph; returns its path, or null when the stage has no samples.
+// Throws IllegalStateException when the file cannot be written.
+JNIEXPORT jstring JNICALL Java_io_sparkprof_NativeAggregator_writeStageFlameGraph0(
+    JNIEnv* env, jclass, jint stage_id, jint stage_attempt) {
+  std::shared_ptr<DriverAggregator> aggregator = CurrentAggregator();
+  if (aggregator == nullptr) return nullptr;
+  auto path = aggregator->WriteStageFlameGraph(stage_id, stage_attempt);
+  if (!path.ok()) {
+    if (path.status().code() != sparkprof::StatusCode::kNotFound) {
+      ThrowJava(env, "java/lang/IllegalStateException", path.status().ToString());
+    }
+    return nullptr;
+  }
+  return env->NewStringUTF(path->c_str());
+}
+
+JNIEXPORT jstring JNICALL Java_io_sparkprof_NativeAggregator_status0(JNIEnv* env, jclass) {
+  std::shared_ptr<DriverAggregator> aggregator = CurrentAggregator();
+  std::string text = aggregator ? aggregator->StatusJson() : "{\"running\":false}";
+  return env->NewStringUTF(text.c_str());
+}
+
+JNIEXPORT void JNICALL Java_io_sparkprof_NativeAggregator_stop0(JNIEnv*, jclass) {
+  std::shared_ptr<DriverAggregator> stopping;
+  {
+    std::lock_guard<std::mutex> lock(g_lifecycle_mutex);
+    stopping.swap(g_aggregator);
+  }
+  // Destroyed (exposer joined) when the last in-flight call lets go of it.
+}
+
+}  // extern "C"

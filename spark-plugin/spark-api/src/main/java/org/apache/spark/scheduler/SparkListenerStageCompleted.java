@@ -1,0 +1,8 @@
+package org.apache.spark.scheduler;
+
+/** Compile-only declaration: {@code case class SparkListenerStageCompleted(stageInfo: StageInfo)}. */
+public class SparkListenerStageCompleted {
+  public StageInfo stageInfo() {
+    throw new UnsupportedOperationException("compile-only declaration");
+  }
+}

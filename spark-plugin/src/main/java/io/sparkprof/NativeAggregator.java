@@ -1,0 +1,78 @@
+package io.sparkprof;
+
+/**
+ * The JNI boundary to the driver-side aggregator in {@code libsparkprof.so} (native side:
+ * {@code jni/sparkprof_driver_jni.cc}). The executor side is {@link NativeAgent}.
+ *
+ * <p>The library is normally present because the driver JVM runs the agent ({@code -agentpath});
+ * otherwise the driver plugin may {@code System.load} it first ({@code spark.sparkprof.libraryPath}).
+ */
+public final class NativeAggregator {
+  /** {@link #ingest} results, as the native side numbers them. */
+  public static final int NOT_RUNNING = -1;
+  public static final int ACCEPTED = 0;
+  private static final String[] OUTCOMES = {
+    "accepted", "too_large", "invalid", "unsupported_version", "rate_limited"
+  };
+
+  private static volatile boolean available;
+
+  private NativeAggregator() {}
+
+  /** True when the library's natives can be called (probed again until they can). */
+  public static boolean isAvailable() {
+    if (!available) {
+      try {
+        status0();
+        available = true;
+      } catch (UnsatisfiedLinkError e) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Starts the aggregator of this JVM (a second call returns the first one's port). Returns the
+   * bound Prometheus port, or -1 without an endpoint. Throws IllegalStateException when the port
+   * cannot be bound or the output directory cannot be created.
+   */
+  public static int start(SparkProfConfig config) {
+    return start0(config.prometheusEndpoint(), config.outputDir(), config.maxBatchBytes(),
+        config.maxBatchesPerSecond(), config.maxNodesPerStage(), config.maxStages());
+  }
+
+  /** Hands one batch to the aggregator; never throws. Returns an outcome code. */
+  public static int ingest(byte[] batch) {
+    return ingest0(batch);
+  }
+
+  public static String outcomeName(int outcome) {
+    return outcome >= 0 && outcome < OUTCOMES.length ? OUTCOMES[outcome] : "not_running";
+  }
+
+  /** Writes the stage attempt's flame graph; its path, or null when no sample of it arrived. */
+  public static String writeStageFlameGraph(int stageId, int stageAttempt) {
+    return writeStageFlameGraph0(stageId, stageAttempt);
+  }
+
+  /** One-line JSON: port, batches by outcome, stages, executors. */
+  public static String status() {
+    return status0();
+  }
+
+  public static void stop() {
+    stop0();
+  }
+
+  private static native int start0(String prometheusBindAddress, String outputDir,
+      int maxBatchBytes, int maxBatchesPerSecond, int maxNodesPerStage, int maxStages);
+
+  private static native int ingest0(byte[] batch);
+
+  private static native String writeStageFlameGraph0(int stageId, int stageAttempt);
+
+  private static native String status0();
+
+  private static native void stop0();
+}

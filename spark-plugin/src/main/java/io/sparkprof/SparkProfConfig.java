@@ -1,0 +1,211 @@
+package io.sparkprof;
+
+import java.util.Locale;
+import org.apache.spark.SparkConf;
+
+/**
+ * Every {@code spark.sparkprof.*} key, typed, with its default. This class is the one place the
+ * keys are documented. A value that does not parse is reported once (by the caller, through
+ * {@link #problems()}) and its default is used: a typo in a profiler key never stops a job.
+ */
+public final class SparkProfConfig {
+  /** Boolean, default {@code true}. {@code false} turns both plugin sides into no-ops. */
+  public static final String ENABLED = "spark.sparkprof.enabled";
+
+  /**
+   * Duration, default {@code 5s}: how often each executor drains its agent and sends one batch to
+   * the driver. Accepts {@code ms}, {@code s}, {@code m} suffixes; a bare number is milliseconds.
+   * Clamped to 100ms..10m.
+   */
+  public static final String FLUSH_INTERVAL = "spark.sparkprof.flushInterval";
+
+  /**
+   * Integer, default {@code 9405}: driver port of the Prometheus {@code /metrics} endpoint.
+   * {@code 0} picks a free port (logged at start); {@code -1} serves no endpoint.
+   */
+  public static final String PROMETHEUS_PORT = "spark.sparkprof.prometheus.port";
+
+  /**
+   * String, default {@code 127.0.0.1}: address the endpoint binds to. Use {@code 0.0.0.0} when
+   * Prometheus scrapes from another host or pod.
+   */
+  public static final String PROMETHEUS_BIND_ADDRESS = "spark.sparkprof.prometheus.bindAddress";
+
+  /** Path, default {@code /tmp/sparkprof}: driver directory for per-stage flame graphs (HTML). */
+  public static final String OUTPUT_DIR = "spark.sparkprof.outputDir";
+
+  /**
+   * Size, default {@code 16m}: largest batch the driver accepts; larger ones are counted and
+   * dropped. Accepts {@code k}, {@code m}, {@code g} suffixes; a bare number is bytes. Max 1g.
+   */
+  public static final String MAX_BATCH_BYTES = "spark.sparkprof.maxBatchBytes";
+
+  /** Integer, default {@code 2000}: batches the driver accepts per second over all executors. */
+  public static final String MAX_BATCHES_PER_SECOND = "spark.sparkprof.maxBatchesPerSecond";
+
+  /** Integer, default {@code 200000}: call-tree nodes kept per stage attempt on the driver. */
+  public static final String MAX_NODES_PER_STAGE = "spark.sparkprof.maxNodesPerStage";
+
+  /** Integer, default {@code 256}: stage attempts whose profiles the driver keeps in memory. */
+  public static final String MAX_STAGES = "spark.sparkprof.maxStages";
+
+  /**
+   * Path, default unset: {@code libsparkprof.so} to load on the driver when the driver JVM was
+   * started without {@code -agentpath} (the aggregator then runs without profiling the driver).
+   */
+  public static final String LIBRARY_PATH = "spark.sparkprof.libraryPath";
+
+  /** Reads a key; null when unset. */
+  public interface Lookup {
+    String get(String key);
+  }
+
+  private final StringBuilder problems = new StringBuilder();
+  private final boolean enabled;
+  private final long flushIntervalMs;
+  private final int prometheusPort;
+  private final String prometheusBindAddress;
+  private final String outputDir;
+  private final int maxBatchBytes;
+  private final int maxBatchesPerSecond;
+  private final int maxNodesPerStage;
+  private final int maxStages;
+  private final String libraryPath;
+
+  private SparkProfConfig(Lookup lookup) {
+    enabled = parseBoolean(lookup, ENABLED, true);
+    flushIntervalMs = clamp(parseDurationMs(lookup, FLUSH_INTERVAL, 5000), 100, 600_000);
+    prometheusPort = (int) parseLong(lookup, PROMETHEUS_PORT, 9405, -1, 65535);
+    prometheusBindAddress = parseString(lookup, PROMETHEUS_BIND_ADDRESS, "127.0.0.1");
+    outputDir = parseString(lookup, OUTPUT_DIR, "/tmp/sparkprof");
+    maxBatchBytes = (int) clamp(parseSize(lookup, MAX_BATCH_BYTES, 16L << 20), 1024, 1L << 30);
+    maxBatchesPerSecond = (int) parseLong(lookup, MAX_BATCHES_PER_SECOND, 2000, 1, 1_000_000);
+    maxNodesPerStage = (int) parseLong(lookup, MAX_NODES_PER_STAGE, 200_000, 100, 100_000_000);
+    maxStages = (int) parseLong(lookup, MAX_STAGES, 256, 1, 1_000_000);
+    libraryPath = parseString(lookup, LIBRARY_PATH, "");
+  }
+
+  public static SparkProfConfig from(Lookup lookup) {
+    return new SparkProfConfig(lookup);
+  }
+
+  public static SparkProfConfig from(final SparkConf conf) {
+    return new SparkProfConfig(key -> conf == null ? null : conf.get(key, null));
+  }
+
+  public boolean enabled() { return enabled; }
+
+  public long flushIntervalMs() { return flushIntervalMs; }
+
+  public int prometheusPort() { return prometheusPort; }
+
+  public String prometheusBindAddress() { return prometheusBindAddress; }
+
+  /** "HOST:PORT" for the native exposer, or "" when the endpoint is off. */
+  public String prometheusEndpoint() {
+    return prometheusPort < 0 ? "" : prometheusBindAddress + ":" + prometheusPort;
+  }
+
+  public String outputDir() { return outputDir; }
+
+  public int maxBatchBytes() { return maxBatchBytes; }
+
+  public int maxBatchesPerSecond() { return maxBatchesPerSecond; }
+
+  public int maxNodesPerStage() { return maxNodesPerStage; }
+
+  public int maxStages() { return maxStages; }
+
+  public String libraryPath() { return libraryPath; }
+
+  /** Keys whose values did not parse, with the default used instead; empty when all were fine. */
+  public String problems() { return problems.toString(); }
+
+  private void problem(String key, String value, Object used) {
+    if (problems.length() > 0) problems.append("; ");
+    problems.append(key).append('=').append(value).append(" is not valid, using ").append(used);
+  }
+
+  private static String trimmed(Lookup lookup, String key) {
+    String value = lookup.get(key);
+    if (value == null) return null;
+    value = value.trim();
+    return value.isEmpty() ? null : value;
+  }
+
+  private String parseString(Lookup lookup, String key, String fallback) {
+    String value = trimmed(lookup, key);
+    return value == null ? fallback : value;
+  }
+
+  private boolean parseBoolean(Lookup lookup, String key, boolean fallback) {
+    String value = trimmed(lookup, key);
+    if (value == null) return fallback;
+    if (value.equalsIgnoreCase("true")) return true;
+    if (value.equalsIgnoreCase("false")) return false;
+    problem(key, value, fallback);
+    return fallback;
+  }
+
+  private long parseLong(Lookup lookup, String key, long fallback, long min, long max) {
+    String value = trimmed(lookup, key);
+    if (value == null) return fallback;
+    try {
+      long parsed = Long.parseLong(value);
+      if (parsed >= min && parsed <= max) return parsed;
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    problem(key, value, fallback);
+    return fallback;
+  }
+
+  private long parseDurationMs(Lookup lookup, String key, long fallbackMs) {
+    String value = trimmed(lookup, key);
+    if (value == null) return fallbackMs;
+    String lower = value.toLowerCase(Locale.ROOT);
+    long unitMs = 1;
+    String digits = lower;
+    if (lower.endsWith("ms")) {
+      digits = lower.substring(0, lower.length() - 2);
+    } else if (lower.endsWith("s")) {
+      unitMs = 1000;
+      digits = lower.substring(0, lower.length() - 1);
+    } else if (lower.endsWith("m")) {
+      unitMs = 60_000;
+      digits = lower.substring(0, lower.length() - 1);
+    }
+    try {
+      long parsed = Long.parseLong(digits.trim());
+      if (parsed > 0 && parsed <= Long.MAX_VALUE / unitMs) return parsed * unitMs;
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    problem(key, value, fallbackMs + "ms");
+    return fallbackMs;
+  }
+
+  private long parseSize(Lookup lookup, String key, long fallback) {
+    String value = trimmed(lookup, key);
+    if (value == null) return fallback;
+    String lower = value.toLowerCase(Locale.ROOT);
+    if (lower.endsWith("b")) lower = lower.substring(0, lower.length() - 1);
+    long unit = 1;
+    if (lower.endsWith("k")) unit = 1L << 10;
+    else if (lower.endsWith("m")) unit = 1L << 20;
+    else if (lower.endsWith("g")) unit = 1L << 30;
+    String digits = unit == 1 ? lower : lower.substring(0, lower.length() - 1);
+    try {
+      long parsed = Long.parseLong(digits.trim());
+      if (parsed > 0 && parsed <= (1L << 40) / unit) return parsed * unit;
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    problem(key, value, fallback + " bytes");
+    return fallback;
+  }
+
+  private static long clamp(long value, long min, long max) {
+    return Math.max(min, Math.min(max, value));
+  }
+}

@@ -1,0 +1,128 @@
+package io.sparkprof;
+
+import java.util.Collections;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.apache.spark.SparkContext;
+import org.apache.spark.api.plugin.DriverPlugin;
+import org.apache.spark.api.plugin.PluginContext;
+
+/**
+ * Driver side: starts the native aggregator (Prometheus endpoint, flame graph directory), feeds it
+ * the executors' batches from {@link #receive} and asks it for a stage's flame graph when the
+ * stage completes.
+ *
+ * <p>{@code receive} runs on Spark's single plugin dispatcher thread; it never throws (a bad batch
+ * is counted natively, in {@code sparkprof_driver_batches_total{outcome}}).
+ */
+public final class SparkProfDriverPlugin implements DriverPlugin {
+  private volatile boolean running;
+  private SparkProfConfig config;
+  private ScheduledExecutorService flameGraphWriter;
+  /** Completed stage attempts whose flame graph is not written yet ("stage:attempt"). */
+  private final Map<String, int[]> pendingFlameGraphs = new ConcurrentHashMap<>();
+  private volatile boolean badBatchLogged;
+
+  @Override
+  public Map<String, String> init(SparkContext sc, PluginContext pluginContext) {
+    try {
+      config = SparkProfConfig.from(pluginContext.conf());
+      if (!config.problems().isEmpty()) SparkProfPlugin.log(config.problems());
+      if (!config.enabled()) return Collections.emptyMap();
+      if (!NativeAggregator.isAvailable() && !config.libraryPath().isEmpty()) {
+        System.load(config.libraryPath());
+      }
+      if (!NativeAggregator.isAvailable()) {
+        SparkProfPlugin.log("driver: libsparkprof.so is not loaded (-agentpath in "
+            + "spark.driver.extraJavaOptions, or " + SparkProfConfig.LIBRARY_PATH
+            + "); no metrics or flame graphs");
+        return Collections.emptyMap();
+      }
+      int port = NativeAggregator.start(config);
+      flameGraphWriter = Executors.newSingleThreadScheduledExecutor(runnable -> {
+        Thread thread = new Thread(runnable, "sparkprof-flamegraphs");
+        thread.setDaemon(true);
+        return thread;
+      });
+      running = true;
+      if (sc != null) sc.addSparkListener(new SparkProfListener(this));
+      SparkProfPlugin.log("driver aggregator started"
+          + (port >= 0 ? ", metrics at http://" + config.prometheusBindAddress() + ":" + port
+              + "/metrics" : ", no metrics endpoint")
+          + ", stage flame graphs in " + config.outputDir());
+    } catch (RuntimeException | LinkageError e) {
+      running = false;
+      SparkProfPlugin.log("driver plugin disabled: " + e);
+    }
+    return Collections.emptyMap();
+  }
+
+  @Override
+  public Object receive(Object message) {
+    if (!running) return null;
+    try {
+      if (!(message instanceof byte[])) {
+        logBadBatchOnce("a message of type "
+            + (message == null ? "null" : message.getClass().getName()) + " was ignored");
+        return null;
+      }
+      int outcome = NativeAggregator.ingest((byte[]) message);
+      if (outcome != NativeAggregator.ACCEPTED && outcome != NativeAggregator.NOT_RUNNING) {
+        logBadBatchOnce("a batch was dropped (" + NativeAggregator.outcomeName(outcome) + ")");
+      }
+    } catch (RuntimeException | LinkageError e) {
+      logBadBatchOnce("a batch was dropped: " + e);
+    }
+    return null;
+  }
+
+  private void logBadBatchOnce(String what) {
+    if (badBatchLogged) return;
+    badBatchLogged = true;
+    SparkProfPlugin.log(what + "; further drops are counted in sparkprof_driver_batches_total, "
+        + "not logged");
+  }
+
+  /**
+   * Called from the listener thread. The flame graph is written after two flush intervals, so
+   * the batches the executors send after the stage's last task still arrive in time.
+   */
+  void onStageCompleted(final int stageId, final int stageAttempt) {
+    if (!running) return;
+    final String key = stageId + ":" + stageAttempt;
+    pendingFlameGraphs.put(key, new int[] {stageId, stageAttempt});
+    try {
+      flameGraphWriter.schedule(() -> writeFlameGraph(key), 2 * config.flushIntervalMs(),
+          TimeUnit.MILLISECONDS);
+    } catch (RuntimeException e) {
+      // Shutting down: shutdown() writes what is pending.
+    }
+  }
+
+  private void writeFlameGraph(String key) {
+    int[] stage = pendingFlameGraphs.remove(key);
+    if (stage == null) return;
+    try {
+      NativeAggregator.writeStageFlameGraph(stage[0], stage[1]);
+    } catch (RuntimeException | LinkageError e) {
+      SparkProfPlugin.log("flame graph of stage " + stage[0] + " (attempt " + stage[1]
+          + ") not written: " + e.getMessage());
+    }
+  }
+
+  @Override
+  public void shutdown() {
+    if (!running) return;
+    running = false;
+    flameGraphWriter.shutdownNow();
+    for (String key : pendingFlameGraphs.keySet()) writeFlameGraph(key);
+    try {
+      NativeAggregator.stop();
+    } catch (RuntimeException | LinkageError e) {
+      SparkProfPlugin.log("stopping the aggregator: " + e);
+    }
+  }
+}

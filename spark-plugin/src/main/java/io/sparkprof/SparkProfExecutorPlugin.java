@@ -1,0 +1,144 @@
+package io.sparkprof;
+
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.spark.TaskContext;
+import org.apache.spark.TaskFailedReason;
+import org.apache.spark.api.plugin.ExecutorPlugin;
+import org.apache.spark.api.plugin.PluginContext;
+
+/**
+ * Executor side: tags each task thread with (stage, stage attempt, task attempt id) for the native
+ * agent, and every {@code spark.sparkprof.flushInterval} sends the agent's batch to the driver.
+ *
+ * <p>The task hooks run on the task thread, must cost nanoseconds and never throw: Spark would
+ * only log the exception, but a throwing hook still costs the task a stack trace.
+ */
+public final class SparkProfExecutorPlugin implements ExecutorPlugin {
+  /** Per-thread task ids: TaskContext is already unset when the end hooks run. */
+  private static final class TaskIds {
+    boolean tagged;
+    int stageId;
+    int stageAttempt;
+    long taskAttemptId;
+  }
+
+  private static final ThreadLocal<TaskIds> CURRENT =
+      ThreadLocal.withInitial(TaskIds::new);
+
+  private volatile boolean active;
+  private PluginContext context;
+  private ScheduledExecutorService flusher;
+  private final Object flushLock = new Object();
+  private final AtomicLong batchesSent = new AtomicLong();
+  private final AtomicLong sendFailures = new AtomicLong();
+  private volatile boolean sendFailureLogged;
+
+  @Override
+  public void init(PluginContext ctx, Map<String, String> extraConf) {
+    try {
+      SparkProfConfig config = SparkProfConfig.from(ctx.conf());
+      if (!config.problems().isEmpty()) SparkProfPlugin.log(config.problems());
+      if (!config.enabled()) return;
+      if (!NativeAgent.isLoaded()) {
+        SparkProfPlugin.log("executor " + ctx.executorID() + ": the native agent is not loaded "
+            + "(-agentpath:.../libsparkprof.so in spark.executor.extraJavaOptions); "
+            + "the plugin does nothing");
+        return;
+      }
+      context = ctx;
+      flusher = Executors.newSingleThreadScheduledExecutor(runnable -> {
+        Thread thread = new Thread(runnable, "sparkprof-flush");
+        thread.setDaemon(true);
+        return thread;
+      });
+      long intervalMs = config.flushIntervalMs();
+      flusher.scheduleWithFixedDelay(this::flush, intervalMs, intervalMs, TimeUnit.MILLISECONDS);
+      active = true;
+    } catch (RuntimeException | LinkageError e) {
+      SparkProfPlugin.log("executor plugin disabled: " + e);
+    }
+  }
+
+  @Override
+  public void onTaskStart() {
+    if (!active) return;
+    try {
+      TaskContext task = TaskContext.get();
+      if (task == null) return;
+      TaskIds ids = CURRENT.get();
+      ids.stageId = task.stageId();
+      ids.stageAttempt = task.stageAttemptNumber();
+      ids.taskAttemptId = task.taskAttemptId();
+      ids.tagged = true;
+      NativeAgent.tagCurrentThread(ids.stageId, ids.stageAttempt, ids.taskAttemptId);
+    } catch (RuntimeException | LinkageError e) {
+      // Never fail a task for the profiler; the thread simply stays untagged.
+    }
+  }
+
+  @Override
+  public void onTaskSucceeded() {
+    endTask();
+  }
+
+  @Override
+  public void onTaskFailed(TaskFailedReason failureReason) {
+    endTask();
+  }
+
+  private void endTask() {
+    if (!active) return;
+    try {
+      TaskIds ids = CURRENT.get();
+      if (!ids.tagged) return;
+      ids.tagged = false;
+      NativeAgent.untagCurrentThread();
+    } catch (RuntimeException | LinkageError e) {
+      // As above: never fail a task.
+    }
+  }
+
+  /** Drains the agent and sends one batch; runs on the flush thread and at shutdown. */
+  void flush() {
+    synchronized (flushLock) {
+      try {
+        byte[] batch = NativeAgent.drainBatchOrNull();
+        if (batch == null) return;
+        context.send(batch);
+        batchesSent.incrementAndGet();
+      } catch (Exception | LinkageError e) {
+        sendFailures.incrementAndGet();
+        if (!sendFailureLogged) {
+          sendFailureLogged = true;
+          SparkProfPlugin.log("could not send a profile batch to the driver (further failures "
+              + "are counted, not logged): " + e);
+        }
+      }
+    }
+  }
+
+  @Override
+  public void shutdown() {
+    if (!active) return;
+    active = false;
+    flusher.shutdown();
+    try {
+      flusher.awaitTermination(2, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    flush();
+  }
+
+  long batchesSent() {
+    return batchesSent.get();
+  }
+
+  long sendFailures() {
+    return sendFailures.get();
+  }
+}

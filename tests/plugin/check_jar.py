@@ -1,0 +1,38 @@
+#!/usr/bin/env python3
+"""Checks the plugin jar: it holds the plugin classes, no org/apache/spark (or scala) classes (the
+compile-only declarations must never ship), and Java 8 class files so Spark 3.x JVMs load it."""
+import struct
+import sys
+import zipfile
+
+JAVA_8_MAJOR = 52
+
+
+def main(path):
+    problems = []
+    with zipfile.ZipFile(path) as jar:
+        names = jar.namelist()
+        for required in ("io/sparkprof/SparkProfPlugin.class",
+                         "io/sparkprof/SparkProfExecutorPlugin.class",
+                         "io/sparkprof/SparkProfDriverPlugin.class",
+                         "io/sparkprof/SparkProfConfig.class",
+                         "io/sparkprof/NativeAgent.class",
+                         "io/sparkprof/NativeAggregator.class"):
+            if required not in names:
+                problems.append("missing " + required)
+        for name in names:
+            if name.startswith(("org/apache/spark/", "scala/", "com/codahale/")):
+                problems.append("must not be packaged: " + name)
+            if name.endswith(".class"):
+                magic, _minor, major = struct.unpack(">IHH", jar.read(name)[:8])
+                if magic != 0xCAFEBABE or major > JAVA_8_MAJOR:
+                    problems.append("%s: class file version %d, want <= %d (Java 8)"
+                                    % (name, major, JAVA_8_MAJOR))
+    for problem in problems:
+        print("FAIL:", problem)
+    print("%s: %d entries, %s" % (path, len(names), "ok" if not problems else "bad"))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
