@@ -374,7 +374,16 @@ void WriteHeader(const Analysis& analysis, const std::string& id, std::string& o
   for (const auto& [name, value] : cards) {
     out += "<div><dt>" + std::string(name) + "</dt><dd>" + value + "</dd></div>";
   }
-  out += "</dl>\n</header>\n";
+  out += "</dl>\n";
+  const Totals& t = s.totals;
+  out += "<p class=\"totals\">Task time (summed over task attempts): run " +
+         HumanDurationMs(t.executor_run_time_ms) + ", CPU " +
+         HumanDurationMs(t.executor_cpu_time_ns / 1'000'000) + ", GC " +
+         HumanDurationMs(t.jvm_gc_time_ms) + " &middot; shuffle read " +
+         HumanBytes(t.shuffle_read_bytes) + ", write " + HumanBytes(t.shuffle_write_bytes) +
+         " &middot; input " + HumanBytes(t.input_bytes) + ", output " + HumanBytes(t.output_bytes) +
+         " &middot; spill " + HumanBytes(t.memory_bytes_spilled) + " in memory, " +
+         HumanBytes(t.disk_bytes_spilled) + " on disk</p>\n</header>\n";
 }
 
 void WritePhases(const diagnosis::PhaseBreakdown& p, const std::string& id, std::string& out) {
@@ -413,6 +422,10 @@ std::string FindingAnchor(const std::string& id, size_t index) {
   return id + "-finding-" + std::to_string(index + 1);
 }
 
+std::string StageAnchor(const std::string& id, int32_t stage_id, int32_t attempt) {
+  return id + "-stage-" + Int(stage_id) + "-" + Int(attempt);
+}
+
 void WriteStages(const Analysis& analysis, const std::string& id, std::string& out) {
   const ApplicationSummary& s = analysis.summary;
   out += "<h2>Stages</h2>\n";
@@ -440,7 +453,7 @@ void WriteStages(const Analysis& analysis, const std::string& id, std::string& o
     }
     const Percentiles& d = stage.task_duration_ms;
     const Totals& t = stage.totals;
-    out += "<tr id=\"" + id + "-stage-" + Int(stage.stage_id) + "-" + Int(stage.attempt) + "\">" +
+    out += "<tr id=\"" + StageAnchor(id, stage.stage_id, stage.attempt) + "\">" +
            NumberCell(stage.stage_id, Int(stage.stage_id)) +
            NumberCell(stage.attempt, Int(stage.attempt)) + "<td class=\"name\" title=\"" +
            Escape(stage.name) + "\">" + Shortened(stage.name, 80) + "</td><td class=\"status " +
@@ -496,7 +509,7 @@ void WriteJobs(const model::ApplicationModel& m, const std::string& id, std::str
 }
 
 void WriteFinding(const diagnosis::Finding& f, const std::string& anchor, const std::string& id,
-                  std::string& out) {
+                  const ApplicationSummary& summary, std::string& out) {
   const std::string severity = diagnosis::SeverityName(f.severity);
   out += "<article class=\"finding " + severity + "\" id=\"" + anchor + "\" data-rule=\"" +
          Escape(f.rule) + "\">\n<h3><span class=\"severity " + severity + "\">" + severity +
@@ -506,7 +519,11 @@ void WriteFinding(const diagnosis::Finding& f, const std::string& anchor, const 
     out += "<p class=\"stage-ids\">Stages:";
     std::set<int32_t> ids(f.stage_ids.begin(), f.stage_ids.end());
     for (int32_t stage_id : ids) {
-      out += " <a href=\"#" + id + "-stage-" + Int(stage_id) + "-0\">" + Int(stage_id) + "</a>";
+      // Link the stage's first attempt in the table (summary.stages is ordered by id, attempt).
+      auto first = std::find_if(summary.stages.begin(), summary.stages.end(),
+                                [&](const StageSummary& stage) { return stage.stage_id == stage_id; });
+      int32_t attempt = first != summary.stages.end() ? first->attempt : 0;
+      out += " <a href=\"#" + StageAnchor(id, stage_id, attempt) + "\">" + Int(stage_id) + "</a>";
     }
     out += "</p>\n";
   }
@@ -559,7 +576,7 @@ void WriteFindings(const Analysis& analysis, const std::string& id, std::string&
   }
   out += "<p class=\"note\">Most costly first.</p>\n";
   for (size_t i = 0; i < analysis.findings.size(); ++i) {
-    WriteFinding(analysis.findings[i], FindingAnchor(id, i), id, out);
+    WriteFinding(analysis.findings[i], FindingAnchor(id, i), id, analysis.summary, out);
   }
   auto changes = PasteableConfigChanges(analysis.findings);
   if (changes.empty()) return;
