@@ -41,7 +41,8 @@ bool WriteOutput(const std::string& path, const std::string& text) {
   return true;
 }
 
-std::string Render(const std::string& format, const std::vector<const report::Analysis*>& analyses) {
+std::string Render(const std::string& format,
+                   const std::vector<const report::Analysis*>& analyses) {
   if (format == "json") return report::RenderJson(analyses);
   if (format == "html") return report::RenderHtml(analyses);
   const bool markdown = format == "md";

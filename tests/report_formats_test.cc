@@ -48,7 +48,8 @@ TEST(HtmlReportTest, StringsFromTheLogAreEscaped) {
             std::string::npos);
   EXPECT_NE(html.find("&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt; SELECT a|b"),
             std::string::npos);
-  EXPECT_NE(html.find("&lt;b onmouseover=alert(3)&gt;join&lt;/b&gt; at `Enrich`"), std::string::npos);
+  EXPECT_NE(html.find("&lt;b onmouseover=alert(3)&gt;join&lt;/b&gt; at `Enrich`"),
+            std::string::npos);
 }
 
 TEST(HtmlReportTest, SelfContainedWithTimelineStagesAndFindings) {
@@ -146,9 +147,9 @@ TEST(MarkdownReportTest, StringsFromTheLogAreEscaped) {
 TEST(MarkdownReportTest, HasTheTextReportsSections) {
   report::Analysis analysis = AnalyzeText(testing::GenerateEventLog(testing::DemoApp()));
   std::string markdown = report::RenderMarkdown(analysis);
-  for (const char* heading : {"## Work", "## Phase breakdown", "## Findings (most costly first)",
-                              "### 1. critical: ", "## Configuration changes", "## Longest stages",
-                              "## Input"}) {
+  for (const char* heading :
+       {"## Work", "## Phase breakdown", "## Findings (most costly first)",
+        "### 1. critical: ", "## Configuration changes", "## Longest stages", "## Input"}) {
     EXPECT_NE(markdown.find(heading), std::string::npos) << heading;
   }
   EXPECT_NE(markdown.find("| resource wait | 20.3 s | 12.5% |"), std::string::npos);
@@ -160,7 +161,8 @@ TEST(MarkdownReportTest, HasTheTextReportsSections) {
 
 TEST(MarkdownReportTest, EscapeMarkdown) {
   EXPECT_EQ(report::EscapeMarkdown("a|b`c<d&e"), "a\\|b\\`c&lt;d&amp;e");
-  EXPECT_EQ(report::EscapeMarkdown("*x* _y_ [z](u) #1 ~s~ \\"), "\\*x\\* \\_y\\_ \\[z\\](u) \\#1 \\~s\\~ \\\\");
+  EXPECT_EQ(report::EscapeMarkdown("*x* _y_ [z](u) #1 ~s~ \\"),
+            "\\*x\\* \\_y\\_ \\[z\\](u) \\#1 \\~s\\~ \\\\");
   EXPECT_EQ(report::EscapeMarkdown("line\nbreak\x1b[31m"), "line break \\[31m");
 }
 

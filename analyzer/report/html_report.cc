@@ -115,7 +115,8 @@ std::string StepPath(const std::vector<StepPoint>& points, const Geometry& g, do
   std::string path;
   const int columns = static_cast<int>(g.PlotWidth());
   if (points.size() <= static_cast<size_t>(columns) * 2) {
-    path = "M" + Coordinate(g.X(points.front().time_ms)) + " " + Coordinate(y(points.front().value));
+    path =
+        "M" + Coordinate(g.X(points.front().time_ms)) + " " + Coordinate(y(points.front().value));
     for (size_t i = 1; i < points.size(); ++i) {
       path += "H" + Coordinate(g.X(points[i].time_ms)) + "V" + Coordinate(y(points[i].value));
     }
@@ -172,8 +173,8 @@ std::string TickLabel(int64_t ms) {
 
 int64_t TickStepMs(int64_t span_ms) {
   static constexpr int64_t kSteps[] = {
-      100,       200,       500,       1'000,     2'000,      5'000,      10'000,
-      15'000,    30'000,    60'000,    120'000,   300'000,    600'000,    900'000,
+      100,       200,       500,       1'000,      2'000,      5'000,      10'000,
+      15'000,    30'000,    60'000,    120'000,    300'000,    600'000,    900'000,
       1'800'000, 3'600'000, 7'200'000, 10'800'000, 21'600'000, 43'200'000, 86'400'000};
   for (int64_t step : kSteps) {
     if (span_ms / step <= 10) return step;
@@ -277,10 +278,10 @@ void WriteTimeline(const Analysis& analysis, const std::string& id, std::string&
   out += "<g class=\"axis\">";
   for (int64_t t = 0; t <= span_ms; t += step_ms) {
     std::string x = Coordinate(g.X(g.range.start_ms + t));
-    out += "<line class=\"grid\" x1=\"" + x + "\" x2=\"" + x + "\" y1=\"" +
-           Coordinate(stages_top) + "\" y2=\"" + Coordinate(axis_top) + "\"/>";
-    out += "<text x=\"" + x + "\" y=\"" + Coordinate(axis_top + 16) +
-           "\" text-anchor=\"middle\">" + TickLabel(t) + "</text>";
+    out += "<line class=\"grid\" x1=\"" + x + "\" x2=\"" + x + "\" y1=\"" + Coordinate(stages_top) +
+           "\" y2=\"" + Coordinate(axis_top) + "\"/>";
+    out += "<text x=\"" + x + "\" y=\"" + Coordinate(axis_top + 16) + "\" text-anchor=\"middle\">" +
+           TickLabel(t) + "</text>";
   }
   out += "</g>\n";
 
@@ -312,14 +313,14 @@ void WriteTimeline(const Analysis& analysis, const std::string& id, std::string&
          "\">executors</text><text class=\"label small\" x=\"4\" y=\"" +
          Coordinate(executors_top + 25) + "\">max " + Int(MaxValue(series.executors)) + "</text>\n";
   out += "<line class=\"baseline\" x1=\"" + Coordinate(Geometry::kLeft) + "\" x2=\"" +
-         Coordinate(right) + "\" y1=\"" + Coordinate(executors_top + kExecutorsHeight) + "\" y2=\"" +
-         Coordinate(executors_top + kExecutorsHeight) + "\"/>\n";
+         Coordinate(right) + "\" y1=\"" + Coordinate(executors_top + kExecutorsHeight) +
+         "\" y2=\"" + Coordinate(executors_top + kExecutorsHeight) + "\"/>\n";
   out += "<path class=\"series executors\" d=\"" +
          StepPath(series.executors, g, executors_top, kExecutorsHeight, max_executors) + "\"/>\n";
 
   // Running tasks, under the task slots (dashed).
-  const int64_t max_tasks = std::max<int64_t>(
-      1, std::max(MaxValue(series.running_tasks), MaxValue(series.task_slots)));
+  const int64_t max_tasks =
+      std::max<int64_t>(1, std::max(MaxValue(series.running_tasks), MaxValue(series.task_slots)));
   out += "<text class=\"label\" x=\"4\" y=\"" + Coordinate(tasks_top + 11) +
          "\">running tasks</text><text class=\"label small\" x=\"4\" y=\"" +
          Coordinate(tasks_top + 25) + "\">max " + Int(MaxValue(series.running_tasks)) +
@@ -331,13 +332,14 @@ void WriteTimeline(const Analysis& analysis, const std::string& id, std::string&
   out += "<path class=\"series slots\" d=\"" +
          StepPath(series.task_slots, g, tasks_top, kTasksHeight, max_tasks) + "\"/>\n";
   out += "<line class=\"baseline\" x1=\"" + Coordinate(Geometry::kLeft) + "\" x2=\"" +
-         Coordinate(right) + "\" y1=\"" + Coordinate(axis_top) + "\" y2=\"" +
-         Coordinate(axis_top) + "\"/>\n";
+         Coordinate(right) + "\" y1=\"" + Coordinate(axis_top) + "\" y2=\"" + Coordinate(axis_top) +
+         "\"/>\n";
   out += "</svg>\n";
-  out += "<p class=\"legend\"><span class=\"swatch complete\"></span>stage completed "
-         "<span class=\"swatch failed\"></span>failed <span class=\"swatch running\"></span>"
-         "did not complete in this log &middot; x: time since application start "
-         "(hover a stage for its name)</p>\n";
+  out +=
+      "<p class=\"legend\"><span class=\"swatch complete\"></span>stage completed "
+      "<span class=\"swatch failed\"></span>failed <span class=\"swatch running\"></span>"
+      "did not complete in this log &middot; x: time since application start "
+      "(hover a stage for its name)</p>\n";
 }
 
 // ---- Sections -------------------------------------------------------------------------------
@@ -346,24 +348,23 @@ void WriteHeader(const Analysis& analysis, const std::string& id, std::string& o
   const model::ApplicationModel& m = analysis.model;
   const ApplicationSummary& s = analysis.summary;
   out += "<header><h1>" + Shortened(m.app_name.empty() ? "(unnamed)" : m.app_name, 300) +
-         "</h1>\n<p class=\"identity\">" +
-         Escape(m.app_id.empty() ? "(unknown id)" : m.app_id);
+         "</h1>\n<p class=\"identity\">" + Escape(m.app_id.empty() ? "(unknown id)" : m.app_id);
   if (!m.attempt_id.empty()) out += " attempt " + Escape(m.attempt_id);
   out += " &middot; Spark " + Escape(m.spark_version.empty() ? "unknown" : m.spark_version);
   if (m.databricks) out += " (Databricks)";
   if (!m.user.empty()) out += " &middot; user " + Escape(m.user);
   out += " &middot; started " + FormatEpochMs(m.start_time_ms) + "</p>\n";
   if (!m.complete) {
-    out += "<p class=\"note\">Incomplete log: no ApplicationEnd; durations run up to the last "
-           "event.</p>\n";
+    out +=
+        "<p class=\"note\">Incomplete log: no ApplicationEnd; durations run up to the last "
+        "event.</p>\n";
   }
   int64_t by_severity[3] = {0, 0, 0};
   for (const diagnosis::Finding& f : analysis.findings) ++by_severity[static_cast<int>(f.severity)];
   const std::pair<const char*, std::string> cards[] = {
       {"duration", HumanDurationMs(m.duration_ms())},
-      {"jobs", Int(s.counts.jobs) + (s.counts.failed_jobs ? " (" + Int(s.counts.failed_jobs) +
-                                                                " failed)"
-                                                          : "")},
+      {"jobs", Int(s.counts.jobs) +
+                   (s.counts.failed_jobs ? " (" + Int(s.counts.failed_jobs) + " failed)" : "")},
       {"stages", Int(s.counts.stages)},
       {"task attempts", Int(s.counts.task_attempts)},
       {"executors", Int(s.executors.added) + " (max " + Int(s.executors.max_concurrent) + ")"},
@@ -402,15 +403,16 @@ void WritePhases(const diagnosis::PhaseBreakdown& p, const std::string& id, std:
            "\" title=\"" + row.name + ": " + HumanDurationMs(row.ms) + " (" +
            Percent(p.Ratio(row.ms)) + ")\"></span>";
   }
-  out += "</div>\n<table class=\"phases\"><thead><tr><th>phase</th><th class=\"num\">time</th>"
-         "<th class=\"num\">share of wall time</th></tr></thead><tbody>\n";
+  out +=
+      "</div>\n<table class=\"phases\"><thead><tr><th>phase</th><th class=\"num\">time</th>"
+      "<th class=\"num\">share of wall time</th></tr></thead><tbody>\n";
   for (const PhaseRow& row : rows) {
-    out += "<tr><td><span class=\"swatch " + std::string(row.css_class) + "\"></span>" +
-           row.name + "</td><td class=\"num\">" + HumanDurationMs(row.ms) +
-           "</td><td class=\"num\">" + Percent(p.Ratio(row.ms)) + "</td></tr>\n";
+    out += "<tr><td><span class=\"swatch " + std::string(row.css_class) + "\"></span>" + row.name +
+           "</td><td class=\"num\">" + HumanDurationMs(row.ms) + "</td><td class=\"num\">" +
+           Percent(p.Ratio(row.ms)) + "</td></tr>\n";
   }
-  out += "</tbody></table>\n<p class=\"note\">Wall time " + HumanDurationMs(p.wall_ms) +
-         ", peak " + Int(p.peak_slots) + " task slots";
+  out += "</tbody></table>\n<p class=\"note\">Wall time " + HumanDurationMs(p.wall_ms) + ", peak " +
+         Int(p.peak_slots) + " task slots";
   if (p.starved_task_ms > 0) {
     out += "; tasks queued " + HumanDurationMs(p.starved_task_ms) +
            " (task time) while every slot was busy";
@@ -467,8 +469,7 @@ void WriteStages(const Analysis& analysis, const std::string& id, std::string& o
            NumberCell(t.memory_bytes_spilled, HumanBytes(t.memory_bytes_spilled)) +
            NumberCell(t.shuffle_read_bytes, HumanBytes(t.shuffle_read_bytes)) +
            NumberCell(t.shuffle_write_bytes, HumanBytes(t.shuffle_write_bytes)) +
-           "<td class=\"findings\">" +
-           findings + "</td></tr>\n";
+           "<td class=\"findings\">" + findings + "</td></tr>\n";
   }
   out += "</tbody></table></div>\n";
   if (s.stages.size() > kMaxStageRows) {
@@ -489,9 +490,10 @@ void WriteJobs(const model::ApplicationModel& m, const std::string& id, std::str
     std::string_view description = job.description;
     auto sql = m.sql_executions.find(job.sql_execution_id);
     if (description.empty() && sql != m.sql_executions.end()) description = sql->second.description;
-    int64_t duration = job.submission_time_ms >= 0 && job.completion_time_ms >= job.submission_time_ms
-                           ? job.completion_time_ms - job.submission_time_ms
-                           : -1;
+    int64_t duration =
+        job.submission_time_ms >= 0 && job.completion_time_ms >= job.submission_time_ms
+            ? job.completion_time_ms - job.submission_time_ms
+            : -1;
     out += "<tr>" + NumberCell(job_id, Int(job_id)) +
            NumberCell(job.sql_execution_id,
                       job.sql_execution_id >= 0 ? Int(job.sql_execution_id) : "") +
@@ -520,16 +522,18 @@ void WriteFinding(const diagnosis::Finding& f, const std::string& anchor, const 
     std::set<int32_t> ids(f.stage_ids.begin(), f.stage_ids.end());
     for (int32_t stage_id : ids) {
       // Link the stage's first attempt in the table (summary.stages is ordered by id, attempt).
-      auto first = std::find_if(summary.stages.begin(), summary.stages.end(),
-                                [&](const StageSummary& stage) { return stage.stage_id == stage_id; });
+      auto first =
+          std::find_if(summary.stages.begin(), summary.stages.end(),
+                       [&](const StageSummary& stage) { return stage.stage_id == stage_id; });
       int32_t attempt = first != summary.stages.end() ? first->attempt : 0;
       out += " <a href=\"#" + StageAnchor(id, stage_id, attempt) + "\">" + Int(stage_id) + "</a>";
     }
     out += "</p>\n";
   }
   if (!f.evidence.empty()) {
-    out += "<table class=\"evidence\"><thead><tr><th>evidence</th><th class=\"num\">value</th>"
-           "</tr></thead><tbody>";
+    out +=
+        "<table class=\"evidence\"><thead><tr><th>evidence</th><th class=\"num\">value</th>"
+        "</tr></thead><tbody>";
     for (const diagnosis::Evidence& e : f.evidence) {
       out += "<tr><td>" + Escape(e.name) + "</td><td class=\"num\">" +
              Escape(FormatEvidenceValue(e)) + "</td></tr>";
@@ -558,7 +562,8 @@ void WriteFinding(const diagnosis::Finding& f, const std::string& anchor, const 
          HumanDurationMs(f.impact.time_saved_ms_high) + " saved, " + hours +
          " <span class=\"method\">(" + Shortened(f.impact.method, 2000) + ")</span></p>\n";
   if (!f.recipe.empty()) {
-    // Recipes are docs paths relative to the repository; anything with a scheme is shown, not linked.
+    // Recipes are docs paths relative to the repository; anything with a scheme is shown, not
+    // linked.
     bool relative = f.recipe.find(':') == std::string::npos;
     out += "<p class=\"recipe\">Recipe: ";
     out += relative ? "<a href=\"" + Escape(f.recipe) + "\">" + Escape(f.recipe) + "</a>"
@@ -580,26 +585,30 @@ void WriteFindings(const Analysis& analysis, const std::string& id, std::string&
   }
   auto changes = PasteableConfigChanges(analysis.findings);
   if (changes.empty()) return;
-  out += "<h3>Configuration changes</h3>\n<p class=\"note\">From the findings above, most costly "
-         "first.</p>\n<pre class=\"config\">";
-  for (const auto& [key, value] : changes) out += "--conf " + Escape(key) + "=" + Escape(value) + "\n";
+  out +=
+      "<h3>Configuration changes</h3>\n<p class=\"note\">From the findings above, most costly "
+      "first.</p>\n<pre class=\"config\">";
+  for (const auto& [key, value] : changes)
+    out += "--conf " + Escape(key) + "=" + Escape(value) + "\n";
   out += "</pre>\n";
 }
 
 void WriteInput(const eventlog::ReadReport& r, std::string& out) {
   out += "<h2>Input</h2>\n<ul class=\"input\">\n";
   for (const eventlog::FileReadReport& file : r.files) {
-    out += "<li>" + Shortened(file.file, 300) + " (" + Escape(file.codec.empty() ? "?" : file.codec) +
-           ", " + HumanBytes(static_cast<int64_t>(file.decoded_bytes)) + ", " + Int(file.lines) +
+    out += "<li>" + Shortened(file.file, 300) + " (" +
+           Escape(file.codec.empty() ? "?" : file.codec) + ", " +
+           HumanBytes(static_cast<int64_t>(file.decoded_bytes)) + ", " + Int(file.lines) +
            " lines)";
-    if (!file.error.empty()) out += ": <span class=\"problem\">" + Shortened(file.error, 400) + "</span>";
+    if (!file.error.empty())
+      out += ": <span class=\"problem\">" + Shortened(file.error, 400) + "</span>";
     out += "</li>\n";
   }
   if (r.bad_line_count > 0) {
     const eventlog::BadLine& first = r.bad_lines.front();
-    out += "<li>" + Int(r.bad_line_count) + " unreadable line(s) skipped; first: " +
-           Shortened(first.file, 200) + ":" + Int(first.line) + ": " + Shortened(first.error, 300) +
-           "</li>\n";
+    out += "<li>" + Int(r.bad_line_count) +
+           " unreadable line(s) skipped; first: " + Shortened(first.file, 200) + ":" +
+           Int(first.line) + ": " + Shortened(first.error, 300) + "</li>\n";
   }
   out += "</ul>\n";
 }
@@ -740,9 +749,11 @@ TimelineSeries ComputeTimelineSeries(const model::ApplicationModel& model) {
   std::vector<std::pair<int64_t, int64_t>> executors, slots, tasks;
   for (const model::Executor& executor : model.executors) {
     // The driver runs tasks only in local mode, where it is the one executor with cores.
-    bool runs_tasks = executor.total_cores > 0 || (executor.added_time_ms >= 0 && !executor.is_driver());
+    bool runs_tasks =
+        executor.total_cores > 0 || (executor.added_time_ms >= 0 && !executor.is_driver());
     if (!runs_tasks) continue;
-    int64_t added = range.Clamp(executor.added_time_ms >= 0 ? executor.added_time_ms : range.start_ms);
+    int64_t added =
+        range.Clamp(executor.added_time_ms >= 0 ? executor.added_time_ms : range.start_ms);
     executors.push_back({added, 1});
     slots.push_back({added, executor.total_cores});
     // Alive at the end: the step stays up to the right edge instead of dropping there.

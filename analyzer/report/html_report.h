@@ -22,9 +22,11 @@ struct StepPoint {
 // The timeline's step charts, computed from the model and clamped to [start, end] of the
 // application. The first point is at the application start.
 struct TimelineSeries {
-  std::vector<StepPoint> executors;      // ExecutorAdded .. ExecutorRemoved (else application end)
-  std::vector<StepPoint> task_slots;     // the cores of those executors
-  std::vector<StepPoint> running_tasks;  // task attempts from launch to finish (else application end)
+  // Executors from ExecutorAdded to ExecutorRemoved (else the application end), and their cores.
+  std::vector<StepPoint> executors;
+  std::vector<StepPoint> task_slots;
+  // Task attempts from launch to finish (else the application end).
+  std::vector<StepPoint> running_tasks;
 };
 TimelineSeries ComputeTimelineSeries(const model::ApplicationModel& model);
 

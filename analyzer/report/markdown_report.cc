@@ -32,8 +32,8 @@ void WriteHeader(const Analysis& analysis, std::ostringstream& out) {
   if (!m.attempt_id.empty()) out << " attempt " << Cell(m.attempt_id);
   out << "\n- **Spark:** " << Cell(m.spark_version.empty() ? "unknown" : m.spark_version)
       << (m.databricks ? " (Databricks)" : "") << "\n";
-  out << "- **Started:** " << FormatEpochMs(m.start_time_ms)
-      << ", **ran** " << HumanDurationMs(m.duration_ms())
+  out << "- **Started:** " << FormatEpochMs(m.start_time_ms) << ", **ran** "
+      << HumanDurationMs(m.duration_ms())
       << (m.complete ? "" : " (incomplete log: no ApplicationEnd; duration up to the last event)")
       << "\n";
 }
@@ -42,15 +42,17 @@ void WriteWork(const Analysis& analysis, std::ostringstream& out) {
   const ApplicationSummary& s = analysis.summary;
   const Counts& c = s.counts;
   out << "\n## Work\n\n";
-  out << "- " << c.jobs << " jobs (" << c.failed_jobs << " failed), " << c.stages
-      << " stages in " << c.stage_attempts << " attempts (" << c.failed_stage_attempts
-      << " failed), " << c.task_attempts << " task attempts";
-  if (c.speculative_task_attempts > 0) out << " (" << c.speculative_task_attempts << " speculative)";
+  out << "- " << c.jobs << " jobs (" << c.failed_jobs << " failed), " << c.stages << " stages in "
+      << c.stage_attempts << " attempts (" << c.failed_stage_attempts << " failed), "
+      << c.task_attempts << " task attempts";
+  if (c.speculative_task_attempts > 0)
+    out << " (" << c.speculative_task_attempts << " speculative)";
   out << ", " << c.sql_executions << " SQL executions\n";
   out << "- executors: " << s.executors.added << " added, " << s.executors.removed
       << " removed, at most " << s.executors.max_concurrent << " at once\n";
   if (c.task_start_without_end > 0) {
-    out << "- " << c.task_start_without_end << " task attempts started but never ended in this log\n";
+    out << "- " << c.task_start_without_end
+        << " task attempts started but never ended in this log\n";
   }
 
   const Totals& t = s.totals;
@@ -168,9 +170,9 @@ void WriteLongestStages(const ApplicationSummary& s, std::ostringstream& out) {
     if (stage.duration_ms >= 0) longest.push_back(&stage);
   }
   if (longest.empty()) return;
-  std::stable_sort(longest.begin(), longest.end(), [](const StageSummary* a, const StageSummary* b) {
-    return a->duration_ms > b->duration_ms;
-  });
+  std::stable_sort(
+      longest.begin(), longest.end(),
+      [](const StageSummary* a, const StageSummary* b) { return a->duration_ms > b->duration_ms; });
   longest.resize(std::min<size_t>(longest.size(), 10));
   out << "\n## Longest stages\n\n"
       << "| stage | duration | tasks | p50 | p95 | max | spill (disk) | shuffle read | name |\n"
@@ -223,8 +225,9 @@ void WriteInput(const eventlog::ReadReport& r, std::ostringstream& out) {
   }
   if (r.bad_line_count > 0) {
     const eventlog::BadLine& first = r.bad_lines.front();
-    out << "- " << r.bad_line_count << " unreadable line(s) skipped; first: " << Cell(first.file, 200)
-        << ":" << first.line << ": " << Cell(first.error, 200) << "\n";
+    out << "- " << r.bad_line_count
+        << " unreadable line(s) skipped; first: " << Cell(first.file, 200) << ":" << first.line
+        << ": " << Cell(first.error, 200) << "\n";
   }
   if (!r.unknown_events.empty()) {
     out << "- events not interpreted:";
