@@ -286,10 +286,49 @@ IngestOutcome DriverAggregator::IngestAt(std::span<const uint8_t> bytes,
     }
     if (folds > 0) metrics_.stack_overflow_folds->Increment(static_cast<double>(folds));
   }
+  SaveToProfileFileLocked(bytes);
   ++outcome_counts_[static_cast<int>(IngestOutcome::kAccepted)];
   metrics_.batches->WithLabels({{"outcome", "accepted"}}).Increment();
   metrics_.batch_bytes->Increment(static_cast<double>(bytes.size()));
   return IngestOutcome::kAccepted;
+}
+
+void DriverAggregator::SaveToProfileFileLocked(std::span<const uint8_t> bytes) {
+  if (options_.output_dir.empty() || options_.max_profile_file_bytes == 0) return;
+  if (!profile_file_.is_open()) {
+    if (profile_file_failed_) return;
+    std::string dir = application_dir_.empty() ? options_.output_dir : application_dir_;
+    if (!profile_file_.Open((std::filesystem::path(dir) / "profile.sparkprof").string()).ok()) {
+      profile_file_failed_ = true;
+      return;
+    }
+  }
+  profile_file_.Append(bytes);
+}
+
+Status DriverAggregator::SetApplication(const std::string& application_id) {
+  if (options_.output_dir.empty()) return Status::Ok();
+  std::string name = application_id.empty() ? std::string("unknown-application") : application_id;
+  for (char& c : name) {
+    bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                c == '.' || c == '_' || c == '-';
+    if (!keep) c = '_';
+  }
+  if (name == "." || name == "..") name = "_";
+  std::string dir = (std::filesystem::path(options_.output_dir) / name).string();
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) return IoError("cannot create " + dir + ": " + error.message());
+  std::lock_guard<std::mutex> lock(mutex_);
+  application_dir_ = dir;
+  profile_file_.Close();  // the next accepted batch starts the application's profile file
+  profile_file_failed_ = false;
+  return Status::Ok();
+}
+
+std::string DriverAggregator::OutputDirectory() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return application_dir_.empty() ? options_.output_dir : application_dir_;
 }
 
 uint64_t DriverAggregator::StageWeightNs(StageKey stage) const {
@@ -303,8 +342,11 @@ Result<std::string> DriverAggregator::WriteStageFlameGraph(int32_t stage_id, int
     return InvalidArgument("no flame graph directory configured (spark.sparkprof.outputDir)");
   }
   std::string html;
+  std::string dir;
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    profile_file_.Flush();
+    dir = application_dir_.empty() ? options_.output_dir : application_dir_;
     auto it = stages_.find(StageKey{stage_id, stage_attempt});
     if (it == stages_.end() || it->second->model.total_weight() == 0) {
       return NotFound("no samples arrived for stage " + std::to_string(stage_id) + " attempt " +
@@ -322,7 +364,7 @@ Result<std::string> DriverAggregator::WriteStageFlameGraph(int32_t stage_id, int
     render.subtitle = sampled;
     flamegraph::RenderHtml(pruned, render, nullptr, html);
   }
-  std::string path = (std::filesystem::path(options_.output_dir) /
+  std::string path = (std::filesystem::path(dir) /
                       ("stage-" + std::to_string(stage_id) + "-attempt-" +
                        std::to_string(stage_attempt) + ".html"))
                          .string();
@@ -343,6 +385,11 @@ std::string DriverAggregator::StatusJson() const {
   json.EndObject();
   json.Key("stages").Uint(stages_.size());
   json.Key("executors").Uint(executors_.size());
+  json.Field("output_dir", application_dir_.empty() ? options_.output_dir : application_dir_);
+  json.Field("profile_file", profile_file_.path());
+  json.Key("profile_file_bytes").Uint(profile_file_.bytes_written());
+  json.Key("profile_file_batches_skipped").Uint(profile_file_.batches_skipped());
+  if (!profile_file_.error().empty()) json.Field("profile_file_error", profile_file_.error());
   json.EndObject();
   return json.Take();
 }

@@ -21,6 +21,7 @@
 
 #include "common/status.h"
 #include "driver-aggregator/aggregator_metrics.h"
+#include "driver-aggregator/profile_file_writer.h"
 #include "flamegraph/profile_model.h"
 #include "metrics/http_exposer.h"
 #include "metrics/registry.h"
@@ -41,6 +42,8 @@ struct AggregatorOptions {
   size_t max_frames_per_stack = 2048;
   // Stage attempts kept in memory; the oldest is evicted first.
   size_t max_stages = 256;
+  // Cap of the saved profile (profile.sparkprof, every accepted batch); 0 = no profile file.
+  uint64_t max_profile_file_bytes = uint64_t{1} << 30;
   // Executors whose cumulative agent health is tracked (to turn it into summed counters).
   size_t max_executors = 20000;
 };
@@ -78,8 +81,14 @@ class DriverAggregator {
   // The same, with the clock supplied (for the rate limit), for tests.
   IngestOutcome IngestAt(std::span<const uint8_t> bytes, std::chrono::steady_clock::time_point now);
 
-  // Writes `<output_dir>/stage-<id>-attempt-<n>.html` from what arrived so far and returns its
-  // path. NotFound when no sample of that stage attempt arrived.
+  // From now on, files go to `<output_dir>/<application_id>/` (characters other than
+  // [A-Za-z0-9._-] become '_'), and a new profile.sparkprof starts there.
+  Status SetApplication(const std::string& application_id);
+  // Where files go now: the application's directory, or output_dir before SetApplication.
+  std::string OutputDirectory() const;
+
+  // Writes `<dir>/stage-<id>-attempt-<n>.html` from what arrived so far and returns its path.
+  // NotFound when no sample of that stage attempt arrived. Also flushes profile.sparkprof.
   Result<std::string> WriteStageFlameGraph(int32_t stage_id, int32_t stage_attempt);
 
   // Total weight (ns) merged for a stage attempt; 0 when unknown. For tests and status.
@@ -96,6 +105,7 @@ class DriverAggregator {
   struct ExecutorHealth;
   bool TakeRateToken(std::chrono::steady_clock::time_point now);
   StageProfile& StageFor(StageKey key);
+  void SaveToProfileFileLocked(std::span<const uint8_t> bytes);
   void Count(IngestOutcome outcome);  // a refusal
 
   const AggregatorOptions options_;
@@ -110,6 +120,9 @@ class DriverAggregator {
   std::chrono::steady_clock::time_point rate_window_start_{};
   uint32_t rate_window_batches_ = 0;
   uint64_t outcome_counts_[kIngestOutcomeCount] = {};
+  std::string application_dir_;
+  ProfileFileWriter profile_file_{options_.max_profile_file_bytes};
+  bool profile_file_failed_ = false;  // not retried for every batch
 };
 
 }  // namespace sparkprof::driver

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "flamegraph/profile_file_reader.h"
 #include "flatbuffers/flatbuffers.h"
 #include "schema/profile_generated.h"
 
@@ -217,6 +218,60 @@ TEST(DriverAggregatorTest, WritesStageFlameGraph) {
   EXPECT_NE(html.str().find("serialization"), std::string::npos);
   EXPECT_EQ(aggregator->WriteStageFlameGraph(6, 0).status().code(), StatusCode::kNotFound);
   std::filesystem::remove_all(std::filesystem::path(options.output_dir).parent_path());
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+TEST(DriverAggregatorTest, SavesEveryAcceptedBatchAsAProfileFileTheFlameGraphReaderReads) {
+  AggregatorOptions options;
+  options.output_dir = TempDir("profile");
+  auto aggregator = StartOrDie(options);
+  ASSERT_TRUE(aggregator->SetApplication("app-2026/11 22:01").ok());
+  EXPECT_EQ(aggregator->OutputDirectory(), options.output_dir + "/app-2026_11_22_01");
+  ASSERT_EQ(aggregator->Ingest(MakeBatch("1", {{kSerializationStack, 5,
+                                                fb::Category::serialization, 3000}},
+                                         100, 1, {1000})),
+            IngestOutcome::kAccepted);
+  ASSERT_EQ(aggregator->Ingest(std::vector<uint8_t>(40, 0x11)), IngestOutcome::kInvalid);
+  ASSERT_EQ(aggregator->Ingest(MakeBatch("2", {{{"Main.run"}, 6, fb::Category::compute, 500}})),
+            IngestOutcome::kAccepted);
+  ASSERT_TRUE(aggregator->WriteStageFlameGraph(5, 0).ok());  // flushes the profile file
+  EXPECT_TRUE(std::filesystem::exists(aggregator->OutputDirectory() + "/stage-5-attempt-0.html"));
+
+  std::string bytes = ReadAll(aggregator->OutputDirectory() + "/profile.sparkprof");
+  ASSERT_TRUE(flamegraph::LooksLikeProfileFile(bytes));
+  flamegraph::ProfileModel model(flamegraph::WeightUnit::kNanoseconds);
+  flamegraph::ReadReport report;
+  flamegraph::ProfileFileSummary summary;
+  flamegraph::ProfileFileReadOptions read_options;
+  read_options.weight = flamegraph::WeightUnit::kNanoseconds;
+  ASSERT_TRUE(flamegraph::ReadProfileFile(bytes, read_options, model, report, &summary).ok());
+  EXPECT_EQ(summary.batches_read, 2u);  // the invalid batch was not saved
+  EXPECT_EQ(summary.batches_skipped, 0u);
+  EXPECT_EQ(model.total_weight(), 3500u);
+  EXPECT_TRUE(report.messages.empty());
+  EXPECT_NE(aggregator->StatusJson().find("\"profile_file_bytes\":" + std::to_string(bytes.size())),
+            std::string::npos);
+  std::filesystem::remove_all(options.output_dir);
+}
+
+TEST(DriverAggregatorTest, ProfileFileStopsAtItsCap) {
+  AggregatorOptions options;
+  options.output_dir = TempDir("profile_cap");
+  auto batch = MakeBatch("1", {{{"Main.run"}, 1, fb::Category::compute, 1}});
+  options.max_profile_file_bytes = batch.size() + 8;  // room for one framed batch only
+  auto aggregator = StartOrDie(options);
+  EXPECT_EQ(aggregator->Ingest(batch), IngestOutcome::kAccepted);
+  EXPECT_EQ(aggregator->Ingest(batch), IngestOutcome::kAccepted);  // merged, not saved
+  EXPECT_EQ(aggregator->StageWeightNs({1, 0}), 2u);
+  EXPECT_NE(aggregator->StatusJson().find("\"profile_file_batches_skipped\":1"),
+            std::string::npos) << aggregator->StatusJson();
+  std::filesystem::remove_all(options.output_dir);
 }
 
 TEST(DriverAggregatorTest, ServesMetricsOverHttpAndReportsBindErrors) {

@@ -49,7 +49,8 @@ extern "C" {
 // Returns the bound Prometheus port (-1 without one); throws IllegalStateException on failure.
 JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAggregator_start0(
     JNIEnv* env, jclass, jstring prometheus_bind_address, jstring output_dir,
-    jint max_batch_bytes, jint max_batches_per_second, jint max_nodes_per_stage, jint max_stages) {
+    jint max_batch_bytes, jint max_batches_per_second, jint max_nodes_per_stage, jint max_stages,
+    jlong max_profile_file_bytes) {
   AggregatorOptions options;
   options.prometheus_bind_address = ToString(env, prometheus_bind_address);
   options.output_dir = ToString(env, output_dir);
@@ -59,6 +60,9 @@ JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAggregator_start0(
   }
   if (max_nodes_per_stage > 0) options.max_nodes_per_stage = static_cast<size_t>(max_nodes_per_stage);
   if (max_stages > 0) options.max_stages = static_cast<size_t>(max_stages);
+  if (max_profile_file_bytes >= 0) {
+    options.max_profile_file_bytes = static_cast<uint64_t>(max_profile_file_bytes);
+  }
   std::lock_guard<std::mutex> lock(g_lifecycle_mutex);
   if (g_aggregator) return g_aggregator->port();  // a second init in one JVM reuses the first
   auto started = DriverAggregator::Start(std::move(options));
@@ -89,6 +93,16 @@ JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAggregator_ingest0(JNIEnv* env, j
     return -1;
   }
   return static_cast<jint>(aggregator->Ingest(buffer));
+}
+
+// Files go to <outputDir>/<applicationId>/ from now on; throws IllegalStateException when the
+// directory cannot be created.
+JNIEXPORT void JNICALL Java_io_sparkprof_NativeAggregator_setApplication0(JNIEnv* env, jclass,
+                                                                          jstring application_id) {
+  std::shared_ptr<DriverAggregator> aggregator = CurrentAggregator();
+  if (aggregator == nullptr) return;
+  sparkprof::Status status = aggregator->SetApplication(ToString(env, application_id));
+  if (!status.ok()) ThrowJava(env, "java/lang/IllegalStateException", status.ToString());
 }
 
 // Writes the stage's flame graph; returns its path, or null when the stage has no samples.

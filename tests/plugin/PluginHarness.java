@@ -125,6 +125,7 @@ public final class PluginHarness {
     void run() throws Exception;
   }
 
+  static final String APP_ID = "app-20261122054500-0000";
   static volatile long sink;
   static final java.lang.management.ThreadMXBean THREADS =
       java.lang.management.ManagementFactory.getThreadMXBean();
@@ -223,7 +224,40 @@ public final class PluginHarness {
     return Files.exists(path);
   }
 
+  /** SparkProfConfig: defaults, units, and bad values falling back with one problem each. */
+  static void configChecks() {
+    Map<String, String> values = new HashMap<>();
+    io.sparkprof.SparkProfConfig defaults = io.sparkprof.SparkProfConfig.from(values::get);
+    check(defaults.enabled() && defaults.flushIntervalMs() == 5000
+        && defaults.prometheusPort() == 9405 && defaults.prometheusEndpoint().equals("127.0.0.1:9405")
+        && defaults.maxBatchBytes() == 16 << 20 && defaults.maxProfileFileBytes() == 1L << 30
+        && defaults.problems().isEmpty(), "defaults");
+    values.put("spark.sparkprof.flushInterval", "2s");
+    values.put("spark.sparkprof.prometheus.port", "-1");
+    values.put("spark.sparkprof.maxBatchBytes", "4m");
+    values.put("spark.sparkprof.maxProfileFileBytes", "0");
+    values.put("spark.sparkprof.enabled", " FALSE ");
+    io.sparkprof.SparkProfConfig set = io.sparkprof.SparkProfConfig.from(values::get);
+    check(set.flushIntervalMs() == 2000 && set.prometheusEndpoint().isEmpty()
+        && set.maxBatchBytes() == 4 << 20 && set.maxProfileFileBytes() == 0 && !set.enabled()
+        && set.problems().isEmpty(), "values with units");
+    values.put("spark.sparkprof.flushInterval", "soon");
+    values.put("spark.sparkprof.prometheus.port", "70000");
+    values.put("spark.sparkprof.enabled", "yes");
+    io.sparkprof.SparkProfConfig bad = io.sparkprof.SparkProfConfig.from(values::get);
+    check(bad.flushIntervalMs() == 5000 && bad.prometheusPort() == 9405 && bad.enabled()
+        && bad.problems().split("; ").length == 3, "bad values use defaults: " + bad.problems());
+    values.put("spark.sparkprof.flushInterval", "10");
+    check(io.sparkprof.SparkProfConfig.from(values::get).flushIntervalMs() == 100,
+        "a bare number is milliseconds, clamped to 100 ms");
+  }
+
   public static void main(String[] args) throws Exception {
+    if (args[0].equals("config")) {
+      configChecks();
+      finish();
+      return;
+    }
     boolean withAgent = args[0].equals("agent");
     Path work = Paths.get(args[1]);
     Path flameDir = work.resolve("flamegraphs");
@@ -243,6 +277,7 @@ public final class PluginHarness {
     SparkContext sc = new SparkContext();
     FakePluginContext driverContext = new FakePluginContext(conf, "driver", null);
     Map<String, String> extra = driver.init(sc, driverContext);
+    driver.registerMetrics(APP_ID, driverContext);  // Spark calls it once the app id is known
     ExecutorPlugin executor = plugin.executorPlugin();
     FakePluginContext executorContext = new FakePluginContext(conf, "1", driver);
     executor.init(executorContext, extra);
@@ -298,8 +333,9 @@ public final class PluginHarness {
     listener.onStageCompleted(new SparkListenerStageCompleted(new StageInfo(1, 0)));
     listener.onStageCompleted(new SparkListenerStageCompleted(new StageInfo(2, 0)));
 
-    Path stage1 = flameDir.resolve("stage-1-attempt-0.html");
-    Path stage2 = flameDir.resolve("stage-2-attempt-0.html");
+    Path appDir = flameDir.resolve(APP_ID);
+    Path stage1 = appDir.resolve("stage-1-attempt-0.html");
+    Path stage2 = appDir.resolve("stage-2-attempt-0.html");
     check(waitForFile(stage1, 10_000), "stage 1 flame graph written: " + stage1);
     check(waitForFile(stage2, 10_000), "stage 2 flame graph written: " + stage2);
     if (Files.exists(stage1)) {
@@ -349,6 +385,9 @@ public final class PluginHarness {
     driver.shutdown();
     check(NativeAggregator.status().contains("\"running\":false"), "driver shutdown stops it");
     check(executorContext.sent >= 2, "executor sent batches: " + executorContext.sent);
+    Path profile = appDir.resolve("profile.sparkprof");
+    long profileBytes = Files.exists(profile) ? Files.size(profile) : 0;
+    check(profileBytes > 0, "saved profile written: " + profile + " (" + profileBytes + " bytes)");
     finish();
   }
 

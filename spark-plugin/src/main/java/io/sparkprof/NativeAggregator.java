@@ -39,7 +39,8 @@ public final class NativeAggregator {
    */
   public static int start(SparkProfConfig config) {
     return start0(config.prometheusEndpoint(), config.outputDir(), config.maxBatchBytes(),
-        config.maxBatchesPerSecond(), config.maxNodesPerStage(), config.maxStages());
+        config.maxBatchesPerSecond(), config.maxNodesPerStage(), config.maxStages(),
+        config.maxProfileFileBytes());
   }
 
   /** Hands one batch to the aggregator; never throws. Returns an outcome code. */
@@ -49,6 +50,14 @@ public final class NativeAggregator {
 
   public static String outcomeName(int outcome) {
     return outcome >= 0 && outcome < OUTCOMES.length ? OUTCOMES[outcome] : "not_running";
+  }
+
+  /**
+   * Files go to {@code <outputDir>/<applicationId>/} from now on (flame graphs and
+   * {@code profile.sparkprof}). Throws IllegalStateException when the directory cannot be made.
+   */
+  public static void setApplication(String applicationId) {
+    setApplication0(applicationId);
   }
 
   /** Writes the stage attempt's flame graph; its path, or null when no sample of it arrived. */
@@ -66,7 +75,10 @@ public final class NativeAggregator {
   }
 
   private static native int start0(String prometheusBindAddress, String outputDir,
-      int maxBatchBytes, int maxBatchesPerSecond, int maxNodesPerStage, int maxStages);
+      int maxBatchBytes, int maxBatchesPerSecond, int maxNodesPerStage, int maxStages,
+      long maxProfileFileBytes);
+
+  private static native void setApplication0(String applicationId);
 
   private static native int ingest0(byte[] batch);
 

@@ -31,7 +31,10 @@ public final class SparkProfConfig {
    */
   public static final String PROMETHEUS_BIND_ADDRESS = "spark.sparkprof.prometheus.bindAddress";
 
-  /** Path, default {@code /tmp/sparkprof}: driver directory for per-stage flame graphs (HTML). */
+  /**
+   * Path, default {@code /tmp/sparkprof}: driver directory for the outputs, one subdirectory per
+   * application id: {@code stage-<id>-attempt-<n>.html} flame graphs and {@code profile.sparkprof}.
+   */
   public static final String OUTPUT_DIR = "spark.sparkprof.outputDir";
 
   /**
@@ -39,6 +42,12 @@ public final class SparkProfConfig {
    * dropped. Accepts {@code k}, {@code m}, {@code g} suffixes; a bare number is bytes. Max 1g.
    */
   public static final String MAX_BATCH_BYTES = "spark.sparkprof.maxBatchBytes";
+
+  /**
+   * Size, default {@code 1g}: cap of the saved profile {@code <outputDir>/<appId>/profile.sparkprof}
+   * (every accepted batch, for {@code sparkprof flamegraph}); {@code 0} writes none.
+   */
+  public static final String MAX_PROFILE_FILE_BYTES = "spark.sparkprof.maxProfileFileBytes";
 
   /** Integer, default {@code 2000}: batches the driver accepts per second over all executors. */
   public static final String MAX_BATCHES_PER_SECOND = "spark.sparkprof.maxBatchesPerSecond";
@@ -70,6 +79,7 @@ public final class SparkProfConfig {
   private final int maxBatchesPerSecond;
   private final int maxNodesPerStage;
   private final int maxStages;
+  private final long maxProfileFileBytes;
   private final String libraryPath;
 
   private SparkProfConfig(Lookup lookup) {
@@ -78,10 +88,12 @@ public final class SparkProfConfig {
     prometheusPort = (int) parseLong(lookup, PROMETHEUS_PORT, 9405, -1, 65535);
     prometheusBindAddress = parseString(lookup, PROMETHEUS_BIND_ADDRESS, "127.0.0.1");
     outputDir = parseString(lookup, OUTPUT_DIR, "/tmp/sparkprof");
-    maxBatchBytes = (int) clamp(parseSize(lookup, MAX_BATCH_BYTES, 16L << 20), 1024, 1L << 30);
+    maxBatchBytes =
+        (int) clamp(parseSize(lookup, MAX_BATCH_BYTES, 16L << 20, false), 1024, 1L << 30);
     maxBatchesPerSecond = (int) parseLong(lookup, MAX_BATCHES_PER_SECOND, 2000, 1, 1_000_000);
     maxNodesPerStage = (int) parseLong(lookup, MAX_NODES_PER_STAGE, 200_000, 100, 100_000_000);
     maxStages = (int) parseLong(lookup, MAX_STAGES, 256, 1, 1_000_000);
+    maxProfileFileBytes = parseSize(lookup, MAX_PROFILE_FILE_BYTES, 1L << 30, true);
     libraryPath = parseString(lookup, LIBRARY_PATH, "");
   }
 
@@ -115,6 +127,8 @@ public final class SparkProfConfig {
   public int maxNodesPerStage() { return maxNodesPerStage; }
 
   public int maxStages() { return maxStages; }
+
+  public long maxProfileFileBytes() { return maxProfileFileBytes; }
 
   public String libraryPath() { return libraryPath; }
 
@@ -185,7 +199,7 @@ public final class SparkProfConfig {
     return fallbackMs;
   }
 
-  private long parseSize(Lookup lookup, String key, long fallback) {
+  private long parseSize(Lookup lookup, String key, long fallback, boolean zeroAllowed) {
     String value = trimmed(lookup, key);
     if (value == null) return fallback;
     String lower = value.toLowerCase(Locale.ROOT);
@@ -197,7 +211,9 @@ public final class SparkProfConfig {
     String digits = unit == 1 ? lower : lower.substring(0, lower.length() - 1);
     try {
       long parsed = Long.parseLong(digits.trim());
-      if (parsed > 0 && parsed <= (1L << 40) / unit) return parsed * unit;
+      if ((parsed > 0 || (zeroAllowed && parsed == 0)) && parsed <= (1L << 40) / unit) {
+        return parsed * unit;
+      }
     } catch (NumberFormatException e) {
       // reported below
     }

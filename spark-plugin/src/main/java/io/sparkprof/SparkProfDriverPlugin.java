@@ -60,6 +60,17 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
     return Collections.emptyMap();
   }
 
+  /** The application id is known now (not yet in init): outputs go to its own directory. */
+  @Override
+  public void registerMetrics(String appId, PluginContext pluginContext) {
+    if (!running) return;
+    try {
+      NativeAggregator.setApplication(appId);
+    } catch (RuntimeException | LinkageError e) {
+      SparkProfPlugin.log("outputs stay in " + config.outputDir() + ": " + e.getMessage());
+    }
+  }
+
   @Override
   public Object receive(Object message) {
     if (!running) return null;
