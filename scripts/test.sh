@@ -27,7 +27,7 @@ for fuzzer in $fuzzers; do
   corpus=$(find . -path ./build -prune -o -path ./build-asan -prune -o -type d -path "*/fuzz/corpus/${name#fuzz_}" -print -o -type d -path "*/fuzz/corpus/$name" -print | head -1)
   work=$(mktemp -d)
   [ -n "$corpus" ] && cp -r "$corpus"/. "$work"/ 2>/dev/null || true
-  if "$fuzzer" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 "$work" >"$work.log" 2>&1; then
+  if "$fuzzer" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 "$work" >"$work.log" 2>&1; then
     passed=$((passed + 1))
     echo "fuzz $name: ok ($(grep -o 'stat::number_of_executed_units: [0-9]*' "$work.log" | awk '{print $2}') runs)"
   else
