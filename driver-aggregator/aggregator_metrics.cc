@@ -80,6 +80,11 @@ Result<AggregatorMetrics> AggregatorMetrics::Register(metrics::Registry& registr
   SPARKPROF_ASSIGN_OR_RETURN(m.flamegraphs_written,
                              AddCounter(registry, "sparkprof_driver_flamegraphs_written_total",
                                         "Stage flame graph files written."));
+  SPARKPROF_ASSIGN_OR_RETURN(
+      m.application_info,
+      registry.AddGauge("spark_application_info",
+                        "1 for the Spark application this driver runs, labelled with its id and "
+                        "name (spark.app.name)."));
   return m;
 }
 

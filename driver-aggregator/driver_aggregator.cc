@@ -306,7 +306,15 @@ void DriverAggregator::SaveToProfileFileLocked(std::span<const uint8_t> bytes) {
   profile_file_.Append(bytes);
 }
 
-Status DriverAggregator::SetApplication(const std::string& application_id) {
+Status DriverAggregator::SetApplication(const std::string& application_id,
+                                        const std::string& application_name) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (application_info_ != nullptr) application_info_->Set(0);
+    application_info_ = &metrics_.application_info->WithLabels(
+        {{"application_id", application_id}, {"application_name", application_name}});
+    application_info_->Set(1);
+  }
   if (options_.output_dir.empty()) return Status::Ok();
   std::string name = application_id.empty() ? std::string("unknown-application") : application_id;
   for (char& c : name) {

@@ -82,8 +82,9 @@ class DriverAggregator {
   IngestOutcome IngestAt(std::span<const uint8_t> bytes, std::chrono::steady_clock::time_point now);
 
   // From now on, files go to `<output_dir>/<application_id>/` (characters other than
-  // [A-Za-z0-9._-] become '_'), and a new profile.sparkprof starts there.
-  Status SetApplication(const std::string& application_id);
+  // [A-Za-z0-9._-] become '_'), a new profile.sparkprof starts there, and spark_application_info
+  // names the application.
+  Status SetApplication(const std::string& application_id, const std::string& application_name);
   // Where files go now: the application's directory, or output_dir before SetApplication.
   std::string OutputDirectory() const;
 
@@ -121,6 +122,7 @@ class DriverAggregator {
   uint32_t rate_window_batches_ = 0;
   uint64_t outcome_counts_[kIngestOutcomeCount] = {};
   std::string application_dir_;
+  metrics::Gauge* application_info_ = nullptr;  // the current application's series
   ProfileFileWriter profile_file_{options_.max_profile_file_bytes};
   bool profile_file_failed_ = false;  // not retried for every batch
 };

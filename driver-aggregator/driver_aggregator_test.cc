@@ -119,6 +119,31 @@ TEST(DriverAggregatorTest, MergesStagesAndExportsCategoryTime) {
             std::string::npos) << text;
 }
 
+// A batch the real agent drained from a JVM whose tagged thread (stage 3, TID 17) serialized
+// objects (driver-aggregator/fuzz/ingest_corpus/agent_batch.bin, also a fuzz seed).
+TEST(DriverAggregatorTest, IngestsARealAgentBatch) {
+  std::ifstream in(std::string(SPARKPROF_SOURCE_DIR) +
+                       "/driver-aggregator/fuzz/ingest_corpus/agent_batch.bin",
+                   std::ios::binary);
+  std::vector<uint8_t> batch((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(batch.empty());
+  AggregatorOptions options;
+  options.output_dir = TempDir("real");
+  auto aggregator = StartOrDie(options);
+  ASSERT_EQ(aggregator->Ingest(batch), IngestOutcome::kAccepted);
+  EXPECT_GT(aggregator->StageWeightNs({3, 0}), 0u);
+  std::string text = aggregator->registry().Render();
+  EXPECT_EQ(text.find("spark_task_time_seconds_total{category=\"serialization\"} 0\n"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("spark_agent_reporting_executors 1\n"), std::string::npos);
+  auto path = aggregator->WriteStageFlameGraph(3, 0);
+  ASSERT_TRUE(path.ok()) << path.status().ToString();
+  std::ifstream html_in(*path);
+  std::string html((std::istreambuf_iterator<char>(html_in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find("ObjectOutputStream"), std::string::npos);
+  std::filesystem::remove_all(options.output_dir);
+}
+
 TEST(DriverAggregatorTest, HealthCountersAddOnlyGrowth) {
   auto aggregator = StartOrDie({});
   ASSERT_EQ(aggregator->Ingest(MakeBatch("1", {}, 100)), IngestOutcome::kAccepted);
@@ -231,7 +256,11 @@ TEST(DriverAggregatorTest, SavesEveryAcceptedBatchAsAProfileFileTheFlameGraphRea
   AggregatorOptions options;
   options.output_dir = TempDir("profile");
   auto aggregator = StartOrDie(options);
-  ASSERT_TRUE(aggregator->SetApplication("app-2026/11 22:01").ok());
+  ASSERT_TRUE(aggregator->SetApplication("app-2026/11 22:01", "nightly \"etl\"").ok());
+  EXPECT_NE(aggregator->registry().Render().find(
+                "spark_application_info{application_id=\"app-2026/11 22:01\","
+                "application_name=\"nightly \\\"etl\\\"\"} 1\n"),
+            std::string::npos) << aggregator->registry().Render();
   EXPECT_EQ(aggregator->OutputDirectory(), options.output_dir + "/app-2026_11_22_01");
   ASSERT_EQ(aggregator->Ingest(MakeBatch("1", {{kSerializationStack, 5,
                                                 fb::Category::serialization, 3000}},

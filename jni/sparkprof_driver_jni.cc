@@ -97,11 +97,12 @@ JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAggregator_ingest0(JNIEnv* env, j
 
 // Files go to <outputDir>/<applicationId>/ from now on; throws IllegalStateException when the
 // directory cannot be created.
-JNIEXPORT void JNICALL Java_io_sparkprof_NativeAggregator_setApplication0(JNIEnv* env, jclass,
-                                                                          jstring application_id) {
+JNIEXPORT void JNICALL Java_io_sparkprof_NativeAggregator_setApplication0(
+    JNIEnv* env, jclass, jstring application_id, jstring application_name) {
   std::shared_ptr<DriverAggregator> aggregator = CurrentAggregator();
   if (aggregator == nullptr) return;
-  sparkprof::Status status = aggregator->SetApplication(ToString(env, application_id));
+  sparkprof::Status status =
+      aggregator->SetApplication(ToString(env, application_id), ToString(env, application_name));
   if (!status.ok()) ThrowJava(env, "java/lang/IllegalStateException", status.ToString());
 }
 

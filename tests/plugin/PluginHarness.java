@@ -263,6 +263,7 @@ public final class PluginHarness {
     Path flameDir = work.resolve("flamegraphs");
     deleteTree(flameDir);  // files from an earlier run must not pass for this run's
     SparkConf conf = new SparkConf()
+        .set("spark.app.name", "plugin harness")
         .set("spark.sparkprof.flushInterval", "200ms")
         .set("spark.sparkprof.prometheus.port", "0")
         .set("spark.sparkprof.outputDir", flameDir.toString());
@@ -380,6 +381,8 @@ public final class PluginHarness {
     check(metric(metrics, "sparkprof_driver_batches_total{outcome=\"too_large\"}") == 1,
         "the oversized batch is counted as too_large");
     check(metrics.contains("spark_gc_pause_seconds_count"), "GC pause histogram exported");
+    check(metric(metrics, "spark_application_info{application_id=\"" + APP_ID
+        + "\",application_name=\"plugin harness\"}") == 1, "application info series");
 
     executor.shutdown();
     driver.shutdown();

@@ -54,10 +54,10 @@ public final class NativeAggregator {
 
   /**
    * Files go to {@code <outputDir>/<applicationId>/} from now on (flame graphs and
-   * {@code profile.sparkprof}). Throws IllegalStateException when the directory cannot be made.
+   * {@code profile.sparkprof}), and {@code spark_application_info} carries the id and name. Throws IllegalStateException when the directory cannot be made.
    */
-  public static void setApplication(String applicationId) {
-    setApplication0(applicationId);
+  public static void setApplication(String applicationId, String applicationName) {
+    setApplication0(applicationId, applicationName);
   }
 
   /** Writes the stage attempt's flame graph; its path, or null when no sample of it arrived. */
@@ -78,7 +78,7 @@ public final class NativeAggregator {
       int maxBatchBytes, int maxBatchesPerSecond, int maxNodesPerStage, int maxStages,
       long maxProfileFileBytes);
 
-  private static native void setApplication0(String applicationId);
+  private static native void setApplication0(String applicationId, String applicationName);
 
   private static native int ingest0(byte[] batch);
 

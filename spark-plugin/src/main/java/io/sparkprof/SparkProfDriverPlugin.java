@@ -54,8 +54,12 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
               + "/metrics" : ", no metrics endpoint")
           + ", stage flame graphs in " + config.outputDir());
     } catch (RuntimeException | LinkageError e) {
-      running = false;
       SparkProfPlugin.log("driver plugin disabled: " + e);
+      if (running) {
+        running = false;
+        flameGraphWriter.shutdownNow();
+        NativeAggregator.stop();  // started, so the natives are there: this does not throw
+      }
     }
     return Collections.emptyMap();
   }
@@ -65,7 +69,7 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
   public void registerMetrics(String appId, PluginContext pluginContext) {
     if (!running) return;
     try {
-      NativeAggregator.setApplication(appId);
+      NativeAggregator.setApplication(appId, pluginContext.conf().get("spark.app.name", ""));
     } catch (RuntimeException | LinkageError e) {
       SparkProfPlugin.log("outputs stay in " + config.outputDir() + ": " + e.getMessage());
     }
