@@ -165,10 +165,14 @@ IngestOutcome DriverAggregator::IngestAt(std::span<const uint8_t> bytes,
     Count(IngestOutcome::kInvalid);
     return IngestOutcome::kInvalid;
   }
-  // The Verifier checks alignment, so work on an 8-byte aligned copy.
-  std::vector<uint64_t> aligned((bytes.size() + sizeof(uint64_t) - 1) / sizeof(uint64_t));
-  std::memcpy(aligned.data(), bytes.data(), bytes.size());
-  const auto* buffer = reinterpret_cast<const uint8_t*>(aligned.data());
+  // The Verifier checks alignment: copy only a batch that does not start 8-byte aligned.
+  const uint8_t* buffer = bytes.data();
+  std::vector<uint64_t> aligned;
+  if (reinterpret_cast<uintptr_t>(buffer) % alignof(uint64_t) != 0) {
+    aligned.resize((bytes.size() + sizeof(uint64_t) - 1) / sizeof(uint64_t));
+    std::memcpy(aligned.data(), bytes.data(), bytes.size());
+    buffer = reinterpret_cast<const uint8_t*>(aligned.data());
+  }
   flatbuffers::Verifier::Options verifier_options;
   verifier_options.max_tables = options_.max_tables_per_batch;
   flatbuffers::Verifier verifier(buffer, bytes.size(), verifier_options);

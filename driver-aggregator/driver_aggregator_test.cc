@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <thread>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -300,6 +301,49 @@ TEST(DriverAggregatorTest, ProfileFileStopsAtItsCap) {
   EXPECT_EQ(aggregator->StageWeightNs({1, 0}), 2u);
   EXPECT_NE(aggregator->StatusJson().find("\"profile_file_batches_skipped\":1"),
             std::string::npos) << aggregator->StatusJson();
+  std::filesystem::remove_all(options.output_dir);
+}
+
+TEST(DriverAggregatorTest, UnalignedBatchIsAccepted) {
+  auto aggregator = StartOrDie({});
+  auto batch = MakeBatch("1", {{kSerializationStack, 1, fb::Category::serialization, 8}});
+  std::vector<uint8_t> shifted(batch.size() + 1);
+  std::copy(batch.begin(), batch.end(), shifted.begin() + 1);
+  EXPECT_EQ(aggregator->Ingest(std::span<const uint8_t>(shifted).subspan(1)),
+            IngestOutcome::kAccepted);
+  EXPECT_EQ(aggregator->StageWeightNs({1, 0}), 8u);
+}
+
+// Spark delivers batches on its dispatcher thread while the listener thread asks for flame graphs
+// and Prometheus scrapes: all at once must be safe (run under ASan/TSan builds too).
+TEST(DriverAggregatorTest, ConcurrentIngestFlameGraphsAndScrapes) {
+  AggregatorOptions options;
+  options.output_dir = TempDir("concurrent");
+  auto aggregator = StartOrDie(options);
+  std::vector<std::vector<uint8_t>> batches;
+  for (int stage = 0; stage < 4; ++stage) {
+    batches.push_back(MakeBatch(std::to_string(stage),
+                                {{kSerializationStack, stage, fb::Category::serialization, 10},
+                                 {{"Main.compute", "f" + std::to_string(stage)}, stage,
+                                  fb::Category::compute, 5}}));
+  }
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 200; ++i) aggregator->Ingest(batches[(i + t) % batches.size()]);
+    });
+  }
+  threads.emplace_back([&] {
+    for (int i = 0; i < 20; ++i) (void)aggregator->WriteStageFlameGraph(i % 4, 0);
+  });
+  threads.emplace_back([&] {
+    for (int i = 0; i < 50; ++i) aggregator->registry().Render();
+  });
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(aggregator->outcome_count(IngestOutcome::kAccepted), 400u);
+  uint64_t total = 0;
+  for (int stage = 0; stage < 4; ++stage) total += aggregator->StageWeightNs({stage, 0});
+  EXPECT_EQ(total, 400u * 15);
   std::filesystem::remove_all(options.output_dir);
 }
 
