@@ -14,6 +14,16 @@ DiagnosisInput MakeDiagnosisInput(const model::ApplicationModel& model) {
   return input;
 }
 
+bool DiagnosisInput::AqeCoalesces() const {
+  int major = 0, minor = 0;
+  std::sscanf(model->spark_version.c_str(), "%d.%d", &major, &minor);
+  const bool default_on = model->databricks || major > 3 || (major == 3 && minor >= 2) ||
+                          model->spark_version.empty();
+  const std::string enabled = Property("spark.sql.adaptive.enabled", default_on ? "true" : "false");
+  return enabled == "true" &&
+         Property("spark.sql.adaptive.coalescePartitions.enabled", "true") == "true";
+}
+
 std::string Bytes(int64_t bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double value = static_cast<double>(bytes);

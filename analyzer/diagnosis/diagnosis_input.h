@@ -20,6 +20,16 @@ struct DiagnosisInput {
     const std::string* value = model->SparkProperty(key);
     return value != nullptr ? *value : fallback;
   }
+  // spark.master local[...]: every task runs in the driver, whose memory is spark.driver.memory.
+  bool LocalMode() const { return Property("spark.master", "").rfind("local", 0) == 0; }
+  // The memory setting of the JVMs that run tasks: the driver's in local mode.
+  const char* TaskHeapKey() const {
+    return LocalMode() ? "spark.driver.memory" : "spark.executor.memory";
+  }
+  // Adaptive execution merges small shuffle partitions up to
+  // spark.sql.adaptive.advisoryPartitionSizeInBytes: spark.sql.adaptive.enabled (default true
+  // since Spark 3.2, false before) and spark.sql.adaptive.coalescePartitions.enabled (default true).
+  bool AqeCoalesces() const;
   // Slots the run had at its peak (at least 1 so divisions stay defined).
   int64_t slots() const { return phases.peak_slots > 0 ? phases.peak_slots : 1; }
 };

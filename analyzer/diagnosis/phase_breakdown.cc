@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "analyzer/diagnosis/stage_stats.h"
+#include "analyzer/diagnosis/write_commits.h"
 
 namespace sparkprof::diagnosis {
 
@@ -57,29 +58,13 @@ PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model) {
   } else if (first_launch >= 0 && first_launch < p.first_slot_ms) {
     p.first_slot_ms = first_launch;
   }
-  // Write jobs: commit interval = last task end of the job's stages .. job end.
-  std::map<int32_t, int64_t> last_task_end_by_stage;
-  std::map<int32_t, bool> write_stage;
-  for (const StageStats& s : ComputeStageStats(model)) {
-    if (s.write_stage) write_stage[s.stage_id] = true;
-  }
-  for (const model::TaskAttempt& task : model.tasks) {
-    if (!task.ended()) continue;
-    int64_t& last = last_task_end_by_stage[task.stage_id];
-    last = std::max(last, task.finish_time_ms);
-  }
-  for (const auto& [id, job] : model.jobs) {
-    if (job.completion_time_ms < 0) continue;
-    bool writes = false;
-    int64_t last_end = -1;
-    for (int32_t stage_id : job.stage_ids) {
-      if (write_stage.count(stage_id) != 0) writes = true;
-      auto found = last_task_end_by_stage.find(stage_id);
-      if (found != last_task_end_by_stage.end()) last_end = std::max(last_end, found->second);
-    }
-    if (!writes || last_end < 0 || job.completion_time_ms <= last_end) continue;
-    changes.push_back({clamp(last_end), 1, 0, 0, 0, 1});
-    changes.push_back({clamp(job.completion_time_ms), 0, 0, 0, 0, -1});
+  // Write jobs: committing from the last task end of the job's stages until the job end, and on
+  // after it for the SQL "job commit time" (write_commits.h).
+  const std::vector<StageStats> stage_stats = ComputeStageStats(model);
+  for (const WriteCommit& commit : ComputeWriteCommits(model, stage_stats)) {
+    if (commit.commit_end_ms <= commit.last_task_end_ms) continue;
+    changes.push_back({clamp(commit.last_task_end_ms), 1, 0, 0, 0, 1});
+    changes.push_back({clamp(commit.commit_end_ms), 0, 0, 0, 0, -1});
   }
   // Pending tasks, per stage attempt: its task count from submission; each launch of one of its
   // attempts takes one (floored at 0: retries can outnumber tasks); completion releases the rest.
@@ -173,7 +158,7 @@ PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model) {
     gc += task_gc;
     shuffle += task_shuffle;
   }
-  for (const StageStats& s : ComputeStageStats(model)) {
+  for (const StageStats& s : stage_stats) {
     if (s.write_stage) task_commit += std::min(s.task_commit_ms, s.total_task_ms);
   }
   p.task_slot_ms = static_cast<int64_t>(task_slot_ms);

@@ -10,8 +10,10 @@
 //                     executor with cores has no resource wait (unknown, counted as driver_only).
 //   * io_write:       (a) no task running while a write job commits: from the last task end of a
 //                     job whose stages write (SQL "task commit time"/"number of written files", or
-//                     output bytes without shuffle output) until that job's end; plus (b) the
-//                     wall share of task-side commit time (SQL "task commit time") below.
+//                     output bytes without shuffle output) until that job's end, and after it for
+//                     the SQL "job commit time" the driver reports (within the SQL execution's
+//                     end; write_commits.h); plus (b) the wall share of task-side commit time
+//                     (SQL "task commit time") below.
 //   * driver_only:    no task running, slots exist, no commit: planning, collect, gaps between
 //   jobs.
 //   * While >= 1 task runs, that wall time is split in proportion to slot time:

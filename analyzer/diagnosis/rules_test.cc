@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "analyzer/diagnosis/diagnosis_input.h"
 #include "analyzer/diagnosis/test_util.h"
 #include "analyzer/report/json_report.h"
 #include "analyzer/report/text_report.h"
@@ -357,6 +358,121 @@ TEST(SharedLogs, IoWriteBoundOnDatabricksSubExecution) {
   auto write = FindingsOf(*a, "io-write-bound");
   ASSERT_EQ(write.size(), 1u);
   EXPECT_EQ(write[0]->stage_ids, std::vector<int32_t>{7});
+}
+
+TEST(SharedLogs, IoWriteBoundReadsTheSqlJobCommitAfterTheJob) {
+  // Spark 3.5 S3A write: job 5 (stage 7) ends, then FileFormatWriter commits for 5548 ms and posts
+  // "job commit time" = 5548 and "number of written files" = 2 in a DriverAccumUpdates after the
+  // JobEnd (accumulators 350 and 345, registered by an AQE re-plan). The SQL execution ends
+  // 5556 ms after the job. Before: job_commit_gap_ms=1, written_files=0, all of it driver-only.
+  SHARED_OR_SKIP(a, "kubeflow+mcp-apache-spark-history-server/examples/basic/events/"
+                    "eventlog_v2_spark-110be3a8424d4a2789cb88134418217b/"
+                    "events_1_spark-110be3a8424d4a2789cb88134418217b");
+  ASSERT_EQ(a->model.sql_writes.size(), 1u);
+  const model::SqlWrite& write = a->model.sql_writes[0];
+  EXPECT_EQ(write.execution_id, 2);
+  EXPECT_EQ(write.job_commit_ms, 5548);
+  EXPECT_EQ(write.written_files, 2);
+  EXPECT_EQ(write.written_bytes, 2702896161);
+  EXPECT_FALSE(write.names_from_layout);
+  auto io = FindingsOf(*a, "io-write-bound");
+  ASSERT_EQ(io.size(), 1u);
+  EXPECT_EQ(io[0]->stage_ids, std::vector<int32_t>{7});
+  EXPECT_EQ(EvidenceValue(*io[0], "sql_job_commit_ms"), 5548);
+  EXPECT_EQ(EvidenceValue(*io[0], "job_commit_gap_ms"), 1 + 5548);
+  EXPECT_EQ(EvidenceValue(*io[0], "written_files"), 2);
+  EXPECT_GT(io[0]->impact.time_saved_ms_high, 0);
+  EXPECT_TRUE(RecommendsKey(*io[0], "spark.hadoop.fs.s3a.committer.name"));  // Parquet on s3a
+  // The phase breakdown counts the commit as I/O write, not driver-only.
+  EXPECT_GE(a->phases.commit_gap_ms, 5548);
+  EXPECT_GE(a->phases.io_write_ms, 5548 + 1);
+}
+
+TEST(SharedLogs, IoWriteBoundOnDeltaNamesFilesWithoutS3aAdvice) {
+  // Databricks Delta write: the plan does not list the write node, so the driver update
+  // [[274,67],[279,126],[276,..],[277,0],[275,..]] is named by the tracker's id layout around the
+  // stage's "task commit time" (278). Before: written_files=0 and S3A committer advice.
+  SHARED_OR_SKIP(a, std::string(kRapids) + "spark-events-qualification/db_subExecution_id.zstd");
+  ASSERT_EQ(a->model.sql_writes.size(), 1u);
+  EXPECT_TRUE(a->model.sql_writes[0].names_from_layout);
+  EXPECT_EQ(a->model.sql_writes[0].execution_id, 8);
+  auto io = FindingsOf(*a, "io-write-bound");
+  ASSERT_EQ(io.size(), 1u);
+  EXPECT_EQ(EvidenceValue(*io[0], "written_files"), 67);
+  EXPECT_EQ(EvidenceValue(*io[0], "sql_job_commit_ms"), 126);
+  for (const Recommendation& r : io[0]->recommendations) {
+    EXPECT_EQ(r.config_key.find("s3a"), std::string::npos) << r.config_key;
+    EXPECT_EQ(r.config_key.find("commitProtocolClass"), std::string::npos) << r.config_key;
+    EXPECT_EQ(r.value.find("PathOutputCommitProtocol"), std::string::npos) << r.value;
+  }
+  EXPECT_NE(io[0]->explanation.find("Delta"), std::string::npos);
+}
+
+TEST(SharedLogs, TooFewPartitionsIgnoresTimeWaitingBehindOtherStages) {
+  // NDS q88 on Databricks: stage 61 ran one task of 266 ms but was submitted 3m 06s before it
+  // completed (it waited behind concurrent stages). Before: "saves 1.5-3 min".
+  SHARED_OR_SKIP(a,
+                 std::string(kRapids) + "spark-events-qualification/nds_q88_photon_db_13_3.zstd");
+  for (const Finding* f : FindingsOf(*a, "too-few-partitions")) {
+    EXPECT_NE(f->stage_ids, std::vector<int32_t>{61});
+    EXPECT_GE(EvidenceValue(*f, "total_task_ms"), 30000);
+  }
+  for (const StageStats& s : MakeDiagnosisInput(a->model).stages) {
+    if (s.stage_id != 61) continue;
+    EXPECT_GT(s.duration_ms, 180000);
+    EXPECT_LT(s.task_span_ms, 1000);
+  }
+}
+
+TEST(SharedLogs, IdleExecutorsNeverRecommendsMoreExecutorsThanTheRunHad) {
+  // NDS q66: 8 executors x 16 cores. Counting launch..finish spans, tiny tasks overlap their
+  // successors (the slot is freed before the driver records the finish), so 141 "ran at once" on
+  // 128 slots and maxExecutors=9 was recommended. Per-executor counts are capped at its cores.
+  SHARED_OR_SKIP(a, std::string(kRapids) + "spark-events-profiling/nds_q66_gpu.zstd");
+  auto idle = FindingsOf(*a, "idle-executors");
+  ASSERT_EQ(idle.size(), 1u);
+  EXPECT_LE(EvidenceValue(*idle[0], "p95_running_tasks"), EvidenceValue(*idle[0], "peak_slots"));
+  EXPECT_EQ(EvidenceValue(*idle[0], "peak_executors"), 8);
+  for (const Recommendation& r : idle[0]->recommendations) {
+    if (r.config_key == "spark.dynamicAllocation.maxExecutors") EXPECT_LE(std::stoi(r.value), 8);
+  }
+}
+
+TEST(Rules, KubeflowRepartitionedShuffleGetsAqeAdvice) {
+  // Spark 3.5 (AQE on by default, coalescing on): stage 7 reads a shuffle in 2 tasks; the task
+  // count is set by AQE's advisory size or the code, not by spark.sql.shuffle.partitions alone.
+  SHARED_OR_SKIP(a, "kubeflow+mcp-apache-spark-history-server/examples/basic/events/"
+                    "eventlog_v2_spark-110be3a8424d4a2789cb88134418217b/"
+                    "events_1_spark-110be3a8424d4a2789cb88134418217b");
+  auto few = FindingsOf(*a, "too-few-partitions");
+  ASSERT_EQ(few.size(), 1u);
+  EXPECT_TRUE(RecommendsKey(*few[0], "spark.sql.adaptive.advisoryPartitionSizeInBytes"));
+}
+
+TEST(SharedLogs, SkewedInputSplitsAreNotSentToAqeSkewJoin) {
+  // Stage 3 (saveAsTable) reads no shuffle: its longest task read 57.1 MiB of input against a
+  // median of 5.4 KiB. Before: AQE skew-join settings and key salting, which only act on shuffles.
+  SHARED_OR_SKIP(a, std::string(kRapids) +
+                        "spark-events-qualification/multiple_attempts/attempt_1_eventlog.zstd");
+  auto skew = FindingsOf(*a, "data-skew");
+  ASSERT_EQ(skew.size(), 1u);
+  EXPECT_NE(skew[0]->title.find("Skewed input"), std::string::npos) << skew[0]->title;
+  EXPECT_FALSE(RecommendsKey(*skew[0], "spark.sql.adaptive.skewJoin.enabled"));
+  EXPECT_TRUE(RecommendsKey(*skew[0], "spark.sql.files.maxPartitionBytes"));
+  for (const Recommendation& r : skew[0]->recommendations)
+    EXPECT_EQ(r.value.find("salt"), std::string::npos) << r.value;
+}
+
+TEST(SharedLogs, LocalModeSpillRecommendsDriverMemory) {
+  // spark.master=local[*], Spark 3.x with AQE on: stage 4 spills 528 MiB. Before:
+  // spark.executor.memory (which local mode ignores) and shuffle partitions without AQE's
+  // advisory size (AQE would merge the extra partitions again).
+  SHARED_OR_SKIP(a, std::string(kRapids) + "spark-events-qualification/aqeshuffle_eventlog.zstd");
+  auto spill = FindingsOf(*a, "spill");
+  ASSERT_EQ(spill.size(), 1u);
+  EXPECT_FALSE(RecommendsKey(*spill[0], "spark.executor.memory"));
+  EXPECT_TRUE(RecommendsKey(*spill[0], "spark.driver.memory"));
+  EXPECT_TRUE(RecommendsKey(*spill[0], "spark.sql.adaptive.advisoryPartitionSizeInBytes"));
 }
 
 // ---- Silence where the problem is absent, checked against independent figures ----

@@ -46,15 +46,29 @@ std::vector<StageStats> ComputeStageStats(const model::ApplicationModel& model) 
         s.write_stage = true;
       }
     }
+    // Files are counted on the driver after the job (model::SqlWrite), not in the stage.
+    int64_t files_from_driver = 0;
+    for (const model::SqlWrite& write : model.sql_writes) {
+      if (stage.accumulables.count(write.task_commit_accumulator_id) == 0) continue;
+      s.write_stage = true;
+      files_from_driver += std::max<int64_t>(write.written_files, 0);
+    }
+    s.written_files = std::max(s.written_files, files_from_driver);
 
     std::vector<int64_t> durations, read_bytes, read_records;
     const model::TaskAttempt* longest = nullptr;
+    int64_t first_launch = -1, last_finish = -1;
     auto [begin, end] = model.TasksOf(stage);
     for (const uint32_t* it = begin; it != end; ++it) {
       const model::TaskAttempt& task = model.tasks[*it];
       if (!task.ended()) continue;
       int64_t duration = std::max<int64_t>(task.duration_ms(), 0);
       s.total_task_ms += duration;
+      if (task.launch_time_ms >= 0) {
+        first_launch = first_launch < 0 ? task.launch_time_ms
+                                        : std::min(first_launch, task.launch_time_ms);
+        last_finish = std::max(last_finish, task.finish_time_ms);
+      }
       const model::TaskAttemptMetrics& m = task.metrics;
       if (task.has_metrics) {
         s.run_time_ms += m.executor_run_time_ms;
@@ -81,6 +95,7 @@ std::vector<StageStats> ComputeStageStats(const model::ApplicationModel& model) 
       read_records.push_back(ReadRecords(task));
       if (longest == nullptr || duration > longest->duration_ms()) longest = &task;
     }
+    if (first_launch >= 0 && last_finish >= first_launch) s.task_span_ms = last_finish - first_launch;
     if (s.output_bytes > 0 && s.shuffle_write_bytes == 0) s.write_stage = true;
     s.successful_tasks = static_cast<int64_t>(durations.size());
     std::vector<int64_t> sorted = durations;

@@ -19,6 +19,9 @@ struct StageStats {
   int64_t duration_ms = -1;  // completion - submission, -1 when unknown
   int64_t submission_ms = -1;
   int64_t completion_ms = -1;
+  // First task launch to last task finish: the time the stage actually ran, without the wait for
+  // parents or for slots held by concurrent stages before its first task; -1 when no task ended.
+  int64_t task_span_ms = -1;
 
   // Over successful attempts (launch to finish). Nearest-rank percentiles.
   int64_t successful_tasks = 0;
@@ -57,7 +60,8 @@ struct StageStats {
   int64_t shuffle_write_ms = 0;
   int64_t scheduling_overhead_ms = 0;  // sum of (duration - executor run time) over ended attempts
 
-  // SQL write metrics from the stage's accumulables (Spark's write node).
+  // SQL write metrics: task commit time from the stage's accumulables, written files from the
+  // driver's update after the job (model::SqlWrite).
   bool write_stage = false;  // has "task commit time" / "number of written files", or writes output
   int64_t task_commit_ms = 0;
   int64_t written_files = 0;

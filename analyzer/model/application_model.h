@@ -202,6 +202,27 @@ struct SqlExecution {
   std::vector<SqlMetric> metrics;
 };
 
+// One Spark SQL file write (FileFormatWriter with BasicWriteJobStatsTracker, Spark 3.2+). Its tasks
+// sum "task commit time" into the write stage's accumulables; the job commit runs on the driver
+// after the write job's JobEnd, and the driver then posts "number of written files", "written
+// output", "number of output rows", "number of dynamic part" and "job commit time" in a
+// SparkListenerDriverAccumUpdates. The tracker creates its six metrics one after another, so their
+// accumulator ids are consecutive around the task commit time: files t-4, bytes t-3, rows t-2,
+// dynamic parts t-1, task commit t, job commit t+1. Plans that do not list the write node (Delta on
+// Databricks) leave the driver-side ids unnamed; they are recognised by that layout when one driver
+// update holds exactly those five ids. Values are -1 when the log does not have them.
+struct SqlWrite {
+  int64_t execution_id = -1;
+  int64_t task_commit_accumulator_id = -1;
+  int64_t task_commit_ms = -1;
+  int64_t job_commit_ms = -1;
+  int64_t written_files = -1;
+  int64_t written_bytes = -1;
+  int64_t written_rows = -1;
+  bool names_from_layout = false;  // driver-side metrics named by the id layout, not by the plan
+  std::vector<int32_t> stage_ids;  // stages whose accumulables carry the task commit time
+};
+
 struct ResourceProfile {
   int32_t id = 0;
   int64_t executor_cores = -1;
@@ -245,6 +266,7 @@ struct ApplicationModel {
   std::map<int32_t, Job> jobs;
   std::map<std::pair<int32_t, int32_t>, StageAttempt> stages;  // (stage id, attempt)
   std::map<int64_t, SqlExecution> sql_executions;
+  std::vector<SqlWrite> sql_writes;  // by task commit accumulator id (Finish())
   std::vector<ExclusionRecord> exclusions;
 
   StringTable strings;

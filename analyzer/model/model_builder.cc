@@ -1,6 +1,7 @@
 #include "analyzer/model/model_builder.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 
 #include "analyzer/eventlog/event_parser.h"
@@ -453,10 +454,85 @@ void ModelBuilder::OnSqlDriverAccumUpdates(const eventlog::SqlDriverAccumUpdates
   for (const auto& [accumulator_id, value] : event.updates) {
     sql_metric_values_[accumulator_id] = value;
   }
+  // A write's driver-side metrics (see SqlWrite): five ids t-4..t-1 and t+1 around the tasks' t.
+  if (event.updates.size() == 5) {
+    std::vector<int64_t> ids;
+    for (const auto& update : event.updates) ids.push_back(update.first);
+    std::sort(ids.begin(), ids.end());
+    const int64_t first = ids[0];
+    if (ids[1] == first + 1 && ids[2] == first + 2 && ids[3] == first + 3 && ids[4] == first + 5) {
+      write_driver_updates_[first] = event.execution_id;
+    }
+  }
 }
 
 void ModelBuilder::OnOtherEvent(std::string_view event_name, int64_t timestamp_ms) {
   SeeTime(timestamp_ms);
+}
+
+void ModelBuilder::BuildSqlWrites() {
+  ApplicationModel& m = model_;
+  constexpr std::string_view kTaskCommit = "task commit time";
+  std::map<int64_t, SqlWrite> by_task_commit_id;
+  for (const auto& [execution_id, sql] : m.sql_executions) {
+    for (const SqlMetric& metric : sql.metrics) {
+      if (metric.name == kTaskCommit) by_task_commit_id[metric.accumulator_id].execution_id = execution_id;
+    }
+  }
+  for (const auto& [key, stage] : m.stages) {
+    for (const auto& [id, accumulable] : stage.accumulables) {
+      if (accumulable.name != kTaskCommit) continue;
+      std::vector<int32_t>& stage_ids = by_task_commit_id[id].stage_ids;
+      if (std::find(stage_ids.begin(), stage_ids.end(), key.first) == stage_ids.end())
+        stage_ids.push_back(key.first);
+    }
+  }
+  auto value = [&](int64_t id) -> int64_t {
+    auto found = sql_metric_values_.find(id);
+    return found == sql_metric_values_.end() ? -1 : found->second;
+  };
+  auto plan_name = [&](int64_t id) -> std::string_view {
+    auto owner = sql_metric_owner_.find(id);
+    if (owner == sql_metric_owner_.end()) return {};
+    return m.sql_executions[owner->second.first].metrics[owner->second.second].name;
+  };
+  // The SQL execution of the jobs that ran a stage (-1 when none says).
+  auto stage_execution = [&](int32_t stage_id) -> int64_t {
+    for (const auto& [key, stage] : m.stages) {
+      if (key.first != stage_id) continue;
+      for (int32_t job_id : stage.job_ids) {
+        auto job = m.jobs.find(job_id);
+        if (job != m.jobs.end() && job->second.sql_execution_id >= 0)
+          return job->second.sql_execution_id;
+      }
+    }
+    return -1;
+  };
+  for (auto& [task_commit_id, write] : by_task_commit_id) {
+    write.task_commit_accumulator_id = task_commit_id;
+    write.task_commit_ms = value(task_commit_id);
+    int64_t job_execution = write.stage_ids.empty() ? -1 : stage_execution(write.stage_ids.front());
+    if (write.execution_id < 0) write.execution_id = job_execution;
+    const bool named = plan_name(task_commit_id - 4) == "number of written files" &&
+                       plan_name(task_commit_id + 1) == "job commit time";
+    bool by_layout = false;
+    if (!named) {
+      auto update = write_driver_updates_.find(task_commit_id - 4);
+      by_layout = update != write_driver_updates_.end() &&
+                  (write.execution_id < 0 || write.execution_id == update->second);
+      if (by_layout) write.execution_id = update->second;
+    }
+    if (named || by_layout) {
+      write.written_files = value(task_commit_id - 4);
+      write.written_bytes = value(task_commit_id - 3);
+      write.written_rows = value(task_commit_id - 2);
+      write.job_commit_ms = value(task_commit_id + 1);
+      write.names_from_layout = by_layout;
+    }
+    // Write nodes of a plan that AQE replaced before it ran carry no value at all.
+    if (write.task_commit_ms < 0 && write.job_commit_ms < 0 && write.written_files < 0) continue;
+    m.sql_writes.push_back(std::move(write));
+  }
 }
 
 ApplicationModel ModelBuilder::Finish() {
@@ -475,6 +551,8 @@ ApplicationModel ModelBuilder::Finish() {
     metric.value = value;
     metric.has_value = true;
   }
+
+  BuildSqlWrites();
 
   // Group task indices by stage attempt, in launch order within each stage.
   m.stage_task_order.resize(m.tasks.size());

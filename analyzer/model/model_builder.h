@@ -50,6 +50,7 @@ class ModelBuilder final : public eventlog::EventSink {
   Executor& ExecutorById(std::string_view executor_id);
   StageAttempt& Stage(int32_t stage_id, int32_t attempt);
   uint32_t TaskIndex(int64_t task_id, int32_t attempt, bool* created);
+  void BuildSqlWrites();
   void RegisterSqlMetrics(int64_t execution_id,
                           const std::vector<eventlog::SqlExecutionStartEvent::Metric>& metrics);
 
@@ -61,6 +62,9 @@ class ModelBuilder final : public eventlog::EventSink {
   std::unordered_map<uint64_t, uint32_t> sparse_task_by_key_;
   std::unordered_map<int64_t, int64_t> sql_metric_values_;  // accumulator id -> latest value
   std::unordered_map<int64_t, std::pair<int64_t, size_t>> sql_metric_owner_;  // id -> (exec, slot)
+  // Driver updates with exactly five ids (a write's driver-side metrics; see SqlWrite): the smallest
+  // id -> execution id, kept only when the five ids are those of the write layout.
+  std::unordered_map<int64_t, int64_t> write_driver_updates_;
   int64_t live_executors_ = 0;
 };
 

@@ -12,6 +12,9 @@
 //     skewed partitions themselves, so 2x). Otherwise, if the other tasks on its host were also 2x
 //     slower than the median, the host is slow; else the time skew has no data cause (GC, a slow
 //     record path, external calls).
+//   * Skewed input splits (data skew in a stage that reads no shuffle): one file or split is larger
+//     (an unsplittable gzip file, one big file among small ones); AQE only splits shuffle
+//     partitions, so the advice is spark.sql.files.maxPartitionBytes and the file layout.
 //   * AQE splits a partition when it is > skewedPartitionFactor (5) x median AND >
 //     skewedPartitionThresholdInBytes (256 MB) (docs/sql-performance-tuning.md): we compute values
 //     that would catch this run's partition.
@@ -84,7 +87,28 @@ void DataSkew(const DiagnosisInput& input, std::vector<Finding>& out) {
                        Millis(tail_ms) + " most of the " + std::to_string(input.slots()) +
                        " task slots had nothing to do. ";
     const std::string aqe = input.Property("spark.sql.adaptive.enabled", "true");
-    if (skew.kind == SkewKind::kData) {
+    if (skew.kind == SkewKind::kData && stage.shuffle_read_bytes == 0) {
+      f.title = "Skewed input in stage " + std::to_string(stage.stage_id) + ": one split holds " +
+                Fixed(std::max(skew.bytes_ratio, skew.records_ratio)) + "x the median data";
+      f.explanation = head + "That task also read " + Bytes(stage.max_task_read_bytes) +
+                      " against a median of " + Bytes(stage.median_read_bytes) + " (" +
+                      Fixed(skew.bytes_ratio) + "x bytes, " + Fixed(skew.records_ratio) +
+                      "x records). The stage reads files, not a shuffle, so the skew is in the "
+                      "input splits: one file is much larger than the others or cannot be split "
+                      "(gzip). AQE's skew handling only splits shuffle partitions and cannot "
+                      "help here; the split size and the file layout can.";
+      const int64_t split_mib = std::clamp<int64_t>(
+          std::max<int64_t>(2 * stage.median_read_bytes / kMiB, 16), 16, 128);
+      f.recommendations.push_back(
+          {"spark.sql.files.maxPartitionBytes", std::to_string(split_mib) + "m",
+           std::to_string(split_mib) + " MiB splits (about twice the median task's " +
+               Bytes(stage.median_read_bytes) +
+               ", within 16-128 MiB) cut a large splittable file into pieces like the others"});
+      f.recommendations.push_back(
+          {"", "rewrite the input as evenly sized files in a splittable format (Parquet/ORC, no "
+               "gzip), or .repartition() right after reading",
+           "an unsplittable file is always read by one task, whatever the split size"});
+    } else if (skew.kind == SkewKind::kData) {
       f.title = "Data skew in stage " + std::to_string(stage.stage_id) + ": one partition holds " +
                 Fixed(std::max(skew.bytes_ratio, skew.records_ratio)) + "x the median data";
       f.explanation = head + "That task also read " + Bytes(stage.max_task_read_bytes) +

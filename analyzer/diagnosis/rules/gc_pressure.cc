@@ -66,10 +66,11 @@ void GcPressure(const DiagnosisInput& input, std::vector<Finding>& out) {
 
   int64_t heap_peak = 0;
   for (const model::Executor& executor : m.executors) {
-    if (!executor.is_driver() && executor.peaks.present)
+    if ((!executor.is_driver() || input.LocalMode()) && executor.peaks.present)
       heap_peak = std::max(heap_peak, executor.peaks.jvm_heap_memory_bytes);
   }
-  const int64_t memory_mib = ParseSizeMiB(input.Property("spark.executor.memory", "1g"), 1024);
+  const char* heap_key = input.TaskHeapKey();  // the driver's in local mode
+  const int64_t memory_mib = ParseSizeMiB(input.Property(heap_key, "1g"), 1024);
   const double heap_share =
       heap_peak > 0 ? static_cast<double>(heap_peak) / (memory_mib * 1048576.0) : 0;
 
@@ -120,17 +121,17 @@ void GcPressure(const DiagnosisInput& input, std::vector<Finding>& out) {
     f.title = "GC pressure: executor heaps are full";
     int64_t cores = std::atoll(input.Property("spark.executor.cores", "0").c_str());
     f.explanation = head + "The JVM heap peaked at " + Bytes(heap_peak) + ", " +
-                    Fixed(100 * heap_share, 0) + "% of spark.executor.memory (" +
+                    Fixed(100 * heap_share, 0) + "% of " + heap_key + " (" +
                     std::to_string(memory_mib) +
                     " MiB): the heap is too "
                     "small for what the tasks keep alive, so the collector runs again and again.";
-    f.recommendations.push_back({"spark.executor.memory",
+    f.recommendations.push_back({heap_key,
                                  std::to_string((memory_mib * 3 / 2 + 1023) / 1024) + "g",
                                  "1.5x the current " + std::to_string(memory_mib) +
                                      " MiB (Dr. Elephant's "
                                      "GC step), since the heap peaked at " +
                                      Fixed(100 * heap_share, 0) + "%"});
-    if (cores > 1) {
+    if (cores > 1 && !input.LocalMode()) {
       f.recommendations.push_back({"spark.executor.cores",
                                    std::to_string(std::max<int64_t>(1, cores / 2)),
                                    "alternatively halve the concurrent tasks sharing one heap (" +
@@ -140,7 +141,7 @@ void GcPressure(const DiagnosisInput& input, std::vector<Finding>& out) {
     f.title = "GC pressure from object churn";
     f.explanation = head +
                     (heap_peak > 0 ? "The heap peaked at only " + Fixed(100 * heap_share, 0) +
-                                         "% of spark.executor.memory, so size is not the problem: "
+                                         "% of " + heap_key + ", so size is not the problem: "
                                          "tasks allocate many short-lived objects. "
                                    : std::string("No heap peaks are logged, so heap size cannot "
                                                  "be checked; high GC with room in the heap "

@@ -2,9 +2,13 @@
 // takes a large part of the run.
 //
 // Signals: for each job with a write stage (SQL "task commit time"/"number of written files", or
-// output bytes without shuffle output), the commit gap = job end - last task end (the driver's job
-// commit: renames, manifest writes); task commit time; write-stage task p95 against the p95 of the
-// other stages.
+// output bytes without shuffle output), the commit gap = job end - last task end plus the SQL "job
+// commit time" the driver reports after the job (write_commits.h: Spark SQL commits after JobEnd;
+// renames, manifest writes); task commit time; write-stage task p95 against the p95 of the other
+// stages.
+// Advice follows the table format: the S3A committers only for Hadoop-committer writes; Delta
+// tables (plan or stage names Delta) and Databricks (its DBIO commit protocol) write files in place
+// and commit without renames, so there the advice is about file sizes and the tasks' work.
 // Thresholds (ours; analyzer-facts.md d.5 notes that no tool flags this; ldbc_snb_datagen_spark#324
 // shows serial renames at 67% of runtime):
 //   * commit gap >= 10 s AND >= 5% of wall time, or
@@ -15,8 +19,10 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string>
 
 #include "analyzer/diagnosis/rules/rules.h"
+#include "analyzer/diagnosis/write_commits.h"
 
 namespace sparkprof::diagnosis::rules {
 
@@ -26,6 +32,55 @@ constexpr double kWarningShare = 0.05;
 constexpr double kCriticalShare = 0.25;
 constexpr double kP95Ratio = 2.0;
 constexpr int64_t kMiB = 1 << 20;
+constexpr int64_t kExplainCommitMs = 1000;  // shorter commits are not worth a committer change
+
+bool Contains(const std::string& text, const char* what) {
+  return text.find(what) != std::string::npos;
+}
+
+// Delta: the write stage is named after a Delta command, or the write's SQL plan (or its root
+// query's) mentions Delta.
+bool IsDeltaWrite(const model::ApplicationModel& m, const WriteCommit& commit,
+                  const std::string& stage_name) {
+  if (Contains(stage_name, "Delta")) return true;
+  std::vector<int64_t> executions;
+  if (commit.write != nullptr) executions.push_back(commit.write->execution_id);
+  auto job = m.jobs.find(commit.job_id);
+  if (job != m.jobs.end()) executions.push_back(job->second.sql_execution_id);
+  for (int64_t id : executions) {
+    auto sql = m.sql_executions.find(id);
+    if (sql == m.sql_executions.end()) continue;
+    if (Contains(sql->second.physical_plan, "Delta")) return true;
+    auto root = m.sql_executions.find(sql->second.root_execution_id);
+    if (root != m.sql_executions.end() && Contains(root->second.physical_plan, "Delta"))
+      return true;
+  }
+  return false;
+}
+
+bool IsDatabricks(const model::ApplicationModel& m) {
+  if (m.databricks) return true;
+  for (const auto& [key, value] : m.spark_properties) {
+    if (key.rfind("spark.databricks.", 0) == 0) return true;
+  }
+  return false;
+}
+
+// CPU time over run time of a stage's ended attempts (0 when unknown).
+double CpuShare(const model::ApplicationModel& m, int32_t stage_id) {
+  double cpu_ms = 0, run_ms = 0;
+  for (const auto& [key, stage] : m.stages) {
+    if (key.first != stage_id) continue;
+    auto [begin, end] = m.TasksOf(stage);
+    for (const uint32_t* it = begin; it != end; ++it) {
+      const model::TaskAttempt& task = m.tasks[*it];
+      if (!task.has_metrics) continue;
+      cpu_ms += task.metrics.executor_cpu_time_ns / 1e6;
+      run_ms += task.metrics.executor_run_time_ms;
+    }
+  }
+  return run_ms > 0 ? std::min(cpu_ms / run_ms, 1.0) : 0.0;
+}
 }  // namespace
 
 void IoWriteBound(const DiagnosisInput& input, std::vector<Finding>& out) {
@@ -39,28 +94,21 @@ void IoWriteBound(const DiagnosisInput& input, std::vector<Finding>& out) {
   }
   const int64_t compute_p95 =
       other_p95.empty() ? 0 : *std::max_element(other_p95.begin(), other_p95.end());
-  std::map<int32_t, int64_t> last_task_end;
-  for (const model::TaskAttempt& task : m.tasks) {
-    if (task.ended())
-      last_task_end[task.stage_id] = std::max(last_task_end[task.stage_id], task.finish_time_ms);
-  }
-  for (const auto& [job_id, job] : m.jobs) {
-    const StageStats* write = nullptr;
-    int64_t last_end = -1;
-    for (int32_t id : job.stage_ids) {
-      auto stage = by_id.find(id);
-      if (stage != by_id.end() && stage->second->write_stage && stage->second->successful_tasks > 0)
-        write = stage->second;
-      auto end = last_task_end.find(id);
-      if (end != last_task_end.end()) last_end = std::max(last_end, end->second);
-    }
-    if (write == nullptr || job.completion_time_ms < 0 || last_end < 0) continue;
-    const int64_t gap = std::max<int64_t>(job.completion_time_ms - last_end, 0);
+  const bool databricks = IsDatabricks(m);
+  for (const WriteCommit& commit : ComputeWriteCommits(m, input.stages)) {
+    if (commit.write_stage_id < 0) continue;
+    const StageStats* write = by_id[commit.write_stage_id];
+    const int32_t job_id = commit.job_id;
+    const int64_t gap = commit.commit_ms();
     const bool gap_fires = gap >= kMinGapMs && p.Ratio(gap) >= kWarningShare;
     const bool tasks_fire = compute_p95 > 0 && write->p95_task_ms >= kP95Ratio * compute_p95 &&
                             write->p95_task_ms >= kMinGapMs;
     if (!gap_fires && !tasks_fire) continue;
     const int64_t write_wall = gap + (tasks_fire ? std::max<int64_t>(write->duration_ms, 0) : 0);
+    const bool delta = IsDeltaWrite(m, commit, write->name);
+    const bool hadoop_committer = !delta && !databricks;
+    const int64_t sql_job_commit_ms =
+        commit.write != nullptr ? std::max<int64_t>(commit.write->job_commit_ms, 0) : 0;
     Finding f;
     f.rule = "io-write-bound";
     f.severity = p.Ratio(write_wall) >= kCriticalShare ? Severity::kCritical : Severity::kWarning;
@@ -69,6 +117,7 @@ void IoWriteBound(const DiagnosisInput& input, std::vector<Finding>& out) {
     f.evidence = {
         {"job_commit_gap_ms", static_cast<double>(gap), "ms"},
         {"job_commit_gap_share", p.Ratio(gap), "ratio"},
+        {"sql_job_commit_ms", static_cast<double>(sql_job_commit_ms), "ms"},
         {"task_commit_ms", static_cast<double>(write->task_commit_ms), "ms"},
         {"written_files", static_cast<double>(write->written_files), "count"},
         {"output_bytes", static_cast<double>(write->output_bytes), "bytes"},
@@ -79,45 +128,110 @@ void IoWriteBound(const DiagnosisInput& input, std::vector<Finding>& out) {
               (gap_fires ? " (" + Millis(gap) + " committing after the last task)" : std::string());
     f.explanation = "Job " + std::to_string(job_id) + " writes " + Bytes(write->output_bytes) +
                     " in " + std::to_string(write->written_files) + " files (stage " +
-                    std::to_string(write->stage_id) + "). ";
-    if (gap_fires) {
+                    std::to_string(write->stage_id) + (delta ? ", a Delta table" : "") + "). ";
+    if (gap >= kExplainCommitMs) {
       f.explanation +=
           "After its last task ended, the driver needed " + Millis(gap) + " (" +
-          Fixed(100 * p.Ratio(gap), 0) +
-          "% of the run) to finish the job: that is the job "
-          "commit, which with the classic FileOutputCommitter renames every file one by "
-          "one; on an object store (S3, GCS, ABFS) a rename is a copy. All executors sat "
-          "idle meanwhile. ";
+          Fixed(100 * p.Ratio(gap), 0) + "% of the run) to commit the output" +
+          (commit.after_job_ms > 0
+               ? std::string(", ") + Millis(commit.after_job_ms) +
+                     " of it after the job had ended (Spark SQL's \"job commit time\": " +
+                     std::to_string(sql_job_commit_ms) + " ms)"
+               : std::string()) +
+          "; all executors sat idle meanwhile unless other jobs ran. ";
+      if (hadoop_committer) {
+        f.explanation +=
+            "With the classic FileOutputCommitter the job commit renames every file one by one; "
+            "on an object store (S3, GCS, ABFS) a rename is a copy. ";
+      }
     }
+    if (delta) {
+      f.explanation +=
+          "Delta writes its data files in their final place and commits by adding one entry to "
+          "the transaction log: there are no renames, so Hadoop/S3A committer settings do not "
+          "apply. ";
+    } else if (databricks) {
+      f.explanation +=
+          "Databricks commits file writes with its own transactional protocol (DBIO) instead of "
+          "renames, so Hadoop/S3A committer settings do not apply. ";
+    }
+    const double cpu_share = CpuShare(m, write->stage_id);
     if (tasks_fire) {
       f.explanation += "Its tasks' p95 was " + Millis(write->p95_task_ms) + " against " +
-                       Millis(compute_p95) + " in the other stages; tasks also spent " +
-                       Millis(write->task_commit_ms) + " committing their files.";
+                       Millis(compute_p95) + " in the other stages; tasks spent " +
+                       Millis(write->task_commit_ms) + " committing their files" +
+                       (cpu_share > 0 ? " and " + Fixed(100 * cpu_share, 0) +
+                                            "% of their run time on CPU"
+                                      : std::string()) +
+                       ".";
     }
-    f.recommendations.push_back({"spark.hadoop.fs.s3a.committer.name", "magic",
-                                 "the S3A magic committer writes files in place and commits with a "
-                                 "manifest instead of renames (on S3; Hadoop 3.3+)"});
-    f.recommendations.push_back({"spark.sql.sources.commitProtocolClass",
-                                 "org.apache.spark.internal.io.cloud.PathOutputCommitProtocol",
-                                 "routes Spark SQL writes through the S3A committers"});
-    f.recommendations.push_back({"spark.sql.parquet.output.committer.class",
-                                 "org.apache.spark.internal.io.cloud.BindingParquetOutputCommitter",
-                                 "needed with the above for Parquet output"});
+    if (hadoop_committer && gap >= kExplainCommitMs) {
+      f.recommendations.push_back({"spark.hadoop.fs.s3a.committer.name", "magic",
+                                   "the S3A magic committer writes files in place and commits "
+                                   "with a manifest instead of renames (on S3; Hadoop 3.3+)"});
+      f.recommendations.push_back({"spark.sql.sources.commitProtocolClass",
+                                   "org.apache.spark.internal.io.cloud.PathOutputCommitProtocol",
+                                   "routes Spark SQL writes through the S3A committers"});
+      f.recommendations.push_back(
+          {"spark.sql.parquet.output.committer.class",
+           "org.apache.spark.internal.io.cloud.BindingParquetOutputCommitter",
+           "needed with the above for Parquet output"});
+    }
+    if (delta && gap_fires) {
+      f.recommendations.push_back(
+          {"", "check for concurrent writers to the table and for a long _delta_log without a recent checkpoint",
+           "a Delta commit is a log write plus a conflict check; " + Millis(gap) +
+               " after the last task points at conflict retries or a slow log, not at renames"});
+    }
     if (write->written_files > 100 && write->output_bytes / write->written_files < 32 * kMiB) {
       int64_t files = std::max<int64_t>(1, (write->output_bytes + 128 * kMiB - 1) / (128 * kMiB));
-      f.recommendations.push_back(
-          {"", "coalesce/repartition to " + std::to_string(files) + " files before writing",
-           std::to_string(write->written_files) + " files of " +
-               Bytes(write->output_bytes / write->written_files) +
-               " on average; ~128 MiB files cut the per-file commit cost"});
+      const std::string reason = std::to_string(write->written_files) + " files of " +
+                                 Bytes(write->output_bytes / write->written_files) +
+                                 " on average; ~128 MiB files cut the per-file write and commit "
+                                 "cost and the cost of reading them later";
+      if (delta) {
+        f.recommendations.push_back(
+            {"spark.databricks.delta.optimizeWrite.enabled", "true",
+             reason + " (optimized writes bin the output into larger files; Delta 3.1+ and "
+                      "Databricks)"});
+      } else {
+        f.recommendations.push_back(
+            {"", "coalesce/repartition to " + std::to_string(files) + " files before writing",
+             reason});
+      }
     }
-    f.impact.time_saved_ms_low = gap / 2;
-    f.impact.time_saved_ms_high = gap * 9 / 10;
+    if (tasks_fire) {
+      const bool busy = cpu_share >= 0.7;
+      f.recommendations.push_back(
+          {"",
+           busy ? "treat stage " + std::to_string(write->stage_id) +
+                      " as compute: spread it over more tasks and cores, or cut the work per row "
+                      "(profile it with sparkprof flamegraph --stage " +
+                      std::to_string(write->stage_id) + ")"
+                : "look at what stage " + std::to_string(write->stage_id) +
+                      "'s tasks wait on (uploads, throttling, slow reads): sparkprof flamegraph "
+                      "--stage " + std::to_string(write->stage_id),
+           cpu_share > 0 ? Fixed(100 * cpu_share, 0) + "% of the write tasks' run time was CPU, so "
+                               + (busy ? std::string("they were encoding and computing, not "
+                                                     "waiting on storage")
+                                       : std::string("much of it was spent waiting"))
+                         : std::string("the write tasks' CPU time is not in the log")});
+    }
+    if (hadoop_committer) {
+      f.impact.time_saved_ms_low = gap / 2;
+      f.impact.time_saved_ms_high = gap * 9 / 10;
+      f.impact.method =
+          "50-90% of the job-commit time (a manifest commit replaces per-file renames but "
+          "still lists and writes); core-hours: every slot was held during the commit";
+    } else {
+      f.impact.time_saved_ms_low = 0;
+      f.impact.time_saved_ms_high = gap / 2;
+      f.impact.method =
+          "up to half of the job-commit time (the commit already avoids renames; what remains "
+          "is log writes and conflict checks); core-hours: every slot was held during the commit";
+    }
     f.impact.core_hours_saved_low = CoreHours(f.impact.time_saved_ms_low, input.slots());
     f.impact.core_hours_saved_high = CoreHours(f.impact.time_saved_ms_high, input.slots());
-    f.impact.method =
-        "50-90% of the job-commit gap (a manifest commit replaces per-file renames but "
-        "still lists and writes); core-hours: every slot was held during the gap";
     f.cost_ms = write_wall;
     out.push_back(std::move(f));
   }

@@ -85,12 +85,19 @@ void Spill(const DiagnosisInput& input, std::vector<Finding>& out) {
           "x the median bytes). The other tasks fit in "
           "memory: giving every executor more memory would cost memory everywhere and "
           "still leave the hot partition too large. Fix the skew (see data-skew).";
-      f.recommendations.push_back(
-          {"spark.sql.adaptive.skewJoin.enabled", "true",
-           "splits the oversized partition so no single task has to hold it"});
-      f.recommendations.push_back({"", "salt the hot key or broadcast the smaller side",
-                                   "the spill is in the skewed tasks only; evening the partitions "
-                                   "removes it without more memory"});
+      if (stage.shuffle_read_bytes > 0) {
+        f.recommendations.push_back(
+            {"spark.sql.adaptive.skewJoin.enabled", "true",
+             "splits the oversized partition so no single task has to hold it"});
+        f.recommendations.push_back({"", "salt the hot key or broadcast the smaller side",
+                                     "the spill is in the skewed tasks only; evening the "
+                                     "partitions removes it without more memory"});
+      } else {
+        f.recommendations.push_back(
+            {"", "rewrite the input as evenly sized, splittable files (Parquet/ORC; no gzip)",
+             "the stage reads files, not a shuffle: the oversized input split is one large or "
+             "unsplittable file, which AQE's skew handling (shuffles only) cannot split"});
+      }
       f.impact.method =
           "spilled bytes written and read back once at 100-400 MB/s within the "
           "skewed tasks, capped at the skew tail (part of the data-skew finding's "
@@ -132,6 +139,16 @@ void Spill(const DiagnosisInput& input, std::vector<Finding>& out) {
                  "x the current " + std::to_string(current) +
                  " partitions (and at least 128 MiB per partition of read + spilled data) keeps "
                  "each task's buffers in memory"});
+        if (input.AqeCoalesces()) {
+          const int64_t advisory_mib =
+              std::max<int64_t>(1, stage.shuffle_read_bytes / std::max<int64_t>(target, 1) / kMiB);
+          f.recommendations.push_back(
+              {"spark.sql.adaptive.advisoryPartitionSizeInBytes",
+               std::to_string(advisory_mib) + "m",
+               "AQE is on and merges small shuffle partitions back up to this size (64 MiB by "
+               "default); without it the extra partitions would be merged again: " +
+                   Bytes(stage.shuffle_read_bytes) + " / " + std::to_string(target)});
+        }
       } else {
         int64_t target_mib = std::max<int64_t>(16, 128 / factor);
         f.recommendations.push_back(
@@ -140,13 +157,18 @@ void Spill(const DiagnosisInput& input, std::vector<Finding>& out) {
                  " MiB instead of 128 MiB give each task " + std::to_string(factor) +
                  "x less data"});
       }
-      int64_t memory_mib = ParseSizeMiB(input.Property("spark.executor.memory", "1g"), 1024);
+      const char* heap_key = input.TaskHeapKey();
+      int64_t memory_mib = ParseSizeMiB(input.Property(heap_key, "1g"), 1024);
       f.recommendations.push_back(
-          {"spark.executor.memory",
+          {heap_key,
            std::to_string(memory_mib * std::min<int64_t>(factor, 2) / 1024) + "g",
            "only if repartitioning is not possible: " + std::to_string(memory_mib) +
-               " MiB now; "
-               "more heap per task slot also removes spill, at a memory cost on every executor"});
+               " MiB now; " +
+               (input.LocalMode()
+                    ? std::string("in local mode the tasks run in the driver, so its heap is "
+                                  "the one that counts (set it at launch: --driver-memory)")
+                    : std::string("more heap per task slot also removes spill, at a memory "
+                                  "cost on every executor"))});
       f.impact.method =
           "spilled bytes written and read back once at 100-400 MB/s per task, spread "
           "over the stage's parallel tasks";

@@ -102,18 +102,47 @@ void TaskFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
         " The out-of-memory failures happened in a data-skewed stage: the task holding the "
         "oversized partition ran out of heap. Fix the skew (see data-skew) rather than "
         "raising memory for every executor.";
-    f.recommendations.push_back({"spark.sql.adaptive.skewJoin.enabled", "true",
-                                 "splits the oversized partition that runs out of memory"});
+    bool shuffle_skew = false;
+    for (const StageStats& stage : input.stages) {
+      if (oom_by_stage.count(stage.stage_id) != 0 && stage.shuffle_read_bytes > 0)
+        shuffle_skew = true;
+    }
+    if (shuffle_skew) {
+      f.recommendations.push_back({"spark.sql.adaptive.skewJoin.enabled", "true",
+                                   "splits the oversized partition that runs out of memory"});
+    } else {
+      f.recommendations.push_back(
+          {"", "rewrite the input as evenly sized, splittable files (Parquet/ORC, no gzip)",
+           "the failing stage reads files, not a shuffle: its oversized split is one large or "
+           "unsplittable file, which AQE cannot split"});
+    }
   } else if (oom > 0) {
     f.explanation +=
         " Out-of-memory failures with even data mean partitions are too large for the "
         "memory per task.";
-    int64_t current = std::atoll(input.Property("spark.sql.shuffle.partitions", "200").c_str());
-    if (current <= 0) current = 200;
-    f.recommendations.push_back({"spark.sql.shuffle.partitions", std::to_string(current * 2),
-                                 "twice the current " + std::to_string(current) +
-                                     " halves the data per task (Dr. Elephant halves cores per "
-                                     "executor for the same effect)"});
+    bool reads_shuffle = false;
+    for (const StageStats& stage : input.stages) {
+      if (oom_by_stage.count(stage.stage_id) != 0 && stage.shuffle_read_bytes > 0)
+        reads_shuffle = true;
+    }
+    if (reads_shuffle) {
+      int64_t current = std::atoll(input.Property("spark.sql.shuffle.partitions", "200").c_str());
+      if (current <= 0) current = 200;
+      f.recommendations.push_back({"spark.sql.shuffle.partitions", std::to_string(current * 2),
+                                   "twice the current " + std::to_string(current) +
+                                       " halves the data per task (Dr. Elephant halves cores per "
+                                       "executor for the same effect)"});
+      if (input.AqeCoalesces()) {
+        f.recommendations.push_back(
+            {"spark.sql.adaptive.advisoryPartitionSizeInBytes", "32m",
+             "AQE is on and merges partitions back up to this size (64 MiB by default); half of "
+             "it keeps the smaller partitions"});
+      }
+    } else {
+      f.recommendations.push_back({"spark.sql.files.maxPartitionBytes", "64m",
+                                   "the failing stages read files, not a shuffle: half the "
+                                   "default 128 MiB split halves the data per task"});
+    }
   } else {
     f.recommendations.push_back(
         {"", "fix the exception the tasks throw (" + classes.front().first + ")",

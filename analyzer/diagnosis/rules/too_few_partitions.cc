@@ -3,12 +3,18 @@
 //
 // Thresholds and sources (analyzer-facts.md, section c):
 //   * tasks < slots (Spark's docs/tuning.md asks for 2-3 tasks per core; under one per core some
-//     cores get no work at all) AND stage duration >= 30 s (shorter stages cost little);
-//   * or median bytes read per task >= 1 GiB and stage duration >= 30 s (practitioner consensus
+//     cores get no work at all) AND the stage ran >= 30 s AND its tasks took >= 30 s in total
+//     (shorter stages cost little). "Ran" is first task launch to last task finish: submission to
+//     completion also counts the wait for slots held by concurrent stages, which more partitions
+//     would not shorten;
+//   * or median bytes read per task >= 1 GiB, with the same time floors (practitioner consensus
 //     is 128-200 MB per partition; DataFlint flags 5 GiB partitions; 1 GiB is well past the
 //     range where sorts and aggregations stay in memory).
-// Recommendation: max(2 x slots, ceil(bytes read / 128 MiB)) partitions.
+// Recommendation: max(2 x slots, ceil(bytes read / 128 MiB)) partitions; through the setting that
+// shapes this stage (shuffle partitions, or AQE's advisory size when AQE coalesces, for shuffle
+// reads; maxPartitionBytes for file scans; the code otherwise).
 #include <algorithm>
+#include <cstdlib>
 
 #include "analyzer/diagnosis/rules/rules.h"
 
@@ -24,7 +30,9 @@ constexpr int64_t kTargetPartitionBytes = 128 * kMiB;
 void TooFewPartitions(const DiagnosisInput& input, std::vector<Finding>& out) {
   const int64_t slots = input.slots();
   for (const StageStats& stage : input.stages) {
-    if (stage.duration_ms < kMinStageMs || stage.successful_tasks == 0) continue;
+    if (stage.task_span_ms < kMinStageMs || stage.total_task_ms < kMinStageMs ||
+        stage.successful_tasks == 0)
+      continue;
     const bool few = stage.num_tasks < slots && input.phases.peak_slots > 1;
     const bool huge = stage.median_read_bytes >= kHugePartitionBytes;
     if (!few && !huge) continue;
@@ -41,6 +49,8 @@ void TooFewPartitions(const DiagnosisInput& input, std::vector<Finding>& out) {
         {"tasks", static_cast<double>(stage.num_tasks), "tasks"},
         {"slots", static_cast<double>(slots), "cores"},
         {"stage_duration_ms", static_cast<double>(stage.duration_ms), "ms"},
+        {"task_span_ms", static_cast<double>(stage.task_span_ms), "ms"},
+        {"total_task_ms", static_cast<double>(stage.total_task_ms), "ms"},
         {"bytes_read", static_cast<double>(read), "bytes"},
         {"median_task_read_bytes", static_cast<double>(stage.median_read_bytes), "bytes"},
         {"recommended_partitions", static_cast<double>(target), "count"},
@@ -48,8 +58,8 @@ void TooFewPartitions(const DiagnosisInput& input, std::vector<Finding>& out) {
     f.title = "Stage " + std::to_string(stage.stage_id) + " runs " +
               std::to_string(stage.num_tasks) + " tasks on " + std::to_string(slots) + " slots";
     f.explanation =
-        "Stage " + std::to_string(stage.stage_id) + " (" + stage.name + ") took " +
-        Millis(stage.duration_ms) + " with " + std::to_string(stage.num_tasks) +
+        "Stage " + std::to_string(stage.stage_id) + " (" + stage.name + ") ran for " +
+        Millis(stage.task_span_ms) + " (first task start to last task end) with " + std::to_string(stage.num_tasks) +
         " tasks, each reading " + Bytes(stage.median_read_bytes) + " (median), while " +
         std::to_string(slots) + " task slots were available. " +
         (few ? "With fewer tasks than slots, " + std::to_string(slots - stage.num_tasks) +
@@ -70,6 +80,26 @@ void TooFewPartitions(const DiagnosisInput& input, std::vector<Finding>& out) {
                std::to_string(target) + ") before this stage",
            "the stage reads neither files nor shuffle data, so no SQL "
            "partition setting applies; its parallelism comes from the code"});
+    } else if (stage.shuffle_read_bytes >= stage.input_bytes && input.AqeCoalesces()) {
+      const int64_t advisory_mib = std::max<int64_t>(1, read / target / kMiB);
+      f.recommendations.push_back(
+          {"spark.sql.adaptive.advisoryPartitionSizeInBytes", std::to_string(advisory_mib) + "m",
+           "AQE is on and merges shuffle partitions up to this size (64 MiB by default), so it "
+           "sets the task count: " +
+               Bytes(read) + " / " + std::to_string(target) + " partitions"});
+      const int64_t current =
+          std::atoll(input.Property("spark.sql.shuffle.partitions", "200").c_str());
+      if (current < target) {
+        f.recommendations.push_back(
+            {"spark.sql.shuffle.partitions", std::to_string(target),
+             "AQE only merges partitions, so the shuffle must start with at least " +
+                 std::to_string(target) + " (" + std::to_string(current) + " now)"});
+      }
+      f.recommendations.push_back(
+          {"", "if the plan repartitions to " + std::to_string(stage.num_tasks) +
+                   " (.repartition(n) or coalesce(n)), change that number to " +
+                   std::to_string(target) + " in the code",
+           "an explicit partition count overrides both settings"});
     } else if (stage.shuffle_read_bytes >= stage.input_bytes) {
       f.recommendations.push_back({"spark.sql.shuffle.partitions", std::to_string(target),
                                    "max(2 x " + std::to_string(slots) + " slots, " + Bytes(read) +
@@ -84,13 +114,14 @@ void TooFewPartitions(const DiagnosisInput& input, std::vector<Finding>& out) {
                                        "after reading instead"});
     }
     const int64_t ideal = stage.total_task_ms / std::min<int64_t>(slots, target);
-    const int64_t saved = std::max<int64_t>(stage.duration_ms - ideal, 0);
+    const int64_t saved = std::max<int64_t>(stage.task_span_ms - ideal, 0);
     f.impact.time_saved_ms_low = saved / 2;
     f.impact.time_saved_ms_high = saved;
     f.impact.core_hours_saved_low = CoreHours(f.impact.time_saved_ms_low, slots);
     f.impact.core_hours_saved_high = CoreHours(saved, slots);
     f.impact.method =
-        "stage time if its total task time were spread evenly over the slots (high), "
+        "the stage's running time (first task start to last task end) minus its total task "
+        "time spread evenly over the slots (high), "
         "half of that gain (low: larger tasks rarely split perfectly)";
     f.cost_ms = saved;
     out.push_back(std::move(f));

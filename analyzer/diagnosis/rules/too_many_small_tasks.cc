@@ -56,12 +56,27 @@ void TooManySmallTasks(const DiagnosisInput& input, std::vector<Finding>& out) {
                     "spend a large share on overhead. " +
                     std::to_string(target) + " partitions keep every one of the " +
                     std::to_string(slots) + " slots busy.";
-    if (stage.shuffle_read_bytes >= stage.input_bytes) {
+    if (read == 0) {
+      f.recommendations.push_back(
+          {"", "create fewer partitions in the code (.coalesce(" + std::to_string(target) +
+                   "), or parallelize with numSlices=" + std::to_string(target) + ")",
+           "the stage reads neither files nor shuffle data, so no SQL partition setting "
+           "applies"});
+    } else if (stage.shuffle_read_bytes >= stage.input_bytes) {
       f.recommendations.push_back(
           {"spark.sql.shuffle.partitions", std::to_string(target),
            "max(2 x " + std::to_string(slots) + " slots, " + Bytes(read) + " / 128 MiB)"});
-      f.recommendations.push_back({"spark.sql.adaptive.coalescePartitions.enabled", "true",
-                                   "lets AQE merge small shuffle partitions at run time"});
+      if (input.AqeCoalesces()) {
+        f.recommendations.push_back(
+            {"", "find where the " + std::to_string(tasks) +
+                     " partitions come from: a .repartition(n) or an RDD shuffle, which AQE "
+                     "does not coalesce",
+             "AQE's partition coalescing is on in this run and would have merged these "
+             "partitions up to spark.sql.adaptive.advisoryPartitionSizeInBytes if it applied"});
+      } else {
+        f.recommendations.push_back({"spark.sql.adaptive.coalescePartitions.enabled", "true",
+                                     "lets AQE merge small shuffle partitions at run time"});
+      }
     } else {
       f.recommendations.push_back({"spark.sql.files.maxPartitionBytes", "128m",
                                    "packs small files into 128 MiB splits; many small input files "
