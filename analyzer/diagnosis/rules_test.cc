@@ -438,15 +438,18 @@ TEST(SharedLogs, IdleExecutorsNeverRecommendsMoreExecutorsThanTheRunHad) {
   }
 }
 
-TEST(Rules, KubeflowRepartitionedShuffleGetsAqeAdvice) {
-  // Spark 3.5 (AQE on by default, coalescing on): stage 7 reads a shuffle in 2 tasks; the task
-  // count is set by AQE's advisory size or the code, not by spark.sql.shuffle.partitions alone.
+TEST(SharedLogs, TooFewPartitionsAfterRepartitionByNumberAsksForTheCodeChange) {
+  // Spark 3.5, AQE on: stage 7 reads the shuffle of `Exchange RoundRobinPartitioning(2),
+  // REPARTITION_BY_NUM` in 2 tasks. Neither spark.sql.shuffle.partitions nor AQE sets that count.
   SHARED_OR_SKIP(a, "kubeflow+mcp-apache-spark-history-server/examples/basic/events/"
                     "eventlog_v2_spark-110be3a8424d4a2789cb88134418217b/"
                     "events_1_spark-110be3a8424d4a2789cb88134418217b");
   auto few = FindingsOf(*a, "too-few-partitions");
   ASSERT_EQ(few.size(), 1u);
-  EXPECT_TRUE(RecommendsKey(*few[0], "spark.sql.adaptive.advisoryPartitionSizeInBytes"));
+  EXPECT_FALSE(RecommendsKey(*few[0], "spark.sql.shuffle.partitions"));
+  EXPECT_FALSE(RecommendsKey(*few[0], "spark.sql.adaptive.advisoryPartitionSizeInBytes"));
+  ASSERT_EQ(few[0]->recommendations.size(), 1u);
+  EXPECT_NE(few[0]->recommendations[0].value.find(".repartition(41)"), std::string::npos);
 }
 
 TEST(SharedLogs, SkewedInputSplitsAreNotSentToAqeSkewJoin) {

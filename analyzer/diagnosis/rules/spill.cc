@@ -131,23 +131,34 @@ void Spill(const DiagnosisInput& input, std::vector<Finding>& out) {
         if (current <= 0) current = 200;
         int64_t by_size =
             (stage.shuffle_read_bytes + stage.memory_spill_bytes + 128 * kMiB - 1) / (128 * kMiB);
-        int64_t target = std::max(current * factor, by_size);
-        f.recommendations.push_back(
-            {"spark.sql.shuffle.partitions", std::to_string(target),
-             "this stage read " + Bytes(stage.shuffle_read_bytes) + " in " +
-                 std::to_string(stage.num_tasks) + " tasks and spilled; " + std::to_string(factor) +
-                 "x the current " + std::to_string(current) +
-                 " partitions (and at least 128 MiB per partition of read + spilled data) keeps "
-                 "each task's buffers in memory"});
         if (input.AqeCoalesces()) {
-          const int64_t advisory_mib =
-              std::max<int64_t>(1, stage.shuffle_read_bytes / std::max<int64_t>(target, 1) / kMiB);
+          // AQE merged the shuffle's partitions into this stage's tasks: the task count, not the
+          // shuffle partition setting, is what to multiply, and the advisory size sets it.
+          const int64_t want = std::max<int64_t>(stage.num_tasks * factor, by_size);
+          const int64_t advisory_mib = std::max<int64_t>(1, stage.shuffle_read_bytes / want / kMiB);
           f.recommendations.push_back(
-              {"spark.sql.adaptive.advisoryPartitionSizeInBytes",
-               std::to_string(advisory_mib) + "m",
-               "AQE is on and merges small shuffle partitions back up to this size (64 MiB by "
-               "default); without it the extra partitions would be merged again: " +
-                   Bytes(stage.shuffle_read_bytes) + " / " + std::to_string(target)});
+              {"spark.sql.adaptive.advisoryPartitionSizeInBytes", std::to_string(advisory_mib) + "m",
+               "AQE is on and merged the shuffle into " + std::to_string(stage.num_tasks) +
+                   " tasks of about " + Bytes(stage.shuffle_read_bytes / std::max(stage.num_tasks, 1)) +
+                   "; " + Bytes(stage.shuffle_read_bytes) + " / " + std::to_string(want) + " (" +
+                   std::to_string(factor) +
+                   "x the tasks, and at most 128 MiB of read + spilled data per task) keeps each "
+                   "task's buffers in memory"});
+          if (current < want) {
+            f.recommendations.push_back(
+                {"spark.sql.shuffle.partitions", std::to_string(want),
+                 "AQE only merges partitions, so the shuffle must start with at least " +
+                     std::to_string(want) + " (" + std::to_string(current) + " now)"});
+          }
+        } else {
+          int64_t target = std::max(current * factor, by_size);
+          f.recommendations.push_back(
+              {"spark.sql.shuffle.partitions", std::to_string(target),
+               "this stage read " + Bytes(stage.shuffle_read_bytes) + " in " +
+                   std::to_string(stage.num_tasks) + " tasks and spilled; " +
+                   std::to_string(factor) + "x the current " + std::to_string(current) +
+                   " partitions (and at least 128 MiB per partition of read + spilled data) keeps "
+                   "each task's buffers in memory"});
         }
       } else {
         int64_t target_mib = std::max<int64_t>(16, 128 / factor);

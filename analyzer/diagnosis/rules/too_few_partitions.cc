@@ -15,6 +15,7 @@
 // reads; maxPartitionBytes for file scans; the code otherwise).
 #include <algorithm>
 #include <cstdlib>
+#include <string>
 
 #include "analyzer/diagnosis/rules/rules.h"
 
@@ -25,6 +26,23 @@ constexpr int64_t kMinStageMs = 30'000;
 constexpr int64_t kMiB = 1 << 20;
 constexpr int64_t kHugePartitionBytes = 1024 * kMiB;
 constexpr int64_t kTargetPartitionBytes = 128 * kMiB;
+
+// The SQL plan of the stage's query asks for an explicit partition count (.repartition(n)):
+// AQE neither coalesces nor splits that shuffle, and no setting changes its count.
+bool RepartitionedByNumber(const model::ApplicationModel& m, int32_t stage_id) {
+  for (const auto& [key, stage] : m.stages) {
+    if (key.first != stage_id) continue;
+    for (int32_t job_id : stage.job_ids) {
+      auto job = m.jobs.find(job_id);
+      if (job == m.jobs.end()) continue;
+      auto sql = m.sql_executions.find(job->second.sql_execution_id);
+      if (sql != m.sql_executions.end() &&
+          sql->second.physical_plan.find("REPARTITION_BY_NUM") != std::string::npos)
+        return true;
+    }
+  }
+  return false;
+}
 }  // namespace
 
 void TooFewPartitions(const DiagnosisInput& input, std::vector<Finding>& out) {
@@ -80,6 +98,14 @@ void TooFewPartitions(const DiagnosisInput& input, std::vector<Finding>& out) {
                std::to_string(target) + ") before this stage",
            "the stage reads neither files nor shuffle data, so no SQL "
            "partition setting applies; its parallelism comes from the code"});
+    } else if (stage.shuffle_read_bytes >= stage.input_bytes &&
+               RepartitionedByNumber(*input.model, stage.stage_id)) {
+      f.recommendations.push_back(
+          {"", "change the .repartition(" + std::to_string(stage.num_tasks) + ") before this stage to .repartition(" +
+                   std::to_string(target) + ")",
+           "the plan repartitions to a fixed number (REPARTITION_BY_NUM): that number, not "
+           "spark.sql.shuffle.partitions or AQE, sets this stage's " +
+               std::to_string(stage.num_tasks) + " tasks"});
     } else if (stage.shuffle_read_bytes >= stage.input_bytes && input.AqeCoalesces()) {
       const int64_t advisory_mib = std::max<int64_t>(1, read / target / kMiB);
       f.recommendations.push_back(
