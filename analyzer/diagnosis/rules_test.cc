@@ -478,6 +478,18 @@ TEST(SharedLogs, LocalModeSpillRecommendsDriverMemory) {
   EXPECT_TRUE(RecommendsKey(*spill[0], "spark.sql.adaptive.advisoryPartitionSizeInBytes"));
 }
 
+TEST(SharedLogs, IdleExecutorsInLocalModeAdvisesThreadsNotDynamicAllocation) {
+  // spark.master=local[*] with 12 cores: the only "executor" is the driver, so dynamic allocation
+  // and maxExecutors do not apply; the run needed one task thread 95% of the time.
+  SHARED_OR_SKIP(a, std::string(kRapids) + "spark-events-profiling/eventlog-gpu-dsv1.zstd");
+  auto idle = FindingsOf(*a, "idle-executors");
+  ASSERT_EQ(idle.size(), 1u);
+  EXPECT_EQ(EvidenceValue(*idle[0], "peak_executors"), 1);
+  EXPECT_FALSE(RecommendsKey(*idle[0], "spark.dynamicAllocation.maxExecutors"));
+  EXPECT_FALSE(RecommendsKey(*idle[0], "spark.dynamicAllocation.enabled"));
+  EXPECT_TRUE(RecommendsKey(*idle[0], "spark.master"));
+}
+
 // ---- Silence where the problem is absent, checked against independent figures ----
 
 TEST(SharedLogs, SilentWhereFactsShowNoProblem) {

@@ -157,13 +157,15 @@ void IdleExecutors(const DiagnosisInput& input, std::vector<Finding>& out) {
                   " with no task running), during stage tails, and whenever fewer tasks were "
                   "ready than cores. 95% of the time tasks ran, at most " +
                   std::to_string(p95_running) + " ran at once, which " +
-                  std::to_string(executors_needed) + " executors of " + std::to_string(cores) +
-                  " cores serve" +
-                  (fewer ? " (the run had " + std::to_string(executors_had) + ")."
-                         : std::string(": the busy periods used all ") +
-                               std::to_string(executors_had) +
-                               " executors, so the waste is in the gaps between them, not in "
-                               "the peak.");
+                  (local ? "as many of the driver's " + std::to_string(cores) +
+                               " local task threads serve."
+                         : std::to_string(executors_needed) + " executors of " +
+                               std::to_string(cores) + " cores serve" +
+                               (fewer ? " (the run had " + std::to_string(executors_had) + ")."
+                                      : std::string(": the busy periods used all ") +
+                                            std::to_string(executors_had) +
+                                            " executors, so the waste is in the gaps between "
+                                            "them, not in the peak."));
   if (local) {
     f.recommendations.push_back(
         {"spark.master", "local[" + std::to_string(std::max<int64_t>(1, p95_running)) + "]",
@@ -196,9 +198,11 @@ void IdleExecutors(const DiagnosisInput& input, std::vector<Finding>& out) {
   f.impact.core_hours_saved_low = idle_core_hours * 0.3;
   f.impact.core_hours_saved_high = idle_core_hours * 0.7;
   f.impact.method =
-      "30-70% of the idle core-hours: dynamic allocation releases executors after the "
-      "idle timeout and re-acquires them with some delay, so not all idle time goes; "
-      "run time is unchanged";
+      local ? "30-70% of the idle core-hours: fewer local threads leave the machine's other cores "
+              "to other work, but the peaks need the threads they use; run time is unchanged"
+            : "30-70% of the idle core-hours: dynamic allocation releases executors after the "
+              "idle timeout and re-acquires them with some delay, so not all idle time goes; "
+              "run time is unchanged";
   f.cost_ms = 0;
   out.push_back(std::move(f));
 }
