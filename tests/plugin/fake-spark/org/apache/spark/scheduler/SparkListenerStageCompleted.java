@@ -1,7 +1,7 @@
 package org.apache.spark.scheduler;
 
 /** Test stand-in: the case class's constructor and accessor. */
-public class SparkListenerStageCompleted {
+public class SparkListenerStageCompleted implements SparkListenerEvent {
   private final StageInfo stageInfo;
 
   public SparkListenerStageCompleted(StageInfo stageInfo) {

@@ -1,6 +1,8 @@
 package org.apache.spark;
 
-/** Compile-only declaration: Scala {@code abstract class TaskContext}, with the static forwarder. */
+/**
+ * Compile-only declaration: Scala {@code abstract class TaskContext}, with the static forwarder.
+ */
 public abstract class TaskContext {
   /** The running task's context on this thread, or null. */
   public static TaskContext get() {

@@ -1,7 +1,7 @@
 package org.apache.spark;
 
 /** Compile-only declaration: Scala {@code sealed trait TaskFailedReason extends TaskEndReason}. */
-public interface TaskFailedReason {
+public interface TaskFailedReason extends TaskEndReason {
   String toErrorString();
 
   boolean countTowardsTaskFailures();
