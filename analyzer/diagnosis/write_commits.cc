@@ -20,7 +20,9 @@ std::vector<WriteCommit> ComputeWriteCommits(const model::ApplicationModel& mode
   // skipped).
   std::map<int32_t, const model::SqlWrite*> write_of_job;
   for (const model::SqlWrite& write : model.sql_writes) {
-    for (const auto& [job_id, job] : model.jobs) {
+    for (const auto& entry : model.jobs) {
+      const int32_t job_id = entry.first;
+      const model::Job& job = entry.second;
       bool lists = std::any_of(write.stage_ids.begin(), write.stage_ids.end(), [&](int32_t id) {
         return std::find(job.stage_ids.begin(), job.stage_ids.end(), id) != job.stage_ids.end();
       });

@@ -12,10 +12,6 @@ namespace {
 
 constexpr size_t kMaxReasonKeyBytes = 200;
 
-int64_t ClampToInt64(uint64_t value) {
-  return value > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(value);
-}
-
 uint32_t ClampMs(int64_t value) {
   if (value <= 0) return 0;
   return value > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(value);
