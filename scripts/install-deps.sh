@@ -12,7 +12,9 @@ packages=(
 for arg in "$@"; do
   case "$arg" in
     --browser)
-      packages+=(chromium)
+      # What scripts/test.sh needs beyond the build: headless Chromium for the browser tests and
+      # a real Prometheus server for the e2e test (tests/e2e/).
+      packages+=(chromium prometheus)
       # Node.js may come from elsewhere (a newer build); Debian's npm conflicts with it.
       command -v node >/dev/null || packages+=(nodejs)
       command -v npm >/dev/null || packages+=(npm)
