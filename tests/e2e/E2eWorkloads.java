@@ -99,22 +99,29 @@ final class E2eWorkloads {
     return output;
   }
 
-  /** Writes `units` files of 1 MiB of text lines under outputDir and forces them to disk. */
+  /**
+   * Writes `units` files of about 1 MiB of CSV records (formatted and encoded like a text output
+   * format would) under outputDir and forces them to disk.
+   */
   static TaskOutput writeFiles(int partition, int units, String outputDir) throws IOException {
     Path dir = Paths.get(outputDir);
     Files.createDirectories(dir);
     TaskOutput output = new TaskOutput();
-    byte[] line = ("partition " + partition + " line of sample output text for the e2e test\n")
-        .getBytes(StandardCharsets.UTF_8);
+    StringBuilder line = new StringBuilder();
     for (int file = 0; file < units; file++) {
-      Path path = dir.resolve(String.format("part-%05d-%03d.txt", partition, file));
+      Path path = dir.resolve(String.format("part-%05d-%03d.csv", partition, file));
       try (FileOutputStream stream = new FileOutputStream(path.toFile());
            BufferedOutputStream out = new BufferedOutputStream(stream, 1 << 16)) {
         long written = 0;
         while (written < (1 << 20)) {
-          out.write(line);
-          written += line.length;
-          output.recordsWritten++;
+          long record = output.recordsWritten++;
+          line.setLength(0);
+          line.append(partition).append(',').append(record).append(',')
+              .append(Long.toHexString(record * 0x9E3779B97F4A7C15L)).append(',')
+              .append(record % 97 / 7.0).append(",\"sample text ").append(record % 13).append("\"\n");
+          byte[] bytes = line.toString().getBytes(StandardCharsets.UTF_8);
+          out.write(bytes);
+          written += bytes.length;
         }
         out.flush();
         stream.getFD().sync();

@@ -291,8 +291,10 @@ def check_prometheus(prometheus, result):
           f"serialization is at least half of the serialization stage's task time "
           f"({ser:.2f} of {stage0_total:.2f} s)")
     # CPU-time sampling on shared cores: the sampled time follows the CPU the task threads got.
-    check(0.3 * cpu_s[0] <= stage0_total <= 1.3 * cpu_s[0] + 0.1,
-          f"the serialization stage's sampled task time ({stage0_total:.2f} s) is within 30%..130%"
+    # GC pauses are wall time, not task-thread CPU: the upper bound leaves room for them, while
+    # counting samples twice would still exceed it.
+    check(0.3 * cpu_s[0] <= stage0_total <= 1.5 * cpu_s[0] + 0.1,
+          f"the serialization stage's sampled task time ({stage0_total:.2f} s) is within 30%..150%"
           f" of the CPU time its task threads used ({cpu_s[0]:.2f} s)")
     compute = deltas[1]["compute"]
     check(compute >= 0.3 * cpu_s[1] and compute >= 0.5 * sum(deltas[1].values()),
@@ -301,8 +303,8 @@ def check_prometheus(prometheus, result):
     check(sum(deltas[2].values()) > 0,
           f"the writing stage has sampled task time ({sum(deltas[2].values()):.2f} s)")
     total = sum(sum(d.values()) for d in deltas.values())
-    check(total <= 1.3 * sum(cpu_s.values()) + 0.2,
-          f"task time sums to at most the CPU time used ({total:.2f} s <= 1.3 x "
+    check(total <= 1.5 * sum(cpu_s.values()) + 0.2,
+          f"task time sums to at most the CPU time used ({total:.2f} s <= 1.5 x "
           f"{sum(cpu_s.values()):.2f} s): nothing is counted twice")
 
     # What the executors sent: every plugin message the dispatcher handed over was accepted.
