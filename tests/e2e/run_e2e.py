@@ -160,6 +160,14 @@ def read_text(path, limit=4000):
         return "(none)"
 
 
+def dump_logs(work, prometheus):
+    print("--- driver log\n" + read_text(os.path.join(work, "driver.log")))
+    for i in range(1, EXECUTORS + 1):
+        print(f"--- executor {i} log\n" + read_text(os.path.join(work, f"executor-{i}.log")))
+    if prometheus is not None:
+        print("--- prometheus log\n" + prometheus.log_tail())
+
+
 def flame_graph_data(path):
     """The profile JSON embedded in a flame graph page, or None."""
     with open(path, encoding="utf-8") as f:
@@ -405,7 +413,7 @@ def main():
             check(False, "the driver finished within 150 s")
             return 1
         if not check(code == 0, f"the driver harness exited with {code}"):
-            print("--- driver log\n" + read_text(driver_log_path))
+            dump_logs(work, prometheus)
             return 1
         with open(os.path.join(work, "result.json")) as f:
             result = json.load(f)
@@ -426,11 +434,7 @@ def main():
                 check(False, f"a JVM crashed: {name}")
     except (RuntimeError, OSError, ValueError, KeyError) as e:
         check(False, f"the e2e run broke off: {e}")
-        print("--- driver log\n" + read_text(driver_log_path))
-        for i in range(1, EXECUTORS + 1):
-            print(f"--- executor {i} log\n" + read_text(os.path.join(work, f"executor-{i}.log")))
-        if prometheus is not None:
-            print("--- prometheus log\n" + prometheus.log_tail())
+        dump_logs(work, prometheus)
     finally:
         if driver.poll() is None:
             os.killpg(driver.pid, signal.SIGKILL)
