@@ -12,6 +12,7 @@ Usage: run_e2e.py --java JAVA --agent LIBSPARKPROF --classpath CP --work-dir DIR
 """
 
 import argparse
+import ctypes
 import html
 import json
 import os
@@ -43,6 +44,14 @@ def check(condition, what):
     if not condition:
         failures.append(what)
     return condition
+
+
+def die_with_parent():
+    """preexec_fn: the child gets SIGKILL when this script dies (a ctest timeout kills only us)."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def free_port():
@@ -101,7 +110,8 @@ class Prometheus:
                 [self.binary, f"--config.file={config}", f"--storage.tsdb.path={storage}",
                  f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn",
                  "--storage.tsdb.retention.time=1h"],
-                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                preexec_fn=die_with_parent)
             log.close()
             self.url = f"http://127.0.0.1:{port}"
             try:
@@ -388,7 +398,8 @@ def main():
     driver = subprocess.Popen(
         [java, agent_option, "-Xmx512m", "-XX:+UseSerialGC", "-cp", args.classpath, "E2eDriver",
          work, agent_option, str(EXECUTORS), str(CORES_PER_EXECUTOR), str(EXECUTOR_DELAY_MS)],
-        stdout=driver_log, stderr=subprocess.STDOUT, start_new_session=True)
+        stdout=driver_log, stderr=subprocess.STDOUT, start_new_session=True,
+        preexec_fn=die_with_parent)
     driver_log.close()
     prometheus = None
     try:
