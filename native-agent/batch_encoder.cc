@@ -6,6 +6,16 @@
 
 namespace sparkprof::agent {
 
+// common/category.h mirrors the schema's enum value for value; the casts below rely on it.
+static_assert(static_cast<int>(schema::Category::MAX) + 1 == kCategoryCount);
+static_assert(static_cast<int>(schema::Category::serialization) ==
+              CategoryIndex(Category::kSerialization));
+static_assert(static_cast<int>(schema::Category::s3a_write) == CategoryIndex(Category::kS3aWrite));
+static_assert(static_cast<int>(schema::Category::shuffle_read) ==
+              CategoryIndex(Category::kShuffleRead));
+static_assert(static_cast<int>(schema::Category::gc) == CategoryIndex(Category::kGc));
+static_assert(static_cast<int>(schema::Category::other) == CategoryIndex(Category::kOther));
+
 std::vector<uint8_t> EncodeBatch(const BatchHeader& header, const Profile& pending,
                                  const StringTable& strings, const std::vector<GcPause>& pauses,
                                  const HealthSnapshot& health) {
@@ -16,7 +26,8 @@ std::vector<uint8_t> EncodeBatch(const BatchHeader& header, const Profile& pendi
   std::unordered_map<uint32_t, uint32_t> string_index;
   std::vector<flatbuffers::Offset<flatbuffers::String>> string_offsets;
   auto local_string = [&](uint32_t global_id) {
-    auto [it, inserted] = string_index.emplace(global_id, static_cast<uint32_t>(string_offsets.size()));
+    auto [it, inserted] =
+        string_index.emplace(global_id, static_cast<uint32_t>(string_offsets.size()));
     if (inserted) string_offsets.push_back(builder.CreateString(strings.Get(global_id)));
     return it->second;
   };
@@ -63,10 +74,10 @@ std::vector<uint8_t> EncodeBatch(const BatchHeader& header, const Profile& pendi
   auto samples_vector = builder.CreateVector(sample_offsets);
   auto tasks_vector = builder.CreateVector(task_offsets);
   auto pauses_vector = builder.CreateVector(pause_offsets);
-  auto batch = fb::CreateBatch(builder, 1, executor, host, header.pid, header.start_epoch_ns,
-                               header.end_epoch_ns, header.interval_ns, mode, strings_vector,
-                               stacks_vector, samples_vector, tasks_vector, pauses_vector,
-                               health_offset);
+  auto batch =
+      fb::CreateBatch(builder, 1, executor, host, header.pid, header.start_epoch_ns,
+                      header.end_epoch_ns, header.interval_ns, mode, strings_vector, stacks_vector,
+                      samples_vector, tasks_vector, pauses_vector, health_offset);
   fb::FinishBatchBuffer(builder, batch);
   return std::vector<uint8_t>(builder.GetBufferPointer(),
                               builder.GetBufferPointer() + builder.GetSize());

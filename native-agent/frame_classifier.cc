@@ -25,14 +25,6 @@ bool ClassMatches(std::string_view pattern, std::string_view class_name) {
 
 }  // namespace
 
-std::string_view CategoryName(Category category) {
-  static constexpr std::string_view kNames[kCategoryCount] = {
-      "compute", "serialization", "s3a_write", "s3a_read", "shuffle_write",
-      "shuffle_read", "spill", "file_io", "gc", "other"};
-  auto index = static_cast<size_t>(category);
-  return index < kCategoryCount ? kNames[index] : "other";
-}
-
 std::optional<FrameMatch> ClassifyFrame(std::string_view frame) {
   std::string dotted;
   if (frame.find('/') != std::string_view::npos) {

@@ -11,24 +11,14 @@
 #include <span>
 #include <string_view>
 
+#include "common/category.h"
+
 namespace sparkprof::classifier {
 
-// Same names and values as `enum Category` in schema/profile.fbs.
-enum class Category : uint8_t {
-  kCompute = 0,
-  kSerialization = 1,
-  kS3aWrite = 2,
-  kS3aRead = 3,
-  kShuffleWrite = 4,
-  kShuffleRead = 5,
-  kSpill = 6,
-  kFileIo = 7,
-  kGc = 8,
-  kOther = 9,
-};
-inline constexpr int kCategoryCount = 10;
-
-std::string_view CategoryName(Category category);
+// The project-wide categories (common/category.h, same values as schema/profile.fbs).
+using ::sparkprof::Category;
+using ::sparkprof::CategoryName;
+using ::sparkprof::kCategoryCount;
 
 // A weak rule names an outer frame that also runs other kinds of work inside it (e.g. the block
 // writer used by both shuffle write and spill): it counts only when no strong rule matches.
