@@ -706,6 +706,27 @@ struct Universes {
   }
 };
 
+// Writes the stage's flame graph and prints its cost; Ingest waits for the lock meanwhile.
+void ReportFlameGraph(DriverAggregator& aggregator, int stage_id, const char* what) {
+  uint64_t cpu0 = ThreadCpuNs();
+  uint64_t wall0 = WallNs();
+  auto path = aggregator.WriteStageFlameGraph(stage_id, 0);
+  uint64_t cpu = ThreadCpuNs() - cpu0;
+  uint64_t wall = WallNs() - wall0;
+  if (!path.ok()) {
+    std::fprintf(stderr, "flame graph: %s\n", path.status().ToString().c_str());
+    std::exit(1);
+  }
+  std::error_code error;
+  auto size = std::filesystem::file_size(*path, error);
+  std::printf(
+      "flame graph of %s (stage %d): %.1f ms CPU, %.1f ms wall, %.2f MiB HTML; Ingest "
+      "waits for the aggregator's lock during all of it\n",
+      what, stage_id, Ms(static_cast<double>(cpu)), Ms(static_cast<double>(wall)),
+      static_cast<double>(size) / 1048576.0);
+  std::filesystem::remove(*path, error);
+}
+
 void RunMemoryPhase(const Config& config, const std::string& output_dir) {
   std::printf("\n== memory: %d stages x %d batches, max_stages=%d, max_nodes_per_stage=%d ==\n",
               config.memory_stages, config.memory_batches_per_stage, config.memory_max_stages,
@@ -792,28 +813,11 @@ void RunMemoryPhase(const Config& config, const std::string& output_dir) {
   std::printf("bound at the plugin defaults (256 stages x 200000 nodes) at this cost: %.0f MiB\n",
               per_stage / config.max_nodes_per_stage * 200000.0 * 256);
 
-  // The last stage's tree is full: its flame graph is the largest one the driver writes.
-  int last = config.memory_stages - 1;
-  uint64_t cpu0 = ThreadCpuNs();
-  uint64_t wall0 = WallNs();
-  auto path = aggregator->WriteStageFlameGraph(last, 0);
-  uint64_t cpu = ThreadCpuNs() - cpu0;
-  uint64_t wall = WallNs() - wall0;
-  if (!path.ok()) {
-    std::fprintf(stderr, "flame graph: %s\n", path.status().ToString().c_str());
-    std::exit(1);
-  }
-  std::error_code error;
-  auto size = std::filesystem::file_size(*path, error);
-  std::printf(
-      "flame graph of a full stage (stage %d): %.1f ms CPU, %.1f ms wall, %.2f MiB HTML "
-      "(%s); Ingest waits for the lock during all of it\n",
-      last, Ms(static_cast<double>(cpu)), Ms(static_cast<double>(wall)),
-      static_cast<double>(size) / 1048576.0, path->c_str());
-  std::filesystem::remove(*path, error);
+  // The last stage's tree is full: the largest tree the driver renders.
+  ReportFlameGraph(*aggregator, config.memory_stages - 1, "a stage at the node cap");
 }
 
-void RunIngestPhase(const Config& config) {
+void RunIngestPhase(const Config& config, const std::string& output_dir) {
   std::printf(
       "\n== ingest: %d stages x %d batches (%d executors, %d distinct stacks per batch, "
       "stage universe %d) ==\n",
@@ -824,6 +828,8 @@ void RunIngestPhase(const Config& config) {
   BatchFactory factory(config, universes.names);
   AggregatorOptions options;
   options.prometheus_bind_address = "127.0.0.1:0";
+  options.output_dir = output_dir;                 // for the flame graph at the end
+  options.max_profile_file_bytes = 0;              // the profile phase measures the file
   options.max_batches_per_second = 1'000'000'000;  // the bench feeds faster than real time
   auto aggregator = StartOrExit(options);
 
@@ -920,6 +926,7 @@ void RunIngestPhase(const Config& config) {
   std::printf("stack samples folded into [overflow] by the node cap: %.0f of %llu (%.1f%%)\n",
               folded, static_cast<unsigned long long>(sample_entries),
               100.0 * folded / static_cast<double>(sample_entries));
+  ReportFlameGraph(*aggregator, 1000 + config.ingest_stages - 1, "the last stage");
 }
 
 void RunProfilePhase(const Config& config, const std::string& output_dir) {
@@ -992,7 +999,7 @@ int main(int argc, char** argv) {
   }
   // Memory first, while the process is small, so RSS growth is the aggregator's.
   if (all || config.mode == "memory") RunMemoryPhase(config, output_dir);
-  if (all || config.mode == "ingest") RunIngestPhase(config);
+  if (all || config.mode == "ingest") RunIngestPhase(config, output_dir);
   if (all || config.mode == "profile") RunProfilePhase(config, output_dir);
   if (config.output_dir.empty()) {
     std::error_code error;
