@@ -70,18 +70,36 @@ void AppendHeader(std::string& out, const std::string& name, const std::string& 
   out += '\n';
 }
 
+// A series' labels with the registry's common labels added (its own win on a name clash), sorted.
+Labels WithCommon(const Labels& own, const Labels& common) {
+  if (common.empty()) return own;
+  Labels merged = own;
+  for (const auto& label : common) {
+    bool present = std::any_of(own.begin(), own.end(),
+                               [&](const auto& mine) { return mine.first == label.first; });
+    if (!present) merged.push_back(label);
+  }
+  std::sort(merged.begin(), merged.end());
+  return merged;
+}
+
 template <typename Metric>
 void RenderFamily(std::string& out, const std::string& name, const std::string& help,
-                  const std::map<Labels, std::unique_ptr<Metric>>& children) {
+                  const std::map<Labels, std::unique_ptr<Metric>>& children, const Labels& common) {
   if constexpr (std::is_same_v<Metric, Counter>) {
     AppendHeader(out, name, help, "counter");
-    for (const auto& [labels, metric] : children) AppendSample(out, name, labels, metric->Value());
+    for (const auto& [own, metric] : children) {
+      AppendSample(out, name, WithCommon(own, common), metric->Value());
+    }
   } else if constexpr (std::is_same_v<Metric, Gauge>) {
     AppendHeader(out, name, help, "gauge");
-    for (const auto& [labels, metric] : children) AppendSample(out, name, labels, metric->Value());
+    for (const auto& [own, metric] : children) {
+      AppendSample(out, name, WithCommon(own, common), metric->Value());
+    }
   } else {
     AppendHeader(out, name, help, "histogram");
-    for (const auto& [labels, metric] : children) {
+    for (const auto& [own, metric] : children) {
+      const Labels labels = WithCommon(own, common);
       std::vector<uint64_t> counts = metric->BucketCounts();
       uint64_t cumulative = 0;
       const auto& bounds = metric->upper_bounds();
@@ -114,8 +132,8 @@ Histogram::Histogram(std::vector<double> upper_bounds)
 }
 
 void Histogram::Observe(double value) {
-  size_t bucket = std::lower_bound(upper_bounds_.begin(), upper_bounds_.end(), value) -
-                  upper_bounds_.begin();
+  size_t bucket =
+      std::lower_bound(upper_bounds_.begin(), upper_bounds_.end(), value) - upper_bounds_.begin();
   bucket_counts_[bucket].fetch_add(1, std::memory_order_relaxed);
   count_.fetch_add(1, std::memory_order_relaxed);
   AtomicAdd(sum_, value);
@@ -155,8 +173,12 @@ Status Registry::CheckNewName(const std::string& name) const {
   for (const Entry& entry : entries_) {
     const std::string* existing = nullptr;
     switch (entry.type) {
-      case MetricType::kCounter: existing = &static_cast<Family<Counter>*>(entry.family)->name(); break;
-      case MetricType::kGauge: existing = &static_cast<Family<Gauge>*>(entry.family)->name(); break;
+      case MetricType::kCounter:
+        existing = &static_cast<Family<Counter>*>(entry.family)->name();
+        break;
+      case MetricType::kGauge:
+        existing = &static_cast<Family<Gauge>*>(entry.family)->name();
+        break;
       case MetricType::kHistogram:
         existing = &static_cast<Family<Histogram>*>(entry.family)->name();
         break;
@@ -168,7 +190,7 @@ Status Registry::CheckNewName(const std::string& name) const {
 
 template <typename Metric>
 Result<Family<Metric>*> Registry::AddFamily(MetricType type, std::string name, std::string help,
-                                           std::vector<double> upper_bounds) {
+                                            std::vector<double> upper_bounds) {
   std::lock_guard<std::mutex> lock(mutex_);
   SPARKPROF_RETURN_IF_ERROR(CheckNewName(name));
   for (size_t i = 1; i < upper_bounds.size(); ++i) {
@@ -202,6 +224,17 @@ void Registry::AddCollectCallback(std::function<void()> callback) {
   collect_callbacks_.push_back(std::move(callback));
 }
 
+void Registry::SetCommonLabels(const Labels& labels) {
+  Labels sorted = SortedLabels(labels);
+  std::lock_guard<std::mutex> lock(mutex_);
+  common_labels_ = std::move(sorted);
+}
+
+Labels Registry::CommonLabels() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return common_labels_;
+}
+
 std::string Registry::Render() const {
   std::vector<std::function<void()>> callbacks;
   std::vector<Entry> entries;
@@ -211,25 +244,26 @@ std::string Registry::Render() const {
     entries = entries_;
   }
   for (const auto& callback : callbacks) callback();
+  const Labels common = CommonLabels();  // after the callbacks: they may set it
   std::string out;
   for (const Entry& entry : entries) {
     switch (entry.type) {
       case MetricType::kCounter: {
         auto* family = static_cast<Family<Counter>*>(entry.family);
         std::lock_guard<std::mutex> lock(family->mutex_);
-        RenderFamily(out, family->name(), family->help(), family->children_);
+        RenderFamily(out, family->name(), family->help(), family->children_, common);
         break;
       }
       case MetricType::kGauge: {
         auto* family = static_cast<Family<Gauge>*>(entry.family);
         std::lock_guard<std::mutex> lock(family->mutex_);
-        RenderFamily(out, family->name(), family->help(), family->children_);
+        RenderFamily(out, family->name(), family->help(), family->children_, common);
         break;
       }
       case MetricType::kHistogram: {
         auto* family = static_cast<Family<Histogram>*>(entry.family);
         std::lock_guard<std::mutex> lock(family->mutex_);
-        RenderFamily(out, family->name(), family->help(), family->children_);
+        RenderFamily(out, family->name(), family->help(), family->children_, common);
         break;
       }
     }
@@ -261,7 +295,9 @@ std::string Escape(std::string_view text, bool escape_quotes) {
 
 std::string EscapeHelp(std::string_view help) { return Escape(help, /*escape_quotes=*/false); }
 
-std::string EscapeLabelValue(std::string_view value) { return Escape(value, /*escape_quotes=*/true); }
+std::string EscapeLabelValue(std::string_view value) {
+  return Escape(value, /*escape_quotes=*/true);
+}
 
 std::string FormatValue(double value) {
   if (std::isnan(value)) return "NaN";

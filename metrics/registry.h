@@ -77,7 +77,8 @@ class Family {
  private:
   friend class Registry;
   Family(std::string name, std::string help, std::vector<double> histogram_bounds)
-      : name_(std::move(name)), help_(std::move(help)),
+      : name_(std::move(name)),
+        help_(std::move(help)),
         histogram_bounds_(std::move(histogram_bounds)) {}
 
   std::string name_;
@@ -102,6 +103,12 @@ class Registry {
   // Runs before every Render(): lets owners copy their own counters into gauges lazily.
   void AddCollectCallback(std::function<void()> callback);
 
+  // Labels every rendered series carries in addition to its own (like a scrape target's labels,
+  // but set by the process: the driver's application_id and application_name). A series' own
+  // label of the same name wins. Invalid label names are dropped; an empty list removes them.
+  void SetCommonLabels(const Labels& labels);
+  Labels CommonLabels() const;
+
   // Text exposition format 0.0.4 (Content-Type: text/plain; version=0.0.4).
   std::string Render() const;
 
@@ -119,12 +126,13 @@ class Registry {
   std::vector<Entry> entries_;
   std::vector<std::shared_ptr<void>> owned_;
   std::vector<std::function<void()>> collect_callbacks_;
+  Labels common_labels_;  // sorted, valid names only
 };
 
 // Escaping rules of the text format, exposed for tests and for other renderers.
-std::string EscapeHelp(std::string_view help);          // '\' and newline
-std::string EscapeLabelValue(std::string_view value);   // '\', '"' and newline
-std::string FormatValue(double value);                  // +Inf, -Inf, NaN, shortest round-trip
+std::string EscapeHelp(std::string_view help);         // '\' and newline
+std::string EscapeLabelValue(std::string_view value);  // '\', '"' and newline
+std::string FormatValue(double value);                 // +Inf, -Inf, NaN, shortest round-trip
 bool IsValidMetricName(std::string_view name);
 bool IsValidLabelName(std::string_view name);
 

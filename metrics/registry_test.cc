@@ -8,6 +8,41 @@
 namespace sparkprof::metrics {
 namespace {
 
+TEST(RegistryTest, CommonLabelsJoinEverySeriesAndOwnLabelsWin) {
+  Registry registry;
+  auto counter = registry.AddCounter("tasks_total", "Tasks.");
+  ASSERT_TRUE(counter.ok());
+  (*counter)->WithLabels({{"kind", "compute"}}).Increment(2);
+  auto info = registry.AddGauge("app_info", "The application.");
+  ASSERT_TRUE(info.ok());
+  (*info)->WithLabels({{"application_id", "own"}}).Set(1);
+  auto histogram = registry.AddHistogram("d_seconds", "Durations.", {1});
+  ASSERT_TRUE(histogram.ok());
+  (*histogram)->WithLabels().Observe(0.5);
+  registry.SetCommonLabels({{"application_name", "etl \"nightly\"\n"},
+                            {"application_id", "app-1"},
+                            {"bad name", "dropped"}});
+  EXPECT_EQ(
+      registry.Render(),
+      "# HELP tasks_total Tasks.\n"
+      "# TYPE tasks_total counter\n"
+      "tasks_total{application_id=\"app-1\",application_name=\"etl \\\"nightly\\\"\\n\","
+      "kind=\"compute\"} 2\n"
+      "# HELP app_info The application.\n"
+      "# TYPE app_info gauge\n"
+      "app_info{application_id=\"own\",application_name=\"etl \\\"nightly\\\"\\n\"} 1\n"
+      "# HELP d_seconds Durations.\n"
+      "# TYPE d_seconds histogram\n"
+      "d_seconds_bucket{application_id=\"app-1\",application_name=\"etl \\\"nightly\\\"\\n\","
+      "le=\"1\"} 1\n"
+      "d_seconds_bucket{application_id=\"app-1\",application_name=\"etl \\\"nightly\\\"\\n\","
+      "le=\"+Inf\"} 1\n"
+      "d_seconds_sum{application_id=\"app-1\",application_name=\"etl \\\"nightly\\\"\\n\"} 0.5\n"
+      "d_seconds_count{application_id=\"app-1\",application_name=\"etl \\\"nightly\\\"\\n\"} 1\n");
+  registry.SetCommonLabels({});
+  EXPECT_NE(registry.Render().find("tasks_total{kind=\"compute\"} 2\n"), std::string::npos);
+}
+
 TEST(RegistryTest, RendersCounterGaugeAndHistogramInTextFormat) {
   Registry registry;
   auto counter = registry.AddCounter("samples_total", "Samples taken.");

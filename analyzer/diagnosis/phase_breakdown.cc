@@ -115,6 +115,7 @@ PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model) {
   int64_t slots = 0, running = 0, committing = 0;
   int64_t now = start;
   double capacity_slot_ms = 0, task_slot_ms = 0, starved = 0;
+  int64_t starved_wall = 0;
   int64_t running_wall = 0, commit_gap = 0, wait = 0, driver_only = 0;
   auto advance = [&](int64_t to) {
     int64_t dt = to - now;
@@ -132,8 +133,12 @@ PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model) {
     } else {
       driver_only += dt;
     }
-    if (pending_total > 0 && slots - running <= 0)
+    if (pending_total > 0 && slots - running <= 0) {
       starved += static_cast<double>(pending_total) * dt;
+      if (p.first_slot_ms >= 0) {
+        starved_wall += std::min(dt, to - std::max(now, std::min(to, p.first_slot_ms)));
+      }
+    }
     now = to;
   };
   for (const Change& c : changes) {
@@ -175,6 +180,7 @@ PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model) {
       std::max<int64_t>(p.task_slot_ms - p.gc_slot_ms - p.shuffle_slot_ms - p.io_write_slot_ms, 0);
   p.idle_slot_ms = std::max<int64_t>(p.capacity_slot_ms - p.task_slot_ms, 0);
   p.starved_task_ms = static_cast<int64_t>(starved);
+  p.slot_starved_wall_ms = starved_wall;
 
   p.tasks_running_ms = running_wall;
   p.commit_gap_ms = commit_gap;

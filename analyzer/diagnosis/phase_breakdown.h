@@ -28,6 +28,10 @@
 // Starved task time (not part of the partition): sum over time of pending task attempts while no
 // slot is free, pending = tasks of submitted, not yet completed stage attempts not launched yet.
 // It counts task-ms queued for a slot, including before any executor exists.
+// Slot-starved wall time (not part of the partition either): wall time after the first slot
+// existed during which >= 1 task was pending and no slot was free (running >= slots). It is
+// disjoint from resource_wait, so resource_wait_ms + slot_starved_wall_ms is "the application
+// waited for resources" (live metric spark_resource_wait_seconds, docs/metrics.md).
 #pragma once
 
 #include <cstdint>
@@ -57,6 +61,7 @@ struct PhaseBreakdown {
   int64_t compute_slot_ms = 0;
   int64_t idle_slot_ms = 0;
   int64_t starved_task_ms = 0;
+  int64_t slot_starved_wall_ms = 0;
   int64_t first_slot_ms = -1;  // epoch ms the first slot existed
   int32_t peak_slots = 0;
 

@@ -32,8 +32,43 @@ TEST(PhaseBreakdown, DemoAppPartitionsWallTime) {
             p.task_slot_ms);
   EXPECT_GT(p.idle_slots_ms, 0);    // the skewed tail leaves 15 of 16 slots idle
   EXPECT_GT(p.starved_task_ms, 0);  // 200 join tasks queue for 16 slots
+  EXPECT_GT(p.slot_starved_wall_ms, 0);
+  EXPECT_LE(p.slot_starved_wall_ms, p.tasks_running_ms);
   EXPECT_NEAR(p.Ratio(p.resource_wait_ms), static_cast<double>(p.resource_wait_ms) / p.wall_ms,
               1e-9);
+}
+
+// One executor with 2 cores from t=10; a 4-task stage submitted at 10: two tasks run 10..50
+// while two wait, then those run 50..90. Slots are full with tasks pending for 40 ms.
+TEST(PhaseBreakdown, SlotStarvedWallTimeCountsPendingTasksWithNoFreeSlot) {
+  model::ApplicationModel model;
+  model.start_time_ms = 0;
+  model.end_time_ms = 100;
+  model::Executor executor;
+  executor.executor_id = "1";
+  executor.total_cores = 2;
+  executor.added_time_ms = 10;
+  model.executors.push_back(executor);
+  model::StageAttempt stage;
+  stage.stage_id = 0;
+  stage.num_tasks = 4;
+  stage.submission_time_ms = 10;
+  stage.completion_time_ms = 90;
+  model.stages[{0, 0}] = stage;
+  for (int i = 0; i < 4; ++i) {
+    model::TaskAttempt task;
+    task.task_id = i;
+    task.stage_id = 0;
+    task.launch_time_ms = i < 2 ? 10 : 50;
+    task.finish_time_ms = i < 2 ? 50 : 90;
+    task.end = model::TaskEndKind::kSuccess;
+    model.tasks.push_back(task);
+  }
+  PhaseBreakdown p = ComputePhaseBreakdown(model);
+  EXPECT_EQ(p.resource_wait_ms, 10);
+  EXPECT_EQ(p.slot_starved_wall_ms, 40);
+  EXPECT_EQ(p.starved_task_ms, 2 * 40);
+  EXPECT_EQ(Sum(p), p.wall_ms);
 }
 
 TEST(PhaseBreakdown, EmptyModelIsAllZero) {
