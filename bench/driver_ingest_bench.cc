@@ -953,18 +953,26 @@ void RunProfilePhase(const Config& config, const std::string& output_dir) {
                                ++sequence * 15485863);
     batch_bytes = bytes.size();
     auto span = copy.CopyFrom(bytes);
-    bool capped = JsonUint(aggregator->StatusJson(), "profile_file_batches_skipped") > 0;
+    uint64_t skipped_before = JsonUint(aggregator->StatusJson(), "profile_file_batches_skipped");
     uint64_t c0 = ThreadCpuNs();
     uint64_t w0 = WallNs();
     aggregator->Ingest(span);
     uint64_t c = ThreadCpuNs() - c0;
     uint64_t w = WallNs() - w0;
+    // This batch was not written when the skipped count grew.
+    bool capped =
+        JsonUint(aggregator->StatusJson(), "profile_file_batches_skipped") > skipped_before;
     if (capped) {
       capped_cpu.push_back(c);
       ++after_cap;
     } else {
       writing_cpu.push_back(c);
       writing_wall.push_back(w);
+      if (writing_cpu.size() * batch_bytes > cap + (uint64_t{64} << 20)) {
+        std::fprintf(stderr, "profile file passed its cap without skipping: %s\n",
+                     aggregator->StatusJson().c_str());
+        std::exit(1);
+      }
     }
   }
   std::printf(
