@@ -646,19 +646,21 @@ public final class E2eDriver {
     log("executors up " + (firstExecutorAddedMs - appStartMs) + " ms after the application start");
     long beforeJobsScrapeMs = waitForScrapeAfter(System.currentTimeMillis());
 
-    int slots = executorCount * coresPerExecutor;
+    // Every stage has at most one task per core, so no task ever waits for a free slot: the only
+    // resource wait is the one before the first executor.
     List<StageSpec> stages = new ArrayList<>();
-    int[] even = new int[slots];
-    int[] skewed = new int[slots];
-    int[] files = new int[slots];
-    for (int i = 0; i < slots; i++) {
-      even[i] = 300;
-      skewed[i] = i == 0 ? 600 : 60;
-      files[i] = 4;
+    stages.add(new StageSpec(0, 0, "serialize object graphs", E2eWorkloads.SERIALIZE,
+        new int[] {300, 300, 300, 300}, -1));
+    // Five tasks (the live skew ratio needs five successful ones); partition 0 holds 10x the data.
+    stages.add(new StageSpec(1, 1, "skewed aggregate", E2eWorkloads.SKEWED_AGGREGATE,
+        new int[] {600, 60, 60, 60, 60}, -1));
+    stages.add(new StageSpec(2, 2, "write files", E2eWorkloads.WRITE_FILES,
+        new int[] {4, 4, 4, 4}, 1));
+    for (StageSpec stage : stages) {
+      if (stage.units.length > executorCount * coresPerExecutor) {
+        throw new IllegalArgumentException("stage " + stage.stageId + " has more tasks than cores");
+      }
     }
-    stages.add(new StageSpec(0, 0, "serialize object graphs", E2eWorkloads.SERIALIZE, even, -1));
-    stages.add(new StageSpec(1, 1, "skewed aggregate", E2eWorkloads.SKEWED_AGGREGATE, skewed, -1));
-    stages.add(new StageSpec(2, 2, "write files", E2eWorkloads.WRITE_FILES, files, 1));
     List<String> stageJson = new ArrayList<>();
     for (StageSpec stage : stages) stageJson.add(runStage(stage));
 

@@ -30,7 +30,7 @@ SKIPPED = 77
 CATEGORIES = ["compute", "serialization", "s3a_write", "s3a_read", "shuffle_write",
               "shuffle_read", "spill", "file_io", "gc", "other"]
 EXECUTORS = 2
-CORES_PER_EXECUTOR = 2
+CORES_PER_EXECUTOR = 3
 EXECUTOR_DELAY_MS = 1500
 # The driver's resource wait is computed from the event times the harness posted, so it should
 # match them closely; the tolerance covers rounding and the scrape seeing a value updated later.
