@@ -49,6 +49,11 @@ void ProfileModel::AddSelfWeight(NodeId node, Category category, uint64_t weight
 
 void ProfileModel::AddStack(std::span<const FrameId> frames, Category category, uint64_t weight) {
   if (weight == 0) return;
+  AddWeight(FindOrInsertPath(frames), category, weight);
+}
+
+NodeId ProfileModel::FindOrInsertPath(std::span<const FrameId> frames, size_t max_nodes) {
+  // Shortcut: the prefix shared with the previous path is already resolved.
   size_t shared = 0;
   while (shared < frames.size() && shared < last_frames_.size() &&
          frames[shared] == last_frames_[shared]) {
@@ -57,11 +62,27 @@ void ProfileModel::AddStack(std::span<const FrameId> frames, Category category, 
   last_frames_.resize(shared);
   last_nodes_.resize(shared);
   NodeId node = shared == 0 ? kRootNode : last_nodes_[shared - 1];
-  for (size_t i = shared; i < frames.size(); ++i) {
+  size_t i = shared;
+  for (; i < frames.size(); ++i) {
+    NodeId child = FindChild(node, frames[i]);
+    if (child == kNoNode) break;
+    node = child;
+    last_frames_.push_back(frames[i]);
+    last_nodes_.push_back(node);
+  }
+  if (i == frames.size()) return node;
+  size_t missing = frames.size() - i;
+  if (nodes_.size() > max_nodes || missing > max_nodes - nodes_.size()) return kNoNode;
+  for (; i < frames.size(); ++i) {
     node = ChildFor(node, frames[i]);
     last_frames_.push_back(frames[i]);
     last_nodes_.push_back(node);
   }
+  return node;
+}
+
+void ProfileModel::AddWeight(NodeId node, Category category, uint64_t weight) {
+  if (weight == 0) return;
   for (NodeId walk = node; walk != kNoNode; walk = nodes_[walk].parent) {
     nodes_[walk].total = SaturatingAdd(nodes_[walk].total, weight);
   }

@@ -6,6 +6,7 @@
 // children without shrinking their parent (the gap shows what was dropped, as flamegraph.pl does).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -63,6 +64,13 @@ class ProfileModel {
   // collapsed input) skip the child lookups for that prefix.
   void AddStack(std::span<const FrameId> frames, Category category, uint64_t weight);
   void AddStack(std::span<const std::string_view> frames, Category category, uint64_t weight);
+  // AddStack in two steps, for callers that add many samples to one stack: the node of `frames`
+  // (root-first; the root for an empty span), creating the missing nodes — unless that would
+  // take the tree past `max_nodes` nodes, in which case nothing is created and kNoNode returned
+  // (a stack already in the tree is always found).
+  NodeId FindOrInsertPath(std::span<const FrameId> frames, size_t max_nodes = SIZE_MAX);
+  // Adds `weight` to `node`'s self weight in `category` and to every total on its root path.
+  void AddWeight(NodeId node, Category category, uint64_t weight);
 
   // Adds every stack of `other` (its strings are interned into this model's table).
   void Merge(const ProfileModel& other);

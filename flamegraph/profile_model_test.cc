@@ -46,6 +46,35 @@ TEST(ProfileModelTest, SameStackTwiceMergesIntoOneNodeAndSplitsSelfByCategory) {
   EXPECT_EQ(dominant[FindPath(model, {"x", "z"})], Category::kCompute);
 }
 
+TEST(ProfileModelTest, FindOrInsertPathRespectsTheNodeCapButAlwaysFindsKnownStacks) {
+  ProfileModel model;
+  std::vector<FrameId> abc = {model.InternFrame("a"), model.InternFrame("b"),
+                              model.InternFrame("c")};
+  std::vector<FrameId> abd = {abc[0], abc[1], model.InternFrame("d")};
+  std::vector<FrameId> xyz = {model.InternFrame("x"), model.InternFrame("y"),
+                              model.InternFrame("z")};
+  NodeId leaf = model.FindOrInsertPath(abc, /*max_nodes=*/4);  // root + 3
+  ASSERT_NE(leaf, kNoNode);
+  EXPECT_EQ(model.node_count(), 4u);
+  // Full: a new stack is refused and creates nothing, even its shared prefix is not extended.
+  EXPECT_EQ(model.FindOrInsertPath(abd, 4), kNoNode);
+  EXPECT_EQ(model.FindOrInsertPath(xyz, 4), kNoNode);
+  EXPECT_EQ(model.node_count(), 4u);
+  // ...but a stack (or prefix) already in the tree is found, after a refusal as well.
+  EXPECT_EQ(model.FindOrInsertPath(abc, 4), leaf);
+  EXPECT_EQ(model.FindOrInsertPath(std::span(abc).first(2), 4), model.node(leaf).parent);
+  NodeId abd_leaf = model.FindOrInsertPath(abd, 5);
+  EXPECT_EQ(abd_leaf, 4u);
+  EXPECT_EQ(model.node(abd_leaf).parent, model.node(leaf).parent);
+  model.AddWeight(leaf, Category::kSerialization, 7);
+  model.AddWeight(leaf, Category::kSerialization, 0);
+  EXPECT_EQ(model.total_weight(), 7u);
+  EXPECT_EQ(model.node(leaf).self, 7u);
+  EXPECT_EQ(model.node(model.node(leaf).parent).total, 7u);
+  EXPECT_EQ(model.category_totals()[CategoryIndex(Category::kSerialization)], 7u);
+  EXPECT_EQ(model.FindOrInsertPath({}, 0), kRootNode);
+}
+
 TEST(ProfileModelTest, MergeAddsStacksFromAModelWithItsOwnStrings) {
   ProfileModel first;
   first.AddStack(Frames{"main", "a"}, Category::kCompute, 2);
