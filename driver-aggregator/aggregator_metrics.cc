@@ -43,10 +43,10 @@ Result<AggregatorMetrics> AggregatorMetrics::Register(metrics::Registry& registr
   }
 
   SPARKPROF_ASSIGN_OR_RETURN(
-      auto* gc, registry.AddHistogram("spark_gc_pause_seconds",
-                                      "Stop-the-world GC pauses reported by the executors' agents.",
-                                      {0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
-                                       10}));
+      auto* gc,
+      registry.AddHistogram("spark_gc_pause_seconds",
+                            "Stop-the-world GC pauses reported by the executors' agents.",
+                            {0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}));
   m.gc_pause_seconds = &gc->WithLabels();
 
   SPARKPROF_ASSIGN_OR_RETURN(
@@ -69,8 +69,8 @@ Result<AggregatorMetrics> AggregatorMetrics::Register(metrics::Registry& registr
       m.agent_native_memory_bytes,
       AddGauge(registry, "spark_agent_native_memory_bytes",
                "Native memory held by the agents, summed over executors (last report of each)."));
-  SPARKPROF_ASSIGN_OR_RETURN(
-      m.reporting_executors, AddGauge(registry, "spark_agent_reporting_executors",
+  SPARKPROF_ASSIGN_OR_RETURN(m.reporting_executors,
+                             AddGauge(registry, "spark_agent_reporting_executors",
                                       "Executors whose agent has sent at least one batch."));
 
   SPARKPROF_ASSIGN_OR_RETURN(
@@ -85,6 +85,77 @@ Result<AggregatorMetrics> AggregatorMetrics::Register(metrics::Registry& registr
       registry.AddGauge("spark_application_info",
                         "1 for the Spark application this driver runs, labelled with its id and "
                         "name (spark.app.name)."));
+
+  SPARKPROF_ASSIGN_OR_RETURN(
+      m.events, registry.AddCounter("sparkprof_driver_events_total",
+                                    "Listener events received as event-log JSON lines, by "
+                                    "outcome (accepted, rejected: not an event, too long, or "
+                                    "after the application's report)."));
+  SPARKPROF_ASSIGN_OR_RETURN(
+      m.resource_wait_seconds,
+      AddGauge(registry, "spark_resource_wait_seconds",
+               "Wall time the application waited for resources: application start until the "
+               "first executor slot (or first task), plus later wall time with pending tasks "
+               "and no free slot."));
+  SPARKPROF_ASSIGN_OR_RETURN(
+      m.phase_compute_seconds,
+      AddGauge(registry, "spark_phase_compute_seconds",
+               "Wall time in the compute phase (running tasks' share not in GC, shuffle or "
+               "commit), from the engine's phase breakdown."));
+  SPARKPROF_ASSIGN_OR_RETURN(
+      m.phase_io_write_seconds,
+      AddGauge(registry, "spark_phase_io_write_seconds",
+               "Wall time in the I/O write phase (job commits with no task running, plus the "
+               "wall share of task commit time)."));
+  SPARKPROF_ASSIGN_OR_RETURN(
+      m.phase_wall_seconds,
+      AddGauge(registry, "spark_phase_wall_seconds",
+               "Wall time the phase breakdown covers: application start until now (or its end)."));
+  SPARKPROF_ASSIGN_OR_RETURN(
+      m.phase_breakdown_ratio,
+      registry.AddGauge("spark_phase_breakdown_ratio",
+                        "Share of wall time per phase (resource_wait, driver_only, compute, "
+                        "shuffle, io_write, gc, idle_slots); the phases sum to 1."));
+  for (const char* phase :
+       {"resource_wait", "driver_only", "compute", "shuffle", "io_write", "gc", "idle_slots"}) {
+    m.phase_breakdown_ratio->WithLabels({{"phase", phase}});
+  }
+  SPARKPROF_ASSIGN_OR_RETURN(
+      auto* spill, registry.AddCounter("spark_spill_bytes_total",
+                                       "Bytes spilled by finished task attempts: medium=memory "
+                                       "is the in-memory size of spilled data, medium=disk its "
+                                       "size on disk."));
+  m.spill_memory_bytes = &spill->WithLabels({{"medium", "memory"}});
+  m.spill_disk_bytes = &spill->WithLabels({{"medium", "disk"}});
+  SPARKPROF_ASSIGN_OR_RETURN(m.running_tasks, AddGauge(registry, "spark_running_tasks",
+                                                       "Task attempts started and not ended."));
+  SPARKPROF_ASSIGN_OR_RETURN(
+      m.pending_tasks,
+      AddGauge(registry, "spark_pending_tasks",
+               "Tasks of submitted, not yet completed stage attempts that were not launched."));
+  SPARKPROF_ASSIGN_OR_RETURN(
+      m.executors, AddGauge(registry, "spark_executors",
+                            "Executors registered and not removed (the driver not counted)."));
+  SPARKPROF_ASSIGN_OR_RETURN(
+      m.task_slots, AddGauge(registry, "spark_task_slots",
+                             "Cores of the registered executors (local mode: the driver's)."));
+  SPARKPROF_ASSIGN_OR_RETURN(
+      m.stage_skew_ratio,
+      AddGauge(registry, "spark_stage_skew_ratio",
+               "Worst max/median task duration over running stages and stages completed in the "
+               "last minute (running tasks count with their elapsed time); 0 when no stage has "
+               "5 successful tasks."));
+  SPARKPROF_ASSIGN_OR_RETURN(
+      auto* durations,
+      registry.AddHistogram(
+          "spark_task_duration_seconds",
+          "Durations of successful task attempts (launch to finish) of "
+          "completed stages, by stage_kind: write (the stage writes output: "
+          "SQL task commit time, written files, or output without shuffle "
+          "output) or compute (every other stage).",
+          {0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600}));
+  m.task_duration_compute_seconds = &durations->WithLabels({{"stage_kind", "compute"}});
+  m.task_duration_write_seconds = &durations->WithLabels({{"stage_kind", "write"}});
   return m;
 }
 

@@ -9,6 +9,10 @@
 #include <filesystem>
 #include <vector>
 
+#include "analyzer/report/html_report.h"
+#include "analyzer/report/json_report.h"
+#include "analyzer/report/markdown_report.h"
+#include "analyzer/report/text_report.h"
 #include "common/json_writer.h"
 #include "flamegraph/html_renderer.h"
 #include "flatbuffers/flatbuffers.h"
@@ -22,6 +26,13 @@ constexpr std::string_view kOverflowFrame = "[overflow: stage call tree full]";
 constexpr flamegraph::FrameId kUnmapped = UINT32_MAX;
 
 double Seconds(uint64_t ns) { return static_cast<double>(ns) / 1e9; }
+double SecondsFromMs(int64_t ms) { return static_cast<double>(ms) / 1e3; }
+
+int64_t WallClockMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 // Write to a temporary name, then rename: a reader never sees half a file.
 Status WriteFileAtomically(const std::string& path, const std::string& contents) {
@@ -53,11 +64,16 @@ Status WriteFileAtomically(const std::string& path, const std::string& contents)
 
 const char* IngestOutcomeName(IngestOutcome outcome) {
   switch (outcome) {
-    case IngestOutcome::kAccepted: return "accepted";
-    case IngestOutcome::kTooLarge: return "too_large";
-    case IngestOutcome::kInvalid: return "invalid";
-    case IngestOutcome::kUnsupportedVersion: return "unsupported_version";
-    case IngestOutcome::kRateLimited: return "rate_limited";
+    case IngestOutcome::kAccepted:
+      return "accepted";
+    case IngestOutcome::kTooLarge:
+      return "too_large";
+    case IngestOutcome::kInvalid:
+      return "invalid";
+    case IngestOutcome::kUnsupportedVersion:
+      return "unsupported_version";
+    case IngestOutcome::kRateLimited:
+      return "rate_limited";
   }
   return "unknown";
 }
@@ -84,7 +100,8 @@ DriverAggregator::~DriverAggregator() {
 
 Result<std::unique_ptr<DriverAggregator>> DriverAggregator::Start(AggregatorOptions options) {
   std::unique_ptr<DriverAggregator> aggregator(new DriverAggregator(std::move(options)));
-  SPARKPROF_ASSIGN_OR_RETURN(aggregator->metrics_, AggregatorMetrics::Register(aggregator->registry_));
+  SPARKPROF_ASSIGN_OR_RETURN(aggregator->metrics_,
+                             AggregatorMetrics::Register(aggregator->registry_));
   for (int i = 0; i < kIngestOutcomeCount; ++i) {  // every outcome visible from the first scrape
     aggregator->metrics_.batches->WithLabels(
         {{"outcome", IngestOutcomeName(static_cast<IngestOutcome>(i))}});
@@ -97,11 +114,14 @@ Result<std::unique_ptr<DriverAggregator>> DriverAggregator::Start(AggregatorOpti
                      ": " + error.message() + " (set spark.sparkprof.outputDir)");
     }
   }
+  aggregator->live_ = std::make_unique<LiveApplication>(aggregator->options_.live);
+  DriverAggregator* self = aggregator.get();  // the exposer stops before the aggregator goes
+  aggregator->registry_.AddCollectCallback([self] { self->RefreshLiveMetricsIfDue(); });
   if (!aggregator->options_.prometheus_bind_address.empty()) {
-    SPARKPROF_ASSIGN_OR_RETURN(aggregator->exposer_,
-                               metrics::HttpExposer::Start(
-                                   aggregator->options_.prometheus_bind_address,
-                                   aggregator->registry_));
+    SPARKPROF_ASSIGN_OR_RETURN(
+        aggregator->exposer_,
+        metrics::HttpExposer::Start(aggregator->options_.prometheus_bind_address,
+                                    aggregator->registry_));
   }
   return aggregator;
 }
@@ -217,8 +237,8 @@ IngestOutcome DriverAggregator::IngestAt(std::span<const uint8_t> bytes,
       ExecutorHealth& last = *it->second;
       // Cumulative counters: add the growth; a smaller value means the agent restarted.
       auto add = [](metrics::Counter* counter, uint64_t& previous, uint64_t now_value) {
-        counter->Increment(static_cast<double>(now_value >= previous ? now_value - previous
-                                                                     : now_value));
+        counter->Increment(
+            static_cast<double>(now_value >= previous ? now_value - previous : now_value));
         previous = now_value;
       };
       add(metrics_.agent_samples, last.samples_taken, health->samples_taken());
@@ -226,8 +246,9 @@ IngestOutcome DriverAggregator::IngestAt(std::span<const uint8_t> bytes,
           health->samples_dropped_ring_full());
       add(metrics_.agent_walk_failures, last.samples_walk_failed, health->samples_walk_failed());
       add(metrics_.agent_stacks_dropped, last.stacks_dropped_cap, health->stacks_dropped_cap());
-      metrics_.agent_native_memory_bytes->Increment(static_cast<double>(health->native_memory_bytes()) -
-                                                    static_cast<double>(last.native_memory_bytes));
+      metrics_.agent_native_memory_bytes->Increment(
+          static_cast<double>(health->native_memory_bytes()) -
+          static_cast<double>(last.native_memory_bytes));
       last.native_memory_bytes = health->native_memory_bytes();
     }
   }
@@ -310,10 +331,129 @@ void DriverAggregator::SaveToProfileFileLocked(std::span<const uint8_t> bytes) {
   profile_file_.Append(bytes);
 }
 
+Status DriverAggregator::OnEvent(std::string_view json_line) {
+  Status status = live_->OnEventLine(json_line);
+  metrics_.events->WithLabels({{"outcome", status.ok() ? "accepted" : "rejected"}}).Increment();
+  return status;
+}
+
+void DriverAggregator::SetApplicationLabels(const std::string& id, const std::string& name) {
+  registry_.SetCommonLabels({{"application_id", id}, {"application_name", name}});
+}
+
+void DriverAggregator::RefreshLiveMetricsIfDue() {
+  LiveCounts counts = live_->Counts();
+  metrics_.running_tasks->Set(static_cast<double>(counts.running_tasks));
+  metrics_.pending_tasks->Set(static_cast<double>(counts.pending_tasks));
+  metrics_.executors->Set(static_cast<double>(counts.executors));
+  metrics_.task_slots->Set(static_cast<double>(counts.task_slots));
+  {
+    std::lock_guard<std::mutex> lock(live_metrics_mutex_);
+    auto now = std::chrono::steady_clock::now();
+    if (last_live_refresh_ != std::chrono::steady_clock::time_point{} &&
+        now - last_live_refresh_ < std::chrono::milliseconds(options_.live_refresh_interval_ms)) {
+      return;
+    }
+  }
+  RefreshLiveMetrics(options_.live_extend_to_now ? WallClockMs() : -1);
+}
+
+void DriverAggregator::RefreshLiveMetrics(int64_t now_ms) {
+  std::lock_guard<std::mutex> lock(live_metrics_mutex_);
+  last_live_refresh_ = std::chrono::steady_clock::now();
+  LiveSnapshot snapshot = live_->Snapshot(now_ms);
+  metrics_.running_tasks->Set(static_cast<double>(snapshot.counts.running_tasks));
+  metrics_.pending_tasks->Set(static_cast<double>(snapshot.counts.pending_tasks));
+  metrics_.executors->Set(static_cast<double>(snapshot.counts.executors));
+  metrics_.task_slots->Set(static_cast<double>(snapshot.counts.task_slots));
+  if (!snapshot.has_model_figures) return;  // after FinishApplication: keep the final figures
+  {
+    std::lock_guard<std::mutex> state_lock(mutex_);
+    if (!application_labels_set_ && !snapshot.application_id.empty()) {
+      application_labels_set_ = true;
+      SetApplicationLabels(snapshot.application_id, snapshot.application_name);
+    }
+  }
+  const diagnosis::PhaseBreakdown& p = snapshot.phases;
+  metrics_.resource_wait_seconds->Set(SecondsFromMs(p.resource_wait_ms + p.slot_starved_wall_ms));
+  metrics_.phase_compute_seconds->Set(SecondsFromMs(p.compute_ms));
+  metrics_.phase_io_write_seconds->Set(SecondsFromMs(p.io_write_ms));
+  metrics_.phase_wall_seconds->Set(SecondsFromMs(p.wall_ms));
+  const std::pair<const char*, int64_t> phases[] = {{"resource_wait", p.resource_wait_ms},
+                                                    {"driver_only", p.driver_only_ms},
+                                                    {"compute", p.compute_ms},
+                                                    {"shuffle", p.shuffle_ms},
+                                                    {"io_write", p.io_write_ms},
+                                                    {"gc", p.gc_ms},
+                                                    {"idle_slots", p.idle_slots_ms}};
+  for (const auto& phase : phases) {
+    metrics_.phase_breakdown_ratio->WithLabels({{"phase", phase.first}}).Set(p.Ratio(phase.second));
+  }
+  if (snapshot.memory_spill_bytes > spill_memory_reported_) {
+    metrics_.spill_memory_bytes->Increment(
+        static_cast<double>(snapshot.memory_spill_bytes - spill_memory_reported_));
+    spill_memory_reported_ = snapshot.memory_spill_bytes;
+  }
+  if (snapshot.disk_spill_bytes > spill_disk_reported_) {
+    metrics_.spill_disk_bytes->Increment(
+        static_cast<double>(snapshot.disk_spill_bytes - spill_disk_reported_));
+    spill_disk_reported_ = snapshot.disk_spill_bytes;
+  }
+  metrics_.stage_skew_ratio->Set(snapshot.worst_skew_ratio);
+  for (const CompletedStage& stage : snapshot.newly_completed) {
+    metrics::Histogram* histogram = stage.write_stage ? metrics_.task_duration_write_seconds
+                                                      : metrics_.task_duration_compute_seconds;
+    for (int64_t ms : stage.successful_task_ms) histogram->Observe(SecondsFromMs(ms));
+  }
+}
+
+Result<std::vector<std::string>> DriverAggregator::FinishApplication() {
+  std::call_once(finish_once_, [this] {
+    RefreshLiveMetrics(options_.live_extend_to_now ? WallClockMs() : -1);
+    std::string name = live_->ApplicationId();
+    if (name.empty()) name = "live application";
+    Result<report::Analysis> analysis = live_->Finish(name);
+    if (!analysis.ok()) {
+      finish_result_ = analysis.status();
+      return;
+    }
+    std::string dir = OutputDirectory();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      profile_file_.Flush();
+    }
+    if (dir.empty()) {
+      finish_result_ =
+          InvalidArgument("no output directory configured (spark.sparkprof.outputDir)");
+      return;
+    }
+    const std::vector<const report::Analysis*> one = {&analysis.value()};
+    const std::pair<const char*, std::string> reports[] = {
+        {"report.txt", report::RenderText(*analysis)},
+        {"report.json", report::RenderJson(one)},
+        {"report.md", report::RenderMarkdown(*analysis)},
+        {"report.html", report::RenderHtml(one)}};
+    std::vector<std::string> paths;
+    for (const auto& [file_name, contents] : reports) {
+      std::string path = (std::filesystem::path(dir) / file_name).string();
+      Status written = WriteFileAtomically(path, contents);
+      if (!written.ok()) {
+        finish_result_ = written;
+        return;
+      }
+      paths.push_back(path);
+    }
+    finish_result_ = std::move(paths);
+  });
+  return finish_result_;
+}
+
 Status DriverAggregator::SetApplication(const std::string& application_id,
                                         const std::string& application_name) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    application_labels_set_ = true;
+    SetApplicationLabels(application_id, application_name);
     if (application_info_ != nullptr) application_info_->Set(0);
     application_info_ = &metrics_.application_info->WithLabels(
         {{"application_id", application_id}, {"application_name", application_name}});
@@ -349,7 +489,8 @@ uint64_t DriverAggregator::StageWeightNs(StageKey stage) const {
   return it == stages_.end() ? 0 : it->second->model.total_weight();
 }
 
-Result<std::string> DriverAggregator::WriteStageFlameGraph(int32_t stage_id, int32_t stage_attempt) {
+Result<std::string> DriverAggregator::WriteStageFlameGraph(int32_t stage_id,
+                                                           int32_t stage_attempt) {
   if (options_.output_dir.empty()) {
     return InvalidArgument("no flame graph directory configured (spark.sparkprof.outputDir)");
   }
@@ -376,10 +517,10 @@ Result<std::string> DriverAggregator::WriteStageFlameGraph(int32_t stage_id, int
     render.subtitle = sampled;
     flamegraph::RenderHtml(pruned, render, nullptr, html);
   }
-  std::string path = (std::filesystem::path(dir) /
-                      ("stage-" + std::to_string(stage_id) + "-attempt-" +
-                       std::to_string(stage_attempt) + ".html"))
-                         .string();
+  std::string path =
+      (std::filesystem::path(dir) / ("stage-" + std::to_string(stage_id) + "-attempt-" +
+                                     std::to_string(stage_attempt) + ".html"))
+          .string();
   SPARKPROF_RETURN_IF_ERROR(WriteFileAtomically(path, html));
   metrics_.flamegraphs_written->Increment();
   return path;

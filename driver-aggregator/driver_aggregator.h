@@ -17,10 +17,13 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "common/status.h"
 #include "driver-aggregator/aggregator_metrics.h"
+#include "driver-aggregator/live_application.h"
 #include "driver-aggregator/profile_file_writer.h"
 #include "flamegraph/profile_model.h"
 #include "metrics/http_exposer.h"
@@ -46,6 +49,14 @@ struct AggregatorOptions {
   uint64_t max_profile_file_bytes = uint64_t{1} << 30;
   // Executors whose cumulative agent health is tracked (to turn it into summed counters).
   size_t max_executors = 20000;
+  // The live application model (listener events).
+  LiveOptions live;
+  // Model-derived metrics (phases, spill, skew, task durations) are recomputed at a scrape when
+  // at least this long passed since the last time; counts (tasks, executors) at every scrape.
+  int64_t live_refresh_interval_ms = 1000;
+  // While the application runs, the phase figures run to the wall clock (false: to the last
+  // event, exactly what `sparkprof analyze` computes on the same events; for tests).
+  bool live_extend_to_now = true;
 };
 
 // Why a batch was dropped, or that it was taken.
@@ -92,6 +103,19 @@ class DriverAggregator {
   // NotFound when no sample of that stage attempt arrived. Also flushes profile.sparkprof.
   Result<std::string> WriteStageFlameGraph(int32_t stage_id, int32_t stage_attempt);
 
+  // One listener event as an event-log JSON line (no newline): fed to the live model. Returns
+  // the reason a line was refused; never throws, never blocks beyond the model's lock.
+  Status OnEvent(std::string_view json_line);
+  // Recomputes the live metrics now (scrapes do this, throttled). `now_ms`: epoch ms, or -1 for
+  // the model as the events describe it.
+  void RefreshLiveMetrics(int64_t now_ms);
+  // End of the application (once; later calls return the first call's result): final live
+  // metrics, then report.txt, report.json, report.md and report.html -- the same analysis and
+  // writers as `sparkprof analyze` -- in OutputDirectory(), and profile.sparkprof flushed.
+  // Returns the report paths.
+  Result<std::vector<std::string>> FinishApplication();
+  const LiveApplication& live() const { return *live_; }
+
   // Total weight (ns) merged for a stage attempt; 0 when unknown. For tests and status.
   uint64_t StageWeightNs(StageKey stage) const;
   uint64_t outcome_count(IngestOutcome outcome) const;
@@ -108,11 +132,21 @@ class DriverAggregator {
   StageProfile& StageFor(StageKey key);
   void SaveToProfileFileLocked(std::span<const uint8_t> bytes);
   void Count(IngestOutcome outcome);  // a refusal
+  void RefreshLiveMetricsIfDue();     // the registry's collect callback
+  void SetApplicationLabels(const std::string& id, const std::string& name);
 
   const AggregatorOptions options_;
   metrics::Registry registry_;
   AggregatorMetrics metrics_;
   std::unique_ptr<metrics::HttpExposer> exposer_;
+  std::unique_ptr<LiveApplication> live_;
+
+  std::mutex live_metrics_mutex_;  // guards the three below; taken before mutex_, never inside it
+  std::chrono::steady_clock::time_point last_live_refresh_{};
+  int64_t spill_memory_reported_ = 0;  // what the spill counters hold already
+  int64_t spill_disk_reported_ = 0;
+  std::once_flag finish_once_;
+  Result<std::vector<std::string>> finish_result_{std::vector<std::string>{}};
 
   mutable std::mutex mutex_;  // guards everything below
   std::map<StageKey, std::unique_ptr<StageProfile>> stages_;
@@ -123,6 +157,7 @@ class DriverAggregator {
   uint64_t outcome_counts_[kIngestOutcomeCount] = {};
   std::string application_dir_;
   metrics::Gauge* application_info_ = nullptr;  // the current application's series
+  bool application_labels_set_ = false;         // by SetApplication, else from the events
   ProfileFileWriter profile_file_{options_.max_profile_file_bytes};
   bool profile_file_failed_ = false;  // not retried for every batch
 };

@@ -4,11 +4,11 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <thread>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "flamegraph/profile_file_reader.h"
@@ -68,12 +68,10 @@ std::vector<uint8_t> MakeBatch(const std::string& executor, const std::vector<Sa
   auto executor_string = final_builder.CreateString(executor);
   auto host = final_builder.CreateString("host");
   auto mode = final_builder.CreateString("cpu");
-  auto batch2 = fb::CreateBatch(final_builder, schema_version, executor_string, host, 42, 0, 0,
-                                10000000, mode, strings_vector,
-                                final_builder.CreateVector(stacks2),
-                                final_builder.CreateVector(samples2),
-                                final_builder.CreateVector(times2),
-                                final_builder.CreateVector(pauses2), health2);
+  auto batch2 = fb::CreateBatch(
+      final_builder, schema_version, executor_string, host, 42, 0, 0, 10000000, mode,
+      strings_vector, final_builder.CreateVector(stacks2), final_builder.CreateVector(samples2),
+      final_builder.CreateVector(times2), final_builder.CreateVector(pauses2), health2);
   fb::FinishBatchBuffer(final_builder, batch2);
   return {final_builder.GetBufferPointer(),
           final_builder.GetBufferPointer() + final_builder.GetSize()};
@@ -98,35 +96,40 @@ const std::vector<std::string> kSerializationStack = {
 
 TEST(DriverAggregatorTest, MergesStagesAndExportsCategoryTime) {
   auto aggregator = StartOrDie({});
-  auto batch = MakeBatch("1", {{kSerializationStack, 3, fb::Category::serialization, 2'000'000'000},
-                               {{"Main.compute"}, 3, fb::Category::compute, 500'000'000},
-                               {{"Main.other"}, 4, fb::Category::compute, 1'000'000'000}},
+  auto batch = MakeBatch("1",
+                         {{kSerializationStack, 3, fb::Category::serialization, 2'000'000'000},
+                          {{"Main.compute"}, 3, fb::Category::compute, 500'000'000},
+                          {{"Main.other"}, 4, fb::Category::compute, 1'000'000'000}},
                          100, 1, {30'000'000});
   EXPECT_EQ(aggregator->Ingest(batch), IngestOutcome::kAccepted);
-  EXPECT_EQ(aggregator->Ingest(MakeBatch("2", {{kSerializationStack, 3,
-                                                fb::Category::serialization, 1'000'000'000}})),
+  EXPECT_EQ(aggregator->Ingest(MakeBatch(
+                "2", {{kSerializationStack, 3, fb::Category::serialization, 1'000'000'000}})),
             IngestOutcome::kAccepted);
   EXPECT_EQ(aggregator->StageWeightNs({3, 0}), 3'500'000'000u);
   EXPECT_EQ(aggregator->StageWeightNs({4, 0}), 1'000'000'000u);
   std::string text = aggregator->registry().Render();
   EXPECT_NE(text.find("spark_task_time_seconds_total{category=\"serialization\"} 3\n"),
-            std::string::npos) << text;
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("spark_task_time_seconds_total{category=\"compute\"} 1.5\n"),
-            std::string::npos) << text;
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("spark_gc_pause_seconds_count 1\n"), std::string::npos) << text;
   EXPECT_NE(text.find("spark_agent_samples_total 200\n"), std::string::npos) << text;
   EXPECT_NE(text.find("spark_agent_reporting_executors 2\n"), std::string::npos) << text;
   EXPECT_NE(text.find("sparkprof_driver_batches_total{outcome=\"accepted\"} 2\n"),
-            std::string::npos) << text;
+            std::string::npos)
+      << text;
 }
 
 // A batch the real agent drained from a JVM whose tagged thread (stage 3, TID 17) serialized
 // objects (driver-aggregator/fuzz/ingest_corpus/agent_batch.bin, also a fuzz seed).
 TEST(DriverAggregatorTest, IngestsARealAgentBatch) {
-  std::ifstream in(std::string(SPARKPROF_SOURCE_DIR) +
-                       "/driver-aggregator/fuzz/ingest_corpus/agent_batch.bin",
-                   std::ios::binary);
-  std::vector<uint8_t> batch((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::ifstream in(
+      std::string(SPARKPROF_SOURCE_DIR) + "/driver-aggregator/fuzz/ingest_corpus/agent_batch.bin",
+      std::ios::binary);
+  std::vector<uint8_t> batch((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
   ASSERT_FALSE(batch.empty());
   AggregatorOptions options;
   options.output_dir = TempDir("real");
@@ -135,7 +138,8 @@ TEST(DriverAggregatorTest, IngestsARealAgentBatch) {
   EXPECT_GT(aggregator->StageWeightNs({3, 0}), 0u);
   std::string text = aggregator->registry().Render();
   EXPECT_EQ(text.find("spark_task_time_seconds_total{category=\"serialization\"} 0\n"),
-            std::string::npos) << text;
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("spark_agent_reporting_executors 1\n"), std::string::npos);
   auto path = aggregator->WriteStageFlameGraph(3, 0);
   ASSERT_TRUE(path.ok()) << path.status().ToString();
@@ -231,8 +235,8 @@ TEST(DriverAggregatorTest, WritesStageFlameGraph) {
   AggregatorOptions options;
   options.output_dir = TempDir("flame") + "/nested";
   auto aggregator = StartOrDie(options);
-  ASSERT_EQ(aggregator->Ingest(MakeBatch("1", {{kSerializationStack, 5,
-                                                fb::Category::serialization, 1'000'000}})),
+  ASSERT_EQ(aggregator->Ingest(
+                MakeBatch("1", {{kSerializationStack, 5, fb::Category::serialization, 1'000'000}})),
             IngestOutcome::kAccepted);
   auto path = aggregator->WriteStageFlameGraph(5, 0);
   ASSERT_TRUE(path.ok()) << path.status().ToString();
@@ -261,12 +265,13 @@ TEST(DriverAggregatorTest, SavesEveryAcceptedBatchAsAProfileFileTheFlameGraphRea
   EXPECT_NE(aggregator->registry().Render().find(
                 "spark_application_info{application_id=\"app-2026/11 22:01\","
                 "application_name=\"nightly \\\"etl\\\"\"} 1\n"),
-            std::string::npos) << aggregator->registry().Render();
+            std::string::npos)
+      << aggregator->registry().Render();
   EXPECT_EQ(aggregator->OutputDirectory(), options.output_dir + "/app-2026_11_22_01");
-  ASSERT_EQ(aggregator->Ingest(MakeBatch("1", {{kSerializationStack, 5,
-                                                fb::Category::serialization, 3000}},
-                                         100, 1, {1000})),
-            IngestOutcome::kAccepted);
+  ASSERT_EQ(
+      aggregator->Ingest(MakeBatch(
+          "1", {{kSerializationStack, 5, fb::Category::serialization, 3000}}, 100, 1, {1000})),
+      IngestOutcome::kAccepted);
   ASSERT_EQ(aggregator->Ingest(std::vector<uint8_t>(40, 0x11)), IngestOutcome::kInvalid);
   ASSERT_EQ(aggregator->Ingest(MakeBatch("2", {{{"Main.run"}, 6, fb::Category::compute, 500}})),
             IngestOutcome::kAccepted);
@@ -299,8 +304,8 @@ TEST(DriverAggregatorTest, ProfileFileStopsAtItsCap) {
   EXPECT_EQ(aggregator->Ingest(batch), IngestOutcome::kAccepted);
   EXPECT_EQ(aggregator->Ingest(batch), IngestOutcome::kAccepted);  // merged, not saved
   EXPECT_EQ(aggregator->StageWeightNs({1, 0}), 2u);
-  EXPECT_NE(aggregator->StatusJson().find("\"profile_file_batches_skipped\":1"),
-            std::string::npos) << aggregator->StatusJson();
+  EXPECT_NE(aggregator->StatusJson().find("\"profile_file_batches_skipped\":1"), std::string::npos)
+      << aggregator->StatusJson();
   std::filesystem::remove_all(options.output_dir);
 }
 
@@ -322,10 +327,10 @@ TEST(DriverAggregatorTest, ConcurrentIngestFlameGraphsAndScrapes) {
   auto aggregator = StartOrDie(options);
   std::vector<std::vector<uint8_t>> batches;
   for (int stage = 0; stage < 4; ++stage) {
-    batches.push_back(MakeBatch(std::to_string(stage),
-                                {{kSerializationStack, stage, fb::Category::serialization, 10},
-                                 {{"Main.compute", "f" + std::to_string(stage)}, stage,
-                                  fb::Category::compute, 5}}));
+    batches.push_back(MakeBatch(
+        std::to_string(stage),
+        {{kSerializationStack, stage, fb::Category::serialization, 10},
+         {{"Main.compute", "f" + std::to_string(stage)}, stage, fb::Category::compute, 5}}));
   }
   std::vector<std::thread> threads;
   for (int t = 0; t < 2; ++t) {

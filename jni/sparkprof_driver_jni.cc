@@ -1,12 +1,14 @@
-// The driver side of the JNI boundary (Java side: spark-plugin/.../io/sparkprof/NativeAggregator.java);
-// the executor side is sparkprof_jni.cc. Each function converts, forwards to the one
-// DriverAggregator of this JVM, and turns a failure into a Java exception through one helper.
-// Nothing here throws on the ingest path: a refused batch is a return value, not an exception.
+// The driver side of the JNI boundary (Java side:
+// spark-plugin/.../io/sparkprof/NativeAggregator.java); the executor side is sparkprof_jni.cc. Each
+// function converts, forwards to the one DriverAggregator of this JVM, and turns a failure into a
+// Java exception through one helper. Nothing here throws on the ingest path: a refused batch is a
+// return value, not an exception.
 #include <jni.h>
 
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "driver-aggregator/driver_aggregator.h"
@@ -48,8 +50,8 @@ extern "C" {
 
 // Returns the bound Prometheus port (-1 without one); throws IllegalStateException on failure.
 JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAggregator_start0(
-    JNIEnv* env, jclass, jstring prometheus_bind_address, jstring output_dir,
-    jint max_batch_bytes, jint max_batches_per_second, jint max_nodes_per_stage, jint max_stages,
+    JNIEnv* env, jclass, jstring prometheus_bind_address, jstring output_dir, jint max_batch_bytes,
+    jint max_batches_per_second, jint max_nodes_per_stage, jint max_stages,
     jlong max_profile_file_bytes) {
   AggregatorOptions options;
   options.prometheus_bind_address = ToString(env, prometheus_bind_address);
@@ -58,7 +60,8 @@ JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAggregator_start0(
   if (max_batches_per_second > 0) {
     options.max_batches_per_second = static_cast<uint32_t>(max_batches_per_second);
   }
-  if (max_nodes_per_stage > 0) options.max_nodes_per_stage = static_cast<size_t>(max_nodes_per_stage);
+  if (max_nodes_per_stage > 0)
+    options.max_nodes_per_stage = static_cast<size_t>(max_nodes_per_stage);
   if (max_stages > 0) options.max_stages = static_cast<size_t>(max_stages);
   if (max_profile_file_bytes >= 0) {
     options.max_profile_file_bytes = static_cast<uint64_t>(max_profile_file_bytes);
@@ -120,6 +123,42 @@ JNIEXPORT jstring JNICALL Java_io_sparkprof_NativeAggregator_writeStageFlameGrap
     return nullptr;
   }
   return env->NewStringUTF(path->c_str());
+}
+
+// One listener event as an event-log JSON line: 0 accepted, 1 refused (counted), -1 no
+// aggregator. Never throws. The Java side writes ASCII-only JSON (\\u escapes), so the JVM's
+// modified UTF-8 is the line's exact bytes.
+JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAggregator_onEvent0(JNIEnv* env, jclass,
+                                                                   jstring json_line) {
+  std::shared_ptr<DriverAggregator> aggregator = CurrentAggregator();
+  if (aggregator == nullptr || json_line == nullptr) return -1;
+  jsize chars = env->GetStringLength(json_line);
+  jsize bytes = env->GetStringUTFLength(json_line);
+  thread_local std::string buffer;  // the listener thread: one buffer, reused
+  buffer.resize(static_cast<size_t>(bytes) + 1);
+  env->GetStringUTFRegion(json_line, 0, chars, buffer.data());
+  if (env->ExceptionCheck()) {
+    env->ExceptionClear();
+    return -1;
+  }
+  return aggregator->OnEvent(std::string_view(buffer.data(), static_cast<size_t>(bytes))).ok() ? 0
+                                                                                               : 1;
+}
+
+// End of the application: writes the reports (once). Returns their paths, one per line, or
+// null without an aggregator; throws IllegalStateException when they cannot be written.
+JNIEXPORT jstring JNICALL Java_io_sparkprof_NativeAggregator_finishApplication0(JNIEnv* env,
+                                                                                jclass) {
+  std::shared_ptr<DriverAggregator> aggregator = CurrentAggregator();
+  if (aggregator == nullptr) return nullptr;
+  auto paths = aggregator->FinishApplication();
+  if (!paths.ok()) {
+    ThrowJava(env, "java/lang/IllegalStateException", paths.status().ToString());
+    return nullptr;
+  }
+  std::string joined;
+  for (const std::string& path : *paths) joined += (joined.empty() ? "" : "\n") + path;
+  return env->NewStringUTF(joined.c_str());
 }
 
 JNIEXPORT jstring JNICALL Java_io_sparkprof_NativeAggregator_status0(JNIEnv* env, jclass) {

@@ -201,9 +201,23 @@ public final class PluginHarness {
     }
   }
 
+  /**
+   * The value of the first sample of {@code series} ("name" or "name{k=\"v\",...}") whose labels
+   * include the given ones; every series also carries application_id and application_name, which
+   * need not be named. NaN when there is none.
+   */
   static double metric(String text, String series) {
+    int brace = series.indexOf('{');
+    String name = brace < 0 ? series : series.substring(0, brace);
+    String[] wanted = brace < 0 ? new String[0]
+        : series.substring(brace + 1, series.length() - 1).split(",(?=[a-z_]+=\")");
     for (String line : text.split("\n")) {
-      if (line.startsWith(series + " ")) return Double.parseDouble(line.substring(series.length() + 1));
+      if (!line.startsWith(name + "{") && !line.startsWith(name + " ")) continue;
+      int space = line.lastIndexOf(' ');
+      String labels = line.substring(name.length(), space);
+      boolean all = true;
+      for (String label : wanted) all &= labels.contains(label);
+      if (all) return Double.parseDouble(line.substring(space + 1));
     }
     return Double.NaN;
   }

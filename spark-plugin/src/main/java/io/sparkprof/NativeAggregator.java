@@ -65,6 +65,26 @@ public final class NativeAggregator {
     return writeStageFlameGraph0(stageId, stageAttempt);
   }
 
+  /**
+   * Feeds one listener event, as the event-log JSON line Spark would write for it, to the live
+   * application model (metrics now, the report at the end). The line must be ASCII (escape the
+   * rest as backslash-u). Never throws. Returns {@link #ACCEPTED}, 1 when the line was refused
+   * (counted natively) or {@link #NOT_RUNNING}.
+   */
+  public static int onEvent(String jsonLine) {
+    return onEvent0(jsonLine);
+  }
+
+  /**
+   * End of the application: writes report.txt/.json/.md/.html (the same analysis as
+   * {@code sparkprof analyze}) into the application's output directory, once; later calls return
+   * the first call's paths. Returns the paths, one per line, or null when the aggregator is not
+   * running. Throws IllegalStateException when the reports cannot be written.
+   */
+  public static String finishApplication() {
+    return finishApplication0();
+  }
+
   /** One-line JSON: port, batches by outcome, stages, executors. */
   public static String status() {
     return status0();
@@ -83,6 +103,10 @@ public final class NativeAggregator {
   private static native int ingest0(byte[] batch);
 
   private static native String writeStageFlameGraph0(int stageId, int stageAttempt);
+
+  private static native int onEvent0(String jsonLine);
+
+  private static native String finishApplication0();
 
   private static native String status0();
 

@@ -6,14 +6,17 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.spark.SparkContext;
 import org.apache.spark.api.plugin.DriverPlugin;
 import org.apache.spark.api.plugin.PluginContext;
 
 /**
  * Driver side: starts the native aggregator (Prometheus endpoint, flame graph directory), feeds it
- * the executors' batches from {@link #receive} and asks it for a stage's flame graph when the
- * stage completes.
+ * the executors' batches from {@link #receive} and Spark's listener events ({@link
+ * SparkProfListener}, as event-log lines for the live application model), asks it for a stage's
+ * flame graph when the stage completes, and for the full report (report.txt/.json/.md/.html) at
+ * the application's end or at shutdown, whichever comes first.
  *
  * <p>{@code receive} runs on Spark's single plugin dispatcher thread; it never throws (a bad batch
  * is counted natively, in {@code sparkprof_driver_batches_total{outcome}}).
@@ -25,6 +28,7 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
   /** Completed stage attempts whose flame graph is not written yet ("stage:attempt"). */
   private final Map<String, int[]> pendingFlameGraphs = new ConcurrentHashMap<>();
   private volatile boolean badBatchLogged;
+  private final AtomicBoolean reportWritten = new AtomicBoolean();
 
   @Override
   public Map<String, String> init(SparkContext sc, PluginContext pluginContext) {
@@ -48,7 +52,10 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
         return thread;
       });
       running = true;
-      if (sc != null) sc.addSparkListener(new SparkProfListener(this));
+      if (sc != null) {
+        NativeAggregator.onEvent(EventJson.logStart(sparkVersion(sc)));
+        sc.addSparkListener(new SparkProfListener(this, NativeAggregator::onEvent));
+      }
       SparkProfPlugin.log("driver aggregator started"
           + (port >= 0 ? ", metrics at http://" + config.prometheusBindAddress() + ":" + port
               + "/metrics" : ", no metrics endpoint")
@@ -62,6 +69,15 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
       }
     }
     return Collections.emptyMap();
+  }
+
+  private static String sparkVersion(SparkContext sc) {
+    try {
+      String version = sc.version();
+      return version == null ? "" : version;
+    } catch (RuntimeException | LinkageError e) {
+      return "";
+    }
   }
 
   /** The application id is known now (not yet in init): outputs go to its own directory. */
@@ -128,12 +144,31 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
     }
   }
 
+  /** From the listener thread, after the ApplicationEnd event went to the live model. */
+  void onApplicationEnd() {
+    if (running) writeReportOnce();
+  }
+
+  /** The end-of-application report, once (ApplicationEnd or shutdown, whichever is first). */
+  private void writeReportOnce() {
+    if (!reportWritten.compareAndSet(false, true)) return;
+    try {
+      String paths = NativeAggregator.finishApplication();
+      if (paths != null && !paths.isEmpty()) {
+        SparkProfPlugin.log("report written: " + paths.replace('\n', ' '));
+      }
+    } catch (RuntimeException | LinkageError e) {
+      SparkProfPlugin.log("report not written: " + e.getMessage());
+    }
+  }
+
   @Override
   public void shutdown() {
     if (!running) return;
-    running = false;
     flameGraphWriter.shutdownNow();
     for (String key : pendingFlameGraphs.keySet()) writeFlameGraph(key);
+    writeReportOnce();
+    running = false;
     try {
       NativeAggregator.stop();
     } catch (RuntimeException | LinkageError e) {

@@ -1,0 +1,294 @@
+#include "driver-aggregator/live_application.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "analyzer/diagnosis/diagnose.h"
+#include "analyzer/diagnosis/stage_stats.h"
+#include "analyzer/report/summary.h"
+
+namespace sparkprof::driver {
+
+// Forwards every typed event to the ModelBuilder, then updates the counts that must be current
+// at every scrape. Same definitions as the engine's phase sweep (phase_breakdown.h): a task runs
+// from its start to its end; a submitted stage attempt has num_tasks pending, each launch of one
+// of its tasks takes one (floored at 0), its completion releases the rest.
+class LiveApplication::Tee final : public eventlog::EventSink {
+ public:
+  Tee(model::ModelBuilder& builder, LiveCounts& counts) : builder_(builder), counts_(counts) {}
+
+  void OnLogStart(const eventlog::LogStartEvent& e) override { builder_.OnLogStart(e); }
+  void OnDatabricksMetadata(const eventlog::DatabricksMetadataEvent& e) override {
+    builder_.OnDatabricksMetadata(e);
+  }
+  void OnApplicationStart(const eventlog::ApplicationStartEvent& e) override {
+    builder_.OnApplicationStart(e);
+  }
+  void OnApplicationEnd(const eventlog::ApplicationEndEvent& e) override {
+    builder_.OnApplicationEnd(e);
+    counts_.application_ended = true;
+  }
+  void OnEnvironmentUpdate(const eventlog::EnvironmentUpdateEvent& e) override {
+    builder_.OnEnvironmentUpdate(e);
+  }
+  void OnResourceProfileAdded(const eventlog::ResourceProfileAddedEvent& e) override {
+    builder_.OnResourceProfileAdded(e);
+  }
+  void OnExecutorAdded(const eventlog::ExecutorAddedEvent& e) override {
+    builder_.OnExecutorAdded(e);
+    executor_cores_[e.executor_id] = std::max(e.total_cores, 0);
+    Recount();
+  }
+  void OnExecutorRemoved(const eventlog::ExecutorRemovedEvent& e) override {
+    builder_.OnExecutorRemoved(e);
+    executor_cores_.erase(e.executor_id);
+    Recount();
+  }
+  void OnExclusion(const eventlog::ExclusionEvent& e) override { builder_.OnExclusion(e); }
+  void OnBlockManager(const eventlog::BlockManagerEvent& e) override { builder_.OnBlockManager(e); }
+  void OnJobStart(const eventlog::JobStartEvent& e) override { builder_.OnJobStart(e); }
+  void OnJobEnd(const eventlog::JobEndEvent& e) override { builder_.OnJobEnd(e); }
+  void OnStageSubmitted(const eventlog::StageSubmittedEvent& e) override {
+    builder_.OnStageSubmitted(e);
+    StageKey key{e.stage.stage_id, e.stage.attempt};
+    if (completed_.count(key) != 0 || pending_.count(key) != 0) return;
+    int64_t tasks = std::max<int64_t>(e.stage.num_tasks, 0);
+    // Tasks may be reported before the submission (listener order is not guaranteed on retries).
+    auto launched = launched_early_.find(key);
+    if (launched != launched_early_.end()) {
+      tasks = std::max<int64_t>(tasks - launched->second, 0);
+      launched_early_.erase(launched);
+    }
+    pending_[key] = tasks;
+    counts_.pending_tasks += tasks;
+  }
+  void OnStageCompleted(const eventlog::StageCompletedEvent& e) override {
+    builder_.OnStageCompleted(e);
+    StageKey key{e.stage.stage_id, e.stage.attempt};
+    auto it = pending_.find(key);
+    if (it != pending_.end()) {
+      counts_.pending_tasks -= it->second;
+      pending_.erase(it);
+    }
+    if (completed_.insert(key).second) ++counts_.stages_completed;
+  }
+  void OnTaskStart(const eventlog::TaskStartEvent& e) override {
+    builder_.OnTaskStart(e);
+    if (ended_tasks_.count(e.info.task_id) == 0 && running_.insert(e.info.task_id).second) {
+      ++counts_.running_tasks;
+    }
+    StageKey key{e.stage_id, e.stage_attempt};
+    auto it = pending_.find(key);
+    if (it != pending_.end()) {
+      if (it->second > 0) {
+        --it->second;
+        --counts_.pending_tasks;
+      }
+    } else if (completed_.count(key) == 0) {
+      ++launched_early_[key];
+    }
+  }
+  void OnTaskEnd(const eventlog::TaskEndEvent& e) override {
+    builder_.OnTaskEnd(e);
+    if (running_.erase(e.info.task_id) != 0) --counts_.running_tasks;
+    // Bounded: task ids are remembered only so a late duplicate TaskStart does not count.
+    if (ended_tasks_.size() < kMaxEndedTasksRemembered) ended_tasks_.insert(e.info.task_id);
+  }
+  void OnStageExecutorMetrics(const eventlog::StageExecutorMetricsEvent& e) override {
+    builder_.OnStageExecutorMetrics(e);
+  }
+  void OnSqlExecutionStart(const eventlog::SqlExecutionStartEvent& e) override {
+    builder_.OnSqlExecutionStart(e);
+  }
+  void OnSqlExecutionEnd(const eventlog::SqlExecutionEndEvent& e) override {
+    builder_.OnSqlExecutionEnd(e);
+  }
+  void OnSqlAdaptiveUpdate(const eventlog::SqlAdaptiveUpdateEvent& e) override {
+    builder_.OnSqlAdaptiveUpdate(e);
+  }
+  void OnSqlDriverAccumUpdates(const eventlog::SqlDriverAccumUpdatesEvent& e) override {
+    builder_.OnSqlDriverAccumUpdates(e);
+  }
+  void OnOtherEvent(std::string_view event_name, int64_t timestamp_ms) override {
+    builder_.OnOtherEvent(event_name, timestamp_ms);
+  }
+
+ private:
+  using StageKey = std::pair<int32_t, int32_t>;
+  static constexpr size_t kMaxEndedTasksRemembered = 1u << 20;
+
+  void Recount() {
+    counts_.executors = 0;
+    counts_.task_slots = 0;
+    for (const auto& entry : executor_cores_) {
+      if (entry.first != "driver") ++counts_.executors;
+      counts_.task_slots += entry.second;
+    }
+  }
+
+  model::ModelBuilder& builder_;
+  LiveCounts& counts_;
+  std::unordered_set<int64_t> running_;
+  std::unordered_set<int64_t> ended_tasks_;
+  std::map<StageKey, int64_t> pending_;
+  std::map<StageKey, int64_t> launched_early_;
+  std::set<StageKey> completed_;
+  std::map<std::string, int32_t> executor_cores_;
+};
+
+LiveApplication::LiveApplication(LiveOptions options)
+    : options_(options),
+      tee_(std::make_unique<Tee>(builder_, counts_)),
+      parser_(std::make_unique<eventlog::EventParser>(*tee_)) {
+  read_.files.push_back({});
+}
+
+LiveApplication::~LiveApplication() = default;
+
+Status LiveApplication::OnEventLine(std::string_view line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (finished_)
+    return InvalidArgument("the application has ended and its report was written; event ignored");
+  eventlog::FileReadReport& file = read_.files.front();
+  ++read_.lines;
+  ++file.lines;
+  file.decoded_bytes += line.size() + 1;
+  if (line.find_first_not_of(" \t\r") == std::string_view::npos) return Status::Ok();  // blank
+  Status status;
+  if (line.size() > options_.max_line_bytes) {
+    status = TooLarge("line of " + std::to_string(line.size()) + " bytes exceeds the limit of " +
+                      std::to_string(options_.max_line_bytes) + " bytes; skipped");
+  } else {
+    line_buffer_.assign(line.data(), line.size());
+    line_buffer_.resize(line.size() + eventlog::EventParser::kRequiredPadding, '\0');
+    status = parser_->ParseLine(line_buffer_.data(), line.size(), line_buffer_.size());
+  }
+  if (status.ok()) {
+    ++read_.events;
+    ++file.events;
+    ++counts_.events;
+    return status;
+  }
+  ++read_.bad_line_count;
+  ++counts_.rejected_lines;
+  if (read_.bad_lines.size() < options_.max_bad_lines_kept) {
+    read_.bad_lines.push_back(
+        {file.file, read_.lines, file.decoded_bytes - line.size() - 1, status.message()});
+  }
+  return status;
+}
+
+LiveCounts LiveApplication::Counts() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return counts_;
+}
+
+std::string LiveApplication::ApplicationId() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const model::ApplicationModel& model = builder_.model();
+  if (!model.app_id.empty()) return model.app_id;
+  const std::string* id = model.SparkProperty("spark.app.id");
+  return id != nullptr ? *id : std::string();
+}
+
+bool LiveApplication::finished() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return finished_;
+}
+
+LiveSnapshot LiveApplication::Snapshot(int64_t now_ms) {
+  std::lock_guard<std::mutex> snapshot_lock(snapshot_mutex_);  // one snapshot at a time
+  LiveSnapshot snapshot;
+  std::optional<model::ModelBuilder> copy;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    snapshot.counts = counts_;
+    if (finished_) return snapshot;
+    copy.emplace(builder_);
+  }
+  model::ApplicationModel model = copy->Finish();
+  copy.reset();
+  snapshot.has_model_figures = true;
+  if (!model.complete && now_ms > model.end_time_ms && model.start_time_ms >= 0) {
+    model.end_time_ms = now_ms;
+  }
+  snapshot.application_id = model.app_id;
+  snapshot.application_name = model.app_name;
+  snapshot.model_end_ms = model.end_time_ms;
+  snapshot.phases = diagnosis::ComputePhaseBreakdown(model);
+  for (const model::TaskAttempt& task : model.tasks) {
+    if (!task.has_metrics) continue;
+    snapshot.memory_spill_bytes += task.metrics.memory_bytes_spilled;
+    snapshot.disk_spill_bytes += task.metrics.disk_bytes_spilled;
+  }
+
+  // Skew of the current stages: running ones, and those completed within skew_window_ms of the
+  // model's end. ratio = max(longest successful task, longest elapsed running task) / median
+  // successful task, over stages with >= skew_min_tasks successful tasks and a median > 0.
+  const int64_t end = model.end_time_ms;
+  for (const diagnosis::StageStats& stats : diagnosis::ComputeStageStats(model)) {
+    auto found = model.stages.find({stats.stage_id, stats.attempt});
+    if (found == model.stages.end()) continue;
+    const model::StageAttempt& stage = found->second;
+    const bool completed = stage.completed_event;
+    auto [begin, stop] = model.TasksOf(stage);
+    if (completed && reported_stages_.insert({stats.stage_id, stats.attempt}).second) {
+      CompletedStage done{stats.stage_id, stats.attempt, stats.write_stage, {}};
+      for (const uint32_t* it = begin; it != stop; ++it) {
+        const model::TaskAttempt& task = model.tasks[*it];
+        if (task.end == model::TaskEndKind::kSuccess && task.duration_ms() >= 0) {
+          done.successful_task_ms.push_back(task.duration_ms());
+        }
+      }
+      snapshot.newly_completed.push_back(std::move(done));
+    }
+    const bool current = !completed || (stage.completion_time_ms >= 0 &&
+                                        stage.completion_time_ms >= end - options_.skew_window_ms);
+    if (!current || stats.successful_tasks < options_.skew_min_tasks || stats.median_task_ms <= 0) {
+      continue;
+    }
+    int64_t longest = stats.max_task_ms;
+    for (const uint32_t* it = begin; it != stop; ++it) {
+      const model::TaskAttempt& task = model.tasks[*it];
+      if (!task.ended() && task.launch_time_ms >= 0 && end > task.launch_time_ms) {
+        longest = std::max(longest, end - task.launch_time_ms);
+      }
+    }
+    double ratio = static_cast<double>(longest) / static_cast<double>(stats.median_task_ms);
+    if (ratio > snapshot.worst_skew_ratio) {
+      snapshot.worst_skew_ratio = ratio;
+      snapshot.worst_skew_stage_id = stats.stage_id;
+    }
+  }
+  return snapshot;
+}
+
+Result<report::Analysis> LiveApplication::Finish(const std::string& input_name) {
+  report::Analysis analysis;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (finished_)
+      return InvalidArgument("the application has ended and its report was written; event ignored");
+    finished_ = true;
+    analysis.model = builder_.Finish();
+    analysis.read = std::move(read_);
+    analysis.read.event_counts = parser_->event_counts();
+    analysis.read.unknown_events = parser_->unknown_events();
+  }
+  analysis.log_name = input_name;
+  analysis.layout = "live";
+  eventlog::FileReadReport& file = analysis.read.files.front();
+  file.file = input_name;
+  file.codec = "live";
+  file.compressed_bytes = file.decoded_bytes;
+  for (eventlog::BadLine& bad : analysis.read.bad_lines) bad.file = input_name;
+  // As report::Analyze does after reading a log.
+  analysis.summary = report::Summarize(analysis.model);
+  diagnosis::Diagnosis diagnosed = diagnosis::Diagnose(analysis.model);
+  analysis.phases = diagnosed.phases;
+  analysis.findings = std::move(diagnosed.findings);
+  return analysis;
+}
+
+}  // namespace sparkprof::driver
