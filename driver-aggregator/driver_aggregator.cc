@@ -114,6 +114,9 @@ Result<std::unique_ptr<DriverAggregator>> DriverAggregator::Start(AggregatorOpti
                      ": " + error.message() + " (set spark.sparkprof.outputDir)");
     }
   }
+  for (const char* outcome : {"accepted", "rejected"}) {
+    aggregator->metrics_.events->WithLabels({{"outcome", outcome}});
+  }
   aggregator->live_ = std::make_unique<LiveApplication>(aggregator->options_.live);
   DriverAggregator* self = aggregator.get();  // the exposer stops before the aggregator goes
   aggregator->registry_.AddCollectCallback([self] { self->RefreshLiveMetricsIfDue(); });

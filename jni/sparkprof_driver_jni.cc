@@ -52,7 +52,7 @@ extern "C" {
 JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAggregator_start0(
     JNIEnv* env, jclass, jstring prometheus_bind_address, jstring output_dir, jint max_batch_bytes,
     jint max_batches_per_second, jint max_nodes_per_stage, jint max_stages,
-    jlong max_profile_file_bytes) {
+    jlong max_profile_file_bytes, jlong metrics_refresh_interval_ms) {
   AggregatorOptions options;
   options.prometheus_bind_address = ToString(env, prometheus_bind_address);
   options.output_dir = ToString(env, output_dir);
@@ -65,6 +65,9 @@ JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAggregator_start0(
   if (max_stages > 0) options.max_stages = static_cast<size_t>(max_stages);
   if (max_profile_file_bytes >= 0) {
     options.max_profile_file_bytes = static_cast<uint64_t>(max_profile_file_bytes);
+  }
+  if (metrics_refresh_interval_ms >= 0) {
+    options.live_refresh_interval_ms = static_cast<int64_t>(metrics_refresh_interval_ms);
   }
   std::lock_guard<std::mutex> lock(g_lifecycle_mutex);
   if (g_aggregator) return g_aggregator->port();  // a second init in one JVM reuses the first

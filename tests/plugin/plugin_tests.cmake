@@ -33,9 +33,14 @@ add_test(NAME plugin_jvm_in_process
 add_test(NAME plugin_jvm_no_agent
   COMMAND ${Java_JAVA_EXECUTABLE} -cp ${plugin_test_classpath} PluginHarness no-agent
           ${CMAKE_CURRENT_BINARY_DIR}/plugin/work/no_agent)
+add_test(NAME plugin_listener_bridge
+  COMMAND ${Java_JAVA_EXECUTABLE} -agentpath:$<TARGET_FILE:sparkprof_agent>=interval=5ms
+          -cp ${plugin_test_classpath} ListenerHarness
+          ${CMAKE_CURRENT_BINARY_DIR}/plugin/work/listener)
 add_test(NAME plugin_config
   COMMAND ${Java_JAVA_EXECUTABLE} -cp ${plugin_test_classpath} PluginHarness config -)
-set_tests_properties(plugin_jvm_in_process plugin_jvm_no_agent plugin_config PROPERTIES
+set_tests_properties(plugin_jvm_in_process plugin_jvm_no_agent plugin_listener_bridge plugin_config
+  PROPERTIES
   TIMEOUT 120 LABELS "jvm;plugin" PASS_REGULAR_EXPRESSION "PASS"
   FAIL_REGULAR_EXPRESSION "FAIL|hs_err|SIGSEGV")
 

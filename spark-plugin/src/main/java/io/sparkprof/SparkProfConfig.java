@@ -64,6 +64,14 @@ public final class SparkProfConfig {
    */
   public static final String LIBRARY_PATH = "spark.sparkprof.libraryPath";
 
+  /**
+   * Duration, default {@code 1s}: the live metrics that need the whole application model (phase
+   * breakdown, resource wait, spill, skew, task duration histograms) are recomputed at a scrape
+   * when at least this long passed since the last time; task and executor counts are current at
+   * every scrape. Clamped to 1ms..10m.
+   */
+  public static final String METRICS_REFRESH_INTERVAL = "spark.sparkprof.metricsRefreshInterval";
+
   /** Reads a key; null when unset. */
   public interface Lookup {
     String get(String key);
@@ -81,6 +89,7 @@ public final class SparkProfConfig {
   private final int maxStages;
   private final long maxProfileFileBytes;
   private final String libraryPath;
+  private final long metricsRefreshIntervalMs;
 
   private SparkProfConfig(Lookup lookup) {
     enabled = parseBoolean(lookup, ENABLED, true);
@@ -95,6 +104,8 @@ public final class SparkProfConfig {
     maxStages = (int) parseLong(lookup, MAX_STAGES, 256, 1, 1_000_000);
     maxProfileFileBytes = parseSize(lookup, MAX_PROFILE_FILE_BYTES, 1L << 30, true);
     libraryPath = parseString(lookup, LIBRARY_PATH, "");
+    metricsRefreshIntervalMs =
+        clamp(parseDurationMs(lookup, METRICS_REFRESH_INTERVAL, 1000), 1, 600_000);
   }
 
   public static SparkProfConfig from(Lookup lookup) {
@@ -131,6 +142,8 @@ public final class SparkProfConfig {
   public long maxProfileFileBytes() { return maxProfileFileBytes; }
 
   public String libraryPath() { return libraryPath; }
+
+  public long metricsRefreshIntervalMs() { return metricsRefreshIntervalMs; }
 
   /** Keys whose values did not parse, with the default used instead; empty when all were fine. */
   public String problems() { return problems.toString(); }
