@@ -425,17 +425,17 @@ Result<std::vector<std::string>> DriverAggregator::FinishApplication() {
       std::lock_guard<std::mutex> lock(mutex_);
       profile_file_.Flush();
     }
-    if (dir.empty()) {
-      finish_result_ =
-          InvalidArgument("no output directory configured (spark.sparkprof.outputDir)");
-      return;
-    }
     const std::vector<const report::Analysis*> one = {&analysis.value()};
     const std::pair<const char*, std::string> reports[] = {
         {"report.txt", report::RenderText(*analysis)},
         {"report.json", report::RenderJson(one)},
         {"report.md", report::RenderMarkdown(*analysis)},
         {"report.html", report::RenderHtml(one)}};
+    if (dir.empty()) {
+      finish_result_ =
+          InvalidArgument("no output directory configured (spark.sparkprof.outputDir)");
+      return;
+    }
     std::vector<std::string> paths;
     for (const auto& [file_name, contents] : reports) {
       std::string path = (std::filesystem::path(dir) / file_name).string();
