@@ -210,13 +210,16 @@ LiveSnapshot LiveApplication::Snapshot(int64_t now_ms) {
   model::ApplicationModel model = copy->Finish();
   copy.reset();
   snapshot.has_model_figures = true;
+  diagnosis::PhaseBreakdownOptions phase_options;
   if (!model.complete && now_ms > model.end_time_ms && model.start_time_ms >= 0) {
     model.end_time_ms = now_ms;
+    // Every event since the start went through here: no executor yet means none registered yet.
+    phase_options.live_model = true;
   }
   snapshot.application_id = model.app_id;
   snapshot.application_name = model.app_name;
   snapshot.model_end_ms = model.end_time_ms;
-  snapshot.phases = diagnosis::ComputePhaseBreakdown(model);
+  snapshot.phases = diagnosis::ComputePhaseBreakdown(model, phase_options);
   for (const model::TaskAttempt& task : model.tasks) {
     if (!task.has_metrics) continue;
     snapshot.memory_spill_bytes += task.metrics.memory_bytes_spilled;

@@ -226,6 +226,22 @@ TEST(LiveApplication, SkewAndCompletedStagesAreReportedOnce) {
   EXPECT_GT(worst, 3.0);        // its skewed join
 }
 
+// While the first executor is awaited, resource wait grows with the clock; then it stays put.
+TEST(LiveApplication, ResourceWaitGrowsWhileNoExecutorHasRegistered) {
+  LiveApplication live;
+  ASSERT_TRUE(live.OnEventLine(R"({"Event":"SparkListenerApplicationStart","App Name":"a",)"
+                               R"("App ID":"app-1","Timestamp":1000000,"User":"u"})")
+                  .ok());
+  EXPECT_EQ(live.Snapshot(1003000).phases.resource_wait_ms, 3000);
+  EXPECT_EQ(live.Snapshot(1007000).phases.resource_wait_ms, 7000);
+  ASSERT_TRUE(live.OnEventLine(R"({"Event":"SparkListenerExecutorAdded","Timestamp":1008000,)"
+                               R"("Executor ID":"1","Executor Info":{"Host":"h","Total Cores":4}})")
+                  .ok());
+  EXPECT_EQ(live.Snapshot(1020000).phases.resource_wait_ms, 8000);
+  EXPECT_EQ(live.Counts().executors, 1);
+  EXPECT_EQ(live.Counts().task_slots, 4);
+}
+
 TEST(LiveApplication, BadLinesAreCountedAndLinesAfterTheEndRefused) {
   LiveOptions options;
   options.max_line_bytes = 1000;

@@ -24,7 +24,8 @@ struct Change {
 
 }  // namespace
 
-PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model) {
+PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model,
+                                     const PhaseBreakdownOptions& options) {
   PhaseBreakdown p;
   const int64_t start = model.start_time_ms;
   const int64_t end = model.end_time_ms;
@@ -51,7 +52,10 @@ PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model) {
     changes.push_back({finish, 0, 0, -1, 0, 0});
     first_launch = first_launch < 0 ? launch : std::min(first_launch, launch);
   }
-  if (p.first_slot_ms < 0) {
+  if (p.first_slot_ms < 0 && options.live_model && first_launch < 0) {
+    // Live: every event since the start was seen and no slot has registered yet.
+    p.first_slot_ms = end;
+  } else if (p.first_slot_ms < 0) {
     // No executor with cores in the log (older or trimmed logs): when slots appeared is unknown,
     // so nothing is called resource wait; the time before the first task counts as driver-only.
     p.first_slot_ms = start;

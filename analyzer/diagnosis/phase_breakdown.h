@@ -70,6 +70,14 @@ struct PhaseBreakdown {
   }
 };
 
-PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model);
+struct PhaseBreakdownOptions {
+  // For a model built live from every event since the application started: when no executor
+  // with cores and no task launch has been seen yet, no slot exists *yet* (resource wait up to the
+  // model's end), rather than "unknown" as in a log without executor events.
+  bool live_model = false;
+};
+
+PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model,
+                                     const PhaseBreakdownOptions& options = {});
 
 }  // namespace sparkprof::diagnosis

@@ -71,6 +71,18 @@ TEST(PhaseBreakdown, SlotStarvedWallTimeCountsPendingTasksWithNoFreeSlot) {
   EXPECT_EQ(Sum(p), p.wall_ms);
 }
 
+TEST(PhaseBreakdown, LiveModelWithoutExecutorsYetIsResourceWait) {
+  model::ApplicationModel model;
+  model.start_time_ms = 1000;
+  model.end_time_ms = 4000;
+  EXPECT_EQ(ComputePhaseBreakdown(model).resource_wait_ms, 0);  // a log: unknown
+  PhaseBreakdownOptions live;
+  live.live_model = true;
+  PhaseBreakdown p = ComputePhaseBreakdown(model, live);
+  EXPECT_EQ(p.resource_wait_ms, 3000);
+  EXPECT_EQ(Sum(p), p.wall_ms);
+}
+
 TEST(PhaseBreakdown, EmptyModelIsAllZero) {
   model::ApplicationModel model;
   PhaseBreakdown p = ComputePhaseBreakdown(model);
