@@ -12,6 +12,11 @@
 //     come from Snapshot(): a copy of the builder, finished, then the engine functions. That is
 //     O(tasks); the aggregator calls it at most once per refresh interval (default 1 s).
 //
+// Values outside physical bounds (times beyond 2^45 ms since the epoch, negative or >= 2^50
+// amounts) are clamped before they reach the model, so the engine's sums stay within int64 on a
+// broken event; Spark's real values are far inside the bounds (the live/offline equality tests
+// use real logs).
+//
 // Thread safety: every method may be called from any thread (events arrive on Spark's listener
 // thread, snapshots are taken on the exposer thread). One mutex guards the parser and builder;
 // a snapshot holds it only while copying the builder.

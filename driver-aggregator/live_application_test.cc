@@ -34,11 +34,11 @@ const char* const kSharedLogs[] = {
     "groupon+sparklint/src/test/resources/spark_event_log_example",
     "linkedin+dr-elephant/test/resources/spark_event_logs/event_log_1",
     // Spark 3.5 with a resource profile, and SQL executions with plans and driver updates.
-    "kubeflow+mcp-apache-spark-history-server/examples/basic/events/"
-    "eventlog_v2_spark-bcec39f6201b42b9925124595baad260/events_1_spark-"
-    "bcec39f6201b42b9925124595baad260",
-    "NVIDIA+spark-rapids-tools/core/src/test/resources/spark-events-qualification/"
-    "nested_type_eventlog",
+    ("kubeflow+mcp-apache-spark-history-server/examples/basic/events/"
+     "eventlog_v2_spark-bcec39f6201b42b9925124595baad260/events_1_spark-"
+     "bcec39f6201b42b9925124595baad260"),
+    ("NVIDIA+spark-rapids-tools/core/src/test/resources/spark-events-qualification/"
+     "nested_type_eventlog"),
 };
 
 fs::path TempDir(const std::string& name) {

@@ -22,6 +22,15 @@ struct Change {
   int committing = 0;
 };
 
+// Slot-ms are summed in double (slots x ms overflows int64 on hostile timestamps); back to int64,
+// saturating instead of the undefined out-of-range conversion.
+int64_t SaturatingMs(double ms) {
+  constexpr double kMax = 9.2e18;  // just below INT64_MAX, exactly representable
+  if (!(ms > -kMax)) return ms != ms ? 0 : static_cast<int64_t>(-kMax);
+  if (ms >= kMax) return static_cast<int64_t>(kMax);
+  return static_cast<int64_t>(ms);
+}
+
 }  // namespace
 
 PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model,
@@ -170,20 +179,20 @@ PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model,
   for (const StageStats& s : stage_stats) {
     if (s.write_stage) task_commit += std::min(s.task_commit_ms, s.total_task_ms);
   }
-  p.task_slot_ms = static_cast<int64_t>(task_slot_ms);
-  p.capacity_slot_ms = static_cast<int64_t>(capacity_slot_ms);
+  p.task_slot_ms = SaturatingMs(task_slot_ms);
+  p.capacity_slot_ms = SaturatingMs(capacity_slot_ms);
   // Metrics come from the same attempts the sweep counted, but keep the parts within the whole.
   double scale = 1.0;
   if (gc + shuffle + task_commit > p.task_slot_ms && gc + shuffle + task_commit > 0) {
     scale = static_cast<double>(p.task_slot_ms) / static_cast<double>(gc + shuffle + task_commit);
   }
-  p.gc_slot_ms = static_cast<int64_t>(gc * scale);
-  p.shuffle_slot_ms = static_cast<int64_t>(shuffle * scale);
-  p.io_write_slot_ms = static_cast<int64_t>(task_commit * scale);
+  p.gc_slot_ms = SaturatingMs(static_cast<double>(gc) * scale);
+  p.shuffle_slot_ms = SaturatingMs(static_cast<double>(shuffle) * scale);
+  p.io_write_slot_ms = SaturatingMs(static_cast<double>(task_commit) * scale);
   p.compute_slot_ms =
       std::max<int64_t>(p.task_slot_ms - p.gc_slot_ms - p.shuffle_slot_ms - p.io_write_slot_ms, 0);
   p.idle_slot_ms = std::max<int64_t>(p.capacity_slot_ms - p.task_slot_ms, 0);
-  p.starved_task_ms = static_cast<int64_t>(starved);
+  p.starved_task_ms = SaturatingMs(starved);
   p.slot_starved_wall_ms = starved_wall;
 
   p.tasks_running_ms = running_wall;
@@ -192,7 +201,8 @@ PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model,
   p.driver_only_ms = driver_only;
   auto share = [&](int64_t slot_ms) -> int64_t {
     if (capacity_slot_ms <= 0) return 0;
-    return std::llround(static_cast<double>(running_wall) * slot_ms / capacity_slot_ms);
+    return SaturatingMs(std::round(static_cast<double>(running_wall) *
+                                   static_cast<double>(slot_ms) / capacity_slot_ms));
   };
   p.gc_ms = share(p.gc_slot_ms);
   p.shuffle_ms = share(p.shuffle_slot_ms);
