@@ -7,12 +7,14 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "analyzer/diagnosis/phase_breakdown.h"
@@ -336,6 +338,34 @@ TEST(DriverAggregatorLive, MetricsEqualTheEnginePhasesAndReportsAreWritten) {
   EXPECT_DOUBLE_EQ(Sample(aggregator.registry().Render(), "spark_phase_compute_seconds"),
                    p.compute_ms / 1000.0);
   fs::remove_all(dir);
+}
+
+// Events on one thread (Spark's listener), scrapes on another (the exposer): no race, no torn
+// figures (ASan/TSan builds run this), and the last scrape sees every event.
+TEST(DriverAggregatorLive, EventsAndScrapesConcurrently) {
+  std::vector<std::string> lines = Lines(testing::GenerateEventLog(testing::DemoApp()));
+  AggregatorOptions options;
+  options.live_refresh_interval_ms = 0;
+  auto started = DriverAggregator::Start(options);
+  ASSERT_TRUE(started.ok());
+  DriverAggregator& aggregator = **started;
+  std::atomic<bool> done{false};
+  int scrapes = 0;
+  std::thread scraper([&] {
+    while (!done.load()) {
+      std::string text = aggregator.registry().Render();
+      EXPECT_NE(text.find("spark_running_tasks"), std::string::npos);
+      ++scrapes;
+    }
+  });
+  for (const std::string& line : lines) EXPECT_TRUE(aggregator.OnEvent(line).ok());
+  done = true;
+  scraper.join();
+  EXPECT_GT(scrapes, 0);
+  std::string last = aggregator.registry().Render();
+  EXPECT_EQ(Sample(last, "sparkprof_driver_events_total", {"outcome=\"accepted\""}),
+            static_cast<double>(lines.size()));
+  EXPECT_EQ(Sample(last, "spark_running_tasks"), 0);
 }
 
 }  // namespace

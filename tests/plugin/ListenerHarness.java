@@ -1,9 +1,5 @@
 import io.sparkprof.NativeAggregator;
 import io.sparkprof.SparkProfPlugin;
-import java.io.ByteArrayOutputStream;
-import java.io.InputStream;
-import java.net.HttpURLConnection;
-import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -64,18 +60,6 @@ public final class ListenerHarness {
   static void check(boolean condition, String what) {
     System.out.println((condition ? "ok   " : "FAIL ") + what);
     if (!condition) failures++;
-  }
-
-  static String httpGet(String url) throws Exception {
-    HttpURLConnection connection = (HttpURLConnection) new URL(url).openConnection();
-    connection.setConnectTimeout(5000);
-    connection.setReadTimeout(5000);
-    try (InputStream in = connection.getInputStream()) {
-      ByteArrayOutputStream out = new ByteArrayOutputStream();
-      byte[] buffer = new byte[8192];
-      for (int n; (n = in.read(buffer)) > 0; ) out.write(buffer, 0, n);
-      return new String(out.toByteArray(), StandardCharsets.UTF_8);
-    }
   }
 
   static TaskInfo taskInfo(long id, int index, long launch, String executor) {
@@ -154,7 +138,7 @@ public final class ListenerHarness {
       tasks[i] = taskInfo(i, i, t0 + 6000, "1");
       listener.onTaskStart(new SparkListenerTaskStart(0, 0, tasks[i]));
     }
-    String mid = httpGet(metricsUrl);
+    String mid = PluginHarness.httpGet(metricsUrl);
     check(PluginHarness.metric(mid, "spark_running_tasks") == 2, "mid-run: 2 running tasks");
     check(PluginHarness.metric(mid, "spark_pending_tasks") == 2, "mid-run: 2 pending tasks");
     check(PluginHarness.metric(mid, "spark_executors") == 1, "mid-run: 1 executor");
@@ -204,7 +188,7 @@ public final class ListenerHarness {
         new JobFailed(new RuntimeException(HOSTILE))));
     listener.onOtherEvent(new SparkListenerSQLExecutionEnd(0, t0 + 10100, Option.apply(HOSTILE)));
 
-    String beforeNulls = httpGet(metricsUrl);
+    String beforeNulls = PluginHarness.httpGet(metricsUrl);
     double rejected =
         PluginHarness.metric(beforeNulls, "sparkprof_driver_events_total{outcome=\"rejected\"}");
     double accepted =
@@ -252,7 +236,7 @@ public final class ListenerHarness {
       listener.onOtherEvent(new SparkListenerSQLExecutionStart(1, null, null, null, null, 0));
     });
 
-    String metrics = httpGet(metricsUrl);
+    String metrics = PluginHarness.httpGet(metricsUrl);
     check(PluginHarness.metric(metrics, "spark_resource_wait_seconds") >= 5.0
             && PluginHarness.metric(metrics, "spark_resource_wait_seconds") <= 5.0 + 1.0 + 0.001,
         "resource wait: 5 s before the executor (+ at most 1 s of tasks waiting for a slot): "
