@@ -530,6 +530,7 @@ Result<std::string> DriverAggregator::WriteStageFlameGraph(int32_t stage_id,
 }
 
 std::string DriverAggregator::StatusJson() const {
+  const LiveCounts live = live_->Counts();  // before mutex_: the two locks are never nested
   JsonWriter json(JsonWriter::Options{0, false});
   json.BeginObject();
   json.Field("port", port());
@@ -541,6 +542,14 @@ std::string DriverAggregator::StatusJson() const {
   json.EndObject();
   json.Key("stages").Uint(stages_.size());
   json.Key("executors").Uint(executors_.size());
+  json.Key("live").BeginObject();
+  json.Field("events", live.events);
+  json.Field("rejected_lines", live.rejected_lines);
+  json.Field("running_tasks", live.running_tasks);
+  json.Field("pending_tasks", live.pending_tasks);
+  json.Field("executors", live.executors);
+  json.Field("application_ended", live.application_ended);
+  json.EndObject();
   json.Field("output_dir", application_dir_.empty() ? options_.output_dir : application_dir_);
   json.Field("profile_file", profile_file_.path());
   json.Key("profile_file_bytes").Uint(profile_file_.bytes_written());
