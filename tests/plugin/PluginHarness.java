@@ -261,6 +261,10 @@ public final class PluginHarness {
     io.sparkprof.SparkProfConfig bad = io.sparkprof.SparkProfConfig.from(values::get);
     check(bad.flushIntervalMs() == 5000 && bad.prometheusPort() == 9405 && bad.enabled()
         && bad.problems().split("; ").length == 3, "bad values use defaults: " + bad.problems());
+    check(defaults.metricsRefreshIntervalMs() == 1000, "live metrics refresh at most every second");
+    values.put("spark.sparkprof.metricsRefreshInterval", "250ms");
+    check(io.sparkprof.SparkProfConfig.from(values::get).metricsRefreshIntervalMs() == 250,
+        "metricsRefreshInterval takes a duration");
     values.put("spark.sparkprof.flushInterval", "10");
     check(io.sparkprof.SparkProfConfig.from(values::get).flushIntervalMs() == 100,
         "a bare number is milliseconds, clamped to 100 ms");
