@@ -350,14 +350,15 @@ TEST(DriverAggregatorLive, EventsAndScrapesConcurrently) {
   ASSERT_TRUE(started.ok());
   DriverAggregator& aggregator = **started;
   std::atomic<bool> done{false};
-  int scrapes = 0;
+  std::atomic<int> scrapes{0};
   std::thread scraper([&] {
-    while (!done.load()) {
+    do {
       std::string text = aggregator.registry().Render();
       EXPECT_NE(text.find("spark_running_tasks"), std::string::npos);
       ++scrapes;
-    }
+    } while (!done.load());
   });
+  while (scrapes.load() == 0) std::this_thread::yield();  // overlap for sure
   for (const std::string& line : lines) EXPECT_TRUE(aggregator.OnEvent(line).ok());
   done = true;
   scraper.join();
