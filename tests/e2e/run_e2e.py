@@ -277,6 +277,58 @@ def check_prometheus(prometheus, result):
               f"{expected_wait:.3f} s for its first executor (delay {result['executor_delay_ms']}"
               f" ms + JVM start; tolerance {RESOURCE_WAIT_TOLERANCE_S} s; series {series})")
 
+    # The live model's figures, against the event times the harness posted (exact but for ms).
+    wall = (result["application_end_ms"] - result["application_start_ms"]) / 1000
+    value = prometheus.scalar("spark_phase_wall_seconds", final_ms)
+    check(value is not None and abs(value - wall) <= 0.01,
+          f"spark_phase_wall_seconds = {value} s, ApplicationStart to ApplicationEnd = {wall:.3f} s")
+    ratios = {labels.get("phase"): v for labels, v in
+              prometheus.query("spark_phase_breakdown_ratio", final_ms)}
+    check(abs(sum(ratios.values()) - 1) <= 0.01,
+          f"spark_phase_breakdown_ratio sums to 1 over its phases: {ratios}")
+    startup = ratios.get("resource_wait", 0) * wall
+    check(abs(startup - expected_wait) <= 0.01,
+          f"phase resource_wait x wall = {startup:.3f} s = the wait for the first executor")
+    executors = prometheus.scalar("spark_executors", final_ms)
+    slots = prometheus.scalar("spark_task_slots", final_ms)
+    check(executors == EXECUTORS and slots == EXECUTORS * CORES_PER_EXECUTOR,
+          f"spark_executors = {executors}, spark_task_slots = {slots} (ExecutorAdded x "
+          f"{EXECUTORS} with {CORES_PER_EXECUTOR} cores)")
+    check(prometheus.scalar("spark_running_tasks", final_ms) == 0
+          and prometheus.scalar("spark_pending_tasks", final_ms) == 0,
+          "no task is running or pending at the end")
+
+    def durations_ms(stage):
+        return [t["finish_ms"] - t["launch_ms"] for t in stage["tasks"] if t["success"]]
+
+    # Skew: stage 1 is the only stage with >= 5 successful tasks, and still current at the end.
+    skewed = sorted(durations_ms(stages[1]))
+    median = skewed[(len(skewed) + 1) // 2 - 1]  # nearest rank
+    expected_skew = skewed[-1] / median if median > 0 else 0.0
+    skew = prometheus.scalar("spark_stage_skew_ratio", final_ms)
+    check(skew is not None and abs(skew - expected_skew) <= 0.01 * max(1.0, expected_skew),
+          f"spark_stage_skew_ratio = {skew}, the skewed stage's longest / median task "
+          f"({skewed} ms) = {expected_skew:.3f}")
+    for kind, stage_ids in (("compute", [0, 1]), ("write", [2])):
+        taken = [d for sid in stage_ids for d in durations_ms(stages[sid])]
+        count = prometheus.scalar(f'spark_task_duration_seconds_count{{stage_kind="{kind}"}}',
+                                  final_ms)
+        total_s = prometheus.scalar(f'spark_task_duration_seconds_sum{{stage_kind="{kind}"}}',
+                                    final_ms)
+        check(count == len(taken) and total_s is not None
+              and abs(total_s - sum(taken) / 1000) <= 0.01,
+              f"spark_task_duration_seconds{{stage_kind=\"{kind}\"}}: {count} tasks, {total_s} s"
+              f" = the {len(taken)} successful tasks of stages {stage_ids}, "
+              f"{sum(taken) / 1000:.3f} s")
+    accepted_events = prometheus.scalar('sparkprof_driver_events_total{outcome="accepted"}',
+                                        final_ms)
+    rejected_events = prometheus.scalar('sparkprof_driver_events_total{outcome="rejected"}',
+                                        final_ms)
+    check(accepted_events is not None and accepted_events >= result["listener_events"]
+          and not rejected_events,
+          f"the driver parsed every listener event ({accepted_events} accepted, "
+          f"{rejected_events} rejected; the bus delivered {result['listener_events']})")
+
     # Task time by category at the instant after each stage (all its samples in, then scraped).
     def categories_at(at_ms):
         values = {c: 0.0 for c in CATEGORIES}
