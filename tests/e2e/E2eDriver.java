@@ -585,6 +585,9 @@ public final class E2eDriver {
     set("spark.plugins", "io.sparkprof.SparkProfPlugin");
     set("spark.sparkprof.flushInterval", "200ms");
     set("spark.sparkprof.prometheus.port", "0");
+    // Live figures refreshed at every scrape (default: at most once a second, which could leave
+    // a 1 s scrape showing the figures of the one before).
+    set("spark.sparkprof.metricsRefreshInterval", "100ms");
     set("spark.sparkprof.outputDir", workDir.resolve("sparkprof").toString());
 
     // SparkContext: plugins' init before the task scheduler exists.
