@@ -235,6 +235,35 @@ def check_flame_graphs(result, app_dir):
         check(len(writes) > 0, f"stage 2 flame graph shows the file-writing frames: {writes[:2]}")
 
 
+def check_report(result, app_dir):
+    """The end-of-application report (same engine as `sparkprof analyze`) describes the run."""
+    path = os.path.join(app_dir, "report.json")
+    if not check(os.path.exists(path), f"the end-of-application report is written: {path}"):
+        return
+    with open(path) as f:
+        report = json.load(f)
+    attempts = [t for s in result["stages"] for t in s["tasks"]]
+    failed = sum(1 for t in attempts if not t["success"])
+    counts = report.get("counts", {})
+    check(report.get("schema") == "sparkprof.report/v1" and counts.get("jobs") == 3
+          and counts.get("stages") == 3 and counts.get("task_attempts") == len(attempts),
+          f"the report counts 3 jobs, 3 stages and the {len(attempts)} task attempts the harness "
+          f"ran: {counts}")
+    check(report.get("task_end_reasons") == {"Success": len(attempts) - failed,
+                                             "ExceptionFailure": failed},
+          f"the report's task end reasons: {report.get('task_end_reasons')}")
+    application = report.get("application", {})
+    wait_ms = result["first_executor_added_ms"] - result["application_start_ms"]
+    check(application.get("duration_ms") ==
+          result["application_end_ms"] - result["application_start_ms"]
+          and report.get("phases", {}).get("resource_wait", {}).get("ms") == wait_ms,
+          f"the report's duration and resource wait are the harness's "
+          f"({application.get('duration_ms')} ms, resource wait "
+          f"{report.get('phases', {}).get('resource_wait')}; waited {wait_ms} ms)")
+    for name in ("report.txt", "report.md", "report.html"):
+        check(os.path.exists(os.path.join(app_dir, name)), f"{name} is written")
+
+
 def check_saved_profile(app_dir, sparkprof):
     profile = os.path.join(app_dir, "profile.sparkprof")
     if not check(os.path.exists(profile) and os.path.getsize(profile) > 0,
@@ -490,6 +519,7 @@ def main():
         check_prometheus(prometheus, result)
         app_dir = os.path.join(work, "sparkprof", result["application_id"])
         check_flame_graphs(result, app_dir)
+        check_report(result, app_dir)
         check_saved_profile(app_dir, args.sparkprof)
         for name in sorted(os.listdir(work)):
             if name.startswith("hs_err") or (name.endswith(".log") and
