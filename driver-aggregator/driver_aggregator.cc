@@ -24,6 +24,10 @@ namespace {
 constexpr uint32_t kSupportedSchemaVersion = 1;
 constexpr std::string_view kOverflowFrame = "[overflow: stage call tree full]";
 constexpr flamegraph::FrameId kUnmapped = UINT32_MAX;
+// Markers in the per-batch stack -> node cache (node ids never get this large: the tree is capped).
+constexpr flamegraph::NodeId kUnresolved = UINT32_MAX;
+constexpr flamegraph::NodeId kInvalidStack = UINT32_MAX - 1;
+constexpr flamegraph::NodeId kFoldedStack = UINT32_MAX - 2;
 
 double Seconds(uint64_t ns) { return static_cast<double>(ns) / 1e9; }
 double SecondsFromMs(int64_t ms) { return static_cast<double>(ms) / 1e3; }
@@ -271,7 +275,10 @@ IngestOutcome DriverAggregator::IngestAt(std::span<const uint8_t> bytes,
     };
     std::stable_sort(order.begin(), order.end(),
                      [&](uint32_t a, uint32_t b) { return key_of(a) < key_of(b); });
+    // Per stage, each of the batch's stacks is resolved to its tree node once (the agent sends
+    // one entry per stack, thread and category, so a stack is often named several times).
     std::vector<flamegraph::FrameId> frame_ids;
+    std::vector<flamegraph::NodeId> node_of_stack;
     std::vector<flamegraph::FrameId> path;
     StageProfile* stage = nullptr;
     StageKey current{};
@@ -283,34 +290,43 @@ IngestOutcome DriverAggregator::IngestAt(std::span<const uint8_t> bytes,
         stage = &StageFor(key);
         current = key;
         frame_ids.assign(strings->size(), kUnmapped);
+        node_of_stack.assign(stacks->size(), kUnresolved);
       }
       if (sample->stack() >= stacks->size()) continue;
-      const auto* frames = stacks->Get(sample->stack())->frames();
-      size_t depth = frames ? frames->size() : 0;
+      flamegraph::ProfileModel& model = stage->model;
+      flamegraph::NodeId& node = node_of_stack[sample->stack()];
+      if (node == kUnresolved) {
+        const auto* frames = stacks->Get(sample->stack())->frames();
+        size_t depth = frames ? frames->size() : 0;
+        path.clear();
+        for (size_t f = 0; f < depth && depth <= options_.max_frames_per_stack; ++f) {
+          uint32_t index = frames->Get(f);
+          if (index >= strings->size()) break;
+          if (frame_ids[index] == kUnmapped) {
+            frame_ids[index] = model.InternFrame(strings->Get(index)->string_view());
+          }
+          path.push_back(frame_ids[index]);
+        }
+        if (depth <= options_.max_frames_per_stack && path.size() != depth) {
+          node = kInvalidStack;  // a frame index outside the batch's strings
+        } else {
+          // A stack already in the tree is always found; only new nodes count against the cap.
+          node = depth > options_.max_frames_per_stack
+                     ? flamegraph::kNoNode
+                     : model.FindOrInsertPath(path, options_.max_nodes_per_stage);
+          if (node == flamegraph::kNoNode) node = kFoldedStack;
+        }
+      }
+      if (node == kInvalidStack) continue;
+      flamegraph::NodeId target = node;
+      if (node == kFoldedStack) {
+        ++folds;
+        flamegraph::FrameId overflow = model.InternFrame(kOverflowFrame);
+        target = model.FindOrInsertPath(std::span(&overflow, 1));
+      }
       auto category = flamegraph::CategoryFromSchemaValue(static_cast<uint32_t>(sample->category()))
                           .value_or(flamegraph::Category::kOther);
-      flamegraph::ProfileModel& model = stage->model;
-      bool fold = depth > options_.max_frames_per_stack ||
-                  model.node_count() + depth > options_.max_nodes_per_stage;
-      path.clear();
-      for (size_t f = 0; f < depth && !fold; ++f) {
-        uint32_t index = frames->Get(f);
-        if (index >= strings->size()) {
-          path.clear();
-          break;
-        }
-        if (frame_ids[index] == kUnmapped) {
-          frame_ids[index] = model.InternFrame(strings->Get(index)->string_view());
-        }
-        path.push_back(frame_ids[index]);
-      }
-      if (fold) {
-        ++folds;
-        path.assign(1, model.InternFrame(kOverflowFrame));
-      } else if (path.size() != depth) {
-        continue;  // a frame index outside the batch's strings
-      }
-      model.AddStack(path, category, sample->weight_ns());
+      model.AddWeight(target, category, sample->weight_ns());
     }
     if (folds > 0) metrics_.stack_overflow_folds->Increment(static_cast<double>(folds));
   }
