@@ -171,6 +171,21 @@ DriverAggregator::StageProfile& DriverAggregator::StageFor(StageKey key) {
   return *it->second;
 }
 
+void DriverAggregator::EvictForNodeBudgetLocked(const StageProfile* keep) {
+  size_t total = 0;
+  for (const auto& entry : stages_) total += entry.second->model.node_count();
+  while (total > options_.max_total_nodes && stages_.size() > 1) {
+    auto oldest = stages_.end();
+    for (auto it = stages_.begin(); it != stages_.end(); ++it) {
+      if (it->second.get() == keep) continue;
+      if (oldest == stages_.end() || it->second->last_fed < oldest->second->last_fed) oldest = it;
+    }
+    if (oldest == stages_.end()) break;
+    total -= oldest->second->model.node_count();
+    stages_.erase(oldest);
+  }
+}
+
 IngestOutcome DriverAggregator::RefuseTooLarge(size_t bytes) {
   Count(IngestOutcome::kTooLarge);
   return IngestOutcome::kTooLarge;
@@ -328,6 +343,7 @@ IngestOutcome DriverAggregator::IngestAt(std::span<const uint8_t> bytes,
                           .value_or(flamegraph::Category::kOther);
       model.AddWeight(target, category, sample->weight_ns());
     }
+    EvictForNodeBudgetLocked(stage);
     if (folds > 0) metrics_.stack_overflow_folds->Increment(static_cast<double>(folds));
   }
   SaveToProfileFileLocked(bytes);

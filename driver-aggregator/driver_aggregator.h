@@ -45,6 +45,9 @@ struct AggregatorOptions {
   size_t max_frames_per_stack = 2048;
   // Stage attempts kept in memory; the oldest is evicted first.
   size_t max_stages = 256;
+  // Call-tree nodes over all stage attempts kept (~85 bytes each: 4M nodes ~ 340 MiB); past it the
+  // least recently fed stages are dropped (their flame graphs are written at stage completion).
+  size_t max_total_nodes = 4000000;
   // Cap of the saved profile (profile.sparkprof, every accepted batch); 0 = no profile file.
   uint64_t max_profile_file_bytes = uint64_t{1} << 30;
   // Executors whose cumulative agent health is tracked (to turn it into summed counters).
@@ -130,6 +133,9 @@ class DriverAggregator {
   struct ExecutorHealth;
   bool TakeRateToken(std::chrono::steady_clock::time_point now);
   StageProfile& StageFor(StageKey key);
+  // Drops the least recently fed stages (never `keep`) while all trees hold more than
+  // max_total_nodes nodes.
+  void EvictForNodeBudgetLocked(const StageProfile* keep);
   void SaveToProfileFileLocked(std::span<const uint8_t> bytes);
   void Count(IngestOutcome outcome);  // a refusal
   void RefreshLiveMetricsIfDue();     // the registry's collect callback

@@ -231,6 +231,52 @@ TEST(DriverAggregatorTest, NodeCapFoldsIntoOverflowAndStageCapEvictsOldest) {
   EXPECT_EQ(aggregator->StageWeightNs({3, 0}), 1u);
 }
 
+TEST(DriverAggregatorTest, FullStageTreeStillTakesStacksItAlreadyHolds) {
+  AggregatorOptions options;
+  options.max_nodes_per_stage = 20;
+  auto aggregator = StartOrDie(options);
+  std::vector<SampleSpec> wide;
+  for (int i = 0; i < 50; ++i) {
+    wide.push_back({{"a" + std::to_string(i), "b"}, 1, fb::Category::compute, 10});
+  }
+  ASSERT_EQ(aggregator->Ingest(MakeBatch("1", wide)), IngestOutcome::kAccepted);
+  auto folded_line = [&] {
+    std::string text = aggregator->registry().Render();
+    size_t at = text.find("\nsparkprof_driver_stacks_folded_total");
+    return at == std::string::npos ? std::string() : text.substr(at, text.find('\n', at + 1) - at);
+  };
+  std::string folded_before = folded_line();
+  ASSERT_FALSE(folded_before.empty());
+  // a0;b went in before the tree filled up: more of it lands on its node, not in [overflow].
+  ASSERT_EQ(aggregator->Ingest(MakeBatch("2", {{{"a0", "b"}, 1, fb::Category::compute, 7},
+                                               {{"a0", "b"}, 1, fb::Category::gc, 3}})),
+            IngestOutcome::kAccepted);
+  EXPECT_EQ(aggregator->StageWeightNs({1, 0}), 510u);
+  EXPECT_EQ(folded_line(), folded_before);
+  // A new stack still folds.
+  ASSERT_EQ(aggregator->Ingest(MakeBatch("2", {{{"new", "b"}, 1, fb::Category::compute, 1}})),
+            IngestOutcome::kAccepted);
+  EXPECT_NE(folded_line(), folded_before);
+}
+
+TEST(DriverAggregatorTest, NodeBudgetOverAllStagesEvictsTheLeastRecentlyFed) {
+  AggregatorOptions options;
+  options.max_total_nodes = 12;
+  auto aggregator = StartOrDie(options);
+  auto stage_batch = [](int32_t stage) {
+    return MakeBatch(
+        "1", {{{"s" + std::to_string(stage), "x", "y", "z"}, stage, fb::Category::compute, 5}});
+  };
+  // Each stage tree: root + 4 frames (+ nothing else) = 5 nodes; three of them exceed 12.
+  ASSERT_EQ(aggregator->Ingest(stage_batch(1)), IngestOutcome::kAccepted);
+  ASSERT_EQ(aggregator->Ingest(stage_batch(2)), IngestOutcome::kAccepted);
+  EXPECT_EQ(aggregator->StageWeightNs({1, 0}), 5u);
+  ASSERT_EQ(aggregator->Ingest(stage_batch(3)), IngestOutcome::kAccepted);
+  EXPECT_EQ(aggregator->StageWeightNs({1, 0}), 0u);  // evicted
+  EXPECT_EQ(aggregator->StageWeightNs({2, 0}), 5u);
+  EXPECT_EQ(aggregator->StageWeightNs({3, 0}), 5u);  // the stage being fed is never evicted
+}
+
 TEST(DriverAggregatorTest, WritesStageFlameGraph) {
   AggregatorOptions options;
   options.output_dir = TempDir("flame") + "/nested";

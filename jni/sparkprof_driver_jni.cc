@@ -51,7 +51,7 @@ extern "C" {
 // Returns the bound Prometheus port (-1 without one); throws IllegalStateException on failure.
 JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAggregator_start0(
     JNIEnv* env, jclass, jstring prometheus_bind_address, jstring output_dir, jint max_batch_bytes,
-    jint max_batches_per_second, jint max_nodes_per_stage, jint max_stages,
+    jint max_batches_per_second, jint max_nodes_per_stage, jint max_stages, jlong max_total_nodes,
     jlong max_profile_file_bytes, jlong metrics_refresh_interval_ms) {
   AggregatorOptions options;
   options.prometheus_bind_address = ToString(env, prometheus_bind_address);
@@ -63,6 +63,7 @@ JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAggregator_start0(
   if (max_nodes_per_stage > 0)
     options.max_nodes_per_stage = static_cast<size_t>(max_nodes_per_stage);
   if (max_stages > 0) options.max_stages = static_cast<size_t>(max_stages);
+  if (max_total_nodes > 0) options.max_total_nodes = static_cast<size_t>(max_total_nodes);
   if (max_profile_file_bytes >= 0) {
     options.max_profile_file_bytes = static_cast<uint64_t>(max_profile_file_bytes);
   }

@@ -40,6 +40,7 @@ public final class NativeAggregator {
   public static int start(SparkProfConfig config) {
     return start0(config.prometheusEndpoint(), config.outputDir(), config.maxBatchBytes(),
         config.maxBatchesPerSecond(), config.maxNodesPerStage(), config.maxStages(),
+        config.maxTotalNodes(),
         config.maxProfileFileBytes(), config.metricsRefreshIntervalMs());
   }
 
@@ -96,7 +97,7 @@ public final class NativeAggregator {
 
   private static native int start0(String prometheusBindAddress, String outputDir,
       int maxBatchBytes, int maxBatchesPerSecond, int maxNodesPerStage, int maxStages,
-      long maxProfileFileBytes, long metricsRefreshIntervalMs);
+      long maxTotalNodes, long maxProfileFileBytes, long metricsRefreshIntervalMs);
 
   private static native void setApplication0(String applicationId, String applicationName);
 

@@ -59,6 +59,12 @@ public final class SparkProfConfig {
   public static final String MAX_STAGES = "spark.sparkprof.maxStages";
 
   /**
+   * Integer, default {@code 4000000}: call-tree nodes kept over all stage attempts (about 85 bytes
+   * each, so ~340 MiB of driver native memory); past it the least recently fed stages are dropped.
+   */
+  public static final String MAX_TOTAL_NODES = "spark.sparkprof.maxTotalNodes";
+
+  /**
    * Path, default unset: {@code libsparkprof.so} to load on the driver when the driver JVM was
    * started without {@code -agentpath} (the aggregator then runs without profiling the driver).
    */
@@ -87,6 +93,7 @@ public final class SparkProfConfig {
   private final int maxBatchesPerSecond;
   private final int maxNodesPerStage;
   private final int maxStages;
+  private final long maxTotalNodes;
   private final long maxProfileFileBytes;
   private final String libraryPath;
   private final long metricsRefreshIntervalMs;
@@ -102,6 +109,7 @@ public final class SparkProfConfig {
     maxBatchesPerSecond = (int) parseLong(lookup, MAX_BATCHES_PER_SECOND, 2000, 1, 1_000_000);
     maxNodesPerStage = (int) parseLong(lookup, MAX_NODES_PER_STAGE, 200_000, 100, 100_000_000);
     maxStages = (int) parseLong(lookup, MAX_STAGES, 256, 1, 1_000_000);
+    maxTotalNodes = parseLong(lookup, MAX_TOTAL_NODES, 4_000_000, 1_000, 1_000_000_000);
     maxProfileFileBytes = parseSize(lookup, MAX_PROFILE_FILE_BYTES, 1L << 30, true);
     libraryPath = parseString(lookup, LIBRARY_PATH, "");
     metricsRefreshIntervalMs =
@@ -138,6 +146,8 @@ public final class SparkProfConfig {
   public int maxNodesPerStage() { return maxNodesPerStage; }
 
   public int maxStages() { return maxStages; }
+
+  public long maxTotalNodes() { return maxTotalNodes; }
 
   public long maxProfileFileBytes() { return maxProfileFileBytes; }
 
