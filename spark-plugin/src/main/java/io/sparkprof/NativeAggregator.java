@@ -1,11 +1,12 @@
 package io.sparkprof;
 
 /**
- * The JNI boundary to the driver-side aggregator in {@code libsparkprof.so} (native side:
- * {@code jni/sparkprof_driver_jni.cc}). The executor side is {@link NativeAgent}.
+ * The JNI boundary to the driver-side aggregator in {@code libsparkprof_driver.so} (native side:
+ * {@code jni/sparkprof_driver_jni.cc}). The executor side is {@link NativeAgent}, in the agent.
  *
- * <p>The library is normally present because the driver JVM runs the agent ({@code -agentpath});
- * otherwise the driver plugin may {@code System.load} it first ({@code spark.sparkprof.libraryPath}).
+ * <p>Only the driver loads this library ({@link SparkProfDriverPlugin} calls {@code System.load}
+ * with {@code spark.sparkprof.libraryPath}, or the copy next to the {@code -agentpath} library),
+ * so executors need nothing beyond libsparkprof.so.
  */
 public final class NativeAggregator {
   /** {@link #ingest} results, as the native side numbers them. */

@@ -65,8 +65,9 @@ public final class SparkProfConfig {
   public static final String MAX_TOTAL_NODES = "spark.sparkprof.maxTotalNodes";
 
   /**
-   * Path, default unset: {@code libsparkprof.so} to load on the driver when the driver JVM was
-   * started without {@code -agentpath} (the aggregator then runs without profiling the driver).
+   * Path, default unset: the driver-side library {@code libsparkprof_driver.so} (aggregator,
+   * metrics, reports). Unset, the driver plugin loads it from the directory of the {@code
+   * -agentpath} library; set it when the driver runs without the agent or keeps it elsewhere.
    */
   public static final String LIBRARY_PATH = "spark.sparkprof.libraryPath";
 

@@ -1,6 +1,9 @@
 package io.sparkprof;
 
+import java.io.File;
+import java.lang.management.ManagementFactory;
 import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -36,14 +39,21 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
       config = SparkProfConfig.from(pluginContext.conf());
       if (!config.problems().isEmpty()) SparkProfPlugin.log(config.problems());
       if (!config.enabled()) return Collections.emptyMap();
-      if (!NativeAggregator.isAvailable() && !config.libraryPath().isEmpty()) {
-        System.load(config.libraryPath());
-      }
       if (!NativeAggregator.isAvailable()) {
-        SparkProfPlugin.log("driver: libsparkprof.so is not loaded (-agentpath in "
-            + "spark.driver.extraJavaOptions, or " + SparkProfConfig.LIBRARY_PATH
-            + "); no metrics or flame graphs");
-        return Collections.emptyMap();
+        String library = driverLibraryPath(config);
+        if (library == null) {
+          SparkProfPlugin.log("driver: libsparkprof.so is not loaded (-agentpath in "
+              + "spark.driver.extraJavaOptions) and " + SparkProfConfig.LIBRARY_PATH
+              + " is unset, so " + DRIVER_LIBRARY + " was not found; no metrics or flame graphs");
+          return Collections.emptyMap();
+        }
+        try {
+          System.load(library);
+        } catch (UnsatisfiedLinkError | SecurityException e) {
+          SparkProfPlugin.log("driver: cannot load " + library + " (" + e.getMessage()
+              + "); no metrics or flame graphs");
+          return Collections.emptyMap();
+        }
       }
       int port = NativeAggregator.start(config);
       flameGraphWriter = Executors.newSingleThreadScheduledExecutor(runnable -> {
@@ -78,6 +88,34 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
     } catch (RuntimeException | LinkageError e) {
       return "";
     }
+  }
+
+  /** The driver-side library: the aggregator and the engine, loaded only by the driver. */
+  static final String DRIVER_LIBRARY = "libsparkprof_driver.so";
+
+  /**
+   * {@code spark.sparkprof.libraryPath} when set; otherwise libsparkprof_driver.so in the directory
+   * of the {@code -agentpath} library this JVM was started with, when it is there; else null.
+   */
+  static String driverLibraryPath(SparkProfConfig config) {
+    if (!config.libraryPath().isEmpty()) return new File(config.libraryPath()).getAbsolutePath();
+    List<String> arguments;
+    try {
+      arguments = ManagementFactory.getRuntimeMXBean().getInputArguments();
+    } catch (RuntimeException | LinkageError e) {
+      return null;
+    }
+    for (String argument : arguments) {
+      if (!argument.startsWith("-agentpath:")) continue;
+      String agent = argument.substring("-agentpath:".length());
+      int options = agent.indexOf('=');
+      if (options >= 0) agent = agent.substring(0, options);
+      if (!new File(agent).getName().startsWith("libsparkprof")) continue;
+      File directory = new File(agent).getAbsoluteFile().getParentFile();
+      File library = new File(directory, DRIVER_LIBRARY);
+      if (library.isFile()) return library.getPath();
+    }
+    return null;
   }
 
   /** The application id is known now (not yet in init): outputs go to its own directory. */
