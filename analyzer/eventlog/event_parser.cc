@@ -48,12 +48,18 @@ void ExecutorMetricPeaks::MergeMax(const ExecutorMetricPeaks& other) {
 
 const char* TaskLocalityName(TaskLocality locality) {
   switch (locality) {
-    case TaskLocality::kProcessLocal: return "PROCESS_LOCAL";
-    case TaskLocality::kNodeLocal: return "NODE_LOCAL";
-    case TaskLocality::kRackLocal: return "RACK_LOCAL";
-    case TaskLocality::kNoPref: return "NO_PREF";
-    case TaskLocality::kAny: return "ANY";
-    case TaskLocality::kUnknown: break;
+    case TaskLocality::kProcessLocal:
+      return "PROCESS_LOCAL";
+    case TaskLocality::kNodeLocal:
+      return "NODE_LOCAL";
+    case TaskLocality::kRackLocal:
+      return "RACK_LOCAL";
+    case TaskLocality::kNoPref:
+      return "NO_PREF";
+    case TaskLocality::kAny:
+      return "ANY";
+    case TaskLocality::kUnknown:
+      break;
   }
   return "UNKNOWN";
 }
@@ -66,17 +72,17 @@ struct ParseError {
   const char* where = "";
 };
 
-#define SP_TRY(expr, context)                         \
-  do {                                                \
-    error_code code_ = (expr);                        \
-    if (code_ != simdjson::SUCCESS) {                 \
-      return ParseError{code_, context};              \
-    }                                                 \
+#define SP_TRY(expr, context)            \
+  do {                                   \
+    error_code code_ = (expr);           \
+    if (code_ != simdjson::SUCCESS) {    \
+      return ParseError{code_, context}; \
+    }                                    \
   } while (false)
 
 // Numbers: Spark writes JSON numbers, but SQL accumulables are strings and a few tools write
 // doubles; all become int64 (doubles truncated, out-of-range clamped).
-error_code ReadInt(ondemand::value value, int64_t* out) {
+error_code ReadIntUnbounded(ondemand::value value, int64_t* out) {
   // Fast path: nearly every value is a plain integer. A failed typed read is recoverable in
   // simdjson's on-demand API, so the slow path below can still look at the value.
   int64_t fast = 0;
@@ -125,6 +131,16 @@ error_code ReadInt(ondemand::value value, int64_t* out) {
     default:
       return simdjson::SUCCESS;  // null / object / array: leave as absent
   }
+}
+
+// Every number of an event, clamped to +-2^53 (epoch ms for 285,000 years, 9 PB, 104 days of ns):
+// Spark's own values are far inside, values outside come only from broken or hostile logs, and
+// the bound keeps the sums and products the engine forms over them within int64.
+error_code ReadInt(ondemand::value value, int64_t* out) {
+  constexpr int64_t kMax = int64_t{1} << 53;
+  error_code code = ReadIntUnbounded(value, out);
+  if (code == simdjson::SUCCESS) *out = std::clamp<int64_t>(*out, -kMax, kMax);
+  return code;
 }
 
 error_code ReadInt32(ondemand::value value, int32_t* out) {
@@ -526,9 +542,8 @@ struct EventParser::Impl {
     return ForEachField(value, [&](std::string_view key, ondemand::value v) -> error_code {
       if (key == "nodeName") return ReadString(v, &node_name, 256);
       if (key == "children") {
-        return ForEachElement(v, [&](ondemand::value child) {
-          return ParsePlanInfo(child, depth + 1, metrics);
-        });
+        return ForEachElement(
+            v, [&](ondemand::value child) { return ParsePlanInfo(child, depth + 1, metrics); });
       }
       if (key == "metrics") {
         return ForEachElement(v, [&](ondemand::value metric_value) {

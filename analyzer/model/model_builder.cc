@@ -12,6 +12,14 @@ namespace {
 
 constexpr size_t kMaxReasonKeyBytes = 200;
 
+// Physical bounds for a task's counters (2^50 bytes is a petabyte, 2^50 ns 13 days): only a broken
+// or hostile log goes beyond them, and clamping keeps the sums the engine forms within int64.
+// Symmetric, so a real log's (rare) negative values stay as they are.
+int64_t ClampAmount(int64_t value) {
+  constexpr int64_t kMax = int64_t{1} << 50;
+  return std::clamp<int64_t>(value, -kMax, kMax);
+}
+
 uint32_t ClampMs(int64_t value) {
   if (value <= 0) return 0;
   return value > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(value);
@@ -34,17 +42,28 @@ uint32_t StringTable::Intern(std::string_view text) {
 
 const char* TaskEndKindName(TaskEndKind kind) {
   switch (kind) {
-    case TaskEndKind::kNotEnded: return "NotEnded";
-    case TaskEndKind::kSuccess: return "Success";
-    case TaskEndKind::kExceptionFailure: return "ExceptionFailure";
-    case TaskEndKind::kFetchFailed: return "FetchFailed";
-    case TaskEndKind::kExecutorLostFailure: return "ExecutorLostFailure";
-    case TaskEndKind::kTaskKilled: return "TaskKilled";
-    case TaskEndKind::kResubmitted: return "Resubmitted";
-    case TaskEndKind::kTaskCommitDenied: return "TaskCommitDenied";
-    case TaskEndKind::kTaskResultLost: return "TaskResultLost";
-    case TaskEndKind::kUnknownReason: return "UnknownReason";
-    case TaskEndKind::kOther: return "Other";
+    case TaskEndKind::kNotEnded:
+      return "NotEnded";
+    case TaskEndKind::kSuccess:
+      return "Success";
+    case TaskEndKind::kExceptionFailure:
+      return "ExceptionFailure";
+    case TaskEndKind::kFetchFailed:
+      return "FetchFailed";
+    case TaskEndKind::kExecutorLostFailure:
+      return "ExecutorLostFailure";
+    case TaskEndKind::kTaskKilled:
+      return "TaskKilled";
+    case TaskEndKind::kResubmitted:
+      return "Resubmitted";
+    case TaskEndKind::kTaskCommitDenied:
+      return "TaskCommitDenied";
+    case TaskEndKind::kTaskResultLost:
+      return "TaskResultLost";
+    case TaskEndKind::kUnknownReason:
+      return "UnknownReason";
+    case TaskEndKind::kOther:
+      return "Other";
   }
   return "Other";
 }
@@ -64,33 +83,37 @@ TaskEndKind ParseTaskEndKind(std::string_view reason) {
 
 const char* StageStatusName(StageStatus status) {
   switch (status) {
-    case StageStatus::kActive: return "active";
-    case StageStatus::kComplete: return "complete";
-    case StageStatus::kFailed: return "failed";
-    case StageStatus::kPending: return "pending";
+    case StageStatus::kActive:
+      return "active";
+    case StageStatus::kComplete:
+      return "complete";
+    case StageStatus::kFailed:
+      return "failed";
+    case StageStatus::kPending:
+      return "pending";
   }
   return "pending";
 }
 
 TaskAttemptMetrics TaskAttemptMetrics::From(const eventlog::TaskMetrics& m) {
   TaskAttemptMetrics out;
-  out.executor_cpu_time_ns = m.executor_cpu_time_ns;
-  out.executor_deserialize_cpu_time_ns = m.executor_deserialize_cpu_time_ns;
-  out.shuffle_write_time_ns = m.shuffle_write_time_ns;
-  out.peak_execution_memory_bytes = m.peak_execution_memory_bytes;
-  out.result_size_bytes = m.result_size_bytes;
-  out.memory_bytes_spilled = m.memory_bytes_spilled;
-  out.disk_bytes_spilled = m.disk_bytes_spilled;
-  out.shuffle_remote_bytes_read = m.shuffle_remote_bytes_read;
-  out.shuffle_local_bytes_read = m.shuffle_local_bytes_read;
-  out.shuffle_remote_bytes_read_to_disk = m.shuffle_remote_bytes_read_to_disk;
-  out.shuffle_records_read = m.shuffle_records_read;
-  out.shuffle_bytes_written = m.shuffle_bytes_written;
-  out.shuffle_records_written = m.shuffle_records_written;
-  out.input_bytes_read = m.input_bytes_read;
-  out.input_records_read = m.input_records_read;
-  out.output_bytes_written = m.output_bytes_written;
-  out.output_records_written = m.output_records_written;
+  out.executor_cpu_time_ns = ClampAmount(m.executor_cpu_time_ns);
+  out.executor_deserialize_cpu_time_ns = ClampAmount(m.executor_deserialize_cpu_time_ns);
+  out.shuffle_write_time_ns = ClampAmount(m.shuffle_write_time_ns);
+  out.peak_execution_memory_bytes = ClampAmount(m.peak_execution_memory_bytes);
+  out.result_size_bytes = ClampAmount(m.result_size_bytes);
+  out.memory_bytes_spilled = ClampAmount(m.memory_bytes_spilled);
+  out.disk_bytes_spilled = ClampAmount(m.disk_bytes_spilled);
+  out.shuffle_remote_bytes_read = ClampAmount(m.shuffle_remote_bytes_read);
+  out.shuffle_local_bytes_read = ClampAmount(m.shuffle_local_bytes_read);
+  out.shuffle_remote_bytes_read_to_disk = ClampAmount(m.shuffle_remote_bytes_read_to_disk);
+  out.shuffle_records_read = ClampAmount(m.shuffle_records_read);
+  out.shuffle_bytes_written = ClampAmount(m.shuffle_bytes_written);
+  out.shuffle_records_written = ClampAmount(m.shuffle_records_written);
+  out.input_bytes_read = ClampAmount(m.input_bytes_read);
+  out.input_records_read = ClampAmount(m.input_records_read);
+  out.output_bytes_written = ClampAmount(m.output_bytes_written);
+  out.output_records_written = ClampAmount(m.output_records_written);
   out.executor_run_time_ms = ClampMs(m.executor_run_time_ms);
   out.executor_deserialize_time_ms = ClampMs(m.executor_deserialize_time_ms);
   out.jvm_gc_time_ms = ClampMs(m.jvm_gc_time_ms);
@@ -362,7 +385,8 @@ void ModelBuilder::OnTaskStart(const eventlog::TaskStartEvent& event) {
 
 void ModelBuilder::OnTaskEnd(const eventlog::TaskEndEvent& event) {
   ++model_.task_end_events;
-  const std::string& reason = event.reason.reason.empty() ? std::string("Success") : event.reason.reason;
+  const std::string& reason =
+      event.reason.reason.empty() ? std::string("Success") : event.reason.reason;
   ++model_.task_end_reasons[reason];
   bool created = false;
   uint32_t index = TaskIndex(event.info.task_id, event.info.attempt, &created);
@@ -405,7 +429,9 @@ void ModelBuilder::OnTaskEnd(const eventlog::TaskEndEvent& event) {
 }
 
 void ModelBuilder::OnStageExecutorMetrics(const eventlog::StageExecutorMetricsEvent& event) {
-  Stage(event.stage_id, event.stage_attempt).executor_peaks[event.executor_id].MergeMax(event.peaks);
+  Stage(event.stage_id, event.stage_attempt)
+      .executor_peaks[event.executor_id]
+      .MergeMax(event.peaks);
   ExecutorById(event.executor_id).peaks.MergeMax(event.peaks);
 }
 
@@ -415,7 +441,8 @@ void ModelBuilder::RegisterSqlMetrics(
   for (const auto& metric : metrics) {
     if (sql_metric_owner_.count(metric.accumulator_id) != 0) continue;
     sql_metric_owner_[metric.accumulator_id] = {execution_id, sql.metrics.size()};
-    sql.metrics.push_back({metric.accumulator_id, metric.node_name, metric.name, metric.type, 0, false});
+    sql.metrics.push_back(
+        {metric.accumulator_id, metric.node_name, metric.name, metric.type, 0, false});
   }
 }
 
@@ -472,7 +499,8 @@ void ModelBuilder::BuildSqlWrites() {
   std::map<int64_t, SqlWrite> by_task_commit_id;
   for (const auto& [execution_id, sql] : m.sql_executions) {
     for (const SqlMetric& metric : sql.metrics) {
-      if (metric.name == kTaskCommit) by_task_commit_id[metric.accumulator_id].execution_id = execution_id;
+      if (metric.name == kTaskCommit)
+        by_task_commit_id[metric.accumulator_id].execution_id = execution_id;
     }
   }
   for (const auto& [key, stage] : m.stages) {
@@ -558,7 +586,8 @@ ApplicationModel ModelBuilder::Finish() {
                      const TaskAttempt& x = m.tasks[a];
                      const TaskAttempt& y = m.tasks[b];
                      if (x.stage_id != y.stage_id) return x.stage_id < y.stage_id;
-                     if (x.stage_attempt != y.stage_attempt) return x.stage_attempt < y.stage_attempt;
+                     if (x.stage_attempt != y.stage_attempt)
+                       return x.stage_attempt < y.stage_attempt;
                      return x.launch_time_ms < y.launch_time_ms;
                    });
   size_t position = 0;

@@ -5,6 +5,14 @@
 
 namespace sparkprof::report {
 
+int64_t SaturatingInt64(double value) {
+  if (!(value == value)) return 0;
+  // 2^63 is exactly representable; every double below it converts.
+  if (value >= 9223372036854775808.0) return INT64_MAX;
+  if (value <= -9223372036854775808.0) return INT64_MIN;
+  return static_cast<int64_t>(value);
+}
+
 std::string HumanBytes(int64_t bytes) {
   static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
   double value = static_cast<double>(bytes);

@@ -262,8 +262,8 @@ std::string EscapeMarkdown(std::string_view text) {
 }
 
 std::string FormatEvidenceValue(const diagnosis::Evidence& evidence) {
-  if (evidence.unit == "ms") return HumanDurationMs(static_cast<int64_t>(evidence.value));
-  if (evidence.unit == "bytes") return HumanBytes(static_cast<int64_t>(evidence.value));
+  if (evidence.unit == "ms") return HumanDurationMs(SaturatingInt64(evidence.value));
+  if (evidence.unit == "bytes") return HumanBytes(SaturatingInt64(evidence.value));
   bool fractional = evidence.unit == "ratio" || evidence.unit == "core-hours";
   char text[32];
   std::snprintf(text, sizeof(text), fractional ? "%.2f" : "%.0f", evidence.value);

@@ -55,8 +55,8 @@ void Wrapped(std::ostringstream& out, const std::string& text, const std::string
 }
 
 std::string EvidenceValue(const diagnosis::Evidence& e) {
-  if (e.unit == "ms") return HumanDurationMs(static_cast<int64_t>(e.value));
-  if (e.unit == "bytes") return HumanBytes(static_cast<int64_t>(e.value));
+  if (e.unit == "ms") return HumanDurationMs(SaturatingInt64(e.value));
+  if (e.unit == "bytes") return HumanBytes(SaturatingInt64(e.value));
   if (e.unit == "ratio" || e.unit == "core-hours") {
     char text[32];
     std::snprintf(text, sizeof(text), "%.2f", e.value);

@@ -129,18 +129,24 @@ void Spill(const DiagnosisInput& input, std::vector<Finding>& out) {
       if (stage.shuffle_read_bytes > 0) {
         int64_t current = std::atoll(input.Property("spark.sql.shuffle.partitions", "200").c_str());
         if (current <= 0) current = 200;
-        int64_t by_size =
-            (stage.shuffle_read_bytes + stage.memory_spill_bytes + 128 * kMiB - 1) / (128 * kMiB);
+        current = std::min<int64_t>(current, int64_t{1} << 30);  // a hostile property
+        // In double: a hostile log's byte counts may be near INT64_MAX.
+        const double data_bytes = static_cast<double>(stage.shuffle_read_bytes) +
+                                  static_cast<double>(stage.memory_spill_bytes);
+        int64_t by_size = static_cast<int64_t>(
+            std::min(std::ceil(data_bytes / (128.0 * kMiB)), static_cast<double>(INT32_MAX)));
         if (input.AqeCoalesces()) {
           // AQE merged the shuffle's partitions into this stage's tasks: the task count, not the
           // shuffle partition setting, is what to multiply, and the advisory size sets it.
-          const int64_t want = std::max<int64_t>(stage.num_tasks * factor, by_size);
+          const int64_t want = std::max<int64_t>({int64_t{stage.num_tasks} * factor, by_size, 1});
           const int64_t advisory_mib = std::max<int64_t>(1, stage.shuffle_read_bytes / want / kMiB);
           f.recommendations.push_back(
-              {"spark.sql.adaptive.advisoryPartitionSizeInBytes", std::to_string(advisory_mib) + "m",
+              {"spark.sql.adaptive.advisoryPartitionSizeInBytes",
+               std::to_string(advisory_mib) + "m",
                "AQE is on and merged the shuffle into " + std::to_string(stage.num_tasks) +
-                   " tasks of about " + Bytes(stage.shuffle_read_bytes / std::max(stage.num_tasks, 1)) +
-                   "; " + Bytes(stage.shuffle_read_bytes) + " / " + std::to_string(want) + " (" +
+                   " tasks of about " +
+                   Bytes(stage.shuffle_read_bytes / std::max(stage.num_tasks, 1)) + "; " +
+                   Bytes(stage.shuffle_read_bytes) + " / " + std::to_string(want) + " (" +
                    std::to_string(factor) +
                    "x the tasks, and at most 128 MiB of read + spilled data per task) keeps each "
                    "task's buffers in memory"});
@@ -171,10 +177,8 @@ void Spill(const DiagnosisInput& input, std::vector<Finding>& out) {
       const char* heap_key = input.TaskHeapKey();
       int64_t memory_mib = ParseSizeMiB(input.Property(heap_key, "1g"), 1024);
       f.recommendations.push_back(
-          {heap_key,
-           std::to_string(memory_mib * std::min<int64_t>(factor, 2) / 1024) + "g",
-           "only if repartitioning is not possible: " + std::to_string(memory_mib) +
-               " MiB now; " +
+          {heap_key, std::to_string(memory_mib * std::min<int64_t>(factor, 2) / 1024) + "g",
+           "only if repartitioning is not possible: " + std::to_string(memory_mib) + " MiB now; " +
                (input.LocalMode()
                     ? std::string("in local mode the tasks run in the driver, so its heap is "
                                   "the one that counts (set it at launch: --driver-memory)")
