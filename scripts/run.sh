@@ -2,7 +2,7 @@
 # The main job: installs what is missing, builds sparkprof, and produces a real report and flame
 # graph into out/:
 #   out/demo-eventlog.zstd   a synthetic Spark event log (skewed join that spills, slow write)
-#   out/report.txt|.json     `sparkprof analyze` of it
+#   out/report.txt|.json|.html  `sparkprof analyze` of it (text, JSON, self-contained HTML page)
 #   out/agent-profile.*      the JVMTI agent profiling a real JVM workload: collapsed stacks, JSON,
 #                            and the flame graph (HTML) rendered by `sparkprof flamegraph`
 # Pass an event log (file, directory or zip) to analyze that instead of the demo log.
@@ -21,6 +21,7 @@ fi
 status=0
 "$cli" analyze "$log" -o out/report.txt || status=$?
 "$cli" analyze "$log" --format json -o out/report.json || status=$?
+"$cli" analyze "$log" --format html -o out/report.html -q || status=$?
 cat out/report.txt
 
 agent=build/native-agent/libsparkprof.so
