@@ -58,13 +58,16 @@ std::optional<Category> ClassifyThreadName(std::string_view thread_name) {
 Category CombineMatches(std::span<const std::optional<FrameMatch>> matches_innermost_first,
                         std::string_view thread_name) {
   std::optional<Category> weak;
+  std::optional<Category> fallback;
   for (const auto& match : matches_innermost_first) {
     if (!match) continue;
     if (match->strength == Strength::kStrong) return match->category;
-    if (!weak) weak = match->category;
+    if (match->strength == Strength::kWeak && !weak) weak = match->category;
+    if (match->strength == Strength::kFallback && !fallback) fallback = match->category;
   }
   if (weak) return *weak;
   if (auto by_thread = ClassifyThreadName(thread_name)) return *by_thread;
+  if (fallback) return *fallback;
   return Category::kCompute;
 }
 

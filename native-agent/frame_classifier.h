@@ -22,7 +22,10 @@ using ::sparkprof::kCategoryCount;
 
 // A weak rule names an outer frame that also runs other kinds of work inside it (e.g. the block
 // writer used by both shuffle write and spill): it counts only when no strong rule matches.
-enum class Strength : uint8_t { kStrong, kWeak };
+// A fallback rule names a JDK primitive that every kind of work uses (FileOutputStream.writeBytes
+// under shuffle, spill and user code alike): it counts only when no strong or weak rule and no
+// thread-name rule matches, e.g. for an application's own file writes.
+enum class Strength : uint8_t { kStrong, kWeak, kFallback };
 
 struct FrameRule {
   // Fully qualified class; a trailing '*' makes it a prefix ("org.apache.parquet.*").

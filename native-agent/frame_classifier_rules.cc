@@ -32,7 +32,8 @@ constexpr FrameRule kFrameRules[] = {
      kStrong},
     {"com.esotericsoftware.kryo.*", "", kSerialization, kStrong},
     {"org.apache.spark.sql.execution.UnsafeRowSerializerInstance*", "", kSerialization, kStrong},
-    {"org.apache.spark.sql.catalyst.expressions.UnsafeRow", "writeToStream", kSerialization, kStrong},
+    {"org.apache.spark.sql.catalyst.expressions.UnsafeRow", "writeToStream", kSerialization,
+     kStrong},
     {"org.apache.spark.serializer.SerializationStream", "writeAll", kSerialization, kStrong},
     {"org.apache.spark.serializer.DeserializationStream*", "", kSerialization, kWeak},
     {"org.apache.spark.serializer.SerializerManager",
@@ -49,7 +50,8 @@ constexpr FrameRule kFrameRules[] = {
     {"org.apache.spark.util.collection.ExternalAppendOnlyMap", "spill|spillMemoryIteratorToDisk",
      kSpill, kStrong},
     {"org.apache.spark.memory.TaskMemoryManager", "trySpillAndAcquire", kSpill, kStrong},
-    {"org.apache.spark.shuffle.sort.ShuffleExternalSorter", "spill|writeSortedFile", kSpill, kStrong},
+    {"org.apache.spark.shuffle.sort.ShuffleExternalSorter", "spill|writeSortedFile", kSpill,
+     kStrong},
 
     // --- shuffle write.
     {"org.apache.spark.shuffle.sort.UnsafeShuffleWriter",
@@ -95,8 +97,8 @@ constexpr FrameRule kFrameRules[] = {
      "getObject|getObjectMetadata|s3GetFileStatus|innerGetFileStatus|listObjects|"
      "continueListObjects|innerListStatus|innerListFiles|executeOpen|open",
      kS3aRead, kStrong},
-    {"com.amazonaws.services.s3.AmazonS3Client", "getObject|getObjectMetadata|listObjects|listObjectsV2",
-     kS3aRead, kStrong},
+    {"com.amazonaws.services.s3.AmazonS3Client",
+     "getObject|getObjectMetadata|listObjects|listObjectsV2", kS3aRead, kStrong},
     {"software.amazon.awssdk.services.s3.DefaultS3Client", "getObject|headObject|listObjectsV2",
      kS3aRead, kStrong},
 
@@ -109,8 +111,8 @@ constexpr FrameRule kFrameRules[] = {
      "hasNext|next|nextIterator|readCurrentFile", kFileIo, kStrong},
     {"org.apache.spark.sql.execution.datasources.SingleDirectoryDataWriter", "write", kFileIo,
      kStrong},
-    {"org.apache.spark.sql.execution.datasources.DynamicPartitionDataSingleWriter", "write", kFileIo,
-     kStrong},
+    {"org.apache.spark.sql.execution.datasources.DynamicPartitionDataSingleWriter", "write",
+     kFileIo, kStrong},
     {"org.apache.spark.sql.execution.datasources.DynamicPartitionDataConcurrentWriter", "write",
      kFileIo, kStrong},
     {"org.apache.spark.sql.execution.datasources.BaseDynamicPartitionDataWriter", "writeRecord",
@@ -119,6 +121,15 @@ constexpr FrameRule kFrameRules[] = {
      "setupTask|commitTask|commitJob|newTaskTempFile", kFileIo, kStrong},
     {"org.apache.spark.mapred.SparkHadoopMapRedUtil$", "commitTask", kFileIo, kStrong},
     {"org.apache.spark.internal.io.cloud.*", "", kFileIo, kStrong},
+
+    // --- file_io fallback: the JDK's file primitives, when nothing above names the work (an
+    // application writing or reading files itself). Under a shuffle, spill or Parquet frame
+    // those win.
+    {"java.io.FileOutputStream", "write|writeBytes", kFileIo, kFallback},
+    {"java.io.FileInputStream", "read|readBytes", kFileIo, kFallback},
+    {"java.io.RandomAccessFile", "read|readBytes|write|writeBytes", kFileIo, kFallback},
+    {"java.io.FileDescriptor", "sync", kFileIo, kFallback},
+    {"sun.nio.ch.FileChannelImpl", "read|write|transferTo|transferFrom|force", kFileIo, kFallback},
 };
 
 constexpr ThreadNameRule kThreadNameRules[] = {

@@ -17,7 +17,8 @@ struct FrameCase {
 };
 
 const FrameCase kRealFrames[] = {
-    {"org.apache.spark.sql.catalyst.expressions.GeneratedClass$GeneratedIteratorForCodegenStage1.processNext",
+    {"org.apache.spark.sql.catalyst.expressions.GeneratedClass$GeneratedIteratorForCodegenStage1."
+     "processNext",
      Category::kCompute},
     // serialization
     {"java.io.ObjectOutputStream.writeObject", Category::kSerialization},
@@ -28,7 +29,8 @@ const FrameCase kRealFrames[] = {
     {"org.apache.spark.serializer.JavaSerializationStream.writeObject", Category::kSerialization},
     {"org.apache.spark.serializer.JavaDeserializationStream.readObject", Category::kSerialization},
     {"org.apache.spark.serializer.JavaSerializerInstance.serialize", Category::kSerialization},
-    {"org.apache.spark.serializer.JavaSerializerInstance.deserializeStream", Category::kSerialization},
+    {"org.apache.spark.serializer.JavaSerializerInstance.deserializeStream",
+     Category::kSerialization},
     {"org.apache.spark.serializer.KryoSerializationStream.writeObject", Category::kSerialization},
     {"org.apache.spark.serializer.KryoDeserializationStream.readObject", Category::kSerialization},
     {"org.apache.spark.serializer.KryoSerializerInstance.deserialize", Category::kSerialization},
@@ -44,7 +46,8 @@ const FrameCase kRealFrames[] = {
     {"org.apache.spark.serializer.SerializerManager.dataSerializeStream", Category::kSerialization},
     // spill
     {"org.apache.spark.util.collection.unsafe.sort.UnsafeExternalSorter.spill", Category::kSpill},
-    {"org.apache.spark.util.collection.unsafe.sort.UnsafeSorterSpillWriter.write", Category::kSpill},
+    {"org.apache.spark.util.collection.unsafe.sort.UnsafeSorterSpillWriter.write",
+     Category::kSpill},
     {"org.apache.spark.util.collection.ExternalSorter.spillMemoryIteratorToDisk", Category::kSpill},
     {"org.apache.spark.util.collection.ExternalSorter.maybeSpillCollection", Category::kSpill},
     {"org.apache.spark.util.collection.Spillable.maybeSpill", Category::kSpill},
@@ -52,7 +55,8 @@ const FrameCase kRealFrames[] = {
     {"org.apache.spark.memory.TaskMemoryManager.trySpillAndAcquire", Category::kSpill},
     {"org.apache.spark.shuffle.sort.ShuffleExternalSorter.writeSortedFile", Category::kSpill},
     // shuffle write
-    {"org.apache.spark.shuffle.sort.UnsafeShuffleWriter.insertRecordIntoSorter", Category::kShuffleWrite},
+    {"org.apache.spark.shuffle.sort.UnsafeShuffleWriter.insertRecordIntoSorter",
+     Category::kShuffleWrite},
     {"org.apache.spark.shuffle.sort.UnsafeShuffleWriter.mergeSpillsWithTransferTo",
      Category::kShuffleWrite},
     {"org.apache.spark.shuffle.sort.BypassMergeSortShuffleWriter.writePartitionedDataWithChannel",
@@ -63,7 +67,8 @@ const FrameCase kRealFrames[] = {
     {"org.apache.spark.storage.DiskBlockObjectWriter.write", Category::kShuffleWrite},
     // shuffle read
     {"org.apache.spark.storage.ShuffleBlockFetcherIterator.next", Category::kShuffleRead},
-    {"org.apache.spark.storage.ShuffleBlockFetcherIterator.fetchUpToMaxBytes", Category::kShuffleRead},
+    {"org.apache.spark.storage.ShuffleBlockFetcherIterator.fetchUpToMaxBytes",
+     Category::kShuffleRead},
     {"org.apache.spark.shuffle.BlockStoreShuffleReader.read", Category::kShuffleRead},
     // S3A write
     {"org.apache.hadoop.fs.s3a.S3ABlockOutputStream.close", Category::kS3aWrite},
@@ -88,14 +93,16 @@ const FrameCase kRealFrames[] = {
     {"com.amazonaws.services.s3.AmazonS3Client.getObject", Category::kS3aRead},
     {"software.amazon.awssdk.services.s3.DefaultS3Client.getObject", Category::kS3aRead},
     // file_io
-    {"org.apache.parquet.hadoop.InternalParquetRecordWriter.flushRowGroupToStore", Category::kFileIo},
+    {"org.apache.parquet.hadoop.InternalParquetRecordWriter.flushRowGroupToStore",
+     Category::kFileIo},
     {"org.apache.parquet.hadoop.CodecFactory$HeapBytesCompressor.compress", Category::kFileIo},
     {"org.apache.spark.sql.execution.datasources.parquet.VectorizedParquetRecordReader.nextBatch",
      Category::kFileIo},
     {"org.apache.orc.impl.WriterImpl.flushStripe", Category::kFileIo},
     {"org.apache.spark.sql.execution.datasources.orc.OrcOutputWriter.write", Category::kFileIo},
     {"org.apache.spark.sql.execution.datasources.FileScanRDD$$anon$1.hasNext", Category::kFileIo},
-    {"org.apache.spark.sql.execution.datasources.SingleDirectoryDataWriter.write", Category::kFileIo},
+    {"org.apache.spark.sql.execution.datasources.SingleDirectoryDataWriter.write",
+     Category::kFileIo},
     {"org.apache.spark.sql.execution.datasources.DynamicPartitionDataSingleWriter.write",
      Category::kFileIo},
     {"org.apache.spark.sql.execution.datasources.DynamicPartitionDataConcurrentWriter.write",
@@ -104,7 +111,14 @@ const FrameCase kRealFrames[] = {
      Category::kFileIo},
     {"org.apache.spark.internal.io.HadoopMapReduceCommitProtocol.commitTask", Category::kFileIo},
     {"org.apache.spark.mapred.SparkHadoopMapRedUtil$.commitTask", Category::kFileIo},
-    {"org.apache.spark.internal.io.cloud.BindingParquetOutputCommitter.commitTask", Category::kFileIo},
+    {"org.apache.spark.internal.io.cloud.BindingParquetOutputCommitter.commitTask",
+     Category::kFileIo},
+    // file_io fallback (JDK primitives)
+    {"java.io.FileOutputStream.writeBytes", Category::kFileIo},
+    {"java.io.FileInputStream.readBytes", Category::kFileIo},
+    {"java.io.RandomAccessFile.writeBytes", Category::kFileIo},
+    {"java.io.FileDescriptor.sync", Category::kFileIo},
+    {"sun.nio.ch.FileChannelImpl.transferTo", Category::kFileIo},
 };
 
 TEST(FrameClassifierTest, RealFramesGetTheirCategory) {
@@ -129,7 +143,8 @@ TEST(FrameClassifierTest, RulesAreAllCovered) {
 
 TEST(FrameClassifierTest, EntryPointsThatPullUpstreamWorkAreNotRules) {
   EXPECT_FALSE(ClassifyFrame("org.apache.spark.shuffle.sort.SortShuffleWriter.write"));
-  EXPECT_FALSE(ClassifyFrame("org.apache.spark.sql.execution.datasources.FileFormatWriter$.executeTask"));
+  EXPECT_FALSE(
+      ClassifyFrame("org.apache.spark.sql.execution.datasources.FileFormatWriter$.executeTask"));
   EXPECT_FALSE(ClassifyFrame("org.apache.spark.util.collection.ExternalSorter.insertAll"));
   EXPECT_FALSE(ClassifyFrame("java.util.HashMap.put"));
   EXPECT_FALSE(ClassifyFrame("org.apache.hadoop.fs.s3a.S3AFileSystem.getBucket"));
@@ -152,27 +167,55 @@ TEST(FrameClassifierTest, InnermostStrongFrameWins) {
       "org.apache.spark.util.collection.ExternalSorter.writePartitionedMapOutput",
       "org.apache.spark.shuffle.sort.SortShuffleWriter.write",
       "org.apache.spark.executor.Executor$TaskRunner.run"};
-  EXPECT_EQ(ClassifyStack(stack, "Executor task launch worker for task 1.0"), Category::kSerialization);
+  EXPECT_EQ(ClassifyStack(stack, "Executor task launch worker for task 1.0"),
+            Category::kSerialization);
 }
 
 TEST(FrameClassifierTest, WeakFrameLosesToAnEnclosingStrongFrame) {
   std::vector<std::string_view> spill = {
-      "java.io.FileOutputStream.writeBytes",
-      "org.apache.spark.storage.DiskBlockObjectWriter.write",
+      "java.io.FileOutputStream.writeBytes", "org.apache.spark.storage.DiskBlockObjectWriter.write",
       "org.apache.spark.util.collection.ExternalSorter.spillMemoryIteratorToDisk",
       "org.apache.spark.util.collection.ExternalSorter.spill"};
   EXPECT_EQ(ClassifyStack(spill, "worker"), Category::kSpill);
   std::vector<std::string_view> bypass = {
-      "java.io.FileOutputStream.writeBytes",
-      "org.apache.spark.storage.DiskBlockObjectWriter.write",
+      "java.io.FileOutputStream.writeBytes", "org.apache.spark.storage.DiskBlockObjectWriter.write",
       "org.apache.spark.shuffle.sort.BypassMergeSortShuffleWriter.write"};
   EXPECT_EQ(ClassifyStack(bypass, "worker"), Category::kShuffleWrite);
+}
+
+TEST(FrameClassifierTest, JdkFileCallsAreFileIoOnlyWhenNothingElseNamesTheWork) {
+  // An application writing files itself (e.g. in foreachPartition).
+  std::vector<std::string_view> own_write = {"java.io.FileOutputStream.writeBytes",
+                                             "java.io.FileOutputStream.write",
+                                             "java.io.BufferedOutputStream.flushBuffer",
+                                             "com.example.Exporter.writeRows",
+                                             "org.apache.spark.rdd.RDD.$anonfun$foreachPartition$2",
+                                             "org.apache.spark.executor.Executor$TaskRunner.run"};
+  EXPECT_EQ(ClassifyStack(own_write, "Executor task launch worker for task 3.0"),
+            Category::kFileIo);
+  std::vector<std::string_view> channel = {"sun.nio.ch.FileChannelImpl.force",
+                                           "com.example.Exporter.close"};
+  EXPECT_EQ(ClassifyStack(channel, "worker"), Category::kFileIo);
+  // The block writer (weak shuffle write) names the work: the JDK frame inside it does not win.
+  std::vector<std::string_view> block_writer = {
+      "java.io.FileOutputStream.writeBytes",
+      "org.apache.spark.storage.DiskBlockObjectWriter.write"};
+  EXPECT_EQ(ClassifyStack(block_writer, "worker"), Category::kShuffleWrite);
+  // A helper pool's name wins over the fallback too.
+  std::vector<std::string_view> buffer_to_disk = {"java.io.FileOutputStream.writeBytes",
+                                                  "org.example.Buffer.spool"};
+  EXPECT_EQ(ClassifyStack(buffer_to_disk, "s3a-transfer-bucket-bounded-pool1-t2"),
+            Category::kS3aWrite);
+  // Not the methods listed: a FileInputStream constructor is not I/O time.
+  std::vector<std::string_view> open = {"java.io.FileInputStream.<init>"};
+  EXPECT_EQ(ClassifyStack(open, "worker"), Category::kCompute);
 }
 
 TEST(FrameClassifierTest, CodegenInsideAWriteIsCompute) {
   std::vector<std::string_view> stack = {
       "java.lang.Math.sqrt",
-      "org.apache.spark.sql.catalyst.expressions.GeneratedClass$GeneratedIteratorForCodegenStage2.processNext",
+      "org.apache.spark.sql.catalyst.expressions.GeneratedClass$GeneratedIteratorForCodegenStage2."
+      "processNext",
       "org.apache.spark.sql.execution.datasources.FileFormatDataWriter.writeWithIterator",
       "org.apache.spark.sql.execution.datasources.FileFormatWriter$.executeTask"};
   EXPECT_EQ(ClassifyStack(stack, "worker"), Category::kCompute);
