@@ -15,7 +15,7 @@ scripts/build.sh release
 echo "== ASan + UBSan build and tests (C++ only: JVM and browser tests need the release build)"
 scripts/build.sh asan
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-(cd build-asan && ctest --output-on-failure -j "$(nproc)" --timeout 900 -E "agent_jvm_|plugin_jvm_|e2e_|browser")
+(cd build-asan && ctest --output-on-failure -j "$(nproc)" --timeout 900 -LE jvm -E "agent_jvm_|plugin_jvm_|plugin_listener|e2e_|browser")
 
 echo "== fuzz targets"
 seconds="${SPARKPROF_FUZZ_SECONDS:-20}"
