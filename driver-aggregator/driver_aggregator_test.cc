@@ -123,10 +123,10 @@ TEST(DriverAggregatorTest, MergesStagesAndExportsCategoryTime) {
 }
 
 // A batch the real agent drained from a JVM whose tagged thread (stage 3, TID 17) serialized
-// objects (driver-aggregator/fuzz/ingest_corpus/agent_batch.bin, also a fuzz seed).
+// objects (driver-aggregator/fuzz/corpus/driver_ingest/agent_batch.bin, also a fuzz seed).
 TEST(DriverAggregatorTest, IngestsARealAgentBatch) {
   std::ifstream in(
-      std::string(SPARKPROF_SOURCE_DIR) + "/driver-aggregator/fuzz/ingest_corpus/agent_batch.bin",
+      std::string(SPARKPROF_SOURCE_DIR) + "/driver-aggregator/fuzz/corpus/driver_ingest/agent_batch.bin",
       std::ios::binary);
   std::vector<uint8_t> batch((std::istreambuf_iterator<char>(in)),
                              std::istreambuf_iterator<char>());
