@@ -1,9 +1,13 @@
-// The JNI boundary for the Spark plugin (Java side: spark-plugin/.../io/sparkprof/NativeAgent.java).
-// Each function converts, forwards to the Agent, and releases what it created. When the library is
-// loaded without -agentpath (no Agent), every call is a cheap no-op.
+// The JNI boundary for the Spark plugin (Java side:
+// spark-plugin/.../io/sparkprof/NativeAgent.java). Each function converts, forwards to the Agent,
+// and releases what it created. When the library is loaded without -agentpath (no Agent), every
+// call is a cheap no-op.
 #include <jni.h>
 
+#include <algorithm>
+#include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "native-agent/agent.h"
@@ -61,6 +65,23 @@ JNIEXPORT jbyteArray JNICALL Java_io_sparkprof_NativeAgent_drainBatch(JNIEnv* en
   env->SetByteArrayRegion(array, 0, static_cast<jsize>(bytes.size()),
                           reinterpret_cast<const jbyte*>(bytes.data()));
   return array;
+}
+
+// Never throws: a null, unreadable or refused id leaves the batches' id as it was.
+JNIEXPORT void JNICALL Java_io_sparkprof_NativeAgent_setExecutorId(JNIEnv* env, jclass,
+                                                                   jstring id) {
+  Agent* agent = CurrentAgent();
+  if (agent == nullptr || id == nullptr) return;
+  // One character more than can fit, so an over-long id reaches the agent and is refused there
+  // with its reason; up to 3 bytes of modified UTF-8 per UTF-16 unit, plus the terminating NUL.
+  constexpr jsize kCharsToRead = static_cast<jsize>(sparkprof::agent::kMaxExecutorIdBytes) + 1;
+  char utf[3 * kCharsToRead + 1] = {};
+  env->GetStringUTFRegion(id, 0, std::min(env->GetStringLength(id), kCharsToRead), utf);
+  if (env->ExceptionCheck()) {
+    env->ExceptionClear();
+    return;
+  }
+  agent->SetExecutorId(std::string_view(utf, std::strlen(utf)));
 }
 
 JNIEXPORT jstring JNICALL Java_io_sparkprof_NativeAgent_status(JNIEnv* env, jclass) {

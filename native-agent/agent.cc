@@ -9,6 +9,7 @@
 #include <cstring>
 #include <functional>
 
+#include "common/json_writer.h"
 #include "native-agent/agent_counters.h"
 #include "native-agent/batch_encoder.h"
 #include "native-agent/profile_writers.h"
@@ -60,6 +61,7 @@ Agent::Agent(JavaVM* vm, jvmtiEnv* jvmti, AgentOptions options)
       options_(std::move(options)),
       pid_(getpid()),
       out_path_(ExpandOutPath(options_.out_path, pid_)),
+      executor_id_(options_.executor_id),
       sampler_(options_.mode, options_.interval_ns, registry_),
       resolver_(jvmti),
       drain_(DrainConfig{options_.interval_ns, options_.max_stacks}, registry_, resolver_,
@@ -89,8 +91,9 @@ void Agent::Start(JNIEnv* jni, jthread current_thread) {
   use_jvmti_walker_ = options_.walker == WalkerChoice::kJvmti;
   if (!use_jvmti_walker_ && !ResolveAsyncGetCallTrace()) {
     use_jvmti_walker_ = true;
-    LogLine("AsyncGetCallTrace not found in libjvm; falling back to JVMTI stack sampling "
-            "(GetThreadListStackTraces: safepoint-biased, higher overhead)");
+    LogLine(
+        "AsyncGetCallTrace not found in libjvm; falling back to JVMTI stack sampling "
+        "(GetThreadListStackTraces: safepoint-biased, higher overhead)");
   }
   // jmethodIDs for classes loaded before us; ClassPrepare covers the rest from here on.
   // AsyncGetCallTrace also refuses to walk (ticks_no_class_load) unless ClassLoad is enabled.
@@ -112,9 +115,10 @@ void Agent::Start(JNIEnv* jni, jthread current_thread) {
       return;
     }
   }
-  for (jvmtiEvent event : {JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END,
-                           JVMTI_EVENT_GARBAGE_COLLECTION_START, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH,
-                           JVMTI_EVENT_COMPILED_METHOD_LOAD, JVMTI_EVENT_VM_DEATH}) {
+  for (jvmtiEvent event :
+       {JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END, JVMTI_EVENT_GARBAGE_COLLECTION_START,
+        JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, JVMTI_EVENT_COMPILED_METHOD_LOAD,
+        JVMTI_EVENT_VM_DEATH}) {
     jvmti_->SetEventNotificationMode(JVMTI_ENABLE, event, nullptr);
   }
   SetUpMetrics();
@@ -131,8 +135,8 @@ void Agent::Start(JNIEnv* jni, jthread current_thread) {
           options_.mode == SamplingMode::kCpu ? "cpu" : "wall",
           static_cast<long long>(options_.interval_ns / 1000),
           use_jvmti_walker_ ? "(JVMTI sampler)" : sampler_.mechanism().c_str(),
-          use_jvmti_walker_ ? "jvmti" : "AsyncGetCallTrace", out_path_.empty() ? "" : ", out=",
-          out_path_.c_str());
+          use_jvmti_walker_ ? "jvmti" : "AsyncGetCallTrace",
+          out_path_.empty() ? "" : ", out=", out_path_.c_str());
 }
 
 void Agent::SetUpMetrics() {
@@ -145,8 +149,9 @@ void Agent::SetUpMetrics() {
                                          "Samples whose stack walk returned no Java frames.");
   auto walk_seconds = metrics_.AddCounter("sparkprof_agent_stack_walk_seconds_total",
                                           "Time spent walking stacks inside the signal handler.");
-  auto stacks_dropped = metrics_.AddCounter(
-      "sparkprof_agent_stacks_dropped_total", "Samples folded into [overflow]: distinct-stack cap reached.");
+  auto stacks_dropped =
+      metrics_.AddCounter("sparkprof_agent_stacks_dropped_total",
+                          "Samples folded into [overflow]: distinct-stack cap reached.");
   auto category = metrics_.AddCounter("sparkprof_agent_task_time_seconds_total",
                                       "Sampled thread time by category (gc: stop-the-world pause "
                                       "time overlapping tasks).");
@@ -265,8 +270,9 @@ void Agent::StartAgentThread(JNIEnv* jni, const char* name, jvmtiStartFunction b
   jmethodID constructor =
       thread_class ? jni->GetMethodID(thread_class, "<init>", "(Ljava/lang/String;)V") : nullptr;
   jstring thread_name = jni->NewStringUTF(name);
-  jobject thread = (constructor && thread_name) ? jni->NewObject(thread_class, constructor, thread_name)
-                                                : nullptr;
+  jobject thread = (constructor && thread_name)
+                       ? jni->NewObject(thread_class, constructor, thread_name)
+                       : nullptr;
   if (thread == nullptr) {
     jni->ExceptionClear();
     LogLine("cannot create the %s thread; profiles will only be written at exit", name);
@@ -336,7 +342,8 @@ void Agent::SampleWithJvmtiLocked(JNIEnv* jni) {
   std::vector<ThreadState*> states = registry_.LiveSnapshot();
   if (states.size() > kMaxJvmtiSampledThreads) states.resize(kMaxJvmtiSampledThreads);
   std::vector<jthread> threads;
-  for (ThreadState* state : states) threads.push_back(static_cast<jthread>(state->thread_global_ref));
+  for (ThreadState* state : states)
+    threads.push_back(static_cast<jthread>(state->thread_global_ref));
   if (threads.empty()) return;
   jvmtiStackInfo* infos = nullptr;
   int64_t start_ns = MonotonicNowNs();
@@ -411,7 +418,8 @@ void Agent::WriteOutputsLocked() {
   HealthSnapshot health = ReadHealthCounters();
   std::string collapsed = RenderCollapsed(drain_.cumulative(), drain_.strings());
   Status status = WriteFileAtomically(out_path_ + ".collapsed", collapsed);
-  if (status.ok()) status = WriteFileAtomically(out_path_ + ".json", RenderJson(context, drain_, health));
+  if (status.ok())
+    status = WriteFileAtomically(out_path_ + ".json", RenderJson(context, drain_, health));
 #if SPARKPROF_AGENT_HAVE_FLAMEGRAPH
   if (status.ok()) status = WriteFlameGraphHtml(out_path_ + ".html", drain_, context);
 #endif
@@ -425,7 +433,7 @@ std::vector<uint8_t> Agent::DrainBatch(JNIEnv* jni) {
   std::vector<GcPause> pauses = drain_.TakePendingPauses();
   if (drain_.pending().empty() && pauses.empty()) return {};
   BatchHeader header;
-  header.executor_id = options_.executor_id;
+  header.executor_id = executor_id_.Get();
   header.host = HostName();
   header.pid = pid_;
   header.start_epoch_ns = batch_start_epoch_ns_;
@@ -459,7 +467,18 @@ std::string Agent::StatusText() {
       static_cast<unsigned long long>(health.walk_time_ns_total),
       static_cast<unsigned long long>(health.batches_encoded),
       static_cast<unsigned long long>(health.native_memory_bytes));
-  return text;
+  std::string json(text);
+  json.pop_back();  // the closing brace
+  json += ",\"executor_id\":";
+  JsonWriter::AppendQuoted(json, executor_id_.Get(), /*html_safe=*/false);
+  json += '}';
+  return json;
+}
+
+void Agent::SetExecutorId(std::string_view id) {
+  Status status = executor_id_.Set(id);
+  if (!status.ok())
+    LogLine("setExecutorId: %s; batches keep their executor id", status.message().c_str());
 }
 
 void Agent::OnVmDeath(JNIEnv* jni) {
@@ -474,7 +493,8 @@ void Agent::OnVmDeath(JNIEnv* jni) {
   }
   {
     std::unique_lock<std::mutex> lock(wakeup_mutex_);
-    wakeup_.wait_for(lock, std::chrono::seconds(2), [this] { return agent_threads_alive_.load() == 0; });
+    wakeup_.wait_for(lock, std::chrono::seconds(2),
+                     [this] { return agent_threads_alive_.load() == 0; });
   }
   std::lock_guard<std::mutex> lock(drain_mutex_);
   RunDrainCycleLocked(jni);
@@ -483,11 +503,12 @@ void Agent::OnVmDeath(JNIEnv* jni) {
   running_.store(false);
   HealthSnapshot health = ReadHealthCounters();
   if (!out_path_.empty()) {
-    LogLine("wrote %s.{collapsed,json%s}: %llu samples, %llu dropped (ring full), %llu walk failures",
-            out_path_.c_str(), SPARKPROF_AGENT_HAVE_FLAMEGRAPH ? ",html" : "",
-            static_cast<unsigned long long>(health.samples_taken),
-            static_cast<unsigned long long>(health.samples_dropped_ring_full),
-            static_cast<unsigned long long>(health.samples_walk_failed));
+    LogLine(
+        "wrote %s.{collapsed,json%s}: %llu samples, %llu dropped (ring full), %llu walk failures",
+        out_path_.c_str(), SPARKPROF_AGENT_HAVE_FLAMEGRAPH ? ",html" : "",
+        static_cast<unsigned long long>(health.samples_taken),
+        static_cast<unsigned long long>(health.samples_dropped_ring_full),
+        static_cast<unsigned long long>(health.samples_walk_failed));
   }
 }
 

@@ -13,12 +13,14 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "metrics/http_exposer.h"
 #include "metrics/registry.h"
 #include "native-agent/agent_options.h"
 #include "native-agent/drain.h"
+#include "native-agent/executor_id.h"
 #include "native-agent/gc_monitor.h"
 #include "native-agent/method_resolver.h"
 #include "native-agent/sampler.h"
@@ -48,6 +50,8 @@ class Agent {
   void ClearTaskTag(JNIEnv* jni);
   std::vector<uint8_t> DrainBatch(JNIEnv* jni);
   std::string StatusText();
+  // The id of every later batch (see executor_id.h); a refused id costs one log line.
+  void SetExecutorId(std::string_view id);
 
  private:
   ThreadState* RegisterCurrentThread(JNIEnv* jni, jthread thread, std::string name);
@@ -72,6 +76,7 @@ class Agent {
   std::string out_path_;
   int64_t start_epoch_ns_ = 0;
   bool use_jvmti_walker_ = false;
+  ExecutorId executor_id_;
 
   ThreadRegistry registry_;
   Sampler sampler_;

@@ -1,12 +1,14 @@
 #include "native-agent/agent_options.h"
 
 #include <charconv>
+#include <cstdio>
 #include <vector>
 
 namespace sparkprof::agent {
 namespace {
 
-Result<int64_t> ParseInteger(std::string_view key, std::string_view value, int64_t min, int64_t max) {
+Result<int64_t> ParseInteger(std::string_view key, std::string_view value, int64_t min,
+                             int64_t max) {
   int64_t parsed = 0;
   auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
   if (error != std::errc() || end != value.data() + value.size()) {
@@ -19,7 +21,55 @@ Result<int64_t> ParseInteger(std::string_view key, std::string_view value, int64
   return parsed;
 }
 
+// Decodes the UTF-8 sequence at the start of `text` into `code_point`; returns its length, or 0
+// when it is malformed: truncated, a stray continuation byte, overlong, a surrogate (as JNI's
+// modified UTF-8 writes supplementary characters) or above U+10FFFF.
+size_t DecodeUtf8(std::string_view text, uint32_t& code_point) {
+  auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  size_t length = byte(0) < 0x80    ? 1
+                  : byte(0) >= 0xF8 ? 0
+                  : byte(0) >= 0xF0 ? 4
+                  : byte(0) >= 0xE0 ? 3
+                  : byte(0) >= 0xC0 ? 2
+                                    : 0;
+  if (length == 0 || length > text.size()) return 0;
+  code_point = length == 1 ? byte(0) : byte(0) & (0x7F >> length);
+  for (size_t i = 1; i < length; ++i) {
+    if ((byte(i) & 0xC0) != 0x80) return 0;
+    code_point = (code_point << 6) | (byte(i) & 0x3F);
+  }
+  static constexpr uint32_t kSmallestOfLength[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (code_point < kSmallestOfLength[length] || code_point > 0x10FFFF) return 0;
+  if (code_point >= 0xD800 && code_point <= 0xDFFF) return 0;
+  return length;
+}
+
 }  // namespace
+
+Status ValidateExecutorId(std::string_view id) {
+  if (id.empty()) return InvalidArgument("the executor id is empty");
+  if (id.size() > kMaxExecutorIdBytes) {
+    return InvalidArgument("the executor id is longer than " + std::to_string(kMaxExecutorIdBytes) +
+                           " bytes");
+  }
+  for (size_t offset = 0; offset < id.size();) {
+    uint32_t code_point = 0;
+    size_t length = DecodeUtf8(id.substr(offset), code_point);
+    if (length == 0) {
+      return InvalidArgument("the executor id is not well-formed UTF-8 at byte " +
+                             std::to_string(offset));
+    }
+    // C0, DEL and C1: nothing that could break a log line or a label.
+    if (code_point < 0x20 || (code_point >= 0x7F && code_point <= 0x9F)) {
+      char hex[16];
+      std::snprintf(hex, sizeof(hex), "U+%04X", static_cast<unsigned>(code_point));
+      return InvalidArgument("the executor id has a control character (" + std::string(hex) +
+                             ") at byte " + std::to_string(offset));
+    }
+    offset += length;
+  }
+  return Status::Ok();
+}
 
 const char kOptionHelp[] =
     "options: interval=10ms mode=cpu|wall out=PATH dump=SECONDS depth=1..2048 ring=4..65536 "
@@ -30,7 +80,8 @@ Result<int64_t> ParseDurationNs(std::string_view text) {
     std::string_view suffix;
     int64_t ns;
   };
-  static constexpr Unit kUnits[] = {{"ns", 1}, {"us", 1'000}, {"ms", 1'000'000}, {"s", 1'000'000'000}};
+  static constexpr Unit kUnits[] = {
+      {"ns", 1}, {"us", 1'000}, {"ms", 1'000'000}, {"s", 1'000'000'000}};
   int64_t multiplier = 1'000'000;
   std::string_view digits = text;
   for (const Unit& unit : kUnits) {
@@ -69,7 +120,8 @@ Result<AgentOptions> ParseAgentOptions(std::string_view text) {
       auto parsed = ParseDurationNs(value);
       if (!parsed.ok()) return InvalidArgument("interval: " + parsed.status().message());
       if (*parsed < 100'000 || *parsed > 10'000'000'000) {
-        return InvalidArgument("interval=" + std::string(value) + ": must be between 100us and 10s");
+        return InvalidArgument("interval=" + std::string(value) +
+                               ": must be between 100us and 10s");
       }
       options.interval_ns = *parsed;
     } else if (key == "mode") {
@@ -106,7 +158,8 @@ Result<AgentOptions> ParseAgentOptions(std::string_view text) {
         return InvalidArgument("walker=" + std::string(value) + ": must be agct or jvmti");
       }
     } else if (key == "executor") {
-      if (value.empty()) return InvalidArgument("executor= needs an id");
+      Status valid = ValidateExecutorId(value);
+      if (!valid.ok()) return InvalidArgument("executor=: " + valid.message());
       options.executor_id = std::string(value);
     } else {
       return InvalidArgument("unknown option '" + std::string(key) + "'; " + kOptionHelp);

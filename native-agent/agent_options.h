@@ -2,6 +2,7 @@
 // in docs/agent.md; keep that table in step with kOptionHelp below.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -23,8 +24,13 @@ struct AgentOptions {
   uint32_t max_stacks = 20'000;      // distinct stacks per profile; more fold into "[overflow]"
   std::string prometheus;            // "HOST:PORT" or "PORT"; "" = no /metrics server
   WalkerChoice walker = WalkerChoice::kAsyncGetCallTrace;  // `walker=jvmti` forces the fallback
-  std::string executor_id = "driver";  // label for batches; the plugin overrides via JNI
+  std::string executor_id;  // `executor=`; "" = not given: "driver" until the plugin names it
 };
+
+// Executor ids are 1..kMaxExecutorIdBytes bytes of well-formed UTF-8 without control characters:
+// they travel in every batch and in the agent's status JSON and log lines.
+inline constexpr size_t kMaxExecutorIdBytes = 256;
+Status ValidateExecutorId(std::string_view id);
 
 // Parses the option string (may be empty). Unknown keys, bad values and out-of-range numbers are
 // errors whose message names the key, the value and what is allowed.

@@ -61,5 +61,56 @@ TEST(AgentOptionsTest, RejectsBadOptionsWithAClearMessage) {
   EXPECT_FALSE(ParseAgentOptions("start").ok());
 }
 
+TEST(AgentOptionsTest, ExecutorOptionIsValidatedLikeThePluginsId) {
+  EXPECT_TRUE(ParseAgentOptions("").value().executor_id.empty());  // not given
+  EXPECT_FALSE(ParseAgentOptions("executor=").ok());
+  EXPECT_FALSE(ParseAgentOptions("executor=a\tb").ok());
+  EXPECT_FALSE(ParseAgentOptions("executor=" + std::string(kMaxExecutorIdBytes + 1, 'x')).ok());
+  EXPECT_EQ(
+      ParseAgentOptions("executor=" + std::string(kMaxExecutorIdBytes, 'x')).value().executor_id,
+      std::string(kMaxExecutorIdBytes, 'x'));
+}
+
+TEST(ValidateExecutorIdTest, AcceptsSparkIdsAndPrintableUtf8) {
+  for (std::string_view id :
+       {"7", "driver", "exec-1@host:42", "12 345", "\xC3\xA9x\xE2\x82\xAC", "\xF0\x9F\x98\x80"}) {
+    EXPECT_TRUE(ValidateExecutorId(id).ok()) << id;
+  }
+  EXPECT_TRUE(ValidateExecutorId(std::string(kMaxExecutorIdBytes, '9')).ok());
+}
+
+TEST(ValidateExecutorIdTest, CapsTheLengthInBytes) {
+  Status too_long = ValidateExecutorId(std::string(kMaxExecutorIdBytes + 1, '9'));
+  ASSERT_FALSE(too_long.ok());
+  EXPECT_NE(too_long.message().find("longer than 256 bytes"), std::string::npos);
+  // 86 three-byte characters: 258 bytes although only 86 characters.
+  std::string euros;
+  for (int i = 0; i < 86; ++i) euros += "\xE2\x82\xAC";
+  EXPECT_FALSE(ValidateExecutorId(euros).ok());
+  EXPECT_FALSE(ValidateExecutorId("").ok());
+}
+
+TEST(ValidateExecutorIdTest, RefusesControlCharactersAndSaysWhere) {
+  using namespace std::string_view_literals;
+  for (std::string_view id : {"a\nb"sv, "\t"sv, "7\r"sv, "a\0b"sv, "\x1b[31m"sv, "x\x7F"sv,
+                              "\xC2\x85"sv /* U+0085, NEL */}) {
+    EXPECT_FALSE(ValidateExecutorId(id).ok()) << testing::PrintToString(std::string(id));
+  }
+  Status newline = ValidateExecutorId("ab\ncd");
+  EXPECT_NE(newline.message().find("control character (U+000A) at byte 2"), std::string::npos)
+      << newline.message();
+}
+
+TEST(ValidateExecutorIdTest, RefusesMalformedUtf8) {
+  using namespace std::string_view_literals;
+  for (std::string_view id : {"\x80"sv, "a\xC3"sv, "\xC0\xB7"sv /* overlong '7' */,
+                              "\xC0\x80"sv /* JNI's NUL */, "\xED\xA0\x80"sv /* surrogate */,
+                              "\xF4\x90\x80\x80"sv /* above U+10FFFF */, "\xFF"sv, "\xE2\x82"sv}) {
+    EXPECT_FALSE(ValidateExecutorId(id).ok()) << testing::PrintToString(std::string(id));
+  }
+  EXPECT_NE(ValidateExecutorId("ok\xFF").message().find("not well-formed UTF-8 at byte 2"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace sparkprof::agent

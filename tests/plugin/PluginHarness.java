@@ -53,6 +53,8 @@ public final class PluginHarness {
     final String executorId;
     final DriverPlugin driver;
     int sent = 0;
+    /** The executor id in the header of every batch sent, in order. */
+    final List<String> batchExecutorIds = new ArrayList<>();
 
     FakePluginContext(SparkConf conf, String executorId, DriverPlugin driver) {
       this.conf = conf;
@@ -66,6 +68,7 @@ public final class PluginHarness {
 
     @Override
     public synchronized void send(Object message) throws IOException {
+      if (message instanceof byte[]) batchExecutorIds.add(batchExecutorId((byte[]) message));
       ByteArrayOutputStream bytes = new ByteArrayOutputStream();
       try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {
         out.writeObject(message);
@@ -88,6 +91,27 @@ public final class PluginHarness {
     @Override
     public Object ask(Object message) {
       throw new UnsupportedOperationException();
+    }
+  }
+
+  /**
+   * Batch.executor_id (schema/profile.fbs: field 1 of the root table) read straight from the
+   * flatbuffer, as the driver aggregator does; "<unreadable>" when the bytes are no batch.
+   */
+  static String batchExecutorId(byte[] batch) {
+    try {
+      java.nio.ByteBuffer bytes =
+          java.nio.ByteBuffer.wrap(batch).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+      int table = bytes.getInt(0);
+      int vtable = table - bytes.getInt(table);
+      int slot = 4 + 2 * 1;  // vtable: its size, the table's size, then one uint16 per field
+      if (slot >= (bytes.getShort(vtable) & 0xFFFF)) return null;
+      int field = bytes.getShort(vtable + slot) & 0xFFFF;
+      if (field == 0) return null;
+      int string = table + field + bytes.getInt(table + field);
+      return new String(batch, string + 4, bytes.getInt(string), StandardCharsets.UTF_8);
+    } catch (RuntimeException e) {
+      return "<unreadable>";
     }
   }
 
@@ -298,7 +322,8 @@ public final class PluginHarness {
     Map<String, String> extra = driver.init(sc, driverContext);
     driver.registerMetrics(APP_ID, driverContext);  // Spark calls it once the app id is known
     ExecutorPlugin executor = plugin.executorPlugin();
-    FakePluginContext executorContext = new FakePluginContext(conf, "1", driver);
+    // One -agentpath line for every executor: the plugin names this one "7" at init.
+    FakePluginContext executorContext = new FakePluginContext(conf, "7", driver);
     executor.init(executorContext, extra);
 
     System.setErr(originalErr);
@@ -322,7 +347,7 @@ public final class PluginHarness {
 
     if (!withAgent) {
       check(sc.listeners.isEmpty(), "without the library the driver registers no listener");
-      check(logged.split("\n").length == 2 && logged.contains("executor 1: the native agent is not loaded")
+      check(logged.split("\n").length == 2 && logged.contains("executor 7: the native agent is not loaded")
           && logged.contains("driver: libsparkprof.so is not loaded"),
           "one log line per side without the agent");
       check(driver.receive(new byte[] {1, 2, 3}) == null, "receive without an aggregator is a no-op");
@@ -406,6 +431,12 @@ public final class PluginHarness {
     driver.shutdown();
     check(NativeAggregator.status().contains("\"running\":false"), "driver shutdown stops it");
     check(executorContext.sent >= 2, "executor sent batches: " + executorContext.sent);
+    check(!executorContext.batchExecutorIds.isEmpty()
+        && executorContext.batchExecutorIds.stream().allMatch("7"::equals),
+        "every batch header names executor 7: "
+            + new java.util.LinkedHashSet<>(executorContext.batchExecutorIds));
+    check(io.sparkprof.NativeAgent.statusJson().contains("\"executor_id\":\"7\""),
+        "the agent's status names executor 7: " + io.sparkprof.NativeAgent.statusJson());
     Path profile = appDir.resolve("profile.sparkprof");
     long profileBytes = Files.exists(profile) ? Files.size(profile) : 0;
     check(profileBytes > 0, "saved profile written: " + profile + " (" + profileBytes + " bytes)");

@@ -29,6 +29,17 @@ public final class NativeAgent {
     if (LOADED) clearTaskTag();
   }
 
+  /**
+   * Names this JVM in every later batch (Spark's {@code PluginContext.executorID()}): every
+   * executor gets the same {@code -agentpath} line. The agent option {@code executor=} wins when
+   * given. Null is ignored; empty, over-long (above 256 bytes of UTF-8) or control-character ids
+   * are refused with one agent log line. Never throws from the agent; an older library without
+   * this native throws {@link UnsatisfiedLinkError}.
+   */
+  public static void nameExecutor(String executorId) {
+    if (LOADED) setExecutorId(executorId);
+  }
+
   /** The next flatbuffers {@code Batch} (schema/profile.fbs), or null when there is nothing new. */
   public static byte[] drainBatchOrNull() {
     return LOADED ? drainBatch() : null;
@@ -56,6 +67,8 @@ public final class NativeAgent {
   public static native void clearTaskTag();
 
   public static native byte[] drainBatch();
+
+  public static native void setExecutorId(String id);
 
   public static native String status();
 }

@@ -11,8 +11,9 @@ import org.apache.spark.api.plugin.ExecutorPlugin;
 import org.apache.spark.api.plugin.PluginContext;
 
 /**
- * Executor side: tags each task thread with (stage, stage attempt, task attempt id) for the native
- * agent, and every {@code spark.sparkprof.flushInterval} sends the agent's batch to the driver.
+ * Executor side: names the native agent's batches with this executor's id, tags each task thread
+ * with (stage, stage attempt, task attempt id) for the agent, and every
+ * {@code spark.sparkprof.flushInterval} sends the agent's batch to the driver.
  *
  * <p>The task hooks run on the task thread, must cost nanoseconds and never throw: Spark would
  * only log the exception, but a throwing hook still costs the task a stack trace.
@@ -49,6 +50,7 @@ public final class SparkProfExecutorPlugin implements ExecutorPlugin {
             + "the plugin does nothing");
         return;
       }
+      nameExecutor(ctx.executorID());
       context = ctx;
       flusher = Executors.newSingleThreadScheduledExecutor(runnable -> {
         Thread thread = new Thread(runnable, "sparkprof-flush");
@@ -60,6 +62,17 @@ public final class SparkProfExecutorPlugin implements ExecutorPlugin {
       active = true;
     } catch (RuntimeException | LinkageError e) {
       SparkProfPlugin.log("executor plugin disabled: " + e);
+    }
+  }
+
+  /** Tells the agent which executor this is, before the first batch; never throws. */
+  private static void nameExecutor(String executorId) {
+    try {
+      NativeAgent.nameExecutor(executorId);
+    } catch (RuntimeException | LinkageError e) {
+      // E.g. an older libsparkprof.so without setExecutorId: profiling goes on regardless.
+      SparkProfPlugin.log("executor " + executorId + ": could not pass the executor id to the "
+          + "native agent; its batches keep the agent's default id: " + e);
     }
   }
 
