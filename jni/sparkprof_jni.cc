@@ -1,7 +1,7 @@
 // The JNI boundary for the Spark plugin (Java side:
 // spark-plugin/.../io/sparkprof/NativeAgent.java). Each function converts, forwards to the Agent,
-// and releases what it created. When the library is loaded without -agentpath (no Agent), every
-// call is a cheap no-op.
+// and releases what it created. Until an agent runs (no -agentpath and no startInProcess0 yet),
+// every call but startInProcess0 is a cheap no-op.
 #include <jni.h>
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "native-agent/agent.h"
+#include "native-agent/agent_entry.h"
 
 namespace {
 
@@ -32,6 +33,29 @@ void ThrowJava(JNIEnv* env, const char* class_name, const std::string& message) 
 extern "C" {
 
 JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM*, void*) { return JNI_VERSION_1_8; }
+
+// The plugin-only install: starts the agent in this running JVM. Returns a StartOutcome number
+// (agent_entry.h). Never throws; a failure's reason is logged once by the agent.
+JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAgent_startInProcess0(JNIEnv* env, jclass,
+                                                                     jstring options) {
+  JavaVM* vm = nullptr;
+  if (env->GetJavaVM(&vm) != JNI_OK || vm == nullptr) {
+    sparkprof::agent::LogLine("GetJavaVM failed; the JVM runs without profiling");
+    return static_cast<jint>(sparkprof::agent::StartOutcome::kFailed);
+  }
+  std::string text;
+  if (options != nullptr) {
+    const char* utf = env->GetStringUTFChars(options, nullptr);
+    if (utf == nullptr) {  // OutOfMemoryError pending: drop it, report the failure instead
+      env->ExceptionClear();
+      sparkprof::agent::LogLine("cannot read the agent options; the JVM runs without profiling");
+      return static_cast<jint>(sparkprof::agent::StartOutcome::kFailed);
+    }
+    text = utf;
+    env->ReleaseStringUTFChars(options, utf);
+  }
+  return static_cast<jint>(sparkprof::agent::StartInProcess(vm, text));
+}
 
 JNIEXPORT jboolean JNICALL Java_io_sparkprof_NativeAgent_isLoaded0(JNIEnv*, jclass) {
   Agent* agent = CurrentAgent();

@@ -73,6 +73,7 @@ bool Agent::Initialize() {
   // CompiledMethodLoad makes HotSpot keep debug info at non-safepoints (like
   // -XX:+DebugNonSafepoints), so AsyncGetCallTrace attributes samples to the right inlined frame.
   capabilities.can_generate_compiled_method_load_events = 1;
+  // Both are "always" capabilities in HotSpot, granted in the live phase too (plugin start).
   if (jvmti_->AddCapabilities(&capabilities) != JVMTI_ERROR_NONE) {
     capabilities.can_generate_compiled_method_load_events = 0;
     if (jvmti_->AddCapabilities(&capabilities) != JVMTI_ERROR_NONE) {
@@ -80,10 +81,12 @@ bool Agent::Initialize() {
       return false;
     }
   }
+  compiled_method_load_ = capabilities.can_generate_compiled_method_load_events != 0;
   return true;
 }
 
-void Agent::Start(JNIEnv* jni, jthread current_thread) {
+void Agent::Start(JNIEnv* jni, jthread current_thread, bool late_start) {
+  late_start_.store(late_start);
   start_epoch_ns_ = EpochNowNs();
   batch_start_epoch_ns_ = start_epoch_ns_;
   last_dump_ns_ = MonotonicNowNs();
@@ -95,7 +98,9 @@ void Agent::Start(JNIEnv* jni, jthread current_thread) {
         "AsyncGetCallTrace not found in libjvm; falling back to JVMTI stack sampling "
         "(GetThreadListStackTraces: safepoint-biased, higher overhead)");
   }
-  // jmethodIDs for classes loaded before us; ClassPrepare covers the rest from here on.
+  // jmethodIDs for classes loaded before us (for a late start: every class the application has
+  // used so far); ClassPrepare covers the rest from here on. Enabled first, so a class prepared
+  // during the walk is covered by one or the other.
   // AsyncGetCallTrace also refuses to walk (ticks_no_class_load) unless ClassLoad is enabled.
   jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_CLASS_LOAD, nullptr);
   jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_CLASS_PREPARE, nullptr);
@@ -131,12 +136,13 @@ void Agent::Start(JNIEnv* jni, jthread current_thread) {
   }
   StartAgentThread(jni, "sparkprof-drain", DrainThreadMain);
   if (use_jvmti_walker_) StartAgentThread(jni, "sparkprof-jvmti-sampler", JvmtiSamplerMain);
-  LogLine("profiling: mode=%s interval=%lldus %s, walker=%s%s%s",
+  LogLine("profiling: mode=%s interval=%lldus %s, walker=%s%s%s%s",
           options_.mode == SamplingMode::kCpu ? "cpu" : "wall",
           static_cast<long long>(options_.interval_ns / 1000),
           use_jvmti_walker_ ? "(JVMTI sampler)" : sampler_.mechanism().c_str(),
           use_jvmti_walker_ ? "jvmti" : "AsyncGetCallTrace",
-          out_path_.empty() ? "" : ", out=", out_path_.c_str());
+          out_path_.empty() ? "" : ", out=", out_path_.c_str(),
+          late_start ? ", started in the running JVM" : "");
 }
 
 void Agent::SetUpMetrics() {
@@ -471,6 +477,10 @@ std::string Agent::StatusText() {
   json.pop_back();  // the closing brace
   json += ",\"executor_id\":";
   JsonWriter::AppendQuoted(json, executor_id_.Get(), /*html_safe=*/false);
+  json += ",\"late_start\":";
+  json += late_start_.load() ? "true" : "false";
+  json += ",\"compiled_method_load\":";
+  json += compiled_method_load_ ? "true" : "false";
   json += '}';
   return json;
 }

@@ -34,8 +34,10 @@ class Agent {
 
   // Capabilities + callbacks. Returns false (after logging) when the JVM refuses them.
   bool Initialize();
-  // From VMInit, or straight from Agent_OnAttach when the VM is already live.
-  void Start(JNIEnv* jni, jthread current_thread);
+  // From VMInit, or with `late_start` straight from Agent_OnAttach or the plugin's in-process
+  // start when the VM is already live (then nothing before this moment is seen; see
+  // docs/agent.md). `current_thread` (may be null) is registered as a profiled thread.
+  void Start(JNIEnv* jni, jthread current_thread, bool late_start);
 
   // JVMTI callbacks (forwarded).
   void OnVmDeath(JNIEnv* jni);
@@ -76,6 +78,9 @@ class Agent {
   std::string out_path_;
   int64_t start_epoch_ns_ = 0;
   bool use_jvmti_walker_ = false;
+  std::atomic<bool> late_start_{false};  // read by StatusText on any thread
+  // Whether HotSpot granted CompiledMethodLoad events (and so keeps non-safepoint debug info).
+  bool compiled_method_load_ = false;
   ExecutorId executor_id_;
 
   ThreadRegistry registry_;
