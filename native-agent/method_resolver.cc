@@ -14,6 +14,10 @@ int PreallocateMethodIdsForLoadedClasses(jvmtiEnv* jvmti, JNIEnv* jni) {
   jint count = 0;
   jclass* classes = nullptr;
   if (jvmti->GetLoadedClasses(&count, &classes) != JVMTI_ERROR_NONE) return 0;
+  // Every class is a local reference at once (tens of thousands in a running executor, where the
+  // plugin starts the agent late); declared, so -Xcheck:jni does not warn. HotSpot refuses more
+  // than -XX:MaxJNILocalCapacity (65536) with an OutOfMemoryError: cosmetic here, so dropped.
+  if (jni->EnsureLocalCapacity(count) != JNI_OK) jni->ExceptionClear();
   for (jint i = 0; i < count; ++i) {
     jint status = 0;
     if (jvmti->GetClassStatus(classes[i], &status) == JVMTI_ERROR_NONE &&
