@@ -1,13 +1,18 @@
 import io.sparkprof.NativeAgent;
+import io.sparkprof.NativeLibraries;
 
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.io.ObjectOutputStream;
 import java.io.Serializable;
+import java.lang.reflect.Method;
 import java.net.HttpURLConnection;
 import java.net.URL;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -131,6 +136,98 @@ public final class AgentWorkloads {
     }
   }
 
+  /** Loaded, run and JIT-compiled before the plugin-start case starts the agent. */
+  static final class PreloadedWork {
+    static long spin(long millis) {
+      long end = System.nanoTime() + millis * 1_000_000L;
+      long x = 7;
+      while (System.nanoTime() < end) {
+        for (int i = 0; i < 10_000; i++) x = x * 2862933555777941757L + 3037000493L;
+      }
+      return x;
+    }
+  }
+
+  /**
+   * The plugin-only install: `pluginstart SECONDS OPTIONS java|native`. Worker threads exist
+   * before the agent starts; four threads then start it at once, through NativeAgent.startFromJar
+   * ("java") or straight through the native entry ("native", by reflection: the library is loaded
+   * from the jar first); then the workers run tagged as tasks 300..303 of stage 11.
+   */
+  static void pluginStart(long millis, String options, String starter) throws Exception {
+    System.out.println("loaded.before=" + NativeAgent.isLoaded());
+    sink += PreloadedWork.spin(500);  // class loaded and compiled before the agent exists
+    int workers = 4;
+    CountDownLatch go = new CountDownLatch(1);
+    Thread[] threads = new Thread[workers];
+    for (int i = 0; i < workers; i++) {
+      final int task = 300 + i;
+      threads[i] = new Thread(() -> {
+        try {
+          go.await();
+        } catch (InterruptedException e) {
+          return;
+        }
+        NativeAgent.tagCurrentThread(11, 0, task);
+        sink += PreloadedWork.spin(millis);
+        NativeAgent.untagCurrentThread();
+      }, "pool-worker-" + i);
+      threads[i].start();
+    }
+
+    Method startNative = NativeAgent.class.getDeclaredMethod("startInProcess0", String.class);
+    startNative.setAccessible(true);
+    if (starter.equals("native") && !NativeAgent.isLoaded()) {
+      Method load = NativeLibraries.class.getDeclaredMethod("loadAgentLibraryFromJar");
+      load.setAccessible(true);
+      System.out.println("library=" + load.invoke(null));
+    }
+    String[] outcomes = {"started", "already running", "another copy", "failed"};
+    List<String> results = Collections.synchronizedList(new ArrayList<>());
+    CountDownLatch ready = new CountDownLatch(1);
+    Thread[] starters = new Thread[4];
+    for (int i = 0; i < starters.length; i++) {
+      starters[i] = new Thread(() -> {
+        try {
+          ready.await();
+          results.add(starter.equals("java")
+              ? NativeAgent.startFromJar(options)
+              : outcomes[(Integer) startNative.invoke(null, options)]);
+        } catch (Exception e) {
+          results.add(e.toString());
+        }
+      });
+      starters[i].start();
+    }
+    ready.countDown();
+    joinAll(starters);
+    Collections.sort(results);
+    System.out.println("start.concurrent=" + String.join(",", results));
+    System.out.println("start.again=" + NativeAgent.startFromJar(options) + ","
+        + outcomes[(Integer) startNative.invoke(null, options)]);
+    System.out.println("driver=" + NativeLibraries.loadDriverLibraryFromJar());
+
+    go.countDown();
+    int batches = 0;
+    for (int i = 0; i < 4; i++) {
+      Thread.sleep(millis / 4);
+      System.gc();
+      if (NativeAgent.drainBatchOrNull() != null) batches++;
+    }
+    joinAll(threads);
+    if (NativeAgent.drainBatchOrNull() != null) batches++;
+    System.out.println("batches=" + batches);
+    System.out.println("status=" + NativeAgent.statusJson());
+    List<String> mapped = new ArrayList<>();
+    for (String line : Files.readAllLines(Paths.get("/proc/self/maps"))) {
+      int path = line.indexOf('/');
+      if (path >= 0 && line.contains("sparkprof") && !mapped.contains(line.substring(path))) {
+        mapped.add(line.substring(path));
+      }
+    }
+    System.out.println("maps=" + String.join("|", mapped));
+  }
+
   public static void main(String[] args) throws Exception {
     String workload = args[0];
     long millis = (long) (Double.parseDouble(args.length > 1 ? args[1] : "2") * 1000);
@@ -232,6 +329,9 @@ public final class AgentWorkloads {
         joinAll(threads);
         break;
       }
+      case "pluginstart":
+        pluginStart(millis, args[2], args[3]);
+        break;
       case "noagent":
         System.out.println("loaded=" + NativeAgent.isLoaded() + " status=" + NativeAgent.statusJson());
         NativeAgent.tagCurrentThread(1, 0, 1);

@@ -1,4 +1,5 @@
-# JVM tests of libsparkprof.so: real JVMs with -agentpath running tests/agent/AgentWorkloads.java.
+# JVM tests of libsparkprof.so: real JVMs with -agentpath (or, plugin_start*, the library loaded
+# from a jar at run time) running tests/agent/AgentWorkloads.java.
 # Included from native-agent/CMakeLists.txt (the agent's owner registers its own end-to-end tests).
 find_package(Java COMPONENTS Development)
 find_package(Python3 COMPONENTS Interpreter)
@@ -12,7 +13,8 @@ set(SPARKPROF_AGENT_TEST_CLASSES ${CMAKE_BINARY_DIR}/tests/agent/classes)
 set(SPARKPROF_AGENT_TEST_SOURCES
   ${SPARKPROF_AGENT_TEST_DIR}/AgentWorkloads.java
   ${SPARKPROF_AGENT_TEST_DIR}/ChurnTarget.java
-  ${PROJECT_SOURCE_DIR}/spark-plugin/src/main/java/io/sparkprof/NativeAgent.java)
+  ${PROJECT_SOURCE_DIR}/spark-plugin/src/main/java/io/sparkprof/NativeAgent.java
+  ${PROJECT_SOURCE_DIR}/spark-plugin/src/main/java/io/sparkprof/NativeLibraries.java)
 add_custom_command(
   OUTPUT ${SPARKPROF_AGENT_TEST_CLASSES}/AgentWorkloads.class
   COMMAND ${CMAKE_COMMAND} -E make_directory ${SPARKPROF_AGENT_TEST_CLASSES}
@@ -25,7 +27,8 @@ add_custom_target(sparkprof_agent_test_classes ALL
   DEPENDS ${SPARKPROF_AGENT_TEST_CLASSES}/AgentWorkloads.class)
 
 foreach(test_case serialization interval_1ms jvmti_walker threads_500 class_churn gc_churn
-                  exit_while_sampling tagged bad_options loaded_twice wall_mode prometheus no_agent)
+                  exit_while_sampling tagged bad_options loaded_twice wall_mode prometheus no_agent
+                  plugin_start plugin_start_with_agentpath)
   add_test(NAME agent_jvm_${test_case}
     COMMAND ${Python3_EXECUTABLE} ${SPARKPROF_AGENT_TEST_DIR}/run_agent_case.py
             --java ${Java_JAVA_EXECUTABLE} --lib $<TARGET_FILE:sparkprof_agent>

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Runs one JVM test case of the sparkprof agent: starts a real JVM with -agentpath, then checks
-exit code, stderr and the PATH.collapsed / PATH.json outputs. Usage:
+"""Runs one JVM test case of the sparkprof agent: starts a real JVM with -agentpath (or, for the
+plugin_start cases, without it: the agent comes out of a jar), then checks exit code, stderr and
+the PATH.collapsed / PATH.json outputs. Usage:
   run_agent_case.py --java JAVA --lib libsparkprof.so --classes DIR --work DIR CASE
 """
 import argparse
@@ -11,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+import zipfile
 
 
 def fail(message, run=None):
@@ -30,13 +32,15 @@ class Case:
         os.makedirs(self.work)
         self.out = os.path.join(self.work, "profile")
 
-    def run(self, agent_options, workload, jvm_flags=(), agentpaths=None, timeout=120):
+    def run(self, agent_options, workload, jvm_flags=(), agentpaths=None, timeout=120,
+            classpath=()):
         command = [self.args.java, "-Xss1m"] + list(jvm_flags)
         if agentpaths is None:
             agentpaths = [self.args.lib]
         for path in agentpaths:
             command.append("-agentpath:" + path + ("=" + agent_options if agent_options else ""))
-        command += ["-cp", self.args.classes, "AgentWorkloads"] + [str(w) for w in workload]
+        command += ["-cp", os.pathsep.join([self.args.classes] + list(classpath)), "AgentWorkloads"]
+        command += [str(w) for w in workload]
         started = time.monotonic()
         run = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
         run.seconds = time.monotonic() - started
@@ -223,6 +227,132 @@ def case_no_agent(c):
     run = c.run(None, ["noagent"], agentpaths=[])
     if "loaded=false" not in run.stdout or "batch=null" not in run.stdout:
         fail("NativeAgent must be a no-op without the agent", run)
+
+
+PLUGIN_RESOURCES = "io/sparkprof/native/linux-x86_64/"
+
+
+def plugin_jar(c, with_driver):
+    """A stand-in for the plugin jar: the agent (and the driver library) as resources."""
+    jar = os.path.join(c.work, "sparkprof-plugin-natives.jar")
+    driver = os.path.join(os.path.dirname(c.args.lib), "libsparkprof_driver.so")
+    with zipfile.ZipFile(jar, "w") as z:
+        z.write(c.args.lib, PLUGIN_RESOURCES + "libsparkprof.so")
+        if with_driver and os.path.exists(driver):
+            z.write(driver, PLUGIN_RESOURCES + "libsparkprof_driver.so")
+    return jar, with_driver and os.path.exists(driver)
+
+
+def stdout_value(run, key):
+    for line in run.stdout.splitlines():
+        if line.startswith(key + "="):
+            return line[len(key) + 1:]
+    fail("no %s= line" % key, run)
+
+
+def sparkprof_lines(run):
+    return [l for l in run.stderr.splitlines() if l.startswith("sparkprof:")]
+
+
+def check_task_profile(c, run, profile, collapsed):
+    """Tasks 300..303 ran PreloadedWork.spin on threads that existed before the agent started."""
+    tasks = {t["task_attempt_id"]: t for t in profile["tasks"]}
+    tagged_samples = 0
+    for task in (300, 301, 302, 303):
+        if task not in tasks or tasks[task]["stage_id"] != 11:
+            fail("task %d (a thread created before the start) has no samples; tasks=%s" %
+                 (task, sorted(tasks)), run)
+        tagged_samples += sum(v["samples"] for v in tasks[task]["categories"].values())
+    resolved = sum(int(l.rpartition(" ")[2]) for l in collapsed.splitlines()
+                   if "AgentWorkloads$PreloadedWork.spin" in l)
+    print("tagged samples=%d, in PreloadedWork.spin=%d" % (tagged_samples, resolved))
+    if resolved < 0.5 * tagged_samples:
+        fail("frames of a class loaded before the start are not resolved", run)
+    if "java.lang.Thread.run" not in collapsed:
+        fail("java.lang.Thread.run (a boot class) is not resolved", run)
+    gc = profile["gc"]
+    print("gc pauses=%d" % gc["pauses"])
+    if gc["pauses"] < 1:
+        fail("System.gc() after the start left no GC pause", run)
+
+
+def run_plugin_start(c, starter):
+    tmp = os.path.join(c.work, "tmp-" + starter)
+    os.makedirs(tmp)
+    jar, with_driver = plugin_jar(c, with_driver=True)
+    out = os.path.join(c.work, "profile-" + starter)
+    run = c.run(None, ["pluginstart", 2, "interval=5ms,out=" + out, starter], agentpaths=[],
+                classpath=[jar], jvm_flags=["-Djava.io.tmpdir=" + tmp])
+    if stdout_value(run, "loaded.before") != "false":
+        fail("the agent ran before the plugin started it", run)
+    if starter == "native" and stdout_value(run, "library") != "null":
+        fail("loading the library from the jar failed", run)
+    if stdout_value(run, "start.concurrent") != ",".join(["already running"] * 3 + ["started"]):
+        fail("four concurrent starts must start the agent exactly once", run)
+    if stdout_value(run, "start.again") != "already running,already running":
+        fail("a later start must be a no-op", run)
+    driver = stdout_value(run, "driver")
+    if with_driver and driver != "null":
+        fail("libsparkprof_driver.so did not load from the jar: " + driver, run)
+    status = json.loads(stdout_value(run, "status"))
+    print("status:", status)
+    if not status["running"] or not status["late_start"] or not status["compiled_method_load"]:
+        fail("expected a running late-started agent with CompiledMethodLoad events granted", run)
+    if int(stdout_value(run, "batches")) < 1:
+        fail("drainBatch returned nothing", run)
+    mapped = stdout_value(run, "maps").split("|")
+    agents = [m for m in mapped if m.endswith("libsparkprof.so (deleted)") or
+              m.endswith("libsparkprof.so")]
+    print("mapped agent libraries:", agents)
+    if len(agents) != 1 or not agents[0].startswith(tmp + "/") or "(deleted)" not in agents[0]:
+        fail("expected one copy, extracted to java.io.tmpdir and deleted after loading", run)
+    if os.listdir(tmp):
+        fail("extracted libraries left behind: %s" % os.listdir(tmp), run)
+    lines = sparkprof_lines(run)
+    if sum("profiling: " in l for l in lines) != 1 or any("already loaded" in l for l in lines):
+        fail("expected one start line and no decline", run)
+    c.out = out
+    profile, collapsed = c.profile(run)
+    check_task_profile(c, run, profile, collapsed)
+
+
+def case_plugin_start(c):
+    # No -agentpath: the agent comes out of the jar, through the plugin's Java path and through
+    # the native entry directly (concurrent first starts meet in the agent's own lock).
+    run_plugin_start(c, "java")
+    run_plugin_start(c, "native")
+
+
+def case_plugin_start_with_agentpath(c):
+    # -agentpath wins: the plugin finds it (NativeAgent's natives resolve in the agent library),
+    # loads no second copy, and its own (here: bad) options are never parsed.
+    jar, _ = plugin_jar(c, with_driver=False)
+    tmp = os.path.join(c.work, "tmp")
+    os.makedirs(tmp)
+    run = c.run("interval=5ms,out=" + c.out, ["pluginstart", 2, "interval=bogus", "java"],
+                classpath=[jar], jvm_flags=["-Djava.io.tmpdir=" + tmp])
+    if stdout_value(run, "loaded.before") != "true":
+        fail("NativeAgent does not see the -agentpath agent", run)
+    if stdout_value(run, "start.concurrent") != ",".join(["already running"] * 4):
+        fail("with -agentpath every start must report already running", run)
+    if stdout_value(run, "start.again") != "already running,already running":
+        fail("the native entry must report already running", run)
+    if not stdout_value(run, "driver").startswith("driver: the plugin jar has no "):
+        fail("a missing driver library must be reported", run)
+    status = json.loads(stdout_value(run, "status"))
+    if status["late_start"]:
+        fail("the -agentpath agent is not a late start", run)
+    mapped = [m for m in stdout_value(run, "maps").split("|") if "libsparkprof.so" in m]
+    print("mapped agent libraries:", mapped)
+    if mapped != [os.path.realpath(c.args.lib)] or os.listdir(tmp):
+        fail("a second copy of the library was loaded", run)
+    lines = sparkprof_lines(run)
+    if any("bad agent options" in l or "already loaded" in l for l in lines):
+        fail("the plugin's start must not reach the agent's option parser", run)
+    if sum("driver: " in l for l in lines) != 1:
+        fail("the driver library failure must be logged exactly once", run)
+    profile, collapsed = c.profile(run)
+    check_task_profile(c, run, profile, collapsed)
 
 
 CASES = {name[len("case_"):]: fn for name, fn in globals().items() if name.startswith("case_")}
