@@ -22,7 +22,7 @@ import java.util.Map;
  *
  * <p>Natives bind to the class loader of the class that calls {@code System.load}: this class's.
  * {@link NativeAgent} calls package-private members here, which only links within one loader, so
- * its natives resolve in what this class loaded; {@link NativeAggregator} comes from the same jar
+ * its natives resolve in what this class loaded; {@code NativeAggregator} comes from the same jar
  * and so from the same loader. A second loader with its own copy of these classes would load its
  * own copy of a library (see {@link NativeAgent#startFromJar} for what the agent does then).
  *
