@@ -35,13 +35,50 @@ void ThrowJava(JNIEnv* env, const char* class_name, const std::string& message) 
   if (exception != nullptr) env->ThrowNew(exception, message.c_str());
 }
 
+// Standard UTF-8 of a Java string (JNI's "UTF" is modified UTF-8: surrogate pairs as two 3-byte
+// sequences and NUL as C0 80, neither valid UTF-8). Lone surrogates and NUL become U+FFFD.
 std::string ToString(JNIEnv* env, jstring text) {
   if (text == nullptr) return {};
-  const char* chars = env->GetStringUTFChars(text, nullptr);
-  if (chars == nullptr) return {};
-  std::string result(chars);
-  env->ReleaseStringUTFChars(text, chars);
-  return result;
+  const jsize length = env->GetStringLength(text);
+  std::u16string units(static_cast<size_t>(length), u'\0');
+  env->GetStringRegion(text, 0, length, reinterpret_cast<jchar*>(units.data()));
+  if (env->ExceptionCheck()) {
+    env->ExceptionClear();
+    return {};
+  }
+  std::string utf8;
+  utf8.reserve(units.size());
+  auto append = [&utf8](uint32_t code_point) {
+    if (code_point < 0x80) {
+      utf8.push_back(static_cast<char>(code_point));
+    } else if (code_point < 0x800) {
+      utf8.push_back(static_cast<char>(0xC0 | (code_point >> 6)));
+      utf8.push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
+    } else if (code_point < 0x10000) {
+      utf8.push_back(static_cast<char>(0xE0 | (code_point >> 12)));
+      utf8.push_back(static_cast<char>(0x80 | ((code_point >> 6) & 0x3F)));
+      utf8.push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
+    } else {
+      utf8.push_back(static_cast<char>(0xF0 | (code_point >> 18)));
+      utf8.push_back(static_cast<char>(0x80 | ((code_point >> 12) & 0x3F)));
+      utf8.push_back(static_cast<char>(0x80 | ((code_point >> 6) & 0x3F)));
+      utf8.push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
+    }
+  };
+  constexpr uint32_t kReplacement = 0xFFFD;
+  for (size_t i = 0; i < units.size(); ++i) {
+    const uint32_t unit = units[i];
+    if (unit >= 0xD800 && unit <= 0xDBFF && i + 1 < units.size() && units[i + 1] >= 0xDC00 &&
+        units[i + 1] <= 0xDFFF) {
+      append(0x10000 + ((unit - 0xD800) << 10) + (units[i + 1] - 0xDC00));
+      ++i;
+    } else if ((unit >= 0xD800 && unit <= 0xDFFF) || unit == 0) {
+      append(kReplacement);
+    } else {
+      append(unit);
+    }
+  }
+  return utf8;
 }
 
 }  // namespace
@@ -133,20 +170,18 @@ JNIEXPORT jstring JNICALL Java_io_sparkprof_NativeAggregator_writeStageFlameGrap
 // aggregator. Never throws. The Java side writes ASCII-only JSON (\\u escapes), so the JVM's
 // modified UTF-8 is the line's exact bytes.
 JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAggregator_onEvent0(JNIEnv* env, jclass,
-                                                                   jstring json_line) {
+                                                                   jbyteArray utf8_line) {
   std::shared_ptr<DriverAggregator> aggregator = CurrentAggregator();
-  if (aggregator == nullptr || json_line == nullptr) return -1;
-  jsize chars = env->GetStringLength(json_line);
-  jsize bytes = env->GetStringUTFLength(json_line);
+  if (aggregator == nullptr || utf8_line == nullptr) return -1;
+  jsize bytes = env->GetArrayLength(utf8_line);
   thread_local std::string buffer;  // the listener thread: one buffer, reused
-  buffer.resize(static_cast<size_t>(bytes) + 1);
-  env->GetStringUTFRegion(json_line, 0, chars, buffer.data());
+  buffer.resize(static_cast<size_t>(bytes));
+  env->GetByteArrayRegion(utf8_line, 0, bytes, reinterpret_cast<jbyte*>(buffer.data()));
   if (env->ExceptionCheck()) {
     env->ExceptionClear();
     return -1;
   }
-  return aggregator->OnEvent(std::string_view(buffer.data(), static_cast<size_t>(bytes))).ok() ? 0
-                                                                                               : 1;
+  return aggregator->OnEvent(std::string_view(buffer.data(), buffer.size())).ok() ? 0 : 1;
 }
 
 // End of the application: writes the reports (once). Returns their paths, one per line, or

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Checks the plugin jar: it holds the plugin classes, no org/apache/spark (or scala) classes (the
-compile-only declarations must never ship), and Java 8 class files so Spark 3.x JVMs load it."""
+"""Checks the plugin jar: it holds the plugin classes and both native libraries (plugin-only
+install), no Spark or Scala classes (they are `provided`), and Java 8 class files so Spark 3.x JVMs
+on Java 8 load it."""
 import struct
 import sys
 import zipfile
@@ -17,7 +18,9 @@ def main(path):
                          "io/sparkprof/SparkProfDriverPlugin.class",
                          "io/sparkprof/SparkProfConfig.class",
                          "io/sparkprof/NativeAgent.class",
-                         "io/sparkprof/NativeAggregator.class"):
+                         "io/sparkprof/NativeAggregator.class",
+                         "io/sparkprof/native/linux-x86_64/libsparkprof.so",
+                         "io/sparkprof/native/linux-x86_64/libsparkprof_driver.so"):
             if required not in names:
                 problems.append("missing " + required)
         for name in names:

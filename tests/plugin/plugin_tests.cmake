@@ -1,51 +1,63 @@
-# JVM tests of the Spark plugin (included from tests/CMakeLists.txt): the plugin jar with the
-# compile-only Spark declarations, small working fakes of the Spark classes it touches
-# (fake-spark/, ahead on the classpath) and PluginHarness playing Spark's part in one JVM.
+# Tests of the Spark plugin inside real Spark distributions (included from tests/CMakeLists.txt):
+# tests/plugin/io/sparkprof/SparkPluginTest.java, compiled against Spark 3.5's jars, runs through
+# each pinned release's spark-submit (scripts/install-spark.sh puts them in build/spark/<version>)
+# with the plugin jar in --jars: config parsing, the reflective SparkCompat members, and a local-
+# mode application with -agentpath, with the plugin starting the agent itself, and disabled.
+# Each test exits 77 (skipped) when its Spark is not installed.
 find_package(Java COMPONENTS Development Runtime)
 find_package(Python3 COMPONENTS Interpreter)
-if(NOT TARGET sparkprof_plugin_jar OR NOT TARGET sparkprof_agent OR NOT Java_JAVA_EXECUTABLE)
+if(NOT TARGET sparkprof_plugin_jar OR NOT TARGET sparkprof_agent OR NOT Java_JAVAC_EXECUTABLE
+   OR NOT Python3_Interpreter_FOUND)
   return()
 endif()
 
+execute_process(COMMAND ${PROJECT_SOURCE_DIR}/scripts/spark-versions.sh
+  OUTPUT_VARIABLE SPARKPROF_SPARK_VERSIONS OUTPUT_STRIP_TRAILING_WHITESPACE)
+string(REPLACE "\n" ";" SPARKPROF_SPARK_VERSIONS "${SPARKPROF_SPARK_VERSIONS}")
+set(SPARKPROF_SPARK_ROOT ${CMAKE_BINARY_DIR}/spark CACHE PATH
+  "where scripts/install-spark.sh put the Spark releases (<root>/<version>/home)")
+list(GET SPARKPROF_SPARK_VERSIONS 0 SPARKPROF_SPARK_COMPILE_VERSION)
+set(SPARKPROF_SPARK_COMPILE_JARS ${SPARKPROF_SPARK_ROOT}/${SPARKPROF_SPARK_COMPILE_VERSION}/home/jars)
+
 set(plugin_test_dir ${CMAKE_CURRENT_SOURCE_DIR}/plugin)
 set(plugin_test_classes ${CMAKE_CURRENT_BINARY_DIR}/plugin/classes)
-file(GLOB_RECURSE plugin_test_sources CONFIGURE_DEPENDS
-  ${plugin_test_dir}/fake-spark/*.java ${plugin_test_dir}/*.java)
-add_custom_command(
-  OUTPUT ${plugin_test_classes}/PluginHarness.class
-  COMMAND ${CMAKE_COMMAND} -E rm -rf ${plugin_test_classes}
-  COMMAND ${Java_JAVAC_EXECUTABLE} --release 17 -encoding UTF-8
-          -cp ${SPARKPROF_SPARK_API_CLASSES}:${SPARKPROF_PLUGIN_JAR}
-          -d ${plugin_test_classes} ${plugin_test_sources}
-  DEPENDS ${plugin_test_sources} ${SPARKPROF_PLUGIN_JAR} sparkprof_plugin_jar
-  COMMENT "javac plugin test harness"
-  VERBATIM)
-add_custom_target(sparkprof_plugin_test_classes ALL
-  DEPENDS ${plugin_test_classes}/PluginHarness.class)
-
-# Fakes first: they replace the compile-only declarations at run time.
-set(plugin_test_classpath
-  ${plugin_test_classes}:${SPARKPROF_SPARK_API_CLASSES}:${SPARKPROF_PLUGIN_JAR})
-add_test(NAME plugin_jvm_in_process
-  COMMAND ${Java_JAVA_EXECUTABLE} -agentpath:$<TARGET_FILE:sparkprof_agent>=interval=5ms
-          -cp ${plugin_test_classpath} PluginHarness agent
-          ${CMAKE_CURRENT_BINARY_DIR}/plugin/work/in_process)
-add_test(NAME plugin_jvm_no_agent
-  COMMAND ${Java_JAVA_EXECUTABLE} -cp ${plugin_test_classpath} PluginHarness no-agent
-          ${CMAKE_CURRENT_BINARY_DIR}/plugin/work/no_agent)
-add_test(NAME plugin_listener_bridge
-  COMMAND ${Java_JAVA_EXECUTABLE} -agentpath:$<TARGET_FILE:sparkprof_agent>=interval=5ms
-          -cp ${plugin_test_classpath} ListenerHarness
-          ${CMAKE_CURRENT_BINARY_DIR}/plugin/work/listener)
-add_test(NAME plugin_config
-  COMMAND ${Java_JAVA_EXECUTABLE} -cp ${plugin_test_classpath} PluginHarness config -)
-set_tests_properties(plugin_jvm_in_process plugin_jvm_no_agent plugin_listener_bridge plugin_config
-  PROPERTIES
-  TIMEOUT 120 LABELS "jvm;plugin" PASS_REGULAR_EXPRESSION "PASS"
-  FAIL_REGULAR_EXPRESSION "FAIL|hs_err|SIGSEGV")
-
-if(Python3_Interpreter_FOUND)
-  add_test(NAME plugin_jar_contents
-    COMMAND ${Python3_EXECUTABLE} ${plugin_test_dir}/check_jar.py ${SPARKPROF_PLUGIN_JAR})
-  set_tests_properties(plugin_jar_contents PROPERTIES LABELS plugin)
+set(SPARKPROF_PLUGIN_TEST_JAR ${CMAKE_CURRENT_BINARY_DIR}/plugin/sparkprof-plugin-tests.jar)
+file(GLOB_RECURSE plugin_test_sources CONFIGURE_DEPENDS ${plugin_test_dir}/*.java)
+if(EXISTS ${SPARKPROF_SPARK_COMPILE_JARS})
+  add_custom_command(
+    OUTPUT ${SPARKPROF_PLUGIN_TEST_JAR}
+    COMMAND ${CMAKE_COMMAND} -E rm -rf ${plugin_test_classes}
+    COMMAND ${Java_JAVAC_EXECUTABLE} --release 8 -encoding UTF-8 -nowarn
+            -cp ${SPARKPROF_SPARK_COMPILE_JARS}/*:${SPARKPROF_PLUGIN_JAR}
+            -d ${plugin_test_classes} ${plugin_test_sources}
+    COMMAND ${Java_JAR_EXECUTABLE} cf ${SPARKPROF_PLUGIN_TEST_JAR} -C ${plugin_test_classes} .
+    DEPENDS ${plugin_test_sources} ${SPARKPROF_PLUGIN_JAR} sparkprof_plugin_jar
+    COMMENT "javac plugin tests (against Spark ${SPARKPROF_SPARK_COMPILE_VERSION})"
+    VERBATIM)
+  add_custom_target(sparkprof_plugin_test_jar ALL DEPENDS ${SPARKPROF_PLUGIN_TEST_JAR})
+else()
+  message(STATUS "sparkprof: no Spark in ${SPARKPROF_SPARK_ROOT} (scripts/install-spark.sh); "
+                 "the real-Spark plugin tests will be skipped")
 endif()
+
+foreach(version IN LISTS SPARKPROF_SPARK_VERSIONS)
+  set(run ${Python3_EXECUTABLE} ${plugin_test_dir}/run_in_spark.py
+      --spark-home ${SPARKPROF_SPARK_ROOT}/${version}/home --plugin-jar ${SPARKPROF_PLUGIN_JAR}
+      --test-jar ${SPARKPROF_PLUGIN_TEST_JAR})
+  set(work ${CMAKE_CURRENT_BINARY_DIR}/plugin/work/${version})
+  add_test(NAME plugin_spark_${version}_config COMMAND ${run} config)
+  add_test(NAME plugin_spark_${version}_compat COMMAND ${run} compat)
+  add_test(NAME plugin_spark_${version}_agent
+           COMMAND ${run} --agent $<TARGET_FILE:sparkprof_agent> agent ${work}/agent)
+  add_test(NAME plugin_spark_${version}_plugin_only COMMAND ${run} plugin-only ${work}/plugin-only)
+  add_test(NAME plugin_spark_${version}_disabled COMMAND ${run} disabled ${work}/disabled)
+  set_tests_properties(
+    plugin_spark_${version}_config plugin_spark_${version}_compat plugin_spark_${version}_agent
+    plugin_spark_${version}_plugin_only plugin_spark_${version}_disabled
+    PROPERTIES TIMEOUT 300 LABELS "jvm;plugin;spark" SKIP_RETURN_CODE 77
+    PASS_REGULAR_EXPRESSION "PASS" FAIL_REGULAR_EXPRESSION "FAIL|hs_err|SIGSEGV")
+endforeach()
+
+add_test(NAME plugin_jar_contents
+  COMMAND ${Python3_EXECUTABLE} ${plugin_test_dir}/check_jar.py ${SPARKPROF_PLUGIN_JAR})
+set_tests_properties(plugin_jar_contents PROPERTIES LABELS plugin)

@@ -68,13 +68,13 @@ public final class NativeAggregator {
   }
 
   /**
-   * Feeds one listener event, as the event-log JSON line Spark would write for it, to the live
-   * application model (metrics now, the report at the end). The line must be ASCII (escape the
-   * rest as backslash-u). Never throws. Returns {@link #ACCEPTED}, 1 when the line was refused
-   * (counted natively) or {@link #NOT_RUNNING}.
+   * Feeds one listener event, as the UTF-8 bytes of the event-log line Spark writes for it (no
+   * line break), to the live application model (metrics now, the report at the end). Never
+   * throws. Returns {@link #ACCEPTED}, 1 when the line was refused (counted natively) or {@link
+   * #NOT_RUNNING}.
    */
-  public static int onEvent(String jsonLine) {
-    return onEvent0(jsonLine);
+  public static int onEvent(byte[] utf8Line) {
+    return onEvent0(utf8Line);
   }
 
   /**
@@ -106,7 +106,7 @@ public final class NativeAggregator {
 
   private static native String writeStageFlameGraph0(int stageId, int stageAttempt);
 
-  private static native int onEvent0(String jsonLine);
+  private static native int onEvent0(byte[] utf8Line);
 
   private static native String finishApplication0();
 

@@ -79,6 +79,13 @@ public final class SparkProfConfig {
    */
   public static final String METRICS_REFRESH_INTERVAL = "spark.sparkprof.metricsRefreshInterval";
 
+  /**
+   * Path, default unset: the driver also appends every line the live model receives (the
+   * listener bridge's event-log lines, UTF-8, one per line) to this file. For debugging and for
+   * the test that the live feed equals Spark's own event log.
+   */
+  public static final String LIVE_EVENT_LOG = "spark.sparkprof.liveEventLog";
+
   /** Reads a key; null when unset. */
   public interface Lookup {
     String get(String key);
@@ -98,6 +105,7 @@ public final class SparkProfConfig {
   private final long maxProfileFileBytes;
   private final String libraryPath;
   private final long metricsRefreshIntervalMs;
+  private final String liveEventLog;
 
   private SparkProfConfig(Lookup lookup) {
     enabled = parseBoolean(lookup, ENABLED, true);
@@ -115,6 +123,7 @@ public final class SparkProfConfig {
     libraryPath = parseString(lookup, LIBRARY_PATH, "");
     metricsRefreshIntervalMs =
         clamp(parseDurationMs(lookup, METRICS_REFRESH_INTERVAL, 1000), 1, 600_000);
+    liveEventLog = parseString(lookup, LIVE_EVENT_LOG, "");
   }
 
   public static SparkProfConfig from(Lookup lookup) {
@@ -155,6 +164,9 @@ public final class SparkProfConfig {
   public String libraryPath() { return libraryPath; }
 
   public long metricsRefreshIntervalMs() { return metricsRefreshIntervalMs; }
+
+  /** The live feed's copy, or "" for none. */
+  public String liveEventLog() { return liveEventLog; }
 
   /** Keys whose values did not parse, with the default used instead; empty when all were fine. */
   public String problems() { return problems.toString(); }

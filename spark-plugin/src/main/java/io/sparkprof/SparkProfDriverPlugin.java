@@ -1,6 +1,10 @@
 package io.sparkprof;
 
+import java.io.BufferedOutputStream;
 import java.io.File;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
 import java.lang.management.ManagementFactory;
 import java.util.Collections;
 import java.util.List;
@@ -32,6 +36,8 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
   private final Map<String, int[]> pendingFlameGraphs = new ConcurrentHashMap<>();
   private volatile boolean badBatchLogged;
   private final AtomicBoolean reportWritten = new AtomicBoolean();
+  private volatile SparkProfListener listener;
+  private volatile OutputStream liveEventLogCopy;
 
   @Override
   public Map<String, String> init(SparkContext sc, PluginContext pluginContext) {
@@ -63,8 +69,9 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
       });
       running = true;
       if (sc != null) {
-        NativeAggregator.onEvent(EventJson.logStart(sparkVersion(sc)));
-        sc.addSparkListener(new SparkProfListener(this, NativeAggregator::onEvent));
+        listener = new SparkProfListener(this, sc.conf(), liveFeed(config));
+        listener.logStart(sparkVersion(sc));
+        sc.addSparkListener(listener);
       }
       SparkProfPlugin.log("driver aggregator started"
           + (port >= 0 ? ", metrics at http://" + config.prometheusBindAddress() + ":" + port
@@ -79,6 +86,42 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
       }
     }
     return Collections.emptyMap();
+  }
+
+  /** The native model, and the copy file when {@code spark.sparkprof.liveEventLog} is set. */
+  private SparkProfListener.Sink liveFeed(SparkProfConfig config) {
+    if (config.liveEventLog().isEmpty()) return NativeAggregator::onEvent;
+    try {
+      liveEventLogCopy = new BufferedOutputStream(new FileOutputStream(config.liveEventLog()));
+    } catch (IOException | SecurityException e) {
+      SparkProfPlugin.log(SparkProfConfig.LIVE_EVENT_LOG + ": cannot write "
+          + config.liveEventLog() + " (" + e.getMessage() + "); the live feed is not copied");
+      return NativeAggregator::onEvent;
+    }
+    final OutputStream copy = liveEventLogCopy;
+    return line -> {
+      NativeAggregator.onEvent(line);
+      synchronized (copy) {
+        try {
+          copy.write(line);
+          copy.write('\n');
+        } catch (IOException e) {
+          throw new IllegalStateException("live event log copy: " + e.getMessage(), e);
+        }
+      }
+    };
+  }
+
+  private void closeLiveEventLogCopy() {
+    OutputStream copy = liveEventLogCopy;
+    if (copy == null) return;
+    synchronized (copy) {
+      try {
+        copy.close();
+      } catch (IOException e) {
+        SparkProfPlugin.log("live event log copy: " + e.getMessage());
+      }
+    }
   }
 
   private static String sparkVersion(SparkContext sc) {
@@ -190,6 +233,14 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
   /** The end-of-application report, once (ApplicationEnd or shutdown, whichever is first). */
   private void writeReportOnce() {
     if (!reportWritten.compareAndSet(false, true)) return;
+    SparkProfListener events = listener;
+    closeLiveEventLogCopy();
+    if (events != null) {
+      SparkProfPlugin.log(String.format(java.util.Locale.ROOT, "listener: %d events forwarded, "
+          + "%.1f us each on the listener thread after the first (%.1f ms), %.0f%% of it making "
+          + "the JSON lines, %d not recorded", events.events(), events.nanosPerEvent() / 1e3,
+          events.firstEventNanos() / 1e6, 100 * events.jsonShare(), events.failures()));
+    }
     try {
       String paths = NativeAggregator.finishApplication();
       if (paths != null && !paths.isEmpty()) {

@@ -1,168 +1,119 @@
 package io.sparkprof;
 
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicLong;
-import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.SparkConf;
+import org.apache.spark.SparkFirehoseListener;
 import org.apache.spark.scheduler.SparkListenerApplicationEnd;
-import org.apache.spark.scheduler.SparkListenerApplicationStart;
-import org.apache.spark.scheduler.SparkListenerEnvironmentUpdate;
 import org.apache.spark.scheduler.SparkListenerEvent;
-import org.apache.spark.scheduler.SparkListenerExecutorAdded;
-import org.apache.spark.scheduler.SparkListenerExecutorRemoved;
-import org.apache.spark.scheduler.SparkListenerJobEnd;
-import org.apache.spark.scheduler.SparkListenerJobStart;
 import org.apache.spark.scheduler.SparkListenerStageCompleted;
-import org.apache.spark.scheduler.SparkListenerStageSubmitted;
-import org.apache.spark.scheduler.SparkListenerTaskEnd;
-import org.apache.spark.scheduler.SparkListenerTaskStart;
 import org.apache.spark.scheduler.StageInfo;
 
 /**
- * The listener bridge: every event the engine reads becomes the JSON line Spark's event log has
- * for it ({@link EventJson}) and goes to the native live model ({@link
- * NativeAggregator#onEvent}), which runs it through the same parser and model builder as
+ * The listener bridge: every event Spark's event logger would write becomes the same line ({@link
+ * EventLogLines}) and goes, as UTF-8 bytes (what the log file holds), to the native live model
+ * ({@link NativeAggregator#onEvent}), which runs it through the parser and model builder of
  * {@code sparkprof analyze}. Stage completion also schedules the stage's flame graph, and the
  * application's end writes the report.
  *
  * <p>Runs on Spark's listener thread: never throws (a failing event is counted and the first
- * failure logged once), never blocks beyond the native model's lock.
+ * failure logged once), never blocks beyond the native model's lock. Its cost per event is
+ * measured by {@link #nanosPerEvent()} (JSON and the native model together).
  */
-final class SparkProfListener extends SparkListener {
+final class SparkProfListener extends SparkFirehoseListener {
   /** Where the lines go: the native model in production, a list in tests. */
   interface Sink {
-    void accept(String jsonLine);
+    void accept(byte[] utf8Line);
   }
 
   private final SparkProfDriverPlugin plugin;
   private final Sink sink;
+  private final EventLogLines lines;
   private final AtomicLong failures = new AtomicLong();
+  private final AtomicLong events = new AtomicLong();
+  private final AtomicLong nanos = new AtomicLong();
+  private final AtomicLong jsonNanos = new AtomicLong();
   private volatile boolean failureLogged;
+  private volatile long firstEventNanos;
 
-  SparkProfListener(SparkProfDriverPlugin plugin, Sink sink) {
+  SparkProfListener(SparkProfDriverPlugin plugin, SparkConf conf, Sink sink) {
     this.plugin = plugin;
     this.sink = sink;
+    this.lines = new EventLogLines(conf);
   }
 
-  @Override
-  public void onApplicationStart(SparkListenerApplicationStart event) {
+  /** The first line of the feed, as the event log starts. */
+  void logStart(String sparkVersion) {
     try {
-      sink.accept(EventJson.applicationStart(event));
+      sink.accept(lines.logStart(sparkVersion).getBytes(StandardCharsets.UTF_8));
     } catch (RuntimeException | LinkageError e) {
       failed(e);
     }
   }
 
   @Override
-  public void onApplicationEnd(SparkListenerApplicationEnd event) {
+  public void onEvent(SparkListenerEvent event) {
+    if (!EventLogLines.forwarded(event)) return;
+    long start = System.nanoTime();
     try {
-      sink.accept(EventJson.applicationEnd(event));
+      String line = lines.line(event);
+      if (line == null) {
+        failed(new IllegalStateException(event.getClass().getName() + " could not be redacted"));
+      } else {
+        byte[] bytes = line.getBytes(StandardCharsets.UTF_8);
+        long encoded = System.nanoTime();
+        jsonNanos.addAndGet(encoded - start);
+        sink.accept(bytes);
+      }
     } catch (RuntimeException | LinkageError e) {
       failed(e);
     }
-    if (plugin != null) plugin.onApplicationEnd();
-  }
-
-  @Override
-  public void onEnvironmentUpdate(SparkListenerEnvironmentUpdate event) {
-    try {
-      sink.accept(EventJson.environmentUpdate(event));
-    } catch (RuntimeException | LinkageError e) {
-      failed(e);
+    long elapsed = System.nanoTime() - start;
+    if (events.incrementAndGet() == 1) {
+      firstEventNanos = elapsed;  // loads and links Spark's JSON writer: reported apart
+    } else {
+      nanos.addAndGet(elapsed);
     }
-  }
-
-  @Override
-  public void onExecutorAdded(SparkListenerExecutorAdded event) {
+    if (plugin == null) return;
     try {
-      sink.accept(EventJson.executorAdded(event));
-    } catch (RuntimeException | LinkageError e) {
-      failed(e);
-    }
-  }
-
-  @Override
-  public void onExecutorRemoved(SparkListenerExecutorRemoved event) {
-    try {
-      sink.accept(EventJson.executorRemoved(event));
-    } catch (RuntimeException | LinkageError e) {
-      failed(e);
-    }
-  }
-
-  @Override
-  public void onJobStart(SparkListenerJobStart event) {
-    try {
-      sink.accept(EventJson.jobStart(event));
+      if (event instanceof SparkListenerStageCompleted) {
+        StageInfo info = ((SparkListenerStageCompleted) event).stageInfo();
+        if (info != null) plugin.onStageCompleted(info.stageId(), info.attemptNumber());
+      } else if (event instanceof SparkListenerApplicationEnd) {
+        plugin.onApplicationEnd();
+      }
     } catch (RuntimeException | LinkageError e) {
       failed(e);
     }
   }
 
-  @Override
-  public void onJobEnd(SparkListenerJobEnd event) {
-    try {
-      sink.accept(EventJson.jobEnd(event));
-    } catch (RuntimeException | LinkageError e) {
-      failed(e);
-    }
-  }
-
-  @Override
-  public void onStageSubmitted(SparkListenerStageSubmitted event) {
-    try {
-      sink.accept(EventJson.stageSubmitted(event));
-    } catch (RuntimeException | LinkageError e) {
-      failed(e);
-    }
-  }
-
-  @Override
-  public void onStageCompleted(SparkListenerStageCompleted event) {
-    try {
-      sink.accept(EventJson.stageCompleted(event));
-    } catch (RuntimeException | LinkageError e) {
-      failed(e);
-    }
-    try {
-      StageInfo info = event.stageInfo();
-      if (plugin != null && info != null) plugin.onStageCompleted(info.stageId(), info.attemptNumber());
-    } catch (RuntimeException | LinkageError e) {
-      failed(e);
-    }
-  }
-
-  @Override
-  public void onTaskStart(SparkListenerTaskStart event) {
-    try {
-      sink.accept(EventJson.taskStart(event));
-    } catch (RuntimeException | LinkageError e) {
-      failed(e);
-    }
-  }
-
-  @Override
-  public void onTaskEnd(SparkListenerTaskEnd event) {
-    try {
-      sink.accept(EventJson.taskEnd(event));
-    } catch (RuntimeException | LinkageError e) {
-      failed(e);
-    }
-  }
-
-  /** SQL executions (spark-sql) arrive here; other events are not forwarded. */
-  @Override
-  public void onOtherEvent(SparkListenerEvent event) {
-    try {
-      if (event == null) return;
-      String line = EventJson.otherEvent(event);
-      if (line != null) sink.accept(line);
-    } catch (RuntimeException | LinkageError e) {
-      failed(e);
-    }
-  }
-
-  /** Events that could not be turned into a line (null members Spark never sends, bugs). */
+  /** Events that could not be turned into a line. */
   long failures() {
     return failures.get();
+  }
+
+  /** Events forwarded so far. */
+  long events() {
+    return events.get();
+  }
+
+  /**
+   * Mean listener-thread time per forwarded event after the first (JSON + native model), in
+   * nanoseconds; the first, which loads Spark's JSON writer, is {@link #firstEventNanos()}.
+   */
+  long nanosPerEvent() {
+    long count = events.get() - 1;
+    return count <= 0 ? 0 : nanos.get() / count;
+  }
+
+  /** Of all events' time, the part spent making their lines (the rest is the native model). */
+  double jsonShare() {
+    long total = nanos.get() + firstEventNanos;
+    return total == 0 ? 0 : (double) jsonNanos.get() / total;
+  }
+
+  long firstEventNanos() {
+    return firstEventNanos;
   }
 
   private void failed(Throwable e) {

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs the pinned Spark releases for the real-Spark tests and the main job: pyspark from PyPI
+# (a complete Spark distribution: jars, bin/spark-submit, bin/spark-class, sbin/) in one virtual
+# environment per release, and the Maven artifacts the plugin compiles against into ~/.m2.
+#   build/spark/<version>/venv   the environment
+#   build/spark/<version>/home   symlink to its distribution (SPARK_HOME)
+# Versions come from spark-plugin/pom.xml (scripts/spark-versions.sh). Idempotent, quiet when all
+# is present; pip's and Maven's caches make a second install offline-fast.
+# Usage: scripts/install-spark.sh [ROOT]   (ROOT defaults to build/spark)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="${1:-build/spark}"
+python="${PYTHON:-python3}"
+for version in $(scripts/spark-versions.sh); do
+  dir="$root/$version"
+  if [ -x "$dir/home/bin/spark-submit" ] && [ -f "$dir/.installed" ]; then
+    continue
+  fi
+  echo "install-spark: pyspark==$version into $dir"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  "$python" -m venv "$dir/venv"
+  "$dir/venv/bin/pip" install -q --disable-pip-version-check "pyspark==$version"
+  home=$("$dir/venv/bin/python" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')
+  ln -sfn "$home" "$dir/home"
+  chmod +x "$home"/bin/* "$home"/sbin/* 2>/dev/null || true
+  touch "$dir/.installed"
+done
+
+# The plugin's compile-time dependencies (both profiles) and Maven's own plugins, so the CMake
+# build that follows runs Maven offline.
+stamp=build/spark/.maven-resolved
+if [ ! -f "$stamp" ] || [ spark-plugin/pom.xml -nt "$stamp" ]; then
+  for profile in spark-3.5 spark-4; do
+    mvn -B -q -f spark-plugin/pom.xml -P "$profile" -Dsparkprof.build.dir="$PWD/build/spark/maven-$profile" \
+      dependency:go-offline >/dev/null
+  done
+  mkdir -p build/spark && touch "$stamp"
+fi

@@ -1,6 +1,0 @@
-package org.apache.spark;
-
-/**
- * Compile-only declaration: {@code sealed trait TaskEndReason} (Success$ or a TaskFailedReason).
- */
-public interface TaskEndReason {}

@@ -1,0 +1,388 @@
+package io.sparkprof;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.ObjectOutputStream;
+import java.io.Serializable;
+import java.net.HttpURLConnection;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.apache.spark.SparkConf;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+
+/**
+ * The plugin inside a real Spark (the distribution's jars on the class path, local mode in this
+ * JVM: driver and executor plugin side by side), one mode per run:
+ *
+ * <ul>
+ *   <li>{@code agent WORKDIR} (JVM started with -agentpath): jobs with serialization, compute, a
+ *       failing-then-retried task, a SQL query, hostile strings and a secret in the conf; then the
+ *       live feed copy must equal Spark's own event log (the forwarded events, line for line),
+ *       the secret must be redacted everywhere, batches must arrive with serialization samples,
+ *       and the stage flame graphs and the end-of-application reports must be written.
+ *   <li>{@code plugin-only WORKDIR} (no -agentpath): the plugin starts the agent and loads the
+ *       driver library from its own jar; the same outputs must appear.
+ *   <li>{@code disabled WORKDIR}: spark.sparkprof.enabled=false leaves no trace.
+ *   <li>{@code compat}: the members SparkCompat resolves by reflection exist on this Spark.
+ *   <li>{@code config}: SparkProfConfig parsing.
+ * </ul>
+ * Prints "ok"/"FAIL" per check and PASS at the end.
+ */
+public final class SparkPluginTest {
+  /** Quotes, backslashes, control characters, non-ASCII and a surrogate pair. */
+  static final String HOSTILE = "q\"uote\\ back\nline\ttab \u0001 caf\u00e9 \u2603 \ud83d\ude00 end";
+  static final String SECRET = "hunter2-do-not-log";
+
+  static int failures = 0;
+
+  static void check(boolean condition, String what) {
+    System.out.println((condition ? "ok   " : "FAIL ") + what);
+    if (!condition) failures++;
+  }
+
+  static final class Record implements Serializable {
+    private static final long serialVersionUID = 1L;
+    final String name;
+    final long[] values;
+    final Map<String, Integer> attributes = new HashMap<>();
+
+    Record(int i) {
+      name = "record-" + i;
+      values = new long[16];
+      for (int j = 0; j < values.length; j++) values[j] = i * 31L + j;
+      for (int j = 0; j < 4; j++) attributes.put("k" + j, i + j);
+    }
+  }
+
+  /** Java serialization of object graphs for about {@code millis} on the task thread. */
+  static long serializationWork(long millis) throws IOException {
+    long end = System.nanoTime() + millis * 1_000_000L;
+    List<Record> records = new ArrayList<>();
+    for (int i = 0; i < 200; i++) records.add(new Record(i));
+    long bytesWritten = 0;
+    while (System.nanoTime() < end) {
+      ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+      try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {
+        out.writeObject(new ArrayList<>(records));
+      }
+      bytesWritten += bytes.size();
+    }
+    return bytesWritten;
+  }
+
+  /** Sum of the series {@code name} whose labels contain {@code label} ("" for all). */
+  static double metric(String exposition, String name, String label) {
+    double sum = 0;
+    boolean found = false;
+    for (String line : exposition.split("\n")) {
+      int space = line.lastIndexOf(' ');
+      if (line.startsWith("#") || space < 0) continue;
+      String series = line.substring(0, space);
+      if ((series.equals(name) || series.startsWith(name + "{")) && series.contains(label)) {
+        sum += Double.parseDouble(line.substring(space + 1));
+        found = true;
+      }
+    }
+    return found ? sum : Double.NaN;
+  }
+
+  static String httpGet(String url) throws IOException {
+    HttpURLConnection connection = (HttpURLConnection) new URL(url).openConnection();
+    connection.setConnectTimeout(2000);
+    connection.setReadTimeout(5000);
+    try (InputStream in = connection.getInputStream()) {
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
+      byte[] buffer = new byte[8192];
+      for (int n; (n = in.read(buffer)) > 0; ) out.write(buffer, 0, n);
+      return new String(out.toByteArray(), StandardCharsets.UTF_8);
+    }
+  }
+
+  static int metricsPort() {
+    Matcher port = Pattern.compile("\"port\":(\\d+)").matcher(NativeAggregator.status());
+    return port.find() ? Integer.parseInt(port.group(1)) : -1;
+  }
+
+  static String read(Path path) throws IOException {
+    return new String(Files.readAllBytes(path), StandardCharsets.UTF_8);
+  }
+
+  static List<Path> list(Path directory, String glob) throws IOException {
+    if (!Files.isDirectory(directory)) return new ArrayList<>();
+    try (Stream<Path> files = Files.list(directory)) {
+      return files.filter(p -> p.getFileSystem().getPathMatcher("glob:" + glob)
+          .matches(p.getFileName())).sorted().collect(Collectors.toList());
+    }
+  }
+
+  static void deleteTree(Path root) throws IOException {
+    if (!Files.exists(root)) return;
+    try (Stream<Path> paths = Files.walk(root)) {
+      for (Path path : paths.sorted(Comparator.reverseOrder()).collect(Collectors.toList())) {
+        Files.delete(path);
+      }
+    }
+  }
+
+  static final Pattern EVENT_NAME = Pattern.compile("^\\{\"Event\":\"([^\"]+)\"");
+
+  /** Event-log lines of the events the live feed carries (EventLogLines.forwarded). */
+  static List<String> forwardedLines(List<String> eventLog) {
+    List<String> kept = new ArrayList<>();
+    for (String line : eventLog) {
+      Matcher name = EVENT_NAME.matcher(line);
+      String event = name.find() ? name.group(1) : "";
+      if (event.equals("SparkListenerExecutorMetricsUpdate")
+          || event.equals("SparkListenerStageExecutorMetrics")
+          || event.equals("SparkListenerBlockUpdated")) {
+        continue;
+      }
+      kept.add(line);
+    }
+    return kept;
+  }
+
+  /** Runs the application; returns its id. */
+  static String runApplication(Path work, boolean enabled) throws Exception {
+    SparkConf conf = new SparkConf()
+        .setMaster("local[2,3]")  // 2 task threads, 3 attempts per task
+        .setAppName("sparkprof plugin test " + HOSTILE)
+        .set("spark.plugins", "io.sparkprof.SparkProfPlugin")
+        .set("spark.ui.enabled", "false")
+        .set("spark.sql.shuffle.partitions", "4")
+        .set("spark.eventLog.enabled", "true")
+        .set("spark.eventLog.dir", work.resolve("eventlog").toUri().toString())
+        .set("spark.eventLog.compress", "false")  // Spark 4 compresses with zstd by default
+        .set("spark.sparkprof.enabled", Boolean.toString(enabled))
+        .set("spark.sparkprof.outputDir", work.resolve("sparkprof").toString())
+        .set("spark.sparkprof.prometheus.port", "0")
+        .set("spark.sparkprof.flushInterval", "200ms")
+        .set("spark.sparkprof.metricsRefreshInterval", "1ms")
+        .set("spark.sparkprof.liveEventLog", work.resolve("live.jsonl").toString())
+        .set("spark.sparkprof.test.password", SECRET);
+    Files.createDirectories(work.resolve("eventlog"));
+    SparkSession spark = SparkSession.builder().config(conf).getOrCreate();
+    JavaSparkContext sc = JavaSparkContext.fromSparkContext(spark.sparkContext());
+    String appId = sc.sc().applicationId();
+    try {
+      sc.setJobDescription("serialization " + HOSTILE);
+      sc.setLocalProperty("spark.sparkprof.test.password", SECRET);
+      long serialized = sc.parallelize(Arrays.asList(1, 2, 3, 4), 4)
+          .map(i -> serializationWork(1500)).reduce(Long::sum);
+      check(serialized > 0, "serialization job ran");
+      sc.setLocalProperty("spark.sparkprof.test.password", null);
+
+      sc.setJobDescription("skewed shuffle");
+      JavaRDD<Integer> numbers = sc.parallelize(
+          java.util.stream.IntStream.range(0, 200_000).boxed().collect(Collectors.toList()), 4);
+      long groups = numbers.mapToPair(i -> new scala.Tuple2<>(i % 10 == 0 ? i % 7 : 0, i))
+          .groupByKey(4).count();
+      check(groups == 7, "skewed shuffle ran: " + groups + " groups");
+
+      sc.setJobDescription("a task fails once");
+      long counted = sc.parallelize(Arrays.asList(1, 2, 3, 4), 2).map(i -> {
+        org.apache.spark.TaskContext task = org.apache.spark.TaskContext.get();
+        if (i == 3 && task.attemptNumber() == 0) throw new IllegalStateException("planned " + HOSTILE);
+        return i;
+      }).count();
+      check(counted == 4, "retried task's job finished");
+
+      sc.setJobDescription(null);
+      Dataset<Row> frame = spark.range(0, 100_000).selectExpr("id % 13 AS key", "id AS value")
+          .groupBy("key").count();
+      check(frame.collectAsList().size() == 13, "SQL aggregation ran");
+
+      if (enabled) {
+        int port = metricsPort();
+        check(port > 0, "metrics endpoint is up: port " + port);
+        String metrics = "";
+        long deadline = System.nanoTime() + 20_000_000_000L;
+        while (port > 0 && System.nanoTime() < deadline) {
+          metrics = httpGet("http://127.0.0.1:" + port + "/metrics");
+          if (metric(metrics, "spark_task_time_seconds_total", "category=\"serialization\"") > 0) {
+            break;
+          }
+          Thread.sleep(200);
+        }
+        Files.write(work.resolve("metrics.txt"), metrics.getBytes(StandardCharsets.UTF_8));
+        check(metric(metrics, "sparkprof_driver_batches_total", "outcome=\"accepted\"") > 0,
+            "the executor's batches reach the driver");
+        check(metric(metrics, "spark_task_time_seconds_total", "category=\"serialization\"") > 0.5,
+            "serialization time sampled: "
+                + metric(metrics, "spark_task_time_seconds_total", "category=\"serialization\"") + " s");
+        check(!metrics.contains(SECRET), "no secret in /metrics");
+        check(metrics.contains("caf\u00e9 \u2603 \ud83d\ude00 end"),
+            "the application name label is valid UTF-8, emoji included");
+      }
+    } finally {
+      spark.stop();
+    }
+    return appId;
+  }
+
+  static void applicationChecks(Path work, String appId) throws IOException {
+    List<Path> logs = list(work.resolve("eventlog"), "*");
+    check(logs.size() == 1, "Spark wrote one event log: " + logs);
+    List<String> eventLog = new ArrayList<>();
+    if (Files.isDirectory(logs.get(0))) {  // rolling (Spark 4's default): events_<n>_<app> files
+      List<Path> parts = list(logs.get(0), "events_*");
+      parts.sort(Comparator.comparingInt(
+          p -> Integer.parseInt(p.getFileName().toString().split("_")[1])));
+      for (Path part : parts) eventLog.addAll(Files.readAllLines(part, StandardCharsets.UTF_8));
+    } else {
+      eventLog.addAll(Files.readAllLines(logs.get(0), StandardCharsets.UTF_8));
+    }
+    List<String> live = Files.readAllLines(work.resolve("live.jsonl"), StandardCharsets.UTF_8);
+    List<String> expected = forwardedLines(eventLog);
+    check(live.size() > 50, "the live feed carried " + live.size() + " lines");
+    int firstDifference = -1;
+    for (int i = 0; i < Math.max(live.size(), expected.size()); i++) {
+      String a = i < live.size() ? live.get(i) : "<none>";
+      String b = i < expected.size() ? expected.get(i) : "<none>";
+      if (!a.equals(b)) {
+        firstDifference = i;
+        System.out.println("  live line " + (i + 1) + ": " + abbreviate(a));
+        System.out.println("  event log : " + abbreviate(b));
+        break;
+      }
+    }
+    check(firstDifference < 0, "the live feed equals Spark's event log line for line ("
+        + expected.size() + " forwarded of " + eventLog.size() + " lines)");
+    String liveText = read(work.resolve("live.jsonl"));
+    check(!liveText.contains(SECRET), "the secret conf value is redacted in the live feed");
+    check(liveText.contains("caf\u00e9 \u2603 \\uD83D\\uDE00"),
+        "non-ASCII text reaches the live model as UTF-8 (Jackson escapes supplementary characters)");
+
+    Path output = work.resolve("sparkprof").resolve(appId);
+    for (String report : new String[] {"report.txt", "report.json", "report.md", "report.html"}) {
+      Path path = output.resolve(report);
+      check(Files.isRegularFile(path) && Files.size(path) > 100, "end report " + report);
+      if (Files.isRegularFile(path)) check(!read(path).contains(SECRET), "no secret in " + report);
+    }
+    if (Files.isRegularFile(output.resolve("report.json"))) {
+      String json = read(output.resolve("report.json"));
+      check(json.contains("\"" + appId + "\""), "report.json names the application id");
+    }
+    List<Path> flameGraphs = list(output, "stage-*-attempt-*.html");
+    check(flameGraphs.size() >= 3, "stage flame graphs: " + flameGraphs.size());
+    Path first = output.resolve("stage-0-attempt-0.html");
+    check(Files.isRegularFile(first) && read(first).contains("ObjectOutputStream"),
+        "the serialization stage's flame graph shows ObjectOutputStream");
+  }
+
+  static String abbreviate(String line) {
+    return line.length() > 400 ? line.substring(0, 400) + "..." : line;
+  }
+
+  static void compatChecks() {
+    String resolved = SparkCompat.describe();
+    boolean spark4 = org.apache.spark.package$.MODULE$.SPARK_VERSION().startsWith("4.");
+    check(resolved.equals("jsonOptions=" + spark4 + " redact=true jobStart=true"),
+        "SparkCompat resolved the members of this Spark: " + resolved);
+    SparkConf conf = new SparkConf(false).set("spark.my.password", SECRET).set("spark.app.name", "x");
+    check((SparkCompat.jsonOptions(conf) != null) == spark4,
+        "JsonProtocolOptions exactly on Spark 4: " + SparkCompat.jsonOptions(conf));
+    Properties properties = new Properties();
+    properties.setProperty("spark.my.password", SECRET);
+    properties.setProperty("spark.app.name", "x");
+    properties.setProperty("spark.job.description", "token " + SECRET);
+    Properties redacted = SparkCompat.redactProperties(conf, properties);
+    check(SparkCompat.REDACTED.equals(redacted.getProperty("spark.my.password")),
+        "a conf key matching spark.redaction.regex is redacted");
+    check("x".equals(redacted.getProperty("spark.app.name")), "other conf keys stay");
+    check(("token " + SECRET).equals(redacted.getProperty("spark.job.description")),
+        "local properties stay, as Spark's event logger leaves them");
+    String version = org.apache.spark.package$.MODULE$.SPARK_VERSION();
+    String logStart = new EventLogLines(conf).logStart(version);
+    check(logStart.equals("{\"Event\":\"SparkListenerLogStart\",\"Spark Version\":\"" + version
+        + "\"}"), "the log start line is Spark's: " + logStart);
+  }
+
+  static void configChecks() {
+    Map<String, String> values = new HashMap<>();
+    SparkProfConfig defaults = SparkProfConfig.from(values::get);
+    check(defaults.enabled() && defaults.flushIntervalMs() == 5000
+        && defaults.prometheusPort() == 9405 && defaults.prometheusEndpoint().equals("127.0.0.1:9405")
+        && defaults.maxBatchBytes() == 16 << 20 && defaults.maxProfileFileBytes() == 1L << 30
+        && defaults.liveEventLog().isEmpty() && defaults.problems().isEmpty(), "defaults");
+    values.put("spark.sparkprof.flushInterval", "2s");
+    values.put("spark.sparkprof.prometheus.port", "-1");
+    values.put("spark.sparkprof.maxBatchBytes", "4m");
+    values.put("spark.sparkprof.maxProfileFileBytes", "0");
+    values.put("spark.sparkprof.enabled", " FALSE ");
+    SparkProfConfig set = SparkProfConfig.from(values::get);
+    check(set.flushIntervalMs() == 2000 && set.prometheusEndpoint().isEmpty()
+        && set.maxBatchBytes() == 4 << 20 && set.maxProfileFileBytes() == 0 && !set.enabled()
+        && set.problems().isEmpty(), "values with units");
+    values.put("spark.sparkprof.flushInterval", "soon");
+    values.put("spark.sparkprof.prometheus.port", "70000");
+    values.put("spark.sparkprof.enabled", "yes");
+    SparkProfConfig bad = SparkProfConfig.from(values::get);
+    check(bad.flushIntervalMs() == 5000 && bad.prometheusPort() == 9405 && bad.enabled()
+        && bad.problems().split("; ").length == 3, "bad values use defaults: " + bad.problems());
+    check(defaults.metricsRefreshIntervalMs() == 1000, "live metrics refresh at most every second");
+    values.put("spark.sparkprof.metricsRefreshInterval", "250ms");
+    check(SparkProfConfig.from(values::get).metricsRefreshIntervalMs() == 250,
+        "metricsRefreshInterval takes a duration");
+    values.put("spark.sparkprof.flushInterval", "10");
+    check(SparkProfConfig.from(values::get).flushIntervalMs() == 100,
+        "a bare number is milliseconds, clamped to 100 ms");
+    SparkConf sparkConf = new SparkConf(false).set(SparkProfConfig.FLUSH_INTERVAL, "3s");
+    check(SparkProfConfig.from(sparkConf).flushIntervalMs() == 3000, "read from a real SparkConf");
+  }
+
+  public static void main(String[] args) throws Exception {
+    String mode = args[0];
+    System.out.println("Spark " + org.apache.spark.package$.MODULE$.SPARK_VERSION() + ", Scala "
+        + scala.util.Properties.versionNumberString() + ", Java " + System.getProperty("java.version")
+        + ", mode " + mode);
+    switch (mode) {
+      case "config":
+        configChecks();
+        break;
+      case "compat":
+        compatChecks();
+        break;
+      case "agent":
+      case "plugin-only":
+      case "disabled": {
+        Path work = Paths.get(args[1]);
+        deleteTree(work);
+        Files.createDirectories(work);
+        boolean enabled = !mode.equals("disabled");
+        String appId = runApplication(work, enabled);
+        if (enabled) {
+          applicationChecks(work, appId);
+        } else {
+          check(!Files.exists(work.resolve("sparkprof")) && !Files.exists(work.resolve("live.jsonl")),
+              "disabled: no outputs");
+        }
+        break;
+      }
+      default:
+        System.out.println("FAIL unknown mode " + mode);
+        failures++;
+    }
+    System.out.println(failures == 0 ? "PASS" : failures + " check(s) failed");
+    System.exit(failures == 0 ? 0 : 1);
+  }
+}
