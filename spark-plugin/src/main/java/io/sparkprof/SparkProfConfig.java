@@ -86,6 +86,13 @@ public final class SparkProfConfig {
    */
   public static final String LIVE_EVENT_LOG = "spark.sparkprof.liveEventLog";
 
+  /**
+   * String, default empty: the agent's options ({@code key=value,...}, the syntax after
+   * {@code -agentpath:...=}) when the plugin starts the agent itself because the JVM was started
+   * without {@code -agentpath} (plugin-only install). Ignored when {@code -agentpath} is given.
+   */
+  public static final String AGENT_OPTIONS = "spark.sparkprof.agentOptions";
+
   /** Reads a key; null when unset. */
   public interface Lookup {
     String get(String key);
@@ -106,6 +113,7 @@ public final class SparkProfConfig {
   private final String libraryPath;
   private final long metricsRefreshIntervalMs;
   private final String liveEventLog;
+  private final String agentOptions;
 
   private SparkProfConfig(Lookup lookup) {
     enabled = parseBoolean(lookup, ENABLED, true);
@@ -124,6 +132,7 @@ public final class SparkProfConfig {
     metricsRefreshIntervalMs =
         clamp(parseDurationMs(lookup, METRICS_REFRESH_INTERVAL, 1000), 1, 600_000);
     liveEventLog = parseString(lookup, LIVE_EVENT_LOG, "");
+    agentOptions = parseString(lookup, AGENT_OPTIONS, "");
   }
 
   public static SparkProfConfig from(Lookup lookup) {
@@ -164,6 +173,9 @@ public final class SparkProfConfig {
   public String libraryPath() { return libraryPath; }
 
   public long metricsRefreshIntervalMs() { return metricsRefreshIntervalMs; }
+
+  /** Options for an agent the plugin starts; "" for the defaults. */
+  public String agentOptions() { return agentOptions; }
 
   /** The live feed's copy, or "" for none. */
   public String liveEventLog() { return liveEventLog; }

@@ -48,16 +48,20 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
       if (!NativeAggregator.isAvailable()) {
         String library = driverLibraryPath(config);
         if (library == null) {
-          SparkProfPlugin.log("driver: libsparkprof.so is not loaded (-agentpath in "
-              + "spark.driver.extraJavaOptions) and " + SparkProfConfig.LIBRARY_PATH
-              + " is unset, so " + DRIVER_LIBRARY + " was not found; no metrics or flame graphs");
-          return Collections.emptyMap();
+          // Plugin-only install: the copy inside this jar (a failure is logged there, once).
+          if (NativeLibraries.loadDriverLibraryFromJar() != null) return Collections.emptyMap();
+        } else {
+          try {
+            System.load(library);
+          } catch (UnsatisfiedLinkError | SecurityException e) {
+            SparkProfPlugin.log("driver: cannot load " + library + " (" + e.getMessage()
+                + "); no metrics or flame graphs");
+            return Collections.emptyMap();
+          }
         }
-        try {
-          System.load(library);
-        } catch (UnsatisfiedLinkError | SecurityException e) {
-          SparkProfPlugin.log("driver: cannot load " + library + " (" + e.getMessage()
-              + "); no metrics or flame graphs");
+        if (!NativeAggregator.isAvailable()) {
+          SparkProfPlugin.log("driver: " + DRIVER_LIBRARY + " is loaded by another class loader; "
+              + "no metrics or flame graphs");
           return Collections.emptyMap();
         }
       }

@@ -44,12 +44,10 @@ public final class SparkProfExecutorPlugin implements ExecutorPlugin {
       SparkProfConfig config = SparkProfConfig.from(ctx.conf());
       if (!config.problems().isEmpty()) SparkProfPlugin.log(config.problems());
       if (!config.enabled()) return;
-      if (!NativeAgent.isLoaded()) {
-        SparkProfPlugin.log("executor " + ctx.executorID() + ": the native agent is not loaded "
-            + "(-agentpath:.../libsparkprof.so in spark.executor.extraJavaOptions); "
-            + "the plugin does nothing");
-        return;
-      }
+      // Plugin-only install: no -agentpath, so start the copy inside this jar (its failure
+      // reason is logged once by startFromJar; profiling stays off).
+      if (!NativeAgent.isLoaded()) NativeAgent.startFromJar(config.agentOptions());
+      if (!NativeAgent.isLoaded()) return;
       nameExecutor(ctx.executorID());
       context = ctx;
       flusher = Executors.newSingleThreadScheduledExecutor(runnable -> {
