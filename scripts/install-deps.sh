@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Installs what sparkprof needs from Debian's packages. Idempotent; silent when all is present.
+# (Spark itself and the plugin's Maven dependencies: scripts/install-spark.sh.)
 # Usage: scripts/install-deps.sh [--browser] [--prometheus]
 set -euo pipefail
 
@@ -7,7 +8,8 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git clang libclang-rt-14-dev
   libsimdjson-dev liblz4-dev libzstd-dev libsnappy-dev zlib1g-dev liblzf-dev libzip-dev
   libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev libflatbuffers-dev flatbuffers-compiler
-  flatbuffers-compiler-dev libboost-dev openjdk-17-jdk-headless zstd lz4 gzip zip unzip python3
+  flatbuffers-compiler-dev libboost-dev openjdk-17-jdk-headless maven zstd lz4 gzip zip unzip python3
+  python3-venv
 )
 for arg in "$@"; do
   case "$arg" in

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Every test: unit, engine (real shared event logs when ../shared/eventlogs exists), JVM agent,
-# browser; then the same C++ tests under AddressSanitizer + UndefinedBehaviorSanitizer (clang),
-# then each fuzz target for a bounded time. Exits non-zero on any failure.
+# the plugin inside real Spark releases (local mode and a standalone cluster), browser; then the
+# same C++ tests under AddressSanitizer + UndefinedBehaviorSanitizer (clang), then each fuzz target
+# for a bounded time. Exits non-zero on any failure.
 # SPARKPROF_FUZZ_SECONDS (default 20) bounds each fuzz target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --browser
+scripts/install-spark.sh
 [ -x tests/browser/setup.sh ] && tests/browser/setup.sh >/dev/null 2>&1 || true
 
 echo "== release build and tests"
