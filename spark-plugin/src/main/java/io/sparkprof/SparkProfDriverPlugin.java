@@ -241,9 +241,10 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
     closeLiveEventLogCopy();
     if (events != null) {
       SparkProfPlugin.log(String.format(java.util.Locale.ROOT, "listener: %d events forwarded, "
-          + "%.1f us each on the listener thread after the first (%.1f ms), %.0f%% of it making "
-          + "the JSON lines, %d not recorded", events.events(), events.nanosPerEvent() / 1e3,
-          events.firstEventNanos() / 1e6, 100 * events.jsonShare(), events.failures()));
+          + "%.1f us each on the listener thread after the first (%.1f ms; %.1f us of CPU), "
+          + "%.0f%% of it making the JSON lines, %d not recorded", events.events(),
+          events.nanosPerEvent() / 1e3, events.firstEventNanos() / 1e6,
+          events.cpuNanosPerEvent() / 1e3, 100 * events.jsonShare(), events.failures()));
     }
     try {
       String paths = NativeAggregator.finishApplication();

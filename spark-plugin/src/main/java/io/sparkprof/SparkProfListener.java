@@ -1,5 +1,7 @@
 package io.sparkprof;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.spark.SparkConf;
@@ -33,6 +35,8 @@ final class SparkProfListener extends SparkFirehoseListener {
   private final AtomicLong events = new AtomicLong();
   private final AtomicLong nanos = new AtomicLong();
   private final AtomicLong jsonNanos = new AtomicLong();
+  private final AtomicLong cpuNanos = new AtomicLong();
+  private static final ThreadMXBean THREADS = threads();
   private volatile boolean failureLogged;
   private volatile long firstEventNanos;
 
@@ -55,6 +59,7 @@ final class SparkProfListener extends SparkFirehoseListener {
   public void onEvent(SparkListenerEvent event) {
     if (!EventLogLines.forwarded(event)) return;
     long start = System.nanoTime();
+    long startCpu = cpuNanos();
     try {
       String line = lines.line(event);
       if (line == null) {
@@ -73,6 +78,7 @@ final class SparkProfListener extends SparkFirehoseListener {
       firstEventNanos = elapsed;  // loads and links Spark's JSON writer: reported apart
     } else {
       nanos.addAndGet(elapsed);
+      if (startCpu >= 0) cpuNanos.addAndGet(cpuNanos() - startCpu);
     }
     if (plugin == null) return;
     try {
@@ -85,6 +91,30 @@ final class SparkProfListener extends SparkFirehoseListener {
     } catch (RuntimeException | LinkageError e) {
       failed(e);
     }
+  }
+
+  private static ThreadMXBean threads() {
+    try {
+      ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+      return threads.isCurrentThreadCpuTimeSupported() ? threads : null;
+    } catch (RuntimeException | LinkageError e) {
+      return null;
+    }
+  }
+
+  /** This thread's CPU time, -1 when the JVM cannot tell. */
+  private static long cpuNanos() {
+    try {
+      return THREADS == null ? -1 : THREADS.getCurrentThreadCpuTime();
+    } catch (RuntimeException e) {
+      return -1;
+    }
+  }
+
+  /** Mean listener-thread CPU time per forwarded event after the first, in nanoseconds. */
+  long cpuNanosPerEvent() {
+    long count = events.get() - 1;
+    return count <= 0 ? 0 : cpuNanos.get() / count;
   }
 
   /** Events that could not be turned into a line. */
