@@ -1,0 +1,140 @@
+"""Submits the demo application (demo/) to a SparkCluster, with or without sparkprof.
+
+With sparkprof, spark-submit gets exactly what docs/quickstart-spark.md tells users for a
+standalone cluster in client mode: the plugin jar with --jars, spark.plugins, and -agentpath in
+both spark.driver.extraJavaOptions and spark.executor.extraJavaOptions; plus an event log, the
+output directory and the metrics port. Shared by tests/e2e/run_real_spark.py (test and demo
+mode) and bench/spark_overhead.py.
+"""
+
+import dataclasses
+import os
+import time
+
+from spark_cluster import (child_pids, find_event_log, free_port, http_get, process_cpu_seconds, wait_for,
+                           wait_driver)
+
+DEMO_CLASS = "io.sparkprof.demo.SparkProfDemo"
+JOB_KINDS = ["serialization", "skew", "shuffle", "parquet-write", "spill", "gc-churn"]
+EXECUTOR_MEMORY = "512m"
+DRIVER_MEMORY = "512m"
+
+
+@dataclasses.dataclass
+class SparkprofFiles:
+    agent: str            # libsparkprof.so (libsparkprof_driver.so next to it, or driver_library)
+    plugin_jar: str
+    driver_library: str = ""  # only when it is not next to the agent: spark.sparkprof.libraryPath
+
+
+@dataclasses.dataclass
+class DemoRun:
+    run_dir: str
+    profiled: bool
+    exit_code: int = -1
+    app_id: str = ""
+    driver_log: str = ""
+    event_log: str = ""        # the file (or rolling directory) Spark wrote
+    event_log_dir: str = ""
+    output_dir: str = ""       # spark.sparkprof.outputDir; outputs in output_dir/app_id
+    metrics_url: str = ""
+    metrics_snapshot: str = ""  # the last /metrics body read while the driver ran
+    metrics_snapshots: int = 0
+    wall_s: float = 0.0        # spark-submit start to exit
+    driver_cpu_s: float = 0.0  # the driver JVM's CPU (rusage of spark-submit, which execs it)
+    executors_cpu_s: float = 0.0  # CPU of the executor JVMs (last reading of each, every 1 s)
+    submitted_at: float = 0.0  # epoch seconds
+
+    @property
+    def app_output_dir(self):
+        return os.path.join(self.output_dir, self.app_id)
+
+
+def submit_conf(run, files, metrics_port):
+    """The --conf settings of one run (--jars is added by the caller for profiled runs)."""
+    conf = {
+        "spark.executor.memory": EXECUTOR_MEMORY,
+        "spark.eventLog.enabled": "true",
+        "spark.eventLog.dir": "file://" + run.event_log_dir,
+        "spark.ui.port": str(free_port()),
+    }
+    if run.profiled:
+        agent = "-agentpath:" + os.path.abspath(files.agent)
+        conf.update({
+            "spark.plugins": "io.sparkprof.SparkProfPlugin",
+            "spark.driver.extraJavaOptions": agent,
+            "spark.executor.extraJavaOptions": agent,
+            "spark.sparkprof.outputDir": run.output_dir,
+            "spark.sparkprof.prometheus.port": str(metrics_port),
+        })
+        if files.driver_library:
+            conf["spark.sparkprof.libraryPath"] = os.path.abspath(files.driver_library)
+    return conf
+
+
+def run_demo(cluster, demo_jar, files, run_dir, profiled=True, metrics_port=None, scale=1.0,
+             start_workers=None, timeout_s=420):
+    """Submits the demo app, waits for it, and returns the DemoRun.
+
+    start_workers: None when the cluster's Workers already run; otherwise (count, cores, memory,
+    delay_s): the Workers start delay_s after the Master registered the application, so the
+    application really waits for its executors.
+    """
+    run = DemoRun(run_dir=os.path.abspath(run_dir), profiled=profiled)
+    run.event_log_dir = os.path.join(run.run_dir, "eventlog")
+    run.output_dir = os.path.join(run.run_dir, "sparkprof")
+    run.driver_log = os.path.join(run.run_dir, "driver.log")
+    os.makedirs(run.event_log_dir, exist_ok=True)
+    metrics_port = metrics_port or free_port()
+    if profiled:
+        run.metrics_url = f"http://127.0.0.1:{metrics_port}/metrics"
+
+    run.submitted_at = time.time()
+    started = time.monotonic()
+    driver = cluster.submit(
+        demo_jar, DEMO_CLASS, [os.path.join(run.run_dir, "app-output"), scale],
+        conf=submit_conf(run, files, metrics_port),
+        jars=[os.path.abspath(files.plugin_jar)] if profiled else [],
+        driver_memory=DRIVER_MEMORY, log_path=run.driver_log)
+
+    if start_workers is not None:
+        count, cores, memory, delay_s = start_workers
+
+        def registered():
+            return (cluster.master_state() or {}).get("activeapps")
+
+        wait_for("the Master registered the application", registered, 120, 0.2, driver)
+        time.sleep(delay_s)
+        cluster.start_workers(count, cores, memory, wait=False)
+
+    executor_cpu_s = {}
+
+    def tick():
+        # The executors run idle after the last job while the driver stops: a reading every
+        # second misses (almost) nothing of their CPU time.
+        for worker in cluster.workers():
+            for pid in child_pids(worker.process.pid):
+                try:
+                    executor_cpu_s[pid] = process_cpu_seconds(pid)
+                except OSError:
+                    pass
+        if not run.metrics_url:
+            return
+        try:
+            status, body = http_get(run.metrics_url, 2)
+            if status == 200:
+                run.metrics_snapshot = body
+                run.metrics_snapshots += 1
+        except OSError:
+            pass
+
+    run.exit_code, run.driver_cpu_s = wait_driver(driver, timeout_s, tick, 1.0)
+    run.wall_s = time.monotonic() - started
+
+    names = [n for n in os.listdir(run.event_log_dir)]
+    apps = sorted({n.split(".")[0].replace("eventlog_v2_", "") for n in names})
+    if len(apps) == 1:
+        run.app_id = apps[0]
+        run.event_log = find_event_log(run.event_log_dir, run.app_id) or ""
+    run.executors_cpu_s = sum(executor_cpu_s.values())
+    return run

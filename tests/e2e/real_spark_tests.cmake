@@ -1,0 +1,70 @@
+# sparkprof inside real Spark (included from tests/CMakeLists.txt): the demo application (demo/,
+# Spark's Java API only) as a jar, and one end-to-end test per pinned Spark release,
+# e2e_real_spark_<version>: a standalone Master and two Workers on loopback, the demo submitted
+# with the agent and the plugin as docs/quickstart-spark.md says, a real Prometheus scraping the
+# driver and a History Server over Spark's event log (tests/e2e/run_real_spark.py).
+#
+# Uses, when already set: SPARKPROF_SPARK_ROOT (where scripts/install-spark.sh put the releases,
+# <root>/<version>/home; default ${CMAKE_BINARY_DIR}/spark), SPARKPROF_SPARK_VERSIONS (default:
+# scripts/spark-versions.sh), SPARKPROF_PLUGIN_JAR and the targets sparkprof_plugin_jar,
+# sparkprof_agent, sparkprof_driver and sparkprof (the CLI). Sets SPARKPROF_DEMO_JAR.
+# Each test exits 77 (skipped) when its Spark, java or prometheus is missing.
+find_package(Java COMPONENTS Development Runtime)
+find_package(Python3 COMPONENTS Interpreter)
+if(NOT Java_JAVAC_EXECUTABLE OR NOT Java_JAR_EXECUTABLE)
+  return()
+endif()
+
+if(NOT DEFINED SPARKPROF_SPARK_VERSIONS)
+  execute_process(COMMAND ${PROJECT_SOURCE_DIR}/scripts/spark-versions.sh
+    OUTPUT_VARIABLE SPARKPROF_SPARK_VERSIONS OUTPUT_STRIP_TRAILING_WHITESPACE)
+  string(REPLACE "\n" ";" SPARKPROF_SPARK_VERSIONS "${SPARKPROF_SPARK_VERSIONS}")
+endif()
+if(NOT DEFINED SPARKPROF_SPARK_ROOT)
+  set(SPARKPROF_SPARK_ROOT ${CMAKE_BINARY_DIR}/spark CACHE PATH
+    "where scripts/install-spark.sh put the Spark releases (<root>/<version>/home)")
+endif()
+
+# The demo compiles against the first (oldest) release's jars at Java 8 bytecode and uses only
+# Spark's Java API, so the one jar runs on every pinned release (the tests check it).
+list(GET SPARKPROF_SPARK_VERSIONS 0 demo_spark_version)
+set(demo_spark_jars ${SPARKPROF_SPARK_ROOT}/${demo_spark_version}/home/jars)
+set(SPARKPROF_DEMO_JAR ${CMAKE_BINARY_DIR}/demo/sparkprof-demo.jar
+    CACHE INTERNAL "the demo Spark application (demo/)")
+if(EXISTS ${demo_spark_jars})
+  set(demo_classes ${CMAKE_BINARY_DIR}/demo/classes)
+  file(GLOB_RECURSE demo_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/demo/src/main/java/*.java)
+  add_custom_command(
+    OUTPUT ${SPARKPROF_DEMO_JAR}
+    COMMAND ${CMAKE_COMMAND} -E rm -rf ${demo_classes}
+    COMMAND ${Java_JAVAC_EXECUTABLE} --release 8 -encoding UTF-8 -Xlint:all,-path,-options -Werror
+            -cp ${demo_spark_jars}/* -d ${demo_classes} ${demo_sources}
+    COMMAND ${Java_JAR_EXECUTABLE} cf ${SPARKPROF_DEMO_JAR} -C ${demo_classes} io
+    DEPENDS ${demo_sources}
+    COMMENT "javac + jar sparkprof-demo.jar (against Spark ${demo_spark_version})"
+    VERBATIM)
+  add_custom_target(sparkprof_demo_jar ALL DEPENDS ${SPARKPROF_DEMO_JAR})
+else()
+  message(STATUS "sparkprof: no Spark in ${SPARKPROF_SPARK_ROOT} (scripts/install-spark.sh); "
+                 "the demo application is not built and the real-Spark e2e tests are skipped")
+endif()
+
+if(NOT Python3_Interpreter_FOUND OR NOT TARGET sparkprof_agent OR NOT TARGET sparkprof
+   OR NOT TARGET sparkprof_plugin_jar)
+  return()
+endif()
+find_program(SPARKPROF_FLATC flatc)
+foreach(version IN LISTS SPARKPROF_SPARK_VERSIONS)
+  add_test(NAME e2e_real_spark_${version}
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/run_real_spark.py
+      --spark-home ${SPARKPROF_SPARK_ROOT}/${version}/home
+      --agent $<TARGET_FILE:sparkprof_agent>
+      --plugin-jar ${SPARKPROF_PLUGIN_JAR}
+      --demo-jar ${SPARKPROF_DEMO_JAR}
+      --sparkprof $<TARGET_FILE:sparkprof>
+      --flatc ${SPARKPROF_FLATC}
+      --work-dir ${CMAKE_CURRENT_BINARY_DIR}/e2e/real-spark/${version})
+  # One test at a time per machine: each runs five JVMs and Prometheus.
+  set_tests_properties(e2e_real_spark_${version} PROPERTIES
+    LABELS "e2e;jvm;spark" TIMEOUT 600 SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+endforeach()
