@@ -1,39 +1,50 @@
 #!/usr/bin/env bash
-# The main job: installs what is missing, builds sparkprof, and produces a real report and flame
-# graph into out/:
-#   out/demo-eventlog.zstd   a synthetic Spark event log (skewed join that spills, slow write)
-#   out/report.txt|.json|.html  `sparkprof analyze` of it (text, JSON, self-contained HTML page)
-#   out/agent-profile.*      the JVMTI agent profiling a real JVM workload: collapsed stacks, JSON,
-#                            and the flame graph (HTML) rendered by `sparkprof flamegraph`
-# Pass an event log (file, directory or zip) to analyze that instead of the demo log.
+# The main job: installs what is missing (Debian packages, two pinned Spark releases), builds
+# sparkprof, and profiles a real Spark application into out/:
+#   a standalone Spark cluster on 127.0.0.1 (a Master and two Workers) runs the demo application
+#   (demo/: Java serialization, a skewed key, a shuffle, a Parquet write, a sort that spills, GC
+#   churn) with the agent and the plugin, submitted as docs/quickstart-spark.md shows; then
+#   out/report.txt|.json|.md|.html   the live end-of-application report the driver wrote
+#   out/stage-<id>-attempt-<n>.html  a flame graph per stage; out/profile.sparkprof all samples
+#   out/metrics.txt                  the driver's Prometheus /metrics, read just before the end
+#   out/eventlog/                    Spark's own event log of the run
+#   out/eventlog-report.txt|.json|.html  `sparkprof analyze` of that event log
+# Logs of the cluster and the driver stay in build/demo-run/.
+#
+# scripts/run.sh PATH analyses your own event log (file, directory or zip) instead:
+#   out/report.txt|.json|.html
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-scripts/build.sh release >/dev/null
-mkdir -p out
 cli=build/cli/sparkprof
-
 log="${1:-}"
-if [ -z "$log" ]; then
-  log=out/demo-eventlog.zstd
-  "$cli" demo-log --codec zstd -o "$log"
-fi
-status=0
-"$cli" analyze "$log" -o out/report.txt || status=$?
-"$cli" analyze "$log" --format json -o out/report.json || status=$?
-"$cli" analyze "$log" --format html -o out/report.html -q || status=$?
-cat out/report.txt
 
-agent=build/native-agent/libsparkprof.so
-classes=build/tests/agent/classes
-if [ -f "$agent" ] && [ -d "$classes" ]; then
-  java -agentpath:"$PWD/$agent=interval=5ms,out=$PWD/out/agent-profile" -cp "$classes" \
-    AgentWorkloads serialization 6 >/dev/null
-  if [ -f out/agent-profile.collapsed ] && "$cli" flamegraph --help >/dev/null 2>&1; then
-    "$cli" flamegraph out/agent-profile.collapsed -o out/agent-flamegraph.html \
-      --title "sparkprof agent: serialization workload"
-  fi
+if [ -n "$log" ]; then
+  scripts/install-deps.sh
+  scripts/build.sh release >/dev/null
+  mkdir -p out
+  status=0
+  "$cli" analyze "$log" -o out/report.txt || status=$?
+  "$cli" analyze "$log" --format json -o out/report.json || status=$?
+  "$cli" analyze "$log" --format html -o out/report.html -q || status=$?
+  cat out/report.txt
+  echo
+  echo "sparkprof: wrote out/report.txt out/report.json out/report.html"
+  exit "$status"
 fi
+
+scripts/install-deps.sh --prometheus
+scripts/install-spark.sh
+scripts/build.sh release >/dev/null
+spark_version=$(scripts/spark-versions.sh | head -1)
+plugin_jar=$(ls build/spark-plugin/maven/sparkprof-spark-*.jar 2>/dev/null | head -1)
+mkdir -p out
+python3 tests/e2e/run_real_spark.py --demo --out out \
+  --spark-home "build/spark/$spark_version/home" \
+  --agent build/native-agent/libsparkprof.so \
+  --plugin-jar "$plugin_jar" \
+  --demo-jar build/demo/sparkprof-demo.jar \
+  --sparkprof "$cli" \
+  --work-dir build/demo-run
+cat out/report.txt
 echo
-echo "sparkprof: wrote $(ls out | tr '\n' ' ')"
-exit "$status"
+echo "sparkprof: open out/report.html and out/stage-*.html in a browser"

@@ -40,6 +40,8 @@ class DemoRun:
     metrics_url: str = ""
     metrics_snapshot: str = ""  # the last /metrics body read while the driver ran
     metrics_snapshots: int = 0
+    ui_url: str = ""           # the driver's Spark UI
+    spark_metrics: str = ""    # with spark_metrics=True: the last body of the UI's /metrics/json
     wall_s: float = 0.0        # spark-submit start to exit
     driver_cpu_s: float = 0.0  # the driver JVM's CPU (rusage of spark-submit, which execs it)
     executors_cpu_s: float = 0.0  # CPU of the executor JVMs (last reading of each, every 1 s)
@@ -50,13 +52,21 @@ class DemoRun:
         return os.path.join(self.output_dir, self.app_id)
 
 
-def submit_conf(run, files, metrics_port):
+def read_url(url):
+    try:
+        status, body = http_get(url, 2)
+        return body if status == 200 else None
+    except OSError:
+        return None
+
+
+def submit_conf(run, files, metrics_port, ui_port):
     """The --conf settings of one run (--jars is added by the caller for profiled runs)."""
     conf = {
         "spark.executor.memory": EXECUTOR_MEMORY,
         "spark.eventLog.enabled": "true",
         "spark.eventLog.dir": "file://" + run.event_log_dir,
-        "spark.ui.port": str(free_port()),
+        "spark.ui.port": str(ui_port),
     }
     if run.profiled:
         agent = "-agentpath:" + os.path.abspath(files.agent)
@@ -73,9 +83,11 @@ def submit_conf(run, files, metrics_port):
 
 
 def run_demo(cluster, demo_jar, files, run_dir, profiled=True, metrics_port=None, scale=1.0,
-             start_workers=None, timeout_s=420):
+             start_workers=None, spark_metrics=False, timeout_s=420):
     """Submits the demo app, waits for it, and returns the DemoRun.
 
+    spark_metrics: also keep the last reading of Spark's own metrics (the driver UI's
+    /metrics/json: listener processing times, among others).
     start_workers: None when the cluster's Workers already run; otherwise (count, cores, memory,
     delay_s): the Workers start delay_s after the Master registered the application, so the
     application really waits for its executors.
@@ -88,12 +100,14 @@ def run_demo(cluster, demo_jar, files, run_dir, profiled=True, metrics_port=None
     metrics_port = metrics_port or free_port()
     if profiled:
         run.metrics_url = f"http://127.0.0.1:{metrics_port}/metrics"
+    ui_port = free_port()
+    run.ui_url = f"http://127.0.0.1:{ui_port}"
 
     run.submitted_at = time.time()
     started = time.monotonic()
     driver = cluster.submit(
         demo_jar, DEMO_CLASS, [os.path.join(run.run_dir, "app-output"), scale],
-        conf=submit_conf(run, files, metrics_port),
+        conf=submit_conf(run, files, metrics_port, ui_port),
         jars=[os.path.abspath(files.plugin_jar)] if profiled else [],
         driver_memory=DRIVER_MEMORY, log_path=run.driver_log)
 
@@ -118,15 +132,13 @@ def run_demo(cluster, demo_jar, files, run_dir, profiled=True, metrics_port=None
                     executor_cpu_s[pid] = process_cpu_seconds(pid)
                 except OSError:
                     pass
-        if not run.metrics_url:
-            return
-        try:
-            status, body = http_get(run.metrics_url, 2)
-            if status == 200:
+        if run.metrics_url:
+            body = read_url(run.metrics_url)
+            if body is not None:
                 run.metrics_snapshot = body
                 run.metrics_snapshots += 1
-        except OSError:
-            pass
+        if spark_metrics:
+            run.spark_metrics = read_url(run.ui_url + "/metrics/json") or run.spark_metrics
 
     run.exit_code, run.driver_cpu_s = wait_driver(driver, timeout_s, tick, 1.0)
     run.wall_s = time.monotonic() - started

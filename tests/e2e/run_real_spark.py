@@ -169,9 +169,32 @@ def check_run(run, facts, cluster):
 
 # ---- Prometheus ---------------------------------------------------------------------------
 
-def last_by_label(prometheus, metric, label, end_s):
-    return {labels.get(label): value for labels, value in
-            prometheus.query(f"last_over_time({metric}[1h])", end_s)}
+class AppSeries:
+    """Queries of one application's series (the endpoint also serves series without the
+    application labels until the ApplicationStart event arrives); after the end, the last
+    scraped values (the driver's endpoint is gone then)."""
+
+    def __init__(self, prometheus, app_id, end_s):
+        self.prometheus = prometheus
+        self.app_id = app_id
+        self.end_s = end_s
+
+    def selector(self, metric, labels=""):
+        return f'{metric}{{application_id="{self.app_id}"{"," + labels if labels else ""}}}'
+
+    def last(self, metric, labels=""):
+        return self.prometheus.scalar(f"last_over_time({self.selector(metric, labels)}[1h])",
+                                      self.end_s)
+
+    def max(self, metric):
+        return self.prometheus.scalar(f"max_over_time({self.selector(metric)}[1h])", self.end_s)
+
+    def last_by(self, metric, label):
+        return {labels.get(label): value for labels, value in self.prometheus.query(
+            f"last_over_time({self.selector(metric)}[1h])", self.end_s)}
+
+    def at(self, metric, at_s, labels=""):
+        return self.prometheus.scalar(self.selector(metric, labels), at_s)
 
 
 def scrape_times(prometheus, end_s):
@@ -184,22 +207,23 @@ def check_prometheus(prometheus, run, facts):
     app = run.app_id
     up = scrape_times(prometheus, end_s)
     check(len(up) >= 10, f"Prometheus scraped the driver's endpoint ({len(up)} successful scrapes)")
-    info = prometheus.query(f'last_over_time(spark_application_info{{application_id="{app}"}}[1h])',
+    series = AppSeries(prometheus, app, end_s)
+    info = prometheus.query(f"last_over_time({series.selector('spark_application_info')}[1h])",
                             end_s)
     check(len(info) == 1 and info[0][1] == 1 and info[0][0].get("application_name") == "sparkprof-demo",
           f"spark_application_info names the application: {[l for l, _ in info]}")
 
     # Resource wait: ApplicationStart to the first ExecutorAdded, as Spark's REST API has them.
     expected_wait_s = (facts.first_executor_ms - facts.start_ms) / 1000
-    ratios = last_by_label(prometheus, "spark_phase_breakdown_ratio", "phase", end_s)
-    wall = prometheus.scalar("last_over_time(spark_phase_wall_seconds[1h])", end_s)
+    ratios = series.last_by("spark_phase_breakdown_ratio", "phase")
+    wall = series.last("spark_phase_wall_seconds")
     check(abs(sum(ratios.values()) - 1) <= 0.01,
           f"spark_phase_breakdown_ratio sums to 1 over its phases: {ratios}")
     wait_phase = ratios.get("resource_wait", 0) * (wall or 0)
     check(abs(wait_phase - expected_wait_s) <= 0.05,
           f"phase resource_wait x spark_phase_wall_seconds = {wait_phase:.3f} s = REST first "
           f"executor addTime - application startTime = {expected_wait_s:.3f} s")
-    resource_wait = prometheus.scalar("last_over_time(spark_resource_wait_seconds[1h])", end_s)
+    resource_wait = series.last("spark_resource_wait_seconds")
     check(resource_wait is not None and expected_wait_s - 0.05 <= resource_wait <= (wall or 0),
           f"spark_resource_wait_seconds = {resource_wait} s: the wait for the first executor "
           f"({expected_wait_s:.3f} s) plus time tasks waited for a free slot, within the wall "
@@ -209,14 +233,14 @@ def check_prometheus(prometheus, run, facts):
           f"spark_phase_wall_seconds at the last scrape = {wall} s, within the application's "
           f"{duration_s:.3f} s (REST)")
 
-    executors = prometheus.scalar("max_over_time(spark_executors[1h])", end_s)
-    slots = prometheus.scalar("max_over_time(spark_task_slots[1h])", end_s)
+    executors = series.max("spark_executors")
+    slots = series.max("spark_task_slots")
     cores = sum(e["totalCores"] for e in facts.executors)
     check(executors == len(facts.executors) and slots == cores,
           f"spark_executors = {executors}, spark_task_slots = {slots} (REST: "
           f"{len(facts.executors)} executors, {cores} cores)")
 
-    spilled = last_by_label(prometheus, "spark_spill_bytes_total", "medium", end_s)
+    spilled = series.last_by("spark_spill_bytes_total", "medium")
     memory = sum(s["memoryBytesSpilled"] for s in facts.stages)
     disk = sum(s["diskBytesSpilled"] for s in facts.stages)
     check(spilled.get("memory") == memory and spilled.get("disk") == disk,
@@ -230,50 +254,50 @@ def check_prometheus(prometheus, run, facts):
                and at_s - 60 <= rest_time_ms(s["completionTime"]) / 1000 <= at_s]
     expected = max(skew_ratio(facts.durations_ms(s["stageId"], s["attemptId"])) for s in current)
     durations = facts.durations_ms(skew_stage["stageId"])
-    skew = prometheus.scalar("spark_stage_skew_ratio", at_s)
+    skew = series.at("spark_stage_skew_ratio", at_s)
     check(skew is not None and abs(skew - expected) <= 0.01 * expected,
           f"spark_stage_skew_ratio 3 s after the skew stage {skew_stage['stageId']} completed = "
           f"{skew}; REST: longest {durations[-1]} ms / median {nearest_rank_median(durations)} ms"
           f" = {skew_ratio(durations):.3f}, worst stage completed within 60 s {expected:.3f}")
 
-    check_task_durations(prometheus, facts, up)
+    check_task_durations(series, facts, up)
 
-    categories = last_by_label(prometheus, "spark_task_time_seconds_total", "category", end_s)
+    categories = series.last_by("spark_task_time_seconds_total", "category")
     check(set(CATEGORIES) <= set(categories),
           f"every category series is in Prometheus (missing: {set(CATEGORIES) - set(categories)})")
     shown = ", ".join(f"{c} {v:.2f}" for c, v in sorted(categories.items()) if v > 0.005)
     check(categories.get("serialization", 0) > 0,
           f"spark_task_time_seconds_total{{category=\"serialization\"}} > 0 (by category, s: {shown})")
-    pauses = prometheus.scalar("last_over_time(spark_gc_pause_seconds_count[1h])", end_s)
-    paused_s = prometheus.scalar("last_over_time(spark_gc_pause_seconds_sum[1h])", end_s)
+    pauses = series.last("spark_gc_pause_seconds_count")
+    paused_s = series.last("spark_gc_pause_seconds_sum")
     gc_ms = sum(s["jvmGcTime"] for s in facts.stages)
     check(pauses and pauses > 0 and paused_s > 0,
           f"GC pauses reach Prometheus: spark_gc_pause_seconds {pauses} pauses, {paused_s} s "
           f"(REST jvmGcTime of the tasks: {gc_ms} ms)")
 
     # Agent and driver health at defaults: nothing dropped anywhere.
-    batches = last_by_label(prometheus, "sparkprof_driver_batches_total", "outcome", end_s)
+    batches = series.last_by("sparkprof_driver_batches_total", "outcome")
     check(batches.get("accepted", 0) > 0 and all(v == 0 for k, v in batches.items()
                                                 if k != "accepted"),
           f"sparkprof_driver_batches_total: every batch accepted {batches}")
-    ring = prometheus.scalar("last_over_time(spark_agent_samples_dropped_total[1h])", end_s)
-    capped = prometheus.scalar("last_over_time(spark_agent_stacks_dropped_total[1h])", end_s)
-    folded = prometheus.scalar("last_over_time(sparkprof_driver_stacks_folded_total[1h])", end_s)
-    samples = prometheus.scalar("last_over_time(spark_agent_samples_total[1h])", end_s)
-    walks = prometheus.scalar("last_over_time(spark_agent_walk_failures_total[1h])", end_s)
+    ring = series.last("spark_agent_samples_dropped_total")
+    capped = series.last("spark_agent_stacks_dropped_total")
+    folded = series.last("sparkprof_driver_stacks_folded_total")
+    samples = series.last("spark_agent_samples_total")
+    walks = series.last("spark_agent_walk_failures_total")
     check(samples and samples > 100 and ring == 0 and capped == 0 and folded == 0,
           f"agents: {samples} samples, none dropped (ring_full {ring}, stack cap {capped}, "
           f"driver tree cap {folded}); walk failures {walks}")
-    reporting = prometheus.scalar("max_over_time(spark_agent_reporting_executors[1h])", end_s)
+    reporting = series.max("spark_agent_reporting_executors")
     check(reporting is not None and reporting >= len(facts.executors),
           f"spark_agent_reporting_executors = {reporting} (REST: {len(facts.executors)} executors)")
-    events = last_by_label(prometheus, "sparkprof_driver_events_total", "outcome", end_s)
+    events = series.last_by("sparkprof_driver_events_total", "outcome")
     check(events.get("accepted", 0) > 0 and not events.get("rejected"),
           f"sparkprof_driver_events_total: no listener event rejected {events}")
     return categories
 
 
-def check_task_durations(prometheus, facts, up):
+def check_task_durations(series, facts, up):
     """spark_task_duration_seconds at a quiet scrape: the middle of the longest time without a
     stage completion, so no completion is near the instant, whatever the listener's lag."""
     completions = sorted(rest_time_ms(s["completionTime"]) / 1000 for s in facts.stages
@@ -292,8 +316,8 @@ def check_task_durations(prometheus, facts, up):
             kind = "write" if stage["stageId"] == write_stage else "compute"
             expected[kind] += facts.durations_ms(stage["stageId"], stage["attemptId"])
     for kind, durations in expected.items():
-        count = prometheus.scalar(f'spark_task_duration_seconds_count{{stage_kind="{kind}"}}', at_s)
-        total = prometheus.scalar(f'spark_task_duration_seconds_sum{{stage_kind="{kind}"}}', at_s)
+        count = series.at("spark_task_duration_seconds_count", at_s, f'stage_kind="{kind}"')
+        total = series.at("spark_task_duration_seconds_sum", at_s, f'stage_kind="{kind}"')
         check(count == len(durations) and total is not None
               and abs(total - sum(durations) / 1000) <= 0.001 * len(durations) + 0.001,
               f"spark_task_duration_seconds{{stage_kind=\"{kind}\"}} at the quiet scrape: {count} "
@@ -403,6 +427,26 @@ def check_profile(run, facts, args):
     covered = [tid for tid in long_tasks if tid in sampled]
     check(len(covered) >= 0.8 * len(long_tasks),
           f"{len(covered)} of the {len(long_tasks)} tasks that ran >= 300 ms have samples")
+    # CPU-time sampling: a stage's sampled task time follows its task threads' CPU time, which
+    # Spark measures too (executorCpuTime); the gc category (pause overlap) is not CPU time.
+    off = []
+    for stage in facts.stages:
+        cpu_s = stage["executorCpuTime"] / 1e9
+        if stage["status"] == "COMPLETE" and cpu_s >= 0.5:
+            sampled_s = sum(t for (s, c), t in by_stage_category.items()
+                            if s == stage["stageId"] and c != "gc")
+            if not 0.5 <= sampled_s / cpu_s <= 2.0:
+                off.append((stage["stageId"], round(sampled_s, 2), round(cpu_s, 2)))
+    last_batch_ms = {}
+    for batch in batches:
+        executor = batch["executor_id"]
+        last_batch_ms[executor] = max(last_batch_ms.get(executor, 0),
+                                      batch["end_epoch_ns"] // 1_000_000)
+    before_end = {e: facts.end_ms - t for e, t in sorted(last_batch_ms.items())}
+    check(not off, f"every stage's sampled task time is 50%..200% of its tasks' executor CPU "
+                   f"time (REST executorCpuTime); outside, as (stage, sampled s, CPU s): {off}; "
+                   f"each executor's last batch received ends this many ms before "
+                   f"ApplicationEnd: {before_end}")
     gc_stage = facts.last_stage("gc-churn")
     gc_s = by_stage_category.get((gc_stage, "gc"), 0)
     pauses = sum(len(b.get("gc_pauses", [])) for b in batches)

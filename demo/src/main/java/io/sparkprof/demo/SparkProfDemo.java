@@ -128,7 +128,7 @@ public final class SparkProfDemo {
     long sum = 0;
     for (long value : values) {
       long x = value | 1;
-      for (int round = 0; round < 1000; round++) {
+      for (int round = 0; round < 2000; round++) {
         x ^= x << 13;
         x ^= x >>> 7;
         x ^= x << 17;
