@@ -93,6 +93,13 @@ public final class SparkProfConfig {
    */
   public static final String AGENT_OPTIONS = "spark.sparkprof.agentOptions";
 
+  /**
+   * Duration, default {@code 5s}: at the application's end the driver waits at most this long
+   * for every executor's last batch (sent when Spark stops the executor) before it writes the
+   * report and the remaining flame graphs. Clamped to 0..10m; 0 does not wait.
+   */
+  public static final String FINAL_BATCH_TIMEOUT = "spark.sparkprof.finalBatchTimeout";
+
   /** Reads a key; null when unset. */
   public interface Lookup {
     String get(String key);
@@ -114,6 +121,7 @@ public final class SparkProfConfig {
   private final long metricsRefreshIntervalMs;
   private final String liveEventLog;
   private final String agentOptions;
+  private final long finalBatchTimeoutMs;
 
   private SparkProfConfig(Lookup lookup) {
     enabled = parseBoolean(lookup, ENABLED, true);
@@ -133,6 +141,7 @@ public final class SparkProfConfig {
         clamp(parseDurationMs(lookup, METRICS_REFRESH_INTERVAL, 1000), 1, 600_000);
     liveEventLog = parseString(lookup, LIVE_EVENT_LOG, "");
     agentOptions = parseString(lookup, AGENT_OPTIONS, "");
+    finalBatchTimeoutMs = clamp(parseDurationMs(lookup, FINAL_BATCH_TIMEOUT, 5000), 0, 600_000);
   }
 
   public static SparkProfConfig from(Lookup lookup) {
@@ -173,6 +182,8 @@ public final class SparkProfConfig {
   public String libraryPath() { return libraryPath; }
 
   public long metricsRefreshIntervalMs() { return metricsRefreshIntervalMs; }
+
+  public long finalBatchTimeoutMs() { return finalBatchTimeoutMs; }
 
   /** Options for an agent the plugin starts; "" for the defaults. */
   public String agentOptions() { return agentOptions; }
@@ -239,7 +250,7 @@ public final class SparkProfConfig {
     }
     try {
       long parsed = Long.parseLong(digits.trim());
-      if (parsed > 0 && parsed <= Long.MAX_VALUE / unitMs) return parsed * unitMs;
+      if (parsed >= 0 && parsed <= Long.MAX_VALUE / unitMs) return parsed * unitMs;
     } catch (NumberFormatException e) {
       // reported below
     }

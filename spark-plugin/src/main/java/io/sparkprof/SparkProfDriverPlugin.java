@@ -7,8 +7,11 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.lang.management.ManagementFactory;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -38,6 +41,10 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
   private final AtomicBoolean reportWritten = new AtomicBoolean();
   private volatile SparkProfListener listener;
   private volatile OutputStream liveEventLogCopy;
+  private volatile boolean liveEventLogClosed;
+  /** Executors whose final marker arrived; also the lock of the end-of-application wait. */
+  private final Set<String> finalBatches = new HashSet<>();
+  private boolean applicationEnded;
 
   @Override
   public Map<String, String> init(SparkContext sc, PluginContext pluginContext) {
@@ -106,6 +113,7 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
     return line -> {
       NativeAggregator.onEvent(line);
       synchronized (copy) {
+        if (liveEventLogClosed) return;
         try {
           copy.write(line);
           copy.write('\n');
@@ -120,6 +128,7 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
     OutputStream copy = liveEventLogCopy;
     if (copy == null) return;
     synchronized (copy) {
+      liveEventLogClosed = true;
       try {
         copy.close();
       } catch (IOException e) {
@@ -180,6 +189,15 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
   public Object receive(Object message) {
     if (!running) return null;
     try {
+      if (message instanceof String
+          && ((String) message).startsWith(SparkProfExecutorPlugin.FINAL_MARKER)) {
+        synchronized (finalBatches) {
+          finalBatches.add(((String) message).substring(
+              SparkProfExecutorPlugin.FINAL_MARKER.length()));
+          finalBatches.notifyAll();
+        }
+        return null;
+      }
       if (!(message instanceof byte[])) {
         logBadBatchOnce("a message of type "
             + (message == null ? "null" : message.getClass().getName()) + " was ignored");
@@ -231,10 +249,55 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
 
   /** From the listener thread, after the ApplicationEnd event went to the live model. */
   void onApplicationEnd() {
-    if (running) writeReportOnce();
+    synchronized (finalBatches) {
+      applicationEnded = true;
+      finalBatches.notifyAll();
+    }
   }
 
-  /** The end-of-application report, once (ApplicationEnd or shutdown, whichever is first). */
+  /** From the listener thread: an executor came or went. */
+  void onExecutorsChanged() {
+    synchronized (finalBatches) {
+      finalBatches.notifyAll();
+    }
+  }
+
+  /**
+   * Waits, at most {@code spark.sparkprof.finalBatchTimeout}, until the listener has seen the
+   * application's end and every executor still registered sent its final marker (its last batch
+   * is then in: markers ride behind the batches). Spark calls the plugins' shutdown after the
+   * scheduler told the executors to stop and before the listener bus drains, so both arrive
+   * while this waits.
+   */
+  private void awaitFinalBatches() {
+    SparkProfListener events = listener;
+    long deadline = System.nanoTime() + config.finalBatchTimeoutMs() * 1_000_000L;
+    Set<String> missing = new TreeSet<>();
+    boolean ended;
+    synchronized (finalBatches) {
+      while (true) {
+        missing.clear();
+        if (events != null) missing.addAll(events.liveExecutors());
+        missing.removeAll(finalBatches);
+        ended = applicationEnded || events == null;
+        long remainingMs = (deadline - System.nanoTime()) / 1_000_000L;
+        if ((ended && missing.isEmpty()) || remainingMs <= 0) break;
+        try {
+          finalBatches.wait(remainingMs);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          break;
+        }
+      }
+    }
+    if (!missing.isEmpty() || !ended) {
+      SparkProfPlugin.log("stopped waiting after " + config.finalBatchTimeoutMs() + " ms for "
+          + (ended ? "" : "the application's end and ") + "the last batches of executors "
+          + missing + "; the report and flame graphs may miss their last samples");
+    }
+  }
+
+  /** The end-of-application report, once, at shutdown (after the final batches). */
   private void writeReportOnce() {
     if (!reportWritten.compareAndSet(false, true)) return;
     SparkProfListener events = listener;
@@ -259,6 +322,7 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
   @Override
   public void shutdown() {
     if (!running) return;
+    awaitFinalBatches();
     flameGraphWriter.shutdownNow();
     for (String key : pendingFlameGraphs.keySet()) writeFlameGraph(key);
     writeReportOnce();

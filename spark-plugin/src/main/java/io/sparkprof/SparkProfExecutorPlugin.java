@@ -46,10 +46,10 @@ public final class SparkProfExecutorPlugin implements ExecutorPlugin {
       if (!config.enabled()) return;
       // Plugin-only install: no -agentpath, so start the copy inside this jar (its failure
       // reason is logged once by startFromJar; profiling stays off).
+      context = ctx;  // even without the agent: the final marker tells the driver not to wait
       if (!NativeAgent.isLoaded()) NativeAgent.startFromJar(config.agentOptions());
       if (!NativeAgent.isLoaded()) return;
       nameExecutor(ctx.executorID());
-      context = ctx;
       flusher = Executors.newSingleThreadScheduledExecutor(runnable -> {
         Thread thread = new Thread(runnable, "sparkprof-flush");
         thread.setDaemon(true);
@@ -132,18 +132,34 @@ public final class SparkProfExecutorPlugin implements ExecutorPlugin {
     }
   }
 
+  /**
+   * Sends what the agent still holds, then the final marker ({@link #FINAL_MARKER} + executor id)
+   * behind it on the same connection, so the driver knows this executor's profile is complete
+   * and can write the application's report (it waits for every executor's marker, bounded).
+   */
   @Override
   public void shutdown() {
-    if (!active) return;
-    active = false;
-    flusher.shutdown();
-    try {
-      flusher.awaitTermination(2, TimeUnit.SECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+    if (active) {
+      active = false;
+      flusher.shutdown();
+      try {
+        flusher.awaitTermination(2, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      flush();
     }
-    flush();
+    PluginContext ctx = context;
+    if (ctx == null) return;
+    try {
+      ctx.send(FINAL_MARKER + ctx.executorID());
+    } catch (Exception | LinkageError e) {
+      // The driver is gone or going: it stops waiting on its own.
+    }
   }
+
+  /** Prefix of the String an executor sends last; the executor id follows. */
+  static final String FINAL_MARKER = "sparkprof:final-batch:";
 
   long batchesSent() {
     return batchesSent.get();

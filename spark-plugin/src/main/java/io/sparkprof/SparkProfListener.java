@@ -3,11 +3,16 @@ package io.sparkprof;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.nio.charset.StandardCharsets;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkFirehoseListener;
 import org.apache.spark.scheduler.SparkListenerApplicationEnd;
 import org.apache.spark.scheduler.SparkListenerEvent;
+import org.apache.spark.scheduler.SparkListenerExecutorAdded;
+import org.apache.spark.scheduler.SparkListenerExecutorRemoved;
 import org.apache.spark.scheduler.SparkListenerStageCompleted;
 import org.apache.spark.scheduler.StageInfo;
 
@@ -39,6 +44,7 @@ final class SparkProfListener extends SparkFirehoseListener {
   private static final ThreadMXBean THREADS = threads();
   private volatile boolean failureLogged;
   private volatile long firstEventNanos;
+  private final Set<String> liveExecutors = ConcurrentHashMap.newKeySet();
 
   SparkProfListener(SparkProfDriverPlugin plugin, SparkConf conf, Sink sink) {
     this.plugin = plugin;
@@ -82,7 +88,13 @@ final class SparkProfListener extends SparkFirehoseListener {
     }
     if (plugin == null) return;
     try {
-      if (event instanceof SparkListenerStageCompleted) {
+      if (event instanceof SparkListenerExecutorAdded) {
+        liveExecutors.add(((SparkListenerExecutorAdded) event).executorId());
+        plugin.onExecutorsChanged();
+      } else if (event instanceof SparkListenerExecutorRemoved) {
+        liveExecutors.remove(((SparkListenerExecutorRemoved) event).executorId());
+        plugin.onExecutorsChanged();
+      } else if (event instanceof SparkListenerStageCompleted) {
         StageInfo info = ((SparkListenerStageCompleted) event).stageInfo();
         if (info != null) plugin.onStageCompleted(info.stageId(), info.attemptNumber());
       } else if (event instanceof SparkListenerApplicationEnd) {
@@ -115,6 +127,11 @@ final class SparkProfListener extends SparkFirehoseListener {
   long cpuNanosPerEvent() {
     long count = events.get() - 1;
     return count <= 0 ? 0 : cpuNanos.get() / count;
+  }
+
+  /** Executors added and not removed, as the events so far tell. */
+  Set<String> liveExecutors() {
+    return new HashSet<>(liveExecutors);
   }
 
   /** Events that could not be turned into a line. */
