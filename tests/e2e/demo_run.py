@@ -11,8 +11,8 @@ import dataclasses
 import os
 import time
 
-from spark_cluster import (child_pids, find_event_log, free_port, http_get, process_cpu_seconds, wait_for,
-                           wait_driver)
+from spark_cluster import (child_pids, executor_app_id, find_event_log, free_port, http_get,
+                           process_cpu_seconds, wait_for, wait_driver)
 
 DEMO_CLASS = "io.sparkprof.demo.SparkProfDemo"
 JOB_KINDS = ["serialization", "skew", "shuffle", "parquet-write", "spill", "gc-churn"]
@@ -121,15 +121,16 @@ def run_demo(cluster, demo_jar, files, run_dir, profiled=True, metrics_port=None
         time.sleep(delay_s)
         cluster.start_workers(count, cores, memory, wait=False)
 
-    executor_cpu_s = {}
+    executor_cpu_s = {}  # pid: (application id, CPU seconds)
 
     def tick():
         # The executors run idle after the last job while the driver stops: a reading every
-        # second misses (almost) nothing of their CPU time.
+        # second misses (almost) nothing of their CPU time. A previous application's executors
+        # may still be exiting: each executor is counted for the application its command names.
         for worker in cluster.workers():
             for pid in child_pids(worker.process.pid):
                 try:
-                    executor_cpu_s[pid] = process_cpu_seconds(pid)
+                    executor_cpu_s[pid] = (executor_app_id(pid), process_cpu_seconds(pid))
                 except OSError:
                     pass
         if run.metrics_url:
@@ -148,5 +149,5 @@ def run_demo(cluster, demo_jar, files, run_dir, profiled=True, metrics_port=None
     if len(apps) == 1:
         run.app_id = apps[0]
         run.event_log = find_event_log(run.event_log_dir, run.app_id) or ""
-    run.executors_cpu_s = sum(executor_cpu_s.values())
+    run.executors_cpu_s = sum(cpu for app, cpu in executor_cpu_s.values() if app == run.app_id)
     return run

@@ -53,6 +53,11 @@ REPORT_EXCEPTIONS = {
     "/input/files[]/bytes", "/input/files[]/decompressed_bytes",
 }
 
+# The driver plugin's log lines that say something went wrong (spark-plugin/src/main/java).
+DRIVER_PROBLEMS = ["plugin disabled", "profiling off", "cannot load", "no metrics or flame graphs",
+                   "was not recorded", "not written", "further drops are counted",
+                   "outputs stay in", "cannot write"]
+
 failures = []
 
 
@@ -125,8 +130,7 @@ def check_run(run, facts, cluster):
     check(url is not None and url.endswith(f":{run.metrics_url.split(':')[-1]}"),
           f"the driver log says the aggregator started, metrics at {url}")
     problems = [line for line in driver_log.splitlines()
-                if "sparkprof:" in line and ("disabled" in line or "not loaded" in line
-                                             or "cannot load" in line)]
+                if line.startswith("sparkprof:") and any(p in line for p in DRIVER_PROBLEMS)]
     check(not problems, f"the driver log has no sparkprof problem line: {problems[:3]}")
     executor_logs = []
     for worker in cluster.workers():
@@ -137,9 +141,10 @@ def check_run(run, facts, cluster):
     check(len(executor_logs) == WORKERS and len(profiling) == WORKERS,
           f"every executor loaded the agent ('sparkprof: profiling:' in {len(profiling)} of "
           f"{len(executor_logs)} executor logs)")
-    broken = [p for p in executor_logs
-              if "not loaded" in read_tail(p, 50_000_000) or "could not send" in read_tail(p)]
-    check(not broken, f"no executor log reports a missing agent or a failed send: {broken}")
+    broken = [p for p in executor_logs if any(problem in read_tail(p, 50_000_000) for problem in
+                                              ("profiling off", "disabled", "could not send"))]
+    check(not broken, f"no executor log reports profiling off, the plugin disabled or a failed "
+                      f"send: {broken}")
     crashes = [os.path.join(d, n) for d, _, names in os.walk(cluster.work_dir) for n in names
                if n.startswith("hs_err")]
     check(not crashes, f"no JVM crashed: {crashes}")

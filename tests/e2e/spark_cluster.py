@@ -105,6 +105,13 @@ def child_pids(pid):
     return running
 
 
+def executor_app_id(pid):
+    """The application id in an executor JVM's command line (--app-id), or ""."""
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        arguments = f.read().decode("utf-8", "replace").split("\0")
+    return next((arguments[i + 1] for i, a in enumerate(arguments[:-1]) if a == "--app-id"), "")
+
+
 class Daemon:
     """One JVM started through bin/spark-class (Master, Worker, HistoryServer)."""
 
