@@ -20,7 +20,8 @@ def main(path):
                          "io/sparkprof/NativeAgent.class",
                          "io/sparkprof/NativeAggregator.class",
                          "io/sparkprof/native/linux-x86_64/libsparkprof.so",
-                         "io/sparkprof/native/linux-x86_64/libsparkprof_driver.so"):
+                         "io/sparkprof/native/linux-x86_64/libsparkprof_driver.so",
+                         "io/sparkprof/native/linux-x86_64/driver-dependencies.txt"):
             if required not in names:
                 problems.append("missing " + required)
         for name in names:

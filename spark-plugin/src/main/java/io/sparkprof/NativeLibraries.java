@@ -50,6 +50,10 @@ public final class NativeLibraries {
    */
   public static synchronized String loadDriverLibraryFromJar() {
     boolean firstTry = !RESULTS.containsKey(DRIVER_LIBRARY);
+    // Shared libraries the driver library needs beyond glibc and libstdc++ (libsimdjson), in load
+    // order: once loaded, the dynamic linker finds them by soname, so a node need not have them.
+    // One that fails is left to the system's copy (the driver library's own load then tells).
+    if (firstTry) loadDriverDependenciesFromJar();
     String failure = loadOnce(DRIVER_LIBRARY);
     if (failure == null) return null;
     String reason = "driver: " + failure + "; no metrics or flame graphs";
@@ -58,6 +62,37 @@ public final class NativeLibraries {
   }
 
   /** libsparkprof.so, for {@link NativeAgent#startFromJar}: null or the reason (not logged). */
+  /**
+   * Loads the jar's copies of the driver library's dependencies (libsimdjson), so that a driver
+   * library loaded afterwards, from the jar or from a path, finds them by soname even on a node
+   * that lacks them. Failures are silent: the system's copy may serve, and the driver library's
+   * own load reports what is missing.
+   */
+  public static synchronized void loadDriverDependenciesFromJar() {
+    for (String dependency : bundledDriverDependencies()) loadOnce(dependency);
+  }
+
+  /** The names listed in the jar's {@value #DRIVER_DEPENDENCIES}; none when it is absent. */
+  static java.util.List<String> bundledDriverDependencies() {
+    java.util.List<String> names = new java.util.ArrayList<>();
+    try (InputStream in = NativeLibraries.class.getResourceAsStream(
+            "/" + RESOURCE_DIRECTORY + DRIVER_DEPENDENCIES)) {
+      if (in == null) return names;
+      java.io.BufferedReader reader = new java.io.BufferedReader(
+          new java.io.InputStreamReader(in, java.nio.charset.StandardCharsets.UTF_8));
+      for (String line = reader.readLine(); line != null; line = reader.readLine()) {
+        line = line.trim();
+        if (line.matches("lib[A-Za-z0-9_.+-]+\\.so[0-9.]*")) names.add(line);
+      }
+    } catch (IOException | RuntimeException e) {
+      names.clear();
+    }
+    return names;
+  }
+
+  /** The resource listing the driver library's bundled dependencies, one file name a line. */
+  static final String DRIVER_DEPENDENCIES = "driver-dependencies.txt";
+
   static String loadAgentLibraryFromJar() {
     return loadOnce(AGENT_LIBRARY);
   }

@@ -59,6 +59,7 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
           if (NativeLibraries.loadDriverLibraryFromJar() != null) return Collections.emptyMap();
         } else {
           try {
+            NativeLibraries.loadDriverDependenciesFromJar();
             System.load(library);
           } catch (UnsatisfiedLinkError | SecurityException e) {
             SparkProfPlugin.log("driver: cannot load " + library + " (" + e.getMessage()
