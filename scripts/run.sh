@@ -18,9 +18,15 @@ cd "$(dirname "$0")/.."
 cli=build/cli/sparkprof
 log="${1:-}"
 
+build() {  # quiet unless it fails
+  mkdir -p build
+  scripts/build.sh release >build/run-build.log 2>&1 ||
+    { tail -40 build/run-build.log; echo "run.sh: the build failed (build/run-build.log)" >&2; exit 1; }
+}
+
 if [ -n "$log" ]; then
   scripts/install-deps.sh
-  scripts/build.sh release >/dev/null
+  build
   mkdir -p out
   status=0
   "$cli" analyze "$log" -o out/report.txt || status=$?
@@ -34,14 +40,14 @@ fi
 
 scripts/install-deps.sh --prometheus
 scripts/install-spark.sh
-scripts/build.sh release >/dev/null
-spark_version=$(scripts/spark-versions.sh | head -1)
-plugin_jar=$(ls build/spark-plugin/maven/sparkprof-spark-*.jar 2>/dev/null | head -1)
+build
+spark_version=$(scripts/spark-versions.sh | sed -n 1p)  # sed reads all: no SIGPIPE under pipefail
+plugin_jars=(build/spark-plugin/maven/sparkprof-spark-*.jar)
 mkdir -p out
 python3 tests/e2e/run_real_spark.py --demo --out out \
   --spark-home "build/spark/$spark_version/home" \
   --agent build/native-agent/libsparkprof.so \
-  --plugin-jar "$plugin_jar" \
+  --plugin-jar "${plugin_jars[0]}" \
   --demo-jar build/demo/sparkprof-demo.jar \
   --sparkprof "$cli" \
   --work-dir build/demo-run
