@@ -226,11 +226,11 @@ class SparkCluster:
         command = [os.path.join(self.spark_home, "bin", "spark-submit"),
                    "--master", self.master_url, "--deploy-mode", "client",
                    "--driver-memory", driver_memory]
-        if jars:
-            command += ["--jars", ",".join(jars)]
+        if jars:  # spark-submit runs in the work directory: absolute paths
+            command += ["--jars", ",".join(os.path.abspath(j) for j in jars)]
         for key, value in (conf or {}).items():
             command += ["--conf", f"{key}={value}"]
-        command += ["--class", main_class, app_jar] + [str(a) for a in app_args]
+        command += ["--class", main_class, os.path.abspath(app_jar)] + [str(a) for a in app_args]
         log_path = log_path or os.path.join(self.work_dir, "driver.log")
         with open(log_path, "w") as log:
             log.write("$ " + " ".join(command) + "\n")
