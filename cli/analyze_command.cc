@@ -7,10 +7,7 @@
 #include <vector>
 
 #include "analyzer/report/analysis.h"
-#include "analyzer/report/html_report.h"
-#include "analyzer/report/json_report.h"
-#include "analyzer/report/markdown_report.h"
-#include "analyzer/report/text_report.h"
+#include "analyzer/report/render.h"
 #include "analyzer/source/log_source.h"
 #include "cli/commands.h"
 
@@ -39,33 +36,6 @@ bool WriteOutput(const std::string& path, const std::string& text) {
     return false;
   }
   return true;
-}
-
-std::string Render(const std::string& format,
-                   const std::vector<const report::Analysis*>& analyses) {
-  if (format == "json") return report::RenderJson(analyses);
-  if (format == "html") return report::RenderHtml(analyses);
-  const bool markdown = format == "md";
-  std::string text;
-  for (size_t i = 0; i < analyses.size(); ++i) {
-    if (i > 0) text += markdown ? "\n---\n\n" : "\n" + std::string(78, '-') + "\n\n";
-    text += markdown ? report::RenderMarkdown(*analyses[i]) : report::RenderText(*analyses[i]);
-  }
-  return text;
-}
-
-// --fail-on: does any application have a finding of that severity or worse?
-bool FindingAtOrAbove(const std::vector<const report::Analysis*>& analyses,
-                      const std::string& fail_on) {
-  if (fail_on.empty()) return false;
-  const diagnosis::Severity threshold =
-      fail_on == "critical" ? diagnosis::Severity::kCritical : diagnosis::Severity::kWarning;
-  for (const report::Analysis* analysis : analyses) {
-    for (const diagnosis::Finding& finding : analysis->findings) {
-      if (finding.severity >= threshold) return true;
-    }
-  }
-  return false;
 }
 
 int RunAnalyze(const AnalyzeOptions& options) {
@@ -112,8 +82,14 @@ int RunAnalyze(const AnalyzeOptions& options) {
 
   std::vector<const report::Analysis*> pointers;
   for (const auto& analysis : analyses) pointers.push_back(analysis.get());
-  if (!WriteOutput(options.output, Render(options.format, pointers))) return kExitUsage;
-  return FindingAtOrAbove(pointers, options.fail_on) ? kExitFindingsAtThreshold : kExitOk;
+  if (!WriteOutput(options.output, report::RenderReport(options.format, pointers))) {
+    return kExitUsage;
+  }
+  if (options.fail_on.empty()) return kExitOk;
+  const diagnosis::Severity threshold = options.fail_on == "critical"
+                                            ? diagnosis::Severity::kCritical
+                                            : diagnosis::Severity::kWarning;
+  return report::AnyFindingAtOrAbove(pointers, threshold) ? kExitFindingsAtThreshold : kExitOk;
 }
 
 }  // namespace

@@ -185,16 +185,24 @@ Result<DiscoveryResult> Discover(const std::string& path, const DiscoveryLimits&
     }
     return NotFound("no such file or directory: " + path);
   }
-  Walker walker(limits);
-  if (fs::is_directory(status)) {
-    walker.WalkFolder(*MakeDiskFolder(path, path), 0);
-  } else if (fs::is_regular_file(status)) {
+  if (fs::is_directory(status)) return DiscoverFolder(*MakeDiskFolder(path, path), limits);
+  if (fs::is_regular_file(status)) {
     std::error_code size_error;
     uintmax_t size = fs::file_size(path, size_error);
-    walker.WalkFile(MakeDiskFileEntry(path, path, size_error ? 0 : size));
-  } else {
-    return InvalidArgument(path + " is neither a regular file nor a directory");
+    return DiscoverFile(MakeDiskFileEntry(path, path, size_error ? 0 : size), limits);
   }
+  return InvalidArgument(path + " is neither a regular file nor a directory");
+}
+
+DiscoveryResult DiscoverFolder(const Folder& folder, const DiscoveryLimits& limits) {
+  Walker walker(limits);
+  walker.WalkFolder(folder, 0);
+  return walker.TakeResult();
+}
+
+DiscoveryResult DiscoverFile(const FileEntry& file, const DiscoveryLimits& limits) {
+  Walker walker(limits);
+  walker.WalkFile(file);
   return walker.TakeResult();
 }
 

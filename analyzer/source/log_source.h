@@ -67,6 +67,14 @@ struct DiscoveryLimits {
 // NotFound when `path` does not exist; otherwise a (possibly empty) result with warnings.
 Result<DiscoveryResult> Discover(const std::string& path, const DiscoveryLimits& limits = {});
 
+class Folder;
+struct FileEntry;
+
+// The same search below a folder, or from a file, that the caller lists and opens itself (the
+// Python package walks object stores and downloads through these; see folder.h).
+DiscoveryResult DiscoverFolder(const Folder& folder, const DiscoveryLimits& limits = {});
+DiscoveryResult DiscoverFile(const FileEntry& file, const DiscoveryLimits& limits = {});
+
 // Treats `bytes` as a zip archive called `display_name` (for input that did not come from a
 // file, and for fuzzing). Not a zip, or a corrupt one, gives an empty result with a warning.
 DiscoveryResult DiscoverArchiveBytes(const std::string& display_name, std::string bytes,
