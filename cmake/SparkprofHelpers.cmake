@@ -16,8 +16,14 @@ function(sparkprof_add_fuzzer name source)
 endfunction()
 
 # sparkprof_add_test(NAME SOURCES... LIBS ...)
+# With SPARKPROF_TESTS off (the Python package's build) the target still exists, so directories
+# may set its properties, but it is never built and needs no GoogleTest.
 function(sparkprof_add_test name)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  if(NOT SPARKPROF_TESTS)
+    add_executable(${name} EXCLUDE_FROM_ALL ${ARG_SOURCES})
+    return()
+  endif()
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main)
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR})

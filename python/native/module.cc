@@ -1,0 +1,236 @@
+// sparkprof._native: the engine for Python. Discovery and analysis run with the GIL released;
+// the engine calls back into Python only to list folders and read bytes (python_tree,
+// python_stream).
+// Everything a report says comes from here: Python renders nothing and computes no figure.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analyzer/report/analysis.h"
+#include "analyzer/report/render.h"
+#include "analyzer/source/log_source.h"
+#include "python/native/python_object.h"
+#include "python/native/python_tree.h"
+
+namespace sparkprof::python {
+namespace {
+
+struct Discovery {
+  std::unique_ptr<PythonTree> tree;
+  source::DiscoveryResult result;
+};
+
+struct Problem {
+  std::string message;
+  bool per_line = false;
+};
+
+struct AnalysisResult {
+  std::unique_ptr<report::Analysis> analysis;
+  std::vector<Problem> problems;  // the first `max_problems_kept` per-line ones, all others
+  size_t per_line_problems_kept = 0;
+  int64_t problems_not_kept = 0;
+  std::shared_ptr<RaisedErrors> errors = std::make_shared<RaisedErrors>();
+};
+
+Discovery Discover(nb::object tree_object, const std::string& path, const std::string& name,
+                   const std::string& display_name, const std::string& kind, uint64_t size_bytes,
+                   const std::string& local_path) {
+  Discovery discovery;
+  discovery.tree = std::make_unique<PythonTree>(std::move(tree_object));
+  TreeEntry root{name, path, display_name, size_bytes, local_path};
+  nb::gil_scoped_release release;
+  if (kind == "directory") {
+    discovery.result = source::DiscoverFolder(*discovery.tree->Folder(root));
+  } else {
+    discovery.result = source::DiscoverFile(discovery.tree->File(root));
+  }
+  return discovery;
+}
+
+AnalysisResult AnalyzeApplication(const Discovery& discovery, size_t index,
+                                  size_t max_problems_kept) {
+  if (index >= discovery.result.applications.size()) throw nb::index_error("no such application");
+  if (!discovery.tree) throw nb::value_error("this discovery was cleared");
+  AnalysisResult result;
+  eventlog::ReaderOptions options;
+  options.on_problem = [&result, max_problems_kept](const std::string& message, bool per_line) {
+    if (per_line && result.per_line_problems_kept >= max_problems_kept) {
+      ++result.problems_not_kept;
+      return;
+    }
+    result.per_line_problems_kept += per_line ? 1 : 0;
+    result.problems.push_back({message, per_line});
+  };
+  nb::gil_scoped_release release;
+  ScopedRaisedErrors scope(result.errors);
+  result.analysis = std::make_unique<report::Analysis>(
+      report::Analyze(discovery.result.applications[index], options));
+  return result;
+}
+
+std::vector<const report::Analysis*> Pointers(const std::vector<const AnalysisResult*>& results) {
+  std::vector<const report::Analysis*> pointers;
+  for (const AnalysisResult* result : results) pointers.push_back(result->analysis.get());
+  return pointers;
+}
+
+std::string Render(const std::vector<const AnalysisResult*>& results, const std::string& format) {
+  if (!report::IsReportFormat(format)) {
+    throw nb::value_error("format must be one of text, md, json, html");
+  }
+  std::vector<const report::Analysis*> pointers = Pointers(results);
+  nb::gil_scoped_release release;
+  return report::RenderReport(format, pointers);
+}
+
+// Garbage-collector support: a tree object or an exception's traceback can lead back to the
+// Discovery or Analysis holding it (a tree class defined in a module whose globals hold the
+// result), a cycle only the collector can break.
+int VisitErrors(const RaisedErrors& errors, visitproc visit, void* arg) {
+  for (const SharedObject& exception : errors.exceptions) Py_VISIT(exception->ptr());
+  return 0;
+}
+
+int DiscoveryTraverse(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  if (!nb::inst_ready(self)) return 0;
+  const Discovery* discovery = nb::inst_ptr<Discovery>(self);
+  if (!discovery->tree) return 0;
+  Py_VISIT(discovery->tree->object().ptr());
+  return VisitErrors(*discovery->tree->errors(), visit, arg);
+}
+
+int DiscoveryClear(PyObject* self) {
+  Discovery* discovery = nb::inst_ptr<Discovery>(self);
+  discovery->result.applications.clear();  // their openers share the tree object
+  discovery->tree.reset();
+  return 0;
+}
+
+int AnalysisTraverse(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  if (!nb::inst_ready(self)) return 0;
+  return VisitErrors(*nb::inst_ptr<AnalysisResult>(self)->errors, visit, arg);
+}
+
+int AnalysisClear(PyObject* self) {
+  nb::inst_ptr<AnalysisResult>(self)->errors->exceptions.clear();
+  return 0;
+}
+
+PyType_Slot discovery_slots[] = {{Py_tp_traverse, reinterpret_cast<void*>(DiscoveryTraverse)},
+                                 {Py_tp_clear, reinterpret_cast<void*>(DiscoveryClear)},
+                                 {0, nullptr}};
+PyType_Slot analysis_slots[] = {{Py_tp_traverse, reinterpret_cast<void*>(AnalysisTraverse)},
+                                {Py_tp_clear, reinterpret_cast<void*>(AnalysisClear)},
+                                {0, nullptr}};
+
+nb::list Exceptions(const RaisedErrors& errors) {
+  nb::list list;
+  for (const SharedObject& exception : errors.exceptions) list.append(*exception);
+  return list;
+}
+
+NB_MODULE(_native, m) {
+  m.doc() = "The sparkprof engine (C++), for the sparkprof Python package.";
+  m.attr("REPORT_SCHEMA") = report::kReportSchema;
+
+  nb::class_<Discovery>(m, "Discovery", nb::type_slots(discovery_slots))
+      .def_prop_ro("applications",
+                   [](const Discovery& discovery) {
+                     nb::list list;
+                     for (const source::ApplicationLog& log : discovery.result.applications) {
+                       nb::list parts;
+                       for (const source::LogPart& part : log.parts) {
+                         parts.append(nb::make_tuple(part.display_name, part.size_bytes));
+                       }
+                       nb::dict entry;
+                       entry["name"] = log.name;
+                       entry["layout"] = log.layout;
+                       entry["in_progress_by_name"] = log.in_progress_by_name;
+                       entry["archive"] = log.archive;
+                       entry["parts"] = parts;
+                       list.append(entry);
+                     }
+                     return list;
+                   })
+      .def_prop_ro("warnings",
+                   [](const Discovery& discovery) {
+                     std::vector<std::pair<std::string, std::string>> warnings;
+                     for (const source::DiscoveryWarning& warning : discovery.result.warnings) {
+                       warnings.emplace_back(warning.path, warning.message);
+                     }
+                     return warnings;
+                   })
+      .def_prop_ro("errors",
+                   [](const Discovery& discovery) {
+                     return discovery.tree ? Exceptions(*discovery.tree->errors()) : nb::list();
+                   })
+      .def("analyze", &AnalyzeApplication, nb::arg("index"), nb::arg("max_problems_kept") = 1000,
+           "Reads and analyses one application (the GIL is released while the engine works).");
+
+  nb::class_<AnalysisResult>(m, "Analysis", nb::type_slots(analysis_slots))
+      .def_prop_ro("log_name", [](const AnalysisResult& r) { return r.analysis->log_name; })
+      .def_prop_ro("analysable",
+                   [](const AnalysisResult& r) { return r.analysis->read.analysable(); })
+      .def_prop_ro("problems",
+                   [](const AnalysisResult& r) {
+                     std::vector<std::pair<std::string, bool>> problems;
+                     for (const Problem& problem : r.problems) {
+                       problems.emplace_back(problem.message, problem.per_line);
+                     }
+                     return problems;
+                   })
+      .def_prop_ro("problems_not_kept", [](const AnalysisResult& r) { return r.problems_not_kept; })
+      .def_prop_ro("errors", [](const AnalysisResult& r) { return Exceptions(*r.errors); })
+      .def_prop_ro("spark_properties",
+                   [](const AnalysisResult& r) { return r.analysis->model.spark_properties; })
+      .def_prop_ro("resource_profiles",
+                   [](const AnalysisResult& r) {
+                     nb::list list;
+                     for (const auto& [id, profile] : r.analysis->model.resource_profiles) {
+                       nb::dict entry;
+                       entry["id"] = profile.id;
+                       entry["executor_cores"] = profile.executor_cores;
+                       entry["executor_memory_mb"] = profile.executor_memory_mb;
+                       entry["executor_memory_overhead_mb"] = profile.executor_memory_overhead_mb;
+                       entry["executor_off_heap_mb"] = profile.executor_off_heap_mb;
+                       entry["task_cpus"] = profile.task_cpus;
+                       list.append(entry);
+                     }
+                     return list;
+                   })
+      .def("render",
+           [](const AnalysisResult& r, const std::string& format) { return Render({&r}, format); },
+           nb::arg("format"));
+
+  m.def("discover", &Discover, nb::arg("tree"), nb::arg("path"), nb::arg("name"),
+        nb::arg("display_name"),
+        nb::arg("kind"), nb::arg("size_bytes"), nb::arg("local_path"),
+        "Finds the applications under `path` of `tree` (see sparkprof/_tree.py).");
+  m.def("render", &Render, nb::arg("analyses"), nb::arg("format"),
+        "The report of several applications, as `sparkprof analyze --format FORMAT` writes it.");
+  m.def(
+      "any_finding_at_or_above",
+      [](const std::vector<const AnalysisResult*>& results, const std::string& severity) {
+        if (severity != "warning" && severity != "critical") {
+          throw nb::value_error("severity must be warning or critical");
+        }
+        return report::AnyFindingAtOrAbove(Pointers(results), severity == "critical"
+                                                                  ? diagnosis::Severity::kCritical
+                                                                  : diagnosis::Severity::kWarning);
+      },
+      nb::arg("analyses"), nb::arg("severity"));
+}
+
+}  // namespace
+}  // namespace sparkprof::python

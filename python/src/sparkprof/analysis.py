@@ -1,0 +1,258 @@
+"""``sparkprof.analyze``: event logs anywhere (a path, any fsspec URL, an open file, byte chunks)
+through the native engine, with the report as typed objects and as the CLI's exact JSON."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union, cast
+
+from sparkprof import _native
+from sparkprof._tree import BinaryStream, ChunkStream, Root, fsspec_root, local_root, stream_root
+from sparkprof.report import ApplicationReport
+
+Source = Union[str, "os.PathLike[str]", BinaryStream, Iterable[bytes]]
+ReadErrorPolicy = Literal["raise", "report"]
+
+
+class NothingAnalysableError(Exception):
+    """No Spark event could be read from the source (the CLI's exit code 2)."""
+
+    def __init__(self, message: str, warnings: list[DiscoveryWarning], skipped: list[str]) -> None:
+        super().__init__(message)
+        self.warnings = warnings
+        self.skipped = skipped
+
+
+@dataclass(frozen=True)
+class DiscoveryWarning:
+    """A folder or file the search passed over (what the CLI prints as ``sparkprof: PATH: ...``)."""
+
+    path: str
+    message: str
+
+
+@dataclass(frozen=True)
+class InputProblem:
+    """A located problem in one application's input (file, line, byte offset in ``message``)."""
+
+    application: str  # the log's name: file, rolling directory or Databricks folder
+    message: str
+    per_line: bool  # a bad line (there may be many) rather than a problem with a whole file
+
+
+@dataclass(frozen=True)
+class AnalysedApplication:
+    """One application as the engine analysed it: its report, and the native result that renders
+    it in the other formats."""
+
+    report: ApplicationReport
+    problems: list[InputProblem]
+    problems_not_kept: int
+    spark_properties: dict[str, str]
+    resource_profiles: list[dict[str, Any]]
+    native: _native.Analysis = field(repr=False, compare=False)
+
+    def render(self, format: str = "text") -> str:
+        """``text``, ``md``, ``json`` or ``html``, exactly as ``sparkprof analyze`` writes it."""
+        return self.native.render(format)
+
+
+@dataclass(frozen=True)
+class Report:
+    """The result of ``analyze``: every analysable application found in the source."""
+
+    applications: list[AnalysedApplication]
+    warnings: list[DiscoveryWarning]
+    skipped: list[str]  # logs in which no Spark event could be read
+
+    @property
+    def application(self) -> ApplicationReport:
+        """The report when the source held exactly one application."""
+        if len(self.applications) != 1:
+            raise ValueError(f"the source holds {len(self.applications)} applications")
+        return self.applications[0].report
+
+    @property
+    def reports(self) -> list[ApplicationReport]:
+        return [application.report for application in self.applications]
+
+    @property
+    def problems(self) -> list[InputProblem]:
+        return [problem for application in self.applications for problem in application.problems]
+
+    @property
+    def json(self) -> str:
+        """Byte for byte what ``sparkprof analyze SOURCE --format json`` writes."""
+        return self.render("json")
+
+    def render(self, format: str = "text") -> str:
+        """``text``, ``md``, ``json`` or ``html``, exactly as ``sparkprof analyze`` writes it."""
+        return _native.render([application.native for application in self.applications], format)
+
+    def any_finding_at_or_above(self, severity: Literal["warning", "critical"]) -> bool:
+        """What ``sparkprof analyze --fail-on SEVERITY`` tests (exit code 3)."""
+        natives = [application.native for application in self.applications]
+        return _native.any_finding_at_or_above(natives, severity)
+
+
+def resolve(source: Source, name: str | None = None, **storage_options: Any) -> Root:
+    """Where discovery starts for ``source``."""
+    if isinstance(source, (str, os.PathLike)):
+        text = os.fspath(source)
+        if "://" in text or "::" in text:
+            if text.startswith("file://") and "::" not in text:
+                return local_root(text[len("file://") :])
+            return fsspec_root(text, storage_options)
+        return local_root(text)
+    if hasattr(source, "read"):
+        display = name or str(getattr(source, "name", "") or "<stream>")
+        return stream_root(cast(BinaryStream, source), display)
+    if isinstance(source, Iterable):
+        return stream_root(ChunkStream(source), name or "<stream>")
+    raise TypeError(f"cannot analyse a {type(source).__name__}: pass a path, URL, file or chunks")
+
+
+def discover(root: Root) -> _native.Discovery:
+    return _native.discover(
+        root.tree,
+        root.path,
+        root.name,
+        root.display_name,
+        root.kind,
+        root.size_bytes,
+        root.local_path,
+    )
+
+
+def iter_applications(
+    source: Source,
+    *,
+    name: str | None = None,
+    on_read_error: ReadErrorPolicy = "raise",
+    max_problems_kept: int = 1000,
+    workers: int = 1,
+    **storage_options: Any,
+) -> Iterator[AnalysedApplication]:
+    """Analyses the applications in ``source`` one at a time, in the CLI's order, holding at most
+    ``workers`` of them in memory. Logs without any readable Spark event are skipped.
+
+    ``workers > 1`` analyses that many applications at once on threads (the engine runs without
+    the GIL), for folders of many logs."""
+    for _, analysed in _analyse(
+        source, name, on_read_error, max_problems_kept, workers, storage_options
+    ):
+        if analysed is not None:
+            yield analysed
+
+
+def analyze(
+    source: Source,
+    *,
+    name: str | None = None,
+    on_read_error: ReadErrorPolicy = "raise",
+    max_problems_kept: int = 1000,
+    workers: int = 1,
+    **storage_options: Any,
+) -> Report:
+    """Reads the event logs in ``source`` through the native engine and returns the report.
+
+    ``source``: a local path (file, rolling ``eventlog_v2_*`` directory, zip, folder of many
+    applications), any fsspec URL (``s3://``, ``gs://``, ``abfs://``, ``hdfs://``, ``http(s)://``,
+    ``memory://``, chained ``zip::s3://...``), an open binary file object, or an iterable of byte
+    chunks. Bytes stream into the engine as it reads them: no temporary copy, memory bounded by
+    the engine's buffers (a zip that is not a local file is the exception: zip needs seeking, so
+    it is held in memory, up to 2 GiB).
+
+    ``storage_options`` go to fsspec (``anon=True``, ``key=...``, ``client_kwargs=...``).
+    ``name`` names a file object or chunk source in the report (default: the file's ``name``).
+    ``on_read_error``: ``"raise"`` (default) re-raises the first exception the storage raised while
+    listing or reading (a network error is not a corrupt log); ``"report"`` keeps it as a located
+    input problem, as the CLI does, and analyses what was read.
+
+    Raises ``NothingAnalysableError`` when no Spark event could be read at all.
+    """
+    analysed: list[AnalysedApplication] = []
+    skipped: list[str] = []
+    warnings: list[DiscoveryWarning] = []
+    for discovery_warnings, application in _analyse(
+        source, name, on_read_error, max_problems_kept, workers, storage_options, skipped
+    ):
+        warnings = discovery_warnings
+        if application is not None:
+            analysed.append(application)
+    if not analysed:
+        raise NothingAnalysableError(_nothing_message(source, name, skipped), warnings, skipped)
+    return Report(analysed, warnings, skipped)
+
+
+def _nothing_message(source: Source, name: str | None, skipped: list[str]) -> str:
+    label = name or (os.fspath(source) if isinstance(source, (str, os.PathLike)) else "<stream>")
+    if skipped:
+        return f"no Spark events could be read from {label} ({', '.join(skipped)})"
+    return f"no event logs found under {label}"
+
+
+def _analyse(
+    source: Source,
+    name: str | None,
+    on_read_error: ReadErrorPolicy,
+    max_problems_kept: int,
+    workers: int,
+    storage_options: dict[str, Any],
+    skipped: list[str] | None = None,
+) -> Iterator[tuple[list[DiscoveryWarning], AnalysedApplication | None]]:
+    if on_read_error not in ("raise", "report"):
+        raise ValueError("on_read_error must be 'raise' or 'report'")
+    discovery = discover(resolve(source, name, **storage_options))
+    if on_read_error == "raise":
+        _raise_first(discovery.errors)
+    warnings = [DiscoveryWarning(path, message) for path, message in discovery.warnings]
+    count = len(discovery.applications)
+    if count == 0:
+        yield warnings, None
+        return
+
+    def run(index: int) -> _native.Analysis:
+        return discovery.analyze(index, max_problems_kept)
+
+    def finish(native: _native.Analysis) -> AnalysedApplication | None:
+        if on_read_error == "raise":
+            _raise_first(native.errors)
+        if not native.analysable:
+            if skipped is not None:
+                skipped.append(native.log_name)
+            return None
+        return AnalysedApplication(
+            report=ApplicationReport.from_json(native.render("json")),
+            problems=[
+                InputProblem(native.log_name, message, per_line)
+                for message, per_line in native.problems
+            ],
+            problems_not_kept=native.problems_not_kept,
+            spark_properties=dict(native.spark_properties),
+            resource_profiles=native.resource_profiles,
+            native=native,
+        )
+
+    if workers <= 1:
+        for index in range(count):
+            yield warnings, finish(run(index))
+        return
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        # At most `workers` analyses in flight or waiting to be taken, in order.
+        pending = [pool.submit(run, index) for index in range(min(workers, count))]
+        next_index = len(pending)
+        while pending:
+            native = pending.pop(0).result()
+            if next_index < count:
+                pending.append(pool.submit(run, next_index))
+                next_index += 1
+            yield warnings, finish(native)
+
+
+def _raise_first(errors: list[BaseException]) -> None:
+    if errors:
+        raise errors[0]

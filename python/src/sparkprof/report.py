@@ -1,0 +1,302 @@
+"""Typed views of the engine's JSON report (schema ``sparkprof.report/v1``, docs/report-schema.md).
+
+Every value here is read from the JSON the engine wrote; nothing is computed in Python. Keys the
+engine adds later (v1 only ever adds keys) stay reachable through ``raw``. A field whose JSON key
+is not a good Python name (``list``, ``max``, ``bytes``) names its key in ``metadata``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, Union
+
+from sparkprof import _native
+
+REPORT_SCHEMA: str = _native.REPORT_SCHEMA
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ApplicationInfo:
+    id: str
+    name: str
+    attempt_id: str
+    user: str
+    spark_version: str
+    start_ms: int
+    end_ms: int
+    duration_ms: int
+    complete: bool
+    databricks: bool
+
+
+@dataclass(frozen=True)
+class Counts:
+    jobs: int
+    failed_jobs: int
+    stages: int
+    stage_attempts: int
+    failed_stage_attempts: int
+    task_attempts: int
+    speculative_task_attempts: int
+    sql_executions: int
+    task_start_without_end: int
+    task_end_without_start: int
+
+
+@dataclass(frozen=True)
+class Executor:
+    id: str
+    host: str
+    cores: int
+    added_ms: int
+    removed_ms: int
+    removed_reason: str
+    peaks: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Executors:
+    added: int
+    removed: int
+    max_concurrent: int
+    removal_reasons: dict[str, int]
+    executors: list[Executor] = field(metadata={"key": "list"})
+
+
+@dataclass(frozen=True)
+class Totals:
+    executor_run_time_ms: int
+    executor_cpu_time_ns: int
+    jvm_gc_time_ms: int
+    memory_bytes_spilled: int
+    disk_bytes_spilled: int
+    shuffle_read_bytes: int
+    shuffle_write_bytes: int
+    input_bytes: int
+    output_bytes: int
+    executor_deserialize_time_ms: int
+    result_serialization_time_ms: int
+    shuffle_fetch_wait_time_ms: int
+    shuffle_write_time_ns: int
+    shuffle_remote_bytes_read: int
+    peak_execution_memory_bytes_max: int
+    task_attempts_with_metrics: int
+
+
+@dataclass(frozen=True)
+class TaskDurations:
+    p50: int
+    p95: int
+    maximum: int = field(metadata={"key": "max"})
+
+
+@dataclass(frozen=True)
+class Stage:
+    stage_id: int
+    attempt: int
+    name: str
+    num_tasks: int
+    status: str
+    submission_ms: int
+    completion_ms: int
+    duration_ms: int
+    failure_reason: str
+    task_attempts: int
+    failed_task_attempts: int
+    task_duration_ms: TaskDurations
+    totals: Totals
+
+
+@dataclass(frozen=True)
+class SqlExecution:
+    execution_id: int
+    description: str
+    start_ms: int
+    end_ms: int
+    error: str
+    job_ids: list[int]
+
+
+@dataclass(frozen=True)
+class InputFile:
+    file: str
+    codec: str
+    size_bytes: int = field(metadata={"key": "bytes"})
+    decompressed_bytes: int = 0
+    lines: int = 0
+    events: int = 0
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class BadLine:
+    file: str
+    line: int
+    byte_offset: int
+    error: str
+
+
+@dataclass(frozen=True)
+class Input:
+    name: str
+    layout: str
+    in_progress_by_name: bool
+    files: list[InputFile]
+    lines: int
+    events: int
+    bad_line_count: int
+    bad_lines: list[BadLine]
+    unknown_events: dict[str, int]
+
+
+@dataclass(frozen=True)
+class Phase:
+    ms: int
+    ratio: float
+
+
+@dataclass(frozen=True)
+class Phases:
+    wall_ms: int
+    resource_wait: Phase
+    driver_only: Phase
+    compute: Phase
+    shuffle: Phase
+    io_write: Phase
+    gc: Phase
+    idle_slots: Phase
+    tasks_running_ms: int
+    commit_gap_ms: int
+    starved_task_ms: int
+    first_slot_ms: int
+    peak_slots: int
+    slot_ms: dict[str, int]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    name: str
+    value: float
+    unit: str
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    kind: str  # "config" or "code"
+    reason: str
+    config: str = ""
+    value: str = ""
+    change: str = ""
+
+
+@dataclass(frozen=True)
+class Range:
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class ExpectedImpact:
+    time_saved_ms: Range
+    core_hours_saved: Range
+    method: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    severity: str  # info, warning, critical
+    stage_ids: list[int]
+    title: str
+    explanation: str
+    evidence: list[Evidence]
+    recommendations: list[Recommendation]
+    expected_impact: ExpectedImpact
+    recipe: str
+    cost_ms: int
+
+
+@dataclass(frozen=True)
+class ApplicationReport:
+    """One application's report: the engine's JSON object, typed.
+
+    ``raw`` is the parsed JSON object, ``json`` its text exactly as the engine wrote it.
+    """
+
+    application: ApplicationInfo
+    counts: Counts
+    task_end_reasons: dict[str, int]
+    executors: Executors
+    totals: Totals
+    stages: list[Stage]
+    sql_executions: list[SqlExecution]
+    input: Input
+    phases: Phases
+    findings: list[Finding]
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    json: str = field(default="", repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> ApplicationReport:
+        """From one report object's JSON text (what ``sparkprof analyze --format json`` writes
+        for one application)."""
+        data = json.loads(text)
+        if not isinstance(data, dict) or data.get("schema") != REPORT_SCHEMA:
+            schema = data.get("schema") if isinstance(data, dict) else None
+            raise ValueError(f"not a {REPORT_SCHEMA} report object: schema={schema!r}")
+        if "applications" in data:
+            raise ValueError("a report of several applications: use parse_report_json")
+        report = from_dict(cls, data)
+        object.__setattr__(report, "raw", data)
+        object.__setattr__(report, "json", text)
+        return report
+
+
+def parse_report_json(text: str) -> list[ApplicationReport]:
+    """The applications of a report: one report object, or the several-applications wrapper.
+
+    For the wrapper, each application's ``json`` is its object re-serialised (compact), not a
+    slice of ``text``.
+    """
+    data = json.loads(text)
+    if isinstance(data, dict) and "applications" in data:
+        return [
+            ApplicationReport.from_json(json.dumps(item, ensure_ascii=False))
+            for item in data["applications"]
+        ]
+    return [ApplicationReport.from_json(text)]
+
+
+def from_dict(cls: type[T], data: dict[str, Any]) -> T:
+    """Builds dataclass ``cls`` from a JSON object, recursing into nested dataclasses and lists."""
+    assert dataclasses.is_dataclass(cls)
+    hints = typing.get_type_hints(cls)
+    values: dict[str, Any] = {}
+    for item in dataclasses.fields(cls):
+        key = item.metadata.get("key", item.name)
+        if key not in data:
+            continue  # the field's default, or a TypeError naming the missing key
+        values[item.name] = _convert(hints[item.name], data[key])
+    return cls(**values)
+
+
+def _convert(kind: Any, value: Any) -> Any:
+    origin = typing.get_origin(kind)
+    if origin is list:
+        (item_kind,) = typing.get_args(kind)
+        return [_convert(item_kind, item) for item in value]
+    if origin is dict:
+        return dict(value)
+    if origin in (Union, types.UnionType):
+        return value
+    if dataclasses.is_dataclass(kind) and isinstance(kind, type):
+        return from_dict(kind, value)
+    if kind is float and isinstance(value, int):
+        return float(value)
+    return value

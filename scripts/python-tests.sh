@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The Python package's tests (ctest `python_package`, label python): builds and installs
+# ./python[test] into build/python-venv with the exactly pinned dependencies of
+# python/requirements-lock.txt (pip's cache makes a second run offline), then runs pytest.
+# The extension builds incrementally in build/python-build (ccache shares objects with build/).
+# Usage: scripts/python-tests.sh [--cli PATH_TO_NATIVE_SPARKPROF] [pytest args...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ "${1:-}" = "--cli" ]; then
+  export SPARKPROF_TEST_CLI="$2"
+  shift 2
+fi
+venv=build/python-venv
+python="${SPARKPROF_PYTHON:-python3}"
+if [ ! -x "$venv/bin/python" ]; then
+  "$python" -m venv "$venv"
+fi
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR=1
+export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
+# Pinned: the lock file is the constraint for every package pip resolves, the build's included.
+export PIP_CONSTRAINT="$PWD/python/requirements-lock.txt"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "./python[test]"
+cd python
+exec "../$venv/bin/python" -m pytest -q -p no:cacheprovider "$@"
