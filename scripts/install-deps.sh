@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what sparkprof needs from Debian's packages. Idempotent; silent when all is present.
 # (Spark itself and the plugin's Maven dependencies: scripts/install-spark.sh.)
-# Usage: scripts/install-deps.sh [--browser] [--prometheus]
+# Usage: scripts/install-deps.sh [--browser] [--prometheus] [--python]
 set -euo pipefail
 
 packages=(
@@ -22,6 +22,8 @@ for arg in "$@"; do
       command -v npm >/dev/null || packages+=(npm)
       ;;
     --prometheus) packages+=(prometheus) ;;
+    # The Python package's tests (scripts/python-tests.sh): a real PostgreSQL server for the store.
+    --python) packages+=(postgresql) ;;
     *) echo "install-deps: unknown option $arg" >&2; exit 2 ;;
   esac
 done

@@ -6,6 +6,7 @@
 # Usage: scripts/python-tests.sh [--cli PATH_TO_NATIVE_SPARKPROF] [pytest args...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/install-deps.sh --python
 if [ "${1:-}" = "--cli" ]; then
   export SPARKPROF_TEST_CLI="$2"
   shift 2

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "analyzer/report/analysis.h"
+#include "analyzer/report/format.h"
 #include "analyzer/report/render.h"
 #include "analyzer/source/log_source.h"
 #include "python/native/python_object.h"
@@ -219,6 +220,11 @@ NB_MODULE(_native, m) {
         "Finds the applications under `path` of `tree` (see sparkprof/_tree.py).");
   m.def("render", &Render, nb::arg("analyses"), nb::arg("format"),
         "The report of several applications, as `sparkprof analyze --format FORMAT` writes it.");
+  // The reports' number formats, so the fleet commands print figures as the reports do.
+  m.def("human_bytes", &report::HumanBytes, nb::arg("bytes"));
+  m.def("human_duration_ms", &report::HumanDurationMs, nb::arg("millis"));
+  m.def("percent", &report::Percent, nb::arg("ratio"));
+  m.def("format_epoch_ms", &report::FormatEpochMs, nb::arg("epoch_ms"));
   m.def(
       "any_finding_at_or_above",
       [](const std::vector<const AnalysisResult*>& results, const std::string& severity) {

@@ -80,13 +80,19 @@ source::FileEntry PythonTree::File(const TreeEntry& entry) const {
   file.display_name = entry.display_name;
   file.size_bytes = entry.size_bytes;
   file.disk_path = entry.local_path;
+  file.open = Opener(entry, "open");
+  file.open_during_scan = Opener(entry, has_open_for_scan_ ? "open_for_scan" : "open");
+  return file;
+}
+
+source::StreamOpener PythonTree::Opener(const TreeEntry& entry, const char* method) const {
   // Parts are opened after discovery, possibly on another thread: the opener owns what it uses.
-  file.open = [tree = tree_, errors = errors_, path = entry.path,
-               display_name = entry.display_name]() -> Result<std::unique_ptr<InputStream>> {
+  return [tree = tree_, errors = errors_, path = entry.path, display_name = entry.display_name,
+          method]() -> Result<std::unique_ptr<InputStream>> {
     std::shared_ptr<RaisedErrors> collector = RaisedErrorsForThisThread(errors);
     nb::gil_scoped_acquire gil;
     try {
-      nb::object stream = tree->attr("open")(path);
+      nb::object stream = tree->attr(method)(path);
       return std::unique_ptr<InputStream>(
           std::make_unique<PythonInputStream>(std::move(stream), display_name, collector));
     } catch (nb::python_error& error) {
@@ -94,8 +100,6 @@ source::FileEntry PythonTree::File(const TreeEntry& entry) const {
       return IoError("cannot open " + display_name + ": " + DescribeException(error));
     }
   };
-  file.open_during_scan = file.open;
-  return file;
 }
 
 }  // namespace sparkprof::python

@@ -4,6 +4,8 @@
 //   list(path) -> iterable of (name, path, kind, size_bytes, local_path)
 //                 kind: "file", "directory" or "other"
 //   open(path) -> binary file object
+//   open_for_scan(path) -> binary file object   (optional: for discovery's look at the first
+//                 bytes; a collector answers it from what it saw last time)
 // (sparkprof/_tree.py). local_path is the file's path on this machine, or "" when it has none;
 // with it, a zip is opened by libzip in place and symbolic-link loops are detected.
 #pragma once
@@ -29,7 +31,9 @@ class PythonTree {
  public:
   // Call with the GIL held.
   explicit PythonTree(nb::object tree)
-      : tree_(Share(std::move(tree))), errors_(std::make_shared<RaisedErrors>()) {}
+      : has_open_for_scan_(nb::hasattr(tree, "open_for_scan")),
+        tree_(Share(std::move(tree))),
+        errors_(std::make_shared<RaisedErrors>()) {}
 
   std::unique_ptr<source::Folder> Folder(const TreeEntry& entry) const;
   source::FileEntry File(const TreeEntry& entry) const;
@@ -39,6 +43,9 @@ class PythonTree {
 
  private:
   friend class PythonFolder;
+  source::StreamOpener Opener(const TreeEntry& entry, const char* method) const;
+
+  bool has_open_for_scan_;
   SharedObject tree_;
   std::shared_ptr<RaisedErrors> errors_;
 };

@@ -9,8 +9,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from servers import history_server, postgresql_server, postgresql_url, s3_endpoint
 
 import sparkprof
+
+__all__ = ["history_server", "postgresql_server", "postgresql_url", "s3_endpoint"]
 
 REPO = Path(__file__).resolve().parents[2]
 CODECS = ["plain", "lz4", "snappy", "zstd", "lzf", "gz"]

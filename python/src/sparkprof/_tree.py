@@ -12,8 +12,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any, Protocol
 
-# (name, path, kind, size_bytes, local_path); kind is "file", "directory" or "other".
-TreeEntry = tuple[str, str, str, int, str]
+# (name, path, kind, size_bytes, local_path, version); kind is "file", "directory" or "other";
+# version tells two states of one file apart (modification time, ETag) for the collectors; the
+# engine reads the first five.
+TreeEntry = tuple[str, str, str, int, str, str]
 # What a tree's open returns: anything with readinto (preferred: no copy) or read.
 BinaryStream = IO[bytes] | io.RawIOBase | io.BufferedIOBase
 
@@ -47,14 +49,15 @@ class LocalTree:
                 try:
                     status = os.stat(child)  # follows symbolic links, like the CLI
                 except OSError:
-                    yield (entry.name, child, "other", 0, child)
+                    yield (entry.name, child, "other", 0, child, "")
                     continue
+                version = str(status.st_mtime_ns)
                 if stat.S_ISDIR(status.st_mode):
-                    yield (entry.name, child, "directory", 0, child)
+                    yield (entry.name, child, "directory", 0, child, version)
                 elif stat.S_ISREG(status.st_mode):
-                    yield (entry.name, child, "file", status.st_size, child)
+                    yield (entry.name, child, "file", status.st_size, child, version)
                 else:
-                    yield (entry.name, child, "other", 0, child)
+                    yield (entry.name, child, "other", 0, child, version)
 
     def open(self, path: str) -> BinaryStream:
         return open(path, "rb", buffering=0)  # readinto lands in the engine's buffer directly
@@ -85,17 +88,27 @@ class FsspecTree:
             kind = info.get("type")
             if kind not in ("file", "directory"):
                 kind = "other"
-            yield (name, child, kind, int(info.get("size") or 0), "")
+            yield (name, child, kind, int(info.get("size") or 0), "", _version(info))
 
     def open(self, path: str) -> BinaryStream:
         stream: BinaryStream = self.fs.open(path, "rb")
         return stream
 
 
+def _version(info: dict[str, Any]) -> str:
+    """What changes when an object is rewritten: its ETag (object stores), else its time."""
+    for key in ("ETag", "etag", "md5Hash", "mtime", "LastModified", "last_modified", "updated"):
+        value = info.get(key)
+        if value:
+            return str(value)
+    return ""
+
+
 def fsspec_root(url: str, storage_options: dict[str, Any]) -> Root:
     import fsspec
 
     fs, path = fsspec.core.url_to_fs(url, **storage_options)
+    fs.invalidate_cache()  # fsspec reuses filesystems with their listings: read them afresh
     info = fs.info(path)  # FileNotFoundError when nothing is there
     name = path.rstrip("/").rsplit("/", 1)[-1]
     kind = "directory" if info.get("type") == "directory" else "file"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union, cast
 
@@ -127,6 +127,100 @@ def discover(root: Root) -> _native.Discovery:
     )
 
 
+@dataclass(frozen=True)
+class FoundLog:
+    """An application log discovery found, before it is read."""
+
+    index: int
+    name: str
+    layout: str
+    parts: list[tuple[str, int]]  # (display name, size in bytes) in reading order
+
+
+class Discovery:
+    """The applications found under a root, analysed on demand (the collectors analyse only the
+    new or grown ones)."""
+
+    def __init__(
+        self,
+        root: Root,
+        on_read_error: ReadErrorPolicy = "raise",
+        max_problems_kept: int = 1000,
+    ) -> None:
+        if on_read_error not in ("raise", "report"):
+            raise ValueError("on_read_error must be 'raise' or 'report'")
+        self.on_read_error = on_read_error
+        self.max_problems_kept = max_problems_kept
+        self.native = discover(root)
+        if on_read_error == "raise":
+            _raise_first(self.native.errors)
+        self.warnings = [DiscoveryWarning(path, message) for path, message in self.native.warnings]
+        self.logs = [
+            FoundLog(index, found["name"], found["layout"], [tuple(p) for p in found["parts"]])
+            for index, found in enumerate(self.native.applications)
+        ]
+        self.skipped: list[str] = []
+
+    def analyse(
+        self, indices: Iterable[int] | None = None, workers: int = 1
+    ) -> Iterator[tuple[int, AnalysedApplication | None]]:
+        """(index, analysed application or None when no event could be read), in index order,
+        at most ``workers`` analyses in memory at once. With ``on_read_error="raise"`` the first
+        storage exception of an application is raised when its turn comes."""
+        for outcome in self.outcomes(indices, workers):
+            if outcome.error is not None and self.on_read_error == "raise":
+                raise outcome.error
+            yield outcome.index, outcome.analysed
+
+    def outcomes(self, indices: Iterable[int] | None = None, workers: int = 1) -> Iterator[Outcome]:
+        """Like ``analyse``, but never raises a storage exception: it comes with its outcome."""
+        wanted = list(range(len(self.logs)) if indices is None else indices)
+        if workers <= 1:
+            for index in wanted:
+                yield self._outcome(index, self.native.analyze(index, self.max_problems_kept))
+            return
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+
+            def submit(index: int) -> tuple[int, Future[_native.Analysis]]:
+                return index, pool.submit(self.native.analyze, index, self.max_problems_kept)
+
+            pending = [submit(index) for index in wanted[:workers]]
+            upcoming = iter(wanted[workers:])
+            while pending:
+                index, future = pending.pop(0)
+                native = future.result()
+                following = next(upcoming, None)
+                if following is not None:
+                    pending.append(submit(following))
+                yield self._outcome(index, native)
+
+    def _outcome(self, index: int, native: _native.Analysis) -> Outcome:
+        errors = native.errors
+        error = errors[0] if errors else None
+        if not native.analysable:
+            self.skipped.append(native.log_name)
+            return Outcome(index, None, error)
+        analysed = AnalysedApplication(
+            report=ApplicationReport.from_json(native.render("json")),
+            problems=[
+                InputProblem(native.log_name, message, per_line)
+                for message, per_line in native.problems
+            ],
+            problems_not_kept=native.problems_not_kept,
+            spark_properties=dict(native.spark_properties),
+            resource_profiles=native.resource_profiles,
+            native=native,
+        )
+        return Outcome(index, analysed, error)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    index: int
+    analysed: AnalysedApplication | None  # None: no Spark event could be read
+    error: BaseException | None  # the first exception the storage raised while reading
+
+
 def iter_applications(
     source: Source,
     *,
@@ -141,9 +235,9 @@ def iter_applications(
 
     ``workers > 1`` analyses that many applications at once on threads (the engine runs without
     the GIL), for folders of many logs."""
-    for _, analysed in _analyse(
-        source, name, on_read_error, max_problems_kept, workers, storage_options
-    ):
+    root = resolve(source, name, **storage_options)
+    discovery = Discovery(root, on_read_error, max_problems_kept)
+    for _, analysed in discovery.analyse(workers=workers):
         if analysed is not None:
             yield analysed
 
@@ -174,18 +268,14 @@ def analyze(
 
     Raises ``NothingAnalysableError`` when no Spark event could be read at all.
     """
-    analysed: list[AnalysedApplication] = []
-    skipped: list[str] = []
-    warnings: list[DiscoveryWarning] = []
-    for discovery_warnings, application in _analyse(
-        source, name, on_read_error, max_problems_kept, workers, storage_options, skipped
-    ):
-        warnings = discovery_warnings
-        if application is not None:
-            analysed.append(application)
+    root = resolve(source, name, **storage_options)
+    discovery = Discovery(root, on_read_error, max_problems_kept)
+    analysed = [found for _, found in discovery.analyse(workers=workers) if found is not None]
     if not analysed:
-        raise NothingAnalysableError(_nothing_message(source, name, skipped), warnings, skipped)
-    return Report(analysed, warnings, skipped)
+        raise NothingAnalysableError(
+            _nothing_message(source, name, discovery.skipped), discovery.warnings, discovery.skipped
+        )
+    return Report(analysed, discovery.warnings, discovery.skipped)
 
 
 def _nothing_message(source: Source, name: str | None, skipped: list[str]) -> str:
@@ -193,64 +283,6 @@ def _nothing_message(source: Source, name: str | None, skipped: list[str]) -> st
     if skipped:
         return f"no Spark events could be read from {label} ({', '.join(skipped)})"
     return f"no event logs found under {label}"
-
-
-def _analyse(
-    source: Source,
-    name: str | None,
-    on_read_error: ReadErrorPolicy,
-    max_problems_kept: int,
-    workers: int,
-    storage_options: dict[str, Any],
-    skipped: list[str] | None = None,
-) -> Iterator[tuple[list[DiscoveryWarning], AnalysedApplication | None]]:
-    if on_read_error not in ("raise", "report"):
-        raise ValueError("on_read_error must be 'raise' or 'report'")
-    discovery = discover(resolve(source, name, **storage_options))
-    if on_read_error == "raise":
-        _raise_first(discovery.errors)
-    warnings = [DiscoveryWarning(path, message) for path, message in discovery.warnings]
-    count = len(discovery.applications)
-    if count == 0:
-        yield warnings, None
-        return
-
-    def run(index: int) -> _native.Analysis:
-        return discovery.analyze(index, max_problems_kept)
-
-    def finish(native: _native.Analysis) -> AnalysedApplication | None:
-        if on_read_error == "raise":
-            _raise_first(native.errors)
-        if not native.analysable:
-            if skipped is not None:
-                skipped.append(native.log_name)
-            return None
-        return AnalysedApplication(
-            report=ApplicationReport.from_json(native.render("json")),
-            problems=[
-                InputProblem(native.log_name, message, per_line)
-                for message, per_line in native.problems
-            ],
-            problems_not_kept=native.problems_not_kept,
-            spark_properties=dict(native.spark_properties),
-            resource_profiles=native.resource_profiles,
-            native=native,
-        )
-
-    if workers <= 1:
-        for index in range(count):
-            yield warnings, finish(run(index))
-        return
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        # At most `workers` analyses in flight or waiting to be taken, in order.
-        pending = [pool.submit(run, index) for index in range(min(workers, count))]
-        next_index = len(pending)
-        while pending:
-            native = pending.pop(0).result()
-            if next_index < count:
-                pending.append(pool.submit(run, next_index))
-                next_index += 1
-            yield warnings, finish(native)
 
 
 def _raise_first(errors: list[BaseException]) -> None:

@@ -1,0 +1,293 @@
+"""The run history: SQLite by default (a file in the user's data directory), PostgreSQL (or any
+SQLAlchemy URL) by ``--store URL`` / ``$SPARKPROF_STORE``. Opening a store migrates it to the
+newest schema (Alembic)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+
+import platformdirs
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine, create_engine, event, func, select
+from sqlalchemy.orm import Session, selectinload, sessionmaker
+
+from sparkprof.analysis import AnalysedApplication
+from sparkprof.report import Finding, Stage
+from sparkprof.run_record import JobKeyRule, cluster_shape, settings_json
+from sparkprof.store.schema import (
+    CollectedFile,
+    CollectedLog,
+    Feedback,
+    FindingRow,
+    Run,
+    StageFigures,
+)
+
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+
+
+def default_store_url() -> str:
+    """``$SPARKPROF_STORE``, else SQLite in the user's data directory."""
+    configured = os.environ.get("SPARKPROF_STORE")
+    if configured:
+        return configured
+    folder = Path(platformdirs.user_data_dir("sparkprof", appauthor=False))
+    return f"sqlite:///{folder / 'history.sqlite'}"
+
+
+def _engine_url(url: str) -> str:
+    # psycopg (3) is the driver the package installs; to SQLAlchemy postgresql:// means psycopg2.
+    if url.startswith("postgresql://") or url.startswith("postgres://"):
+        return "postgresql+psycopg://" + url.split("://", 1)[1]
+    return url
+
+
+def now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class RunNotFoundError(LookupError):
+    pass
+
+
+class HistoryStore:
+    def __init__(self, url: str | None = None) -> None:
+        self.url = url or default_store_url()
+        engine_url = _engine_url(self.url)
+        if engine_url.startswith("sqlite:///") and engine_url != "sqlite:///:memory:":
+            Path(engine_url[len("sqlite:///") :]).parent.mkdir(parents=True, exist_ok=True)
+        self.engine: Engine = create_engine(engine_url)
+        if self.engine.dialect.name == "sqlite":
+            event.listen(self.engine, "connect", _sqlite_foreign_keys)
+        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self.upgrade()
+
+    def upgrade(self) -> None:
+        config = Config()
+        config.set_main_option("script_location", str(MIGRATIONS))
+        with self.engine.begin() as connection:
+            config.attributes["connection"] = connection
+            command.upgrade(config, "head")
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def session(self) -> Session:
+        return self._sessions()
+
+    # Runs.
+
+    def save_run(
+        self, analysed: AnalysedApplication, source: str, job_keys: JobKeyRule | None = None
+    ) -> Run:
+        """Stores (or replaces, keeping its id and feedback) the run of one analysed application."""
+        report = analysed.report
+        info = report.application
+        job_key = (job_keys or JobKeyRule()).key_for(report, analysed.spark_properties)
+        with self.session() as session, session.begin():
+            run = session.scalars(
+                select(Run).where(
+                    Run.app_id == info.id,
+                    Run.attempt_id == info.attempt_id,
+                    Run.start_ms == info.start_ms,
+                )
+            ).one_or_none()
+            if run is None:
+                run = Run(app_id=info.id, attempt_id=info.attempt_id, start_ms=info.start_ms)
+                session.add(run)
+            run.job_key = job_key
+            run.app_name = info.name
+            run.spark_user = info.user
+            run.spark_version = info.spark_version
+            run.end_ms = info.end_ms
+            run.duration_ms = info.duration_ms
+            run.complete = info.complete
+            run.source = source
+            run.settings_json = settings_json(analysed)
+            run.cluster_json = json.dumps(cluster_shape(analysed), sort_keys=True)
+            run.report_json = report.json
+            run.collected_at = now()
+            run.stages = [_stage_row(stage) for stage in report.stages]
+            run.findings = [_finding_row(index, f) for index, f in enumerate(report.findings)]
+        return self.run(str(run.id))
+
+    def run(self, reference: str) -> Run:
+        """A run by its id in the store, or by application id (``app-…`` / ``application_…``,
+        optionally ``/attempt``; the latest such run)."""
+        with self.session() as session:
+            query = select(Run).options(
+                selectinload(Run.stages), selectinload(Run.findings), selectinload(Run.feedback)
+            )
+            if reference.isdigit():
+                run = session.scalars(query.where(Run.id == int(reference))).one_or_none()
+            else:
+                app_id, _, attempt_id = reference.partition("/")
+                query = query.where(Run.app_id == app_id)
+                if attempt_id:
+                    query = query.where(Run.attempt_id == attempt_id)
+                run = session.scalars(query.order_by(Run.start_ms.desc())).first()
+            if run is None:
+                raise RunNotFoundError(f"no run {reference!r} in the history")
+            return run
+
+    def runs(self, job_key: str | None = None, limit: int | None = None) -> list[Run]:
+        """Runs in start order (oldest first); with ``limit``, the latest ``limit`` of them."""
+        with self.session() as session:
+            query = select(Run).options(selectinload(Run.stages), selectinload(Run.findings))
+            if job_key is not None:
+                query = query.where(Run.job_key == job_key)
+            query = query.order_by(Run.start_ms.desc(), Run.id.desc())
+            if limit is not None:
+                query = query.limit(limit)
+            return list(reversed(session.scalars(query).all()))
+
+    def jobs(self) -> list[tuple[str, int, int]]:
+        """(job key, runs, latest start ms), most recent first."""
+        with self.session() as session:
+            rows = session.execute(
+                select(Run.job_key, func.count(Run.id), func.max(Run.start_ms))
+                .group_by(Run.job_key)
+                .order_by(func.max(Run.start_ms).desc())
+            ).all()
+            return [(key, count, latest) for key, count, latest in rows]
+
+    # Feedback.
+
+    def add_feedback(
+        self, run: Run, rule: str, stage_ids: Sequence[int], verdict: str, note: str
+    ) -> Feedback:
+        if verdict not in ("accept", "reject"):
+            raise ValueError("verdict must be accept or reject")
+        with self.session() as session, session.begin():
+            row = Feedback(
+                run_id=run.id,
+                rule=rule,
+                stage_ids_json=json.dumps(list(stage_ids)),
+                verdict=verdict,
+                note=note,
+                created_at=now(),
+            )
+            session.add(row)
+        return row
+
+    def feedback(self, run_id: int | None = None) -> list[Feedback]:
+        with self.session() as session:
+            query = select(Feedback).order_by(Feedback.id)
+            if run_id is not None:
+                query = query.where(Feedback.run_id == run_id)
+            return list(session.scalars(query).all())
+
+    # Collector state.
+
+    def collected_log(self, collector: str, location: str) -> CollectedLog | None:
+        with self.session() as session:
+            return session.scalars(
+                select(CollectedLog).where(
+                    CollectedLog.collector == collector, CollectedLog.location == location
+                )
+            ).one_or_none()
+
+    def record_log(
+        self,
+        collector: str,
+        location: str,
+        signature: str,
+        status: str,
+        message: str = "",
+        run_id: int | None = None,
+    ) -> None:
+        with self.session() as session, session.begin():
+            row = session.scalars(
+                select(CollectedLog).where(
+                    CollectedLog.collector == collector, CollectedLog.location == location
+                )
+            ).one_or_none()
+            if row is None:
+                row = CollectedLog(collector=collector, location=location)
+                session.add(row)
+            row.signature = signature
+            row.status = status
+            row.message = message
+            row.run_id = run_id
+            row.collected_at = now()
+
+    def file_heads(self, locations: Iterable[str]) -> dict[str, tuple[str, bytes]]:
+        """location -> (signature, first bytes) for the files a collector has seen."""
+        wanted = list(locations)
+        found: dict[str, tuple[str, bytes]] = {}
+        with self.session() as session:
+            for start in range(0, len(wanted), 500):
+                batch = wanted[start : start + 500]
+                for row in session.scalars(
+                    select(CollectedFile).where(CollectedFile.location.in_(batch))
+                ):
+                    found[row.location] = (row.signature, row.head)
+        return found
+
+    def record_file_heads(self, heads: dict[str, tuple[str, bytes]]) -> None:
+        if not heads:
+            return
+        with self.session() as session, session.begin():
+            existing = {
+                row.location: row
+                for row in session.scalars(
+                    select(CollectedFile).where(CollectedFile.location.in_(list(heads)))
+                )
+            }
+            for location, (signature, head) in heads.items():
+                row = existing.get(location)
+                if row is None:
+                    row = CollectedFile(location=location)
+                    session.add(row)
+                row.signature = signature
+                row.head = head
+                row.seen_at = now()
+
+
+def _stage_row(stage: Stage) -> StageFigures:
+    totals = stage.totals
+    return StageFigures(
+        stage_id=stage.stage_id,
+        attempt=stage.attempt,
+        name=stage.name,
+        status=stage.status,
+        num_tasks=stage.num_tasks,
+        duration_ms=stage.duration_ms,
+        task_p50_ms=stage.task_duration_ms.p50,
+        task_p95_ms=stage.task_duration_ms.p95,
+        task_max_ms=stage.task_duration_ms.maximum,
+        failed_task_attempts=stage.failed_task_attempts,
+        input_bytes=totals.input_bytes,
+        output_bytes=totals.output_bytes,
+        shuffle_read_bytes=totals.shuffle_read_bytes,
+        shuffle_write_bytes=totals.shuffle_write_bytes,
+        memory_bytes_spilled=totals.memory_bytes_spilled,
+        disk_bytes_spilled=totals.disk_bytes_spilled,
+        executor_run_time_ms=totals.executor_run_time_ms,
+        jvm_gc_time_ms=totals.jvm_gc_time_ms,
+    )
+
+
+def _finding_row(position: int, finding: Finding) -> FindingRow:
+    return FindingRow(
+        position=position,
+        rule=finding.rule,
+        severity=finding.severity,
+        stage_ids_json=json.dumps(finding.stage_ids),
+        title=finding.title,
+        cost_ms=finding.cost_ms,
+        time_saved_low_ms=finding.expected_impact.time_saved_ms.low,
+        time_saved_high_ms=finding.expected_impact.time_saved_ms.high,
+        recipe=finding.recipe,
+    )
+
+
+def _sqlite_foreign_keys(connection: object, _record: object) -> None:
+    cursor = connection.cursor()  # type: ignore[attr-defined]
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()

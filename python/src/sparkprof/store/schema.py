@@ -1,0 +1,156 @@
+"""The run history's tables. Alembic migrations (``migrations/versions``) create and change them;
+a test checks that the migrated database matches these models exactly."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Run(Base):
+    """One application attempt, identified by (app id, attempt id, start time)."""
+
+    __tablename__ = "runs"
+    __table_args__ = (
+        UniqueConstraint("app_id", "attempt_id", "start_ms", name="uq_runs_identity"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    app_id: Mapped[str] = mapped_column(String(255))
+    attempt_id: Mapped[str] = mapped_column(String(255))
+    start_ms: Mapped[int] = mapped_column(BigInteger)
+    job_key: Mapped[str] = mapped_column(String(512), index=True)
+    app_name: Mapped[str] = mapped_column(Text)
+    spark_user: Mapped[str] = mapped_column(String(255))
+    spark_version: Mapped[str] = mapped_column(String(64))
+    end_ms: Mapped[int] = mapped_column(BigInteger)
+    duration_ms: Mapped[int] = mapped_column(BigInteger)
+    complete: Mapped[bool] = mapped_column(Boolean)
+    source: Mapped[str] = mapped_column(Text)  # where the log was read
+    settings_json: Mapped[str] = mapped_column(Text)  # Spark properties from the log
+    cluster_json: Mapped[str] = mapped_column(Text)  # executors, slots, sizes
+    report_json: Mapped[str] = mapped_column(Text)  # the engine's report object, as written
+    collected_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+    stages: Mapped[list[StageFigures]] = relationship(
+        back_populates="run", cascade="all, delete-orphan", order_by="StageFigures.id"
+    )
+    findings: Mapped[list[FindingRow]] = relationship(
+        back_populates="run", cascade="all, delete-orphan", order_by="FindingRow.position"
+    )
+    feedback: Mapped[list[Feedback]] = relationship(
+        back_populates="run", cascade="all, delete-orphan", order_by="Feedback.id"
+    )
+
+
+class StageFigures(Base):
+    """A stage attempt's figures, copied from the report's ``stages[]``."""
+
+    __tablename__ = "stages"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    stage_id: Mapped[int] = mapped_column(Integer)
+    attempt: Mapped[int] = mapped_column(Integer)
+    name: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(32))
+    num_tasks: Mapped[int] = mapped_column(Integer)
+    duration_ms: Mapped[int] = mapped_column(BigInteger)
+    task_p50_ms: Mapped[int] = mapped_column(BigInteger)
+    task_p95_ms: Mapped[int] = mapped_column(BigInteger)
+    task_max_ms: Mapped[int] = mapped_column(BigInteger)
+    failed_task_attempts: Mapped[int] = mapped_column(Integer)
+    input_bytes: Mapped[int] = mapped_column(BigInteger)
+    output_bytes: Mapped[int] = mapped_column(BigInteger)
+    shuffle_read_bytes: Mapped[int] = mapped_column(BigInteger)
+    shuffle_write_bytes: Mapped[int] = mapped_column(BigInteger)
+    memory_bytes_spilled: Mapped[int] = mapped_column(BigInteger)
+    disk_bytes_spilled: Mapped[int] = mapped_column(BigInteger)
+    executor_run_time_ms: Mapped[int] = mapped_column(BigInteger)
+    jvm_gc_time_ms: Mapped[int] = mapped_column(BigInteger)
+
+    run: Mapped[Run] = relationship(back_populates="stages")
+
+
+class FindingRow(Base):
+    """A diagnosis finding, copied from the report's ``findings[]`` (in its order)."""
+
+    __tablename__ = "findings"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    rule: Mapped[str] = mapped_column(String(64), index=True)
+    severity: Mapped[str] = mapped_column(String(16))
+    stage_ids_json: Mapped[str] = mapped_column(Text)
+    title: Mapped[str] = mapped_column(Text)
+    cost_ms: Mapped[int] = mapped_column(BigInteger)
+    time_saved_low_ms: Mapped[float] = mapped_column(Float)
+    time_saved_high_ms: Mapped[float] = mapped_column(Float)
+    recipe: Mapped[str] = mapped_column(Text)
+
+    run: Mapped[Run] = relationship(back_populates="findings")
+
+
+class Feedback(Base):
+    """A user's verdict on a finding of a run (``sparkprof feedback``)."""
+
+    __tablename__ = "feedback"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    rule: Mapped[str] = mapped_column(String(64))
+    stage_ids_json: Mapped[str] = mapped_column(Text)
+    verdict: Mapped[str] = mapped_column(String(16))  # accept, reject
+    note: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+    run: Mapped[Run] = relationship(back_populates="feedback")
+
+
+class CollectedFile(Base):
+    """A file a collector has seen: its signature (size, modification) and first bytes, so an
+    unchanged file is neither sniffed nor read again."""
+
+    __tablename__ = "collected_files"
+    __table_args__ = (UniqueConstraint("location", name="uq_collected_files_location"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    location: Mapped[str] = mapped_column(Text)
+    signature: Mapped[str] = mapped_column(Text)
+    head: Mapped[bytes] = mapped_column(LargeBinary)
+    seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class CollectedLog(Base):
+    """An application log a collector has handled: what it looked like (its parts and sizes, or
+    the History Server's lastUpdated) and what came of it."""
+
+    __tablename__ = "collected_logs"
+    __table_args__ = (UniqueConstraint("collector", "location", name="uq_collected_logs_location"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    collector: Mapped[str] = mapped_column(String(32))  # event-log-dir, history-server
+    location: Mapped[str] = mapped_column(Text)
+    signature: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(32))  # stored, not-analysable, failed
+    message: Mapped[str] = mapped_column(Text)
+    run_id: Mapped[int | None] = mapped_column(ForeignKey("runs.id", ondelete="SET NULL"))
+    collected_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

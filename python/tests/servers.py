@@ -1,0 +1,211 @@
+"""Real servers on loopback for the collector and store tests: a Spark History Server from the
+pinned pyspark distribution, a PostgreSQL server from Debian's package, an S3 endpoint (moto's
+server mode). Each fixture skips its tests when the server cannot be started here."""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+REPO = Path(__file__).resolve().parents[2]
+
+# Small real logs the History Server serves (paths under ../shared/eventlogs).
+HISTORY_SERVER_LOGS = [
+    "apache+spark/core/src/test/resources/spark-events/app-20161115172038-0000",
+    "apache+spark/core/src/test/resources/spark-events/local-1422981759269",
+    "apache+spark/core/src/test/resources/spark-events/application_1516285256255_0012",
+    "NVIDIA+spark-rapids-tools/core/src/test/resources/spark-events-profiling/eventlog_dsv1.zstd",
+    "NVIDIA+spark-rapids-tools/core/src/test/resources/spark-events-qualification/"
+    "eventlog_v2_local-1623876083964",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def copy_logs(shared: Path, names: list[str], into: Path) -> None:
+    into.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        source = shared / name
+        if source.is_dir():
+            shutil.copytree(source, into / source.name)
+        else:
+            shutil.copyfile(source, into / source.name)
+
+
+class HistoryServer:
+    def __init__(self, url: str, log_dir: Path, app_ids: list[str]) -> None:
+        self.url = url
+        self.log_dir = log_dir
+        self.app_ids = app_ids
+
+
+@pytest.fixture(scope="session")
+def history_server(shared_eventlogs: Path) -> Iterator[HistoryServer]:
+    version = os.environ.get("SPARKPROF_HISTORY_SERVER_SPARK", "3.5.9")
+    spark_home = REPO / "build" / "spark" / version / "home"
+    if not (spark_home / "bin" / "spark-class").exists():
+        pytest.skip(f"no Spark {version} in {spark_home} (scripts/install-spark.sh)")
+    if shutil.which("java") is None:
+        pytest.skip("no java on PATH")
+    work = Path(tempfile.mkdtemp(prefix="sparkprof-history-server-"))
+    logs = work / "logs"
+    copy_logs(shared_eventlogs, HISTORY_SERVER_LOGS, logs)
+    port = free_port()
+    (work / "history.conf").write_text(
+        f"spark.history.fs.logDirectory file:{logs}\n"
+        f"spark.history.ui.port {port}\n"
+        "spark.history.fs.update.interval 1s\n"
+        f"spark.history.store.path {work / 'store'}\n"
+    )
+    env = {
+        **os.environ,
+        "SPARK_HOME": str(spark_home),
+        "SPARK_DAEMON_MEMORY": "512m",
+        "SPARK_NO_DAEMONIZE": "1",
+    }
+    server = subprocess.Popen(
+        [
+            str(spark_home / "bin" / "spark-class"),
+            "org.apache.spark.deploy.history.HistoryServer",
+            "--properties-file",
+            str(work / "history.conf"),
+        ],
+        env=env,
+        stdout=open(work / "server.log", "wb"),  # noqa: SIM115 (closed with the process)
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        app_ids = _wait_for_applications(url, len(HISTORY_SERVER_LOGS), server, work)
+        yield HistoryServer(url, logs, app_ids)
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _wait_for_applications(
+    url: str, count: int, server: subprocess.Popen[bytes], work: Path
+) -> list[str]:
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError("History Server exited:\n" + (work / "server.log").read_text())
+        try:
+            apps = requests.get(f"{url}/api/v1/applications", timeout=5).json()
+            if len(apps) >= count:
+                return [app["id"] for app in apps]
+        except (requests.RequestException, ValueError):
+            pass
+        time.sleep(0.5)
+    raise RuntimeError(
+        "History Server did not list the logs:\n" + (work / "server.log").read_text()
+    )
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    """An S3 API (moto's server mode) on loopback."""
+    from moto.server import ThreadedMotoServer
+
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.stop()
+
+
+def s3_options(endpoint: str) -> dict[str, Any]:
+    return {
+        "key": "testing",
+        "secret": "testing",
+        "client_kwargs": {"endpoint_url": endpoint, "region_name": "us-east-1"},
+    }
+
+
+@pytest.fixture(scope="session")
+def postgresql_server() -> Iterator[str]:
+    """A private PostgreSQL server (Debian's binaries) in a temporary directory; yields the URL
+    of its maintenance database. As root the server runs as `nobody` (PostgreSQL refuses root)."""
+    bins = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
+    if not bins:
+        pytest.skip("PostgreSQL is not installed (scripts/install-deps.sh --python)")
+    bin_dir = Path(bins[-1]).parent
+    as_user: list[str] = []
+    folder = Path(tempfile.mkdtemp(prefix="sparkprof-pg-"))
+    if os.geteuid() == 0:
+        as_user = ["runuser", "-u", "nobody", "--"]
+        folder.chmod(0o755)
+        shutil.chown(folder, "nobody")
+    data = folder / "data"
+    port = free_port()
+
+    def run(*command: str) -> None:
+        subprocess.run([*as_user, *command], check=True, capture_output=True, cwd=folder)
+
+    run(
+        str(bin_dir / "initdb"),
+        "-D",
+        str(data),
+        "-U",
+        "sparkprof",
+        "--auth=trust",
+        "-E",
+        "UTF8",
+        "--no-sync",
+    )
+    run(
+        str(bin_dir / "pg_ctl"),
+        "-D",
+        str(data),
+        "-l",
+        str(folder / "server.log"),
+        "-w",
+        "-o",
+        f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off",
+        "start",
+    )
+    try:
+        yield f"postgresql://sparkprof@127.0.0.1:{port}/postgres"
+    finally:
+        subprocess.run(
+            [*as_user, str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "fast", "stop"],
+            capture_output=True,
+            cwd=folder,
+        )
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture()
+def postgresql_url(postgresql_server: str) -> str:
+    """A fresh database on the test PostgreSQL server."""
+    import psycopg
+
+    name = "t_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(postgresql_server, autocommit=True) as connection:
+        connection.execute(f"CREATE DATABASE {name}")
+    return postgresql_server.rsplit("/", 1)[0] + "/" + name

@@ -1,0 +1,77 @@
+"""Runs of one job for the history tests, made from the CLI's synthetic log: each run moves in
+time (its own application id and start) and can stretch tasks of a stage, which the engine then
+reads as a slower stage (and, for one slow task, as data skew)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+DAY_MS = 86_400_000
+TIME_KEYS = (
+    "Timestamp",
+    "Submission Time",
+    "Completion Time",
+    "Launch Time",
+    "Finish Time",
+    "time",
+)
+
+
+def _shift(value: Any, offset: int) -> Any:
+    if isinstance(value, dict):
+        return {
+            k: (
+                v + offset if k in TIME_KEYS and isinstance(v, int) and v > 0 else _shift(v, offset)
+            )
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_shift(item, offset) for item in value]
+    return value
+
+
+def make_run(
+    demo_log: Path,
+    into: Path,
+    day: int,
+    *,
+    stage_factor: dict[int, float] | None = None,
+    slow_task: tuple[int, float] | None = None,
+) -> Path:
+    """Writes run ``day`` of the job into ``into``: every time moved ``day`` days, every task of
+    stage s stretched by ``stage_factor[s]``, and the longest task of ``slow_task[0]`` stretched
+    by ``slow_task[1]``; the stage completes that much later."""
+    stage_factor = stage_factor or {}
+    events = [json.loads(line) for line in demo_log.read_text().splitlines() if line.strip()]
+    longest: dict[int, tuple[int, int]] = {}  # stage -> (task id, duration)
+    for event in events:
+        if event["Event"] == "SparkListenerTaskEnd":
+            info = event["Task Info"]
+            duration = info["Finish Time"] - info["Launch Time"]
+            stage = event["Stage ID"]
+            if stage not in longest or duration > longest[stage][1]:
+                longest[stage] = (info["Task ID"], duration)
+    extra_ms: dict[int, int] = {}
+    for event in events:
+        if event["Event"] != "SparkListenerTaskEnd":
+            continue
+        stage, info = event["Stage ID"], event["Task Info"]
+        factor = stage_factor.get(stage, 1.0)
+        if slow_task and stage == slow_task[0] and info["Task ID"] == longest[stage][0]:
+            factor *= slow_task[1]
+        if factor != 1.0:
+            duration = info["Finish Time"] - info["Launch Time"]
+            stretched = int(duration * factor)
+            info["Finish Time"] = info["Launch Time"] + stretched
+            extra_ms[stage] = max(extra_ms.get(stage, 0), stretched - duration)
+    for event in events:
+        if event["Event"] == "SparkListenerStageCompleted":
+            info = event["Stage Info"]
+            info["Completion Time"] += extra_ms.get(info["Stage ID"], 0)
+        if event["Event"] == "SparkListenerApplicationStart":
+            event["App ID"] = f"application_1700000000000_{day:04d}"
+    path = into / f"application_1700000000000_{day:04d}"
+    path.write_text("".join(json.dumps(_shift(e, day * DAY_MS)) + "\n" for e in events))
+    return path

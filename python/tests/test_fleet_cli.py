@@ -1,0 +1,95 @@
+"""The fleet commands end to end: collect a job's runs, its history, a regression with its cause,
+compare two runs, feedback -- on SQLite and into a real PostgreSQL server."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from synthetic_runs import make_run
+
+ENTRY = [sys.executable, "-m", "sparkprof.cli"]
+
+
+def sparkprof(*args: str, store: str, expect: int = 0) -> str:
+    done = subprocess.run(
+        [*ENTRY, *args, "--store", store], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == expect, done.stdout + done.stderr
+    return done.stdout
+
+
+def sparkprof_json(*args: str, store: str, expect: int = 0) -> Any:
+    return json.loads(sparkprof(*args, "--json", store=store, expect=expect))
+
+
+@pytest.fixture()
+def job_runs(tmp_path: Path, demo_logs: dict[str, Path]) -> Path:
+    """Six nightly runs of one job: five alike (a few percent apart), then one whose first stage
+    has a task six times slower."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for day, factor in enumerate([1.0, 1.03, 0.97, 1.01, 0.99], start=1):
+        make_run(demo_logs["plain"], runs, day, stage_factor={0: factor})
+    make_run(demo_logs["plain"], runs, 6, slow_task=(0, 6.0))
+    return runs
+
+
+def test_history_regressions_compare_feedback(job_runs: Path, tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path}/history.sqlite"
+    assert "6 stored" in sparkprof("collect", "--event-log-dir", str(job_runs), store=store)
+    assert "6 unchanged" in sparkprof("collect", "--event-log-dir", str(job_runs), store=store)
+
+    jobs = sparkprof_json("history", store=store)
+    assert [(j["job_key"], j["runs"]) for j in jobs] == [("nightly-etl", 6)]
+    runs = sparkprof_json("history", "nightly-etl", store=store)
+    assert [r["app_id"] for r in runs] == [
+        f"application_1700000000000_{d:04d}" for d in range(1, 7)
+    ]
+    text = sparkprof("history", "nightly-etl", store=store)
+    assert "job nightly-etl: 6 runs" in text and "application_1700000000000_0006" in text
+
+    found = sparkprof_json("regressions", store=store, expect=3)
+    assert [(r["stage_id"], r["run_id"]) for r in found] == [(0, runs[-1]["id"])]
+    (regression,) = found
+    assert regression["earlier_run_ids"] == [r["id"] for r in runs[:-1]]
+    assert regression["slowdown"] > 2
+    assert any(cause.startswith("new: data-skew") for cause in regression["likely_causes"])
+    assert "likely cause: new: data-skew" in sparkprof("regressions", store=store, expect=3)
+    assert sparkprof_json("regressions", "--min-slowdown", "5", store=store) == []
+
+    before, after = runs[-2]["app_id"], runs[-1]["app_id"]
+    comparison = sparkprof_json("compare", before, after, store=store)
+    stage0 = comparison["stages"][0]
+    assert stage0["stage_id"] == 0 and stage0["duration_ms"]["ratio"] > 2
+    assert stage0["skew_max_over_median"]["before"] is None
+    assert stage0["skew_max_over_median"]["after"] > 4
+    assert [(f["rule"], f["stage_ids"]) for f in comparison["appeared"]] == [("data-skew", [0])]
+    assert comparison["resolved"] == []
+    text = sparkprof("compare", before, after, store=store)
+    assert "findings appeared: 1" in text and "data-skew stages [0]" in text
+
+    sparkprof("feedback", after, "data-skew@0", "reject", "--note", "a late file", store=store)
+    given = sparkprof_json("feedback", after, store=store)["feedback"]
+    assert [(g["rule"], g["stage_ids"], g["verdict"], g["note"]) for g in given] == [
+        ("data-skew", [0], "reject", "a late file")
+    ]
+    assert "[reject: a late file]" in sparkprof("feedback", after, store=store)
+    assert (
+        sparkprof_json("compare", before, after, store=store)["feedback"][0]["verdict"] == "reject"
+    )
+    sparkprof("feedback", after, "#1", "accept", store=store)
+    sparkprof("feedback", after, "no-such-rule", "accept", store=store, expect=1)
+    sparkprof("compare", "1", "999", store=store, expect=1)
+
+
+def test_collect_into_postgresql(postgresql_url: str, job_runs: Path) -> None:
+    assert "6 stored" in sparkprof(
+        "collect", "--event-log-dir", str(job_runs), store=postgresql_url
+    )
+    assert sparkprof_json("history", store=postgresql_url)[0]["runs"] == 6
+    sparkprof("regressions", store=postgresql_url, expect=3)
