@@ -84,13 +84,24 @@ std::vector<const report::Analysis*> Pointers(const std::vector<const AnalysisRe
   return pointers;
 }
 
-std::string Render(const std::vector<const AnalysisResult*>& results, const std::string& format) {
+// The engine's strings are UTF-8 (simdjson rejects a line that is not); should one not be, its
+// bad bytes become U+FFFD instead of an exception.
+nb::str Utf8(const std::string& text) {
+  return nb::steal<nb::str>(
+      PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "replace"));
+}
+
+nb::str Render(const std::vector<const AnalysisResult*>& results, const std::string& format) {
   if (!report::IsReportFormat(format)) {
     throw nb::value_error("format must be one of text, md, json, html");
   }
   std::vector<const report::Analysis*> pointers = Pointers(results);
-  nb::gil_scoped_release release;
-  return report::RenderReport(format, pointers);
+  std::string text;
+  {
+    nb::gil_scoped_release release;
+    text = report::RenderReport(format, pointers);
+  }
+  return Utf8(text);
 }
 
 // Garbage-collector support: a tree object or an exception's traceback can lead back to the
@@ -152,13 +163,13 @@ NB_MODULE(_native, m) {
                      for (const source::ApplicationLog& log : discovery.result.applications) {
                        nb::list parts;
                        for (const source::LogPart& part : log.parts) {
-                         parts.append(nb::make_tuple(part.display_name, part.size_bytes));
+                         parts.append(nb::make_tuple(Utf8(part.display_name), part.size_bytes));
                        }
                        nb::dict entry;
-                       entry["name"] = log.name;
+                       entry["name"] = Utf8(log.name);
                        entry["layout"] = log.layout;
                        entry["in_progress_by_name"] = log.in_progress_by_name;
-                       entry["archive"] = log.archive;
+                       entry["archive"] = Utf8(log.archive);
                        entry["parts"] = parts;
                        list.append(entry);
                      }
@@ -166,9 +177,9 @@ NB_MODULE(_native, m) {
                    })
       .def_prop_ro("warnings",
                    [](const Discovery& discovery) {
-                     std::vector<std::pair<std::string, std::string>> warnings;
+                     nb::list warnings;
                      for (const source::DiscoveryWarning& warning : discovery.result.warnings) {
-                       warnings.emplace_back(warning.path, warning.message);
+                       warnings.append(nb::make_tuple(Utf8(warning.path), Utf8(warning.message)));
                      }
                      return warnings;
                    })
@@ -180,14 +191,14 @@ NB_MODULE(_native, m) {
            "Reads and analyses one application (the GIL is released while the engine works).");
 
   nb::class_<AnalysisResult>(m, "Analysis", nb::type_slots(analysis_slots))
-      .def_prop_ro("log_name", [](const AnalysisResult& r) { return r.analysis->log_name; })
+      .def_prop_ro("log_name", [](const AnalysisResult& r) { return Utf8(r.analysis->log_name); })
       .def_prop_ro("analysable",
                    [](const AnalysisResult& r) { return r.analysis->read.analysable(); })
       .def_prop_ro("problems",
                    [](const AnalysisResult& r) {
-                     std::vector<std::pair<std::string, bool>> problems;
+                     nb::list problems;
                      for (const Problem& problem : r.problems) {
-                       problems.emplace_back(problem.message, problem.per_line);
+                       problems.append(nb::make_tuple(Utf8(problem.message), problem.per_line));
                      }
                      return problems;
                    })

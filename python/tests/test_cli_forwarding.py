@@ -35,3 +35,32 @@ def test_version_and_help_name_both_sides() -> None:
     assert version.stdout.startswith("sparkprof ")
     usage = subprocess.run([*ENTRY, "--help"], capture_output=True, text=True, check=True)
     assert "Fleet commands" in usage.stdout and "analyze" in usage.stdout
+
+
+def test_analyze_of_a_url_is_streamed_by_python(
+    demo_logs: dict[str, Path], cli_report: Callable[..., str], tmp_path: Path
+) -> None:
+    """`sparkprof analyze http://...`: the native CLI cannot open a URL; the entry point streams
+    it through the engine and writes what the native command writes for the file."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "http.server", "0", "--bind", "127.0.0.1"],
+        cwd=demo_logs["zstd"].parent,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        port = server.stdout.readline().split("port ")[1].split(" ")[0]
+        url = f"http://127.0.0.1:{port}/{demo_logs['zstd'].name}"
+        done = subprocess.run(
+            [*ENTRY, "analyze", url, "--format", "json", "--fail-on", "critical", "-q"],
+            capture_output=True,
+        )
+        missing = subprocess.run([*ENTRY, "analyze", url + ".missing"], capture_output=True)
+    finally:
+        server.terminate()
+        server.wait()
+    assert done.returncode == 3, done.stderr.decode()
+    expected = cli_report(demo_logs["zstd"]).replace(str(demo_logs["zstd"]), url)
+    assert done.stdout.decode() == expected
+    assert missing.returncode == 2

@@ -3,7 +3,9 @@
 One command for users: the fleet commands (``collect``, ``history``, ``compare``,
 ``regressions``, ``feedback``) run here; every other command (``analyze``, ``flamegraph``,
 ``demo-log``, ``--help``, ``--version``) is the native CLI shipped inside the package, which this
-process replaces (``execv``), so its output and exit codes are exactly the native ones.
+process replaces (``execv``), so its output and exit codes are exactly the native ones. The one
+exception: ``analyze`` of a URL (``s3://...``), which the native CLI cannot open, is streamed
+through the engine here and written exactly as the native command writes a local path's report.
 """
 
 from __future__ import annotations
@@ -35,6 +37,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = fleet_commands()
     if args and args[0] in commands:
         return commands[args[0]](args[1:])
+    if args[:1] == ["analyze"] and any(_is_url(arg) for arg in args[1:]):
+        from sparkprof.analyze_url import analyze_url_command
+
+        return analyze_url_command(args[1:])
     native = native_cli_path()
     if not native.exists():
         print(f"sparkprof: the native CLI is missing ({native})", file=sys.stderr)
@@ -45,6 +51,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()
     os.execv(native, [str(native), *args])
     return 1  # not reached
+
+
+def _is_url(argument: str) -> bool:
+    return "://" in argument and not argument.startswith(("file://", "-"))
 
 
 if __name__ == "__main__":
