@@ -106,6 +106,7 @@ Result<std::unique_ptr<DriverAggregator>> DriverAggregator::Start(AggregatorOpti
   std::unique_ptr<DriverAggregator> aggregator(new DriverAggregator(std::move(options)));
   SPARKPROF_ASSIGN_OR_RETURN(aggregator->metrics_,
                              AggregatorMetrics::Register(aggregator->registry_));
+  aggregator->registry_.HoldUntilCommonLabels(aggregator->options_.hold_metrics_until_application);
   for (int i = 0; i < kIngestOutcomeCount; ++i) {  // every outcome visible from the first scrape
     aggregator->metrics_.batches->WithLabels(
         {{"outcome", IngestOutcomeName(static_cast<IngestOutcome>(i))}});

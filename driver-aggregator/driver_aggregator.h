@@ -60,6 +60,9 @@ struct AggregatorOptions {
   // While the application runs, the phase figures run to the wall clock (false: to the last
   // event, exactly what `sparkprof analyze` computes on the same events; for tests).
   bool live_extend_to_now = true;
+  // /metrics serves nothing until SetApplication labelled the registry (the plugin: every series
+  // carries application_id and application_name, from the first scrape on).
+  bool hold_metrics_until_application = false;
 };
 
 // Why a batch was dropped, or that it was taken.

@@ -93,6 +93,7 @@ JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAggregator_start0(
   AggregatorOptions options;
   options.prometheus_bind_address = ToString(env, prometheus_bind_address);
   options.output_dir = ToString(env, output_dir);
+  options.hold_metrics_until_application = true;  // registerMetrics(appId) labels the series
   if (max_batch_bytes > 0) options.max_batch_bytes = static_cast<size_t>(max_batch_bytes);
   if (max_batches_per_second > 0) {
     options.max_batches_per_second = static_cast<uint32_t>(max_batches_per_second);

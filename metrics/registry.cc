@@ -235,11 +235,17 @@ Labels Registry::CommonLabels() const {
   return common_labels_;
 }
 
+void Registry::HoldUntilCommonLabels(bool hold) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  hold_until_common_labels_ = hold;
+}
+
 std::string Registry::Render() const {
   std::vector<std::function<void()>> callbacks;
   std::vector<Entry> entries;
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (hold_until_common_labels_ && common_labels_.empty()) return {};
     callbacks = collect_callbacks_;
     entries = entries_;
   }

@@ -108,6 +108,10 @@ class Registry {
   // label of the same name wins. Invalid label names are dropped; an empty list removes them.
   void SetCommonLabels(const Labels& labels);
   Labels CommonLabels() const;
+  // While set and no common labels are set yet, Render() returns an empty exposition: no series
+  // is ever served without the labels that identify it (the driver learns the application id
+  // only after its endpoint is up).
+  void HoldUntilCommonLabels(bool hold);
 
   // Text exposition format 0.0.4 (Content-Type: text/plain; version=0.0.4).
   std::string Render() const;
@@ -127,6 +131,7 @@ class Registry {
   std::vector<std::shared_ptr<void>> owned_;
   std::vector<std::function<void()>> collect_callbacks_;
   Labels common_labels_;  // sorted, valid names only
+  bool hold_until_common_labels_ = false;
 };
 
 // Escaping rules of the text format, exposed for tests and for other renderers.

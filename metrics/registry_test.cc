@@ -125,5 +125,19 @@ TEST(RegistryTest, CollectCallbackRunsBeforeRender) {
   EXPECT_NE(registry.Render().find("g 2\n"), std::string::npos);
 }
 
+TEST(RegistryTest, HoldUntilCommonLabelsServesNothingUnlabelled) {
+  Registry registry;
+  auto counter = registry.AddCounter("jobs_total", "Jobs.");
+  ASSERT_TRUE(counter.ok());
+  (*counter)->WithLabels().Increment();
+  registry.HoldUntilCommonLabels(true);
+  EXPECT_EQ(registry.Render(), "");
+  registry.SetCommonLabels({{"application_id", "app-1"}});
+  EXPECT_NE(registry.Render().find("jobs_total{application_id=\"app-1\"} 1"), std::string::npos);
+  registry.HoldUntilCommonLabels(false);
+  registry.SetCommonLabels({});
+  EXPECT_NE(registry.Render().find("jobs_total 1"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace sparkprof::metrics

@@ -25,12 +25,14 @@ class SparkprofFiles:
     agent: str            # libsparkprof.so (libsparkprof_driver.so next to it, or driver_library)
     plugin_jar: str
     driver_library: str = ""  # only when it is not next to the agent: spark.sparkprof.libraryPath
+    plugin_only: bool = False  # no -agentpath: the plugin starts the agent from its jar
 
 
 @dataclasses.dataclass
 class DemoRun:
     run_dir: str
     profiled: bool
+    plugin_only: bool = False
     exit_code: int = -1
     app_id: str = ""
     driver_log: str = ""
@@ -69,15 +71,16 @@ def submit_conf(run, files, metrics_port, ui_port):
         "spark.ui.port": str(ui_port),
     }
     if run.profiled:
-        agent = "-agentpath:" + os.path.abspath(files.agent)
         conf.update({
             "spark.plugins": "io.sparkprof.SparkProfPlugin",
-            "spark.driver.extraJavaOptions": agent,
-            "spark.executor.extraJavaOptions": agent,
             "spark.sparkprof.outputDir": run.output_dir,
             "spark.sparkprof.prometheus.port": str(metrics_port),
         })
-        if files.driver_library:
+        if not files.plugin_only:
+            agent = "-agentpath:" + os.path.abspath(files.agent)
+            conf["spark.driver.extraJavaOptions"] = agent
+            conf["spark.executor.extraJavaOptions"] = agent
+        if files.driver_library and not files.plugin_only:
             conf["spark.sparkprof.libraryPath"] = os.path.abspath(files.driver_library)
     return conf
 
@@ -92,7 +95,8 @@ def run_demo(cluster, demo_jar, files, run_dir, profiled=True, metrics_port=None
     delay_s): the Workers start delay_s after the Master registered the application, so the
     application really waits for its executors.
     """
-    run = DemoRun(run_dir=os.path.abspath(run_dir), profiled=profiled)
+    run = DemoRun(run_dir=os.path.abspath(run_dir), profiled=profiled,
+                  plugin_only=profiled and files is not None and files.plugin_only)
     run.event_log_dir = os.path.join(run.run_dir, "eventlog")
     run.output_dir = os.path.join(run.run_dir, "sparkprof")
     run.driver_log = os.path.join(run.run_dir, "driver.log")

@@ -55,16 +55,26 @@ if(NOT Python3_Interpreter_FOUND OR NOT TARGET sparkprof_agent OR NOT TARGET spa
 endif()
 find_program(SPARKPROF_FLATC flatc)
 foreach(version IN LISTS SPARKPROF_SPARK_VERSIONS)
-  add_test(NAME e2e_real_spark_${version}
-    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/run_real_spark.py
-      --spark-home ${SPARKPROF_SPARK_ROOT}/${version}/home
-      --agent $<TARGET_FILE:sparkprof_agent>
-      --plugin-jar ${SPARKPROF_PLUGIN_JAR}
-      --demo-jar ${SPARKPROF_DEMO_JAR}
-      --sparkprof $<TARGET_FILE:sparkprof>
-      --flatc ${SPARKPROF_FLATC}
-      --work-dir ${CMAKE_CURRENT_BINARY_DIR}/e2e/real-spark/${version})
-  # One test at a time per machine: each runs five JVMs and Prometheus.
-  set_tests_properties(e2e_real_spark_${version} PROPERTIES
-    LABELS "e2e;jvm;spark" TIMEOUT 600 SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+  # -agentpath in every JVM, and the plugin-only install (the plugin starts the agent itself).
+  foreach(mode agentpath plugin_only)
+    set(name e2e_real_spark_${version})
+    set(extra)
+    if(mode STREQUAL "plugin_only")
+      set(name e2e_real_spark_${version}_plugin_only)
+      set(extra --plugin-only)
+    endif()
+    add_test(NAME ${name}
+      COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/run_real_spark.py
+        --spark-home ${SPARKPROF_SPARK_ROOT}/${version}/home
+        --agent $<TARGET_FILE:sparkprof_agent>
+        --plugin-jar ${SPARKPROF_PLUGIN_JAR}
+        --demo-jar ${SPARKPROF_DEMO_JAR}
+        --sparkprof $<TARGET_FILE:sparkprof>
+        --flatc ${SPARKPROF_FLATC}
+        --work-dir ${CMAKE_CURRENT_BINARY_DIR}/e2e/real-spark/${version}-${mode}
+        ${extra})
+    # One test at a time per machine: each runs five JVMs and Prometheus.
+    set_tests_properties(${name} PROPERTIES
+      LABELS "e2e;jvm;spark" TIMEOUT 600 SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+  endforeach()
 endforeach()

@@ -141,6 +141,11 @@ def check_run(run, facts, cluster):
     check(len(executor_logs) == WORKERS and len(profiling) == WORKERS,
           f"every executor loaded the agent ('sparkprof: profiling:' in {len(profiling)} of "
           f"{len(executor_logs)} executor logs)")
+    late = [p for p in executor_logs if "started in the running JVM" in read_tail(p, 50_000_000)]
+    expected_late = len(executor_logs) if run.plugin_only else 0
+    check(len(late) == expected_late,
+          f"{len(late)} of {len(executor_logs)} executors had the plugin start the agent "
+          f"(expected {expected_late}: {'plugin-only' if run.plugin_only else '-agentpath'})")
     broken = [line for p in executor_logs for line in read_tail(p, 50_000_000).splitlines()
               if line.startswith("sparkprof:") and any(
                   problem in line for problem in ("profiling off", "plugin disabled",
@@ -616,6 +621,9 @@ def main():
     parser.add_argument("--profile-schema", default=os.path.join(REPO, "schema", "profile.fbs"))
     parser.add_argument("--work-dir", required=True)
     parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--plugin-only", action="store_true",
+                        help="no -agentpath: the plugin starts the agent and loads the driver "
+                             "library from its jar")
     parser.add_argument("--demo", action="store_true", help="write the demo outputs, no checks")
     parser.add_argument("--out", default="out")
     args = parser.parse_args()
@@ -643,7 +651,10 @@ def main():
     cluster = SparkCluster(args.spark_home, work, args.java_home or None)
     args.version = cluster.version
     print(f"real Spark {cluster.version} at {cluster.spark_home}; work dir {work}", flush=True)
-    files = SparkprofFiles(args.agent, args.plugin_jar, args.driver_library)
+    files = SparkprofFiles(args.agent, args.plugin_jar, args.driver_library, args.plugin_only)
+    print("mode: " + ("plugin-only (no -agentpath: the plugin starts the agent from its jar)"
+                      if args.plugin_only else "-agentpath in the driver and the executors"),
+          flush=True)
     prometheus = None
     started = time.monotonic()
     run = None
