@@ -417,10 +417,35 @@ def feedback_command(argv: Sequence[str]) -> int:
     return EXIT_OK
 
 
+# serve
+
+
+def serve_command(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="sparkprof serve",
+        description="A REST API over the run history (OpenAPI at /openapi.json, docs at /docs) "
+        "and a page listing jobs and runs at /. Needs ./python[serve].",
+    )
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8080)
+    _store_argument(parser)
+    args = parser.parse_args(argv)
+    try:
+        import uvicorn
+
+        from sparkprof.server import create_app
+    except ImportError as error:
+        print(f"sparkprof: serve needs pip install 'sparkprof[serve]' ({error})", file=sys.stderr)
+        return EXIT_USAGE
+    uvicorn.run(create_app(_open_store(args)), host=args.host, port=args.port)
+    return EXIT_OK
+
+
 COMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
     "collect": collect_command,
     "history": history_command,
     "compare": compare_command,
     "regressions": regressions_command,
     "feedback": feedback_command,
+    "serve": serve_command,
 }
