@@ -39,10 +39,13 @@ def make_run(
     *,
     stage_factor: dict[int, float] | None = None,
     slow_task: tuple[int, float] | None = None,
+    settings: dict[str, str] | None = None,
+    duration_factor: float = 1.0,
 ) -> Path:
     """Writes run ``day`` of the job into ``into``: every time moved ``day`` days, every task of
     stage s stretched by ``stage_factor[s]``, and the longest task of ``slow_task[0]`` stretched
-    by ``slow_task[1]``; the stage completes that much later."""
+    by ``slow_task[1]``; the stage completes that much later. ``settings`` replace Spark
+    properties; ``duration_factor`` stretches the application's end."""
     stage_factor = stage_factor or {}
     events = [json.loads(line) for line in demo_log.read_text().splitlines() if line.strip()]
     longest: dict[int, tuple[int, int]] = {}  # stage -> (task id, duration)
@@ -54,6 +57,7 @@ def make_run(
             if stage not in longest or duration > longest[stage][1]:
                 longest[stage] = (info["Task ID"], duration)
     extra_ms: dict[int, int] = {}
+    start_ms = 0
     for event in events:
         if event["Event"] != "SparkListenerTaskEnd":
             continue
@@ -72,6 +76,11 @@ def make_run(
             info["Completion Time"] += extra_ms.get(info["Stage ID"], 0)
         if event["Event"] == "SparkListenerApplicationStart":
             event["App ID"] = f"application_1700000000000_{day:04d}"
+            start_ms = event["Timestamp"]
+        if event["Event"] == "SparkListenerEnvironmentUpdate":
+            event["Spark Properties"].update(settings or {})
+        if event["Event"] == "SparkListenerApplicationEnd":
+            event["Timestamp"] = start_ms + int((event["Timestamp"] - start_ms) * duration_factor)
     path = into / f"application_1700000000000_{day:04d}"
     path.write_text("".join(json.dumps(_shift(e, day * DAY_MS)) + "\n" for e in events))
     return path

@@ -93,3 +93,41 @@ def test_collect_into_postgresql(postgresql_url: str, job_runs: Path) -> None:
     )
     assert sparkprof_json("history", store=postgresql_url)[0]["runs"] == 6
     sparkprof("regressions", store=postgresql_url, expect=3)
+
+
+def test_recommend_from_faster_runs_and_lasting_findings(
+    tmp_path: Path, demo_logs: dict[str, Path]
+) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for day in (1, 2, 3):
+        make_run(demo_logs["plain"], runs, day, settings={"spark.sql.shuffle.partitions": "400"})
+    for day in (4, 5, 6):
+        make_run(demo_logs["plain"], runs, day, duration_factor=1.3)
+    store = f"sqlite:///{tmp_path}/history.sqlite"
+    sparkprof("collect", "--event-log-dir", str(runs), store=store)
+    ids = [run["id"] for run in sparkprof_json("history", "nightly-etl", store=store)]
+
+    result = sparkprof_json("recommend", "--job", "nightly-etl", store=store)
+    assert result["latest_run_id"] == ids[-1]
+    by_setting = {item["setting"]: item for item in result["items"]}
+    partitions = by_setting["spark.sql.shuffle.partitions"]
+    assert (partitions["value"], partitions["current"], partitions["confidence"]) == (
+        "400",
+        "200",
+        "high",
+    )
+    assert partitions["source"] == "faster runs" and partitions["evidence_run_ids"] == ids[:3]
+    committer = by_setting["spark.hadoop.fs.s3a.committer.name"]
+    assert committer["source"] == "finding io-write-bound"
+    assert (committer["value"], committer["confidence"]) == ("magic", "high")
+    assert committer["evidence_run_ids"] == ids
+
+    sparkprof("feedback", str(ids[-1]), "io-write-bound", "reject", store=store)
+    again = sparkprof_json("recommend", "--job", "nightly-etl", store=store)["items"]
+    assert {i["setting"]: i["confidence"] for i in again}["spark.hadoop.fs.s3a.committer.name"] == (
+        "low"
+    )
+    text = sparkprof("recommend", "--job", "nightly-etl", store=store)
+    assert "[high] spark.sql.shuffle.partitions=400 (now 200)" in text
+    sparkprof("recommend", "--job", "no-such-job", store=store, expect=1)

@@ -41,9 +41,7 @@ def served(demo_logs: dict[str, Path]) -> Iterator[HistoryStore]:
 
 
 @schema.parametrize()
-@settings(
-    max_examples=25, deadline=None, database=None, suppress_health_check=list(HealthCheck)
-)
+@settings(max_examples=25, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 def test_every_operation_keeps_to_the_schema(case: schemathesis.Case) -> None:
     excluded = []
     if case.operation.path == "/analyze":

@@ -417,6 +417,44 @@ def feedback_command(argv: Sequence[str]) -> int:
     return EXIT_OK
 
 
+# recommend
+
+
+def recommend_command(argv: Sequence[str]) -> int:
+    from sparkprof.recommend import recommend
+
+    parser = argparse.ArgumentParser(
+        prog="sparkprof recommend",
+        description="Settings for a job's next run: the engine's recommendations that keep coming "
+        "back, and what its faster comparable runs used; each with its evidence runs and a "
+        "confidence.",
+    )
+    parser.add_argument("--job", required=True, help="a job key (see 'sparkprof history')")
+    parser.add_argument("--window", type=int, default=10, help="recent runs considered")
+    _store_argument(parser)
+    args = parser.parse_args(argv)
+    try:
+        result = recommend(_open_store(args), args.job, args.window)
+    except LookupError as error:
+        print(f"sparkprof: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.json:
+        _print_json({**vars(result), "items": [vars(item) for item in result.items]})
+        return EXIT_OK
+    print(
+        f"job {result.job_key}: latest run {result.latest_run_id}, "
+        f"{result.runs_considered} runs considered"
+    )
+    if not result.items:
+        print("no recommendation")
+    for item in result.items:
+        now = "unset" if item.current is None else item.current
+        runs = ", ".join(map(str, item.evidence_run_ids))
+        print(f"[{item.confidence}] {item.setting}={item.value} (now {now})")
+        print(f"    from {item.source} (runs {runs}): {item.reason}")
+    return EXIT_OK
+
+
 # serve
 
 
@@ -447,5 +485,6 @@ COMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
     "compare": compare_command,
     "regressions": regressions_command,
     "feedback": feedback_command,
+    "recommend": recommend_command,
     "serve": serve_command,
 }

@@ -19,7 +19,7 @@ from sparkprof._native import format_epoch_ms, human_duration_ms
 from sparkprof.analysis import NothingAnalysableError, analyze
 from sparkprof.compare import compare
 from sparkprof.regressions import RegressionRule, find_regressions
-from sparkprof.store import HistoryStore, Run, RunNotFoundError
+from sparkprof.store import Feedback, HistoryStore, Run, RunNotFoundError
 
 
 class FindingSummary(BaseModel):
@@ -105,6 +105,16 @@ def _findings(run: Run) -> list[FindingSummary]:
     ]
 
 
+def _feedback(row: Feedback) -> FeedbackOut:
+    return FeedbackOut(
+        run_id=row.run_id,
+        rule=row.rule,
+        stage_ids=json.loads(row.stage_ids_json),
+        verdict=row.verdict,
+        note=row.note,
+    )
+
+
 def _summary(run: Run) -> RunSummary:
     return RunSummary(
         id=run.id,
@@ -188,26 +198,11 @@ def create_app(store: HistoryStore) -> FastAPI:
     def feedback(given: FeedbackIn) -> FeedbackOut:
         run = find(given.run)
         row = store.add_feedback(run, given.rule, given.stage_ids, given.verdict, given.note)
-        return FeedbackOut(
-            run_id=row.run_id,
-            rule=row.rule,
-            stage_ids=json.loads(row.stage_ids_json),
-            verdict=row.verdict,
-            note=row.note,
-        )
+        return _feedback(row)
 
     @app.get("/applications/{run}/feedback", response_model=list[FeedbackOut], responses=not_found)
     def run_feedback(run: str) -> list[FeedbackOut]:
-        return [
-            FeedbackOut(
-                run_id=row.run_id,
-                rule=row.rule,
-                stage_ids=json.loads(row.stage_ids_json),
-                verdict=row.verdict,
-                note=row.note,
-            )
-            for row in find(run).feedback
-        ]
+        return [_feedback(row) for row in find(run).feedback]
 
     @app.post(
         "/analyze",
