@@ -8,11 +8,13 @@ is not a good Python name (``list``, ``max``, ``bytes``) names its key in ``meta
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import types
 import typing
+from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, Union
+from typing import Any, TypeVar, Union, cast
 
 from sparkprof import _native
 
@@ -275,15 +277,22 @@ def parse_report_json(text: str) -> list[ApplicationReport]:
 
 def from_dict(cls: type[T], data: dict[str, Any]) -> T:
     """Builds dataclass ``cls`` from a JSON object, recursing into nested dataclasses and lists."""
-    assert dataclasses.is_dataclass(cls)
-    hints = typing.get_type_hints(cls)
     values: dict[str, Any] = {}
-    for item in dataclasses.fields(cls):
-        key = item.metadata.get("key", item.name)
-        if key not in data:
-            continue  # the field's default, or a TypeError naming the missing key
-        values[item.name] = _convert(hints[item.name], data[key])
+    for name, key, kind in _fields(cast(Hashable, cls)):
+        if key in data:  # else the field's default, or a TypeError naming the missing key
+            values[name] = _convert(kind, data[key])
     return cls(**values)
+
+
+@functools.cache
+def _fields(cls: Any) -> list[tuple[str, str, Any]]:
+    """(field name, JSON key, resolved type) of a report dataclass."""
+    assert dataclasses.is_dataclass(cls) and isinstance(cls, type)
+    hints = typing.get_type_hints(cls)
+    return [
+        (item.name, item.metadata.get("key", item.name), hints[item.name])
+        for item in dataclasses.fields(cls)
+    ]
 
 
 def _convert(kind: Any, value: Any) -> Any:
