@@ -26,7 +26,7 @@ import org.apache.spark.api.plugin.PluginContext;
  * the executors' batches from {@link #receive} and Spark's listener events ({@link
  * SparkProfListener}, as event-log lines for the live application model), asks it for a stage's
  * flame graph when the stage completes, and for the full report (report.txt/.json/.md/.html) at
- * the application's end or at shutdown, whichever comes first.
+ * shutdown, once the application's end and every executor's last batch arrived (bounded wait).
  *
  * <p>{@code receive} runs on Spark's single plugin dispatcher thread; it never throws (a bad batch
  * is counted natively, in {@code sparkprof_driver_batches_total{outcome}}).
