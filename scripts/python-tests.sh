@@ -2,7 +2,8 @@
 # The Python package's tests (ctest `python_package`, label python): builds and installs
 # ./python[test] into build/python-venv with the exactly pinned dependencies of
 # python/requirements-lock.txt (pip's cache makes a second run offline), then runs pytest.
-# The extension builds incrementally in build/python-build (ccache shares objects with build/).
+# The extension builds incrementally in build/python-build; with CCACHE_NOHASHDIR ccache serves
+# a wiped build/python-build from its own earlier objects (the cwd is not hashed).
 # Usage: scripts/python-tests.sh [--cli PATH_TO_NATIVE_SPARKPROF] [pytest args...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
