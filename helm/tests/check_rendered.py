@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Checks the objects `helm template helm/sparkprof` rendered (read from stdin) for one case.
+
+    helm template t helm/sparkprof [--set ...] | check_rendered.py CASE
+
+CASE is one of the cases helm_chart_test.sh renders: defaults, otel, plugin-only. Each names the
+objects it expects (kinds, names, labels) and the spark-defaults.conf lines; any difference is
+printed and exits 1.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+RULES = yaml.safe_load((ROOT / "helm/sparkprof/files/sparkprof-alerts.rules.yaml").read_text())
+OTEL_KEYS = {
+    "spark.sparkprof.otel.enabled": "true",
+    "spark.sparkprof.otel.endpoint": "http://collector.obs:4318",
+    "spark.sparkprof.otel.protocol": "http",
+    "spark.sparkprof.otel.samplingRatio": "0.25",
+    "spark.sparkprof.otel.serviceName": "etl",
+    "spark.sparkprof.otel.exporterType": "otlp",
+}
+
+problems: list[str] = []
+
+
+def expect(condition: bool, message: str) -> None:
+    if not condition:
+        problems.append(message)
+
+
+def parse_conf(text: str) -> dict[str, str]:
+    conf = {}
+    for line in text.splitlines():
+        if line.strip():
+            key, _, value = line.partition(" ")
+            expect(key not in conf, f"spark-defaults.conf: {key} twice")
+            conf[key] = value
+    return conf
+
+
+def main(case: str) -> int:
+    objects = [doc for doc in yaml.safe_load_all(sys.stdin) if doc]
+    by_kind: dict[str, list[dict]] = {}
+    for obj in objects:
+        by_kind.setdefault(obj["kind"], []).append(obj)
+        labels = obj["metadata"].get("labels", {})
+        expect(labels.get("app.kubernetes.io/name") == "sparkprof",
+               f"{obj['kind']} {obj['metadata']['name']}: no app.kubernetes.io/name label")
+        expect(obj["metadata"].get("namespace") == "spark-jobs",
+               f"{obj['kind']} {obj['metadata']['name']}: namespace {obj['metadata'].get('namespace')}")
+
+    expected_kinds = {"ConfigMap": 3, "PodMonitor": 1, "PrometheusRule": 1}
+    if case == "otel":
+        expected_kinds.update({"Service": 1, "ServiceMonitor": 1})
+    kinds = {kind: len(items) for kind, items in by_kind.items()}
+    expect(kinds == expected_kinds, f"kinds {kinds}, expected {expected_kinds}")
+
+    config_maps = {cm["metadata"]["name"]: cm for cm in by_kind.get("ConfigMap", [])}
+    spark = config_maps.get("t-sparkprof-spark-defaults")
+    expect(spark is not None, f"no t-sparkprof-spark-defaults ConfigMap in {sorted(config_maps)}")
+    if spark:
+        conf = parse_conf(spark["data"]["spark-defaults.conf"])
+        expect(conf == {k: str(v) for k, v in yaml.safe_load(spark["data"]["spark-conf.yaml"]).items()},
+               "spark-conf.yaml differs from spark-defaults.conf")
+        want = {
+            "spark.plugins": "io.sparkprof.SparkProfPlugin",
+            "spark.driver.extraClassPath": "/opt/sparkprof/sparkprof-spark-0.1.0.jar",
+            "spark.executor.extraClassPath": "/opt/sparkprof/sparkprof-spark-0.1.0.jar",
+            "spark.sparkprof.prometheus.bindAddress": "0.0.0.0",
+            "spark.sparkprof.prometheus.port": "9405",
+            "spark.sparkprof.enabled": "true",
+        }
+        if case == "plugin-only":
+            want["spark.sparkprof.agentOptions"] = "interval=20ms"
+            expect("spark.driver.extraJavaOptions" not in conf, "plugin-only renders extraJavaOptions")
+            expect("executor-pod-template.yaml" not in spark["data"], "plugin-only renders the init container")
+        else:
+            options = "-agentpath:/opt/sparkprof/libsparkprof.so"
+            if case == "otel":
+                options = "-XX:+UseG1GC " + options + "=interval=20ms,mode=wall"
+                want["spark.kubernetes.driver.podTemplateFile"] = "/etc/sparkprof/driver-pod-template.yaml"
+                want["spark.kubernetes.executor.podTemplateFile"] = "/etc/sparkprof/executor-pod-template.yaml"
+            want["spark.driver.extraJavaOptions"] = options
+            want["spark.executor.extraJavaOptions"] = options
+            executor = yaml.safe_load(spark["data"]["executor-pod-template.yaml"])
+            init = executor["spec"]["initContainers"][0]
+            expect(init["command"][-1] == "cp -a /sparkprof/. /opt/sparkprof/", f"init command {init['command']}")
+        if case == "otel":
+            want.update(OTEL_KEYS)
+        else:
+            expect(not any(k.startswith("spark.sparkprof.otel.") for k in conf), "otel keys rendered while disabled")
+        for key, value in want.items():
+            expect(conf.get(key) == value, f"spark-defaults.conf: {key} = {conf.get(key)!r}, expected {value!r}")
+        driver = yaml.safe_load(spark["data"]["driver-pod-template.yaml"])
+        ports = driver["spec"]["containers"][0]["ports"]
+        expect(ports == [{"name": "sparkprof-metrics", "containerPort": 9405, "protocol": "TCP"}], f"driver ports {ports}")
+
+    dashboards = [cm for name, cm in config_maps.items() if name != "t-sparkprof-spark-defaults"]
+    titles = set()
+    for cm in dashboards:
+        expect(cm["metadata"]["labels"].get("grafana_dashboard") == "1", f"{cm['metadata']['name']}: no grafana_dashboard label")
+        for text in cm["data"].values():
+            board = json.loads(text)
+            titles.add(board["title"])
+            expect(all(panel["targets"] for panel in board["panels"]), f"{board['title']}: a panel without a query")
+    expect(titles == {"Spark Job Phase Timeline", "Spark Profiling"}, f"dashboards {titles}")
+
+    for rule_object in by_kind.get("PrometheusRule", []):
+        groups = rule_object["spec"]["groups"]
+        alerts = [rule["alert"] for group in groups for rule in group["rules"]]
+        expect(alerts == [rule["alert"] for rule in RULES["groups"][0]["rules"]], f"alerts {alerts}")
+        for group in groups:
+            for rule in group["rules"]:
+                url = rule["annotations"]["runbook_url"]
+                prefix = "https://docs.example.com/sparkprof/docs/recipes/" if case == "otel" else "docs/recipes/"
+                expect(url.startswith(prefix), f"{rule['alert']}: runbook_url {url}")
+                expect((ROOT / url.split("/sparkprof/", 1)[-1].split("#")[0]).is_file(), f"{rule['alert']}: {url} missing")
+
+    for monitor in by_kind.get("PodMonitor", []):
+        endpoint = monitor["spec"]["podMetricsEndpoints"][0]
+        expect(endpoint["port"] == "sparkprof-metrics" and endpoint["path"] == "/metrics", f"PodMonitor endpoint {endpoint}")
+        expect(monitor["spec"]["selector"]["matchLabels"] == {"spark-role": "driver"}, "PodMonitor selector")
+
+    for problem in problems:
+        print(f"check_rendered[{case}]: {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

@@ -1,0 +1,21 @@
+# The Helm chart, its alert rules and dashboards (helm/). Included at the end of tests/CMakeLists.txt.
+# Each test skips (exit 77) when its tool is missing: helm comes from scripts/install-helm.sh,
+# promtool from Debian's prometheus package.
+set(SPARKPROF_HELM_DIR ${PROJECT_SOURCE_DIR}/helm)
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_Interpreter_FOUND)
+  # Generated rules and dashboards are up to date and use only metric names docs/metrics.md defines.
+  add_test(NAME helm_generated_test
+           COMMAND ${Python3_EXECUTABLE} ${SPARKPROF_HELM_DIR}/generator/generate.py --check)
+  set_tests_properties(helm_generated_test PROPERTIES LABELS helm TIMEOUT 60)
+endif()
+add_test(NAME helm_promtool_rules_test COMMAND bash ${SPARKPROF_HELM_DIR}/tests/promtool_rules_test.sh)
+set_tests_properties(helm_promtool_rules_test PROPERTIES LABELS helm SKIP_RETURN_CODE 77 TIMEOUT 60)
+add_test(NAME helm_chart_test COMMAND bash ${SPARKPROF_HELM_DIR}/tests/helm_chart_test.sh)
+set_tests_properties(helm_chart_test PROPERTIES LABELS helm SKIP_RETURN_CODE 77 TIMEOUT 120)
+if(Python3_Interpreter_FOUND)
+  # Every value in values.yaml has its comment (STYLE.md, point 17).
+  add_test(NAME helm_values_comments_test
+           COMMAND ${Python3_EXECUTABLE} ${SPARKPROF_HELM_DIR}/tests/values_comments_test.py)
+  set_tests_properties(helm_values_comments_test PROPERTIES LABELS helm TIMEOUT 30)
+endif()
