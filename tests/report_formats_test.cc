@@ -70,7 +70,7 @@ TEST(HtmlReportTest, SelfContainedWithTimelineStagesAndFindings) {
   EXPECT_NE(html.find("<article class=\"finding critical\" id=\"app1-finding-1\""),
             std::string::npos);
   EXPECT_NE(html.find("id=\"app1-stage-1-0\""), std::string::npos);
-  EXPECT_NE(html.find("href=\"docs/recipes/data-skew-diagnosis.md\""), std::string::npos);
+  EXPECT_NE(html.find("href=\"docs/recipes/troubleshoot/data-skew-diagnosis.md\""), std::string::npos);
   EXPECT_NE(html.find("--conf spark.sql.adaptive.skewJoin.enabled=true"), std::string::npos);
 }
 

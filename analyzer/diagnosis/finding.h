@@ -45,7 +45,7 @@ struct Finding {
   std::string explanation;
   std::vector<Recommendation> recommendations;
   ExpectedImpact impact;
-  std::string recipe;   // docs path, e.g. "docs/recipes/data-skew-diagnosis.md"
+  std::string recipe;   // docs path, e.g. "docs/recipes/troubleshoot/data-skew-diagnosis.md"
   int64_t cost_ms = 0;  // wall time this problem costs this run; findings are ordered by it
 };
 

@@ -26,7 +26,7 @@ RULES = [
         "severity": "warning",
         "summary": "Spark application {{ $labels.application_name }} waited {{ $value | humanizeDuration }} for executors",
         "description": "Time without a task slot (no executor yet, or every slot busy with tasks pending) passed 300 s.",
-        "runbook": "docs/recipes/resource-wait-long.md",
+        "runbook": "docs/recipes/troubleshoot/resource-wait-long.md",
     },
     {
         "alert": "SparkWriteStageSlow",
@@ -37,7 +37,7 @@ RULES = [
         "severity": "warning",
         "summary": "Write-stage task p95 of {{ $labels.application_name }} is over 3x the compute-stage p95",
         "description": "p95 duration of write-stage tasks is {{ $value | humanizeDuration }}; output commit or the object store is the bottleneck.",
-        "runbook": "docs/recipes/s3-write-slow.md",
+        "runbook": "docs/recipes/troubleshoot/s3-write-slow.md",
     },
     {
         "alert": "SparkStageSkew",
@@ -47,7 +47,7 @@ RULES = [
         "severity": "warning",
         "summary": "Stage skew in {{ $labels.application_name }}: longest task {{ $value | printf \"%.1f\" }}x the median",
         "description": "A current stage's longest task ran over 5x as long as its median task.",
-        "runbook": "docs/recipes/data-skew-diagnosis.md",
+        "runbook": "docs/recipes/troubleshoot/data-skew-diagnosis.md",
     },
     {
         "alert": "SparkDiskSpill",
@@ -57,7 +57,7 @@ RULES = [
         "severity": "info",
         "summary": "{{ $labels.application_name }} spilled {{ $value | humanize1024 }}B to disk in 10 minutes",
         "description": "Tasks spill to disk steadily: execution memory is too small for their partitions.",
-        "runbook": "docs/recipes/oom-and-spill.md",
+        "runbook": "docs/recipes/troubleshoot/oom-and-spill.md",
     },
     {
         "alert": "SparkGcShareHigh",
@@ -68,7 +68,7 @@ RULES = [
         "severity": "warning",
         "summary": "GC takes {{ $value | humanizePercentage }} of task time in {{ $labels.application_name }}",
         "description": "Stop-the-world GC pauses overlap over 20% of the sampled task time (last 5 minutes).",
-        "runbook": "docs/recipes/gc-pressure.md",
+        "runbook": "docs/recipes/troubleshoot/gc-pressure.md",
     },
     {
         "alert": "SparkprofAgentDroppingSamples",

@@ -106,7 +106,7 @@ run(async () => {
     })));
     const skew = findings.find((f) => f.rule === 'data-skew');
     check(skew && skew.evidence > 3 && skew.recommendations >= 1 && skew.impact &&
-          skew.recipe === 'docs/recipes/data-skew-diagnosis.md', `data-skew finding is complete: ${JSON.stringify(skew)}`);
+          skew.recipe === 'docs/recipes/troubleshoot/data-skew-diagnosis.md', `data-skew finding is complete: ${JSON.stringify(skew)}`);
     check((await page.$$('#app1 .phase-bar .phase')).length >= 5, 'phase bar has segments');
 
     await page.screenshot({ path: path.join(outputDir, 'report-top.png') });

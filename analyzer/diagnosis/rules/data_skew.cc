@@ -64,7 +64,7 @@ void DataSkew(const DiagnosisInput& input, std::vector<Finding>& out) {
     f.rule = "data-skew";
     f.severity = skew.time_ratio >= kCriticalRatio ? Severity::kCritical : Severity::kWarning;
     f.stage_ids = {stage.stage_id};
-    f.recipe = "docs/recipes/data-skew-diagnosis.md";
+    f.recipe = "docs/recipes/troubleshoot/data-skew-diagnosis.md";
     const int64_t tail_ms = stage.max_task_ms - stage.median_task_ms;
     f.cost_ms = tail_ms;
     f.evidence = {

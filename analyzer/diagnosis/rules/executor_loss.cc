@@ -74,7 +74,7 @@ void ExecutorLoss(const DiagnosisInput& input, std::vector<Finding>& out) {
   f.rule = "executor-loss";
   f.severity = (lost >= 3 || (executors > 0 && lost * 10 >= executors)) ? Severity::kCritical
                                                                         : Severity::kWarning;
-  f.recipe = "docs/recipes/oom-and-spill.md";
+  f.recipe = "docs/recipes/troubleshoot/oom-and-spill.md";
   f.evidence = {
       {"executors_lost", static_cast<double>(lost), "count"},
       {"executors", static_cast<double>(executors), "count"},

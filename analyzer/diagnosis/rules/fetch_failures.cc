@@ -86,7 +86,7 @@ void FetchFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
   f.rule = "fetch-failures";
   f.severity = count >= kCriticalCount ? Severity::kCritical : Severity::kWarning;
   f.stage_ids.assign(stages.begin(), stages.end());
-  f.recipe = "docs/recipes/shuffle-bottleneck.md";
+  f.recipe = "docs/recipes/troubleshoot/shuffle-bottleneck.md";
   f.evidence = {
       {"fetch_failures", static_cast<double>(count), "tasks"},
       {"serving_hosts", static_cast<double>(hosts.size()), "count"},

@@ -77,7 +77,7 @@ void GcPressure(const DiagnosisInput& input, std::vector<Finding>& out) {
   Finding f;
   f.rule = "gc-pressure";
   f.severity = share >= kCriticalShare ? Severity::kCritical : Severity::kWarning;
-  f.recipe = "docs/recipes/gc-pressure.md";
+  f.recipe = "docs/recipes/troubleshoot/gc-pressure.md";
   f.evidence = {
       {"gc_time_ms", static_cast<double>(gc), "ms"},
       {"run_time_ms", static_cast<double>(run), "ms"},

@@ -113,7 +113,7 @@ void IoWriteBound(const DiagnosisInput& input, std::vector<Finding>& out) {
     f.rule = "io-write-bound";
     f.severity = p.Ratio(write_wall) >= kCriticalShare ? Severity::kCritical : Severity::kWarning;
     f.stage_ids = {write->stage_id};
-    f.recipe = "docs/recipes/s3-write-slow.md";
+    f.recipe = "docs/recipes/troubleshoot/s3-write-slow.md";
     f.evidence = {
         {"job_commit_gap_ms", static_cast<double>(gap), "ms"},
         {"job_commit_gap_share", p.Ratio(gap), "ratio"},

@@ -24,7 +24,7 @@ void ResourceWait(const DiagnosisInput& input, std::vector<Finding>& out) {
   Finding f;
   f.rule = "resource-wait";
   f.severity = share >= kCriticalShare ? Severity::kCritical : Severity::kWarning;
-  f.recipe = "docs/recipes/resource-wait-long.md";
+  f.recipe = "docs/recipes/troubleshoot/resource-wait-long.md";
   f.title = "Waited " + Millis(p.resource_wait_ms) + " for executors before any task could run";
   f.evidence = {
       {"resource_wait_ms", static_cast<double>(p.resource_wait_ms), "ms"},

@@ -27,7 +27,7 @@ void ShuffleBottleneck(const DiagnosisInput& input, std::vector<Finding>& out) {
     f.rule = "shuffle-bottleneck";
     f.severity = share >= kCriticalShare ? Severity::kCritical : Severity::kWarning;
     f.stage_ids = {stage.stage_id};
-    f.recipe = "docs/recipes/shuffle-bottleneck.md";
+    f.recipe = "docs/recipes/troubleshoot/shuffle-bottleneck.md";
     f.evidence = {
         {"fetch_wait_ms", static_cast<double>(stage.fetch_wait_ms), "ms"},
         {"shuffle_write_ms", static_cast<double>(stage.shuffle_write_ms), "ms"},

@@ -50,7 +50,7 @@ void SpeculationWaste(const DiagnosisInput& input, std::vector<Finding>& out) {
   f.rule = "speculation-waste";
   f.severity = share >= kCriticalShare ? Severity::kCritical : Severity::kWarning;
   f.stage_ids.assign(stages.begin(), stages.end());
-  f.recipe = "docs/recipes/data-skew-diagnosis.md";
+  f.recipe = "docs/recipes/troubleshoot/data-skew-diagnosis.md";
   f.evidence = {
       {"speculative_attempts", static_cast<double>(speculative), "tasks"},
       {"speculative_wins", static_cast<double>(wins), "tasks"},

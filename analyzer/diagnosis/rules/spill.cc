@@ -54,7 +54,7 @@ void Spill(const DiagnosisInput& input, std::vector<Finding>& out) {
     f.rule = "spill";
     f.severity = critical ? Severity::kCritical : Severity::kWarning;
     f.stage_ids = {stage.stage_id};
-    f.recipe = "docs/recipes/oom-and-spill.md";
+    f.recipe = "docs/recipes/troubleshoot/oom-and-spill.md";
     f.evidence = {
         {"memory_spill_bytes", static_cast<double>(stage.memory_spill_bytes), "bytes"},
         {"disk_spill_bytes", static_cast<double>(stage.disk_spill_bytes), "bytes"},

@@ -62,7 +62,7 @@ void TooFewPartitions(const DiagnosisInput& input, std::vector<Finding>& out) {
     f.rule = "too-few-partitions";
     f.severity = Severity::kWarning;
     f.stage_ids = {stage.stage_id};
-    f.recipe = "docs/recipes/shuffle-bottleneck.md";
+    f.recipe = "docs/recipes/troubleshoot/shuffle-bottleneck.md";
     f.evidence = {
         {"tasks", static_cast<double>(stage.num_tasks), "tasks"},
         {"slots", static_cast<double>(slots), "cores"},

@@ -33,7 +33,7 @@ void TooManySmallTasks(const DiagnosisInput& input, std::vector<Finding>& out) {
     f.rule = "too-many-small-tasks";
     f.severity = Severity::kWarning;
     f.stage_ids = {stage.stage_id};
-    f.recipe = "docs/recipes/shuffle-bottleneck.md";
+    f.recipe = "docs/recipes/troubleshoot/shuffle-bottleneck.md";
     const int64_t overhead_per_task =
         tasks > 0 ? stage.scheduling_overhead_ms / std::max<int64_t>(tasks, 1) : 0;
     f.evidence = {
