@@ -302,9 +302,14 @@ def check_prometheus(prometheus, run, facts):
     folded = series.last("sparkprof_driver_stacks_folded_total")
     samples = series.last("spark_agent_samples_total")
     walks = series.last("spark_agent_walk_failures_total")
-    check(samples and samples > 100 and ring == 0 and capped == 0 and folded == 0,
-          f"agents: {samples} samples, none dropped (ring_full {ring}, stack cap {capped}, "
-          f"driver tree cap {folded}); walk failures {walks}")
+    # A ring drops (and counts) a sample only when the drain thread got no CPU for 32 sampling
+    # intervals (320 ms at defaults): on a 2-vCPU machine running five JVMs that happens now and
+    # then, so a few counted drops (at most 0.1% of samples) pass; the stack and tree caps must
+    # not bite at all.
+    check(samples and samples > 100 and (ring or 0) <= 0.001 * samples and capped == 0
+          and folded == 0,
+          f"agents: {samples} samples, ring drops {ring} (at most 0.1%: the drain thread starved "
+          f"of CPU), stack cap {capped}, driver tree cap {folded}; walk failures {walks}")
     reporting = series.max("spark_agent_reporting_executors")
     check(reporting is not None and reporting >= len(facts.executors),
           f"spark_agent_reporting_executors = {reporting} (REST: {len(facts.executors)} executors)")
