@@ -31,9 +31,16 @@ done
 # build that follows runs Maven offline.
 stamp=build/spark/.maven-resolved
 if [ ! -f "$stamp" ] || [ spark-plugin/pom.xml -nt "$stamp" ]; then
+  log=$(mktemp)
   for profile in spark-3.5 spark-4; do
-    mvn -B -q -f spark-plugin/pom.xml -P "$profile" -Dsparkprof.build.dir="$PWD/build/spark/maven-$profile" \
-      dependency:go-offline >/dev/null
+    if ! mvn -B -q -Dstyle.color=never -f spark-plugin/pom.xml -P "$profile" \
+        -Dsparkprof.build.dir="$PWD/build/spark/maven-$profile" dependency:go-offline >"$log" 2>&1; then
+      cat "$log" >&2
+      rm -f "$log"
+      echo "install-spark: Maven could not resolve the plugin's dependencies ($profile)" >&2
+      exit 1
+    fi
   done
+  rm -f "$log"
   mkdir -p build/spark && touch "$stamp"
 fi
