@@ -61,7 +61,6 @@ public final class NativeLibraries {
     return reason;
   }
 
-  /** libsparkprof.so, for {@link NativeAgent#startFromJar}: null or the reason (not logged). */
   /**
    * Loads the jar's copies of the driver library's dependencies (libsimdjson), so that a driver
    * library loaded afterwards, from the jar or from a path, finds them by soname even on a node
@@ -93,6 +92,7 @@ public final class NativeLibraries {
   /** The resource listing the driver library's bundled dependencies, one file name a line. */
   static final String DRIVER_DEPENDENCIES = "driver-dependencies.txt";
 
+  /** libsparkprof.so, for {@link NativeAgent#startFromJar}: null or the reason (not logged). */
   static String loadAgentLibraryFromJar() {
     return loadOnce(AGENT_LIBRARY);
   }

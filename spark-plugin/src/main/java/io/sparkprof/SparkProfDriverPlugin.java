@@ -16,7 +16,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.spark.SparkContext;
 import org.apache.spark.api.plugin.DriverPlugin;
 import org.apache.spark.api.plugin.PluginContext;
@@ -38,7 +37,6 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
   /** Completed stage attempts whose flame graph is not written yet ("stage:attempt"). */
   private final Map<String, int[]> pendingFlameGraphs = new ConcurrentHashMap<>();
   private volatile boolean badBatchLogged;
-  private final AtomicBoolean reportWritten = new AtomicBoolean();
   private volatile SparkProfListener listener;
   private volatile OutputStream liveEventLogCopy;
   private volatile boolean liveEventLogClosed;
@@ -298,9 +296,8 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
     }
   }
 
-  /** The end-of-application report, once, at shutdown (after the final batches). */
-  private void writeReportOnce() {
-    if (!reportWritten.compareAndSet(false, true)) return;
+  /** The end-of-application report, from shutdown (after the final batches). */
+  private void writeReport() {
     SparkProfListener events = listener;
     closeLiveEventLogCopy();
     if (events != null) {
@@ -326,7 +323,7 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
     awaitFinalBatches();
     flameGraphWriter.shutdownNow();
     for (String key : pendingFlameGraphs.keySet()) writeFlameGraph(key);
-    writeReportOnce();
+    writeReport();
     running = false;
     try {
       NativeAggregator.stop();
