@@ -19,10 +19,132 @@ const char* SeverityName(Severity severity) {
   return "info";
 }
 
+const char* CategoryName(Category category) {
+  switch (category) {
+    case Category::kResourceConfiguration:
+      return "resource-configuration";
+    case Category::kDataDistribution:
+      return "data-distribution";
+    case Category::kAlgorithmic:
+      return "algorithmic";
+  }
+  return "resource-configuration";
+}
+
+const char* ConfidenceLevelName(ConfidenceLevel level) {
+  switch (level) {
+    case ConfidenceLevel::kLow:
+      return "low";
+    case ConfidenceLevel::kMedium:
+      return "medium";
+    case ConfidenceLevel::kHigh:
+      return "high";
+  }
+  return "medium";
+}
+
+namespace {
+
+// (symptom rule, root rule, whether they must share a stage). A symptom names its root only when
+// the root was found in the same run (and, for stage findings, on one of the same stages).
+struct SymptomLink {
+  const char* symptom;
+  const char* root;
+  bool same_stage;
+};
+constexpr SymptomLink kSymptomLinks[] = {
+    {"spill", "data-skew", true},
+    {"spill", "too-few-partitions", true},
+    {"gc-pressure", "data-skew", true},
+    {"gc-pressure", "too-few-partitions", true},
+    {"task-failures", "job-failures", false},
+    {"task-failures", "data-skew", true},
+    {"executor-loss", "job-failures", false},
+    {"fetch-failures", "executor-loss", false},
+    {"fetch-failures", "job-failures", false},
+    {"scheduler-overhead", "too-many-small-tasks", false},
+    {"idle-executors", "driver-bound", false},
+    {"shuffle-bottleneck", "broadcast-join-missed", true},
+    {"spill", "broadcast-join-missed", true},
+    {"io-write-bound", "small-files", true},
+    {"too-many-small-tasks", "small-files", true},
+    {"spill", "exploding-join", true},
+    {"data-skew", "exploding-join", true},
+    {"gc-pressure", "cache-misuse", false},
+};
+
+bool ShareStage(const Finding& a, const Finding& b) {
+  for (int32_t id : a.stage_ids) {
+    if (std::find(b.stage_ids.begin(), b.stage_ids.end(), id) != b.stage_ids.end()) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void RankFindings(std::vector<Finding>& findings) {
+  // Link each finding to the first root present for it (in kSymptomLinks order). The table has no
+  // cycles, so following the links ends at a root.
+  std::vector<size_t> root_index(findings.size());
+  for (size_t i = 0; i < findings.size(); ++i) {
+    root_index[i] = i;
+    Finding& symptom = findings[i];
+    for (const SymptomLink& link : kSymptomLinks) {
+      if (symptom.rule != link.symptom) continue;
+      auto root = std::find_if(findings.begin(), findings.end(), [&](const Finding& r) {
+        return r.rule == link.root && (!link.same_stage || ShareStage(symptom, r));
+      });
+      if (root != findings.end()) {
+        symptom.symptom_of = link.root;
+        root_index[i] = static_cast<size_t>(root - findings.begin());
+        break;
+      }
+    }
+  }
+  auto root_of = [&](size_t i) {
+    for (int depth = 0; depth < 8 && root_index[i] != i; ++depth) i = root_index[i];
+    return i;
+  };
+  struct Key {
+    bool failure;
+    int64_t group_saving;
+    int64_t group_cost;
+    int depth;  // 0 = root
+    int64_t saving;
+    int64_t cost;
+    int severity;
+  };
+  std::vector<std::pair<Key, size_t>> keys;
+  for (size_t i = 0; i < findings.size(); ++i) {
+    const Finding& f = findings[i];
+    const Finding* root = &findings[root_of(i)];
+    keys.push_back({{root->rule == "job-failures", root->expected_saving_ms(), root->cost_ms,
+                     root == &f ? 0 : 1, f.expected_saving_ms(), f.cost_ms,
+                     static_cast<int>(f.severity)},
+                    i});
+  }
+  std::stable_sort(keys.begin(), keys.end(), [](const auto& a, const auto& b) {
+    const Key& x = a.first;
+    const Key& y = b.first;
+    if (x.failure != y.failure) return x.failure;
+    if (x.group_saving != y.group_saving) return x.group_saving > y.group_saving;
+    if (x.group_cost != y.group_cost) return x.group_cost > y.group_cost;
+    if (x.depth != y.depth) return x.depth < y.depth;
+    if (x.saving != y.saving) return x.saving > y.saving;
+    if (x.cost != y.cost) return x.cost > y.cost;
+    return x.severity > y.severity;
+  });
+  std::vector<Finding> ordered;
+  ordered.reserve(findings.size());
+  for (const auto& [key, index] : keys) ordered.push_back(std::move(findings[index]));
+  findings = std::move(ordered);
+}
+
 Diagnosis Diagnose(const model::ApplicationModel& model) {
   DiagnosisInput input = MakeDiagnosisInput(model);
   Diagnosis result;
-  // Root-cause rules first in this list only for readability; the order in the report is by cost.
+  // Root-cause rules first in this list only for readability; RankFindings orders the report.
+  rules::JobFailures(input, result.findings);
   rules::DataSkew(input, result.findings);
   rules::Spill(input, result.findings);
   rules::GcPressure(input, result.findings);
@@ -38,11 +160,7 @@ Diagnosis Diagnose(const model::ApplicationModel& model) {
   rules::SchedulerOverhead(input, result.findings);
   rules::FetchFailures(input, result.findings);
   rules::SpeculationWaste(input, result.findings);
-  std::stable_sort(result.findings.begin(), result.findings.end(),
-                   [](const Finding& a, const Finding& b) {
-                     if (a.cost_ms != b.cost_ms) return a.cost_ms > b.cost_ms;
-                     return static_cast<int>(a.severity) > static_cast<int>(b.severity);
-                   });
+  RankFindings(result.findings);
   result.phases = input.phases;
   return result;
 }

@@ -1,5 +1,5 @@
 // Runs every rule over one application model and returns the phase breakdown and the findings,
-// ordered by the time they cost (most first).
+// ranked (see RankFindings).
 #pragma once
 
 #include <vector>
@@ -16,5 +16,14 @@ struct Diagnosis {
 };
 
 Diagnosis Diagnose(const model::ApplicationModel& model);
+
+// Links symptoms to root causes and orders the findings:
+//   1. job-failures first: the run did not produce its result.
+//   2. Then by what fixing the problem is expected to save (Finding::expected_saving_ms), most
+//      first, the time it costs breaking ties, then severity.
+//   3. A symptom (spill, GC, task failures in a skewed stage or a stage with too few partitions;
+//      fetch failures after executor losses; ...) right after its root cause, whatever its own
+//      saving: fixing the root removes it. Finding::symptom_of names the root's rule.
+void RankFindings(std::vector<Finding>& findings);
 
 }  // namespace sparkprof::diagnosis

@@ -14,6 +14,61 @@ DiagnosisInput MakeDiagnosisInput(const model::ApplicationModel& model) {
   return input;
 }
 
+const char* ClusterManagerName(ClusterManager manager) {
+  switch (manager) {
+    case ClusterManager::kUnknown:
+      return "unknown";
+    case ClusterManager::kLocal:
+      return "local";
+    case ClusterManager::kStandalone:
+      return "standalone";
+    case ClusterManager::kYarn:
+      return "YARN";
+    case ClusterManager::kKubernetes:
+      return "Kubernetes";
+    case ClusterManager::kMesos:
+      return "Mesos";
+  }
+  return "unknown";
+}
+
+const char* PlatformName(Platform platform) {
+  switch (platform) {
+    case Platform::kNone:
+      return "";
+    case Platform::kDatabricks:
+      return "Databricks";
+    case Platform::kEmr:
+      return "EMR";
+    case Platform::kDataproc:
+      return "Dataproc";
+  }
+  return "";
+}
+
+ClusterManager DiagnosisInput::Manager() const {
+  const std::string master = Property("spark.master", "");
+  if (master.rfind("local", 0) == 0) return ClusterManager::kLocal;
+  if (master.rfind("yarn", 0) == 0) return ClusterManager::kYarn;
+  if (master.rfind("k8s://", 0) == 0) return ClusterManager::kKubernetes;
+  if (master.rfind("mesos://", 0) == 0) return ClusterManager::kMesos;
+  if (master.rfind("spark://", 0) == 0) return ClusterManager::kStandalone;
+  return ClusterManager::kUnknown;
+}
+
+Platform DiagnosisInput::GetPlatform() const {
+  if (model->databricks) return Platform::kDatabricks;
+  for (const auto& [key, value] : model->spark_properties) {
+    if (key.rfind("spark.databricks.", 0) == 0) return Platform::kDatabricks;
+    if (key.rfind("spark.emr.", 0) == 0 || key.rfind("spark.hadoop.fs.s3.emr", 0) == 0 ||
+        key == "spark.sql.emr.internal.extensions") {
+      return Platform::kEmr;
+    }
+    if (key.rfind("spark.dataproc.", 0) == 0) return Platform::kDataproc;
+  }
+  return Platform::kNone;
+}
+
 bool DiagnosisInput::AqeCoalesces() const {
   int major = 0, minor = 0;
   std::sscanf(model->spark_version.c_str(), "%d.%d", &major, &minor);

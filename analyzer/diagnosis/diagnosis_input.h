@@ -10,6 +10,12 @@
 
 namespace sparkprof::diagnosis {
 
+// Where the application ran: advice names the settings of that cluster manager and platform.
+enum class ClusterManager { kUnknown, kLocal, kStandalone, kYarn, kKubernetes, kMesos };
+enum class Platform { kNone, kDatabricks, kEmr, kDataproc };
+const char* ClusterManagerName(ClusterManager manager);  // "local", "standalone", "YARN", ...
+const char* PlatformName(Platform platform);             // "", "Databricks", "EMR", "Dataproc"
+
 struct DiagnosisInput {
   const model::ApplicationModel* model = nullptr;
   PhaseBreakdown phases;
@@ -30,6 +36,11 @@ struct DiagnosisInput {
   // spark.sql.adaptive.advisoryPartitionSizeInBytes: spark.sql.adaptive.enabled (default true
   // since Spark 3.2, false before) and spark.sql.adaptive.coalescePartitions.enabled (default true).
   bool AqeCoalesces() const;
+  // From spark.master (Databricks clusters are standalone underneath; platform says Databricks).
+  ClusterManager Manager() const;
+  // From the log's platform markers: Databricks' metadata event or spark.databricks.* settings;
+  // EMR's spark.emr.* / the EMRFS settings it writes; Dataproc's spark.dataproc.* settings.
+  Platform GetPlatform() const;
   // Slots the run had at its peak (at least 1 so divisions stay defined).
   int64_t slots() const { return phases.peak_slots > 0 ? phases.peak_slots : 1; }
 };

@@ -12,6 +12,22 @@ namespace sparkprof::diagnosis {
 enum class Severity { kInfo, kWarning, kCritical };
 const char* SeverityName(Severity severity);  // "info", "warning", "critical"
 
+// What kind of change fixes it (the advisor framework's three families): settings of the cluster
+// and the application; how the data is spread over partitions and keys; what the query or code
+// does (joins, UDFs, caching, failing code).
+enum class Category { kResourceConfiguration, kDataDistribution, kAlgorithmic };
+// "resource-configuration", "data-distribution", "algorithmic"
+const char* CategoryName(Category category);
+
+// How sure the rule is that this is a problem worth fixing, and why (which evidence is direct,
+// which is inferred, what the log could not show).
+enum class ConfidenceLevel { kLow, kMedium, kHigh };
+const char* ConfidenceLevelName(ConfidenceLevel level);  // "low", "medium", "high"
+struct Confidence {
+  ConfidenceLevel level = ConfidenceLevel::kMedium;
+  std::string reason;
+};
+
 // One named number. unit: "ms", "bytes", "ratio", "count", "tasks", "cores", "percent".
 struct Evidence {
   std::string name;
@@ -39,6 +55,8 @@ struct ExpectedImpact {
 struct Finding {
   std::string rule;  // rule id, e.g. "data-skew"
   Severity severity = Severity::kInfo;
+  Category category = Category::kResourceConfiguration;
+  Confidence confidence;
   std::vector<int32_t> stage_ids;
   std::string title;
   std::vector<Evidence> evidence;
@@ -46,7 +64,15 @@ struct Finding {
   std::vector<Recommendation> recommendations;
   ExpectedImpact impact;
   std::string recipe;   // docs path, e.g. "docs/recipes/troubleshoot/data-skew-diagnosis.md"
-  int64_t cost_ms = 0;  // wall time this problem costs this run; findings are ordered by it
+  int64_t cost_ms = 0;  // wall time this problem costs this run
+  // The rule id of the root cause this finding is a consequence of, when that finding is in the
+  // same report (Diagnose() links them and ranks the symptom right after its root); "" otherwise.
+  std::string symptom_of;
+
+  // What fixing it is expected to save: the middle of the impact range (the ranking key).
+  int64_t expected_saving_ms() const {
+    return impact.time_saved_ms_low + (impact.time_saved_ms_high - impact.time_saved_ms_low) / 2;
+  }
 };
 
 }  // namespace sparkprof::diagnosis

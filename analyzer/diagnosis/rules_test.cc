@@ -115,8 +115,11 @@ TEST(Rules, DemoResourceWaitIoWriteAndExecutorLoss) {
   ASSERT_EQ(loss.size(), 1u);
   EXPECT_EQ(EvidenceValue(*loss[0], "lost_to_memory"), 1);
   EXPECT_TRUE(RecommendsKey(*loss[0], "spark.executor.memoryOverhead"));
+  // Ranked by expected saving, except that a symptom follows its root cause.
   for (size_t i = 1; i < a.findings.size(); ++i) {
-    EXPECT_GE(a.findings[i - 1].cost_ms, a.findings[i].cost_ms) << "findings ordered by cost";
+    if (!a.findings[i].symptom_of.empty() || !a.findings[i - 1].symptom_of.empty()) continue;
+    EXPECT_GE(a.findings[i - 1].expected_saving_ms(), a.findings[i].expected_saving_ms())
+        << a.findings[i - 1].rule << " before " << a.findings[i].rule;
   }
 }
 
@@ -293,9 +296,11 @@ TEST(SharedLogs, StragglersWithEvenDataAreNotCalledDataSkew) {
   // sparklint's example: stage 0's longest task took 30x the median but read the same 128 MiB
   // split as the others: time skew without data skew, so speculation, not salting.
   SHARED_OR_SKIP(a, "groupon+sparklint/src/test/resources/spark_event_log_example");
-  auto skew = FindingsOf(*a, "data-skew");
+  EXPECT_TRUE(FindingsOf(*a, "data-skew").empty());
+  auto skew = FindingsOf(*a, "straggler");
   ASSERT_FALSE(skew.empty());
   EXPECT_EQ(skew[0]->stage_ids, std::vector<int32_t>{0});
+  EXPECT_EQ(skew[0]->category, Category::kResourceConfiguration);
   EXPECT_EQ(skew[0]->title.find("Data skew"), std::string::npos) << skew[0]->title;
   EXPECT_NEAR(EvidenceValue(*skew[0], "max_over_median_bytes"), 1.0, 0.05);
   EXPECT_TRUE(RecommendsKey(*skew[0], "spark.speculation"));
@@ -324,14 +329,12 @@ TEST(SharedLogs, TaskFailuresOnSparkTestApp) {
   EXPECT_EQ(failures[0]->severity, Severity::kCritical);
 }
 
-TEST(SharedLogs, ExecutorLossOnPhotonWorkerLost) {
-  // The Databricks q88 log removes one executor: "worker lost: ... got disassociated".
+TEST(SharedLogs, ExecutorRemovedAfterTheLastTaskIsNotALoss) {
+  // The Databricks q88 log removes one executor, "worker lost: ... got disassociated", 16 s after
+  // its last stage completed and 8 ms before the application end: the shutdown, not a loss.
   SHARED_OR_SKIP(a,
                  std::string(kRapids) + "spark-events-qualification/nds_q88_photon_db_13_3.zstd");
-  auto loss = FindingsOf(*a, "executor-loss");
-  ASSERT_EQ(loss.size(), 1u);
-  EXPECT_EQ(EvidenceValue(*loss[0], "lost_to_node_failure"), 1);
-  EXPECT_TRUE(RecommendsKey(*loss[0], "spark.decommission.enabled"));
+  EXPECT_TRUE(FindingsOf(*a, "executor-loss").empty());
 }
 
 TEST(SharedLogs, ResourceWaitOnDrElephantLog) {

@@ -99,6 +99,9 @@ struct TaskAttempt {
   bool speculative = false;
   bool has_start = false;
   bool has_metrics = false;
+  // A "Resubmitted" TaskEnd followed this attempt's Success: its shuffle output was lost with its
+  // executor and a new attempt recomputed it. The attempt keeps its Success and metrics.
+  bool resubmitted = false;
   TaskAttemptMetrics metrics;
 
   bool ended() const { return end != TaskEndKind::kNotEnded; }
@@ -283,6 +286,7 @@ struct ApplicationModel {
   int64_t max_concurrent_executors = 0;
   std::map<std::string, int64_t> executor_removal_reasons;  // first line: count
   int64_t duplicate_task_ends = 0;     // a second TaskEnd for the same task id + attempt
+  int64_t resubmitted_task_ends = 0;   // "Resubmitted" after the attempt's Success (not duplicates)
   int64_t task_ends_without_start = 0;  // continuation logs
   int64_t stage_completions_without_submit = 0;
 

@@ -393,6 +393,19 @@ void ModelBuilder::OnTaskEnd(const eventlog::TaskEndEvent& event) {
   if (created) model_.tasks.emplace_back();
   Stage(event.stage_id, event.stage_attempt);
   TaskAttempt& task = model_.tasks[index];
+  const TaskEndKind end = ParseTaskEndKind(reason);
+  if (task.end == TaskEndKind::kSuccess && end != TaskEndKind::kSuccess) {
+    // A later end for an attempt that already succeeded: "Resubmitted" (its executor's shuffle
+    // output was lost, so the map output must be computed again by a new attempt) or a stray
+    // duplicate. The work of the successful attempt was done: its record and metrics stay.
+    if (end == TaskEndKind::kResubmitted) {
+      task.resubmitted = true;
+      ++model_.resubmitted_task_ends;
+    } else {
+      ++model_.duplicate_task_ends;
+    }
+    return;
+  }
   if (task.ended()) ++model_.duplicate_task_ends;
   if (!task.has_start) ++model_.task_ends_without_start;
   task.task_id = event.info.task_id;
@@ -407,7 +420,7 @@ void ModelBuilder::OnTaskEnd(const eventlog::TaskEndEvent& event) {
   task.host = model_.strings.Intern(event.info.host);
   task.locality = event.info.locality;
   task.speculative = event.info.speculative;
-  task.end = ParseTaskEndKind(reason);
+  task.end = end;
   if (task.end != TaskEndKind::kSuccess) {
     TaskFailure failure;
     failure.reason = reason;

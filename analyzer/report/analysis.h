@@ -15,6 +15,9 @@
 namespace sparkprof::report {
 
 inline constexpr const char* kReportSchema = "sparkprof.report/v1";
+// Additions within v1 (docs/report-schema.md, "Versioning"): 1 = jobs[], per-SQL-execution totals,
+// counts.resubmitted_tasks, findings' category and confidence.
+inline constexpr int64_t kReportSchemaMinor = 1;
 
 struct Analysis {
   std::string log_name;  // ApplicationLog::name

@@ -517,6 +517,11 @@ void WriteFinding(const diagnosis::Finding& f, const std::string& anchor, const 
          Escape(f.rule) + "\">\n<h3><span class=\"severity " + severity + "\">" + severity +
          "</span> <code class=\"rule\">" + Escape(f.rule) + "</code> " + Shortened(f.title, 400) +
          "</h3>\n";
+  out += "<p class=\"classification\"><span class=\"category\">" +
+         std::string(diagnosis::CategoryName(f.category)) + "</span> · confidence <strong>" +
+         diagnosis::ConfidenceLevelName(f.confidence.level) + "</strong>";
+  if (!f.confidence.reason.empty()) out += ": " + Shortened(f.confidence.reason, 1200);
+  out += "</p>\n";
   if (!f.stage_ids.empty()) {
     out += "<p class=\"stage-ids\">Stages:";
     std::set<int32_t> ids(f.stage_ids.begin(), f.stage_ids.end());
@@ -579,15 +584,17 @@ void WriteFindings(const Analysis& analysis, const std::string& id, std::string&
     out += "<p class=\"none\">None: no rule found a problem worth its threshold.</p>\n";
     return;
   }
-  out += "<p class=\"note\">Most costly first.</p>\n";
+  out +=
+      "<p class=\"note\">Most important first: failures, then by expected saving, root causes "
+      "before their symptoms.</p>\n";
   for (size_t i = 0; i < analysis.findings.size(); ++i) {
     WriteFinding(analysis.findings[i], FindingAnchor(id, i), id, analysis.summary, out);
   }
   auto changes = PasteableConfigChanges(analysis.findings);
   if (changes.empty()) return;
   out +=
-      "<h3>Configuration changes</h3>\n<p class=\"note\">From the findings above, most costly "
-      "first.</p>\n<pre class=\"config\">";
+      "<h3>Configuration changes</h3>\n<p class=\"note\">From the findings above, most "
+      "important first.</p>\n<pre class=\"config\">";
   for (const auto& [key, value] : changes)
     out += "--conf " + Escape(key) + "=" + Escape(value) + "\n";
   out += "</pre>\n";

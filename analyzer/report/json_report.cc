@@ -65,7 +65,12 @@ void WritePhases(const diagnosis::PhaseBreakdown& p, JsonWriter& out) {
 void WriteFinding(const diagnosis::Finding& f, JsonWriter& out) {
   out.BeginObject()
       .Field("rule", f.rule)
-      .Field("severity", diagnosis::SeverityName(f.severity));
+      .Field("severity", diagnosis::SeverityName(f.severity))
+      .Field("category", diagnosis::CategoryName(f.category));
+  out.Key("confidence").BeginObject()
+      .Field("level", diagnosis::ConfidenceLevelName(f.confidence.level))
+      .Field("reason", f.confidence.reason)
+      .EndObject();
   out.Key("stage_ids").BeginArray();
   for (int32_t id : f.stage_ids) out.Int(id);
   out.EndArray();
@@ -105,7 +110,11 @@ void WriteFinding(const diagnosis::Finding& f, JsonWriter& out) {
       .EndObject()
       .Field("method", f.impact.method)
       .EndObject();
-  out.Field("recipe", f.recipe).Field("cost_ms", f.cost_ms).EndObject();
+  out.Field("recipe", f.recipe)
+      .Field("cost_ms", f.cost_ms)
+      .Field("expected_saving_ms", f.expected_saving_ms())
+      .Field("symptom_of", f.symptom_of)
+      .EndObject();
 }
 
 }  // namespace
@@ -114,7 +123,7 @@ void WriteJsonReport(const Analysis& analysis, JsonWriter& out) {
   const model::ApplicationModel& m = analysis.model;
   const ApplicationSummary& s = analysis.summary;
   out.BeginObject();
-  out.Field("schema", kReportSchema);
+  out.Field("schema", kReportSchema).Field("schema_minor", kReportSchemaMinor);
   out.Key("application").BeginObject()
       .Field("id", m.app_id)
       .Field("name", m.app_name)
@@ -140,6 +149,7 @@ void WriteJsonReport(const Analysis& analysis, JsonWriter& out) {
       .Field("sql_executions", c.sql_executions)
       .Field("task_start_without_end", c.task_start_without_end)
       .Field("task_end_without_start", c.task_end_without_start)
+      .Field("resubmitted_tasks", c.resubmitted_tasks)
       .EndObject();
 
   out.Key("task_end_reasons");
@@ -204,6 +214,29 @@ void WriteJsonReport(const Analysis& analysis, JsonWriter& out) {
   }
   out.EndArray();
 
+  out.Key("jobs").BeginArray();
+  for (const JobSummary& job : s.jobs) {
+    out.BeginObject()
+        .Field("job_id", static_cast<int64_t>(job.job_id))
+        .Field("description", job.description)
+        .Field("job_group", job.job_group)
+        .Field("sql_execution_id", job.sql_execution_id);
+    out.Key("stage_ids").BeginArray();
+    for (int32_t id : job.stage_ids) out.Int(id);
+    out.EndArray();
+    out.Field("submission_ms", job.submission_ms)
+        .Field("completion_ms", job.completion_ms)
+        .Field("duration_ms", job.duration_ms)
+        .Field("result", job.result)
+        .Field("failure_reason", job.failure_reason)
+        .Field("task_attempts", job.task_attempts)
+        .Field("failed_task_attempts", job.failed_task_attempts);
+    out.Key("totals");
+    WriteTotals(job.totals, out);
+    out.EndObject();
+  }
+  out.EndArray();
+
   out.Key("sql_executions").BeginArray();
   for (const auto& [id, sql] : m.sql_executions) {
     out.BeginObject()
@@ -215,6 +248,16 @@ void WriteJsonReport(const Analysis& analysis, JsonWriter& out) {
     out.Key("job_ids").BeginArray();
     for (int32_t job : sql.job_ids) out.Int(job);
     out.EndArray();
+    auto summary = s.sql_executions.find(id);
+    if (summary != s.sql_executions.end()) {
+      const SqlExecutionSummary& q = summary->second;
+      out.Field("duration_ms", q.duration_ms)
+          .Field("result", q.result)
+          .Field("task_attempts", q.task_attempts)
+          .Field("failed_task_attempts", q.failed_task_attempts);
+      out.Key("totals");
+      WriteTotals(q.totals, out);
+    }
     out.EndObject();
   }
   out.EndArray();
@@ -266,7 +309,11 @@ std::string RenderJson(const std::vector<const Analysis*>& analyses) {
   if (analyses.size() == 1) {
     WriteJsonReport(*analyses.front(), out);
   } else {
-    out.BeginObject().Field("schema", kReportSchema).Key("applications").BeginArray();
+    out.BeginObject()
+        .Field("schema", kReportSchema)
+        .Field("schema_minor", kReportSchemaMinor)
+        .Key("applications")
+        .BeginArray();
     for (const Analysis* analysis : analyses) WriteJsonReport(*analysis, out);
     out.EndArray().EndObject();
   }

@@ -102,6 +102,9 @@ void WriteFinding(int number, const diagnosis::Finding& f, std::ostringstream& o
     out << " · **Stages:** ";
     for (size_t i = 0; i < f.stage_ids.size(); ++i) out << (i ? ", " : "") << f.stage_ids[i];
   }
+  out << " · **Category:** " << diagnosis::CategoryName(f.category) << " · **Confidence:** "
+      << diagnosis::ConfidenceLevelName(f.confidence.level);
+  if (!f.confidence.reason.empty()) out << " (" << Cell(f.confidence.reason, 600) << ")";
   out << "\n\n";
   if (!f.evidence.empty()) {
     out << "| evidence | value |\n|---|---:|\n";
@@ -140,7 +143,7 @@ void WriteFindings(const Analysis& analysis, std::ostringstream& out) {
     out << "\n\nNone: no rule found a problem worth its threshold.\n";
     return;
   }
-  out << " (most costly first)\n";
+  out << " (most important first: failures, then by expected saving, root causes before their symptoms)\n";
   int number = 0;
   for (const diagnosis::Finding& f : analysis.findings) WriteFinding(++number, f, out);
 
@@ -158,7 +161,7 @@ void WriteFindings(const Analysis& analysis, std::ostringstream& out) {
     }
   }
   std::string fence(std::max<size_t>(3, longest_run + 1), '`');
-  out << "\n## Configuration changes\n\nFrom the findings above, most costly first:\n\n"
+  out << "\n## Configuration changes\n\nFrom the findings above, most important first:\n\n"
       << fence << "sh\n";
   for (const auto& [key, value] : changes) out << "--conf " << key << "=" << value << "\n";
   out << fence << "\n";

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <unordered_map>
 
 namespace sparkprof::report {
 
@@ -65,6 +66,7 @@ ApplicationSummary Summarize(const model::ApplicationModel& model) {
       ++counts.task_attempts;
       if (task.speculative) ++counts.speculative_task_attempts;
       if (!task.has_start) ++counts.task_end_without_start;
+      if (task.resubmitted) ++counts.resubmitted_tasks;
     } else {
       ++counts.task_start_without_end;
     }
@@ -108,6 +110,81 @@ ApplicationSummary Summarize(const model::ApplicationModel& model) {
       s.totals.Add(task);
     }
     s.task_duration_ms = ComputePercentiles(std::move(durations));
+  }
+
+  std::map<int32_t, size_t> job_index;
+  for (const auto& [id, job] : model.jobs) {
+    if (job.submission_time_ms < 0 && job.stage_ids.empty() && job.result.empty()) continue;
+    JobSummary& j = summary.jobs.emplace_back();
+    job_index[id] = summary.jobs.size() - 1;
+    j.job_id = id;
+    j.description = job.description;
+    j.job_group = job.job_group;
+    j.sql_execution_id = job.sql_execution_id;
+    j.stage_ids = job.stage_ids;
+    j.submission_ms = job.submission_time_ms;
+    j.completion_ms = job.completion_time_ms;
+    if (j.submission_ms >= 0 && j.completion_ms >= j.submission_ms) {
+      j.duration_ms = j.completion_ms - j.submission_ms;
+    }
+    j.result = job.result == "JobSucceeded" ? "succeeded"
+               : job.result.empty()         ? "unknown"
+                                            : "failed";
+    j.failure_reason = job.failure_message_head;
+  }
+  for (const auto& [id, sql] : model.sql_executions) {
+    if (sql.start_time_ms < 0 && sql.description.empty()) continue;
+    SqlExecutionSummary& q = summary.sql_executions[id];
+    q.execution_id = id;
+    if (sql.start_time_ms >= 0 && sql.end_time_ms >= sql.start_time_ms) {
+      q.duration_ms = sql.end_time_ms - sql.start_time_ms;
+    }
+    q.result = !sql.error_message_head.empty() ? "failed"
+               : sql.end_time_ms >= 0          ? "succeeded"
+                                               : "unknown";
+  }
+  // Stage id -> the jobs listing it, in job id order.
+  std::unordered_map<int32_t, std::vector<const model::Job*>> jobs_of_stage;
+  for (const auto& [id, job] : model.jobs) {
+    for (int32_t stage_id : job.stage_ids) jobs_of_stage[stage_id].push_back(&job);
+  }
+  for (const auto& [key, stage] : model.stages) {
+    // The latest job submitted before the attempt (a stage a later job reuses is skipped there);
+    // the first job naming it when times are missing.
+    int32_t job_id = -1;
+    int64_t job_submission = -1;
+    auto listed = jobs_of_stage.find(stage.stage_id);
+    if (listed == jobs_of_stage.end()) continue;
+    for (const model::Job* job : listed->second) {
+      if (job_id < 0 || (stage.submission_time_ms >= 0 && job->submission_time_ms >= 0 &&
+                         job->submission_time_ms <= stage.submission_time_ms &&
+                         job->submission_time_ms >= job_submission)) {
+        job_id = job->job_id;
+        job_submission = job->submission_time_ms;
+      }
+    }
+    auto found = job_index.find(job_id);
+    if (found == job_index.end()) continue;
+    JobSummary& j = summary.jobs[found->second];
+    SqlExecutionSummary* sql = nullptr;
+    if (j.sql_execution_id >= 0) {
+      auto q = summary.sql_executions.find(j.sql_execution_id);
+      if (q != summary.sql_executions.end()) sql = &q->second;
+    }
+    auto [begin, end] = model.TasksOf(stage);
+    for (const uint32_t* it = begin; it != end; ++it) {
+      const model::TaskAttempt& task = model.tasks[*it];
+      if (!task.ended()) continue;
+      const bool failed = task.end != model::TaskEndKind::kSuccess;
+      ++j.task_attempts;
+      j.failed_task_attempts += failed;
+      j.totals.Add(task);
+      if (sql != nullptr) {
+        ++sql->task_attempts;
+        sql->failed_task_attempts += failed;
+        sql->totals.Add(task);
+      }
+    }
   }
   return summary;
 }

@@ -69,6 +69,7 @@ struct Counts {
   int64_t failed_jobs = 0;
   int64_t task_start_without_end = 0;
   int64_t task_end_without_start = 0;
+  int64_t resubmitted_tasks = 0;  // successful attempts whose shuffle output was lost (Resubmitted)
 };
 
 struct ExecutorCounts {
@@ -78,12 +79,43 @@ struct ExecutorCounts {
   std::map<std::string, int64_t> removal_reasons;  // first line of the reason: count
 };
 
+// One job, as JobStart/JobEnd describe it, with the figures of the stage attempts it ran. A stage
+// attempt belongs to one job: the latest job listing its stage id that was submitted before it
+// (a stage reused by a later job is skipped there and runs no tasks).
+struct JobSummary {
+  int32_t job_id = -1;
+  std::string description;  // spark.job.description (setJobDescription), else ""
+  std::string job_group;
+  int64_t sql_execution_id = -1;
+  std::vector<int32_t> stage_ids;  // as JobStart lists them (skipped stages included)
+  int64_t submission_ms = -1;
+  int64_t completion_ms = -1;
+  int64_t duration_ms = -1;
+  std::string result;          // "succeeded", "failed", "unknown" (no JobEnd)
+  std::string failure_reason;  // first line of the JobFailed exception message
+  int64_t task_attempts = 0;
+  int64_t failed_task_attempts = 0;
+  Totals totals;
+};
+
+// One SQL execution (SQLExecutionStart/End) with the figures of its jobs' stage attempts.
+struct SqlExecutionSummary {
+  int64_t execution_id = -1;
+  int64_t duration_ms = -1;
+  std::string result;  // "succeeded", "failed" (an error message), "unknown" (no end event)
+  int64_t task_attempts = 0;
+  int64_t failed_task_attempts = 0;
+  Totals totals;
+};
+
 struct ApplicationSummary {
   Counts counts;
   ExecutorCounts executors;
   std::map<std::string, int64_t> task_end_reasons;
   Totals totals;
   std::vector<StageSummary> stages;  // by (stage id, attempt)
+  std::vector<JobSummary> jobs;      // by job id
+  std::map<int64_t, SqlExecutionSummary> sql_executions;  // by execution id
 };
 
 ApplicationSummary Summarize(const model::ApplicationModel& model);

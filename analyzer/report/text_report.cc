@@ -94,11 +94,15 @@ void WritePhasesAndFindings(const Analysis& analysis, std::ostringstream& out) {
     out << "\n  none: no rule found a problem worth its threshold\n";
     return;
   }
-  out << " (most costly first)\n";
+  out << " (most important first: failures, then by expected saving, root causes before their symptoms)\n";
   int number = 0;
   for (const diagnosis::Finding& f : analysis.findings) {
     out << "\n" << ++number << ". [" << diagnosis::SeverityName(f.severity) << "] " << f.rule << ": "
         << Printable(f.title, 300) << "\n";
+    out << "   " << diagnosis::CategoryName(f.category) << "; confidence "
+        << diagnosis::ConfidenceLevelName(f.confidence.level);
+    if (!f.confidence.reason.empty()) out << ": " << Printable(f.confidence.reason, 400);
+    out << "\n";
     out << "   evidence:";
     for (size_t i = 0; i < f.evidence.size(); ++i) {
       out << (i == 0 ? " " : ", ") << Printable(f.evidence[i].name, 80) << "="
@@ -139,7 +143,7 @@ void WritePhasesAndFindings(const Analysis& analysis, std::ostringstream& out) {
     }
   }
   if (!changes.empty()) {
-    out << "\nConfiguration changes (from the findings above, most costly first)\n";
+    out << "\nConfiguration changes (from the findings above, most important first)\n";
     for (const auto& [key, value] : changes) {
       out << "  --conf " << Printable(key, 120) << "=" << Printable(value, 200) << "\n";
     }

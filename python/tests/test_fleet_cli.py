@@ -58,8 +58,8 @@ def test_history_regressions_compare_feedback(job_runs: Path, tmp_path: Path) ->
     (regression,) = found
     assert regression["earlier_run_ids"] == [r["id"] for r in runs[:-1]]
     assert regression["slowdown"] > 2
-    assert any(cause.startswith("new: data-skew") for cause in regression["likely_causes"])
-    assert "likely cause: new: data-skew" in sparkprof("regressions", store=store, expect=3)
+    assert any(cause.startswith("new: straggler") for cause in regression["likely_causes"])
+    assert "likely cause: new: straggler" in sparkprof("regressions", store=store, expect=3)
     assert sparkprof_json("regressions", "--min-slowdown", "5", store=store) == []
 
     before, after = runs[-2]["app_id"], runs[-1]["app_id"]
@@ -68,15 +68,15 @@ def test_history_regressions_compare_feedback(job_runs: Path, tmp_path: Path) ->
     assert stage0["stage_id"] == 0 and stage0["duration_ms"]["ratio"] > 2
     assert stage0["skew_max_over_median"]["before"] is None
     assert stage0["skew_max_over_median"]["after"] > 4
-    assert [(f["rule"], f["stage_ids"]) for f in comparison["appeared"]] == [("data-skew", [0])]
+    assert [(f["rule"], f["stage_ids"]) for f in comparison["appeared"]] == [("straggler", [0])]
     assert comparison["resolved"] == []
     text = sparkprof("compare", before, after, store=store)
-    assert "findings appeared: 1" in text and "data-skew stages [0]" in text
+    assert "findings appeared: 1" in text and "straggler stages [0]" in text
 
-    sparkprof("feedback", after, "data-skew@0", "reject", "--note", "a late file", store=store)
+    sparkprof("feedback", after, "straggler@0", "reject", "--note", "a late file", store=store)
     given = sparkprof_json("feedback", after, store=store)["feedback"]
     assert [(g["rule"], g["stage_ids"], g["verdict"], g["note"]) for g in given] == [
-        ("data-skew", [0], "reject", "a late file")
+        ("straggler", [0], "reject", "a late file")
     ]
     assert "[reject: a late file]" in sparkprof("feedback", after, store=store)
     assert (

@@ -71,12 +71,12 @@ def test_endpoints_serve_the_stored_reports(
     regressions = client.get("/regressions").json()
     assert [(r["stage_id"], r["run_id"]) for r in regressions] == [(0, latest["id"])]
     comparison = client.get("/compare", params={"a": runs[-2]["id"], "b": latest["id"]}).json()
-    assert [f["rule"] for f in comparison["appeared"]] == ["data-skew"]
+    assert [f["rule"] for f in comparison["appeared"]] == ["straggler"]
     given = client.post(
         "/feedback",
         json={
             "run": str(latest["id"]),
-            "rule": "data-skew",
+            "rule": "straggler",
             "stage_ids": [0],
             "verdict": "reject",
             "note": "late file",

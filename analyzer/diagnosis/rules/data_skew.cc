@@ -1,4 +1,6 @@
-// data-skew: a stage waits for a few tasks far longer than the typical one.
+// data-skew: a stage waits for a few tasks far longer than the typical one, because they have
+// more data. straggler: the same wait with evenly split data (a slow host, or something slow in
+// one task).
 //
 // Thresholds and sources (analyzer-facts.md, section c):
 //   * max / median task time >= 4 -> warning, >= 8 -> critical: Dr. Elephant (tuning branch) grades
@@ -62,6 +64,10 @@ void DataSkew(const DiagnosisInput& input, std::vector<Finding>& out) {
     if (skew.kind == SkewKind::kNone) continue;
     Finding f;
     f.rule = "data-skew";
+    f.category = Category::kDataDistribution;
+    f.confidence = {ConfidenceLevel::kHigh,
+                    "the task durations of one stage attempt, as Spark's TaskEnd events record "
+                    "them; the slow tasks' input and shuffle bytes are in the evidence"};
     f.severity = skew.time_ratio >= kCriticalRatio ? Severity::kCritical : Severity::kWarning;
     f.stage_ids = {stage.stage_id};
     f.recipe = "docs/recipes/troubleshoot/data-skew-diagnosis.md";
@@ -157,7 +163,15 @@ void DataSkew(const DiagnosisInput& input, std::vector<Finding>& out) {
                " salts bring it near the median when AQE cannot split it (aggregations, "
                "non-join shuffles)"});
     } else {
+      // Even data: not skew. A straggler is fixed by speculation or the host, not by the keys.
       bool host = skew.kind == SkewKind::kSlowHost;
+      f.rule = "straggler";
+      f.category = Category::kResourceConfiguration;
+      f.confidence = {ConfidenceLevel::kMedium,
+                      "task durations are measured and the slow task read no more than the "
+                      "median, so the data is even; why it was slow is not in the log" +
+                          std::string(host ? " (its host's other tasks were slow too)" : "")};
+      f.recipe = "docs/recipes/troubleshoot/data-skew-diagnosis.md";
       f.title = std::string(host ? "Slow host in stage " : "Straggler tasks in stage ") +
                 std::to_string(stage.stage_id) + ": " + Fixed(skew.time_ratio) +
                 "x the median task time with even data";

@@ -58,6 +58,10 @@ void DriverBound(const DiagnosisInput& input, std::vector<Finding>& out) {
 
   Finding f;
   f.rule = "driver-bound";
+  f.category = Category::kAlgorithmic;
+  f.confidence = {ConfidenceLevel::kMedium,
+                  "inferred: wall time with no task running while executors were held; the log "
+                  "does not say what the driver did then"};
   // Interactive shells idle between the user's commands: reported, but as info.
   std::string name = m.app_name;
   for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

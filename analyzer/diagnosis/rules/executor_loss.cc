@@ -1,54 +1,39 @@
 // executor-loss: executors that went away during the run for reasons other than a normal release.
 //
 // Classification of ExecutorRemoved reasons (and tasks ended with ExecutorLostFailure):
-//   memory  - "exceeding ... memory limits", "OOMKilled", "exit code 137", "OutOfMemory": the
-//             container outgrew its memory (heap + overhead); Dr. Elephant advises +1 GB overhead.
+//   memory  - "exceeding ... memory limits", "OOMKilled", "exit code 137", exit code 52 (Spark's
+//             OOM exit), "OutOfMemory": the container outgrew its memory (heap + overhead);
+//             Dr. Elephant advises +1 GB overhead. (failure_cause.h)
 //   node    - "worker lost", "disassociated", "heartbeat", "preempt", "decommission"
-//   (spot/preemptible
-//             nodes, network partitions).
+//             (spot/preemptible nodes, network partitions).
 //   other   - any other reason.
 //   Benign (not counted): dynamic allocation releases, "explicit termination request", "killed by
-//   driver", executors removed at the application end.
+//   driver", executors removed at the application end, or after the last task ended with no task
+//   failing with them (shutdown, release) unless killed for memory.
 // Thresholds (ours): any lost executor -> warning; >= 3 or >= 10% of executors -> critical.
 #include <algorithm>
-#include <cctype>
 #include <map>
 
+#include "analyzer/diagnosis/rules/failure_cause.h"
 #include "analyzer/diagnosis/rules/rules.h"
 
 namespace sparkprof::diagnosis::rules {
 
-namespace {
-std::string Lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-bool Has(const std::string& text, const char* needle) {
-  return text.find(needle) != std::string::npos;
-}
-
-const char* Classify(const std::string& reason_raw) {
-  std::string reason = Lower(reason_raw);
-  if (reason.empty() || Has(reason, "dynamic allocation") || Has(reason, "explicit termination") ||
-      Has(reason, "killed by driver") || Has(reason, "stopped") || Has(reason, "idle")) {
-    return nullptr;
-  }
-  if (Has(reason, "memory limit") || Has(reason, "oomkilled") || Has(reason, "exit code 137") ||
-      Has(reason, "outofmemory") || Has(reason, "physical memory")) {
-    return "memory";
-  }
-  if (Has(reason, "worker lost") || Has(reason, "disassociated") || Has(reason, "heartbeat") ||
-      Has(reason, "preempt") || Has(reason, "decommission") || Has(reason, "lost worker")) {
-    return "node";
-  }
-  return "other";
-}
-}  // namespace
 
 void ExecutorLoss(const DiagnosisInput& input, std::vector<Finding>& out) {
   const model::ApplicationModel& m = *input.model;
   std::map<std::string, int64_t> by_class;
   std::string example;
+  // An executor removed after the last task ended, with no task failing with it, cost nothing:
+  // the shutdown or a dynamic-allocation release, whatever the reason says.
+  int64_t last_task_end_ms = -1;
+  std::map<std::string, int64_t> lost_failures_by_executor;
+  for (const model::TaskAttempt& task : m.tasks) {
+    if (task.ended()) last_task_end_ms = std::max(last_task_end_ms, task.finish_time_ms);
+    if (task.end == model::TaskEndKind::kExecutorLostFailure && task.executor != model::kNone) {
+      ++lost_failures_by_executor[m.strings.Get(task.executor)];
+    }
+  }
   int64_t executors = 0, lost = 0;
   for (const model::Executor& executor : m.executors) {
     if (executor.is_driver()) continue;
@@ -56,8 +41,15 @@ void ExecutorLoss(const DiagnosisInput& input, std::vector<Finding>& out) {
     if (executor.removed_time_ms < 0) continue;
     // Removal at the very end is the shutdown, whatever it says.
     if (m.complete && m.end_time_ms >= 0 && executor.removed_time_ms >= m.end_time_ms) continue;
-    const char* cls = Classify(executor.removed_reason);
+    const char* cls = ClassifyRemovalReason(executor.removed_reason);
     if (cls == nullptr) continue;
+    // After the last task, with no task failing with it: a shutdown, unless it was killed for
+    // memory (a sign even when it cost nothing this time).
+    if (last_task_end_ms >= 0 && executor.removed_time_ms >= last_task_end_ms &&
+        lost_failures_by_executor.count(executor.executor_id) == 0 &&
+        std::string(cls) != "memory") {
+      continue;
+    }
     ++lost;
     ++by_class[cls];
     if (example.empty()) example = executor.removed_reason.substr(0, 200);
@@ -72,6 +64,10 @@ void ExecutorLoss(const DiagnosisInput& input, std::vector<Finding>& out) {
   if (lost == 0 && lost_tasks == 0) return;
   Finding f;
   f.rule = "executor-loss";
+  f.category = Category::kResourceConfiguration;
+  f.confidence = {ConfidenceLevel::kHigh,
+                  "ExecutorRemoved events and the tasks that failed with ExecutorLostFailure, as "
+                  "Spark logged them"};
   f.severity = (lost >= 3 || (executors > 0 && lost * 10 >= executors)) ? Severity::kCritical
                                                                         : Severity::kWarning;
   f.recipe = "docs/recipes/troubleshoot/oom-and-spill.md";

@@ -84,6 +84,9 @@ void FetchFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
 
   Finding f;
   f.rule = "fetch-failures";
+  f.category = Category::kResourceConfiguration;
+  f.confidence = {ConfidenceLevel::kHigh,
+                  "FetchFailed task ends and the stage attempts they failed, as Spark logged them"};
   f.severity = count >= kCriticalCount ? Severity::kCritical : Severity::kWarning;
   f.stage_ids.assign(stages.begin(), stages.end());
   f.recipe = "docs/recipes/troubleshoot/shuffle-bottleneck.md";

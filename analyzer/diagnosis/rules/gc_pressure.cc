@@ -76,6 +76,9 @@ void GcPressure(const DiagnosisInput& input, std::vector<Finding>& out) {
 
   Finding f;
   f.rule = "gc-pressure";
+  f.category = Category::kResourceConfiguration;
+  f.confidence = {ConfidenceLevel::kHigh,
+                  "JVM GC time is measured by every task (Spark's jvmGCTime metric)"};
   f.severity = share >= kCriticalShare ? Severity::kCritical : Severity::kWarning;
   f.recipe = "docs/recipes/troubleshoot/gc-pressure.md";
   f.evidence = {

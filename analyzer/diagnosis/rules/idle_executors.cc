@@ -136,6 +136,10 @@ void IdleExecutors(const DiagnosisInput& input, std::vector<Finding>& out) {
 
   Finding f;
   f.rule = "idle-executors";
+  f.category = Category::kResourceConfiguration;
+  f.confidence = {ConfidenceLevel::kHigh,
+                  "executor lifetimes and task run times from the log: idle slot time is "
+                  "measured, not estimated"};
   f.severity = idle_share >= kCriticalIdle ? Severity::kCritical : Severity::kWarning;
   f.recipe = "docs/recipes/troubleshoot/slow-spark-jobs.md";
   f.evidence = {

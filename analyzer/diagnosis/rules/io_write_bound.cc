@@ -111,6 +111,10 @@ void IoWriteBound(const DiagnosisInput& input, std::vector<Finding>& out) {
         commit.write != nullptr ? std::max<int64_t>(commit.write->job_commit_ms, 0) : 0;
     Finding f;
     f.rule = "io-write-bound";
+    f.category = Category::kResourceConfiguration;
+    f.confidence = {ConfidenceLevel::kMedium,
+                    "commit time is measured (SQL commit metrics, job end after the last task); "
+                    "how much a committer change saves depends on the file system"};
     f.severity = p.Ratio(write_wall) >= kCriticalShare ? Severity::kCritical : Severity::kWarning;
     f.stage_ids = {write->stage_id};
     f.recipe = "docs/recipes/troubleshoot/s3-write-slow.md";

@@ -9,7 +9,9 @@
 
 namespace sparkprof::diagnosis::rules {
 
-// data_skew.cc
+// job_failures.cc
+void JobFailures(const DiagnosisInput& input, std::vector<Finding>& out);
+// data_skew.cc (data-skew and straggler)
 void DataSkew(const DiagnosisInput& input, std::vector<Finding>& out);
 // spill.cc
 void Spill(const DiagnosisInput& input, std::vector<Finding>& out);

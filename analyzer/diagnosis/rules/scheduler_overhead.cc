@@ -43,6 +43,10 @@ void SchedulerOverhead(const DiagnosisInput& input, std::vector<Finding>& out) {
 
   Finding f;
   f.rule = "scheduler-overhead";
+  f.category = Category::kResourceConfiguration;
+  f.confidence = {ConfidenceLevel::kMedium,
+                  "inferred from task wall time outside executor run time (launch, "
+                  "deserialisation, result fetch)"};
   f.severity = share >= kCriticalShare ? Severity::kCritical : Severity::kWarning;
   f.recipe = "docs/recipes/troubleshoot/slow-spark-jobs.md";
   f.evidence = {

@@ -25,6 +25,10 @@ void ShuffleBottleneck(const DiagnosisInput& input, std::vector<Finding>& out) {
     const bool fetch = stage.fetch_wait_ms >= stage.shuffle_write_ms;
     Finding f;
     f.rule = "shuffle-bottleneck";
+    f.category = Category::kResourceConfiguration;
+    f.confidence = {ConfidenceLevel::kMedium,
+                    "fetch wait and shuffle write time are measured per task; whether disks or "
+                    "the network limit them is not in the log"};
     f.severity = share >= kCriticalShare ? Severity::kCritical : Severity::kWarning;
     f.stage_ids = {stage.stage_id};
     f.recipe = "docs/recipes/troubleshoot/shuffle-bottleneck.md";

@@ -48,6 +48,9 @@ void SpeculationWaste(const DiagnosisInput& input, std::vector<Finding>& out) {
 
   Finding f;
   f.rule = "speculation-waste";
+  f.category = Category::kResourceConfiguration;
+  f.confidence = {ConfidenceLevel::kHigh,
+                  "speculative attempts and their outcome (killed or used) are in the log"};
   f.severity = share >= kCriticalShare ? Severity::kCritical : Severity::kWarning;
   f.stage_ids.assign(stages.begin(), stages.end());
   f.recipe = "docs/recipes/troubleshoot/data-skew-diagnosis.md";

@@ -52,6 +52,9 @@ void Spill(const DiagnosisInput& input, std::vector<Finding>& out) {
 
     Finding f;
     f.rule = "spill";
+    f.category = Category::kResourceConfiguration;
+    f.confidence = {ConfidenceLevel::kHigh,
+                    "memory and disk bytes spilled are Spark's own task metrics"};
     f.severity = critical ? Severity::kCritical : Severity::kWarning;
     f.stage_ids = {stage.stage_id};
     f.recipe = "docs/recipes/troubleshoot/oom-and-spill.md";

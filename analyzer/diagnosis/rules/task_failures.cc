@@ -68,6 +68,9 @@ void TaskFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
 
   Finding f;
   f.rule = "task-failures";
+  f.category = Category::kAlgorithmic;
+  f.confidence = {ConfidenceLevel::kHigh,
+                  "failed task ends with their exception class and message, as Spark logged them"};
   f.severity = rate >= kCriticalRate ? Severity::kCritical : Severity::kWarning;
   f.recipe = "docs/recipes/troubleshoot/slow-spark-jobs.md";
   for (const auto& [stage, count] : by_stage) f.stage_ids.push_back(stage);

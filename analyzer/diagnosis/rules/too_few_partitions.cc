@@ -60,6 +60,10 @@ void TooFewPartitions(const DiagnosisInput& input, std::vector<Finding>& out) {
     if (target <= stage.num_tasks) continue;
     Finding f;
     f.rule = "too-few-partitions";
+    f.category = Category::kDataDistribution;
+    f.confidence = {ConfidenceLevel::kMedium,
+                    "task counts against slots and bytes per task are measured; the better "
+                    "partition count is an estimate from the stage's bytes"};
     f.severity = Severity::kWarning;
     f.stage_ids = {stage.stage_id};
     f.recipe = "docs/recipes/troubleshoot/shuffle-bottleneck.md";

@@ -31,6 +31,9 @@ void TooManySmallTasks(const DiagnosisInput& input, std::vector<Finding>& out) {
     if (target >= tasks) continue;
     Finding f;
     f.rule = "too-many-small-tasks";
+    f.category = Category::kDataDistribution;
+    f.confidence = {ConfidenceLevel::kHigh,
+                    "task counts and per-task run times and bytes are measured"};
     f.severity = Severity::kWarning;
     f.stage_ids = {stage.stage_id};
     f.recipe = "docs/recipes/troubleshoot/shuffle-bottleneck.md";

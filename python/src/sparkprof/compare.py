@@ -28,9 +28,10 @@ def finding_key(row: FindingRow) -> tuple[str, tuple[int, ...]]:
 
 
 def skew_ratio(run: Run, stage_id: int) -> float | None:
-    """The data-skew finding's max/median task time for the stage, when the engine reported one."""
+    """The max/median task time of the stage's data-skew or straggler finding, when the engine
+    reported one."""
     for row in run.findings:
-        if row.rule == "data-skew" and stage_id in json.loads(row.stage_ids_json):
+        if row.rule in ("data-skew", "straggler") and stage_id in json.loads(row.stage_ids_json):
             evidence = json.loads(run.report_json)["findings"][row.position]["evidence"]
             for item in evidence:
                 if item["name"] == "max_over_median_time":
@@ -69,7 +70,7 @@ class StageChange:
     memory_bytes_spilled: Change
     task_max_ms: Change
     task_p50_ms: Change
-    skew_max_over_median: Change  # from the data-skew finding; None when it did not fire
+    skew_max_over_median: Change  # from data-skew/straggler; None when neither fired
 
 
 @dataclass(frozen=True)

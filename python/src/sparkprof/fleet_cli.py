@@ -348,7 +348,7 @@ def regressions_command(argv: Sequence[str]) -> int:
 
 
 def _finding_index(run: Run, finding: str) -> int:
-    if finding.startswith("#") and finding[1:].isdigit():
+    if finding.startswith("#") and finding[1:].isascii() and finding[1:].isdigit():
         index = int(finding[1:]) - 1
         if 0 <= index < len(run.findings):
             return index

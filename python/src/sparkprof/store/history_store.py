@@ -123,7 +123,7 @@ class HistoryStore:
             query = select(Run).options(
                 selectinload(Run.stages), selectinload(Run.findings), selectinload(Run.feedback)
             )
-            if reference.isdigit():
+            if reference.isascii() and reference.isdigit():
                 run = session.scalars(query.where(Run.id == int(reference))).one_or_none()
             else:
                 app_id, _, attempt_id = reference.partition("/")

@@ -1,0 +1,292 @@
+// job-failures: a job was aborted (or the application exited with an error). Nothing else in the
+// report matters as much: the run did not produce its result, so this finding is always critical
+// and always first (Diagnose() orders it ahead of every saving-ranked finding).
+//
+// Per failed job: the stage whose failure aborted it (a failed stage attempt of the job; the one
+// Spark names "Job aborted due to stage failure", else the last to fail), the task index that
+// failed most often in that stage and its last failure (exception class and first message line),
+// and the cause (failure_cause.h) with the fix for that cause:
+//   out of memory   -> smaller partitions, more memory per task (heap, or overhead when the
+//                      container was killed);
+//   fetch failure   -> keep shuffle files when executors go (external shuffle service /
+//                      decommissioning), then the reason the executors went;
+//   executor lost   -> the executors' own logs and the cluster manager's reason;
+//   user code       -> the exception itself: no setting fixes it.
+// Also: a Spark 4 ApplicationEnd with a non-zero exit code, and failed SQL executions with no
+// failed job (errors raised on the driver before or after the jobs ran).
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+#include "analyzer/diagnosis/rules/failure_cause.h"
+#include "analyzer/diagnosis/rules/rules.h"
+
+namespace sparkprof::diagnosis::rules {
+
+namespace {
+
+// "... (TID 9) (127.0.0.1 executor 0): java.lang.RuntimeException: boom" -> the exception class,
+// when the message names one after the last "): ".
+std::string ExceptionClassIn(const std::string& message) {
+  size_t at = message.rfind("): ");
+  if (at == std::string::npos) return "";
+  std::string rest = message.substr(at + 3);
+  size_t colon = rest.find(':');
+  std::string name = rest.substr(0, colon);
+  if (name.empty() || name.find(' ') != std::string::npos || name.find('.') == std::string::npos) {
+    return "";
+  }
+  return name;
+}
+
+struct FailedTask {
+  int32_t index = -1;
+  int64_t failures = 0;
+  const model::TaskAttempt* last = nullptr;
+};
+
+void AddCauseAdvice(const DiagnosisInput& input, FailureCause cause, const StageStats* stage,
+                    const std::string& exception, Finding& f) {
+  switch (cause) {
+    case FailureCause::kOutOfMemory: {
+      f.category = Category::kResourceConfiguration;
+      const std::string heap_key = input.TaskHeapKey();
+      const std::string heap = input.Property(heap_key.c_str(), "1g");
+      const int64_t heap_mib = ParseSizeMiB(heap, 1024);
+      const std::string partitions = input.Property("spark.sql.shuffle.partitions", "200");
+      const int64_t current = std::max<int64_t>(1, std::atoll(partitions.c_str()));
+      const int64_t more = std::max<int64_t>(current * 4, 2 * input.slots());
+      f.recommendations.push_back(
+          {"spark.sql.shuffle.partitions", std::to_string(more),
+           "a task ran out of memory: four times as many partitions give each task about a "
+           "quarter of the rows to hold (for RDD code, pass more partitions to the shuffle or "
+           ".repartition())"});
+      f.recommendations.push_back(
+          {heap_key, std::to_string(heap_mib + heap_mib / 2) + "m",
+           "50% more heap than the " + heap + " this run had, if the partitions cannot be made "
+           "smaller (one huge key, a large broadcast)"});
+      if (stage != nullptr &&
+          stage->max_task_read_bytes > 4 * std::max<int64_t>(1, stage->median_read_bytes)) {
+        f.recommendations.push_back(
+            {"", "split the hot key (salting) or enable AQE skew handling",
+             "the stage's largest task read " + Bytes(stage->max_task_read_bytes) +
+                 " against a median of " + Bytes(stage->median_read_bytes) +
+                 ": the oversized partition is the one that does not fit"});
+      }
+      break;
+    }
+    case FailureCause::kFetchFailure:
+      f.category = Category::kResourceConfiguration;
+      f.recommendations.push_back(
+          {"spark.shuffle.service.enabled", "true",
+           "the shuffle output of a lost executor can then still be fetched (YARN and standalone "
+           "run an external shuffle service; on Kubernetes use "
+           "spark.decommission.enabled=true with "
+           "spark.storage.decommission.shuffleBlocks.enabled)"});
+      f.recommendations.push_back(
+          {"", "find why executors went away (the executor-loss finding, executor logs)",
+           "fetch failures are the consequence; the stage failed after its retries ran out"});
+      break;
+    case FailureCause::kExecutorLost:
+      f.category = Category::kResourceConfiguration;
+      f.recommendations.push_back(
+          {"", "read the lost executors' logs and the cluster manager's removal reason",
+           "the task failed because its executor died each time; more memory overhead helps if the "
+           "container was killed for memory"});
+      break;
+    case FailureCause::kUserCode:
+    case FailureCause::kNone:
+      f.category = Category::kAlgorithmic;
+      f.recommendations.push_back(
+          {"", "fix the code or the input record that throws " +
+                   (exception.empty() ? std::string("the exception") : exception),
+           "the same task failed on every retry with the same exception: a deterministic error "
+           "in the application or its data, which no setting and no retry fixes"});
+      break;
+  }
+}
+
+}  // namespace
+
+void JobFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
+  const model::ApplicationModel& m = *input.model;
+  size_t found = 0;
+  std::set<int64_t> sql_with_failed_job;
+  for (const auto& [job_id, job] : m.jobs) {
+    if (job.result.empty() || job.result == "JobSucceeded") continue;
+    if (job.sql_execution_id >= 0) sql_with_failed_job.insert(job.sql_execution_id);
+    // The failed stage attempt that aborted the job.
+    const model::StageAttempt* failed_stage = nullptr;
+    for (const auto& [key, stage] : m.stages) {
+      if (stage.status != model::StageStatus::kFailed) continue;
+      if (std::find(job.stage_ids.begin(), job.stage_ids.end(), stage.stage_id) ==
+          job.stage_ids.end()) {
+        continue;
+      }
+      const bool aborted = stage.failure_reason.rfind("Job aborted", 0) == 0;
+      if (failed_stage == nullptr || aborted ||
+          (failed_stage->failure_reason.rfind("Job aborted", 0) != 0 &&
+           stage.completion_time_ms >= failed_stage->completion_time_ms)) {
+        failed_stage = &stage;
+      }
+    }
+    // The task index that failed most often in that stage (all its attempts).
+    FailedTask worst;
+    int64_t failed_attempts = 0;
+    if (failed_stage != nullptr) {
+      std::map<int32_t, FailedTask> by_index;
+      for (const auto& [key, stage] : m.stages) {
+        if (stage.stage_id != failed_stage->stage_id) continue;
+        auto [begin, end] = m.TasksOf(stage);
+        for (const uint32_t* it = begin; it != end; ++it) {
+          const model::TaskAttempt& task = m.tasks[*it];
+          if (ClassifyTaskFailure(m, task) == FailureCause::kNone) continue;
+          ++failed_attempts;
+          FailedTask& entry = by_index[task.index];
+          entry.index = task.index;
+          ++entry.failures;
+          if (entry.last == nullptr || task.finish_time_ms >= entry.last->finish_time_ms) {
+            entry.last = &task;
+          }
+        }
+      }
+      for (const auto& [index, entry] : by_index) {
+        if (entry.failures > worst.failures) worst = entry;
+      }
+    }
+    const std::string message =
+        !job.failure_message_head.empty()
+            ? job.failure_message_head
+            : (failed_stage != nullptr ? failed_stage->failure_reason : std::string());
+    FailureCause cause = FailureCause::kUserCode;
+    std::string exception = ExceptionClassIn(message);
+    std::string task_message;
+    if (worst.last != nullptr) {
+      cause = ClassifyTaskFailure(m, *worst.last);
+      if (worst.last->failure != model::kNone) {
+        const model::TaskFailure& failure = m.task_failures[worst.last->failure];
+        if (!failure.exception_class.empty()) exception = failure.exception_class;
+        task_message = failure.message_head;
+      }
+    } else {
+      std::string lower = message;
+      std::transform(lower.begin(), lower.end(), lower.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      if (lower.find("fetchfailed") != std::string::npos ||
+          lower.find("fetch failed") != std::string::npos) {
+        cause = FailureCause::kFetchFailure;
+      } else if (lower.find("outofmemory") != std::string::npos) {
+        cause = FailureCause::kOutOfMemory;
+      }
+    }
+    const StageStats* stats = nullptr;
+    if (failed_stage != nullptr) {
+      for (const StageStats& s : input.stages) {
+        if (s.stage_id == failed_stage->stage_id && s.attempt == failed_stage->attempt) stats = &s;
+      }
+    }
+
+    Finding f;
+    f.rule = "job-failures";
+    f.severity = Severity::kCritical;
+    f.confidence = {ConfidenceLevel::kHigh,
+                    "the JobEnd result, the failed stage and its failed task attempts are in the "
+                    "log; the cause is read from the exception Spark recorded"};
+    f.recipe = "docs/recipes/troubleshoot/slow-spark-jobs.md";
+    if (failed_stage != nullptr) f.stage_ids = {failed_stage->stage_id};
+    const std::string what = job.description.empty() ? "" : " (" + job.description + ")";
+    f.title = "Job " + std::to_string(job_id) + what + " failed";
+    if (failed_stage != nullptr) {
+      f.title += " in stage " + std::to_string(failed_stage->stage_id);
+    }
+    if (!exception.empty()) f.title += ": " + exception;
+    const int64_t duration =
+        job.submission_time_ms >= 0 && job.completion_time_ms >= job.submission_time_ms
+            ? job.completion_time_ms - job.submission_time_ms
+            : 0;
+    f.evidence = {
+        {"job_id", static_cast<double>(job_id), "count"},
+        {"job_ms", static_cast<double>(duration), "ms"},
+        {"failed_stage_id",
+         static_cast<double>(failed_stage != nullptr ? failed_stage->stage_id : -1), "count"},
+        {"failed_task_attempts_in_stage", static_cast<double>(failed_attempts), "tasks"},
+        {"task_index", static_cast<double>(worst.index), "count"},
+        {"task_failures", static_cast<double>(worst.failures), "count"},
+    };
+    f.explanation = "Job " + std::to_string(job_id) + what + " was aborted after " +
+                    Millis(duration);
+    if (failed_stage != nullptr) {
+      f.explanation += ": stage " + std::to_string(failed_stage->stage_id) + " (" +
+                       failed_stage->name + ") failed";
+    }
+    if (worst.last != nullptr) {
+      f.explanation += "; its task " + std::to_string(worst.index) + " failed " +
+                       std::to_string(worst.failures) + " time(s)" +
+                       (exception.empty() ? std::string() : " with " + exception) +
+                       (task_message.empty() ? std::string() : ": \"" + task_message + "\"");
+    }
+    f.explanation += ". Spark's message: \"" + message + "\". Cause: " + FailureCauseName(cause) +
+                     ". The job's result was not produced; its time and everything after it in "
+                     "the application are lost until this is fixed.";
+    AddCauseAdvice(input, cause, stats, exception, f);
+    f.impact.time_saved_ms_low = 0;
+    f.impact.time_saved_ms_high = duration;
+    f.impact.method =
+        "a failed job's whole run time is wasted (high); the retry after the fix costs it again "
+        "(low)";
+    f.cost_ms = std::max<int64_t>(duration, 1);
+    out.push_back(std::move(f));
+    ++found;
+  }
+
+  // SQL executions that failed without a failed job: errors on the driver (analysis, planning,
+  // a broadcast that could not be built, a write that could not commit).
+  for (const auto& [id, sql] : m.sql_executions) {
+    if (sql.error_message_head.empty() || sql_with_failed_job.count(id) != 0) continue;
+    Finding f;
+    f.rule = "job-failures";
+    f.severity = Severity::kCritical;
+    f.category = Category::kAlgorithmic;
+    f.confidence = {ConfidenceLevel::kHigh, "SQLExecutionEnd carries the error message"};
+    f.recipe = "docs/recipes/troubleshoot/slow-spark-jobs.md";
+    f.title = "SQL execution " + std::to_string(id) + " failed: " + sql.error_message_head;
+    f.evidence = {{"sql_execution_id", static_cast<double>(id), "count"},
+                  {"jobs", static_cast<double>(sql.job_ids.size()), "count"}};
+    f.explanation = "SQL execution " + std::to_string(id) +
+                    (sql.description.empty() ? std::string() : " (" + sql.description + ")") +
+                    " ended with an error and no failed job: the error was raised on the driver "
+                    "(planning, a broadcast, the commit). Error: \"" + sql.error_message_head +
+                    "\".";
+    f.recommendations.push_back({"", "fix the error quoted above (driver log for the stack trace)",
+                                 "no task failed, so no executor setting is involved"});
+    f.impact.method = "the query's result was not produced";
+    f.cost_ms = 1;
+    out.push_back(std::move(f));
+    ++found;
+  }
+
+  if (m.exit_code > 0 && found == 0) {
+    Finding f;
+    f.rule = "job-failures";
+    f.severity = Severity::kCritical;
+    f.category = Category::kAlgorithmic;
+    f.confidence = {ConfidenceLevel::kMedium,
+                    "ApplicationEnd's exit code; no job or SQL execution in the log failed, so the "
+                    "error happened on the driver outside Spark's jobs"};
+    f.recipe = "docs/recipes/troubleshoot/slow-spark-jobs.md";
+    f.title = "The application exited with code " + std::to_string(m.exit_code);
+    f.evidence = {{"exit_code", static_cast<double>(m.exit_code), "count"}};
+    f.explanation = "Spark recorded exit code " + std::to_string(m.exit_code) +
+                    " at the application end, and no job failed: the driver program itself "
+                    "failed. Its log has the stack trace.";
+    f.recommendations.push_back({"", "read the driver log for the exception",
+                                 "the event log does not carry driver-side exceptions"});
+    f.impact.method = "the application's result was not produced";
+    f.cost_ms = 1;
+    out.push_back(std::move(f));
+  }
+}
+
+}  // namespace sparkprof::diagnosis::rules
