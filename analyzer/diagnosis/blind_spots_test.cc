@@ -4,7 +4,9 @@
 // above their symptoms; an executor removed after the last task is not lost.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "analyzer/diagnosis/diagnose.h"
@@ -58,15 +60,24 @@ class Log {
         R"(","Number of Tasks":4,"Parent IDs":[],"Details":"","Submission Time":)" +
         std::to_string(at) + R"(,"Accumulables":[]},"Properties":{}})");
   }
+  // accumulables: the JSON array's elements; rdds: "RDD Info" elements.
   void StageCompleted(int stage, int attempt, int64_t submitted, int64_t at,
-                      const std::string& failure = "") {
+                      const std::string& failure = "", const std::string& accumulables = "",
+                      const std::string& rdds = "") {
     Add(R"({"Event":"SparkListenerStageCompleted","Stage Info":{"Stage ID":)" +
         std::to_string(stage) + R"(,"Stage Attempt ID":)" + std::to_string(attempt) +
         R"(,"Stage Name":"stage )" + std::to_string(stage) +
-        R"(","Number of Tasks":4,"Parent IDs":[],"Details":"","Submission Time":)" +
-        std::to_string(submitted) + R"(,"Completion Time":)" + std::to_string(at) +
+        R"(","Number of Tasks":4,"RDD Info":[)" + rdds +
+        R"(],"Parent IDs":[],"Details":"","Submission Time":)" + std::to_string(submitted) +
+        R"(,"Completion Time":)" + std::to_string(at) +
         (failure.empty() ? std::string() : R"(,"Failure Reason":")" + failure + R"(")") +
-        R"(,"Accumulables":[]}})");
+        R"(,"Accumulables":[)" + accumulables + "]}}");
+  }
+  void SqlStart(int64_t id, int64_t at, const std::string& plan_info) {
+    Add(R"({"Event":"org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart","executionId":)" +
+        std::to_string(id) +
+        R"(,"description":"q","details":"","physicalPlanDescription":"","sparkPlanInfo":)" +
+        plan_info + R"(,"time":)" + std::to_string(at) + "}");
   }
   // reason: the whole "Task End Reason" object.
   void Task(int stage, int64_t tid, int index, int attempt, const std::string& executor,
@@ -323,6 +334,196 @@ TEST(Ranking, FailuresFirstThenSavingWithSymptomsAfterTheirRoot) {
   EXPECT_EQ(findings[1].symptom_of, "job-failures");
   EXPECT_EQ(findings[4].symptom_of, "data-skew");
   EXPECT_EQ(findings[5].symptom_of, "");
+}
+
+// ---- Plan rules (SQL plans with their metrics) ----
+
+// A plan node: name, simpleString, children, metrics as (accumulator id, name, type), metadata.
+std::string Node(const std::string& name, const std::string& simple,
+                 const std::vector<std::string>& children,
+                 const std::vector<std::tuple<int64_t, std::string, std::string>>& metrics,
+                 const std::string& metadata = "{}") {
+  std::string out = R"({"nodeName":")" + name + R"(","simpleString":")" + simple +
+                    R"(","children":[)";
+  for (size_t i = 0; i < children.size(); ++i) out += (i ? "," : "") + children[i];
+  out += R"(],"metadata":)" + metadata + R"(,"metrics":[)";
+  for (size_t i = 0; i < metrics.size(); ++i) {
+    const auto& [id, metric, type] = metrics[i];
+    out += std::string(i ? "," : "") + R"({"name":")" + metric + R"(","accumulatorId":)" +
+           std::to_string(id) + R"(,"metricType":")" + type + R"("})";
+  }
+  return out + "]}";
+}
+
+std::string Acc(int64_t id, const std::string& name, int64_t value) {
+  return R"({"ID":)" + std::to_string(id) + R"(,"Name":")" + name + R"(","Value":)" +
+         std::to_string(value) + R"(,"Internal":true,"Count Failed Values":true,"Metadata":"sql"})";
+}
+
+// One SQL query in three stages (two maps and the stage reading the plan's top node), with the
+// plan and the metric values given; each stage's tasks run 4 x run_ms.
+report::Analysis PlanRun(const std::string& plan, const std::vector<std::string>& stage_accs,
+                         int64_t run_ms = 5000,
+                         const std::string& threshold = "-1") {
+  Log log;
+  log.Add(R"({"Event":"SparkListenerEnvironmentUpdate","JVM Information":{},"Spark Properties":{"spark.master":"spark://h:7077","spark.sql.autoBroadcastJoinThreshold":")" +
+          threshold + R"("},"Hadoop Properties":{},"System Properties":{},"Classpath Entries":{}})");
+  log.Executor("0", 1500);
+  log.SqlStart(0, 2000, plan);
+  const int stages = static_cast<int>(stage_accs.size());
+  std::vector<int> ids;
+  for (int s = 0; s < stages; ++s) ids.push_back(s);
+  log.JobStart(0, ids, 2000, "query");
+  int64_t now = 2000, tid = 0;
+  for (int s = 0; s < stages; ++s) {
+    log.StageSubmitted(s, 0, now);
+    for (int i = 0; i < 4; ++i) log.Task(s, tid++, i, 0, "0", now, now + run_ms, kSuccess, run_ms);
+    log.StageCompleted(s, 0, now, now + run_ms, "", stage_accs[s]);
+    now += run_ms;
+  }
+  log.JobEnd(0, now);
+  log.End(now + 100);
+  return AnalyzeText(log.text());
+}
+
+TEST(PlanRules, SortMergeJoinWithASmallSideIsABroadcastMissed) {
+  const std::string small = Node("Exchange", "Exchange hashpartitioning(k#1, 200)",
+                                 {Node("Scan parquet dim", "Scan parquet dim", {}, {{1, "number of output rows", "sum"}})},
+                                 {{2, "data size", "size"}, {3, "shuffle write time", "nsTiming"}});
+  const std::string large = Node("Exchange", "Exchange hashpartitioning(k#2, 200)",
+                                 {Node("Scan parquet fact", "Scan parquet fact", {}, {{4, "number of output rows", "sum"}})},
+                                 {{5, "data size", "size"}, {6, "shuffle write time", "nsTiming"}});
+  const std::string join = Node(
+      "SortMergeJoin", "SortMergeJoin [k#2], [k#1], Inner",
+      {Node("Sort", "Sort [k#2 ASC]", {large}, {{7, "sort time", "timing"}}),
+       Node("Sort", "Sort [k#1 ASC]", {small}, {{8, "sort time", "timing"}})},
+      {{9, "number of output rows", "sum"}});
+  report::Analysis a = PlanRun(
+      join, {Acc(1, "number of output rows", 1000) + "," + Acc(2, "data size", 2 << 20) + "," +
+                 Acc(3, "shuffle write time", 100'000'000),
+             Acc(4, "number of output rows", 50'000'000) + "," + Acc(5, "data size", 900 << 20) +
+                 "," + Acc(6, "shuffle write time", 6'000'000'000),
+             Acc(7, "sort time", 4000) + "," + Acc(8, "sort time", 10) + "," +
+                 Acc(9, "number of output rows", 50'000'000)});
+  auto missed = FindingsOf(a, "broadcast-join-missed");
+  ASSERT_EQ(missed.size(), 1u);
+  EXPECT_EQ(missed[0]->category, Category::kAlgorithmic);
+  EXPECT_EQ(test_util::EvidenceValue(*missed[0], "small_side_bytes"), 2 << 20);
+  EXPECT_EQ(test_util::EvidenceValue(*missed[0], "large_side_shuffle_write_ms"), 6000);
+  EXPECT_TRUE(RecommendsKey(*missed[0], "spark.sql.autoBroadcastJoinThreshold"));
+  EXPECT_NE(std::find(missed[0]->stage_ids.begin(), missed[0]->stage_ids.end(), 2),
+            missed[0]->stage_ids.end());
+  EXPECT_NE(missed[0]->explanation.find("SQL execution 0, plan node"), std::string::npos);
+  // A left outer join cannot broadcast its left side: no finding when that side is the small one.
+  const std::string left_outer = Node(
+      "SortMergeJoin", "SortMergeJoin [k#1], [k#2], LeftOuter",
+      {Node("Sort", "Sort [k#1 ASC]", {small}, {{8, "sort time", "timing"}}),
+       Node("Sort", "Sort [k#2 ASC]", {large}, {{7, "sort time", "timing"}})},
+      {{9, "number of output rows", "sum"}});
+  report::Analysis b = PlanRun(
+      left_outer, {Acc(2, "data size", 2 << 20), Acc(5, "data size", 900 << 20),
+                   Acc(9, "number of output rows", 10)});
+  EXPECT_TRUE(FindingsOf(b, "broadcast-join-missed").empty());
+}
+
+TEST(PlanRules, NestedLoopAndExplodingJoins) {
+  const std::string left = Node("Scan parquet a", "Scan parquet a", {}, {{1, "number of output rows", "sum"}});
+  const std::string right = Node("Scan parquet b", "Scan parquet b", {}, {{2, "number of output rows", "sum"}});
+  report::Analysis a = PlanRun(
+      Node("BroadcastNestedLoopJoin", "BroadcastNestedLoopJoin BuildRight, Inner, (x#1 < y#2)",
+           {left, Node("BroadcastExchange", "BroadcastExchange IdentityBroadcastMode", {right}, {})},
+           {{3, "number of output rows", "sum"}}),
+      {Acc(1, "number of output rows", 20000) + "," + Acc(2, "number of output rows", 3000) +
+       "," + Acc(3, "number of output rows", 30'000'000)});
+  ASSERT_EQ(FindingsOf(a, "nested-loop-join").size(), 1u);
+  EXPECT_TRUE(FindingsOf(a, "exploding-join").empty());  // one finding per join
+  report::Analysis b = PlanRun(
+      Node("BroadcastHashJoin", "BroadcastHashJoin [k#1], [k#2], Inner, BuildRight",
+           {left, right}, {{3, "number of output rows", "sum"}}),
+      {Acc(1, "number of output rows", 200000) + "," + Acc(2, "number of output rows", 3000) +
+       "," + Acc(3, "number of output rows", 5'000'000)});
+  auto exploding = FindingsOf(b, "exploding-join");
+  ASSERT_EQ(exploding.size(), 1u);
+  EXPECT_NEAR(test_util::EvidenceValue(*exploding[0], "output_over_larger_input"), 25, 0.01);
+}
+
+TEST(PlanRules, FullScanOfAPartitionedTableWithoutPartitionFilter) {
+  auto run = [](const std::string& partition_filters, const std::string& pushed) {
+    const std::string scan = Node(
+        "Scan parquet db.events", "FileScan parquet db.events", {},
+        {{1, "number of output rows", "sum"}, {2, "number of files read", "sum"},
+         {3, "number of partitions read", "sum"}, {4, "size of files read", "size"}},
+        R"({"PartitionFilters":")" + partition_filters + R"(","PushedFilters":")" + pushed +
+            R"(","Format":"Parquet"})");
+    const std::string plan = Node(
+        "WholeStageCodegen (1)", "WholeStageCodegen (1)",
+        {Node("Filter", "Filter (upper(day#3) = 2024-01-01)",
+              {Node("ColumnarToRow", "ColumnarToRow", {scan}, {})},
+              {{5, "number of output rows", "sum"}})},
+        {});
+    return PlanRun(plan, {Acc(1, "number of output rows", 4'000'000) + "," +
+                          Acc(2, "number of files read", 365) + "," +
+                          Acc(3, "number of partitions read", 365) + "," +
+                          Acc(5, "number of output rows", 11'000)});
+  };
+  report::Analysis a = run("[]", "[IsNotNull(x)]");
+  auto scans = FindingsOf(a, "full-scan");
+  ASSERT_EQ(scans.size(), 1u);
+  EXPECT_EQ(scans[0]->confidence.level, ConfidenceLevel::kHigh);
+  EXPECT_EQ(test_util::EvidenceValue(*scans[0], "partitions_read"), 365);
+  // With a partition filter that reached the scan, nothing to say.
+  EXPECT_TRUE(
+      FindingsOf(run("[isnotnull(day#3), (day#3 = 2024-01-01)]", "[IsNotNull(x)]"), "full-scan")
+          .empty());
+  // Nothing pushed at all (a UDF predicate on a non-partitioned read): medium confidence.
+  report::Analysis nothing_pushed = run("[isnotnull(day#3)]", "[]");
+  auto unpushed = FindingsOf(nothing_pushed, "full-scan");
+  ASSERT_EQ(unpushed.size(), 1u);
+  EXPECT_EQ(unpushed[0]->confidence.level, ConfidenceLevel::kMedium);
+}
+
+TEST(PlanRules, PythonUdfDominatingTheRun) {
+  const std::string plan = Node(
+      "BatchEvalPython", "BatchEvalPython [score(x#1)#5]",
+      {Node("Scan ExistingRDD", "Scan ExistingRDD", {}, {{1, "number of output rows", "sum"}})},
+      {{2, "number of output rows", "sum"}, {3, "data sent to Python workers", "size"},
+       {4, "data returned from Python workers", "size"}});
+  report::Analysis a = PlanRun(
+      plan, {Acc(1, "number of output rows", 1'000'000) + "," + Acc(2, "number of output rows", 1'000'000) +
+             "," + Acc(3, "data sent to Python workers", 40 << 20) + "," +
+             Acc(4, "data returned from Python workers", 8 << 20)},
+      9000);
+  auto udf = FindingsOf(a, "python-udf");
+  ASSERT_EQ(udf.size(), 1u);
+  EXPECT_EQ(udf[0]->stage_ids, std::vector<int32_t>{0});
+  EXPECT_TRUE(RecommendsKey(*udf[0], "spark.sql.execution.pythonUDF.arrow.enabled"));
+}
+
+TEST(PlanRules, CachedAndNeverReused) {
+  auto run = [](bool reused) {
+    Log log;
+    log.Executor("0", 1500);
+    const std::string rdd =
+        R"({"RDD ID":7,"Name":"*(1) Project [a#1]","Storage Level":{"Use Disk":true,"Use Memory":true,"Deserialized":true,"Replication":1},"Number of Partitions":4,"Number of Cached Partitions":0,"Memory Size":0,"Disk Size":0})";
+    log.JobStart(0, {0}, 2000, "cache it");
+    log.StageSubmitted(0, 0, 2000);
+    for (int i = 0; i < 4; ++i) log.Task(0, i, i, 0, "0", 2000, 3000, kSuccess, 900);
+    log.StageCompleted(0, 0, 2000, 3000, "", "", rdd);
+    log.JobEnd(0, 3000);
+    log.JobStart(1, {1}, 3100, "read it again");
+    log.StageSubmitted(1, 0, 3100);
+    for (int i = 0; i < 4; ++i) log.Task(1, 10 + i, i, 0, "0", 3100, 3500, kSuccess, 390);
+    log.StageCompleted(1, 0, 3100, 3500, "", "", reused ? rdd : "");
+    log.JobEnd(1, 3500);
+    log.End(4000);
+    return AnalyzeText(log.text());
+  };
+  report::Analysis not_reused = run(false);
+  auto unused = FindingsOf(not_reused, "cache-misuse");
+  ASSERT_EQ(unused.size(), 1u);
+  EXPECT_EQ(unused[0]->stage_ids, std::vector<int32_t>{0});
+  EXPECT_NE(unused[0]->title.find("never reused"), std::string::npos) << unused[0]->title;
+  EXPECT_TRUE(FindingsOf(run(true), "cache-misuse").empty());
 }
 
 }  // namespace

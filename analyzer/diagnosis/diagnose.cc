@@ -70,7 +70,6 @@ constexpr SymptomLink kSymptomLinks[] = {
     {"too-many-small-tasks", "small-files", true},
     {"spill", "exploding-join", true},
     {"data-skew", "exploding-join", true},
-    {"gc-pressure", "cache-misuse", false},
 };
 
 bool ShareStage(const Finding& a, const Finding& b) {
@@ -141,7 +140,8 @@ void RankFindings(std::vector<Finding>& findings) {
 }
 
 Diagnosis Diagnose(const model::ApplicationModel& model) {
-  DiagnosisInput input = MakeDiagnosisInput(model);
+  DiagnosisInput input;
+  MakeDiagnosisInput(model, input);
   Diagnosis result;
   // Root-cause rules first in this list only for readability; RankFindings orders the report.
   rules::JobFailures(input, result.findings);
@@ -160,6 +160,10 @@ Diagnosis Diagnose(const model::ApplicationModel& model) {
   rules::SchedulerOverhead(input, result.findings);
   rules::FetchFailures(input, result.findings);
   rules::SpeculationWaste(input, result.findings);
+  rules::PlanJoins(input, result.findings);
+  rules::FullScan(input, result.findings);
+  rules::PythonUdf(input, result.findings);
+  rules::CacheMisuse(input, result.findings);
   RankFindings(result.findings);
   result.phases = input.phases;
   return result;

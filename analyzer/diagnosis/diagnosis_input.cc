@@ -6,12 +6,12 @@
 
 namespace sparkprof::diagnosis {
 
-DiagnosisInput MakeDiagnosisInput(const model::ApplicationModel& model) {
-  DiagnosisInput input;
+void MakeDiagnosisInput(const model::ApplicationModel& model, DiagnosisInput& input) {
   input.model = &model;
   input.phases = ComputePhaseBreakdown(model);
   input.stages = ComputeStageStats(model);
-  return input;
+  input.stages_by_accumulator = StagesByAccumulator(model);
+  input.plans = BuildSqlPlans(model, input.stages_by_accumulator);
 }
 
 const char* ClusterManagerName(ClusterManager manager) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "analyzer/diagnosis/phase_breakdown.h"
+#include "analyzer/diagnosis/sql_plans.h"
 #include "analyzer/diagnosis/stage_stats.h"
 #include "analyzer/model/application_model.h"
 
@@ -20,6 +21,12 @@ struct DiagnosisInput {
   const model::ApplicationModel* model = nullptr;
   PhaseBreakdown phases;
   std::vector<StageStats> stages;
+  std::unordered_map<int64_t, std::vector<int32_t>> stages_by_accumulator;
+  std::vector<SqlPlan> plans;  // refer to stages_by_accumulator: DiagnosisInput is not copied
+
+  DiagnosisInput() = default;
+  DiagnosisInput(const DiagnosisInput&) = delete;
+  DiagnosisInput& operator=(const DiagnosisInput&) = delete;
 
   // A Spark property, or fallback when it is not set.
   std::string Property(const char* key, const char* fallback) const {
@@ -45,7 +52,8 @@ struct DiagnosisInput {
   int64_t slots() const { return phases.peak_slots > 0 ? phases.peak_slots : 1; }
 };
 
-DiagnosisInput MakeDiagnosisInput(const model::ApplicationModel& model);
+// Fills `input` (not copyable: its plans point into it).
+void MakeDiagnosisInput(const model::ApplicationModel& model, DiagnosisInput& input);
 
 // Short human forms for explanations ("1.5 GiB", "4m 12s", "8.3 s", "120 ms").
 std::string Bytes(int64_t bytes);

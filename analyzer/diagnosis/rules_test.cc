@@ -420,7 +420,9 @@ TEST(SharedLogs, TooFewPartitionsIgnoresTimeWaitingBehindOtherStages) {
     EXPECT_NE(f->stage_ids, std::vector<int32_t>{61});
     EXPECT_GE(EvidenceValue(*f, "total_task_ms"), 30000);
   }
-  for (const StageStats& s : MakeDiagnosisInput(a->model).stages) {
+  DiagnosisInput input;
+  MakeDiagnosisInput(a->model, input);
+  for (const StageStats& s : input.stages) {
     if (s.stage_id != 61) continue;
     EXPECT_GT(s.duration_ms, 180000);
     EXPECT_LT(s.task_span_ms, 1000);

@@ -72,6 +72,7 @@ std::vector<StageStats> ComputeStageStats(const model::ApplicationModel& model) 
       const model::TaskAttemptMetrics& m = task.metrics;
       if (task.has_metrics) {
         s.run_time_ms += m.executor_run_time_ms;
+        s.cpu_time_ns += m.executor_cpu_time_ns;
         s.gc_ms += m.jvm_gc_time_ms;
         s.memory_spill_bytes += m.memory_bytes_spilled;
         s.disk_spill_bytes += m.disk_bytes_spilled;

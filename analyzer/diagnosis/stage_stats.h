@@ -43,6 +43,7 @@ struct StageStats {
   int64_t max_task_host_median_ms = 0;
 
   int64_t run_time_ms = 0;  // executor run time summed
+  int64_t cpu_time_ns = 0;  // executor (JVM thread) CPU time summed
   int64_t gc_ms = 0;
   int64_t memory_spill_bytes = 0;
   int64_t disk_spill_bytes = 0;

@@ -322,6 +322,32 @@ struct EventParser::Impl {
       if (key == "Accumulables" && keep_accumulables) {
         return ParseAccumulables(v, &stage->accumulables);
       }
+      if (key == "RDD Info" && keep_accumulables) return ParseCachedRdds(v, &stage->cached_rdds);
+      return simdjson::SUCCESS;
+    });
+  }
+
+  error_code ParseCachedRdds(ondemand::value value, std::vector<CachedRddInfo>* out) {
+    return ForEachElement(value, [&](ondemand::value rdd_value) -> error_code {
+      CachedRddInfo rdd;
+      error_code e = ForEachField(rdd_value, [&](std::string_view key, ondemand::value v) {
+        if (key == "RDD ID") return ReadInt32(v, &rdd.rdd_id);
+        if (key == "Name") return ReadString(v, &rdd.name, 256);
+        if (key == "Number of Partitions") return ReadInt32(v, &rdd.partitions);
+        if (key == "Number of Cached Partitions") return ReadInt32(v, &rdd.cached_partitions);
+        if (key == "Memory Size") return ReadInt(v, &rdd.memory_bytes);
+        if (key == "Disk Size") return ReadInt(v, &rdd.disk_bytes);
+        if (key == "Storage Level") {
+          return ForEachField(v, [&](std::string_view k, ondemand::value lv) -> error_code {
+            if (k == "Use Memory") return ReadBool(lv, &rdd.use_memory);
+            if (k == "Use Disk") return ReadBool(lv, &rdd.use_disk);
+            return simdjson::SUCCESS;
+          });
+        }
+        return simdjson::SUCCESS;
+      });
+      if (e) return e;
+      if ((rdd.use_memory || rdd.use_disk) && out->size() < 10000) out->push_back(std::move(rdd));
       return simdjson::SUCCESS;
     });
   }
@@ -536,14 +562,50 @@ struct EventParser::Impl {
   }
 
   error_code ParsePlanInfo(ondemand::value value, int depth,
-                           std::vector<SqlExecutionStartEvent::Metric>* metrics) {
+                           std::vector<SqlExecutionStartEvent::Metric>* metrics,
+                           std::vector<PlanNode>* plan, int32_t parent = -1) {
     if (depth > limits.max_plan_depth) return simdjson::DEPTH_ERROR;
     std::string node_name;
+    // The node is added before its children (pre-order); its fields fill in as their keys come.
+    int32_t self = -1;
+    if (plan != nullptr && plan->size() < limits.max_plan_nodes) {
+      self = static_cast<int32_t>(plan->size());
+      PlanNode& node = plan->emplace_back();
+      node.parent = parent;
+      node.depth = depth;
+    }
+    auto node = [&]() -> PlanNode* { return self >= 0 ? &(*plan)[self] : nullptr; };
     return ForEachField(value, [&](std::string_view key, ondemand::value v) -> error_code {
-      if (key == "nodeName") return ReadString(v, &node_name, 256);
+      if (key == "nodeName") {
+        if (auto e = ReadString(v, &node_name, 256)) return e;
+        if (PlanNode* n = node()) n->name = node_name;
+        return simdjson::SUCCESS;
+      }
+      if (key == "simpleString") {
+        PlanNode* n = node();
+        if (n == nullptr) return simdjson::SUCCESS;
+        if (auto e = ReadString(v, &scratch)) return e;
+        node()->simple_string = scratch.substr(0, limits.max_plan_string_bytes);
+        return simdjson::SUCCESS;
+      }
+      if (key == "metadata") {
+        if (node() == nullptr) return simdjson::SUCCESS;
+        return ForEachField(v, [&](std::string_view k, ondemand::value mv) -> error_code {
+          if (k != "PartitionFilters" && k != "PushedFilters" && k != "DataFilters" &&
+              k != "Format" && k != "Location") {
+            return simdjson::SUCCESS;
+          }
+          std::string text;
+          if (auto e = ReadString(mv, &text)) return e;
+          if (text.size() > limits.max_plan_string_bytes) text.resize(limits.max_plan_string_bytes);
+          node()->metadata.emplace_back(std::string(k), std::move(text));
+          return simdjson::SUCCESS;
+        });
+      }
       if (key == "children") {
-        return ForEachElement(
-            v, [&](ondemand::value child) { return ParsePlanInfo(child, depth + 1, metrics); });
+        return ForEachElement(v, [&](ondemand::value child) {
+          return ParsePlanInfo(child, depth + 1, metrics, plan, self);
+        });
       }
       if (key == "metrics") {
         return ForEachElement(v, [&](ondemand::value metric_value) {
@@ -555,6 +617,7 @@ struct EventParser::Impl {
             return simdjson::SUCCESS;
           });
           if (e) return e;
+          if (PlanNode* n = node()) n->metric_ids.push_back(metric.accumulator_id);
           metrics->push_back(std::move(metric));
           return simdjson::SUCCESS;
         });
@@ -958,7 +1021,7 @@ struct EventParser::Impl {
       if (key == "physicalPlanDescription") {
         return ReadString(v, &event.physical_plan, limits.max_plan_text_bytes);
       }
-      if (key == "sparkPlanInfo") return ParsePlanInfo(v, 0, &event.metrics);
+      if (key == "sparkPlanInfo") return ParsePlanInfo(v, 0, &event.metrics, &event.plan);
       if (key == "time") return ReadInt(v, &event.time_ms);
       return simdjson::SUCCESS;
     });
@@ -992,7 +1055,7 @@ struct EventParser::Impl {
       if (key == "physicalPlanDescription") {
         return ReadString(v, &event.physical_plan, limits.max_plan_text_bytes);
       }
-      if (key == "sparkPlanInfo") return ParsePlanInfo(v, 0, &event.metrics);
+      if (key == "sparkPlanInfo") return ParsePlanInfo(v, 0, &event.metrics, &event.plan);
       return simdjson::SUCCESS;
     });
     if (e) return e;

@@ -17,6 +17,8 @@ struct ParserLimits {
   size_t max_plan_text_bytes = 64 * 1024;  // physical plan text kept per SQL execution
   size_t max_message_bytes = 512;          // failure messages keep their first line, this long
   int max_plan_depth = 512;                // sparkPlanInfo nesting (hostile input guard)
+  size_t max_plan_nodes = 20000;           // plan nodes kept per plan (the metrics are all kept)
+  size_t max_plan_string_bytes = 400;      // a node's simpleString and metadata values, cut
 };
 
 class EventParser {

@@ -173,6 +173,19 @@ struct BlockManagerEvent {
   bool added = true;
 };
 
+// A persisted RDD as a completed stage lists it in "RDD Info" (only RDDs whose storage level uses
+// memory or disk are kept): how many of its partitions were cached when the stage ended.
+struct CachedRddInfo {
+  int32_t rdd_id = -1;
+  std::string name;  // "*(1) Project ..." for a cached DataFrame, the RDD's name otherwise
+  int32_t partitions = 0;
+  int32_t cached_partitions = 0;
+  int64_t memory_bytes = 0;
+  int64_t disk_bytes = 0;
+  bool use_memory = false;
+  bool use_disk = false;
+};
+
 struct StageInfo {
   int32_t stage_id = -1;
   int32_t attempt = 0;
@@ -186,6 +199,7 @@ struct StageInfo {
   bool has_failure_reason = false;
   int32_t resource_profile_id = 0;
   std::vector<Accumulable> accumulables;  // SQL and internal metrics; filled on completion
+  std::vector<CachedRddInfo> cached_rdds;  // persisted RDDs in "RDD Info"; filled on completion
 };
 
 struct JobStartEvent {
@@ -249,6 +263,17 @@ struct StageExecutorMetricsEvent {
   ExecutorMetricPeaks peaks;
 };
 
+// One node of a SQL physical plan as sparkPlanInfo writes it.
+struct PlanNode {
+  int32_t parent = -1;  // index in the plan vector; -1 for the root
+  int32_t depth = 0;
+  std::string name;           // nodeName: "SortMergeJoin", "Exchange", "Scan parquet db.t", ...
+  std::string simple_string;  // simpleString (cut to ParserLimits::max_plan_string_bytes)
+  // metadata of file scans: PartitionFilters, PushedFilters, DataFilters, Format, Location (cut)
+  std::vector<std::pair<std::string, std::string>> metadata;
+  std::vector<int64_t> metric_ids;  // accumulator ids
+};
+
 struct SqlExecutionStartEvent {
   int64_t execution_id = -1;
   int64_t root_execution_id = -1;
@@ -264,6 +289,9 @@ struct SqlExecutionStartEvent {
     std::string type;
   };
   std::vector<Metric> metrics;
+  // The plan tree (sparkPlanInfo) in pre-order; bounded by ParserLimits (max_plan_nodes; strings
+  // cut). Each node's metrics are the accumulator ids of its entries in `metrics`.
+  std::vector<PlanNode> plan;
 };
 
 struct SqlExecutionEndEvent {
@@ -277,6 +305,7 @@ struct SqlAdaptiveUpdateEvent {
   int64_t execution_id = -1;
   std::string physical_plan;
   std::vector<SqlExecutionStartEvent::Metric> metrics;
+  std::vector<PlanNode> plan;  // the re-planned tree (AQE's current plan)
 };
 
 struct SqlDriverAccumUpdatesEvent {

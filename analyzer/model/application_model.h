@@ -203,6 +203,8 @@ struct SqlExecution {
   std::string error_message_head;
   std::vector<int32_t> job_ids;
   std::vector<SqlMetric> metrics;
+  // The physical plan tree: the latest one (AQE re-plans replace it; the final one is what ran).
+  std::vector<eventlog::PlanNode> plan;
 };
 
 // One Spark SQL file write (FileFormatWriter with BasicWriteJobStatsTracker, Spark 3.2+). Its tasks
@@ -224,6 +226,25 @@ struct SqlWrite {
   int64_t written_rows = -1;
   bool names_from_layout = false;  // driver-side metrics named by the id layout, not by the plan
   std::vector<int32_t> stage_ids;  // stages whose accumulables carry the task commit time
+};
+
+// A persisted RDD (a cached DataFrame's, or persist() on an RDD) across the stages that listed it.
+struct CachedRdd {
+  int32_t rdd_id = -1;
+  std::string name;
+  int32_t partitions = 0;
+  int32_t max_cached_partitions = 0;
+  int64_t max_memory_bytes = 0;
+  int64_t max_disk_bytes = 0;
+  bool use_memory = false;
+  bool use_disk = false;
+  // Completed stage attempts that listed it, in completion order, with its cached partitions then.
+  struct Use {
+    int32_t stage_id;
+    int32_t stage_attempt;
+    int32_t cached_partitions;
+  };
+  std::vector<Use> uses;
 };
 
 struct ResourceProfile {
@@ -270,6 +291,7 @@ struct ApplicationModel {
   std::map<std::pair<int32_t, int32_t>, StageAttempt> stages;  // (stage id, attempt)
   std::map<int64_t, SqlExecution> sql_executions;
   std::vector<SqlWrite> sql_writes;  // by task commit accumulator id (Finish())
+  std::map<int32_t, CachedRdd> cached_rdds;  // by RDD id
   std::vector<ExclusionRecord> exclusions;
 
   StringTable strings;

@@ -351,6 +351,20 @@ void ModelBuilder::OnStageCompleted(const eventlog::StageCompletedEvent& event) 
   } else {
     stage.status = StageStatus::kComplete;
   }
+  for (const eventlog::CachedRddInfo& info_rdd : info.cached_rdds) {
+    CachedRdd& rdd = model_.cached_rdds[info_rdd.rdd_id];
+    rdd.rdd_id = info_rdd.rdd_id;
+    if (rdd.name.empty()) rdd.name = info_rdd.name;
+    rdd.partitions = std::max(rdd.partitions, info_rdd.partitions);
+    rdd.max_cached_partitions = std::max(rdd.max_cached_partitions, info_rdd.cached_partitions);
+    rdd.max_memory_bytes = std::max(rdd.max_memory_bytes, info_rdd.memory_bytes);
+    rdd.max_disk_bytes = std::max(rdd.max_disk_bytes, info_rdd.disk_bytes);
+    rdd.use_memory = rdd.use_memory || info_rdd.use_memory;
+    rdd.use_disk = rdd.use_disk || info_rdd.use_disk;
+    if (rdd.uses.size() < 10000) {
+      rdd.uses.push_back({info.stage_id, info.attempt, info_rdd.cached_partitions});
+    }
+  }
   for (const eventlog::Accumulable& accumulable : info.accumulables) {
     if (!accumulable.has_value) continue;
     stage.accumulables[accumulable.id] = {accumulable.name, accumulable.value, accumulable.is_sql};
@@ -467,6 +481,7 @@ void ModelBuilder::OnSqlExecutionStart(const eventlog::SqlExecutionStartEvent& e
   sql.details_head = event.details_head;
   sql.physical_plan = event.physical_plan;
   sql.start_time_ms = event.time_ms;
+  sql.plan = event.plan;
   RegisterSqlMetrics(event.execution_id, event.metrics);
   SeeTime(event.time_ms);
 }
@@ -483,6 +498,7 @@ void ModelBuilder::OnSqlAdaptiveUpdate(const eventlog::SqlAdaptiveUpdateEvent& e
   SqlExecution& sql = model_.sql_executions[event.execution_id];
   sql.execution_id = event.execution_id;
   if (!event.physical_plan.empty()) sql.physical_plan = event.physical_plan;
+  if (!event.plan.empty()) sql.plan = event.plan;
   RegisterSqlMetrics(event.execution_id, event.metrics);
 }
 

@@ -39,6 +39,13 @@ void IdleExecutors(const DiagnosisInput& input, std::vector<Finding>& out);
 void SchedulerOverhead(const DiagnosisInput& input, std::vector<Finding>& out);
 // fetch_failures.cc
 void FetchFailures(const DiagnosisInput& input, std::vector<Finding>& out);
+// plan_joins.cc: broadcast-join-missed, broadcast-too-large, nested-loop-join, exploding-join
+void PlanJoins(const DiagnosisInput& input, std::vector<Finding>& out);
+// plan_scans.cc: full-scan, python-udf
+void FullScan(const DiagnosisInput& input, std::vector<Finding>& out);
+void PythonUdf(const DiagnosisInput& input, std::vector<Finding>& out);
+// cache_misuse.cc
+void CacheMisuse(const DiagnosisInput& input, std::vector<Finding>& out);
 // speculation_waste.cc
 void SpeculationWaste(const DiagnosisInput& input, std::vector<Finding>& out);
 
