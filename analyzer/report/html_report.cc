@@ -521,6 +521,9 @@ void WriteFinding(const diagnosis::Finding& f, const std::string& anchor, const 
          std::string(diagnosis::CategoryName(f.category)) + "</span> · confidence <strong>" +
          diagnosis::ConfidenceLevelName(f.confidence.level) + "</strong>";
   if (!f.confidence.reason.empty()) out += ": " + Shortened(f.confidence.reason, 1200);
+  if (!f.symptom_of.empty()) {
+    out += " · follows from <code>" + Escape(f.symptom_of) + "</code>: fix that first";
+  }
   out += "</p>\n";
   if (!f.stage_ids.empty()) {
     out += "<p class=\"stage-ids\">Stages:";

@@ -105,6 +105,7 @@ void WriteFinding(int number, const diagnosis::Finding& f, std::ostringstream& o
   out << " · **Category:** " << diagnosis::CategoryName(f.category) << " · **Confidence:** "
       << diagnosis::ConfidenceLevelName(f.confidence.level);
   if (!f.confidence.reason.empty()) out << " (" << Cell(f.confidence.reason, 600) << ")";
+  if (!f.symptom_of.empty()) out << " · **Follows from:** " << Code(f.symptom_of);
   out << "\n\n";
   if (!f.evidence.empty()) {
     out << "| evidence | value |\n|---|---:|\n";

@@ -103,6 +103,9 @@ void WritePhasesAndFindings(const Analysis& analysis, std::ostringstream& out) {
         << diagnosis::ConfidenceLevelName(f.confidence.level);
     if (!f.confidence.reason.empty()) out << ": " << Printable(f.confidence.reason, 400);
     out << "\n";
+    if (!f.symptom_of.empty()) {
+      out << "   follows from " << f.symptom_of << " (above): fix that first\n";
+    }
     out << "   evidence:";
     for (size_t i = 0; i < f.evidence.size(); ++i) {
       out << (i == 0 ? " " : ", ") << Printable(f.evidence[i].name, 80) << "="

@@ -14,8 +14,13 @@
 //   * commit gap >= 10 s AND >= 5% of wall time, or
 //   * write-stage task p95 >= 2x the p95 of the other stages and >= 10 s;
 //   critical when the commit gap or write time is >= 25% of wall time.
-// Small files: > 100 files averaging < 32 MiB (DataFlint: < 3 MB and > 100 files is its alert; we
-// also flag moderately small files because each costs a rename on object stores).
+// Not I/O: a slow write stage whose tasks were >= 90% on CPU with < 10% of their time committing,
+// and no long job commit, is compute or partitioning (too-few-partitions says which): the finding
+// is then info, low confidence, and costs only the commit time.
+// small-files (its own finding): >= 100 files averaging < 32 MiB (DataFlint: < 3 MB and > 100
+// files is its alert; we also flag moderately small files because each costs a create, a commit
+// and, on object stores, a rename, and every later reader opens them). Warning when they average
+// < 8 MiB, info otherwise.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -81,6 +86,67 @@ double CpuShare(const model::ApplicationModel& m, int32_t stage_id) {
   }
   return run_ms > 0 ? std::min(cpu_ms / run_ms, 1.0) : 0.0;
 }
+
+constexpr double kComputeBoundCpu = 0.9;
+constexpr double kComputeBoundCommit = 0.1;
+constexpr int64_t kSmallFilesMin = 100;
+constexpr int64_t kSmallFileBytes = 32ll << 20;
+constexpr int64_t kSmallFileWarningBytes = 8ll << 20;
+constexpr int64_t kTargetFileBytes = 128ll << 20;
+
+void SmallFiles(const DiagnosisInput& input, const WriteCommit& commit, const StageStats& write,
+                std::vector<Finding>& out) {
+  const int64_t files = write.written_files;
+  const int64_t average = write.output_bytes / std::max<int64_t>(files, 1);
+  const int64_t target =
+      std::max<int64_t>(1, (write.output_bytes + kTargetFileBytes - 1) / kTargetFileBytes);
+  // Per-file cost in this run: task commit time and the job commit, per file written.
+  const int64_t per_file_ms =
+      (write.task_commit_ms / input.slots() + std::max<int64_t>(commit.commit_ms(), 0)) /
+      std::max<int64_t>(files, 1);
+  const int64_t saving = per_file_ms * std::max<int64_t>(files - target, 0);
+  Finding f;
+  f.rule = "small-files";
+  f.category = Category::kDataDistribution;
+  f.severity = average < kSmallFileWarningBytes ? Severity::kWarning : Severity::kInfo;
+  f.confidence = {ConfidenceLevel::kHigh,
+                  "the file count and bytes are Spark SQL's write metrics (number of written "
+                  "files, written output)"};
+  f.stage_ids = {write.stage_id};
+  f.recipe = "docs/recipes/troubleshoot/s3-write-slow.md";
+  f.title = "Job " + std::to_string(commit.job_id) + " wrote " + std::to_string(files) +
+            " files of " + Bytes(average) + " on average";
+  f.evidence = {
+      {"written_files", static_cast<double>(files), "count"},
+      {"output_bytes", static_cast<double>(write.output_bytes), "bytes"},
+      {"average_file_bytes", static_cast<double>(average), "bytes"},
+      {"files_at_128_mib", static_cast<double>(target), "count"},
+      {"task_commit_ms", static_cast<double>(write.task_commit_ms), "ms"},
+      {"job_commit_ms", static_cast<double>(std::max<int64_t>(commit.commit_ms(), 0)), "ms"},
+  };
+  f.explanation =
+      "Stage " + std::to_string(write.stage_id) + " wrote " + Bytes(write.output_bytes) + " as " +
+      std::to_string(files) + " files (" + Bytes(average) + " each on average; " +
+      std::to_string(target) + " files of ~128 MiB would hold it). Every file costs a create, a "
+      "task commit and its share of the job commit (a rename on object stores with the classic "
+      "committer): " + Millis(write.task_commit_ms) + " of task commit time here. Every later "
+      "read pays again: a task or a split and a footer read per file.";
+  f.recommendations.push_back(
+      {"", "coalesce(" + std::to_string(target) + ") or repartition by the output's partition "
+               "columns before writing (or the REBALANCE hint with adaptive execution)",
+       std::to_string(target) + " files of ~128 MiB instead of " + std::to_string(files)});
+  f.recommendations.push_back(
+      {"spark.sql.adaptive.advisoryPartitionSizeInBytes", "128m",
+       "with adaptive execution on, a repartition/REBALANCE before the write then produces "
+       "partitions (files) of about this size"});
+  f.impact.time_saved_ms_low = saving / 2;
+  f.impact.time_saved_ms_high = saving;
+  f.impact.method =
+      "this run's commit time per file (task commits over the slots plus the job commit) for "
+      "the files beyond the ~128 MiB count (high), half (low); later reads also gain, not counted";
+  f.cost_ms = saving;
+  out.push_back(std::move(f));
+}
 }  // namespace
 
 void IoWriteBound(const DiagnosisInput& input, std::vector<Finding>& out) {
@@ -103,8 +169,22 @@ void IoWriteBound(const DiagnosisInput& input, std::vector<Finding>& out) {
     const bool gap_fires = gap >= kMinGapMs && p.Ratio(gap) >= kWarningShare;
     const bool tasks_fire = compute_p95 > 0 && write->p95_task_ms >= kP95Ratio * compute_p95 &&
                             write->p95_task_ms >= kMinGapMs;
+    if (write->written_files >= kSmallFilesMin &&
+        write->output_bytes / std::max<int64_t>(write->written_files, 1) < kSmallFileBytes) {
+      SmallFiles(input, commit, *write, out);
+    }
+    // The write tasks were slow, but their own figures say it was not I/O: they were on CPU
+    // almost all the time and committed quickly, and the job commit was short. That is a
+    // partitioning or compute problem (too-few-partitions, the flame graph), not a write one.
+    const double task_cpu_share = CpuShare(m, write->stage_id);
+    const double task_commit_share =
+        write->run_time_ms > 0 ? static_cast<double>(write->task_commit_ms) / write->run_time_ms
+                               : 0;
+    const bool compute_bound = !gap_fires && tasks_fire && task_cpu_share >= kComputeBoundCpu &&
+                               task_commit_share < kComputeBoundCommit;
     if (!gap_fires && !tasks_fire) continue;
-    const int64_t write_wall = gap + (tasks_fire ? std::max<int64_t>(write->duration_ms, 0) : 0);
+    const int64_t write_wall =
+        gap + (tasks_fire && !compute_bound ? std::max<int64_t>(write->duration_ms, 0) : 0);
     const bool delta = IsDeltaWrite(m, commit, write->name);
     const bool hadoop_committer = !delta && !databricks;
     const int64_t sql_job_commit_ms =
@@ -115,7 +195,17 @@ void IoWriteBound(const DiagnosisInput& input, std::vector<Finding>& out) {
     f.confidence = {ConfidenceLevel::kMedium,
                     "commit time is measured (SQL commit metrics, job end after the last task); "
                     "how much a committer change saves depends on the file system"};
-    f.severity = p.Ratio(write_wall) >= kCriticalShare ? Severity::kCritical : Severity::kWarning;
+    f.severity = compute_bound                            ? Severity::kInfo
+                 : p.Ratio(write_wall) >= kCriticalShare ? Severity::kCritical
+                                                         : Severity::kWarning;
+    if (compute_bound) {
+      f.confidence = {ConfidenceLevel::kLow,
+                      "the write stage was slow, but its tasks were " +
+                          Fixed(100 * task_cpu_share, 0) + "% on CPU and " +
+                          Fixed(100 * task_commit_share, 0) +
+                          "% committing: the time is compute or partitioning, only the commit "
+                          "is I/O"};
+    }
     f.stage_ids = {write->stage_id};
     f.recipe = "docs/recipes/troubleshoot/s3-write-slow.md";
     f.evidence = {

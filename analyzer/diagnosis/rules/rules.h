@@ -19,7 +19,7 @@ void Spill(const DiagnosisInput& input, std::vector<Finding>& out);
 void GcPressure(const DiagnosisInput& input, std::vector<Finding>& out);
 // resource_wait.cc
 void ResourceWait(const DiagnosisInput& input, std::vector<Finding>& out);
-// io_write_bound.cc
+// io_write_bound.cc (io-write-bound and small-files)
 void IoWriteBound(const DiagnosisInput& input, std::vector<Finding>& out);
 // task_failures.cc
 void TaskFailures(const DiagnosisInput& input, std::vector<Finding>& out);
