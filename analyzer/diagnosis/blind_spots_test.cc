@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analyzer/diagnosis/diagnose.h"
+#include "analyzer/diagnosis/diagnosis_input.h"
 #include "analyzer/diagnosis/test_util.h"
 
 namespace sparkprof::diagnosis {
@@ -334,6 +335,34 @@ TEST(Ranking, FailuresFirstThenSavingWithSymptomsAfterTheirRoot) {
   EXPECT_EQ(findings[1].symptom_of, "job-failures");
   EXPECT_EQ(findings[4].symptom_of, "data-skew");
   EXPECT_EQ(findings[5].symptom_of, "");
+}
+
+std::string Acc(int64_t id, const std::string& name, int64_t value);
+
+TEST(Photon, ZeroTaskMetricsAreFilledFromPhotonsSqlMetrics) {
+  // Photon tasks report no shuffle write time and no spill in Spark's task metrics; its own SQL
+  // metrics carry them.
+  Log log;
+  log.Executor("0", 1500);
+  log.JobStart(0, {0}, 2000, "photon");
+  log.StageSubmitted(0, 0, 2000);
+  for (int i = 0; i < 4; ++i) log.Task(0, i, i, 0, "0", 2000, 30000, kSuccess, 27000, 1 << 20);
+  log.StageCompleted(
+      0, 0, 2000, 30000, "",
+      Acc(1, "total time spent producing shuffle files", 40'000'000'000) + "," +
+          Acc(2, "num bytes spilled to disk due to memory pressure", 3ll << 30));
+  log.JobEnd(0, 30000);
+  log.End(31000);
+  report::Analysis a = AnalyzeText(log.text());
+  DiagnosisInput input;
+  MakeDiagnosisInput(a.model, input);
+  ASSERT_EQ(input.stages.size(), 1u);
+  EXPECT_EQ(input.stages[0].shuffle_write_ms, 40'000);
+  EXPECT_EQ(input.stages[0].disk_spill_bytes, 3ll << 30);
+  EXPECT_EQ(input.stages[0].photon_figures, "shuffle write time, spill");
+  auto spill = FindingsOf(a, "spill");
+  ASSERT_EQ(spill.size(), 1u);
+  EXPECT_NE(spill[0]->explanation.find("Photon"), std::string::npos);
 }
 
 // ---- Plan rules (SQL plans with their metrics) ----

@@ -132,6 +132,29 @@ std::vector<StageStats> ComputeStageStats(const model::ApplicationModel& model) 
     }
     std::sort(same_host.begin(), same_host.end());
     s.max_task_host_median_ms = NearestRank(same_host, 0.5);
+
+    // Photon (Databricks) leaves Spark's shuffle write time and spill task metrics at 0 and
+    // reports them in its own SQL metrics; use those when the task metrics have nothing.
+    int64_t photon_shuffle_ns = 0, photon_spill = 0;
+    bool photon = false;
+    for (const auto& [id, acc] : stage.accumulables) {
+      if (acc.name == "total time spent producing shuffle files") {
+        photon_shuffle_ns += acc.value;
+        photon = true;
+      } else if (acc.name == "num bytes spilled to disk due to memory pressure") {
+        photon_spill += acc.value;
+        photon = true;
+      }
+    }
+    if (photon && s.shuffle_write_ms == 0 && photon_shuffle_ns > 0) {
+      s.shuffle_write_ms = photon_shuffle_ns / 1'000'000;
+      s.photon_figures += "shuffle write time";
+    }
+    if (photon && s.disk_spill_bytes == 0 && s.memory_spill_bytes == 0 && photon_spill > 0) {
+      s.disk_spill_bytes = photon_spill;
+      if (!s.photon_figures.empty()) s.photon_figures += ", ";
+      s.photon_figures += "spill";
+    }
     out.push_back(std::move(s));
   }
   return out;

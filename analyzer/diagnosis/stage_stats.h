@@ -60,6 +60,11 @@ struct StageStats {
   int64_t fetch_wait_ms = 0;
   int64_t shuffle_write_ms = 0;
   int64_t scheduling_overhead_ms = 0;  // sum of (duration - executor run time) over ended attempts
+  // Figures taken from Photon's SQL metrics because Spark's task metrics are 0 under Photon
+  // ("shuffle write time", "spill"; "" when none): shuffle_write_ms from "total time spent
+  // producing shuffle files", disk_spill_bytes from "num bytes spilled to disk due to memory
+  // pressure". Rules using them say so.
+  std::string photon_figures;
 
   // SQL write metrics: task commit time from the stage's accumulables, written files from the
   // driver's update after the job (model::SqlWrite).

@@ -78,6 +78,12 @@ void ShuffleBottleneck(const DiagnosisInput& input, std::vector<Finding>& out) {
         "30-60% of the stage's shuffle wait and write time, spread over its parallel "
         "tasks (buffer and in-flight tuning overlap I/O; less data removes it)";
     f.cost_ms = f.impact.time_saved_ms_high;
+    if (!stage.photon_figures.empty()) {
+      f.explanation += " (The " + stage.photon_figures +
+                       " figures come from Photon's own SQL metrics: Spark's task metrics are 0 "
+                       "for Photon tasks.)";
+      f.confidence.reason += "; " + stage.photon_figures + " from Photon's SQL metrics";
+    }
     out.push_back(std::move(f));
   }
 }

@@ -198,6 +198,12 @@ void Spill(const DiagnosisInput& input, std::vector<Finding>& out) {
       f.impact.core_hours_saved_high = CoreHours(io_ms_high, 1);
     }
     f.cost_ms = f.impact.time_saved_ms_high;
+    if (!stage.photon_figures.empty()) {
+      f.explanation += " (The " + stage.photon_figures +
+                       " figures come from Photon's own SQL metrics: Spark's task metrics are 0 "
+                       "for Photon tasks.)";
+      f.confidence.reason += "; " + stage.photon_figures + " from Photon's SQL metrics";
+    }
     out.push_back(std::move(f));
   }
 }
