@@ -530,6 +530,22 @@ TEST(SharedLogs, SilentWhereFactsShowNoProblem) {
     if (failed == 0) {
       EXPECT_TRUE(FindingsOf(*a, "task-failures").empty()) << label;
     }
+    // No failed job and no failed SQL execution: job-failures stays silent, and then nothing
+    // ranks above the most important finding by saving.
+    simdjson::dom::element job_results;
+    bool any_job_failed = false;
+    if (!fact["job_results"].get(job_results) && job_results.is_object()) {
+      for (auto [result, count] : job_results.get_object()) {
+        if (result != "JobSucceeded" && number(count) > 0) any_job_failed = true;
+      }
+    }
+    if (!any_job_failed && number(fact["sql_failed"]) == 0) {
+      EXPECT_TRUE(FindingsOf(*a, "job-failures").empty()) << label;
+    }
+    if (any_job_failed) {
+      ASSERT_FALSE(a->findings.empty()) << label;
+      EXPECT_EQ(a->findings.front().rule, "job-failures") << label;
+    }
     for (const Finding& f : a->findings) {
       EXPECT_FALSE(f.title.empty()) << label;
       EXPECT_FALSE(f.explanation.empty()) << label;
