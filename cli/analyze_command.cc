@@ -24,7 +24,9 @@ struct AnalyzeOptions {
   int max_problems_printed = 20;
 };
 
-bool WriteOutput(const std::string& path, const std::string& text) {
+}  // namespace
+
+bool WriteReportOutput(const std::string& path, const std::string& text) {
   if (path.empty() || path == "-") {
     std::fwrite(text.data(), 1, text.size(), stdout);
     return true;
@@ -37,6 +39,8 @@ bool WriteOutput(const std::string& path, const std::string& text) {
   }
   return true;
 }
+
+namespace {
 
 int RunAnalyze(const AnalyzeOptions& options) {
   Result<source::DiscoveryResult> found = source::Discover(options.path);
@@ -82,7 +86,7 @@ int RunAnalyze(const AnalyzeOptions& options) {
 
   std::vector<const report::Analysis*> pointers;
   for (const auto& analysis : analyses) pointers.push_back(analysis.get());
-  if (!WriteOutput(options.output, report::RenderReport(options.format, pointers))) {
+  if (!WriteReportOutput(options.output, report::RenderReport(options.format, pointers))) {
     return kExitUsage;
   }
   if (options.fail_on.empty()) return kExitOk;

@@ -4,6 +4,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <string>
+
 namespace sparkprof::cli {
 
 // Exit codes shared by every subcommand (documented in README.md).
@@ -15,5 +17,9 @@ inline constexpr int kExitFindingsAtThreshold = 3;  // --fail-on matched a findi
 void RegisterAnalyzeCommand(CLI::App& app, int& exit_code);
 void RegisterFlamegraphCommand(CLI::App& app, int& exit_code);
 void RegisterDemoCommand(CLI::App& app, int& exit_code);
+void RegisterWhatifCommand(CLI::App& app, int& exit_code);
+
+// Writes text to path ("" or "-": stdout); false (and a message on stderr) when it cannot.
+bool WriteReportOutput(const std::string& path, const std::string& text);
 
 }  // namespace sparkprof::cli

@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
 #ifdef SPARKPROF_HAVE_ANALYZE
   sparkprof::cli::RegisterAnalyzeCommand(app, exit_code);
   sparkprof::cli::RegisterDemoCommand(app, exit_code);
+  sparkprof::cli::RegisterWhatifCommand(app, exit_code);
 #endif
 #ifdef SPARKPROF_HAVE_FLAMEGRAPH
   sparkprof::cli::RegisterFlamegraphCommand(app, exit_code);

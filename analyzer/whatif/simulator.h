@@ -1,0 +1,71 @@
+// What-if: replay an application task by task through a model of Spark's scheduler, as it ran
+// (the self-prediction, whose error against the real wall time is printed with every answer)
+// and under other settings.
+//
+// The model (docs/whatif.md has the full statement of assumptions):
+//   * Jobs are submitted when the driver submitted them, relative to the last job that had ended
+//     before (or the application start): driver-only gaps and concurrent jobs keep their shape.
+//   * A stage attempt is released when its parent stages (that ran) have completed, plus the delay
+//     the run showed between them; the job ends when its last stage attempt ends plus the run's own
+//     gap (result fetch, job commit); the application ends the run's tail after its last job.
+//   * Every ended task attempt (failed ones too: they held a slot) is a unit of work of its real
+//     duration (launch to finish), placed FIFO (job, stage, attempt, launch order) on the earliest
+//     free slot of the executors alive then; executors arrive and leave when they did.
+//   * Locality waits, speculation and barrier stages are not modelled (the run shows their effect
+//     inside the task durations it replays).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analyzer/model/application_model.h"
+
+namespace sparkprof::whatif {
+
+// The changes a what-if applies; -1 / false = as the run had it. Combinations are simulated
+// together (they are not additive).
+struct Scenario {
+  int32_t executors = -1;           // spark.executor.instances (executors with cores, not the driver)
+  int32_t cores_per_executor = -1;  // spark.executor.cores
+  int32_t shuffle_partitions = -1;  // spark.sql.shuffle.partitions: re-splits shuffle-read stages
+  bool fix_skew = false;            // tasks above 2x the stage median split to the median
+};
+
+// Parses "--set key=value" (the settings above) and "--fix skew"; false with `error` set otherwise.
+bool ApplySetting(const std::string& assignment, Scenario& scenario, std::string& error);
+bool ApplyFix(const std::string& fix, Scenario& scenario, std::string& error);
+
+struct StagePrediction {
+  int32_t stage_id = -1;
+  int32_t attempt = 0;
+  std::string name;
+  int64_t actual_ms = -1;     // first task launch to last task end in the run
+  int64_t baseline_ms = -1;   // the same, simulated as run
+  int64_t predicted_ms = -1;  // the same, simulated with the scenario
+  int64_t actual_tasks = 0;
+  int64_t predicted_tasks = 0;
+};
+
+struct Prediction {
+  int64_t actual_wall_ms = 0;
+  int64_t baseline_wall_ms = 0;   // self-prediction: the run simulated as it was
+  int64_t predicted_wall_ms = 0;  // the scenario
+  // |baseline - actual| / actual: how far the model is from this run before any change.
+  double self_prediction_error = 0;
+  // Executor core-hours held (added to removed, or to the end), from the run and simulated.
+  double actual_core_hours = 0;
+  double baseline_core_hours = 0;
+  double predicted_core_hours = 0;
+  int32_t actual_executors = 0;
+  int32_t predicted_executors = 0;
+  int32_t actual_cores_per_executor = 0;
+  int32_t predicted_cores_per_executor = 0;
+  std::vector<StagePrediction> stages;  // stage attempts with tasks, by (id, attempt)
+  std::vector<std::string> changes;      // what the scenario changed, in words
+  std::vector<std::string> assumptions;  // what the prediction rests on
+};
+
+Prediction Simulate(const model::ApplicationModel& model, const Scenario& scenario);
+
+}  // namespace sparkprof::whatif

@@ -1,0 +1,195 @@
+// `sparkprof whatif LOG --set key=value ... --fix skew`: the run replayed as it was (the
+// self-prediction, with its error) and under the changed settings, per application.
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "analyzer/report/analysis.h"
+#include "analyzer/source/log_source.h"
+#include "analyzer/whatif/simulator.h"
+#include "cli/commands.h"
+#include "common/json_writer.h"
+
+namespace sparkprof::cli {
+
+namespace {
+
+struct WhatifOptions {
+  std::string path;
+  std::vector<std::string> settings;
+  std::vector<std::string> fixes;
+  std::string format = "text";
+  std::string output;
+};
+
+std::string Seconds(int64_t ms) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f s", static_cast<double>(ms) / 1000.0);
+  return text;
+}
+
+std::string Percent(double ratio) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%+.1f%%", 100 * ratio);
+  return text;
+}
+
+void WriteText(const report::Analysis& a, const whatif::Prediction& p, std::ostringstream& out) {
+  out << "sparkprof whatif: " << a.model.app_name << " (" << a.model.app_id << ")\n";
+  for (const std::string& change : p.changes) out << "  change: " << change << "\n";
+  const double vs_actual =
+      p.actual_wall_ms > 0
+          ? static_cast<double>(p.predicted_wall_ms - p.actual_wall_ms) / p.actual_wall_ms
+          : 0;
+  const double vs_baseline =
+      p.baseline_wall_ms > 0
+          ? static_cast<double>(p.predicted_wall_ms - p.baseline_wall_ms) / p.baseline_wall_ms
+          : 0;
+  char hours[160];
+  out << "  wall time   actual " << Seconds(p.actual_wall_ms) << ", replayed as run "
+      << Seconds(p.baseline_wall_ms) << " (self-prediction error "
+      << Percent(p.self_prediction_error).substr(1) << "), predicted "
+      << Seconds(p.predicted_wall_ms) << " (" << Percent(vs_baseline) << " vs the replay, "
+      << Percent(vs_actual) << " vs actual)\n";
+  std::snprintf(hours, sizeof(hours), "  core-hours  actual %.3f, replayed %.3f, predicted %.3f\n",
+                p.actual_core_hours, p.baseline_core_hours, p.predicted_core_hours);
+  out << hours;
+  out << "  executors   " << p.actual_executors << " x " << p.actual_cores_per_executor
+      << " cores -> " << p.predicted_executors << " x " << p.predicted_cores_per_executor
+      << " cores\n";
+  bool header = false;
+  for (const whatif::StagePrediction& s : p.stages) {
+    if (s.predicted_ms == s.baseline_ms && s.predicted_tasks == s.actual_tasks) continue;
+    if (!header) {
+      out << "  stages that change (task span: actual, replayed, predicted; tasks):\n";
+      header = true;
+    }
+    out << "    stage " << s.stage_id << "." << s.attempt << "  " << Seconds(s.actual_ms) << ", "
+        << Seconds(s.baseline_ms) << " -> " << Seconds(s.predicted_ms) << "  " << s.actual_tasks
+        << " -> " << s.predicted_tasks << " tasks\n";
+  }
+  out << "  assumptions:\n";
+  for (const std::string& assumption : p.assumptions) out << "    - " << assumption << "\n";
+}
+
+void WriteJson(const report::Analysis& a, const whatif::Prediction& p, JsonWriter& out) {
+  out.BeginObject()
+      .Field("schema", "sparkprof.whatif/v1")
+      .Field("app_id", a.model.app_id)
+      .Field("app_name", a.model.app_name);
+  out.Key("changes").BeginArray();
+  for (const std::string& change : p.changes) out.String(change);
+  out.EndArray();
+  out.Key("actual").BeginObject()
+      .Field("wall_ms", p.actual_wall_ms)
+      .FieldDouble("core_hours", p.actual_core_hours, 6)
+      .Field("executors", static_cast<int64_t>(p.actual_executors))
+      .Field("cores_per_executor", static_cast<int64_t>(p.actual_cores_per_executor))
+      .EndObject();
+  out.Key("baseline").BeginObject()
+      .Field("wall_ms", p.baseline_wall_ms)
+      .FieldDouble("core_hours", p.baseline_core_hours, 6)
+      .EndObject();
+  out.Key("predicted").BeginObject()
+      .Field("wall_ms", p.predicted_wall_ms)
+      .FieldDouble("core_hours", p.predicted_core_hours, 6)
+      .Field("executors", static_cast<int64_t>(p.predicted_executors))
+      .Field("cores_per_executor", static_cast<int64_t>(p.predicted_cores_per_executor))
+      .EndObject();
+  out.FieldDouble("self_prediction_error", p.self_prediction_error, 4);
+  out.Key("stages").BeginArray();
+  for (const whatif::StagePrediction& s : p.stages) {
+    out.BeginObject()
+        .Field("stage_id", static_cast<int64_t>(s.stage_id))
+        .Field("attempt", static_cast<int64_t>(s.attempt))
+        .Field("actual_ms", s.actual_ms)
+        .Field("baseline_ms", s.baseline_ms)
+        .Field("predicted_ms", s.predicted_ms)
+        .Field("actual_tasks", s.actual_tasks)
+        .Field("predicted_tasks", s.predicted_tasks)
+        .EndObject();
+  }
+  out.EndArray();
+  out.Key("assumptions").BeginArray();
+  for (const std::string& assumption : p.assumptions) out.String(assumption);
+  out.EndArray();
+  out.EndObject();
+}
+
+int RunWhatif(const WhatifOptions& options) {
+  whatif::Scenario scenario;
+  std::string error;
+  for (const std::string& setting : options.settings) {
+    if (!whatif::ApplySetting(setting, scenario, error)) {
+      std::fprintf(stderr, "sparkprof whatif: %s\n", error.c_str());
+      return kExitUsage;
+    }
+  }
+  for (const std::string& fix : options.fixes) {
+    if (!whatif::ApplyFix(fix, scenario, error)) {
+      std::fprintf(stderr, "sparkprof whatif: %s\n", error.c_str());
+      return kExitUsage;
+    }
+  }
+  Result<source::DiscoveryResult> found = source::Discover(options.path);
+  if (!found.ok()) {
+    std::fprintf(stderr, "sparkprof: %s\n", found.status().message().c_str());
+    return kExitNothingAnalysable;
+  }
+  std::ostringstream text;
+  JsonWriter json;
+  const bool many = found->applications.size() > 1;
+  if (options.format == "json" && many) json.BeginObject().Key("applications").BeginArray();
+  int analysed = 0;
+  for (const source::ApplicationLog& log : found->applications) {
+    eventlog::ReaderOptions reader_options;
+    reader_options.on_problem = [](const std::string&, bool) {};
+    report::Analysis analysis = report::Analyze(log, reader_options);
+    if (!analysis.read.analysable()) {
+      std::fprintf(stderr, "sparkprof: %s: no Spark events could be read; not simulated\n",
+                   log.name.c_str());
+      continue;
+    }
+    whatif::Prediction prediction = whatif::Simulate(analysis.model, scenario);
+    if (options.format == "json") {
+      WriteJson(analysis, prediction, json);
+    } else {
+      if (analysed > 0) text << "\n";
+      WriteText(analysis, prediction, text);
+    }
+    ++analysed;
+  }
+  if (analysed == 0) return kExitNothingAnalysable;
+  std::string result;
+  if (options.format == "json") {
+    if (many) json.EndArray().EndObject();
+    result = json.Take() + "\n";
+  } else {
+    result = text.str();
+  }
+  return WriteReportOutput(options.output, result) ? kExitOk : kExitUsage;
+}
+
+}  // namespace
+
+void RegisterWhatifCommand(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<WhatifOptions>();
+  CLI::App* command = app.add_subcommand(
+      "whatif",
+      "Replay the run through a model of Spark's scheduler as it was (the self-prediction) and "
+      "with other settings: predicted wall time and core-hours");
+  command->add_option("path", options->path, "event log file, directory or zip")->required();
+  command->add_option("--set", options->settings,
+                      "a setting to simulate: spark.executor.instances=N, spark.executor.cores=N, "
+                      "spark.sql.shuffle.partitions=N (repeatable, combined)");
+  command->add_option("--fix", options->fixes, "a problem fixed: skew (repeatable)");
+  command->add_option("--format", options->format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}));
+  command->add_option("-o,--output", options->output, "write the answer here instead of stdout");
+  command->callback([options, &exit_code]() { exit_code = RunWhatif(*options); });
+}
+
+}  // namespace sparkprof::cli
