@@ -1,5 +1,6 @@
 #include "analyzer/diagnosis/diagnosis_input.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -67,6 +68,17 @@ Platform DiagnosisInput::GetPlatform() const {
     if (key.rfind("spark.dataproc.", 0) == 0) return Platform::kDataproc;
   }
   return Platform::kNone;
+}
+
+bool Simulated(const DiagnosisInput& input, const whatif::Scenario& scenario,
+               SimulatedSaving& out) {
+  if (input.model->tasks.empty()) return false;
+  const whatif::Prediction p = whatif::Simulate(*input.model, scenario);
+  if (p.actual_wall_ms <= 0 || p.self_prediction_error > 0.25) return false;
+  out.saved_ms = std::max<int64_t>(p.baseline_wall_ms - p.predicted_wall_ms, 0);
+  out.self_prediction_error = p.self_prediction_error;
+  out.core_hours_saved = std::max(p.baseline_core_hours - p.predicted_core_hours, 0.0);
+  return true;
 }
 
 bool DiagnosisInput::AqeCoalesces() const {

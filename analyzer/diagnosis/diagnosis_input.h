@@ -8,6 +8,7 @@
 #include "analyzer/diagnosis/sql_plans.h"
 #include "analyzer/diagnosis/stage_stats.h"
 #include "analyzer/model/application_model.h"
+#include "analyzer/whatif/simulator.h"
 
 namespace sparkprof::diagnosis {
 
@@ -51,6 +52,17 @@ struct DiagnosisInput {
   // Slots the run had at its peak (at least 1 so divisions stay defined).
   int64_t slots() const { return phases.peak_slots > 0 ? phases.peak_slots : 1; }
 };
+
+// What a scenario saves, by the what-if simulator (analyzer/whatif): the replay as run minus the
+// replay with the change. False when the model does not reproduce this run well enough to trust
+// the difference (self-prediction error above 25%) or the log has no tasks to replay.
+struct SimulatedSaving {
+  int64_t saved_ms = 0;
+  double self_prediction_error = 0;
+  double core_hours_saved = 0;
+};
+bool Simulated(const DiagnosisInput& input, const whatif::Scenario& scenario,
+               SimulatedSaving& out);
 
 // Fills `input` (not copyable: its plans point into it).
 void MakeDiagnosisInput(const model::ApplicationModel& model, DiagnosisInput& input);

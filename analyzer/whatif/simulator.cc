@@ -74,7 +74,19 @@ struct ExecutorSlots {
 std::vector<Work> Reshape(std::vector<Work> tasks, const Unit& unit, const Scenario& scenario,
                           int64_t fixed_ms) {
   if (tasks.empty()) return tasks;
-  if (scenario.fix_skew && tasks.size() >= 5) {
+  const bool fix_here =
+      scenario.fix_skew &&
+      (scenario.skew_stages.empty() ||
+       std::find(scenario.skew_stages.begin(), scenario.skew_stages.end(), unit.stage_id) !=
+           scenario.skew_stages.end());
+  int64_t new_count = -1;
+  if (auto stage = scenario.stage_partitions.find(unit.stage_id);
+      stage != scenario.stage_partitions.end()) {
+    new_count = stage->second;
+  } else if (scenario.shuffle_partitions > 0 && unit.shuffle_read) {
+    new_count = scenario.shuffle_partitions;
+  }
+  if (fix_here && tasks.size() >= 5) {
     std::vector<int64_t> durations;
     for (const Work& w : tasks) durations.push_back(w.duration_ms);
     std::nth_element(durations.begin(), durations.begin() + durations.size() / 2, durations.end());
@@ -93,23 +105,22 @@ std::vector<Work> Reshape(std::vector<Work> tasks, const Unit& unit, const Scena
     }
     tasks = std::move(split);
   }
-  if (scenario.shuffle_partitions > 0 && unit.shuffle_read &&
-      static_cast<int64_t>(tasks.size()) != scenario.shuffle_partitions) {
+  if (new_count > 0 && static_cast<int64_t>(tasks.size()) != new_count) {
     // The stage's work (durations less the fixed per-task cost) spread over the new count, in
     // partition order, fractional: a task's work goes where its partitions go.
     const size_t old_count = tasks.size();
-    const size_t new_count = static_cast<size_t>(scenario.shuffle_partitions);
+    const size_t count = static_cast<size_t>(new_count);
     std::vector<double> work;
     for (const Work& w : tasks) work.push_back(std::max<double>(w.duration_ms - fixed_ms, 0));
-    std::vector<Work> out(new_count, Work{fixed_ms});
+    std::vector<Work> out(count, Work{fixed_ms});
     for (size_t i = 0; i < old_count; ++i) {
       // Old task i covers [i/old, (i+1)/old) of the key space.
       const double begin = static_cast<double>(i) / old_count;
       const double end = static_cast<double>(i + 1) / old_count;
-      size_t first = static_cast<size_t>(begin * new_count);
-      for (size_t j = first; j < new_count; ++j) {
-        const double lo = std::max(begin, static_cast<double>(j) / new_count);
-        const double hi = std::min(end, static_cast<double>(j + 1) / new_count);
+      size_t first = static_cast<size_t>(begin * count);
+      for (size_t j = first; j < count; ++j) {
+        const double lo = std::max(begin, static_cast<double>(j) / count);
+        const double hi = std::min(end, static_cast<double>(j + 1) / count);
         if (hi <= lo) break;
         out[j].duration_ms += static_cast<int64_t>(std::llround(work[i] * (hi - lo) * old_count));
       }
@@ -573,7 +584,7 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
                         std::to_string(had) + ")");
   }
   std::vector<Unit> reshaped = units;
-  if (scenario.fix_skew || scenario.shuffle_partitions > 0) {
+  if (scenario.fix_skew || scenario.shuffle_partitions > 0 || !scenario.stage_partitions.empty()) {
     for (Unit& unit : reshaped) {
       // Fixed cost per task: the shortest task of the stage (launch, deserialisation, result).
       int64_t fixed = kNever;
@@ -582,6 +593,10 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
       unit.tasks = Reshape(unit.tasks, unit, scenario, std::min<int64_t>(fixed, 200));
     }
     if (scenario.fix_skew) p.changes.push_back("skew fixed: tasks above 2x their stage's median split into median-sized tasks");
+    for (const auto& [stage, count] : scenario.stage_partitions) {
+      p.changes.push_back("stage " + std::to_string(stage) + " re-split to " +
+                          std::to_string(count) + " tasks");
+    }
     if (scenario.shuffle_partitions > 0) {
       p.changes.push_back("spark.sql.shuffle.partitions=" +
                           std::to_string(scenario.shuffle_partitions) +

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,10 @@ struct Scenario {
   int32_t cores_per_executor = -1;  // spark.executor.cores
   int32_t shuffle_partitions = -1;  // spark.sql.shuffle.partitions: re-splits shuffle-read stages
   bool fix_skew = false;            // tasks above 2x the stage median split to the median
+  // Narrower changes, for the diagnosis rules' expected impact: fix the skew of these stages
+  // only (with fix_skew; empty = all stages), re-split these stages to this many tasks.
+  std::vector<int32_t> skew_stages;
+  std::map<int32_t, int32_t> stage_partitions;
 };
 
 // Parses "--set key=value" (the settings above) and "--fix skew"; false with `error` set otherwise.
