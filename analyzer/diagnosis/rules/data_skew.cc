@@ -7,7 +7,11 @@
 //     2/4/8/16 as LOW/MODERATE/SEVERE/CRITICAL; we report from MODERATE, so a ratio under 2 never
 //     fires and 2..4 stays quiet as noise.
 //   * max task >= 5 s: DataFlint ignores skew whose longest task is under 5 s; below it the tail
-//     costs little whatever the ratio.
+//     costs little whatever the ratio -- except in a short run, where a tail (max - median) of
+//     >= 1 s and >= 10% of the application's wall time is a tenth of the run (ours).
+//   * Stragglers (time skew on even data) whose longest task was its executor's first task of the
+//     application are JVM warm-up (class loading, JIT, codegen), not reported: speculation would
+//     not help and the next run pays it again only once per executor.
 //   * >= 5 successful tasks: fewer is not a distribution.
 //   * Data vs host: the longest task read >= 2x the median bytes (or records) -> a skewed key or
 //     partition (HDInsight's data-skew rule uses 3x the average; the median is robust against the
@@ -32,12 +36,14 @@ namespace {
 constexpr double kWarningRatio = 4.0;
 constexpr double kCriticalRatio = 8.0;
 constexpr int64_t kMinMaxTaskMs = 5000;
+constexpr int64_t kMinShortRunTailMs = 1000;
+constexpr double kShortRunTailShare = 0.10;
 constexpr int64_t kMinTasks = 5;
 constexpr double kDataRatio = 2.0;
 constexpr int64_t kMiB = 1 << 20;
 }  // namespace
 
-SkewAssessment AssessSkew(const StageStats& stage) {
+SkewAssessment AssessSkew(const StageStats& stage, int64_t wall_ms) {
   SkewAssessment a;
   if (stage.successful_tasks < kMinTasks || stage.median_task_ms <= 0) return a;
   a.time_ratio = static_cast<double>(stage.max_task_ms) / static_cast<double>(stage.median_task_ms);
@@ -47,7 +53,13 @@ SkewAssessment AssessSkew(const StageStats& stage) {
   if (stage.median_read_records > 0) {
     a.records_ratio = static_cast<double>(stage.max_task_read_records) / stage.median_read_records;
   }
-  if (a.time_ratio < kWarningRatio || stage.max_task_ms < kMinMaxTaskMs) return a;
+  const int64_t tail = stage.max_task_ms - stage.median_task_ms;
+  const bool long_enough =
+      stage.max_task_ms >= kMinMaxTaskMs ||
+      (wall_ms > 0 && tail >= kMinShortRunTailMs &&
+       static_cast<double>(tail) >= kShortRunTailShare * static_cast<double>(wall_ms));
+  if (a.time_ratio < kWarningRatio || !long_enough) return a;
+  a.warm_up = stage.longest_is_executor_first_task;
   if (a.bytes_ratio >= kDataRatio || a.records_ratio >= kDataRatio) {
     a.kind = SkewKind::kData;
   } else if (stage.max_task_host_median_ms >= 2 * stage.median_task_ms) {
@@ -60,8 +72,9 @@ SkewAssessment AssessSkew(const StageStats& stage) {
 
 void DataSkew(const DiagnosisInput& input, std::vector<Finding>& out) {
   for (const StageStats& stage : input.stages) {
-    SkewAssessment skew = AssessSkew(stage);
+    SkewAssessment skew = AssessSkew(stage, input.phases.wall_ms);
     if (skew.kind == SkewKind::kNone) continue;
+    if (skew.kind != SkewKind::kData && skew.warm_up) continue;
     Finding f;
     f.rule = "data-skew";
     f.category = Category::kDataDistribution;

@@ -15,14 +15,18 @@ struct SkewAssessment {
   double time_ratio = 0;   // max / median task time
   double bytes_ratio = 0;  // bytes read by the longest task / median bytes read (0: unknown)
   double records_ratio = 0;
+  // The longest task was the first its executor ran in the application: JVM warm-up (class
+  // loading, JIT, code generation), not a straggler speculation would fix.
+  bool warm_up = false;
 };
 
 // Thresholds (see data_skew.cc for the sources):
-//   >= 5 successful tasks, max/median task time >= 4, max task >= 5 s;
+//   >= 5 successful tasks, max/median task time >= 4, max task >= 5 s, or (short runs) a tail
+//   (max - median) >= 10% of the application's wall time and >= 1 s;
 //   data: the longest task read >= 2x the median bytes or records;
 //   slow host: otherwise, when the other tasks on the longest task's host also took >= 2x the
 //   median.
-SkewAssessment AssessSkew(const StageStats& stage);
+SkewAssessment AssessSkew(const StageStats& stage, int64_t wall_ms);
 
 // Skew explains a symptom concentrated in the slow tasks when at least this share of it sits there.
 inline constexpr double kRootCauseShare = 0.5;

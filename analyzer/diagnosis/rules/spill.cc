@@ -46,7 +46,7 @@ void Spill(const DiagnosisInput& input, std::vector<Finding>& out) {
     bool critical = stage.disk_spill_bytes >= kCriticalDiskBytes ||
                     (sizeable && spill_ratio >= kCriticalSpillRatio);
 
-    SkewAssessment skew = AssessSkew(stage);
+    SkewAssessment skew = AssessSkew(stage, input.phases.wall_ms);
     const double slow_share = static_cast<double>(stage.slow_task_spill_bytes) / spill;
     const bool skew_is_cause = skew.kind == SkewKind::kData && slow_share >= kRootCauseShare;
 
