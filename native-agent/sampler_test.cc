@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <ctime>
 #include <thread>
 
 #include "native-agent/agent_counters.h"
@@ -30,10 +31,20 @@ int FaultingWalker(void*, RawFrame*, int, void*) {
 
 pid_t Tid() { return static_cast<pid_t>(syscall(SYS_gettid)); }
 
+// Burns `duration` of this thread's CPU time (not wall time: on a loaded machine the thread gets
+// only part of a core, and a CPU timer samples CPU time), giving up after 20 s of wall time.
 void SpinCpu(std::chrono::milliseconds duration) {
-  auto end = std::chrono::steady_clock::now() + duration;
+  auto cpu_ns = []() {
+    timespec now{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    return static_cast<int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+  };
+  const int64_t until = cpu_ns() + std::chrono::nanoseconds(duration).count();
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   volatile uint64_t x = 0;
-  while (std::chrono::steady_clock::now() < end) x = x + 1;
+  while (cpu_ns() < until && std::chrono::steady_clock::now() < give_up) {
+    for (int i = 0; i < 1000; ++i) x = x + 1;
+  }
 }
 
 TEST(SamplerTest, CpuTimerSamplesTheBusyThreadWithItsTag) {
