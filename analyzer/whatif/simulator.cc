@@ -25,9 +25,13 @@ int64_t ParseCount(const std::string& text, bool& ok) {
   return ok ? value : -1;
 }
 
-// One ended task attempt to replay: how long it held a slot.
+// One ended task attempt to replay: how long it held a slot, and -- when the run held it back
+// while slots were free (delay scheduling: locality waits) -- how long after its stage's first
+// task it launched; the replay does not launch it earlier than that.
 struct Work {
   int64_t duration_ms;
+  int64_t hold_offset_ms = -1;
+  int64_t real_launch_ms = -1;  // relative to the application start (for computing the hold)
 };
 
 // A stage attempt that ran tasks.
@@ -49,6 +53,7 @@ struct Unit {
   int64_t sim_start = -1;
   int64_t sim_end = -1;
   bool released = false;
+  int64_t wake_at = -1;  // a wake-up event is pending for a held task
 };
 
 struct JobInfo {
@@ -201,6 +206,22 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
 
   auto dispatch = [&](int64_t now) {
     while (!ready.empty()) {
+      // The first ready unit (FIFO) whose next task is not held back by the run's locality wait.
+      auto first = ready.begin();
+      for (; first != ready.end(); ++first) {
+        Unit& candidate = units[std::get<3>(*first)];
+        const Work& next = candidate.tasks[candidate.next_task];
+        if (next.hold_offset_ms < 0 || candidate.sim_start < 0 ||
+            candidate.sim_start + next.hold_offset_ms <= now) {
+          break;
+        }
+        const int64_t wake = candidate.sim_start + next.hold_offset_ms;
+        if (candidate.wake_at != wake) {
+          candidate.wake_at = wake;
+          events.push({wake, 6, std::get<3>(*first)});
+        }
+      }
+      if (first == ready.end()) return;
       // The executor with a free slot that arrived first (Spark offers resources round-robin;
       // for wall time only the count of free slots matters).
       size_t executor = executors.size();
@@ -211,7 +232,6 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
         }
       }
       if (executor == executors.size()) return;
-      auto first = ready.begin();
       const size_t u = std::get<3>(*first);
       Unit& unit = units[u];
       if (unit.sim_start < 0) unit.sim_start = now;
@@ -269,6 +289,8 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
         job_done(index, now);
       } else if (kind == 5) {
         ++free_slots[index];
+      } else if (kind == 6) {
+        // a held task may launch now: dispatch below
       } else if (kind == 4) {
         if (!alive[index] && now < executors[index].removed) {
           alive[index] = true;
@@ -443,7 +465,7 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
     for (const uint32_t* it = begin; it != end; ++it) {
       const model::TaskAttempt& t = m.tasks[*it];
       if (!t.ended() || t.launch_time_ms < 0 || t.finish_time_ms < t.launch_time_ms) continue;
-      unit.tasks.push_back({t.finish_time_ms - t.launch_time_ms});
+      unit.tasks.push_back({t.finish_time_ms - t.launch_time_ms, -1, t.launch_time_ms - start});
       first = first < 0 ? t.launch_time_ms : std::min(first, t.launch_time_ms);
       last = std::max(last, t.finish_time_ms);
       if (t.has_metrics && t.metrics.shuffle_bytes_read() > 0) unit.shuffle_read = true;
@@ -453,6 +475,48 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
     unit.real_end = last;
     unit_of[key] = units.size();
     units.push_back(std::move(unit));
+  }
+  // Delay scheduling as the run shows it: a task launched after >= 1 s during which a slot was
+  // free (app-wide) since its stage had started is held to its real offset in the replay.
+  {
+    std::vector<std::pair<int64_t, int>> changes;  // relative time, delta of free slots
+    for (const ExecutorSlots& e : executors) {
+      changes.push_back({e.added, e.slots});
+      if (e.removed < kNever) changes.push_back({e.removed, -e.slots});
+    }
+    for (const Unit& unit : units) {
+      for (const Work& w : unit.tasks) {
+        changes.push_back({w.real_launch_ms, -1});
+        changes.push_back({w.real_launch_ms + w.duration_ms, 1});
+      }
+    }
+    std::sort(changes.begin(), changes.end());
+    // Segments [time[i], time[i+1]) with free[i]; last_busy[i]: last segment <= i with free <= 0.
+    std::vector<int64_t> times;
+    std::vector<int64_t> last_busy;
+    int64_t free = 0;
+    for (size_t i = 0; i < changes.size();) {
+      const int64_t t = changes[i].first;
+      while (i < changes.size() && changes[i].first == t) free += changes[i++].second;
+      times.push_back(t);
+      const int64_t previous = last_busy.empty() ? -1 : last_busy.back();
+      last_busy.push_back(free <= 0 ? static_cast<int64_t>(times.size() - 1) : previous);
+    }
+    auto segment_at = [&](int64_t t) {  // the segment containing time t (-1 before the first)
+      return static_cast<int64_t>(std::upper_bound(times.begin(), times.end(), t) - times.begin()) - 1;
+    };
+    for (Unit& unit : units) {
+      const int64_t stage_start = unit.real_submit - start;
+      for (size_t i = 1; i < unit.tasks.size(); ++i) {
+        Work& w = unit.tasks[i];
+        const int64_t window_start = std::max(stage_start, w.real_launch_ms - 1000);
+        if (w.real_launch_ms - window_start < 1000) continue;
+        const int64_t from = segment_at(window_start);
+        const int64_t to = segment_at(w.real_launch_ms - 1);
+        if (from < 0 || to < from) continue;
+        if (last_busy[to] < from) w.hold_offset_ms = w.real_launch_ms - stage_start;
+      }
+    }
   }
   // Jobs and the job each unit belongs to: the latest job listing its stage submitted before it.
   std::map<int32_t, JobInfo> job_map;

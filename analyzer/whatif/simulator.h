@@ -11,8 +11,9 @@
 //   * Every ended task attempt (failed ones too: they held a slot) is a unit of work of its real
 //     duration (launch to finish), placed FIFO (job, stage, attempt, launch order) on the earliest
 //     free slot of the executors alive then; executors arrive and leave when they did.
-//   * Locality waits, speculation and barrier stages are not modelled (the run shows their effect
-//     inside the task durations it replays).
+//   * A task the run held back for >= 1 s while a slot was free (delay scheduling for locality)
+//     launches no earlier than its real offset after its stage's first task. Speculation and
+//     barrier stages are not modelled (their effect is inside the task durations replayed).
 #pragma once
 
 #include <cstdint>
