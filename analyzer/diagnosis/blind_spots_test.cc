@@ -294,6 +294,13 @@ TEST(ExecutorLoss, RemovalAfterTheLastTaskIsNotALossButALossMidRunIs) {
   EXPECT_TRUE(FindingsOf(run(15000, "worker lost: 127.0.0.1 disassociated"), "executor-loss").empty());
   EXPECT_EQ(FindingsOf(run(5000, "worker lost: 127.0.0.1 disassociated"), "executor-loss").size(),
             1u);
+  // On a standalone cluster (the Log's master) nothing enforces a container limit: SIGKILL is
+  // the host's OOM killer or an operator, never "raise spark.executor.memoryOverhead".
+  report::Analysis killed = run(5000, "Command exited with code 137");
+  auto loss = FindingsOf(killed, "executor-loss");
+  ASSERT_EQ(loss.size(), 1u);
+  EXPECT_FALSE(RecommendsKey(*loss[0], "spark.executor.memoryOverhead"));
+  EXPECT_EQ(test_util::EvidenceValue(*loss[0], "lost_other"), 1);
   // Killed for memory after the last task still says something about its memory.
   EXPECT_EQ(FindingsOf(run(15000, "Container killed by YARN for exceeding physical memory limits"),
                        "executor-loss")

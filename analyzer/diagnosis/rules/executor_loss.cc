@@ -13,6 +13,7 @@
 // Thresholds (ours): any lost executor -> warning; >= 3 or >= 10% of executors -> critical.
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "analyzer/diagnosis/rules/failure_cause.h"
 #include "analyzer/diagnosis/rules/rules.h"
@@ -35,13 +36,16 @@ void ExecutorLoss(const DiagnosisInput& input, std::vector<Finding>& out) {
     }
   }
   int64_t executors = 0, lost = 0;
+  const ClusterManager manager = input.Manager();
+  const bool container_limits =
+      manager != ClusterManager::kStandalone && manager != ClusterManager::kLocal;
   for (const model::Executor& executor : m.executors) {
     if (executor.is_driver()) continue;
     ++executors;
     if (executor.removed_time_ms < 0) continue;
     // Removal at the very end is the shutdown, whatever it says.
     if (m.complete && m.end_time_ms >= 0 && executor.removed_time_ms >= m.end_time_ms) continue;
-    const char* cls = ClassifyRemovalReason(executor.removed_reason);
+    const char* cls = ClassifyRemovalReason(executor.removed_reason, container_limits);
     if (cls == nullptr) continue;
     // After the last task, with no task failing with it: a shutdown, unless it was killed for
     // memory (a sign even when it cost nothing this time).
@@ -54,11 +58,17 @@ void ExecutorLoss(const DiagnosisInput& input, std::vector<Finding>& out) {
     ++by_class[cls];
     if (example.empty()) example = executor.removed_reason.substr(0, 200);
   }
-  int64_t lost_tasks = 0, lost_task_ms = 0;
+  int64_t lost_tasks = 0, lost_task_ms = 0, resubmitted = 0;
+  std::set<int32_t> stages;  // where tasks failed with the executors or had to be recomputed
   for (const model::TaskAttempt& task : m.tasks) {
     if (task.end == model::TaskEndKind::kExecutorLostFailure) {
       ++lost_tasks;
       lost_task_ms += std::max<int64_t>(task.duration_ms(), 0);
+      stages.insert(task.stage_id);
+    }
+    if (task.resubmitted) {
+      stages.insert(task.stage_id);
+      ++resubmitted;
     }
   }
   if (lost == 0 && lost_tasks == 0) return;
@@ -71,6 +81,7 @@ void ExecutorLoss(const DiagnosisInput& input, std::vector<Finding>& out) {
   f.severity = (lost >= 3 || (executors > 0 && lost * 10 >= executors)) ? Severity::kCritical
                                                                         : Severity::kWarning;
   f.recipe = "docs/recipes/troubleshoot/oom-and-spill.md";
+  f.stage_ids.assign(stages.begin(), stages.end());
   f.evidence = {
       {"executors_lost", static_cast<double>(lost), "count"},
       {"executors", static_cast<double>(executors), "count"},
@@ -79,6 +90,7 @@ void ExecutorLoss(const DiagnosisInput& input, std::vector<Finding>& out) {
       {"lost_other", static_cast<double>(by_class["other"]), "count"},
       {"tasks_failed_with_executor", static_cast<double>(lost_tasks), "tasks"},
       {"task_ms_lost", static_cast<double>(lost_task_ms), "ms"},
+      {"resubmitted_tasks", static_cast<double>(resubmitted), "tasks"},
   };
   f.title = std::to_string(lost) + " executor(s) lost during the run";
   f.explanation =
@@ -92,7 +104,16 @@ void ExecutorLoss(const DiagnosisInput& input, std::vector<Finding>& out) {
                             "them and their shuffle output had to be recomputed."
                       : std::string(" No running task failed with them, but their cached "
                                     "and shuffle data had to be recomputed if needed again."));
-  if (by_class["memory"] > 0) {
+  if (by_class["memory"] > 0 && !container_limits) {
+    // Standalone/local: no container limit; an executor exiting for memory ran out of heap
+    // (exit code 52) or was killed by the host's kernel.
+    int64_t memory_mib = ParseSizeMiB(input.Property("spark.executor.memory", "1g"), 1024);
+    f.recommendations.push_back(
+        {"spark.executor.memory", std::to_string(memory_mib + memory_mib / 2) + "m",
+         "on a standalone cluster nothing but the heap limits an executor: it ran out of heap "
+         "(exit code 52) or the host ran out of memory; 50% more heap, or fewer executors per "
+         "host"});
+  } else if (by_class["memory"] > 0) {
     int64_t memory_mib = ParseSizeMiB(input.Property("spark.executor.memory", "1g"), 1024);
     int64_t overhead_mib = ParseSizeMiB(input.Property("spark.executor.memoryOverhead", ""),
                                         std::max<int64_t>(384, memory_mib / 10));
@@ -115,8 +136,21 @@ void ExecutorLoss(const DiagnosisInput& input, std::vector<Finding>& out) {
          "migrates shuffle files off a leaving node so they are not recomputed"});
   }
   if (f.recommendations.empty()) {
-    f.recommendations.push_back({"", "read the executor logs for the removal reason quoted above",
-                                 "the reason does not match a known pattern"});
+    const bool sigkill = example.find("137") != std::string::npos;
+    f.recommendations.push_back(
+        {"",
+         sigkill ? "find what sent SIGKILL (exit code 137): the host's kernel OOM killer (dmesg, "
+                   "the Worker's log) or an operator"
+                 : "read the executor logs for the removal reason quoted above",
+         sigkill ? "a standalone Worker does not kill its executors for memory; something on the "
+                   "host did"
+                 : "the reason does not match a known pattern"});
+  }
+  if (resubmitted > 0 && !container_limits) {
+    f.recommendations.push_back(
+        {"spark.shuffle.service.enabled", "true",
+         std::to_string(resubmitted) + " finished map tasks had to run again because their "
+             "output died with the executor; the Workers' external shuffle service keeps it"});
   }
   f.impact.time_saved_ms_low = lost_task_ms / input.slots();
   f.impact.time_saved_ms_high =

@@ -12,14 +12,15 @@ std::string Lower(std::string text) {
 bool Has(const std::string& text, const char* needle) {
   return text.find(needle) != std::string::npos;
 }
-bool MentionsMemory(const std::string& lower) {
+bool MentionsMemory(const std::string& lower, bool exit_137_is_memory = true) {
   // Spark's executors exit with 52 (SparkExitCode.OOM) after an OutOfMemoryError; YARN and
   // Kubernetes kill containers that outgrow their limit (137 = SIGKILL, "OOMKilled").
+  const bool sigkill = Has(lower, "exit code 137") || Has(lower, "exited with code 137") ||
+                       Has(lower, "exit status: 137");
   return Has(lower, "outofmemory") || Has(lower, "memory limit") || Has(lower, "oomkilled") ||
          Has(lower, "physical memory") || Has(lower, "java heap space") ||
-         Has(lower, "gc overhead limit") || Has(lower, "exit code 137") ||
-         Has(lower, "exited with code 137") || Has(lower, "exit code 52") ||
-         Has(lower, "exited with code 52") || Has(lower, "exit status: 137");
+         Has(lower, "gc overhead limit") || (exit_137_is_memory && sigkill) ||
+         Has(lower, "exit code 52") || Has(lower, "exited with code 52");
 }
 }  // namespace
 
@@ -39,13 +40,13 @@ const char* FailureCauseName(FailureCause cause) {
   return "none";
 }
 
-const char* ClassifyRemovalReason(const std::string& reason_raw) {
+const char* ClassifyRemovalReason(const std::string& reason_raw, bool exit_137_is_memory) {
   const std::string reason = Lower(reason_raw);
   if (reason.empty() || Has(reason, "dynamic allocation") || Has(reason, "explicit termination") ||
       Has(reason, "killed by driver") || Has(reason, "stopped") || Has(reason, "idle")) {
     return nullptr;
   }
-  if (MentionsMemory(reason)) return "memory";
+  if (MentionsMemory(reason, exit_137_is_memory)) return "memory";
   if (Has(reason, "worker lost") || Has(reason, "disassociated") || Has(reason, "heartbeat") ||
       Has(reason, "preempt") || Has(reason, "decommission") || Has(reason, "lost worker")) {
     return "node";

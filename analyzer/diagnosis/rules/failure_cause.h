@@ -22,7 +22,10 @@ const char* FailureCauseName(FailureCause cause);  // "out-of-memory", "fetch-fa
 // "other", or nullptr for a normal release (dynamic allocation, explicit termination, idle,
 // stopped). Exit code 137 is SIGKILL: the kernel's or the container manager's OOM killer in
 // practice, but also a kill by hand, so callers say so.
-const char* ClassifyRemovalReason(const std::string& reason);
+// exit_137_is_memory: on YARN and Kubernetes a SIGKILL is the container's memory limit; on a
+// standalone or local cluster nothing enforces one, so 137 there is "other" (the host's OOM
+// killer or an operator), unless the reason names memory.
+const char* ClassifyRemovalReason(const std::string& reason, bool exit_137_is_memory = true);
 
 // The cause of one failed attempt; executor removal reasons in the model refine
 // ExecutorLostFailure (an executor killed for memory is an out-of-memory failure).
