@@ -26,13 +26,6 @@ int64_t ReadRecords(const model::TaskAttempt& task) {
 
 std::vector<StageStats> ComputeStageStats(const model::ApplicationModel& model) {
   std::vector<StageStats> out;
-  // Each executor's first task launch in the application (warm-up detection).
-  std::map<uint32_t, int64_t> first_launch_of;
-  for (const model::TaskAttempt& task : model.tasks) {
-    if (task.executor == model::kNone || task.launch_time_ms < 0) continue;
-    auto [it, inserted] = first_launch_of.emplace(task.executor, task.launch_time_ms);
-    if (!inserted) it->second = std::min(it->second, task.launch_time_ms);
-  }
   for (const auto& [key, stage] : model.stages) {
     StageStats s;
     s.stage_id = stage.stage_id;
@@ -120,9 +113,6 @@ std::vector<StageStats> ComputeStageStats(const model::ApplicationModel& model) 
       s.max_task_read_bytes = ReadBytes(*longest);
       s.max_task_read_records = ReadRecords(*longest);
       if (longest->host != model::kNone) s.max_task_host = model.strings.Get(longest->host);
-      auto first = first_launch_of.find(longest->executor);
-      s.longest_is_executor_first_task =
-          first != first_launch_of.end() && first->second == longest->launch_time_ms;
     }
 
     // Spill, GC in slow tasks, and the longest task's host's other tasks.
@@ -142,7 +132,7 @@ std::vector<StageStats> ComputeStageStats(const model::ApplicationModel& model) 
     }
     std::sort(same_host.begin(), same_host.end());
     s.max_task_host_median_ms = NearestRank(same_host, 0.5);
-    if (longest != nullptr && !s.longest_is_executor_first_task && s.median_task_ms > 0) {
+    if (longest != nullptr && s.median_task_ms > 0) {
       std::map<uint32_t, const model::TaskAttempt*> first_in_stage;
       for (const uint32_t* it = begin; it != end; ++it) {
         const model::TaskAttempt& task = model.tasks[*it];

@@ -39,8 +39,7 @@ struct StageStats {
   int64_t median_read_records = 0;
   int64_t max_task_read_records = 0;
   std::string max_task_host;  // where the longest task ran
-  // The longest successful task was the first task its executor launched in the application, or
-  // the stage's first wave (each executor's first task in it, >= 2 executors) was slow as a whole
+  // The stage's first wave (each executor's first task in it, >= 2 executors) was slow as a whole
   // (every one above 2x the median) with the longest among them: warm-up (class loading, JIT,
   // whole-stage code generation, broadcast fetch), not one straggler.
   bool longest_is_executor_first_task = false;

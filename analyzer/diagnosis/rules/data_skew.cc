@@ -9,9 +9,9 @@
 //   * max task >= 5 s: DataFlint ignores skew whose longest task is under 5 s; below it the tail
 //     costs little whatever the ratio -- except in a short run, where a tail (max - median) of
 //     >= 1 s and >= 10% of the application's wall time is a tenth of the run (ours).
-//   * Stragglers (time skew on even data) whose longest task was its executor's first task of the
-//     application are JVM warm-up (class loading, JIT, codegen), not reported: speculation would
-//     not help and the next run pays it again only once per executor.
+//   * Stragglers (time skew on even data) whose longest task is in a first wave that was slow as a
+//     whole (every executor's first task of the stage above 2x the median) are JVM warm-up (class
+//     loading, JIT, codegen), not reported: speculation would not help.
 //   * >= 5 successful tasks: fewer is not a distribution.
 //   * Data vs host: the longest task read >= 2x the median bytes (or records) -> a skewed key or
 //     partition (HDInsight's data-skew rule uses 3x the average; the median is robust against the

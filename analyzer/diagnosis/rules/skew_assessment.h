@@ -15,8 +15,8 @@ struct SkewAssessment {
   double time_ratio = 0;   // max / median task time
   double bytes_ratio = 0;  // bytes read by the longest task / median bytes read (0: unknown)
   double records_ratio = 0;
-  // The longest task was the first its executor ran in the application: JVM warm-up (class
-  // loading, JIT, code generation), not a straggler speculation would fix.
+  // The longest task belongs to a first wave that was slow as a whole (StageStats): JVM warm-up
+  // (class loading, JIT, code generation), not a straggler speculation would fix.
   bool warm_up = false;
 };
 

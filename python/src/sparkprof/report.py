@@ -49,6 +49,7 @@ class Counts:
     sql_executions: int
     task_start_without_end: int
     task_end_without_start: int
+    resubmitted_tasks: int = 0  # schema_minor 1
 
 
 @dataclass(frozen=True)
@@ -211,6 +212,12 @@ class ExpectedImpact:
 
 
 @dataclass(frozen=True)
+class Confidence:
+    level: str  # low, medium, high ("" in reports before schema_minor 1)
+    reason: str
+
+
+@dataclass(frozen=True)
 class Finding:
     rule: str
     severity: str  # info, warning, critical
@@ -222,6 +229,28 @@ class Finding:
     expected_impact: ExpectedImpact
     recipe: str
     cost_ms: int
+    # schema_minor 1 (absent from older reports in a history store: the defaults)
+    category: str = ""  # resource-configuration, data-distribution, algorithmic
+    confidence: Confidence = Confidence("", "")
+    expected_saving_ms: int = 0
+    symptom_of: str = ""
+
+
+@dataclass(frozen=True)
+class Job:
+    job_id: int
+    description: str
+    job_group: str
+    sql_execution_id: int
+    stage_ids: list[int]
+    submission_ms: int
+    completion_ms: int
+    duration_ms: int
+    result: str  # succeeded, failed, unknown
+    failure_reason: str
+    task_attempts: int
+    failed_task_attempts: int
+    totals: Totals
 
 
 @dataclass(frozen=True)
@@ -241,6 +270,7 @@ class ApplicationReport:
     input: Input
     phases: Phases
     findings: list[Finding]
+    jobs: list[Job] = field(default_factory=list)  # schema_minor 1
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     json: str = field(default="", repr=False, compare=False)
 
