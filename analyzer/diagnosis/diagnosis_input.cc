@@ -70,6 +70,28 @@ Platform DiagnosisInput::GetPlatform() const {
   return Platform::kNone;
 }
 
+NoTaskGap LongestNoTaskGap(const DiagnosisInput& input) {
+  const model::ApplicationModel& m = *input.model;
+  std::vector<std::pair<int64_t, int64_t>> intervals;
+  for (const model::TaskAttempt& task : m.tasks) {
+    if (task.launch_time_ms < 0) continue;
+    intervals.push_back(
+        {task.launch_time_ms,
+         task.ended() ? std::max(task.finish_time_ms, task.launch_time_ms) : m.end_time_ms});
+  }
+  std::sort(intervals.begin(), intervals.end());
+  NoTaskGap gap;
+  int64_t cursor = std::max(input.phases.first_slot_ms, m.start_time_ms);
+  for (const auto& [launch, finish] : intervals) {
+    if (launch > cursor && launch - cursor > gap.ms) gap = {launch - cursor, cursor};
+    cursor = std::max(cursor, finish);
+  }
+  if (m.end_time_ms > cursor && m.end_time_ms - cursor > gap.ms) {
+    gap = {m.end_time_ms - cursor, cursor};
+  }
+  return gap;
+}
+
 bool Simulated(const DiagnosisInput& input, const whatif::Scenario& scenario,
                SimulatedSaving& out) {
   if (input.model->tasks.empty()) return false;

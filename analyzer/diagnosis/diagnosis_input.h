@@ -53,6 +53,14 @@ struct DiagnosisInput {
   int64_t slots() const { return phases.peak_slots > 0 ? phases.peak_slots : 1; }
 };
 
+// The longest stretch with no task running after the first slot existed (executors held, the
+// driver working alone): its length and start (epoch ms, -1 when none).
+struct NoTaskGap {
+  int64_t ms = 0;
+  int64_t start_ms = -1;
+};
+NoTaskGap LongestNoTaskGap(const DiagnosisInput& input);
+
 // What a scenario saves, by the what-if simulator (analyzer/whatif): the replay as run minus the
 // replay with the change. False when the model does not reproduce this run well enough to trust
 // the difference (self-prediction error above 25%) or the log has no tasks to replay.

@@ -1,7 +1,8 @@
 // cache-misuse: persisted data (df.cache()/persist(), RDD.persist()) that did not pay off, from the
 // "RDD Info" of completed stages (the cached RDD, its partitions and how many were cached):
-//   * cached and never reused: one stage lists it (the one that computed it), so the cache cost
-//     memory (and the time to store it) and no other stage read it. Warning from 1 MiB stored
+//   * cached and never reused: only the query that computed it lists it (one SQL execution, or
+//     one job for RDD code), so the cache cost memory (and the time to store it) and no later
+//     query read it. Warning from 1 MiB stored
 //     (or when the log has no sizes, Spark 2+), info below. Databricks' own Delta state caches
 //     are not the application's and are skipped.
 //   * cached, evicted or never fully cached, and recomputed: it was used by >= 2 jobs but at some
@@ -182,11 +183,16 @@ void CacheMisuse(const DiagnosisInput& input, std::vector<Finding>& out) {
     // Databricks caches Delta table state itself: not the application's cache.
     if (rdd.name.rfind("Delta Table State", 0) == 0) continue;
     std::set<int32_t> jobs;
+    std::set<int64_t> readers;  // SQL executions (or jobs, for RDD code) whose stages list it
     std::vector<int32_t> stage_ids;
     for (const model::CachedRdd::Use& use : rdd.uses) {
       auto stage = m.stages.find({use.stage_id, use.stage_attempt});
       if (stage != m.stages.end() && !stage->second.job_ids.empty()) {
-        jobs.insert(stage->second.job_ids.front());
+        const int32_t job_id = stage->second.job_ids.front();
+        jobs.insert(job_id);
+        auto job = m.jobs.find(job_id);
+        const int64_t sql = job != m.jobs.end() ? job->second.sql_execution_id : -1;
+        readers.insert(sql >= 0 ? sql : -1 - static_cast<int64_t>(job_id));
       }
       if (std::find(stage_ids.begin(), stage_ids.end(), use.stage_id) == stage_ids.end()) {
         stage_ids.push_back(use.stage_id);
@@ -220,9 +226,10 @@ void CacheMisuse(const DiagnosisInput& input, std::vector<Finding>& out) {
     };
     const std::string what = "RDD " + std::to_string(id) + " (" + rdd.name + ", " +
                              StorageName(rdd) + ")";
-    // Never reused: one stage computed it and no other stage (of any job) read it. Collected
-    // into one finding for the application (iterative libraries persist many such RDDs).
-    if (stage_ids.size() <= 1) {
+    // Never reused: only the query (SQL execution; the job for RDD code) that computed it read
+    // it -- AQE runs one query as several jobs, each listing the cached RDD. Collected into one
+    // finding for the application (iterative libraries persist many such RDDs).
+    if (readers.size() <= 1) {
       unused.push_back({&rdd, stage_ids.front(), stored});
       continue;
     }
@@ -294,8 +301,8 @@ void CacheMisuse(const DiagnosisInput& input, std::vector<Finding>& out) {
   // Spark 2+ logs no sizes: without them the cache is assumed to matter.
   f.severity = (!counts_known || stored >= kMinUnusedBytes) ? Severity::kWarning : Severity::kInfo;
   f.confidence = {ConfidenceLevel::kHigh,
-                  "only the stage that computed each cached RDD lists it (RDD Info of the "
-                  "completed stages)"};
+                  "only the query that computed each cached RDD lists it (RDD Info of the "
+                  "completed stages, their jobs' SQL executions)"};
   f.recipe = "docs/recipes/troubleshoot/oom-and-spill.md";
   const model::CachedRdd& first = *unused.front().rdd;
   const std::string what = "RDD " + std::to_string(first.rdd_id) + " (" + first.name + ", " +
@@ -312,12 +319,12 @@ void CacheMisuse(const DiagnosisInput& input, std::vector<Finding>& out) {
   f.explanation =
       what + (unused.size() > 1 ? " and " + std::to_string(unused.size() - 1) + " more" : "") +
       " were persisted" + (counts_known ? " (" + Bytes(stored) + " stored)" : std::string()) +
-      ", but only the stage that computed each (stage " + std::to_string(unused.front().stage_id) +
+      ", but only the query that computed each (stage " + std::to_string(unused.front().stage_id) +
       " for the first) used it. A cache takes storage memory from execution (more spill and GC "
       "for everything else) and time to store the blocks; these saved nothing.";
   f.recommendations.push_back(
       {"", "remove the cache()/persist() calls, or unpersist() as soon as the last user finished",
-       "no other stage read them in this run"});
+       "no later query read them in this run"});
   f.impact.method = "frees " + (counts_known ? Bytes(stored) : std::string("the")) +
                     " storage memory they held for execution; the time saved (storing the "
                     "blocks) is small and not estimated";

@@ -6,7 +6,7 @@
 //   * driver-only time >= 30% of wall time AND >= 60 s -> warning; >= 60% -> critical.
 //     Sparklens reports driver time (app duration - job time) without a threshold; the Databricks
 //     Spark UI guide treats gaps of over a minute between jobs as driver work: hence the 60 s
-//     floor.
+//     floor. Short runs: one gap of >= 20 s with driver-only time >= 50% of the wall (ours).
 //   Interactive sessions (application name containing "shell": Spark shell, PySparkShell,
 //   Databricks Shell) are reported as info: the gaps are mostly the user's think time.
 //   The longest no-task gap is reported so the user can find it in the job timeline.
@@ -23,36 +23,20 @@ namespace {
 constexpr double kWarningShare = 0.30;
 constexpr double kCriticalShare = 0.60;
 constexpr int64_t kMinDriverMs = 60'000;
+constexpr int64_t kShortRunGapMs = 20'000;
+constexpr double kShortRunShare = 0.50;
 }  // namespace
 
 void DriverBound(const DiagnosisInput& input, std::vector<Finding>& out) {
   const PhaseBreakdown& p = input.phases;
   const double share = p.Ratio(p.driver_only_ms);
-  if (p.driver_only_ms < kMinDriverMs || share < kWarningShare) return;
   const model::ApplicationModel& m = *input.model;
-
-  // Longest gap with no task running, after the first slot.
-  std::vector<std::pair<int64_t, int64_t>> intervals;
-  for (const model::TaskAttempt& task : m.tasks) {
-    if (task.launch_time_ms < 0) continue;
-    intervals.push_back(
-        {task.launch_time_ms,
-         task.ended() ? std::max(task.finish_time_ms, task.launch_time_ms) : m.end_time_ms});
-  }
-  std::sort(intervals.begin(), intervals.end());
-  int64_t cursor = std::max(p.first_slot_ms, m.start_time_ms);
-  int64_t longest_gap = 0, gap_start = -1;
-  for (const auto& [launch, finish] : intervals) {
-    if (launch > cursor && launch - cursor > longest_gap) {
-      longest_gap = launch - cursor;
-      gap_start = cursor;
-    }
-    cursor = std::max(cursor, finish);
-  }
-  if (m.end_time_ms > cursor && m.end_time_ms - cursor > longest_gap) {
-    longest_gap = m.end_time_ms - cursor;
-    gap_start = cursor;
-  }
+  const NoTaskGap gap = LongestNoTaskGap(input);
+  const int64_t longest_gap = gap.ms;
+  const int64_t gap_start = gap.start_ms;
+  // Short runs: one long driver-only stretch that is half the run.
+  const bool short_run_gap = longest_gap >= kShortRunGapMs && share >= kShortRunShare;
+  if ((p.driver_only_ms < kMinDriverMs || share < kWarningShare) && !short_run_gap) return;
   int64_t result_bytes = 0;
   for (const model::TaskAttempt& task : m.tasks) result_bytes += task.metrics.result_size_bytes;
 

@@ -6,7 +6,9 @@
 //   * idle >= 50% of allocated core-time -> warning: DataFlint's idleCoresTooHigh (idle cores >
 //   50%).
 //   * idle >= 80% (slot use < 20%) -> critical: pstysz/spark-advisor's lower level.
-//   * only when >= 1 core-hour was allocated (ours): smaller runs waste too little to act on.
+//   * only when >= 1 core-hour was allocated (ours): smaller runs waste too little to act on --
+//     unless the executors sat through one stretch of >= 20 s with no task at all while the
+//     driver worked alone (>= 20 s driver-only; a job commit is io-write-bound's) (ours).
 // Costs core-hours, not wall time: cost_ms is 0, so it sorts after the findings that cost time.
 #include <algorithm>
 #include <cmath>
@@ -22,6 +24,7 @@ namespace {
 constexpr double kWarningIdle = 0.5;
 constexpr double kCriticalIdle = 0.8;
 constexpr double kMinAllocatedCoreHours = 1.0;
+constexpr int64_t kShortRunGapMs = 20'000;
 }  // namespace
 
 namespace {
@@ -116,7 +119,12 @@ void IdleExecutors(const DiagnosisInput& input, std::vector<Finding>& out) {
         static_cast<double>(executor.total_cores) * static_cast<double>(removed - added);
     max_cores_per_executor = std::max<int64_t>(max_cores_per_executor, executor.total_cores);
   }
-  if (allocated_core_ms / 3'600'000.0 < kMinAllocatedCoreHours) return;
+  // Small runs: only when executors sat through one long stretch without any task.
+  if (allocated_core_ms / 3'600'000.0 < kMinAllocatedCoreHours &&
+      (LongestNoTaskGap(input).ms < kShortRunGapMs ||
+       input.phases.driver_only_ms < kShortRunGapMs)) {
+    return;
+  }
   const double busy = static_cast<double>(input.phases.task_slot_ms);
   const double idle_share = std::clamp(1.0 - busy / allocated_core_ms, 0.0, 1.0);
   if (idle_share < kWarningIdle) return;

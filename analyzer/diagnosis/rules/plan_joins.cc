@@ -5,7 +5,8 @@
 //   the shuffle exchange below it: rows as Spark holds them in memory, what a broadcast would
 //   hold) is at most kMaxBroadcastBytes and at most 1/kMinSideRatio of the other side, on a join
 //   type that can broadcast that side. Both sides were shuffled and sorted; a broadcast would
-//   skip the large side's shuffle. Info when that saves < 0.5 s; warning; critical when the large side's shuffle (write time,
+//   skip the large side's shuffle. Info when that saves < 0.5 s and the large side is < 100 MiB;
+//   warning; critical when the large side's shuffle (write time,
 //   the join stage's fetch wait and the sort) is >= 25% of the run's task time.
 // broadcast-too-large: a BroadcastExchange whose data size is >= 16 MiB and >= 10% of the smaller
 //   of driver and executor heap (the driver collects and builds it, every executor holds a copy);
@@ -32,7 +33,8 @@ constexpr double kTooLargeWarning = 0.10;
 constexpr double kTooLargeCritical = 0.30;
 constexpr int64_t kManyRows = 1'000'000;
 constexpr double kExplodeRatio = 10.0;
-constexpr int64_t kMinSavingMs = 500;  // below: info, the join is right in principle only
+constexpr int64_t kMinSavingMs = 500;  // below (and a small shuffle): info
+constexpr int64_t kMinWastedShuffleBytes = 100 * kMiB;
 
 // Task run time and wall span of the given stages (all attempts).
 struct StageTime {
@@ -128,9 +130,11 @@ void BroadcastJoinMissed(const DiagnosisInput& input, const SqlPlan& plan, int32
   f.rule = "broadcast-join-missed";
   f.category = Category::kAlgorithmic;
   const int64_t saving = shuffle_task_ms / input.slots();
-  f.severity = share >= 0.25          ? Severity::kCritical
-               : saving >= kMinSavingMs ? Severity::kWarning
-                                        : Severity::kInfo;
+  // Worth a warning when it saves time here or when it shuffles a lot for nothing (on a real
+  // cluster that is network and disk).
+  f.severity = share >= 0.25                                          ? Severity::kCritical
+               : (saving >= kMinSavingMs || bytes[large] >= kMinWastedShuffleBytes) ? Severity::kWarning
+                                                                      : Severity::kInfo;
   f.confidence = {ConfidenceLevel::kHigh,
                   "both join inputs' sizes are Spark's own shuffle metrics (data size) for this "
                   "plan node; the saving assumes the broadcast costs less than the shuffle it "
