@@ -104,6 +104,26 @@ void GcPressure(const DiagnosisInput& input, std::vector<Finding>& out) {
     executors_text += (i ? ", " : "") + hot_executors[i].first + " (" +
                       Fixed(100 * hot_executors[i].second, 0) + "%)";
   }
+  // Where the GC happened: the stages with the most GC time that hold half of it (at most 5),
+  // each at >= 10% of its own run time.
+  {
+    std::vector<std::pair<int64_t, int32_t>> by_stage;
+    for (const StageStats& stage : input.stages) {
+      if (stage.gc_ms > 0 && stage.run_time_ms > 0 &&
+          static_cast<double>(stage.gc_ms) >= kWarningShare * stage.run_time_ms) {
+        by_stage.push_back({stage.gc_ms, stage.stage_id});
+      }
+    }
+    std::sort(by_stage.rbegin(), by_stage.rend());
+    int64_t covered = 0;
+    for (const auto& [stage_gc, stage_id] : by_stage) {
+      if (covered * 2 >= gc || f.stage_ids.size() >= 5) break;
+      if (std::find(f.stage_ids.begin(), f.stage_ids.end(), stage_id) == f.stage_ids.end()) {
+        f.stage_ids.push_back(stage_id);
+      }
+      covered += stage_gc;
+    }
+  }
   std::string head =
       "Tasks spent " + Millis(gc) + " in garbage collection, " + Fixed(100 * share, 1) +
       "% of their " + Millis(run) + " run time (Spark's UI marks over 10% red). " +

@@ -6,7 +6,7 @@
 //     cores get no work at all) AND the stage ran >= 30 s AND its tasks took >= 30 s in total
 //     (shorter stages cost little). "Ran" is first task launch to last task finish: submission to
 //     completion also counts the wait for slots held by concurrent stages, which more partitions
-//     would not shorten;
+//     would not shorten; in a short run, a stage of >= 10 s that is >= 25% of the wall (ours);
 //   * or median bytes read per task >= 1 GiB, with the same time floors (practitioner consensus
 //     is 128-200 MB per partition; DataFlint flags 5 GiB partitions; 1 GiB is well past the
 //     range where sorts and aggregations stay in memory).
@@ -23,6 +23,8 @@ namespace sparkprof::diagnosis::rules {
 
 namespace {
 constexpr int64_t kMinStageMs = 30'000;
+constexpr int64_t kShortRunStageMs = 10'000;
+constexpr double kShortRunShare = 0.25;
 constexpr int64_t kMiB = 1 << 20;
 constexpr int64_t kHugePartitionBytes = 1024 * kMiB;
 constexpr int64_t kTargetPartitionBytes = 128 * kMiB;
@@ -48,7 +50,12 @@ bool RepartitionedByNumber(const model::ApplicationModel& m, int32_t stage_id) {
 void TooFewPartitions(const DiagnosisInput& input, std::vector<Finding>& out) {
   const int64_t slots = input.slots();
   for (const StageStats& stage : input.stages) {
-    if (stage.task_span_ms < kMinStageMs || stage.total_task_ms < kMinStageMs ||
+    // Short runs: a stage of >= 10 s that is a quarter of the wall counts too (ours).
+    const bool long_in_short_run =
+        stage.task_span_ms >= kShortRunStageMs &&
+        static_cast<double>(stage.task_span_ms) >= kShortRunShare * input.phases.wall_ms;
+    if ((!long_in_short_run &&
+         (stage.task_span_ms < kMinStageMs || stage.total_task_ms < kMinStageMs)) ||
         stage.successful_tasks == 0)
       continue;
     const bool few = stage.num_tasks < slots && input.phases.peak_slots > 1;
