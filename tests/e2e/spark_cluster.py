@@ -230,7 +230,9 @@ class SparkCluster:
             command += ["--jars", ",".join(os.path.abspath(j) for j in jars)]
         for key, value in (conf or {}).items():
             command += ["--conf", f"{key}={value}"]
-        command += ["--class", main_class, os.path.abspath(app_jar)] + [str(a) for a in app_args]
+        if main_class:  # None: a Python application (see submit_python)
+            command += ["--class", main_class]
+        command += [os.path.abspath(app_jar)] + [str(a) for a in app_args]
         log_path = log_path or os.path.join(self.work_dir, "driver.log")
         with open(log_path, "w") as log:
             log.write("$ " + " ".join(command) + "\n")
@@ -239,6 +241,21 @@ class SparkCluster:
                 command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 env=dict(self.env, **(extra_env or {})), cwd=self.work_dir,
                 start_new_session=True, preexec_fn=die_with_parent)
+
+    def submit_python(self, script, python, app_args=(), conf=None, py_files=(),
+                      driver_memory="512m", log_path=None, extra_env=None):
+        """Starts spark-submit of a PySpark script in client mode; returns the Popen (the driver).
+
+        python (a venv's interpreter with pyspark importable) runs the driver and every
+        executor's Python workers; py_files ship with the application (--py-files).
+        """
+        python = os.path.abspath(python)
+        conf = dict(conf or {})
+        if py_files:
+            conf["spark.submit.pyFiles"] = ",".join(os.path.abspath(f) for f in py_files)
+        env = dict(extra_env or {}, PYSPARK_PYTHON=python, PYSPARK_DRIVER_PYTHON=python)
+        return self.submit(script, None, app_args, conf, driver_memory=driver_memory,
+                           log_path=log_path, extra_env=env)
 
     def start_history_server(self, event_log_dir):
         """A History Server over event_log_dir; returns its REST base URL (.../api/v1)."""

@@ -1,0 +1,358 @@
+#!/usr/bin/env python3
+"""Runs the workload corpus (manifest.json) on real Spark and keeps Spark's own event logs.
+
+Each workload gets a fresh standalone cluster on loopback (tests/e2e/spark_cluster.py) of the
+shape its manifest entry asks for, is submitted with spark-submit in client mode (the release's
+venv Python runs the driver and the executors' Python workers), and gets its action: Workers
+started late, or an executor JVM killed while a stage runs. Spark writes one zstd-compressed
+event log per application; --write-fixtures copies it to fixtures/<spark version>/<name>.zstd,
+otherwise it goes to --out. Only one application runs at a time (the machine has 2 cores).
+
+Exit codes: 0 every workload ran as planted, 1 a workload did not (exit code, missing log, a
+string the manifest requires absent from the log, the action not performed), 77 skipped (no Spark
+at --spark-home, no Python at --python, no java).
+"""
+
+import argparse
+import dataclasses
+import itertools
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "e2e"))
+from spark_cluster import (SparkCluster, child_pids, free_port, http_json,  # noqa: E402
+                           read_tail, spark_version, wait_driver, wait_for)
+
+SKIPPED = 77
+MANIFEST = os.path.join(HERE, "manifest.json")
+FIXTURES = os.path.join(HERE, "fixtures")
+APPS = os.path.join(HERE, "apps")
+# Every workload: Spark's compressed event log (the fixture is this file as Spark wrote it).
+BASE_CONF = {
+    "spark.eventLog.enabled": "true",
+    "spark.eventLog.compress": "true",
+    "spark.eventLog.compression.codec": "zstd",
+    "spark.eventLog.rolling.enabled": "false",  # Spark 4's default rolls into a directory
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.session.timeZone": "UTC",  # dates derived from timestamps do not depend on the host
+    # The driver waits (in SparkContext's start, up to 30 s) until every executor registered: it
+    # stays idle while the executor JVMs start, which halves their start-up on 2 cores (~5 s
+    # instead of 8-12 s, close to the resource-wait rule's 10 s floor). spark.cores.max, set
+    # from the cluster's shape, is what the ratio counts against in standalone mode.
+    "spark.scheduler.minRegisteredResourcesRatio": "1.0",
+}
+DEFAULT_DRIVER_MEMORY = "512m"
+DEFAULT_TIMEOUT_S = 300
+
+
+def load_manifest(path=MANIFEST):
+    with open(path) as f:
+        return json.load(f)["workloads"]
+
+
+def decompressed_log(path):
+    """The text of a zstd event log (the zstd command), or None when zstd is not installed."""
+    zstd = shutil.which("zstd")
+    if not zstd:
+        return None
+    return subprocess.run([zstd, "-dcq", path], check=True, capture_output=True).stdout.decode(
+        "utf-8", "replace")
+
+
+@dataclasses.dataclass
+class WorkloadRun:
+    name: str
+    spark_version: str
+    exit_code: int = -1
+    wall_s: float = 0.0
+    event_log: str = ""          # Spark's file, in the workload's work directory
+    driver_log: str = ""
+    action_done: str = ""        # what the action did (the executor killed, when)
+    problems: list = dataclasses.field(default_factory=list)
+
+
+class ExecutorKiller:
+    """Kills one executor JVM (SIGKILL) while a stage of the named job runs.
+
+    Polled from the driver's REST API (/api/v1 of its UI): once the stage `stage_index` (0: the
+    first by stage id) of a running job whose description contains `job` has at least
+    `min_tasks_done` successful tasks on one executor and tasks still to finish, that executor's
+    JVM is killed. Its finished shuffle-map tasks are then lost with it (no external shuffle
+    service): Spark resubmits them.
+    """
+
+    def __init__(self, cluster, ui_url, spec):
+        self.cluster = cluster
+        self.ui_url = ui_url
+        self.job = spec["job"]
+        self.min_tasks_done = spec.get("min_tasks_done", 1)
+        self.stage_index = spec.get("stage_index", 0)
+        self.done = ""
+
+    def _api(self, path):
+        return http_json(f"{self.ui_url}/api/v1/{path}", 3)
+
+    def tick(self):
+        if self.done:
+            return
+        try:
+            apps = self._api("applications")
+            if not apps:
+                return
+            app = apps[0]["id"]
+            jobs = [j for j in self._api(f"applications/{app}/jobs?status=running")
+                    if self.job in (j.get("description") or "")]
+            stage_ids = [sorted(j["stageIds"])[self.stage_index] for j in jobs
+                         if len(j["stageIds"]) > self.stage_index]
+            for stage in self._api(f"applications/{app}/stages?status=active"):
+                if stage["stageId"] not in stage_ids:
+                    continue
+                if stage["numCompleteTasks"] >= stage["numTasks"]:
+                    continue
+                tasks = self._api(f"applications/{app}/stages/{stage['stageId']}/"
+                                  f"{stage['attemptId']}/taskList?length=100000")
+                done = {}
+                for task in tasks:
+                    if task.get("status") == "SUCCESS":
+                        done[task["executorId"]] = done.get(task["executorId"], 0) + 1
+                for executor, count in sorted(done.items(), key=lambda e: -e[1]):
+                    if count >= self.min_tasks_done and self._kill(app, executor):
+                        self.done = (f"killed executor {executor} (SIGKILL) in stage "
+                                     f"{stage['stageId']}.{stage['attemptId']} after {count} of "
+                                     f"its tasks succeeded there "
+                                     f"({stage['numCompleteTasks']}/{stage['numTasks']} done)")
+                        return
+        except (OSError, ValueError, KeyError):
+            return  # the UI is not up yet, or the job is not there yet: the next tick
+
+    def _kill(self, app, executor):
+        for worker in self.cluster.workers():
+            for pid in child_pids(worker.process.pid):
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as f:
+                        arguments = f.read().decode("utf-8", "replace").split("\0")
+                except OSError:
+                    continue
+                pairs = dict(itertools.pairwise(arguments))
+                if pairs.get("--app-id") == app and pairs.get("--executor-id") == executor:
+                    os.kill(pid, 9)
+                    return True
+        return False
+
+
+def cpu_busy_share(interval_s=2.0):
+    """The share of CPU time not idle over interval_s, from /proc/stat."""
+    def sample():
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:]]
+        return fields[3] + fields[4], sum(fields)  # idle + iowait, total
+    idle_before, total_before = sample()
+    time.sleep(interval_s)
+    idle_after, total_after = sample()
+    total = max(total_after - total_before, 1)
+    return 1.0 - (idle_after - idle_before) / total
+
+
+def wait_for_quiet_machine(max_wait_s, busy_limit=0.25):
+    """Waits (up to max_wait_s) until other work leaves the CPUs mostly idle: on 2 cores a
+    concurrent build stretches executor start-up and first tasks, which the diagnosis would then
+    rightly call a resource wait or a straggler that the workload never planted."""
+    deadline = time.monotonic() + max_wait_s
+    busy = cpu_busy_share()
+    if busy < busy_limit:
+        return
+    print(f"  waiting for a quiet machine (CPU {busy:.0%} busy)", flush=True)
+    while time.monotonic() < deadline:
+        busy = cpu_busy_share()
+        if busy < busy_limit:
+            return
+    print(f"  the machine stayed busy ({busy:.0%}); running anyway", flush=True)
+
+
+def submit_conf(workload, event_dir, ui_port):
+    conf = dict(BASE_CONF)
+    shape = workload["cluster"]
+    conf["spark.executor.cores"] = str(shape["cores"])
+    conf["spark.cores.max"] = str(shape["workers"] * shape["cores"])
+    conf.update(workload.get("conf", {}))
+    conf["spark.eventLog.dir"] = "file://" + event_dir
+    conf["spark.ui.port"] = str(ui_port)
+    return conf
+
+
+def run_workload(workload, spark_home, python, work_root, java_home=None):
+    """Runs one workload on its own fresh cluster; returns the WorkloadRun."""
+    name = workload["name"]
+    work = os.path.join(work_root, name)
+    shutil.rmtree(work, ignore_errors=True)
+    event_dir = os.path.join(work, "eventlog")
+    scratch = os.path.join(work, "scratch")
+    os.makedirs(event_dir)
+    os.makedirs(scratch)
+    cluster = SparkCluster(spark_home, work, java_home)
+    run = WorkloadRun(name, cluster.version, driver_log=os.path.join(work, "driver.log"))
+    shape = workload["cluster"]
+    delay_s = shape.get("worker_delay_s", 0)
+    action = workload.get("action") or {}
+    conf = submit_conf(workload, event_dir, free_port())
+    driver_memory = conf.pop("spark.driver.memory", DEFAULT_DRIVER_MEMORY)
+    ui_url = "http://127.0.0.1:" + conf["spark.ui.port"]
+    started = time.monotonic()
+    try:
+        cluster.start_master()
+        if not delay_s:
+            cluster.start_workers(shape["workers"], shape["cores"], shape["worker_memory"])
+        script = os.path.join(HERE, workload["script"])
+        driver = cluster.submit_python(
+            script, python, [*workload.get("args", []), scratch], conf,
+            py_files=[os.path.join(APPS, "common.py")], driver_memory=driver_memory,
+            log_path=run.driver_log)
+        if delay_s:
+            wait_for("the Master registered the application",
+                     lambda: (cluster.master_state() or {}).get("activeapps"), 120, 0.2, driver)
+            time.sleep(delay_s)
+            cluster.start_workers(shape["workers"], shape["cores"], shape["worker_memory"],
+                                  wait=False)
+            run.action_done = f"Workers started {delay_s} s after the application registered"
+        killer = None
+        if "kill_executor" in action:
+            killer = ExecutorKiller(cluster, ui_url, action["kill_executor"])
+        run.exit_code, _ = wait_driver(driver, workload.get("timeout_s", DEFAULT_TIMEOUT_S),
+                                       killer.tick if killer else None, 0.25)
+        if killer:
+            run.action_done = killer.done
+            if not killer.done:
+                run.problems.append("the executor was not killed: no stage of job "
+                                    f"'{action['kill_executor']['job']}' had the tasks asked for")
+    except RuntimeError as e:
+        run.problems.append(str(e))
+    finally:
+        run.wall_s = time.monotonic() - started
+        cluster.stop()
+    check_run(workload, run, event_dir)
+    return run
+
+
+def check_run(workload, run, event_dir):
+    """The run planted what the manifest says: exit code, a complete log, required strings."""
+    fails = workload.get("app_fails", False)
+    if fails != (run.exit_code != 0):
+        run.problems.append(f"spark-submit exited with {run.exit_code} (expected "
+                            f"{'non-zero' if fails else '0'}); driver log {run.driver_log}:\n"
+                            + read_tail(run.driver_log, 3000))
+    logs = sorted(os.listdir(event_dir))
+    complete = [n for n in logs if not n.endswith(".inprogress")]
+    if len(complete) != 1 or len(logs) != 1:
+        run.problems.append(f"expected one complete event log in {event_dir}, found {logs}")
+        return
+    run.event_log = os.path.join(event_dir, complete[0])
+    required = workload.get("log_must_contain", [])
+    text = decompressed_log(run.event_log) if required else ""
+    if text is None:
+        print("  (zstd is not installed: the log's required strings are not checked)")
+        return
+    for needle in required:
+        if needle not in text:
+            run.problems.append(f"the event log lacks {needle!r}")
+
+
+def remove_outputs(work):
+    """Deletes a workload's outputs, shuffle files and executor work directories (with their
+    logs); keeps the driver, Master and Worker logs and the event log."""
+    for name in os.listdir(work):
+        worker_dir = name.startswith("worker-") and os.path.isdir(os.path.join(work, name))
+        if name in ("scratch", "spark-local") or worker_dir:
+            shutil.rmtree(os.path.join(work, name), ignore_errors=True)
+
+
+def format_size(size):
+    return f"{size / 1024:.0f} KiB" if size < 1 << 20 else f"{size / (1 << 20):.1f} MiB"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--spark-home", required=True)
+    parser.add_argument("--python", help="the venv Python with pyspark (default: "
+                        "<spark home>/../venv/bin/python, as scripts/install-spark.sh puts it)")
+    parser.add_argument("--java-home", default=os.environ.get("JAVA_HOME", ""))
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="just these workloads")
+    parser.add_argument("--manifest", default=MANIFEST)
+    parser.add_argument("--work-dir", help="the clusters' work directories (default: a temp "
+                        "directory, removed at the end unless --keep-work)")
+    parser.add_argument("--keep-work", action="store_true",
+                        help="keep each workload's outputs, shuffle files and executor logs")
+    parser.add_argument("--quiet-wait-s", type=float, default=600,
+                        help="before each workload, wait up to this long for idle CPUs")
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--write-fixtures", action="store_true",
+                        help=f"copy the logs to {os.path.relpath(FIXTURES)}/<version>/<name>.zstd")
+    output.add_argument("--out", help="copy the logs to OUT/<version>/<name>.zstd")
+    args = parser.parse_args()
+    return generate(args)
+
+
+def generate(args):
+    """Runs the workloads args asks for; returns (exit code, {name: WorkloadRun})."""
+    spark_home = os.path.abspath(args.spark_home)
+    python = args.python or os.path.join(os.path.dirname(spark_home), "venv", "bin", "python")
+    if not os.access(os.path.join(spark_home, "bin", "spark-submit"), os.X_OK):
+        print(f"SKIPPED: no Spark at {spark_home} (scripts/install-spark.sh)")
+        return SKIPPED, {}
+    if not os.access(python, os.X_OK):
+        print(f"SKIPPED: no Python at {python} (scripts/install-spark.sh makes the venv)")
+        return SKIPPED, {}
+    java = os.path.join(args.java_home, "bin", "java") if args.java_home else shutil.which("java")
+    if not java or not os.access(java, os.X_OK):
+        print("SKIPPED: java is not installed")
+        return SKIPPED, {}
+    workloads = load_manifest(args.manifest)
+    if args.only:
+        unknown = set(args.only) - {w["name"] for w in workloads}
+        if unknown:
+            print(f"unknown workloads: {sorted(unknown)}")
+            return 1, {}
+        workloads = [w for w in workloads if w["name"] in args.only]
+    version = spark_version(spark_home)
+    work_root = os.path.abspath(args.work_dir) if args.work_dir else tempfile.mkdtemp(
+        prefix="sparkprof-workloads-")
+    os.makedirs(work_root, exist_ok=True)
+    destination = FIXTURES if args.write_fixtures else args.out or tempfile.mkdtemp(
+        prefix="sparkprof-workload-logs-")
+    print(f"Spark {version} at {spark_home}; Python {python}; work in {work_root}; logs to "
+          f"{os.path.join(destination, version)}", flush=True)
+    runs = {}
+    try:
+        for workload in workloads:
+            print(f"== {workload['name']}: {workload['problem']}", flush=True)
+            wait_for_quiet_machine(args.quiet_wait_s)
+            run = run_workload(workload, spark_home, python, work_root, args.java_home or None)
+            runs[run.name] = run
+            size = os.path.getsize(run.event_log) if run.event_log else 0
+            print(f"  exit {run.exit_code}, {run.wall_s:.1f} s, log {format_size(size)}"
+                  + (f"; {run.action_done}" if run.action_done else ""), flush=True)
+            for problem in run.problems:
+                print(f"  FAIL {problem}", flush=True)
+            if run.event_log:
+                target_dir = os.path.join(destination, version)
+                os.makedirs(target_dir, exist_ok=True)
+                shutil.copyfile(run.event_log, os.path.join(target_dir, run.name + ".zstd"))
+            if not args.keep_work:  # shuffle files, spills and outputs: gigabytes over the corpus
+                remove_outputs(os.path.join(work_root, run.name))
+    finally:
+        if not args.work_dir and not args.keep_work:
+            shutil.rmtree(work_root, ignore_errors=True)
+    failed = [r.name for r in runs.values() if r.problems]
+    total = sum(r.wall_s for r in runs.values())
+    print(f"Spark {version}: {len(runs)} workloads in {total:.0f} s; "
+          + (f"FAILED: {', '.join(failed)}" if failed else "all ran as planted"), flush=True)
+    return (1 if failed else 0), runs
+
+
+if __name__ == "__main__":
+    sys.exit(main()[0])
