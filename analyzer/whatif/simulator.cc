@@ -17,6 +17,17 @@ namespace {
 
 constexpr int64_t kNever = std::numeric_limits<int64_t>::max() / 4;
 constexpr double kSkewFactor = 2.0;  // fix_skew: tasks above 2x the stage median
+// Bounds that keep a replay of hostile input finite: tasks per re-split stage, pieces per split
+// task, a task's duration and any delay (a year).
+constexpr int64_t kMaxStageTasks = 100'000;
+constexpr int64_t kMaxPieces = 1'000;
+constexpr int64_t kMaxMs = 365ll * 24 * 3600 * 1000;
+
+// a - b, clamped to [0, kMaxMs] without overflowing on hostile timestamps.
+int64_t Span(int64_t a, int64_t b) {
+  const __int128 d = static_cast<__int128>(a) - static_cast<__int128>(b);
+  return d <= 0 ? 0 : d >= kMaxMs ? kMaxMs : static_cast<int64_t>(d);
+}
 
 int64_t ParseCount(const std::string& text, bool& ok) {
   char* end = nullptr;
@@ -105,11 +116,14 @@ std::vector<Work> Reshape(std::vector<Work> tasks, const Unit& unit, const Scena
       // AQE-style split: pieces of about the median's work, each paying the fixed task cost.
       const int64_t work = std::max<int64_t>(w.duration_ms - fixed_ms, 1);
       const int64_t piece = std::max<int64_t>(median - fixed_ms, 1);
-      const int64_t pieces = std::max<int64_t>(1, (work + piece - 1) / piece);
+      const int64_t pieces =
+          std::clamp<int64_t>((work + piece - 1) / piece, 1,
+                              std::min<int64_t>(kMaxPieces, kMaxStageTasks / static_cast<int64_t>(tasks.size()) + 1));
       for (int64_t i = 0; i < pieces; ++i) split.push_back({fixed_ms + work / pieces});
     }
     tasks = std::move(split);
   }
+  new_count = std::min(new_count, kMaxStageTasks);
   if (new_count > 0 && static_cast<int64_t>(tasks.size()) != new_count) {
     // The stage's work (durations less the fixed per-task cost) spread over the new count, in
     // partition order, fractional: a task's work goes where its partitions go.
@@ -271,7 +285,7 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
         JobInfo& job = jobs[index];
         job.sim_submit = now;
         if (job.units.empty()) {
-          events.push({now + std::max<int64_t>(job.real_end - job.real_submit, 0), 3, index});
+          events.push({now + Span(job.real_end, job.real_submit), 3, index});
         }
         for (size_t u : job.units) {
           if (units[u].deps.empty()) release_unit(u, now + units[u].delay_after_deps);
@@ -426,14 +440,13 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
     listed.insert(e.executor_id);
     const auto seen = concurrency.find(e.executor_id);
     const int32_t observed = seen != concurrency.end() ? seen->second : 0;
-    int32_t slots = e.total_cores > 0 ? static_cast<int32_t>(e.total_cores / task_cpus) : observed;
+    int32_t slots = e.total_cores > 0 ? static_cast<int32_t>(std::min<double>(e.total_cores / task_cpus, 100'000)) : observed;
     slots = std::max(slots, observed);
     if (slots <= 0) continue;
     if (e.is_driver() && observed == 0) continue;
     ExecutorSlots s;
-    s.added = e.added_time_ms >= 0 ? std::max<int64_t>(e.added_time_ms - start, 0) : 0;
-    s.removed = e.removed_time_ms >= 0 ? std::max<int64_t>(e.removed_time_ms - start, s.added)
-                                       : kNever;
+    s.added = e.added_time_ms >= 0 ? Span(e.added_time_ms, start) : 0;
+    s.removed = e.removed_time_ms >= 0 ? std::max(Span(e.removed_time_ms, start), s.added) : kNever;
     s.slots = slots;
     executors.push_back(s);
     real_cores = std::max(real_cores, e.total_cores > 0 ? e.total_cores : slots);
@@ -465,7 +478,8 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
     for (const uint32_t* it = begin; it != end; ++it) {
       const model::TaskAttempt& t = m.tasks[*it];
       if (!t.ended() || t.launch_time_ms < 0 || t.finish_time_ms < t.launch_time_ms) continue;
-      unit.tasks.push_back({t.finish_time_ms - t.launch_time_ms, -1, t.launch_time_ms - start});
+      unit.tasks.push_back({std::min(t.finish_time_ms - t.launch_time_ms, kMaxMs), -1,
+                            Span(t.launch_time_ms, start)});
       first = first < 0 ? t.launch_time_ms : std::min(first, t.launch_time_ms);
       last = std::max(last, t.finish_time_ms);
       if (t.has_metrics && t.metrics.shuffle_bytes_read() > 0) unit.shuffle_read = true;
@@ -573,9 +587,9 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
     auto job = job_map.find(unit.job);
     if (unit.deps.empty()) {
       const int64_t anchor = job != job_map.end() ? job->second.real_submit : start;
-      unit.delay_after_deps = std::max<int64_t>(unit.real_submit - anchor, 0);
+      unit.delay_after_deps = Span(unit.real_submit, anchor);
     } else {
-      unit.delay_after_deps = std::max<int64_t>(unit.real_submit - ready_at, 0);
+      unit.delay_after_deps = Span(unit.real_submit, ready_at);
     }
   }
   // Job anchors and tails.
@@ -587,7 +601,7 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
     if (m.jobs.at(id).completion_time_ms < job.real_submit) {
       job.real_end = std::max(job.real_submit, last_task);
     }
-    job.tail_ms = last_task >= 0 ? std::max<int64_t>(job.real_end - last_task, 0) : 0;
+    job.tail_ms = last_task >= 0 ? Span(job.real_end, last_task) : 0;
     int64_t anchor_time = start;
     for (const auto& [other_id, other] : job_map) {
       if (other_id == id || other.real_end > job.real_submit) continue;
@@ -596,7 +610,7 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
         job.anchor_job = other_id;
       }
     }
-    job.anchor_offset = std::max<int64_t>(job.real_submit - anchor_time, 0);
+    job.anchor_offset = Span(job.real_submit, anchor_time);
     jobs.push_back(job);
   }
   // Units outside any job (trimmed logs): released at their real start.
@@ -606,7 +620,7 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
     orphan.job_id = -1000 - static_cast<int32_t>(u);
     orphan.real_submit = units[u].real_submit;
     orphan.real_end = units[u].real_end;
-    orphan.anchor_offset = std::max<int64_t>(units[u].real_submit - start, 0);
+    orphan.anchor_offset = Span(units[u].real_submit, start);
     orphan.units.push_back(u);
     units[u].job = orphan.job_id;
     units[u].deps.clear();
@@ -615,7 +629,7 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
   }
   int64_t last_job_end = start;
   for (const JobInfo& job : jobs) last_job_end = std::max(last_job_end, job.real_end);
-  const int64_t app_tail = std::max<int64_t>(m.end_time_ms - last_job_end, 0);
+  const int64_t app_tail = Span(m.end_time_ms, last_job_end);
 
   RunResult baseline = Replay(units, jobs, executors, app_tail, p.actual_wall_ms, launch_gap_ms);
   p.baseline_wall_ms = baseline.wall_ms;
@@ -680,7 +694,7 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
     s.stage_id = units[u].stage_id;
     s.attempt = units[u].attempt;
     s.name = units[u].name;
-    s.actual_ms = units[u].real_end - units[u].real_submit;
+    s.actual_ms = Span(units[u].real_end, units[u].real_submit);
     s.baseline_ms = baseline.unit_spans[u].second - baseline.unit_spans[u].first;
     s.predicted_ms = predicted.unit_spans[u].second - predicted.unit_spans[u].first;
     s.actual_tasks = static_cast<int64_t>(units[u].tasks.size());

@@ -162,7 +162,8 @@ void TooFewPartitions(const DiagnosisInput& input, std::vector<Finding>& out) {
         "half of that gain (low: larger tasks rarely split perfectly)";
     f.cost_ms = saved;
     whatif::Scenario split;
-    split.stage_partitions[stage.stage_id] = static_cast<int32_t>(target);
+    split.stage_partitions[stage.stage_id] =
+        static_cast<int32_t>(std::min<int64_t>(target, 100'000));
     SimulatedSaving simulated;
     if (Simulated(input, split, simulated)) {
       f.impact.time_saved_ms_high = simulated.saved_ms;
