@@ -92,6 +92,7 @@ struct ArchiveNode {
 
 struct ArchiveTree {
   std::shared_ptr<ZipArchive> archive;
+  std::shared_ptr<ZipArchivePool> pool;  // opens the parts after discovery
   ArchiveNode root;
 };
 
@@ -133,11 +134,11 @@ class ArchiveFolder final : public Folder {
                            (node_->path.empty() ? file.name : node_->path + "/" + file.name);
       entry.size_bytes = file.compressed_bytes;
       entry.archive = source.display_name;
-      // The part opener holds only the source (a path, or shared bytes), not the libzip
-      // handle, so every stream it makes is independent.
-      entry.open = [source, index = file.index, stored = file.stored_name,
+      // The part opener holds the pool, not the scan's libzip handle, so every stream it makes
+      // is independent; the pool reuses one handle for parts read one after another.
+      entry.open = [pool = tree_->pool, index = file.index, stored = file.stored_name,
                     display = entry.display_name]() {
-        return OpenZipEntryFresh(source, index, stored, display);
+        return pool->OpenEntry(index, stored, display);
       };
       entry.open_during_scan = [archive = tree_->archive, index = file.index,
                                 display = entry.display_name]() {
@@ -198,6 +199,7 @@ std::unique_ptr<Folder> MakeArchiveRootFolder(std::shared_ptr<ZipArchive> archiv
                                               std::vector<DiscoveryWarning>* warnings) {
   auto tree = std::make_shared<ArchiveTree>();
   tree->archive = std::move(archive);
+  tree->pool = ZipArchivePool::Create(tree->archive->source());
   const std::string& archive_name = tree->archive->source().display_name;
   uint64_t count = tree->archive->entry_count();
   if (count > limits.max_archive_entries) {

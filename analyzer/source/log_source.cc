@@ -40,7 +40,7 @@ Result<std::string> ReadAllBounded(InputStream& stream, uint64_t limit) {
   while (true) {
     SPARKPROF_ASSIGN_OR_RETURN(size_t got, stream.Read(buffer.data(), buffer.size()));
     if (got == 0) return bytes;
-    if (bytes.size() + got > limit) {
+    if (got > limit - bytes.size()) {
       return TooLarge("larger than the limit of " + std::to_string(limit) + " bytes");
     }
     bytes.append(buffer.data(), got);
@@ -113,13 +113,28 @@ class Walker {
       source.path = file.disk_path;
     } else {
       // libzip needs to seek, which a stream out of the outer archive cannot.
-      Result<std::string> bytes =
-          ReadAllBounded(*MakePrefixedInputStream(std::move(*head), std::move(*stream)),
-                         limits_.max_nested_archive_bytes);
+      uint64_t budget = limits_.max_nested_archive_total_bytes -
+                        std::min(nested_bytes_held_, limits_.max_nested_archive_total_bytes);
+      uint64_t limit = std::min(limits_.max_nested_archive_bytes, budget);
+      Result<std::string> bytes = ReadAllBounded(
+          *MakePrefixedInputStream(std::move(*head), std::move(*stream)), limit);
       if (!bytes.ok()) {
-        Warn(file.display_name, "nested archive skipped: " + bytes.status().message());
+        std::string why = bytes.status().message();
+        if (bytes.status().code() == StatusCode::kTooLarge) {
+          why = limit < limits_.max_nested_archive_bytes
+                    ? "the zips nested in archives already hold " +
+                          std::to_string(nested_bytes_held_) + " bytes in memory, and all of " +
+                          "them together may hold " +
+                          std::to_string(limits_.max_nested_archive_total_bytes) +
+                          " (max_nested_archive_total_bytes)"
+                    : "larger than the limit of " + std::to_string(limit) +
+                          " bytes for a zip inside a zip (max_nested_archive_bytes)";
+        }
+        Warn(file.display_name, "nested archive skipped: " + why +
+                                    "; unzip it and analyse its contents instead");
         return;
       }
+      nested_bytes_held_ += bytes->size();
       source.bytes = std::make_shared<const std::string>(std::move(*bytes));
     }
     WalkArchive(source, depth);
@@ -172,6 +187,7 @@ class Walker {
   DiscoveryResult result_;
   std::set<std::string> visited_;
   int archive_depth_ = 0;  // of the archive whose folders are being walked; 0 on disk
+  uint64_t nested_bytes_held_ = 0;  // nested archives read into memory so far
 };
 
 }  // namespace

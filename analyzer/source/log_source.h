@@ -54,9 +54,14 @@ struct DiscoveryResult {
   std::vector<DiscoveryWarning> warnings;  // skipped entries, unreadable archives, ...
 };
 
+// Every default is in docs/limits.md.
 struct DiscoveryLimits {
-  uint64_t max_nested_archive_bytes = 2ull << 30;  // a nested zip is held in memory up to this
-  int max_archive_depth = 4;                       // outer.zip!inner.zip counts as 2
+  // libzip must seek, so a zip inside a zip is held in memory: each one up to this size, and all
+  // of them together (they stay until the report is written) up to the total. A larger nested
+  // zip is skipped with a warning naming it; everything else is still analysed.
+  uint64_t max_nested_archive_bytes = 256ull << 20;
+  uint64_t max_nested_archive_total_bytes = 512ull << 20;
+  int max_archive_depth = 4;  // outer.zip!inner.zip counts as 2
   // Directory levels below the given path (and below each archive's root) that are searched;
   // guards against pathological trees and absurdly deep zip entry names.
   int max_directory_depth = 32;

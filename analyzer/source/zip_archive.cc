@@ -2,10 +2,17 @@
 
 #include <zip.h>
 
+#include <atomic>
+#include <list>
+#include <mutex>
 #include <utility>
+#include <vector>
 
 namespace sparkprof::source {
 namespace {
+
+std::atomic<uint64_t> g_open_count{0};
+std::atomic<uint64_t> g_next_pool_id{1};
 
 std::string ZipErrorText(zip_error_t* error) { return zip_error_strerror(error); }
 
@@ -88,6 +95,7 @@ Result<std::shared_ptr<ZipArchive>> ZipArchive::Open(const ArchiveSource& source
   if (zip == nullptr) {
     return Corrupt("cannot open zip archive " + source.display_name + ": " + problem);
   }
+  g_open_count.fetch_add(1, std::memory_order_relaxed);
   zip_int64_t count = zip_get_num_entries(zip, 0);
   auto* handle = new Handle{zip};
   return std::shared_ptr<ZipArchive>(
@@ -132,6 +140,115 @@ Result<std::unique_ptr<InputStream>> OpenZipEntryFresh(const ArchiveSource& sour
                     expected_name);
   }
   return ZipArchive::OpenEntry(std::move(archive), index, display_name);
+}
+
+uint64_t ZipArchiveOpenCount() { return g_open_count.load(std::memory_order_relaxed); }
+
+namespace {
+
+// The idle handles of every pool, most recently released first.
+class IdleArchiveCache {
+ public:
+  static IdleArchiveCache& Get() {
+    static auto* cache = new IdleArchiveCache;  // never destroyed: pools may outlive statics
+    return *cache;
+  }
+
+  std::shared_ptr<ZipArchive> Take(uint64_t pool_id) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto it = idle_.begin(); it != idle_.end(); ++it) {
+      if (it->first != pool_id) continue;
+      std::shared_ptr<ZipArchive> archive = std::move(it->second);
+      idle_.erase(it);
+      return archive;
+    }
+    return nullptr;
+  }
+
+  void Put(uint64_t pool_id, std::shared_ptr<ZipArchive> archive) {
+    std::shared_ptr<ZipArchive> evicted;  // closed outside the lock
+    std::lock_guard<std::mutex> lock(mutex_);
+    idle_.emplace_front(pool_id, std::move(archive));
+    if (idle_.size() > kMaxIdleZipArchives) {
+      evicted = std::move(idle_.back().second);
+      idle_.pop_back();
+    }
+  }
+
+  void Forget(uint64_t pool_id) {
+    std::vector<std::shared_ptr<ZipArchive>> closed;
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto it = idle_.begin(); it != idle_.end();) {
+      if (it->first == pool_id) {
+        closed.push_back(std::move(it->second));
+        it = idle_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+ private:
+  std::mutex mutex_;
+  std::list<std::pair<uint64_t, std::shared_ptr<ZipArchive>>> idle_;
+};
+
+}  // namespace
+
+// Gives its archive handle back to the pool once the entry is closed.
+class PooledZipEntryStream final : public InputStream {
+ public:
+  PooledZipEntryStream(std::shared_ptr<ZipArchivePool> pool, std::shared_ptr<ZipArchive> archive,
+                       std::unique_ptr<InputStream> entry)
+      : pool_(std::move(pool)), archive_(std::move(archive)), entry_(std::move(entry)) {}
+  ~PooledZipEntryStream() override {
+    entry_.reset();  // zip_fclose before another stream may use the handle
+    pool_->Release(std::move(archive_));
+  }
+
+  Result<size_t> Read(char* buffer, size_t size) override { return entry_->Read(buffer, size); }
+  uint64_t input_offset() const override { return entry_->input_offset(); }
+
+ private:
+  std::shared_ptr<ZipArchivePool> pool_;
+  std::shared_ptr<ZipArchive> archive_;
+  std::unique_ptr<InputStream> entry_;
+};
+
+ZipArchivePool::ZipArchivePool(ArchiveSource source)
+    : source_(std::move(source)), id_(g_next_pool_id.fetch_add(1, std::memory_order_relaxed)) {}
+
+std::shared_ptr<ZipArchivePool> ZipArchivePool::Create(ArchiveSource source) {
+  return std::shared_ptr<ZipArchivePool>(new ZipArchivePool(std::move(source)));
+}
+
+ZipArchivePool::~ZipArchivePool() { IdleArchiveCache::Get().Forget(id_); }
+
+void ZipArchivePool::Release(std::shared_ptr<ZipArchive> archive) {
+  if (archive != nullptr) IdleArchiveCache::Get().Put(id_, std::move(archive));
+}
+
+Result<std::unique_ptr<InputStream>> ZipArchivePool::OpenEntry(uint64_t index,
+                                                               const std::string& expected_name,
+                                                               const std::string& display_name) {
+  std::shared_ptr<ZipArchive> archive = IdleArchiveCache::Get().Take(id_);
+  if (archive == nullptr) {
+    SPARKPROF_ASSIGN_OR_RETURN(archive, ZipArchive::Open(source_));
+  }
+  Result<ZipEntryInfo> info = archive->Entry(index);
+  if (!info.ok()) return info.status();
+  if (info->name != expected_name) {
+    return NotFound("zip archive " + source_.display_name +
+                    " changed since it was listed: entry #" + std::to_string(index) +
+                    " is now " + info->name + ", expected " + expected_name);
+  }
+  Result<std::unique_ptr<InputStream>> entry = ZipArchive::OpenEntry(archive, index, display_name);
+  if (!entry.ok()) {
+    Release(std::move(archive));
+    return entry.status();
+  }
+  return std::unique_ptr<InputStream>(
+      new PooledZipEntryStream(shared_from_this(), std::move(archive), std::move(*entry)));
 }
 
 }  // namespace sparkprof::source
