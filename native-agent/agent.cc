@@ -210,7 +210,12 @@ void Agent::SetUpMetrics() {
       mirror(category_counters[i], category_time_ns_[i].load() / 1e9);
     }
   });
-  auto exposer = metrics::HttpExposer::Start(options_.prometheus, metrics_);
+  metrics::HttpExposerLimits limits;
+  // The server's own failure (out of memory) costs /metrics only: one line, profiling goes on.
+  limits.on_failure = [](const std::string& message) {
+    LogLine("%s; /metrics disabled, profiling continues", message.c_str());
+  };
+  auto exposer = metrics::HttpExposer::Start(options_.prometheus, metrics_, std::move(limits));
   if (!exposer.ok()) {
     LogLine("prometheus=%s: %s; /metrics disabled, profiling continues",
             options_.prometheus.c_str(), exposer.status().message().c_str());

@@ -11,6 +11,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 import zipfile
 
@@ -221,6 +222,56 @@ def case_prometheus(c):
                    "sparkprof_agent_task_time_seconds_total{category=\"compute\"}"):
         if needle not in run.stdout:
             fail("missing %r in /metrics" % needle, run)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def case_prometheus_hostile_clients(c):
+    """Clients dripping a byte every 1.5 s and idle connections (issue 15) neither block the
+    JVM's own scrape nor hold its exit: the old server joined a thread stuck on the dripper."""
+    port = free_port()
+    stop = threading.Event()
+    held = []
+
+    def drip():
+        deadline = time.monotonic() + 30
+        while not stop.is_set() and time.monotonic() < deadline:
+            try:
+                sock = socket.create_connection(("127.0.0.1", port), timeout=1)
+            except OSError:
+                time.sleep(0.05)
+                continue
+            held.append(sock)
+            if len(held) < 31:
+                continue  # 30 idle connections, then one that drips
+            try:
+                for byte in b"GET /metrics HTTP/1.1\r\n" * 20:
+                    if stop.wait(1.5):
+                        return
+                    sock.send(bytes([byte]))
+            except OSError:
+                pass  # cut off at its deadline: connect again and drip on
+            held.pop()
+
+    dripper = threading.Thread(target=drip, daemon=True)
+    dripper.start()
+    try:
+        run = c.run("interval=5ms,prometheus=127.0.0.1:%d" % port, ["prometheus", 3, port])
+    finally:
+        stop.set()
+        dripper.join()
+        for sock in held:
+            sock.close()
+    if "sparkprof_agent_samples_total " not in run.stdout:
+        fail("the JVM's own scrape was not answered while other clients dripped", run)
+    # 3 s of work plus JVM start and exit; a dripping client once held exit for as long as it
+    # dripped (here up to 30 s). Generous bound, not a timing.
+    if run.seconds > 20:
+        fail("the JVM took %.1f s to exit with a dripping client" % run.seconds, run)
 
 
 def case_no_agent(c):
