@@ -1,6 +1,5 @@
 #include "driver-aggregator/driver_aggregator.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include "analyzer/report/json_report.h"
 #include "analyzer/report/markdown_report.h"
 #include "analyzer/report/text_report.h"
+#include "common/atomic_file.h"
 #include "common/json_writer.h"
 #include "flamegraph/html_renderer.h"
 #include "flatbuffers/flatbuffers.h"
@@ -36,32 +36,6 @@ int64_t WallClockMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-// Write to a temporary name, then rename: a reader never sees half a file.
-Status WriteFileAtomically(const std::string& path, const std::string& contents) {
-  std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return IoError("cannot create " + temporary + ": " + std::strerror(errno));
-  size_t written = 0;
-  while (written < contents.size()) {
-    ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      std::string error = std::strerror(errno);
-      ::close(fd);
-      ::unlink(temporary.c_str());
-      return IoError("cannot write " + temporary + ": " + error);
-    }
-    written += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  if (::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::string error = std::strerror(errno);
-    ::unlink(temporary.c_str());
-    return IoError("cannot rename " + temporary + " to " + path + ": " + error);
-  }
-  return Status::Ok();
 }
 
 }  // namespace

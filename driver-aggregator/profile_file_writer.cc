@@ -1,7 +1,12 @@
 #include "driver-aggregator/profile_file_writer.h"
 
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+
+#include "common/atomic_file.h"
 
 namespace sparkprof::driver {
 namespace {
@@ -33,8 +38,15 @@ ProfileFileWriter::~ProfileFileWriter() { Close(); }
 
 Status ProfileFileWriter::Open(const std::string& path) {
   Close();
-  std::FILE* file = std::fopen(path.c_str(), "wbe");
-  if (file == nullptr) return IoError("cannot create " + path + ": " + std::strerror(errno));
+  // The output directory may be shared (/tmp/sparkprof): never write through a planted symlink.
+  std::string error;
+  int fd = OpenForWritingNoFollow(path, &error);
+  if (fd < 0) return IoError(error);
+  std::FILE* file = ::fdopen(fd, "wb");
+  if (file == nullptr) {
+    ::close(fd);
+    return IoError("cannot create " + path + ": " + std::strerror(errno));
+  }
   file_ = file;
   path_ = path;
   bytes_written_ = 0;

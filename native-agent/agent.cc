@@ -416,8 +416,8 @@ void Agent::RunDrainCycleLocked(JNIEnv* jni) {
   for (int i = 0; i < classifier::kCategoryCount; ++i) category_time_ns_[i].store(totals[i]);
 }
 
-void Agent::WriteOutputsLocked() {
-  if (out_path_.empty()) return;
+bool Agent::WriteOutputsLocked() {
+  if (out_path_.empty()) return false;
   ReportContext context;
   context.mode = options_.mode == SamplingMode::kCpu ? "cpu" : "wall";
   context.mechanism = use_jvmti_walker_ ? "jvmti: GetThreadListStackTraces" : sampler_.mechanism();
@@ -434,7 +434,14 @@ void Agent::WriteOutputsLocked() {
 #if SPARKPROF_AGENT_HAVE_FLAMEGRAPH
   if (status.ok()) status = WriteFlameGraphHtml(out_path_ + ".html", drain_, context);
 #endif
-  if (!status.ok()) LogLine("%s", status.message().c_str());
+  if (status.ok()) {
+    output_failure_logged_ = false;
+    return true;
+  }
+  // Once per run of failures, not at every dump.
+  if (!output_failure_logged_) LogLine("%s; profile files not written", status.message().c_str());
+  output_failure_logged_ = true;
+  return false;
 }
 
 std::vector<uint8_t> Agent::DrainBatch(JNIEnv* jni) {
@@ -513,11 +520,12 @@ void Agent::OnVmDeath(JNIEnv* jni) {
   }
   std::lock_guard<std::mutex> lock(drain_mutex_);
   RunDrainCycleLocked(jni);
-  WriteOutputsLocked();
+  output_failure_logged_ = false;  // the final write's failure is always worth its line
+  bool written = WriteOutputsLocked();
   if (exposer_) exposer_->Stop();
   running_.store(false);
   HealthSnapshot health = ReadHealthCounters();
-  if (!out_path_.empty()) {
+  if (written) {
     LogLine(
         "wrote %s.{collapsed,json%s}: %llu samples, %llu dropped (ring full), %llu walk failures",
         out_path_.c_str(), SPARKPROF_AGENT_HAVE_FLAMEGRAPH ? ",html" : "",

@@ -67,7 +67,8 @@ class Agent {
   void SampleWithJvmtiLocked(JNIEnv* jni);
   void RunDrainCycleLocked(JNIEnv* jni);
   void RefreshThreadNamesLocked(JNIEnv* jni);
-  void WriteOutputsLocked();
+  // Writes the `out` files; false (after one log line per run of failures) when one failed.
+  bool WriteOutputsLocked();
   void SetUpMetrics();
   int64_t DrainPeriodNs() const;
 
@@ -99,6 +100,7 @@ class Agent {
   int64_t last_name_refresh_ns_ = 0;
   int64_t last_dump_ns_ = 0;
   int64_t batch_start_epoch_ns_ = 0;
+  bool output_failure_logged_ = false;  // under drain_mutex_
 
   metrics::Registry metrics_;
   std::unique_ptr<metrics::HttpExposer> exposer_;

@@ -204,17 +204,4 @@ std::string RenderJson(const ReportContext& context, const Drain& drain, const H
   return out;
 }
 
-Status WriteFileAtomically(const std::string& path, const std::string& contents) {
-  std::string temporary = path + ".tmp" + std::to_string(getpid());
-  FILE* file = std::fopen(temporary.c_str(), "wb");
-  if (file == nullptr) return IoError("cannot write " + temporary + ": " + strerror(errno));
-  bool ok = std::fwrite(contents.data(), 1, contents.size(), file) == contents.size();
-  ok = (std::fclose(file) == 0) && ok;
-  if (!ok || std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    return IoError("cannot write " + path + ": " + strerror(errno));
-  }
-  return Status::Ok();
-}
-
 }  // namespace sparkprof::agent

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/atomic_file.h"
 #include "common/status.h"
 #include "native-agent/drain.h"
 
@@ -41,8 +42,9 @@ struct ReportContext {
 std::string RenderCollapsed(const Profile& profile, const StringTable& strings);
 std::string RenderJson(const ReportContext& context, const Drain& drain, const HealthSnapshot& health);
 
-// Writes `contents` to `path` via a temporary file and rename.
-Status WriteFileAtomically(const std::string& path, const std::string& contents);
+// Output files are written with sparkprof::WriteFileAtomically (common/atomic_file.h): an
+// exclusive temporary with an unpredictable name, then rename; never through a planted symlink.
+using sparkprof::WriteFileAtomically;
 
 std::string JsonEscape(std::string_view text);
 

@@ -1,10 +1,17 @@
 #include "native-agent/profile_writers.h"
 
+#include <dirent.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 namespace sparkprof::agent {
 namespace {
@@ -59,6 +66,84 @@ TEST(ProfileWritersTest, WritesFilesAtomically) {
   EXPECT_EQ(contents.str(), "hello\n");
   std::remove(path.c_str());
   EXPECT_FALSE(WriteFileAtomically("/nonexistent-dir/x", "y").ok());
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream contents;
+  contents << in.rdbuf();
+  return contents.str();
+}
+
+// A fresh empty directory under the test's temporary directory.
+std::string FreshDirectory(const std::string& name) {
+  std::string directory = ::testing::TempDir() + "/" + name + "." + std::to_string(getpid());
+  std::string command = "rm -rf '" + directory + "'";
+  EXPECT_EQ(std::system(command.c_str()), 0);
+  EXPECT_EQ(mkdir(directory.c_str(), 0755), 0);
+  return directory;
+}
+
+std::vector<std::string> DirectoryEntries(const std::string& directory) {
+  std::vector<std::string> names;
+  DIR* dir = opendir(directory.c_str());
+  if (dir == nullptr) return names;
+  while (dirent* entry = readdir(dir)) {
+    std::string name = entry->d_name;
+    if (name != "." && name != "..") names.push_back(name);
+  }
+  closedir(dir);
+  return names;
+}
+
+// out=/tmp/prof once wrote through "/tmp/prof.collapsed.tmp<pid>" with fopen: another local user
+// could plant a symlink there (or at the final name) and have the JVM's user overwrite any of
+// its files. Now neither a symlink at the final name nor at any temporary name is followed.
+TEST(ProfileWritersTest, NeverWritesThroughAPlantedSymlink) {
+  std::string directory = FreshDirectory("sparkprof_symlink_test");
+  std::string victim = directory + "/victim";
+  { std::ofstream(victim) << "precious\n"; }
+  std::string path = directory + "/prof.collapsed";
+  ASSERT_EQ(symlink(victim.c_str(), path.c_str()), 0);
+  // Every temporary name the old writer could have used.
+  for (const std::string& temporary :
+       {path + ".tmp" + std::to_string(getpid()), path + ".tmp." + std::to_string(getpid())}) {
+    ASSERT_EQ(symlink(victim.c_str(), temporary.c_str()), 0);
+  }
+  ASSERT_TRUE(WriteFileAtomically(path, "main;work 3\n").ok());
+  EXPECT_EQ(ReadFile(victim), "precious\n");
+  struct stat info{};
+  ASSERT_EQ(lstat(path.c_str(), &info), 0);
+  EXPECT_TRUE(S_ISREG(info.st_mode)) << "the symlink itself was replaced by the new file";
+  EXPECT_EQ(info.st_mode & 0777, 0644u);
+  EXPECT_EQ(ReadFile(path), "main;work 3\n");
+}
+
+// A write that fails part-way (here: the file-size limit; a full disk alike) is an error, leaves
+// no temporary behind and does not touch the previous file.
+TEST(ProfileWritersTest, FailedWriteIsAnErrorAndLeavesNothingBehind) {
+  std::string directory = FreshDirectory("sparkprof_failed_write_test");
+  std::string path = directory + "/prof.json";
+  ASSERT_TRUE(WriteFileAtomically(path, "old").ok());
+  rlimit previous{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &previous), 0);
+  struct sigaction ignore{}, previous_action{};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGXFSZ, &ignore, &previous_action);
+  rlimit small = previous;
+  small.rlim_cur = 16;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  Status status = WriteFileAtomically(path, std::string(4096, 'x'));
+  setrlimit(RLIMIT_FSIZE, &previous);
+  sigaction(SIGXFSZ, &previous_action, nullptr);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("cannot write " + path), std::string::npos) << status.message();
+  EXPECT_EQ(ReadFile(path), "old");
+  EXPECT_EQ(DirectoryEntries(directory), std::vector<std::string>{"prof.json"});
+  // A directory that does not exist: the same, with the reason.
+  Status missing = WriteFileAtomically(directory + "/no/such/dir/x", "y");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.message().find("No such file"), std::string::npos) << missing.message();
 }
 
 }  // namespace

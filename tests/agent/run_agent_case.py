@@ -157,6 +157,34 @@ def case_exit_while_sampling(c):
         fail("no samples or no exit", run)
 
 
+def case_out_unwritable(c):
+    """A failed write says so once and never "wrote" (issue 15); a symlink planted at an output
+    name is replaced, its target untouched; periodic dumps that keep failing log once."""
+    missing = os.path.join(c.work, "no-such-dir", "profile")
+    run = c.run("interval=5ms,dump=1,out=" + missing, ["exit", 3])
+    lines = [l for l in run.stderr.splitlines() if l.startswith("sparkprof:")]
+    if any(l.startswith("sparkprof: wrote") for l in lines):
+        fail("logged 'wrote' after a failed write", run)
+    failures = [l for l in lines if "cannot write" in l]
+    if not failures or "no-such-dir" not in failures[0]:
+        fail("the failed write was not logged with its path", run)
+    if len(failures) > 2:  # at most the dumps' first failure and the final write's
+        fail("a failing dump logged %d times" % len(failures), run)
+    victim = os.path.join(c.work, "victim")
+    with open(victim, "w") as f:
+        f.write("precious\n")
+    os.symlink(victim, c.out + ".collapsed")
+    run = c.run("interval=5ms,out=" + c.out, ["exit", 1])
+    with open(victim) as f:
+        if f.read() != "precious\n":
+            fail("the agent wrote through a planted symlink", run)
+    if os.path.islink(c.out + ".collapsed"):
+        fail("the planted symlink was not replaced", run)
+    c.profile(run)
+    if not any(l.startswith("sparkprof: wrote") for l in run.stderr.splitlines()):
+        fail("no 'wrote' line after a successful write", run)
+
+
 def case_tagged(c):
     run = c.run("interval=5ms,out=" + c.out, ["tagged", 2])
     profile, _ = c.profile(run)
