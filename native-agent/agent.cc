@@ -34,6 +34,15 @@ constexpr int kMaxJvmtiSampledThreads = 256;
 
 pid_t CurrentTid() { return static_cast<pid_t>(syscall(SYS_gettid)); }
 
+// Set on a thread the ring budget refused, so its every task does not ask again.
+thread_local bool t_refused_for_ring_memory = false;
+
+std::string MebibytesText(uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return text;
+}
+
 std::string HostName() {
   char buffer[256] = {};
   if (gethostname(buffer, sizeof(buffer) - 1) != 0) return "";
@@ -62,6 +71,7 @@ Agent::Agent(JavaVM* vm, jvmtiEnv* jvmti, AgentOptions options)
       pid_(getpid()),
       out_path_(ExpandOutPath(options_.out_path, pid_)),
       executor_id_(options_.executor_id),
+      ring_budget_(options_.ring_memory_bytes),
       sampler_(options_.mode, options_.interval_ns, registry_),
       resolver_(jvmti),
       drain_(DrainConfig{options_.interval_ns, options_.max_stacks}, registry_, resolver_,
@@ -226,7 +236,38 @@ void Agent::SetUpMetrics() {
 }
 
 ThreadState* Agent::RegisterCurrentThread(JNIEnv* jni, jthread thread, std::string name) {
-  auto state = std::make_unique<ThreadState>(CurrentTid(), options_.ring, options_.depth);
+  if (t_refused_for_ring_memory) return nullptr;
+  const uint32_t slots = ring_budget_.Reserve(options_.ring, options_.depth);
+  if (slots == 0) {
+    t_refused_for_ring_memory = true;  // this thread stays unprofiled; no retry per task
+    g_counters.threads_unprofiled_ring_memory.fetch_add(1);
+    if (!ring_refusal_logged_.exchange(true)) {
+      LogLine("ringmemory=%s is used up by %zu threads' rings; threads started from now on are "
+              "not profiled (counted as threads_unprofiled_ring_memory)",
+              MebibytesText(ring_budget_.budget_bytes()).c_str(), registry_.LiveCount());
+    }
+    return nullptr;
+  }
+  if (slots < SampleRing::RoundedCapacity(options_.ring)) {
+    g_counters.rings_shrunk.fetch_add(1);
+    if (!ring_shrink_logged_.exchange(true)) {
+      LogLine("ring=%u x depth=%d needs %s per thread; rings get %u slots or fewer to stay within "
+              "ringmemory=%s (counted as rings_shrunk)",
+              options_.ring, options_.depth,
+              MebibytesText(SampleRing::MemoryBytesFor(options_.ring, options_.depth)).c_str(),
+              slots, MebibytesText(ring_budget_.budget_bytes()).c_str());
+    }
+  }
+  auto state = std::make_unique<ThreadState>(CurrentTid(), slots, options_.depth, &ring_budget_);
+  if (!state->ring.allocated()) {
+    t_refused_for_ring_memory = true;
+    g_counters.threads_unprofiled_ring_memory.fetch_add(1);
+    if (!ring_refusal_logged_.exchange(true)) {
+      LogLine("cannot allocate %s for a sample ring; that thread is not profiled",
+              MebibytesText(state->ring.memory_bytes()).c_str());
+    }
+    return nullptr;
+  }
   state->walk_context = jni;
   state->thread_global_ref = jni->NewGlobalRef(thread);
   state->name = std::move(name);
@@ -264,6 +305,7 @@ void Agent::SetTaskTag(JNIEnv* jni, const TaskTag& tag) {
     if (jvmti_->GetCurrentThread(&thread) != JVMTI_ERROR_NONE || thread == nullptr) return;
     state = RegisterCurrentThread(jni, thread, ThreadName(jvmti_, jni, thread));
     jni->DeleteLocalRef(thread);
+    if (state == nullptr) return;  // over the ring memory budget: the thread is not profiled
   }
   state->tag.Set(tag);
   timeline_.Begin(state, tag, MonotonicNowNs());
@@ -491,6 +533,9 @@ std::string Agent::StatusText() {
   JsonWriter::AppendQuoted(json, executor_id_.Get(), /*html_safe=*/false);
   json += ",\"late_start\":";
   json += late_start_.load() ? "true" : "false";
+  json += ",\"rings_shrunk\":" + std::to_string(health.rings_shrunk);
+  json += ",\"threads_unprofiled_ring_memory\":" +
+          std::to_string(health.threads_unprofiled_ring_memory);
   json += ",\"compiled_method_load\":";
   json += compiled_method_load_ ? "true" : "false";
   json += '}';

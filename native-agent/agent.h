@@ -23,6 +23,7 @@
 #include "native-agent/executor_id.h"
 #include "native-agent/gc_monitor.h"
 #include "native-agent/method_resolver.h"
+#include "native-agent/ring_budget.h"
 #include "native-agent/sampler.h"
 #include "native-agent/thread_state.h"
 
@@ -84,6 +85,9 @@ class Agent {
   bool compiled_method_load_ = false;
   ExecutorId executor_id_;
 
+  RingBudget ring_budget_;  // before registry_: its states give their bytes back on destruction
+  std::atomic<bool> ring_shrink_logged_{false};
+  std::atomic<bool> ring_refusal_logged_{false};
   ThreadRegistry registry_;
   Sampler sampler_;
   GcMonitor gc_monitor_;

@@ -24,6 +24,8 @@ struct AgentCounters {
   std::atomic<uint64_t> native_memory_bytes{0};     // rings + tables (approximate, updated by drain)
   std::atomic<uint64_t> threads_registered{0};
   std::atomic<uint64_t> timer_create_failures{0};
+  std::atomic<uint64_t> rings_shrunk{0};                    // to fit the ringmemory= budget
+  std::atomic<uint64_t> threads_unprofiled_ring_memory{0};  // no ring fitted the budget
 };
 
 // constinit: no guard variable, so the signal handler never runs a static initialiser.

@@ -73,7 +73,8 @@ Status ValidateExecutorId(std::string_view id) {
 
 const char kOptionHelp[] =
     "options: interval=10ms mode=cpu|wall out=PATH dump=SECONDS depth=1..2048 ring=4..65536 "
-    "maxstacks=100..10000000 prometheus=[HOST:]PORT walker=agct|jvmti executor=ID";
+    "ringmemory=64k..64g maxstacks=100..10000000 prometheus=[HOST:]PORT[-LAST] walker=agct|jvmti "
+    "executor=ID";
 
 Result<int64_t> ParseDurationNs(std::string_view text) {
   struct Unit {
@@ -99,6 +100,24 @@ Result<int64_t> ParseDurationNs(std::string_view text) {
   if (digits.empty() || error != std::errc() || end != digits.data() + digits.size() || value < 0 ||
       value > INT64_MAX / multiplier) {
     return InvalidArgument("'" + std::string(text) + "' is not a duration (e.g. 10ms, 500us, 1s)");
+  }
+  return value * multiplier;
+}
+
+Result<uint64_t> ParseBytes(std::string_view text) {
+  std::string_view digits = text;
+  int shift = 0;
+  const char unit = digits.empty() ? '\0' : digits.back();
+  if (unit == 'k' || unit == 'K') shift = 10;
+  if (unit == 'm' || unit == 'M') shift = 20;
+  if (unit == 'g' || unit == 'G') shift = 30;
+  if (shift != 0) digits.remove_suffix(1);
+  const uint64_t multiplier = uint64_t{1} << shift;
+  uint64_t value = 0;
+  auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (digits.empty() || error != std::errc() || end != digits.data() + digits.size() ||
+      value > UINT64_MAX / multiplier) {
+    return InvalidArgument("'" + std::string(text) + "' is not a size (e.g. 256m, 1g, 65536k)");
   }
   return value * multiplier;
 }
@@ -143,6 +162,14 @@ Result<AgentOptions> ParseAgentOptions(std::string_view text) {
     } else if (key == "ring") {
       SPARKPROF_ASSIGN_OR_RETURN(int64_t ring, ParseInteger(key, value, 4, 65'536));
       options.ring = static_cast<uint32_t>(ring);
+    } else if (key == "ringmemory") {
+      auto parsed = ParseBytes(value);
+      if (!parsed.ok()) return InvalidArgument("ringmemory: " + parsed.status().message());
+      if (*parsed < (uint64_t{64} << 10) || *parsed > (uint64_t{64} << 30)) {
+        return InvalidArgument("ringmemory=" + std::string(value) +
+                               ": must be between 64k and 64g");
+      }
+      options.ring_memory_bytes = *parsed;
     } else if (key == "maxstacks") {
       SPARKPROF_ASSIGN_OR_RETURN(int64_t stacks, ParseInteger(key, value, 100, 10'000'000));
       options.max_stacks = static_cast<uint32_t>(stacks);

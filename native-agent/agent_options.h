@@ -14,6 +14,8 @@ namespace sparkprof::agent {
 
 enum class WalkerChoice { kAsyncGetCallTrace, kJvmti };
 
+inline constexpr uint64_t kDefaultRingMemoryBytes = uint64_t{256} << 20;  // `ringmemory=256m`
+
 struct AgentOptions {
   SamplingMode mode = SamplingMode::kCpu;
   int64_t interval_ns = 10'000'000;  // 10 ms
@@ -21,6 +23,8 @@ struct AgentOptions {
   int64_t dump_seconds = 0;          // 0 = write files only at JVM exit
   int depth = 64;                    // frames kept per sample
   uint32_t ring = 32;                // sample slots per thread ring (rounded up to a power of 2)
+  // All threads' rings together (ring_budget.h): rings shrink, then threads go unprofiled.
+  uint64_t ring_memory_bytes = kDefaultRingMemoryBytes;
   uint32_t max_stacks = 20'000;      // distinct stacks per profile; more fold into "[overflow]"
   std::string prometheus;            // "HOST:PORT" or "PORT"; "" = no /metrics server
   WalkerChoice walker = WalkerChoice::kAsyncGetCallTrace;  // `walker=jvmti` forces the fallback
@@ -35,6 +39,9 @@ Status ValidateExecutorId(std::string_view id);
 // Parses the option string (may be empty). Unknown keys, bad values and out-of-range numbers are
 // errors whose message names the key, the value and what is allowed.
 Result<AgentOptions> ParseAgentOptions(std::string_view text);
+
+// "256m", "1g", "65536k", "1048576" (bytes); k, m, g are binary (KiB, MiB, GiB).
+Result<uint64_t> ParseBytes(std::string_view text);
 
 // "10ms", "500us", "1s", "2500000ns"; a bare number means milliseconds.
 Result<int64_t> ParseDurationNs(std::string_view text);

@@ -44,6 +44,22 @@ TEST(AgentOptionsTest, ParsesDurations) {
   EXPECT_FALSE(ParseDurationNs("10 ms").ok());
 }
 
+TEST(AgentOptionsTest, RingMemoryTakesASize) {
+  EXPECT_EQ(ParseAgentOptions("").value().ring_memory_bytes, kDefaultRingMemoryBytes);
+  EXPECT_EQ(ParseAgentOptions("ringmemory=1g").value().ring_memory_bytes, uint64_t{1} << 30);
+  EXPECT_EQ(ParseAgentOptions("ringmemory=512M").value().ring_memory_bytes, uint64_t{512} << 20);
+  EXPECT_EQ(ParseAgentOptions("ringmemory=65536").value().ring_memory_bytes, 65536u);
+  EXPECT_EQ(ParseBytes("64k").value(), 65536u);
+  EXPECT_FALSE(ParseAgentOptions("ringmemory=1k").ok());    // below 64k
+  EXPECT_FALSE(ParseAgentOptions("ringmemory=65g").ok());   // above 64g
+  EXPECT_FALSE(ParseAgentOptions("ringmemory=m").ok());
+  EXPECT_FALSE(ParseAgentOptions("ringmemory=-1m").ok());
+  EXPECT_FALSE(ParseAgentOptions("ringmemory=99999999999999999999g").ok());
+  auto bad = ParseAgentOptions("ringmemory=lots");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("is not a size"), std::string::npos);
+}
+
 TEST(AgentOptionsTest, RejectsBadOptionsWithAClearMessage) {
   auto unknown = ParseAgentOptions("intervall=10ms");
   ASSERT_FALSE(unknown.ok());

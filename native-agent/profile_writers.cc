@@ -70,6 +70,8 @@ HealthSnapshot ReadHealthCounters() {
   s.native_memory_bytes = g_counters.native_memory_bytes.load();
   s.threads_registered = g_counters.threads_registered.load();
   s.timer_create_failures = g_counters.timer_create_failures.load();
+  s.rings_shrunk = g_counters.rings_shrunk.load();
+  s.threads_unprofiled_ring_memory = g_counters.threads_unprofiled_ring_memory.load();
   return s;
 }
 
@@ -199,6 +201,8 @@ std::string RenderJson(const ReportContext& context, const Drain& drain, const H
   AppendKeyNumber(out, "batches_encoded", health.batches_encoded);
   AppendKeyNumber(out, "threads_registered", health.threads_registered);
   AppendKeyNumber(out, "timer_create_failures", health.timer_create_failures);
+  AppendKeyNumber(out, "rings_shrunk", health.rings_shrunk);
+  AppendKeyNumber(out, "threads_unprofiled_ring_memory", health.threads_unprofiled_ring_memory);
   AppendKeyNumber(out, "native_memory_bytes", health.native_memory_bytes, false);
   out += "}}\n";
   return out;

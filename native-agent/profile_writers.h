@@ -25,6 +25,8 @@ struct HealthSnapshot {
   uint64_t native_memory_bytes = 0;
   uint64_t threads_registered = 0;
   uint64_t timer_create_failures = 0;
+  uint64_t rings_shrunk = 0;                    // ringmemory= budget: smaller rings than asked
+  uint64_t threads_unprofiled_ring_memory = 0;  // ringmemory= budget used up
 };
 HealthSnapshot ReadHealthCounters();
 

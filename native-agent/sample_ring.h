@@ -39,20 +39,25 @@ static_assert(std::atomic<uint32_t>::is_always_lock_free, "ring indices are used
 
 class SampleRing {
  public:
-  // not async-signal-safe: allocates. `capacity` is rounded up to a power of two.
+  // not async-signal-safe: allocates. `capacity` is rounded up to a power of two. When the
+  // allocation fails, allocated() is false and the ring holds nothing (TryReserve drops).
   SampleRing(uint32_t capacity, int depth);
   SampleRing(const SampleRing&) = delete;
   SampleRing& operator=(const SampleRing&) = delete;
 
   int depth() const { return depth_; }
   uint32_t capacity() const { return mask_ + 1; }
-  size_t memory_bytes() const { return slot_bytes_ * (mask_ + 1); }
+  size_t memory_bytes() const { return storage_ ? slot_bytes_ * (mask_ + 1) : 0; }
+  bool allocated() const { return storage_ != nullptr; }
+  // What a ring of `capacity` x `depth` holds, and the capacity it really gets.
+  static size_t MemoryBytesFor(uint32_t capacity, int depth);
+  static uint32_t RoundedCapacity(uint32_t capacity);
 
   // Producer side. async-signal-safe: returns the next free slot or nullptr when full.
   SampleRecord* TryReserve() {
     uint32_t head = head_.load(std::memory_order_relaxed);
     uint32_t tail = tail_.load(std::memory_order_acquire);
-    if (head - tail > mask_) return nullptr;
+    if (head - tail > mask_ || storage_ == nullptr) return nullptr;
     return Slot(head);
   }
   // async-signal-safe: publishes the slot returned by the last TryReserve().

@@ -2,7 +2,13 @@
 
 #include <algorithm>
 
+#include "native-agent/ring_budget.h"
+
 namespace sparkprof::agent {
+
+ThreadState::~ThreadState() {
+  if (ring_budget != nullptr) ring_budget->Release(ring.capacity(), ring.depth());
+}
 
 ThreadState* ThreadRegistry::Add(std::unique_ptr<ThreadState> state) {
   std::lock_guard<std::mutex> lock(mutex_);

@@ -22,9 +22,15 @@
 
 namespace sparkprof::agent {
 
+class RingBudget;
+
 struct ThreadState {
-  ThreadState(pid_t thread_id, uint32_t ring_capacity, int depth)
-      : tid(thread_id), ring(ring_capacity, depth) {}
+  // `budget` (may be null) reserved this ring's bytes; the destructor gives them back.
+  ThreadState(pid_t thread_id, uint32_t ring_capacity, int depth, RingBudget* budget = nullptr)
+      : tid(thread_id), ring(ring_capacity, depth), ring_budget(budget) {}
+  ~ThreadState();
+  ThreadState(const ThreadState&) = delete;
+  ThreadState& operator=(const ThreadState&) = delete;
 
   // --- read by the signal handler ---
   const pid_t tid;
@@ -41,6 +47,7 @@ struct ThreadState {
   void* thread_global_ref = nullptr;  // jthread global reference, for name refresh
   std::string name;                   // refreshed by the drain
   std::atomic<bool> retired{false};
+  RingBudget* const ring_budget;
 };
 
 class ThreadRegistry {

@@ -128,6 +128,26 @@ def case_threads_500(c):
         fail("workload did not finish", run)
 
 
+def case_ring_memory_budget(c):
+    """depth=2048,ring=65536 is valid and asks 2 GiB per thread (issue 15): the ringmemory=
+    budget shrinks rings, then leaves threads unprofiled, each said once, and memory stays
+    bounded; the JVM runs on and the profile still has samples."""
+    run = c.run("interval=5ms,depth=2048,ring=65536,ringmemory=4m,out=" + c.out,
+                ["threads", 1, 200], jvm_flags=["-Xmx256m"])
+    profile, _ = c.profile(run)
+    health = profile["health"]
+    lines = [l for l in run.stderr.splitlines() if l.startswith("sparkprof:")]
+    if health["rings_shrunk"] == 0 or sum("rings get" in l for l in lines) != 1:
+        fail("rings were not shrunk to the budget, or not said once", run)
+    if health["threads_unprofiled_ring_memory"] == 0 or \
+            sum("is used up" in l for l in lines) != 1:
+        fail("200 threads fit 4 MiB of 2 GiB rings? or the refusal was not said once", run)
+    if health["native_memory_bytes"] > 4 * 2**20 + 32 * 2**20:  # rings + tables
+        fail("native memory %d is over the budget" % health["native_memory_bytes"], run)
+    if profile["samples"] == 0 or "threads=200" not in run.stdout:
+        fail("no samples, or the workload did not finish", run)
+
+
 def case_class_churn(c):
     run = c.run("interval=2ms,out=" + c.out, ["classchurn", 3],
                 jvm_flags=["-Xlog:class+unload=info:file=%s/unload.log" % c.work])
