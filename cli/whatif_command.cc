@@ -1,5 +1,5 @@
-// `sparkprof whatif LOG --set key=value ... --fix skew`: the run replayed as it was (the
-// self-prediction, with its error) and under the changed settings, per application.
+// `sparkprof whatif LOG --set key=value ... --fix skew --fix broadcast`: the run replayed as it
+// was (the self-prediction, with its error) and under the changed settings, per application.
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -58,8 +58,9 @@ void WriteText(const report::Analysis& a, const whatif::Prediction& p, std::ostr
                 p.actual_core_hours, p.baseline_core_hours, p.predicted_core_hours);
   out << hours;
   out << "  executors   " << p.actual_executors << " x " << p.actual_cores_per_executor
-      << " cores -> " << p.predicted_executors << " x " << p.predicted_cores_per_executor
-      << " cores\n";
+      << " cores, " << p.actual_executor_memory_mb << " MiB -> " << p.predicted_executors << " x "
+      << p.predicted_cores_per_executor << " cores, " << p.predicted_executor_memory_mb
+      << " MiB\n";
   bool header = false;
   for (const whatif::StagePrediction& s : p.stages) {
     if (s.predicted_ms == s.baseline_ms && s.predicted_tasks == s.actual_tasks) continue;
@@ -68,8 +69,13 @@ void WriteText(const report::Analysis& a, const whatif::Prediction& p, std::ostr
       header = true;
     }
     out << "    stage " << s.stage_id << "." << s.attempt << "  " << Seconds(s.actual_ms) << ", "
-        << Seconds(s.baseline_ms) << " -> " << Seconds(s.predicted_ms) << "  " << s.actual_tasks
-        << " -> " << s.predicted_tasks << " tasks\n";
+        << Seconds(s.baseline_ms) << " -> ";
+    if (s.removed) {
+      out << "removed\n";
+      continue;
+    }
+    out << Seconds(s.predicted_ms) << "  " << s.actual_tasks << " -> " << s.predicted_tasks
+        << " tasks\n";
   }
   out << "  assumptions:\n";
   for (const std::string& assumption : p.assumptions) out << "    - " << assumption << "\n";
@@ -88,6 +94,7 @@ void WriteJson(const report::Analysis& a, const whatif::Prediction& p, JsonWrite
       .FieldDouble("core_hours", p.actual_core_hours, 6)
       .Field("executors", static_cast<int64_t>(p.actual_executors))
       .Field("cores_per_executor", static_cast<int64_t>(p.actual_cores_per_executor))
+      .Field("executor_memory_mb", p.actual_executor_memory_mb)
       .EndObject();
   out.Key("baseline").BeginObject()
       .Field("wall_ms", p.baseline_wall_ms)
@@ -98,6 +105,7 @@ void WriteJson(const report::Analysis& a, const whatif::Prediction& p, JsonWrite
       .FieldDouble("core_hours", p.predicted_core_hours, 6)
       .Field("executors", static_cast<int64_t>(p.predicted_executors))
       .Field("cores_per_executor", static_cast<int64_t>(p.predicted_cores_per_executor))
+      .Field("executor_memory_mb", p.predicted_executor_memory_mb)
       .EndObject();
   out.FieldDouble("self_prediction_error", p.self_prediction_error, 4);
   out.Key("stages").BeginArray();
@@ -110,6 +118,7 @@ void WriteJson(const report::Analysis& a, const whatif::Prediction& p, JsonWrite
         .Field("predicted_ms", s.predicted_ms)
         .Field("actual_tasks", s.actual_tasks)
         .Field("predicted_tasks", s.predicted_tasks)
+        .Field("removed", s.removed)
         .EndObject();
   }
   out.EndArray();
@@ -136,9 +145,14 @@ int RunWhatif(const WhatifOptions& options) {
   }
   Result<source::DiscoveryResult> found = source::Discover(options.path);
   if (!found.ok()) {
-    std::fprintf(stderr, "sparkprof: %s\n", found.status().message().c_str());
+    PrintMessage("sparkprof", found.status().message());
     return kExitNothingAnalysable;
   }
+  std::vector<std::string> input_files;
+  for (const source::ApplicationLog& log : found->applications) {
+    for (const source::LogPart& part : log.parts) input_files.push_back(part.disk_file);
+  }
+  if (!OutputIsNotAnInput(options.output, input_files)) return kExitUsage;
   std::ostringstream text;
   JsonWriter json;
   const bool many = found->applications.size() > 1;
@@ -149,8 +163,7 @@ int RunWhatif(const WhatifOptions& options) {
     reader_options.on_problem = [](const std::string&, bool) {};
     report::Analysis analysis = report::Analyze(log, reader_options);
     if (!analysis.read.analysable()) {
-      std::fprintf(stderr, "sparkprof: %s: no Spark events could be read; not simulated\n",
-                   log.name.c_str());
+      PrintMessage("sparkprof", log.name + ": no Spark events could be read; not simulated");
       continue;
     }
     whatif::Prediction prediction = whatif::Simulate(analysis.model, scenario);
@@ -182,10 +195,17 @@ void RegisterWhatifCommand(CLI::App& app, int& exit_code) {
       "Replay the run through a model of Spark's scheduler as it was (the self-prediction) and "
       "with other settings: predicted wall time and core-hours");
   command->add_option("path", options->path, "event log file, directory or zip")->required();
-  command->add_option("--set", options->settings,
-                      "a setting to simulate: spark.executor.instances=N, spark.executor.cores=N, "
-                      "spark.sql.shuffle.partitions=N (repeatable, combined)");
-  command->add_option("--fix", options->fixes, "a problem fixed: skew (repeatable)");
+  command->add_option(
+      "--set", options->settings,
+      "a setting to simulate (repeatable, combined): spark.executor.instances=N, "
+      "spark.executor.cores=N, spark.executor.memory=SIZE (spill and GC rescaled), "
+      "spark.sql.shuffle.partitions=N, spark.sql.files.maxPartitionBytes=SIZE (file scans "
+      "re-split), spark.dynamicAllocation.enabled=true|false, "
+      "spark.dynamicAllocation.minExecutors=N, spark.dynamicAllocation.maxExecutors=N, "
+      "spark.speculation=true");
+  command->add_option("--fix", options->fixes,
+                      "a problem fixed (repeatable): skew (hot tasks split to the median), "
+                      "broadcast (sort-merge joins whose small side fits become broadcasts)");
   command->add_option("--format", options->format, "text or json")
       ->check(CLI::IsMember({"text", "json"}));
   command->add_option("-o,--output", options->output, "write the answer here instead of stdout");

@@ -103,4 +103,14 @@ bool IsJoin(std::string_view kind) {
   return false;
 }
 
+BroadcastableSides BroadcastableSidesOf(const std::string& simple) {
+  auto has = [&](const char* type) { return simple.find(type) != std::string::npos; };
+  if (has(", FullOuter")) return {false, false};
+  if (has(", LeftOuter") || has(", LeftSemi") || has(", LeftAnti") || has(", ExistenceJoin")) {
+    return {false, true};
+  }
+  if (has(", RightOuter")) return {true, false};
+  return {true, true};  // Inner, Cross
+}
+
 }  // namespace sparkprof::diagnosis

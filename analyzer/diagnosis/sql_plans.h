@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -57,5 +58,14 @@ std::unordered_map<int64_t, std::vector<int32_t>> StagesByAccumulator(
 // Join nodes: "SortMergeJoin", "ShuffledHashJoin", "BroadcastHashJoin",
 // "BroadcastNestedLoopJoin", "CartesianProduct" (and Photon/GPU names ending in those).
 bool IsJoin(std::string_view kind);
+
+// Which inputs of a join Spark may broadcast, from the join type in its simpleString: both for
+// inner and cross joins, the right one for left outer/semi/anti and existence joins, the left
+// one for right outer joins, none for full outer joins.
+struct BroadcastableSides {
+  bool left = false;
+  bool right = false;
+};
+BroadcastableSides BroadcastableSidesOf(const std::string& simple_string);
 
 }  // namespace sparkprof::diagnosis

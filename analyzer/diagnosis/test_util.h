@@ -27,12 +27,12 @@ inline report::Analysis AnalyzeText(const std::string& log_text) {
 
 inline const std::filesystem::path kEventLogs = SPARKPROF_SHARED_EVENTLOGS;
 
-// A plain file under the shared event logs (no archives); nullopt when absent.
-inline std::optional<report::Analysis> AnalyzeShared(const std::string& label) {
-  std::filesystem::path path = kEventLogs / label;
+// A plain (or compressed) event log file, analysed; nullopt when absent.
+inline std::optional<report::Analysis> AnalyzeFile(const std::filesystem::path& path,
+                                                   const std::string& name) {
   if (!std::filesystem::exists(path)) return std::nullopt;
   source::ApplicationLog log;
-  log.name = label;
+  log.name = name;
   log.layout = "single";
   source::LogPart part;
   part.display_name = path.string();
@@ -40,6 +40,11 @@ inline std::optional<report::Analysis> AnalyzeShared(const std::string& label) {
   part.open = [file]() { return OpenFileInputStream(file); };
   log.parts.push_back(part);
   return report::Analyze(log);
+}
+
+// A plain file under the shared event logs (no archives); nullopt when absent.
+inline std::optional<report::Analysis> AnalyzeShared(const std::string& label) {
+  return AnalyzeFile(kEventLogs / label, label);
 }
 
 inline std::vector<const Finding*> FindingsOf(const report::Analysis& analysis,

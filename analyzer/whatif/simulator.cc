@@ -1,7 +1,9 @@
 #include "analyzer/whatif/simulator.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <functional>
@@ -10,6 +12,8 @@
 #include <queue>
 #include <set>
 #include <unordered_map>
+
+#include "analyzer/whatif/broadcast_joins.h"
 
 namespace sparkprof::whatif {
 
@@ -36,6 +40,29 @@ int64_t ParseCount(const std::string& text, bool& ok) {
   return ok ? value : -1;
 }
 
+constexpr int64_t kMiB = 1 << 20;
+
+// A Spark size ("512m", "8g", "1t", "64k", "1048576b"); a bare number is in `unit` bytes.
+// -1 when it is not one.
+int64_t ParseSizeBytes(const std::string& text, int64_t unit) {
+  if (text.empty()) return -1;
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || !(value >= 0) || value > 1e15) return -1;
+  std::string suffix(end);
+  for (char& c : suffix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (suffix.size() == 2 && suffix[1] == 'b' && suffix[0] != 'b') suffix.pop_back();  // "mb"
+  double scale = static_cast<double>(unit);
+  if (suffix == "b") scale = 1;
+  else if (suffix == "k") scale = 1024.0;
+  else if (suffix == "m") scale = 1024.0 * 1024;
+  else if (suffix == "g") scale = 1024.0 * 1024 * 1024;
+  else if (suffix == "t") scale = 1024.0 * 1024 * 1024 * 1024;
+  else if (!suffix.empty()) return -1;
+  const double bytes = value * scale;
+  return bytes > 9e18 ? -1 : static_cast<int64_t>(bytes);
+}
+
 // One ended task attempt to replay: how long it held a slot, and -- when the run held it back
 // while slots were free (delay scheduling: locality waits) -- how long after its stage's first
 // task it launched; the replay does not launch it earlier than that.
@@ -43,6 +70,15 @@ struct Work {
   int64_t duration_ms;
   int64_t hold_offset_ms = -1;
   int64_t real_launch_ms = -1;  // relative to the application start (for computing the hold)
+  // What the scenario's rescaling reads, from the task's metrics (0 without metrics).
+  int64_t input_bytes = 0;
+  int64_t records = 0;  // input and shuffle records read: the data the task was given
+  int64_t shuffle_write_ms = 0;
+  int64_t fetch_wait_ms = 0;
+  int64_t gc_ms = 0;
+  int64_t peak_memory_bytes = 0;
+  int64_t memory_spilled_bytes = 0;
+  int64_t disk_spilled_bytes = 0;
 };
 
 // A stage attempt that ran tasks.
@@ -86,9 +122,10 @@ struct ExecutorSlots {
   int32_t slots = 1;
 };
 
-// The work of a stage after the scenario's re-split (shuffle partitions, skew fix).
+// The work of a stage after the scenario's re-split (shuffle partitions, skew fix, a file
+// scan's new split size: `scan_count` tasks, -1 for none).
 std::vector<Work> Reshape(std::vector<Work> tasks, const Unit& unit, const Scenario& scenario,
-                          int64_t fixed_ms) {
+                          int64_t fixed_ms, int64_t scan_count) {
   if (tasks.empty()) return tasks;
   const bool fix_here =
       scenario.fix_skew &&
@@ -101,6 +138,8 @@ std::vector<Work> Reshape(std::vector<Work> tasks, const Unit& unit, const Scena
     new_count = stage->second;
   } else if (scenario.shuffle_partitions > 0 && unit.shuffle_read) {
     new_count = scenario.shuffle_partitions;
+  } else if (scan_count > 0) {
+    new_count = scan_count;
   }
   if (fix_here && tasks.size() >= 5) {
     std::vector<int64_t> durations;
@@ -149,8 +188,142 @@ std::vector<Work> Reshape(std::vector<Work> tasks, const Unit& unit, const Scena
   return tasks;
 }
 
+// A Spark duration ("60s", "500ms", "2min", "1h"; a bare number in `unit_ms`), -1 when not one.
+int64_t ParseDurationMs(const std::string& text, int64_t unit_ms) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || !(value >= 0) || value > 1e12) return -1;
+  const std::string suffix(end);
+  double scale = static_cast<double>(unit_ms);
+  if (suffix == "ms") scale = 1;
+  else if (suffix == "s") scale = 1000;
+  else if (suffix == "m" || suffix == "min") scale = 60'000;
+  else if (suffix == "h") scale = 3'600'000;
+  else if (!suffix.empty()) return -1;
+  return static_cast<int64_t>(std::min(value * scale, static_cast<double>(kMaxMs)));
+}
+
+// The memory a task's execution could use: Spark's unified pool, (heap - 300 MiB reserved) x
+// spark.memory.fraction, shared by the executor's concurrent tasks.
+double PoolPerTaskBytes(int64_t heap_mb, double fraction, int32_t slots) {
+  const double usable = std::max(static_cast<double>(heap_mb - 300) * kMiB * fraction, 16.0 * kMiB);
+  return usable / std::max(slots, 1);
+}
+
+// What the memory rescaling reads from the run.
+struct MemoryRelation {
+  int64_t heap_mb = 1024;
+  double fraction = 0.6;
+  int64_t live_bytes = 0;         // the executors' peak storage + execution memory in use
+  double spill_ms_per_byte = 0;   // per disk byte spilled: written and read back
+  double disk_per_memory = 0.5;   // disk bytes per in-memory byte spilled
+};
+
+// One task with another heap (and/or slots) per executor: its spill from the pool it would
+// get (the pool it spilled at, scaled), its GC from the heap's headroom over the live data.
+void RescaleMemory(Work& w, const MemoryRelation& r, int64_t new_heap_mb, int32_t slots,
+                   int32_t new_slots) {
+  const double old_pool = PoolPerTaskBytes(r.heap_mb, r.fraction, slots);
+  const double new_pool = PoolPerTaskBytes(new_heap_mb, r.fraction, new_slots);
+  // Without a peak (old Spark, Photon) a task that spilled is taken to have filled its pool.
+  const double peak = w.peak_memory_bytes > 0 || w.memory_spilled_bytes == 0
+                          ? static_cast<double>(w.peak_memory_bytes)
+                          : old_pool;
+  const double need = peak + static_cast<double>(w.memory_spilled_bytes);
+  // A task that spilled held its pool's limit at its peak; that limit moves with the pool.
+  const double limit = w.memory_spilled_bytes > 0 ? peak * new_pool / old_pool : new_pool;
+  const double spilled_memory = std::max(0.0, need - limit);
+  const double disk_ratio =
+      w.memory_spilled_bytes > 0
+          ? static_cast<double>(w.disk_spilled_bytes) / static_cast<double>(w.memory_spilled_bytes)
+          : r.disk_per_memory;
+  const double other_ms = static_cast<double>(std::max<int64_t>(w.duration_ms - w.gc_ms, 0));
+  const double spill_ms = std::min(static_cast<double>(w.disk_spilled_bytes) * r.spill_ms_per_byte,
+                                   0.8 * other_ms);
+  const double new_spill_ms = std::min(spilled_memory * disk_ratio * r.spill_ms_per_byte,
+                                       10.0 * std::max(other_ms, 1.0));
+  // GC work grows as the free heap over the live data shrinks (a copying collector's cost per
+  // allocated byte is about 1 / (heap - live)).
+  const double heap = static_cast<double>(r.heap_mb) * kMiB;
+  const double new_heap = static_cast<double>(new_heap_mb) * kMiB;
+  const double live = std::min(static_cast<double>(r.live_bytes), 0.9 * heap);
+  const double gc_factor = std::clamp((heap - live) / std::max(new_heap - live, 0.05 * new_heap),
+                                      0.2, 10.0);
+  const double duration = static_cast<double>(w.duration_ms) - spill_ms + new_spill_ms -
+                          static_cast<double>(w.gc_ms) * (1.0 - gc_factor);
+  w.duration_ms = std::clamp<int64_t>(std::llround(duration), 1, kMaxMs);
+  w.gc_ms = std::llround(static_cast<double>(w.gc_ms) * gc_factor);
+}
+
+// spark.speculation on, for one stage's tasks: a task still running multiplier x the stage's
+// median, once `quantile` of the tasks have finished, gets a copy on a free slot; the first to
+// finish wins. The copy takes the median scaled by the task's records over the median's (a hot
+// partition's copy is as slow: skew is not helped). The original is cut to when the copy would
+// win; the copy is added as a task held until it would launch. Returns the copies added.
+int64_t Speculate(Unit& unit, double multiplier, double quantile) {
+  const size_t n = unit.tasks.size();
+  if (n < 2) return 0;
+  std::vector<int64_t> durations, finishes, records;
+  const int64_t stage_start = unit.tasks.front().real_launch_ms;
+  int64_t first = stage_start;
+  for (const Work& w : unit.tasks) first = std::min(first, w.real_launch_ms);
+  for (const Work& w : unit.tasks) {
+    durations.push_back(w.duration_ms);
+    finishes.push_back(w.real_launch_ms - first + w.duration_ms);
+    if (w.records > 0) records.push_back(w.records);
+  }
+  std::sort(durations.begin(), durations.end());
+  std::sort(finishes.begin(), finishes.end());
+  std::sort(records.begin(), records.end());
+  const int64_t median = durations[n / 2];
+  const int64_t median_records = records.size() == n ? records[n / 2] : 0;
+  const size_t quantile_index =
+      std::min(n - 1, static_cast<size_t>(std::ceil(quantile * static_cast<double>(n))) - 1);
+  const int64_t quantile_at = finishes[quantile_index];
+  const int64_t threshold = std::max<int64_t>(std::llround(multiplier * median), 100);
+  std::vector<Work> copies;
+  for (Work& w : unit.tasks) {
+    if (w.duration_ms <= threshold || w.real_launch_ms < 0) continue;
+    const int64_t launch = w.real_launch_ms - first;
+    const int64_t copy_at = std::max(launch + threshold, quantile_at);
+    if (copy_at >= launch + w.duration_ms) continue;
+    double scale = 1.0;
+    if (median_records > 0 && w.records > 0) {
+      scale = std::max(1.0, static_cast<double>(w.records) / static_cast<double>(median_records));
+    }
+    const int64_t copy_ms =
+        std::min<int64_t>(std::llround(static_cast<double>(median) * scale), kMaxMs);
+    const int64_t ends = std::min(launch + w.duration_ms, copy_at + copy_ms);
+    Work copy{ends - copy_at};
+    copy.hold_offset_ms = copy_at;
+    copies.push_back(copy);
+    w.duration_ms = ends - launch;
+  }
+  std::sort(copies.begin(), copies.end(),
+            [](const Work& a, const Work& b) { return a.hold_offset_ms < b.hold_offset_ms; });
+  unit.tasks.insert(unit.tasks.end(), copies.begin(), copies.end());
+  return static_cast<int64_t>(copies.size());
+}
+
+// Dynamic allocation as Spark's ExecutorAllocationManager runs it, simplified: while tasks wait
+// for a slot for a backlog timeout, executors are requested (1, 2, 4, ... per round, up to what
+// the waiting and running tasks need and `max`); each arrives `startup_ms` after its request;
+// an executor idle for `idle_timeout_ms` is released while more than max(min, needed) remain.
+struct Allocation {
+  bool enabled = false;
+  int32_t initial = 0;
+  int32_t min = 0;
+  int32_t max = 0;
+  int32_t slots = 1;  // per executor
+  int64_t first_arrival_ms = 0;
+  int64_t startup_ms = 1000;
+  int64_t backlog_ms = 1000;
+  int64_t idle_timeout_ms = 60'000;
+};
+
 struct RunResult {
   int64_t wall_ms = 0;
+  int32_t peak_executors = 0;  // alive at once
   double core_hours = 0;
   std::vector<std::pair<int64_t, int64_t>> unit_spans;  // sim start, end per unit
   std::vector<int64_t> unit_tasks;
@@ -158,8 +331,9 @@ struct RunResult {
 
 // The discrete-event replay.
 RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
-                 const std::vector<ExecutorSlots>& executors, int64_t app_tail_ms,
-                 int64_t real_wall_ms, int64_t launch_gap_ms) {
+                 std::vector<ExecutorSlots> executors, int64_t app_tail_ms,
+                 int64_t real_wall_ms, int64_t launch_gap_ms,
+                 const Allocation& allocation = Allocation{}) {
   RunResult result;
   std::unordered_map<int32_t, size_t> job_index;
   for (size_t j = 0; j < jobs.size(); ++j) job_index[jobs[j].job_id] = j;
@@ -182,9 +356,14 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
 
   // Events: (time, kind, index). Kinds: 1 job submit, 2 unit release, 3 job end, 4 executor
   // arrival/leaving, 5 a slot free again after the dispatch gap. Task ends are in `running`.
+  // 7 dynamic allocation's backlog check, 8 an idle executor's release check.
   using Event = std::tuple<int64_t, int, size_t>;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
   for (size_t j : from_start) events.push({jobs[j].anchor_offset, 1, j});
+  if (allocation.enabled) {
+    executors.assign(static_cast<size_t>(std::max(allocation.initial, 0)),
+                     ExecutorSlots{allocation.first_arrival_ms, kNever, allocation.slots});
+  }
   for (size_t e = 0; e < executors.size(); ++e) {
     events.push({executors[e].added, 4, e});
     if (executors[e].removed < kNever) events.push({executors[e].removed, 4, e});
@@ -192,6 +371,14 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
   // Free slots per executor; ready units in FIFO order (job, stage, attempt).
   std::vector<int32_t> free_slots(executors.size(), 0);
   std::vector<bool> alive(executors.size(), false);
+  std::vector<int32_t> busy(executors.size(), 0);  // tasks running on each executor
+  std::vector<int64_t> idle_since(executors.size(), 0);
+  // Dynamic allocation state: executors requested and not yet arrived, the next round's size.
+  int32_t requested = 0;
+  int32_t to_add = 1;
+  bool tick_pending = false;
+  int32_t alive_count = 0;
+  const int32_t executor_cap = allocation.enabled ? std::max(allocation.max, 1) : 0;
   std::set<std::tuple<int32_t, int32_t, int32_t, size_t>> ready;
   // Running tasks: when each ends and on which executor.
   std::priority_queue<std::tuple<int64_t, size_t, size_t>, std::vector<std::tuple<int64_t, size_t, size_t>>,
@@ -254,6 +441,7 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
       ++unit.running;
       if (unit.next_task == unit.tasks.size()) ready.erase(first);
       --free_slots[executor];
+      ++busy[executor];
       running.push({now + std::max<int64_t>(duration, 0), u, executor});
     }
   };
@@ -268,6 +456,10 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
       auto [at, u, executor] = running.top();
       running.pop();
       now = at;
+      if (--busy[executor] == 0 && allocation.enabled) {
+        idle_since[executor] = now;
+        events.push({now + allocation.idle_timeout_ms, 8, executor});
+      }
       // The slot takes the run's dispatch gap (status update, scheduling, launch) to be reused.
       if (launch_gap_ms > 0) {
         events.push({now + launch_gap_ms, 5, executor});
@@ -305,12 +497,65 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
         ++free_slots[index];
       } else if (kind == 6) {
         // a held task may launch now: dispatch below
+      } else if (kind == 7) {
+        tick_pending = false;
+        // Tasks waiting for a slot and the executors they need (Spark's maxNeeded).
+        int64_t waiting = 0;
+        for (const auto& entry : ready) {
+          const Unit& unit = units[std::get<3>(entry)];
+          waiting += static_cast<int64_t>(unit.tasks.size() - unit.next_task);
+        }
+        int64_t running_tasks = static_cast<int64_t>(running.size());
+        const int32_t have = requested + alive_count;
+        const int64_t needed = std::min<int64_t>(
+            executor_cap, (waiting + running_tasks + allocation.slots - 1) / allocation.slots);
+        if (waiting > 0 && have < needed) {
+          const int32_t add = static_cast<int32_t>(std::min<int64_t>(to_add, needed - have));
+          for (int32_t i = 0; i < add; ++i) {
+            executors.push_back({now + allocation.startup_ms, kNever, allocation.slots});
+            free_slots.push_back(0);
+            alive.push_back(false);
+            busy.push_back(0);
+            idle_since.push_back(0);
+            events.push({now + allocation.startup_ms, 4, executors.size() - 1});
+          }
+          requested += add;
+          to_add = std::min(to_add * 2, 1 << 20);
+          if (have + add < needed) {
+            events.push({now + allocation.backlog_ms, 7, 0});
+            tick_pending = true;
+          }
+        } else if (waiting == 0) {
+          to_add = 1;
+        }
+      } else if (kind == 8) {
+        // Released when idle for the timeout, while more than max(min, needed) executors remain.
+        if (!alive[index] || busy[index] > 0 || executors[index].removed < kNever ||
+            now - idle_since[index] < allocation.idle_timeout_ms) {
+          continue;
+        }
+        const int32_t have = alive_count;
+        const int64_t needed =
+            (static_cast<int64_t>(running.size()) + allocation.slots - 1) / allocation.slots;
+        if (have - 1 < std::max<int64_t>(allocation.min, needed)) continue;
+        executors[index].removed = now;
+        alive[index] = false;
+        --alive_count;
+        free_slots[index] = 0;
       } else if (kind == 4) {
         if (!alive[index] && now < executors[index].removed) {
+          if (executors[index].added == now && allocation.enabled && requested > 0 &&
+              index >= static_cast<size_t>(std::max(allocation.initial, 0))) {
+            --requested;
+          }
           alive[index] = true;
           free_slots[index] += executors[index].slots;
+          idle_since[index] = now;
+          result.peak_executors = std::max(result.peak_executors, ++alive_count);
+          if (allocation.enabled) events.push({now + allocation.idle_timeout_ms, 8, index});
         } else if (alive[index] && now >= executors[index].removed) {
           alive[index] = false;
+          --alive_count;
           free_slots[index] -= executors[index].slots;  // running tasks finish, nothing new
         }
       }
@@ -318,12 +563,20 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
     // Process everything at this instant before dispatching.
     const int64_t next_event2 = events.empty() ? kNever : std::get<0>(events.top());
     const int64_t next_end2 = running.empty() ? kNever : std::get<0>(running.top());
-    if (std::min(next_event2, next_end2) > now) dispatch(now);
+    if (std::min(next_event2, next_end2) > now) {
+      dispatch(now);
+      // Tasks left waiting: dynamic allocation looks again after the backlog timeout.
+      if (allocation.enabled && !tick_pending && !ready.empty()) {
+        events.push({now + allocation.backlog_ms, 7, 0});
+        tick_pending = true;
+      }
+    }
   }
   result.wall_ms = last_job_end + app_tail_ms;
   if (jobs.empty()) result.wall_ms = real_wall_ms;
   for (const Unit& unit : units) {
-    result.unit_spans.push_back({unit.sim_start, unit.sim_end});
+    result.unit_spans.push_back(
+        {unit.tasks.empty() ? unit.sim_end : unit.sim_start, unit.sim_end});
     result.unit_tasks.push_back(static_cast<int64_t>(unit.tasks.size()));
   }
   for (const ExecutorSlots& e : executors) {
@@ -335,6 +588,12 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
 
 }  // namespace
 
+const char* const kSupportedSettings =
+    "spark.executor.instances, spark.executor.cores, spark.executor.memory, "
+    "spark.sql.shuffle.partitions, spark.sql.files.maxPartitionBytes, "
+    "spark.dynamicAllocation.enabled, spark.dynamicAllocation.minExecutors, "
+    "spark.dynamicAllocation.maxExecutors, spark.speculation";
+
 bool ApplySetting(const std::string& assignment, Scenario& scenario, std::string& error) {
   const size_t eq = assignment.find('=');
   if (eq == std::string::npos) {
@@ -343,27 +602,54 @@ bool ApplySetting(const std::string& assignment, Scenario& scenario, std::string
   }
   const std::string key = assignment.substr(0, eq);
   const std::string value = assignment.substr(eq + 1);
-  if (key != "spark.executor.instances" && key != "spark.executor.cores" &&
-      key != "spark.sql.shuffle.partitions") {
-    error = "cannot simulate " + key +
-            " (supported: spark.executor.instances, spark.executor.cores, "
-            "spark.sql.shuffle.partitions)";
-    return false;
+  auto count = [&](int32_t& field) {
+    bool ok = false;
+    const int64_t parsed = ParseCount(value, ok);
+    if (!ok) error = key + ": \"" + value + "\" is not a positive count";
+    if (ok) field = static_cast<int32_t>(parsed);
+    return ok;
+  };
+  auto flag = [&](int32_t& field) {
+    if (value != "true" && value != "false") {
+      error = key + ": \"" + value + "\" is not true or false";
+      return false;
+    }
+    field = value == "true" ? 1 : 0;
+    return true;
+  };
+  if (key == "spark.executor.instances") return count(scenario.executors);
+  if (key == "spark.executor.cores") return count(scenario.cores_per_executor);
+  if (key == "spark.sql.shuffle.partitions") return count(scenario.shuffle_partitions);
+  if (key == "spark.dynamicAllocation.enabled") return flag(scenario.dynamic_allocation);
+  if (key == "spark.speculation") return flag(scenario.speculation);
+  if (key == "spark.dynamicAllocation.minExecutors") {
+    // 0 is a valid minimum: parse it apart from the positive counts.
+    if (value == "0") {
+      scenario.min_executors = 0;
+      return true;
+    }
+    return count(scenario.min_executors);
   }
-  bool ok = false;
-  const int64_t count = ParseCount(value, ok);
-  if (!ok) {
-    error = key + ": \"" + value + "\" is not a positive count";
-    return false;
+  if (key == "spark.dynamicAllocation.maxExecutors") return count(scenario.max_executors);
+  if (key == "spark.executor.memory" || key == "spark.sql.files.maxPartitionBytes") {
+    // spark.executor.memory without a unit is MiB, maxPartitionBytes bytes (as Spark reads them).
+    const bool memory = key == "spark.executor.memory";
+    const int64_t bytes = ParseSizeBytes(value, memory ? kMiB : 1);
+    const int64_t low = memory ? 32 * kMiB : 1024;
+    if (bytes < low || bytes > (int64_t{1} << 50)) {
+      error = key + ": \"" + value + "\" is not a size (e.g. " +
+              (memory ? "8g, 4096m" : "128m, 268435456") + ")";
+      return false;
+    }
+    if (memory) {
+      scenario.executor_memory_mb = bytes / kMiB;
+    } else {
+      scenario.max_partition_bytes = bytes;
+    }
+    return true;
   }
-  if (key == "spark.executor.instances") {
-    scenario.executors = static_cast<int32_t>(count);
-  } else if (key == "spark.executor.cores") {
-    scenario.cores_per_executor = static_cast<int32_t>(count);
-  } else {
-    scenario.shuffle_partitions = static_cast<int32_t>(count);
-  }
-  return true;
+  error = "cannot simulate " + key + " (supported: " + kSupportedSettings + ")";
+  return false;
 }
 
 bool ApplyFix(const std::string& fix, Scenario& scenario, std::string& error) {
@@ -371,7 +657,11 @@ bool ApplyFix(const std::string& fix, Scenario& scenario, std::string& error) {
     scenario.fix_skew = true;
     return true;
   }
-  error = "cannot simulate --fix " + fix + " (supported: skew)";
+  if (fix == "broadcast") {
+    scenario.fix_broadcast = true;
+    return true;
+  }
+  error = "cannot simulate --fix " + fix + " (supported: skew, broadcast)";
   return false;
 }
 
@@ -478,8 +768,22 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
     for (const uint32_t* it = begin; it != end; ++it) {
       const model::TaskAttempt& t = m.tasks[*it];
       if (!t.ended() || t.launch_time_ms < 0 || t.finish_time_ms < t.launch_time_ms) continue;
-      unit.tasks.push_back({std::min(t.finish_time_ms - t.launch_time_ms, kMaxMs), -1,
-                            Span(t.launch_time_ms, start)});
+      Work work{std::min(t.finish_time_ms - t.launch_time_ms, kMaxMs), -1,
+                Span(t.launch_time_ms, start)};
+      if (t.has_metrics) {
+        const model::TaskAttemptMetrics& x = t.metrics;
+        work.input_bytes = std::max<int64_t>(x.input_bytes_read, 0);
+        work.records = std::max<int64_t>(x.input_records_read, 0) +
+                       std::max<int64_t>(x.shuffle_records_read, 0);
+        work.shuffle_write_ms = std::clamp<int64_t>(x.shuffle_write_time_ns / 1'000'000, 0,
+                                                    work.duration_ms);
+        work.fetch_wait_ms = std::min<int64_t>(x.shuffle_fetch_wait_time_ms, work.duration_ms);
+        work.gc_ms = std::min<int64_t>(x.jvm_gc_time_ms, work.duration_ms);
+        work.peak_memory_bytes = std::max<int64_t>(x.peak_execution_memory_bytes, 0);
+        work.memory_spilled_bytes = std::max<int64_t>(x.memory_bytes_spilled, 0);
+        work.disk_spilled_bytes = std::max<int64_t>(x.disk_bytes_spilled, 0);
+      }
+      unit.tasks.push_back(work);
       first = first < 0 ? t.launch_time_ms : std::min(first, t.launch_time_ms);
       last = std::max(last, t.finish_time_ms);
       if (t.has_metrics && t.metrics.shuffle_bytes_read() > 0) unit.shuffle_read = true;
@@ -639,20 +943,101 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
           ? std::fabs(static_cast<double>(p.baseline_wall_ms - p.actual_wall_ms)) / p.actual_wall_ms
           : 0;
 
-  // The scenario.
+  // The scenario. Executors first: the scan re-split reads the new slot count.
+  const int32_t slots_per_executor =
+      executors.empty() ? 1
+                        : std::max_element(executors.begin(), executors.end(),
+                                           [](const ExecutorSlots& a, const ExecutorSlots& b) {
+                                             return a.slots < b.slots;
+                                           })->slots;
   std::vector<ExecutorSlots> changed = executors;
+  int32_t new_slots_per_executor = slots_per_executor;
   if (scenario.cores_per_executor > 0) {
-    for (ExecutorSlots& e : changed) {
-      e.slots = std::max<int32_t>(1, static_cast<int32_t>(scenario.cores_per_executor / task_cpus));
-    }
+    new_slots_per_executor =
+        std::max<int32_t>(1, static_cast<int32_t>(scenario.cores_per_executor / task_cpus));
+    for (ExecutorSlots& e : changed) e.slots = new_slots_per_executor;
     p.changes.push_back("spark.executor.cores=" + std::to_string(scenario.cores_per_executor) +
                         " (was " + std::to_string(real_cores) + ")");
   }
-  if (scenario.executors > 0 && !changed.empty()) {
+  auto property = [&](const char* key, const std::string& fallback) {
+    const std::string* value = m.SparkProperty(key);
+    return value != nullptr && !value->empty() ? *value : fallback;
+  };
+  const bool local_mode = std::all_of(m.executors.begin(), m.executors.end(),
+                                      [](const model::Executor& e) { return e.is_driver(); });
+  const bool run_dynamic = property("spark.dynamicAllocation.enabled", "false") == "true";
+  const bool dynamic =
+      !local_mode && !changed.empty() &&
+      (scenario.dynamic_allocation == 1 ||
+       (scenario.dynamic_allocation < 0 &&
+        (scenario.min_executors >= 0 || scenario.max_executors > 0)));
+  Allocation allocation;
+  if (dynamic) {
+    auto count_property = [&](const char* key, int32_t fallback) {
+      bool ok = false;
+      const int64_t value = ParseCount(property(key, ""), ok);
+      return ok ? static_cast<int32_t>(value) : property(key, "") == "0" ? 0 : fallback;
+    };
+    allocation.enabled = true;
+    allocation.min = scenario.min_executors >= 0
+                         ? scenario.min_executors
+                         : count_property("spark.dynamicAllocation.minExecutors", 0);
+    allocation.max = scenario.max_executors > 0
+                         ? scenario.max_executors
+                         : count_property("spark.dynamicAllocation.maxExecutors", 100'000);
+    allocation.max = std::max(allocation.max, std::max(allocation.min, 1));
+    allocation.initial =
+        scenario.executors > 0
+            ? scenario.executors
+            : std::max({allocation.min,
+                        count_property("spark.dynamicAllocation.initialExecutors", 0),
+                        run_dynamic ? 0 : count_property("spark.executor.instances", 0)});
+    allocation.initial = std::min(allocation.initial, allocation.max);
+    allocation.slots = new_slots_per_executor;
+    allocation.first_arrival_ms = kNever;
+    for (const ExecutorSlots& e : executors) {
+      allocation.first_arrival_ms = std::min(allocation.first_arrival_ms, e.added);
+    }
+    // An executor arrives as long after its request as the run's first one after the start.
+    allocation.startup_ms = std::clamp<int64_t>(allocation.first_arrival_ms, 500, 60'000);
+    allocation.backlog_ms = std::max<int64_t>(
+        ParseDurationMs(property("spark.dynamicAllocation.schedulerBacklogTimeout", "1s"), 1000),
+        1);
+    allocation.idle_timeout_ms = std::max<int64_t>(
+        ParseDurationMs(property("spark.dynamicAllocation.executorIdleTimeout", "60s"), 1000), 1);
+    p.changes.push_back("dynamic allocation " + std::string(run_dynamic ? "kept on" : "on") +
+                        ": " + std::to_string(allocation.initial) + " initial, min " +
+                        std::to_string(allocation.min) + ", max " +
+                        (allocation.max >= 100'000 ? std::string("unbounded")
+                                                   : std::to_string(allocation.max)) +
+                        " executors");
+  } else if (scenario.dynamic_allocation == 0 && run_dynamic && !changed.empty()) {
+    // Off: a fixed set, from the run's first executor arrival to the end.
+    int32_t peak = 0;
+    std::vector<std::pair<int64_t, int>> changes;
+    for (const ExecutorSlots& e : executors) {
+      changes.push_back({e.added, 1});
+      if (e.removed < kNever) changes.push_back({e.removed, -1});
+    }
+    std::sort(changes.begin(), changes.end());
+    int32_t current = 0;
+    for (const auto& [t, d] : changes) peak = std::max(peak, current += d);
+    const int32_t count = scenario.executors > 0 ? scenario.executors : std::max(peak, 1);
+    ExecutorSlots fixed = changed.front();
+    fixed.removed = kNever;
+    changed.assign(static_cast<size_t>(count), fixed);
+    p.changes.push_back("dynamic allocation off: " + std::to_string(count) +
+                        " executors held from the first one's arrival to the end");
+  } else if (scenario.executors > 0 && !changed.empty()) {
     const size_t wanted = static_cast<size_t>(scenario.executors);
     const size_t had = changed.size();
     if (wanted < had) {
+      // The first to arrive stay; one that the run lost mid-way is replaced (Spark asks for
+      // another), so the kept ones live until the last executor of the run left.
+      int64_t last_removed = 0;
+      for (const ExecutorSlots& e : changed) last_removed = std::max(last_removed, e.removed);
       changed.resize(wanted);
+      for (ExecutorSlots& e : changed) e.removed = std::max(e.removed, last_removed);
     } else {
       // New executors arrive when the last one of the run did and stay as long as the longest.
       const ExecutorSlots last = changed.back();
@@ -661,14 +1046,204 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
     p.changes.push_back("spark.executor.instances=" + std::to_string(wanted) + " (was " +
                         std::to_string(had) + ")");
   }
+
   std::vector<Unit> reshaped = units;
-  if (scenario.fix_skew || scenario.shuffle_partitions > 0 || !scenario.stage_partitions.empty()) {
+  std::vector<bool> removed(units.size(), false);
+  // A sort-merge join turned into a broadcast hash join.
+  if (scenario.fix_broadcast) {
+    const std::vector<BroadcastCandidate> joins = FindBroadcastCandidates(m, kMaxBroadcastBytes);
+    int64_t written_bytes = 0, written_ms = 0;
+    for (const model::TaskAttempt& t : m.tasks) {
+      if (!t.has_metrics) continue;
+      written_bytes += std::max<int64_t>(t.metrics.shuffle_bytes_written, 0);
+      written_ms += std::max<int64_t>(t.metrics.shuffle_write_time_ns, 0) / 1'000'000;
+    }
+    auto units_of = [&](const std::vector<int32_t>& stage_ids) {
+      std::vector<size_t> out;
+      for (int32_t id : stage_ids) {
+        for (size_t u : units_of_stage[id]) out.push_back(u);
+      }
+      return out;
+    };
+    int converted = 0;
+    for (const BroadcastCandidate& join : joins) {
+      const std::vector<size_t> large = units_of(join.large_map_stages);
+      const std::vector<size_t> small = units_of(join.small_map_stages);
+      const std::vector<size_t> joined = units_of(join.join_stages);
+      bool done_already = false;
+      for (size_t u : joined) done_already = done_already || removed[u];
+      if (large.empty() || joined.empty() || done_already) continue;
+      // The join stage goes: its shuffle read, sort and merge, and the operators after the join
+      // in it, which now run in the large side's map tasks. Those keep their time: the probe
+      // and the operators moved there are taken to cost what the shuffle write they no longer
+      // do cost (on the suite's runs the broadcast stage was faster than that map stage).
+      // The broadcast: the small side collected to the driver and sent to every executor, at
+      // the run's own shuffle write rate (100 MiB/s without one).
+      const double ms_per_byte = written_bytes >= (1 << 20)
+                                     ? static_cast<double>(written_ms) / written_bytes
+                                     : 1000.0 / (100.0 * kMiB);
+      const int64_t broadcast_ms = std::min<int64_t>(
+          std::llround(static_cast<double>(join.small_bytes) * ms_per_byte *
+                       static_cast<double>(1 + changed.size())),
+          kMaxMs);
+      for (size_t u : small) {
+        for (Work& w : reshaped[u].tasks) w.duration_ms = std::max<int64_t>(w.duration_ms - w.shuffle_write_ms, 1);
+      }
+      for (size_t u : large) {
+        // The large side's tasks probe the broadcast: they start once it is built.
+        for (size_t s : small) {
+          if (s != u && std::find(reshaped[u].deps.begin(), reshaped[u].deps.end(), s) ==
+                            reshaped[u].deps.end()) {
+            reshaped[u].deps.push_back(s);
+          }
+        }
+        if (!small.empty()) reshaped[u].delay_after_deps = broadcast_ms;
+      }
+      for (size_t u : joined) {
+        reshaped[u].tasks.clear();
+        reshaped[u].delay_after_deps = 0;
+        removed[u] = true;
+      }
+      ++converted;
+      p.changes.push_back(
+          "SQL execution " + std::to_string(join.execution_id) + ": the sort-merge join (plan node " +
+          std::to_string(join.join_node) + ") of a " + std::to_string(join.small_bytes >> 10) +
+          " KiB side broadcast; stage(s) " + [&] {
+            std::string ids;
+            for (int32_t id : join.join_stages) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
+            return ids;
+          }() + " removed");
+    }
+    if (converted == 0) {
+      p.changes.push_back("--fix broadcast: no sort-merge join whose small side (<= 256 MiB, "
+                          "<= 1/8 of the other) a broadcast could replace; nothing changed");
+    }
+  }
+
+  // Executor memory (and the pool per task when the cores change): spill and GC rescaled.
+  MemoryRelation memory;
+  {
+    const std::string heap_key = local_mode ? "spark.driver.memory" : "spark.executor.memory";
+    int64_t heap_mb = -1;
+    if (auto profile = m.resource_profiles.find(0);
+        !local_mode && profile != m.resource_profiles.end() &&
+        profile->second.executor_memory_mb > 0) {
+      heap_mb = profile->second.executor_memory_mb;
+    }
+    if (heap_mb <= 0) heap_mb = ParseSizeBytes(property(heap_key.c_str(), "1g"), kMiB) / kMiB;
+    memory.heap_mb = heap_mb > 0 ? heap_mb : 1024;
+    const double fraction = std::strtod(property("spark.memory.fraction", "0.6").c_str(), nullptr);
+    memory.fraction = fraction > 0.05 && fraction <= 1 ? fraction : 0.6;
+    for (const model::Executor& e : m.executors) {
+      memory.live_bytes = std::max(memory.live_bytes, e.peaks.on_heap_unified_memory_bytes);
+    }
+    int64_t written_bytes = 0, written_ms = 0, memory_spilled = 0, disk_spilled = 0;
+    for (const model::TaskAttempt& t : m.tasks) {
+      if (!t.has_metrics) continue;
+      written_bytes += std::max<int64_t>(t.metrics.shuffle_bytes_written, 0);
+      written_ms += std::max<int64_t>(t.metrics.shuffle_write_time_ns, 0) / 1'000'000;
+      memory_spilled += std::max<int64_t>(t.metrics.memory_bytes_spilled, 0);
+      disk_spilled += std::max<int64_t>(t.metrics.disk_bytes_spilled, 0);
+    }
+    const double write_ms_per_byte = written_bytes >= (16 << 20) && written_ms > 0
+                                         ? static_cast<double>(written_ms) / written_bytes
+                                         : 1000.0 / (100.0 * kMiB);
+    memory.spill_ms_per_byte = 2 * write_ms_per_byte;
+    if (memory_spilled > 0) {
+      memory.disk_per_memory = static_cast<double>(disk_spilled) / memory_spilled;
+    }
+  }
+  const int64_t new_heap_mb =
+      scenario.executor_memory_mb > 0 ? scenario.executor_memory_mb : memory.heap_mb;
+  p.actual_executor_memory_mb = memory.heap_mb;
+  p.predicted_executor_memory_mb = new_heap_mb;
+  const bool rescale_memory =
+      scenario.executor_memory_mb > 0 ||
+      (scenario.cores_per_executor > 0 && new_slots_per_executor != slots_per_executor);
+  if (rescale_memory) {
     for (Unit& unit : reshaped) {
+      for (Work& w : unit.tasks) {
+        RescaleMemory(w, memory, new_heap_mb, slots_per_executor, new_slots_per_executor);
+      }
+    }
+    if (scenario.executor_memory_mb > 0) {
+      p.changes.push_back("spark.executor.memory=" + std::to_string(new_heap_mb) + "m (was " +
+                          std::to_string(memory.heap_mb) + "m)");
+    }
+  }
+
+  // Speculation.
+  if (scenario.speculation == 1) {
+    const bool spark4 = m.spark_version.rfind("4", 0) == 0;
+    double multiplier = std::strtod(
+        property("spark.speculation.multiplier", spark4 ? "3" : "1.5").c_str(), nullptr);
+    double quantile = std::strtod(
+        property("spark.speculation.quantile", spark4 ? "0.9" : "0.75").c_str(), nullptr);
+    if (!(multiplier >= 1 && multiplier <= 100)) multiplier = 1.5;
+    if (!(quantile > 0 && quantile <= 1)) quantile = 0.75;
+    int64_t copies = 0;
+    for (Unit& unit : reshaped) copies += Speculate(unit, multiplier, quantile);
+    char text[200];
+    std::snprintf(text, sizeof(text),
+                  "spark.speculation=true: %lld speculative copies of tasks past %.1fx their "
+                  "stage's median once %.0f%% of it had finished",
+                  static_cast<long long>(copies), multiplier, 100 * quantile);
+    p.changes.push_back(text);
+  } else if (scenario.speculation == 0) {
+    p.changes.push_back("spark.speculation=false: the run's own attempts are replayed as they "
+                        "ran (speculative copies it launched included)");
+  }
+
+  // Re-splits: file scans by the new split size, shuffle reads, skew.
+  std::vector<int64_t> scan_counts(units.size(), -1);
+  if (scenario.max_partition_bytes > 0) {
+    const int64_t old_max = ParseSizeBytes(property("spark.sql.files.maxPartitionBytes", ""), 1);
+    const int64_t open_cost =
+        std::max<int64_t>(ParseSizeBytes(property("spark.sql.files.openCostInBytes", ""), 1), 0);
+    auto parallelism = [&](const std::vector<ExecutorSlots>& list) {
+      bool ok = false;
+      const int64_t set = ParseCount(property("spark.default.parallelism", ""), ok);
+      if (ok) return set;
+      int64_t slots = 0;
+      for (const ExecutorSlots& e : list) slots += e.slots;
+      return std::max<int64_t>(slots, 1);
+    };
+    const double old_split_max = old_max > 0 ? static_cast<double>(old_max) : 128.0 * kMiB;
+    const double open = open_cost > 0 ? static_cast<double>(open_cost) : 4.0 * kMiB;
+    const double old_parallelism = static_cast<double>(parallelism(executors));
+    const double new_parallelism = static_cast<double>(
+        parallelism(allocation.enabled ? std::vector<ExecutorSlots>(
+                                             std::max(allocation.initial, 1),
+                                             ExecutorSlots{0, kNever, allocation.slots})
+                                       : changed));
+    int resplit = 0;
+    for (size_t u = 0; u < reshaped.size(); ++u) {
+      if (reshaped[u].shuffle_read || removed[u] || reshaped[u].tasks.empty()) continue;
+      double total = 0;
+      for (const Work& w : reshaped[u].tasks) total += static_cast<double>(w.input_bytes);
+      if (total < 1) continue;
+      // Spark's FilePartition.maxSplitBytes: min(maxPartitionBytes, max(openCost, bytes/cores)).
+      const double old_split = std::min(old_split_max, std::max(open, total / old_parallelism));
+      const double new_split = std::min(static_cast<double>(scenario.max_partition_bytes),
+                                        std::max(open, total / new_parallelism));
+      const double count = std::round(static_cast<double>(reshaped[u].tasks.size()) *
+                                      old_split / new_split);
+      scan_counts[u] = static_cast<int64_t>(std::clamp(count, 1.0, double(kMaxStageTasks)));
+      if (scan_counts[u] != static_cast<int64_t>(reshaped[u].tasks.size())) ++resplit;
+    }
+    p.changes.push_back("spark.sql.files.maxPartitionBytes=" +
+                        std::to_string(scenario.max_partition_bytes) + " (" +
+                        std::to_string(resplit) + " file-scan stages re-split by their input bytes)");
+  }
+  if (scenario.fix_skew || scenario.shuffle_partitions > 0 || !scenario.stage_partitions.empty() ||
+      scenario.max_partition_bytes > 0) {
+    for (size_t u = 0; u < reshaped.size(); ++u) {
+      Unit& unit = reshaped[u];
       // Fixed cost per task: the shortest task of the stage (launch, deserialisation, result).
       int64_t fixed = kNever;
       for (const Work& w : unit.tasks) fixed = std::min(fixed, w.duration_ms);
       if (fixed == kNever) fixed = 0;
-      unit.tasks = Reshape(unit.tasks, unit, scenario, std::min<int64_t>(fixed, 200));
+      unit.tasks = Reshape(unit.tasks, unit, scenario, std::min<int64_t>(fixed, 200), scan_counts[u]);
     }
     if (scenario.fix_skew) p.changes.push_back("skew fixed: tasks above 2x their stage's median split into median-sized tasks");
     for (const auto& [stage, count] : scenario.stage_partitions) {
@@ -682,10 +1257,11 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
     }
   }
   RunResult predicted =
-      Replay(reshaped, jobs, changed, app_tail, p.actual_wall_ms, launch_gap_ms);
+      Replay(reshaped, jobs, changed, app_tail, p.actual_wall_ms, launch_gap_ms, allocation);
   p.predicted_wall_ms = predicted.wall_ms;
   p.predicted_core_hours = predicted.core_hours;
-  p.predicted_executors = static_cast<int32_t>(changed.size());
+  p.predicted_executors =
+      allocation.enabled ? predicted.peak_executors : static_cast<int32_t>(changed.size());
   p.predicted_cores_per_executor =
       scenario.cores_per_executor > 0 ? scenario.cores_per_executor : real_cores;
 
@@ -699,26 +1275,73 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
     s.predicted_ms = predicted.unit_spans[u].second - predicted.unit_spans[u].first;
     s.actual_tasks = static_cast<int64_t>(units[u].tasks.size());
     s.predicted_tasks = predicted.unit_tasks[u];
+    s.removed = removed[u];
     p.stages.push_back(s);
   }
   p.assumptions = {
       "task durations are replayed as the run measured them (launch to finish), so executor "
-      "speed, GC and I/O per task stay as they were",
+      "speed, GC and I/O per task stay as they were unless a change below rescales them",
       "driver-only gaps between jobs, the delay between a stage's parents and its first task, "
       "and each job's time after its last task (result fetch, commit) are kept",
       "tasks go FIFO to the first free slot, which is reused after the run's median dispatch gap "
-      "(" + std::to_string(launch_gap_ms) + " ms); locality waits and speculation are not "
-      "modelled"};
+      "(" + std::to_string(launch_gap_ms) + " ms); locality waits are kept where the run shows "
+      "them; slots are not CPUs: more slots than the hosts' cores are assumed to scale"};
   if (scenario.shuffle_partitions > 0) {
     p.assumptions.push_back(
         "a re-split stage's work (task time less its shortest task) is spread evenly over the new "
         "partitions in key order, so a hot partition stays hot; spill and GC per task are not "
         "rescaled");
   }
-  if (scenario.executors > 0) {
+  if (scenario.executors > 0 && !allocation.enabled) {
     p.assumptions.push_back(
         "added executors arrive when the run's last executor arrived; removed ones are the "
         "latest to arrive");
+  }
+  if (rescale_memory) {
+    char text[600];
+    std::snprintf(
+        text, sizeof(text),
+        "executor memory %lld MiB -> %lld MiB, %d -> %d task slots each: a task's execution "
+        "pool is (heap - 300 MiB) x %.2f / slots; a task that spilled spills what it needed "
+        "(peak + memory spilled) beyond its pool scaled by the new/old pool, one that did not "
+        "spills beyond the new pool; spill costs %.3f ms per MiB on disk (the run's shuffle write "
+        "rate, written and read back); GC time scales with 1 / (heap - live data), live data = "
+        "the executors' peak storage + execution memory (%lld MiB), at most 10x",
+        static_cast<long long>(memory.heap_mb), static_cast<long long>(new_heap_mb),
+        slots_per_executor, new_slots_per_executor, memory.fraction,
+        memory.spill_ms_per_byte * kMiB, static_cast<long long>(memory.live_bytes / kMiB));
+    p.assumptions.push_back(text);
+  }
+  if (scenario.fix_broadcast) {
+    p.assumptions.push_back(
+        "a broadcast join: the join stage (shuffle read, sort, merge and the operators after "
+        "the join in it) is removed; the large side's map tasks keep their time, the probe and "
+        "the operators moved into them taken to cost what their shuffle write cost; they start "
+        "after the small side's stage plus the broadcast (the small side's in-memory size sent "
+        "to the driver and every executor at the run's shuffle write rate); heavy per-row work "
+        "after the join is underestimated");
+  }
+  if (allocation.enabled) {
+    p.assumptions.push_back(
+        "dynamic allocation: executors requested after " +
+        std::to_string(allocation.backlog_ms) + " ms of waiting tasks, doubling per round up to "
+        "what the tasks need; each arrives " + std::to_string(allocation.startup_ms) +
+        " ms after its request (the run's first executor's start-up); released after " +
+        std::to_string(allocation.idle_timeout_ms) + " ms idle (an external shuffle service is "
+        "assumed: shuffle files and cached blocks do not keep an executor)");
+  }
+  if (scenario.speculation == 1) {
+    p.assumptions.push_back(
+        "speculation: a slow task's copy runs as long as the stage's median task scaled by its "
+        "records (a skewed task is not helped) and is assumed to find a free slot on another "
+        "executor when it is due (Spark never speculates on the host of the original: on a "
+        "single host, no copy runs)");
+  }
+  if (scenario.max_partition_bytes > 0) {
+    p.assumptions.push_back(
+        "file scans: the stage's task count scales with Spark's split size, min(maxPartitionBytes, "
+        "max(openCostInBytes, input bytes / slots)), old over new; its work is spread over the new "
+        "tasks by position; files are assumed splittable (not gzip)");
   }
   return p;
 }

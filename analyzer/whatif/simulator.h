@@ -10,10 +10,11 @@
 //     gap (result fetch, job commit); the application ends the run's tail after its last job.
 //   * Every ended task attempt (failed ones too: they held a slot) is a unit of work of its real
 //     duration (launch to finish), placed FIFO (job, stage, attempt, launch order) on the earliest
-//     free slot of the executors alive then; executors arrive and leave when they did.
+//     free slot of the executors alive then; executors arrive and leave when they did (or, with
+//     dynamic allocation simulated, when its policy would request and release them).
 //   * A task the run held back for >= 1 s while a slot was free (delay scheduling for locality)
-//     launches no earlier than its real offset after its stage's first task. Speculation and
-//     barrier stages are not modelled (their effect is inside the task durations replayed).
+//     launches no earlier than its real offset after its stage's first task. Barrier stages are
+//     not modelled; speculation only when the scenario turns it on.
 #pragma once
 
 #include <cstdint>
@@ -36,9 +37,19 @@ struct Scenario {
   // only (with fix_skew; empty = all stages), re-split these stages to this many tasks.
   std::vector<int32_t> skew_stages;
   std::map<int32_t, int32_t> stage_partitions;
+  int64_t executor_memory_mb = -1;   // spark.executor.memory: spill and GC per task rescaled
+  int64_t max_partition_bytes = -1;  // spark.sql.files.maxPartitionBytes: file scans re-split
+  bool fix_broadcast = false;        // sort-merge joins whose small side fits become broadcasts
+  int32_t dynamic_allocation = -1;   // spark.dynamicAllocation.enabled: 0 off, 1 on
+  int32_t min_executors = -1;        // spark.dynamicAllocation.minExecutors
+  int32_t max_executors = -1;        // spark.dynamicAllocation.maxExecutors
+  int32_t speculation = -1;          // spark.speculation: 0 off, 1 on
 };
 
-// Parses "--set key=value" (the settings above) and "--fix skew"; false with `error` set otherwise.
+// The keys --set accepts, for help texts and errors.
+extern const char* const kSupportedSettings;
+// Parses "--set key=value" (the settings above) and "--fix skew|broadcast"; false with `error`
+// set otherwise.
 bool ApplySetting(const std::string& assignment, Scenario& scenario, std::string& error);
 bool ApplyFix(const std::string& fix, Scenario& scenario, std::string& error);
 
@@ -51,6 +62,7 @@ struct StagePrediction {
   int64_t predicted_ms = -1;  // the same, simulated with the scenario
   int64_t actual_tasks = 0;
   int64_t predicted_tasks = 0;
+  bool removed = false;  // the scenario removed the stage (a join turned into a broadcast)
 };
 
 struct Prediction {
@@ -67,6 +79,8 @@ struct Prediction {
   int32_t predicted_executors = 0;
   int32_t actual_cores_per_executor = 0;
   int32_t predicted_cores_per_executor = 0;
+  int64_t actual_executor_memory_mb = 0;  // the heap per executor (spark.executor.memory)
+  int64_t predicted_executor_memory_mb = 0;
   std::vector<StagePrediction> stages;  // stage attempts with tasks, by (id, attempt)
   std::vector<std::string> changes;      // what the scenario changed, in words
   std::vector<std::string> assumptions;  // what the prediction rests on

@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -89,11 +91,193 @@ TEST(Simulator, SettingsAreParsedOrRefused) {
   EXPECT_TRUE(ApplySetting("spark.executor.instances=8", s, error));
   EXPECT_EQ(s.executors, 8);
   EXPECT_FALSE(ApplySetting("spark.executor.instances=-2", s, error));
-  EXPECT_FALSE(ApplySetting("spark.executor.memory=8g", s, error));
-  EXPECT_NE(error.find("cannot simulate spark.executor.memory"), std::string::npos);
+  EXPECT_FALSE(ApplySetting("spark.executor.pyspark.memory=8g", s, error));
+  EXPECT_NE(error.find("cannot simulate spark.executor.pyspark.memory"), std::string::npos);
   EXPECT_FALSE(ApplySetting("nonsense", s, error));
   EXPECT_TRUE(ApplyFix("skew", s, error));
   EXPECT_FALSE(ApplyFix("everything", s, error));
+}
+
+// A real event log of the workload corpus or the validation suite (zstd), analysed.
+std::optional<report::Analysis> AnalyzeFixture(const std::string& relative) {
+  return diagnosis::test_util::AnalyzeFile(
+      std::filesystem::path(SPARKPROF_SOURCE_DIR) / relative, relative);
+}
+
+const StagePrediction* StageOf(const Prediction& p, int32_t stage_id) {
+  for (const StagePrediction& s : p.stages) {
+    if (s.stage_id == stage_id) return &s;
+  }
+  return nullptr;
+}
+
+bool Mentions(const std::vector<std::string>& texts, const std::string& needle) {
+  return std::any_of(texts.begin(), texts.end(), [&](const std::string& text) {
+    return text.find(needle) != std::string::npos;
+  });
+}
+
+TEST(Simulator, ExecutorMemoryRescalesSpillAndGc) {
+  testing::SyntheticApp app;
+  app.executors = 4;
+  app.cores_per_executor = 2;
+  app.executor_memory_mb = 2048;
+  testing::SyntheticStage sort;
+  sort.name = "sort";
+  sort.tasks = 32;
+  sort.task_ms = 8000;
+  sort.jitter = 0;
+  sort.input_bytes_per_task = 256 << 20;
+  sort.shuffle_write_bytes_per_task = 256 << 20;
+  sort.memory_spill_bytes_per_task = int64_t{1} << 30;
+  sort.disk_spill_bytes_per_task = 400 << 20;
+  sort.gc_fraction = 0.25;
+  app.stages.push_back(sort);
+  report::Analysis a = AnalyzeText(testing::GenerateEventLog(app));
+  Prediction same = Simulate(a.model, Scenario{});
+  EXPECT_EQ(same.actual_executor_memory_mb, 2048);
+  Scenario more;
+  more.executor_memory_mb = 8192;
+  Prediction bigger = Simulate(a.model, more);
+  EXPECT_LT(bigger.predicted_wall_ms, same.baseline_wall_ms);
+  EXPECT_EQ(bigger.predicted_executor_memory_mb, 8192);
+  EXPECT_TRUE(Mentions(bigger.assumptions, "GC time scales with 1 / (heap - live data)"));
+  EXPECT_TRUE(Mentions(bigger.changes, "spark.executor.memory=8192m (was 2048m)"));
+  Scenario less;
+  less.executor_memory_mb = 1024;
+  Prediction smaller = Simulate(a.model, less);
+  EXPECT_GT(smaller.predicted_wall_ms, same.baseline_wall_ms);
+  // Far less memory: bounded (spill at most 10x the task's other time, GC at most 10x).
+  less.executor_memory_mb = 32;
+  Prediction tiny = Simulate(a.model, less);
+  EXPECT_LT(tiny.predicted_wall_ms, 30 * same.baseline_wall_ms);
+}
+
+TEST(Simulator, MaxPartitionBytesResplitsFileScansOnly) {
+  report::Analysis a = Synthetic(64, 4000);
+  Scenario larger;
+  larger.max_partition_bytes = 256 << 20;
+  Prediction merged = Simulate(a.model, larger);
+  // 4 GiB over 8 slots: Spark's split is min(maxPartitionBytes, 512 MiB); 128 -> 256 MiB halves
+  // the scan's tasks; the shuffle-read stage keeps its count.
+  ASSERT_NE(StageOf(merged, 0), nullptr);
+  EXPECT_EQ(StageOf(merged, 0)->predicted_tasks, 32);
+  EXPECT_EQ(StageOf(merged, 1)->predicted_tasks, 64);
+  Scenario smaller;
+  smaller.max_partition_bytes = 32 << 20;
+  EXPECT_EQ(StageOf(Simulate(a.model, smaller), 0)->predicted_tasks, 256);
+  // Hostile: one-byte splits of 4 GiB stay within the bound on tasks per stage.
+  smaller.max_partition_bytes = 1;
+  EXPECT_LE(StageOf(Simulate(a.model, smaller), 0)->predicted_tasks, 100'000);
+}
+
+TEST(Simulator, BroadcastFixRemovesTheSortMergeJoinStage) {
+  std::optional<report::Analysis> a =
+      AnalyzeFixture("tests/workloads/fixtures/3.5.9/broadcast_missed.zstd");
+  if (!a) GTEST_SKIP() << "no workload fixture";
+  Scenario fix;
+  fix.fix_broadcast = true;
+  Prediction p = Simulate(a->model, fix);
+  int removed = 0;
+  for (const StagePrediction& s : p.stages) removed += s.removed ? 1 : 0;
+  EXPECT_EQ(removed, 1);
+  EXPECT_LT(p.predicted_wall_ms, p.baseline_wall_ms);
+  EXPECT_TRUE(Mentions(p.changes, "sort-merge join"));
+  // The same run with the broadcast (the corpus's control) took this long: within 25%.
+  std::optional<report::Analysis> real =
+      AnalyzeFixture("tests/workloads/fixtures/3.5.9/broadcast_join.zstd");
+  ASSERT_TRUE(real);
+  const double actual = static_cast<double>(real->model.duration_ms());
+  EXPECT_LT(std::fabs(static_cast<double>(p.predicted_wall_ms) - actual) / actual, 0.25)
+      << p.predicted_wall_ms << " vs " << actual;
+  // A run without a sort-merge join: nothing to change, and it says so.
+  report::Analysis plain = Synthetic(16, 1000);
+  Prediction none = Simulate(plain.model, fix);
+  EXPECT_EQ(none.predicted_wall_ms, none.baseline_wall_ms);
+  EXPECT_TRUE(Mentions(none.changes, "nothing changed"));
+}
+
+TEST(Simulator, DynamicAllocationReleasesIdleExecutorsAndRampsUp) {
+  testing::SyntheticApp app;
+  app.executors = 4;
+  app.cores_per_executor = 2;
+  app.executor_start_delay_ms = 5000;
+  app.driver_gap_ms = 300'000;  // five minutes of driver-only work between the jobs
+  testing::SyntheticStage first;
+  first.name = "first";
+  first.tasks = 32;
+  first.task_ms = 4000;
+  first.jitter = 0;
+  app.stages.push_back(first);
+  testing::SyntheticStage second = first;
+  second.name = "second";
+  app.stages.push_back(second);
+  report::Analysis a = AnalyzeText(testing::GenerateEventLog(app));
+  Prediction same = Simulate(a.model, Scenario{});
+  Scenario dynamic;
+  dynamic.dynamic_allocation = 1;
+  dynamic.min_executors = 0;
+  dynamic.max_executors = 4;
+  Prediction p = Simulate(a.model, dynamic);
+  // Executors idle for 60 s during the gap are released: far fewer core-hours...
+  EXPECT_LT(p.predicted_core_hours, 0.6 * same.baseline_core_hours);
+  // ...for a few seconds of ramp-up when the second job needs them again.
+  EXPECT_GT(p.predicted_wall_ms, same.baseline_wall_ms);
+  EXPECT_LT(p.predicted_wall_ms, same.baseline_wall_ms + 30'000);
+  EXPECT_EQ(p.predicted_executors, 4);
+  EXPECT_TRUE(Mentions(p.assumptions, "dynamic allocation"));
+  // At most one executor: the work runs on 2 slots.
+  dynamic.max_executors = 1;
+  Prediction one = Simulate(a.model, dynamic);
+  EXPECT_GT(one.predicted_wall_ms, same.baseline_wall_ms + 100'000);
+  EXPECT_EQ(one.predicted_executors, 1);
+  // Off on a run without it: nothing changes.
+  Scenario off;
+  off.dynamic_allocation = 0;
+  EXPECT_EQ(Simulate(a.model, off).predicted_wall_ms, same.baseline_wall_ms);
+}
+
+TEST(Simulator, SpeculationCutsAStragglerButNotASkewedTask) {
+  std::optional<report::Analysis> straggler =
+      AnalyzeFixture("tests/workloads/fixtures/3.5.9/straggler.zstd");
+  if (!straggler) GTEST_SKIP() << "no workload fixture";
+  Scenario on;
+  on.speculation = 1;
+  Prediction p = Simulate(straggler->model, on);
+  // One of 16 equal tasks stalled 12 s: its copy finishes in about the median's time.
+  EXPECT_LT(p.predicted_wall_ms, p.baseline_wall_ms - 5'000);
+  EXPECT_TRUE(Mentions(p.changes, "speculative copies"));
+  // A task that is slow because it has 20x the data: its copy is as slow; no gain.
+  report::Analysis skewed = Synthetic(32, 2000, 1, 20.0);
+  Prediction q = Simulate(skewed.model, on);
+  EXPECT_GE(q.predicted_wall_ms, q.baseline_wall_ms - 1'000);
+}
+
+TEST(Simulator, NewSettingsAreParsed) {
+  Scenario s;
+  std::string error;
+  EXPECT_TRUE(ApplySetting("spark.executor.memory=8g", s, error));
+  EXPECT_EQ(s.executor_memory_mb, 8192);
+  EXPECT_TRUE(ApplySetting("spark.executor.memory=4096", s, error));  // MiB without a unit
+  EXPECT_EQ(s.executor_memory_mb, 4096);
+  EXPECT_FALSE(ApplySetting("spark.executor.memory=lots", s, error));
+  EXPECT_TRUE(ApplySetting("spark.sql.files.maxPartitionBytes=64m", s, error));
+  EXPECT_EQ(s.max_partition_bytes, 64 << 20);
+  EXPECT_TRUE(ApplySetting("spark.sql.files.maxPartitionBytes=1048576", s, error));
+  EXPECT_EQ(s.max_partition_bytes, 1 << 20);
+  EXPECT_TRUE(ApplySetting("spark.dynamicAllocation.enabled=true", s, error));
+  EXPECT_EQ(s.dynamic_allocation, 1);
+  EXPECT_FALSE(ApplySetting("spark.dynamicAllocation.enabled=yes", s, error));
+  EXPECT_TRUE(ApplySetting("spark.dynamicAllocation.minExecutors=0", s, error));
+  EXPECT_EQ(s.min_executors, 0);
+  EXPECT_TRUE(ApplySetting("spark.dynamicAllocation.maxExecutors=20", s, error));
+  EXPECT_EQ(s.max_executors, 20);
+  EXPECT_TRUE(ApplySetting("spark.speculation=true", s, error));
+  EXPECT_EQ(s.speculation, 1);
+  EXPECT_TRUE(ApplyFix("broadcast", s, error));
+  EXPECT_TRUE(s.fix_broadcast);
+  EXPECT_FALSE(ApplySetting("spark.executor.memoryOverhead=1g", s, error));
+  EXPECT_NE(error.find("spark.sql.files.maxPartitionBytes"), std::string::npos);
 }
 
 // The self-prediction over every shared log that is one complete application with tasks: the

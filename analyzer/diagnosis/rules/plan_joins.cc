@@ -71,21 +71,6 @@ std::vector<int32_t> Union(std::vector<int32_t> a, const std::vector<int32_t>& b
   return a;
 }
 
-// Which inputs of a join Spark may broadcast, from the join type in its simpleString.
-struct Broadcastable {
-  bool left = false;
-  bool right = false;
-};
-Broadcastable BroadcastableSides(const std::string& simple) {
-  auto has = [&](const char* type) { return simple.find(type) != std::string::npos; };
-  if (has(", FullOuter")) return {false, false};
-  if (has(", LeftOuter") || has(", LeftSemi") || has(", LeftAnti") || has(", ExistenceJoin")) {
-    return {false, true};
-  }
-  if (has(", RightOuter")) return {true, false};
-  return {true, true};  // Inner, Cross
-}
-
 void BroadcastJoinMissed(const DiagnosisInput& input, const SqlPlan& plan, int32_t join,
                          std::vector<Finding>& out) {
   const auto& children = plan.children(join);
@@ -104,7 +89,7 @@ void BroadcastJoinMissed(const DiagnosisInput& input, const SqlPlan& plan, int32
     bytes[side] = plan.Metric(exchange[side], "data size");
     if (bytes[side] < 0) return;
   }
-  const Broadcastable can = BroadcastableSides(plan.node(join).simple_string);
+  const BroadcastableSides can = BroadcastableSidesOf(plan.node(join).simple_string);
   const int small = bytes[0] <= bytes[1] ? 0 : 1;
   const int large = 1 - small;
   if (!(small == 0 ? can.left : can.right)) return;
