@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "driver-aggregator/driver_aggregator.h"
+#include "jni/jni_strings.h"
 
 namespace {
 
@@ -35,51 +36,9 @@ void ThrowJava(JNIEnv* env, const char* class_name, const std::string& message) 
   if (exception != nullptr) env->ThrowNew(exception, message.c_str());
 }
 
-// Standard UTF-8 of a Java string (JNI's "UTF" is modified UTF-8: surrogate pairs as two 3-byte
-// sequences and NUL as C0 80, neither valid UTF-8). Lone surrogates and NUL become U+FFFD.
-std::string ToString(JNIEnv* env, jstring text) {
-  if (text == nullptr) return {};
-  const jsize length = env->GetStringLength(text);
-  std::u16string units(static_cast<size_t>(length), u'\0');
-  env->GetStringRegion(text, 0, length, reinterpret_cast<jchar*>(units.data()));
-  if (env->ExceptionCheck()) {
-    env->ExceptionClear();
-    return {};
-  }
-  std::string utf8;
-  utf8.reserve(units.size());
-  auto append = [&utf8](uint32_t code_point) {
-    if (code_point < 0x80) {
-      utf8.push_back(static_cast<char>(code_point));
-    } else if (code_point < 0x800) {
-      utf8.push_back(static_cast<char>(0xC0 | (code_point >> 6)));
-      utf8.push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
-    } else if (code_point < 0x10000) {
-      utf8.push_back(static_cast<char>(0xE0 | (code_point >> 12)));
-      utf8.push_back(static_cast<char>(0x80 | ((code_point >> 6) & 0x3F)));
-      utf8.push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
-    } else {
-      utf8.push_back(static_cast<char>(0xF0 | (code_point >> 18)));
-      utf8.push_back(static_cast<char>(0x80 | ((code_point >> 12) & 0x3F)));
-      utf8.push_back(static_cast<char>(0x80 | ((code_point >> 6) & 0x3F)));
-      utf8.push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
-    }
-  };
-  constexpr uint32_t kReplacement = 0xFFFD;
-  for (size_t i = 0; i < units.size(); ++i) {
-    const uint32_t unit = units[i];
-    if (unit >= 0xD800 && unit <= 0xDBFF && i + 1 < units.size() && units[i + 1] >= 0xDC00 &&
-        units[i + 1] <= 0xDFFF) {
-      append(0x10000 + ((unit - 0xD800) << 10) + (units[i + 1] - 0xDC00));
-      ++i;
-    } else if ((unit >= 0xD800 && unit <= 0xDFFF) || unit == 0) {
-      append(kReplacement);
-    } else {
-      append(unit);
-    }
-  }
-  return utf8;
-}
+// Every string crosses as standard UTF-8 (jni_strings.h): an emoji in spark.app.name must not
+// reach a label as modified UTF-8, which Prometheus refuses.
+std::string ToString(JNIEnv* env, jstring text) { return sparkprof::jni::ToUtf8(env, text); }
 
 }  // namespace
 
@@ -164,7 +123,7 @@ JNIEXPORT jstring JNICALL Java_io_sparkprof_NativeAggregator_writeStageFlameGrap
     }
     return nullptr;
   }
-  return env->NewStringUTF(path->c_str());
+  return sparkprof::jni::ToJavaString(env, *path);
 }
 
 // One listener event as an event-log JSON line: 0 accepted, 1 refused (counted), -1 no
@@ -198,13 +157,13 @@ JNIEXPORT jstring JNICALL Java_io_sparkprof_NativeAggregator_finishApplication0(
   }
   std::string joined;
   for (const std::string& path : *paths) joined += (joined.empty() ? "" : "\n") + path;
-  return env->NewStringUTF(joined.c_str());
+  return sparkprof::jni::ToJavaString(env, joined);
 }
 
 JNIEXPORT jstring JNICALL Java_io_sparkprof_NativeAggregator_status0(JNIEnv* env, jclass) {
   std::shared_ptr<DriverAggregator> aggregator = CurrentAggregator();
   std::string text = aggregator ? aggregator->StatusJson() : "{\"running\":false}";
-  return env->NewStringUTF(text.c_str());
+  return sparkprof::jni::ToJavaString(env, text);
 }
 
 JNIEXPORT void JNICALL Java_io_sparkprof_NativeAggregator_stop0(JNIEnv*, jclass) {

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "jni/jni_strings.h"
 #include "native-agent/agent.h"
 #include "native-agent/agent_entry.h"
 
@@ -43,17 +44,8 @@ JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAgent_startInProcess0(JNIEnv* env
     sparkprof::agent::LogLine("GetJavaVM failed; the JVM runs without profiling");
     return static_cast<jint>(sparkprof::agent::StartOutcome::kFailed);
   }
-  std::string text;
-  if (options != nullptr) {
-    const char* utf = env->GetStringUTFChars(options, nullptr);
-    if (utf == nullptr) {  // OutOfMemoryError pending: drop it, report the failure instead
-      env->ExceptionClear();
-      sparkprof::agent::LogLine("cannot read the agent options; the JVM runs without profiling");
-      return static_cast<jint>(sparkprof::agent::StartOutcome::kFailed);
-    }
-    text = utf;
-    env->ReleaseStringUTFChars(options, utf);
-  }
+  // Standard UTF-8 (an out= path with an emoji names the file the user wrote).
+  std::string text = sparkprof::jni::ToUtf8(env, options);
   return static_cast<jint>(sparkprof::agent::StartInProcess(vm, text));
 }
 
@@ -97,21 +89,17 @@ JNIEXPORT void JNICALL Java_io_sparkprof_NativeAgent_setExecutorId(JNIEnv* env, 
   Agent* agent = CurrentAgent();
   if (agent == nullptr || id == nullptr) return;
   // One character more than can fit, so an over-long id reaches the agent and is refused there
-  // with its reason; up to 3 bytes of modified UTF-8 per UTF-16 unit, plus the terminating NUL.
-  constexpr jsize kCharsToRead = static_cast<jsize>(sparkprof::agent::kMaxExecutorIdBytes) + 1;
-  char utf[3 * kCharsToRead + 1] = {};
-  env->GetStringUTFRegion(id, 0, std::min(env->GetStringLength(id), kCharsToRead), utf);
-  if (env->ExceptionCheck()) {
-    env->ExceptionClear();
-    return;
-  }
-  agent->SetExecutorId(std::string_view(utf, std::strlen(utf)));
+  // with its reason. Standard UTF-8: a supplementary character is one 4-byte sequence, and NUL
+  // becomes U+FFFD (so it cannot cut the id short).
+  std::string utf8 =
+      sparkprof::jni::ToUtf8(env, id, sparkprof::agent::kMaxExecutorIdBytes + 1);
+  agent->SetExecutorId(utf8);
 }
 
 JNIEXPORT jstring JNICALL Java_io_sparkprof_NativeAgent_status(JNIEnv* env, jclass) {
   Agent* agent = CurrentAgent();
   std::string text = agent != nullptr ? agent->StatusText() : "{\"running\":false}";
-  return env->NewStringUTF(text.c_str());
+  return sparkprof::jni::ToJavaString(env, text);
 }
 
 }  // extern "C"

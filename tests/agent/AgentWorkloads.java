@@ -332,6 +332,16 @@ public final class AgentWorkloads {
       case "pluginstart":
         pluginStart(millis, args[2], args[3]);
         break;
+      case "executorid": {
+        // A supplementary character crosses JNI as one UTF-8 sequence both ways (issue 15).
+        String id = "exec-\ud83d\ude00-7";
+        NativeAgent.nameExecutor(id);
+        String status = NativeAgent.statusJson();
+        boolean roundtrip = status.contains("\"executor_id\":\"" + id + "\"");
+        System.out.println("executor.roundtrip=" + roundtrip);
+        computeFor(millis);
+        break;
+      }
       case "noagent":
         System.out.println("loaded=" + NativeAgent.isLoaded() + " status=" + NativeAgent.statusJson());
         NativeAgent.tagCurrentThread(1, 0, 1);

@@ -29,7 +29,7 @@ add_custom_target(sparkprof_agent_test_classes ALL
 foreach(test_case serialization interval_1ms jvmti_walker threads_500 class_churn gc_churn
                   exit_while_sampling tagged bad_options loaded_twice wall_mode prometheus
                   prometheus_hostile_clients out_unwritable
-                  ring_memory_budget no_agent
+                  ring_memory_budget executor_id_utf8 no_agent
                   plugin_start plugin_start_with_agentpath)
   add_test(NAME agent_jvm_${test_case}
     COMMAND ${Python3_EXECUTABLE} ${SPARKPROF_AGENT_TEST_DIR}/run_agent_case.py

@@ -322,6 +322,16 @@ def case_prometheus_hostile_clients(c):
         fail("the JVM took %.1f s to exit with a dripping client" % run.seconds, run)
 
 
+def case_executor_id_utf8(c):
+    """An executor id with an emoji is accepted (it was modified UTF-8, refused as malformed)
+    and comes back to Java unchanged in status()."""
+    run = c.run("interval=5ms,out=" + c.out, ["executorid", 1])
+    if "executor.roundtrip=true" not in run.stdout:
+        fail("the executor id did not cross JNI as UTF-8", run)
+    if "setExecutorId" in run.stderr:
+        fail("the executor id was refused", run)
+
+
 def case_no_agent(c):
     run = c.run(None, ["noagent"], agentpaths=[])
     if "loaded=false" not in run.stdout or "batch=null" not in run.stdout:
