@@ -1,8 +1,7 @@
 // `sparkprof analyze PATH`: event logs in, report out.
 #include <cstdio>
-#include <fstream>
-#include <iostream>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -22,62 +21,66 @@ struct AnalyzeOptions {
   std::string fail_on;  // "", "warning" or "critical"
   bool quiet = false;
   int max_problems_printed = 20;
+  uint64_t max_decompressed_bytes = eventlog::kDefaultMaxDecodedBytes;
+  uint64_t max_expansion_ratio = eventlog::kDefaultMaxExpansionRatio;
 };
 
-}  // namespace
+void Print(const std::string& message) { PrintMessage("sparkprof", message); }
 
-bool WriteReportOutput(const std::string& path, const std::string& text) {
-  if (path.empty() || path == "-") {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    return true;
+std::vector<std::string> InputFiles(const source::DiscoveryResult& found) {
+  std::vector<std::string> files;
+  for (const source::ApplicationLog& log : found.applications) {
+    for (const source::LogPart& part : log.parts) files.push_back(part.disk_file);
   }
-  std::ofstream file(path, std::ios::binary);
-  file << text;
-  if (!file) {
-    std::fprintf(stderr, "sparkprof: cannot write %s\n", path.c_str());
-    return false;
-  }
-  return true;
+  return files;
 }
-
-namespace {
 
 int RunAnalyze(const AnalyzeOptions& options) {
   Result<source::DiscoveryResult> found = source::Discover(options.path);
   if (!found.ok()) {
-    std::fprintf(stderr, "sparkprof: %s\n", found.status().message().c_str());
+    Print(found.status().message());
     return kExitNothingAnalysable;
   }
   for (const source::DiscoveryWarning& warning : found->warnings) {
-    std::fprintf(stderr, "sparkprof: %s: %s\n", warning.path.c_str(), warning.message.c_str());
+    Print(warning.path + ": " + warning.message);
   }
   if (found->applications.empty()) {
-    std::fprintf(stderr, "sparkprof: no event logs found under %s\n", options.path.c_str());
+    Print("no event logs found under " + options.path);
     return kExitNothingAnalysable;
   }
+  if (!OutputIsNotAnInput(options.output, InputFiles(*found))) return kExitUsage;
 
   std::vector<std::unique_ptr<report::Analysis>> analyses;
   for (const source::ApplicationLog& log : found->applications) {
     int printed = 0;
     int64_t suppressed = 0;
     eventlog::ReaderOptions reader_options;
+    reader_options.max_decoded_bytes = options.max_decompressed_bytes;
+    reader_options.max_expansion_ratio = options.max_expansion_ratio;
     reader_options.on_problem = [&](const std::string& message, bool per_line) {
       if (options.quiet) return;
       if (!per_line || printed < options.max_problems_printed) {
-        std::fprintf(stderr, "sparkprof: %s\n", message.c_str());
+        Print(message);
         ++printed;
       } else {
         ++suppressed;
       }
     };
-    auto analysis = std::make_unique<report::Analysis>(report::Analyze(log, reader_options));
+    std::unique_ptr<report::Analysis> analysis;
+    try {
+      analysis = std::make_unique<report::Analysis>(report::Analyze(log, reader_options));
+    } catch (const std::bad_alloc&) {
+      // Every input is bounded; this is the last line of defence, never an abort.
+      Print(log.name + ": out of memory while analysing it; skipped (the other applications " +
+            "are still reported)");
+      continue;
+    }
     if (suppressed > 0) {
-      std::fprintf(stderr, "sparkprof: %s: %lld more problem(s) not shown (all are in the JSON report)\n",
-                   log.name.c_str(), static_cast<long long>(suppressed));
+      Print(log.name + ": " + std::to_string(suppressed) +
+            " more problem(s) not shown (all are in the JSON report)");
     }
     if (!analysis->read.analysable()) {
-      std::fprintf(stderr, "sparkprof: %s: no Spark events could be read; not analysed\n",
-                   log.name.c_str());
+      Print(log.name + ": no Spark events could be read; not analysed");
       continue;
     }
     analyses.push_back(std::move(analysis));
@@ -114,6 +117,16 @@ void RegisterAnalyzeCommand(CLI::App& app, int& exit_code) {
                    "worse exists (warning or critical)")
       ->check(CLI::IsMember({"warning", "critical"}));
   command->add_flag("-q,--quiet", options->quiet, "do not print input problems to stderr");
+  command
+      ->add_option("--max-decompressed-bytes", options->max_decompressed_bytes,
+                   "stop reading an application after this many decompressed bytes of its log "
+                   "(default 64GiB; suffixes KiB, MiB, GiB; docs/limits.md)")
+      ->transform(CLI::AsSizeValue(false));
+  command
+      ->add_option("--max-expansion-ratio", options->max_expansion_ratio,
+                   "stop reading a file that decompresses to more than this many times its "
+                   "size, like a decompression bomb (default 1000; 0: no limit)")
+      ->check(CLI::NonNegativeNumber);
   command->callback([options, &exit_code]() { exit_code = RunAnalyze(*options); });
 }
 

@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "cli/output.h"
+
 namespace sparkprof::cli {
 
 // Exit codes shared by every subcommand (documented in README.md).
@@ -18,8 +20,5 @@ void RegisterAnalyzeCommand(CLI::App& app, int& exit_code);
 void RegisterFlamegraphCommand(CLI::App& app, int& exit_code);
 void RegisterDemoCommand(CLI::App& app, int& exit_code);
 void RegisterWhatifCommand(CLI::App& app, int& exit_code);
-
-// Writes text to path ("" or "-": stdout); false (and a message on stderr) when it cannot.
-bool WriteReportOutput(const std::string& path, const std::string& text);
 
 }  // namespace sparkprof::cli

@@ -1,7 +1,6 @@
 // `sparkprof demo-log`: writes a realistic synthetic event log (a skewed join that spills, a slow
 // write, a wait for executors) so the tool can be tried without a cluster.
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <string>
 
@@ -40,12 +39,7 @@ void RegisterDemoCommand(CLI::App& app, int& exit_code) {
       }
       bytes = std::move(encoded).value();
     }
-    std::ofstream file(options->output, std::ios::binary);
-    file << bytes;
-    if (!file) {
-      std::fprintf(stderr, "sparkprof: cannot write %s\n", options->output.c_str());
-      exit_code = kExitUsage;
-    }
+    if (!WriteReportOutput(options->output, bytes)) exit_code = kExitUsage;
   });
 }
 

@@ -56,14 +56,15 @@ std::optional<double> ParseMinWidth(const std::string& text) {
   }
 }
 
+constexpr std::string_view kProgram = "sparkprof flamegraph";
+
 void PrintProblems(const std::string& source, const fg::ReadReport& report) {
   if (report.problem_count == 0) return;
-  std::fprintf(stderr, "sparkprof flamegraph: %s: %llu problem(s) skipped while reading\n",
-               source.c_str(), static_cast<unsigned long long>(report.problem_count));
-  for (const std::string& message : report.messages) {
-    std::fprintf(stderr, "  %s\n", message.c_str());
-  }
-  if (report.problem_count > report.messages.size()) std::fprintf(stderr, "  ...\n");
+  // Messages quote the input (frame names of a collapsed file): terminal-safe, one line each.
+  PrintMessage(kProgram, source + ": " + std::to_string(report.problem_count) +
+                             " problem(s) skipped while reading");
+  for (const std::string& message : report.messages) PrintMessage(" ", message);
+  if (report.problem_count > report.messages.size()) PrintMessage(" ", "...");
 }
 
 std::string DefaultOutputPath(const std::string& input, const std::string& format) {
@@ -72,14 +73,6 @@ std::string DefaultOutputPath(const std::string& input, const std::string& forma
   if (format == "collapsed") return stem + ".collapsed";
   if (format == "speedscope") return stem + ".speedscope.json";
   return stem + ".html";
-}
-
-bool WriteOutput(const std::string& path, const std::string& bytes) {
-  if (path == "-") return std::fwrite(bytes.data(), 1, bytes.size(), stdout) == bytes.size();
-  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "wb"), &std::fclose);
-  if (!file) return false;
-  bool written = std::fwrite(bytes.data(), 1, bytes.size(), file.get()) == bytes.size();
-  return std::fflush(file.get()) == 0 && written;
 }
 
 int RunFlamegraph(const FlamegraphArgs& args) {
@@ -116,12 +109,16 @@ int RunFlamegraph(const FlamegraphArgs& args) {
     min_width_fraction = *parsed;
   }
 
+  std::string output =
+      args.output.empty() ? DefaultOutputPath(args.input, args.format) : args.output;
+  if (!OutputIsNotAnInput(output, {args.input, args.diff}, kProgram)) return kExitUsage;
+
   auto exit_code_for = [](const Status& status) {
     return status.code() == StatusCode::kInvalidArgument ? kExitUsage : kExitNothingAnalysable;
   };
   Result<fg::LoadedProfile> before = fg::LoadProfileFromFile(args.input, load_options);
   if (!before.ok()) {
-    std::fprintf(stderr, "sparkprof flamegraph: %s\n", before.status().message().c_str());
+    PrintMessage(kProgram, before.status().message());
     return exit_code_for(before.status());
   }
   PrintProblems(args.input, before->report);
@@ -131,7 +128,7 @@ int RunFlamegraph(const FlamegraphArgs& args) {
   if (!args.diff.empty()) {
     Result<fg::LoadedProfile> loaded = fg::LoadProfileFromFile(args.diff, load_options);
     if (!loaded.ok()) {
-      std::fprintf(stderr, "sparkprof flamegraph: %s\n", loaded.status().message().c_str());
+      PrintMessage(kProgram, loaded.status().message());
       return exit_code_for(loaded.status());
     }
     PrintProblems(args.diff, loaded->report);
@@ -139,9 +136,8 @@ int RunFlamegraph(const FlamegraphArgs& args) {
   }
   const fg::ProfileModel& shown = after ? after->model : before->model;
   if (shown.total_weight() == 0) {
-    std::fprintf(stderr, "sparkprof flamegraph: %s: no samples left to draw%s\n",
-                 (after ? args.diff : args.input).c_str(),
-                 load_options.category ? " (after the --category filter)" : "");
+    PrintMessage(kProgram, (after ? args.diff : args.input) + ": no samples left to draw" +
+                               (load_options.category ? " (after the --category filter)" : ""));
     return kExitNothingAnalysable;
   }
   auto min_total = static_cast<uint64_t>(
@@ -177,15 +173,10 @@ int RunFlamegraph(const FlamegraphArgs& args) {
     fg::RenderHtml(pruned, options, diff ? &*diff : nullptr, out);
   }
 
-  std::string output =
-      args.output.empty() ? DefaultOutputPath(args.input, args.format) : args.output;
-  if (!WriteOutput(output, out)) {
-    std::fprintf(stderr, "sparkprof flamegraph: cannot write %s\n", output.c_str());
-    return kExitUsage;
-  }
+  if (!WriteReportOutput(output, out, kProgram)) return kExitUsage;
   if (output != "-") {
-    std::fprintf(stderr, "sparkprof flamegraph: wrote %s (%zu bytes, %zu frames)\n", output.c_str(),
-                 out.size(), pruned.node_count() - 1);
+    PrintMessage(kProgram, "wrote " + output + " (" + std::to_string(out.size()) + " bytes, " +
+                               std::to_string(pruned.node_count() - 1) + " frames)");
   }
   return kExitOk;
 }

@@ -1,5 +1,6 @@
 // sparkprof: Spark performance profiler and advisor.
 #include <cstdio>
+#include <new>
 
 #include "cli/commands.h"
 
@@ -21,6 +22,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? 0 : sparkprof::cli::kExitUsage;
+  } catch (const std::bad_alloc&) {
+    // Inputs are bounded (docs/limits.md); should memory still run out, say so, never abort.
+    std::fputs("sparkprof: out of memory; see docs/limits.md for the limits that bound it\n",
+               stderr);
+    return sparkprof::cli::kExitUsage;
   }
   return exit_code;
 }

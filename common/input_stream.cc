@@ -1,8 +1,13 @@
 #include "common/input_stream.h"
 
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 
 namespace sparkprof {
@@ -10,22 +15,31 @@ namespace {
 
 class FileInputStream final : public InputStream {
  public:
-  FileInputStream(std::FILE* file, std::string path) : file_(file), path_(std::move(path)) {}
-  ~FileInputStream() override { std::fclose(file_); }
+  FileInputStream(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  ~FileInputStream() override { ::close(fd_); }
 
   Result<size_t> Read(char* buffer, size_t size) override {
-    size_t got = std::fread(buffer, 1, size, file_);
-    if (got == 0 && std::ferror(file_)) {
+    while (true) {
+      ssize_t got = ::read(fd_, buffer, size);
+      if (got >= 0) {
+        offset_ += static_cast<uint64_t>(got);
+        return static_cast<size_t>(got);
+      }
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        // Opened non-blocking: a "regular" file that has no data yet (/proc/kmsg) would
+        // otherwise wait forever.
+        return IoError("reading " + path_ + " at byte " + std::to_string(offset_) +
+                       " would wait for data that may never come (not an ordinary file?)");
+      }
       return IoError("reading " + path_ + " at byte " + std::to_string(offset_) + ": " +
                      std::strerror(errno));
     }
-    offset_ += got;
-    return got;
   }
   uint64_t input_offset() const override { return offset_; }
 
  private:
-  std::FILE* file_;
+  int fd_;
   std::string path_;
   uint64_t offset_ = 0;
 };
@@ -70,14 +84,31 @@ class PrefixedInputStream final : public InputStream {
 }  // namespace
 
 Result<std::unique_ptr<InputStream>> OpenFileInputStream(const std::string& path) {
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr) {
+  // O_NONBLOCK: opening a FIFO does not wait for a writer, and reading a file that never has
+  // data (/proc/kmsg) fails instead of blocking. Ordinary files ignore the flag.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
     int error = errno;
     std::string message = "cannot open " + path + ": " + std::strerror(error);
     if (error == ENOENT) return NotFound(message);
     return IoError(message);
   }
-  return std::unique_ptr<InputStream>(new FileInputStream(file, path));
+  struct stat status;
+  if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
+    ::close(fd);
+    return InvalidArgument("cannot read " + path + ": not a regular file (a FIFO, socket or " +
+                           "device may block or never end); copy its contents to a file first");
+  }
+  // /proc and /sys files look regular but are kernel interfaces: reading /proc/kmsg consumes
+  // the kernel's log. No event log lives there.
+  struct statfs filesystem;
+  if (::fstatfs(fd, &filesystem) == 0 &&
+      (filesystem.f_type == PROC_SUPER_MAGIC || filesystem.f_type == SYSFS_MAGIC)) {
+    ::close(fd);
+    return InvalidArgument("cannot read " + path + ": a kernel interface file in /proc or /sys, "
+                           "not an event log");
+  }
+  return std::unique_ptr<InputStream>(new FileInputStream(fd, path));
 }
 
 std::unique_ptr<InputStream> MakeMemoryInputStream(std::string bytes) {

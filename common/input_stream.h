@@ -26,7 +26,9 @@ class InputStream {
   virtual uint64_t input_offset() const = 0;
 };
 
-// Reads a file from disk. Opening fails with NotFound / IoError naming the path.
+// Reads a regular file from disk. Opening fails with NotFound / IoError naming the path, and
+// with InvalidArgument for anything else (FIFO, socket, device: they can block forever or never
+// end). Reads never block: a file without data (/proc/kmsg) gives IoError, not a hang.
 Result<std::unique_ptr<InputStream>> OpenFileInputStream(const std::string& path);
 
 // Serves bytes from memory (owned copy). Used by tests, fuzzers and zip entries held in memory.

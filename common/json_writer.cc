@@ -3,34 +3,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/terminal_text.h"
+
 namespace sparkprof {
-
-namespace {
-
-// Length of the valid UTF-8 sequence starting at s[i], or 0 if invalid.
-size_t Utf8SequenceLength(std::string_view s, size_t i) {
-  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  unsigned char c = byte(i);
-  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-  }
-  if (n == 2 && c < 0xC2) return 0;                       // overlong
-  if (n == 3) {
-    unsigned char c1 = byte(i + 1);
-    if (c == 0xE0 && c1 < 0xA0) return 0;                 // overlong
-    if (c == 0xED && c1 >= 0xA0) return 0;                // surrogates
-  }
-  if (n == 4) {
-    unsigned char c1 = byte(i + 1);
-    if (c == 0xF0 && c1 < 0x90) return 0;
-    if (c > 0xF4 || (c == 0xF4 && c1 >= 0x90)) return 0;
-  }
-  return n;
-}
-
-}  // namespace
 
 void JsonWriter::AppendQuoted(std::string& out, std::string_view text, bool html_safe) {
   out.push_back('"');
@@ -58,17 +33,18 @@ void JsonWriter::AppendQuoted(std::string& out, std::string_view text, bool html
       ++i;
       continue;
     }
-    size_t n = Utf8SequenceLength(text, i);
+    char32_t code_point = 0;
+    size_t n = DecodeUtf8(text, i, &code_point);
     if (n == 0) {
       out += "\\ufffd";  // invalid byte: replaced, never passed through
       ++i;
       continue;
     }
-    // U+2028 / U+2029 end a line in JavaScript source.
-    if (html_safe && n == 3 && c == 0xE2 && static_cast<unsigned char>(text[i + 1]) == 0x80 &&
-        (static_cast<unsigned char>(text[i + 2]) == 0xA8 ||
-         static_cast<unsigned char>(text[i + 2]) == 0xA9)) {
-      out += static_cast<unsigned char>(text[i + 2]) == 0xA8 ? "\\u2028" : "\\u2029";
+    // C1 and bidirectional controls act on a terminal the JSON is printed to (and U+2028 /
+    // U+2029 end a line in JavaScript source): escaped, so the string is kept but inert.
+    if (IsUnsafeForTerminal(code_point)) {
+      out += "\\u";
+      for (int shift = 12; shift >= 0; shift -= 4) out.push_back(kHex[(code_point >> shift) & 0xF]);
     } else {
       out.append(text.substr(i, n));
     }

@@ -143,7 +143,17 @@ Status ReadCollapsed(std::string_view text, const CollapsedReadOptions& options,
     for (size_t i = shared; i < real_frames.size(); ++i) {
       ids.push_back(model.InternFrame(real_frames[i]));
     }
-    model.AddStack(ids, *category, count);
+    if (model.node_count() + (ids.size() - shared) <= options.max_tree_nodes) {
+      model.AddStack(ids, *category, count);  // fast path: cannot pass the limit
+    } else {
+      NodeId node = model.FindOrInsertPath(ids, options.max_tree_nodes);
+      if (node == kNoNode) {
+        report.Warn(Where(options, line_number) + "stack skipped: the call tree has reached " +
+                    "its limit of " + std::to_string(options.max_tree_nodes) + " nodes");
+        continue;
+      }
+      model.AddWeight(node, *category, count);
+    }
     previous_frames.assign(real_frames.begin(), real_frames.end());
     previous_ids.assign(ids.begin(), ids.end());
     ++stacks_read;

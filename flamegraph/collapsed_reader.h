@@ -23,11 +23,16 @@ namespace sparkprof::flamegraph {
 // in here).
 using FrameClassifier = std::function<Category(std::span<const std::string_view> frames)>;
 
+inline constexpr size_t kDefaultMaxTreeNodes = size_t{4} << 20;
+
 struct CollapsedReadOptions {
   std::string source_name = "<input>";  // used in messages: "<source_name>:<line>: ..."
   FrameClassifier classifier;           // empty: Category::kOther
   size_t max_line_bytes = 1 << 20;      // longer lines are skipped with a warning
   size_t max_frames_per_stack = 8192;   // deeper stacks are skipped with a warning
+  // Nodes of the call tree (distinct stack prefixes); a stack that would add nodes past it is
+  // skipped with a warning (a stack already in the tree still counts). docs/limits.md.
+  size_t max_tree_nodes = kDefaultMaxTreeNodes;
 };
 
 // Adds every valid line of `text` to `model`. Bad lines become warnings in `report`. Fails only

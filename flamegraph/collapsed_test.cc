@@ -1,9 +1,13 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "flamegraph/collapsed_reader.h"
 #include "flamegraph/collapsed_writer.h"
+#include "flamegraph/profile_loader.h"
 #include "flamegraph/spark_classifier.h"
 
 namespace sparkprof::flamegraph {
@@ -104,6 +108,61 @@ TEST(CollapsedTest, BadLinesAreCountedWithTheirLineNumberAndSkipped) {
   EXPECT_TRUE(has("stacks.txt:6: stack of 4 frames"));
   // The unknown-category line is still read (classified as other).
   EXPECT_EQ(model.total_weight(), 7u);
+}
+
+// Limits (docs/limits.md), each at the limit and one past it.
+TEST(CollapsedTest, LineFrameAndTreeNodeLimitsAtAndPastTheLimit) {
+  CollapsedReadOptions options;
+  options.max_frames_per_stack = 3;
+  options.max_tree_nodes = 4;  // the root and three frames
+  options.max_line_bytes = 9;
+  ProfileModel model;
+  ReadReport report;
+  ASSERT_TRUE(ReadCollapsed("a;b;c 1\n"      // 3 frames, 4 nodes: at both limits
+                            "a;b;c;d 1\n"    // 9 bytes (at the limit), 4 frames: one past
+                            "a;b;cd 1\n"     // a 5th node: one past
+                            "a;b;c 2\n"      // known stack: still counted at the node limit
+                            "ab;c;def 1\n",  // 10 bytes: one past
+                            options, model, report)
+                  .ok());
+  EXPECT_EQ(model.total_weight(), 3u);
+  EXPECT_EQ(model.node_count(), 4u);
+  EXPECT_EQ(report.problem_count, 3u);
+  auto has = [&](std::string_view needle) {
+    for (const std::string& message : report.messages) {
+      if (message.find(needle) != std::string::npos) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(has("deeper than the limit of 3"));
+  EXPECT_TRUE(has("limit of 4 nodes"));
+  EXPECT_TRUE(has("longer than the limit of 9"));
+}
+
+TEST(CollapsedTest, ProblemMessagesKeptAtAndPastTheLimit) {
+  std::string text = "ok 1\n";
+  for (size_t i = 0; i < ReadReport::kMaxKeptMessages + 1; ++i) text += "bad\n";
+  ProfileModel model;
+  ReadReport report;
+  ASSERT_TRUE(ReadCollapsed(text, {}, model, report).ok());
+  EXPECT_EQ(report.problem_count, ReadReport::kMaxKeptMessages + 1);  // all counted
+  EXPECT_EQ(report.messages.size(), ReadReport::kMaxKeptMessages);    // the first kept
+}
+
+TEST(ProfileLoaderTest, FileSizeLimitAtAndPastIt) {
+  std::filesystem::path path = std::filesystem::temp_directory_path() /
+                               ("sparkprof_loader_" + std::to_string(::getpid()));
+  const std::string text = "main;work 10\n";
+  std::ofstream(path, std::ios::binary) << text;
+  LoadOptions options;
+  options.max_file_bytes = text.size();
+  Result<LoadedProfile> at = LoadProfileFromFile(path.string(), options);
+  EXPECT_TRUE(at.ok()) << at.status().ToString();
+  options.max_file_bytes = text.size() - 1;
+  Result<LoadedProfile> past = LoadProfileFromFile(path.string(), options);
+  ASSERT_FALSE(past.ok());
+  EXPECT_EQ(past.status().code(), StatusCode::kTooLarge);
+  std::filesystem::remove(path);
 }
 
 TEST(CollapsedTest, NothingReadableIsAnError) {

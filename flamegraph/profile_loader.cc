@@ -1,9 +1,8 @@
 #include "flamegraph/profile_loader.h"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <memory>
+
+#include "common/input_stream.h"
 
 namespace sparkprof::flamegraph {
 
@@ -56,27 +55,19 @@ Result<LoadedProfile> LoadProfileFromBytes(std::string_view bytes, const std::st
 }
 
 Result<LoadedProfile> LoadProfileFromFile(const std::string& path, const LoadOptions& options) {
-  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!file) {
-    std::string reason = std::strerror(errno);
-    if (errno == ENOENT) return NotFound(path + ": no such file");
-    return IoError(path + ": cannot open: " + reason);
-  }
+  // Refuses FIFOs and devices, and never blocks on a file without data (see input_stream.h).
+  SPARKPROF_ASSIGN_OR_RETURN(std::unique_ptr<InputStream> file, OpenFileInputStream(path));
   std::string bytes;
   char buffer[1 << 16];
   while (true) {
-    size_t got = std::fread(buffer, 1, sizeof(buffer), file.get());
-    if (got > 0) {
-      if (bytes.size() + got > options.max_file_bytes) {
-        return TooLarge(path + ": larger than the limit of " +
-                        std::to_string(options.max_file_bytes) + " bytes");
-      }
-      bytes.append(buffer, got);
+    SPARKPROF_ASSIGN_OR_RETURN(size_t got, file->Read(buffer, sizeof(buffer)));
+    if (got == 0) break;
+    if (got > options.max_file_bytes - bytes.size()) {
+      return TooLarge(path + ": larger than the limit of " +
+                      std::to_string(options.max_file_bytes) + " bytes");
     }
-    if (got < sizeof(buffer)) break;
+    bytes.append(buffer, got);
   }
-  if (std::ferror(file.get()))
-    return IoError(path + ": read failed after " + std::to_string(bytes.size()) + " bytes");
   return LoadProfileFromBytes(bytes, path, options);
 }
 

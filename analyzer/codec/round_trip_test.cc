@@ -95,6 +95,22 @@ TEST_P(RoundTripTest, OutputLimitEqualToSizeIsFine) {
   EXPECT_EQ(drained.bytes.size(), data.size());
 }
 
+// DecoderLimits::max_block_bytes (docs/limits.md): a block of exactly the limit decodes, one
+// byte larger is corrupt before anything is allocated for it. (zstd rounds it to a window size.)
+TEST_P(RoundTripTest, BlockAtTheLimitDecodesOneBytePastIsCorrupt) {
+  if (GetParam() == Format::kZstd || GetParam() == Format::kGzip) GTEST_SKIP() << "no blocks";
+  std::string data = testing::SampleEventLogText(20'000);  // one block in every framing
+  DecoderLimits limits;
+  limits.max_block_bytes = data.size();
+  Drained at = DecodeAll(GetParam(), Encode(GetParam(), data).value(), limits);
+  EXPECT_TRUE(at.status.ok()) << at.status.ToString();
+  EXPECT_TRUE(at.bytes == data);
+  limits.max_block_bytes = data.size() - 1;
+  Drained past = DecodeAll(GetParam(), Encode(GetParam(), data).value(), limits);
+  EXPECT_EQ(past.status.code(), StatusCode::kCorrupt) << past.status.ToString();
+  EXPECT_TRUE(past.bytes.empty());
+}
+
 TEST_P(RoundTripTest, OpenDecodedDetectsTheFormatWithoutAHelpfulName) {
   std::string data = testing::SampleEventLogText(100'000);
   auto opened =

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -149,24 +150,28 @@ std::string Fixed(double value, int decimals) {
 }
 
 int64_t ParseSizeMiB(const std::string& text, int64_t fallback) {
-  if (text.empty()) return fallback;
+  // strtod takes "nan", "inf", "1e999" and hex ("0x10"): a size is none of them.
+  if (text.empty() || text.find_first_of("xX") != std::string::npos) return fallback;
   char* end = nullptr;
-  double number = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || number <= 0) return fallback;
-  char unit = static_cast<char>(std::tolower(static_cast<unsigned char>(*end)));
-  switch (unit) {
-    case '\0':
-    case 'm':
-      return static_cast<int64_t>(number);
-    case 'g':
-      return static_cast<int64_t>(number * 1024);
-    case 't':
-      return static_cast<int64_t>(number * 1024 * 1024);
-    case 'k':
-      return static_cast<int64_t>(number / 1024);
-    default:
-      return fallback;
+  const double number = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || !std::isfinite(number) || number <= 0) return fallback;
+  std::string suffix(end);
+  while (!suffix.empty() && std::isspace(static_cast<unsigned char>(suffix.back()))) {
+    suffix.pop_back();
   }
+  for (char& c : suffix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (suffix.size() == 2 && suffix[1] == 'b' && suffix[0] != 'b') suffix.pop_back();  // "gb"
+  double scale = 0;  // MiB per unit
+  if (suffix.empty() || suffix == "m") scale = 1;
+  else if (suffix == "b") scale = 1.0 / (1 << 20);
+  else if (suffix == "k") scale = 1.0 / 1024;
+  else if (suffix == "g") scale = 1024;
+  else if (suffix == "t") scale = 1024.0 * 1024;
+  else if (suffix == "p") scale = 1024.0 * 1024 * 1024;
+  else return fallback;  // "4gx", "lots"
+  const double mib = number * scale;
+  if (!(mib >= 1) || mib > static_cast<double>(kMaxSizeMiB)) return fallback;
+  return static_cast<int64_t>(mib);
 }
 
 }  // namespace sparkprof::diagnosis

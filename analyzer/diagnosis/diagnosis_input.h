@@ -79,7 +79,11 @@ void MakeDiagnosisInput(const model::ApplicationModel& model, DiagnosisInput& in
 std::string Bytes(int64_t bytes);
 std::string Millis(int64_t millis);
 std::string Fixed(double value, int decimals = 1);
-// Spark size string parsing: "8g", "512m", "4096" (MiB when unitless, as spark.executor.memory).
+// Spark size string parsing: "8g", "512m", "2gb", "4096" (MiB when unitless, as
+// spark.executor.memory). Anything else -- negative, zero, under 1 MiB, NaN, infinite, more
+// than kMaxSizeMiB, an unknown unit -- gives `fallback`: a hostile log never reaches undefined
+// behaviour, and sums like memory + memory / 2 in a recommendation cannot overflow.
+inline constexpr int64_t kMaxSizeMiB = int64_t{1} << 30;  // 1 PiB: more than any machine
 int64_t ParseSizeMiB(const std::string& text, int64_t fallback);
 
 }  // namespace sparkprof::diagnosis

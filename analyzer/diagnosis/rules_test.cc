@@ -604,3 +604,47 @@ TEST(Reports, JsonFindingsCarryTheIssueKeysAndEscapeLogStrings) {
 
 }  // namespace
 }  // namespace sparkprof::diagnosis
+
+namespace sparkprof::diagnosis {
+namespace {
+
+TEST(ParseSizeMiB, SparkSizesAndHostileValues) {
+  EXPECT_EQ(ParseSizeMiB("4g", 1), 4096);
+  EXPECT_EQ(ParseSizeMiB("2GB", 1), 2048);
+  EXPECT_EQ(ParseSizeMiB("512m", 1), 512);
+  EXPECT_EQ(ParseSizeMiB("4096", 1), 4096);
+  EXPECT_EQ(ParseSizeMiB("1t", 1), 1 << 20);
+  EXPECT_EQ(ParseSizeMiB("2048k", 1), 2);
+  EXPECT_EQ(ParseSizeMiB("1p", 1), kMaxSizeMiB);      // at the limit
+  EXPECT_EQ(ParseSizeMiB("1025t", 7), 7);            // past it
+  EXPECT_EQ(ParseSizeMiB("1073741825", 7), 7);       // past it, in MiB
+  for (const char* hostile : {"-4g", "0", "0.5", "nan", "inf", "-inf", "1e300g", "1e999",
+                              "0x10", "4gx", "lots", "g", "1k"}) {
+    EXPECT_EQ(ParseSizeMiB(hostile, 1024), 1024) << hostile;
+  }
+}
+
+// Huge, negative or garbage memory settings used to reach undefined behaviour (a double too
+// large for int64_t) and print a negative --conf value; the advice now stays sane.
+TEST(Rules, HostileMemoryPropertiesNeverGiveNonsenseAdvice) {
+  for (const char* hostile : {"9e18g", "-8g", "nan", "inf", "99999999999999999999t", "garbage"}) {
+    sparkprof::testing::SyntheticApp app = sparkprof::testing::DemoApp();
+    app.extra_properties.push_back({"spark.executor.memory", hostile});
+    app.extra_properties.push_back({"spark.executor.memoryOverhead", hostile});
+    app.extra_properties.push_back({"spark.driver.memory", hostile});
+    report::Analysis a = test_util::AnalyzeText(sparkprof::testing::GenerateEventLog(app));
+    for (const Finding& f : a.findings) {
+      for (const Recommendation& r : f.recommendations) {
+        if (r.config_key.find("memory") == std::string::npos) continue;
+        EXPECT_NE(r.value.rfind('-', 0), 0u) << hostile << ": " << r.config_key << "=" << r.value;
+        int64_t mib = ParseSizeMiB(r.value, -1);
+        if (r.value.find(' ') == std::string::npos && r.value.find('<') == std::string::npos) {
+          EXPECT_GT(mib, 0) << hostile << ": " << r.config_key << "=" << r.value;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sparkprof::diagnosis

@@ -1,5 +1,7 @@
 #include "analyzer/eventlog/event_log_reader.h"
 
+#include <algorithm>
+
 namespace sparkprof::eventlog {
 
 namespace {
@@ -7,6 +9,62 @@ namespace {
 void Problem(const ReaderOptions& options, const std::string& message, bool per_line = false) {
   if (options.on_problem) options.on_problem(message, per_line);
 }
+
+// Counts the decoded bytes of one part and stops (TooLarge) past the application's budget or
+// the part's expansion ratio. Serves every byte up to the limit, then the error.
+class DecodedBudgetStream final : public InputStream {
+ public:
+  DecodedBudgetStream(InputStream& decoded, uint64_t compressed_bytes,
+                      const ReaderOptions& options, uint64_t* decoded_so_far)
+      : decoded_(decoded),
+        compressed_bytes_(compressed_bytes),
+        options_(options),
+        decoded_so_far_(decoded_so_far) {}
+
+  Result<size_t> Read(char* buffer, size_t size) override {
+    if (!error_.ok()) return error_;
+    uint64_t left = options_.max_decoded_bytes - std::min(*decoded_so_far_,
+                                                          options_.max_decoded_bytes);
+    uint64_t ratio_left = UINT64_MAX;
+    if (options_.max_expansion_ratio > 0 && compressed_bytes_ > 0) {
+      uint64_t allowed = compressed_bytes_ > UINT64_MAX / options_.max_expansion_ratio
+                             ? UINT64_MAX
+                             : compressed_bytes_ * options_.max_expansion_ratio;
+      allowed = std::max(allowed, options_.expansion_check_after_bytes);
+      ratio_left = allowed - std::min(part_bytes_, allowed);
+    }
+    // One byte past either limit tells "exactly at the limit" from "more than the limit".
+    uint64_t want = std::min<uint64_t>(size, std::min(left, ratio_left) + 1);
+    Result<size_t> got = decoded_.Read(buffer, static_cast<size_t>(want));
+    if (!got.ok() || *got == 0) return got;
+    size_t served = *got;
+    if (served > left) {
+      error_ = TooLarge("decompressed more than " + std::to_string(options_.max_decoded_bytes) +
+                        " bytes for this application (--max-decompressed-bytes); stopped at "
+                        "compressed byte " + std::to_string(decoded_.input_offset()));
+      served = static_cast<size_t>(left);
+    } else if (served > ratio_left) {
+      error_ = TooLarge("expands more than " + std::to_string(options_.max_expansion_ratio) +
+                        "x its compressed size of " + std::to_string(compressed_bytes_) +
+                        " bytes, like a decompression bomb (--max-expansion-ratio); stopped at " +
+                        "compressed byte " + std::to_string(decoded_.input_offset()));
+      served = static_cast<size_t>(ratio_left);
+    }
+    part_bytes_ += served;
+    *decoded_so_far_ += served;
+    if (served == 0) return error_;
+    return served;
+  }
+  uint64_t input_offset() const override { return decoded_.input_offset(); }
+
+ private:
+  InputStream& decoded_;
+  uint64_t compressed_bytes_;
+  const ReaderOptions& options_;
+  uint64_t* decoded_so_far_;
+  uint64_t part_bytes_ = 0;
+  Status error_;
+};
 
 }  // namespace
 
@@ -70,6 +128,7 @@ ReadReport ReadApplicationLog(const source::ApplicationLog& log, EventSink& sink
                               const ReaderOptions& options) {
   ReadReport report;
   EventParser parser(sink, options.parser);
+  uint64_t decoded_bytes = 0;
   for (const source::LogPart& part : log.parts) {
     FileReadReport& file = report.files.emplace_back();
     file.file = part.display_name;
@@ -88,7 +147,8 @@ ReadReport ReadApplicationLog(const source::ApplicationLog& log, EventSink& sink
       continue;
     }
     file.codec = codec::FormatName(decoded->format);
-    ReadEventStream(*decoded->stream, part.display_name, parser, options, report, file);
+    DecodedBudgetStream budget(*decoded->stream, part.size_bytes, options, &decoded_bytes);
+    ReadEventStream(budget, part.display_name, parser, options, report, file);
   }
   report.event_counts = parser.event_counts();
   report.unknown_events = parser.unknown_events();

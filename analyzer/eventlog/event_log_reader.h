@@ -45,8 +45,22 @@ struct ReadReport {
   bool analysable() const { return events > 0; }
 };
 
+// Decompression bombs: a few MB of zstd or lz4 can expand to terabytes of JSON that would keep
+// the analyzer busy for hours. Real event logs compress 20x to 40x (NDS q72: 39x).
+inline constexpr uint64_t kDefaultMaxDecodedBytes = 64ull << 30;  // per application, all parts
+inline constexpr uint64_t kDefaultMaxExpansionRatio = 1000;       // decoded / compressed bytes
+// The ratio is checked once a part has decoded this much: tiny files may expand a lot.
+inline constexpr uint64_t kExpansionCheckAfterBytes = 64ull << 20;
+
 struct ReaderOptions {
   LineReaderOptions lines;
+  // Decoded bytes of all parts of one application together; past it the reading stops with a
+  // TooLarge problem naming the part, and what was read before is analysed.
+  uint64_t max_decoded_bytes = kDefaultMaxDecodedBytes;
+  // Decoded bytes of one part over its compressed size (on disk or in the archive); 0: no limit.
+  // Checked once the part has decoded expansion_check_after_bytes.
+  uint64_t max_expansion_ratio = kDefaultMaxExpansionRatio;
+  uint64_t expansion_check_after_bytes = kExpansionCheckAfterBytes;
   ParserLimits parser;
   codec::DecoderLimits decoder;
   size_t max_bad_lines_kept = 1000;

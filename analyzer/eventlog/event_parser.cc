@@ -7,6 +7,8 @@
 #include <cmath>
 #include <limits>
 
+#include "common/terminal_text.h"
+
 namespace sparkprof::eventlog {
 
 namespace ondemand = simdjson::ondemand;
@@ -18,11 +20,7 @@ static_assert(EventParser::kRequiredPadding >= simdjson::SIMDJSON_PADDING,
 std::string FirstLine(std::string_view text, size_t max_bytes) {
   size_t end = text.find_first_of("\r\n");
   if (end == std::string_view::npos) end = text.size();
-  if (end > max_bytes) {
-    end = max_bytes;
-    // Do not cut a UTF-8 sequence in half: back up over continuation bytes.
-    while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
-  }
+  if (end > max_bytes) end = Utf8CutBytes(text, max_bytes);  // never inside a character
   return std::string(text.substr(0, end));
 }
 
@@ -179,7 +177,7 @@ error_code ReadString(ondemand::value value, std::string* out, size_t max_bytes 
   if (type == ondemand::json_type::string) {
     std::string_view text;
     if (auto e = value.get_string().get(text)) return e;
-    out->assign(text.substr(0, std::min(max_bytes, text.size())));
+    out->assign(text.substr(0, Utf8CutBytes(text, max_bytes)));
   } else if (type == ondemand::json_type::number) {
     std::string_view raw = value.raw_json_token();
     while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\n' || raw.back() == '\t' ||
@@ -271,6 +269,8 @@ struct EventParser::Impl {
   StageSubmittedEvent stage_submitted;
   StageCompletedEvent stage_completed;
   std::string scratch;
+  // Why the current event is malformed, when an error code alone would not say it.
+  const char* problem = nullptr;
 
   Impl(EventSink& s, ParserLimits l) : sink(s), limits(l) {}
 
@@ -585,7 +585,8 @@ struct EventParser::Impl {
         PlanNode* n = node();
         if (n == nullptr) return simdjson::SUCCESS;
         if (auto e = ReadString(v, &scratch)) return e;
-        node()->simple_string = scratch.substr(0, limits.max_plan_string_bytes);
+        node()->simple_string = scratch.substr(0, Utf8CutBytes(scratch,
+                                                               limits.max_plan_string_bytes));
         return simdjson::SUCCESS;
       }
       if (key == "metadata") {
@@ -597,7 +598,7 @@ struct EventParser::Impl {
           }
           std::string text;
           if (auto e = ReadString(mv, &text)) return e;
-          if (text.size() > limits.max_plan_string_bytes) text.resize(limits.max_plan_string_bytes);
+          text.resize(Utf8CutBytes(text, limits.max_plan_string_bytes));
           node()->metadata.emplace_back(std::string(k), std::move(text));
           return simdjson::SUCCESS;
         });
@@ -675,6 +676,15 @@ struct EventParser::Impl {
     });
     if (e) return e;
     if (!saw_info) return simdjson::NO_SUCH_FIELD;
+    // Spark always writes both; without them the task would be counted as a success.
+    if (event.reason.reason.empty()) {
+      problem = "no \"Task End Reason\" with a \"Reason\"; the task is not counted";
+      return simdjson::NO_SUCH_FIELD;
+    }
+    if (event.info.task_id < 0) {
+      problem = "no \"Task ID\" in \"Task Info\"; the task is not counted";
+      return simdjson::NO_SUCH_FIELD;
+    }
     if (!AtEnd()) return simdjson::TRAILING_CONTENT;
     sink.OnTaskEnd(event);
     return simdjson::SUCCESS;
@@ -1179,6 +1189,7 @@ Status EventParser::ParseLine(const char* data, size_t size, size_t capacity) {
 
   Impl& p = *impl_;
   p.doc = &doc;
+  p.problem = nullptr;
   std::string_view n = event_name;
   std::string_view short_name = n;
   if (short_name.starts_with(kSqlPrefix)) short_name.remove_prefix(kSqlPrefix.size());
@@ -1236,6 +1247,7 @@ Status EventParser::ParseLine(const char* data, size_t size, size_t capacity) {
     return Corrupt("trailing content after the JSON object");
   }
   if (result != simdjson::SUCCESS) {
+    if (p.problem != nullptr) return Corrupt("invalid " + event_name + ": " + p.problem);
     return Corrupt("invalid " + event_name + ": " + simdjson::error_message(result));
   }
 

@@ -130,6 +130,30 @@ TEST(EventParser, FailureReasonsKeepClassAndFirstLine) {
   EXPECT_FALSE(sink.task_ends[0].has_metrics);
 }
 
+// A TaskEnd without its reason (or without a task id) used to be counted as a success.
+TEST(EventParser, MalformedTaskEndIsABadLineNotASuccess) {
+  RecordingSink sink;
+  EventParser parser(sink);
+  const std::string info =
+      R"("Task Info":{"Task ID":1,"Index":0,"Attempt":0,"Launch Time":1,"Executor ID":"1",)"
+      R"("Host":"h","Locality":"ANY","Speculative":false,"Finish Time":2,"Failed":false}})";
+  const std::string head = R"({"Event":"SparkListenerTaskEnd","Stage ID":1,"Stage Attempt ID":0,)";
+  for (const std::string& line :
+       {head + info, head + R"("Task End Reason":{},)" + info,
+        head + R"("Task End Reason":{"Reason":""},)" + info,
+        head + R"("Task End Reason":{"Reason":"Success"},"Task Info":{"Index":0,"Attempt":0}})"}) {
+    Status status = Parse(parser, line);
+    ASSERT_FALSE(status.ok()) << line;
+    EXPECT_EQ(status.code(), StatusCode::kCorrupt);
+    EXPECT_NE(status.message().find("invalid SparkListenerTaskEnd: no \""), std::string::npos)
+        << status.message();
+    EXPECT_NE(status.message().find("not counted"), std::string::npos);
+  }
+  EXPECT_TRUE(sink.task_ends.empty());
+  ASSERT_TRUE(Parse(parser, head + R"("Task End Reason":{"Reason":"Success"},)" + info).ok());
+  EXPECT_EQ(sink.task_ends.size(), 1u);
+}
+
 TEST(EventParser, DatabricksMetadataAndUnknownEvents) {
   RecordingSink sink;
   EventParser parser(sink);
@@ -196,6 +220,74 @@ TEST(EventParser, HostileValuesAreTolerated) {
   for (int i = 0; i < 2000; ++i) deep += "]}";
   deep += "}";
   EXPECT_FALSE(Parse(parser, deep).ok());
+}
+
+// ParserLimits (docs/limits.md), each at the limit and one past it.
+std::string SqlStart(const std::string& plan_info, const std::string& physical_plan = "p") {
+  return R"({"Event":"org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart",)"
+         R"("executionId":1,"physicalPlanDescription":")" + physical_plan +
+         R"(","sparkPlanInfo":)" + plan_info + R"(,"time":1})";
+}
+
+std::string NestedPlan(int nodes) {
+  std::string plan;
+  for (int i = 0; i < nodes; ++i) plan += R"({"nodeName":"n","children":[)";
+  for (int i = 0; i < nodes; ++i) plan += "]}";
+  return plan;
+}
+
+TEST(EventParser, PlanLimitsAtAndPastTheLimit) {
+  ParserLimits limits;
+  limits.max_plan_depth = 5;
+  limits.max_plan_nodes = 3;
+  limits.max_plan_string_bytes = 4;
+  limits.max_plan_text_bytes = 6;
+  RecordingSink sink;
+  EventParser parser(sink, limits);
+  // Depth: the root is depth 0, so 6 nested nodes reach depth 5.
+  EXPECT_TRUE(Parse(parser, SqlStart(NestedPlan(6))).ok());
+  EXPECT_FALSE(Parse(parser, SqlStart(NestedPlan(7))).ok());
+  // Nodes: the first max_plan_nodes are kept, the event is still read.
+  ASSERT_TRUE(Parse(parser, SqlStart(NestedPlan(3))).ok());
+  EXPECT_EQ(sink.sql.back().plan.size(), 3u);
+  ASSERT_TRUE(Parse(parser, SqlStart(NestedPlan(4))).ok());
+  EXPECT_EQ(sink.sql.back().plan.size(), 3u);
+  // Strings: cut to the byte limit, never inside a UTF-8 character.
+  auto simple = [&](const std::string& text) {
+    EXPECT_TRUE(Parse(parser, SqlStart(R"({"nodeName":"n","simpleString":")" + text +
+                                       R"(","metadata":{"Format":")" + text + R"("}})"))
+                    .ok());
+    EXPECT_EQ(sink.sql.back().plan[0].metadata.at(0).second, sink.sql.back().plan[0].simple_string);
+    return sink.sql.back().plan[0].simple_string;
+  };
+  EXPECT_EQ(simple("abcd"), "abcd");
+  EXPECT_EQ(simple("abcde"), "abcd");
+  EXPECT_EQ(simple("ab\u65e5"), "ab");  // 日 is 3 bytes: "ab" + 3 > 4
+  // The physical plan text.
+  ASSERT_TRUE(Parse(parser, SqlStart(NestedPlan(1), "123456")).ok());
+  EXPECT_EQ(sink.sql.back().physical_plan, "123456");
+  ASSERT_TRUE(Parse(parser, SqlStart(NestedPlan(1), "1234567")).ok());
+  EXPECT_EQ(sink.sql.back().physical_plan, "123456");
+}
+
+TEST(EventParser, FailureMessageLimitAtAndPastTheLimit) {
+  ParserLimits limits;
+  limits.max_message_bytes = 5;
+  RecordingSink sink;
+  EventParser parser(sink, limits);
+  auto message = [&](const std::string& description) {
+    std::string line =
+        R"({"Event":"SparkListenerTaskEnd","Stage ID":1,"Stage Attempt ID":0,)"
+        R"("Task End Reason":{"Reason":"ExceptionFailure","Description":")" + description +
+        R"("},"Task Info":{"Task ID":1,"Index":0,"Attempt":0,"Launch Time":1,)"
+        R"("Executor ID":"1","Host":"h","Locality":"ANY","Finish Time":2,"Failed":true}})";
+    EXPECT_TRUE(Parse(parser, line).ok());
+    return sink.task_ends.back().reason.message_head;
+  };
+  EXPECT_EQ(message("boom!"), "boom!");
+  EXPECT_EQ(message("boom!!"), "boom!");
+  EXPECT_EQ(message("boo\u00e9!"), "boo\xC3\xA9");  // 5 bytes: é fits exactly
+  EXPECT_EQ(message("booo\u00e9"), "booo");
 }
 
 TEST(EventParser, FirstLineCutsOnUtf8Boundary) {

@@ -57,6 +57,9 @@ LineReaderResult ReadLines(InputStream& stream, const LineReaderOptions& options
         ++result.lines;
         result.oversized.push_back(skipped);
         skipping = false;
+      } else if (line_end - begin > options.max_line_bytes) {  // the buffer started larger
+        ++result.lines;
+        result.oversized.push_back({result.lines, offset_of_begin, line_end - begin});
       } else {
         deliver(begin, line_end, false);
       }
@@ -76,14 +79,15 @@ LineReaderResult ReadLines(InputStream& stream, const LineReaderOptions& options
       begin = 0;
     }
     if (end == buffer.size() - padding) {
+      // A line of max_line_bytes fits with its newline: room for max_line_bytes + 1 bytes.
       size_t capacity = buffer.size() - padding;
-      if (capacity >= options.max_line_bytes) {
+      if (capacity > options.max_line_bytes) {
         skipping = true;
         skipped = OversizedLine{result.lines + 1, offset_of_begin, end};
         offset_of_begin += end;
         end = 0;
       } else {
-        buffer.resize(std::min(capacity * 2, options.max_line_bytes) + padding);
+        buffer.resize(std::min(capacity * 2, options.max_line_bytes + 1) + padding);
       }
     }
     Result<size_t> got = stream.Read(buffer.data() + end, buffer.size() - padding - end);
@@ -96,6 +100,9 @@ LineReaderResult ReadLines(InputStream& stream, const LineReaderOptions& options
         skipped.size_bytes += end;
         ++result.lines;
         result.oversized.push_back(skipped);
+      } else if (end - begin > options.max_line_bytes) {
+        ++result.lines;
+        result.oversized.push_back({result.lines, offset_of_begin, end - begin});
       } else if (end > begin) {
         std::memset(buffer.data() + end, 0, padding);
         deliver(begin, end, true);

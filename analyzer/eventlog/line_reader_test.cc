@@ -78,6 +78,28 @@ TEST(LineReader, OversizedLastLineWithoutNewline) {
   EXPECT_EQ(c.result.oversized[0].size_bytes, 50000u);
 }
 
+// max_line_bytes is the longest line delivered, newline not counted (docs/limits.md).
+TEST(LineReader, LineAtTheLimitIsReadOneByteLongerIsSkipped) {
+  LineReaderOptions options;
+  options.initial_buffer_bytes = 4096;
+  options.max_line_bytes = 8192;
+  for (size_t initial : {size_t{4096}, size_t{8192}, size_t{16384}}) {
+    options.initial_buffer_bytes = initial;
+    Collected at = Collect("a\n" + std::string(8192, 'x') + "\nb\n", options);
+    ASSERT_EQ(at.lines.size(), 3u) << initial;
+    EXPECT_EQ(at.lines[1].size(), 8192u);
+    EXPECT_TRUE(at.result.oversized.empty());
+    Collected at_end = Collect("a\n" + std::string(8192, 'x'), options);  // no newline
+    ASSERT_EQ(at_end.lines.size(), 2u) << initial;
+    EXPECT_TRUE(at_end.result.oversized.empty());
+    Collected past = Collect("a\n" + std::string(8193, 'x') + "\nb\n", options);
+    ASSERT_EQ(past.lines.size(), 2u) << initial;
+    ASSERT_EQ(past.result.oversized.size(), 1u);
+    EXPECT_EQ(past.result.oversized[0].size_bytes, 8193u);
+    EXPECT_EQ(past.lines[1], "b");
+  }
+}
+
 TEST(LineReader, EmptyInput) {
   Collected c = Collect("");
   EXPECT_TRUE(c.lines.empty());

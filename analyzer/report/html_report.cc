@@ -8,6 +8,7 @@
 
 #include "analyzer/report/format.h"
 #include "analyzer/report/markdown_report.h"
+#include "common/terminal_text.h"
 
 namespace sparkprof::report {
 
@@ -18,12 +19,22 @@ constexpr size_t kMaxStageRows = 2000;
 constexpr size_t kMaxJobRows = 1000;
 
 // Text nodes and attribute values (always written double-quoted). Control characters would be
-// parse errors and can hide text; they become U+FFFD.
+// parse errors and can hide text, bidi overrides reorder it, invalid UTF-8 is no text: all
+// become U+FFFD.
 std::string Escape(std::string_view text) {
   std::string out;
   out.reserve(text.size() + 16);
-  for (char c : text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
     unsigned char u = static_cast<unsigned char>(c);
+    if (u >= 0x80) {
+      char32_t code_point = 0;
+      size_t n = DecodeUtf8(text, i, &code_point);
+      bool safe = n > 0 && !IsUnsafeForTerminal(code_point);
+      out += safe ? text.substr(i, n) : std::string_view("\xEF\xBF\xBD");
+      i += (n == 0 ? 1 : n) - 1;
+      continue;
+    }
     const char* reference = nullptr;
     if (c == '&') reference = "&amp;";
     if (c == '<') reference = "&lt;";
@@ -40,9 +51,10 @@ std::string Escape(std::string_view text) {
   return out;
 }
 
-std::string Shortened(std::string_view text, size_t max_bytes) {
-  std::string out = Escape(text.substr(0, max_bytes));
-  if (text.size() > max_bytes) out += "&hellip;";
+std::string Shortened(std::string_view text, size_t max_characters) {
+  size_t cut = Utf8PrefixBytes(text, max_characters);  // never inside a character
+  std::string out = Escape(text.substr(0, cut));
+  if (cut < text.size()) out += "&hellip;";
   return out;
 }
 

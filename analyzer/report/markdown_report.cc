@@ -5,23 +5,26 @@
 #include <sstream>
 
 #include "analyzer/report/format.h"
+#include "common/terminal_text.h"
 
 namespace sparkprof::report {
 
 namespace {
 
-// Long log strings (stage names with a whole call site, SQL text) are cut, as in the text report.
-std::string Cell(std::string_view text, size_t max_bytes = 120) {
-  std::string escaped = EscapeMarkdown(text.substr(0, max_bytes));
-  if (text.size() > max_bytes) escaped += "...";
+// Long log strings (stage names with a whole call site, SQL text) are cut by character, as in
+// the text report.
+std::string Cell(std::string_view text, size_t max_characters = 120) {
+  size_t cut = Utf8PrefixBytes(text, max_characters);
+  std::string escaped = EscapeMarkdown(text.substr(0, cut));
+  if (cut < text.size()) escaped += "...";
   return escaped;
 }
 
 // A code span when the text can sit in one unchanged; otherwise escaped prose.
 std::string Code(std::string_view text) {
   bool plain = !text.empty() && std::none_of(text.begin(), text.end(), [](char c) {
-    return c == '`' || c == '|' || c == '<' || static_cast<unsigned char>(c) < 0x20;
-  });
+    return c == '`' || c == '|' || c == '<';
+  }) && SanitizeForTerminal(text) == text;
   return plain ? "`" + std::string(text) + "`" : EscapeMarkdown(text);
 }
 
@@ -244,14 +247,13 @@ void WriteInput(const eventlog::ReadReport& r, std::ostringstream& out) {
 
 }  // namespace
 
-std::string EscapeMarkdown(std::string_view text) {
+std::string EscapeMarkdown(std::string_view raw) {
+  // Controls (C0, C1, bidi overrides) and invalid UTF-8 become spaces first.
+  const std::string text = SanitizeForTerminal(raw, " ");
   std::string out;
   out.reserve(text.size());
   for (char c : text) {
-    unsigned char u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7F) {
-      out.push_back(' ');
-    } else if (c == '<') {
+    if (c == '<') {
       out += "&lt;";
     } else if (c == '&') {
       out += "&amp;";

@@ -6,20 +6,16 @@
 #include <utility>
 
 #include "analyzer/report/format.h"
+#include "common/terminal_text.h"
 
 namespace sparkprof::report {
 
 namespace {
 
-// Log strings can hold terminal escape sequences; never pass control characters through.
-std::string Printable(std::string_view text, size_t max_bytes = 120) {
-  std::string out;
-  for (char c : text.substr(0, max_bytes)) {
-    unsigned char u = static_cast<unsigned char>(c);
-    out.push_back((u < 0x20 || u == 0x7F) ? '?' : c);
-  }
-  if (text.size() > max_bytes) out += "...";
-  return out;
+// Log strings can hold terminal escape sequences (C0, C1) and bidi overrides: never pass them
+// through, and cut long ones by character, never inside one.
+std::string Printable(std::string_view text, size_t max_characters = 120) {
+  return TerminalSafeShortened(text, max_characters);
 }
 
 // Wraps long prose at ~96 columns with the given indent.

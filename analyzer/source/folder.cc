@@ -134,6 +134,7 @@ class ArchiveFolder final : public Folder {
                            (node_->path.empty() ? file.name : node_->path + "/" + file.name);
       entry.size_bytes = file.compressed_bytes;
       entry.archive = source.display_name;
+      entry.disk_file = source.disk_file;
       // The part opener holds the pool, not the scan's libzip handle, so every stream it makes
       // is independent; the pool reuses one handle for parts read one after another.
       entry.open = [pool = tree_->pool, index = file.index, stored = file.stored_name,
@@ -178,6 +179,7 @@ FileEntry MakeDiskFileEntry(const std::string& path, const std::string& display_
   entry.display_name = display_name;
   entry.size_bytes = size_bytes;
   entry.disk_path = path;
+  entry.disk_file = path;
   entry.open = [path]() { return OpenFileInputStream(path); };
   entry.open_during_scan = entry.open;
   return entry;

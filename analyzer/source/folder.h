@@ -21,6 +21,7 @@ struct FileEntry {
   std::string display_name;  // "dir/name" or "logs.zip!dir/name"
   uint64_t size_bytes = 0;
   std::string disk_path;     // empty for an archive entry
+  std::string disk_file;     // the file on disk holding the bytes (see LogPart::disk_file)
   std::string archive;       // the archive chain holding the entry; empty on disk
   // Independent stream for a LogPart: may be called after discovery has finished.
   StreamOpener open;

@@ -10,7 +10,10 @@ namespace sparkprof::source {
 namespace {
 
 LogPart ToPart(const FileEntry& file) {
-  return LogPart{.display_name = file.display_name, .open = file.open, .size_bytes = file.size_bytes};
+  return LogPart{.display_name = file.display_name,
+                 .open = file.open,
+                 .size_bytes = file.size_bytes,
+                 .disk_file = file.disk_file};
 }
 
 ApplicationLog NewLog(std::string name, std::string layout, const std::string& archive) {

@@ -109,6 +109,7 @@ class Walker {
     }
     ArchiveSource source;
     source.display_name = file.display_name;
+    source.disk_file = file.disk_file;
     if (!file.disk_path.empty()) {
       source.path = file.disk_path;
     } else {

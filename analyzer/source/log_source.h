@@ -25,6 +25,10 @@ struct LogPart {
   // different applications may be read on different threads.
   std::function<Result<std::unique_ptr<InputStream>>()> open;
   uint64_t size_bytes = 0;  // on disk / in the archive (compressed), 0 if unknown
+  // The file on disk that holds the bytes: the part itself, or the (outermost) zip holding
+  // it; empty when the bytes did not come from a disk. Lets a command refuse to write its
+  // report over its own input.
+  std::string disk_file;
 };
 
 // All parts of one application attempt, in the order their events must be read.

@@ -326,6 +326,9 @@ TEST_F(LogSourceTest, NestedZipLimits) {
   EXPECT_TRUE(too_deep.applications.empty());
   EXPECT_TRUE(HasWarning(too_deep, "middle.zip!innermost.zip", "nested more than 2"))
       << WarningsText(too_deep);
+  DiscoveryLimits at_depth;
+  at_depth.max_archive_depth = 3;  // outer.zip!middle.zip!innermost.zip: exactly 3
+  EXPECT_EQ(DiscoverOk(outer, at_depth).applications.size(), 1u);
 
   DiscoveryLimits small;
   small.max_nested_archive_bytes = 100;
@@ -503,6 +506,28 @@ TEST_F(LogSourceTest, DirectoryDepthLimit) {
   EXPECT_TRUE(result.applications.empty());
   EXPECT_TRUE(HasWarning(result, "d3", "more than 3 directory levels")) << WarningsText(result);
   EXPECT_EQ(DiscoverOk(root_).applications.size(), 1u);
+}
+
+TEST_F(LogSourceTest, DirectoryDepthLimitAtAndPastIt) {
+  fs::path deep = root_;
+  for (int i = 0; i < 5; ++i) deep /= "d" + std::to_string(i);  // d4 is 5 levels down
+  WriteFile(deep / "local-1", kLine);
+  WriteZip(root_ / "zipped" / "deep.zip", {{"e0/e1/e2/local-2", kLine}});  // 3 levels in a zip
+  DiscoveryLimits limits;
+  limits.max_directory_depth = 5;
+  EXPECT_EQ(AppNames(DiscoverOk(root_ / "d0", limits)).size(), 1u);  // 4 levels: fine
+  DiscoveryResult at = DiscoverOk(root_, limits);
+  EXPECT_EQ(at.applications.size(), 2u) << WarningsText(at);
+  limits.max_directory_depth = 4;
+  DiscoveryResult past = DiscoverOk(root_, limits);
+  EXPECT_EQ(AppNames(past), std::vector<std::string>{"local-2"});
+  EXPECT_TRUE(HasWarning(past, "d4", "more than 4 directory levels")) << WarningsText(past);
+  limits.max_directory_depth = 3;
+  EXPECT_EQ(DiscoverOk(root_ / "zipped" / "deep.zip", limits).applications.size(), 1u);
+  limits.max_directory_depth = 2;
+  DiscoveryResult zip_past = DiscoverOk(root_ / "zipped" / "deep.zip", limits);
+  EXPECT_TRUE(zip_past.applications.empty());
+  EXPECT_TRUE(HasWarning(zip_past, "e0/e1/e2/local-2", "nested deeper than 2"));
 }
 
 TEST_F(LogSourceTest, UnreadableFileWarnsAndDiscoveryContinues) {

@@ -22,6 +22,7 @@ struct ArchiveSource {
   std::string display_name;                  // "logs.zip", "outer.zip!inner.zip"
   std::string path;                          // set when the archive is a file on disk
   std::shared_ptr<const std::string> bytes;  // set when the archive is held in memory
+  std::string disk_file;  // the file on disk holding the archive (itself, or the outermost zip)
 };
 
 struct ZipEntryInfo {

@@ -13,6 +13,7 @@
 #include "analyzer/report/markdown_report.h"
 #include "analyzer/report/text_report.h"
 #include "common/input_stream.h"
+#include "common/terminal_text.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace sparkprof;
@@ -28,9 +29,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   };
   log.parts.push_back(std::move(part));
   report::Analysis analysis = report::Analyze(log);
-  (void)report::RenderText(analysis);
+  // The text and Markdown reports go to terminals: whatever the log holds, nothing in them may
+  // act on one (C0/C1 controls, bidi overrides, invalid UTF-8); newlines are their own layout.
+  for (std::string text : {report::RenderText(analysis), report::RenderMarkdown(analysis)}) {
+    for (char& c : text) {
+      if (c == '\n') c = ' ';
+    }
+    if (SanitizeForTerminal(text) != text) __builtin_trap();
+  }
   (void)report::RenderJson({&analysis});
-  (void)report::RenderMarkdown(analysis);
   (void)report::RenderHtml(analysis);
   return 0;
 }

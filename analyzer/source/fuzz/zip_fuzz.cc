@@ -9,6 +9,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   sparkprof::source::DiscoveryLimits limits;
   limits.max_nested_archive_bytes = 1 << 20;
+  limits.max_nested_archive_total_bytes = 2 << 20;
   limits.max_archive_entries = 1000;
   limits.max_directory_depth = 8;
   sparkprof::source::DiscoveryResult result = sparkprof::source::DiscoverArchiveBytes(

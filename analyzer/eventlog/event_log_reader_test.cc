@@ -1,0 +1,111 @@
+#include "analyzer/eventlog/event_log_reader.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace sparkprof::eventlog {
+namespace {
+
+class CountingSink final : public EventSink {};
+
+const std::string kLine = R"({"Event":"SparkListenerLogStart","Spark Version":"3.5.1"})" "\n";
+
+// One application of one in-memory part whose "compressed" size is `size_bytes`.
+source::ApplicationLog OnePart(const std::string& text, uint64_t size_bytes) {
+  source::ApplicationLog log;
+  log.name = "app";
+  source::LogPart part;
+  part.display_name = "app.log";
+  part.size_bytes = size_bytes;
+  part.open = [text]() -> Result<std::unique_ptr<InputStream>> {
+    return MakeMemoryInputStream(text);
+  };
+  log.parts.push_back(part);
+  return log;
+}
+
+ReadReport Read(const source::ApplicationLog& log, const ReaderOptions& options) {
+  CountingSink sink;
+  return ReadApplicationLog(log, sink, options);
+}
+
+std::string Lines(int count) {
+  std::string text;
+  for (int i = 0; i < count; ++i) text += kLine;
+  return text;
+}
+
+// A few MB of zstd can expand to terabytes: every application has a budget of decoded bytes.
+TEST(EventLogReader, DecodedBytesAtTheLimitAreReadOneMoreIsStopped) {
+  const std::string text = Lines(10);
+  source::ApplicationLog log = OnePart(text, 0);
+  log.parts.push_back(log.parts[0]);  // two parts share the budget
+  ReaderOptions options;
+  options.max_decoded_bytes = 2 * text.size();
+  ReadReport at = Read(log, options);
+  EXPECT_EQ(at.events, 20);
+  EXPECT_TRUE(at.files[1].error.empty()) << at.files[1].error;
+
+  options.max_decoded_bytes = 2 * text.size() - 1;
+  std::vector<std::string> problems;
+  options.on_problem = [&](const std::string& message, bool) { problems.push_back(message); };
+  ReadReport past = Read(log, options);
+  EXPECT_EQ(past.events, 19);  // the cut last line is not an event, the rest are analysed
+  EXPECT_TRUE(past.files[0].error.empty());
+  EXPECT_NE(past.files[1].error.find("decompressed more than"), std::string::npos)
+      << past.files[1].error;
+  EXPECT_NE(past.files[1].error.find("--max-decompressed-bytes"), std::string::npos);
+  EXPECT_NE(past.files[1].error.find("analysed the 9 events before it"), std::string::npos);
+  ASSERT_FALSE(problems.empty());
+  EXPECT_EQ(problems.back().rfind("app.log: ", 0), 0u) << problems.back();
+}
+
+TEST(EventLogReader, ExpansionRatioAtTheLimitIsReadPastItIsStopped) {
+  const std::string text = Lines(100);  // "compressed" to 1/50 of it, say
+  ReaderOptions options;
+  options.expansion_check_after_bytes = 0;
+  options.max_expansion_ratio = 50;
+  const uint64_t smallest = (text.size() + 49) / 50;  // 50 x smallest >= text.size()
+  ReadReport at = Read(OnePart(text, smallest), options);
+  EXPECT_EQ(at.events, 100);
+  EXPECT_TRUE(at.files[0].error.empty()) << at.files[0].error;
+
+  ReadReport past = Read(OnePart(text, smallest - 1), options);
+  EXPECT_LT(past.events, 100);
+  EXPECT_GT(past.events, 90);
+  EXPECT_NE(past.files[0].error.find("like a decompression bomb"), std::string::npos)
+      << past.files[0].error;
+
+  options.max_expansion_ratio = 0;  // no limit
+  EXPECT_EQ(Read(OnePart(text, 1), options).events, 100);
+  // Below expansion_check_after_bytes a part may expand without limit (tiny files do).
+  options.max_expansion_ratio = 50;
+  options.expansion_check_after_bytes = text.size();
+  EXPECT_EQ(Read(OnePart(text, 1), options).events, 100);
+}
+
+TEST(EventLogReader, LeadingGarbageLimitAtAndPastIt) {
+  ReaderOptions options;
+  options.max_leading_bad_lines = 3;
+  ReadReport at = Read(OnePart("x\nx\n" + kLine + "x\nx\nx\nx\n", 0), options);
+  EXPECT_EQ(at.events, 1);  // two bad lines before the first event: still a log
+  EXPECT_EQ(at.bad_line_count, 6);
+  EXPECT_TRUE(at.files[0].error.empty());
+  ReadReport past = Read(OnePart("x\nx\nx\n" + kLine, 0), options);
+  EXPECT_EQ(past.events, 0);
+  EXPECT_NE(past.files[0].error.find("not a Spark event log"), std::string::npos);
+}
+
+TEST(EventLogReader, BadLinesKeptAtAndPastTheLimit) {
+  ReaderOptions options;
+  options.max_bad_lines_kept = 2;
+  ReadReport report = Read(OnePart(kLine + "x\ny\nz\n", 0), options);
+  EXPECT_EQ(report.bad_line_count, 3);  // all counted
+  ASSERT_EQ(report.bad_lines.size(), 2u);  // the first two kept
+  EXPECT_EQ(report.bad_lines[1].line, 3);
+}
+
+}  // namespace
+}  // namespace sparkprof::eventlog

@@ -1,0 +1,25 @@
+// What the commands write: reports, checked to the last byte (a full disk or `> /dev/full` is
+// an error, never a silently truncated report), never over their own input, and messages on
+// stderr, with every string that came from an input made safe for a terminal.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sparkprof::cli {
+
+// "<program>: <message>\n" on stderr; `message` passes through SanitizeForTerminal.
+void PrintMessage(std::string_view program, std::string_view message);
+
+// Writes `text` to `path` ("" or "-": standard output) and flushes it; false, with a message
+// naming the output and the reason, when any byte could not be written.
+bool WriteReportOutput(const std::string& path, const std::string& text,
+                       std::string_view program = "sparkprof");
+
+// False, with a message, when `output` ("" or "-": standard output) is the same file (device
+// and inode) as one of `input_files`: writing the report would destroy what it was made from.
+bool OutputIsNotAnInput(const std::string& output, const std::vector<std::string>& input_files,
+                        std::string_view program = "sparkprof");
+
+}  // namespace sparkprof::cli
