@@ -1,6 +1,9 @@
 #include "driver-aggregator/driver_aggregator.h"
 
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -407,6 +410,34 @@ TEST(DriverAggregatorTest, ServesMetricsOverHttpAndReportsBindErrors) {
   auto second = DriverAggregator::Start(options);
   EXPECT_FALSE(second.ok());
   EXPECT_NE(aggregator->StatusJson().find("\"port\":"), std::string::npos);
+}
+
+// The plugin's stop() destroys the aggregator: a client dripping its request (one byte every
+// 200 ms, for 8 s) once held it, and the JVM's exit, until it stopped dripping.
+TEST(DriverAggregatorTest, StopsPromptlyWhileAMetricsClientDrips) {
+  AggregatorOptions options;
+  options.prometheus_bind_address = "127.0.0.1:0";
+  auto aggregator = StartOrDie(options);
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(aggregator->port()));
+  inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  std::thread dripper([fd] {
+    for (char c : std::string("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")) {
+      if (send(fd, &c, 1, MSG_NOSIGNAL) != 1) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  auto start = std::chrono::steady_clock::now();
+  aggregator.reset();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 2.0);  // generous: it closes the socket at once
+  dripper.join();
+  close(fd);
 }
 
 }  // namespace
