@@ -100,10 +100,15 @@ Result<std::unique_ptr<DriverAggregator>> DriverAggregator::Start(AggregatorOpti
   DriverAggregator* self = aggregator.get();  // the exposer stops before the aggregator goes
   aggregator->registry_.AddCollectCallback([self] { self->RefreshLiveMetricsIfDue(); });
   if (!aggregator->options_.prometheus_bind_address.empty()) {
-    SPARKPROF_ASSIGN_OR_RETURN(
-        aggregator->exposer_,
-        metrics::HttpExposer::Start(aggregator->options_.prometheus_bind_address,
-                                    aggregator->registry_));
+    auto exposer = metrics::HttpExposer::Start(aggregator->options_.prometheus_bind_address,
+                                               aggregator->registry_);
+    // A taken port (a second driver on a shared gateway host in client mode) costs the
+    // endpoint, not the application's reports and flame graphs.
+    if (exposer.ok()) {
+      aggregator->exposer_ = std::move(*exposer);
+    } else {
+      aggregator->metrics_error_ = exposer.status().message();
+    }
   }
   return aggregator;
 }
@@ -541,6 +546,7 @@ std::string DriverAggregator::StatusJson() const {
   JsonWriter json(JsonWriter::Options{0, false});
   json.BeginObject();
   json.Field("port", port());
+  if (!metrics_error_.empty()) json.Field("metrics_error", metrics_error_);
   std::lock_guard<std::mutex> lock(mutex_);
   json.Key("batches").BeginObject();
   for (int i = 0; i < kIngestOutcomeCount; ++i) {

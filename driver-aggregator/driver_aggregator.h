@@ -126,6 +126,9 @@ class DriverAggregator {
   uint64_t StageWeightNs(StageKey stage) const;
   uint64_t outcome_count(IngestOutcome outcome) const;
   int port() const { return exposer_ ? exposer_->port() : -1; }
+  // Why the /metrics endpoint did not start ("" when it did, or none was asked for). The
+  // aggregator runs on without it: reports and flame graphs do not depend on a free port.
+  const std::string& metrics_error() const { return metrics_error_; }
   const metrics::Registry& registry() const { return registry_; }
   // One-line JSON: port, batches by outcome, stages, executors.
   std::string StatusJson() const;
@@ -148,6 +151,7 @@ class DriverAggregator {
   metrics::Registry registry_;
   AggregatorMetrics metrics_;
   std::unique_ptr<metrics::HttpExposer> exposer_;
+  std::string metrics_error_;
   std::unique_ptr<LiveApplication> live_;
 
   std::mutex live_metrics_mutex_;  // guards the three below; taken before mutex_, never inside it

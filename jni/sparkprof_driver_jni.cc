@@ -5,6 +5,7 @@
 // return value, not an exception.
 #include <jni.h>
 
+#include <cstdio>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -76,6 +77,10 @@ JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAggregator_start0(
     return -1;
   }
   g_aggregator = std::shared_ptr<DriverAggregator>(std::move(started).value());
+  if (!g_aggregator->metrics_error().empty()) {
+    std::fprintf(stderr, "sparkprof: driver: no /metrics endpoint (%s); reports and flame graphs "
+                 "go on\n", g_aggregator->metrics_error().c_str());
+  }
   return g_aggregator->port();
 }
 
