@@ -19,6 +19,7 @@
 #include "analyzer/report/analysis.h"
 #include "analyzer/report/json_report.h"
 #include "analyzer/testing/synthetic_app.h"
+#include "tests/cli_test_util.h"
 
 namespace sparkprof {
 namespace {
@@ -37,42 +38,7 @@ constexpr bool kSanitized = false;
 constexpr bool kSanitized = false;
 #endif
 
-class AnalyzeTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("sparkprof_analyze_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string Write(const std::string& name, const std::string& bytes) {
-    fs::path path = dir_ / name;
-    std::ofstream(path, std::ios::binary) << bytes;
-    return path.string();
-  }
-
-  struct Run {
-    int exit_code;
-    std::string out;
-    std::string err;
-  };
-  Run RunCli(const std::string& args) {
-    std::string out_path = (dir_ / "stdout").string(), err_path = (dir_ / "stderr").string();
-    std::string command = std::string(SPARKPROF_CLI) + " " + args + " >" + out_path + " 2>" + err_path;
-    int status = std::system(command.c_str());
-    auto slurp = [](const std::string& path) {
-      std::ifstream in(path, std::ios::binary);
-      std::stringstream buffer;
-      buffer << in.rdbuf();
-      return buffer.str();
-    };
-    return {WEXITSTATUS(status), slurp(out_path), slurp(err_path)};
-  }
-
-  fs::path dir_;
-};
+using AnalyzeTest = testing::CliTest;
 
 std::string DemoLog() { return testing::GenerateEventLog(testing::DemoApp()); }
 

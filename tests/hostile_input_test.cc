@@ -6,15 +6,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "analyzer/codec/encode.h"
 #include "analyzer/testing/synthetic_app.h"
 #include "common/terminal_text.h"
+#include "tests/cli_test_util.h"
 
 namespace sparkprof {
 namespace {
@@ -25,46 +23,9 @@ const std::string kCsi = "\xC2\x9B";           // U+009B, a C1 control: CSI
 const std::string kRightToLeft = "\xE2\x80\xAE";  // U+202E RIGHT-TO-LEFT OVERRIDE
 const std::string kIsolate = "\xE2\x81\xA6";      // U+2066 LEFT-TO-RIGHT ISOLATE
 
-class HostileInputTest : public ::testing::Test {
+class HostileInputTest : public testing::CliTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("sparkprof_hostile_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string Write(const std::string& name, const std::string& bytes) {
-    fs::path path = dir_ / name;
-    std::ofstream(path, std::ios::binary) << bytes;
-    return path.string();
-  }
-
-  static std::string Slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    return buffer.str();
-  }
-
-  struct Run {
-    int exit_code;
-    std::string out;
-    std::string err;
-  };
-  // `redirect` replaces the default capture of stdout (e.g. "> /dev/full").
-  Run RunCli(const std::string& args, const std::string& redirect = "") {
-    std::string out_path = (dir_ / "stdout").string(), err_path = (dir_ / "stderr").string();
-    std::string command = "timeout 60 " + std::string(SPARKPROF_CLI) + " " + args + " " +
-                          (redirect.empty() ? ">" + out_path : redirect) + " 2>" + err_path;
-    int status = std::system(command.c_str());
-    return {WEXITSTATUS(status), redirect.empty() ? Slurp(out_path) : "", Slurp(err_path)};
-  }
-
   std::string Quoted(const std::string& path) { return "'" + path + "'"; }
-
-  fs::path dir_;
 };
 
 std::string DemoLog() { return testing::GenerateEventLog(testing::DemoApp()); }

@@ -74,6 +74,41 @@ TEST(HtmlReportTest, SelfContainedWithTimelineStagesAndFindings) {
   EXPECT_NE(html.find("--conf spark.sql.adaptive.skewJoin.enabled=true"), std::string::npos);
 }
 
+// kMaxTimelineStageBars (docs/limits.md): 500,000 stages made an 82 MB page. At the limit every
+// stage attempt is a bar; one more and the longest are drawn, with a note.
+TEST(HtmlReportTest, TimelineStageBarsAtAndPastTheLimit) {
+  constexpr int kLimit = 2000;
+  auto app_with_stages = [](int count) {
+    testing::SyntheticApp app = testing::DemoApp();
+    testing::SyntheticStage stage = app.stages[0];
+    stage.tasks = 1;
+    stage.task_ms = 10;
+    stage.skewed_tasks = 0;
+    stage.failed_attempts = 0;
+    app.stages.assign(static_cast<size_t>(count), stage);
+    app.stages.back().task_ms = 5000;  // the longest: always drawn
+    return app;
+  };
+  std::string at =
+      report::RenderHtml(AnalyzeText(testing::GenerateEventLog(app_with_stages(kLimit))));
+  EXPECT_EQ(Count(at, "<g class=\"stage-bar "), static_cast<size_t>(kLimit));
+  EXPECT_EQ(at.find("stage attempts are drawn"), std::string::npos);
+  std::string past =
+      report::RenderHtml(AnalyzeText(testing::GenerateEventLog(app_with_stages(kLimit + 1))));
+  EXPECT_EQ(Count(past, "<g class=\"stage-bar "), static_cast<size_t>(kLimit));
+  EXPECT_NE(past.find("The 2000 longest of 2001 stage attempts are drawn"), std::string::npos);
+  EXPECT_NE(past.find("<title>Stage " + std::to_string(kLimit) + ".0:"), std::string::npos);
+  // Stage table rows (kMaxStageRows, also 2000) and job rows (kMaxJobRows, 1000; a job per stage).
+  EXPECT_EQ(Count(at, "<tr id=\"app1-stage-"), static_cast<size_t>(kLimit));
+  EXPECT_EQ(at.find("stage attempts; the JSON report"), std::string::npos);
+  EXPECT_EQ(Count(past, "<tr id=\"app1-stage-"), static_cast<size_t>(kLimit));
+  EXPECT_NE(past.find("The first 2000 of 2001"), std::string::npos);
+  std::string jobs_at =
+      report::RenderHtml(AnalyzeText(testing::GenerateEventLog(app_with_stages(1000))));
+  EXPECT_EQ(jobs_at.find(" jobs.</p>"), std::string::npos);
+  EXPECT_NE(past.find("The first 1000 of 2001 jobs.</p>"), std::string::npos);
+}
+
 TEST(HtmlReportTest, OnePageHasASectionPerApplication) {
   report::Analysis first = AnalyzeText(testing::GenerateEventLog(testing::DemoApp()));
   report::Analysis second = AnalyzeText(testing::GenerateEventLog(HostileApp()));

@@ -17,6 +17,8 @@ namespace {
 // Row limits keep a report of a 50,000-stage application loadable; the JSON report has them all.
 constexpr size_t kMaxStageRows = 2000;
 constexpr size_t kMaxJobRows = 1000;
+// Timeline bars: one per stage attempt made 500,000 stages an 82 MB page. The longest are drawn.
+constexpr size_t kMaxTimelineStageBars = 2000;
 
 // Text nodes and attribute values (always written double-quoted). Control characters would be
 // parse errors and can hide text, bidi overrides reorder it, invalid UTF-8 is no text: all
@@ -269,6 +271,14 @@ void WriteTimeline(const Analysis& analysis, const std::string& id, std::string&
     return;
   }
   std::vector<StageBar> bars = StageBars(m, g.range);
+  const size_t all_bars = bars.size();
+  if (bars.size() > kMaxTimelineStageBars) {
+    std::nth_element(bars.begin(), bars.begin() + kMaxTimelineStageBars, bars.end(),
+                     [](const StageBar& a, const StageBar& b) {
+                       return a.end_ms - a.start_ms > b.end_ms - b.start_ms;
+                     });
+    bars.resize(kMaxTimelineStageBars);
+  }
   const int lanes = AssignLanes(bars);
   TimelineSeries series = ComputeTimelineSeries(m);
 
@@ -352,6 +362,10 @@ void WriteTimeline(const Analysis& analysis, const std::string& id, std::string&
       "<span class=\"swatch failed\"></span>failed <span class=\"swatch running\"></span>"
       "did not complete in this log &middot; x: time since application start "
       "(hover a stage for its name)</p>\n";
+  if (all_bars > bars.size()) {
+    out += "<p class=\"note\">The " + Int(bars.size()) + " longest of " + Int(all_bars) +
+           " stage attempts are drawn; the JSON report has them all.</p>\n";
+  }
 }
 
 // ---- Sections -------------------------------------------------------------------------------
