@@ -688,8 +688,83 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
       concurrency[id] = most;
     }
   }
-  // The dispatch gap: on each executor, from a task's end to the launch that reuses its slot,
-  // when that launch came within a second (longer means no task was waiting). Median.
+  double task_cpus = 1;
+  if (auto profile = m.resource_profiles.find(0);
+      profile != m.resource_profiles.end() && profile->second.task_cpus >= 1) {
+    task_cpus = profile->second.task_cpus;
+  }
+  std::vector<ExecutorSlots> executors;
+  std::set<std::string> listed;
+  std::map<std::string, int32_t> slots_of;
+  int32_t real_cores = 0;
+  for (const model::Executor& e : m.executors) {
+    listed.insert(e.executor_id);
+    const auto seen = concurrency.find(e.executor_id);
+    const int32_t observed = seen != concurrency.end() ? seen->second : 0;
+    // The cores the executor registered with; the tasks seen at once only when it did not say.
+    // (The driver records a task's finish after fetching its result, while the executor's
+    // slot is already running the next task: seen concurrency overstates the slots.)
+    const int32_t slots =
+        e.total_cores > 0
+            ? std::max<int32_t>(
+                  1, static_cast<int32_t>(std::min<double>(e.total_cores / task_cpus, 100'000)))
+            : observed;
+    if (slots <= 0) continue;
+    if (e.is_driver() && observed == 0) continue;
+    ExecutorSlots s;
+    s.added = e.added_time_ms >= 0 ? Span(e.added_time_ms, start) : 0;
+    s.removed = e.removed_time_ms >= 0 ? std::max(Span(e.removed_time_ms, start), s.added) : kNever;
+    s.slots = slots;
+    executors.push_back(s);
+    slots_of[e.executor_id] = slots;
+    real_cores = std::max(real_cores, e.total_cores > 0 ? e.total_cores : slots);
+  }
+  for (const auto& [id, observed] : concurrency) {  // executors only the tasks name
+    if (listed.count(id) != 0 || observed <= 0) continue;
+    executors.push_back({0, kNever, observed});
+  }
+  std::stable_sort(executors.begin(), executors.end(),
+                   [](const ExecutorSlots& a, const ExecutorSlots& b) { return a.added < b.added; });
+  p.actual_executors = static_cast<int32_t>(executors.size());
+  p.actual_cores_per_executor = real_cores;
+  // How long each task held its slot: to its finish, or to the launch that reused the slot if
+  // that came first. The driver records a finish once it has the task's result, while the
+  // executor already runs the next task in the freed slot; under load that lag reaches a second.
+  std::vector<int64_t> slot_released(m.tasks.size(), -1);
+  {
+    std::map<std::string, std::vector<uint32_t>> by_executor;
+    for (uint32_t i = 0; i < m.tasks.size(); ++i) {
+      const model::TaskAttempt& t = m.tasks[i];
+      if (!t.ended() || t.executor == model::kNone || t.launch_time_ms < 0) continue;
+      by_executor[m.strings.Get(t.executor)].push_back(i);
+    }
+    for (auto& [id, list] : by_executor) {
+      auto slots = slots_of.find(id);
+      if (slots == slots_of.end()) continue;  // slots taken from the seen concurrency
+      std::stable_sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) {
+        return m.tasks[a].launch_time_ms < m.tasks[b].launch_time_ms;
+      });
+      using Held = std::pair<int64_t, uint32_t>;  // finish, task
+      std::priority_queue<Held, std::vector<Held>, std::greater<>> held;
+      for (uint32_t i : list) {
+        const model::TaskAttempt& t = m.tasks[i];
+        while (!held.empty() && held.top().first <= t.launch_time_ms) held.pop();
+        if (static_cast<int32_t>(held.size()) >= slots->second) {
+          slot_released[held.top().second] = t.launch_time_ms;
+          held.pop();
+        }
+        held.push({std::max(t.finish_time_ms, t.launch_time_ms), i});
+      }
+    }
+  }
+  for (const ExecutorSlots& e : executors) {
+    const int64_t held = std::min(e.removed, p.actual_wall_ms) - std::min(e.added, p.actual_wall_ms);
+    p.actual_core_hours += static_cast<double>(std::max<int64_t>(held, 0)) * e.slots / 3'600'000.0;
+  }
+
+  // The dispatch gap: on each executor, from a task's end (its slot's release) to the launch
+  // that reuses its slot, when that launch came within a second (longer means no task was
+  // waiting). Median.
   int64_t launch_gap_ms = 0;
   {
     std::map<std::string, std::vector<std::pair<int64_t, int>>> timeline;  // time, +1 end / 0 launch
@@ -697,7 +772,11 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
       if (!t.ended() || t.executor == model::kNone || t.launch_time_ms < 0) continue;
       auto& list = timeline[m.strings.Get(t.executor)];
       list.push_back({t.launch_time_ms, 1});
-      list.push_back({std::max(t.finish_time_ms, t.launch_time_ms), 0});
+      const size_t i = static_cast<size_t>(&t - m.tasks.data());
+      const int64_t end = slot_released[i] >= t.launch_time_ms
+                              ? std::min(slot_released[i], t.finish_time_ms)
+                              : t.finish_time_ms;
+      list.push_back({std::max(end, t.launch_time_ms), 0});
     }
     std::vector<int64_t> gaps;
     for (auto& [id, list] : timeline) {
@@ -718,42 +797,6 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
       launch_gap_ms = gaps[gaps.size() / 2];
     }
   }
-  double task_cpus = 1;
-  if (auto profile = m.resource_profiles.find(0);
-      profile != m.resource_profiles.end() && profile->second.task_cpus >= 1) {
-    task_cpus = profile->second.task_cpus;
-  }
-  std::vector<ExecutorSlots> executors;
-  std::set<std::string> listed;
-  int32_t real_cores = 0;
-  for (const model::Executor& e : m.executors) {
-    listed.insert(e.executor_id);
-    const auto seen = concurrency.find(e.executor_id);
-    const int32_t observed = seen != concurrency.end() ? seen->second : 0;
-    int32_t slots = e.total_cores > 0 ? static_cast<int32_t>(std::min<double>(e.total_cores / task_cpus, 100'000)) : observed;
-    slots = std::max(slots, observed);
-    if (slots <= 0) continue;
-    if (e.is_driver() && observed == 0) continue;
-    ExecutorSlots s;
-    s.added = e.added_time_ms >= 0 ? Span(e.added_time_ms, start) : 0;
-    s.removed = e.removed_time_ms >= 0 ? std::max(Span(e.removed_time_ms, start), s.added) : kNever;
-    s.slots = slots;
-    executors.push_back(s);
-    real_cores = std::max(real_cores, e.total_cores > 0 ? e.total_cores : slots);
-  }
-  for (const auto& [id, observed] : concurrency) {  // executors only the tasks name
-    if (listed.count(id) != 0 || observed <= 0) continue;
-    executors.push_back({0, kNever, observed});
-  }
-  std::stable_sort(executors.begin(), executors.end(),
-                   [](const ExecutorSlots& a, const ExecutorSlots& b) { return a.added < b.added; });
-  p.actual_executors = static_cast<int32_t>(executors.size());
-  p.actual_cores_per_executor = real_cores;
-  for (const ExecutorSlots& e : executors) {
-    const int64_t held = std::min(e.removed, p.actual_wall_ms) - std::min(e.added, p.actual_wall_ms);
-    p.actual_core_hours += static_cast<double>(std::max<int64_t>(held, 0)) * e.slots / 3'600'000.0;
-  }
-
   // Units: stage attempts with ended tasks.
   std::vector<Unit> units;
   std::map<std::pair<int32_t, int32_t>, size_t> unit_of;
@@ -768,7 +811,10 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
     for (const uint32_t* it = begin; it != end; ++it) {
       const model::TaskAttempt& t = m.tasks[*it];
       if (!t.ended() || t.launch_time_ms < 0 || t.finish_time_ms < t.launch_time_ms) continue;
-      Work work{std::min(t.finish_time_ms - t.launch_time_ms, kMaxMs), -1,
+      const int64_t released =
+          slot_released[*it] >= t.launch_time_ms ? std::min(slot_released[*it], t.finish_time_ms)
+                                                 : t.finish_time_ms;
+      Work work{std::min(released - t.launch_time_ms, kMaxMs), -1,
                 Span(t.launch_time_ms, start)};
       if (t.has_metrics) {
         const model::TaskAttemptMetrics& x = t.metrics;
