@@ -93,6 +93,10 @@ struct Unit {
   std::vector<size_t> deps;   // units that must complete first
   int64_t delay_after_deps = 0;
   bool shuffle_read = false;  // re-split by shuffle_partitions
+  // The first task of the stage on each executor takes this much longer (the stage's closure
+  // and broadcasts deserialised, code warmed up, a Python worker started): taken off the run's
+  // first tasks, added to the first task each simulated executor runs.
+  int64_t warmup_ms = 0;
   // Simulation state.
   size_t deps_left = 0;
   size_t next_task = 0;
@@ -186,6 +190,39 @@ std::vector<Work> Reshape(std::vector<Work> tasks, const Unit& unit, const Scena
     tasks = std::move(out);
   }
   return tasks;
+}
+
+// A stage's per-executor warm-up: its first task on each executor against the median of the
+// tasks that were not first (at least 3 of them). The median excess is taken off those first
+// tasks (at most each one's own excess) and returned; 0 when the run cannot show it.
+int64_t TakeWarmup(std::vector<Work>& tasks, const std::vector<uint32_t>& executors) {
+  std::vector<size_t> order(tasks.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return tasks[a].real_launch_ms < tasks[b].real_launch_ms;
+  });
+  std::set<uint32_t> seen;
+  std::vector<size_t> firsts;
+  std::vector<int64_t> others;
+  for (size_t i : order) {
+    if (seen.insert(executors[i]).second) {
+      firsts.push_back(i);
+    } else {
+      others.push_back(tasks[i].duration_ms);
+    }
+  }
+  if (others.size() < 3 || firsts.empty()) return 0;
+  std::nth_element(others.begin(), others.begin() + others.size() / 2, others.end());
+  const int64_t median = others[others.size() / 2];
+  std::vector<int64_t> excess;
+  for (size_t i : firsts) excess.push_back(std::max<int64_t>(tasks[i].duration_ms - median, 0));
+  std::vector<int64_t> sorted = excess;
+  std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+  const int64_t warmup = sorted[sorted.size() / 2];
+  for (size_t k = 0; k < firsts.size(); ++k) {
+    tasks[firsts[k]].duration_ms -= std::min(excess[k], warmup);
+  }
+  return warmup;
 }
 
 // A Spark duration ("60s", "500ms", "2min", "1h"; a bare number in `unit_ms`), -1 when not one.
@@ -380,6 +417,7 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
   int32_t alive_count = 0;
   const int32_t executor_cap = allocation.enabled ? std::max(allocation.max, 1) : 0;
   std::set<std::tuple<int32_t, int32_t, int32_t, size_t>> ready;
+  std::set<std::pair<size_t, size_t>> warmed;  // (unit, executor) that ran a task of the unit
   // Running tasks: when each ends and on which executor.
   std::priority_queue<std::tuple<int64_t, size_t, size_t>, std::vector<std::tuple<int64_t, size_t, size_t>>,
                       std::greater<>>
@@ -436,7 +474,10 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
       const size_t u = std::get<3>(*first);
       Unit& unit = units[u];
       if (unit.sim_start < 0) unit.sim_start = now;
-      const int64_t duration = unit.tasks[unit.next_task].duration_ms;
+      int64_t duration = unit.tasks[unit.next_task].duration_ms;
+      if (unit.warmup_ms > 0 && warmed.insert({u, executor}).second) {
+        duration = std::min(duration + unit.warmup_ms, kMaxMs);
+      }
       ++unit.next_task;
       ++unit.running;
       if (unit.next_task == unit.tasks.size()) ready.erase(first);
@@ -803,6 +844,7 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
   for (const auto& [key, stage] : m.stages) {
     auto [begin, end] = m.TasksOf(stage);
     Unit unit;
+    std::vector<uint32_t> task_executors;  // per task of the unit
     unit.stage_id = stage.stage_id;
     unit.attempt = stage.attempt;
     unit.name = stage.name;
@@ -830,11 +872,13 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
         work.disk_spilled_bytes = std::max<int64_t>(x.disk_bytes_spilled, 0);
       }
       unit.tasks.push_back(work);
+      task_executors.push_back(t.executor);
       first = first < 0 ? t.launch_time_ms : std::min(first, t.launch_time_ms);
       last = std::max(last, t.finish_time_ms);
       if (t.has_metrics && t.metrics.shuffle_bytes_read() > 0) unit.shuffle_read = true;
     }
     if (unit.tasks.empty()) continue;
+    unit.warmup_ms = TakeWarmup(unit.tasks, task_executors);
     unit.real_submit = first;
     unit.real_end = last;
     unit_of[key] = units.size();
