@@ -3,57 +3,13 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "common/utf8.h"
+
 namespace sparkprof::jni {
 namespace {
 
-constexpr uint32_t kReplacement = 0xFFFD;
-
-void AppendUtf8(std::string& out, uint32_t code_point) {
-  if (code_point < 0x80) {
-    out.push_back(static_cast<char>(code_point));
-  } else if (code_point < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (code_point >> 6)));
-    out.push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
-  } else if (code_point < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (code_point >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((code_point >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (code_point >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((code_point >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((code_point >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
-  }
-}
-
-// The code point of the well-formed UTF-8 sequence at the start of `text` and its length, or
-// length 0 when it is malformed.
-size_t DecodeUtf8(std::string_view text, uint32_t& code_point) {
-  auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
-  const unsigned char lead = byte(0);
-  size_t length = 0;  // 80..C1 (continuation, overlong) and F5..FF never lead
-  if (lead < 0x80) {
-    length = 1;
-  } else if (lead >= 0xC2 && lead < 0xE0) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead < 0xF0) {
-    length = 3;
-  } else if (lead >= 0xF0 && lead < 0xF5) {
-    length = 4;
-  }
-  if (length == 0 || length > text.size()) return 0;
-  code_point = length == 1 ? lead : lead & (0x7F >> length);
-  for (size_t i = 1; i < length; ++i) {
-    if ((byte(i) & 0xC0) != 0x80) return 0;
-    code_point = (code_point << 6) | (byte(i) & 0x3F);
-  }
-  static constexpr uint32_t kMinimum[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (code_point < kMinimum[length] || code_point > 0x10FFFF ||
-      (code_point >= 0xD800 && code_point <= 0xDFFF)) {
-    return 0;
-  }
-  return length;
-}
+using utf8::Append;
+using utf8::kReplacementCharacter;
 
 }  // namespace
 
@@ -64,25 +20,25 @@ std::string Utf8FromUtf16(std::u16string_view units) {
     const uint32_t unit = units[i];
     if (unit >= 0xD800 && unit <= 0xDBFF && i + 1 < units.size() && units[i + 1] >= 0xDC00 &&
         units[i + 1] <= 0xDFFF) {
-      AppendUtf8(utf8, 0x10000 + ((unit - 0xD800) << 10) + (units[i + 1] - 0xDC00));
+      Append(utf8, 0x10000 + ((unit - 0xD800) << 10) + (units[i + 1] - 0xDC00));
       ++i;
     } else if ((unit >= 0xD800 && unit <= 0xDFFF) || unit == 0) {
-      AppendUtf8(utf8, kReplacement);
+      Append(utf8, kReplacementCharacter);
     } else {
-      AppendUtf8(utf8, unit);
+      Append(utf8, unit);
     }
   }
   return utf8;
 }
 
-std::u16string Utf16FromUtf8(std::string_view utf8) {
+std::u16string Utf16FromUtf8(std::string_view text) {
   std::u16string units;
-  units.reserve(utf8.size());
-  while (!utf8.empty()) {
+  units.reserve(text.size());
+  while (!text.empty()) {
     uint32_t code_point = 0;
-    size_t length = DecodeUtf8(utf8, code_point);
+    size_t length = utf8::Decode(text, code_point);
     if (length == 0) {
-      code_point = kReplacement;
+      code_point = kReplacementCharacter;
       length = 1;
     }
     if (code_point >= 0x10000) {
@@ -92,7 +48,7 @@ std::u16string Utf16FromUtf8(std::string_view utf8) {
     } else {
       units.push_back(static_cast<char16_t>(code_point));
     }
-    utf8.remove_prefix(length);
+    text.remove_prefix(length);
   }
   return units;
 }

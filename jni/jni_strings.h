@@ -17,7 +17,7 @@ namespace sparkprof::jni {
 std::string Utf8FromUtf16(std::u16string_view units);
 // UTF-16 of UTF-8 text; each malformed byte (truncated, overlong, surrogate, above U+10FFFF)
 // becomes U+FFFD.
-std::u16string Utf16FromUtf8(std::string_view utf8);
+std::u16string Utf16FromUtf8(std::string_view text);
 
 // Standard UTF-8 of a Java string ("" for null or when the JVM fails; its exception is cleared).
 std::string ToUtf8(JNIEnv* env, jstring text, size_t max_chars = SIZE_MAX);

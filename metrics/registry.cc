@@ -5,6 +5,8 @@
 #include <cmath>
 #include <type_traits>
 
+#include "common/utf8.h"
+
 namespace sparkprof::metrics {
 namespace {
 
@@ -279,11 +281,15 @@ std::string Registry::Render() const {
 
 namespace {
 
-// The text format escapes '\\' and newline everywhere, and '"' inside label values.
+// The text format escapes '\\' and newline everywhere, and '"' inside label values. It must be
+// UTF-8: one malformed byte (say, an application name that crossed JNI as modified UTF-8) makes
+// Prometheus reject the whole scrape, so such bytes become U+FFFD.
 std::string Escape(std::string_view text, bool escape_quotes) {
+  std::string valid;
+  utf8::AppendValid(valid, text);
   std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
+  out.reserve(valid.size());
+  for (char c : valid) {
     if (c == '\\') {
       out += "\\\\";
     } else if (c == '\n') {

@@ -84,6 +84,34 @@ TEST(RegistryTest, EscapesHelpAndLabelValues) {
   EXPECT_NE(text.find("x_total{path=\"a\\\\b\\\"c\\nd\"} 1\n"), std::string::npos);
 }
 
+// Prometheus rejects a whole scrape for one malformed UTF-8 byte in a label (issue 15: an emoji
+// in spark.app.name as JNI's modified UTF-8). Well-formed text, emoji included, passes unchanged.
+TEST(RegistryTest, LabelValuesAreAlwaysValidUtf8) {
+  Registry registry;
+  auto counter = registry.AddCounter("x_total", "X.");
+  ASSERT_TRUE(counter.ok());
+  const std::string emoji = "caf\xc3\xa9 \xf0\x9f\x98\x80";
+  const std::string modified_utf8_emoji = "\xed\xa0\xbd\xed\xb8\x80";  // two surrogates
+  const std::string replacement = "\xef\xbf\xbd";
+  (*counter)->WithLabels({{"app", emoji}}).Increment();
+  (*counter)->WithLabels({{"app", modified_utf8_emoji}}).Increment();
+  (*counter)->WithLabels({{"app", "a\xff\xc0\x80z\xf0\x9f"}}).Increment();
+  registry.SetCommonLabels({{"application_name", "\xed\xa0\xbd!"}});
+  std::string text = registry.Render();
+  EXPECT_NE(text.find("app=\"" + emoji + "\""), std::string::npos) << text;
+  std::string six_replacements;
+  for (int i = 0; i < 6; ++i) six_replacements += replacement;
+  EXPECT_NE(text.find("app=\"" + six_replacements + "\""), std::string::npos) << text;
+  EXPECT_NE(text.find("app=\"a" + replacement + replacement + replacement + "z" + replacement +
+                      replacement + "\""),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("application_name=\"" + replacement + replacement + replacement + "!\""),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("\xed\xa0"), std::string::npos);
+}
+
 TEST(RegistryTest, LabelsAreSortedAndChildrenReused) {
   Registry registry;
   auto counter = registry.AddCounter("c_total", "c");

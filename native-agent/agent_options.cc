@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "common/utf8.h"
+
 namespace sparkprof::agent {
 namespace {
 
@@ -21,29 +23,6 @@ Result<int64_t> ParseInteger(std::string_view key, std::string_view value, int64
   return parsed;
 }
 
-// Decodes the UTF-8 sequence at the start of `text` into `code_point`; returns its length, or 0
-// when it is malformed: truncated, a stray continuation byte, overlong, a surrogate (as JNI's
-// modified UTF-8 writes supplementary characters) or above U+10FFFF.
-size_t DecodeUtf8(std::string_view text, uint32_t& code_point) {
-  auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
-  size_t length = byte(0) < 0x80    ? 1
-                  : byte(0) >= 0xF8 ? 0
-                  : byte(0) >= 0xF0 ? 4
-                  : byte(0) >= 0xE0 ? 3
-                  : byte(0) >= 0xC0 ? 2
-                                    : 0;
-  if (length == 0 || length > text.size()) return 0;
-  code_point = length == 1 ? byte(0) : byte(0) & (0x7F >> length);
-  for (size_t i = 1; i < length; ++i) {
-    if ((byte(i) & 0xC0) != 0x80) return 0;
-    code_point = (code_point << 6) | (byte(i) & 0x3F);
-  }
-  static constexpr uint32_t kSmallestOfLength[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (code_point < kSmallestOfLength[length] || code_point > 0x10FFFF) return 0;
-  if (code_point >= 0xD800 && code_point <= 0xDFFF) return 0;
-  return length;
-}
-
 }  // namespace
 
 Status ValidateExecutorId(std::string_view id) {
@@ -54,7 +33,7 @@ Status ValidateExecutorId(std::string_view id) {
   }
   for (size_t offset = 0; offset < id.size();) {
     uint32_t code_point = 0;
-    size_t length = DecodeUtf8(id.substr(offset), code_point);
+    size_t length = utf8::Decode(id.substr(offset), code_point);
     if (length == 0) {
       return InvalidArgument("the executor id is not well-formed UTF-8 at byte " +
                              std::to_string(offset));

@@ -1,13 +1,29 @@
 // Fuzzes the live feed's entry (DriverAggregator::OnEvent, as the listener's JNI call reaches it):
 // the input is split into lines and fed as listener events; snapshots (scrapes) are taken between
 // them and the application is finished at the end. Nothing may crash, whatever the lines say
-// (events out of order, duplicated, missing, hostile values). Seeds: corpus/live_events/.
+// (events out of order, duplicated, missing, hostile values), and every scrape must be valid
+// UTF-8 (Prometheus rejects a whole scrape for one bad byte, e.g. in an application name).
+// Seeds: corpus/live_events/.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string_view>
 
+#include "common/utf8.h"
 #include "driver-aggregator/driver_aggregator.h"
+
+namespace {
+
+void CheckValidUtf8(std::string_view text) {
+  while (!text.empty()) {
+    uint32_t code_point = 0;
+    size_t length = sparkprof::utf8::Decode(text, code_point);
+    if (length == 0) __builtin_trap();
+    text.remove_prefix(length);
+  }
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   sparkprof::driver::AggregatorOptions options;
@@ -23,12 +39,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     size_t end = input.find('\n');
     std::string_view line = input.substr(0, end);
     (void)aggregator.OnEvent(line);
-    if (++lines % 16 == 0) aggregator.registry().Render();
+    if (++lines % 16 == 0) CheckValidUtf8(aggregator.registry().Render());
     if (end == std::string_view::npos) break;
     input.remove_prefix(end + 1);
   }
-  aggregator.registry().Render();
+  CheckValidUtf8(aggregator.registry().Render());
   (void)aggregator.FinishApplication();  // no output directory: the analysis runs, no files
-  aggregator.registry().Render();
+  CheckValidUtf8(aggregator.registry().Render());
   return 0;
 }
