@@ -1,4 +1,5 @@
 #include "driver-aggregator/driver_aggregator.h"
+#include "driver-aggregator/profile_file_writer.h"
 
 #include <gtest/gtest.h>
 #include <arpa/inet.h>
@@ -399,6 +400,29 @@ TEST(DriverAggregatorTest, ConcurrentIngestFlameGraphsAndScrapes) {
   for (int stage = 0; stage < 4; ++stage) total += aggregator->StageWeightNs({stage, 0});
   EXPECT_EQ(total, 400u * 15);
   std::filesystem::remove_all(options.output_dir);
+}
+
+// The output directory may be shared (/tmp/sparkprof): a symlink planted at the saved profile's
+// name is refused, its target untouched. (Flame graphs and reports go through
+// WriteFileAtomically, tested in native-agent/profile_writers_test.cc.)
+TEST(DriverAggregatorTest, OutputFilesNeverFollowAPlantedSymlink) {
+  std::string directory = ::testing::TempDir() + "/sparkprof_driver_symlink." +
+                          std::to_string(::getpid());
+  std::filesystem::remove_all(directory);
+  std::filesystem::create_directories(directory);
+  std::string victim = directory + "/victim";
+  std::ofstream(victim) << "precious\n";
+  std::string path = directory + "/profile.sparkprof";
+  std::filesystem::create_symlink(victim, path);
+  ProfileFileWriter writer(1 << 20);
+  Status opened = writer.Open(path);
+  EXPECT_FALSE(opened.ok());
+  EXPECT_NE(opened.message().find("symbolic link"), std::string::npos) << opened.message();
+  std::ifstream in(victim);
+  std::stringstream contents;
+  contents << in.rdbuf();
+  EXPECT_EQ(contents.str(), "precious\n");
+  std::filesystem::remove_all(directory);
 }
 
 // A second driver on the host finds the port taken: it runs on without /metrics and says why.
