@@ -63,8 +63,8 @@ void PrintProblems(const std::string& source, const fg::ReadReport& report) {
   // Messages quote the input (frame names of a collapsed file): terminal-safe, one line each.
   PrintMessage(kProgram, source + ": " + std::to_string(report.problem_count) +
                              " problem(s) skipped while reading");
-  for (const std::string& message : report.messages) PrintMessage(" ", message);
-  if (report.problem_count > report.messages.size()) PrintMessage(" ", "...");
+  for (const std::string& message : report.messages) PrintMessage("", "  " + message);
+  if (report.problem_count > report.messages.size()) PrintMessage("", "  ...");
 }
 
 std::string DefaultOutputPath(const std::string& input, const std::string& format) {

@@ -14,7 +14,7 @@ namespace sparkprof::cli {
 
 void PrintMessage(std::string_view program, std::string_view message) {
   std::string line(program);
-  line += ": ";
+  if (!program.empty()) line += ": ";
   line += SanitizeForTerminal(message);
   line += '\n';
   std::fwrite(line.data(), 1, line.size(), stderr);

@@ -9,7 +9,8 @@
 
 namespace sparkprof::cli {
 
-// "<program>: <message>\n" on stderr; `message` passes through SanitizeForTerminal.
+// "<program>: <message>\n" on stderr ("<message>\n" without a program); `message` passes
+// through SanitizeForTerminal.
 void PrintMessage(std::string_view program, std::string_view message);
 
 // Writes `text` to `path` ("" or "-": standard output) and flushes it; false, with a message

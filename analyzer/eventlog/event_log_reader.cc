@@ -34,7 +34,8 @@ class DecodedBudgetStream final : public InputStream {
       ratio_left = allowed - std::min(part_bytes_, allowed);
     }
     // One byte past either limit tells "exactly at the limit" from "more than the limit".
-    uint64_t want = std::min<uint64_t>(size, std::min(left, ratio_left) + 1);
+    const uint64_t budget = std::min(left, ratio_left);
+    const uint64_t want = budget >= size ? size : budget + 1;
     Result<size_t> got = decoded_.Read(buffer, static_cast<size_t>(want));
     if (!got.ok() || *got == 0) return got;
     size_t served = *got;

@@ -80,6 +80,9 @@ TEST(EventLogReader, ExpansionRatioAtTheLimitIsReadPastItIsStopped) {
 
   options.max_expansion_ratio = 0;  // no limit
   EXPECT_EQ(Read(OnePart(text, 1), options).events, 100);
+  options.max_decoded_bytes = UINT64_MAX;  // no limit at all: still reads everything
+  EXPECT_EQ(Read(OnePart(text, 1), options).events, 100);
+  options.max_decoded_bytes = kDefaultMaxDecodedBytes;
   // Below expansion_check_after_bytes a part may expand without limit (tiny files do).
   options.max_expansion_ratio = 50;
   options.expansion_check_after_bytes = text.size();
