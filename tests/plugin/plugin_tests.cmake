@@ -59,7 +59,9 @@ foreach(version IN LISTS SPARKPROF_SPARK_VERSIONS)
     plugin_spark_${version}_plugin_only plugin_spark_${version}_disabled
     plugin_spark_${version}_plugin_only_bare_node
     PROPERTIES TIMEOUT 300 LABELS "jvm;plugin;spark" SKIP_RETURN_CODE 77
-    PASS_REGULAR_EXPRESSION "PASS" FAIL_REGULAR_EXPRESSION "FAIL|hs_err|SIGSEGV")
+    # FAIL only at a line's start: Spark's own log may quote a Hadoop setting holding "FAILED"
+    # (e.g. when it reports a slow listener event with the whole environment, under load).
+    PASS_REGULAR_EXPRESSION "PASS" FAIL_REGULAR_EXPRESSION "(^|\n)FAIL|hs_err|SIGSEGV")
 endforeach()
 
 add_test(NAME plugin_jar_contents
