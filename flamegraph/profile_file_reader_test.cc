@@ -145,6 +145,31 @@ TEST(ProfileFileReaderTest, OversizedBatchIsRefusedBeforeVerification) {
   EXPECT_NE(claimed.status.message().find("declares 4294967295 bytes"), std::string::npos);
 }
 
+// ProfileFileReadOptions limits (docs/limits.md), each at the limit and one past it.
+TEST(ProfileFileReaderTest, BatchAndStackDepthLimitsAtAndPastTheLimit) {
+  std::string batch =
+      MakeBatch({"a", "b", "c"}, {{0, 1, 2}}, {{0, 1, schema::Category::compute, 5}});
+  const uint32_t declared = static_cast<uint32_t>(batch.size()) - 4;  // after the size prefix
+  ProfileFileReadOptions options;
+  options.max_batch_bytes = declared;
+  options.max_frames_per_stack = 3;
+  Loaded at = Read(batch, options);
+  ASSERT_TRUE(at.status.ok()) << at.status.ToString();
+  EXPECT_EQ(at.model.total_weight(), 5u);
+  EXPECT_EQ(at.report.problem_count, 0u);
+  options.max_batch_bytes = declared - 1;
+  Loaded batch_past = Read(batch, options);
+  EXPECT_FALSE(batch_past.status.ok());
+  EXPECT_NE(batch_past.status.message().find("more than the limit"), std::string::npos);
+  options.max_batch_bytes = declared;
+  options.max_frames_per_stack = 2;
+  Loaded deep = Read(batch + MakeBatch({"x"}, {{0}}, {{0, 1, schema::Category::compute, 1}}),
+                     options);
+  ASSERT_TRUE(deep.status.ok()) << deep.status.ToString();
+  EXPECT_EQ(deep.model.total_weight(), 1u);  // the 3-frame stack skipped, the 1-frame one read
+  EXPECT_EQ(deep.report.problem_count, 1u);
+}
+
 TEST(ProfileFileReaderTest, BadIndicesAndCategoriesAreCountedNotTrusted) {
   std::string batch = MakeBatch({"a"}, {{0, 7}, {0}},
                                 {{9, 1, schema::Category::compute, 1},  // no stack 9
