@@ -126,10 +126,10 @@ struct ExecutorSlots {
   int32_t slots = 1;
 };
 
-// The work of a stage after the scenario's re-split (shuffle partitions, skew fix, a file
-// scan's new split size: `scan_count` tasks, -1 for none).
+// The work of a stage after the scenario's re-split: the skew fix, then `count` tasks (the
+// new shuffle partitions or a file scan's new split; -1 to keep the count).
 std::vector<Work> Reshape(std::vector<Work> tasks, const Unit& unit, const Scenario& scenario,
-                          int64_t fixed_ms, int64_t scan_count) {
+                          int64_t fixed_ms, int64_t count) {
   if (tasks.empty()) return tasks;
   const bool fix_here =
       scenario.fix_skew &&
@@ -140,10 +140,8 @@ std::vector<Work> Reshape(std::vector<Work> tasks, const Unit& unit, const Scena
   if (auto stage = scenario.stage_partitions.find(unit.stage_id);
       stage != scenario.stage_partitions.end()) {
     new_count = stage->second;
-  } else if (scenario.shuffle_partitions > 0 && unit.shuffle_read) {
-    new_count = scenario.shuffle_partitions;
-  } else if (scan_count > 0) {
-    new_count = scan_count;
+  } else if (count > 0) {
+    new_count = count;
   }
   if (fix_here && tasks.size() >= 5) {
     std::vector<int64_t> durations;
@@ -1285,7 +1283,7 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
   }
 
   // Re-splits: file scans by the new split size, shuffle reads, skew.
-  std::vector<int64_t> scan_counts(units.size(), -1);
+  std::vector<int64_t> scan_counts(units.size(), -1);  // new task counts, -1: unchanged
   if (scenario.max_partition_bytes > 0) {
     const int64_t old_max = ParseSizeBytes(property("spark.sql.files.maxPartitionBytes", ""), 1);
     const int64_t open_cost =
@@ -1325,6 +1323,38 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
                         std::to_string(scenario.max_partition_bytes) + " (" +
                         std::to_string(resplit) + " file-scan stages re-split by their input bytes)");
   }
+  // spark.sql.shuffle.partitions: it sets the count of SQL stages that read a hash or range
+  // shuffle, which ran that many tasks; one that ran fewer was coalesced by adaptive execution
+  // (its count follows the data, at most the setting); others (a single partition, an explicit
+  // repartition(n), RDD shuffles) keep theirs.
+  int resplit_shuffles = 0;
+  if (scenario.shuffle_partitions > 0) {
+    bool ok = false;
+    int64_t run_partitions = ParseCount(property("spark.sql.shuffle.partitions", ""), ok);
+    if (!ok) run_partitions = 200;
+    const bool adaptive_default =
+        m.spark_version.empty() || m.spark_version >= "3.2" || m.spark_version[0] >= '4';
+    const bool coalescing =
+        property("spark.sql.adaptive.enabled", adaptive_default ? "true" : "false") == "true" &&
+        property("spark.sql.adaptive.coalescePartitions.enabled", "true") == "true";
+    for (size_t u = 0; u < reshaped.size(); ++u) {
+      const Unit& unit = reshaped[u];
+      if (!unit.shuffle_read || removed[u] || scan_counts[u] > 0) continue;
+      auto job = m.jobs.find(unit.job);
+      if (job == m.jobs.end() || job->second.sql_execution_id < 0) continue;
+      const int64_t ran = static_cast<int64_t>(unit.tasks.size());
+      int64_t count = -1;
+      if (ran == run_partitions) {
+        count = scenario.shuffle_partitions;
+      } else if (ran < run_partitions && coalescing && ran > 1) {
+        count = std::min<int64_t>(scenario.shuffle_partitions, ran);
+      }
+      if (count > 0 && count != ran) {
+        scan_counts[u] = count;
+        ++resplit_shuffles;
+      }
+    }
+  }
   if (scenario.fix_skew || scenario.shuffle_partitions > 0 || !scenario.stage_partitions.empty() ||
       scenario.max_partition_bytes > 0) {
     for (size_t u = 0; u < reshaped.size(); ++u) {
@@ -1342,8 +1372,9 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
     }
     if (scenario.shuffle_partitions > 0) {
       p.changes.push_back("spark.sql.shuffle.partitions=" +
-                          std::to_string(scenario.shuffle_partitions) +
-                          " (stages that read a shuffle re-split to that many tasks)");
+                          std::to_string(scenario.shuffle_partitions) + " (" +
+                          std::to_string(resplit_shuffles) +
+                          " SQL stages that read a shuffle re-split)");
     }
   }
   RunResult predicted =
@@ -1378,9 +1409,10 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
       "them; slots are not CPUs: more slots than the hosts' cores are assumed to scale"};
   if (scenario.shuffle_partitions > 0) {
     p.assumptions.push_back(
-        "a re-split stage's work (task time less its shortest task) is spread evenly over the new "
-        "partitions in key order, so a hot partition stays hot; spill and GC per task are not "
-        "rescaled");
+        "the setting re-splits the SQL stages that ran that many tasks (or fewer, coalesced by "
+        "adaptive execution: at most the new count); a re-split stage's work (task time less "
+        "its shortest task) is spread evenly over the new partitions in key order, so a hot "
+        "partition stays hot; spill and GC per task are not rescaled");
   }
   if (scenario.executors > 0 && !allocation.enabled) {
     p.assumptions.push_back(

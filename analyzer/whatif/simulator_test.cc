@@ -26,6 +26,8 @@ report::Analysis Synthetic(int tasks, int64_t task_ms, int skewed = 0, double sk
   app.executors = 4;
   app.cores_per_executor = 2;
   app.executor_start_delay_ms = 1000;
+  // The aggregate ran spark.sql.shuffle.partitions tasks: the setting re-splits it.
+  app.extra_properties.push_back({"spark.sql.shuffle.partitions", std::to_string(tasks)});
   testing::SyntheticStage scan;
   scan.name = "scan";
   scan.tasks = tasks;
@@ -278,6 +280,30 @@ TEST(Simulator, NewSettingsAreParsed) {
   EXPECT_TRUE(s.fix_broadcast);
   EXPECT_FALSE(ApplySetting("spark.executor.memoryOverhead=1g", s, error));
   EXPECT_NE(error.find("spark.sql.files.maxPartitionBytes"), std::string::npos);
+}
+
+TEST(Simulator, ShufflePartitionsLeaveSinglePartitionCoalescedAndRddStagesAlone) {
+  std::optional<report::Analysis> a =
+      AnalyzeFixture("tests/workloads/validation/fixtures/3.5.9/cpu_repartition.base.zstd");
+  if (!a) GTEST_SKIP() << "no validation fixture";
+  Scenario more;
+  more.shuffle_partitions = 16;
+  Prediction p = Simulate(a->model, more);
+  // Stage 2 ran spark.sql.shuffle.partitions (8) tasks; stage 5 is a global aggregate's single
+  // partition.
+  EXPECT_EQ(StageOf(p, 2)->predicted_tasks, 16);
+  EXPECT_EQ(StageOf(p, 5)->predicted_tasks, 1);
+  // The corpus's broadcast_missed join stage ran 3 of 8 partitions (adaptive coalescing): more
+  // partitions coalesce back to about the same.
+  std::optional<report::Analysis> coalesced =
+      AnalyzeFixture("tests/workloads/fixtures/3.5.9/broadcast_missed.zstd");
+  ASSERT_TRUE(coalesced);
+  EXPECT_EQ(StageOf(Simulate(coalesced->model, more), 4)->predicted_tasks, 3);
+  // An RDD shuffle (reduceByKey(8)) does not read the SQL setting.
+  std::optional<report::Analysis> rdd =
+      AnalyzeFixture("tests/workloads/validation/fixtures/3.5.9/slow_reads.base.zstd");
+  ASSERT_TRUE(rdd);
+  EXPECT_EQ(StageOf(Simulate(rdd->model, more), 1)->predicted_tasks, 8);
 }
 
 // The self-prediction over every shared log that is one complete application with tasks: the

@@ -5,7 +5,12 @@
 #   workloads_rerun_<ver>    every workload re-run on a fresh standalone cluster of that pinned
 #                            Spark release, the same checks on the fresh logs (~25 min each;
 #                            labels nightly;spark;jvm: `ctest -L nightly`; scripts/test.sh leaves
-#                            them out).
+#                            them out);
+#   whatif_validation        the what-if simulator's predictions from each validation workload's
+#                            base run against the real runs at other settings (validation/; fails
+#                            when the median error exceeds 15%; seconds; label workloads);
+#   whatif_validation_rerun_<ver>  the validation suite re-run on fresh clusters, then the same
+#                            check on the fresh logs (~30 min; labels nightly;spark;jvm).
 # Uses, when already set: SPARKPROF_SPARK_ROOT and SPARKPROF_SPARK_VERSIONS (see
 # tests/e2e/real_spark_tests.cmake) and the CLI target sparkprof. Each test exits 77 (skipped)
 # without fixtures, or without its Spark release, its venv Python or java.
@@ -20,7 +25,10 @@ add_test(NAME workloads_accuracy
 add_test(NAME workloads_accuracy_docs
   COMMAND ${Python3_EXECUTABLE} ${workloads_dir}/accuracy.py --sparkprof $<TARGET_FILE:sparkprof>
     --check-docs ${PROJECT_SOURCE_DIR}/docs/diagnosis-accuracy.md)
-set_tests_properties(workloads_accuracy workloads_accuracy_docs PROPERTIES
+add_test(NAME whatif_validation
+  COMMAND ${Python3_EXECUTABLE} ${workloads_dir}/validation/validate.py
+    --sparkprof $<TARGET_FILE:sparkprof>)
+set_tests_properties(workloads_accuracy workloads_accuracy_docs whatif_validation PROPERTIES
   LABELS workloads TIMEOUT 300 SKIP_RETURN_CODE 77)
 
 if(NOT DEFINED SPARKPROF_SPARK_VERSIONS)
@@ -38,7 +46,12 @@ foreach(version IN LISTS SPARKPROF_SPARK_VERSIONS)
       --spark-home ${workloads_spark_root}/${version}/home
       --python ${workloads_spark_root}/${version}/venv/bin/python
       --sparkprof $<TARGET_FILE:sparkprof>)
+  add_test(NAME whatif_validation_rerun_${version}
+    COMMAND ${Python3_EXECUTABLE} ${workloads_dir}/validation/run_suite.py
+      --spark-home ${workloads_spark_root}/${version}/home
+      --python ${workloads_spark_root}/${version}/venv/bin/python
+      --validate $<TARGET_FILE:sparkprof>)
   # One Spark application at a time on the machine: each workload runs its own cluster.
-  set_tests_properties(workloads_rerun_${version} PROPERTIES
+  set_tests_properties(workloads_rerun_${version} whatif_validation_rerun_${version} PROPERTIES
     LABELS "nightly;spark;jvm" TIMEOUT 5400 SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 endforeach()

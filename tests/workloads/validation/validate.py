@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""The what-if simulator against real Spark runs: from each workload's base run, predict every
+variant of suite.json and compare with the variant's real run.
+
+For each committed fixture set (fixtures/<spark version>/): `sparkprof whatif BASE <variant's
+whatif args> --format json` gives predicted.wall_ms; the variant's own log gives the actual wall
+time (application start to end). The error is |predicted - actual| / actual; "unchanged" is the
+error of predicting no change at all (the base run's wall time), for scale. Prints the table,
+the median error per kind of change and overall; exits 1 when the overall median exceeds
+--max-median (0.15), 77 when there are no fixtures.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SKIPPED = 77
+
+
+def whatif(sparkprof, log, args=()):
+    out = subprocess.run([sparkprof, "whatif", log, *args, "--format", "json"], check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def rows_of(sparkprof, fixtures, suite):
+    rows = []
+    for version in sorted(os.listdir(fixtures)):
+        directory = os.path.join(fixtures, version)
+        if not os.path.isdir(directory):
+            continue
+        for workload in suite:
+            base_log = os.path.join(directory, f"{workload['name']}.base.zstd")
+            if not os.path.exists(base_log):
+                continue
+            base = whatif(sparkprof, base_log)
+            for variant in workload["variants"]:
+                log = os.path.join(directory, f"{workload['name']}.{variant['name']}.zstd")
+                if not os.path.exists(log):
+                    continue
+                actual = whatif(sparkprof, log)["actual"]["wall_ms"]
+                predicted = whatif(sparkprof, base_log, variant["whatif"])
+                rows.append({
+                    "version": version, "workload": workload["name"], "kind": variant["kind"],
+                    "change": variant["change"], "base_ms": base["actual"]["wall_ms"],
+                    "self_error": base["self_prediction_error"], "actual_ms": actual,
+                    "predicted_ms": predicted["predicted"]["wall_ms"],
+                    "error": abs(predicted["predicted"]["wall_ms"] - actual) / max(actual, 1),
+                    "unchanged_error": abs(base["actual"]["wall_ms"] - actual) / max(actual, 1),
+                    "args": " ".join(variant["whatif"])})
+    return rows
+
+
+def table(rows, markdown):
+    header = ["Spark", "workload", "change", "base s", "actual s", "predicted s", "error",
+              "unchanged"]
+    lines = []
+    body = [[r["version"], r["workload"], r["change"], f"{r['base_ms'] / 1000:.1f}",
+             f"{r['actual_ms'] / 1000:.1f}", f"{r['predicted_ms'] / 1000:.1f}",
+             f"{100 * r['error']:.1f}%", f"{100 * r['unchanged_error']:.1f}%"] for r in rows]
+    if markdown:
+        lines.append("| " + " | ".join(header) + " |")
+        lines.append("|" + "---|" * len(header))
+        lines += ["| " + " | ".join(row) + " |" for row in body]
+    else:
+        widths = [max(len(str(x)) for x in column) for column in zip(header, *body)]
+        for row in [header] + body:
+            lines.append("  ".join(str(x).ljust(w) for x, w in zip(row, widths)))
+    return "\n".join(lines)
+
+
+def summary(rows, markdown):
+    kinds = {}
+    for r in rows:
+        kinds.setdefault(r["kind"], []).append(r)
+    lines = []
+    if markdown:
+        lines += ["| change | runs | median error | worst | median unchanged |", "|---|---|---|---|---|"]
+    for kind, group in kinds.items():
+        median = statistics.median(r["error"] for r in group)
+        worst = max(r["error"] for r in group)
+        unchanged = statistics.median(r["unchanged_error"] for r in group)
+        if markdown:
+            lines.append(f"| {kind} | {len(group)} | {100 * median:.1f}% | {100 * worst:.1f}% | "
+                         f"{100 * unchanged:.1f}% |")
+        else:
+            lines.append(f"  {kind:<20} {len(group):>2} runs: median error {100 * median:5.1f}%, "
+                         f"worst {100 * worst:5.1f}% (unchanged: {100 * unchanged:5.1f}%)")
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sparkprof", required=True)
+    parser.add_argument("--fixtures", default=os.path.join(HERE, "fixtures"))
+    parser.add_argument("--suite", default=os.path.join(HERE, "suite.json"))
+    parser.add_argument("--max-median", type=float, default=0.15)
+    parser.add_argument("--markdown", action="store_true", help="tables in Markdown")
+    args = parser.parse_args()
+    if not os.path.isdir(args.fixtures):
+        print(f"SKIPPED: no fixtures in {args.fixtures} (run_suite.py --write-fixtures)")
+        return SKIPPED
+    with open(args.suite) as f:
+        suite = json.load(f)["workloads"]
+    rows = rows_of(args.sparkprof, args.fixtures, suite)
+    if not rows:
+        print(f"SKIPPED: no base and variant logs in {args.fixtures}")
+        return SKIPPED
+    print(table(rows, args.markdown))
+    print()
+    print(summary(rows, args.markdown))
+    median = statistics.median(r["error"] for r in rows)
+    unchanged = statistics.median(r["unchanged_error"] for r in rows)
+    print(f"\nmedian error over {len(rows)} predictions: {100 * median:.1f}% "
+          f"(predicting no change: {100 * unchanged:.1f}%); limit {100 * args.max_median:.0f}%")
+    return 1 if median > args.max_median else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
