@@ -413,7 +413,8 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
   int32_t to_add = 1;
   bool tick_pending = false;
   int32_t alive_count = 0;
-  const int32_t executor_cap = allocation.enabled ? std::max(allocation.max, 1) : 0;
+  // At most 100k executors however many tasks wait (hostile input stays bounded).
+  const int32_t executor_cap = allocation.enabled ? std::clamp(allocation.max, 1, 100'000) : 0;
   std::set<std::tuple<int32_t, int32_t, int32_t, size_t>> ready;
   std::set<std::pair<size_t, size_t>> warmed;  // (unit, executor) that ran a task of the unit
   // Running tasks: when each ends and on which executor.

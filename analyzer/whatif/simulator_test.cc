@@ -239,6 +239,34 @@ TEST(Simulator, DynamicAllocationReleasesIdleExecutorsAndRampsUp) {
   EXPECT_EQ(Simulate(a.model, off).predicted_wall_ms, same.baseline_wall_ms);
 }
 
+TEST(Simulator, DynamicAllocationOffHoldsTheRunsPeakToTheEnd) {
+  testing::SyntheticApp app;
+  app.executors = 4;
+  app.cores_per_executor = 2;
+  app.removed_executors = 2;  // released before the end, as dynamic allocation does
+  app.extra_properties.push_back({"spark.dynamicAllocation.enabled", "true"});
+  testing::SyntheticStage stage;
+  stage.name = "work";
+  stage.tasks = 32;
+  stage.task_ms = 3000;
+  stage.jitter = 0;
+  app.stages.push_back(stage);
+  report::Analysis a = AnalyzeText(testing::GenerateEventLog(app));
+  Prediction same = Simulate(a.model, Scenario{});
+  Scenario off;
+  off.dynamic_allocation = 0;
+  Prediction p = Simulate(a.model, off);
+  EXPECT_EQ(p.predicted_executors, 4);
+  EXPECT_GE(p.predicted_core_hours, same.baseline_core_hours);
+  EXPECT_TRUE(Mentions(p.changes, "dynamic allocation off: 4 executors"));
+  // Hostile: an unbounded maximum with one-slot executors stays within the executor bound.
+  Scenario huge;
+  huge.dynamic_allocation = 1;
+  huge.max_executors = 1'000'000;
+  huge.cores_per_executor = 1;
+  EXPECT_LE(Simulate(a.model, huge).predicted_executors, 100'000);
+}
+
 TEST(Simulator, SpeculationCutsAStragglerButNotASkewedTask) {
   std::optional<report::Analysis> straggler =
       AnalyzeFixture("tests/workloads/fixtures/3.5.9/straggler.zstd");
