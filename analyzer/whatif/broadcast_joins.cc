@@ -93,7 +93,9 @@ std::vector<BroadcastCandidate> FindBroadcastCandidates(const model::Application
       if (overlap) continue;
       for (int side = 0; side < 2; ++side) {
         for (int32_t n = children[side]; n >= 0;) {
-          if (plan.Kind(n) == "Sort") c.sort_ms += std::max<int64_t>(plan.Metric(n, "sort time"), 0);
+          if (plan.Kind(n) == "Sort") {
+            c.sort_ms += std::max<int64_t>(plan.Metric(n, "sort time"), 0);
+          }
           if (is_exchange(n)) break;
           const int32_t next =
               plan.FindBelow(n, [&](int32_t m) { return plan.Kind(m) == "Sort" || is_exchange(m); },

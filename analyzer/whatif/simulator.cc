@@ -1176,7 +1176,9 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
                        static_cast<double>(1 + changed.size())),
           kMaxMs);
       for (size_t u : small) {
-        for (Work& w : reshaped[u].tasks) w.duration_ms = std::max<int64_t>(w.duration_ms - w.shuffle_write_ms, 1);
+        for (Work& w : reshaped[u].tasks) {
+          w.duration_ms = std::max<int64_t>(w.duration_ms - w.shuffle_write_ms, 1);
+        }
       }
       for (size_t u : large) {
         // The large side's tasks probe the broadcast: they start once it is built.
@@ -1194,14 +1196,14 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
         removed[u] = true;
       }
       ++converted;
-      p.changes.push_back(
-          "SQL execution " + std::to_string(join.execution_id) + ": the sort-merge join (plan node " +
-          std::to_string(join.join_node) + ") of a " + std::to_string(join.small_bytes >> 10) +
-          " KiB side broadcast; stage(s) " + [&] {
-            std::string ids;
-            for (int32_t id : join.join_stages) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
-            return ids;
-          }() + " removed");
+      std::string stage_ids;
+      for (int32_t id : join.join_stages) {
+        stage_ids += (stage_ids.empty() ? "" : ", ") + std::to_string(id);
+      }
+      p.changes.push_back("SQL execution " + std::to_string(join.execution_id) +
+                          ": the sort-merge join (plan node " + std::to_string(join.join_node) +
+                          ") of a " + std::to_string(join.small_bytes >> 10) +
+                          " KiB side broadcast; stage(s) " + stage_ids + " removed");
     }
     if (converted == 0) {
       p.changes.push_back("--fix broadcast: no sort-merge join whose small side (<= 256 MiB, "
@@ -1322,7 +1324,8 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
     }
     p.changes.push_back("spark.sql.files.maxPartitionBytes=" +
                         std::to_string(scenario.max_partition_bytes) + " (" +
-                        std::to_string(resplit) + " file-scan stages re-split by their input bytes)");
+                        std::to_string(resplit) +
+                        " file-scan stages re-split by their input bytes)");
   }
   // spark.sql.shuffle.partitions: it sets the count of SQL stages that read a hash or range
   // shuffle, which ran that many tasks; one that ran fewer was coalesced by adaptive execution
@@ -1364,7 +1367,8 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
       int64_t fixed = kNever;
       for (const Work& w : unit.tasks) fixed = std::min(fixed, w.duration_ms);
       if (fixed == kNever) fixed = 0;
-      unit.tasks = Reshape(unit.tasks, unit, scenario, std::min<int64_t>(fixed, 200), scan_counts[u]);
+      unit.tasks =
+          Reshape(unit.tasks, unit, scenario, std::min<int64_t>(fixed, 200), scan_counts[u]);
     }
     if (scenario.fix_skew) p.changes.push_back("skew fixed: tasks above 2x their stage's median split into median-sized tasks");
     for (const auto& [stage, count] : scenario.stage_partitions) {

@@ -80,7 +80,19 @@ def country_join(spark, scratch):
     facts.join(countries, "country").groupBy("name").agg(F.sum("amount")).collect()
 
 
-WORKLOADS = {f.__name__: f for f in [slow_reads, cpu_repartition, skewed_join, country_join]}
+def spilling_sort(spark, scratch):
+    """16M rows sorted by a string key into spark.sql.shuffle.partitions (4) partitions: on
+    512 MiB executors each task's rows outgrow its execution memory and spill; on 1.5 GiB they
+    fit."""
+    job(spark, "spilling sort: 16M rows in 4 partitions")
+    rows = spark.range(16_000_000).select(
+        F.col("id"), F.concat(F.lit("token-"), (F.col("id") * 2_654_435_761 % 1_000_000_007)
+                              .cast("string")).alias("token"))
+    rows.orderBy("token").write.format("noop").mode("overwrite").save()
+
+
+WORKLOADS = {f.__name__: f for f in [slow_reads, cpu_repartition, skewed_join, country_join,
+                                      spilling_sort]}
 
 if __name__ == "__main__":
     main(WORKLOADS)

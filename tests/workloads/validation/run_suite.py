@@ -218,13 +218,14 @@ def main():
         if booster:
             booster.__exit__(None, None, None)
         shutil.rmtree(work_root, ignore_errors=True)
-    print(f"Spark {version}: " + (f"FAILED: {', '.join(failed)}" if failed else "every setting ran"),
-          flush=True)
+    outcome = f"FAILED: {', '.join(failed)}" if failed else "every setting ran"
+    print(f"Spark {version}: {outcome}", flush=True)
     if failed:
         return 1
     if args.validate:
-        return subprocess.run([sys.executable, os.path.join(HERE, "validate.py"), "--sparkprof",
-                               args.validate, "--fixtures", os.path.dirname(destination)]).returncode
+        validate = [sys.executable, os.path.join(HERE, "validate.py"), "--sparkprof",
+                    args.validate, "--fixtures", os.path.dirname(destination)]
+        return subprocess.run(validate).returncode
     return 0
 
 

@@ -79,7 +79,8 @@ def summary(rows, markdown):
         kinds.setdefault(r["kind"], []).append(r)
     lines = []
     if markdown:
-        lines += ["| change | runs | median error | worst | median unchanged |", "|---|---|---|---|---|"]
+        lines += ["| change | runs | median error | worst | median unchanged |",
+                  "|---|---|---|---|---|"]
     for kind, group in kinds.items():
         median = statistics.median(r["error"] for r in group)
         worst = max(r["error"] for r in group)
