@@ -80,6 +80,7 @@ struct ArchiveFile {
   std::string stored_name;  // the entry's full name as libzip reports it
   uint64_t index = 0;
   uint64_t compressed_bytes = 0;
+  uint64_t declared_bytes = 0;
 };
 
 // Zip entries are a flat list of paths; this rebuilds the directories they imply.
@@ -133,6 +134,7 @@ class ArchiveFolder final : public Folder {
       entry.display_name = source.display_name + "!" +
                            (node_->path.empty() ? file.name : node_->path + "/" + file.name);
       entry.size_bytes = file.compressed_bytes;
+      entry.declared_bytes = file.declared_bytes;
       entry.archive = source.display_name;
       entry.disk_file = source.disk_file;
       // The part opener holds the pool, not the scan's libzip handle, so every stream it makes
@@ -242,7 +244,8 @@ std::unique_ptr<Folder> MakeArchiveRootFolder(std::shared_ptr<ZipArchive> archiv
       node->files.push_back({.name = std::string(components.back()),
                              .stored_name = info->name,
                              .index = index,
-                             .compressed_bytes = info->compressed_bytes});
+                             .compressed_bytes = info->compressed_bytes,
+                             .declared_bytes = info->declared_bytes});
     }
   }
   const ArchiveNode* root = &tree->root;

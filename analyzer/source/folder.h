@@ -20,6 +20,7 @@ struct FileEntry {
   std::string name;          // last path component
   std::string display_name;  // "dir/name" or "logs.zip!dir/name"
   uint64_t size_bytes = 0;
+  uint64_t declared_bytes = 0;  // an archive entry's declared uncompressed size; 0 if unknown
   std::string disk_path;     // empty for an archive entry
   std::string disk_file;     // the file on disk holding the bytes (see LogPart::disk_file)
   std::string archive;       // the archive chain holding the entry; empty on disk

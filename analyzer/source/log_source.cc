@@ -1,6 +1,12 @@
 #include "analyzer/source/log_source.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <set>
 #include <system_error>
@@ -32,19 +38,74 @@ Result<std::string> ReadHead(InputStream& stream, size_t size) {
   return head;
 }
 
-// The whole stream, or TooLarge past `limit` bytes. Reads rather than trusting a declared
-// size: a zip entry can claim anything.
-Result<std::string> ReadAllBounded(InputStream& stream, uint64_t limit) {
+// An unlinked temporary file: gone from the directory at once, alive while its descriptor is.
+class TemporaryFile {
+ public:
+  explicit TemporaryFile(int fd) : fd_(fd) {}
+  TemporaryFile(const TemporaryFile&) = delete;
+  TemporaryFile& operator=(const TemporaryFile&) = delete;
+  ~TemporaryFile() { ::close(fd_); }
+  int fd() const { return fd_; }
+  // Opening this path gives an open file description of its own (its own offset), so every
+  // libzip handle on the copy is independent.
+  std::string path() const { return "/proc/self/fd/" + std::to_string(fd_); }
+
+ private:
+  int fd_;
+};
+
+std::shared_ptr<TemporaryFile> MakeTemporaryFile() {
+  std::error_code error;
+  fs::path directory = fs::temp_directory_path(error);
+  if (error) return nullptr;
+  std::string name = (directory / "sparkprof-nested-XXXXXX").string();
+  int fd = ::mkostemp(name.data(), O_CLOEXEC);
+  if (fd < 0) return nullptr;  // no room, no permission, no descriptors left: memory instead
+  ::unlink(name.c_str());
+  auto file = std::make_shared<TemporaryFile>(fd);
+  int probe = ::open(file->path().c_str(), O_RDONLY | O_CLOEXEC);
+  if (probe < 0) return nullptr;  // no /proc
+  ::close(probe);
+  return file;
+}
+
+// The whole of a nested archive where libzip can seek in it: in an unlinked temporary file (a
+// zip of zips held in memory until the report was written took a 7 MB zip to 7.7 GB), in memory
+// where no such file can be made. TooLarge past `limit` bytes; reads rather than trusting a
+// declared size: a zip entry can claim anything.
+Result<ArchiveSource> CopyNestedArchive(InputStream& stream, uint64_t limit, uint64_t* size) {
+  std::shared_ptr<TemporaryFile> file = MakeTemporaryFile();
   std::string bytes;
   std::string buffer(64 * 1024, '\0');
+  *size = 0;
   while (true) {
     SPARKPROF_ASSIGN_OR_RETURN(size_t got, stream.Read(buffer.data(), buffer.size()));
-    if (got == 0) return bytes;
-    if (got > limit - bytes.size()) {
+    if (got == 0) break;
+    if (got > limit - *size) {
       return TooLarge("larger than the limit of " + std::to_string(limit) + " bytes");
     }
-    bytes.append(buffer.data(), got);
+    *size += got;
+    if (file == nullptr) {
+      bytes.append(buffer.data(), got);
+      continue;
+    }
+    for (size_t written = 0; written < got;) {
+      ssize_t n = ::write(file->fd(), buffer.data() + written, got - written);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        return IoError(std::string("cannot write its temporary copy: ") + std::strerror(errno));
+      }
+      written += static_cast<size_t>(n);
+    }
   }
+  ArchiveSource source;
+  if (file != nullptr) {
+    source.path = file->path();
+    source.keep_alive = std::move(file);
+  } else {
+    source.bytes = std::make_shared<const std::string>(std::move(bytes));
+  }
+  return source;
 }
 
 class Walker {
@@ -117,15 +178,20 @@ class Walker {
       uint64_t budget = limits_.max_nested_archive_total_bytes -
                         std::min(nested_bytes_held_, limits_.max_nested_archive_total_bytes);
       uint64_t limit = std::min(limits_.max_nested_archive_bytes, budget);
-      Result<std::string> bytes = ReadAllBounded(
-          *MakePrefixedInputStream(std::move(*head), std::move(*stream)), limit);
-      if (!bytes.ok()) {
-        std::string why = bytes.status().message();
-        if (bytes.status().code() == StatusCode::kTooLarge) {
+      uint64_t size = 0;
+      // A declared size past the limit is believed (a smaller one is not: the copy is bounded).
+      Result<ArchiveSource> copy =
+          file.declared_bytes > limit
+              ? Result<ArchiveSource>(TooLarge("declared larger than the limit"))
+              : CopyNestedArchive(*MakePrefixedInputStream(std::move(*head), std::move(*stream)),
+                                  limit, &size);
+      if (!copy.ok()) {
+        std::string why = copy.status().message();
+        if (copy.status().code() == StatusCode::kTooLarge) {
           why = limit < limits_.max_nested_archive_bytes
-                    ? "the zips nested in archives already hold " +
-                          std::to_string(nested_bytes_held_) + " bytes in memory, and all of " +
-                          "them together may hold " +
+                    ? "the zips nested in archives already take " +
+                          std::to_string(nested_bytes_held_) + " bytes, and all of " +
+                          "them together may take " +
                           std::to_string(limits_.max_nested_archive_total_bytes) +
                           " (max_nested_archive_total_bytes)"
                     : "larger than the limit of " + std::to_string(limit) +
@@ -135,8 +201,10 @@ class Walker {
                                     "; unzip it and analyse its contents instead");
         return;
       }
-      nested_bytes_held_ += bytes->size();
-      source.bytes = std::make_shared<const std::string>(std::move(*bytes));
+      nested_bytes_held_ += size;
+      source.path = std::move(copy->path);
+      source.bytes = std::move(copy->bytes);
+      source.keep_alive = std::move(copy->keep_alive);
     }
     WalkArchive(source, depth);
   }
@@ -188,7 +256,7 @@ class Walker {
   DiscoveryResult result_;
   std::set<std::string> visited_;
   int archive_depth_ = 0;  // of the archive whose folders are being walked; 0 on disk
-  uint64_t nested_bytes_held_ = 0;  // nested archives read into memory so far
+  uint64_t nested_bytes_held_ = 0;  // nested archives copied so far
 };
 
 }  // namespace

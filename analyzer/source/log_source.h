@@ -60,9 +60,10 @@ struct DiscoveryResult {
 
 // Every default is in docs/limits.md.
 struct DiscoveryLimits {
-  // libzip must seek, so a zip inside a zip is held in memory: each one up to this size, and all
-  // of them together (they stay until the report is written) up to the total. A larger nested
-  // zip is skipped with a warning naming it; everything else is still analysed.
+  // libzip must seek, so a zip inside a zip is copied to an unlinked temporary file in TMPDIR
+  // (held in memory only where no such file can be made): each one up to this size, and all of
+  // them together (they stay until the report is written) up to the total. A larger nested zip
+  // is skipped with a warning naming it; everything else is still analysed.
   uint64_t max_nested_archive_bytes = 256ull << 20;
   uint64_t max_nested_archive_total_bytes = 512ull << 20;
   int max_archive_depth = 4;  // outer.zip!inner.zip counts as 2

@@ -5,6 +5,7 @@
 #include <zip.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -399,8 +400,21 @@ TEST_F(LogSourceTest, NestedZipsTogetherAreCappedAndTheRestIsStillRead) {
                    {"plain-app", kLine}});
   DiscoveryLimits limits;
   limits.max_nested_archive_total_bytes = 2 * inner.size();  // exactly two fit
+  // The nested zips are copied to unlinked temporary files, not kept in memory.
+  fs::create_directories(root_ / "tmp");
+  const char* saved_tmpdir = std::getenv("TMPDIR");
+  ::setenv("TMPDIR", (root_ / "tmp").c_str(), 1);
   DiscoveryResult result = DiscoverOk(outer, limits);
+  if (saved_tmpdir != nullptr) {
+    ::setenv("TMPDIR", saved_tmpdir, 1);
+  } else {
+    ::unsetenv("TMPDIR");
+  }
+  EXPECT_TRUE(fs::is_empty(root_ / "tmp"));
   ASSERT_EQ(result.applications.size(), 3u) << WarningsText(result);
+  for (const ApplicationLog& log : result.applications) {
+    EXPECT_FALSE(ReadText(log.parts[0]).empty());
+  }
   EXPECT_TRUE(HasWarning(result, "outer.zip!c.zip", "max_nested_archive_total_bytes"))
       << WarningsText(result);
   EXPECT_FALSE(HasWarning(result, "outer.zip!b.zip", "skipped"));

@@ -113,6 +113,7 @@ Result<ZipEntryInfo> ZipArchive::Entry(uint64_t index) const {
   ZipEntryInfo info;
   info.name = stat.name;
   if ((stat.valid & ZIP_STAT_COMP_SIZE) != 0) info.compressed_bytes = stat.comp_size;
+  if ((stat.valid & ZIP_STAT_SIZE) != 0) info.declared_bytes = stat.size;
   return info;
 }
 

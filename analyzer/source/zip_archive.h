@@ -17,17 +17,21 @@ namespace sparkprof::source {
 bool StartsWithZipSignature(std::string_view head);
 
 // Where an archive's bytes live. libzip needs a seekable source: a file on disk is opened by
-// path, a zip found inside another zip is held in memory.
+// path, a zip found inside another zip is copied to an unlinked temporary file (or, where none
+// can be made, held in memory).
 struct ArchiveSource {
   std::string display_name;                  // "logs.zip", "outer.zip!inner.zip"
   std::string path;                          // set when the archive is a file on disk
   std::shared_ptr<const std::string> bytes;  // set when the archive is held in memory
+  // Keeps what `path` names alive (an unlinked temporary copy of a nested archive).
+  std::shared_ptr<const void> keep_alive;
   std::string disk_file;  // the file on disk holding the archive (itself, or the outermost zip)
 };
 
 struct ZipEntryInfo {
   std::string name;  // as stored, '/'-separated; a trailing '/' marks a directory entry
   uint64_t compressed_bytes = 0;
+  uint64_t declared_bytes = 0;  // uncompressed size as the archive declares it; 0 if unknown
 };
 
 class ZipArchive {
