@@ -12,6 +12,8 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <list>
 #include <string_view>
@@ -71,17 +73,20 @@ class HttpExposer::Session : public std::enable_shared_from_this<Session> {
   ~Session() { Unlist(); }
 
   void Start() {
+    // Beast bounds the request line and the header fields apart (8 KiB each, and the buffer
+    // holds at most 8 KiB at a time); OnRead holds the whole request to kMaxRequestBytes.
     parser_.header_limit(kMaxRequestBytes);
     parser_.body_limit(kMaxRequestBytes);  // a GET has no body; a small one is read and ignored
     // One deadline for the whole exchange: Beast's stream keeps the expiry across every read
     // and write until it is changed, so dripping bytes does not extend it.
     stream_.expires_after(std::chrono::milliseconds(server_.limits.request_deadline_ms));
     http::async_read(stream_, buffer_, parser_,
-                     [self = shared_from_this()](beast::error_code error, size_t) {
-                       self->OnRead(error);
+                     [self = shared_from_this()](beast::error_code error, size_t bytes) {
+                       self->OnRead(error, bytes);
                      });
   }
 
+  // Reading a request or lingering after the answer: such a connection may be evicted.
   bool answering() const { return answering_; }
 
   // Pending operations complete with operation_aborted and drop their hold on the session.
@@ -98,8 +103,9 @@ class HttpExposer::Session : public std::enable_shared_from_this<Session> {
     listed_ = false;
   }
 
-  void OnRead(beast::error_code error) {
-    if (error == http::error::header_limit || error == http::error::buffer_overflow) {
+  void OnRead(beast::error_code error, size_t request_bytes) {
+    if (error == http::error::header_limit || error == http::error::buffer_overflow ||
+        (!error && request_bytes > kMaxRequestBytes)) {
       Respond(http::status::request_header_fields_too_large, "request too large\n", true);
     } else if (error == http::error::body_limit) {
       Respond(http::status::payload_too_large, "request too large\n", true);
@@ -144,17 +150,45 @@ class HttpExposer::Session : public std::enable_shared_from_this<Session> {
                         if (error == beast::error::timeout) {
                           self->server_.owner->connections_timed_out_.fetch_add(1);
                         }
-                        beast::error_code ignored;
-                        self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-                        self->Close();
+                        if (error) {
+                          self->Close();
+                        } else {
+                          self->Linger();
+                        }
                       });
   }
+
+  // Closing a socket with unread request bytes sends a reset, which can destroy the answer
+  // before the client reads it (a 431 to an oversized request, say). So: end our side, then
+  // read and drop what the client still sends until it closes, for at most kLingerMs.
+  void Linger() {
+    answering_ = false;  // evictable again
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.expires_after(
+        std::chrono::milliseconds(std::min(kLingerMs, server_.limits.request_deadline_ms)));
+    DrainUntilClosed();
+  }
+
+  void DrainUntilClosed() {
+    stream_.async_read_some(asio::buffer(drain_),
+                            [self = shared_from_this()](beast::error_code error, size_t) {
+                              if (error) {
+                                self->Close();
+                              } else {
+                                self->DrainUntilClosed();
+                              }
+                            });
+  }
+
+  static constexpr int kLingerMs = 1000;
 
   Server& server_;
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
   http::request_parser<http::empty_body> parser_;
   http::response<http::string_body> response_;
+  std::array<char, 512> drain_;
   std::list<Session*>::iterator position_;
   bool listed_ = true;
   bool answering_ = false;

@@ -102,6 +102,36 @@ TEST(HttpExposerTest, ServesMetricsAndRejectsOtherRequests) {
   EXPECT_EQ(served.exposer->requests_served(), 3u);
 }
 
+// kMaxRequestBytes of request line and headers are served; one byte more is 431.
+TEST(HttpExposerTest, RequestSizeAtAndPastTheLimit) {
+  Served served;
+  const std::string head = "GET /metrics HTTP/1.1\r\nX: ";
+  const std::string end = "\r\n\r\n";
+  std::string at_limit =
+      head + std::string(HttpExposer::kMaxRequestBytes - head.size() - end.size(), 'a') + end;
+  ASSERT_EQ(at_limit.size(), HttpExposer::kMaxRequestBytes);
+  EXPECT_TRUE(IsOkScrape(Exchange(served.port, at_limit)));
+  std::string past_limit = head + "a" + at_limit.substr(head.size());
+  ASSERT_EQ(past_limit.size(), HttpExposer::kMaxRequestBytes + 1);
+  std::string past = Exchange(served.port, past_limit);
+  EXPECT_EQ(past.rfind("HTTP/1.1 431", 0), 0u) << past.substr(0, 40);
+}
+
+// max_connections idle connections are all held; one more sheds the oldest.
+TEST(HttpExposerTest, ConnectionsAtAndPastTheLimit) {
+  HttpExposerLimits limits;
+  limits.max_connections = 8;
+  limits.request_deadline_ms = 60'000;
+  Served served(limits);
+  std::vector<int> idle;
+  for (int i = 0; i < 8; ++i) idle.push_back(Connect(served.port));
+  // A scrape is the 9th connection: wait until it is answered, so all 8 were accepted first.
+  EXPECT_TRUE(IsOkScrape(Exchange(served.port, kScrape)));
+  EXPECT_EQ(served.exposer->connections_shed(), 1u);  // the scrape evicted the oldest idle one
+  EXPECT_EQ(ReadAll(idle[0]), "");                     // closed
+  for (int fd : idle) close(fd);
+}
+
 // The malformed requests of the hostile-input review: each is answered 4xx or closed, and the
 // server goes on serving.
 TEST(HttpExposerTest, SurvivesMalformedRequests) {
