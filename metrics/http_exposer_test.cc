@@ -73,6 +73,13 @@ struct Served {
   }
 };
 
+HttpExposerLimits Limits(size_t max_connections, int request_deadline_ms) {
+  HttpExposerLimits limits;
+  limits.max_connections = max_connections;
+  limits.request_deadline_ms = request_deadline_ms;
+  return limits;
+}
+
 const char kScrape[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
 
 bool IsOkScrape(const std::string& response) {
@@ -119,10 +126,7 @@ TEST(HttpExposerTest, RequestSizeAtAndPastTheLimit) {
 
 // max_connections idle connections are all held; one more sheds the oldest.
 TEST(HttpExposerTest, ConnectionsAtAndPastTheLimit) {
-  HttpExposerLimits limits;
-  limits.max_connections = 8;
-  limits.request_deadline_ms = 60'000;
-  Served served(limits);
+  Served served(Limits(/*max_connections=*/8, /*request_deadline_ms=*/60'000));
   std::vector<int> idle;
   for (int i = 0; i < 8; ++i) idle.push_back(Connect(served.port));
   // A scrape is the 9th connection: wait until it is answered, so all 8 were accepted first.
@@ -201,10 +205,7 @@ TEST(HttpExposerTest, ScrapeAnswersWhileIdleClientsAreConnected) {
 // More idle connections than the cap: the oldest are evicted, so a scrape still gets through and
 // the server holds at most max_connections.
 TEST(HttpExposerTest, FloodOfConnectionsIsBounded) {
-  HttpExposerLimits limits;
-  limits.max_connections = 8;
-  limits.request_deadline_ms = 60'000;
-  Served served(limits);
+  Served served(Limits(/*max_connections=*/8, /*request_deadline_ms=*/60'000));
   std::vector<int> flood;
   for (int i = 0; i < 100; ++i) {
     int fd = Connect(served.port);
