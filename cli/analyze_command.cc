@@ -9,6 +9,7 @@
 #include "analyzer/report/render.h"
 #include "analyzer/source/log_source.h"
 #include "cli/commands.h"
+#include "cli/cost_options.h"
 
 namespace sparkprof::cli {
 
@@ -23,6 +24,7 @@ struct AnalyzeOptions {
   int max_problems_printed = 20;
   uint64_t max_decompressed_bytes = eventlog::kDefaultMaxDecodedBytes;
   uint64_t max_expansion_ratio = eventlog::kDefaultMaxExpansionRatio;
+  CostFlags cost;
 };
 
 void Print(const std::string& message) { PrintMessage("sparkprof", message); }
@@ -35,7 +37,12 @@ std::vector<std::string> InputFiles(const source::DiscoveryResult& found) {
   return files;
 }
 
-int RunAnalyze(const AnalyzeOptions& options) {
+int RunAnalyze(AnalyzeOptions& options) {
+  std::string cost_error;
+  if (!ResolveCostOptions(options.cost, cost_error)) {
+    Print(cost_error);
+    return kExitUsage;
+  }
   Result<source::DiscoveryResult> found = source::Discover(options.path);
   if (!found.ok()) {
     Print(found.status().message());
@@ -68,7 +75,8 @@ int RunAnalyze(const AnalyzeOptions& options) {
     };
     std::unique_ptr<report::Analysis> analysis;
     try {
-      analysis = std::make_unique<report::Analysis>(report::Analyze(log, reader_options));
+      analysis = std::make_unique<report::Analysis>(
+          report::Analyze(log, reader_options, options.cost.options));
     } catch (const std::bad_alloc&) {
       // Every input is bounded; this is the last line of defence, never an abort.
       Print(log.name + ": out of memory while analysing it; skipped (the other applications " +
@@ -127,6 +135,7 @@ void RegisterAnalyzeCommand(CLI::App& app, int& exit_code) {
                    "stop reading a file that decompresses to more than this many times its "
                    "size, like a decompression bomb (default 1000; 0: no limit)")
       ->check(CLI::NonNegativeNumber);
+  AddCostOptions(command, options->cost);
   command->callback([options, &exit_code]() { exit_code = RunAnalyze(*options); });
 }
 

@@ -11,6 +11,7 @@
 #include "analyzer/source/log_source.h"
 #include "analyzer/whatif/simulator.h"
 #include "cli/commands.h"
+#include "cli/cost_options.h"
 #include "common/json_writer.h"
 
 namespace sparkprof::cli {
@@ -23,6 +24,7 @@ struct WhatifOptions {
   std::vector<std::string> fixes;
   std::string format = "text";
   std::string output;
+  CostFlags cost;
 };
 
 std::string Seconds(int64_t ms) {
@@ -57,6 +59,13 @@ void WriteText(const report::Analysis& a, const whatif::Prediction& p, std::ostr
   std::snprintf(hours, sizeof(hours), "  core-hours  actual %.3f, replayed %.3f, predicted %.3f\n",
                 p.actual_core_hours, p.baseline_core_hours, p.predicted_core_hours);
   out << hours;
+  const cost::ScenarioCost c = cost::PriceScenario(a.cost, p);
+  if (c.actual >= 0) {
+    out << "  cost        actual " << cost::Money(c.actual, a.cost.currency) << ", replayed "
+        << cost::Money(c.baseline, a.cost.currency) << ", predicted "
+        << cost::Money(c.predicted, a.cost.currency) << " per run (" << a.cost.current_cluster
+        << "; the change priced per core-hour like the run's executors)\n";
+  }
   out << "  executors   " << p.actual_executors << " x " << p.actual_cores_per_executor
       << " cores, " << p.actual_executor_memory_mb << " MiB -> " << p.predicted_executors << " x "
       << p.predicted_cores_per_executor << " cores, " << p.predicted_executor_memory_mb
@@ -108,6 +117,18 @@ void WriteJson(const report::Analysis& a, const whatif::Prediction& p, JsonWrite
       .Field("executor_memory_mb", p.predicted_executor_memory_mb)
       .EndObject();
   out.FieldDouble("self_prediction_error", p.self_prediction_error, 4);
+  const cost::ScenarioCost c = cost::PriceScenario(a.cost, p);
+  out.Key("cost").BeginObject().Field("available", c.actual >= 0);
+  if (c.actual >= 0) {
+    out.Field("currency", a.cost.currency)
+        .FieldDouble("actual", c.actual, 6)
+        .FieldDouble("baseline", c.baseline, 6)
+        .FieldDouble("predicted", c.predicted, 6)
+        .Field("current_cluster", a.cost.current_cluster);
+  } else {
+    out.Field("reason", a.cost.reason);
+  }
+  out.EndObject();
   out.Key("stages").BeginArray();
   for (const whatif::StagePrediction& s : p.stages) {
     out.BeginObject()
@@ -128,9 +149,14 @@ void WriteJson(const report::Analysis& a, const whatif::Prediction& p, JsonWrite
   out.EndObject();
 }
 
-int RunWhatif(const WhatifOptions& options) {
+int RunWhatif(WhatifOptions& options) {
   whatif::Scenario scenario;
   std::string error;
+  if (!ResolveCostOptions(options.cost, error)) {
+    std::fprintf(stderr, "sparkprof whatif: %s\n", error.c_str());
+    return kExitUsage;
+  }
+  options.cost.options.frontier = false;  // one scenario, not the right-sizing frontier
   for (const std::string& setting : options.settings) {
     if (!whatif::ApplySetting(setting, scenario, error)) {
       std::fprintf(stderr, "sparkprof whatif: %s\n", error.c_str());
@@ -161,7 +187,7 @@ int RunWhatif(const WhatifOptions& options) {
   for (const source::ApplicationLog& log : found->applications) {
     eventlog::ReaderOptions reader_options;
     reader_options.on_problem = [](const std::string&, bool) {};
-    report::Analysis analysis = report::Analyze(log, reader_options);
+    report::Analysis analysis = report::Analyze(log, reader_options, options.cost.options);
     if (!analysis.read.analysable()) {
       PrintMessage("sparkprof", log.name + ": no Spark events could be read; not simulated");
       continue;
@@ -193,7 +219,7 @@ void RegisterWhatifCommand(CLI::App& app, int& exit_code) {
   CLI::App* command = app.add_subcommand(
       "whatif",
       "Replay the run through a model of Spark's scheduler as it was (the self-prediction) and "
-      "with other settings: predicted wall time and core-hours");
+      "with other settings: predicted wall time, core-hours and cost");
   command->add_option("path", options->path, "event log file, directory or zip")->required();
   command->add_option(
       "--set", options->settings,
@@ -209,6 +235,7 @@ void RegisterWhatifCommand(CLI::App& app, int& exit_code) {
   command->add_option("--format", options->format, "text or json")
       ->check(CLI::IsMember({"text", "json"}));
   command->add_option("-o,--output", options->output, "write the answer here instead of stdout");
+  AddCostOptions(command, options->cost);
   command->callback([options, &exit_code]() { exit_code = RunWhatif(*options); });
 }
 

@@ -407,11 +407,11 @@ Result<report::Analysis> LiveApplication::Finish(const std::string& input_name) 
   file.codec = "live";
   file.compressed_bytes = file.decoded_bytes;
   for (eventlog::BadLine& bad : analysis.read.bad_lines) bad.file = input_name;
-  // As report::Analyze does after reading a log.
-  analysis.summary = report::Summarize(analysis.model);
-  diagnosis::Diagnosis diagnosed = diagnosis::Diagnose(analysis.model);
-  analysis.phases = diagnosed.phases;
-  analysis.findings = std::move(diagnosed.findings);
+  // As report::Analyze does after reading a log; inside the driver the right-sizing replays are
+  // held to a smaller budget (about a second of CPU at the application's end).
+  cost::CostOptions cost_options;
+  cost_options.max_simulated_tasks = 2'000'000;
+  report::CompleteAnalysis(analysis, cost_options);
   return analysis;
 }
 

@@ -70,7 +70,10 @@ report::Analysis AnalyzeFile(const fs::path& file) {
   auto found = source::Discover(file.string());
   EXPECT_TRUE(found.ok());
   EXPECT_EQ(found->applications.size(), 1u);
-  return report::Analyze(found->applications.front());
+  // The driver holds right-sizing to a smaller replay budget (live_application.cc): the same here.
+  cost::CostOptions cost_options;
+  cost_options.max_simulated_tasks = 2'000'000;
+  return report::Analyze(found->applications.front(), {}, cost_options);
 }
 
 // The two report documents, minus "input" (which names the source: file and codec vs listener).

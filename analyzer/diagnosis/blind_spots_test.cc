@@ -422,6 +422,70 @@ report::Analysis PlanRun(const std::string& plan, const std::vector<std::string>
   return AnalyzeText(log.text());
 }
 
+// Photon leaves "Peak Execution Memory" at 0 and reports "peak memory usage" per operator in the
+// task's accumulables; the spill finding says where its peak came from. Without a Photon plan the
+// task accumulables are not read (and a 0 stays 0).
+report::Analysis PhotonPeakRun(bool photon_plan) {
+  Log log;
+  log.Executor("0", 1500);
+  const std::string op = photon_plan ? "PhotonGroupingAgg" : "HashAggregate";
+  log.SqlStart(0, 2000, Node(op, op, {}, {{7, "peak memory usage", "size"}}));
+  log.JobStart(0, {0}, 2000, "photon");
+  log.StageSubmitted(0, 0, 2000);
+  for (int i = 0; i < 4; ++i) log.Task(0, i, i, 0, "0", 2000, 30000, kSuccess, 27000, 1 << 20);
+  log.Add(R"({"Event":"SparkListenerStageExecutorMetrics","Executor ID":"0","Stage ID":0,)"
+          R"("Stage Attempt ID":0,"Executor Metrics":{"OnHeapExecutionMemory":1048576,)"
+          R"("OffHeapExecutionMemory":805306368}})");
+  log.StageCompleted(0, 0, 2000, 30000, "",
+                     Acc(2, "num bytes spilled to disk due to memory pressure", 3ll << 30) + "," +
+                         Acc(7, "peak memory usage", 4 * (150ll << 20)));
+  log.JobEnd(0, 30000);
+  log.End(31000);
+  std::string text = log.text();
+  // Each task's end carries two Photon operators' peaks: 100 MiB and 50 MiB (as strings, the
+  // way Spark writes SQL accumulator updates).
+  const std::string empty = R"("Accumulables":[]},"Task Metrics")";
+  const std::string peaks =
+      R"("Accumulables":[{"ID":7,"Name":"peak memory usage","Update":"104857600",)"
+      R"("Value":"104857600","Internal":true,"Count Failed Values":true,"Metadata":"sql"},)"
+      R"({"ID":8,"Name":"peak memory usage","Update":"52428800","Value":"52428800"},)"
+      R"({"ID":9,"Name":"number of output rows","Update":"5000000","Value":"5000000"}]},)"
+      R"("Task Metrics")";
+  for (size_t at = text.find(empty); at != std::string::npos; at = text.find(empty, at)) {
+    text.replace(at, empty.size(), peaks);
+    at += peaks.size();
+  }
+  return AnalyzeText(text);
+}
+
+TEST(Photon, TaskPeakMemoryIsTheSumOfItsOperatorsPeaks) {
+  report::Analysis a = PhotonPeakRun(/*photon_plan=*/true);
+  EXPECT_EQ(a.model.photon_peak_memory_tasks, 4);
+  DiagnosisInput input;
+  MakeDiagnosisInput(a.model, input);
+  ASSERT_EQ(input.stages.size(), 1u);
+  EXPECT_EQ(input.stages[0].peak_execution_memory_max, 150ll << 20);
+  EXPECT_EQ(input.stages[0].executor_execution_memory_peak, (768ll << 20) + (1 << 20));
+  EXPECT_EQ(input.stages[0].photon_figures, "spill, peak memory");
+  auto spill = FindingsOf(a, "spill");
+  ASSERT_EQ(spill.size(), 1u);
+  EXPECT_NE(spill[0]->explanation.find("sum of its Photon operators' peaks, an upper bound"),
+            std::string::npos);
+  EXPECT_NE(spill[0]->confidence.reason.find("peak memory from Photon"), std::string::npos);
+  bool executor_peak = false;
+  for (const auto& e : spill[0]->evidence) {
+    executor_peak |= e.name == "executor_execution_memory_peak" && e.value == (769 << 20);
+  }
+  EXPECT_TRUE(executor_peak);
+}
+
+TEST(Photon, TaskAccumulablesAreNotReadWithoutAPhotonPlan) {
+  report::Analysis a = PhotonPeakRun(/*photon_plan=*/false);
+  EXPECT_EQ(a.model.photon_peak_memory_tasks, 0);
+  for (const auto& task : a.model.tasks) EXPECT_EQ(task.metrics.peak_execution_memory_bytes, 0);
+}
+
+
 TEST(PlanRules, SortMergeJoinWithASmallSideIsABroadcastMissed) {
   const std::string small = Node("Exchange", "Exchange hashpartitioning(k#1, 200)",
                                  {Node("Scan parquet dim", "Scan parquet dim", {}, {{1, "number of output rows", "sum"}})},

@@ -151,8 +151,9 @@ std::vector<StageStats> ComputeStageStats(const model::ApplicationModel& model) 
     // Photon (Databricks) leaves Spark's shuffle write time and spill task metrics at 0 and
     // reports them in its own SQL metrics; use those when the task metrics have nothing.
     int64_t photon_shuffle_ns = 0, photon_spill = 0;
-    bool photon = false;
+    bool photon = false, photon_peak = false;
     for (const auto& [id, acc] : stage.accumulables) {
+      if (acc.name == "peak memory usage") photon_peak = true;
       if (acc.name == "total time spent producing shuffle files") {
         photon_shuffle_ns += acc.value;
         photon = true;
@@ -169,6 +170,16 @@ std::vector<StageStats> ComputeStageStats(const model::ApplicationModel& model) 
       s.disk_spill_bytes = photon_spill;
       if (!s.photon_figures.empty()) s.photon_figures += ", ";
       s.photon_figures += "spill";
+    }
+    if (photon_peak && model.photon_peak_memory_tasks > 0 && s.peak_execution_memory_max > 0) {
+      if (!s.photon_figures.empty()) s.photon_figures += ", ";
+      s.photon_figures += "peak memory";
+    }
+    for (const auto& [executor, peaks] : stage.executor_peaks) {
+      const int64_t on = std::max<int64_t>(peaks.on_heap_execution_memory_bytes, 0);
+      const int64_t off = std::max<int64_t>(peaks.off_heap_execution_memory_bytes, 0);
+      const int64_t held = on > INT64_MAX - off ? INT64_MAX : on + off;
+      s.executor_execution_memory_peak = std::max(s.executor_execution_memory_peak, held);
     }
     out.push_back(std::move(s));
   }

@@ -55,7 +55,11 @@ struct StageStats {
   int64_t slow_tasks = 0;
   int64_t slow_task_spill_bytes = 0;  // memory + disk
   int64_t slow_task_gc_ms = 0;
-  int64_t peak_execution_memory_max = 0;
+  int64_t peak_execution_memory_max = 0;  // of one task (Photon: see photon_figures)
+  // Largest execution memory (on-heap + off-heap) one executor held while running this stage,
+  // from StageExecutorMetrics (Spark 3.1+ with executor metrics on); 0 when not logged. Off-heap
+  // is where Photon and spark.memory.offHeap keep their buffers.
+  int64_t executor_execution_memory_peak = 0;
 
   int64_t input_bytes = 0;
   int64_t shuffle_read_bytes = 0;
@@ -65,9 +69,10 @@ struct StageStats {
   int64_t shuffle_write_ms = 0;
   int64_t scheduling_overhead_ms = 0;  // sum of (duration - executor run time) over ended attempts
   // Figures taken from Photon's SQL metrics because Spark's task metrics are 0 under Photon
-  // ("shuffle write time", "spill"; "" when none): shuffle_write_ms from "total time spent
+  // ("shuffle write time", "spill", "peak memory"; "" when none): shuffle_write_ms from "total time spent
   // producing shuffle files", disk_spill_bytes from "num bytes spilled to disk due to memory
-  // pressure". Rules using them say so.
+  // pressure", peak_execution_memory_max from the tasks' "peak memory usage" updates summed over
+  // their operators (model::ApplicationModel::photon_peak_memory_tasks). Rules using them say so.
   std::string photon_figures;
 
   // SQL write metrics: task commit time from the stage's accumulables, written files from the

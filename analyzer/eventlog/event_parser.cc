@@ -271,6 +271,8 @@ struct EventParser::Impl {
   std::string scratch;
   // Why the current event is malformed, when an error code alone would not say it.
   const char* problem = nullptr;
+  // A plan node named Photon* was seen: task "Accumulables" are read for Photon's peak memory.
+  bool photon_plan_seen = false;
 
   Impl(EventSink& s, ParserLimits l) : sink(s), limits(l) {}
 
@@ -352,6 +354,30 @@ struct EventParser::Impl {
     });
   }
 
+  // Sums the "peak memory usage" updates of a task's "Accumulables" (saturating).
+  error_code PhotonPeakMemory(ondemand::value value, int64_t* out) {
+    return ForEachElement(value, [&](ondemand::value element) -> error_code {
+      bool peak = false;
+      int64_t update = 0;
+      error_code e = ForEachField(element, [&](std::string_view key, ondemand::value v) {
+        if (key == "Name") {
+          std::string_view name;
+          if (v.get_string().get(name) == simdjson::SUCCESS) peak = name == "peak memory usage";
+        } else if (key == "Update") {
+          return ReadInt(v, &update);
+        }
+        return error_code(simdjson::SUCCESS);
+      });
+      if (e) return e;
+      if (peak && update > 0) {
+        *out = update > std::numeric_limits<int64_t>::max() - *out
+                   ? std::numeric_limits<int64_t>::max()
+                   : *out + update;
+      }
+      return simdjson::SUCCESS;
+    });
+  }
+
   error_code ParseTaskInfo(ondemand::value value, TaskInfo* info) {
     info->task_id = -1;
     info->index = -1;
@@ -364,6 +390,7 @@ struct EventParser::Impl {
     info->host.clear();
     info->locality = TaskLocality::kUnknown;
     info->speculative = info->failed = info->killed = false;
+    info->photon_peak_memory_bytes = 0;
     return ForEachField(value, [&](std::string_view key, ondemand::value v) -> error_code {
       switch (key.size() > 0 ? key[0] : '\0') {
         case 'T':
@@ -374,7 +401,11 @@ struct EventParser::Impl {
           break;
         case 'A':
           if (key == "Attempt") return ReadInt32(v, &info->attempt);
-          break;  // "Accumulables" is skipped: task metrics come from "Task Metrics"
+          // Task metrics come from "Task Metrics"; only Photon's peak memory is read here.
+          if (key == "Accumulables" && photon_plan_seen) {
+            return PhotonPeakMemory(v, &info->photon_peak_memory_bytes);
+          }
+          break;
         case 'P':
           if (key == "Partition ID") return ReadInt32(v, &info->partition_id);
           break;
@@ -578,6 +609,7 @@ struct EventParser::Impl {
     return ForEachField(value, [&](std::string_view key, ondemand::value v) -> error_code {
       if (key == "nodeName") {
         if (auto e = ReadString(v, &node_name, 256)) return e;
+        if (node_name.rfind("Photon", 0) == 0) photon_plan_seen = true;
         if (PlanNode* n = node()) n->name = node_name;
         return simdjson::SUCCESS;
       }

@@ -101,6 +101,11 @@ struct TaskInfo {
   bool speculative = false;
   bool failed = false;
   bool killed = false;
+  // Photon (Databricks) leaves "Peak Execution Memory" at 0 and reports a "peak memory usage"
+  // SQL metric per operator instead: the task's updates summed over its operators (operators of
+  // one Photon task run as one pipeline, so their peaks can coincide: an upper bound of the
+  // task's peak). Read only once a Photon plan node was seen; 0 otherwise.
+  int64_t photon_peak_memory_bytes = 0;
 };
 
 struct LogStartEvent {

@@ -310,6 +310,10 @@ struct ApplicationModel {
   int64_t duplicate_task_ends = 0;     // a second TaskEnd for the same task id + attempt
   int64_t resubmitted_task_ends = 0;   // "Resubmitted" after the attempt's Success (not duplicates)
   int64_t task_ends_without_start = 0;  // continuation logs
+  // Tasks whose "Peak Execution Memory" was 0 and whose peak was taken from Photon's per-operator
+  // "peak memory usage" (summed over the task's operators: an upper bound; see
+  // eventlog::TaskInfo::photon_peak_memory_bytes).
+  int64_t photon_peak_memory_tasks = 0;
   int64_t stage_completions_without_submit = 0;
 
   // Lookups.

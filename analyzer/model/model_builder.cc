@@ -420,7 +420,8 @@ void ModelBuilder::OnTaskEnd(const eventlog::TaskEndEvent& event) {
     }
     return;
   }
-  if (task.ended()) ++model_.duplicate_task_ends;
+  const bool duplicate = task.ended();
+  if (duplicate) ++model_.duplicate_task_ends;
   if (!task.has_start) ++model_.task_ends_without_start;
   task.task_id = event.info.task_id;
   task.attempt = static_cast<int16_t>(event.info.attempt);
@@ -449,6 +450,10 @@ void ModelBuilder::OnTaskEnd(const eventlog::TaskEndEvent& event) {
   }
   task.has_metrics = event.has_metrics;
   if (event.has_metrics) task.metrics = TaskAttemptMetrics::From(event.metrics);
+  if (task.metrics.peak_execution_memory_bytes == 0 && event.info.photon_peak_memory_bytes > 0) {
+    task.metrics.peak_execution_memory_bytes = ClampAmount(event.info.photon_peak_memory_bytes);
+    if (!duplicate) ++model_.photon_peak_memory_tasks;
+  }
   if (event.executor_metrics.present && !event.info.executor_id.empty()) {
     ExecutorById(event.info.executor_id).peaks.MergeMax(event.executor_metrics);
   }

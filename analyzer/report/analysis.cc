@@ -7,7 +7,8 @@
 
 namespace sparkprof::report {
 
-Analysis Analyze(const source::ApplicationLog& log, const eventlog::ReaderOptions& options) {
+Analysis Analyze(const source::ApplicationLog& log, const eventlog::ReaderOptions& options,
+                 const cost::CostOptions& cost_options) {
   Analysis analysis;
   analysis.log_name = log.name;
   analysis.layout = log.layout;
@@ -15,11 +16,16 @@ Analysis Analyze(const source::ApplicationLog& log, const eventlog::ReaderOption
   model::ModelBuilder builder;
   analysis.read = eventlog::ReadApplicationLog(log, builder, options);
   analysis.model = builder.Finish();
+  CompleteAnalysis(analysis, cost_options);
+  return analysis;
+}
+
+void CompleteAnalysis(Analysis& analysis, const cost::CostOptions& cost_options) {
   analysis.summary = Summarize(analysis.model);
   diagnosis::Diagnosis diagnosed = diagnosis::Diagnose(analysis.model);
   analysis.phases = diagnosed.phases;
   analysis.findings = std::move(diagnosed.findings);
-  return analysis;
+  analysis.cost = cost::ComputeCost(analysis.model, cost_options);
 }
 
 }  // namespace sparkprof::report

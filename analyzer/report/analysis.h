@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/cost/cost.h"
 #include "analyzer/diagnosis/finding.h"
 #include "analyzer/diagnosis/phase_breakdown.h"
 #include "analyzer/eventlog/event_log_reader.h"
@@ -16,8 +17,9 @@ namespace sparkprof::report {
 
 inline constexpr const char* kReportSchema = "sparkprof.report/v1";
 // Additions within v1 (docs/report-schema.md, "Versioning"): 1 = jobs[], per-SQL-execution totals,
-// counts.resubmitted_tasks, findings' category and confidence.
-inline constexpr int64_t kReportSchemaMinor = 1;
+// counts.resubmitted_tasks, findings' category and confidence; 2 = cost, and
+// counts.photon_peak_memory_tasks.
+inline constexpr int64_t kReportSchemaMinor = 2;
 
 struct Analysis {
   std::string log_name;  // ApplicationLog::name
@@ -28,8 +30,14 @@ struct Analysis {
   ApplicationSummary summary;
   diagnosis::PhaseBreakdown phases;
   std::vector<diagnosis::Finding> findings;  // ordered by cost_ms, most first
+  cost::RunCost cost;
 };
 
-Analysis Analyze(const source::ApplicationLog& log, const eventlog::ReaderOptions& options = {});
+Analysis Analyze(const source::ApplicationLog& log, const eventlog::ReaderOptions& options = {},
+                 const cost::CostOptions& cost_options = {});
+
+// What Analyze does once the model is built (the driver's live path builds its own model):
+// summary, diagnosis, cost.
+void CompleteAnalysis(Analysis& analysis, const cost::CostOptions& cost_options = {});
 
 }  // namespace sparkprof::report

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <utility>
 
+#include "analyzer/report/cost_section.h"
 #include "analyzer/report/format.h"
 #include "analyzer/report/markdown_report.h"
 #include "common/terminal_text.h"
@@ -649,6 +650,86 @@ void WriteInput(const eventlog::ReadReport& r, std::string& out) {
   out += "</ul>\n";
 }
 
+// The cost of the run, the recommended cluster and the time/cost frontier as a scatter chart:
+// every simulated point, the frontier joined, the current cluster and the recommendation marked.
+void WriteCost(const cost::RunCost& c, const std::string& id, std::string& out) {
+  const CostSection s = DescribeCost(c);
+  out += "<h2>Cost</h2>\n<p class=\"cost\">" + Shortened(s.headline, 2000) + "</p>\n";
+  if (!s.recommendation.empty()) {
+    out += "<p class=\"cost recommendation\"><strong>" + Shortened(s.recommendation, 2000) +
+           "</strong></p>\n";
+  }
+  if (!c.points.empty()) {
+    constexpr double kWidth = 640, kHeight = 260, kLeft = 70, kRight = 20, kTop = 14,
+                     kBottom = 40;
+    int64_t max_ms = 1;
+    double max_cost = 0;
+    for (const cost::FrontierPoint& p : c.points) {
+      max_ms = std::max(max_ms, p.predicted_wall_ms);
+      max_cost = std::max(max_cost, p.cost);
+    }
+    if (!(max_cost > 0)) max_cost = 1;
+    auto x = [&](int64_t ms) {
+      return kLeft + (kWidth - kLeft - kRight) * static_cast<double>(ms) / (1.05 * max_ms);
+    };
+    auto y = [&](double cost) {
+      return kHeight - kBottom - (kHeight - kTop - kBottom) * cost / (1.05 * max_cost);
+    };
+    out += "<svg class=\"cost-frontier\" id=\"" + id + "-cost\" viewBox=\"0 0 " +
+           Coordinate(kWidth) + " " + Coordinate(kHeight) +
+           "\" role=\"img\" aria-label=\"predicted run time against cost per run\">\n";
+    out += "<line class=\"axis\" x1=\"" + Coordinate(kLeft) + "\" y1=\"" +
+           Coordinate(kHeight - kBottom) + "\" x2=\"" + Coordinate(kWidth - kRight) + "\" y2=\"" +
+           Coordinate(kHeight - kBottom) + "\"/>\n<line class=\"axis\" x1=\"" +
+           Coordinate(kLeft) + "\" y1=\"" + Coordinate(kTop) + "\" x2=\"" + Coordinate(kLeft) +
+           "\" y2=\"" + Coordinate(kHeight - kBottom) + "\"/>\n";
+    out += "<text class=\"label\" x=\"" + Coordinate((kWidth + kLeft) / 2) + "\" y=\"" +
+           Coordinate(kHeight - 8) + "\" text-anchor=\"middle\">predicted run time (max " +
+           HumanDurationMs(max_ms) + ")</text>\n<text class=\"label\" x=\"12\" y=\"" +
+           Coordinate(kTop + 4) + "\">" + Escape(cost::Money(max_cost, c.currency)) +
+           "</text>\n<text class=\"label\" x=\"12\" y=\"" + Coordinate(kHeight - kBottom) +
+           "\">" + Escape(cost::Money(0, c.currency)) + "</text>\n";
+    std::string path;
+    for (const cost::FrontierPoint& p : c.points) {
+      if (!p.on_frontier) continue;
+      path += (path.empty() ? "M" : " L") + Coordinate(x(p.predicted_wall_ms)) + " " +
+              Coordinate(y(p.cost));
+    }
+    if (!path.empty()) out += "<path class=\"frontier\" d=\"" + path + "\"/>\n";
+    for (size_t i = 0; i < c.points.size(); ++i) {
+      const cost::FrontierPoint& p = c.points[i];
+      std::string kind = p.on_frontier ? "point on" : "point";
+      if (p.current) kind += " current";
+      if (static_cast<int32_t>(i) == c.recommended) kind += " recommended";
+      out += "<circle class=\"" + kind + "\" cx=\"" + Coordinate(x(p.predicted_wall_ms)) +
+             "\" cy=\"" + Coordinate(y(p.cost)) + "\" r=\"" +
+             (p.current || static_cast<int32_t>(i) == c.recommended ? "6" : "3.5") +
+             "\"><title>" + Int(p.count) + " x " + Escape(p.instance) + ": " +
+             HumanDurationMs(p.predicted_wall_ms) + ", " + Escape(cost::Money(p.cost, c.currency)) +
+             (p.current ? " (current, simulated)" : "") +
+             (static_cast<int32_t>(i) == c.recommended ? " (recommended)" : "") +
+             "</title></circle>\n";
+    }
+    out += "</svg>\n";
+  }
+  if (!s.frontier.empty()) {
+    out += "<table class=\"frontier\"><thead><tr><th>cluster</th><th>predicted time</th>"
+           "<th>cost per run</th><th></th></tr></thead><tbody>\n";
+    for (const CostRow& row : s.frontier) {
+      out += "<tr><td>" + Shortened(row.cluster, 200) + "</td><td class=\"num\">" +
+             Escape(row.predicted) + "</td><td class=\"num\">" + Escape(row.cost) + "</td><td>" +
+             Escape(row.note) + "</td></tr>\n";
+    }
+    out += "</tbody></table>\n";
+  }
+  if (!s.spot.empty()) out += "<p class=\"cost spot\">" + Shortened(s.spot, 4000) + "</p>\n";
+  if (!s.notes.empty()) {
+    out += "<ul class=\"note cost-notes\">\n";
+    for (const std::string& note : s.notes) out += "<li>" + Shortened(note, 4000) + "</li>\n";
+    out += "</ul>\n";
+  }
+}
+
 void WriteApplication(const Analysis& analysis, size_t index, std::string& out) {
   const std::string id = "app" + std::to_string(index + 1);
   out += "<section class=\"application\" id=\"" + id + "\">\n";
@@ -656,6 +737,7 @@ void WriteApplication(const Analysis& analysis, size_t index, std::string& out) 
   WritePhases(analysis.phases, id, out);
   WriteTimeline(analysis, id, out);
   WriteFindings(analysis, id, out);
+  WriteCost(analysis.cost, id, out);
   WriteStages(analysis, id, out);
   WriteJobs(analysis.model, id, out);
   WriteInput(analysis.read, out);
@@ -708,6 +790,11 @@ a.severity { white-space: nowrap; }
 td.status.failed { color: var(--critical); font-weight: 600; }
 .table-scroll { overflow-x: auto; }
 svg.timeline { width: 100%; height: auto; display: block; font-size: 11px; }
+svg.cost-frontier { width: 100%; max-width: 720px; height: auto; display: block; font-size: 11px; }
+svg.cost-frontier .axis { stroke: var(--line); } svg.cost-frontier .label { fill: var(--muted); }
+svg.cost-frontier .frontier { fill: none; stroke: var(--info); stroke-width: 1.5; }
+svg.cost-frontier .point { fill: #c4ccd6; } svg.cost-frontier .point.on { fill: var(--info); }
+svg.cost-frontier .current { fill: var(--warning); } svg.cost-frontier .recommended { fill: #1a7f37; }
 svg.timeline .grid { stroke: #eef0f3; }
 svg.timeline .axis text, svg.timeline .label { fill: var(--muted); }
 svg.timeline .label { font-size: 12px; } svg.timeline .label.small { font-size: 10px; }

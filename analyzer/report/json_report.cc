@@ -117,6 +117,79 @@ void WriteFinding(const diagnosis::Finding& f, JsonWriter& out) {
       .EndObject();
 }
 
+void WriteCost(const cost::RunCost& c, JsonWriter& out) {
+  out.BeginObject().Field("available", c.available);
+  if (!c.available) {
+    out.Field("reason", c.reason).EndObject();
+    return;
+  }
+  out.Field("currency", c.currency)
+      .Field("method", c.method)
+      .Field("cloud", c.cloud)
+      .Field("cloud_source", c.cloud_source)
+      .Field("region", c.region)
+      .Field("catalogue", c.catalogue)
+      .Field("executor_instance", c.executor_instance)
+      .Field("executor_instance_source", c.executor_instance_source)
+      .Field("driver_instance", c.driver_instance)
+      .Field("driver_instance_source", c.driver_instance_source)
+      .Field("executor_cores", static_cast<int64_t>(c.executor_shape.cores))
+      .FieldDouble("executor_memory_gib", c.executor_shape.memory_gib, 3)
+      .Field("executors_per_instance", static_cast<int64_t>(c.executors_per_instance))
+      .Field("executors", static_cast<int64_t>(c.executors))
+      .Field("max_concurrent_executors", static_cast<int64_t>(c.max_concurrent_executors))
+      .FieldDouble("executor_hours", c.executor_hours, 4)
+      .FieldDouble("executor_cost", c.executor_cost, 4)
+      .FieldDouble("driver_cost", c.driver_cost, 4)
+      .FieldDouble("dbus", c.dbus, 4)
+      .FieldDouble("dbu_cost", c.dbu_cost, 4)
+      .FieldDouble("total", c.total, 4)
+      .Field("wall_ms", c.wall_ms)
+      .Field("current_cluster", c.current_cluster);
+  auto point = [&](const cost::FrontierPoint& p) {
+    out.BeginObject()
+        .Field("instance", p.instance)
+        .Field("count", static_cast<int64_t>(p.count))
+        .Field("cores_per_executor", static_cast<int64_t>(p.cores_per_executor))
+        .Field("predicted_wall_ms", p.predicted_wall_ms)
+        .FieldDouble("cost", p.cost, 4)
+        .Field("on_frontier", p.on_frontier)
+        .Field("current", p.current)
+        .EndObject();
+  };
+  out.Key("right_sizing").BeginObject()
+      .Field("note", c.frontier_note)
+      .FieldDouble("max_slowdown", c.max_slowdown, 3)
+      .FieldDouble("self_prediction_error", c.self_prediction_error, 4);
+  if (c.current >= 0) {
+    out.Key("current");
+    point(c.points[c.current]);
+  }
+  if (c.recommended >= 0) {
+    out.Key("recommended");
+    point(c.points[c.recommended]);
+    out.FieldDouble("saving_fraction", c.saving_fraction, 4);
+  }
+  out.Key("points").BeginArray();
+  for (const cost::FrontierPoint& p : c.points) point(p);
+  out.EndArray().EndObject();
+  out.Key("spot").BeginObject().Field("available", c.spot.available);
+  if (c.spot.available) {
+    out.FieldDouble("discount_low", c.spot.discount_low, 3)
+        .FieldDouble("discount_high", c.spot.discount_high, 3)
+        .FieldDouble("cost_low", c.spot.cost_low, 4)
+        .FieldDouble("cost_high", c.spot.cost_high, 4)
+        .Field("interruption_notice_s", static_cast<int64_t>(c.spot.interruption_notice_s))
+        .Field("work_per_executor_ms", c.spot.work_per_executor_ms)
+        .Field("advice", c.spot.advice)
+        .Field("source", c.spot.source);
+  }
+  out.EndObject();
+  out.Key("assumptions").BeginArray();
+  for (const std::string& a : c.assumptions) out.String(a);
+  out.EndArray().EndObject();
+}
+
 }  // namespace
 
 void WriteJsonReport(const Analysis& analysis, JsonWriter& out) {
@@ -150,6 +223,7 @@ void WriteJsonReport(const Analysis& analysis, JsonWriter& out) {
       .Field("task_start_without_end", c.task_start_without_end)
       .Field("task_end_without_start", c.task_end_without_start)
       .Field("resubmitted_tasks", c.resubmitted_tasks)
+      .Field("photon_peak_memory_tasks", c.photon_peak_memory_tasks)
       .EndObject();
 
   out.Key("task_end_reasons");
@@ -301,6 +375,8 @@ void WriteJsonReport(const Analysis& analysis, JsonWriter& out) {
   out.Key("findings").BeginArray();
   for (const diagnosis::Finding& finding : analysis.findings) WriteFinding(finding, out);
   out.EndArray();
+  out.Key("cost");
+  WriteCost(analysis.cost, out);
   out.EndObject();
 }
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "analyzer/report/cost_section.h"
 #include "analyzer/report/format.h"
 #include "common/terminal_text.h"
 
@@ -307,12 +308,29 @@ std::vector<std::pair<std::string, std::string>> PasteableConfigChanges(
   return changes;
 }
 
+static void WriteCost(const cost::RunCost& c, std::ostringstream& out) {
+  const CostSection s = DescribeCost(c);
+  out << "\n## Cost\n\n" << EscapeMarkdown(s.headline) << "\n";
+  if (!s.recommendation.empty()) out << "\n" << EscapeMarkdown(s.recommendation) << "\n";
+  if (!s.frontier.empty()) {
+    out << "\n| cluster | predicted time | cost per run | |\n|---|---:|---:|---|\n";
+    for (const CostRow& row : s.frontier) {
+      out << "| " << Cell(row.cluster) << " | " << row.predicted << " | " << row.cost << " | "
+          << row.note << " |\n";
+    }
+  }
+  if (!s.spot.empty()) out << "\n" << EscapeMarkdown(s.spot) << "\n";
+  if (!s.notes.empty()) out << "\n";
+  for (const std::string& note : s.notes) out << "- " << EscapeMarkdown(note) << "\n";
+}
+
 std::string RenderMarkdown(const Analysis& analysis) {
   std::ostringstream out;
   WriteHeader(analysis, out);
   WriteWork(analysis, out);
   WritePhases(analysis.phases, out);
   WriteFindings(analysis, out);
+  WriteCost(analysis.cost, out);
   WriteLongestStages(analysis.summary, out);
   WriteLongestJobs(analysis.model, out);
   WriteInput(analysis.read, out);

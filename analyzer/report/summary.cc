@@ -61,6 +61,7 @@ ApplicationSummary Summarize(const model::ApplicationModel& model) {
     if (stage.status == model::StageStatus::kFailed) ++counts.failed_stage_attempts;
   }
   counts.stages = static_cast<int64_t>(submitted_stage_ids.size());
+  counts.photon_peak_memory_tasks = model.photon_peak_memory_tasks;
   for (const model::TaskAttempt& task : model.tasks) {
     if (task.ended()) {
       ++counts.task_attempts;

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <utility>
 
+#include "analyzer/report/cost_section.h"
 #include "analyzer/report/format.h"
 #include "common/terminal_text.h"
 
@@ -149,6 +150,25 @@ void WritePhasesAndFindings(const Analysis& analysis, std::ostringstream& out) {
   }
 }
 
+void WriteCost(const cost::RunCost& c, std::ostringstream& out) {
+  const CostSection s = DescribeCost(c);
+  out << "\nCost\n";
+  Wrapped(out, s.headline, "  ");
+  if (!s.recommendation.empty()) Wrapped(out, s.recommendation, "  ");
+  if (!s.frontier.empty()) {
+    out << "  Time/cost frontier (each point simulated):\n";
+    char line[512];
+    for (const CostRow& row : s.frontier) {
+      std::snprintf(line, sizeof line, "    %-40s %12s %12s  %s\n",
+                    Printable(row.cluster, 40).c_str(), row.predicted.c_str(), row.cost.c_str(),
+                    row.note.c_str());
+      out << line;
+    }
+  }
+  if (!s.spot.empty()) Wrapped(out, s.spot, "  ");
+  for (const std::string& note : s.notes) Wrapped(out, note, "    ");
+}
+
 }  // namespace
 
 std::string RenderText(const Analysis& analysis) {
@@ -204,6 +224,7 @@ std::string RenderText(const Analysis& analysis) {
   }
 
   WritePhasesAndFindings(analysis, out);
+  WriteCost(analysis.cost, out);
 
   std::vector<const StageSummary*> longest;
   for (const StageSummary& stage : s.stages) {

@@ -119,6 +119,14 @@ def test_typed_report_is_the_json(shared_eventlogs: Path) -> None:
     assert first.confidence.level == raw["findings"][0]["confidence"]["level"] != ""
     assert [j.job_id for j in report.jobs] == [j["job_id"] for j in raw["jobs"]]
     assert report.jobs and report.jobs[0].totals.executor_run_time_ms >= 0
+    cost, raw_cost = report.cost, raw["cost"]
+    assert cost.available and cost.total == raw_cost["total"] > 0
+    assert cost.executor_instance == raw_cost["executor_instance"] != ""
+    points = raw_cost["right_sizing"]["points"]
+    assert [p.cost for p in cost.right_sizing.points] == [p["cost"] for p in points]
+    if points:
+        assert isinstance(cost.right_sizing.recommended, sparkprof.report.CostPoint)
+        assert cost.right_sizing.recommended.cost <= cost.right_sizing.current.cost
     assert sparkprof.ApplicationReport.from_json(report.json) == report
 
 

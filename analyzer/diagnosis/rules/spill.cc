@@ -69,6 +69,10 @@ void Spill(const DiagnosisInput& input, std::vector<Finding>& out) {
         {"peak_execution_memory_max", static_cast<double>(stage.peak_execution_memory_max),
          "bytes"},
     };
+    if (stage.executor_execution_memory_peak > 0) {
+      f.evidence.push_back({"executor_execution_memory_peak",
+                            static_cast<double>(stage.executor_execution_memory_peak), "bytes"});
+    }
     const int64_t parallel =
         std::max<int64_t>(1, std::min<int64_t>(input.slots(), stage.successful_tasks));
     int64_t io_ms_low = static_cast<int64_t>(2.0 * stage.disk_spill_bytes / (400.0 * kMB) * 1000);
@@ -201,7 +205,12 @@ void Spill(const DiagnosisInput& input, std::vector<Finding>& out) {
     if (!stage.photon_figures.empty()) {
       f.explanation += " (The " + stage.photon_figures +
                        " figures come from Photon's own SQL metrics: Spark's task metrics are 0 "
-                       "for Photon tasks.)";
+                       "for Photon tasks.";
+      if (stage.photon_figures.find("peak memory") != std::string::npos) {
+        f.explanation += " A task's peak memory is the sum of its Photon operators' peaks, an "
+                         "upper bound: the operators' peaks need not coincide.";
+      }
+      f.explanation += ")";
       f.confidence.reason += "; " + stage.photon_figures + " from Photon's SQL metrics";
     }
     out.push_back(std::move(f));

@@ -50,6 +50,7 @@ class Counts:
     task_start_without_end: int
     task_end_without_start: int
     resubmitted_tasks: int = 0  # schema_minor 1
+    photon_peak_memory_tasks: int = 0  # schema_minor 2
 
 
 @dataclass(frozen=True)
@@ -254,6 +255,77 @@ class Job:
 
 
 @dataclass(frozen=True)
+class CostPoint:
+    """One simulated cluster of the right-sizing frontier (docs/cost.md)."""
+
+    instance: str
+    count: int
+    cores_per_executor: int
+    predicted_wall_ms: int
+    cost: float
+    on_frontier: bool
+    current: bool
+
+
+@dataclass(frozen=True)
+class RightSizing:
+    note: str = ""
+    max_slowdown: float = 0.0
+    self_prediction_error: float = 0.0
+    points: list[CostPoint] = field(default_factory=list)
+    current: CostPoint | None = None
+    recommended: CostPoint | None = None
+    saving_fraction: float = 0.0
+
+
+@dataclass(frozen=True)
+class SpotAdvice:
+    available: bool = False
+    discount_low: float = 0.0
+    discount_high: float = 0.0
+    cost_low: float = 0.0
+    cost_high: float = 0.0
+    interruption_notice_s: int = 0
+    work_per_executor_ms: int = 0
+    advice: str = ""
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What the run cost and the cheaper cluster (``cost`` in the report, schema_minor 2)."""
+
+    available: bool = False
+    reason: str = ""
+    currency: str = "USD"
+    method: str = ""
+    cloud: str = ""
+    cloud_source: str = ""
+    region: str = ""
+    catalogue: str = ""
+    executor_instance: str = ""
+    executor_instance_source: str = ""
+    driver_instance: str = ""
+    driver_instance_source: str = ""
+    executor_cores: int = 0
+    executor_memory_gib: float = 0.0
+    executors_per_instance: int = 1
+    executors: int = 0
+    max_concurrent_executors: int = 0
+    executor_hours: float = 0.0
+    executor_cost: float = 0.0
+    driver_cost: float = 0.0
+    dbus: float = 0.0
+    dbu_cost: float = 0.0
+    total: float = 0.0
+    wall_ms: int = 0
+    current_cluster: str = ""
+    right_sizing: RightSizing = field(default_factory=RightSizing)
+    spot: SpotAdvice = field(default_factory=SpotAdvice)
+    assumptions: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class ApplicationReport:
     """One application's report: the engine's JSON object, typed.
 
@@ -271,6 +343,7 @@ class ApplicationReport:
     phases: Phases
     findings: list[Finding]
     jobs: list[Job] = field(default_factory=list)  # schema_minor 1
+    cost: Cost = field(default_factory=Cost)  # schema_minor 2
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     json: str = field(default="", repr=False, compare=False)
 
@@ -333,6 +406,10 @@ def _convert(kind: Any, value: Any) -> Any:
     if origin is dict:
         return dict(value)
     if origin in (Union, types.UnionType):
+        # X | None: convert to X when the value is there and X is a report dataclass.
+        kinds = [k for k in typing.get_args(kind) if k is not type(None)]
+        if value is not None and len(kinds) == 1:
+            return _convert(kinds[0], value)
         return value
     if dataclasses.is_dataclass(kind) and isinstance(kind, type):
         return from_dict(kind, value)
