@@ -1,6 +1,7 @@
 #include "analyzer/report/html_report.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <set>
 #include <string_view>
@@ -662,15 +663,19 @@ void WriteCost(const cost::RunCost& c, const std::string& id, std::string& out) 
   if (!c.points.empty()) {
     constexpr double kWidth = 640, kHeight = 260, kLeft = 70, kRight = 20, kTop = 14,
                      kBottom = 40;
-    int64_t max_ms = 1;
+    int64_t max_ms = 1, min_ms = INT64_MAX;
     double max_cost = 0;
     for (const cost::FrontierPoint& p : c.points) {
       max_ms = std::max(max_ms, p.predicted_wall_ms);
+      min_ms = std::min(min_ms, p.predicted_wall_ms);
       max_cost = std::max(max_cost, p.cost);
     }
     if (!(max_cost > 0)) max_cost = 1;
+    // The time axis spans the points (a little margin each side), not zero to the slowest.
+    const double low = std::max(0.0, static_cast<double>(min_ms) * 0.95);
+    const double span = std::max(1.0, static_cast<double>(max_ms) * 1.05 - low);
     auto x = [&](int64_t ms) {
-      return kLeft + (kWidth - kLeft - kRight) * static_cast<double>(ms) / (1.05 * max_ms);
+      return kLeft + (kWidth - kLeft - kRight) * (static_cast<double>(ms) - low) / span;
     };
     auto y = [&](double cost) {
       return kHeight - kBottom - (kHeight - kTop - kBottom) * cost / (1.05 * max_cost);
@@ -684,8 +689,8 @@ void WriteCost(const cost::RunCost& c, const std::string& id, std::string& out) 
            Coordinate(kLeft) + "\" y1=\"" + Coordinate(kTop) + "\" x2=\"" + Coordinate(kLeft) +
            "\" y2=\"" + Coordinate(kHeight - kBottom) + "\"/>\n";
     out += "<text class=\"label\" x=\"" + Coordinate((kWidth + kLeft) / 2) + "\" y=\"" +
-           Coordinate(kHeight - 8) + "\" text-anchor=\"middle\">predicted run time (max " +
-           HumanDurationMs(max_ms) + ")</text>\n<text class=\"label\" x=\"12\" y=\"" +
+           Coordinate(kHeight - 8) + "\" text-anchor=\"middle\">predicted run time (" +
+           HumanDurationMs(min_ms) + " to " + HumanDurationMs(max_ms) + ")</text>\n<text class=\"label\" x=\"12\" y=\"" +
            Coordinate(kTop + 4) + "\">" + Escape(cost::Money(max_cost, c.currency)) +
            "</text>\n<text class=\"label\" x=\"12\" y=\"" + Coordinate(kHeight - kBottom) +
            "\">" + Escape(cost::Money(0, c.currency)) + "</text>\n";
