@@ -169,6 +169,7 @@ def main():
     chosen = [spec for workload in load_suite() for _, spec in settings(workload)
               if not args.only or workload["name"] in args.only or spec["name"] in args.only]
     runs = {spec["name"]: [] for spec in chosen}
+    failures = {}
 
     def run_once(spec):
         corpus.wait_for_quiet_machine(args.quiet_wait_s)
@@ -176,8 +177,12 @@ def main():
         run = corpus.run_workload(spec, spark_home, python, work_root, args.java_home or None)
         wall = app_wall_ms(run.event_log) if run.event_log else None
         if run.problems or wall is None:
+            # One failed run (a driver killed on a loaded machine) does not lose the others:
+            # the setting fails when a second run fails too.
             print(f"  FAIL {spec['name']}: {run.problems}", flush=True)
-            failed.append(spec["name"])
+            failures[spec["name"]] = failures.get(spec["name"], 0) + 1
+            if failures[spec["name"]] >= 2:
+                failed.append(spec["name"])
             return
         kept = os.path.join(work_root, f"{spec['name']}.{len(runs[spec['name']])}.zstd")
         shutil.copyfile(run.event_log, kept)
@@ -188,7 +193,7 @@ def main():
 
     def spread_too_wide(name):
         walls = [r["wall_ms"] for r in runs[name]]
-        return len(walls) < args.max_runs and max(walls) > (1 + args.spread) * min(walls)
+        return 0 < len(walls) < args.max_runs and max(walls) > (1 + args.spread) * min(walls)
 
     try:
         # Rounds over every setting (not one setting's repeats back to back): a busy spell on
@@ -198,7 +203,8 @@ def main():
                 if spec["name"] not in failed:
                     run_once(spec)
         for spec in chosen:
-            if spec["name"] not in failed and spread_too_wide(spec["name"]):
+            if spec["name"] not in failed and (len(runs[spec["name"]]) < args.repeats or
+                                               spread_too_wide(spec["name"])):
                 run_once(spec)
         for spec in chosen:
             if spec["name"] in failed or not runs[spec["name"]]:
