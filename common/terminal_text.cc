@@ -1,22 +1,13 @@
 #include "common/terminal_text.h"
 
+#include "common/utf8.h"
+
 namespace sparkprof {
 
 size_t DecodeUtf8(std::string_view text, size_t i, char32_t* code_point) {
-  auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
-  unsigned char c = byte(i);
-  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-  if (n == 0 || i + n > text.size()) return 0;
-  char32_t value = n == 1 ? c : n == 2 ? (c & 0x1F) : n == 3 ? (c & 0x0F) : (c & 0x07);
-  for (size_t k = 1; k < n; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-    value = (value << 6) | (byte(i + k) & 0x3F);
-  }
-  static constexpr char32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (value < kSmallest[n]) return 0;                     // overlong
-  if (value >= 0xD800 && value <= 0xDFFF) return 0;       // surrogate
-  if (value > 0x10FFFF) return 0;
-  *code_point = value;
+  uint32_t value = 0;
+  size_t n = utf8::Decode(text.substr(i), value);  // the one decoder (common/utf8.h)
+  if (n > 0) *code_point = value;
   return n;
 }
 
