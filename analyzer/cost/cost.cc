@@ -394,6 +394,9 @@ RunCost ComputeCost(const model::ApplicationModel& model, const CostOptions& opt
       out.assumptions.push_back("the run's executors held " + Fixed(oversubscribed, 2) +
                                 " tasks per core at once; the frontier's types keep that ratio");
     }
+    const double heap_per_core_mb =
+        static_cast<double>(SizeMiB(Property(model, "spark.executor.memory"), 1024)) /
+        out.executor_shape.cores;
     const int64_t slots_now =
         static_cast<int64_t>(std::max(out.max_concurrent_executors, 1)) * out.executor_shape.cores;
     std::vector<const InstanceType*> candidates;
@@ -439,6 +442,12 @@ RunCost ComputeCost(const model::ApplicationModel& model, const CostOptions& opt
             key.second == out.executor_shape.cores
                 ? -1
                 : static_cast<int32_t>(std::lround(key.second * oversubscribed));
+        // Each task keeps the heap it had: the executor's heap grows with its cores (the
+        // candidate types have at least the run's memory per vCPU).
+        if (scenario.cores_per_executor > 0 && heap_per_core_mb > 0) {
+          scenario.executor_memory_mb = static_cast<int64_t>(
+              std::min(heap_per_core_mb * scenario.cores_per_executor, 1e9));
+        }
         predicted.emplace(key, whatif::Simulate(model, scenario));
       }
       auto point_cost = [&](const InstanceType& type, double executor_hours, int32_t per_instance,
