@@ -20,12 +20,4 @@ Analysis Analyze(const source::ApplicationLog& log, const eventlog::ReaderOption
   return analysis;
 }
 
-void CompleteAnalysis(Analysis& analysis, const cost::CostOptions& cost_options) {
-  analysis.summary = Summarize(analysis.model);
-  diagnosis::Diagnosis diagnosed = diagnosis::Diagnose(analysis.model);
-  analysis.phases = diagnosed.phases;
-  analysis.findings = std::move(diagnosed.findings);
-  analysis.cost = cost::ComputeCost(analysis.model, cost_options);
-}
-
 }  // namespace sparkprof::report
