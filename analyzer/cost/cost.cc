@@ -13,6 +13,8 @@
 namespace sparkprof::cost {
 namespace {
 
+using diagnosis::Fixed;
+
 constexpr double kMsPerHour = 3'600'000.0;
 constexpr int64_t kMaxMiB = int64_t{1} << 30;  // 1 PiB: anything above is a hostile property
 
@@ -56,14 +58,6 @@ double ProcessMemoryGiB(const model::ApplicationModel& model, const std::string&
          1024.0;
 }
 
-bool IsDatabricks(const model::ApplicationModel& model) {
-  if (model.databricks) return true;
-  for (const auto& [key, value] : model.spark_properties) {
-    if (key.rfind("spark.databricks.", 0) == 0) return true;
-  }
-  return false;
-}
-
 // The cloud and where it was seen.
 std::pair<std::string, std::string> DetectCloud(const model::ApplicationModel& model,
                                                 const CostOptions& options) {
@@ -71,11 +65,13 @@ std::pair<std::string, std::string> DetectCloud(const model::ApplicationModel& m
   std::string provider = Property(model, "spark.databricks.clusterUsageTags.cloudProvider");
   for (char& c : provider) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (!provider.empty()) return {provider, "Databricks cluster tags"};
-  for (const auto& [key, value] : model.spark_properties) {
-    if (key.rfind("spark.emr.", 0) == 0 || key == "spark.sql.emr.internal.extensions") {
+  switch (diagnosis::PlatformOf(model)) {
+    case diagnosis::Platform::kEmr:
       return {"aws", "EMR settings in the log"};
-    }
-    if (key.rfind("spark.dataproc.", 0) == 0) return {"gcp", "Dataproc settings in the log"};
+    case diagnosis::Platform::kDataproc:
+      return {"gcp", "Dataproc settings in the log"};
+    default:
+      break;
   }
   for (const model::Executor& e : model.executors) {
     const std::string& host = e.host;
@@ -112,12 +108,6 @@ const InstanceType* Cheapest(const PriceCatalogue& catalogue, const std::string&
     }
   }
   return best;
-}
-
-std::string Fixed(double value, int digits) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
-  return buffer;
 }
 
 std::string Duration(int64_t ms) {
@@ -166,7 +156,7 @@ RunCost ComputeCost(const model::ApplicationModel& model, const CostOptions& opt
     return out;
   }
   const bool flat = options.price_per_core_hour >= 0 && options.price_per_gib_hour >= 0;
-  const bool databricks = IsDatabricks(model);
+  const bool databricks = diagnosis::PlatformOf(model) == diagnosis::Platform::kDatabricks;
   std::tie(out.cloud, out.cloud_source) = DetectCloud(model, options);
   const bool local = Property(model, "spark.master").rfind("local", 0) == 0;
 
@@ -453,7 +443,8 @@ RunCost ComputeCost(const model::ApplicationModel& model, const CostOptions& opt
       auto point_cost = [&](const InstanceType& type, double executor_hours, int32_t per_instance,
                             int64_t wall_ms) {
         const double hours = static_cast<double>(wall_ms) / kMsPerHour;
-        double cost = executor_hours * hourly(&type, {}, false, per_instance) + hours * driver_hourly;
+        double cost =
+            executor_hours * hourly(&type, {}, false, per_instance) + hours * driver_hourly;
         if (databricks && options.dbu_price >= 0 && dbu_rate >= 0) {
           const double rate = type.dbu_per_hour >= 0 && options.dbus_per_instance_hour < 0
                                   ? type.dbu_per_hour

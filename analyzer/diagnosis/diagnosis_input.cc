@@ -58,9 +58,11 @@ ClusterManager DiagnosisInput::Manager() const {
   return ClusterManager::kUnknown;
 }
 
-Platform DiagnosisInput::GetPlatform() const {
-  if (model->databricks) return Platform::kDatabricks;
-  for (const auto& [key, value] : model->spark_properties) {
+Platform DiagnosisInput::GetPlatform() const { return PlatformOf(*model); }
+
+Platform PlatformOf(const model::ApplicationModel& model) {
+  if (model.databricks) return Platform::kDatabricks;
+  for (const auto& [key, value] : model.spark_properties) {
     if (key.rfind("spark.databricks.", 0) == 0) return Platform::kDatabricks;
     if (key.rfind("spark.emr.", 0) == 0 || key.rfind("spark.hadoop.fs.s3.emr", 0) == 0 ||
         key == "spark.sql.emr.internal.extensions") {

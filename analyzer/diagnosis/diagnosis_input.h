@@ -17,6 +17,8 @@ enum class ClusterManager { kUnknown, kLocal, kStandalone, kYarn, kKubernetes, k
 enum class Platform { kNone, kDatabricks, kEmr, kDataproc };
 const char* ClusterManagerName(ClusterManager manager);  // "local", "standalone", "YARN", ...
 const char* PlatformName(Platform platform);             // "", "Databricks", "EMR", "Dataproc"
+// The managed platform the run's settings show (Databricks, EMR, Dataproc), else kNone.
+Platform PlatformOf(const model::ApplicationModel& model);
 
 struct DiagnosisInput {
   const model::ApplicationModel* model = nullptr;
