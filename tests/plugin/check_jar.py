@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks the plugin jar: it holds the plugin classes and both native libraries (plugin-only
-install), no Spark or Scala classes (they are `provided`), and Java 8 class files so Spark 3.x JVMs
-on Java 8 load it."""
+install), no Spark or Scala classes (they are `provided`), the OpenTelemetry SDK relocated under
+io/sparkprof/shaded/ (no class outside io/sparkprof/, so none can clash with the user's classpath),
+and Java 8 class files so Spark 3.x JVMs on Java 8 load it."""
 import struct
 import sys
 import zipfile
@@ -21,12 +22,21 @@ def main(path):
                          "io/sparkprof/NativeAggregator.class",
                          "io/sparkprof/native/linux-x86_64/libsparkprof.so",
                          "io/sparkprof/native/linux-x86_64/libsparkprof_driver.so",
-                         "io/sparkprof/native/linux-x86_64/driver-dependencies.txt"):
+                         "io/sparkprof/native/linux-x86_64/driver-dependencies.txt",
+                         "io/sparkprof/ApplicationTrace.class",
+                         "io/sparkprof/connect/TraceparentInterceptor.class",
+                         "io/sparkprof/shaded/io/opentelemetry/sdk/OpenTelemetrySdk.class",
+                         "io/sparkprof/shaded/okhttp3/OkHttpClient.class"):
             if required not in names:
                 problems.append("missing " + required)
         for name in names:
             if name.startswith(("org/apache/spark/", "scala/", "com/codahale/")):
                 problems.append("must not be packaged: " + name)
+            if name.endswith(".class") and not name.startswith("io/sparkprof/"):
+                problems.append("not relocated under io/sparkprof/shaded: " + name)
+            if name.startswith("META-INF/services/") and not name.endswith("/") \
+                    and not name.startswith("META-INF/services/io.sparkprof."):
+                problems.append("a service file of an unrelocated interface: " + name)
             if name.endswith(".class"):
                 magic, _minor, major = struct.unpack(">IHH", jar.read(name)[:8])
                 if magic != 0xCAFEBABE or major > JAVA_8_MAJOR:

@@ -100,6 +100,57 @@ public final class SparkProfConfig {
    */
   public static final String FINAL_BATCH_TIMEOUT = "spark.sparkprof.finalBatchTimeout";
 
+  /**
+   * Boolean, default {@code false}: at the application's end the driver exports its trace over
+   * OTLP: the application span, its phases, jobs and stages, with the report's figures
+   * (docs/recipes/observability/observability-stack.md). The standard {@code OTEL_*} environment
+   * variables and {@code otel.*} system properties apply; the keys below override them when set.
+   */
+  public static final String OTEL_ENABLED = "spark.sparkprof.otel.enabled";
+
+  /**
+   * URL, default unset ({@code OTEL_EXPORTER_OTLP_ENDPOINT}, else {@code http://localhost:4317}
+   * for gRPC, {@code http://localhost:4318} for HTTP): the collector's OTLP endpoint. For HTTP,
+   * {@code /v1/traces} is appended unless the URL ends with it.
+   */
+  public static final String OTEL_ENDPOINT = "spark.sparkprof.otel.endpoint";
+
+  /** {@code grpc} or {@code http} (OTLP/HTTP protobuf), default unset (OTEL_*, else grpc). */
+  public static final String OTEL_PROTOCOL = "spark.sparkprof.otel.protocol";
+
+  /**
+   * Number 0..1, default unset (OTEL_TRACES_SAMPLER*, else 1): share of application traces kept
+   * (parent-based: a sampled or dropped parent decides for its children).
+   */
+  public static final String OTEL_SAMPLING_RATIO = "spark.sparkprof.otel.samplingRatio";
+
+  /** String, default unset (OTEL_SERVICE_NAME, else {@code spark}): {@code service.name}. */
+  public static final String OTEL_SERVICE_NAME = "spark.sparkprof.otel.serviceName";
+
+  /**
+   * {@code otlp}, {@code logging} (spans printed to the driver log) or {@code none}, default unset
+   * (OTEL_TRACES_EXPORTER, else otlp).
+   */
+  public static final String OTEL_EXPORTER_TYPE = "spark.sparkprof.otel.exporterType";
+
+  /**
+   * W3C {@code traceparent}, default unset (the driver's {@code TRACEPARENT} environment variable,
+   * as Airflow's OpenTelemetry integration sets it): the application span's parent.
+   */
+  public static final String OTEL_TRACEPARENT = "spark.sparkprof.otel.traceparent";
+
+  /**
+   * Integer, default {@code 10000}: most spans one application exports (the export queue's
+   * size); past it stage spans are left out and the application span says how many.
+   */
+  public static final String OTEL_MAX_SPANS = "spark.sparkprof.otel.maxSpans";
+
+  /**
+   * Duration, default {@code 10s}: how long the driver's shutdown waits for the export; a
+   * collector that does not answer costs at most this, once, and one log line.
+   */
+  public static final String OTEL_EXPORT_TIMEOUT = "spark.sparkprof.otel.exportTimeout";
+
   /** Reads a key; null when unset. */
   public interface Lookup {
     String get(String key);
@@ -122,6 +173,15 @@ public final class SparkProfConfig {
   private final String liveEventLog;
   private final String agentOptions;
   private final long finalBatchTimeoutMs;
+  private final boolean otelEnabled;
+  private final String otelEndpoint;
+  private final String otelProtocol;
+  private final double otelSamplingRatio;
+  private final String otelServiceName;
+  private final String otelExporterType;
+  private final String otelTraceparent;
+  private final int otelMaxSpans;
+  private final long otelExportTimeoutMs;
 
   private SparkProfConfig(Lookup lookup) {
     enabled = parseBoolean(lookup, ENABLED, true);
@@ -142,6 +202,16 @@ public final class SparkProfConfig {
     liveEventLog = parseString(lookup, LIVE_EVENT_LOG, "");
     agentOptions = parseString(lookup, AGENT_OPTIONS, "");
     finalBatchTimeoutMs = clamp(parseDurationMs(lookup, FINAL_BATCH_TIMEOUT, 5000), 0, 600_000);
+    otelEnabled = parseBoolean(lookup, OTEL_ENABLED, false);
+    otelEndpoint = parseString(lookup, OTEL_ENDPOINT, "");
+    otelProtocol = parseChoice(lookup, OTEL_PROTOCOL, "grpc", "http");
+    otelSamplingRatio = parseRatio(lookup, OTEL_SAMPLING_RATIO);
+    otelServiceName = parseString(lookup, OTEL_SERVICE_NAME, "");
+    otelExporterType = parseChoice(lookup, OTEL_EXPORTER_TYPE, "otlp", "logging", "none");
+    otelTraceparent = parseString(lookup, OTEL_TRACEPARENT, "");
+    otelMaxSpans = (int) parseLong(lookup, OTEL_MAX_SPANS, 10_000, 1, 1_000_000);
+    otelExportTimeoutMs =
+        clamp(parseDurationMs(lookup, OTEL_EXPORT_TIMEOUT, 10_000), 100, 600_000);
   }
 
   public static SparkProfConfig from(Lookup lookup) {
@@ -191,6 +261,29 @@ public final class SparkProfConfig {
   /** The live feed's copy, or "" for none. */
   public String liveEventLog() { return liveEventLog; }
 
+  public boolean otelEnabled() { return otelEnabled; }
+
+  /** The OTLP endpoint, "" when unset (OTEL_* or the SDK's default then). */
+  public String otelEndpoint() { return otelEndpoint; }
+
+  /** "grpc", "http", or "" when unset. */
+  public String otelProtocol() { return otelProtocol; }
+
+  /** 0..1, or NaN when unset. */
+  public double otelSamplingRatio() { return otelSamplingRatio; }
+
+  public String otelServiceName() { return otelServiceName; }
+
+  /** "otlp", "logging", "none", or "" when unset. */
+  public String otelExporterType() { return otelExporterType; }
+
+  /** The conf's traceparent, "" when unset (the caller falls back to TRACEPARENT). */
+  public String otelTraceparent() { return otelTraceparent; }
+
+  public int otelMaxSpans() { return otelMaxSpans; }
+
+  public long otelExportTimeoutMs() { return otelExportTimeoutMs; }
+
   /** Keys whose values did not parse, with the default used instead; empty when all were fine. */
   public String problems() { return problems.toString(); }
 
@@ -209,6 +302,31 @@ public final class SparkProfConfig {
   private String parseString(Lookup lookup, String key, String fallback) {
     String value = trimmed(lookup, key);
     return value == null ? fallback : value;
+  }
+
+  /** One of the choices (lower-cased), or "" when unset or not one of them (reported). */
+  private String parseChoice(Lookup lookup, String key, String... choices) {
+    String value = trimmed(lookup, key);
+    if (value == null) return "";
+    for (String choice : choices) {
+      if (choice.equalsIgnoreCase(value)) return choice;
+    }
+    problem(key, value, "the default");
+    return "";
+  }
+
+  /** A number in 0..1, or NaN when unset or invalid (reported). */
+  private double parseRatio(Lookup lookup, String key) {
+    String value = trimmed(lookup, key);
+    if (value == null) return Double.NaN;
+    try {
+      double parsed = Double.parseDouble(value);
+      if (parsed >= 0 && parsed <= 1) return parsed;
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    problem(key, value, "the default");
+    return Double.NaN;
   }
 
   private boolean parseBoolean(Lookup lookup, String key, boolean fallback) {

@@ -38,6 +38,8 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
   private final Map<String, int[]> pendingFlameGraphs = new ConcurrentHashMap<>();
   private volatile boolean badBatchLogged;
   private volatile SparkProfListener listener;
+  /** The OpenTelemetry export at the end, when spark.sparkprof.otel.enabled. */
+  private volatile ApplicationTrace trace;
   private volatile OutputStream liveEventLogCopy;
   private volatile boolean liveEventLogClosed;
   /** Executors whose final marker arrived; also the lock of the end-of-application wait. */
@@ -82,6 +84,10 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
         listener = new SparkProfListener(this, sc.conf(), liveFeed(config));
         listener.logStart(sparkVersion(sc));
         sc.addSparkListener(listener);
+        if (config.otelEnabled()) {
+          trace = new ApplicationTrace(config);
+          sc.addSparkListener(trace);
+        }
       }
       SparkProfPlugin.log("driver aggregator started"
           + (port >= 0 ? ", metrics at http://" + config.prometheusBindAddress() + ":" + port
@@ -312,8 +318,28 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
       if (paths != null && !paths.isEmpty()) {
         SparkProfPlugin.log("report written: " + paths.replace('\n', ' '));
       }
+      exportTrace(paths);
     } catch (RuntimeException | LinkageError e) {
       SparkProfPlugin.log("report not written: " + e.getMessage());
+    }
+  }
+
+  /** The application's spans, from the report just written (never throws). */
+  private void exportTrace(String reportPaths) {
+    ApplicationTrace export = trace;
+    if (export == null) return;
+    File reportJson = null;
+    for (String path : reportPaths == null ? new String[0] : reportPaths.split("\n")) {
+      if (path.endsWith(".json")) reportJson = new File(path);
+    }
+    if (reportJson == null) {
+      SparkProfPlugin.log("OpenTelemetry: no spans, no report.json was written");
+      return;
+    }
+    try {
+      export.export(reportJson, System.getenv("TRACEPARENT"));
+    } catch (RuntimeException | LinkageError e) {
+      SparkProfPlugin.log("OpenTelemetry: no spans: " + e);
     }
   }
 
