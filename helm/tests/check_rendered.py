@@ -3,7 +3,8 @@
 
     helm template t helm/sparkprof [--set ...] | check_rendered.py CASE
 
-CASE is one of the cases helm_chart_test.sh renders: defaults, otel, plugin-only. Each names the
+CASE is one of the cases helm_chart_test.sh renders: defaults, otel, plugin-only, connect (the Spark
+Connect server with OpenTelemetry and S3A on), connect-plain (the server alone). Each names the
 objects it expects (kinds, names, labels) and the spark-defaults.conf lines; any difference is
 printed and exits 1.
 """
@@ -30,9 +31,10 @@ OTEL_KEYS = {
 problems: list[str] = []
 
 
-def expect(condition: bool, message: str) -> None:
+def expect(condition: bool, message: str) -> bool:
     if not condition:
         problems.append(message)
+    return condition
 
 
 def parse_conf(text: str) -> dict[str, str]:
@@ -43,6 +45,56 @@ def parse_conf(text: str) -> dict[str, str]:
             expect(key not in conf, f"spark-defaults.conf: {key} twice")
             conf[key] = value
     return conf
+
+
+def check_connect(case: str, config_maps: dict, by_kind: dict, spark_conf: dict) -> None:
+    """The Spark Connect server: its ConfigMap is the Spark configuration plus the server's keys
+    (the interceptor only with OpenTelemetry), and the Deployment runs the server with it."""
+    connect_map = config_maps.get("t-sparkprof-spark-connect")
+    if not expect(connect_map is not None, "no t-sparkprof-spark-connect ConfigMap"):
+        return
+    conf = parse_conf(connect_map["data"]["spark-defaults.conf"])
+    server_keys = {"spark.master": "local[*]", "spark.connect.grpc.binding.port": "15002"}
+    if case == "connect":
+        server_keys["spark.connect.grpc.interceptor.classes"] = \
+            "io.sparkprof.connect.TraceparentInterceptor"
+        server_keys["spark.hadoop.fs.s3a.endpoint"] = "http://minio:9000"
+        for key in ("spark.sparkprof.otel.enabled", "spark.sparkprof.s3aMetrics.enabled"):
+            expect(conf.get(key) == "true", f"spark-connect: {key} = {conf.get(key)!r}")
+    else:
+        expect("spark.connect.grpc.interceptor.classes" not in conf,
+               "spark-connect: the interceptor rendered without OpenTelemetry")
+    expect(conf == {**spark_conf, **server_keys},
+           f"spark-connect conf is not the Spark conf plus {server_keys}: "
+           f"{sorted(set(conf.items()) ^ set({**spark_conf, **server_keys}.items()))}")
+    deployment = by_kind["Deployment"][0]
+    expect(deployment["metadata"]["name"] == "t-sparkprof-connect", "Deployment name")
+    pod = deployment["spec"]["template"]
+    expect(pod["metadata"]["labels"].get("spark-role") == "driver",
+           "the Connect pod is not labelled spark-role=driver (the PodMonitor's selector)")
+    container = pod["spec"]["containers"][0]
+    command = container["command"]
+    expect(command[0] == "/opt/spark/bin/spark-submit" and command[-1] == "spark-internal"
+           and "org.apache.spark.sql.connect.service.SparkConnectServer" in command
+           and "/etc/sparkprof-connect/spark-defaults.conf" in command,
+           f"Connect server command {command}")
+    ports = {port["name"]: port["containerPort"] for port in container["ports"]}
+    expect(ports == {"spark-connect": 15002, "sparkprof-metrics": 9405}, f"Connect ports {ports}")
+    mounts = {mount["name"]: mount["mountPath"] for mount in container["volumeMounts"]}
+    expect(mounts == {"spark-connect-conf": "/etc/sparkprof-connect",
+                      "sparkprof": "/opt/sparkprof"}, f"Connect mounts {mounts}")
+    volumes = {volume["name"]: volume for volume in pod["spec"]["volumes"]}
+    expect(volumes.get("spark-connect-conf", {}).get("configMap", {}).get("name")
+           == "t-sparkprof-spark-connect", "the Connect pod mounts its ConfigMap")
+    init = pod["spec"].get("initContainers", [])
+    expect(len(init) == 1 and init[0]["name"] == "sparkprof-files",
+           "the Connect pod copies the sparkprof files")
+    env = {item["name"]: item["value"] for item in container.get("env", [])}
+    if case == "connect":
+        expect(env.get("OTEL_RESOURCE_ATTRIBUTES") == "team=data", f"Connect env {env}")
+    services = [s for s in by_kind.get("Service", []) if s["metadata"]["name"] == "t-sparkprof-connect"]
+    expect(len(services) == 1 and services[0]["spec"]["selector"].items()
+           <= pod["metadata"]["labels"].items(), "the Connect Service selects the Connect pod")
 
 
 def main(case: str) -> int:
@@ -59,6 +111,8 @@ def main(case: str) -> int:
     expected_kinds = {"ConfigMap": 3, "PodMonitor": 1, "PrometheusRule": 1}
     if case == "otel":
         expected_kinds.update({"Service": 1, "ServiceMonitor": 1})
+    if case.startswith("connect"):
+        expected_kinds.update({"ConfigMap": 4, "Deployment": 1, "Service": 1})
     kinds = {kind: len(items) for kind, items in by_kind.items()}
     expect(kinds == expected_kinds, f"kinds {kinds}, expected {expected_kinds}")
 
@@ -94,7 +148,7 @@ def main(case: str) -> int:
             expect(init["command"][-1] == "cp -a /sparkprof/. /opt/sparkprof/", f"init command {init['command']}")
         if case == "otel":
             want.update(OTEL_KEYS)
-        else:
+        elif case != "connect":
             expect(not any(k.startswith("spark.sparkprof.otel.") for k in conf), "otel keys rendered while disabled")
         for key, value in want.items():
             expect(conf.get(key) == value, f"spark-defaults.conf: {key} = {conf.get(key)!r}, expected {value!r}")
@@ -102,7 +156,11 @@ def main(case: str) -> int:
         ports = driver["spec"]["containers"][0]["ports"]
         expect(ports == [{"name": "sparkprof-metrics", "containerPort": 9405, "protocol": "TCP"}], f"driver ports {ports}")
 
-    dashboards = [cm for name, cm in config_maps.items() if name != "t-sparkprof-spark-defaults"]
+    if case.startswith("connect") and spark:
+        check_connect(case, config_maps, by_kind, parse_conf(spark["data"]["spark-defaults.conf"]))
+
+    dashboards = [cm for name, cm in config_maps.items()
+                  if name not in ("t-sparkprof-spark-defaults", "t-sparkprof-spark-connect")]
     titles = set()
     for cm in dashboards:
         expect(cm["metadata"]["labels"].get("grafana_dashboard") == "1", f"{cm['metadata']['name']}: no grafana_dashboard label")

@@ -89,17 +89,37 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- toYaml $conf -}}
 {{- end -}}
 
+{{/* The init container that copies the sparkprof files into installDir (volume "sparkprof"). */}}
+{{- define "sparkprof.filesInitContainer" -}}
+- name: sparkprof-files
+  image: {{ printf "%s:%s" .Values.installFromImage.image.repository .Values.installFromImage.image.tag | quote }}
+  imagePullPolicy: {{ .Values.installFromImage.image.pullPolicy }}
+  command: ["/bin/sh", "-c", {{ printf "cp -a %s/. %s/" .Values.installFromImage.sourceDir .Values.sparkprof.installDir | quote }}]
+  volumeMounts:
+    - {name: sparkprof, mountPath: {{ .Values.sparkprof.installDir | quote }}}
+  resources:
+    {{- toYaml .Values.installFromImage.resources | nindent 4 }}
+{{- end -}}
+
 {{/* Init container + volume that copy the sparkprof files into installDir. */}}
 {{- define "sparkprof.installFromImage" -}}
 initContainers:
-  - name: sparkprof-files
-    image: {{ printf "%s:%s" .Values.installFromImage.image.repository .Values.installFromImage.image.tag | quote }}
-    imagePullPolicy: {{ .Values.installFromImage.image.pullPolicy }}
-    command: ["/bin/sh", "-c", {{ printf "cp -a %s/. %s/" .Values.installFromImage.sourceDir .Values.sparkprof.installDir | quote }}]
-    volumeMounts:
-      - {name: sparkprof, mountPath: {{ .Values.sparkprof.installDir | quote }}}
-    resources:
-      {{- toYaml .Values.installFromImage.resources | nindent 6 }}
+  {{- include "sparkprof.filesInitContainer" . | nindent 2 }}
 volumes:
   - {name: sparkprof, emptyDir: {}}
+{{- end -}}
+
+{{/* The Spark Connect server's configuration: the Spark configuration plus its own keys. */}}
+{{- define "sparkprof.connectConf" -}}
+{{- $v := .Values -}}
+{{- $conf := include "sparkprof.sparkConf" . | fromYaml -}}
+{{- $_ := set $conf "spark.master" (toString $v.sparkConnect.master) -}}
+{{- $_ := set $conf "spark.connect.grpc.binding.port" (toString (int64 $v.sparkConnect.port)) -}}
+{{- if $v.monitoring.openTelemetry.enabled -}}
+{{- $_ := set $conf "spark.connect.grpc.interceptor.classes" "io.sparkprof.connect.TraceparentInterceptor" -}}
+{{- end -}}
+{{- range $key, $value := $v.sparkConnect.extraConf -}}
+{{- $_ := set $conf $key (toString $value) -}}
+{{- end -}}
+{{- toYaml $conf -}}
 {{- end -}}
