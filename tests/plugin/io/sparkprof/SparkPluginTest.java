@@ -394,6 +394,46 @@ public final class SparkPluginTest {
         "a bare number is milliseconds, clamped to 100 ms");
     SparkConf sparkConf = new SparkConf(false).set(SparkProfConfig.FLUSH_INTERVAL, "3s");
     check(SparkProfConfig.from(sparkConf).flushIntervalMs() == 3000, "read from a real SparkConf");
+    otelConfigChecks();
+  }
+
+  /** spark.sparkprof.otel.*: parsing, the SDK properties they become, traceparent parents. */
+  static void otelConfigChecks() {
+    Map<String, String> values = new HashMap<>();
+    SparkProfConfig unset = SparkProfConfig.from(values::get);
+    check(!unset.otelEnabled() && unset.otelProtocol().isEmpty() && unset.otelEndpoint().isEmpty()
+        && Double.isNaN(unset.otelSamplingRatio()) && unset.otelMaxSpans() == 10_000
+        && unset.otelExportTimeoutMs() == 10_000, "otel defaults");
+    Map<String, String> sdk = TracingSdk.overrides(unset);
+    check(sdk.size() == 2 && "none".equals(sdk.get("otel.metrics.exporter")),
+        "unset otel keys leave the OTEL_* settings alone: " + sdk);
+    values.put("spark.sparkprof.otel.enabled", "true");
+    values.put("spark.sparkprof.otel.endpoint", "http://collector:4318");
+    values.put("spark.sparkprof.otel.protocol", "HTTP");
+    values.put("spark.sparkprof.otel.samplingRatio", "0.25");
+    values.put("spark.sparkprof.otel.exporterType", "logging");
+    values.put("spark.sparkprof.otel.serviceName", "etl");
+    SparkProfConfig set = SparkProfConfig.from(values::get);
+    sdk = TracingSdk.overrides(set);
+    check(set.otelEnabled() && set.problems().isEmpty()
+        && "http://collector:4318/v1/traces".equals(sdk.get("otel.exporter.otlp.traces.endpoint"))
+        && "http/protobuf".equals(sdk.get("otel.exporter.otlp.traces.protocol"))
+        && "parentbased_traceidratio".equals(sdk.get("otel.traces.sampler"))
+        && "0.25".equals(sdk.get("otel.traces.sampler.arg"))
+        && "console".equals(sdk.get("otel.traces.exporter"))
+        && "etl".equals(sdk.get("otel.service.name")), "otel keys become SDK properties: " + sdk);
+    values.put("spark.sparkprof.otel.protocol", "udp");
+    values.put("spark.sparkprof.otel.samplingRatio", "1.5");
+    values.put("spark.sparkprof.otel.exporterType", "jaeger");
+    SparkProfConfig bad = SparkProfConfig.from(values::get);
+    check(bad.otelProtocol().isEmpty() && Double.isNaN(bad.otelSamplingRatio())
+        && bad.otelExporterType().isEmpty() && bad.problems().split("; ").length == 3,
+        "bad otel values are reported and left to OTEL_*: " + bad.problems());
+    check(TracingSdk.parentOf("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01") != null,
+        "a W3C traceparent is a parent");
+    check(TracingSdk.parentOf("00-00000000000000000000000000000000-b7ad6b7169203331-01") == null
+        && TracingSdk.parentOf("not a traceparent") == null && TracingSdk.parentOf("") == null
+        && TracingSdk.parentOf(null) == null, "an invalid traceparent is no parent");
   }
 
   public static void main(String[] args) throws Exception {
