@@ -198,7 +198,8 @@ void RegisterFlamegraphCommand(CLI::App& app, int& exit_code) {
                       "Only samples of this Spark stage id (profile files)");
   command->add_option("--category", args->category,
                       "Only samples of this category: compute, serialization, s3a_write, "
-                      "s3a_read, shuffle_write, shuffle_read, spill, file_io, gc, other");
+                      "s3a_read, shuffle_write, shuffle_read, spill, file_io, gc, other, jit, "
+                      "vm");
   command->add_option("--title", args->title, "Title of the graph");
   command->add_option("--diff", args->diff,
                       "Second profile ('after'): draw its widths, coloured by the normalised "

@@ -21,13 +21,17 @@ enum class Category : uint8_t {
   kFileIo = 7,
   kGc = 8,
   kOther = 9,
+  // The JVM's own threads (JIT compilers; the VM thread and its helpers): executor CPU, never a
+  // task's. gc covers GC threads' CPU as well as the pauses that stop tasks.
+  kJit = 10,
+  kVm = 11,
 };
 
-inline constexpr int kCategoryCount = 10;
+inline constexpr int kCategoryCount = 12;
 
 inline constexpr std::array<std::string_view, kCategoryCount> kCategoryNames = {
-    "compute",      "serialization", "s3a_write", "s3a_read", "shuffle_write",
-    "shuffle_read", "spill",         "file_io",   "gc",       "other",
+    "compute",      "serialization", "s3a_write", "s3a_read", "shuffle_write", "shuffle_read",
+    "spill",        "file_io",       "gc",        "other",    "jit",           "vm",
 };
 
 constexpr int CategoryIndex(Category category) { return static_cast<int>(category); }

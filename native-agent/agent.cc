@@ -123,6 +123,9 @@ void Agent::Start(JNIEnv* jni, jthread current_thread, bool late_start) {
       return;
     }
     SetStackWalker(AsyncGetCallTraceWalker);
+    // CPU mode: each sample weighs the CPU its thread used since its last sample, so the
+    // profile's time adds up to the threads' CPU whatever the kernel's tick does to the timer.
+    SetFixedSampleWeight(options_.mode == SamplingMode::kCpu ? 0 : options_.interval_ns);
     Status started = sampler_.Start();
     if (!started.ok()) {
       LogLine("cannot start sampling (%s); the JVM runs without profiling",
@@ -135,6 +138,11 @@ void Agent::Start(JNIEnv* jni, jthread current_thread, bool late_start) {
         JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, JVMTI_EVENT_COMPILED_METHOD_LOAD,
         JVMTI_EVENT_VM_DEATH}) {
     jvmti_->SetEventNotificationMode(JVMTI_ENABLE, event, nullptr);
+  }
+  if (options_.mode == SamplingMode::kCpu) {
+    // Polled by the drain; an agent started in a running JVM counts their CPU from now on.
+    jvm_threads_ = std::make_unique<JvmInternalThreads>(options_.interval_ns, !late_start);
+    drain_.set_jvm_internal_threads(jvm_threads_.get());
   }
   SetUpMetrics();
   running_.store(true);
@@ -269,6 +277,7 @@ ThreadState* Agent::RegisterCurrentThread(JNIEnv* jni, jthread thread, std::stri
     return nullptr;
   }
   state->walk_context = jni;
+  state->last_cpu_ns = CurrentThreadCpuNs();  // before the timer: the first sample's baseline
   state->thread_global_ref = jni->NewGlobalRef(thread);
   state->name = std::move(name);
   ThreadState* registered = registry_.Add(std::move(state));
@@ -417,7 +426,8 @@ void Agent::SampleWithJvmtiLocked(JNIEnv* jni) {
       continue;
     }
     record->tag = states[i]->tag.Read();
-    record->timestamp_ns = now_ns;
+    record->weight_ns = options_.interval_ns;  // JVMTI sees thread states, not CPU clocks
+    record->partial_walk_error = 0;
     int frames = std::min<int>(info.frame_count, states[i]->ring.depth());
     for (int f = 0; f < frames; ++f) {
       record->frames[f].bci_or_line = static_cast<int32_t>(info.frame_buffer[f].location);

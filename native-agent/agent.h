@@ -94,6 +94,7 @@ class Agent {
   TaskTimeline timeline_;
   JvmtiMethodResolver resolver_;
   Drain drain_;
+  std::unique_ptr<JvmInternalThreads> jvm_threads_;  // CPU mode: GC/JIT/VM threads' CPU
 
   std::mutex drain_mutex_;  // serialises drain cycles, batch encoding, outputs, JVMTI sampling
   std::mutex wakeup_mutex_;

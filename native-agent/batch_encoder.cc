@@ -47,7 +47,7 @@ std::vector<uint8_t> EncodeBatch(const BatchHeader& header, const Profile& pendi
     sample_offsets.push_back(fb::CreateStackSample(
         builder, key.stack, key.tag.stage_id, key.tag.stage_attempt, key.tag.task_attempt_id,
         local_string(key.thread), static_cast<fb::Category>(count.category), count.samples,
-        count.samples * static_cast<uint64_t>(header.interval_ns)));
+        count.time_ns));
   }
 
   std::vector<flatbuffers::Offset<fb::TaskCategoryTime>> task_offsets;

@@ -30,6 +30,8 @@ TEST(BatchEncoderTest, EncodesAVerifiableBatchWithOnlyUsedStrings) {
   state->name = "Executor task launch worker for task 1.0 in stage 3.0 (TID 11)";
   SampleRecord* record = state->ring.TryReserve();
   record->tag = TaskTag{3, 0, 11};
+  record->weight_ns = 10'000'000;
+  record->partial_walk_error = 0;
   record->frames[0] = RawFrame{0, reinterpret_cast<const void*>(uintptr_t{2})};
   record->frames[1] = RawFrame{0, reinterpret_cast<const void*>(uintptr_t{1})};
   record->num_frames = 2;

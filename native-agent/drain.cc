@@ -10,6 +10,13 @@ namespace {
 
 constexpr int64_t kKeepClosedTasksNs = 10'000'000'000;  // GC pauses are taken within seconds
 
+// "G1 Conc#3" -> "G1 Conc#N": one name per pool, while "G1" and "C2" stay readable.
+std::string JvmThreadPoolName(std::string_view name) {
+  size_t hash = name.rfind('#');
+  if (hash == std::string_view::npos) return std::string(name);
+  return std::string(name.substr(0, hash + 1)) + NormaliseThreadName(name.substr(hash + 1));
+}
+
 }  // namespace
 
 Drain::Drain(const DrainConfig& config, ThreadRegistry& registry, MethodNameResolver& resolver,
@@ -72,20 +79,51 @@ void Drain::DrainThread(ThreadState* state) {
     frame_ids_.clear();
     Category category;
     if (record->num_frames <= 0) {
+      ++walk_outcomes_.failed[record->num_frames];
       frame_ids_.push_back(InternName(WalkErrorFrameName(record->num_frames)));
       category = Category::kOther;
     } else {
+      if (record->partial_walk_error != 0) {
+        ++walk_outcomes_.partial[record->partial_walk_error];
+      } else {
+        ++walk_outcomes_.complete;
+      }
       int frames = std::min(record->num_frames, state->ring.depth());
       for (int i = frames - 1; i >= 0; --i) frame_ids_.push_back(FrameId(record->frames[i].method_id));
       category = Classify(frame_ids_, thread_id);
+      // The walk broke below these frames: the leaf says where and why.
+      if (record->partial_walk_error != 0)
+        frame_ids_.push_back(InternName(WalkErrorFrameName(record->partial_walk_error)));
     }
     TaskTag tag = record->tag;
+    auto weight = static_cast<uint64_t>(std::max<int64_t>(record->weight_ns, 0));
     state->ring.Pop();
-    auto weight = static_cast<uint64_t>(config_.interval_ns);
     if (!cumulative_.AddSample(frame_ids_, thread_id, tag, category, weight)) {
       g_counters.stacks_dropped_cap.fetch_add(1, std::memory_order_relaxed);
     }
     pending_.AddSample(frame_ids_, thread_id, tag, category, weight);
+  }
+}
+
+// The JVM's own threads appear as "[jvm gc]" > "[G1 Conc#N]" (category frame, then the thread),
+// weighted by the CPU they used since the last cycle.
+void Drain::PollJvmInternalThreads() {
+  sampled_tids_.clear();
+  for (ThreadState* state : registry_.LiveSnapshot()) sampled_tids_.insert(state->tid);
+  jvm_thread_cpu_.clear();
+  jvm_threads_->Poll(MonotonicNowNs(), sampled_tids_, &jvm_thread_cpu_);
+  for (const JvmThreadCpu& thread : jvm_thread_cpu_) {
+    std::string thread_name = JvmThreadPoolName(thread.name);
+    uint32_t thread_id = InternName(thread_name);
+    frame_ids_.clear();
+    frame_ids_.push_back(InternName("[jvm " + std::string(CategoryName(thread.category)) + "]"));
+    frame_ids_.push_back(InternName("[" + thread_name + "]"));
+    auto weight = static_cast<uint64_t>(thread.cpu_ns);
+    if (!cumulative_.AddSample(frame_ids_, thread_id, TaskTag{}, thread.category, weight,
+                               thread.samples)) {
+      g_counters.stacks_dropped_cap.fetch_add(1, std::memory_order_relaxed);
+    }
+    pending_.AddSample(frame_ids_, thread_id, TaskTag{}, thread.category, weight, thread.samples);
   }
 }
 
@@ -94,6 +132,7 @@ void Drain::RunCycle(const std::function<void(ThreadState*)>& before_free) {
   std::vector<std::unique_ptr<ThreadState>> retired = registry_.TakeRetired();
   for (ThreadState* state : registry_.LiveSnapshot()) DrainThread(state);
   for (auto& state : retired) DrainThread(state.get());
+  if (jvm_threads_ != nullptr) PollJvmInternalThreads();
 
   std::vector<GcPause> pauses;
   gc_monitor_.TakePauses(&pauses);

@@ -7,11 +7,14 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "native-agent/gc_monitor.h"
+#include "native-agent/jvm_internal_threads.h"
 #include "native-agent/profile.h"
 #include "native-agent/thread_state.h"
 
@@ -54,7 +57,19 @@ class Drain {
   const GcSummary& gc_summary() const { return gc_summary_; }
   uint64_t cycles() const { return cycles_; }
   uint64_t stale_methods() const { return stale_methods_; }
+  // Sampled walks by outcome: complete, partial (outer frames kept; by the first walk's error
+  // code) and failed (no Java frame kept; by error code).
+  struct WalkOutcomes {
+    uint64_t complete = 0;
+    std::map<int, uint64_t> partial;
+    std::map<int, uint64_t> failed;
+  };
+  const WalkOutcomes& walk_outcomes() const { return walk_outcomes_; }
   size_t memory_bytes() const;
+  // Polls the JVM's own threads (GC, JIT, VM) each cycle into the profiles as their categories,
+  // with no task tag. `threads` must outlive the drain; nullptr turns it off (wall mode).
+  void set_jvm_internal_threads(JvmInternalThreads* threads) { jvm_threads_ = threads; }
+  size_t jvm_threads_tracked() const { return jvm_threads_ ? jvm_threads_->tracked() : 0; }
   // Called for each new GC pause (e.g. to feed a histogram).
   void set_pause_observer(std::function<void(const GcPause&)> observer) {
     pause_observer_ = std::move(observer);
@@ -62,6 +77,7 @@ class Drain {
 
  private:
   void DrainThread(ThreadState* state);
+  void PollJvmInternalThreads();
   uint32_t FrameId(const void* method_id);
   uint32_t InternName(std::string_view name);
   Category Classify(std::span<const uint32_t> frames_root_first, uint32_t thread_id);
@@ -80,10 +96,14 @@ class Drain {
   std::vector<GcPause> pending_pauses_;
   GcSummary gc_summary_;
   std::function<void(const GcPause&)> pause_observer_;
+  JvmInternalThreads* jvm_threads_ = nullptr;
+  std::unordered_set<pid_t> sampled_tids_;
+  std::vector<JvmThreadCpu> jvm_thread_cpu_;
   std::vector<uint32_t> frame_ids_;
   std::vector<std::optional<classifier::FrameMatch>> matches_;
   uint64_t cycles_ = 0;
   uint64_t stale_methods_ = 0;
+  WalkOutcomes walk_outcomes_;
   uint32_t names_full_id_;
   uint32_t stale_id_;
 };

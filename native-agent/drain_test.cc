@@ -23,10 +23,12 @@ const void* Id(uintptr_t value) { return reinterpret_cast<const void*>(value); }
 
 // Writes one record with frames given innermost first.
 void Push(ThreadState* state, const TaskTag& tag, std::initializer_list<uintptr_t> innermost_first,
-          int error_code = 1) {
+          int error_code = 1, int64_t weight_ns = 10'000'000, int32_t partial_walk_error = 0) {
   SampleRecord* record = state->ring.TryReserve();
   ASSERT_NE(record, nullptr);
   record->tag = tag;
+  record->weight_ns = weight_ns;
+  record->partial_walk_error = partial_walk_error;
   int i = 0;
   for (uintptr_t id : innermost_first) record->frames[i++] = RawFrame{0, Id(id)};
   record->num_frames = error_code <= 0 ? error_code : i;
@@ -81,6 +83,40 @@ TEST_F(DrainFixture, AggregatesPerTagThreadAndStackWithCategories) {
   // Names are resolved once per method id.
   EXPECT_EQ(resolver.calls, 5);
   EXPECT_EQ(drain.pending().total_samples(), 4u);
+}
+
+TEST_F(DrainFixture, SampleTimeIsEachRecordsWeightNotTheInterval) {
+  // A 1 ms timer on a 250 Hz kernel fires every 4 ms, and overruns merge signals: each sample
+  // carries the CPU time it stands for.
+  ThreadState* state = registry.Add(std::make_unique<ThreadState>(103, 16, 8));
+  TaskTag tag{1, 0, 3};
+  Push(state, tag, {4, 5, 1}, 1, 4'000'000);
+  Push(state, tag, {4, 5, 1}, 1, 12'000'000);
+  Push(state, tag, {4, 5, 1}, 1, 0);  // a thread that used no CPU since its last sample
+  drain.RunCycle();
+  const Profile& profile = drain.cumulative();
+  auto it = profile.task_times().find(TaskCategoryKey{tag, Category::kCompute});
+  ASSERT_NE(it, profile.task_times().end());
+  EXPECT_EQ(it->second.samples, 3u);
+  EXPECT_EQ(it->second.time_ns, 16'000'000u);
+  ASSERT_EQ(profile.samples().size(), 1u);
+  EXPECT_EQ(profile.samples().begin()->second.time_ns, 16'000'000u);
+  EXPECT_EQ(drain.pending().samples().begin()->second.time_ns, 16'000'000u);
+}
+
+TEST_F(DrainFixture, PartialWalkKeepsTheOuterFramesUnderAMarker) {
+  ThreadState* state = registry.Add(std::make_unique<ThreadState>(104, 16, 8));
+  TaskTag tag{1, 0, 4};
+  Push(state, tag, {3, 2, 1}, 1, 10'000'000, /*partial_walk_error=*/-5);
+  drain.RunCycle();
+  const Profile& profile = drain.cumulative();
+  ASSERT_EQ(profile.stacks().size(), 1u);
+  const auto& stack = profile.stacks()[0];
+  ASSERT_EQ(stack.size(), 4u);
+  EXPECT_EQ(drain.strings().Get(stack.front()), "org.apache.spark.executor.Executor$TaskRunner.run");
+  EXPECT_EQ(drain.strings().Get(stack.back()), "[unknown_Java]");  // where the walk broke
+  // Classified by the frames that were walked.
+  EXPECT_EQ(profile.samples().begin()->second.category, Category::kSerialization);
 }
 
 TEST_F(DrainFixture, CapsDistinctStacksIntoOverflow) {

@@ -65,17 +65,19 @@ uint32_t Profile::InternStack(std::span<const uint32_t> frames, bool* overflowed
 }
 
 bool Profile::AddSample(std::span<const uint32_t> frames_root_first, uint32_t thread,
-                        const TaskTag& tag, Category category, uint64_t weight_ns) {
+                        const TaskTag& tag, Category category, uint64_t weight_ns,
+                        uint64_t samples) {
   bool overflowed = false;
   uint32_t stack = InternStack(frames_root_first, &overflowed);
   if (overflowed) ++stacks_dropped_cap_;
   SampleCount& count = samples_[SampleKey{stack, thread, tag}];
   count.category = category;
-  ++count.samples;
+  count.samples += samples;
+  count.time_ns += weight_ns;
   TaskCategoryTotal& total = task_times_[TaskCategoryKey{tag, category}];
-  ++total.samples;
+  total.samples += samples;
   total.time_ns += weight_ns;
-  ++total_samples_;
+  total_samples_ += samples;
   return !overflowed;
 }
 

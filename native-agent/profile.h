@@ -47,6 +47,7 @@ struct SampleKeyHash {
 struct SampleCount {
   Category category = Category::kCompute;
   uint64_t samples = 0;
+  uint64_t time_ns = 0;  // the samples' weights (CPU mode: the CPU time they stand for)
 };
 
 struct TaskCategoryKey {
@@ -68,9 +69,10 @@ class Profile {
   Profile(uint32_t max_stacks, uint32_t overflow_frame_id)
       : max_stacks_(max_stacks), overflow_frame_id_(overflow_frame_id) {}
 
-  // `frames_root_first` are StringTable ids. Returns false when the sample went to "[overflow]".
+  // `frames_root_first` are StringTable ids; `samples` samples weighing `weight_ns` together.
+  // Returns false when they went to "[overflow]".
   bool AddSample(std::span<const uint32_t> frames_root_first, uint32_t thread, const TaskTag& tag,
-                 Category category, uint64_t weight_ns);
+                 Category category, uint64_t weight_ns, uint64_t samples = 1);
   void AddGcTime(const TaskTag& tag, uint64_t pause_ns);
   void Clear();
 

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "native-agent/agent_counters.h"
+#include "native-agent/stack_walker.h"
 
 namespace sparkprof::agent {
 namespace {
@@ -148,7 +149,7 @@ std::string RenderJson(const ReportContext& context, const Drain& drain, const H
     CategoryTotals& thread = per_thread[strings.Get(key.thread)];
     auto index = static_cast<size_t>(count.category);
     thread.samples[index] += count.samples;
-    thread.time_ns[index] += count.samples * static_cast<uint64_t>(context.interval_ns);
+    thread.time_ns[index] += count.time_ns;
   }
   out += "\"total\":{";
   AppendCategories(out, all);
@@ -185,7 +186,24 @@ std::string RenderJson(const ReportContext& context, const Drain& drain, const H
     out += "{\"start_epoch_ns\":" + std::to_string(pause.start_epoch_ns) +
            ",\"duration_ns\":" + std::to_string(pause.duration_ns) + '}';
   }
-  out += "]},\"health\":{";
+  out += "]},\"walks\":{";
+  const Drain::WalkOutcomes& walks = drain.walk_outcomes();
+  AppendKeyNumber(out, "complete", walks.complete);
+  for (const auto& [name, by_kind] : {std::pair{"partial", &walks.partial},
+                                      std::pair{"failed", &walks.failed}}) {
+    out += '"';
+    out += name;
+    out += "\":{";
+    bool first_kind = true;
+    for (const auto& [code, count] : *by_kind) {
+      if (!first_kind) out += ',';
+      first_kind = false;
+      out += "\"" + JsonEscape(WalkErrorFrameName(code)) + "\":" + std::to_string(count);
+    }
+    out += '}';
+    if (by_kind == &walks.partial) out += ',';
+  }
+  out += "},\"health\":{";
   AppendKeyNumber(out, "samples_taken", health.samples_taken);
   AppendKeyNumber(out, "samples_dropped_ring_full", health.samples_dropped_ring_full);
   AppendKeyNumber(out, "samples_walk_failed", health.samples_walk_failed);
@@ -200,6 +218,7 @@ std::string RenderJson(const ReportContext& context, const Drain& drain, const H
   AppendKeyNumber(out, "gc_pauses_dropped", health.gc_pauses_dropped);
   AppendKeyNumber(out, "batches_encoded", health.batches_encoded);
   AppendKeyNumber(out, "threads_registered", health.threads_registered);
+  AppendKeyNumber(out, "jvm_threads_tracked", drain.jvm_threads_tracked());
   AppendKeyNumber(out, "timer_create_failures", health.timer_create_failures);
   AppendKeyNumber(out, "rings_shrunk", health.rings_shrunk);
   AppendKeyNumber(out, "threads_unprofiled_ring_memory", health.threads_unprofiled_ring_memory);

@@ -34,6 +34,8 @@ TEST(ProfileWritersTest, CollapsedAndJsonDescribeTheProfile) {
   for (int i = 0; i < 3; ++i) {
     SampleRecord* record = state->ring.TryReserve();
     record->tag = TaskTag{1, 0, 9};
+    record->weight_ns = 10'000'000;
+    record->partial_walk_error = 0;
     record->frames[0] = RawFrame{0, reinterpret_cast<const void*>(uintptr_t{2})};
     record->frames[1] = RawFrame{0, reinterpret_cast<const void*>(uintptr_t{1})};
     record->num_frames = 2;

@@ -25,9 +25,14 @@ struct RawFrame {
 
 struct SampleRecord {
   TaskTag tag;
-  int64_t timestamp_ns;  // CLOCK_MONOTONIC
+  // The time this sample stands for: in CPU mode the thread's CPU clock advance since its last
+  // recorded sample (timer ticks are coarser than short intervals, and overruns merge signals);
+  // in wall mode the interval.
+  int64_t weight_ns;
   int32_t num_frames;    // > 0: frames valid; <= 0: walker error code (see stack_walker.h)
-  int32_t reserved;
+  // When num_frames > 0 but the first walk failed and a retry kept the outer frames: the first
+  // walk's error code (the drain marks the break with it); 0 for a complete walk.
+  int32_t partial_walk_error;
   RawFrame frames[1];    // really `depth` frames: the ring sizes slots accordingly
 
   static size_t BytesFor(int depth) {

@@ -17,14 +17,14 @@ namespace sparkprof::agent {
 namespace {
 
 // async-signal-safe: a fixed three-frame "stack".
-int FakeWalker(void*, RawFrame* frames, int max_frames, void*) {
+int FakeWalker(void*, RawFrame* frames, int max_frames, void*, int32_t*) {
   int n = max_frames < 3 ? max_frames : 3;
   for (int i = 0; i < n; ++i) frames[i] = RawFrame{i, reinterpret_cast<const void*>(uintptr_t(i + 1))};
   return n;
 }
 
 // Faults like a walker reading a torn stack would.
-int FaultingWalker(void*, RawFrame*, int, void*) {
+int FaultingWalker(void*, RawFrame*, int, void*, int32_t*) {
   volatile int* bad = reinterpret_cast<volatile int*>(uintptr_t{16});
   return *bad;
 }
@@ -69,6 +69,37 @@ TEST(SamplerTest, CpuTimerSamplesTheBusyThreadWithItsTag) {
   EXPECT_EQ(record->num_frames, 3);
   EXPECT_EQ(record->tag, (TaskTag{4, 1, 99}));
   EXPECT_EQ(record->frames[2].method_id, reinterpret_cast<const void*>(uintptr_t{3}));
+}
+
+TEST(SamplerTest, CpuSampleWeightsAddUpToTheThreadsCpuTime) {
+  // 1 ms asks more than a 100 or 250 Hz kernel's CPU timers deliver; the weights still add up.
+  ThreadRegistry registry;
+  Sampler sampler(SamplingMode::kCpu, 1'000'000, registry);
+  SetStackWalker(FakeWalker);
+  SetFixedSampleWeight(0);
+  ASSERT_TRUE(sampler.Start().ok());
+  ThreadState* state = registry.Add(std::make_unique<ThreadState>(Tid(), 1024, 4));
+  state->last_cpu_ns = CurrentThreadCpuNs();
+  const int64_t cpu_start_ns = state->last_cpu_ns;
+  BindCurrentThread(state);
+  sampler.OnThreadStarted(state);
+  EnableSampling(true);
+  SpinCpu(std::chrono::milliseconds(400));
+  sampler.Stop();
+  BindCurrentThread(nullptr);
+  const int64_t cpu_used_ns = CurrentThreadCpuNs() - cpu_start_ns;
+  int64_t weights_ns = 0;
+  uint32_t samples = 0;
+  for (const SampleRecord* r = state->ring.Peek(); r != nullptr; r = state->ring.Peek()) {
+    EXPECT_GE(r->weight_ns, 0);
+    weights_ns += r->weight_ns;
+    ++samples;
+    state->ring.Pop();
+  }
+  ASSERT_GT(samples, 0u) << sampler.mechanism();
+  // Everything up to the last sample is counted; after it, at most a tick or two (HZ >= 100).
+  EXPECT_LE(weights_ns, cpu_used_ns);
+  EXPECT_GE(weights_ns, cpu_used_ns - 30'000'000) << samples << " samples";
 }
 
 TEST(SamplerTest, WallModeSignalsSleepingThreads) {

@@ -23,6 +23,8 @@ thread_local ThreadState* t_thread_state __attribute__((tls_model("initial-exec"
 
 std::atomic<bool> g_sampling_enabled{false};
 std::atomic<StackWalker> g_walker{nullptr};
+std::atomic<int64_t> g_fixed_weight_ns{0};
+static_assert(std::atomic<int64_t>::is_always_lock_free);
 
 struct sigaction g_previous_segv;
 struct sigaction g_previous_bus;
@@ -33,6 +35,18 @@ int64_t MonotonicNanos() {
   timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
   return static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
+}
+
+// async-signal-safe: the sample's weight; advances the thread's CPU mark only for a sample that
+// is recorded, so time behind a dropped sample goes to the next one instead of vanishing.
+int64_t TakeSampleWeightNs(ThreadState* state) {
+  int64_t fixed = g_fixed_weight_ns.load(std::memory_order_relaxed);
+  if (fixed > 0) return fixed;
+  int64_t cpu_ns = CurrentThreadCpuNs();
+  if (cpu_ns <= state->last_cpu_ns) return 0;
+  int64_t weight_ns = cpu_ns - state->last_cpu_ns;
+  state->last_cpu_ns = cpu_ns;
+  return weight_ns;
 }
 
 // async-signal-safe
@@ -78,6 +92,16 @@ void HandleCrashSignal(int signo, siginfo_t* info, void* ucontext) {
 
 // not async-signal-safe
 void SetStackWalker(StackWalker walker) { g_walker.store(walker); }
+
+// not async-signal-safe
+void SetFixedSampleWeight(int64_t weight_ns) { g_fixed_weight_ns.store(weight_ns); }
+
+// async-signal-safe (clock_gettime is on POSIX's list)
+int64_t CurrentThreadCpuNs() {
+  timespec now;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now) != 0) return 0;
+  return static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
+}
 
 // not async-signal-safe
 void EnableSampling(bool enabled) { g_sampling_enabled.store(enabled); }
@@ -126,7 +150,7 @@ void BindCurrentThread(ThreadState* state) {
 ThreadState* CurrentThreadState() { return t_thread_state; }
 
 // async-signal-safe
-int WalkWithCrashGuard(ThreadState* state, RawFrame* frames, int max_frames, void* ucontext) {
+int WalkWithCrashGuard(ThreadState* state, SampleRecord* record, void* ucontext) {
   StackWalker walker = g_walker.load(std::memory_order_acquire);
   if (walker == nullptr) return 0;
   // savemask=0: saving the mask costs a syscall per sample; the crash path unblocks explicitly.
@@ -136,7 +160,8 @@ int WalkWithCrashGuard(ThreadState* state, RawFrame* frames, int max_frames, voi
   }
   state->in_walk.store(1, std::memory_order_relaxed);
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  int result = walker(state->walk_context, frames, max_frames, ucontext);
+  int result = walker(state->walk_context, record->frames, state->ring.depth(), ucontext,
+                      &record->partial_walk_error);
   std::atomic_signal_fence(std::memory_order_seq_cst);
   state->in_walk.store(0, std::memory_order_relaxed);
   return result;
@@ -161,9 +186,10 @@ void RecordSampleOnCurrentThread(void* ucontext) {
     g_counters.samples_dropped_ring_full.fetch_add(1, std::memory_order_relaxed);
   } else {
     record->tag = state->tag.Read();
+    record->weight_ns = TakeSampleWeightNs(state);
+    record->partial_walk_error = 0;
     int64_t start_ns = MonotonicNanos();
-    record->timestamp_ns = start_ns;
-    int frames = WalkWithCrashGuard(state, record->frames, state->ring.depth(), ucontext);
+    int frames = WalkWithCrashGuard(state, record, ucontext);
     g_counters.walk_time_ns_total.fetch_add(static_cast<uint64_t>(MonotonicNanos() - start_ns),
                                             std::memory_order_relaxed);
     if (frames <= 0) g_counters.samples_walk_failed.fetch_add(1, std::memory_order_relaxed);

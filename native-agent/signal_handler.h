@@ -14,14 +14,25 @@
 namespace sparkprof::agent {
 
 // Walks the current thread's stack into `frames` (innermost first). Returns the number of frames,
-// or an error code <= 0 (see stack_walker.h). Must be async-signal-safe.
-using StackWalker = int (*)(void* walk_context, RawFrame* frames, int max_frames, void* ucontext);
+// or an error code <= 0 (see stack_walker.h). A walker that recovered only the outer part of a
+// stack returns those frames and sets `*partial_error` to the first attempt's error code (it is 0
+// on entry). Must be async-signal-safe.
+using StackWalker = int (*)(void* walk_context, RawFrame* frames, int max_frames, void* ucontext,
+                            int32_t* partial_error);
 
 // Returned when the walker faulted and the crash guard recovered.
 inline constexpr int kWalkCrashed = -100;
 
 // not async-signal-safe: call before EnableSampling(true).
 void SetStackWalker(StackWalker walker);
+
+// not async-signal-safe (an atomic store): what each sample weighs. 0 = the sampled thread's CPU
+// clock advance since its last recorded sample (CPU mode: exact however the timer ticks);
+// > 0 = that fixed weight (wall mode: the interval).
+void SetFixedSampleWeight(int64_t weight_ns);
+
+// async-signal-safe: the calling thread's CPU clock (CLOCK_THREAD_CPUTIME_ID) in ns, 0 on error.
+int64_t CurrentThreadCpuNs();
 
 // not async-signal-safe (but only an atomic store): turns sample recording on or off. When off,
 // the handler returns at once, so deleting timers and draining can follow safely.
@@ -43,7 +54,8 @@ ThreadState* CurrentThreadState();
 // async-signal-safe: records one sample of the calling thread (what the handler does).
 void RecordSampleOnCurrentThread(void* ucontext);
 
-// async-signal-safe: runs the walker with crash protection on `state` (must be the caller's).
-int WalkWithCrashGuard(ThreadState* state, RawFrame* frames, int max_frames, void* ucontext);
+// async-signal-safe: runs the walker with crash protection on `state` (must be the caller's),
+// into `record` (frames and partial_walk_error); returns the frame count or error code.
+int WalkWithCrashGuard(ThreadState* state, SampleRecord* record, void* ucontext);
 
 }  // namespace sparkprof::agent

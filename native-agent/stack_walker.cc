@@ -2,9 +2,12 @@
 
 #include <dlfcn.h>
 #include <jni.h>
+#include <ucontext.h>
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 
 namespace sparkprof::agent {
 namespace {
@@ -29,6 +32,93 @@ static_assert(sizeof(AgctCallFrame) == sizeof(RawFrame) &&
 std::atomic<AsyncGetCallTraceFn> g_async_get_call_trace{nullptr};
 static_assert(std::atomic<AsyncGetCallTraceFn>::is_always_lock_free);
 
+// A frame pointer further than this above the stack pointer is not one (C2 uses rbp/x29 as a
+// general register): reading through it could fault, and the crash guard would lose the sample.
+constexpr uintptr_t kMaxFrameDistance = 1u << 20;
+
+// async-signal-safe
+int CallAsyncGetCallTrace(AsyncGetCallTraceFn function, JNIEnv* env, RawFrame* frames,
+                          int max_frames, void* ucontext) {
+  AgctCallTrace trace;
+  trace.env_id = env;
+  trace.num_frames = 0;
+  trace.frames = reinterpret_cast<AgctCallFrame*>(frames);
+  function(&trace, max_frames, ucontext);
+  return trace.num_frames;
+}
+
+// The registers AsyncGetCallTrace reads, in a copy of the signal's context (the thread resumes
+// from the original, never from ours).
+struct WalkRegisters {
+  uintptr_t* pc = nullptr;
+  uintptr_t* sp = nullptr;
+  uintptr_t* fp = nullptr;
+  uintptr_t* link = nullptr;  // aarch64's return address register; null on x86-64
+};
+
+// async-signal-safe
+bool RegistersOf(ucontext_t* context, WalkRegisters* registers) {
+#if defined(__x86_64__)
+  greg_t* gregs = context->uc_mcontext.gregs;
+  registers->pc = reinterpret_cast<uintptr_t*>(&gregs[REG_RIP]);
+  registers->sp = reinterpret_cast<uintptr_t*>(&gregs[REG_RSP]);
+  registers->fp = reinterpret_cast<uintptr_t*>(&gregs[REG_RBP]);
+  return true;
+#elif defined(__aarch64__)
+  registers->pc = reinterpret_cast<uintptr_t*>(&context->uc_mcontext.pc);
+  registers->sp = reinterpret_cast<uintptr_t*>(&context->uc_mcontext.sp);
+  registers->fp = reinterpret_cast<uintptr_t*>(&context->uc_mcontext.regs[29]);
+  registers->link = reinterpret_cast<uintptr_t*>(&context->uc_mcontext.regs[30]);
+  return true;
+#else
+  (void)context;
+  (void)registers;
+  return false;
+#endif
+}
+
+// async-signal-safe: when the thread runs Java code but its innermost frame cannot be walked
+// (the pc is in a method's prologue or epilogue, a stub, or a frame whose fp is a general
+// register), walks again from its caller: first as if the innermost call had just been made
+// (return address at sp, or in the link register), then through the frame pointer. Frames come
+// back without the innermost one, which the drain marks with the first error. Returns the frame
+// count, or `error` when no retry walks.
+int RetryFromCaller(AsyncGetCallTraceFn function, JNIEnv* env, RawFrame* frames, int max_frames,
+                    void* ucontext, int error) {
+  ucontext_t copy;
+  std::memcpy(&copy, ucontext, sizeof(copy));
+  WalkRegisters registers;
+  if (!RegistersOf(&copy, &registers)) return error;
+  const uintptr_t pc = *registers.pc, sp = *registers.sp, fp = *registers.fp;
+  if (sp == 0 || sp % sizeof(uintptr_t) != 0) return error;
+
+  // 1. At a call's target, before the callee built its frame.
+  if (registers.link != nullptr) {
+    *registers.pc = *registers.link;
+  } else {
+    *registers.pc = *reinterpret_cast<const uintptr_t*>(sp);  // the thread's own stack
+    *registers.sp = sp + sizeof(uintptr_t);
+  }
+  if (*registers.pc != 0 && *registers.pc != pc) {
+    int frames_walked = CallAsyncGetCallTrace(function, env, frames, max_frames, &copy);
+    if (frames_walked > 0) return frames_walked;
+  }
+
+  // 2. Through a frame pointer that plausibly points into this stack: [fp] = caller's fp,
+  // [fp + 8] = return address.
+  if (fp > sp && fp - sp < kMaxFrameDistance && fp % sizeof(uintptr_t) == 0) {
+    const auto* frame = reinterpret_cast<const uintptr_t*>(fp);
+    *registers.pc = frame[1];
+    *registers.sp = fp + 2 * sizeof(uintptr_t);
+    *registers.fp = frame[0];
+    if (*registers.pc != 0) {
+      int frames_walked = CallAsyncGetCallTrace(function, env, frames, max_frames, &copy);
+      if (frames_walked > 0) return frames_walked;
+    }
+  }
+  return error;
+}
+
 }  // namespace
 
 // not async-signal-safe
@@ -45,15 +135,19 @@ bool ResolveAsyncGetCallTrace() {
 }
 
 // async-signal-safe
-int AsyncGetCallTraceWalker(void* walk_context, RawFrame* frames, int max_frames, void* ucontext) {
+int AsyncGetCallTraceWalker(void* walk_context, RawFrame* frames, int max_frames, void* ucontext,
+                            int32_t* partial_error) {
   AsyncGetCallTraceFn function = g_async_get_call_trace.load(std::memory_order_relaxed);
   if (function == nullptr || walk_context == nullptr) return kUnknownState;
-  AgctCallTrace trace;
-  trace.env_id = static_cast<JNIEnv*>(walk_context);
-  trace.num_frames = 0;
-  trace.frames = reinterpret_cast<AgctCallFrame*>(frames);
-  function(&trace, max_frames, ucontext);
-  return trace.num_frames;
+  auto* env = static_cast<JNIEnv*>(walk_context);
+  int result = CallAsyncGetCallTrace(function, env, frames, max_frames, ucontext);
+  if (result > 0 || ucontext == nullptr) return result;
+  // Only a thread in Java code is walked from the signal's registers; in the VM or native code
+  // AsyncGetCallTrace uses the thread's last Java frame, which other registers cannot mend.
+  if (result != kUnknownJava && result != kNotWalkableJava) return result;
+  int retried = RetryFromCaller(function, env, frames, max_frames, ucontext, result);
+  if (retried > 0) *partial_error = result;
+  return retried;
 }
 
 // not async-signal-safe

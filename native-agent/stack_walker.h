@@ -28,7 +28,8 @@ enum WalkError : int {
 bool ResolveAsyncGetCallTrace();
 
 // async-signal-safe: the StackWalker that calls AsyncGetCallTrace; walk_context is the JNIEnv*.
-int AsyncGetCallTraceWalker(void* walk_context, RawFrame* frames, int max_frames, void* ucontext);
+int AsyncGetCallTraceWalker(void* walk_context, RawFrame* frames, int max_frames, void* ucontext,
+                            int32_t* partial_error);
 
 // Frame name the drain uses for a sample whose walk failed, e.g. "[gc_active]".
 std::string_view WalkErrorFrameName(int code);

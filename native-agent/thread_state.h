@@ -39,6 +39,8 @@ struct ThreadState {
   TaskTagSlot tag;
   std::atomic<int> in_handler{0};  // re-entrancy guard (a second signal during a sample)
   std::atomic<int> in_walk{0};     // set while the walker runs: SIGSEGV here is recoverable
+  // The thread's CPU clock at its last recorded sample (set on registration, on the thread).
+  int64_t last_cpu_ns = 0;
   sigjmp_buf crash_jump;
 
   // --- never touched by the signal handler ---

@@ -77,7 +77,9 @@
     [45, 80, 50],   // spill: amber
     [120, 45, 50],  // file_io: green
     [55, 75, 45],   // gc: olive yellow
-    [0, 0, 70]      // other: grey
+    [0, 0, 70],     // other: grey
+    [160, 45, 42],  // jit: sea green
+    [240, 25, 60]   // vm: slate
   ];
   var KIND_HSL = [
     [110, 50, 55],  // java: green

@@ -7,6 +7,7 @@ the PATH.collapsed / PATH.json outputs. Usage:
 import argparse
 import json
 import os
+import resource
 import shutil
 import socket
 import subprocess
@@ -43,8 +44,12 @@ class Case:
         command += ["-cp", os.pathsep.join([self.args.classes] + list(classpath)), "AgentWorkloads"]
         command += [str(w) for w in workload]
         started = time.monotonic()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         run = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
         run.seconds = time.monotonic() - started
+        # The JVM's CPU (user + system, all threads): it is our only child while it runs.
+        run.cpu_seconds = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
         print("$", " ".join(command), f"-> exit {run.returncode} in {run.seconds:.1f}s")
         if run.returncode != 0:
             fail("the JVM exited with %d" % run.returncode, run)
@@ -70,8 +75,14 @@ class Case:
         return profile, collapsed
 
 
+# The JVM's own threads' CPU (GC workers, JIT compilers, the VM thread): never a Java frame's.
+JVM_THREAD_CATEGORIES = ("gc", "jit", "vm")
+
+
 def top_category(categories):
-    interesting = {k: v["samples"] for k, v in categories.items() if k != "other"}
+    """The top category of the Java threads' samples."""
+    interesting = {k: v["samples"] for k, v in categories.items()
+                   if k != "other" and k not in JVM_THREAD_CATEGORIES}
     return max(interesting, key=interesting.get) if interesting else None
 
 
@@ -113,6 +124,45 @@ def case_interval_1ms(c):
     health = profile["health"]
     if health["samples_dropped_ring_full"] > 0.05 * health["samples_taken"]:
         fail("more than 5%% of samples dropped: %s" % health)
+
+
+def check_cpu_accounting(c, interval):
+    """Samples weigh the CPU they stand for (a 1 ms timer on a 100/250 Hz kernel fires every
+    10/4 ms), and the JVM's own threads count as gc/jit/vm: the profile's time adds up to the
+    process CPU. Allocation-heavy threads under G1 keep GC workers busy; the JVM is fresh, so
+    the JIT compiles during the run."""
+    run = c.run("interval=%s,out=%s" % (interval, c.out), ["gcchurn", 3],
+                jvm_flags=["-Xmx128m", "-XX:+UseG1GC"])
+    profile, _ = c.profile(run)
+    categories = profile["total"]["categories"]
+    # Per-thread time is sampled time only (a task's gc time also holds the pauses it waited).
+    profiled_s = sum(v["time_ns"] for t in profile["threads"]
+                     for v in t["categories"].values()) / 1e9
+    ratio = profiled_s / run.cpu_seconds
+    shares = {k: round(v["time_ns"] / 1e9 / run.cpu_seconds, 3) for k, v in categories.items()}
+    print("interval=%s process cpu=%.2fs profiled=%.2fs ratio=%.3f samples=%d shares=%s" % (
+        interval, run.cpu_seconds, profiled_s, ratio, profile["samples"], shares))
+    # Not counted: JVM start before the agent, its exit after, the agent's own threads and the
+    # few Java threads started before VMInit (Reference Handler, Finalizer, ...), and each
+    # thread's CPU after its last sample (under one interval).
+    if not 0.85 <= ratio <= 1.02:
+        fail("profiled time is %.3f of the process CPU, expected 0.85..1.02" % ratio, run)
+    threads = {t["thread"]: t["categories"] for t in profile["threads"]}
+    gc_threads = [n for n, cats in threads.items() if cats.get("gc", {}).get("time_ns", 0) > 0]
+    jit_threads = [n for n, cats in threads.items() if cats.get("jit", {}).get("time_ns", 0) > 0]
+    print("gc threads:", gc_threads, "jit threads:", jit_threads)
+    if not gc_threads or categories.get("gc", {}).get("samples", 0) == 0:
+        fail("no GC thread CPU in the profile", run)
+    if not jit_threads:
+        fail("no JIT compiler thread CPU in the profile", run)
+
+
+def case_cpu_accounting_1ms(c):
+    check_cpu_accounting(c, "1ms")
+
+
+def case_cpu_accounting_10ms(c):
+    check_cpu_accounting(c, "10ms")
 
 
 def case_jvmti_walker(c):
