@@ -117,6 +117,7 @@ void Agent::Start(JNIEnv* jni, jthread current_thread, bool late_start) {
   PreallocateMethodIdsForLoadedClasses(jvmti_, jni);
 
   if (!use_jvmti_walker_) {
+    EnableAnchorRepairIfRecognised(jni);
     std::string error;
     if (!InstallCrashGuard(&error)) {
       LogLine("%s; the JVM runs without profiling", error.c_str());
@@ -161,6 +162,17 @@ void Agent::Start(JNIEnv* jni, jthread current_thread, bool late_start) {
           use_jvmti_walker_ ? "jvmti" : "AsyncGetCallTrace",
           out_path_.empty() ? "" : ", out=", out_path_.c_str(),
           late_start ? ", started in the running JVM" : "");
+}
+
+void Agent::EnableAnchorRepairIfRecognised(JNIEnv* jni) {
+  Result<VmStructsTable> table = FindVmStructsTable();
+  Result<HotSpotLayout> layout =
+      table.ok() ? ReadHotSpotLayout(*table) : Result<HotSpotLayout>(table.status());
+  Status checked = layout.ok() ? CheckLayoutOnCurrentThread(*layout, jni) : layout.status();
+  if (checked.ok() && EnableAnchorRepair(*layout)) return;
+  LogLine("HotSpot's VM structures not recognised (%s); samples of threads stopped in the VM "
+          "may stay [unknown_not_Java]",
+          checked.ok() ? "x86-64 only" : checked.message().c_str());
 }
 
 void Agent::SetUpMetrics() {

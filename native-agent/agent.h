@@ -71,6 +71,8 @@ class Agent {
   // Writes the `out` files; false (after one log line per run of failures) when one failed.
   bool WriteOutputsLocked();
   void SetUpMetrics();
+  // The walker's repair of last Java frames (hotspot_layout.h), or one log line why not.
+  void EnableAnchorRepairIfRecognised(JNIEnv* jni);
   int64_t DrainPeriodNs() const;
 
   JavaVM* vm_;

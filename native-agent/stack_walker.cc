@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "native-agent/agent_counters.h"
+
 namespace sparkprof::agent {
 namespace {
 
@@ -35,6 +37,8 @@ static_assert(std::atomic<AsyncGetCallTraceFn>::is_always_lock_free);
 // A frame pointer further than this above the stack pointer is not one (C2 uses rbp/x29 as a
 // general register): reading through it could fault, and the crash guard would lose the sample.
 constexpr uintptr_t kMaxFrameDistance = 1u << 20;
+// Native frames climbed looking for a Java caller: each hop costs one more walk attempt.
+constexpr int kMaxFramePointerHops = 8;
 
 // async-signal-safe
 int CallAsyncGetCallTrace(AsyncGetCallTraceFn function, JNIEnv* env, RawFrame* frames,
@@ -45,6 +49,39 @@ int CallAsyncGetCallTrace(AsyncGetCallTraceFn function, JNIEnv* env, RawFrame* f
   trace.frames = reinterpret_cast<AgctCallFrame*>(frames);
   function(&trace, max_frames, ucontext);
   return trace.num_frames;
+}
+
+// The anchor repair's offsets (hotspot_layout.h): written before sampling starts, then read-only.
+std::atomic<bool> g_anchor_repair{false};
+HotSpotLayout g_layout;
+
+// async-signal-safe: the thread is in the VM, called from compiled Java code that recorded its
+// last Java frame's sp but not its pc. Fills the pc as HotSpot's make_walkable() does (the return
+// address below that sp; HotSpot clears it with the anchor) and walks again. No other thread
+// walks this one meanwhile: a thread in the VM (or leaving it) holds safepoints and handshakes
+// off, so nothing else reads the anchor until the thread itself makes it walkable or clears it.
+int RepairAnchorAndRetry(AsyncGetCallTraceFn function, JNIEnv* env, RawFrame* frames,
+                         int max_frames, void* ucontext, int error) {
+#if defined(__x86_64__)
+  if (!g_anchor_repair.load(std::memory_order_acquire)) return error;
+  char* thread = reinterpret_cast<char*>(env) - g_layout.thread_env_offset;
+  int32_t state = *reinterpret_cast<volatile int32_t*>(thread + g_layout.thread_state_offset);
+  if (state != kThreadInVm && state != kThreadInVmTrans) return error;
+  char* anchor = thread + g_layout.thread_anchor_offset;
+  auto* sp_slot = reinterpret_cast<volatile uintptr_t*>(anchor + g_layout.anchor_sp_offset);
+  auto* pc_slot = reinterpret_cast<volatile uintptr_t*>(anchor + g_layout.anchor_pc_offset);
+  const uintptr_t sp = *sp_slot;
+  if (sp == 0 || sp % sizeof(uintptr_t) != 0 || *pc_slot != 0) return error;
+  const uintptr_t pc = reinterpret_cast<const uintptr_t*>(sp)[-1];
+  if (pc == 0) return error;
+  *pc_slot = pc;
+  g_counters.walk_anchor_repairs.fetch_add(1, std::memory_order_relaxed);
+  int frames_walked = CallAsyncGetCallTrace(function, env, frames, max_frames, ucontext);
+  return frames_walked > 0 ? frames_walked : error;
+#else
+  (void)function, (void)env, (void)frames, (void)max_frames, (void)ucontext;
+  return error;
+#endif
 }
 
 // The registers AsyncGetCallTrace reads, in a copy of the signal's context (the thread resumes
@@ -104,22 +141,41 @@ int RetryFromCaller(AsyncGetCallTraceFn function, JNIEnv* env, RawFrame* frames,
     if (frames_walked > 0) return frames_walked;
   }
 
-  // 2. Through a frame pointer that plausibly points into this stack: [fp] = caller's fp,
-  // [fp + 8] = return address.
-  if (fp > sp && fp - sp < kMaxFrameDistance && fp % sizeof(uintptr_t) == 0) {
-    const auto* frame = reinterpret_cast<const uintptr_t*>(fp);
-    *registers.pc = frame[1];
-    *registers.sp = fp + 2 * sizeof(uintptr_t);
-    *registers.fp = frame[0];
-    if (*registers.pc != 0) {
-      int frames_walked = CallAsyncGetCallTrace(function, env, frames, max_frames, &copy);
-      if (frames_walked > 0) return frames_walked;
+  // 2. Up the frame-pointer chain ([fp] = caller's fp, [fp + 8] = return address) while it
+  // plausibly stays in this stack: out of a stub, or of the VM's C++ leaf functions that compiled
+  // code calls without leaving the Java state (they keep frame pointers; C2 code does not).
+  uintptr_t frame_sp = sp, frame_fp = fp;
+  for (int hop = 0; hop < kMaxFramePointerHops; ++hop) {
+    if (frame_fp <= frame_sp || frame_fp - sp >= kMaxFrameDistance ||
+        frame_fp % sizeof(uintptr_t) != 0) {
+      break;
     }
+    const auto* frame = reinterpret_cast<const uintptr_t*>(frame_fp);
+    *registers.pc = frame[1];
+    *registers.sp = frame_fp + 2 * sizeof(uintptr_t);
+    *registers.fp = frame[0];
+    if (*registers.pc == 0) break;
+    int frames_walked = CallAsyncGetCallTrace(function, env, frames, max_frames, &copy);
+    if (frames_walked > 0) return frames_walked;
+    frame_sp = *registers.sp;
+    frame_fp = *registers.fp;
   }
   return error;
 }
 
 }  // namespace
+
+// not async-signal-safe
+bool EnableAnchorRepair(const HotSpotLayout& layout) {
+#if defined(__x86_64__)
+  g_layout = layout;
+  g_anchor_repair.store(true, std::memory_order_release);
+  return true;
+#else
+  (void)layout;
+  return false;
+#endif
+}
 
 // not async-signal-safe
 bool ResolveAsyncGetCallTrace() {
@@ -142,6 +198,8 @@ int AsyncGetCallTraceWalker(void* walk_context, RawFrame* frames, int max_frames
   auto* env = static_cast<JNIEnv*>(walk_context);
   int result = CallAsyncGetCallTrace(function, env, frames, max_frames, ucontext);
   if (result > 0 || ucontext == nullptr) return result;
+  if (result == kUnknownNotJava || result == kNotWalkableNotJava)
+    return RepairAnchorAndRetry(function, env, frames, max_frames, ucontext, result);
   // Only a thread in Java code is walked from the signal's registers; in the VM or native code
   // AsyncGetCallTrace uses the thread's last Java frame, which other registers cannot mend.
   if (result != kUnknownJava && result != kNotWalkableJava) return result;

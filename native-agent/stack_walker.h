@@ -4,6 +4,7 @@
 
 #include <string_view>
 
+#include "native-agent/hotspot_layout.h"
 #include "native-agent/signal_handler.h"
 
 namespace sparkprof::agent {
@@ -26,6 +27,10 @@ enum WalkError : int {
 // not async-signal-safe: finds AsyncGetCallTrace in libjvm. Returns false when it is missing
 // (non-HotSpot JVM, or a future JDK that removed it).
 bool ResolveAsyncGetCallTrace();
+
+// not async-signal-safe: lets the walker mend a thread's last Java frame with `layout` (see
+// hotspot_layout.h); call before sampling starts. False (nothing enabled) off x86-64.
+bool EnableAnchorRepair(const HotSpotLayout& layout);
 
 // async-signal-safe: the StackWalker that calls AsyncGetCallTrace; walk_context is the JNIEnv*.
 int AsyncGetCallTraceWalker(void* walk_context, RawFrame* frames, int max_frames, void* ucontext,

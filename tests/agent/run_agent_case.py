@@ -165,6 +165,40 @@ def case_cpu_accounting_10ms(c):
     check_cpu_accounting(c, "10ms")
 
 
+def walk_shares(profile):
+    """(walked samples, failed share, {kind: failed}, {kind: partial}) of an agent profile."""
+    walks = profile["walks"]
+    walked = walks["complete"] + sum(walks["partial"].values()) + sum(walks["failed"].values())
+    failed = sum(walks["failed"].values())
+    return walked, failed / max(walked, 1), walks["failed"], walks["partial"]
+
+
+def case_walk_failures(c):
+    """Failed walks stay rare where sparkprof used to lose 4-14% of samples: allocation under G1
+    (threads in the VM's slow paths: [unknown_not_Java] before the anchor repair) and JDK
+    serialization (reflection, stubs: [unknown_Java] before the retry from the caller)."""
+    total_walked = total_failed = 0
+    repairs = 0
+    for workload in (["gcchurn", 3], ["serialization", 3]):
+        run = c.run("interval=1ms,out=" + c.out, workload, jvm_flags=["-Xmx128m", "-XX:+UseG1GC"])
+        if "VM structures not recognised" in run.stderr:
+            fail("this JDK's VM structures were not recognised", run)
+        profile, _ = c.profile(run)
+        walked, share, failed, partial = walk_shares(profile)
+        print("%s: walked=%d failed share=%.4f failed=%s partial=%s anchor repairs=%d" % (
+            workload[0], walked, share, failed, partial, profile["health"]["walk_anchor_repairs"]))
+        total_walked += walked
+        total_failed += share * walked
+        repairs += profile["health"]["walk_anchor_repairs"]
+    share = total_failed / max(total_walked, 1)
+    # Measured 3-6% together on a loaded 2-core box (a few hundred samples), 11% without the
+    # repair and the retries (gcchurn alone 14%): 8% is a bound that losing either exceeds.
+    if share > 0.08:
+        fail("%.1f%% of %d walks failed, more than 8%%" % (100 * share, total_walked))
+    if os.uname().machine == "x86_64" and repairs == 0:
+        fail("no last Java frame was repaired on x86-64: is the anchor repair off?")
+
+
 def case_jvmti_walker(c):
     case_serialization(c, walker="jvmti", min_samples=30)
 
