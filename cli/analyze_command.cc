@@ -24,6 +24,7 @@ struct AnalyzeOptions {
   int max_problems_printed = 20;
   uint64_t max_decompressed_bytes = eventlog::kDefaultMaxDecodedBytes;
   uint64_t max_expansion_ratio = eventlog::kDefaultMaxExpansionRatio;
+  int threads = 0;  // 0: every available CPU
   CostFlags cost;
 };
 
@@ -57,6 +58,7 @@ int RunAnalyze(AnalyzeOptions& options) {
   }
   if (!OutputIsNotAnInput(options.output, InputFiles(*found))) return kExitUsage;
 
+  options.cost.options.threads = options.threads;
   std::vector<std::unique_ptr<report::Analysis>> analyses;
   for (const source::ApplicationLog& log : found->applications) {
     int printed = 0;
@@ -64,6 +66,7 @@ int RunAnalyze(AnalyzeOptions& options) {
     eventlog::ReaderOptions reader_options;
     reader_options.max_decoded_bytes = options.max_decompressed_bytes;
     reader_options.max_expansion_ratio = options.max_expansion_ratio;
+    reader_options.threads = options.threads;
     reader_options.on_problem = [&](const std::string& message, bool per_line) {
       if (options.quiet) return;
       if (!per_line || printed < options.max_problems_printed) {
@@ -135,6 +138,12 @@ void RegisterAnalyzeCommand(CLI::App& app, int& exit_code) {
                    "stop reading a file that decompresses to more than this many times its "
                    "size, like a decompression bomb (default 1000; 0: no limit)")
       ->check(CLI::NonNegativeNumber);
+  command
+      ->add_option("--threads", options->threads,
+                   "threads to use: decompression apart from parsing, the cost frontier's "
+                   "points at once (default 0: every CPU this process may use; 1: all in one "
+                   "thread, the same report)")
+      ->check(CLI::Range(0, 1024));
   AddCostOptions(command, options->cost);
   command->callback([options, &exit_code]() { exit_code = RunAnalyze(*options); });
 }

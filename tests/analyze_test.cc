@@ -92,6 +92,28 @@ TEST_F(AnalyzeTest, GoldenSharedLogs) {
   }
 }
 
+// Issue 15: decoding on its own thread and the cost frontier on all cores change nothing: the
+// JSON report of every shared log is byte-identical with --threads 1 (all in one thread).
+TEST_F(AnalyzeTest, ThreadsGiveTheSameReportOnEverySharedLog) {
+  fs::path logs = SPARKPROF_SHARED_EVENTLOGS;
+  if (!fs::exists(logs)) GTEST_SKIP() << "no shared event logs";
+  Run single = RunCli("analyze -q --format json --threads 1 " + logs.string());
+  Run threaded = RunCli("analyze -q --format json --threads 4 " + logs.string());
+  ASSERT_EQ(single.exit_code, 0) << single.err;
+  ASSERT_EQ(threaded.exit_code, 0) << threaded.err;
+  ASSERT_GT(single.out.size(), 100'000u);  // every application's report, not an error
+  if (single.out != threaded.out) {
+    size_t at = 0;
+    while (at < single.out.size() && at < threaded.out.size() &&
+           single.out[at] == threaded.out[at]) {
+      ++at;
+    }
+    const size_t from = at > 300 ? at - 300 : 0;
+    FAIL() << "reports differ at byte " << at << ":\n--threads 1: "
+           << single.out.substr(from, 400) << "\n--threads 4: " << threaded.out.substr(from, 400);
+  }
+}
+
 TEST_F(AnalyzeTest, EveryCodecGivesTheSameModel) {
   std::string log = DemoLog();
   std::string plain = Write("demo.json", log);

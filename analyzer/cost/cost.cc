@@ -5,10 +5,12 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <memory>
 #include <utility>
 
 #include "analyzer/diagnosis/diagnosis_input.h"
 #include "analyzer/whatif/simulator.h"
+#include "common/parallel.h"
 
 namespace sparkprof::cost {
 namespace {
@@ -143,7 +145,8 @@ ScenarioCost PriceScenario(const RunCost& run, const whatif::Prediction& p) {
   return out;
 }
 
-RunCost ComputeCost(const model::ApplicationModel& model, const CostOptions& options) {
+RunCost ComputeCost(const model::ApplicationModel& model, const CostOptions& options,
+                    const whatif::LazySimulator* shared_simulator) {
   RunCost out;
   const PriceCatalogue& catalogue =
       options.catalogue != nullptr ? *options.catalogue : BuiltinCatalogue();
@@ -363,7 +366,14 @@ RunCost ComputeCost(const model::ApplicationModel& model, const CostOptions& opt
   } else {
     const int64_t tasks = static_cast<int64_t>(model.tasks.size());
     const int64_t budget = std::max<int64_t>(options.max_simulated_tasks / tasks, 0);
-    const whatif::Prediction base = whatif::Simulate(model, whatif::Scenario{});
+    // Prepared once: every point of the frontier replays against the same baseline.
+    std::unique_ptr<whatif::LazySimulator> own_simulator;
+    if (shared_simulator == nullptr) {
+      own_simulator = std::make_unique<whatif::LazySimulator>(model);
+      shared_simulator = own_simulator.get();
+    }
+    const whatif::Simulator& simulator = shared_simulator->Get();
+    const whatif::Prediction base = simulator.Simulate(whatif::Scenario{});
     out.self_prediction_error = base.self_prediction_error;
     double task_cpus = 1;
     if (auto profile = model.resource_profiles.find(0);
@@ -424,7 +434,7 @@ RunCost ComputeCost(const model::ApplicationModel& model, const CostOptions& opt
       out.frontier_note = "no frontier: no " + out.cloud + " type in the catalogue has " +
                           Fixed(per_core_memory, 1) + " GiB per vCPU";
     } else {
-      std::map<std::pair<int32_t, int32_t>, whatif::Prediction> predicted;
+      std::vector<std::pair<std::pair<int32_t, int32_t>, whatif::Scenario>> points;
       for (auto& [key, unused] : runs) {
         whatif::Scenario scenario;
         scenario.executors = key.first;
@@ -438,7 +448,15 @@ RunCost ComputeCost(const model::ApplicationModel& model, const CostOptions& opt
           scenario.executor_memory_mb = static_cast<int64_t>(
               std::min(heap_per_core_mb * scenario.cores_per_executor, 1e9));
         }
-        predicted.emplace(key, whatif::Simulate(model, scenario));
+        points.emplace_back(key, scenario);
+      }
+      // The points are independent replays: simulated on all cores, kept in key order.
+      std::vector<whatif::Prediction> simulated(points.size());
+      ParallelFor(points.size(), ThreadsOrAvailable(options.threads),
+                  [&](size_t i) { simulated[i] = simulator.Simulate(points[i].second); });
+      std::map<std::pair<int32_t, int32_t>, whatif::Prediction> predicted;
+      for (size_t i = 0; i < points.size(); ++i) {
+        predicted.emplace(points[i].first, std::move(simulated[i]));
       }
       auto point_cost = [&](const InstanceType& type, double executor_hours, int32_t per_instance,
                             int64_t wall_ms) {

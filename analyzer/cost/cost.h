@@ -30,6 +30,7 @@ struct CostOptions {
   bool frontier = true;
   // The frontier replays every task once per point: at most this many tasks x points.
   int64_t max_simulated_tasks = 5'000'000;
+  int threads = 0;  // frontier points simulated at once; 0: every available CPU
 };
 
 // What one executor asks for: cores and memory (heap + overhead + off-heap + PySpark).
@@ -97,7 +98,9 @@ struct RunCost {
   std::vector<std::string> assumptions;
 };
 
-RunCost ComputeCost(const model::ApplicationModel& model, const CostOptions& options = {});
+// `simulator` (over `model`), when given, is shared with other users of the what-if simulator.
+RunCost ComputeCost(const model::ApplicationModel& model, const CostOptions& options = {},
+                    const whatif::LazySimulator* simulator = nullptr);
 
 // The cost of a what-if (`sparkprof whatif`): executors and DBUs scaled by the prediction's
 // core-hours against the run's, the driver by its wall time; priced like `run` (per core-hour of

@@ -139,9 +139,9 @@ void RankFindings(std::vector<Finding>& findings) {
   findings = std::move(ordered);
 }
 
-Diagnosis Diagnose(const model::ApplicationModel& model) {
+Diagnosis Diagnose(const model::ApplicationModel& model, const whatif::LazySimulator* simulator) {
   DiagnosisInput input;
-  MakeDiagnosisInput(model, input);
+  MakeDiagnosisInput(model, input, simulator);
   Diagnosis result;
   // Root-cause rules first in this list only for readability; RankFindings orders the report.
   rules::JobFailures(input, result.findings);

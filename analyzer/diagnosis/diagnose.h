@@ -7,6 +7,7 @@
 #include "analyzer/diagnosis/finding.h"
 #include "analyzer/diagnosis/phase_breakdown.h"
 #include "analyzer/model/application_model.h"
+#include "analyzer/whatif/simulator.h"
 
 namespace sparkprof::diagnosis {
 
@@ -15,7 +16,9 @@ struct Diagnosis {
   std::vector<Finding> findings;
 };
 
-Diagnosis Diagnose(const model::ApplicationModel& model);
+// `simulator` (over `model`), when given, is shared with other users of the what-if simulator.
+Diagnosis Diagnose(const model::ApplicationModel& model,
+                   const whatif::LazySimulator* simulator = nullptr);
 
 // Links symptoms to root causes and orders the findings:
 //   1. job-failures first: the run did not produce its result.

@@ -8,8 +8,14 @@
 
 namespace sparkprof::diagnosis {
 
-void MakeDiagnosisInput(const model::ApplicationModel& model, DiagnosisInput& input) {
+void MakeDiagnosisInput(const model::ApplicationModel& model, DiagnosisInput& input,
+                        const whatif::LazySimulator* simulator) {
   input.model = &model;
+  if (simulator == nullptr) {
+    input.own_simulator = std::make_unique<whatif::LazySimulator>(model);
+    simulator = input.own_simulator.get();
+  }
+  input.simulator = simulator;
   input.phases = ComputePhaseBreakdown(model);
   input.stages = ComputeStageStats(model);
   input.stages_by_accumulator = StagesByAccumulator(model);
@@ -98,7 +104,7 @@ NoTaskGap LongestNoTaskGap(const DiagnosisInput& input) {
 bool Simulated(const DiagnosisInput& input, const whatif::Scenario& scenario,
                SimulatedSaving& out) {
   if (input.model->tasks.empty()) return false;
-  const whatif::Prediction p = whatif::Simulate(*input.model, scenario);
+  const whatif::Prediction p = input.simulator->Get().Simulate(scenario);
   if (p.actual_wall_ms <= 0 || p.self_prediction_error > 0.25) return false;
   out.saved_ms = std::max<int64_t>(p.baseline_wall_ms - p.predicted_wall_ms, 0);
   out.self_prediction_error = p.self_prediction_error;

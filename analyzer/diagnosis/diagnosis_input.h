@@ -1,6 +1,7 @@
 // What every rule reads: the model, the phase breakdown and the per-stage figures, computed once.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,10 @@ struct DiagnosisInput {
   std::vector<StageStats> stages;
   std::unordered_map<int64_t, std::vector<int32_t>> stages_by_accumulator;
   std::vector<SqlPlan> plans;  // refer to stages_by_accumulator: DiagnosisInput is not copied
+  // The what-if simulator the rules' Simulated() calls share (prepared on first use): the one
+  // MakeDiagnosisInput was given, else its own.
+  const whatif::LazySimulator* simulator = nullptr;
+  std::unique_ptr<whatif::LazySimulator> own_simulator;
 
   DiagnosisInput() = default;
   DiagnosisInput(const DiagnosisInput&) = delete;
@@ -74,8 +79,10 @@ struct SimulatedSaving {
 bool Simulated(const DiagnosisInput& input, const whatif::Scenario& scenario,
                SimulatedSaving& out);
 
-// Fills `input` (not copyable: its plans point into it).
-void MakeDiagnosisInput(const model::ApplicationModel& model, DiagnosisInput& input);
+// Fills `input` (not copyable: its plans point into it). `simulator`, when given, must be over
+// `model` and outlive `input`.
+void MakeDiagnosisInput(const model::ApplicationModel& model, DiagnosisInput& input,
+                        const whatif::LazySimulator* simulator = nullptr);
 
 // Short human forms for explanations ("1.5 GiB", "4m 12s", "8.3 s", "120 ms").
 std::string Bytes(int64_t bytes);

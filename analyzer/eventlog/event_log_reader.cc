@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "common/parallel.h"
+#include "common/read_ahead_stream.h"
+
 namespace sparkprof::eventlog {
 
 namespace {
@@ -130,6 +133,7 @@ ReadReport ReadApplicationLog(const source::ApplicationLog& log, EventSink& sink
   ReadReport report;
   EventParser parser(sink, options.parser);
   uint64_t decoded_bytes = 0;
+  const bool read_ahead = ThreadsOrAvailable(options.threads) > 1;
   for (const source::LogPart& part : log.parts) {
     FileReadReport& file = report.files.emplace_back();
     file.file = part.display_name;
@@ -149,7 +153,13 @@ ReadReport ReadApplicationLog(const source::ApplicationLog& log, EventSink& sink
     }
     file.codec = codec::FormatName(decoded->format);
     DecodedBudgetStream budget(*decoded->stream, part.size_bytes, options, &decoded_bytes);
-    ReadEventStream(budget, part.display_name, parser, options, report, file);
+    if (read_ahead) {
+      // Decoding (and the budget's count) runs ahead on its own thread while this one parses.
+      std::unique_ptr<InputStream> ahead = MakeReadAheadStream(budget);
+      ReadEventStream(*ahead, part.display_name, parser, options, report, file);
+    } else {
+      ReadEventStream(budget, part.display_name, parser, options, report, file);
+    }
   }
   report.event_counts = parser.event_counts();
   report.unknown_events = parser.unknown_events();

@@ -9,10 +9,12 @@ namespace sparkprof::report {
 
 void CompleteAnalysis(Analysis& analysis, const cost::CostOptions& cost_options) {
   analysis.summary = Summarize(analysis.model);
-  diagnosis::Diagnosis diagnosed = diagnosis::Diagnose(analysis.model);
+  // The rules' expected impacts and the cost frontier replay the run against one baseline.
+  const whatif::LazySimulator simulator(analysis.model);
+  diagnosis::Diagnosis diagnosed = diagnosis::Diagnose(analysis.model, &simulator);
   analysis.phases = diagnosed.phases;
   analysis.findings = std::move(diagnosed.findings);
-  analysis.cost = cost::ComputeCost(analysis.model, cost_options);
+  analysis.cost = cost::ComputeCost(analysis.model, cost_options, &simulator);
 }
 
 }  // namespace sparkprof::report

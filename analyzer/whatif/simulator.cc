@@ -708,8 +708,79 @@ bool ApplyFix(const std::string& fix, Scenario& scenario, std::string& error) {
   return false;
 }
 
-Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) {
-  Prediction p;
+namespace {
+
+// A Spark property of the run; `fallback` when it is not set or empty.
+std::string PropertyOr(const model::ApplicationModel& m, const char* key,
+                       const std::string& fallback) {
+  const std::string* value = m.SparkProperty(key);
+  return value != nullptr && !value->empty() ? *value : fallback;
+}
+
+// What the memory rescaling reads, from the run's settings and task metrics.
+MemoryRelation MemoryOf(const model::ApplicationModel& m, bool local_mode) {
+  MemoryRelation memory;
+  const std::string heap_key = local_mode ? "spark.driver.memory" : "spark.executor.memory";
+  int64_t heap_mb = -1;
+  if (auto profile = m.resource_profiles.find(0);
+      !local_mode && profile != m.resource_profiles.end() &&
+      profile->second.executor_memory_mb > 0) {
+    heap_mb = profile->second.executor_memory_mb;
+  }
+  if (heap_mb <= 0) heap_mb = ParseSizeBytes(PropertyOr(m, heap_key.c_str(), "1g"), kMiB) / kMiB;
+  memory.heap_mb = heap_mb > 0 ? heap_mb : 1024;
+  const double fraction =
+      std::strtod(PropertyOr(m, "spark.memory.fraction", "0.6").c_str(), nullptr);
+  memory.fraction = fraction > 0.05 && fraction <= 1 ? fraction : 0.6;
+  for (const model::Executor& e : m.executors) {
+    memory.live_bytes = std::max(memory.live_bytes, e.peaks.on_heap_unified_memory_bytes);
+  }
+  int64_t written_bytes = 0, written_ms = 0, memory_spilled = 0, disk_spilled = 0;
+  for (const model::TaskAttempt& t : m.tasks) {
+    if (!t.has_metrics) continue;
+    written_bytes += std::max<int64_t>(t.metrics.shuffle_bytes_written, 0);
+    written_ms += std::max<int64_t>(t.metrics.shuffle_write_time_ns, 0) / 1'000'000;
+    memory_spilled += std::max<int64_t>(t.metrics.memory_bytes_spilled, 0);
+    disk_spilled += std::max<int64_t>(t.metrics.disk_bytes_spilled, 0);
+  }
+  const double write_ms_per_byte = written_bytes >= (16 << 20) && written_ms > 0
+                                       ? static_cast<double>(written_ms) / written_bytes
+                                       : 1000.0 / (100.0 * kMiB);
+  memory.spill_ms_per_byte = 2 * write_ms_per_byte;
+  if (memory_spilled > 0) {
+    memory.disk_per_memory = static_cast<double>(disk_spilled) / memory_spilled;
+  }
+  return memory;
+}
+
+}  // namespace
+
+// Everything a scenario starts from, built once from the model.
+struct Simulator::Prepared {
+  const model::ApplicationModel* model = nullptr;
+  Prediction base;  // the run's actual figures and its replay as run (baseline)
+  double task_cpus = 1;
+  int32_t real_cores = 0;
+  std::vector<ExecutorSlots> executors;
+  int64_t launch_gap_ms = 0;
+  std::vector<Unit> units;
+  std::unordered_map<int32_t, std::vector<size_t>> units_of_stage;
+  std::vector<JobInfo> jobs;
+  int64_t app_tail_ms = 0;
+  RunResult baseline;
+  bool local_mode = false;
+  MemoryRelation memory;
+};
+
+Simulator::Simulator(Simulator&&) noexcept = default;
+Simulator& Simulator::operator=(Simulator&&) noexcept = default;
+Simulator::~Simulator() = default;
+
+Simulator::Simulator(const model::ApplicationModel& m) {
+  auto prepared = std::make_unique<Prepared>();
+  Prepared& r = *prepared;
+  r.model = &m;
+  Prediction& p = r.base;
   const int64_t start = m.start_time_ms;
   p.actual_wall_ms = m.duration_ms();
 
@@ -731,15 +802,15 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
       concurrency[id] = most;
     }
   }
-  double task_cpus = 1;
+  double& task_cpus = r.task_cpus;
   if (auto profile = m.resource_profiles.find(0);
       profile != m.resource_profiles.end() && profile->second.task_cpus >= 1) {
     task_cpus = profile->second.task_cpus;
   }
-  std::vector<ExecutorSlots> executors;
+  std::vector<ExecutorSlots>& executors = r.executors;
   std::set<std::string> listed;
   std::map<std::string, int32_t> slots_of;
-  int32_t real_cores = 0;
+  int32_t& real_cores = r.real_cores;
   for (const model::Executor& e : m.executors) {
     listed.insert(e.executor_id);
     const auto seen = concurrency.find(e.executor_id);
@@ -808,7 +879,7 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
   // The dispatch gap: on each executor, from a task's end (its slot's release) to the launch
   // that reuses its slot, when that launch came within a second (longer means no task was
   // waiting). Median.
-  int64_t launch_gap_ms = 0;
+  int64_t& launch_gap_ms = r.launch_gap_ms;
   {
     std::map<std::string, std::vector<std::pair<int64_t, int>>> timeline;  // time, +1 end / 0 launch
     for (const model::TaskAttempt& t : m.tasks) {
@@ -841,8 +912,7 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
     }
   }
   // Units: stage attempts with ended tasks.
-  std::vector<Unit> units;
-  std::map<std::pair<int32_t, int32_t>, size_t> unit_of;
+  std::vector<Unit>& units = r.units;
   for (const auto& [key, stage] : m.stages) {
     auto [begin, end] = m.TasksOf(stage);
     Unit unit;
@@ -883,7 +953,6 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
     unit.warmup_ms = TakeWarmup(unit.tasks, task_executors);
     unit.real_submit = first;
     unit.real_end = last;
-    unit_of[key] = units.size();
     units.push_back(std::move(unit));
   }
   // Delay scheduling as the run shows it: a task launched after >= 1 s during which a slot was
@@ -959,7 +1028,7 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
   }
   // Dependencies: parents' latest attempts that ended before this one started; the previous
   // attempt of the same stage.
-  std::unordered_map<int32_t, std::vector<size_t>> units_of_stage;
+  std::unordered_map<int32_t, std::vector<size_t>>& units_of_stage = r.units_of_stage;
   for (size_t u = 0; u < units.size(); ++u) units_of_stage[units[u].stage_id].push_back(u);
   for (size_t u = 0; u < units.size(); ++u) {
     Unit& unit = units[u];
@@ -989,7 +1058,7 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
     }
   }
   // Job anchors and tails.
-  std::vector<JobInfo> jobs;
+  std::vector<JobInfo>& jobs = r.jobs;
   for (auto& [id, job] : job_map) {
     int64_t last_task = -1;
     for (size_t u : job.units) last_task = std::max(last_task, units[u].real_end);
@@ -1025,15 +1094,45 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
   }
   int64_t last_job_end = start;
   for (const JobInfo& job : jobs) last_job_end = std::max(last_job_end, job.real_end);
-  const int64_t app_tail = Span(m.end_time_ms, last_job_end);
+  r.app_tail_ms = Span(m.end_time_ms, last_job_end);
 
-  RunResult baseline = Replay(units, jobs, executors, app_tail, p.actual_wall_ms, launch_gap_ms);
-  p.baseline_wall_ms = baseline.wall_ms;
-  p.baseline_core_hours = baseline.core_hours;
+  r.baseline = Replay(units, jobs, executors, r.app_tail_ms, p.actual_wall_ms, launch_gap_ms);
+  p.baseline_wall_ms = r.baseline.wall_ms;
+  p.baseline_core_hours = r.baseline.core_hours;
   p.self_prediction_error =
       p.actual_wall_ms > 0
           ? std::fabs(static_cast<double>(p.baseline_wall_ms - p.actual_wall_ms)) / p.actual_wall_ms
           : 0;
+
+  r.local_mode = std::all_of(m.executors.begin(), m.executors.end(),
+                             [](const model::Executor& e) { return e.is_driver(); });
+  r.memory = MemoryOf(m, r.local_mode);
+  prepared_ = std::move(prepared);
+}
+
+Prediction Simulate(const model::ApplicationModel& model, const Scenario& scenario) {
+  return Simulator(model).Simulate(scenario);
+}
+
+const Simulator& LazySimulator::Get() const {
+  std::call_once(once_, [this] { simulator_ = std::make_unique<Simulator>(model_); });
+  return *simulator_;
+}
+
+Prediction Simulator::Simulate(const Scenario& scenario) const {
+  const Prepared& r = *prepared_;
+  const model::ApplicationModel& m = *r.model;
+  Prediction p = r.base;
+  const double task_cpus = r.task_cpus;
+  const int32_t real_cores = r.real_cores;
+  const std::vector<ExecutorSlots>& executors = r.executors;
+  const int64_t launch_gap_ms = r.launch_gap_ms;
+  const std::vector<Unit>& units = r.units;
+  const std::vector<JobInfo>& jobs = r.jobs;
+  const int64_t app_tail = r.app_tail_ms;
+  const RunResult& baseline = r.baseline;
+  const bool local_mode = r.local_mode;
+  const MemoryRelation& memory = r.memory;
 
   // The scenario. Executors first: the scan re-split reads the new slot count.
   const int32_t slots_per_executor =
@@ -1052,11 +1151,8 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
                         " (was " + std::to_string(real_cores) + ")");
   }
   auto property = [&](const char* key, const std::string& fallback) {
-    const std::string* value = m.SparkProperty(key);
-    return value != nullptr && !value->empty() ? *value : fallback;
+    return PropertyOr(m, key, fallback);
   };
-  const bool local_mode = std::all_of(m.executors.begin(), m.executors.end(),
-                                      [](const model::Executor& e) { return e.is_driver(); });
   const bool run_dynamic = property("spark.dynamicAllocation.enabled", "false") == "true";
   const bool dynamic =
       !local_mode && !changed.empty() &&
@@ -1153,7 +1249,9 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
     auto units_of = [&](const std::vector<int32_t>& stage_ids) {
       std::vector<size_t> out;
       for (int32_t id : stage_ids) {
-        for (size_t u : units_of_stage[id]) out.push_back(u);
+        auto of_stage = r.units_of_stage.find(id);
+        if (of_stage == r.units_of_stage.end()) continue;
+        for (size_t u : of_stage->second) out.push_back(u);
       }
       return out;
     };
@@ -1215,38 +1313,6 @@ Prediction Simulate(const model::ApplicationModel& m, const Scenario& scenario) 
   }
 
   // Executor memory (and the pool per task when the cores change): spill and GC rescaled.
-  MemoryRelation memory;
-  {
-    const std::string heap_key = local_mode ? "spark.driver.memory" : "spark.executor.memory";
-    int64_t heap_mb = -1;
-    if (auto profile = m.resource_profiles.find(0);
-        !local_mode && profile != m.resource_profiles.end() &&
-        profile->second.executor_memory_mb > 0) {
-      heap_mb = profile->second.executor_memory_mb;
-    }
-    if (heap_mb <= 0) heap_mb = ParseSizeBytes(property(heap_key.c_str(), "1g"), kMiB) / kMiB;
-    memory.heap_mb = heap_mb > 0 ? heap_mb : 1024;
-    const double fraction = std::strtod(property("spark.memory.fraction", "0.6").c_str(), nullptr);
-    memory.fraction = fraction > 0.05 && fraction <= 1 ? fraction : 0.6;
-    for (const model::Executor& e : m.executors) {
-      memory.live_bytes = std::max(memory.live_bytes, e.peaks.on_heap_unified_memory_bytes);
-    }
-    int64_t written_bytes = 0, written_ms = 0, memory_spilled = 0, disk_spilled = 0;
-    for (const model::TaskAttempt& t : m.tasks) {
-      if (!t.has_metrics) continue;
-      written_bytes += std::max<int64_t>(t.metrics.shuffle_bytes_written, 0);
-      written_ms += std::max<int64_t>(t.metrics.shuffle_write_time_ns, 0) / 1'000'000;
-      memory_spilled += std::max<int64_t>(t.metrics.memory_bytes_spilled, 0);
-      disk_spilled += std::max<int64_t>(t.metrics.disk_bytes_spilled, 0);
-    }
-    const double write_ms_per_byte = written_bytes >= (16 << 20) && written_ms > 0
-                                         ? static_cast<double>(written_ms) / written_bytes
-                                         : 1000.0 / (100.0 * kMiB);
-    memory.spill_ms_per_byte = 2 * write_ms_per_byte;
-    if (memory_spilled > 0) {
-      memory.disk_per_memory = static_cast<double>(disk_spilled) / memory_spilled;
-    }
-  }
   const int64_t new_heap_mb =
       scenario.executor_memory_mb > 0 ? scenario.executor_memory_mb : memory.heap_mb;
   p.actual_executor_memory_mb = memory.heap_mb;

@@ -19,6 +19,8 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -86,6 +88,38 @@ struct Prediction {
   std::vector<std::string> assumptions;  // what the prediction rests on
 };
 
+// The run prepared once for many scenarios: executors and their slots, the stage attempts as
+// units of work, jobs, dependencies and the replay of the run as it was (the baseline every
+// prediction is measured against). Preparing costs about one replay; each Simulate() one more.
+// Simulate() does not change the Simulator, so threads may share one. The model must outlive it.
+class Simulator {
+ public:
+  explicit Simulator(const model::ApplicationModel& model);
+  ~Simulator();
+  Simulator(Simulator&&) noexcept;
+  Simulator& operator=(Simulator&&) noexcept;
+
+  Prediction Simulate(const Scenario& scenario) const;
+
+ private:
+  struct Prepared;
+  std::unique_ptr<const Prepared> prepared_;
+};
+
+// A Simulator built on first use, for callers that may not need one (the diagnosis rules' expected
+// impacts, the cost frontier): all of them share its preparation. Get() is thread-safe.
+class LazySimulator {
+ public:
+  explicit LazySimulator(const model::ApplicationModel& model) : model_(model) {}
+  const Simulator& Get() const;
+
+ private:
+  const model::ApplicationModel& model_;
+  mutable std::once_flag once_;
+  mutable std::unique_ptr<Simulator> simulator_;
+};
+
+// One scenario: Simulator(model).Simulate(scenario).
 Prediction Simulate(const model::ApplicationModel& model, const Scenario& scenario);
 
 }  // namespace sparkprof::whatif

@@ -221,7 +221,7 @@ void IdleExecutors(const DiagnosisInput& input, std::vector<Finding>& out) {
     // does to the wall time (queued tasks wait longer at the peaks).
     whatif::Scenario right_sized;
     right_sized.executors = static_cast<int32_t>(executors_needed);
-    const whatif::Prediction p = whatif::Simulate(m, right_sized);
+    const whatif::Prediction p = input.simulator->Get().Simulate(right_sized);
     if (p.actual_wall_ms > 0 && p.self_prediction_error <= 0.25) {
       const double saved = std::max(p.baseline_core_hours - p.predicted_core_hours, 0.0);
       const int64_t slower = p.predicted_wall_ms - p.baseline_wall_ms;

@@ -1,0 +1,79 @@
+#include "common/parallel.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+namespace sparkprof {
+
+namespace {
+
+// The quota as whole CPUs (rounded up), 0 when there is none or it cannot be read.
+int CgroupCpuQuota() {
+  std::FILE* file = std::fopen("/sys/fs/cgroup/cpu.max", "r");
+  if (file == nullptr) return 0;
+  char quota[32] = {0};
+  long long period = 0;
+  const int read = std::fscanf(file, "%31s %lld", quota, &period);
+  std::fclose(file);
+  if (read != 2 || period <= 0) return 0;
+  char* end = nullptr;
+  const long long micros = std::strtoll(quota, &end, 10);  // "max": no quota
+  if (end == quota || micros <= 0) return 0;
+  return static_cast<int>(std::min<long long>((micros + period - 1) / period, 1 << 16));
+}
+
+}  // namespace
+
+int AvailableCpus() {
+  int cpus = 0;
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) cpus = CPU_COUNT(&set);
+  if (cpus <= 0) cpus = static_cast<int>(std::thread::hardware_concurrency());
+  if (const int quota = CgroupCpuQuota(); quota > 0) cpus = std::min(cpus, quota);
+  return std::max(cpus, 1);
+}
+
+int ThreadsOrAvailable(int requested) { return requested > 0 ? requested : AvailableCpus(); }
+
+void ParallelFor(size_t count, int threads, const std::function<void(size_t)>& body) {
+  const size_t workers = std::min<size_t>(std::max(threads, 1), count);
+  if (workers <= 1) {
+    for (size_t i = 0; i < count; ++i) body(i);
+    return;
+  }
+  std::atomic<size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto work = [&] {
+    try {
+      for (size_t i = next++; i < count; i = next++) body(i);
+    } catch (...) {
+      next = count;  // the others stop after their current item
+      std::lock_guard<std::mutex> lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+    }
+  };
+  std::vector<std::thread> pool;
+  pool.reserve(workers - 1);
+  for (size_t t = 1; t < workers; ++t) {
+    try {
+      pool.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;  // no more threads to be had: fewer do the work
+    }
+  }
+  work();
+  for (std::thread& thread : pool) thread.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+}  // namespace sparkprof

@@ -1,0 +1,105 @@
+#include "common/read_ahead_stream.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace sparkprof {
+namespace {
+
+// Serves `bytes` a few at a time (like a decoder, block by block), then `error` if it is set.
+class ChunkedStream final : public InputStream {
+ public:
+  ChunkedStream(std::string bytes, size_t chunk, Status error = Status::Ok())
+      : bytes_(std::move(bytes)), chunk_(chunk), error_(std::move(error)) {}
+  Result<size_t> Read(char* buffer, size_t size) override {
+    if (at_ == bytes_.size()) {
+      if (!error_.ok()) return error_;
+      return size_t{0};
+    }
+    const size_t n = std::min({size, chunk_, bytes_.size() - at_});
+    bytes_.copy(buffer, n, at_);
+    at_ += n;
+    return n;
+  }
+  uint64_t input_offset() const override { return at_ / 2; }  // as if compressed 2:1
+
+ private:
+  std::string bytes_;
+  size_t chunk_;
+  Status error_;
+  size_t at_ = 0;
+};
+
+std::string Pattern(size_t size) {
+  std::string bytes(size, '\0');
+  for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<char>('a' + (i * 7 + i / 251) % 26);
+  return bytes;
+}
+
+// Reads everything in `read_size` pieces; returns the bytes and the final status.
+std::string Drain(InputStream& stream, size_t read_size, Status* status) {
+  std::string out;
+  std::string buffer(read_size, '\0');
+  while (true) {
+    Result<size_t> got = stream.Read(buffer.data(), buffer.size());
+    if (!got.ok()) {
+      *status = got.status();
+      return out;
+    }
+    if (*got == 0) return out;
+    out.append(buffer.data(), *got);
+  }
+}
+
+TEST(ReadAheadStreamTest, ServesTheInnerBytesInOrderWhateverTheSizes) {
+  for (size_t size : {0, 1, 1000, 65536, 300'001}) {
+    for (size_t chunk : {1, 7, 4096, 1 << 20}) {
+      for (size_t read : {1, 13, 8192}) {
+        if (size > 70'000 && (chunk < 4096 || read < 8192)) continue;  // keep it quick
+        const std::string bytes = Pattern(size);
+        ChunkedStream inner(bytes, chunk);
+        auto ahead = MakeReadAheadStream(inner, /*buffer_bytes=*/4096, /*buffers=*/3);
+        Status status;
+        EXPECT_EQ(Drain(*ahead, read, &status), bytes) << size << " " << chunk << " " << read;
+        EXPECT_TRUE(status.ok());
+        EXPECT_EQ(ahead->input_offset(), size / 2);
+        // The end stays the end.
+        char c;
+        Result<size_t> again = ahead->Read(&c, 1);
+        ASSERT_TRUE(again.ok());
+        EXPECT_EQ(*again, 0u);
+      }
+    }
+  }
+}
+
+TEST(ReadAheadStreamTest, ServesTheBytesBeforeAnErrorThenTheErrorForGood) {
+  const std::string bytes = Pattern(10'000);
+  ChunkedStream inner(bytes, 999, Corrupt("bad block at byte 5000"));
+  auto ahead = MakeReadAheadStream(inner, 4096, 2);
+  Status status;
+  EXPECT_EQ(Drain(*ahead, 3000, &status), bytes);
+  EXPECT_EQ(status.code(), StatusCode::kCorrupt);
+  EXPECT_EQ(status.message(), "bad block at byte 5000");
+  char c;
+  Result<size_t> again = ahead->Read(&c, 1);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().message(), "bad block at byte 5000");
+}
+
+TEST(ReadAheadStreamTest, StopsCleanlyWhenTheReaderGivesUpEarly) {
+  const std::string bytes = Pattern(1 << 20);
+  ChunkedStream inner(bytes, 512);
+  {
+    auto ahead = MakeReadAheadStream(inner, 1024, 2);
+    char buffer[100];
+    Result<size_t> got = ahead->Read(buffer, sizeof(buffer));
+    ASSERT_TRUE(got.ok());
+    EXPECT_EQ(std::string(buffer, *got), bytes.substr(0, *got));
+  }  // destroyed with most of the stream unread: the thread stops
+  SUCCEED();
+}
+
+}  // namespace
+}  // namespace sparkprof
