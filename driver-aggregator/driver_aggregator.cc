@@ -14,6 +14,7 @@
 #include "analyzer/report/text_report.h"
 #include "common/atomic_file.h"
 #include "common/json_writer.h"
+#include "driver-aggregator/stage_call_tree.h"
 #include "flamegraph/html_renderer.h"
 #include "flatbuffers/flatbuffers.h"
 #include "schema/profile_generated.h"
@@ -22,7 +23,6 @@ namespace sparkprof::driver {
 namespace {
 
 constexpr uint32_t kSupportedSchemaVersion = 1;
-constexpr std::string_view kOverflowFrame = "[overflow: stage call tree full]";
 constexpr flamegraph::FrameId kUnmapped = UINT32_MAX;
 // Markers in the per-batch stack -> node cache (node ids never get this large: the tree is capped).
 constexpr flamegraph::NodeId kUnresolved = UINT32_MAX;
@@ -57,7 +57,8 @@ const char* IngestOutcomeName(IngestOutcome outcome) {
 }
 
 struct DriverAggregator::StageProfile {
-  flamegraph::ProfileModel model{flamegraph::WeightUnit::kNanoseconds};
+  explicit StageProfile(size_t max_nodes) : tree(max_nodes) {}
+  StageCallTree tree;
   uint64_t last_fed = 0;
 };
 
@@ -145,7 +146,7 @@ DriverAggregator::StageProfile& DriverAggregator::StageFor(StageKey key) {
       });
       stages_.erase(oldest);
     }
-    it = stages_.emplace(key, std::make_unique<StageProfile>()).first;
+    it = stages_.emplace(key, std::make_unique<StageProfile>(options_.max_nodes_per_stage)).first;
   }
   it->second->last_fed = ++stage_sequence_;
   return *it->second;
@@ -153,7 +154,7 @@ DriverAggregator::StageProfile& DriverAggregator::StageFor(StageKey key) {
 
 void DriverAggregator::EvictForNodeBudgetLocked(const StageProfile* keep) {
   size_t total = 0;
-  for (const auto& entry : stages_) total += entry.second->model.node_count();
+  for (const auto& entry : stages_) total += entry.second->tree.node_count();
   while (total > options_.max_total_nodes && stages_.size() > 1) {
     auto oldest = stages_.end();
     for (auto it = stages_.begin(); it != stages_.end(); ++it) {
@@ -161,7 +162,7 @@ void DriverAggregator::EvictForNodeBudgetLocked(const StageProfile* keep) {
       if (oldest == stages_.end() || it->second->last_fed < oldest->second->last_fed) oldest = it;
     }
     if (oldest == stages_.end()) break;
-    total -= oldest->second->model.node_count();
+    total -= oldest->second->tree.node_count();
     stages_.erase(oldest);
   }
 }
@@ -268,10 +269,13 @@ IngestOutcome DriverAggregator::IngestAt(std::span<const uint8_t> bytes,
     auto key_of = [&](uint32_t i) {
       return StageKey{samples->Get(i)->stage_id(), samples->Get(i)->stage_attempt()};
     };
-    std::stable_sort(order.begin(), order.end(),
-                     [&](uint32_t a, uint32_t b) { return key_of(a) < key_of(b); });
+    auto by_stage = [&](uint32_t a, uint32_t b) { return key_of(a) < key_of(b); };
+    if (!std::is_sorted(order.begin(), order.end(), by_stage)) {  // one stage: already sorted
+      std::stable_sort(order.begin(), order.end(), by_stage);
+    }
     // Per stage, each of the batch's stacks is resolved to its tree node once (the agent sends
-    // one entry per stack, thread and category, so a stack is often named several times).
+    // one entry per stack, thread and category, so a stack is often named several times), and
+    // each of the batch's strings is interned once.
     std::vector<flamegraph::FrameId> frame_ids;
     std::vector<flamegraph::NodeId> node_of_stack;
     std::vector<flamegraph::FrameId> path;
@@ -288,27 +292,30 @@ IngestOutcome DriverAggregator::IngestAt(std::span<const uint8_t> bytes,
         node_of_stack.assign(stacks->size(), kUnresolved);
       }
       if (sample->stack() >= stacks->size()) continue;
-      flamegraph::ProfileModel& model = stage->model;
+      StageCallTree& tree = stage->tree;
       flamegraph::NodeId& node = node_of_stack[sample->stack()];
       if (node == kUnresolved) {
         const auto* frames = stacks->Get(sample->stack())->frames();
-        size_t depth = frames ? frames->size() : 0;
-        path.clear();
-        for (size_t f = 0; f < depth && depth <= options_.max_frames_per_stack; ++f) {
-          uint32_t index = frames->Get(f);
-          if (index >= strings->size()) break;
-          if (frame_ids[index] == kUnmapped) {
-            frame_ids[index] = model.InternFrame(strings->Get(index)->string_view());
+        const size_t depth = frames ? frames->size() : 0;
+        const uint32_t string_count = strings->size();
+        bool valid = true;
+        path.resize(depth <= options_.max_frames_per_stack ? depth : 0);
+        for (size_t f = 0; f < path.size(); ++f) {
+          uint32_t index = frames->Get(static_cast<flatbuffers::uoffset_t>(f));
+          if (index >= string_count) {
+            valid = false;
+            break;
           }
-          path.push_back(frame_ids[index]);
+          flamegraph::FrameId& frame = frame_ids[index];
+          if (frame == kUnmapped) frame = tree.InternFrame(strings->Get(index)->string_view());
+          path[f] = frame;
         }
-        if (depth <= options_.max_frames_per_stack && path.size() != depth) {
+        if (!valid) {
           node = kInvalidStack;  // a frame index outside the batch's strings
         } else {
           // A stack already in the tree is always found; only new nodes count against the cap.
-          node = depth > options_.max_frames_per_stack
-                     ? flamegraph::kNoNode
-                     : model.FindOrInsertPath(path, options_.max_nodes_per_stage);
+          node = depth > options_.max_frames_per_stack ? flamegraph::kNoNode
+                                                       : tree.FindOrInsert(path);
           if (node == flamegraph::kNoNode) node = kFoldedStack;
         }
       }
@@ -316,12 +323,11 @@ IngestOutcome DriverAggregator::IngestAt(std::span<const uint8_t> bytes,
       flamegraph::NodeId target = node;
       if (node == kFoldedStack) {
         ++folds;
-        flamegraph::FrameId overflow = model.InternFrame(kOverflowFrame);
-        target = model.FindOrInsertPath(std::span(&overflow, 1));
+        target = tree.OverflowNode();
       }
       auto category = flamegraph::CategoryFromSchemaValue(static_cast<uint32_t>(sample->category()))
                           .value_or(flamegraph::Category::kOther);
-      model.AddWeight(target, category, sample->weight_ns());
+      tree.AddWeight(target, category, sample->weight_ns());
     }
     EvictForNodeBudgetLocked(stage);
     if (folds > 0) metrics_.stack_overflow_folds->Increment(static_cast<double>(folds));
@@ -501,7 +507,7 @@ std::string DriverAggregator::OutputDirectory() const {
 uint64_t DriverAggregator::StageWeightNs(StageKey stage) const {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = stages_.find(stage);
-  return it == stages_.end() ? 0 : it->second->model.total_weight();
+  return it == stages_.end() ? 0 : it->second->tree.model().total_weight();
 }
 
 Result<std::string> DriverAggregator::WriteStageFlameGraph(int32_t stage_id,
@@ -516,11 +522,11 @@ Result<std::string> DriverAggregator::WriteStageFlameGraph(int32_t stage_id,
     profile_file_.Flush();
     dir = application_dir_.empty() ? options_.output_dir : application_dir_;
     auto it = stages_.find(StageKey{stage_id, stage_attempt});
-    if (it == stages_.end() || it->second->model.total_weight() == 0) {
+    if (it == stages_.end() || it->second->tree.model().total_weight() == 0) {
       return NotFound("no samples arrived for stage " + std::to_string(stage_id) + " attempt " +
                       std::to_string(stage_attempt));
     }
-    const flamegraph::ProfileModel& model = it->second->model;
+    const flamegraph::ProfileModel& model = it->second->tree.model();
     // Keep the page small: drop subtrees under 0.05% of the stage's time.
     flamegraph::ProfileModel pruned = model.Pruned(model.total_weight() / 2000);
     flamegraph::HtmlRenderOptions render;
