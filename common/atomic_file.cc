@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 
 namespace sparkprof {
 
@@ -46,6 +48,55 @@ int OpenForWritingNoFollow(const std::string& path, std::string* error) {
              (errno == ELOOP ? std::string("it is a symbolic link") : std::strerror(errno));
   }
   return fd;
+}
+
+namespace {
+
+// Why another user could read or replace what is written in the directory `info` describes, or
+// an empty string. `entry` asks more: a directory this process made, not just one it may use.
+std::string OwnershipProblem(const struct stat& info, bool entry) {
+  uid_t self = ::geteuid();
+  if (S_ISLNK(info.st_mode)) return "is a symbolic link";
+  if (!S_ISDIR(info.st_mode)) return "is not a directory";
+  bool owner_trusted = info.st_uid == self || (!entry && info.st_uid == 0);
+  if (!owner_trusted) return "belongs to another user (uid " + std::to_string(info.st_uid) + ")";
+  if ((info.st_mode & S_IWOTH) != 0 && (info.st_mode & S_ISVTX) == 0) {
+    return "is writable by every user without the sticky bit";
+  }
+  return "";
+}
+
+}  // namespace
+
+Status UsableOutputDirectory(const std::string& directory) {
+  std::error_code error;
+  std::filesystem::create_directories(directory, error);
+  if (error) return IoError("cannot create " + directory + ": " + error.message());
+  struct stat info {};
+  if (::stat(directory.c_str(), &info) != 0) {
+    return IoError("cannot inspect " + directory + ": " + std::strerror(errno));
+  }
+  if (std::string problem = OwnershipProblem(info, false); !problem.empty()) {
+    return IoError(directory + " " + problem +
+                   ": outputs are not written where another user could read or replace them");
+  }
+  return Status::Ok();
+}
+
+Status CreateOwnDirectory(const std::string& parent, const std::string& name) {
+  SPARKPROF_RETURN_IF_ERROR(UsableOutputDirectory(parent));
+  struct stat info {};
+  std::string path = (std::filesystem::path(parent) / name).string();
+  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+    return IoError("cannot create " + path + ": " + std::strerror(errno));
+  }
+  if (::lstat(path.c_str(), &info) != 0) {
+    return IoError("cannot inspect " + path + ": " + std::strerror(errno));
+  }
+  if (std::string problem = OwnershipProblem(info, true); !problem.empty()) {
+    return IoError(path + " " + problem + ": not created by this application, not written to");
+  }
+  return Status::Ok();
 }
 
 }  // namespace sparkprof

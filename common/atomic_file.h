@@ -20,4 +20,15 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents);
 // `error` set on failure).
 int OpenForWritingNoFollow(const std::string& path, std::string* error);
 
+// Creates `directory` (and its parents) if missing and accepts it for this process's outputs
+// unless another user could read or redirect them there: it (symlinks followed: a user may point
+// it anywhere) must belong to this user or root and not be writable by every user without the
+// sticky bit (/tmp has it). Errors name the directory and what is wrong (e.g. the owner's uid).
+Status UsableOutputDirectory(const std::string& directory);
+
+// UsableOutputDirectory(parent), then creates `parent`/`name` (mode 0755) or accepts it if it
+// exists as a real directory (not a symlink) owned by this user: one planted by someone else is
+// refused. `name` is a single path component.
+Status CreateOwnDirectory(const std::string& parent, const std::string& name);
+
 }  // namespace sparkprof

@@ -87,12 +87,8 @@ Result<std::unique_ptr<DriverAggregator>> DriverAggregator::Start(AggregatorOpti
         {{"outcome", IngestOutcomeName(static_cast<IngestOutcome>(i))}});
   }
   if (!aggregator->options_.output_dir.empty()) {
-    std::error_code error;
-    std::filesystem::create_directories(aggregator->options_.output_dir, error);
-    if (error) {
-      return IoError("cannot create the flame graph directory " + aggregator->options_.output_dir +
-                     ": " + error.message() + " (set spark.sparkprof.outputDir)");
-    }
+    Status usable = UsableOutputDirectory(aggregator->options_.output_dir);
+    if (!usable.ok()) return IoError(usable.message() + " (set spark.sparkprof.outputDir)");
   }
   for (const char* outcome : {"accepted", "rejected"}) {
     aggregator->metrics_.events->WithLabels({{"outcome", outcome}});
@@ -489,9 +485,7 @@ Status DriverAggregator::SetApplication(const std::string& application_id,
   }
   if (name == "." || name == "..") name = "_";
   std::string dir = (std::filesystem::path(options_.output_dir) / name).string();
-  std::error_code error;
-  std::filesystem::create_directories(dir, error);
-  if (error) return IoError("cannot create " + dir + ": " + error.message());
+  SPARKPROF_RETURN_IF_ERROR(CreateOwnDirectory(options_.output_dir, name));
   std::lock_guard<std::mutex> lock(mutex_);
   application_dir_ = dir;
   profile_file_.Close();  // the next accepted batch starts the application's profile file

@@ -425,6 +425,50 @@ TEST(DriverAggregatorTest, OutputFilesNeverFollowAPlantedSymlink) {
   std::filesystem::remove_all(directory);
 }
 
+// The application's directory under a shared output directory: one planted before the
+// application starts (a symlink, a file, another user's directory) is refused with the reason;
+// an output directory every user may write to without the sticky bit is refused as a whole.
+TEST(DriverAggregatorTest, ApplicationDirectoryPlantedByAnotherUserIsRefused) {
+  std::string directory = ::testing::TempDir() + "/sparkprof_driver_planted." +
+                          std::to_string(::getpid());
+  std::filesystem::remove_all(directory);
+  std::filesystem::create_directories(directory + "/elsewhere");
+  std::filesystem::create_symlink(directory + "/elsewhere", directory + "/app-link");
+  std::ofstream(directory + "/app-file") << "x";
+  AggregatorOptions options;
+  options.output_dir = directory;
+  auto aggregator = StartOrDie(options);
+  Status linked = aggregator->SetApplication("app-link", "demo");
+  EXPECT_NE(linked.message().find("app-link is a symbolic link"), std::string::npos)
+      << linked.message();
+  Status file = aggregator->SetApplication("app-file", "demo");
+  EXPECT_NE(file.message().find("is not a directory"), std::string::npos) << file.message();
+  EXPECT_TRUE(aggregator->SetApplication("app-own", "demo").ok());
+  EXPECT_TRUE(std::filesystem::is_directory(directory + "/app-own"));
+  if (::geteuid() == 0) {  // only root can make a directory look like another user's
+    std::filesystem::create_directories(directory + "/app-theirs");
+    ASSERT_EQ(::chown((directory + "/app-theirs").c_str(), 54321, 54321), 0);
+    Status theirs = aggregator->SetApplication("app-theirs", "demo");
+    EXPECT_NE(theirs.message().find("belongs to another user (uid 54321)"), std::string::npos)
+        << theirs.message();
+  }
+  std::filesystem::permissions(directory, std::filesystem::perms::all);  // 0777, no sticky bit
+  Status open_to_all = aggregator->SetApplication("app-new", "demo");
+  EXPECT_NE(open_to_all.message().find("writable by every user without the sticky bit"),
+            std::string::npos)
+      << open_to_all.message();
+  EXPECT_FALSE(std::filesystem::exists(directory + "/app-new"));
+  auto refused = DriverAggregator::Start(options);  // such a directory is refused from the start
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("(set spark.sparkprof.outputDir)"), std::string::npos)
+      << refused.status().message();
+  std::filesystem::permissions(directory, std::filesystem::perms::sticky_bit,
+                               std::filesystem::perm_options::add);  // like /tmp
+  EXPECT_TRUE(aggregator->SetApplication("app-new", "demo").ok());
+  EXPECT_TRUE(DriverAggregator::Start(options).ok());
+  std::filesystem::remove_all(directory);
+}
+
 // A second driver on the host finds the port taken: it runs on without /metrics and says why.
 TEST(DriverAggregatorTest, ServesMetricsOverHttpAndRunsOnWithoutAFreePort) {
   AggregatorOptions options;

@@ -32,8 +32,10 @@ public final class SparkProfConfig {
   public static final String PROMETHEUS_BIND_ADDRESS = "spark.sparkprof.prometheus.bindAddress";
 
   /**
-   * Path, default {@code /tmp/sparkprof}: driver directory for the outputs, one subdirectory per
-   * application id: {@code stage-<id>-attempt-<n>.html} flame graphs and {@code profile.sparkprof}.
+   * Path, default {@code <java.io.tmpdir>/sparkprof-<user.name>} (one per user: a shared
+   * directory would let other users of the host read or plant outputs): driver directory for the
+   * outputs, one subdirectory per application id: {@code stage-<id>-attempt-<n>.html} flame graphs
+   * and {@code profile.sparkprof}. The driver refuses a directory another user could replace.
    */
   public static final String OUTPUT_DIR = "spark.sparkprof.outputDir";
 
@@ -188,7 +190,7 @@ public final class SparkProfConfig {
     flushIntervalMs = clamp(parseDurationMs(lookup, FLUSH_INTERVAL, 5000), 100, 600_000);
     prometheusPort = (int) parseLong(lookup, PROMETHEUS_PORT, 9405, -1, 65535);
     prometheusBindAddress = parseString(lookup, PROMETHEUS_BIND_ADDRESS, "127.0.0.1");
-    outputDir = parseString(lookup, OUTPUT_DIR, "/tmp/sparkprof");
+    outputDir = parseString(lookup, OUTPUT_DIR, defaultOutputDir());
     maxBatchBytes =
         (int) clamp(parseSize(lookup, MAX_BATCH_BYTES, 16L << 20, false), 1024, 1L << 30);
     maxBatchesPerSecond = (int) parseLong(lookup, MAX_BATCHES_PER_SECOND, 2000, 1, 1_000_000);
@@ -236,6 +238,15 @@ public final class SparkProfConfig {
   }
 
   public String outputDir() { return outputDir; }
+
+  /** {@code <java.io.tmpdir>/sparkprof-<user.name>}, the user name reduced to [A-Za-z0-9._-]. */
+  static String defaultOutputDir() {
+    String tmp = System.getProperty("java.io.tmpdir", "/tmp");
+    String user = System.getProperty("user.name", "");
+    String safe = user.replaceAll("[^A-Za-z0-9._-]", "_");
+    if (safe.isEmpty() || safe.equals(".") || safe.equals("..")) safe = "unknown";
+    return new java.io.File(tmp, "sparkprof-" + safe).getPath();
+  }
 
   public int maxBatchBytes() { return maxBatchBytes; }
 
