@@ -4,6 +4,7 @@
 # environment per release, and the Maven artifacts the plugin compiles against into ~/.m2.
 #   build/spark/<version>/venv   the environment
 #   build/spark/<version>/home   symlink to its distribution (SPARK_HOME)
+# Spark 4 environments also get the Spark Connect client's libraries (tests/otel pins them).
 # Versions come from spark-plugin/pom.xml (scripts/spark-versions.sh). Idempotent, quiet when all
 # is present; pip's and Maven's caches make a second install offline-fast.
 # Usage: scripts/install-spark.sh [ROOT]   (ROOT defaults to build/spark)
@@ -25,6 +26,19 @@ for version in $(scripts/spark-versions.sh); do
   ln -sfn "$home" "$dir/home"
   chmod +x "$home"/bin/* "$home"/sbin/* 2>/dev/null || true
   touch "$dir/.installed"
+done
+# The Spark Connect client's libraries (pinned) for the Spark 4 environments: the OpenTelemetry
+# test drives a real Spark Connect server from pyspark's client (tests/otel).
+connect_pins=tests/otel/requirements-connect.txt
+for version in $(scripts/spark-versions.sh); do
+  dir="$root/$version"
+  case "$version" in 3.*) continue ;; esac
+  if [ -f "$dir/.connect-client" ] && [ ! "$connect_pins" -nt "$dir/.connect-client" ]; then
+    continue
+  fi
+  echo "install-spark: Spark Connect client libraries into $dir/venv"
+  "$dir/venv/bin/pip" install -q --disable-pip-version-check -r "$connect_pins"
+  touch "$dir/.connect-client"
 done
 
 # The plugin's compile-time dependencies (both profiles) and Maven's own plugins, so the CMake

@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh --browser
 scripts/install-spark.sh
 scripts/install-helm.sh
+scripts/install-otelcol.sh
 [ -x tests/browser/setup.sh ] && tests/browser/setup.sh >/dev/null 2>&1 || true
 
 echo "== release build and tests"

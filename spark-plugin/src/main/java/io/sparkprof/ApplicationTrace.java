@@ -105,28 +105,38 @@ final class ApplicationTrace extends SparkListener {
           ? null : SparkProfPlugin.class.getPackage().getImplementationVersion());
       Emitted emitted = emit(tracer, report, parent == null ? Context.root() : parent);
       long timeoutMs = config.otelExportTimeoutMs();
+      long leftMs = Math.max(100, timeoutMs - (System.nanoTime() - started) / 1_000_000L);
       CompletableResultCode flushed =
-          sdk.getSdkTracerProvider().forceFlush().join(timeoutMs, TimeUnit.MILLISECONDS);
+          sdk.getSdkTracerProvider().forceFlush().join(leftMs, TimeUnit.MILLISECONDS);
       long elapsedMs = (System.nanoTime() - started) / 1_000_000L;
-      if (flushed.isSuccess()) {
-        SparkProfPlugin.log("OpenTelemetry: " + emitted.spans + " spans of trace "
-            + emitted.traceId + " exported (" + built.destination + ") in " + elapsedMs + " ms"
+      long exported = built.counts.exported.get();
+      String what = emitted.spans + " spans of trace " + emitted.traceId;
+      if (!emitted.sampled) {
+        SparkProfPlugin.log("OpenTelemetry: " + what + " not sampled (samplingRatio or the "
+            + "parent's flag), none exported" + parentNote);
+      } else if (flushed.isSuccess() && built.counts.failed.get() == 0) {
+        // Fewer than emitted when a Connect request's own parent was not sampled.
+        SparkProfPlugin.log("OpenTelemetry: " + exported + " of " + what + " exported ("
+            + built.destination
+            + ") in " + elapsedMs + " ms"
             + (emitted.left > 0 ? ", " + emitted.left + " stage spans left out" : "")
             + parentNote);
       } else {
-        SparkProfPlugin.log("OpenTelemetry: " + emitted.spans + " spans of trace "
-            + emitted.traceId + " not exported (" + built.destination + ") within "
-            + timeoutMs + " ms; the application is not affected" + parentNote);
+        SparkProfPlugin.log("OpenTelemetry: " + what + " not exported (" + built.destination
+            + "): " + exported + " delivered within " + timeoutMs + " ms; the application "
+            + "is not affected" + parentNote);
       }
     } catch (IOException | RuntimeException | LinkageError e) {
       SparkProfPlugin.log("OpenTelemetry: no spans from " + reportJson + ": " + e);
     } finally {
-      sdk.getSdkTracerProvider().shutdown().join(config.otelExportTimeoutMs(),
-          TimeUnit.MILLISECONDS);
+      // The export and the shutdown share one timeout (at least 100 ms for the shutdown).
+      long leftMs = config.otelExportTimeoutMs() - (System.nanoTime() - started) / 1_000_000L;
+      sdk.getSdkTracerProvider().shutdown().join(Math.max(100, leftMs), TimeUnit.MILLISECONDS);
     }
   }
 
   private static final class Emitted {
+    boolean sampled;
     int spans;
     int left;
     String traceId = "";
@@ -181,6 +191,7 @@ final class ApplicationTrace extends SparkListener {
         .startSpan();
     emitted.spans++;
     emitted.traceId = applicationSpan.getSpanContext().getTraceId();
+    emitted.sampled = applicationSpan.getSpanContext().isSampled();
     if (report.path("counts").path("failed_jobs").asLong() > 0) {
       applicationSpan.setStatus(StatusCode.ERROR, "failed jobs");
     }

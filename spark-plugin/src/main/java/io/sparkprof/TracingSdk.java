@@ -10,10 +10,15 @@ import io.opentelemetry.exporter.logging.LoggingSpanExporter;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
 import io.opentelemetry.sdk.autoconfigure.AutoConfiguredOpenTelemetrySdk;
 import io.opentelemetry.sdk.autoconfigure.spi.ConfigProperties;
+import io.opentelemetry.sdk.common.CompletableResultCode;
+import io.opentelemetry.sdk.trace.data.SpanData;
+import io.opentelemetry.sdk.trace.export.SpanExporter;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -38,14 +43,41 @@ final class TracingSdk {
     return name.substring(0, name.length() - ".api.OpenTelemetry".length());
   }
 
-  /** The SDK and where it sends spans, in words. */
+  /** The SDK, where it sends spans (in words) and how many it got through. */
   static final class Built {
     final OpenTelemetrySdk sdk;
     final String destination;
+    final CountingExporter counts;
 
-    Built(OpenTelemetrySdk sdk, String destination) {
+    Built(OpenTelemetrySdk sdk, String destination, CountingExporter counts) {
       this.sdk = sdk;
       this.destination = destination;
+      this.counts = counts;
+    }
+  }
+
+  /** Counts the spans the exporter delivered and those it failed to (the log line says which). */
+  static final class CountingExporter implements SpanExporter {
+    private volatile SpanExporter delegate;
+    final AtomicLong exported = new AtomicLong();
+    final AtomicLong failed = new AtomicLong();
+
+    @Override
+    public CompletableResultCode export(Collection<SpanData> spans) {
+      final int count = spans.size();
+      final CompletableResultCode result = delegate.export(spans);
+      result.whenComplete(() -> (result.isSuccess() ? exported : failed).addAndGet(count));
+      return result;
+    }
+
+    @Override
+    public CompletableResultCode flush() {
+      return delegate.flush();
+    }
+
+    @Override
+    public CompletableResultCode shutdown() {
+      return delegate.shutdown();
     }
   }
 
@@ -61,17 +93,22 @@ final class TracingSdk {
     defaults.put("otel.bsp.export.timeout", config.otelExportTimeoutMs() + "ms");
     final Map<String, String> overrides = overrides(config);
     final String[] destination = {""};
+    final CountingExporter counts = new CountingExporter();
     OpenTelemetrySdk sdk = AutoConfiguredOpenTelemetrySdk.builder()
         .addPropertiesSupplier(() -> defaults)
         .addPropertiesCustomizer(properties -> {
           destination[0] = describe(overrides, properties);
           return overrides;
         })
+        .addSpanExporterCustomizer((exporter, properties) -> {
+          counts.delegate = exporter;
+          return counts;
+        })
         .setServiceClassLoader(TracingSdk.class.getClassLoader())
         .disableShutdownHook()
         .build()
         .getOpenTelemetrySdk();
-    return new Built(sdk, destination[0]);
+    return new Built(sdk, destination[0], counts);
   }
 
   /** The Spark keys that are set, as the SDK's property names; they win over OTEL_*. */
