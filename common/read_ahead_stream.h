@@ -13,7 +13,7 @@
 namespace sparkprof {
 
 inline constexpr size_t kReadAheadBufferBytes = 256 << 10;
-inline constexpr size_t kReadAheadBuffers = 4;
+inline constexpr size_t kReadAheadBuffers = 3;
 
 // `inner` must outlive the returned stream and is read only by its thread until the stream is
 // destroyed (which stops and joins the thread). Where no thread can be started, the returned

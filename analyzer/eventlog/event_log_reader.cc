@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "analyzer/eventlog/parallel_line_parser.h"
 #include "common/parallel.h"
 #include "common/read_ahead_stream.h"
 
@@ -77,29 +78,52 @@ void ReadEventStream(InputStream& stream, const std::string& display_name, Event
   int64_t leading_bad_lines = 0;
   bool gave_up = false;
 
-  LineReaderResult lines = ReadLines(stream, options.lines, [&](const Line& line) {
-      Status status = parser.ParseLine(line.data, line.size, line.capacity);
-      if (status.ok()) {
-        ++file.events;
-        return true;
-      }
-      ++report.bad_line_count;
-      std::string error = status.message();
-      if (line.last_without_newline) {
-        error += " (last line, cut short: the log was probably still being written)";
-      }
-      if (report.bad_lines.size() < options.max_bad_lines_kept) {
-        report.bad_lines.push_back({display_name, line.number, line.byte_offset, error});
-      }
-      Problem(options, display_name + ":" + std::to_string(line.number) + " (byte " +
-                           std::to_string(line.byte_offset) + "): " + error,
-              /*per_line=*/true);
-      if (file.events == 0 && ++leading_bad_lines >= options.max_leading_bad_lines) {
-        gave_up = true;
-        return false;
-      }
+  // A line's outcome, in log order; false: the file is not an event log, stop reading it.
+  auto on_parsed = [&](int64_t number, uint64_t byte_offset, bool last_without_newline,
+                       const Status& status) {
+    if (status.ok()) {
+      ++file.events;
       return true;
-    });
+    }
+    ++report.bad_line_count;
+    std::string error = status.message();
+    if (last_without_newline) {
+      error += " (last line, cut short: the log was probably still being written)";
+    }
+    if (report.bad_lines.size() < options.max_bad_lines_kept) {
+      report.bad_lines.push_back({display_name, number, byte_offset, error});
+    }
+    Problem(options, display_name + ":" + std::to_string(number) + " (byte " +
+                         std::to_string(byte_offset) + "): " + error,
+            /*per_line=*/true);
+    if (file.events == 0 && ++leading_bad_lines >= options.max_leading_bad_lines) {
+      gave_up = true;
+      return false;
+    }
+    return true;
+  };
+  // Lines are parsed here until the file shows its first event (so a file that is not an event
+  // log is given up at the same line), then on all cores, delivered in order.
+  const int workers = ThreadsOrAvailable(options.threads);
+  std::unique_ptr<ParallelLineParser> parallel;
+  LineReaderResult lines = ReadLines(stream, options.lines, [&](const Line& line) {
+    if (parallel) {
+      parallel->Add(line);
+      return true;
+    }
+    const bool keep_reading =
+        on_parsed(line.number, line.byte_offset, line.last_without_newline,
+                  parser.ParseLine(line.data, line.size, line.capacity));
+    if (file.events > 0 && workers > 1) {
+      parallel = std::make_unique<ParallelLineParser>(
+          parser, parser.sink(), options.parser, workers,
+          [&](const ParallelLineParser::Position& at, const Status& status) {
+            on_parsed(at.number, at.byte_offset, at.last_without_newline, status);
+          });
+    }
+    return keep_reading;
+  });
+  if (parallel) parallel->Finish();
   file.lines += lines.lines;
   file.decoded_bytes += lines.bytes;
   file.compressed_bytes = std::max(file.compressed_bytes, stream.input_offset());

@@ -273,6 +273,7 @@ struct EventParser::Impl {
   const char* problem = nullptr;
   // A plan node named Photon* was seen: task "Accumulables" are read for Photon's peak memory.
   bool photon_plan_seen = false;
+  bool line_photon_plan = false;  // ... in the line being parsed
 
   Impl(EventSink& s, ParserLimits l) : sink(s), limits(l) {}
 
@@ -609,7 +610,7 @@ struct EventParser::Impl {
     return ForEachField(value, [&](std::string_view key, ondemand::value v) -> error_code {
       if (key == "nodeName") {
         if (auto e = ReadString(v, &node_name, 256)) return e;
-        if (node_name.rfind("Photon", 0) == 0) photon_plan_seen = true;
+        if (node_name.rfind("Photon", 0) == 0) photon_plan_seen = line_photon_plan = true;
         if (PlanNode* n = node()) n->name = node_name;
         return simdjson::SUCCESS;
       }
@@ -1185,7 +1186,34 @@ EventParser::EventParser(EventSink& sink, ParserLimits limits)
 
 EventParser::~EventParser() = default;
 
+bool EventParser::photon_plan_seen() const { return impl_->photon_plan_seen; }
+
+EventSink& EventParser::sink() const { return impl_->sink; }
+
+void EventParser::set_photon_plan_seen(bool seen) { impl_->photon_plan_seen = seen; }
+
+void EventParser::CountEvent(std::string_view event_name, bool interpreted) {
+  auto count = [](std::map<std::string, int64_t, std::less<>>& map, std::string_view key) {
+    auto it = map.find(key);
+    if (it == map.end()) it = map.emplace(std::string(key), 0).first;
+    ++it->second;
+  };
+  count(event_counts_, event_name);
+  if (!interpreted) count(unknown_events_, event_name);
+}
+
 Status EventParser::ParseLine(const char* data, size_t size, size_t capacity) {
+  LineInfo info;
+  Status status = ParseLineUncounted(data, size, capacity, &info);
+  if (status.ok()) CountEvent(info.event_name, info.interpreted);
+  return status;
+}
+
+Status EventParser::ParseLineUncounted(const char* data, size_t size, size_t capacity,
+                                       LineInfo* info) {
+  info->event_name.clear();
+  info->interpreted = true;
+  info->photon_plan = false;
   if (capacity < size + simdjson::SIMDJSON_PADDING) {
     return Internal("line buffer lacks JSON parser padding");
   }
@@ -1216,12 +1244,14 @@ Status EventParser::ParseLine(const char* data, size_t size, size_t capacity) {
     }
   }
   // `name` points into the parser's string buffer, which later string reads reuse; copy it.
-  std::string event_name(name);
+  std::string& event_name = info->event_name;
+  event_name.assign(name);
   if (auto e = object.reset().error()) return describe(e, "");
 
   Impl& p = *impl_;
   p.doc = &doc;
   p.problem = nullptr;
+  p.line_photon_plan = false;
   std::string_view n = event_name;
   std::string_view short_name = n;
   if (short_name.starts_with(kSqlPrefix)) short_name.remove_prefix(kSqlPrefix.size());
@@ -1275,6 +1305,7 @@ Status EventParser::ParseLine(const char* data, size_t size, size_t capacity) {
     interpreted = IsKnownIgnoredEvent(n);
     result = p.Other(object, n);
   }
+  info->photon_plan = p.line_photon_plan;  // the flag stays set whatever the line's fate
   if (result == simdjson::TRAILING_CONTENT) {
     return Corrupt("trailing content after the JSON object");
   }
@@ -1282,14 +1313,7 @@ Status EventParser::ParseLine(const char* data, size_t size, size_t capacity) {
     if (p.problem != nullptr) return Corrupt("invalid " + event_name + ": " + p.problem);
     return Corrupt("invalid " + event_name + ": " + simdjson::error_message(result));
   }
-
-  auto count = [](std::map<std::string, int64_t, std::less<>>& map, std::string_view key) {
-    auto it = map.find(key);
-    if (it == map.end()) it = map.emplace(std::string(key), 0).first;
-    ++it->second;
-  };
-  count(event_counts_, event_name);
-  if (!interpreted) count(unknown_events_, event_name);
+  info->interpreted = interpreted;
   return Status::Ok();
 }
 

@@ -36,8 +36,24 @@ class EventParser {
 
   static constexpr size_t kRequiredPadding = 64;
 
+  // For a reader that parses lines on several threads (ParallelLineParser): ParseLine without
+  // counting the event, which the caller does with CountEvent() as it delivers lines in log order.
+  struct LineInfo {
+    std::string event_name;    // as written in "Event" (empty when the line has none)
+    bool interpreted = true;   // false: counted as unknown too
+    bool photon_plan = false;  // the line held a plan with a Photon node
+  };
+  Status ParseLineUncounted(const char* data, size_t size, size_t capacity, LineInfo* info);
+  void CountEvent(std::string_view event_name, bool interpreted);
+
+  // Once a plan with a Photon node was seen, a TaskEnd's "Accumulables" are read for Photon's
+  // peak memory; before, they are skipped. The only state one line leaves for the next.
+  bool photon_plan_seen() const;
+  void set_photon_plan_seen(bool seen);
+
   // Events seen, by "Event" name as written.
   const std::map<std::string, int64_t, std::less<>>& event_counts() const { return event_counts_; }
+  EventSink& sink() const;
   // Events the parser does not interpret, by name (a subset of event_counts).
   const std::map<std::string, int64_t, std::less<>>& unknown_events() const {
     return unknown_events_;

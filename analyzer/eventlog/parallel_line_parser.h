@@ -1,0 +1,87 @@
+// Parses event-log lines on several threads and delivers them in log order, as one EventParser
+// would: the sink sees the same events in the same order, the caller the same status per line.
+//
+// Lines are copied into batches (with the JSON parser's padding); each worker parses whole
+// batches with its own EventParser into recorded events; the calling thread replays finished
+// batches in order into the sink and counts their events on the `ordered` parser. The one state
+// a line leaves for the next -- whether a Photon plan was seen -- is shared between the workers
+// as soon as one sees it; a line parsed with another value than its place in the log gives is
+// parsed again, in order, by `ordered` (at most the lines around the first Photon plan).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "analyzer/eventlog/event_parser.h"
+#include "analyzer/eventlog/line_reader.h"
+
+namespace sparkprof::eventlog {
+
+// A batch is handed to a worker at this many bytes or lines, whichever comes first; at most two
+// batches per worker are in flight (about 1 MiB with two workers, events included). A line
+// longer than kParseInOrderLineBytes (a big SQL plan) is parsed in order by `ordered` once the
+// lines before it are delivered: the workers' JSON parsers stay small (peak memory matters on
+// logs whose zstd window alone takes 128 MiB).
+inline constexpr size_t kParseBatchBytes = 128 << 10;
+inline constexpr size_t kParseBatchLines = 512;
+inline constexpr size_t kParseInOrderLineBytes = 64 << 10;
+
+class ParallelLineParser {
+ public:
+  // Where a delivered line was in the log (Line without its bytes).
+  struct Position {
+    int64_t number;
+    uint64_t byte_offset;
+    bool last_without_newline;
+  };
+  // Called on the caller's thread, in log order, once per line added.
+  using OnLine = std::function<void(const Position& line, const Status& status)>;
+
+  // `workers` threads (at least 1) parse with `limits`; events go to `sink`, counts and the
+  // Photon state to `ordered` (whose sink must be `sink`).
+  ParallelLineParser(EventParser& ordered, EventSink& sink, const ParserLimits& limits,
+                     int workers, OnLine on_line);
+  ~ParallelLineParser();  // delivers nothing more; stops and joins the workers
+  ParallelLineParser(const ParallelLineParser&) = delete;
+  ParallelLineParser& operator=(const ParallelLineParser&) = delete;
+
+  // Copies the line; may deliver earlier lines (and waits when enough are in flight).
+  void Add(const Line& line);
+  // Delivers every line added.
+  void Finish();
+
+  struct Batch;  // public for the implementation's helpers
+
+ private:
+  void Submit();
+  void DeliverFront();
+  void DeliverAll();
+  void Work();
+
+  EventParser& ordered_;
+  EventSink& sink_;
+  ParserLimits limits_;
+  OnLine on_line_;
+  size_t max_in_flight_;
+  std::unique_ptr<Batch> filling_;
+  std::deque<std::shared_ptr<Batch>> in_order_;  // submitted, not yet delivered
+  std::vector<std::unique_ptr<Batch>> spare_;     // delivered, kept for their buffers
+
+  std::mutex mutex_;
+  std::condition_variable work_ready_;
+  std::condition_variable batch_done_;
+  std::deque<std::shared_ptr<Batch>> todo_;
+  bool stopping_ = false;
+  std::vector<std::thread> workers_;
+  std::atomic<bool> photon_plan_seen_{false};
+};
+
+}  // namespace sparkprof::eventlog
