@@ -1451,8 +1451,8 @@ Prediction Simulator::Simulate(const Scenario& scenario) const {
                           " SQL stages that read a shuffle re-split)");
     }
   }
-  RunResult predicted =
-      Replay(reshaped, jobs, changed, app_tail, p.actual_wall_ms, launch_gap_ms, allocation);
+  RunResult predicted = Replay(std::move(reshaped), jobs, changed, app_tail, p.actual_wall_ms,
+                               launch_gap_ms, allocation);
   p.predicted_wall_ms = predicted.wall_ms;
   p.predicted_core_hours = predicted.core_hours;
   p.predicted_executors =
