@@ -75,7 +75,12 @@ Agent::Agent(JavaVM* vm, jvmtiEnv* jvmti, AgentOptions options)
       sampler_(options_.mode, options_.interval_ns, registry_),
       resolver_(jvmti),
       drain_(DrainConfig{options_.interval_ns, options_.max_stacks}, registry_, resolver_,
-             gc_monitor_, timeline_) {}
+             gc_monitor_, timeline_) {
+  // Weights are CPU clock advances only in cpu mode with the signal walker (Start may still fall
+  // back to the JVMTI sampler, which switches this off).
+  drain_.set_charge_cpu_tails(options_.mode == SamplingMode::kCpu &&
+                              options_.walker != WalkerChoice::kJvmti);
+}
 
 bool Agent::Initialize() {
   jvmtiCapabilities capabilities{};
@@ -104,6 +109,7 @@ void Agent::Start(JNIEnv* jni, jthread current_thread, bool late_start) {
   use_jvmti_walker_ = options_.walker == WalkerChoice::kJvmti;
   if (!use_jvmti_walker_ && !ResolveAsyncGetCallTrace()) {
     use_jvmti_walker_ = true;
+    drain_.set_charge_cpu_tails(false);
     LogLine(
         "AsyncGetCallTrace not found in libjvm; falling back to JVMTI stack sampling "
         "(GetThreadListStackTraces: safepoint-biased, higher overhead)");
@@ -289,7 +295,7 @@ ThreadState* Agent::RegisterCurrentThread(JNIEnv* jni, jthread thread, std::stri
     return nullptr;
   }
   state->walk_context = jni;
-  state->last_cpu_ns = CurrentThreadCpuNs();  // before the timer: the first sample's baseline
+  state->last_cpu_ns.store(CurrentThreadCpuNs());  // before the timer: the first sample's base
   state->thread_global_ref = jni->NewGlobalRef(thread);
   state->name = std::move(name);
   ThreadState* registered = registry_.Add(std::move(state));
@@ -313,6 +319,7 @@ void Agent::OnThreadEnd(JNIEnv* jni, jthread thread) {
   // hand the state to the drain, which empties its ring and frees it.
   sampler_.OnThreadEnding(state);
   BindCurrentThread(nullptr);
+  state->end_cpu_ns.store(std::max<int64_t>(CurrentThreadCpuNs(), 1));  // the drain charges it
   timeline_.End(state, MonotonicNowNs());
   registry_.Retire(state);
 }
@@ -587,6 +594,7 @@ void Agent::OnVmDeath(JNIEnv* jni) {
   }
   std::lock_guard<std::mutex> lock(drain_mutex_);
   RunDrainCycleLocked(jni);
+  drain_.ChargeLiveThreadTails();  // the CPU each live thread used after its last sample
   output_failure_logged_ = false;  // the final write's failure is always worth its line
   bool written = WriteOutputsLocked();
   if (exposer_) exposer_->Stop();

@@ -98,6 +98,10 @@ void Drain::DrainThread(ThreadState* state) {
     TaskTag tag = record->tag;
     auto weight = static_cast<uint64_t>(std::max<int64_t>(record->weight_ns, 0));
     state->ring.Pop();
+    state->last_frames.assign(frame_ids_.begin(), frame_ids_.end());
+    state->last_tag = tag;
+    state->last_category = category;
+    state->has_last_sample = true;
     if (!cumulative_.AddSample(frame_ids_, thread_id, tag, category, weight)) {
       g_counters.stacks_dropped_cap.fetch_add(1, std::memory_order_relaxed);
     }
@@ -127,11 +131,35 @@ void Drain::PollJvmInternalThreads() {
   }
 }
 
+void Drain::ChargeTail(ThreadState* state, int64_t cpu_now_ns) {
+  if (!charge_cpu_tails_ || !state->has_last_sample) return;
+  int64_t last_ns = state->last_cpu_ns.load();
+  if (cpu_now_ns <= last_ns) return;
+  state->last_cpu_ns.store(cpu_now_ns);  // charged once
+  auto tail_ns = static_cast<uint64_t>(cpu_now_ns - last_ns);
+  uint32_t thread_id = InternName(NormaliseThreadName(state->name));
+  cumulative_.AddSample(state->last_frames, thread_id, state->last_tag, state->last_category,
+                        tail_ns, /*samples=*/0);
+  pending_.AddSample(state->last_frames, thread_id, state->last_tag, state->last_category, tail_ns,
+                     /*samples=*/0);
+}
+
+void Drain::ChargeLiveThreadTails() {
+  for (ThreadState* state : registry_.LiveSnapshot()) {
+    int64_t cpu_ns = ThreadCpuNs(state->tid);
+    if (cpu_ns > 0) ChargeTail(state, cpu_ns);
+  }
+}
+
 void Drain::RunCycle(const std::function<void(ThreadState*)>& before_free) {
   // Take the retired list first: their rings are drained below, then they are freed.
   std::vector<std::unique_ptr<ThreadState>> retired = registry_.TakeRetired();
   for (ThreadState* state : registry_.LiveSnapshot()) DrainThread(state);
-  for (auto& state : retired) DrainThread(state.get());
+  for (auto& state : retired) {
+    DrainThread(state.get());
+    int64_t end_cpu_ns = state->end_cpu_ns.load();
+    if (end_cpu_ns > 0) ChargeTail(state.get(), end_cpu_ns);
+  }
   if (jvm_threads_ != nullptr) PollJvmInternalThreads();
 
   std::vector<GcPause> pauses;

@@ -66,6 +66,11 @@ class Drain {
   };
   const WalkOutcomes& walk_outcomes() const { return walk_outcomes_; }
   size_t memory_bytes() const;
+  // CPU mode: charge the CPU a thread used after its last sample (up to its end, or now for
+  // ChargeLiveThreadTails) to that sample's stack, as time without a sample.
+  void set_charge_cpu_tails(bool charge) { charge_cpu_tails_ = charge; }
+  // At exit: every live thread's CPU after its last sample (sampling must be stopped).
+  void ChargeLiveThreadTails();
   // Polls the JVM's own threads (GC, JIT, VM) each cycle into the profiles as their categories,
   // with no task tag. `threads` must outlive the drain; nullptr turns it off (wall mode).
   void set_jvm_internal_threads(JvmInternalThreads* threads) { jvm_threads_ = threads; }
@@ -78,6 +83,7 @@ class Drain {
  private:
   void DrainThread(ThreadState* state);
   void PollJvmInternalThreads();
+  void ChargeTail(ThreadState* state, int64_t cpu_now_ns);
   uint32_t FrameId(const void* method_id);
   uint32_t InternName(std::string_view name);
   Category Classify(std::span<const uint32_t> frames_root_first, uint32_t thread_id);
@@ -97,6 +103,7 @@ class Drain {
   GcSummary gc_summary_;
   std::function<void(const GcPause&)> pause_observer_;
   JvmInternalThreads* jvm_threads_ = nullptr;
+  bool charge_cpu_tails_ = false;
   std::unordered_set<pid_t> sampled_tids_;
   std::vector<JvmThreadCpu> jvm_thread_cpu_;
   std::vector<uint32_t> frame_ids_;

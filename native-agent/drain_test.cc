@@ -104,6 +104,33 @@ TEST_F(DrainFixture, SampleTimeIsEachRecordsWeightNotTheInterval) {
   EXPECT_EQ(drain.pending().samples().begin()->second.time_ns, 16'000'000u);
 }
 
+TEST_F(DrainFixture, AThreadsCpuAfterItsLastSampleGoesToThatSamplesStack) {
+  drain.set_charge_cpu_tails(true);
+  ThreadState* state = registry.Add(std::make_unique<ThreadState>(105, 16, 8));
+  TaskTag tag{1, 0, 5};
+  state->last_cpu_ns.store(50'000'000);  // the handler's mark at the last sample
+  Push(state, tag, {3, 2, 1}, 1, 10'000'000);
+  state->end_cpu_ns.store(57'000'000);  // ThreadEnd: 7 ms of CPU since that sample
+  registry.Retire(state);
+  drain.RunCycle();
+  const Profile& profile = drain.cumulative();
+  auto it = profile.task_times().find(TaskCategoryKey{tag, Category::kSerialization});
+  ASSERT_NE(it, profile.task_times().end());
+  EXPECT_EQ(it->second.time_ns, 17'000'000u);
+  EXPECT_EQ(it->second.samples, 1u);  // time, not a sample
+  EXPECT_EQ(profile.total_samples(), 1u);
+}
+
+TEST_F(DrainFixture, NoTailsUnlessWeightsAreCpuTime) {
+  ThreadState* state = registry.Add(std::make_unique<ThreadState>(106, 16, 8));
+  Push(state, TaskTag{}, {4, 5, 1}, 1, 10'000'000);
+  state->end_cpu_ns.store(1'000'000'000);
+  registry.Retire(state);
+  drain.RunCycle();
+  drain.ChargeLiveThreadTails();
+  EXPECT_EQ(drain.cumulative().samples().begin()->second.time_ns, 10'000'000u);
+}
+
 TEST_F(DrainFixture, PartialWalkKeepsTheOuterFramesUnderAMarker) {
   ThreadState* state = registry.Add(std::make_unique<ThreadState>(104, 16, 8));
   TaskTag tag{1, 0, 4};

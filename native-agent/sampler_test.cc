@@ -81,8 +81,8 @@ TEST(SamplerTest, CpuSampleWeightsAddUpToTheThreadsCpuTime) {
   ThreadState* state = registry.Add(std::make_unique<ThreadState>(Tid(), 1024, 4));
   const uint64_t signals_before = g_counters.signals_received.load();
   const uint64_t timer_failures_before = g_counters.timer_create_failures.load();
-  state->last_cpu_ns = CurrentThreadCpuNs();
-  const int64_t cpu_start_ns = state->last_cpu_ns;
+  state->last_cpu_ns.store(CurrentThreadCpuNs());
+  const int64_t cpu_start_ns = state->last_cpu_ns.load();
   BindCurrentThread(state);
   sampler.OnThreadStarted(state);
   EnableSampling(true);

@@ -43,10 +43,10 @@ int64_t TakeSampleWeightNs(ThreadState* state) {
   int64_t fixed = g_fixed_weight_ns.load(std::memory_order_relaxed);
   if (fixed > 0) return fixed;
   int64_t cpu_ns = CurrentThreadCpuNs();
-  if (cpu_ns <= state->last_cpu_ns) return 0;
-  int64_t weight_ns = cpu_ns - state->last_cpu_ns;
-  state->last_cpu_ns = cpu_ns;
-  return weight_ns;
+  int64_t last_ns = state->last_cpu_ns.load(std::memory_order_relaxed);
+  if (cpu_ns <= last_ns) return 0;
+  state->last_cpu_ns.store(cpu_ns, std::memory_order_relaxed);
+  return cpu_ns - last_ns;
 }
 
 // async-signal-safe

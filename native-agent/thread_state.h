@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "common/category.h"
 #include "native-agent/sample_ring.h"
 #include "native-agent/task_tag.h"
 
@@ -39,11 +40,19 @@ struct ThreadState {
   TaskTagSlot tag;
   std::atomic<int> in_handler{0};  // re-entrancy guard (a second signal during a sample)
   std::atomic<int> in_walk{0};     // set while the walker runs: SIGSEGV here is recoverable
-  // The thread's CPU clock at its last recorded sample (set on registration, on the thread).
-  int64_t last_cpu_ns = 0;
+  // The thread's CPU clock at its last recorded sample (set on registration, on the thread, then
+  // by the handler). Atomic: the drain reads it to charge the CPU used after the last sample.
+  std::atomic<int64_t> last_cpu_ns{0};
   sigjmp_buf crash_jump;
 
   // --- never touched by the signal handler ---
+  // The thread's CPU clock when it ended (ThreadEnd, on the thread, once unbound); 0: running.
+  std::atomic<int64_t> end_cpu_ns{0};
+  // The drain's: the thread's last drained sample, which the CPU after it is charged to.
+  std::vector<uint32_t> last_frames;
+  TaskTag last_tag;
+  Category last_category = Category::kOther;
+  bool has_last_sample = false;
   timer_t cpu_timer{};
   bool has_cpu_timer = false;
   void* thread_global_ref = nullptr;  // jthread global reference, for name refresh
