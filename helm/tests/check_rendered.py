@@ -92,7 +92,8 @@ def check_connect(case: str, config_maps: dict, by_kind: dict, spark_conf: dict)
     env = {item["name"]: item["value"] for item in container.get("env", [])}
     if case == "connect":
         expect(env.get("OTEL_RESOURCE_ATTRIBUTES") == "team=data", f"Connect env {env}")
-    services = [s for s in by_kind.get("Service", []) if s["metadata"]["name"] == "t-sparkprof-connect"]
+    services = [service for service in by_kind.get("Service", [])
+                if service["metadata"]["name"] == "t-sparkprof-connect"]
     expect(len(services) == 1 and services[0]["spec"]["selector"].items()
            <= pod["metadata"]["labels"].items(), "the Connect Service selects the Connect pod")
 

@@ -232,7 +232,8 @@ def run_application(options, work, collector, protocol):
     command += [os.path.join(HERE, "otel_app.py"), os.path.join(work, "output")]
     print("+ " + " ".join(command), flush=True)
     started = time.time()
-    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=240)
+    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=240,
+                            check=False)
     with open(os.path.join(work, "driver.log"), "w") as f:
         f.write(result.stdout + result.stderr)
     print("application: exit %d after %.0f s" % (result.returncode, time.time() - started))
@@ -373,8 +374,8 @@ os._exit(0)
 
 def run_connect(options, work, collector):
     env, python = spark_env(options.spark_home)
-    probe = subprocess.run([python, "-c", "import pyspark.sql.connect.session, pandas, pyarrow, "
-                            "grpc, grpc_status, zstandard"], env=env, capture_output=True)
+    imports = "import pyspark.sql.connect.session, pandas, pyarrow, grpc, grpc_status, zstandard"
+    probe = subprocess.run([python, "-c", imports], env=env, capture_output=True, check=False)
     if probe.returncode != 0:
         print("skipped: the Spark Connect client libraries are not installed "
               "(scripts/install-spark.sh): " + probe.stderr.decode()[-300:])
@@ -408,7 +409,7 @@ def run_connect(options, work, collector):
         client_env.pop("TRACEPARENT", None)
         client = subprocess.run([python, "-c", CONNECT_CLIENT, "sc://127.0.0.1:%d" % port,
                                  first[2], second[2]], env=client_env, capture_output=True,
-                                text=True, timeout=180)
+                                text=True, timeout=180, check=False)
         print(client.stdout + client.stderr[-2000:])
         check(client.returncode == 0, "the Connect client ran its two requests")
     finally:
