@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "cli/commands.h"
 #include "flamegraph/collapsed_writer.h"
@@ -79,7 +80,7 @@ int RunFlamegraph(const FlamegraphArgs& args) {
   fg::LoadOptions load_options;
   load_options.stage_id = args.stage;
   // Collapsed lines without a [category=...] annotation get the agent's Spark frame rules.
-  load_options.classifier = fg::SparkFrameClassifier();
+  load_options.per_frame_classifier = fg::SparkPerFrameClassifier();
   if (!args.category.empty()) {
     load_options.category = fg::ParseCategory(args.category);
     if (!load_options.category) {
@@ -134,7 +135,7 @@ int RunFlamegraph(const FlamegraphArgs& args) {
     PrintProblems(args.diff, loaded->report);
     after.emplace(std::move(loaded).value());
   }
-  const fg::ProfileModel& shown = after ? after->model : before->model;
+  fg::ProfileModel& shown = after ? after->model : before->model;
   if (shown.total_weight() == 0) {
     PrintMessage(kProgram, (after ? args.diff : args.input) + ": no samples left to draw" +
                                (load_options.category ? " (after the --category filter)" : ""));
@@ -142,7 +143,9 @@ int RunFlamegraph(const FlamegraphArgs& args) {
   }
   auto min_total = static_cast<uint64_t>(
       std::ceil(min_width_fraction * static_cast<double>(shown.total_weight())));
-  fg::ProfileModel pruned = min_total > 1 ? shown.Pruned(min_total) : shown;
+  // Nothing reads `shown` after this (a diff reads `before`, and `shown` is then `after`): moving
+  // it out lets pruning free its index first and spares a copy of an unpruned tree.
+  fg::ProfileModel pruned = min_total > 1 ? std::move(shown).Pruned(min_total) : std::move(shown);
 
   std::string out;
   if (args.format == "collapsed") {

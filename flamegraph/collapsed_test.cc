@@ -94,7 +94,8 @@ TEST(CollapsedTest, BadLinesAreCountedWithTheirLineNumberAndSkipped) {
                             options, model, report)
                   .ok());
   EXPECT_EQ(report.problem_count, 5u);
-  // Lines are read in sorted order, so messages need not come in line order.
+  // Lines are read as they come: messages are in line order.
+  EXPECT_NE(report.messages.front().find("stacks.txt:2: expected"), std::string::npos);
   auto has = [&](std::string_view needle) {
     for (const std::string& message : report.messages) {
       if (message.find(needle) != std::string::npos) return true;

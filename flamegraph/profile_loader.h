@@ -23,6 +23,7 @@ struct LoadOptions {
   std::optional<Category> category;
   WeightUnit weight = WeightUnit::kSamples;  // profile files: samples or weight_ns
   FrameClassifier classifier;                // collapsed lines without a category annotation
+  PerFrameClassifier per_frame_classifier;   // the same, faster; used instead when set
   uint64_t max_file_bytes = uint64_t{2} << 30;
 };
 

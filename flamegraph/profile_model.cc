@@ -1,6 +1,8 @@
 #include "flamegraph/profile_model.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <string>
 
 namespace sparkprof::flamegraph {
 
@@ -12,31 +14,63 @@ ProfileModel::ProfileModel(WeightUnit unit) : ProfileModel(unit, std::make_share
 
 ProfileModel::ProfileModel(WeightUnit unit, std::shared_ptr<StringTable> strings)
     : unit_(unit), strings_(std::move(strings)) {
-  nodes_.emplace_back();  // the root
+  AppendNode(0, kNoNode);  // the root
 }
 
-NodeId ProfileModel::FindChild(NodeId parent, FrameId frame) const {
-  return child_index_.Find(ChildKey(parent, frame));
+ProfileNode ProfileModel::node(NodeId id) const {
+  const StoredNode& stored = Stored(id);
+  ProfileNode result;
+  result.frame = stored.frame;
+  result.parent = stored.parent;
+  result.first_child = stored.first_child;
+  result.next_sibling = stored.next_sibling;
+  result.depth = stored.depth;
+  result.first_self_weight = stored.first_self_weight;
+  result.total = stored.total;
+  ForEachSelfWeight(id, [&](Category, uint64_t weight) {
+    result.self = SaturatingAdd(result.self, weight);
+  });
+  return result;
 }
 
-NodeId ProfileModel::ChildFor(NodeId parent, FrameId frame) {
-  auto id = static_cast<NodeId>(nodes_.size());
-  bool inserted = false;
-  NodeId found = child_index_.FindOrInsert(ChildKey(parent, frame), id, inserted);
-  if (!inserted) return found;
-  ProfileNode child;
-  child.frame = frame;
-  child.parent = parent;
-  child.depth = nodes_[parent].depth + 1;
-  child.next_sibling = nodes_[parent].first_child;
-  nodes_.push_back(child);
-  nodes_[parent].first_child = id;
+NodeId ProfileModel::AppendNode(FrameId frame, NodeId parent) {
+  auto id = static_cast<NodeId>(node_count_);
+  if ((id & kBlockMask) == 0) {
+    node_blocks_.emplace_back();
+    node_blocks_.back().reserve(size_t{1} << kBlockBits);
+  }
+  StoredNode stored{frame, parent, kNoNode, kNoNode, 0, kNoSelfWeight, 0};
+  if (parent != kNoNode) {
+    stored.depth = Stored(parent).depth + 1;
+    stored.next_sibling = Stored(parent).first_child;
+  }
+  node_blocks_.back().push_back(stored);
+  ++node_count_;
+  if (parent != kNoNode) Stored(parent).first_child = id;
   return id;
 }
 
+NodeId ProfileModel::FindChild(NodeId parent, FrameId frame) const {
+  return child_index_.Find(ChildKey(parent, frame), [this](NodeId node) { return KeyOf(node); });
+}
+
+NodeId ProfileModel::NewChild(NodeId parent, FrameId frame) {
+  NodeId id = AppendNode(frame, parent);
+  child_index_.Insert(ChildKey(parent, frame), id);
+  return id;
+}
+
+NodeId ProfileModel::ChildFor(NodeId parent, FrameId frame) {
+  NodeId found = FindChild(parent, frame);
+  return found != kNoNode ? found : NewChild(parent, frame);
+}
+
+bool ProfileModel::IsMergedMarker(NodeId node) const {
+  return std::binary_search(merged_markers_.begin(), merged_markers_.end(), node);
+}
+
 void ProfileModel::AddSelfWeight(NodeId node, Category category, uint64_t weight) {
-  ProfileNode& target = nodes_[node];
-  target.self = SaturatingAdd(target.self, weight);
+  StoredNode& target = Stored(node);
   for (uint32_t i = target.first_self_weight; i != kNoSelfWeight; i = self_weights_[i].next) {
     if (self_weights_[i].category == category) {
       self_weights_[i].weight = SaturatingAdd(self_weights_[i].weight, weight);
@@ -72,9 +106,10 @@ NodeId ProfileModel::FindOrInsertPath(std::span<const FrameId> frames, size_t ma
   }
   if (i == frames.size()) return node;
   size_t missing = frames.size() - i;
-  if (nodes_.size() > max_nodes || missing > max_nodes - nodes_.size()) return kNoNode;
+  if (node_count_ > max_nodes || missing > max_nodes - node_count_) return kNoNode;
+  // The first missing child was just looked up, and below a new node everything is new.
   for (; i < frames.size(); ++i) {
-    node = ChildFor(node, frames[i]);
+    node = NewChild(node, frames[i]);
     last_frames_.push_back(frames[i]);
     last_nodes_.push_back(node);
   }
@@ -83,8 +118,10 @@ NodeId ProfileModel::FindOrInsertPath(std::span<const FrameId> frames, size_t ma
 
 void ProfileModel::AddWeight(NodeId node, Category category, uint64_t weight) {
   if (weight == 0) return;
-  for (NodeId walk = node; walk != kNoNode; walk = nodes_[walk].parent) {
-    nodes_[walk].total = SaturatingAdd(nodes_[walk].total, weight);
+  for (NodeId walk = node; walk != kNoNode;) {
+    StoredNode& stored = Stored(walk);
+    stored.total = SaturatingAdd(stored.total, weight);
+    walk = stored.parent;
   }
   AddSelfWeight(node, category, weight);
   uint64_t& category_total = category_totals_[CategoryIndex(category)];
@@ -116,32 +153,91 @@ void ProfileModel::Merge(const ProfileModel& other) {
   });
 }
 
-ProfileModel ProfileModel::Pruned(uint64_t min_total) const {
+ProfileModel ProfileModel::Pruned(uint64_t min_total) const& { return PrunedCopy(min_total); }
+
+ProfileModel ProfileModel::Pruned(uint64_t min_total) && {
+  child_index_.Release();  // pruning walks parent links only
+  last_frames_.clear();
+  last_nodes_.clear();
+  return PrunedCopy(min_total);
+}
+
+namespace {
+
+// "0.0083%": the threshold as a share of the total, with two significant digits.
+std::string ShareText(uint64_t part, uint64_t whole) {
+  double percent = whole == 0 ? 0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole);
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.2g%%", percent);
+  return text;
+}
+
+}  // namespace
+
+ProfileModel ProfileModel::PrunedCopy(uint64_t min_total) const {
   ProfileModel pruned(unit_, strings_);
   pruned.category_totals_ = category_totals_;
-  pruned.nodes_[kRootNode].total = nodes_[kRootNode].total;
-  std::vector<NodeId> new_id(nodes_.size(), kNoNode);
+  pruned.Stored(kRootNode).total = total_weight();
+  // new_id[old]: the node's id in `pruned`, or, for a dropped node, kDropped | the pruned id of
+  // the nearest kept ancestor, whose marker collects the dropped subtree.
+  constexpr NodeId kDropped = NodeId{1} << 31;
+  std::vector<NodeId> new_id(node_count_, kNoNode);
   new_id[kRootNode] = kRootNode;
+  struct Merged {
+    uint64_t frames = 0;
+    CategoryWeights weights{};
+  };
+  std::vector<Merged> merged(1);  // by pruned id
   uint64_t removed = 0;
   // Parents have smaller ids than their children, so one pass in id order sees parents first.
-  for (NodeId old_id = 0; old_id < nodes_.size(); ++old_id) {
-    const ProfileNode& old_node = nodes_[old_id];
+  for (NodeId old_id = 0; old_id < node_count_; ++old_id) {
+    const StoredNode& old_node = Stored(old_id);
     NodeId target;
     if (old_id == kRootNode) {
       target = kRootNode;
     } else {
-      NodeId new_parent = new_id[old_node.parent];
-      if (new_parent == kNoNode || old_node.total < min_total) {
+      NodeId parent = new_id[old_node.parent];
+      if ((parent & kDropped) != 0 || old_node.total < min_total) {
+        NodeId anchor = parent & ~kDropped;
+        new_id[old_id] = anchor | kDropped;
         ++removed;
+        ++merged[anchor].frames;
+        ForEachSelfWeight(old_id, [&](Category category, uint64_t weight) {
+          uint64_t& sum = merged[anchor].weights[CategoryIndex(category)];
+          sum = SaturatingAdd(sum, weight);
+        });
         continue;
       }
-      target = pruned.ChildFor(new_parent, old_node.frame);
-      pruned.nodes_[target].total = old_node.total;
+      target = pruned.ChildFor(parent, old_node.frame);
+      pruned.Stored(target).total = old_node.total;
       new_id[old_id] = target;
+      merged.resize(pruned.node_count_);
     }
     ForEachSelfWeight(old_id, [&](Category category, uint64_t weight) {
       pruned.AddSelfWeight(target, category, weight);
     });
+  }
+  new_id = {};
+  NodeId kept = static_cast<NodeId>(pruned.node_count_);
+  for (NodeId parent = 0; parent < kept; ++parent) {
+    if (merged[parent].frames == 0) continue;
+    uint64_t weight = 0;
+    for (uint64_t part : merged[parent].weights) weight = SaturatingAdd(weight, part);
+    if (weight < min_total || weight == 0) continue;  // too narrow to draw: a gap, as before
+    std::string name = "[" + std::to_string(merged[parent].frames) + " frame" +
+                       (merged[parent].frames == 1 ? "" : "s") + " below " +
+                       ShareText(min_total, total_weight()) + " merged]";
+    NodeId marker = pruned.ChildFor(parent, pruned.InternFrame(name));
+    StoredNode& stored = pruned.Stored(marker);
+    stored.total = SaturatingAdd(stored.total, weight);
+    for (int i = 0; i < kCategoryCount; ++i) {
+      if (merged[parent].weights[i] > 0) {
+        pruned.AddSelfWeight(marker, static_cast<Category>(i), merged[parent].weights[i]);
+      }
+    }
+    if (pruned.merged_markers_.empty() || pruned.merged_markers_.back() < marker) {
+      pruned.merged_markers_.push_back(marker);
+    }
   }
   pruned.pruned_node_count_ = pruned_node_count_ + removed;
   return pruned;
@@ -157,12 +253,12 @@ ProfileModel ProfileModel::FilteredByCategory(Category category) const {
 
 std::vector<NodeId> ProfileModel::SortedChildren(NodeId node) const {
   std::vector<NodeId> children;
-  for (NodeId child = nodes_[node].first_child; child != kNoNode;
-       child = nodes_[child].next_sibling) {
+  for (NodeId child = Stored(node).first_child; child != kNoNode;
+       child = Stored(child).next_sibling) {
     children.push_back(child);
   }
   std::sort(children.begin(), children.end(), [this](NodeId a, NodeId b) {
-    return strings_->Get(nodes_[a].frame) < strings_->Get(nodes_[b].frame);
+    return strings_->Get(Stored(a).frame) < strings_->Get(Stored(b).frame);
   });
   return children;
 }
@@ -189,20 +285,20 @@ void ProfileModel::ForEachStack(const StackVisitor& visit) const {
       continue;
     }
     NodeId child = top.children[top.next++];
-    path.push_back(nodes_[child].frame);
+    path.push_back(Stored(child).frame);
     enter(child);  // may reallocate `pending`; `top` is not used after this
   }
 }
 
 std::vector<Category> ProfileModel::DominantCategories() const {
-  std::vector<Category> dominant(nodes_.size(), Category::kOther);
+  std::vector<Category> dominant(node_count_, Category::kOther);
   // accumulated[d] holds the category weights of the node currently open at depth d.
   std::vector<CategoryWeights> accumulated;
   std::vector<std::pair<NodeId, bool>> work = {{kRootNode, false}};
   while (!work.empty()) {
     auto [node, leaving] = work.back();
     work.pop_back();
-    uint32_t depth = nodes_[node].depth;
+    uint32_t depth = Stored(node).depth;
     if (!leaving) {
       if (accumulated.size() <= depth) accumulated.resize(depth + 1);
       accumulated[depth].fill(0);
@@ -210,8 +306,8 @@ std::vector<Category> ProfileModel::DominantCategories() const {
         accumulated[depth][CategoryIndex(category)] += weight;
       });
       work.push_back({node, true});
-      for (NodeId child = nodes_[node].first_child; child != kNoNode;
-           child = nodes_[child].next_sibling) {
+      for (NodeId child = Stored(node).first_child; child != kNoNode;
+           child = Stored(child).next_sibling) {
         work.push_back({child, false});
       }
       continue;
@@ -237,8 +333,8 @@ std::vector<Category> ProfileModel::DominantCategories() const {
 
 std::vector<FrameId> ProfileModel::PathTo(NodeId node) const {
   std::vector<FrameId> path;
-  for (NodeId walk = node; walk != kRootNode && walk != kNoNode; walk = nodes_[walk].parent) {
-    path.push_back(nodes_[walk].frame);
+  for (NodeId walk = node; walk != kRootNode && walk != kNoNode; walk = Stored(walk).parent) {
+    path.push_back(Stored(walk).frame);
   }
   std::reverse(path.begin(), path.end());
   return path;

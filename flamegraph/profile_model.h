@@ -2,8 +2,13 @@
 // (parent, frame), with total and self weight, and the self weight split by category.
 //
 // Invariants: node 0 is the root ("all"); a child's id is larger than its parent's; the total of a
-// node is its self weight plus the totals of its children, except that Pruned() drops narrow
-// children without shrinking their parent (the gap shows what was dropped, as flamegraph.pl does).
+// node is its self weight plus the totals of its children. Pruned() drops narrow children and,
+// where what it dropped under one parent is itself wide enough to draw, puts one marker child
+// "[N frames below X% merged]" in their place holding their weight; narrower leftovers show as
+// a gap in their parent, as in flamegraph.pl.
+//
+// Memory: a node is 32 bytes in fixed-size blocks (growing never copies the tree) plus an 8-byte
+// slot of the child index; self weights are kept per category only for nodes that have any.
 #pragma once
 
 #include <cstddef>
@@ -32,6 +37,8 @@ inline constexpr uint32_t kNoSelfWeight = UINT32_MAX;
 enum class WeightUnit : uint8_t { kSamples, kNanoseconds };
 std::string_view WeightUnitName(WeightUnit unit);  // "samples" / "nanoseconds"
 
+// A node as callers see it (ProfileModel::node() assembles it; `self` is the sum of its
+// per-category self weights).
 struct ProfileNode {
   FrameId frame = 0;  // meaningless for the root
   NodeId parent = kNoNode;
@@ -75,14 +82,19 @@ class ProfileModel {
   // Adds every stack of `other` (its strings are interned into this model's table).
   void Merge(const ProfileModel& other);
 
-  // A copy without the subtrees whose total is below `min_total`. Shares this model's strings.
-  ProfileModel Pruned(uint64_t min_total) const;
+  // A copy without the subtrees whose total is below `min_total` (merged into marker nodes, see
+  // above). Shares this model's strings. The rvalue form frees this model's child index first,
+  // for callers that only keep the pruned copy (it lowers the peak memory of a big profile).
+  ProfileModel Pruned(uint64_t min_total) const&;
+  ProfileModel Pruned(uint64_t min_total) &&;
+  // True for a "[N frames below X% merged]" node made by Pruned().
+  bool IsMergedMarker(NodeId node) const;
   // A copy holding only the samples of `category`.
   ProfileModel FilteredByCategory(Category category) const;
 
-  size_t node_count() const { return nodes_.size(); }
-  const ProfileNode& node(NodeId id) const { return nodes_[id]; }
-  uint64_t total_weight() const { return nodes_[kRootNode].total; }
+  size_t node_count() const { return node_count_; }
+  ProfileNode node(NodeId id) const;
+  uint64_t total_weight() const { return Stored(kRootNode).total; }
   const CategoryWeights& category_totals() const { return category_totals_; }
   // Nodes removed by Pruned() on the way to this model (0 for an unpruned model).
   uint64_t pruned_node_count() const { return pruned_node_count_; }
@@ -94,7 +106,7 @@ class ProfileModel {
   // Calls `visit(category, weight)` for each category in the node's self weight.
   template <typename Visit>
   void ForEachSelfWeight(NodeId node, Visit&& visit) const {
-    for (uint32_t i = nodes_[node].first_self_weight; i != kNoSelfWeight;
+    for (uint32_t i = Stored(node).first_self_weight; i != kNoSelfWeight;
          i = self_weights_[i].next) {
       visit(self_weights_[i].category, self_weights_[i].weight);
     }
@@ -113,18 +125,41 @@ class ProfileModel {
     uint32_t next;
     Category category;
   };
+  struct StoredNode {
+    FrameId frame;
+    NodeId parent;
+    NodeId first_child;
+    NodeId next_sibling;
+    uint32_t depth;
+    uint32_t first_self_weight;
+    uint64_t total;
+  };
+  static_assert(sizeof(StoredNode) == 32);
+  static constexpr int kBlockBits = 12;  // 4096 nodes (128 KiB) per block
+  static constexpr NodeId kBlockMask = (NodeId{1} << kBlockBits) - 1;
 
+  StoredNode& Stored(NodeId id) { return node_blocks_[id >> kBlockBits][id & kBlockMask]; }
+  const StoredNode& Stored(NodeId id) const {
+    return node_blocks_[id >> kBlockBits][id & kBlockMask];
+  }
+  NodeId AppendNode(FrameId frame, NodeId parent);
   NodeId ChildFor(NodeId parent, FrameId frame);
+  NodeId NewChild(NodeId parent, FrameId frame);  // `frame` is not a child of `parent` yet
+  ProfileModel PrunedCopy(uint64_t min_total) const;
   void AddSelfWeight(NodeId node, Category category, uint64_t weight);
   static uint64_t ChildKey(NodeId parent, FrameId frame) {
     return (static_cast<uint64_t>(parent) << 32) | frame;
   }
+  uint64_t KeyOf(NodeId node) const { return ChildKey(Stored(node).parent, Stored(node).frame); }
 
   WeightUnit unit_;
   std::shared_ptr<StringTable> strings_;
-  std::vector<ProfileNode> nodes_;
+  // Blocks of at most 1 << kBlockBits nodes (a std::vector each, so the model stays copyable).
+  std::vector<std::vector<StoredNode>> node_blocks_;
+  size_t node_count_ = 0;
   std::vector<SelfWeight> self_weights_;
   ChildIndex child_index_;
+  std::vector<NodeId> merged_markers_;  // ascending
   CategoryWeights category_totals_{};
   uint64_t pruned_node_count_ = 0;
   // The previous AddStack's path, for the shared-prefix shortcut.

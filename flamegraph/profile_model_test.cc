@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "flamegraph/model_test_util.h"
@@ -90,25 +91,64 @@ TEST(ProfileModelTest, MergeAddsStacksFromAModelWithItsOwnStrings) {
   EXPECT_EQ(first.category_totals()[CategoryIndex(Category::kSpill)], 1u);
 }
 
-TEST(ProfileModelTest, PruningDropsNarrowSubtreesButKeepsParentWidths) {
+TEST(ProfileModelTest, PruningMergesNarrowSubtreesIntoOneMarkedNode) {
   ProfileModel model;
   model.AddStack(Frames{"main", "wide", "deep"}, Category::kCompute, 90);
-  model.AddStack(Frames{"main", "narrow", "narrower"}, Category::kCompute, 9);
+  model.AddStack(Frames{"main", "narrow", "narrower"}, Category::kSpill, 6);
+  model.AddStack(Frames{"main", "narrow"}, Category::kCompute, 3);
   model.AddStack(Frames{"main", "tiny"}, Category::kCompute, 1);
+  model.AddStack(Frames{"main", "wide", "speck"}, Category::kCompute, 2);
   ProfileModel pruned = model.Pruned(10);
-  EXPECT_EQ(pruned.total_weight(), 100u);
-  EXPECT_EQ(pruned.node(FindPath(pruned, {"main"})).total, 100u);
+  EXPECT_EQ(pruned.total_weight(), 102u);
+  EXPECT_EQ(pruned.node(FindPath(pruned, {"main"})).total, 102u);
   EXPECT_NE(FindPath(pruned, {"main", "wide", "deep"}), kNoNode);
   EXPECT_EQ(FindPath(pruned, {"main", "narrow"}), kNoNode);
   EXPECT_EQ(FindPath(pruned, {"main", "tiny"}), kNoNode);
-  EXPECT_EQ(pruned.pruned_node_count(), 3u);
-  EXPECT_EQ(pruned.node_count(), 4u);
+  // narrow, narrower and tiny (10 samples) are wide enough together to draw: one marker holds
+  // them, with their categories; speck alone (2) stays a gap in "wide".
+  NodeId marker = FindPath(pruned, {"main", "[3 frames below 9.8% merged]"});
+  ASSERT_NE(marker, kNoNode);
+  EXPECT_TRUE(pruned.IsMergedMarker(marker));
+  EXPECT_FALSE(pruned.IsMergedMarker(FindPath(pruned, {"main"})));
+  EXPECT_EQ(pruned.node(marker).total, 10u);
+  EXPECT_EQ(pruned.node(marker).self, 10u);
+  std::vector<uint64_t> marker_weights(kCategoryCount);
+  pruned.ForEachSelfWeight(marker, [&](Category category, uint64_t weight) {
+    marker_weights[CategoryIndex(category)] += weight;
+  });
+  EXPECT_EQ(marker_weights[CategoryIndex(Category::kSpill)], 6u);
+  EXPECT_EQ(marker_weights[CategoryIndex(Category::kCompute)], 4u);
+  EXPECT_EQ(pruned.node(FindPath(pruned, {"main", "wide"})).total, 92u);
+  EXPECT_EQ(FindPath(pruned, {"main", "wide", "speck"}), kNoNode);
+  EXPECT_EQ(pruned.pruned_node_count(), 4u);
+  EXPECT_EQ(pruned.node_count(), 5u);
   // Strings are shared, not copied.
   EXPECT_EQ(&pruned.strings(), &model.strings());
   // Every kept node still has a parent with a smaller id.
   for (NodeId node = 1; node < pruned.node_count(); ++node) {
     EXPECT_LT(pruned.node(node).parent, node);
   }
+}
+
+// A profile of many distinct, individually narrow stacks (async-profiler output of a busy
+// executor) must never prune to an empty picture.
+TEST(ProfileModelTest, PruningEverythingLeavesAMarkerWithAllTheWeight) {
+  ProfileModel model;
+  for (int i = 0; i < 2000; ++i) {
+    std::string frame = "f" + std::to_string(i);
+    model.AddStack(Frames{frame, "leaf"}, Category::kCompute, 1);
+  }
+  ProfileModel pruned = model.Pruned(2);  // 0.1% of 2000
+  ASSERT_EQ(pruned.node_count(), 2u);
+  NodeId marker = pruned.node(kRootNode).first_child;
+  EXPECT_TRUE(pruned.IsMergedMarker(marker));
+  EXPECT_EQ(pruned.FrameName(pruned.node(marker).frame), "[4000 frames below 0.1% merged]");
+  EXPECT_EQ(pruned.node(marker).total, 2000u);
+  EXPECT_EQ(pruned.pruned_node_count(), 4000u);
+  // The rvalue form gives the same graph.
+  ProfileModel moved = std::move(model).Pruned(2);
+  EXPECT_EQ(moved.node_count(), 2u);
+  EXPECT_EQ(moved.node(moved.node(kRootNode).first_child).total, 2000u);
 }
 
 TEST(ProfileModelTest, FilterByCategoryKeepsOnlyThatCategory) {

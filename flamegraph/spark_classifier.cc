@@ -1,6 +1,7 @@
 #include "flamegraph/spark_classifier.h"
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #ifdef SPARKPROF_HAVE_FRAME_CLASSIFIER
@@ -17,8 +18,34 @@ FrameClassifier SparkFrameClassifier() {
     return classifier::ClassifyStack(innermost_first, /*thread_name=*/"");
   };
 }
+
+PerFrameClassifier SparkPerFrameClassifier() {
+  PerFrameClassifier result;
+  // 0: no rule matched; otherwise the index of the matching rule plus one.
+  result.classify_frame = [](std::string_view frame) -> uint32_t {
+    std::optional<classifier::FrameMatch> match = classifier::ClassifyFrame(frame);
+    return match ? static_cast<uint32_t>(match->rule_index) + 1 : 0;
+  };
+  result.combine = [matches = std::vector<std::optional<classifier::FrameMatch>>()](
+                       std::span<const uint32_t> results_innermost_first) mutable {
+    std::span<const classifier::FrameRule> rules = classifier::FrameRules();
+    matches.clear();
+    for (uint32_t result : results_innermost_first) {
+      if (result == 0) {
+        matches.emplace_back();
+      } else {
+        const classifier::FrameRule& rule = rules[result - 1];
+        matches.push_back(classifier::FrameMatch{rule.category, rule.strength,
+                                                 static_cast<int>(result - 1)});
+      }
+    }
+    return classifier::CombineMatches(matches, /*thread_name=*/"");
+  };
+  return result;
+}
 #else
 FrameClassifier SparkFrameClassifier() { return {}; }
+PerFrameClassifier SparkPerFrameClassifier() { return {}; }
 #endif
 
 }  // namespace sparkprof::flamegraph

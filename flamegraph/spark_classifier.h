@@ -10,5 +10,8 @@ namespace sparkprof::flamegraph {
 // Empty (every unannotated line counts as `other`) when this build has no agent classifier
 // (configured with -DSPARKPROF_AGENT=OFF).
 FrameClassifier SparkFrameClassifier();
+// The same rules, each frame name matched once (what readers of big profiles should use); empty
+// in a build without the agent.
+PerFrameClassifier SparkPerFrameClassifier();
 
 }  // namespace sparkprof::flamegraph
