@@ -143,7 +143,7 @@ void RegisterAnalyzeCommand(CLI::App& app, int& exit_code) {
                    "threads to use: decompression apart from parsing, the cost frontier's "
                    "points at once (default 0: every CPU this process may use; 1: all in one "
                    "thread, the same report)")
-      ->check(CLI::Range(0, 1024));
+      ->check(CLI::Range(0, 256));
   AddCostOptions(command, options->cost);
   command->callback([options, &exit_code]() { exit_code = RunAnalyze(*options); });
 }
