@@ -41,6 +41,17 @@ Result<AggregatorMetrics> AggregatorMetrics::Register(metrics::Registry& registr
     m.task_time_seconds[i] =
         &task_time->WithLabels({{"category", std::string(flamegraph::CategoryName(category))}});
   }
+  SPARKPROF_ASSIGN_OR_RETURN(
+      auto* jvm_thread_cpu,
+      registry.AddCounter("spark_jvm_thread_cpu_seconds_total",
+                          "CPU of the executors' own JVM threads by category (gc: GC workers and "
+                          "concurrent GC, jit: compiler threads, vm: the VM thread and helpers), "
+                          "summed over executors; not task time."));
+  for (auto category : {flamegraph::Category::kGc, flamegraph::Category::kJit,
+                        flamegraph::Category::kVm}) {
+    m.jvm_thread_cpu_seconds[flamegraph::CategoryIndex(category)] = &jvm_thread_cpu->WithLabels(
+        {{"category", std::string(flamegraph::CategoryName(category))}});
+  }
 
   SPARKPROF_ASSIGN_OR_RETURN(
       auto* gc,

@@ -16,6 +16,8 @@ struct AggregatorMetrics {
   metrics::Family<metrics::Counter>* batches = nullptr;                  // {outcome}
   metrics::Counter* batch_bytes = nullptr;                               // accepted bytes
   metrics::Counter* task_time_seconds[flamegraph::kCategoryCount] = {};  // {category}
+  // {category}: only gc, jit and vm (the JVM's own threads); null for the others.
+  metrics::Counter* jvm_thread_cpu_seconds[flamegraph::kCategoryCount] = {};
   metrics::Histogram* gc_pause_seconds = nullptr;
   metrics::Counter* agent_samples = nullptr;
   metrics::Counter* agent_samples_dropped_ring_full = nullptr;

@@ -208,9 +208,13 @@ IngestOutcome DriverAggregator::IngestAt(std::span<const uint8_t> bytes,
   // Metrics outside the lock: their updates are atomic.
   if (const auto* task_times = batch->task_times()) {
     for (const schema::TaskCategoryTime* time : *task_times) {
-      if (time->task_attempt_id() < 0) continue;  // not task time
       auto category = flamegraph::CategoryFromSchemaValue(static_cast<uint32_t>(time->category()));
       int index = flamegraph::CategoryIndex(category.value_or(flamegraph::Category::kOther));
+      if (time->task_attempt_id() < 0) {  // not task time; gc/jit/vm: the JVM's own threads
+        if (metrics::Counter* jvm_cpu = metrics_.jvm_thread_cpu_seconds[index])
+          jvm_cpu->Increment(Seconds(time->time_ns()));
+        continue;
+      }
       metrics_.task_time_seconds[index]->Increment(Seconds(time->time_ns()));
     }
   }

@@ -29,6 +29,7 @@ struct SampleSpec {
   int32_t stage_id;
   fb::Category category;
   uint64_t weight_ns;
+  int64_t task_attempt_id = 7;  // -1: no task (the JVM's own threads)
 };
 
 // A batch as the agent's encoder writes it (not size-prefixed, identifier "SPPF").
@@ -61,10 +62,11 @@ std::vector<uint8_t> MakeBatch(const std::string& executor, const std::vector<Sa
     stacks2.push_back(fb::CreateStackDirect(final_builder, &frames));
     uint32_t thread = intern("Executor task launch worker-N");
     samples2.push_back(fb::CreateStackSample(final_builder, static_cast<uint32_t>(i),
-                                             specs[i].stage_id, 0, 7, thread, specs[i].category, 1,
-                                             specs[i].weight_ns));
-    times2.push_back(fb::CreateTaskCategoryTime(final_builder, specs[i].stage_id, 0, 7,
-                                                specs[i].category, 1, specs[i].weight_ns));
+                                             specs[i].stage_id, 0, specs[i].task_attempt_id,
+                                             thread, specs[i].category, 1, specs[i].weight_ns));
+    times2.push_back(fb::CreateTaskCategoryTime(final_builder, specs[i].stage_id, 0,
+                                                specs[i].task_attempt_id, specs[i].category, 1,
+                                                specs[i].weight_ns));
   }
   std::vector<flatbuffers::Offset<fb::GcPause>> pauses2;
   for (int64_t ns : gc_pause_ns) pauses2.push_back(fb::CreateGcPause(final_builder, 0, ns));
@@ -124,6 +126,31 @@ TEST(DriverAggregatorTest, MergesStagesAndExportsCategoryTime) {
   EXPECT_NE(text.find("sparkprof_driver_batches_total{outcome=\"accepted\"} 2\n"),
             std::string::npos)
       << text;
+}
+
+TEST(DriverAggregatorTest, JvmThreadCpuIsExecutorCpuNotTaskTime) {
+  auto aggregator = StartOrDie({});
+  auto batch = MakeBatch("1",
+                         {{{"[jvm gc]", "[G1 Conc#N]"}, -1, fb::Category::gc, 2'000'000'000, -1},
+                          {{"[jvm jit]", "[C2 CompilerThre]"}, -1, fb::Category::jit, 500'000'000,
+                           -1},
+                          {{"[jvm vm]", "[VM Thread]"}, -1, fb::Category::vm, 250'000'000, -1},
+                          {{"Main.compute"}, 3, fb::Category::compute, 1'000'000'000}});
+  EXPECT_EQ(aggregator->Ingest(batch), IngestOutcome::kAccepted);
+  std::string text = aggregator->registry().Render();
+  EXPECT_NE(text.find("spark_jvm_thread_cpu_seconds_total{category=\"gc\"} 2\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("spark_jvm_thread_cpu_seconds_total{category=\"jit\"} 0.5\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("spark_jvm_thread_cpu_seconds_total{category=\"vm\"} 0.25\n"),
+            std::string::npos);
+  // Task time holds the task's sample only; no series for categories that are never JVM CPU.
+  EXPECT_NE(text.find("spark_task_time_seconds_total{category=\"compute\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("spark_task_time_seconds_total{category=\"gc\"} 0\n"), std::string::npos);
+  EXPECT_EQ(text.find("spark_jvm_thread_cpu_seconds_total{category=\"compute\"}"),
+            std::string::npos);
 }
 
 // A batch the real agent drained from a JVM whose tagged thread (stage 3, TID 17) serialized
