@@ -6,7 +6,7 @@
 # Idempotent and quiet when the pinned build is there; the Go module and build caches make a
 # rebuild after `rm -rf build/tools` fast.
 # Usage: scripts/install-otelcol.sh         (OTELCOL_VERSION and GO may override the pins below)
-# The build is niced and runs one compile job at a time (-p 1) so it can share a busy machine.
+# The build is niced; OTELCOL_BUILD_JOBS (default: every core) bounds its compile jobs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 version="${OTELCOL_VERSION:-v0.165.0}"
@@ -27,7 +27,7 @@ fi
 mkdir -p "$dir"
 if [ ! -x "$dir/builder" ]; then
   echo "install-otelcol: building go.opentelemetry.io/collector/cmd/builder@$version"
-  GOFLAGS=-mod=mod GOBIN="$PWD/$dir" nice -n 10 "$go" install -p "${OTELCOL_BUILD_JOBS:-1}" \
+  GOFLAGS=-mod=mod GOBIN="$PWD/$dir" nice -n 10 "$go" install -p "${OTELCOL_BUILD_JOBS:-$(nproc)}" \
     "go.opentelemetry.io/collector/cmd/builder@$version"
 fi
 echo "install-otelcol: building the collector of $manifest into $dir"
@@ -36,7 +36,7 @@ cp "$manifest" "$dir/builder-config.yaml"
 # `go mod tidy`: that also resolves the components' test-only modules, one of which the module
 # proxy does not serve; -mod=mod resolves what the build imports (the pins above decide it).
 (cd "$dir" && PATH="$(dirname "$go"):$PATH" \
-  GOFLAGS="-mod=mod -p=${OTELCOL_BUILD_JOBS:-1}" nice -n 10 ./builder \
+  GOFLAGS="-mod=mod -p=${OTELCOL_BUILD_JOBS:-$(nproc)}" nice -n 10 ./builder \
   --config=builder-config.yaml --skip-get-modules)
 echo "$want" > "$stamp"
 ln -sfn "otelcol-$version/otelcol-sparkprof/otelcol-sparkprof" build/tools/otelcol
