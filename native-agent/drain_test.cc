@@ -140,7 +140,8 @@ TEST_F(DrainFixture, PartialWalkKeepsTheOuterFramesUnderAMarker) {
   ASSERT_EQ(profile.stacks().size(), 1u);
   const auto& stack = profile.stacks()[0];
   ASSERT_EQ(stack.size(), 4u);
-  EXPECT_EQ(drain.strings().Get(stack.front()), "org.apache.spark.executor.Executor$TaskRunner.run");
+  EXPECT_EQ(drain.strings().Get(stack.front()),
+            "org.apache.spark.executor.Executor$TaskRunner.run");
   EXPECT_EQ(drain.strings().Get(stack.back()), "[unknown_Java]");  // where the walk broke
   // Classified by the frames that were walked.
   EXPECT_EQ(profile.samples().begin()->second.category, Category::kSerialization);

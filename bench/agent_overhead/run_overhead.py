@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Agent overhead benchmark: interleaved pairs of the same fixed workload with and without
 libsparkprof.so, at 10 ms and 1 ms. Reports the median CPU-time (user+sys) ratio, the median
-max-RSS difference, and the per-sample cost from the agent's own counters. Prints Markdown.
+max-RSS difference, and the per-sample cost from the agent's own counters; then, from the agent
+runs' profiles, how much of the process CPU the profile's time accounts for, the share of walks
+that failed (by kind) or kept only their outer frames, and each category's share of the process
+CPU (gc, jit and vm are the JVM's own threads). Prints Markdown.
 
   run_overhead.py --lib libsparkprof.so --classes DIR [--pairs 10] [--threads 2] [--rounds 60]
 """
@@ -29,7 +32,7 @@ def run_once(args, agent_options):
 
 
 def measure(args, interval):
-    ratios, rss_deltas, health = [], [], []
+    ratios, rss_deltas, health, profiles = [], [], [], []
     cpu_without, cpu_with = [], []
     with tempfile.TemporaryDirectory() as work:
         for pair in range(args.pairs):
@@ -46,7 +49,10 @@ def measure(args, interval):
             ratios.append(agent_cpu / base_cpu)
             rss_deltas.append(agent_rss - base_rss)
             with open(out + ".json") as f:
-                health.append(json.load(f)["health"])
+                profile = json.load(f)
+            profile["process_cpu_s"] = agent_cpu
+            profiles.append(profile)
+            health.append(profile["health"])
     samples = sum(h["samples_taken"] for h in health)
     walk_ns = sum(h["walk_time_ns_total"] for h in health)
     extra_cpu_s = statistics.median(cpu_with) - statistics.median(cpu_without)
@@ -65,7 +71,39 @@ def measure(args, interval):
         "total_ns_per_sample": (extra_cpu_s * 1e9 / per_pair_samples) if per_pair_samples else 0,
         "native_memory_mib": statistics.median(h["native_memory_bytes"] for h in health) / 2**20,
         "dropped": sum(h["samples_dropped_ring_full"] for h in health),
+        "fidelity": fidelity(profiles),
     }
+
+
+def fidelity(profiles):
+    """Time accounting, walk outcomes and category shares over the agent runs' profiles."""
+    accounted, walks = [], {"complete": 0, "partial": {}, "failed": {}}
+    category_ns, process_ns = {}, 0.0
+    for profile in profiles:
+        thread_ns = 0
+        for thread in profile["threads"]:
+            for category, totals in thread["categories"].items():
+                thread_ns += totals["time_ns"]
+                category_ns[category] = category_ns.get(category, 0) + totals["time_ns"]
+        process_ns += profile["process_cpu_s"] * 1e9
+        accounted.append(thread_ns / (profile["process_cpu_s"] * 1e9))
+        walks["complete"] += profile["walks"]["complete"]
+        for outcome in ("partial", "failed"):
+            for kind, count in profile["walks"][outcome].items():
+                walks[outcome][kind] = walks[outcome].get(kind, 0) + count
+    walked = walks["complete"] + sum(walks["partial"].values()) + sum(walks["failed"].values())
+    return {
+        "accounted": statistics.median(accounted),
+        "walked": walked,
+        "failed_share": sum(walks["failed"].values()) / max(walked, 1),
+        "failed": {k: v / max(walked, 1) for k, v in sorted(walks["failed"].items())},
+        "partial_share": sum(walks["partial"].values()) / max(walked, 1),
+        "categories": {k: v / process_ns for k, v in sorted(category_ns.items())},
+    }
+
+
+def percent(share):
+    return "%.2f%%" % (100 * share)
 
 
 def main():
@@ -88,6 +126,17 @@ def main():
             r["interval"], r["pairs"], r["cpu_without_s"], r["cpu_with_s"], r["median_ratio"],
             r["min_ratio"], r["max_ratio"], r["median_rss_delta_mib"], r["native_memory_mib"],
             r["samples_per_run"], r["walk_ns_per_sample"], r["total_ns_per_sample"], r["dropped"]))
+    print()
+    print("| interval | profiled time / process CPU (median) | walks | failed | failed by kind "
+          "| partial (outer frames kept) | category shares of process CPU |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        f = r["fidelity"]
+        print("| %s | %.3f | %d | %s | %s | %s | %s |" % (
+            r["interval"], f["accounted"], f["walked"], percent(f["failed_share"]),
+            ", ".join("%s %s" % (k, percent(v)) for k, v in f["failed"].items()) or "-",
+            percent(f["partial_share"]),
+            ", ".join("%s %s" % (k, percent(v)) for k, v in f["categories"].items())))
 
 
 if __name__ == "__main__":
