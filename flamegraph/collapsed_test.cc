@@ -38,6 +38,39 @@ TEST(CollapsedTest, UnsortedInputWithDuplicatesComesBackSortedAndMerged) {
   EXPECT_EQ(RoundTrip(text), "a 2\nb 4\nb;c 4\n");
 }
 
+// Input arriving in pieces (a file read in chunks) reads exactly as in one piece, wherever the
+// pieces split a line, a '\r\n' or a frame; including a last line without a line break and a
+// line past the length limit that spans pieces.
+TEST(CollapsedTest, PiecesOfAnySizeReadLikeTheWhole) {
+  std::string text =
+      "b;c 1\r\na 2\n\n# comment\nb;c;dd 3\n[category=gc] 7\nbad line\n" +
+      std::string(40, 'x') + " 1\nb;c 4";
+  CollapsedReadOptions options;
+  options.max_line_bytes = 30;
+  ProfileModel whole;
+  ReadReport whole_report;
+  ASSERT_TRUE(ReadCollapsed(text, options, whole, whole_report).ok());
+  std::string expected;
+  WriteCollapsed(whole, {}, expected);
+  EXPECT_EQ(expected, "[category=gc] 7\na 2\nb;c 5\nb;c;dd 3\n");
+  for (size_t piece = 1; piece <= 7; ++piece) {
+    ProfileModel model;
+    ReadReport report;
+    CollapsedReader reader(options, model, report);
+    for (size_t start = 0; start < text.size(); start += piece) {
+      reader.Feed(std::string_view(text).substr(start, piece));
+    }
+    ASSERT_TRUE(reader.Finish().ok());
+    std::string out;
+    WriteCollapsed(model, {}, out);
+    EXPECT_EQ(out, expected) << "pieces of " << piece;
+    EXPECT_EQ(report.messages, whole_report.messages) << "pieces of " << piece;
+  }
+  ASSERT_EQ(whole_report.messages.size(), 2u);
+  EXPECT_NE(whole_report.messages[1].find(":8: line of 42 bytes"), std::string::npos)
+      << whole_report.messages[1];
+}
+
 TEST(CollapsedTest, CategoryAnnotationAndClassifier) {
   CollapsedReadOptions options;
   options.classifier = [](std::span<const std::string_view> frames) {
@@ -164,6 +197,44 @@ TEST(ProfileLoaderTest, FileSizeLimitAtAndPastIt) {
   ASSERT_FALSE(past.ok());
   EXPECT_EQ(past.status().code(), StatusCode::kTooLarge);
   std::filesystem::remove(path);
+}
+
+// The CLI's path: a file bigger than one read (1 MiB), lines across read boundaries, the
+// Spark rules matched once per frame give what the whole-stack classifier gives.
+TEST(ProfileLoaderTest, BigFileStreamsAndPerFrameRulesMatchTheWholeStackClassifier) {
+  if (!SparkFrameClassifier()) GTEST_SKIP() << "built without the agent's frame classifier";
+  std::string text;
+  const char* leaves[] = {"com/esotericsoftware/kryo/Kryo.writeObject",
+                          "org/apache/hadoop/fs/s3a/S3AInputStream.read",
+                          "org/apache/spark/shuffle/sort/UnsortedShuffleWriter.write",
+                          "java/io/FileOutputStream.writeBytes", "scala/collection/Iterator.next"};
+  for (int i = 0; i < 30000; ++i) {
+    text += "java/lang/Thread.run;org/apache/spark/executor/Executor$TaskRunner.run;f" +
+            std::to_string(i % 977) + ";" + leaves[i % 5] + " " + std::to_string(1 + i % 3) +
+            "\n";
+  }
+  ASSERT_GT(text.size(), size_t{2} << 20);
+  std::filesystem::path path = std::filesystem::temp_directory_path() /
+                               ("sparkprof_stream_" + std::to_string(::getpid()));
+  std::ofstream(path, std::ios::binary) << text;
+  LoadOptions options;
+  options.per_frame_classifier = SparkPerFrameClassifier();
+  Result<LoadedProfile> streamed = LoadProfileFromFile(path.string(), options);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(streamed.ok()) << streamed.status().ToString();
+  EXPECT_EQ(streamed->report.problem_count, 0u);
+  CollapsedReadOptions whole_options;
+  whole_options.classifier = SparkFrameClassifier();
+  ProfileModel whole;
+  ReadReport report;
+  ASSERT_TRUE(ReadCollapsed(text, whole_options, whole, report).ok());
+  EXPECT_EQ(streamed->model.category_totals(), whole.category_totals());
+  EXPECT_GT(whole.category_totals()[CategoryIndex(Category::kSerialization)], 0u);
+  std::string streamed_text;
+  std::string whole_text;
+  WriteCollapsed(streamed->model, {}, streamed_text);
+  WriteCollapsed(whole, {}, whole_text);
+  EXPECT_EQ(streamed_text, whole_text);
 }
 
 TEST(CollapsedTest, NothingReadableIsAnError) {

@@ -28,6 +28,7 @@ DiffProfile ComputeDiff(const ProfileModel& before, const ProfileModel& after) {
   for (NodeId node = 1; node < after.node_count(); ++node) {
     NodeId before_parent = matched[after.node(node).parent];
     if (before_parent == kNoNode) continue;
+    if (after.IsMergedMarker(node)) continue;  // compared with what `before` has left, below
     FrameId frame = after.node(node).frame;
     if (translated[frame] == kUnknown) {
       auto found = before.strings().Find(after.FrameName(frame));
@@ -50,6 +51,20 @@ DiffProfile ComputeDiff(const ProfileModel& before, const ProfileModel& after) {
     }
   }
   diff.before_only_weight = matched_child_weight_sum;
+  // A "[N frames ... merged]" marker stands for the narrow children of its parent: compare it
+  // with what `before` has under the same parent beyond the matched children and its own self.
+  for (NodeId node = 1; node < after.node_count(); ++node) {
+    if (!after.IsMergedMarker(node)) continue;
+    NodeId parent = after.node(node).parent;
+    if (matched[parent] == kNoNode) continue;
+    ProfileNode before_parent = before.node(matched[parent]);
+    uint64_t accounted = before_parent.self;
+    for (NodeId child = after.node(parent).first_child; child != kNoNode;
+         child = after.node(child).next_sibling) {
+      if (child != node) accounted = SaturatingAdd(accounted, diff.before_totals[child]);
+    }
+    diff.before_totals[node] = before_parent.total > accounted ? before_parent.total - accounted : 0;
+  }
   return diff;
 }
 

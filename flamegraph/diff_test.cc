@@ -61,5 +61,25 @@ TEST(DiffTest, EmptyBeforeProfile) {
   EXPECT_DOUBLE_EQ(diff.NormalizedDelta(b, FindPath(b, {"x"})), 1.0);
 }
 
+// The merged marker of a pruned `after` is compared with the narrow rest of `before` under the
+// same parent, not drawn as new.
+TEST(DiffTest, MergedMarkerIsComparedWithTheNarrowRestOfBefore) {
+  ProfileModel before;
+  before.AddStack(Frames{"main", "hot"}, Category::kCompute, 60);
+  before.AddStack(Frames{"main", "n1"}, Category::kCompute, 30);
+  before.AddStack(Frames{"main"}, Category::kCompute, 10);
+  ProfileModel after;
+  after.AddStack(Frames{"main", "hot"}, Category::kCompute, 60);
+  after.AddStack(Frames{"main", "n1"}, Category::kCompute, 4);
+  after.AddStack(Frames{"main", "n2"}, Category::kCompute, 4);
+  after.AddStack(Frames{"main"}, Category::kCompute, 10);
+  ProfileModel pruned = after.Pruned(5);
+  NodeId marker = FindPath(pruned, {"main", "[2 frames below 6.4% merged]"});
+  ASSERT_NE(marker, kNoNode);
+  DiffProfile diff = ComputeDiff(before, pruned);
+  EXPECT_EQ(diff.before_totals[marker], 30u);  // 100 - hot 60 - main's own 10
+  EXPECT_EQ(diff.before_totals[FindPath(pruned, {"main", "hot"})], 60u);
+}
+
 }  // namespace
 }  // namespace sparkprof::flamegraph

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sparkprof::flamegraph {
@@ -76,6 +77,24 @@ TEST(HtmlRendererTest, DiffCarriesBeforeTotalsPerNode) {
   EXPECT_NE(html.find("\"diff\":{\"beforeTotal\":4,\"beforeOnly\":0,\"before\":[4,4,0]}"),
             std::string::npos);
   EXPECT_NE(html.find("\"colorMode\":\"diff\""), std::string::npos);
+}
+
+// Thousands of distinct, individually narrow stacks: the pruned page still draws their weight,
+// as one frame that says what it holds.
+TEST(HtmlRendererTest, PrunedAwayProfileStillShowsWhatWasMerged) {
+  ProfileModel model;
+  for (int i = 0; i < 3000; ++i) {
+    std::string frame = "java/util/Task" + std::to_string(i) + ".run";
+    model.AddStack(Frames{frame}, Category::kCompute, 1);
+  }
+  ProfileModel pruned = std::move(model).Pruned(3);  // 0.1% of 3000
+  std::string html;
+  RenderHtml(pruned, {}, nullptr, html);
+  std::string data = DataBlock(html);
+  EXPECT_NE(data.find("\"[3000 frames below 0.1% merged]\""), std::string::npos);
+  EXPECT_NE(data.find("\"prunedNodes\":3000"), std::string::npos);
+  // The root (3000 samples, one child) and the marker (3000 samples, no children).
+  EXPECT_NE(data.find("\"nodes\":[0,0,3000,0,1,1,0,3000,3000,0]"), std::string::npos) << data;
 }
 
 }  // namespace

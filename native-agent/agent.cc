@@ -195,8 +195,9 @@ void Agent::SetUpMetrics() {
       metrics_.AddCounter("sparkprof_agent_stacks_dropped_total",
                           "Samples folded into [overflow]: distinct-stack cap reached.");
   auto category = metrics_.AddCounter("sparkprof_agent_task_time_seconds_total",
-                                      "Sampled thread time by category (gc: stop-the-world pause "
-                                      "time overlapping tasks).");
+                                      "Sampled thread time by category (gc: the GC threads' CPU "
+                                      "and stop-the-world pause time overlapping tasks; jit, vm: "
+                                      "the JVM's compiler and VM threads' CPU).");
   auto memory = metrics_.AddGauge("sparkprof_agent_native_memory_bytes",
                                   "Native memory held by the agent's rings and tables.");
   auto threads = metrics_.AddGauge("sparkprof_agent_threads", "Threads the agent samples.");
