@@ -143,8 +143,7 @@ def check_cpu_accounting(c, interval):
     print("interval=%s process cpu=%.2fs profiled=%.2fs ratio=%.3f samples=%d shares=%s" % (
         interval, run.cpu_seconds, profiled_s, ratio, profile["samples"], shares))
     # Not counted: JVM start before the agent, its exit after, the agent's own threads and the
-    # few Java threads started before VMInit (Reference Handler, Finalizer, ...), and each
-    # thread's CPU after its last sample (under one interval).
+    # few Java threads started before VMInit (Reference Handler, Finalizer, ...).
     if not 0.85 <= ratio <= 1.02:
         fail("profiled time is %.3f of the process CPU, expected 0.85..1.02" % ratio, run)
     threads = {t["thread"]: t["categories"] for t in profile["threads"]}
