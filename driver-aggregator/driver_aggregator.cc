@@ -52,6 +52,8 @@ const char* IngestOutcomeName(IngestOutcome outcome) {
       return "unsupported_version";
     case IngestOutcome::kRateLimited:
       return "rate_limited";
+    case IngestOutcome::kQueueFull:
+      return "queue_full";
   }
   return "unknown";
 }
@@ -74,6 +76,7 @@ struct DriverAggregator::ExecutorHealth {
 DriverAggregator::DriverAggregator(AggregatorOptions options) : options_(std::move(options)) {}
 
 DriverAggregator::~DriverAggregator() {
+  if (ingest_queue_) ingest_queue_->Stop();  // before anything the ingest thread uses goes
   if (exposer_) exposer_->Stop();
 }
 
@@ -95,6 +98,13 @@ Result<std::unique_ptr<DriverAggregator>> DriverAggregator::Start(AggregatorOpti
   }
   aggregator->live_ = std::make_unique<LiveApplication>(aggregator->options_.live);
   DriverAggregator* self = aggregator.get();  // the exposer stops before the aggregator goes
+  // The ingest thread stops first in the destructor; it folds with the arrival time, so the rate
+  // limit counts batches as they came, not as they were folded.
+  aggregator->ingest_queue_ = std::make_unique<IngestQueue>(
+      aggregator->options_.ingest_queue,
+      [self](std::span<const uint8_t> batch, IngestQueue::Clock::time_point queued) {
+        self->IngestAt(batch, queued);
+      });
   aggregator->registry_.AddCollectCallback([self] { self->RefreshLiveMetricsIfDue(); });
   if (!aggregator->options_.prometheus_bind_address.empty()) {
     auto exposer = metrics::HttpExposer::Start(aggregator->options_.prometheus_bind_address,
@@ -166,6 +176,10 @@ void DriverAggregator::EvictForNodeBudgetLocked(const StageProfile* keep) {
 IngestOutcome DriverAggregator::RefuseTooLarge(size_t bytes) {
   Count(IngestOutcome::kTooLarge);
   return IngestOutcome::kTooLarge;
+}
+
+bool DriverAggregator::DrainIngestQueue(std::chrono::milliseconds timeout) {
+  return ingest_queue_->Drain(timeout);
 }
 
 IngestOutcome DriverAggregator::Ingest(std::span<const uint8_t> bytes) {
@@ -556,6 +570,14 @@ std::string DriverAggregator::StatusJson() const {
   for (int i = 0; i < kIngestOutcomeCount; ++i) {
     json.Key(IngestOutcomeName(static_cast<IngestOutcome>(i))).Uint(outcome_counts_[i]);
   }
+  json.EndObject();
+  json.Key("ingest_queue").BeginObject();
+  json.Key("batches").Uint(ingest_queue_->queued_batches());
+  json.Key("bytes").Uint(ingest_queue_->queued_bytes());
+  json.Key("max_batches").Uint(ingest_queue_->limits().max_batches);
+  json.Key("max_bytes").Uint(ingest_queue_->limits().max_bytes);
+  json.Key("dropped_full").Uint(ingest_queue_->dropped());
+  json.Key("discarded_at_stop").Uint(ingest_queue_->discarded());
   json.EndObject();
   json.Key("stages").Uint(stages_.size());
   json.Key("executors").Uint(executors_.size());

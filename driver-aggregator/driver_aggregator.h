@@ -8,6 +8,7 @@
 //
 // Thread safety: every public method may be called from any thread (Spark delivers batches on its
 // RPC dispatcher thread, stage completions on a listener thread, scrapes on the exposer thread).
+// The dispatcher thread only queues batches (Enqueue); the aggregator's ingest thread folds them.
 #pragma once
 
 #include <chrono>
@@ -23,6 +24,7 @@
 
 #include "common/status.h"
 #include "driver-aggregator/aggregator_metrics.h"
+#include "driver-aggregator/ingest_queue.h"
 #include "driver-aggregator/live_application.h"
 #include "driver-aggregator/profile_file_writer.h"
 #include "flamegraph/profile_model.h"
@@ -52,6 +54,9 @@ struct AggregatorOptions {
   uint64_t max_profile_file_bytes = uint64_t{1} << 30;
   // Executors whose cumulative agent health is tracked (to turn it into summed counters).
   size_t max_executors = 20000;
+  // Batches queued between Spark's dispatcher thread and the ingest thread (Enqueue): past either
+  // bound a batch is dropped and counted as queue_full (docs/limits.md).
+  IngestQueueLimits ingest_queue;
   // The live application model (listener events).
   LiveOptions live;
   // Model-derived metrics (phases, spill, skew, task durations) are recomputed at a scrape when
@@ -72,8 +77,9 @@ enum class IngestOutcome : uint8_t {
   kInvalid,             // not a batch: wrong identifier or failed verification
   kUnsupportedVersion,  // schema_version newer than this build reads
   kRateLimited,
+  kQueueFull,  // the ingest queue held its limit of batches or bytes (Enqueue)
 };
-inline constexpr int kIngestOutcomeCount = 5;
+inline constexpr int kIngestOutcomeCount = 6;
 const char* IngestOutcomeName(IngestOutcome outcome);  // "accepted", "too_large", ...
 
 struct StageKey {
@@ -94,6 +100,15 @@ class DriverAggregator {
   IngestOutcome Ingest(std::span<const uint8_t> bytes);
   // Counts a batch refused for its size without looking at its bytes (kTooLarge).
   IngestOutcome RefuseTooLarge(size_t bytes);
+  // The dispatcher thread's path: a batch of `bytes` bytes, written by `fill(destination)` (false
+  // when it cannot: counted as invalid), goes into the ingest queue and returns at once; the
+  // ingest thread folds it as Ingest() does (its outcome is counted then). kAccepted when queued;
+  // kTooLarge, or kQueueFull when the queue is at its limits (counted, never waited for).
+  template <typename Fill>
+  IngestOutcome Enqueue(size_t bytes, Fill&& fill);
+  // Waits until every batch queued before the call was folded (at shutdown, once the executors'
+  // final markers arrived). False at the timeout.
+  bool DrainIngestQueue(std::chrono::milliseconds timeout);
   size_t max_batch_bytes() const { return options_.max_batch_bytes; }
   // The same, with the clock supplied (for the rate limit), for tests.
   IngestOutcome IngestAt(std::span<const uint8_t> bytes, std::chrono::steady_clock::time_point now);
@@ -153,6 +168,7 @@ class DriverAggregator {
   std::unique_ptr<metrics::HttpExposer> exposer_;
   std::string metrics_error_;
   std::unique_ptr<LiveApplication> live_;
+  std::unique_ptr<IngestQueue> ingest_queue_;  // stopped first in the destructor
 
   std::mutex live_metrics_mutex_;  // guards the three below; taken before mutex_, never inside it
   std::chrono::steady_clock::time_point last_live_refresh_{};
@@ -174,5 +190,22 @@ class DriverAggregator {
   ProfileFileWriter profile_file_{options_.max_profile_file_bytes};
   bool profile_file_failed_ = false;  // not retried for every batch
 };
+
+template <typename Fill>
+IngestOutcome DriverAggregator::Enqueue(size_t bytes, Fill&& fill) {
+  if (bytes > options_.max_batch_bytes) return RefuseTooLarge(bytes);
+  switch (ingest_queue_->Offer(bytes, std::forward<Fill>(fill))) {
+    case IngestQueue::Offered::kQueued:
+      return IngestOutcome::kAccepted;
+    case IngestQueue::Offered::kCopyFailed:
+      Count(IngestOutcome::kInvalid);
+      return IngestOutcome::kInvalid;
+    case IngestQueue::Offered::kFull:
+    case IngestQueue::Offered::kStopped:
+      break;
+  }
+  Count(IngestOutcome::kQueueFull);
+  return IngestOutcome::kQueueFull;
+}
 
 }  // namespace sparkprof::driver

@@ -7,9 +7,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -538,6 +542,91 @@ TEST(DriverAggregatorTest, StopsPromptlyWhileAMetricsClientDrips) {
   EXPECT_LT(seconds, 2.0);  // generous: it closes the socket at once
   dripper.join();
   close(fd);
+}
+
+// Spark's dispatcher thread only queues (Enqueue); the ingest thread folds, and a drain at
+// shutdown sees every batch queued before it.
+IngestOutcome EnqueueCopy(DriverAggregator& aggregator, const std::vector<uint8_t>& batch) {
+  return aggregator.Enqueue(batch.size(), [&](uint8_t* destination) {
+    std::memcpy(destination, batch.data(), batch.size());
+    return true;
+  });
+}
+
+TEST(DriverAggregatorTest, EnqueuedBatchesAreFoldedOnTheIngestThreadAndDrained) {
+  auto aggregator = StartOrDie({});
+  auto batch = MakeBatch("1", {{kSerializationStack, 3, fb::Category::serialization, 1000},
+                               {{"Main.compute"}, 3, fb::Category::compute, 500}});
+  int queued = 0;
+  for (int i = 0; i < 300; ++i) {
+    IngestOutcome outcome = EnqueueCopy(*aggregator, batch);
+    if (outcome == IngestOutcome::kAccepted) ++queued;
+    ASSERT_TRUE(outcome == IngestOutcome::kAccepted || outcome == IngestOutcome::kQueueFull);
+  }
+  ASSERT_TRUE(aggregator->DrainIngestQueue(std::chrono::seconds(60)));
+  EXPECT_EQ(aggregator->StageWeightNs({3, 0}), 1500u * static_cast<uint64_t>(queued));
+  EXPECT_EQ(aggregator->outcome_count(IngestOutcome::kAccepted), static_cast<uint64_t>(queued));
+  EXPECT_EQ(aggregator->outcome_count(IngestOutcome::kQueueFull),
+            static_cast<uint64_t>(300 - queued));
+  // A bad batch is queued like any other and counted when the ingest thread looks at it.
+  EXPECT_EQ(EnqueueCopy(*aggregator, std::vector<uint8_t>(64, 0x5a)), IngestOutcome::kAccepted);
+  ASSERT_TRUE(aggregator->DrainIngestQueue(std::chrono::seconds(60)));
+  EXPECT_EQ(aggregator->outcome_count(IngestOutcome::kInvalid), 1u);
+}
+
+TEST(DriverAggregatorTest, IngestQueueBytesLimitAtAndPastItIsCountedAsQueueFull) {
+  auto batch = MakeBatch("1", {{kSerializationStack, 3, fb::Category::serialization, 1000}});
+  AggregatorOptions options;
+  options.ingest_queue.max_bytes = batch.size();  // exactly one batch
+  auto aggregator = StartOrDie(options);
+  EXPECT_EQ(EnqueueCopy(*aggregator, batch), IngestOutcome::kAccepted);  // at the limit
+  ASSERT_TRUE(aggregator->DrainIngestQueue(std::chrono::seconds(60)));
+  std::vector<uint8_t> larger = batch;
+  larger.push_back(0);  // one byte past it
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(EnqueueCopy(*aggregator, larger), IngestOutcome::kQueueFull);
+  ASSERT_TRUE(aggregator->DrainIngestQueue(std::chrono::seconds(60)));
+  EXPECT_EQ(aggregator->StageWeightNs({3, 0}), 1000u);
+  std::string text = aggregator->registry().Render();
+  EXPECT_NE(text.find("sparkprof_driver_batches_total{outcome=\"queue_full\"} 3\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(aggregator->StatusJson().find("\"dropped_full\":3"), std::string::npos)
+      << aggregator->StatusJson();
+}
+
+// As at JVM exit: the plugin's stop() lets go of the aggregator while the dispatcher floods it
+// (the JNI side holds it through a shared_ptr per call). Nothing may hang.
+TEST(DriverAggregatorTest, StopMidFloodNeitherDeadlocksNorLosesTheProcess) {
+  auto finished = std::async(std::launch::async, [] {
+    auto batch = MakeBatch("1", {{kSerializationStack, 3, fb::Category::serialization, 1000}});
+    AggregatorOptions options;
+    options.ingest_queue.max_batches = 16;
+    std::mutex lifecycle;
+    std::shared_ptr<DriverAggregator> current(StartOrDie(options));
+    auto get = [&] {
+      std::lock_guard<std::mutex> lock(lifecycle);
+      return current;
+    };
+    std::atomic<uint64_t> queued{0};
+    std::vector<std::thread> producers;
+    for (int p = 0; p < 3; ++p) {
+      producers.emplace_back([&] {
+        while (std::shared_ptr<DriverAggregator> aggregator = get()) {
+          if (EnqueueCopy(*aggregator, batch) == IngestOutcome::kAccepted) ++queued;
+        }
+      });
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    {
+      std::lock_guard<std::mutex> lock(lifecycle);
+      current.reset();  // the last producer call destroys it: stops the ingest thread
+    }
+    for (auto& producer : producers) producer.join();
+    return queued.load();
+  });
+  ASSERT_EQ(finished.wait_for(std::chrono::seconds(60)), std::future_status::ready)
+      << "deadlock at stop";
+  EXPECT_GT(finished.get(), 0u);
 }
 
 }  // namespace

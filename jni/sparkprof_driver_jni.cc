@@ -5,6 +5,7 @@
 // return value, not an exception.
 #include <jni.h>
 
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <mutex>
@@ -84,24 +85,32 @@ JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAggregator_start0(
   return g_aggregator->port();
 }
 
-// Returns the outcome code (0 = accepted, -1 = no aggregator); never throws. Oversized arrays are
-// counted and refused before any copy.
+// Copies the batch into the aggregator's ingest queue and returns: Spark's dispatcher thread never
+// folds. Returns the outcome code (0 = queued, 5 = queue full, -1 = no aggregator); never throws.
+// Oversized arrays are counted and refused before any copy.
 JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAggregator_ingest0(JNIEnv* env, jclass,
                                                                   jbyteArray batch) {
   std::shared_ptr<DriverAggregator> aggregator = CurrentAggregator();
   if (aggregator == nullptr || batch == nullptr) return -1;
   jsize length = env->GetArrayLength(batch);
-  if (static_cast<size_t>(length) > aggregator->max_batch_bytes()) {
-    return static_cast<jint>(aggregator->RefuseTooLarge(static_cast<size_t>(length)));
-  }
-  thread_local std::vector<uint8_t> buffer;  // Spark delivers on one dispatcher thread
-  buffer.resize(static_cast<size_t>(length));
-  env->GetByteArrayRegion(batch, 0, length, reinterpret_cast<jbyte*>(buffer.data()));
-  if (env->ExceptionCheck()) {
-    env->ExceptionClear();
-    return -1;
-  }
-  return static_cast<jint>(aggregator->Ingest(buffer));
+  return static_cast<jint>(
+      aggregator->Enqueue(static_cast<size_t>(length), [&](uint8_t* destination) {
+        env->GetByteArrayRegion(batch, 0, length, reinterpret_cast<jbyte*>(destination));
+        if (!env->ExceptionCheck()) return true;
+        env->ExceptionClear();
+        return false;
+      }));
+}
+
+// Waits until every batch queued before the call was folded, at most `timeout_ms`; false when
+// the time ran out (or no aggregator runs). Never throws.
+JNIEXPORT jboolean JNICALL Java_io_sparkprof_NativeAggregator_drain0(JNIEnv*, jclass,
+                                                                     jlong timeout_ms) {
+  std::shared_ptr<DriverAggregator> aggregator = CurrentAggregator();
+  if (aggregator == nullptr) return JNI_FALSE;
+  return aggregator->DrainIngestQueue(std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms))
+             ? JNI_TRUE
+             : JNI_FALSE;
 }
 
 // Files go to <outputDir>/<applicationId>/ from now on; throws IllegalStateException when the

@@ -13,7 +13,7 @@ public final class NativeAggregator {
   public static final int NOT_RUNNING = -1;
   public static final int ACCEPTED = 0;
   private static final String[] OUTCOMES = {
-    "accepted", "too_large", "invalid", "unsupported_version", "rate_limited"
+    "accepted", "too_large", "invalid", "unsupported_version", "rate_limited", "queue_full"
   };
 
   private static volatile boolean available;
@@ -45,9 +45,21 @@ public final class NativeAggregator {
         config.maxProfileFileBytes(), config.metricsRefreshIntervalMs());
   }
 
-  /** Hands one batch to the aggregator; never throws. Returns an outcome code. */
+  /**
+   * Hands one batch to the aggregator: copied into its bounded ingest queue (folded on a sparkprof
+   * thread, not the caller's); never throws. Returns an outcome code ({@link #ACCEPTED} when
+   * queued, "queue_full" when dropped for the queue's limits).
+   */
   public static int ingest(byte[] batch) {
     return ingest0(batch);
+  }
+
+  /**
+   * Waits until every batch handed to {@link #ingest} before this call was folded, at most
+   * {@code timeoutMs}; false when the time ran out or the aggregator is not running.
+   */
+  public static boolean drain(long timeoutMs) {
+    return drain0(timeoutMs);
   }
 
   public static String outcomeName(int outcome) {
@@ -103,6 +115,8 @@ public final class NativeAggregator {
   private static native void setApplication0(String applicationId, String applicationName);
 
   private static native int ingest0(byte[] batch);
+
+  private static native boolean drain0(long timeoutMs);
 
   private static native String writeStageFlameGraph0(int stageId, int stageAttempt);
 

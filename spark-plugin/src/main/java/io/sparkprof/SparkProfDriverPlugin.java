@@ -27,8 +27,10 @@ import org.apache.spark.api.plugin.PluginContext;
  * flame graph when the stage completes, and for the full report (report.txt/.json/.md/.html) at
  * shutdown, once the application's end and every executor's last batch arrived (bounded wait).
  *
- * <p>{@code receive} runs on Spark's single plugin dispatcher thread; it never throws (a bad batch
- * is counted natively, in {@code sparkprof_driver_batches_total{outcome}}).
+ * <p>{@code receive} runs on Spark's single plugin dispatcher thread: it only copies a batch into
+ * the native ingest queue (bounded; a batch past its limits is dropped and counted as
+ * {@code queue_full}), a sparkprof thread folds it. It never throws (a bad batch is counted
+ * natively, in {@code sparkprof_driver_batches_total{outcome}}).
  */
 public final class SparkProfDriverPlugin implements DriverPlugin {
   private volatile boolean running;
@@ -343,10 +345,28 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
     }
   }
 
+  /**
+   * The final markers only say that the executors' last batches reached the ingest queue: wait
+   * until the queue folded them (bounded, like the marker wait) before flame graphs and report.
+   */
+  private void drainIngestQueue() {
+    try {
+      if (!NativeAggregator.drain(config.finalBatchTimeoutMs())) {
+        SparkProfPlugin.log("the ingest queue was not drained within "
+            + config.finalBatchTimeoutMs() + " ms; the report and flame graphs may miss the "
+            + "last batches");
+      }
+      SparkProfPlugin.log("driver status at shutdown: " + NativeAggregator.status());
+    } catch (RuntimeException | LinkageError e) {
+      SparkProfPlugin.log("draining the ingest queue: " + e);
+    }
+  }
+
   @Override
   public void shutdown() {
     if (!running) return;
     awaitFinalBatches();
+    drainIngestQueue();
     flameGraphWriter.shutdownNow();
     for (String key : pendingFlameGraphs.keySet()) writeFlameGraph(key);
     writeReport();
