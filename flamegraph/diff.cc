@@ -63,7 +63,8 @@ DiffProfile ComputeDiff(const ProfileModel& before, const ProfileModel& after) {
          child = after.node(child).next_sibling) {
       if (child != node) accounted = SaturatingAdd(accounted, diff.before_totals[child]);
     }
-    diff.before_totals[node] = before_parent.total > accounted ? before_parent.total - accounted : 0;
+    diff.before_totals[node] =
+        before_parent.total > accounted ? before_parent.total - accounted : 0;
   }
   return diff;
 }
