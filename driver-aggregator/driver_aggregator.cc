@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <vector>
@@ -85,6 +86,9 @@ Result<std::unique_ptr<DriverAggregator>> DriverAggregator::Start(AggregatorOpti
   SPARKPROF_ASSIGN_OR_RETURN(aggregator->metrics_,
                              AggregatorMetrics::Register(aggregator->registry_));
   aggregator->registry_.HoldUntilCommonLabels(aggregator->options_.hold_metrics_until_application);
+  SPARKPROF_RETURN_IF_ERROR(aggregator->s3a_.RegisterMetrics(aggregator->registry_));
+  SPARKPROF_RETURN_IF_ERROR(aggregator->executor_metrics_.Register(aggregator->registry_));
+  SPARKPROF_RETURN_IF_ERROR(aggregator->run_context_.Register(aggregator->registry_));
   for (int i = 0; i < kIngestOutcomeCount; ++i) {  // every outcome visible from the first scrape
     aggregator->metrics_.batches->WithLabels(
         {{"outcome", IngestOutcomeName(static_cast<IngestOutcome>(i))}});
@@ -232,6 +236,7 @@ IngestOutcome DriverAggregator::IngestAt(std::span<const uint8_t> bytes,
       metrics_.task_time_seconds[index]->Increment(Seconds(time->time_ns()));
     }
   }
+  s3a_.Add(*batch);
   if (const auto* pauses = batch->gc_pauses()) {
     for (const schema::GcPause* pause : *pauses) {
       if (pause->duration_ns() >= 0) {
@@ -435,6 +440,9 @@ void DriverAggregator::RefreshLiveMetrics(int64_t now_ms) {
     spill_disk_reported_ = snapshot.disk_spill_bytes;
   }
   metrics_.stage_skew_ratio->Set(snapshot.worst_skew_ratio);
+  executor_metrics_.Update(snapshot);
+  run_context_.UpdatePhases(snapshot.phases, snapshot.model_end_ms);
+  run_context_.UpdateAirflow(ReadAirflowContext(snapshot.spark_properties, ::getenv));
   for (const CompletedStage& stage : snapshot.newly_completed) {
     metrics::Histogram* histogram = stage.write_stage ? metrics_.task_duration_write_seconds
                                                       : metrics_.task_duration_compute_seconds;
@@ -447,7 +455,8 @@ Result<std::vector<std::string>> DriverAggregator::FinishApplication() {
     RefreshLiveMetrics(options_.live_extend_to_now ? WallClockMs() : -1);
     std::string name = live_->ApplicationId();
     if (name.empty()) name = "live application";
-    Result<report::Analysis> analysis = live_->Finish(name);
+    Result<report::Analysis> analysis =
+        live_->Finish(name, [this](model::ApplicationModel& model) { s3a_.ApplyTo(model); });
     if (!analysis.ok()) {
       finish_result_ = analysis.status();
       return;

@@ -27,6 +27,9 @@
 #include "driver-aggregator/ingest_queue.h"
 #include "driver-aggregator/live_application.h"
 #include "driver-aggregator/profile_file_writer.h"
+#include "driver-aggregator/executor_metrics.h"
+#include "driver-aggregator/run_context_metrics.h"
+#include "driver-aggregator/s3a_io.h"
 #include "flamegraph/profile_model.h"
 #include "metrics/http_exposer.h"
 #include "metrics/registry.h"
@@ -136,6 +139,7 @@ class DriverAggregator {
   // Returns the report paths.
   Result<std::vector<std::string>> FinishApplication();
   const LiveApplication& live() const { return *live_; }
+  const S3aIoTotals& s3a() const { return s3a_; }
 
   // Total weight (ns) merged for a stage attempt; 0 when unknown. For tests and status.
   uint64_t StageWeightNs(StageKey stage) const;
@@ -168,6 +172,9 @@ class DriverAggregator {
   std::unique_ptr<metrics::HttpExposer> exposer_;
   std::string metrics_error_;
   std::unique_ptr<LiveApplication> live_;
+  S3aIoTotals s3a_;  // the executors' S3A statistics
+  ExecutorMetrics executor_metrics_;  // under live_metrics_mutex_
+  RunContextMetrics run_context_;     // under live_metrics_mutex_
   std::unique_ptr<IngestQueue> ingest_queue_;  // stopped first in the destructor
 
   std::mutex live_metrics_mutex_;  // guards the three below; taken before mutex_, never inside it

@@ -341,11 +341,30 @@ LiveSnapshot LiveApplication::Snapshot(int64_t now_ms) {
   snapshot.application_name = model.app_name;
   snapshot.model_end_ms = model.end_time_ms;
   snapshot.phases = diagnosis::ComputePhaseBreakdown(model, phase_options);
+  std::map<uint32_t, int64_t> task_peak_by_executor;  // StringTable index -> max task peak
   for (const model::TaskAttempt& task : model.tasks) {
     if (!task.has_metrics) continue;
     snapshot.memory_spill_bytes += task.metrics.memory_bytes_spilled;
     snapshot.disk_spill_bytes += task.metrics.disk_bytes_spilled;
+    int64_t& peak = task_peak_by_executor[task.executor];
+    peak = std::max(peak, task.metrics.peak_execution_memory_bytes);
   }
+  for (const model::Executor& executor : model.executors) {
+    if (executor.is_driver()) continue;
+    ExecutorSnapshot& out = snapshot.executors.emplace_back();
+    out.executor_id = executor.executor_id;
+    out.removed = executor.removed_time_ms >= 0;
+    out.removed_reason = executor.removed_reason;
+    out.peaks = executor.peaks;
+  }
+  for (const auto& [index, peak] : task_peak_by_executor) {
+    if (index == model::kNone) continue;
+    std::string_view id = model.strings.Get(index);
+    for (ExecutorSnapshot& executor : snapshot.executors) {
+      if (executor.executor_id == id) executor.peak_task_execution_memory_bytes = peak;
+    }
+  }
+  snapshot.spark_properties = model.spark_properties;
 
   // Skew of the current stages: running ones, and those completed within skew_window_ms of the
   // model's end. ratio = max(longest successful task, longest elapsed running task) / median
@@ -358,11 +377,14 @@ LiveSnapshot LiveApplication::Snapshot(int64_t now_ms) {
     const bool completed = stage.completed_event;
     auto [begin, stop] = model.TasksOf(stage);
     if (completed && reported_stages_.insert({stats.stage_id, stats.attempt}).second) {
-      CompletedStage done{stats.stage_id, stats.attempt, stats.write_stage, {}};
+      CompletedStage done{stats.stage_id, stats.attempt, stats.write_stage, {}, {}};
       for (const uint32_t* it = begin; it != stop; ++it) {
         const model::TaskAttempt& task = model.tasks[*it];
         if (task.end == model::TaskEndKind::kSuccess && task.duration_ms() >= 0) {
           done.successful_task_ms.push_back(task.duration_ms());
+          done.successful_task_executor_ids.push_back(
+              task.executor != model::kNone ? std::string(model.strings.Get(task.executor))
+                                            : std::string());
         }
       }
       snapshot.newly_completed.push_back(std::move(done));
@@ -388,7 +410,8 @@ LiveSnapshot LiveApplication::Snapshot(int64_t now_ms) {
   return snapshot;
 }
 
-Result<report::Analysis> LiveApplication::Finish(const std::string& input_name) {
+Result<report::Analysis> LiveApplication::Finish(
+    const std::string& input_name, const std::function<void(model::ApplicationModel&)>& amend) {
   report::Analysis analysis;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -396,6 +419,7 @@ Result<report::Analysis> LiveApplication::Finish(const std::string& input_name) 
       return InvalidArgument("the application has ended and its report was written; event ignored");
     finished_ = true;
     analysis.model = builder_.Finish();
+    if (amend) amend(analysis.model);
     analysis.read = std::move(read_);
     analysis.read.event_counts = parser_->event_counts();
     analysis.read.unknown_events = parser_->unknown_events();

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -70,6 +71,16 @@ struct CompletedStage {
   int32_t attempt = 0;
   bool write_stage = false;  // diagnosis::StageStats::write_stage
   std::vector<int64_t> successful_task_ms;
+  std::vector<std::string> successful_task_executor_ids;  // parallel to successful_task_ms
+};
+
+// One executor as the model knows it (the driver excluded).
+struct ExecutorSnapshot {
+  std::string executor_id;
+  bool removed = false;
+  std::string removed_reason;
+  model::ExecutorMetricPeaks peaks;  // max over its tasks' and stages' peaks
+  int64_t peak_task_execution_memory_bytes = 0;  // max "Peak Execution Memory" of its tasks
 };
 
 struct LiveSnapshot {
@@ -88,6 +99,8 @@ struct LiveSnapshot {
   int32_t worst_skew_stage_id = -1;
   // Stage attempts that completed since the previous snapshot: each is reported exactly once.
   std::vector<CompletedStage> newly_completed;
+  std::vector<ExecutorSnapshot> executors;  // in order of first appearance
+  std::vector<std::pair<std::string, std::string>> spark_properties;
 };
 
 class LiveApplication {
@@ -113,8 +126,11 @@ class LiveApplication {
 
   // The complete analysis, built exactly as report::Analyze builds it from a log: the finished
   // model, its summary and diagnosis. `input_name` names the input in the report. Once: later
-  // calls return an error.
-  Result<report::Analysis> Finish(const std::string& input_name);
+  // calls return an error. `amend` adds what the live feed measured beyond the events (the
+  // executors' S3A statistics) to the finished model before the diagnosis reads it.
+  Result<report::Analysis> Finish(
+      const std::string& input_name,
+      const std::function<void(model::ApplicationModel&)>& amend = {});
   bool finished() const;
 
  private:

@@ -83,6 +83,20 @@ JNIEXPORT jbyteArray JNICALL Java_io_sparkprof_NativeAgent_drainBatch(JNIEnv* en
   return array;
 }
 
+// Rows of S3A statistics for the next batch (native-agent/s3a_rows.h). Never throws: an array of
+// another layout (an older or newer plugin) is ignored.
+JNIEXPORT void JNICALL Java_io_sparkprof_NativeAgent_addS3aStatistics(JNIEnv* env, jclass,
+                                                                      jlongArray rows,
+                                                                      jint row_longs) {
+  Agent* agent = CurrentAgent();
+  if (agent == nullptr || rows == nullptr || row_longs <= 0) return;
+  jsize length = env->GetArrayLength(rows);
+  std::vector<int64_t> flat(static_cast<size_t>(length));
+  env->GetLongArrayRegion(rows, 0, length, reinterpret_cast<jlong*>(flat.data()));
+  if (env->ExceptionCheck()) return;
+  agent->AddS3aRows(flat, static_cast<size_t>(row_longs));
+}
+
 // Never throws: a null, unreadable or refused id leaves the batches' id as it was.
 JNIEXPORT void JNICALL Java_io_sparkprof_NativeAgent_setExecutorId(JNIEnv* env, jclass,
                                                                    jstring id) {

@@ -521,7 +521,8 @@ std::vector<uint8_t> Agent::DrainBatch(JNIEnv* jni) {
   std::lock_guard<std::mutex> lock(drain_mutex_);
   RunDrainCycleLocked(jni);
   std::vector<GcPause> pauses = drain_.TakePendingPauses();
-  if (drain_.pending().empty() && pauses.empty()) return {};
+  std::vector<S3aRow> s3a = s3a_rows_.Take();
+  if (drain_.pending().empty() && pauses.empty() && s3a.empty()) return {};
   BatchHeader header;
   header.executor_id = executor_id_.Get();
   header.host = HostName();
@@ -533,7 +534,7 @@ std::vector<uint8_t> Agent::DrainBatch(JNIEnv* jni) {
   batch_start_epoch_ns_ = header.end_epoch_ns;
   g_counters.batches_encoded.fetch_add(1);
   std::vector<uint8_t> bytes =
-      EncodeBatch(header, drain_.pending(), drain_.strings(), pauses, ReadHealthCounters());
+      EncodeBatch(header, drain_.pending(), drain_.strings(), pauses, ReadHealthCounters(), s3a);
   drain_.pending().Clear();
   return bytes;
 }

@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,7 @@
 #include "native-agent/gc_monitor.h"
 #include "native-agent/method_resolver.h"
 #include "native-agent/ring_budget.h"
+#include "native-agent/s3a_rows.h"
 #include "native-agent/sampler.h"
 #include "native-agent/thread_state.h"
 
@@ -55,6 +57,11 @@ class Agent {
   std::string StatusText();
   // The id of every later batch (see executor_id.h); a refused id costs one log line.
   void SetExecutorId(std::string_view id);
+  // S3A statistics rows for the next batch (S3aRows::Append); false: a layout this agent does
+  // not know.
+  bool AddS3aRows(std::span<const int64_t> flat, size_t row_longs) {
+    return s3a_rows_.Append(flat, row_longs);
+  }
 
  private:
   ThreadState* RegisterCurrentThread(JNIEnv* jni, jthread thread, std::string name);
@@ -97,6 +104,7 @@ class Agent {
   JvmtiMethodResolver resolver_;
   Drain drain_;
   std::unique_ptr<JvmInternalThreads> jvm_threads_;  // CPU mode: GC/JIT/VM threads' CPU
+  S3aRows s3a_rows_;  // the plugin's S3A statistics for the next batch
 
   std::mutex drain_mutex_;  // serialises drain cycles, batch encoding, outputs, JVMTI sampling
   std::mutex wakeup_mutex_;

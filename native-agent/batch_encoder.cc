@@ -18,7 +18,8 @@ static_assert(static_cast<int>(schema::Category::other) == CategoryIndex(Categor
 
 std::vector<uint8_t> EncodeBatch(const BatchHeader& header, const Profile& pending,
                                  const StringTable& strings, const std::vector<GcPause>& pauses,
-                                 const HealthSnapshot& health) {
+                                 const HealthSnapshot& health,
+                                 const std::vector<S3aRow>& s3a) {
   namespace fb = sparkprof::schema;
   flatbuffers::FlatBufferBuilder builder(16 * 1024);
 
@@ -66,6 +67,15 @@ std::vector<uint8_t> EncodeBatch(const BatchHeader& header, const Profile& pendi
       builder, health.samples_taken, health.samples_dropped_ring_full, health.samples_walk_failed,
       health.stacks_dropped_cap, health.walk_time_ns_total, health.batches_encoded,
       health.native_memory_bytes);
+  std::vector<flatbuffers::Offset<fb::S3aStatistics>> s3a_offsets;
+  for (const S3aRow& row : s3a) {
+    const auto& f = row.fields;
+    s3a_offsets.push_back(fb::CreateS3aStatistics(
+        builder, row.stage_id, row.stage_attempt, row.tasks, row.request_counts, f[0], f[1], f[2],
+        f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11], f[12], f[13], f[14], f[15], f[16],
+        f[17], f[18], f[19]));
+  }
+  static_assert(kS3aFieldCount == 20, "one CreateS3aStatistics argument per field");
   auto executor = builder.CreateString(header.executor_id);
   auto host = builder.CreateString(header.host);
   auto mode = builder.CreateString(header.mode);
@@ -74,10 +84,12 @@ std::vector<uint8_t> EncodeBatch(const BatchHeader& header, const Profile& pendi
   auto samples_vector = builder.CreateVector(sample_offsets);
   auto tasks_vector = builder.CreateVector(task_offsets);
   auto pauses_vector = builder.CreateVector(pause_offsets);
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::S3aStatistics>>> s3a_vector;
+  if (!s3a_offsets.empty()) s3a_vector = builder.CreateVector(s3a_offsets);
   auto batch =
       fb::CreateBatch(builder, 1, executor, host, header.pid, header.start_epoch_ns,
                       header.end_epoch_ns, header.interval_ns, mode, strings_vector, stacks_vector,
-                      samples_vector, tasks_vector, pauses_vector, health_offset);
+                      samples_vector, tasks_vector, pauses_vector, health_offset, s3a_vector);
   fb::FinishBatchBuffer(builder, batch);
   return std::vector<uint8_t>(builder.GetBufferPointer(),
                               builder.GetBufferPointer() + builder.GetSize());

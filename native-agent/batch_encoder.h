@@ -9,6 +9,7 @@
 
 #include "native-agent/drain.h"
 #include "native-agent/profile_writers.h"
+#include "native-agent/s3a_rows.h"
 
 namespace sparkprof::agent {
 
@@ -24,6 +25,7 @@ struct BatchHeader {
 
 std::vector<uint8_t> EncodeBatch(const BatchHeader& header, const Profile& pending,
                                  const StringTable& strings, const std::vector<GcPause>& pauses,
-                                 const HealthSnapshot& health);
+                                 const HealthSnapshot& health,
+                                 const std::vector<S3aRow>& s3a = {});
 
 }  // namespace sparkprof::agent

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the pinned helm CLI from its Go module with the machine's Go, for the chart's tests
-# (helm/tests/). The binary lands in build/tools/helm-<version>/helm, with build/tools/helm as a
+# (helm/tests/), and installs the pinned Grafana dashboard model (grafana-foundation-sdk). The binary lands in build/tools/helm-<version>/helm, with build/tools/helm as a
 # symlink to it. Idempotent and quiet when the pinned version is already there; the Go module and
 # build caches make a rebuild after `rm -rf build/tools` fast.
 # Usage: scripts/install-helm.sh            (HELM_VERSION and GO may override the pins below)
@@ -10,6 +10,20 @@ cd "$(dirname "$0")/.."
 version="${HELM_VERSION:-v3.16.4}"
 go="${GO:-/usr/local/go/bin/go}"
 dir="build/tools/helm-$version"
+
+# The Grafana dashboard model the generated dashboards are checked against
+# (helm/tests/dashboards_model_test.py): grafana-foundation-sdk from PyPI, pinned to its build for
+# Grafana 11.6, in build/tools/grafana-sdk-venv (pip's cache makes a reinstall offline-fast).
+sdk_pin="grafana-foundation-sdk==1769699379!11.6.0"
+sdk_venv=build/tools/grafana-sdk-venv
+if [ "$(cat "$sdk_venv/.pin" 2>/dev/null)" != "$sdk_pin" ]; then
+  echo "install-helm: $sdk_pin into $sdk_venv"
+  rm -rf "$sdk_venv"
+  "${PYTHON:-python3}" -m venv "$sdk_venv"
+  "$sdk_venv/bin/pip" install -q --disable-pip-version-check "$sdk_pin"
+  echo "$sdk_pin" >"$sdk_venv/.pin"
+fi
+
 if [ -x "$dir/helm" ] && "$dir/helm" version --short 2>/dev/null | grep -q "^$version"; then
   ln -sfn "helm-$version/helm" build/tools/helm
   exit 0

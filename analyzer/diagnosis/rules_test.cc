@@ -123,6 +123,41 @@ TEST(Rules, DemoResourceWaitIoWriteAndExecutorLoss) {
   }
 }
 
+// Live runs: the plugin's S3A statistics (model::S3aIo) become the write finding's evidence.
+TEST(Rules, IoWriteBoundCitesTheStagesS3aWork) {
+  report::Analysis a =
+      AnalyzeText(sparkprof::testing::GenerateEventLog(sparkprof::testing::DemoApp()));
+  ASSERT_EQ(FindingsOf(a, "io-write-bound").size(), 1u);
+  EXPECT_EQ(EvidenceValue(*FindingsOf(a, "io-write-bound")[0], "s3a_stage_bytes_written"), -1);
+  model::S3aIo& stage = a.model.stages.at({2, 0}).s3a;
+  stage.measured = true;
+  stage.bytes_written = 12 << 20;
+  report::CompleteAnalysis(a);  // the stage's bytes alone: no request figures
+  auto write = FindingsOf(a, "io-write-bound");
+  ASSERT_EQ(write.size(), 1u);
+  EXPECT_EQ(EvidenceValue(*write[0], "s3a_stage_bytes_written"), 12 << 20);
+  EXPECT_EQ(EvidenceValue(*write[0], "s3a_application_multipart_uploads"), -1);
+
+  model::S3aIo& executors = a.model.s3a;
+  executors.measured = true;
+  executors.request_counts = true;
+  executors.multipart_initiated = 2;
+  executors.multipart_parts = 5;
+  executors.put_ms = 1500;
+  executors.throttled = 3;
+  report::CompleteAnalysis(a);
+  write = FindingsOf(a, "io-write-bound");
+  ASSERT_EQ(write.size(), 1u);
+  EXPECT_EQ(EvidenceValue(*write[0], "s3a_stage_bytes_written"), 12 << 20);
+  EXPECT_EQ(EvidenceValue(*write[0], "s3a_application_multipart_uploads"), 2);
+  EXPECT_EQ(EvidenceValue(*write[0], "s3a_application_block_uploads"), 5);
+  EXPECT_EQ(EvidenceValue(*write[0], "s3a_application_put_ms"), 1500);
+  EXPECT_EQ(EvidenceValue(*write[0], "s3a_application_throttled"), 3);
+  EXPECT_NE(write[0]->explanation.find("2 multipart uploads of 5 blocks"), std::string::npos)
+      << write[0]->explanation;
+  EXPECT_NE(write[0]->explanation.find("asked to slow down"), std::string::npos);
+}
+
 TEST(Rules, HealthySyntheticAppHasNoFindings) {
   sparkprof::testing::SyntheticApp app;
   app.executor_start_delay_ms = 2000;

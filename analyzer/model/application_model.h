@@ -133,6 +133,68 @@ struct AccumulableValue {
   bool is_sql = false;
 };
 
+// Hadoop S3A work the live plugin measured (spark-plugin S3aStatistics.java; event logs carry
+// none): for a stage attempt, its tasks' per-thread figures; for the application, every executor
+// JVM's totals. Request fields are meaningful only with request_counts (stage rows need
+// Hadoop >= 3.3.5's per-thread IOStatisticsContext). Durations are summed request durations.
+struct S3aIo {
+  bool measured = false;
+  bool request_counts = false;
+  int64_t tasks = 0;
+  int64_t bytes_written = 0;
+  int64_t bytes_read = 0;
+  int64_t write_operations = 0;
+  int64_t read_operations = 0;
+  int64_t put_requests = 0;
+  int64_t multipart_initiated = 0;
+  int64_t multipart_completed = 0;
+  int64_t multipart_parts = 0;
+  int64_t get_requests = 0;
+  int64_t head_requests = 0;
+  int64_t list_requests = 0;
+  int64_t delete_requests = 0;
+  int64_t copy_requests = 0;
+  int64_t retries = 0;
+  int64_t throttled = 0;
+  int64_t put_ms = 0;
+  int64_t multipart_initiate_ms = 0;
+  int64_t get_ms = 0;
+  int64_t head_ms = 0;
+  int64_t list_ms = 0;
+
+  // Adds `other` field by field (saturating at INT64_MAX); request_counts stays true only while
+  // every part had them.
+  void Add(const S3aIo& other) {
+    auto sum = [](int64_t& into, int64_t value) {
+      if (value <= 0) return;
+      into = into > INT64_MAX - value ? INT64_MAX : into + value;
+    };
+    request_counts = measured ? request_counts && other.request_counts : other.request_counts;
+    measured = true;
+    sum(tasks, other.tasks);
+    sum(bytes_written, other.bytes_written);
+    sum(bytes_read, other.bytes_read);
+    sum(write_operations, other.write_operations);
+    sum(read_operations, other.read_operations);
+    sum(put_requests, other.put_requests);
+    sum(multipart_initiated, other.multipart_initiated);
+    sum(multipart_completed, other.multipart_completed);
+    sum(multipart_parts, other.multipart_parts);
+    sum(get_requests, other.get_requests);
+    sum(head_requests, other.head_requests);
+    sum(list_requests, other.list_requests);
+    sum(delete_requests, other.delete_requests);
+    sum(copy_requests, other.copy_requests);
+    sum(retries, other.retries);
+    sum(throttled, other.throttled);
+    sum(put_ms, other.put_ms);
+    sum(multipart_initiate_ms, other.multipart_initiate_ms);
+    sum(get_ms, other.get_ms);
+    sum(head_ms, other.head_ms);
+    sum(list_ms, other.list_ms);
+  }
+};
+
 struct StageAttempt {
   int32_t stage_id = -1;
   int32_t attempt = 0;
@@ -153,6 +215,7 @@ struct StageAttempt {
   std::map<int64_t, AccumulableValue> accumulables;
   // Executor metric peaks per executor for this stage (StageExecutorMetrics).
   std::map<std::string, ExecutorMetricPeaks> executor_peaks;
+  S3aIo s3a;  // live runs only
   // [first, last) into ApplicationModel::stage_task_order, set by Finish().
   uint32_t tasks_begin = 0;
   uint32_t tasks_end = 0;
@@ -315,6 +378,7 @@ struct ApplicationModel {
   // eventlog::TaskInfo::photon_peak_memory_bytes).
   int64_t photon_peak_memory_tasks = 0;
   int64_t stage_completions_without_submit = 0;
+  S3aIo s3a;  // the executors' S3A totals; live runs only
 
   // Lookups.
   const std::string* SparkProperty(std::string_view key) const;

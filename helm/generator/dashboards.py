@@ -2,7 +2,6 @@
 
 generate.py renders them into helm/sparkprof/dashboards/*.json (Grafana dashboard model,
 schemaVersion 39: Grafana 10.x and 11.x). Every query is checked against docs/metrics.md.
-MISSING lists the panels issue 13 asks for whose metrics do not exist yet.
 """
 
 from __future__ import annotations
@@ -21,6 +20,13 @@ PHASE_TIMELINE = {
     "uid": "sparkprof-phase-timeline",
     "title": "Spark Job Phase Timeline",
     "panels": [
+        ("Phase timeline (the phase each refresh was mostly in)", "state-timeline", "short", 24, 5,
+         [(f"max by (phase) (spark_phase_active{{{SEL}}})", "{{phase}}")], {"state": True}),
+        ("Phase start and end", "table", "dateTimeAsIso", 12, 6,
+         [(f"spark_phase_start_timestamp_seconds{{{SEL}}} * 1000", "start"),
+          (f"spark_phase_end_timestamp_seconds{{{SEL}}} * 1000", "end")], {"instant": True}),
+        ("Airflow context (DAG, task, run, trace id)", "table", "short", 12, 6,
+         [(f"spark_airflow_info{{{SEL}}}", "")], {"instant": True}),
         ("Phase breakdown (share of wall time)", "bargauge", "percentunit", 12, 8,
          [(f"spark_phase_breakdown_ratio{{{SEL}}}", "{{phase}}")], {}),
         ("Phases over time (seconds of wall time)", "timeseries", "s", 12, 8,
@@ -37,12 +43,31 @@ PHASE_TIMELINE = {
          [(f"spark_phase_io_write_seconds{{{SEL}}}", "{{application_name}}")], {}),
         ("Task p95: compute vs write stages", "timeseries", "s", 12, 8,
          [(_p95("compute"), "compute p95"), (_p95("write"), "write p95")], {}),
+        ("S3 throughput (bytes per second)", "timeseries", "Bps", 12, 8,
+         [(f"sum by (direction) (rate(spark_s3a_bytes_total{{{SEL}}}[$__rate_interval]))", "{{direction}}")], {}),
+        ("S3 bytes written and read", "stat", "bytes", 6, 4,
+         [(f"sum by (direction) (spark_s3a_bytes_total{{{SEL}}})", "{{direction}}")], {}),
+        ("S3 multipart uploads and blocks", "stat", "short", 6, 4,
+         [(f'sum(spark_s3a_requests_total{{{SEL},request="multipart_initiate"}})', "multipart uploads"),
+          (f"sum(spark_s3a_block_uploads_total{{{SEL}}})", "blocks")], {}),
+        ("S3 requests, retries and throttling (per interval)", "timeseries", "short", 12, 8,
+         [(f"sum by (request) (increase(spark_s3a_requests_total{{{SEL}}}[$__rate_interval]))", "{{request}}"),
+          (f"sum(increase(spark_s3a_retries_total{{{SEL}}}[$__rate_interval]))", "retries"),
+          (f"sum(increase(spark_s3a_throttled_total{{{SEL}}}[$__rate_interval]))", "throttled")], {}),
+        ("S3 mean request latency", "timeseries", "s", 12, 8,
+         [(f"sum by (request) (rate(spark_s3a_request_duration_seconds_total{{{SEL}}}[$__rate_interval])) / "
+           f"sum by (request) (rate(spark_s3a_requests_total{{{SEL}}}[$__rate_interval]))", "{{request}}")], {}),
         ("S3A task time (sampled, per second)", "timeseries", "s", 12, 8,
          [(f'sum by (category) (rate(spark_task_time_seconds_total{{{SEL},category=~"s3a_write|s3a_read"}}[$__rate_interval]))',
            "{{category}}")], {}),
         ("Executors, slots and tasks", "timeseries", "short", 24, 8,
          [(f"spark_executors{{{SEL}}}", "executors"), (f"spark_task_slots{{{SEL}}}", "slots"),
           (f"spark_running_tasks{{{SEL}}}", "running tasks"), (f"spark_pending_tasks{{{SEL}}}", "pending tasks")], {}),
+        ("Executor lifecycle (added, removed by reason)", "timeseries", "short", 12, 8,
+         [(f"sum(spark_executors_added_total{{{SEL}}})", "added"),
+          (f"sum by (reason) (spark_executors_removed_total{{{SEL}}})", "removed: {{reason}}")], {}),
+        ("Executors alive", "stat", "short", 12, 8,
+         [(f"spark_executors{{{SEL}}}", "{{application_name}}")], {}),
         ("Applications", "table", "short", 24, 5,
          [(f"spark_application_info{{{SEL}}}", "")], {"instant": True}),
     ],
@@ -51,6 +76,8 @@ PHASE_TIMELINE = {
 PROFILING = {
     "uid": "sparkprof-profiling",
     "title": "Spark Profiling",
+    "variables": [("executor_id", "Executor",
+                   "label_values(spark_executor_task_duration_seconds_count, executor_id)")],
     "panels": [
         ("GC share of task time", "timeseries", "percentunit", 12, 8,
          [(f'sum by ({APP}) (rate(spark_task_time_seconds_total{{{SEL},category="gc"}}[$__rate_interval])) / '
@@ -73,6 +100,16 @@ PROFILING = {
         ("Task duration heatmap (by stage kind)", "heatmap", "s", 24, 8,
          [(f"sum by (le) (increase(spark_task_duration_seconds_bucket{{{SEL}}}[$__rate_interval]))", "{{le}}")],
          {"heatmap": True}),
+        ("Peak JVM heap per executor", "bargauge", "bytes", 12, 8,
+         [(f'max by (executor_id) (spark_executor_peak_memory_bytes{{{SEL},area="jvm_heap"}})', "{{executor_id}}")], {}),
+        ("Peak execution memory of one task, per executor", "bargauge", "bytes", 12, 8,
+         [(f'max by (executor_id) (spark_executor_peak_memory_bytes{{{SEL},area="task_execution"}})', "{{executor_id}}")], {}),
+        ("Task duration heatmap (executor $executor_id)", "heatmap", "s", 12, 8,
+         [(f'sum by (le) (increase(spark_executor_task_duration_seconds_bucket{{{SEL},executor_id=~"$executor_id"}}[$__rate_interval]))',
+           "{{le}}")], {"heatmap": True}),
+        ("Task p95 per executor", "timeseries", "s", 12, 8,
+         [(f"histogram_quantile(0.95, sum by (le, executor_id) (rate(spark_executor_task_duration_seconds_bucket{{{SEL}}}[$__rate_interval])))",
+           "{{executor_id}}")], {}),
         ("Agent health: samples, drops, walk failures (per second)", "timeseries", "short", 24, 6,
          [(f"sum(rate(spark_agent_samples_total{{{SEL}}}[$__rate_interval]))", "samples"),
           (f"sum by (reason) (rate(spark_agent_samples_dropped_total{{{SEL}}}[$__rate_interval]))", "dropped {{reason}}"),
@@ -80,17 +117,6 @@ PROFILING = {
           (f"sum by (outcome) (rate(sparkprof_driver_batches_total{{{SEL}}}[$__rate_interval]))", "batches {{outcome}}")], {}),
     ],
 }
-
-# Panels issue 13 asks for that need metrics docs/metrics.md does not define yet.
-MISSING = [
-    ("Spark Job Phase Timeline", "Phase Gantt / state timeline with each phase's start and end",
-     "per-phase intervals (the breakdown is shares only)"),
-    ("Spark Job Phase Timeline", "S3 throughput (bytes/s)", "S3A IOStatistics metrics (bytes written/read)"),
-    ("Spark Job Phase Timeline", "Executor lifecycle (add/remove per executor, reasons)", "executor lifecycle metrics"),
-    ("Spark Job Phase Timeline", "Airflow context: DAG, task, trace_id", "OTel / traceparent attributes on spark_application_info"),
-    ("Spark Profiling", "Peak memory per executor", "per-executor peak memory metric"),
-    ("Spark Profiling", "Task duration heatmap per executor", "per-executor task duration histogram (the shipped heatmap is over all executors)"),
-]
 
 
 def _target(expr: str, legend: str, ref: str, options: dict) -> dict:
@@ -103,12 +129,22 @@ def _target(expr: str, legend: str, ref: str, options: dict) -> dict:
     return target
 
 
+def _variable(name: str, label: str, definition: str) -> dict:
+    return {"name": name, "type": "query", "label": label,
+            "datasource": {"type": "prometheus", "uid": "${datasource}"},
+            "query": {"query": definition, "refId": name},
+            "includeAll": True, "multi": True, "allValue": ".*", "refresh": 2,
+            "current": {"selected": True, "text": "All", "value": "$__all"}}
+
+
 def dashboard(spec: dict) -> dict:
     panels, x, y, row_height = [], 0, 0, 0
     for number, (title, kind, unit, width, height, queries, options) in enumerate(spec["panels"], start=1):
         if x + width > 24:
             x, y, row_height = 0, y + row_height, 0
         defaults: dict = {"unit": unit}
+        if options.get("state"):
+            defaults["mappings"] = [{"type": "value", "options": {"0": {"text": "-"}, "1": {"text": "active"}}}]
         if options.get("stack"):
             defaults["custom"] = {"stacking": {"mode": "normal", "group": "A"}, "fillOpacity": 60}
         panels.append({
@@ -128,13 +164,9 @@ def dashboard(spec: dict) -> dict:
         "annotations": {"list": []},
         "templating": {"list": [
             {"name": "datasource", "type": "datasource", "query": "prometheus", "label": "Data source"},
-            {"name": "application_id", "type": "query", "label": "Application",
-             "datasource": {"type": "prometheus", "uid": "${datasource}"},
-             "query": {"query": "label_values(spark_application_info, application_id)", "refId": "app"},
-             "definition": "label_values(spark_application_info, application_id)",
-             "includeAll": True, "multi": True, "allValue": ".*", "refresh": 2,
-             "current": {"selected": True, "text": "All", "value": "$__all"}},
-        ]},
+            _variable("application_id", "Application",
+                      "label_values(spark_application_info, application_id)"),
+        ] + [_variable(*extra) for extra in spec.get("variables", [])]},
         "panels": panels,
     }
 
@@ -146,5 +178,6 @@ def all_dashboards() -> dict[str, dict]:
 
 def all_queries(board: dict) -> list[str]:
     exprs = [panel_target["expr"] for panel in board["panels"] for panel_target in panel["targets"]]
-    exprs += [v["definition"] for v in board["templating"]["list"] if "definition" in v]
+    exprs += [v["query"]["query"] for v in board["templating"]["list"] if "query" in v
+              and isinstance(v["query"], dict)]
     return exprs

@@ -19,3 +19,11 @@ if(Python3_Interpreter_FOUND)
            COMMAND ${Python3_EXECUTABLE} ${SPARKPROF_HELM_DIR}/tests/values_comments_test.py)
   set_tests_properties(helm_values_comments_test PROPERTIES LABELS helm TIMEOUT 30)
 endif()
+if(Python3_Interpreter_FOUND)
+  # The dashboards against grafana-foundation-sdk's dashboard and panel models (no Grafana server
+  # can run here); the SDK's environment comes from scripts/install-helm.sh.
+  add_test(NAME helm_dashboards_model_test
+           COMMAND ${Python3_EXECUTABLE} ${SPARKPROF_HELM_DIR}/tests/dashboards_model_test.py)
+  set_tests_properties(helm_dashboards_model_test PROPERTIES
+    LABELS helm SKIP_RETURN_CODE 77 TIMEOUT 60)
+endif()

@@ -78,3 +78,25 @@ foreach(version IN LISTS SPARKPROF_SPARK_VERSIONS)
       LABELS "e2e;jvm;spark" TIMEOUT 600 SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
   endforeach()
 endforeach()
+
+# S3A metrics, the dashboards' panel queries and the alert expressions against real servers
+# (tests/e2e/run_observability.py): one short run per release with moto's S3 server, hadoop-aws of
+# the release's Hadoop and a Prometheus (scripts/install-s3a.sh installs the first two into
+# SPARKPROF_S3A_ROOT, default ${CMAKE_BINARY_DIR}/s3a).
+if(NOT DEFINED SPARKPROF_S3A_ROOT)
+  set(SPARKPROF_S3A_ROOT ${CMAKE_BINARY_DIR}/s3a CACHE PATH
+    "where scripts/install-s3a.sh put hadoop-aws, the AWS SDK and moto")
+endif()
+foreach(version IN LISTS SPARKPROF_SPARK_VERSIONS)
+  add_test(NAME e2e_observability_${version}
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/run_observability.py
+      --spark-home ${SPARKPROF_SPARK_ROOT}/${version}/home
+      --python ${SPARKPROF_SPARK_ROOT}/${version}/venv/bin/python
+      --agent $<TARGET_FILE:sparkprof_agent>
+      --plugin-jar ${SPARKPROF_PLUGIN_JAR}
+      --s3a-root ${SPARKPROF_S3A_ROOT}
+      --flatc ${SPARKPROF_FLATC}
+      --work-dir ${CMAKE_CURRENT_BINARY_DIR}/e2e/observability/${version})
+  set_tests_properties(e2e_observability_${version} PROPERTIES
+    LABELS "e2e;jvm;spark;s3a" TIMEOUT 600 SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+endforeach()

@@ -81,7 +81,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 {{- if $v.monitoring.s3aMetrics.enabled -}}
 {{- $_ := set $conf "spark.sparkprof.s3aMetrics.enabled" "true" -}}
-{{- $_ := set $conf "spark.hadoop.fs.iostatistics.logging.level" "info" -}}
+{{- $_ := set $conf "spark.hadoop.fs.iostatistics.thread.level.enabled" "true" -}}
+{{- else -}}
+{{- $_ := set $conf "spark.sparkprof.s3aMetrics.enabled" "false" -}}
 {{- end -}}
 {{- range $key, $value := $v.plugin.extraConf -}}
 {{- $_ := set $conf $key (toString $value) -}}

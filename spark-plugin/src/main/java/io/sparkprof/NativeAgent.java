@@ -120,6 +120,14 @@ public final class NativeAgent {
     if (linked) setExecutorId(executorId);
   }
 
+  /**
+   * Hands rows of S3A statistics ({@link S3aStatistics}, {@code rowLongs} longs each) to the
+   * agent for its next batch. Rows past the agent's bound are dropped and counted there.
+   */
+  public static void addS3aRows(long[] rows, int rowLongs) {
+    if (linked) addS3aStatistics(rows, rowLongs);
+  }
+
   /** The next flatbuffers {@code Batch} (schema/profile.fbs), or null when there is nothing new. */
   public static byte[] drainBatchOrNull() {
     return linked ? drainBatch() : null;
@@ -150,6 +158,8 @@ public final class NativeAgent {
   public static native void clearTaskTag();
 
   public static native byte[] drainBatch();
+
+  public static native void addS3aStatistics(long[] rows, int rowLongs);
 
   public static native void setExecutorId(String id);
 

@@ -103,6 +103,15 @@ public final class SparkProfConfig {
   public static final String FINAL_BATCH_TIMEOUT = "spark.sparkprof.finalBatchTimeout";
 
   /**
+   * Boolean, default {@code true}: executors measure each task's Hadoop S3A work (bytes, S3
+   * requests, multipart uploads, retries; per-thread statistics read by reflection at task start
+   * and end) and the whole JVM's, and send them with the profile batches; the driver
+   * exports them ({@code spark_s3a_*}, docs/metrics.md) and the report's write findings cite them.
+   * Nothing is measured in a JVM without Hadoop's FileSystem classes.
+   */
+  public static final String S3A_METRICS_ENABLED = "spark.sparkprof.s3aMetrics.enabled";
+
+  /**
    * Boolean, default {@code false}: at the application's end the driver exports its trace over
    * OTLP: the application span, its phases, jobs and stages, with the report's figures
    * (docs/recipes/observability/observability-stack.md). The standard {@code OTEL_*} environment
@@ -175,6 +184,7 @@ public final class SparkProfConfig {
   private final String liveEventLog;
   private final String agentOptions;
   private final long finalBatchTimeoutMs;
+  private final boolean s3aMetricsEnabled;
   private final boolean otelEnabled;
   private final String otelEndpoint;
   private final String otelProtocol;
@@ -204,6 +214,7 @@ public final class SparkProfConfig {
     liveEventLog = parseString(lookup, LIVE_EVENT_LOG, "");
     agentOptions = parseString(lookup, AGENT_OPTIONS, "");
     finalBatchTimeoutMs = clamp(parseDurationMs(lookup, FINAL_BATCH_TIMEOUT, 5000), 0, 600_000);
+    s3aMetricsEnabled = parseBoolean(lookup, S3A_METRICS_ENABLED, true);
     otelEnabled = parseBoolean(lookup, OTEL_ENABLED, false);
     otelEndpoint = parseString(lookup, OTEL_ENDPOINT, "");
     otelProtocol = parseChoice(lookup, OTEL_PROTOCOL, "grpc", "http");
@@ -265,6 +276,8 @@ public final class SparkProfConfig {
   public long metricsRefreshIntervalMs() { return metricsRefreshIntervalMs; }
 
   public long finalBatchTimeoutMs() { return finalBatchTimeoutMs; }
+
+  public boolean s3aMetricsEnabled() { return s3aMetricsEnabled; }
 
   /** Options for an agent the plugin starts; "" for the defaults. */
   public String agentOptions() { return agentOptions; }

@@ -13,7 +13,9 @@ import org.apache.spark.api.plugin.PluginContext;
 /**
  * Executor side: names the native agent's batches with this executor's id, tags each task thread
  * with (stage, stage attempt, task attempt id) for the agent, and every
- * {@code spark.sparkprof.flushInterval} sends the agent's batch to the driver.
+ * {@code spark.sparkprof.flushInterval} sends the agent's batch to the driver. With {@code
+ * spark.sparkprof.s3aMetrics.enabled}, each task's S3A work (per-thread Hadoop statistics read
+ * at its start and end, {@link S3aStatistics}) goes into the same batches.
  *
  * <p>The task hooks run on the task thread, must cost nanoseconds and never throw: Spark would
  * only log the exception, but a throwing hook still costs the task a stack trace.
@@ -25,6 +27,7 @@ public final class SparkProfExecutorPlugin implements ExecutorPlugin {
     int stageId;
     int stageAttempt;
     long taskAttemptId;
+    long[] s3aStart;  // this thread's S3A statistics at the task's start; null when not measured
   }
 
   private static final ThreadLocal<TaskIds> CURRENT =
@@ -37,6 +40,7 @@ public final class SparkProfExecutorPlugin implements ExecutorPlugin {
   private final AtomicLong batchesSent = new AtomicLong();
   private final AtomicLong sendFailures = new AtomicLong();
   private volatile boolean sendFailureLogged;
+  private S3aStatistics s3a;  // null: S3A statistics off or no Hadoop in this JVM
 
   @Override
   public void init(PluginContext ctx, Map<String, String> extraConf) {
@@ -50,6 +54,9 @@ public final class SparkProfExecutorPlugin implements ExecutorPlugin {
       if (!NativeAgent.isLoaded()) NativeAgent.startFromJar(config.agentOptions());
       if (!NativeAgent.isLoaded()) return;
       nameExecutor(ctx.executorID());
+      if (config.s3aMetricsEnabled()) {
+        s3a = S3aStatistics.createOrNull(SparkProfExecutorPlugin.class.getClassLoader());
+      }
       flusher = Executors.newSingleThreadScheduledExecutor(runnable -> {
         Thread thread = new Thread(runnable, "sparkprof-flush");
         thread.setDaemon(true);
@@ -86,6 +93,7 @@ public final class SparkProfExecutorPlugin implements ExecutorPlugin {
       ids.taskAttemptId = task.taskAttemptId();
       ids.tagged = true;
       NativeAgent.tagCurrentThread(ids.stageId, ids.stageAttempt, ids.taskAttemptId);
+      if (s3a != null) ids.s3aStart = s3a.threadSnapshot();
     } catch (RuntimeException | LinkageError e) {
       // Never fail a task for the profiler; the thread simply stays untagged.
     }
@@ -108,6 +116,10 @@ public final class SparkProfExecutorPlugin implements ExecutorPlugin {
       if (!ids.tagged) return;
       ids.tagged = false;
       NativeAgent.untagCurrentThread();
+      if (s3a != null && ids.s3aStart != null) {
+        s3a.taskEnded(ids.stageId, ids.stageAttempt, ids.s3aStart);
+        ids.s3aStart = null;
+      }
     } catch (RuntimeException | LinkageError e) {
       // As above: never fail a task.
     }
@@ -117,6 +129,10 @@ public final class SparkProfExecutorPlugin implements ExecutorPlugin {
   void flush() {
     synchronized (flushLock) {
       try {
+        if (s3a != null) {
+          long[] rows = s3a.takeRows();
+          if (rows.length > 0) NativeAgent.addS3aRows(rows, S3aStatistics.ROW_LONGS);
+        }
         byte[] batch = NativeAgent.drainBatchOrNull();
         if (batch == null) return;
         context.send(batch);
