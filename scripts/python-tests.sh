@@ -5,6 +5,8 @@
 # The extension builds incrementally in build/python-build; with CCACHE_NOHASHDIR ccache serves
 # a wiped build/python-build from its own earlier objects (the cwd is not hashed).
 # Usage: scripts/python-tests.sh [--cli PATH_TO_NATIVE_SPARKPROF] [pytest args...]
+# SPARKPROF_PYTHON_VENV and SPARKPROF_PYTHON_BUILD_DIR move the venv and the extension's build tree
+# (defaults build/python-venv, build/python-build), so two checkouts' runs do not share them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --python
@@ -12,7 +14,12 @@ if [ "${1:-}" = "--cli" ]; then
   export SPARKPROF_TEST_CLI="$2"
   shift 2
 fi
-venv=build/python-venv
+venv="${SPARKPROF_PYTHON_VENV:-build/python-venv}"
+venv="$(realpath -m "$venv")"
+build_args=()
+if [ -n "${SPARKPROF_PYTHON_BUILD_DIR:-}" ]; then
+  build_args=(--config-settings="build-dir=$(realpath -m "$SPARKPROF_PYTHON_BUILD_DIR")/{wheel_tag}")
+fi
 python="${SPARKPROF_PYTHON:-python3}"
 if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv "$venv"
@@ -21,6 +28,7 @@ export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR=1
 export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
 # Pinned: the lock file is the constraint for every package pip resolves, the build's included.
 export PIP_CONSTRAINT="$PWD/python/requirements-lock.txt"
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "./python[test]"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${build_args[@]}" \
+  "./python[test]"
 cd python
-exec "../$venv/bin/python" -m pytest -q -p no:cacheprovider "$@"
+exec "$venv/bin/python" -m pytest -q -p no:cacheprovider "$@"

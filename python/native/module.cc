@@ -17,7 +17,10 @@
 #include "analyzer/report/analysis.h"
 #include "analyzer/report/format.h"
 #include "analyzer/report/render.h"
+#include "analyzer/report/whatif_json.h"
 #include "analyzer/source/log_source.h"
+#include "analyzer/whatif/simulator.h"
+#include "common/json_writer.h"
 #include "python/native/python_object.h"
 #include "python/native/python_tree.h"
 
@@ -42,6 +45,13 @@ struct AnalysisResult {
   std::shared_ptr<RaisedErrors> errors = std::make_shared<RaisedErrors>();
 };
 
+// The engine's strings are UTF-8 (simdjson rejects a line that is not); should one not be, its
+// bad bytes become U+FFFD instead of an exception.
+nb::str Utf8(const std::string& text) {
+  return nb::steal<nb::str>(
+      PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "replace"));
+}
+
 Discovery Discover(nb::object tree_object, const std::string& path, const std::string& name,
                    const std::string& display_name, const std::string& kind, uint64_t size_bytes,
                    const std::string& local_path) {
@@ -58,7 +68,7 @@ Discovery Discover(nb::object tree_object, const std::string& path, const std::s
 }
 
 AnalysisResult AnalyzeApplication(const Discovery& discovery, size_t index,
-                                  size_t max_problems_kept) {
+                                  size_t max_problems_kept, bool right_sizing) {
   if (index >= discovery.result.applications.size()) throw nb::index_error("no such application");
   if (!discovery.tree) throw nb::value_error("this discovery was cleared");
   AnalysisResult result;
@@ -73,22 +83,69 @@ AnalysisResult AnalyzeApplication(const Discovery& discovery, size_t index,
   };
   nb::gil_scoped_release release;
   ScopedRaisedErrors scope(result.errors);
+  cost::CostOptions cost_options;
+  cost_options.frontier = right_sizing;
   result.analysis = std::make_unique<report::Analysis>(
-      report::Analyze(discovery.result.applications[index], options));
+      report::Analyze(discovery.result.applications[index], options, cost_options));
   return result;
+}
+
+// `sparkprof whatif --set ... --fix ... --format json` for this application: the settings and
+// fixes are the CLI's words, checked by the engine's own parser.
+whatif::Scenario ParseScenario(const std::vector<std::string>& settings,
+                               const std::vector<std::string>& fixes) {
+  whatif::Scenario scenario;
+  std::string error;
+  for (const std::string& setting : settings) {
+    if (!whatif::ApplySetting(setting, scenario, error)) throw nb::value_error(error.c_str());
+  }
+  for (const std::string& fix : fixes) {
+    if (!whatif::ApplyFix(fix, scenario, error)) throw nb::value_error(error.c_str());
+  }
+  return scenario;
+}
+
+// `sparkprof whatif --set ... --fix ... --format json` over these applications: each one's object
+// alone, and the document the CLI writes for all of them (the object itself for one application,
+// {"applications": [...]} for several).
+std::pair<std::vector<std::string>, std::string> Whatif(
+    const std::vector<const AnalysisResult*>& results, const std::vector<std::string>& settings,
+    const std::vector<std::string>& fixes) {
+  const whatif::Scenario scenario = ParseScenario(settings, fixes);
+  for (const AnalysisResult* result : results) {
+    if (!result->analysis->read.analysable()) {
+      throw nb::value_error("no Spark events could be read from this log; nothing to simulate");
+    }
+  }
+  std::vector<std::string> each;
+  JsonWriter document;
+  nb::gil_scoped_release release;
+  const bool many = results.size() > 1;
+  if (many) document.BeginObject().Key("applications").BeginArray();
+  for (const AnalysisResult* result : results) {
+    const whatif::Prediction prediction = whatif::Simulate(result->analysis->model, scenario);
+    JsonWriter one;
+    report::WriteWhatifJson(*result->analysis, prediction, one);
+    each.push_back(one.Take());
+    report::WriteWhatifJson(*result->analysis, prediction, document);
+  }
+  if (many) document.EndArray().EndObject();
+  return {std::move(each), document.Take()};
+}
+
+nb::tuple WhatifForPython(const std::vector<const AnalysisResult*>& results,
+                          const std::vector<std::string>& settings,
+                          const std::vector<std::string>& fixes) {
+  auto [each, document] = Whatif(results, settings, fixes);
+  nb::list objects;
+  for (const std::string& text : each) objects.append(Utf8(text));
+  return nb::make_tuple(objects, Utf8(document));
 }
 
 std::vector<const report::Analysis*> Pointers(const std::vector<const AnalysisResult*>& results) {
   std::vector<const report::Analysis*> pointers;
   for (const AnalysisResult* result : results) pointers.push_back(result->analysis.get());
   return pointers;
-}
-
-// The engine's strings are UTF-8 (simdjson rejects a line that is not); should one not be, its
-// bad bytes become U+FFFD instead of an exception.
-nb::str Utf8(const std::string& text) {
-  return nb::steal<nb::str>(
-      PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "replace"));
 }
 
 nb::str Render(const std::vector<const AnalysisResult*>& results, const std::string& format) {
@@ -155,6 +212,8 @@ nb::list Exceptions(const RaisedErrors& errors) {
 NB_MODULE(_native, m) {
   m.doc() = "The sparkprof engine (C++), for the sparkprof Python package.";
   m.attr("REPORT_SCHEMA") = report::kReportSchema;
+  m.attr("WHATIF_SCHEMA") = report::kWhatifSchema;
+  m.attr("WHATIF_SETTINGS") = whatif::kSupportedSettings;
 
   nb::class_<Discovery>(m, "Discovery", nb::type_slots(discovery_slots))
       .def_prop_ro("applications",
@@ -188,7 +247,9 @@ NB_MODULE(_native, m) {
                      return discovery.tree ? Exceptions(*discovery.tree->errors()) : nb::list();
                    })
       .def("analyze", &AnalyzeApplication, nb::arg("index"), nb::arg("max_problems_kept") = 1000,
-           "Reads and analyses one application (the GIL is released while the engine works).");
+           nb::arg("right_sizing") = true,
+           "Reads and analyses one application (the GIL is released while the engine works); "
+           "right_sizing=False skips the cost section's instance frontier.");
 
   nb::class_<AnalysisResult>(m, "Analysis", nb::type_slots(analysis_slots))
       .def_prop_ro("log_name", [](const AnalysisResult& r) { return Utf8(r.analysis->log_name); })
@@ -223,12 +284,31 @@ NB_MODULE(_native, m) {
                    })
       .def("render",
            [](const AnalysisResult& r, const std::string& format) { return Render({&r}, format); },
-           nb::arg("format"));
+           nb::arg("format"))
+      .def(
+          "whatif",
+          [](const AnalysisResult& r, const std::vector<std::string>& settings,
+             const std::vector<std::string>& fixes) {
+            return Utf8(Whatif({&r}, settings, fixes).second);
+          },
+          nb::arg("settings"), nb::arg("fixes"),
+          "The run replayed as it was and with the settings (KEY=VALUE) and fixes (skew, "
+          "broadcast) changed: the JSON `sparkprof whatif --format json` writes.");
 
   m.def("discover", &Discover, nb::arg("tree"), nb::arg("path"), nb::arg("name"),
         nb::arg("display_name"),
         nb::arg("kind"), nb::arg("size_bytes"), nb::arg("local_path"),
         "Finds the applications under `path` of `tree` (see sparkprof/_tree.py).");
+  m.def(
+      "check_scenario",
+      [](const std::vector<std::string>& settings, const std::vector<std::string>& fixes) {
+        ParseScenario(settings, fixes);
+      },
+      nb::arg("settings"), nb::arg("fixes"),
+      "Raises ValueError for a setting or fix the what-if simulator does not know.");
+  m.def("whatif", &WhatifForPython, nb::arg("analyses"), nb::arg("settings"), nb::arg("fixes"),
+        "(each application's what-if JSON object, the document `sparkprof whatif --format json` "
+        "writes for all of them).");
   m.def("render", &Render, nb::arg("analyses"), nb::arg("format"),
         "The report of several applications, as `sparkprof analyze --format FORMAT` writes it.");
   // The reports' number formats, so the fleet commands print figures as the reports do.

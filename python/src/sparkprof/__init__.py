@@ -7,6 +7,7 @@ The C++ engine (the one behind the ``sparkprof`` CLI and the Spark plugin) for P
     for finding in report.application.findings:
         print(finding.severity, finding.title)
     report.json  # byte for byte what `sparkprof analyze ... --format json` writes
+    sparkprof.whatif(path, {"spark.executor.instances": 8}, fixes=["skew"]).prediction
 
 See docs/python.md.
 """
@@ -22,11 +23,13 @@ from sparkprof.analysis import (
     iter_applications,
 )
 from sparkprof.report import REPORT_SCHEMA, ApplicationReport, Finding, Stage, parse_report_json
+from sparkprof.what_if import WHATIF_SCHEMA, WhatifPrediction, WhatifReport, whatif
 
 __version__ = "0.1.0"
 
 __all__ = [
     "REPORT_SCHEMA",
+    "WHATIF_SCHEMA",
     "AnalysedApplication",
     "ApplicationReport",
     "ChunkStream",
@@ -36,8 +39,11 @@ __all__ = [
     "NothingAnalysableError",
     "Report",
     "Stage",
+    "WhatifPrediction",
+    "WhatifReport",
     "__version__",
     "analyze",
     "iter_applications",
     "parse_report_json",
+    "whatif",
 ]

@@ -7,11 +7,14 @@ import os
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union, cast
+from typing import TYPE_CHECKING, Any, Literal, Union, cast
 
 from sparkprof import _native
 from sparkprof._tree import BinaryStream, ChunkStream, Root, fsspec_root, local_root, stream_root
 from sparkprof.report import ApplicationReport
+
+if TYPE_CHECKING:
+    from sparkprof.what_if import Settings, WhatifPrediction
 
 Source = Union[str, "os.PathLike[str]", BinaryStream, Iterable[bytes]]
 ReadErrorPolicy = Literal["raise", "report"]
@@ -58,6 +61,13 @@ class AnalysedApplication:
     def render(self, format: str = "text") -> str:
         """``text``, ``md``, ``json`` or ``html``, exactly as ``sparkprof analyze`` writes it."""
         return self.native.render(format)
+
+    def whatif(self, settings: Settings = (), fixes: Iterable[str] = ()) -> WhatifPrediction:
+        """This run replayed as it was and with ``settings`` / ``fixes`` (see sparkprof.whatif);
+        the log is not read again."""
+        from sparkprof.what_if import simulate
+
+        return simulate(self, settings, fixes)
 
 
 @dataclass(frozen=True)
@@ -146,11 +156,15 @@ class Discovery:
         root: Root,
         on_read_error: ReadErrorPolicy = "raise",
         max_problems_kept: int = 1000,
+        right_sizing: bool = True,
     ) -> None:
+        """``right_sizing=False`` leaves out the cost section's instance frontier (each of its
+        points is a simulation; a what-if does not need them)."""
         if on_read_error not in ("raise", "report"):
             raise ValueError("on_read_error must be 'raise' or 'report'")
         self.on_read_error = on_read_error
         self.max_problems_kept = max_problems_kept
+        self.right_sizing = right_sizing
         self.native = discover(root)
         if on_read_error == "raise":
             _raise_first(self.native.errors)
@@ -177,12 +191,12 @@ class Discovery:
         wanted = list(range(len(self.logs)) if indices is None else indices)
         if workers <= 1:
             for index in wanted:
-                yield self._outcome(index, self.native.analyze(index, self.max_problems_kept))
+                yield self._outcome(index, self._analyze(index))
             return
         with ThreadPoolExecutor(max_workers=workers) as pool:
 
             def submit(index: int) -> tuple[int, Future[_native.Analysis]]:
-                return index, pool.submit(self.native.analyze, index, self.max_problems_kept)
+                return index, pool.submit(self._analyze, index)
 
             pending = [submit(index) for index in wanted[:workers]]
             upcoming = iter(wanted[workers:])
@@ -193,6 +207,9 @@ class Discovery:
                 if following is not None:
                     pending.append(submit(following))
                 yield self._outcome(index, native)
+
+    def _analyze(self, index: int) -> _native.Analysis:
+        return self.native.analyze(index, self.max_problems_kept, self.right_sizing)
 
     def _outcome(self, index: int, native: _native.Analysis) -> Outcome:
         errors = native.errors
@@ -273,12 +290,12 @@ def analyze(
     analysed = [found for _, found in discovery.analyse(workers=workers) if found is not None]
     if not analysed:
         raise NothingAnalysableError(
-            _nothing_message(source, name, discovery.skipped), discovery.warnings, discovery.skipped
+            nothing_message(source, name, discovery.skipped), discovery.warnings, discovery.skipped
         )
     return Report(analysed, discovery.warnings, discovery.skipped)
 
 
-def _nothing_message(source: Source, name: str | None, skipped: list[str]) -> str:
+def nothing_message(source: Source, name: str | None, skipped: list[str]) -> str:
     label = name or (os.fspath(source) if isinstance(source, (str, os.PathLike)) else "<stream>")
     if skipped:
         return f"no Spark events could be read from {label} ({', '.join(skipped)})"
