@@ -22,8 +22,9 @@ for arg in "$@"; do
       command -v npm >/dev/null || packages+=(npm)
       ;;
     --prometheus) packages+=(prometheus) ;;
-    # The Python package's tests (scripts/python-tests.sh): a real PostgreSQL server for the store.
-    --python) packages+=(postgresql) ;;
+    # The Python package's tests (scripts/python-tests.sh): real PostgreSQL (the store) and
+    # Prometheus (collect --prometheus) servers.
+    --python) packages+=(postgresql prometheus) ;;
     *) echo "install-deps: unknown option $arg" >&2; exit 2 ;;
   esac
 done

@@ -9,11 +9,23 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from servers import history_server, postgresql_server, postgresql_url, s3_endpoint
+from servers import (
+    history_server,
+    postgresql_server,
+    postgresql_url,
+    prometheus_server,
+    s3_endpoint,
+)
 
 import sparkprof
 
-__all__ = ["history_server", "postgresql_server", "postgresql_url", "s3_endpoint"]
+__all__ = [
+    "history_server",
+    "postgresql_server",
+    "postgresql_url",
+    "prometheus_server",
+    "s3_endpoint",
+]
 
 REPO = Path(__file__).resolve().parents[2]
 CODECS = ["plain", "lz4", "snappy", "zstd", "lzf", "gz"]

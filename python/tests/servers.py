@@ -209,3 +209,91 @@ def postgresql_url(postgresql_server: str) -> str:
     with psycopg.connect(postgresql_server, autocommit=True) as connection:
         connection.execute(f"CREATE DATABASE {name}")
     return postgresql_server.rsplit("/", 1)[0] + "/" + name
+
+
+class Exporter:
+    """A metrics endpoint Prometheus scrapes (text exposition format): ``text`` is served as it is
+    at each scrape, so a test can move the counters between scrapes."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        exporter = self
+        self.text = ""
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                body = exporter.text.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain; version=0.0.4")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.address = f"127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class Prometheus:
+    def __init__(self, url: str, exporter: Exporter) -> None:
+        self.url = url
+        self.exporter = exporter
+
+
+@pytest.fixture(scope="session")
+def prometheus_server() -> Iterator[Prometheus]:
+    """A real Prometheus (Debian's package) scraping an ``Exporter`` every second."""
+    binary = shutil.which("prometheus")
+    if binary is None:
+        pytest.skip("Prometheus is not installed (scripts/install-deps.sh --python)")
+    exporter = Exporter()
+    folder = Path(tempfile.mkdtemp(prefix="sparkprof-prometheus-"))
+    (folder / "prometheus.yml").write_text(
+        "global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\n"
+        "scrape_configs:\n  - job_name: spark\n"
+        f"    static_configs:\n      - targets: ['{exporter.address}']\n"
+    )
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            binary,
+            f"--config.file={folder / 'prometheus.yml'}",
+            f"--storage.tsdb.path={folder / 'data'}",
+            f"--web.listen-address=127.0.0.1:{port}",
+            "--log.level=warn",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if requests.get(url + "/-/ready", timeout=2).status_code == 200:
+                    break
+            except requests.RequestException:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.skip(f"Prometheus did not start (exit {process.poll()})")
+            time.sleep(0.2)
+        yield Prometheus(url, exporter)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        exporter.stop()
+        shutil.rmtree(folder, ignore_errors=True)

@@ -41,11 +41,15 @@ def make_run(
     slow_task: tuple[int, float] | None = None,
     settings: dict[str, str] | None = None,
     duration_factor: float = 1.0,
+    bytes_factor: float = 1.0,
+    start_ms: int | None = None,
 ) -> Path:
     """Writes run ``day`` of the job into ``into``: every time moved ``day`` days, every task of
     stage s stretched by ``stage_factor[s]``, and the longest task of ``slow_task[0]`` stretched
     by ``slow_task[1]``; the stage completes that much later. ``settings`` replace Spark
-    properties; ``duration_factor`` stretches the application's end."""
+    properties; ``duration_factor`` stretches the application's end; ``bytes_factor`` scales the
+    bytes every task read and wrote (its input and output metrics); ``start_ms`` moves the run to
+    start then instead of ``day`` days later."""
     stage_factor = stage_factor or {}
     events = [json.loads(line) for line in demo_log.read_text().splitlines() if line.strip()]
     longest: dict[int, tuple[int, int]] = {}  # stage -> (task id, duration)
@@ -57,10 +61,14 @@ def make_run(
             if stage not in longest or duration > longest[stage][1]:
                 longest[stage] = (info["Task ID"], duration)
     extra_ms: dict[int, int] = {}
-    start_ms = 0
+    start = 0
     for event in events:
         if event["Event"] != "SparkListenerTaskEnd":
             continue
+        metrics = event.get("Task Metrics") or {}
+        for group, key in (("Input Metrics", "Bytes Read"), ("Output Metrics", "Bytes Written")):
+            if key in metrics.get(group, {}):
+                metrics[group][key] = int(metrics[group][key] * bytes_factor)
         stage, info = event["Stage ID"], event["Task Info"]
         factor = stage_factor.get(stage, 1.0)
         if slow_task and stage == slow_task[0] and info["Task ID"] == longest[stage][0]:
@@ -76,11 +84,12 @@ def make_run(
             info["Completion Time"] += extra_ms.get(info["Stage ID"], 0)
         if event["Event"] == "SparkListenerApplicationStart":
             event["App ID"] = f"application_1700000000000_{day:04d}"
-            start_ms = event["Timestamp"]
+            start = event["Timestamp"]
         if event["Event"] == "SparkListenerEnvironmentUpdate":
             event["Spark Properties"].update(settings or {})
         if event["Event"] == "SparkListenerApplicationEnd":
-            event["Timestamp"] = start_ms + int((event["Timestamp"] - start_ms) * duration_factor)
+            event["Timestamp"] = start + int((event["Timestamp"] - start) * duration_factor)
     path = into / f"application_1700000000000_{day:04d}"
-    path.write_text("".join(json.dumps(_shift(e, day * DAY_MS)) + "\n" for e in events))
+    offset = day * DAY_MS if start_ms is None else start_ms - start
+    path.write_text("".join(json.dumps(_shift(e, offset)) + "\n" for e in events))
     return path

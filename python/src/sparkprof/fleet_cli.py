@@ -72,6 +72,32 @@ def collect_command(argv: Sequence[str]) -> int:
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--event-log-dir", metavar="URL", help="a local folder or fsspec URL")
     where.add_argument("--history-server", metavar="URL", help="e.g. http://host:18080")
+    where.add_argument(
+        "--prometheus",
+        metavar="URL",
+        help="attach each stored run's live metrics (series with its application_id) from this "
+        "Prometheus: the runs named by --run, else --job's, else those without metrics yet",
+    )
+    where.add_argument(
+        "--emr",
+        nargs="*",
+        metavar="CLUSTER_ID",
+        help="Amazon EMR clusters (default: all the API lists): their spark.eventLog.dir on S3, "
+        "else a running cluster's History Server",
+    )
+    where.add_argument(
+        "--databricks",
+        nargs="*",
+        metavar="CLUSTER_ID",
+        help="Databricks clusters (default: all): their cluster log delivery's eventlog folder",
+    )
+    where.add_argument(
+        "--dataproc",
+        nargs="*",
+        metavar="CLUSTER",
+        help="Dataproc clusters of --project in --region (default: all): their event-log folder "
+        "in the temp bucket",
+    )
     _store_argument(parser)
     parser.add_argument("--job-key", help="the job key of every run collected now")
     parser.add_argument(
@@ -99,7 +125,25 @@ def collect_command(argv: Sequence[str]) -> int:
         metavar="KEY=VALUE",
         help="fsspec storage option (VALUE as JSON when it parses), e.g. anon=true",
     )
+    cloud = parser.add_argument_group("cloud platforms")
+    cloud.add_argument("--region", help="EMR / Dataproc region (EMR default: boto3's)")
+    cloud.add_argument("--project", help="Dataproc: the Google Cloud project")
+    cloud.add_argument("--endpoint-url", help="EMR: another API endpoint (a VPC endpoint)")
+    cloud.add_argument(
+        "--emr-history-port", type=int, default=18080, help="EMR: the History Server's port"
+    )
+    cloud.add_argument("--databricks-profile", help="Databricks: a ~/.databrickscfg profile")
+    live = parser.add_argument_group("--prometheus")
+    live.add_argument("--run", action="append", default=[], help="a run id or application id")
+    live.add_argument("--job", help="every run of this job key")
+    live.add_argument(
+        "--step", type=float, default=15.0, help="seconds between samples, at least (default 15)"
+    )
     args = parser.parse_args(argv)
+    if args.prometheus:
+        return _collect_prometheus(args)
+    if args.emr is not None or args.databricks is not None or args.dataproc is not None:
+        return _collect_cloud(parser, args)
     from sparkprof.collect import (
         EventLogDirCollector,
         HistoryServerClient,
@@ -134,6 +178,122 @@ def collect_command(argv: Sequence[str]) -> int:
         for location, why in summary.failed:
             print(f"  failed: {location}: {why}", file=sys.stderr)
     return EXIT_FAILED if summary.failed else EXIT_OK
+
+
+def _collect_cloud(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from sparkprof.collect.cloud import Resolution, collect_locations
+
+    options = dict(args.option)
+    resolution: Resolution
+    try:
+        if args.emr is not None:
+            from sparkprof.collect.emr import EmrResolver
+
+            emr = EmrResolver.connect(args.region, args.endpoint_url, args.emr_history_port)
+            resolution = emr.resolve(args.emr or None)
+        elif args.databricks is not None:
+            from sparkprof.collect.databricks import DatabricksResolver
+
+            databricks = DatabricksResolver.connect(args.databricks_profile)
+            resolution = databricks.resolve(args.databricks or None)
+            options = {**databricks.storage_options(), **options}
+        else:
+            if not args.project or not args.region:
+                parser.error("--dataproc needs --project and --region")
+            from sparkprof.collect.dataproc import DataprocResolver
+
+            dataproc = DataprocResolver.connect(args.project, args.region)
+            resolution = dataproc.resolve(args.dataproc or None)
+    except ImportError as error:
+        print(
+            f"sparkprof: install the platform's extra, e.g. pip install 'sparkprof[emr]' ({error})",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    except Exception as error:  # the control plane refused or could not be reached
+        print(f"sparkprof: {type(error).__name__}: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    for location in resolution.locations:
+        print(
+            f"{location.platform} {location.cluster}: {location.kind} {location.url} "
+            f"({location.reason})",
+            file=sys.stderr,
+        )
+    for cluster in resolution.unreachable:
+        print(
+            f"{cluster.platform} {cluster.cluster}: no readable event logs: {cluster.reason}",
+            file=sys.stderr,
+        )
+    summary = collect_locations(
+        _open_store(args),
+        resolution,
+        job_keys=JobKeyRule(args.job_key, tuple(args.job_key_property)),
+        workers=args.workers,
+        limit=args.limit,
+        storage_options=options,
+        retries=args.retries,
+    )
+    if args.json:
+        _print_json(
+            {
+                **vars(summary),
+                "locations": [vars(location) for location in resolution.locations],
+                "unreachable": [vars(cluster) for cluster in resolution.unreachable],
+            }
+        )
+    else:
+        print(summary.line())
+        for place, why in summary.failed:
+            print(f"  failed: {place}: {why}", file=sys.stderr)
+    nothing = not resolution.locations and bool(resolution.unreachable)
+    return EXIT_FAILED if summary.failed or nothing else EXIT_OK
+
+
+def _collect_prometheus(args: argparse.Namespace) -> int:
+    from sparkprof.collect.prometheus import PrometheusClient, PrometheusError, run_metrics
+
+    store = _open_store(args)
+    try:
+        if args.run:
+            runs = [store.run(reference) for reference in args.run]
+        elif args.job:
+            runs = store.runs(args.job, limit=args.limit)
+        else:
+            runs = store.runs_without_metrics(args.limit or 100)
+    except RunNotFoundError as error:
+        print(f"sparkprof: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    client = PrometheusClient(args.prometheus, retries=args.retries)
+    answers: list[dict[str, Any]] = []
+    failures = 0
+    for run in runs:
+        try:
+            metrics = run_metrics(client, run.app_id, run.start_ms, run.end_ms, args.step)
+        except PrometheusError as error:
+            failures += 1
+            print(f"sparkprof: run {run.id} ({run.app_id}): {error}", file=sys.stderr)
+            continue
+        store.save_run_metrics(run.id, args.prometheus, metrics.to_json())
+        answers.append(
+            {
+                "run": run.id,
+                "app_id": run.app_id,
+                "series": len(metrics.series),
+                "samples": metrics.samples,
+                "series_left_out": metrics.series_left_out,
+            }
+        )
+        if not args.json:
+            left_out = (
+                f" ({metrics.series_left_out} series left out)" if metrics.series_left_out else ""
+            )
+            print(
+                f"run {run.id} ({run.app_id}): {len(metrics.series)} series, "
+                f"{metrics.samples} samples every {metrics.step_s:g} s{left_out}"
+            )
+    if args.json:
+        _print_json(answers)
+    return EXIT_FAILED if failures else EXIT_OK
 
 
 # history
@@ -421,18 +581,46 @@ def feedback_command(argv: Sequence[str]) -> int:
 
 
 def recommend_command(argv: Sequence[str]) -> int:
-    from sparkprof.recommend import recommend
-
     parser = argparse.ArgumentParser(
         prog="sparkprof recommend",
-        description="Settings for a job's next run: the engine's recommendations that keep coming "
-        "back, and what its faster comparable runs used; each with its evidence runs and a "
-        "confidence.",
+        description="Settings for a job's next run (--job): the engine's recommendations that "
+        "keep coming back, and what its faster comparable runs used. Or, with --input-size, "
+        "executors and shuffle partitions for an input of that size, from the stored runs that "
+        "read the most similar amount, each checked with the what-if simulator on its own log. "
+        "Every answer lists its evidence runs and a confidence.",
     )
-    parser.add_argument("--job", required=True, help="a job key (see 'sparkprof history')")
-    parser.add_argument("--window", type=int, default=10, help="recent runs considered")
+    parser.add_argument("--job", help="a job key (see 'sparkprof history')")
+    parser.add_argument(
+        "--input-size", metavar="SIZE", help="the input of the run to size: 10GB, 512MiB, 2t"
+    )
+    parser.add_argument(
+        "--job-type",
+        help="with --input-size: only runs of this type (spark.sparkprof.jobType, else etl or "
+        "query from what the run read and wrote)",
+    )
+    parser.add_argument("--window", type=int, default=10, help="recent runs considered (--job)")
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        type=_storage_option,
+        metavar="KEY=VALUE",
+        help="fsspec storage option for reading the evidence runs' logs again",
+    )
     _store_argument(parser)
     args = parser.parse_args(argv)
+    if args.input_size is None:
+        if args.job is None:
+            parser.error("give --job JOB, or --input-size SIZE (with --job-type or --job)")
+        if args.job_type is not None:
+            parser.error("--job-type goes with --input-size")
+        return _recommend_for_job(args)
+    return _recommend_for_input(parser, args)
+
+
+def _recommend_for_job(args: argparse.Namespace) -> int:
+    from sparkprof.recommend import recommend
+
     try:
         result = recommend(_open_store(args), args.job, args.window)
     except LookupError as error:
@@ -452,6 +640,69 @@ def recommend_command(argv: Sequence[str]) -> int:
         runs = ", ".join(map(str, item.evidence_run_ids))
         print(f"[{item.confidence}] {item.setting}={item.value} (now {now})")
         print(f"    from {item.source} (runs {runs}): {item.reason}")
+    return EXIT_OK
+
+
+def _recommend_for_input(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from sparkprof.sizing import parse_size, recommend_for_input
+
+    try:
+        size = parse_size(args.input_size)
+    except ValueError as error:
+        parser.error(str(error))
+    try:
+        result = recommend_for_input(
+            _open_store(args), size, args.job_type, args.job, storage_options=dict(args.option)
+        )
+    except LookupError as error:
+        print(f"sparkprof: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.json:
+        _print_json(asdict(result))
+        return EXIT_OK
+    kind = f" {result.job_type}" if result.job_type else ""
+    job = f" of job {result.job_key}" if result.job_key else ""
+    print(f"a{kind} run{job} reading {human_bytes(size)}: [{result.confidence}] confidence")
+    for setting, value in result.settings.items():
+        print(f"  {setting}={value}")
+    if result.expected_wall_ms is not None:
+        print(f"  expected wall time ~{human_duration_ms(result.expected_wall_ms)}")
+    print("  confidence: " + "; ".join(result.confidence_reasons))
+    print("evidence runs:")
+    rows = [
+        [
+            str(e.run_id),
+            e.app_id,
+            human_bytes(e.input_bytes),
+            f"{e.scale:.2f}x",
+            human_duration_ms(e.duration_ms),
+            f"{e.executors} x {e.cores_per_executor}",
+            str(e.efficient_executors) if e.simulated else "-",
+            human_duration_ms(e.predicted_wall_ms) if e.simulated else "-",
+            f"{100 * e.self_prediction_error:.1f}%" if e.self_prediction_error is not None else "-",
+        ]
+        for e in result.evidence
+    ]
+    header = [
+        "run",
+        "application",
+        "input",
+        "scale",
+        "duration",
+        "executors",
+        "efficient",
+        "predicted",
+        "self-error",
+    ]
+    print(_table(rows, header))
+    for e in result.evidence:
+        if e.note:
+            print(f"  run {e.run_id}: {e.note}")
+    print("assumptions:")
+    for assumption in result.assumptions:
+        print(f"  - {assumption}")
     return EXIT_OK
 
 
@@ -479,6 +730,64 @@ def serve_command(argv: Sequence[str]) -> int:
     return EXIT_OK
 
 
+# reports
+
+
+def reports_command(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="sparkprof reports",
+        description="Analyse every application under SOURCE (a folder or fsspec URL of many logs) "
+        "one at a time, writing each one's report into --output-dir as soon as it is done, and "
+        "index.jsonl (one line per log). Memory stays bounded by --workers applications.",
+    )
+    parser.add_argument("source", help="a local folder, file or fsspec URL")
+    parser.add_argument("-o", "--output-dir", required=True)
+    parser.add_argument(
+        "--format",
+        action="append",
+        choices=["json", "html", "md", "text"],
+        help="report formats (repeatable; default json)",
+    )
+    parser.add_argument(
+        "--workers", type=int, help="applications analysed at once (default: every core)"
+    )
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        type=_storage_option,
+        metavar="KEY=VALUE",
+        help="fsspec storage option (VALUE as JSON when it parses)",
+    )
+    parser.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
+    args = parser.parse_args(argv)
+    from sparkprof.report_files import write_reports
+
+    if args.workers is not None and args.workers < 1:
+        parser.error("--workers must be at least 1")
+    written = failed = 0
+    try:
+        for outcome in write_reports(
+            args.source,
+            args.output_dir,
+            args.format or ["json"],
+            workers=args.workers,
+            **dict(args.option),
+        ):
+            if outcome.error:
+                failed += 1
+                print(f"sparkprof: {outcome.log}: {outcome.error}", file=sys.stderr)
+                continue
+            written += 1
+            if not args.quiet:
+                print(f"{outcome.app_id}: {', '.join(outcome.files)}")
+    except OSError as error:
+        print(f"sparkprof: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"{written} reports written to {args.output_dir}, {failed} logs not analysable")
+    return EXIT_OK if written else 2
+
+
 COMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
     "collect": collect_command,
     "history": history_command,
@@ -487,4 +796,5 @@ COMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
     "feedback": feedback_command,
     "recommend": recommend_command,
     "serve": serve_command,
+    "reports": reports_command,
 }

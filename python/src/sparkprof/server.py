@@ -178,6 +178,48 @@ def create_app(store: HistoryStore) -> FastAPI:
     def report(run: str) -> Response:
         return Response(find(run).report_json, media_type="application/json")
 
+    @app.get(
+        "/applications/{run}/report.html",
+        response_class=HTMLResponse,
+        responses={
+            200: {
+                "description": "the engine's self-contained HTML report, as rendered when the "
+                "run was stored"
+            },
+            404: {"description": "no such run, or a run stored before HTML reports were kept"},
+        },
+    )
+    def report_html(run: str) -> HTMLResponse:
+        found = find(run)
+        text = store.run_html(found.id)
+        if text is None:
+            raise HTTPException(
+                status_code=404,
+                detail=f"run {found.id} was stored without its HTML report: collect it again",
+            )
+        return HTMLResponse(text)
+
+    @app.get(
+        "/applications/{run}/metrics",
+        responses={
+            200: {
+                "content": {"application/json": {"schema": {"type": "object"}}},
+                "description": "the run's live metrics from Prometheus (collect --prometheus): "
+                "every series of its application id, with (epoch seconds, value) points",
+            },
+            404: {"description": "no such run, or no metrics were collected for it"},
+        },
+    )
+    def metrics(run: str) -> dict[str, Any]:
+        found = find(run)
+        kept = store.run_metrics(found.id)
+        if kept is None:
+            raise HTTPException(
+                status_code=404,
+                detail=f"no live metrics for run {found.id}: sparkprof collect --prometheus URL",
+            )
+        return kept
+
     @app.get("/compare", responses=not_found)
     def compare_runs(a: str, b: str) -> dict[str, Any]:
         return compare(find(a), find(b)).to_json()
@@ -238,31 +280,81 @@ def create_app(store: HistoryStore) -> FastAPI:
     def page() -> str:
         return _page(store)
 
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon() -> Response:  # browsers ask for it on every page; there is none
+        return Response(status_code=204)
+
     return app
 
 
+TREND_RUNS = 30  # runs per job on the page, latest last
+_TREND_WIDTH, _TREND_HEIGHT, _TREND_PAD = 600, 120, 8
+
+
+def _trend_svg(key: str, runs: list[Run]) -> str:
+    """The job's run durations over its runs (oldest left): a line through one point per run,
+    each point linking that run's HTML report."""
+    longest = max((run.duration_ms for run in runs), default=0) or 1
+    step = (_TREND_WIDTH - 2 * _TREND_PAD) / max(len(runs) - 1, 1)
+    points = []
+    for index, run in enumerate(runs):
+        x = _TREND_PAD + index * step
+        y = _TREND_PAD + (_TREND_HEIGHT - 2 * _TREND_PAD) * (1 - max(run.duration_ms, 0) / longest)
+        points.append((x, y, run))
+    line = " ".join(f"{x:.1f},{y:.1f}" for x, y, _ in points)
+    dots = "".join(
+        f"<a href='/applications/{run.id}/report.html'><circle class='run' cx='{x:.1f}' "
+        f"cy='{y:.1f}' r='4' data-run='{run.id}'><title>run {run.id}: "
+        f"{html.escape(human_duration_ms(run.duration_ms))}, "
+        f"{html.escape(format_epoch_ms(run.start_ms))}</title></circle></a>"
+        for x, y, run in points
+    )
+    return (
+        f"<svg class='trend' role='img' width='{_TREND_WIDTH}' height='{_TREND_HEIGHT}' "
+        f"aria-label='durations of the runs of {html.escape(key, quote=True)}'>"
+        f"<polyline points='{line}'/>{dots}</svg>"
+    )
+
+
+def _change(run: Run, previous: Run | None) -> str:
+    if previous is None or previous.duration_ms <= 0:
+        return ""
+    change = (run.duration_ms - previous.duration_ms) / previous.duration_ms
+    return f"{change * 100:+.0f}%"
+
+
 def _page(store: HistoryStore) -> str:
-    """Jobs and their latest runs (durations over time), each run linking its JSON report."""
+    """Jobs with their runs' durations over time (a trend line) and a table of the latest runs,
+    each linking its HTML report (and its JSON)."""
     sections = []
     for key, count, _ in store.jobs():
-        runs = store.runs(key, limit=20)
-        longest = max((run.duration_ms for run in runs), default=1) or 1
-        rows = "".join(
-            f"<tr><td><a href='/applications/{run.id}/report'>{html.escape(run.app_id)}</a></td>"
-            f"<td>{html.escape(format_epoch_ms(run.start_ms))}</td>"
-            f"<td>{html.escape(human_duration_ms(run.duration_ms))}</td>"
-            f"<td><span class='bar' style='width:{200 * max(run.duration_ms, 0) // longest}px'>"
-            f"</span></td><td>{len(run.findings)}</td></tr>"
-            for run in reversed(runs)
-        )
+        runs = store.runs(key, limit=TREND_RUNS)
+        rows = []
+        for index in range(len(runs) - 1, -1, -1):
+            run = runs[index]
+            top = run.findings[0] if run.findings else None
+            rows.append(
+                f"<tr data-run='{run.id}'><td><a class='report' "
+                f"href='/applications/{run.id}/report.html'>{html.escape(run.app_id)}</a></td>"
+                f"<td>{html.escape(format_epoch_ms(run.start_ms))}</td>"
+                f"<td>{html.escape(human_duration_ms(run.duration_ms))}</td>"
+                f"<td>{_change(run, runs[index - 1] if index else None)}</td>"
+                f"<td>{len(run.findings)}</td>"
+                f"<td>{html.escape(f'{top.severity} {top.rule}') if top else '-'}</td>"
+                f"<td><a href='/applications/{run.id}/report'>json</a></td></tr>"
+            )
         sections.append(
-            f"<h2>{html.escape(key)} <small>({count} runs)</small></h2><table><tr><th>run</th>"
-            f"<th>start</th><th>duration</th><th></th><th>findings</th></tr>{rows}</table>"
+            f"<section class='job'><h2>{html.escape(key)} <small>({count} runs)</small></h2>"
+            f"{_trend_svg(key, runs)}<table><tr><th>run</th><th>start</th><th>duration</th>"
+            f"<th>vs previous</th><th>findings</th><th>top finding</th><th></th></tr>"
+            f"{''.join(rows)}</table></section>"
         )
     body = "".join(sections) or "<p>No runs yet: sparkprof collect ...</p>"
     return (
         "<!doctype html><html><head><meta charset='utf-8'><title>sparkprof runs</title>"
         "<style>body{font-family:sans-serif;margin:2em}td,th{padding:2px 8px;text-align:left}"
-        ".bar{display:inline-block;height:10px;background:#4a7}</style></head><body>"
+        ".trend{display:block;margin:4px 0 8px;background:#f7f7f7}"
+        ".trend polyline{fill:none;stroke:#4a7;stroke-width:2}.trend .run{fill:#275}"
+        "</style></head><body>"
         f"<h1>sparkprof runs</h1>{body}</body></html>"
     )

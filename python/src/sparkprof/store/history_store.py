@@ -4,11 +4,13 @@ newest schema (Alembic)."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import platformdirs
 from alembic import command
@@ -25,6 +27,8 @@ from sparkprof.store.schema import (
     Feedback,
     FindingRow,
     Run,
+    RunHtml,
+    RunMetricsRow,
     StageFigures,
 )
 
@@ -85,8 +89,10 @@ class HistoryStore:
     def save_run(
         self, analysed: AnalysedApplication, source: str, job_keys: JobKeyRule | None = None
     ) -> Run:
-        """Stores (or replaces, keeping its id and feedback) the run of one analysed application."""
+        """Stores (or replaces, keeping its id and feedback) the run of one analysed application,
+        with its HTML report."""
         report = analysed.report
+        html_gzip = gzip.compress(analysed.render("html").encode("utf-8"), compresslevel=6)
         info = report.application
         job_key = (job_keys or JobKeyRule()).key_for(report, analysed.spark_properties)
         with self.session() as session, session.begin():
@@ -114,7 +120,50 @@ class HistoryStore:
             run.collected_at = now()
             run.stages = [_stage_row(stage) for stage in report.stages]
             run.findings = [_finding_row(index, f) for index, f in enumerate(report.findings)]
+            session.flush()
+            session.merge(RunHtml(run_id=run.id, html_gzip=html_gzip))
         return self.run(str(run.id))
+
+    def run_html(self, run_id: int) -> str | None:
+        """The run's HTML report as the engine rendered it; None for a run stored before the
+        store kept them (collect it again)."""
+        with self.session() as session:
+            row = session.get(RunHtml, run_id)
+            return None if row is None else gzip.decompress(row.html_gzip).decode("utf-8")
+
+    def save_run_metrics(self, run_id: int, prometheus: str, metrics: dict[str, Any]) -> None:
+        """Keeps (or replaces) a run's live metrics: ``metrics`` is RunMetrics.to_json()."""
+        series = metrics.get("series", [])
+        row = RunMetricsRow(
+            run_id=run_id,
+            prometheus=prometheus,
+            series=len(series),
+            samples=sum(len(s["points"]) for s in series),
+            metrics_gzip=gzip.compress(json.dumps(metrics).encode("utf-8"), compresslevel=6),
+            collected_at=now(),
+        )
+        with self.session() as session, session.begin():
+            session.merge(row)
+
+    def run_metrics(self, run_id: int) -> dict[str, Any] | None:
+        """A run's live metrics (RunMetrics.to_json()), None when none were collected."""
+        with self.session() as session:
+            row = session.get(RunMetricsRow, run_id)
+            if row is None:
+                return None
+            metrics: dict[str, Any] = json.loads(gzip.decompress(row.metrics_gzip))
+            return metrics
+
+    def runs_without_metrics(self, limit: int) -> list[Run]:
+        """The latest ``limit`` runs whose live metrics were not collected, oldest first."""
+        with self.session() as session:
+            query = (
+                select(Run)
+                .where(~Run.id.in_(select(RunMetricsRow.run_id)))
+                .order_by(Run.start_ms.desc(), Run.id.desc())
+                .limit(limit)
+            )
+            return list(reversed(session.scalars(query).all()))
 
     def run(self, reference: str) -> Run:
         """A run by its id in the store, or by application id (``app-…`` / ``application_…``,

@@ -89,6 +89,30 @@ class StageFigures(Base):
     run: Mapped[Run] = relationship(back_populates="stages")
 
 
+class RunHtml(Base):
+    """A run's self-contained HTML report as the engine rendered it when the run was stored
+    (gzip), for the serve page's links; apart from ``runs`` so listing runs never loads it."""
+
+    __tablename__ = "run_html"
+
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    html_gzip: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class RunMetricsRow(Base):
+    """A run's live metrics as Prometheus held them (``collect --prometheus``): every series of
+    its application id over its lifetime, as gzip JSON (collect/prometheus.py's RunMetrics)."""
+
+    __tablename__ = "run_metrics"
+
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    prometheus: Mapped[str] = mapped_column(Text)
+    series: Mapped[int] = mapped_column(Integer)
+    samples: Mapped[int] = mapped_column(Integer)
+    metrics_gzip: Mapped[bytes] = mapped_column(LargeBinary)
+    collected_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
 class FindingRow(Base):
     """A diagnosis finding, copied from the report's ``findings[]`` (in its order)."""
 

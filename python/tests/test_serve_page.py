@@ -1,0 +1,144 @@
+"""``sparkprof serve``'s page: runs and trends per job, each run linking its HTML report; checked
+over HTTP here and in Debian's headless Chromium (tests/browser/serve_page.test.js) against a
+real uvicorn server on loopback."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from sqlalchemy import delete
+from synthetic_runs import make_run
+
+import sparkprof
+from sparkprof.server import create_app
+from sparkprof.store import HistoryStore
+from sparkprof.store.schema import RunHtml
+
+REPO = Path(__file__).resolve().parents[2]
+BROWSER_TEST = REPO / "tests/browser/serve_page.test.js"
+HOSTILE_JOB = "<img src=x onerror=alert(1)>nightly"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def runs_store(
+    demo_logs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[HistoryStore, list[dict[str, Any]]]]:
+    """Two jobs: four runs of one (the third slower), two of one with a hostile key."""
+    folder = tmp_path_factory.mktemp("serve-page")
+    store = HistoryStore(f"sqlite:///{folder}/history.sqlite")
+    expected: list[dict[str, Any]] = []
+    for job, factors in (("sales", [1.0, 1.02, 2.5, 0.99]), (HOSTILE_JOB, [1.0, 1.1])):
+        runs = []
+        for factor in factors:
+            day = len(expected) * 10 + len(runs) + 1
+            path = make_run(
+                demo_logs["plain"],
+                folder,
+                day,
+                stage_factor={0: factor, 1: factor},
+                duration_factor=factor,
+                settings={"spark.sparkprof.jobKey": job},
+            )
+            run = store.save_run(next(sparkprof.iter_applications(path)), str(path))
+            runs.append(run)
+        slowest = max(runs, key=lambda r: r.duration_ms)
+        expected.append(
+            {
+                "job": job,
+                "runs": [{"id": r.id, "app_id": r.app_id} for r in reversed(runs)],
+                "slowest": slowest.id,
+            }
+        )
+    yield store, expected
+    store.close()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def server(runs_store: tuple[HistoryStore, list[dict[str, Any]]]) -> Iterator[str]:
+    store, _ = runs_store
+    port = _free_port()
+    config = uvicorn.Config(create_app(store), host="127.0.0.1", port=port, log_level="warning")
+    running = uvicorn.Server(config)
+    thread = threading.Thread(target=running.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not running.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    running.should_exit = True
+    thread.join(timeout=10)
+
+
+def test_each_run_links_its_stored_html_report(
+    server: str, runs_store: tuple[HistoryStore, list[dict[str, Any]]]
+) -> None:
+    store, expected = runs_store
+    page = httpx.get(server + "/").text
+    assert HOSTILE_JOB not in page and "&lt;img src=x" in page
+    for job in expected:
+        for run in job["runs"]:
+            assert f"href='/applications/{run['id']}/report.html'" in page
+            served = httpx.get(f"{server}/applications/{run['id']}/report.html")
+            assert served.status_code == 200
+            assert served.headers["content-type"].startswith("text/html")
+            analysed = next(sparkprof.iter_applications(store.run(str(run["id"])).source))
+            assert served.text == analysed.render("html")
+    missing = httpx.get(f"{server}/applications/999999/report.html")
+    assert missing.status_code == 404
+
+
+def test_a_run_stored_before_html_reports_says_so(
+    server: str, runs_store: tuple[HistoryStore, list[dict[str, Any]]]
+) -> None:
+    store, expected = runs_store
+    run_id = expected[0]["runs"][0]["id"]
+    html = store.run_html(run_id)
+    with store.session() as session, session.begin():
+        session.execute(delete(RunHtml).where(RunHtml.run_id == run_id))
+    try:
+        served = httpx.get(f"{server}/applications/{run_id}/report.html")
+        assert served.status_code == 404 and "collect it again" in served.json()["detail"]
+    finally:
+        assert html is not None
+        with store.session() as session, session.begin():
+            session.add(RunHtml(run_id=run_id, html_gzip=gzip.compress(html.encode())))
+
+
+def test_in_headless_chromium(
+    server: str, runs_store: tuple[HistoryStore, list[dict[str, Any]]]
+) -> None:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed (scripts/install-deps.sh --browser)")
+    _, expected = runs_store
+    done = subprocess.run(
+        [node, str(BROWSER_TEST), server, json.dumps(expected)],
+        capture_output=True,
+        text=True,
+        timeout=170,
+        check=False,
+    )
+    if done.returncode == 77:
+        pytest.skip(done.stdout.strip())
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "FAIL" not in done.stdout
