@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Fleet scale: `sparkprof reports` (python/src/sparkprof/report_files.py) over a folder of N event
+logs made of copies (hard links where possible) of the shared real logs, at 1 worker and at every
+core, against the native `sparkprof analyze` of one copy of the set as the baseline. Prints
+applications per minute per core, CPU use and peak RSS for each run (bench/RESULTS.md).
+
+Usage: bench/fleet_bench.py --python VENV_PYTHON --cli NATIVE_SPARKPROF [--logs 1000]
+       [--shared ../shared/eventlogs] [--work /tmp/sparkprof-fleet-bench]
+Each measured command runs in its own process; its CPU time and peak RSS come from wait4.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def shared_logs(shared: Path, cli: str) -> list[Path]:
+    """The shared logs the engine can analyse: each a file or a log folder (rolling, Databricks),
+    found by asking the CLI about each top-level candidate."""
+    candidates: list[Path] = []
+    for path in sorted(shared.rglob("*")):
+        if any(part.startswith(("eventlog_v2_", "databricks")) for part in path.parent.parts):
+            continue  # inside a log folder: the folder is the candidate
+        if path.is_file() and path.suffix not in (".md", ".tsv", ".txt") and path.name != "facts.json":
+            candidates.append(path)
+        elif path.is_dir() and path.name.startswith("eventlog_v2_"):
+            candidates.append(path)
+    usable = []
+    for path in candidates:
+        done = subprocess.run(
+            [cli, "analyze", str(path), "--format", "json", "-q", "--no-right-sizing",
+             "-o", os.devnull],
+            capture_output=True,
+            check=False,
+        )
+        if done.returncode == 0:
+            usable.append(path)
+    return usable
+
+
+def link_or_copy(source: Path, target: Path) -> None:
+    if source.is_dir():
+        shutil.copytree(source, target, copy_function=link_or_copy_file)
+    else:
+        link_or_copy_file(str(source), str(target))
+
+
+def link_or_copy_file(source: str, target: str) -> None:
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
+
+
+def make_folder(logs: list[Path], count: int, folder: Path) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    for index in range(count):
+        source = logs[index % len(logs)]
+        copy = folder / f"copy-{index // len(logs):03d}"
+        copy.mkdir(exist_ok=True)
+        link_or_copy(source, copy / f"{index % len(logs):03d}-{source.name}")
+
+
+def measure(command: list[str]) -> dict[str, float]:
+    start = time.monotonic()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.monotonic() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{command} failed: {process.stderr.read().decode()[-2000:]}")
+    return {
+        "wall_s": wall,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "peak_rss_mib": usage.ru_maxrss / 1024,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--python", required=True, help="a Python with the sparkprof package")
+    parser.add_argument("--cli", required=True, help="the native sparkprof CLI")
+    parser.add_argument("--logs", type=int, default=1000)
+    parser.add_argument("--shared", default=str(HERE.parent.parent / "shared" / "eventlogs"))
+    parser.add_argument("--work", default="/tmp/sparkprof-fleet-bench")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    args = parser.parse_args()
+    work = Path(args.work)
+    logs = shared_logs(Path(args.shared), args.cli)
+    print(f"{len(logs)} analysable shared logs; folder of {args.logs} copies in {work}")
+    one_set, many = work / "one-set", work / "many"
+    make_folder(logs, len(logs), one_set)
+    make_folder(logs, args.logs, many)
+    reports = [args.python, "-m", "sparkprof.cli", "reports", "-q"]
+    runs = [
+        ("native analyze, one set", len(logs), 1,
+         [args.cli, "analyze", str(one_set), "--format", "json", "-q", "-o", os.devnull]),
+        ("reports, one set, 1 worker", len(logs), 1,
+         [*reports, str(one_set), "-o", str(work / "out-set"), "--workers", "1"]),
+        (f"reports, {args.logs} logs, 1 worker", args.logs, 1,
+         [*reports, str(many), "-o", str(work / "out-1"), "--workers", "1"]),
+        (f"reports, {args.logs} logs, {args.workers} workers", args.logs, args.workers,
+         [*reports, str(many), "-o", str(work / "out-n"), "--workers", str(args.workers)]),
+    ]
+    results = []
+    for label, count, workers, command in runs:
+        figures = measure(command)
+        per_minute = count / figures["wall_s"] * 60
+        results.append((label, count, workers, figures, per_minute))
+        print(
+            f"{label:<34} {figures['wall_s']:7.1f} s wall  {figures['cpu_s']:7.1f} s CPU  "
+            f"{per_minute:7.1f} apps/min  {per_minute / workers:7.1f} apps/min/core  "
+            f"peak RSS {figures['peak_rss_mib']:6.0f} MiB",
+            flush=True,
+        )
+    base = results[0][3]
+    print("ratios against the native CLI on one set (per application):")
+    for label, count, _, figures, _ in results[1:]:
+        per_app = figures["wall_s"] / count / (base["wall_s"] / results[0][1])
+        print(f"  {label:<34} wall per application x{per_app:.2f}, "
+              f"peak RSS x{figures['peak_rss_mib'] / base['peak_rss_mib']:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
