@@ -29,7 +29,8 @@ def shared_logs(shared: Path, cli: str) -> list[Path]:
     for path in sorted(shared.rglob("*")):
         if any(part.startswith(("eventlog_v2_", "databricks")) for part in path.parent.parts):
             continue  # inside a log folder: the folder is the candidate
-        if path.is_file() and path.suffix not in (".md", ".tsv", ".txt") and path.name != "facts.json":
+        documentation = path.suffix in (".md", ".tsv", ".txt") or path.name == "facts.json"
+        if path.is_file() and not documentation:
             candidates.append(path)
         elif path.is_dir() and path.name.startswith("eventlog_v2_"):
             candidates.append(path)

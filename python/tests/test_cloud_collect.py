@@ -212,7 +212,8 @@ def test_databricks_destinations() -> None:
     volume = databricks_cluster(_details(volumes={"destination": "/Volumes/main/ops/logs"}))
     assert isinstance(volume, Unreachable)
     assert "/Volumes/main/ops/logs/0123-456789-abcdefgh/eventlog" in volume.reason
-    assert "no cluster log delivery" in databricks_cluster(_details()).reason  # type: ignore[union-attr]
+    nothing = databricks_cluster(_details())
+    assert isinstance(nothing, Unreachable) and "no cluster log delivery" in nothing.reason
 
 
 def test_databricks_delivered_layout_collected_from_s3(

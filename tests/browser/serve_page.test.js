@@ -36,9 +36,14 @@ run(async () => {
   try {
     const { page, watch } = await watchedPage(browser, { width: 1280, height: 900 });
     const failed = [];
-    page.on('response', (response) => { if (response.status() >= 400) failed.push(`${response.status()} ${response.url()}`); });
+    page.on('response', (response) => {
+      if (response.status() >= 400) failed.push(`${response.status()} ${response.url()}`);
+    });
     const dialogs = [];
-    page.on('dialog', async (dialog) => { dialogs.push(dialog.message()); await dialog.dismiss(); });
+    page.on('dialog', async (dialog) => {
+      dialogs.push(dialog.message());
+      await dialog.dismiss();
+    });
     await page.goto(base + '/');
     check((await page.title()) === 'sparkprof runs', 'the runs page loads');
 
@@ -57,7 +62,8 @@ run(async () => {
       line: s.querySelector('svg.trend polyline').getAttribute('points').split(' ').length,
       width: s.querySelector('svg.trend').getBoundingClientRect().width,
     })));
-    check(jobs.length === expected.length, `one section per job (${jobs.length} of ${expected.length})`);
+    check(jobs.length === expected.length,
+      `one section per job (${jobs.length} of ${expected.length})`);
     for (const want of expected) {
       const job = jobs.find((j) => j.heading === want.job);
       check(job !== undefined, `job ${JSON.stringify(want.job)} is listed, as text`);
@@ -66,7 +72,8 @@ run(async () => {
       check(JSON.stringify(job.rows.map((r) => r.id)) === JSON.stringify(ids),
         `${want.job}: its runs, latest first (${job.rows.map((r) => r.id)})`);
       check(job.rows.every((r, i) => r.app === want.runs[i].app_id &&
-        r.href === `/applications/${r.id}/report.html`), `${want.job}: each run links its HTML report`);
+        r.href === `/applications/${r.id}/report.html`),
+        `${want.job}: each run links its HTML report`);
       check(JSON.stringify(job.points.map((p) => p.id)) === JSON.stringify([...ids].reverse()),
         `${want.job}: one trend point per run, oldest left`);
       check(job.line === ids.length && job.width > 100, `${want.job}: the trend line is drawn`);
@@ -79,21 +86,28 @@ run(async () => {
     if (trended) {
       const job = jobs.find((j) => j.heading === trended.job);
       const slowest = job.points.find((p) => p.id === trended.slowest);
-      check(slowest && job.points.every((p) => p.y >= slowest.y), `${trended.job}: the slowest run is the highest point`);
+      check(slowest && job.points.every((p) => p.y >= slowest.y),
+        `${trended.job}: the slowest run is the highest point`);
     }
 
     // From the table to a report and back, then from a trend point.
     const first = expected[0].runs[0];
-    await Promise.all([page.waitForNavigation(), page.click(`tr[data-run="${first.id}"] a.report`)]);
-    check(page.url() === `${base}/applications/${first.id}/report.html`, `the table link opens run ${first.id}'s report`);
+    await Promise.all([page.waitForNavigation(),
+      page.click(`tr[data-run="${first.id}"] a.report`)]);
+    check(page.url() === `${base}/applications/${first.id}/report.html`,
+      `the table link opens run ${first.id}'s report`);
     await page.waitForFunction(() => window.sparkprofReport !== undefined);
-    const headings = await page.$$eval('section.application h1', (nodes) => nodes.map((n) => n.textContent));
-    check(headings.length === 1, `the engine's HTML report of one application (${JSON.stringify(headings)})`);
+    const headings = await page.$$eval('section.application h1',
+      (nodes) => nodes.map((n) => n.textContent));
+    check(headings.length === 1,
+      `the engine's HTML report of one application (${JSON.stringify(headings)})`);
     check((await page.$$('article.finding')).length >= 1, 'the report shows its findings');
     await page.goBack();
     const last = expected[0].runs[expected[0].runs.length - 1];
-    await Promise.all([page.waitForNavigation(), page.click(`circle.run[data-run="${last.id}"]`)]);
-    check(page.url() === `${base}/applications/${last.id}/report.html`, `a trend point opens run ${last.id}'s report`);
+    await Promise.all([page.waitForNavigation(),
+      page.click(`circle.run[data-run="${last.id}"]`)]);
+    check(page.url() === `${base}/applications/${last.id}/report.html`,
+      `a trend point opens run ${last.id}'s report`);
     await page.waitForFunction(() => window.sparkprofReport !== undefined);
 
     check(dialogs.length === 0 && await page.evaluate(() => window.__pwned === undefined),
