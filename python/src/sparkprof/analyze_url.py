@@ -20,9 +20,9 @@ MAX_PROBLEMS_PRINTED = 20
 
 
 def _option(text: str) -> tuple[str, Any]:
-    from sparkprof.fleet_cli import _storage_option
+    from sparkprof.fleet_cli import storage_option
 
-    return _storage_option(text)
+    return storage_option(text)
 
 
 def analyze_url_command(argv: Sequence[str]) -> int:

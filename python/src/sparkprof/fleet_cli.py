@@ -53,7 +53,7 @@ def _table(rows: list[list[str]], header: list[str]) -> str:
 # collect
 
 
-def _storage_option(text: str) -> tuple[str, Any]:
+def storage_option(text: str) -> tuple[str, Any]:
     key, sep, value = text.partition("=")
     if not sep:
         raise argparse.ArgumentTypeError(f"--option wants KEY=VALUE, got {text!r}")
@@ -121,7 +121,7 @@ def collect_command(argv: Sequence[str]) -> int:
         "--option",
         action="append",
         default=[],
-        type=_storage_option,
+        type=storage_option,
         metavar="KEY=VALUE",
         help="fsspec storage option (VALUE as JSON when it parses), e.g. anon=true",
     )
@@ -603,7 +603,7 @@ def recommend_command(argv: Sequence[str]) -> int:
         "--option",
         action="append",
         default=[],
-        type=_storage_option,
+        type=storage_option,
         metavar="KEY=VALUE",
         help="fsspec storage option for reading the evidence runs' logs again",
     )
@@ -755,7 +755,7 @@ def reports_command(argv: Sequence[str]) -> int:
         "--option",
         action="append",
         default=[],
-        type=_storage_option,
+        type=storage_option,
         metavar="KEY=VALUE",
         help="fsspec storage option (VALUE as JSON when it parses)",
     )

@@ -19,10 +19,11 @@ read or holds no Spark event gives one row with ``error`` set, so one bad log ne
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
+
+from sparkprof.fleet_cli import storage_option
 
 # The Parquet schema, as (column, Spark SQL type).
 COLUMNS: list[tuple[str, str]] = [
@@ -112,16 +113,6 @@ def read_urls(listing: str, storage_options: dict[str, Any]) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip() and line[0] != "#"]
 
 
-def _option(text: str) -> tuple[str, Any]:
-    key, sep, value = text.partition("=")
-    if not sep:
-        raise argparse.ArgumentTypeError(f"--option wants KEY=VALUE, got {text!r}")
-    try:
-        return key, json.loads(value)
-    except json.JSONDecodeError:
-        return key, value
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="sparkprof.spark_job",
@@ -136,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--option",
         action="append",
         default=[],
-        type=_option,
+        type=storage_option,
         metavar="KEY=VALUE",
         help="fsspec storage option for the logs and the listing (VALUE as JSON when it parses)",
     )

@@ -29,6 +29,24 @@ COLLECTOR = "history-server"
 RETRIED_STATUSES = (429, 500, 502, 503, 504)
 
 
+def retrying_session(retries: int, backoff_s: float) -> requests.Session:
+    """A session whose GETs are retried on connection errors and 429/5xx answers, with
+    exponential backoff from ``backoff_s`` (the History Server and Prometheus clients)."""
+    session = requests.Session()
+    retry = Retry(
+        total=retries,
+        connect=retries,
+        read=retries,
+        status=retries,
+        backoff_factor=backoff_s,
+        status_forcelist=RETRIED_STATUSES,
+        allowed_methods=frozenset({"GET"}),
+    )
+    session.mount("http://", HTTPAdapter(max_retries=retry))
+    session.mount("https://", HTTPAdapter(max_retries=retry))
+    return session
+
+
 def _date_param(epoch_ms: int) -> str:
     """The History Server's date parameter format ("2016-11-15T23:22:18.874GMT")."""
     seconds, millis = divmod(epoch_ms, 1000)
@@ -52,18 +70,7 @@ class HistoryServerClient:
         self.backoff_s = backoff_s
         self.timeout_s = timeout_s
         self.sleep = sleep
-        self.session = requests.Session()
-        retry = Retry(
-            total=retries,
-            connect=retries,
-            read=retries,
-            status=retries,
-            backoff_factor=backoff_s,
-            status_forcelist=RETRIED_STATUSES,
-            allowed_methods=frozenset({"GET"}),
-        )
-        self.session.mount("http://", HTTPAdapter(max_retries=retry))
-        self.session.mount("https://", HTTPAdapter(max_retries=retry))
+        self.session = retrying_session(retries, backoff_s)
 
     def _get_json(self, path: str, params: dict[str, Any]) -> Any:
         response = self.session.get(

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import requests
+
+from sparkprof.collect.history_server import retrying_session
 
 MAX_SERIES = 2000
 MAX_POINTS = 1000  # per series; Prometheus refuses more than 11,000
@@ -77,51 +78,34 @@ class RunMetrics:
 
 
 class PrometheusClient:
-    """Prometheus' HTTP API with retries and backoff (a restarting server is not a missing run)."""
+    """Prometheus' HTTP API, retried with backoff as the History Server's (a restarting server is
+    not a missing run)."""
 
     def __init__(
-        self,
-        base_url: str,
-        *,
-        retries: int = 5,
-        backoff_s: float = 0.5,
-        timeout_s: float = 60.0,
-        sleep: Callable[[float], None] = time.sleep,
+        self, base_url: str, *, retries: int = 5, backoff_s: float = 0.5, timeout_s: float = 60.0
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.retries = retries
-        self.backoff_s = backoff_s
         self.timeout_s = timeout_s
-        self.sleep = sleep
-        self.session = requests.Session()
+        self.session = retrying_session(retries, backoff_s)
 
     def get(self, path: str, params: list[tuple[str, str]]) -> Any:
-        last = ""
-        for attempt in range(self.retries + 1):
-            if attempt:
-                self.sleep(self.backoff_s * 2 ** (attempt - 1))
-            try:
-                answer = self.session.get(
-                    self.base_url + path, params=params, timeout=self.timeout_s
-                )
-            except requests.RequestException as error:
-                last = f"{type(error).__name__}: {error}"
-                continue
-            if answer.status_code in (429, 502, 503, 504):
-                last = f"HTTP {answer.status_code}"
-                continue
-            try:
-                body = answer.json()
-            except ValueError:
-                raise PrometheusError(
-                    f"{path}: HTTP {answer.status_code}, not JSON: {answer.text[:200]!r}"
-                ) from None
-            if body.get("status") != "success":
-                raise PrometheusError(f"{path}: {body.get('errorType')}: {body.get('error')}")
-            return body["data"]
-        raise PrometheusError(
-            f"{self.base_url}{path}: no answer after {self.retries} retries: {last}"
-        )
+        try:
+            answer = self.session.get(self.base_url + path, params=params, timeout=self.timeout_s)
+        except requests.RequestException as error:
+            raise PrometheusError(
+                f"{self.base_url}{path}: no answer after {self.retries} retries: "
+                f"{type(error).__name__}: {error}"
+            ) from None
+        try:
+            body = answer.json()
+        except ValueError:
+            raise PrometheusError(
+                f"{path}: HTTP {answer.status_code}, not JSON: {answer.text[:200]!r}"
+            ) from None
+        if body.get("status") != "success":
+            raise PrometheusError(f"{path}: {body.get('errorType')}: {body.get('error')}")
+        return body["data"]
 
 
 def _selector_value(text: str) -> str:
