@@ -278,8 +278,10 @@ def check_context_series(prometheus, app_id, end_s, start_s, killed, replaced):
     check(killed and released is not None and released >= 1,
           f"executor {killed} killed by the driver counts as removed, reason released: {removed}")
     peaks = last(prometheus, app_id, "spark_executor_peak_memory_bytes", 'area="jvm_heap"', end_s)
-    check(len(peaks) >= 2 and all(v > 0 for v in peaks.values()),
-          f"peak JVM heap per executor: {len(peaks)} executors")
+    # Spark fills a task end's executor metrics from its heartbeat polls: an executor whose tasks
+    # all ended between polls can report 0, so one positive peak is what is certain.
+    check(len(peaks) >= 2 and any(v > 0 for v in peaks.values()),
+          f"peak JVM heap per executor: {sorted(peaks.values())}")
     durations = last(prometheus, app_id, "spark_executor_task_duration_seconds_count", "", end_s)
     check(len(durations) >= 2 and total(durations) > 0,
           f"task durations per executor: {len(durations)} executors, {total(durations)} tasks")
@@ -365,6 +367,8 @@ def main():
             "spark.plugins": "io.sparkprof.SparkProfPlugin",
             "spark.sparkprof.outputDir": output_dir,
             "spark.sparkprof.prometheus.port": str(metrics_port),
+            # Batches every second: the read back's S3A row reaches the driver before it stops.
+            "spark.sparkprof.flushInterval": "1s",
             "spark.driver.extraJavaOptions": agent,
             "spark.executor.extraJavaOptions": agent,
             "spark.jars": ",".join([os.path.abspath(args.plugin_jar)] + hadoop_jars),
