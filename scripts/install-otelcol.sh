@@ -15,7 +15,7 @@ manifest="scripts/otelcol/builder-config.yaml"
 dir="build/tools/otelcol-$version"
 binary="$dir/otelcol-sparkprof/otelcol-sparkprof"
 stamp="$dir/manifest.sha256"
-want="$(sha256sum "$manifest" | cut -d' ' -f1)"
+want="$(cat "$manifest" scripts/otelcol/go.mod scripts/otelcol/go.sum | sha256sum | cut -d' ' -f1)"
 if [ -x "$binary" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
   ln -sfn "otelcol-$version/otelcol-sparkprof/otelcol-sparkprof" build/tools/otelcol
   exit 0
@@ -32,12 +32,15 @@ if [ ! -x "$dir/builder" ]; then
 fi
 echo "install-otelcol: building the collector of $manifest into $dir"
 cp "$manifest" "$dir/builder-config.yaml"
-# ocb generates the sources and runs `go build` there, with the Go it finds on PATH. Not its
-# `go mod tidy`: that also resolves the components' test-only modules, one of which the module
-# proxy does not serve; -mod=mod resolves what the build imports (the pins above decide it).
-(cd "$dir" && PATH="$(dirname "$go"):$PATH" \
-  GOFLAGS="-mod=mod -p=${OTELCOL_BUILD_JOBS:-$(nproc)}" nice -n 10 ./builder \
-  --config=builder-config.yaml --skip-get-modules)
+# ocb generates the sources; the module files are ours (scripts/otelcol/go.{mod,sum}: every
+# module version and hash pinned), not its `go mod tidy`, which also resolves the components'
+# test-only modules, one of which the module proxy does not serve. Then a plain `go build`.
+(cd "$dir" && PATH="$(dirname "$go"):$PATH" nice -n 10 ./builder \
+  --config=builder-config.yaml --skip-get-modules --skip-compilation >/dev/null)
+cp scripts/otelcol/go.mod scripts/otelcol/go.sum "$dir/otelcol-sparkprof/"
+(cd "$dir/otelcol-sparkprof" && GOFLAGS=-mod=mod nice -n 10 "$go" build \
+  -p "${OTELCOL_BUILD_JOBS:-$(nproc)}" -trimpath -ldflags="-s -w" -o otelcol-sparkprof .)
 echo "$want" > "$stamp"
 ln -sfn "otelcol-$version/otelcol-sparkprof/otelcol-sparkprof" build/tools/otelcol
-echo "install-otelcol: $(build/tools/otelcol components 2>/dev/null | grep -c "name:") components in build/tools/otelcol"
+count="$(build/tools/otelcol components 2>/dev/null | grep -c "name:")"
+echo "install-otelcol: $count components in build/tools/otelcol"
