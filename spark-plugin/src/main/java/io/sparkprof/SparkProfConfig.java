@@ -32,8 +32,9 @@ public final class SparkProfConfig {
   public static final String PROMETHEUS_BIND_ADDRESS = "spark.sparkprof.prometheus.bindAddress";
 
   /**
-   * Path, default {@code <java.io.tmpdir>/sparkprof-<user.name>} (one per user: a shared
-   * directory would let other users of the host read or plant outputs): driver directory for the
+   * Path, default {@code /tmp/sparkprof-<user.name>} (one per user: a shared directory would let
+   * other users of the host read or plant outputs; not java.io.tmpdir, which YARN points into the
+   * container's directory, deleted when the application ends): driver directory for the
    * outputs, one subdirectory per application id: {@code stage-<id>-attempt-<n>.html} flame graphs
    * and {@code profile.sparkprof}. The driver refuses a directory another user could replace.
    */
@@ -250,13 +251,12 @@ public final class SparkProfConfig {
 
   public String outputDir() { return outputDir; }
 
-  /** {@code <java.io.tmpdir>/sparkprof-<user.name>}, the user name reduced to [A-Za-z0-9._-]. */
+  /** {@code /tmp/sparkprof-<user.name>}, the user name reduced to [A-Za-z0-9._-]. */
   static String defaultOutputDir() {
-    String tmp = System.getProperty("java.io.tmpdir", "/tmp");
     String user = System.getProperty("user.name", "");
     String safe = user.replaceAll("[^A-Za-z0-9._-]", "_");
     if (safe.isEmpty() || safe.equals(".") || safe.equals("..")) safe = "unknown";
-    return new java.io.File(tmp, "sparkprof-" + safe).getPath();
+    return "/tmp/sparkprof-" + safe;
   }
 
   public int maxBatchBytes() { return maxBatchBytes; }
