@@ -8,6 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --browser
 scripts/install-spark.sh
+scripts/install-jdks.sh
 scripts/install-s3a.sh
 scripts/install-helm.sh
 scripts/install-otelcol.sh

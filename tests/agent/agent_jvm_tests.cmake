@@ -39,3 +39,27 @@ foreach(test_case serialization interval_1ms cpu_accounting_1ms cpu_accounting_1
             ${test_case})
   set_tests_properties(agent_jvm_${test_case} PROPERTIES TIMEOUT 180 LABELS "jvm;agent")
 endforeach()
+
+# The cases that matter for fidelity again on the other JDKs Spark 3.5 and 4 run on (issue 16):
+# JDK 21 (scripts/install-jdks.sh installs it) and Temurin 25 (linked when the machine has it).
+# Each JDK found as <dir>/<N>/bin/java at configure time registers agent_jvm_<N>_<case>; the
+# classes are the JDK 17 ones (--release 17). About 1.5 minutes of CPU per JDK.
+set(SPARKPROF_TEST_JDKS_DIR ${CMAKE_BINARY_DIR}/jdks CACHE PATH
+    "Where scripts/install-jdks.sh put the extra JDKs for the agent JVM tests (<dir>/<N>/bin/java)")
+foreach(jdk 21 25)
+  set(jdk_java ${SPARKPROF_TEST_JDKS_DIR}/${jdk}/bin/java)
+  if(NOT EXISTS ${jdk_java})
+    message(STATUS "sparkprof: no JDK ${jdk} in ${SPARKPROF_TEST_JDKS_DIR} "
+                   "(scripts/install-jdks.sh), agent_jvm_${jdk}_* tests not registered")
+    continue()
+  endif()
+  foreach(test_case serialization walk_failures jvmti_walker cpu_accounting_10ms gc_churn
+                    class_churn exit_while_sampling threads_500 prometheus plugin_start)
+    add_test(NAME agent_jvm_${jdk}_${test_case}
+      COMMAND ${Python3_EXECUTABLE} ${SPARKPROF_AGENT_TEST_DIR}/run_agent_case.py
+              --java ${jdk_java} --lib $<TARGET_FILE:sparkprof_agent>
+              --classes ${SPARKPROF_AGENT_TEST_CLASSES}
+              --work ${CMAKE_BINARY_DIR}/tests/agent/work-jdk${jdk} ${test_case})
+    set_tests_properties(agent_jvm_${jdk}_${test_case} PROPERTIES TIMEOUT 180 LABELS "jvm;agent")
+  endforeach()
+endforeach()
