@@ -367,6 +367,67 @@ struct RunResult {
   std::vector<int64_t> unit_tasks;
 };
 
+// A replay's scheduled happenings other than task ends: (time, kind, index), earliest first;
+// at one instant lower kinds first, then lower indices (a unit released at an instant is ready
+// before dynamic allocation looks at the backlog then). Compared field by field: the replay's
+// heaps compare these millions of times.
+struct Event {
+  int64_t at;
+  int32_t kind;
+  size_t index;
+  bool operator>(const Event& other) const {
+    if (at != other.at) return at > other.at;
+    if (kind != other.kind) return kind > other.kind;
+    return index > other.index;
+  }
+};
+
+// A running task's end: (time, unit, executor), earliest first, packed in one 128-bit key
+// that orders as the triple does (the time's sign bit flipped; units and executors fit in 32
+// bits), so the heap of running tasks compares without branches.
+class TaskEnd {
+ public:
+  TaskEnd(int64_t at, size_t unit, size_t executor)
+      : key_((static_cast<unsigned __int128>(static_cast<uint64_t>(at) ^ kSignBit) << 64) |
+             (static_cast<uint64_t>(unit) << 32) | static_cast<uint32_t>(executor)) {}
+  int64_t at() const { return static_cast<int64_t>(static_cast<uint64_t>(key_ >> 64) ^ kSignBit); }
+  size_t unit() const { return static_cast<uint32_t>(static_cast<uint64_t>(key_) >> 32); }
+  size_t executor() const { return static_cast<uint32_t>(key_); }
+  bool operator>(const TaskEnd& other) const { return key_ > other.key_; }
+
+ private:
+  static constexpr uint64_t kSignBit = uint64_t{1} << 63;
+  unsigned __int128 key_;
+};
+
+// The executors that can take a task now (alive, with a free slot), as a bitset: the replay
+// dispatches to the first one, found a word at a time instead of a scan over every executor.
+class FreeExecutors {
+ public:
+  explicit FreeExecutors(size_t executors) : words_((executors + 63) / 64, 0) {}
+  void Resize(size_t executors) { words_.resize((executors + 63) / 64, 0); }
+  void Set(size_t executor, bool free) {
+    const size_t word = executor / 64;
+    const uint64_t bit = uint64_t{1} << (executor % 64);
+    if (free) {
+      words_[word] |= bit;
+      first_word_ = std::min(first_word_, word);
+    } else {
+      words_[word] &= ~bit;
+    }
+  }
+  // The lowest free executor, or `none`.
+  size_t First(size_t none) {
+    while (first_word_ < words_.size() && words_[first_word_] == 0) ++first_word_;
+    if (first_word_ == words_.size()) return none;
+    return first_word_ * 64 + static_cast<size_t>(__builtin_ctzll(words_[first_word_]));
+  }
+
+ private:
+  std::vector<uint64_t> words_;
+  size_t first_word_ = 0;  // no set bit below this word
+};
+
 // The discrete-event replay.
 RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
                  std::vector<ExecutorSlots> executors, int64_t app_tail_ms,
@@ -392,11 +453,14 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
     }
   }
 
-  // Events: (time, kind, index). Kinds: 1 job submit, 2 unit release, 3 job end, 4 executor
-  // arrival/leaving, 5 a slot free again after the dispatch gap. Task ends are in `running`.
-  // 7 dynamic allocation's backlog check, 8 an idle executor's release check.
-  using Event = std::tuple<int64_t, int, size_t>;
+  // Events. Kinds: 1 job submit, 2 unit release, 3 job end, 4 executor arrival/leaving, 5 a slot
+  // free again after the dispatch gap, 6 a held task's wake-up, 7 dynamic allocation's backlog
+  // check, 8 an idle executor's release check. Task ends are in `running`. Kind 5 is always
+  // `launch_gap_ms` after a task end, so those come in time order: a queue of their own
+  // (`slot_frees`), merged with the heap by the same order. Several at one instant only add up
+  // slots, so their order among themselves does not matter.
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
+  std::deque<Event> slot_frees;
   for (size_t j : from_start) events.push({jobs[j].anchor_offset, 1, j});
   if (allocation.enabled) {
     executors.assign(static_cast<size_t>(std::max(allocation.initial, 0)),
@@ -418,12 +482,14 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
   int32_t alive_count = 0;
   // At most 100k executors however many tasks wait (hostile input stays bounded).
   const int32_t executor_cap = allocation.enabled ? std::clamp(allocation.max, 1, 100'000) : 0;
+  FreeExecutors free_executors(executors.size());
+  auto refresh = [&](size_t e) { free_executors.Set(e, alive[e] && free_slots[e] > 0); };
   std::set<std::tuple<int32_t, int32_t, int32_t, size_t>> ready;
-  std::set<std::pair<size_t, size_t>> warmed;  // (unit, executor) that ran a task of the unit
+  // Per unit with a warm-up, the executors that ran one of its tasks (a bitset), kept while the
+  // unit still has tasks to dispatch.
+  std::vector<std::vector<uint64_t>> warmed(units.size());
   // Running tasks: when each ends and on which executor.
-  std::priority_queue<std::tuple<int64_t, size_t, size_t>, std::vector<std::tuple<int64_t, size_t, size_t>>,
-                      std::greater<>>
-      running;  // end, unit, executor
+  std::priority_queue<TaskEnd, std::vector<TaskEnd>, std::greater<>> running;
   int64_t last_job_end = 0;
   size_t jobs_done = 0;
 
@@ -465,39 +531,58 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
       if (first == ready.end()) return;
       // The executor with a free slot that arrived first (Spark offers resources round-robin;
       // for wall time only the count of free slots matters).
-      size_t executor = executors.size();
-      for (size_t e = 0; e < executors.size(); ++e) {
-        if (alive[e] && free_slots[e] > 0) {
-          executor = e;
-          break;
-        }
-      }
+      const size_t executor = free_executors.First(executors.size());
       if (executor == executors.size()) return;
       const size_t u = std::get<3>(*first);
       Unit& unit = units[u];
       if (unit.sim_start < 0) unit.sim_start = now;
       int64_t duration = unit.tasks[unit.next_task].duration_ms;
-      if (unit.warmup_ms > 0 && warmed.insert({u, executor}).second) {
-        duration = std::min(duration + unit.warmup_ms, kMaxMs);
+      if (unit.warmup_ms > 0) {
+        std::vector<uint64_t>& ran = warmed[u];
+        if (ran.size() <= executor / 64) ran.resize(executor / 64 + 1, 0);
+        const uint64_t bit = uint64_t{1} << (executor % 64);
+        if ((ran[executor / 64] & bit) == 0) {
+          ran[executor / 64] |= bit;
+          duration = std::min(duration + unit.warmup_ms, kMaxMs);
+        }
       }
       ++unit.next_task;
       ++unit.running;
-      if (unit.next_task == unit.tasks.size()) ready.erase(first);
+      if (unit.next_task == unit.tasks.size()) {
+        ready.erase(first);
+        std::vector<uint64_t>().swap(warmed[u]);
+      }
       --free_slots[executor];
+      refresh(executor);
       ++busy[executor];
-      running.push({now + std::max<int64_t>(duration, 0), u, executor});
+      running.push(TaskEnd(now + std::max<int64_t>(duration, 0), u, executor));
     }
   };
 
   int64_t now = 0;
   const size_t guard_limit = 50'000'000;
   size_t steps = 0;
-  while ((!events.empty() || !running.empty()) && ++steps < guard_limit) {
-    const int64_t next_event = events.empty() ? kNever : std::get<0>(events.top());
-    const int64_t next_end = running.empty() ? kNever : std::get<0>(running.top());
-    if (next_end <= next_event) {
-      auto [at, u, executor] = running.top();
+  // The next event of the heap and of `slot_frees`; nullptr when both are empty.
+  auto next_event = [&]() -> const Event* {
+    if (slot_frees.empty()) return events.empty() ? nullptr : &events.top();
+    if (events.empty() || events.top() > slot_frees.front()) return &slot_frees.front();
+    return &events.top();
+  };
+  auto next_time = [&]() {
+    const Event* event = next_event();
+    const int64_t next_event_at = event == nullptr ? kNever : event->at;
+    return std::min(next_event_at, running.empty() ? kNever : running.top().at());
+  };
+  while ((!events.empty() || !slot_frees.empty() || !running.empty()) && ++steps < guard_limit) {
+    const Event* upcoming = next_event();
+    const int64_t next_event_at = upcoming == nullptr ? kNever : upcoming->at;
+    const int64_t next_end = running.empty() ? kNever : running.top().at();
+    if (next_end <= next_event_at) {
+      const TaskEnd ended = running.top();
       running.pop();
+      const int64_t at = ended.at();
+      const size_t u = ended.unit();
+      const size_t executor = ended.executor();
       now = at;
       if (--busy[executor] == 0 && allocation.enabled) {
         idle_since[executor] = now;
@@ -505,16 +590,21 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
       }
       // The slot takes the run's dispatch gap (status update, scheduling, launch) to be reused.
       if (launch_gap_ms > 0) {
-        events.push({now + launch_gap_ms, 5, executor});
+        slot_frees.push_back({now + launch_gap_ms, 5, executor});
       } else {
         ++free_slots[executor];
+        refresh(executor);
       }
       if (--units[u].running == 0 && units[u].next_task == units[u].tasks.size()) {
         unit_done(u, now);
       }
     } else {
-      auto [at, kind, index] = events.top();
-      events.pop();
+      const auto [at, kind, index] = *upcoming;
+      if (!events.empty() && upcoming == &events.top()) {
+        events.pop();
+      } else {
+        slot_frees.pop_front();
+      }
       now = at;
       if (kind == 1) {  // job submit
         JobInfo& job = jobs[index];
@@ -538,6 +628,7 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
         job_done(index, now);
       } else if (kind == 5) {
         ++free_slots[index];
+        refresh(index);
       } else if (kind == 6) {
         // a held task may launch now: dispatch below
       } else if (kind == 7) {
@@ -560,6 +651,7 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
             alive.push_back(false);
             busy.push_back(0);
             idle_since.push_back(0);
+            free_executors.Resize(executors.size());
             events.push({now + allocation.startup_ms, 4, executors.size() - 1});
           }
           requested += add;
@@ -585,6 +677,7 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
         alive[index] = false;
         --alive_count;
         free_slots[index] = 0;
+        refresh(index);
       } else if (kind == 4) {
         if (!alive[index] && now < executors[index].removed) {
           if (executors[index].added == now && allocation.enabled && requested > 0 &&
@@ -593,6 +686,7 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
           }
           alive[index] = true;
           free_slots[index] += executors[index].slots;
+          refresh(index);
           idle_since[index] = now;
           result.peak_executors = std::max(result.peak_executors, ++alive_count);
           if (allocation.enabled) events.push({now + allocation.idle_timeout_ms, 8, index});
@@ -600,13 +694,12 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
           alive[index] = false;
           --alive_count;
           free_slots[index] -= executors[index].slots;  // running tasks finish, nothing new
+          refresh(index);
         }
       }
     }
     // Process everything at this instant before dispatching.
-    const int64_t next_event2 = events.empty() ? kNever : std::get<0>(events.top());
-    const int64_t next_end2 = running.empty() ? kNever : std::get<0>(running.top());
-    if (std::min(next_event2, next_end2) > now) {
+    if (next_time() > now) {
       dispatch(now);
       // Tasks left waiting: dynamic allocation looks again after the backlog timeout.
       if (allocation.enabled && !tick_pending && !ready.empty()) {
