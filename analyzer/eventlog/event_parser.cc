@@ -3,8 +3,10 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "common/terminal_text.h"
@@ -78,6 +80,58 @@ struct ParseError {
     }                                    \
   } while (false)
 
+// Strings and keys without a backslash -- nearly all of them -- are their bytes as written, so
+// they are read in place instead of unescaped into simdjson's string buffer (a copy per key: a
+// third of the parse on logs with large "Accumulables"). Simdjson 3.0.1 has no API for this.
+
+static_assert(std::endian::native == std::endian::little, "the scan below reads words LSB first");
+
+// The first '"' or '\\' at or after `p`, a word at a time. The caller knows one follows within
+// the document (stage 1 found the string closed); the last word read may reach past it, into
+// the padding every line buffer carries (kRequiredPadding).
+const char* QuoteOrBackslash(const char* p) {
+  constexpr uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr uint64_t kHighBits = 0x8080808080808080ULL;
+  for (;; p += sizeof(uint64_t)) {
+    uint64_t word;
+    std::memcpy(&word, p, sizeof(word));
+    const uint64_t quotes = word ^ (kOnes * '"');
+    const uint64_t backslashes = word ^ (kOnes * '\\');
+    // A zero byte's high bit (exact up to the first zero byte, which is all that is used).
+    const uint64_t found =
+        (((quotes - kOnes) & ~quotes) | ((backslashes - kOnes) & ~backslashes)) & kHighBits;
+    if (found != 0) return p + __builtin_ctzll(found) / 8;
+  }
+}
+
+// A field's key: in place when it has no escape, else unescaped.
+error_code KeyOf(ondemand::field& field, std::string_view* key) {
+  const char* start = field.key().raw();  // just after the opening quote
+  const char* end = QuoteOrBackslash(start);
+  if (*end == '"') {
+    *key = std::string_view(start, static_cast<size_t>(end - start));
+    return simdjson::SUCCESS;
+  }
+  return field.unescaped_key().get(*key);
+}
+
+// A string value: in place when it has no escape, else unescaped. The text stays valid while
+// the line is parsed (either way).
+error_code GetString(ondemand::value value, std::string_view* out) {
+  std::string_view token = value.raw_json_token();  // from the opening quote to the next token
+  if (!token.empty() && token.front() == '"') {
+    const char* start = token.data() + 1;
+    const char* end = QuoteOrBackslash(start);
+    if (*end == '"') {
+      ondemand::raw_json_string consumed;
+      if (auto e = value.get_raw_json_string().get(consumed)) return e;
+      *out = std::string_view(start, static_cast<size_t>(end - start));
+      return simdjson::SUCCESS;
+    }
+  }
+  return value.get_string().get(*out);
+}
+
 // Numbers: Spark writes JSON numbers, but SQL accumulables are strings and a few tools write
 // doubles; all become int64 (doubles truncated, out-of-range clamped).
 error_code ReadIntUnbounded(ondemand::value value, int64_t* out) {
@@ -114,7 +168,7 @@ error_code ReadIntUnbounded(ondemand::value value, int64_t* out) {
     }
     case ondemand::json_type::string: {
       std::string_view text;
-      if (auto e = value.get_string().get(text)) return e;
+      if (auto e = GetString(value, &text)) return e;
       int64_t parsed = 0;
       auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), parsed);
       if (ec == std::errc()) *out = parsed;
@@ -155,7 +209,7 @@ error_code ReadBool(ondemand::value value, bool* out) {
   if (type == ondemand::json_type::boolean) return value.get_bool().get(*out);
   if (type == ondemand::json_type::string) {
     std::string_view text;
-    if (auto e = value.get_string().get(text)) return e;
+    if (auto e = GetString(value, &text)) return e;
     *out = text == "true";
   }
   return simdjson::SUCCESS;
@@ -176,7 +230,7 @@ error_code ReadString(ondemand::value value, std::string* out, size_t max_bytes 
   out->clear();
   if (type == ondemand::json_type::string) {
     std::string_view text;
-    if (auto e = value.get_string().get(text)) return e;
+    if (auto e = GetString(value, &text)) return e;
     out->assign(text.substr(0, Utf8CutBytes(text, max_bytes)));
   } else if (type == ondemand::json_type::number) {
     std::string_view raw = value.raw_json_token();
@@ -201,7 +255,7 @@ error_code ForEachField(ondemand::value value, Fn&& on_field) {
     ondemand::field field;
     if (auto e = std::move(field_result).get(field)) return e;
     std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
+    if (auto e = KeyOf(field, &key)) return e;
     if (auto e = on_field(key, field.value())) return e;
   }
   return simdjson::SUCCESS;
@@ -358,13 +412,16 @@ struct EventParser::Impl {
   // Sums the "peak memory usage" updates of a task's "Accumulables" (saturating).
   error_code PhotonPeakMemory(ondemand::value value, int64_t* out) {
     return ForEachElement(value, [&](ondemand::value element) -> error_code {
+      bool named = false;
       bool peak = false;
       int64_t update = 0;
       error_code e = ForEachField(element, [&](std::string_view key, ondemand::value v) {
         if (key == "Name") {
           std::string_view name;
-          if (v.get_string().get(name) == simdjson::SUCCESS) peak = name == "peak memory usage";
-        } else if (key == "Update") {
+          named = true;
+          if (GetString(v, &name) == simdjson::SUCCESS) peak = name == "peak memory usage";
+        } else if (key == "Update" && (peak || !named)) {
+          // Spark writes "Name" first: the other accumulables' updates are not read.
           return ReadInt(v, &update);
         }
         return error_code(simdjson::SUCCESS);
@@ -670,7 +727,7 @@ struct EventParser::Impl {
       ondemand::field field;
       if (auto e = std::move(field_result).get(field)) return e;
       std::string_view key;
-      if (auto e = field.unescaped_key().get(key)) return e;
+      if (auto e = KeyOf(field, &key)) return e;
       if (key == "Event") continue;
       if (auto e = on_field(key, field.value())) return e;
     }
@@ -1239,7 +1296,7 @@ Status EventParser::ParseLineUncounted(const char* data, size_t size, size_t cap
       if (e == simdjson::NO_SUCH_FIELD) return Corrupt("not an event object: no \"Event\" key");
       return describe(e, "Event");
     }
-    if (auto e = event_value.get_string().get(name)) {
+    if (event_value.get_string().get(name) != simdjson::SUCCESS) {
       return Corrupt("not an event object: \"Event\" is not a string");
     }
   }
