@@ -123,7 +123,7 @@ void Agent::Start(JNIEnv* jni, jthread current_thread, bool late_start) {
   PreallocateMethodIdsForLoadedClasses(jvmti_, jni);
 
   if (!use_jvmti_walker_) {
-    EnableAnchorRepairIfRecognised(jni);
+    if (options_.vm_structs) EnableAnchorRepairIfRecognised(jni);
     std::string error;
     if (!InstallCrashGuard(&error)) {
       LogLine("%s; the JVM runs without profiling", error.c_str());
@@ -146,7 +146,7 @@ void Agent::Start(JNIEnv* jni, jthread current_thread, bool late_start) {
         JVMTI_EVENT_VM_DEATH}) {
     jvmti_->SetEventNotificationMode(JVMTI_ENABLE, event, nullptr);
   }
-  if (options_.mode == SamplingMode::kCpu) {
+  if (options_.mode == SamplingMode::kCpu && options_.jvm_internal_threads) {
     // Polled by the drain; an agent started in a running JVM counts their CPU from now on.
     jvm_threads_ = std::make_unique<JvmInternalThreads>(options_.interval_ns, !late_start);
     drain_.set_jvm_internal_threads(jvm_threads_.get());
@@ -172,12 +172,16 @@ void Agent::Start(JNIEnv* jni, jthread current_thread, bool late_start) {
 
 void Agent::EnableAnchorRepairIfRecognised(JNIEnv* jni) {
   Result<VmStructsTable> table = FindVmStructsTable();
+  Result<VmTypesTable> types = FindVmTypesTable();
   Result<HotSpotLayout> layout =
-      table.ok() ? ReadHotSpotLayout(*table) : Result<HotSpotLayout>(table.status());
+      !table.ok()   ? Result<HotSpotLayout>(table.status())
+      : !types.ok() ? Result<HotSpotLayout>(types.status())
+                    : ReadHotSpotLayout(*table, *types);
   Status checked = layout.ok() ? CheckLayoutOnCurrentThread(*layout, jni) : layout.status();
+  if (checked.ok()) checked = CheckCodeCache(*layout);
   if (checked.ok() && EnableAnchorRepair(*layout)) return;
   LogLine("HotSpot's VM structures not recognised (%s); samples of threads stopped in the VM "
-          "may stay [unknown_not_Java]",
+          "may stay [unknown_not_Java] or [not_walkable_not_Java] (vmstructs=off says so too)",
           checked.ok() ? "x86-64 only" : checked.message().c_str());
 }
 

@@ -23,6 +23,12 @@ Result<int64_t> ParseInteger(std::string_view key, std::string_view value, int64
   return parsed;
 }
 
+Result<bool> ParseSwitch(std::string_view key, std::string_view value) {
+  if (value == "on") return true;
+  if (value == "off") return false;
+  return InvalidArgument(std::string(key) + "=" + std::string(value) + ": must be on or off");
+}
+
 }  // namespace
 
 Status ValidateExecutorId(std::string_view id) {
@@ -53,7 +59,7 @@ Status ValidateExecutorId(std::string_view id) {
 const char kOptionHelp[] =
     "options: interval=10ms mode=cpu|wall out=PATH dump=SECONDS depth=1..2048 ring=4..65536 "
     "ringmemory=64k..64g maxstacks=100..10000000 prometheus=[HOST:]PORT[-LAST] walker=agct|jvmti "
-    "executor=ID";
+    "executor=ID vmstructs=on|off jvmthreads=on|off";
 
 Result<int64_t> ParseDurationNs(std::string_view text) {
   struct Unit {
@@ -163,6 +169,10 @@ Result<AgentOptions> ParseAgentOptions(std::string_view text) {
       } else {
         return InvalidArgument("walker=" + std::string(value) + ": must be agct or jvmti");
       }
+    } else if (key == "vmstructs") {
+      SPARKPROF_ASSIGN_OR_RETURN(options.vm_structs, ParseSwitch(key, value));
+    } else if (key == "jvmthreads") {
+      SPARKPROF_ASSIGN_OR_RETURN(options.jvm_internal_threads, ParseSwitch(key, value));
     } else if (key == "executor") {
       Status valid = ValidateExecutorId(value);
       if (!valid.ok()) return InvalidArgument("executor=: " + valid.message());

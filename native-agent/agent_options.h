@@ -29,6 +29,11 @@ struct AgentOptions {
   std::string prometheus;            // "HOST:PORT" or "PORT"; "" = no /metrics server
   WalkerChoice walker = WalkerChoice::kAsyncGetCallTrace;  // `walker=jvmti` forces the fallback
   std::string executor_id;  // `executor=`; "" = not given: "driver" until the plugin names it
+  // `vmstructs=off`: the walker never reads or mends HotSpot's structures (anchor repair, stub
+  // step-over; hotspot_layout.h), AsyncGetCallTrace alone.
+  bool vm_structs = true;
+  // `jvmthreads=off`: the GC/JIT/VM threads' CPU is not polled (jvm_internal_threads.h).
+  bool jvm_internal_threads = true;
 };
 
 // Executor ids are 1..kMaxExecutorIdBytes bytes of well-formed UTF-8 without control characters:

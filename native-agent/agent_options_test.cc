@@ -13,6 +13,24 @@ TEST(AgentOptionsTest, DefaultsWhenEmpty) {
   EXPECT_EQ(options->depth, 64);
   EXPECT_EQ(options->ring, 32u);
   EXPECT_TRUE(options->out_path.empty());
+  EXPECT_TRUE(options->vm_structs);
+  EXPECT_TRUE(options->jvm_internal_threads);
+}
+
+TEST(AgentOptionsTest, VmStructsAndJvmThreadsSwitchOffAndBackOn) {
+  auto off = ParseAgentOptions("vmstructs=off,jvmthreads=off");
+  ASSERT_TRUE(off.ok()) << off.status().ToString();
+  EXPECT_FALSE(off->vm_structs);
+  EXPECT_FALSE(off->jvm_internal_threads);
+  auto on = ParseAgentOptions("vmstructs=off,vmstructs=on,jvmthreads=on");
+  ASSERT_TRUE(on.ok()) << on.status().ToString();
+  EXPECT_TRUE(on->vm_structs);
+  EXPECT_TRUE(on->jvm_internal_threads);
+  for (const char* bad : {"vmstructs=no", "vmstructs=", "jvmthreads=OFF", "jvmthreads=1"}) {
+    auto parsed = ParseAgentOptions(bad);
+    ASSERT_FALSE(parsed.ok()) << bad;
+    EXPECT_NE(parsed.status().message().find("must be on or off"), std::string::npos) << bad;
+  }
 }
 
 TEST(AgentOptionsTest, ParsesEveryKey) {

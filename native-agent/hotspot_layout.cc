@@ -16,6 +16,8 @@ struct Wanted {
   std::string_view type;
   std::string_view field;
   size_t HotSpotLayout::*member;
+  bool is_static = false;             // the member takes the field's address, not its offset
+  std::string_view type_string = "";  // "" = any; else the C++ type the walker reads it as
 };
 
 constexpr Wanted kWanted[] = {
@@ -24,6 +26,22 @@ constexpr Wanted kWanted[] = {
     {"JavaThread", "_anchor", &HotSpotLayout::thread_anchor_offset},
     {"JavaFrameAnchor", "_last_Java_sp", &HotSpotLayout::anchor_sp_offset},
     {"JavaFrameAnchor", "_last_Java_pc", &HotSpotLayout::anchor_pc_offset},
+    {"JavaFrameAnchor", "_last_Java_fp", &HotSpotLayout::anchor_fp_offset},
+    {"CodeCache", "_heaps", &HotSpotLayout::code_heaps_address, true},
+    {"CodeCache", "_low_bound", &HotSpotLayout::code_low_bound_address, true, "address"},
+    {"CodeCache", "_high_bound", &HotSpotLayout::code_high_bound_address, true, "address"},
+    {"GrowableArrayBase", "_len", &HotSpotLayout::array_length_offset, false, "int"},
+    {"GrowableArray<int>", "_data", &HotSpotLayout::array_data_offset},
+    {"CodeHeap", "_memory", &HotSpotLayout::heap_memory_offset, false, "VirtualSpace"},
+    {"CodeHeap", "_segmap", &HotSpotLayout::heap_segment_map_offset, false, "VirtualSpace"},
+    {"CodeHeap", "_log2_segment_size", &HotSpotLayout::heap_log2_segment_offset, false, "int"},
+    {"VirtualSpace", "_low", &HotSpotLayout::space_low_offset, false, "char*"},
+    {"VirtualSpace", "_high", &HotSpotLayout::space_high_offset, false, "char*"},
+    {"HeapBlock", "_header", &HotSpotLayout::block_header_offset},
+    {"HeapBlock::Header", "_used", &HotSpotLayout::block_used_offset, false, "bool"},
+    {"CodeBlob", "_name", &HotSpotLayout::blob_name_offset, false, "const char*"},
+    {"CodeBlob", "_size", &HotSpotLayout::blob_size_offset, false, "int"},
+    {"CodeBlob", "_frame_size", &HotSpotLayout::blob_frame_size_offset, false, "int"},
 };
 
 template <typename T>
@@ -40,14 +58,29 @@ Result<T> ExportedValue(const char* symbol) {
   return *static_cast<const T*>(address);
 }
 
+Result<size_t> TypeSize(const VmTypesTable& types, std::string_view wanted) {
+  if (types.entries == nullptr || types.stride == 0 || types.stride > 1024 ||
+      types.type_name_offset >= types.stride || types.size_offset >= types.stride) {
+    return InvalidArgument("the VM type table is empty or its entry size is implausible");
+  }
+  constexpr int kMaxEntries = 100'000;
+  const char* entry = static_cast<const char*>(types.entries);
+  for (int i = 0; i < kMaxEntries; ++i, entry += types.stride) {
+    auto type = ReadAt<const char*>(entry, types.type_name_offset);
+    if (type == nullptr) break;
+    if (wanted == type) return static_cast<size_t>(ReadAt<uint64_t>(entry, types.size_offset));
+  }
+  return NotFound("the VM type table has no " + std::string(wanted));
+}
+
 }  // namespace
 
-Result<HotSpotLayout> ReadHotSpotLayout(const VmStructsTable& table) {
+Result<HotSpotLayout> ReadHotSpotLayout(const VmStructsTable& table, const VmTypesTable& types) {
   if (table.entries == nullptr || table.stride == 0 || table.stride > 1024) {
     return InvalidArgument("the VM structure table is empty or its entry size is implausible");
   }
   for (uint64_t field : {table.type_name_offset, table.field_name_offset, table.is_static_offset,
-                         table.offset_offset}) {
+                         table.offset_offset, table.type_string_offset, table.address_offset}) {
     if (field >= table.stride) return InvalidArgument("a VM structure entry field lies past it");
   }
   HotSpotLayout layout;
@@ -59,15 +92,31 @@ Result<HotSpotLayout> ReadHotSpotLayout(const VmStructsTable& table) {
     auto type = ReadAt<const char*>(entry, table.type_name_offset);
     if (type == nullptr) break;
     auto field = ReadAt<const char*>(entry, table.field_name_offset);
-    if (field == nullptr || ReadAt<int32_t>(entry, table.is_static_offset) != 0) continue;
+    if (field == nullptr) continue;
+    const bool is_static = ReadAt<int32_t>(entry, table.is_static_offset) != 0;
     for (size_t w = 0; w < std::size(kWanted); ++w) {
-      if (kWanted[w].type != type || kWanted[w].field != field) continue;
-      auto offset = ReadAt<uint64_t>(entry, table.offset_offset);
-      if (offset >= kMaxFieldOffset) {
-        return InvalidArgument(std::string(type) + "::" + field + " has an implausible offset " +
-                               std::to_string(offset));
+      const Wanted& wanted = kWanted[w];
+      if (wanted.type != type || wanted.field != field || wanted.is_static != is_static) continue;
+      const std::string name = std::string(type) + "::" + field;
+      auto type_string = ReadAt<const char*>(entry, table.type_string_offset);
+      if (!wanted.type_string.empty() &&
+          (type_string == nullptr || wanted.type_string != type_string)) {
+        return InvalidArgument(name + " has type " + (type_string ? type_string : "(none)") +
+                               " where " + std::string(wanted.type_string) + " was expected");
       }
-      layout.*kWanted[w].member = static_cast<size_t>(offset);
+      if (is_static) {
+        auto address = ReadAt<uintptr_t>(entry, table.address_offset);
+        if (address == 0 || address % sizeof(void*) != 0) {
+          return InvalidArgument(name + " has no usable address");
+        }
+        layout.*wanted.member = address;
+      } else {
+        auto offset = ReadAt<uint64_t>(entry, table.offset_offset);
+        if (offset >= kMaxFieldOffset) {
+          return InvalidArgument(name + " has an implausible offset " + std::to_string(offset));
+        }
+        layout.*wanted.member = static_cast<size_t>(offset);
+      }
       found[w] = true;
     }
   }
@@ -85,6 +134,14 @@ Result<HotSpotLayout> ReadHotSpotLayout(const VmStructsTable& table) {
                       "::" + std::string(kWanted[w].field));
     }
   }
+  // The header's _used as an offset from the block's start.
+  layout.block_used_offset += layout.block_header_offset;
+  SPARKPROF_ASSIGN_OR_RETURN(layout.block_size, TypeSize(types, "HeapBlock"));
+  if (layout.block_size == 0 || layout.block_size > 64 ||
+      layout.block_used_offset >= layout.block_size) {
+    return InvalidArgument("HeapBlock's size " + std::to_string(layout.block_size) +
+                           " is implausible");
+  }
   return layout;
 }
 
@@ -101,7 +158,56 @@ Result<VmStructsTable> FindVmStructsTable() {
                              ExportedValue<uint64_t>("gHotSpotVMStructEntryIsStaticOffset"));
   SPARKPROF_ASSIGN_OR_RETURN(table.offset_offset,
                              ExportedValue<uint64_t>("gHotSpotVMStructEntryOffsetOffset"));
+  SPARKPROF_ASSIGN_OR_RETURN(table.type_string_offset,
+                             ExportedValue<uint64_t>("gHotSpotVMStructEntryTypeStringOffset"));
+  SPARKPROF_ASSIGN_OR_RETURN(table.address_offset,
+                             ExportedValue<uint64_t>("gHotSpotVMStructEntryAddressOffset"));
   return table;
+}
+
+Result<VmTypesTable> FindVmTypesTable() {
+  VmTypesTable types;
+  SPARKPROF_ASSIGN_OR_RETURN(types.entries, ExportedValue<const void*>("gHotSpotVMTypes"));
+  SPARKPROF_ASSIGN_OR_RETURN(types.stride,
+                             ExportedValue<uint64_t>("gHotSpotVMTypeEntryArrayStride"));
+  SPARKPROF_ASSIGN_OR_RETURN(types.type_name_offset,
+                             ExportedValue<uint64_t>("gHotSpotVMTypeEntryTypeNameOffset"));
+  SPARKPROF_ASSIGN_OR_RETURN(types.size_offset,
+                             ExportedValue<uint64_t>("gHotSpotVMTypeEntrySizeOffset"));
+  return types;
+}
+
+Status CheckCodeCache(const HotSpotLayout& layout) {
+  auto low_bound =
+      ReadAt<uintptr_t>(reinterpret_cast<const void*>(layout.code_low_bound_address), 0);
+  auto high_bound =
+      ReadAt<uintptr_t>(reinterpret_cast<const void*>(layout.code_high_bound_address), 0);
+  if (low_bound == 0 || high_bound <= low_bound) {
+    return Unsupported("the code cache's bounds are not a range");
+  }
+  auto heaps = ReadAt<const char*>(reinterpret_cast<const void*>(layout.code_heaps_address), 0);
+  if (heaps == nullptr || reinterpret_cast<uintptr_t>(heaps) % sizeof(void*) != 0) {
+    return Unsupported("the code cache has no heap list");
+  }
+  auto count = ReadAt<int32_t>(heaps, layout.array_length_offset);
+  auto data = ReadAt<const char* const*>(heaps, layout.array_data_offset);
+  if (count < 1 || count > kMaxCodeHeaps || data == nullptr) {
+    return Unsupported("the code cache lists " + std::to_string(count) + " heaps");
+  }
+  for (int32_t i = 0; i < count; ++i) {
+    const char* heap = data[i];
+    if (heap == nullptr) return Unsupported("a code heap is null");
+    auto low = ReadAt<uintptr_t>(heap, layout.heap_memory_offset + layout.space_low_offset);
+    auto high = ReadAt<uintptr_t>(heap, layout.heap_memory_offset + layout.space_high_offset);
+    auto map_low =
+        ReadAt<uintptr_t>(heap, layout.heap_segment_map_offset + layout.space_low_offset);
+    auto log2_segment = ReadAt<int32_t>(heap, layout.heap_log2_segment_offset);
+    if (low == 0 || high < low || low < low_bound || high > high_bound || map_low == 0 ||
+        log2_segment < kMinLog2Segment || log2_segment > kMaxLog2Segment) {
+      return Unsupported("code heap " + std::to_string(i) + " does not read as one");
+    }
+  }
+  return Status::Ok();
 }
 
 Status CheckLayoutOnCurrentThread(const HotSpotLayout& layout, JNIEnv* env) {

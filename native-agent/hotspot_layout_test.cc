@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <string_view>
 #include <vector>
 
 namespace sparkprof::agent {
@@ -21,10 +22,43 @@ struct Entry {
 };
 
 VmStructsTable TableOf(const std::vector<Entry>& entries) {
-  return VmStructsTable{entries.data(), sizeof(Entry), offsetof(Entry, type_name),
-                        offsetof(Entry, field_name), offsetof(Entry, is_static),
-                        offsetof(Entry, offset)};
+  return VmStructsTable{entries.data(),           sizeof(Entry),
+                        offsetof(Entry, type_name), offsetof(Entry, field_name),
+                        offsetof(Entry, is_static), offsetof(Entry, offset),
+                        offsetof(Entry, type_string), offsetof(Entry, address)};
 }
+
+// HotSpot's VMTypeEntry (vmStructs.hpp).
+struct TypeEntry {
+  const char* type_name;
+  const char* superclass_name;
+  int32_t is_oop_type;
+  int32_t is_integer_type;
+  int32_t is_unsigned;
+  uint64_t size;
+};
+
+const std::vector<TypeEntry>& HotSpotLikeTypes() {
+  static const std::vector<TypeEntry> types = {
+      {"JavaThread", "Thread", 0, 0, 0, 1200},
+      {"HeapBlock", nullptr, 0, 0, 0, 16},
+      {nullptr, nullptr, 0, 0, 0, 0},
+  };
+  return types;
+}
+
+VmTypesTable TypesOf(const std::vector<TypeEntry>& types) {
+  return VmTypesTable{types.data(), sizeof(TypeEntry), offsetof(TypeEntry, type_name),
+                      offsetof(TypeEntry, size)};
+}
+
+Result<HotSpotLayout> Read(const std::vector<Entry>& entries) {
+  return ReadHotSpotLayout(TableOf(entries), TypesOf(HotSpotLikeTypes()));
+}
+
+// Static fields' addresses (the table's entries point at them).
+void* g_heaps = nullptr;
+uintptr_t g_low_bound = 0, g_high_bound = 0;
 
 std::vector<Entry> HotSpotLike() {
   return {
@@ -37,25 +71,83 @@ std::vector<Entry> HotSpotLike() {
       {"JavaFrameAnchor", "_last_Java_pc", "address", 0, 16, nullptr},
       {"JavaFrameAnchor", "_last_Java_fp", "intptr_t*", 0, 8, nullptr},
       {"Universe", "_collectedHeap", "CollectedHeap*", 1, 0, nullptr},
+      {"CodeCache", "_heaps", "GrowableArray<CodeHeap*>*", 1, 0, &g_heaps},
+      {"CodeCache", "_low_bound", "address", 1, 0, &g_low_bound},
+      {"CodeCache", "_high_bound", "address", 1, 0, &g_high_bound},
+      {"GrowableArrayBase", "_len", "int", 0, 0, nullptr},
+      {"GrowableArray<int>", "_data", "int*", 0, 8, nullptr},
+      {"CodeHeap", "_memory", "VirtualSpace", 0, 8, nullptr},
+      {"CodeHeap", "_segmap", "VirtualSpace", 0, 120, nullptr},
+      {"CodeHeap", "_log2_segment_size", "int", 0, 256, nullptr},
+      {"VirtualSpace", "_low", "char*", 0, 16, nullptr},
+      {"VirtualSpace", "_high", "char*", 0, 24, nullptr},
+      {"HeapBlock", "_header", "HeapBlock::Header", 0, 0, nullptr},
+      {"HeapBlock::Header", "_used", "bool", 0, 8, nullptr},
+      {"CodeBlob", "_name", "const char*", 0, 96, nullptr},
+      {"CodeBlob", "_size", "int", 0, 12, nullptr},
+      {"CodeBlob", "_frame_size", "int", 0, 28, nullptr},
       {nullptr, nullptr, nullptr, 0, 0, nullptr},
   };
 }
 
 TEST(HotSpotLayoutTest, FindsTheOffsetsInAHotSpotLikeTable) {
   std::vector<Entry> entries = HotSpotLike();
-  Result<HotSpotLayout> layout = ReadHotSpotLayout(TableOf(entries));
+  Result<HotSpotLayout> layout = Read(entries);
   ASSERT_TRUE(layout.ok()) << layout.status().message();
   EXPECT_EQ(layout->thread_env_offset, 792u);
   EXPECT_EQ(layout->thread_state_offset, 900u);
   EXPECT_EQ(layout->thread_anchor_offset, 760u);
   EXPECT_EQ(layout->anchor_sp_offset, 0u);
   EXPECT_EQ(layout->anchor_pc_offset, 16u);
+  EXPECT_EQ(layout->anchor_fp_offset, 8u);
+  EXPECT_EQ(layout->code_heaps_address, reinterpret_cast<uintptr_t>(&g_heaps));
+  EXPECT_EQ(layout->code_low_bound_address, reinterpret_cast<uintptr_t>(&g_low_bound));
+  EXPECT_EQ(layout->code_high_bound_address, reinterpret_cast<uintptr_t>(&g_high_bound));
+  EXPECT_EQ(layout->array_data_offset, 8u);
+  EXPECT_EQ(layout->heap_segment_map_offset, 120u);
+  EXPECT_EQ(layout->heap_log2_segment_offset, 256u);
+  EXPECT_EQ(layout->space_high_offset, 24u);
+  EXPECT_EQ(layout->block_used_offset, 8u);
+  EXPECT_EQ(layout->block_size, 16u);
+  EXPECT_EQ(layout->blob_name_offset, 96u);
+  EXPECT_EQ(layout->blob_frame_size_offset, 28u);
+}
+
+TEST(HotSpotLayoutTest, AFieldOfAnotherTypeOrAMissingSizeIsRefused) {
+  std::vector<Entry> entries = HotSpotLike();
+  for (Entry& entry : entries) {
+    if (entry.field_name != nullptr && std::string_view(entry.field_name) == "_frame_size")
+      entry.type_string = "int16_t";  // the walker reads an int there
+  }
+  Result<HotSpotLayout> layout = Read(entries);
+  ASSERT_FALSE(layout.ok());
+  EXPECT_NE(layout.status().message().find("CodeBlob::_frame_size has type int16_t"),
+            std::string::npos)
+      << layout.status().message();
+
+  std::vector<TypeEntry> types = {{"JavaThread", "Thread", 0, 0, 0, 1200},
+                                  {nullptr, nullptr, 0, 0, 0, 0}};
+  layout = ReadHotSpotLayout(TableOf(HotSpotLike()), TypesOf(types));
+  ASSERT_FALSE(layout.ok());
+  EXPECT_NE(layout.status().message().find("HeapBlock"), std::string::npos);
+}
+
+TEST(HotSpotLayoutTest, TheCodeCacheIsCheckedBeforeUse) {
+  std::vector<Entry> entries = HotSpotLike();
+  Result<HotSpotLayout> layout = Read(entries);
+  ASSERT_TRUE(layout.ok()) << layout.status().message();
+  g_heaps = nullptr;
+  g_low_bound = 0x1000;
+  g_high_bound = 0x1000;  // an empty range
+  EXPECT_FALSE(CheckCodeCache(*layout).ok());
+  g_high_bound = 0x9000;
+  EXPECT_FALSE(CheckCodeCache(*layout).ok());  // no heap list
 }
 
 TEST(HotSpotLayoutTest, WithoutJvmciTheEnvFollowsTheAnchor) {
   std::vector<Entry> entries = HotSpotLike();
   entries.erase(entries.begin() + 4);  // no JavaThread::_jni_environment (a JVM without JVMCI)
-  Result<HotSpotLayout> layout = ReadHotSpotLayout(TableOf(entries));
+  Result<HotSpotLayout> layout = Read(entries);
   ASSERT_TRUE(layout.ok()) << layout.status().message();
   EXPECT_TRUE(layout->thread_env_offset_derived);
   EXPECT_EQ(layout->thread_env_offset, 760u + 4 * sizeof(void*));
@@ -64,7 +156,7 @@ TEST(HotSpotLayoutTest, WithoutJvmciTheEnvFollowsTheAnchor) {
 TEST(HotSpotLayoutTest, AMissingEntryIsNamed) {
   std::vector<Entry> entries = HotSpotLike();
   entries.erase(entries.begin() + 3);  // no JavaThread::_thread_state
-  Result<HotSpotLayout> layout = ReadHotSpotLayout(TableOf(entries));
+  Result<HotSpotLayout> layout = Read(entries);
   ASSERT_FALSE(layout.ok());
   EXPECT_NE(layout.status().message().find("JavaThread::_thread_state"), std::string::npos);
 }
@@ -72,25 +164,28 @@ TEST(HotSpotLayoutTest, AMissingEntryIsNamed) {
 TEST(HotSpotLayoutTest, StaticEntriesAndImplausibleTablesAreRefused) {
   std::vector<Entry> entries = HotSpotLike();
   entries[3].is_static = 1;  // a static _thread_state is not the field we want
-  EXPECT_FALSE(ReadHotSpotLayout(TableOf(entries)).ok());
+  EXPECT_FALSE(Read(entries).ok());
 
   entries = HotSpotLike();
   entries[2].offset = uint64_t{1} << 40;
-  Result<HotSpotLayout> layout = ReadHotSpotLayout(TableOf(entries));
+  Result<HotSpotLayout> layout = Read(entries);
   ASSERT_FALSE(layout.ok());
   EXPECT_NE(layout.status().message().find("implausible"), std::string::npos);
 
+  const VmTypesTable types = TypesOf(HotSpotLikeTypes());
   VmStructsTable table = TableOf(entries);
   table.stride = 0;
-  EXPECT_FALSE(ReadHotSpotLayout(table).ok());
+  EXPECT_FALSE(ReadHotSpotLayout(table, types).ok());
   table = TableOf(entries);
   table.offset_offset = table.stride + 8;
-  EXPECT_FALSE(ReadHotSpotLayout(table).ok());
-  EXPECT_FALSE(ReadHotSpotLayout(VmStructsTable{}).ok());
+  EXPECT_FALSE(ReadHotSpotLayout(table, types).ok());
+  EXPECT_FALSE(ReadHotSpotLayout(VmStructsTable{}, types).ok());
+  EXPECT_FALSE(ReadHotSpotLayout(TableOf(HotSpotLike()), VmTypesTable{}).ok());
 }
 
 TEST(HotSpotLayoutTest, OutsideAJvmThereIsNoTable) {
   EXPECT_FALSE(FindVmStructsTable().ok());
+  EXPECT_FALSE(FindVmTypesTable().ok());
 }
 
 }  // namespace

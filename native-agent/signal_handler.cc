@@ -155,6 +155,7 @@ int WalkWithCrashGuard(ThreadState* state, SampleRecord* record, void* ucontext)
   if (walker == nullptr) return 0;
   // savemask=0: saving the mask costs a syscall per sample; the crash path unblocks explicitly.
   if (sigsetjmp(state->crash_jump, 0) != 0) {
+    state->walk_undo.Restore();
     g_counters.walk_crashes_recovered.fetch_add(1, std::memory_order_relaxed);
     return kWalkCrashed;
   }

@@ -10,6 +10,8 @@
 #include <cstring>
 
 #include "native-agent/agent_counters.h"
+#include "native-agent/code_cache.h"
+#include "native-agent/thread_state.h"
 
 namespace sparkprof::agent {
 namespace {
@@ -55,6 +57,91 @@ int CallAsyncGetCallTrace(AsyncGetCallTraceFn function, JNIEnv* env, RawFrame* f
 std::atomic<bool> g_anchor_repair{false};
 HotSpotLayout g_layout;
 
+// The words of a thread's last Java frame anchor (JavaFrameAnchor).
+struct AnchorSlots {
+  volatile uintptr_t* sp = nullptr;
+  volatile uintptr_t* pc = nullptr;
+  volatile uintptr_t* fp = nullptr;
+};
+
+// async-signal-safe: the anchor of the thread `env` belongs to, if the VM structures are known
+// and the thread is in the VM (the only state in which the walker may touch its anchor).
+bool AnchorOfThreadInVm(JNIEnv* env, AnchorSlots* slots) {
+#if defined(__x86_64__)
+  if (!g_anchor_repair.load(std::memory_order_acquire)) return false;
+  char* thread = reinterpret_cast<char*>(env) - g_layout.thread_env_offset;
+  int32_t state = *reinterpret_cast<volatile int32_t*>(thread + g_layout.thread_state_offset);
+  if (state != kThreadInVm && state != kThreadInVmTrans) return false;
+  char* anchor = thread + g_layout.thread_anchor_offset;
+  slots->sp = reinterpret_cast<volatile uintptr_t*>(anchor + g_layout.anchor_sp_offset);
+  slots->pc = reinterpret_cast<volatile uintptr_t*>(anchor + g_layout.anchor_pc_offset);
+  slots->fp = reinterpret_cast<volatile uintptr_t*>(anchor + g_layout.anchor_fp_offset);
+  return true;
+#else
+  (void)env, (void)slots;
+  return false;
+#endif
+}
+
+// A stub's frame is a few words; more means a blob misread.
+constexpr int32_t kMaxStubFrameWords = 1 << 12;
+// Stubs stepped over from the last Java frame before the walk gives up (a stub may call another).
+constexpr int kMaxStubSteps = 2;
+
+// async-signal-safe: the thread is in the VM and its last Java frame is a stub's (C2's runtime
+// stubs for allocation, locking, runtime calls; they never mark their frame walkable, so
+// AsyncGetCallTrace stops at them). Moves the anchor to the stub's caller, one frame size up
+// (where HotSpot's frame::sender finds it: return address at sp[-1], saved fp at sp[-2]), walks,
+// and puts the anchor back. Only this thread touches its anchor meanwhile: nothing walks a
+// thread in the VM from outside (safepoints and handshakes wait for it to leave), and the crash
+// guard restores the anchor if the walk faults. The stub frames hold no Java frames, so a walk
+// that succeeds is complete.
+int StepOverStubsAndRetry(AsyncGetCallTraceFn function, JNIEnv* env, RawFrame* frames,
+                          int max_frames, void* ucontext, int error) {
+#if defined(__x86_64__)
+  ThreadState* state = CurrentThreadState();
+  AnchorSlots anchor;
+  if (state == nullptr || state->walk_undo.count != 0 || !AnchorOfThreadInVm(env, &anchor)) {
+    return error;
+  }
+  volatile uintptr_t *sp_slot = anchor.sp, *pc_slot = anchor.pc, *fp_slot = anchor.fp;
+  uintptr_t sp = *sp_slot, pc = *pc_slot;
+  if (sp == 0 || sp % sizeof(uintptr_t) != 0 || pc == 0) return error;
+  int result = error;
+  for (int step = 0; step < kMaxStubSteps; ++step) {
+    CodeBlobInfo blob;
+    if (!FindCodeBlob(g_layout, pc, &blob) || blob.is_nmethod || blob.frame_size_words <= 0 ||
+        blob.frame_size_words > kMaxStubFrameWords) {
+      break;
+    }
+    const uintptr_t caller_sp = sp + static_cast<uintptr_t>(blob.frame_size_words) * 8;
+    const uintptr_t caller_pc = reinterpret_cast<const uintptr_t*>(caller_sp)[-1];
+    const uintptr_t caller_fp = reinterpret_cast<const uintptr_t*>(caller_sp)[-2];
+    if (caller_pc == 0) break;
+    if (state->walk_undo.count == 0 &&
+        !(state->walk_undo.Save(sp_slot) && state->walk_undo.Save(pc_slot) &&
+          state->walk_undo.Save(fp_slot))) {
+      state->walk_undo.Restore();
+      return error;
+    }
+    // sp last, as HotSpot sets an anchor: pc and fp belong to the sp that follows them.
+    *pc_slot = caller_pc;
+    *fp_slot = caller_fp;
+    *sp_slot = caller_sp;
+    g_counters.walk_stub_steps.fetch_add(1, std::memory_order_relaxed);
+    result = CallAsyncGetCallTrace(function, env, frames, max_frames, ucontext);
+    if (result > 0) break;
+    sp = caller_sp;
+    pc = caller_pc;
+  }
+  state->walk_undo.Restore();
+  return result > 0 ? result : error;
+#else
+  (void)function, (void)env, (void)frames, (void)max_frames, (void)ucontext;
+  return error;
+#endif
+}
+
 // async-signal-safe: the thread is in the VM, called from compiled Java code that recorded its
 // last Java frame's sp but not its pc. Fills the pc as HotSpot's make_walkable() does (the return
 // address below that sp; HotSpot clears it with the anchor) and walks again. No other thread
@@ -63,21 +150,22 @@ HotSpotLayout g_layout;
 int RepairAnchorAndRetry(AsyncGetCallTraceFn function, JNIEnv* env, RawFrame* frames,
                          int max_frames, void* ucontext, int error) {
 #if defined(__x86_64__)
-  if (!g_anchor_repair.load(std::memory_order_acquire)) return error;
-  char* thread = reinterpret_cast<char*>(env) - g_layout.thread_env_offset;
-  int32_t state = *reinterpret_cast<volatile int32_t*>(thread + g_layout.thread_state_offset);
-  if (state != kThreadInVm && state != kThreadInVmTrans) return error;
-  char* anchor = thread + g_layout.thread_anchor_offset;
-  auto* sp_slot = reinterpret_cast<volatile uintptr_t*>(anchor + g_layout.anchor_sp_offset);
-  auto* pc_slot = reinterpret_cast<volatile uintptr_t*>(anchor + g_layout.anchor_pc_offset);
+  AnchorSlots anchor;
+  if (!AnchorOfThreadInVm(env, &anchor)) return error;
+  volatile uintptr_t *sp_slot = anchor.sp, *pc_slot = anchor.pc;
   const uintptr_t sp = *sp_slot;
-  if (sp == 0 || sp % sizeof(uintptr_t) != 0 || *pc_slot != 0) return error;
+  if (sp == 0 || sp % sizeof(uintptr_t) != 0) return error;
+  if (*pc_slot != 0) {
+    return StepOverStubsAndRetry(function, env, frames, max_frames, ucontext, error);
+  }
   const uintptr_t pc = reinterpret_cast<const uintptr_t*>(sp)[-1];
   if (pc == 0) return error;
   *pc_slot = pc;
   g_counters.walk_anchor_repairs.fetch_add(1, std::memory_order_relaxed);
   int frames_walked = CallAsyncGetCallTrace(function, env, frames, max_frames, ucontext);
-  return frames_walked > 0 ? frames_walked : error;
+  if (frames_walked > 0) return frames_walked;
+  // Walkable now, and still no Java frame: the last Java frame is likely a stub's.
+  return StepOverStubsAndRetry(function, env, frames, max_frames, ucontext, error);
 #else
   (void)function, (void)env, (void)frames, (void)max_frames, (void)ucontext;
   return error;
@@ -146,7 +234,8 @@ int RetryFromCaller(AsyncGetCallTraceFn function, JNIEnv* env, RawFrame* frames,
   // code calls without leaving the Java state (they keep frame pointers; C2 code does not).
   uintptr_t frame_sp = sp, frame_fp = fp;
   for (int hop = 0; hop < kMaxFramePointerHops; ++hop) {
-    if (frame_fp <= frame_sp || frame_fp - sp >= kMaxFrameDistance ||
+    // fp == sp is a frame without locals (a stub right after its push rbp; mov rbp, rsp).
+    if (frame_fp < frame_sp || frame_fp - sp >= kMaxFrameDistance ||
         frame_fp % sizeof(uintptr_t) != 0) {
       break;
     }
@@ -161,6 +250,19 @@ int RetryFromCaller(AsyncGetCallTraceFn function, JNIEnv* env, RawFrame* frames,
     frame_fp = *registers.fp;
   }
   return error;
+}
+
+// async-signal-safe: whether the signal's pc may be in a Java frame that a walk from its caller
+// left out: yes unless the code cache says it is a stub's (stubs are never Java frames, so such
+// a walk is complete). Code outside the code cache stays a maybe: the retry climbed its frame
+// pointers, which native code need not keep.
+bool InnermostMayBeJava(void* ucontext) {
+  if (!g_anchor_repair.load(std::memory_order_acquire)) return true;
+  ucontext_t* context = static_cast<ucontext_t*>(ucontext);
+  WalkRegisters registers;
+  if (!RegistersOf(context, &registers)) return true;
+  CodeBlobInfo blob;
+  return !FindCodeBlob(g_layout, *registers.pc, &blob) || blob.holds_java_frames();
 }
 
 }  // namespace
@@ -204,7 +306,7 @@ int AsyncGetCallTraceWalker(void* walk_context, RawFrame* frames, int max_frames
   // AsyncGetCallTrace uses the thread's last Java frame, which other registers cannot mend.
   if (result != kUnknownJava && result != kNotWalkableJava) return result;
   int retried = RetryFromCaller(function, env, frames, max_frames, ucontext, result);
-  if (retried > 0) *partial_error = result;
+  if (retried > 0 && InnermostMayBeJava(ucontext)) *partial_error = result;
   return retried;
 }
 

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <csetjmp>
+#include <cstdint>
 #include <ctime>
 #include <memory>
 #include <mutex>
@@ -24,6 +25,33 @@
 namespace sparkprof::agent {
 
 class RingBudget;
+
+// VM words a stack walker changed on its own thread for one walk (a last Java frame moved past a
+// stub): the walker restores them before it returns, and the crash guard restores them when the
+// walk faults instead, so no change outlives the signal handler. async-signal-safe.
+struct WalkUndo {
+  static constexpr int kMaxWords = 4;
+  volatile uintptr_t* addresses[kMaxWords] = {};
+  uintptr_t values[kMaxWords] = {};
+  volatile int count = 0;
+
+  // Remembers `*address` (false when full: then the caller must not change it).
+  bool Save(volatile uintptr_t* address) {
+    if (count == kMaxWords) return false;
+    addresses[count] = address;
+    values[count] = *address;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    count = count + 1;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    return true;
+  }
+  // Writes the saved values back, newest first, and forgets them.
+  void Restore() {
+    for (int i = count; i-- > 0;) *addresses[i] = values[i];
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    count = 0;
+  }
+};
 
 struct ThreadState {
   // `budget` (may be null) reserved this ring's bytes; the destructor gives them back.
@@ -44,6 +72,7 @@ struct ThreadState {
   // by the handler). Atomic: the drain reads it to charge the CPU used after the last sample.
   std::atomic<int64_t> last_cpu_ns{0};
   sigjmp_buf crash_jump;
+  WalkUndo walk_undo;
 
   // --- never touched by the signal handler ---
   // The thread's CPU clock when it ended (ThreadEnd, on the thread, once unbound); 0: running.
