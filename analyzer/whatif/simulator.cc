@@ -254,12 +254,29 @@ struct MemoryRelation {
   double disk_per_memory = 0.5;   // disk bytes per in-memory byte spilled
 };
 
+// What a scenario's heap (and/or slots) per executor changes for every task alike: the pool a
+// task had and gets, and the factor on GC time (a copying collector's cost per allocated byte is
+// about 1 / (heap - live): GC work grows as the free heap over the live data shrinks).
+struct MemoryChange {
+  MemoryChange(const MemoryRelation& r, int64_t new_heap_mb, int32_t slots, int32_t new_slots)
+      : old_pool(PoolPerTaskBytes(r.heap_mb, r.fraction, slots)),
+        new_pool(PoolPerTaskBytes(new_heap_mb, r.fraction, new_slots)) {
+    const double heap = static_cast<double>(r.heap_mb) * kMiB;
+    const double new_heap = static_cast<double>(new_heap_mb) * kMiB;
+    const double live = std::min(static_cast<double>(r.live_bytes), 0.9 * heap);
+    gc_factor =
+        std::clamp((heap - live) / std::max(new_heap - live, 0.05 * new_heap), 0.2, 10.0);
+  }
+  double old_pool;
+  double new_pool;
+  double gc_factor;
+};
+
 // One task with another heap (and/or slots) per executor: its spill from the pool it would
 // get (the pool it spilled at, scaled), its GC from the heap's headroom over the live data.
-void RescaleMemory(Work& w, const MemoryRelation& r, int64_t new_heap_mb, int32_t slots,
-                   int32_t new_slots) {
-  const double old_pool = PoolPerTaskBytes(r.heap_mb, r.fraction, slots);
-  const double new_pool = PoolPerTaskBytes(new_heap_mb, r.fraction, new_slots);
+void RescaleMemory(Work& w, const MemoryRelation& r, const MemoryChange& change) {
+  const double old_pool = change.old_pool;
+  const double new_pool = change.new_pool;
   // Without a peak (old Spark, Photon) a task that spilled is taken to have filled its pool.
   const double peak = w.peak_memory_bytes > 0 || w.memory_spilled_bytes == 0
                           ? static_cast<double>(w.peak_memory_bytes)
@@ -280,13 +297,7 @@ void RescaleMemory(Work& w, const MemoryRelation& r, int64_t new_heap_mb, int32_
                                    0.8 * other_ms);
   const double new_spill_ms = std::min(spilled_memory * disk_ratio * r.spill_ms_per_byte,
                                        10.0 * std::max(other_ms, 1.0));
-  // GC work grows as the free heap over the live data shrinks (a copying collector's cost per
-  // allocated byte is about 1 / (heap - live)).
-  const double heap = static_cast<double>(r.heap_mb) * kMiB;
-  const double new_heap = static_cast<double>(new_heap_mb) * kMiB;
-  const double live = std::min(static_cast<double>(r.live_bytes), 0.9 * heap);
-  const double gc_factor = std::clamp((heap - live) / std::max(new_heap - live, 0.05 * new_heap),
-                                      0.2, 10.0);
+  const double gc_factor = change.gc_factor;
   const double duration = static_cast<double>(w.duration_ms) - spill_ms + new_spill_ms -
                           static_cast<double>(w.gc_ms) * (1.0 - gc_factor);
   w.duration_ms = std::clamp<int64_t>(std::llround(duration), 1, kMaxMs);
@@ -400,6 +411,51 @@ class TaskEnd {
   unsigned __int128 key_;
 };
 
+// A min-heap with four children a node: half the levels of a binary heap (the replay pops one
+// task end per task, from as many as there are slots). Items that compare equal are equal, so
+// the order they leave in is the one any heap gives.
+template <typename T>
+class QuaternaryHeap {
+ public:
+  bool empty() const { return items_.empty(); }
+  size_t size() const { return items_.size(); }
+  const T& top() const { return items_.front(); }
+  void push(const T& item) {
+    size_t at = items_.size();
+    items_.push_back(item);
+    while (at > 0) {
+      const size_t parent = (at - 1) / 4;
+      if (!(items_[parent] > item)) break;
+      items_[at] = items_[parent];
+      at = parent;
+    }
+    items_[at] = item;
+  }
+  void pop() {
+    const T last = items_.back();
+    items_.pop_back();
+    const size_t count = items_.size();
+    if (count == 0) return;
+    size_t at = 0;
+    while (true) {
+      const size_t first = 4 * at + 1;
+      if (first >= count) break;
+      size_t least = first;
+      const size_t end = std::min(first + 4, count);
+      for (size_t child = first + 1; child < end; ++child) {
+        if (items_[least] > items_[child]) least = child;
+      }
+      if (!(last > items_[least])) break;
+      items_[at] = items_[least];
+      at = least;
+    }
+    items_[at] = last;
+  }
+
+ private:
+  std::vector<T> items_;
+};
+
 // The executors that can take a task now (alive, with a free slot), as a bitset: the replay
 // dispatches to the first one, found a word at a time instead of a scan over every executor.
 class FreeExecutors {
@@ -459,7 +515,7 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
   // `launch_gap_ms` after a task end, so those come in time order: a queue of their own
   // (`slot_frees`), merged with the heap by the same order. Several at one instant only add up
   // slots, so their order among themselves does not matter.
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
+  QuaternaryHeap<Event> events;
   std::deque<Event> slot_frees;
   for (size_t j : from_start) events.push({jobs[j].anchor_offset, 1, j});
   if (allocation.enabled) {
@@ -489,7 +545,7 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
   // unit still has tasks to dispatch.
   std::vector<std::vector<uint64_t>> warmed(units.size());
   // Running tasks: when each ends and on which executor.
-  std::priority_queue<TaskEnd, std::vector<TaskEnd>, std::greater<>> running;
+  QuaternaryHeap<TaskEnd> running;
   int64_t last_job_end = 0;
   size_t jobs_done = 0;
 
@@ -1414,10 +1470,9 @@ Prediction Simulator::Simulate(const Scenario& scenario) const {
       scenario.executor_memory_mb > 0 ||
       (scenario.cores_per_executor > 0 && new_slots_per_executor != slots_per_executor);
   if (rescale_memory) {
+    const MemoryChange change(memory, new_heap_mb, slots_per_executor, new_slots_per_executor);
     for (Unit& unit : reshaped) {
-      for (Work& w : unit.tasks) {
-        RescaleMemory(w, memory, new_heap_mb, slots_per_executor, new_slots_per_executor);
-      }
+      for (Work& w : unit.tasks) RescaleMemory(w, memory, change);
     }
     if (scenario.executor_memory_mb > 0) {
       p.changes.push_back("spark.executor.memory=" + std::to_string(new_heap_mb) + "m (was " +
