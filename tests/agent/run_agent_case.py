@@ -174,28 +174,32 @@ def walk_shares(profile):
 
 def case_walk_failures(c):
     """Failed walks stay rare where sparkprof used to lose 4-14% of samples: allocation under G1
-    (threads in the VM's slow paths: [unknown_not_Java] before the anchor repair) and JDK
-    serialization (reflection, stubs: [unknown_Java] before the retry from the caller)."""
-    # Bounds per workload, for a few hundred samples on a loaded 2-core box: gcchurn measured
-    # 1-5.5% (14% without the anchor repair), serialization 3-7% (8-12% without the retries;
-    # unknown_Java there varies most from run to run).
-    bounds = {"gcchurn": 0.09, "serialization": 0.15}
-    repairs = 0
+    (threads in the VM's slow paths, stopped in C2's runtime stubs: [unknown_not_Java] and
+    [not_walkable_not_Java] before the anchor repair and the stub step-over) and JDK
+    serialization (reflection, arraycopy stubs: [unknown_Java] before the retries)."""
+    # Bounds per workload, for a few hundred samples on a loaded 2-core box: with the stub
+    # step-over gcchurn measured 0-1.7% and serialization 0-1.6% (before it, 7-10% and 4-7%).
+    bounds = {"gcchurn": 0.03, "serialization": 0.03}
+    repairs = stub_steps = 0
     for workload in (["gcchurn", 3], ["serialization", 3]):
         run = c.run("interval=1ms,out=" + c.out, workload, jvm_flags=["-Xmx128m", "-XX:+UseG1GC"])
         if os.uname().machine == "x86_64" and "VM structures not recognised" in run.stderr:
             fail("this JDK's VM structures were not recognised", run)
         profile, _ = c.profile(run)
         walked, share, failed, partial = walk_shares(profile)
-        print("%s: walked=%d failed share=%.4f failed=%s partial=%s anchor repairs=%d" % (
-            workload[0], walked, share, failed, partial, profile["health"]["walk_anchor_repairs"]))
-        repairs += profile["health"]["walk_anchor_repairs"]
-        # Plus 3 samples of slack: a starved JVM may walk only a few dozen.
-        if share * walked > bounds[workload[0]] * walked + 3:
-            fail("%s: %.1f%% of %d walks failed, more than %.0f%% + 3" % (
+        health = profile["health"]
+        print("%s: walked=%d failed share=%.4f failed=%s partial=%s anchor repairs=%d "
+              "stub steps=%d" % (workload[0], walked, share, failed, partial,
+                                 health["walk_anchor_repairs"], health.get("walk_stub_steps", 0)))
+        repairs += health["walk_anchor_repairs"]
+        stub_steps += health.get("walk_stub_steps", 0)
+        # Plus 2 samples of slack: a starved JVM may walk only a few dozen.
+        if share * walked > bounds[workload[0]] * walked + 2:
+            fail("%s: %.1f%% of %d walks failed, more than %.0f%% + 2" % (
                 workload[0], 100 * share, walked, 100 * bounds[workload[0]]), run)
-    if os.uname().machine == "x86_64" and repairs == 0:
-        fail("no last Java frame was repaired on x86-64: is the anchor repair off?")
+    if os.uname().machine == "x86_64" and (repairs == 0 or stub_steps == 0):
+        fail("no last Java frame was repaired or stepped past a stub on x86-64: are the "
+             "VM-structure repairs off?")
 
 
 def case_jvmti_walker(c):
