@@ -123,7 +123,12 @@ void Agent::Start(JNIEnv* jni, jthread current_thread, bool late_start) {
   PreallocateMethodIdsForLoadedClasses(jvmti_, jni);
 
   if (!use_jvmti_walker_) {
-    if (options_.vm_structs) EnableAnchorRepairIfRecognised(jni);
+    if (options_.vm_structs) {
+      EnableAnchorRepairIfRecognised(jni);
+    } else {
+      LogLine("vmstructs=off: AsyncGetCallTrace alone (no last Java frame repair, no stepping "
+              "over stub frames)");
+    }
     std::string error;
     if (!InstallCrashGuard(&error)) {
       LogLine("%s; the JVM runs without profiling", error.c_str());
@@ -181,7 +186,7 @@ void Agent::EnableAnchorRepairIfRecognised(JNIEnv* jni) {
   if (checked.ok()) checked = CheckCodeCache(*layout);
   if (checked.ok() && EnableAnchorRepair(*layout)) return;
   LogLine("HotSpot's VM structures not recognised (%s); samples of threads stopped in the VM "
-          "may stay [unknown_not_Java] or [not_walkable_not_Java] (vmstructs=off says so too)",
+          "may stay [unknown_not_Java] or [not_walkable_not_Java]",
           checked.ok() ? "x86-64 only" : checked.message().c_str());
 }
 

@@ -27,7 +27,7 @@ add_custom_target(sparkprof_agent_test_classes ALL
   DEPENDS ${SPARKPROF_AGENT_TEST_CLASSES}/AgentWorkloads.class)
 
 foreach(test_case serialization interval_1ms cpu_accounting_1ms cpu_accounting_10ms
-                  walk_failures jvmti_walker threads_500 class_churn gc_churn
+                  walk_failures switches_off jvmti_walker threads_500 class_churn gc_churn
                   exit_while_sampling tagged bad_options loaded_twice wall_mode prometheus
                   prometheus_hostile_clients out_unwritable
                   ring_memory_budget executor_id_utf8 no_agent

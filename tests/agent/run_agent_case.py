@@ -202,6 +202,26 @@ def case_walk_failures(c):
              "VM-structure repairs off?")
 
 
+def case_switches_off(c):
+    """vmstructs=off leaves HotSpot's structures alone (no anchor repair, no stub step-over, one
+    log line) and jvmthreads=off polls no GC/JIT/VM thread; sampling goes on."""
+    run = c.run("interval=1ms,vmstructs=off,jvmthreads=off,out=" + c.out, ["gcchurn", 2],
+                jvm_flags=["-Xmx128m", "-XX:+UseG1GC"])
+    profile, collapsed = c.profile(run)
+    health = profile["health"]
+    lines = [l for l in run.stderr.splitlines() if l.startswith("sparkprof:")]
+    if sum("vmstructs=off" in l for l in lines) != 1 or \
+            any("VM structures not recognised" in l for l in lines):
+        fail("vmstructs=off was not said once, or the structures were read anyway", run)
+    if health["walk_anchor_repairs"] != 0 or health["walk_stub_steps"] != 0:
+        fail("vmstructs=off still mended walks: %d repairs, %d stub steps" % (
+            health["walk_anchor_repairs"], health["walk_stub_steps"]), run)
+    if "[jvm " in collapsed:
+        fail("jvmthreads=off still profiled the JVM's own threads", run)
+    if profile["samples"] == 0:
+        fail("no samples", run)
+
+
 def case_jvmti_walker(c):
     case_serialization(c, walker="jvmti", min_samples=30)
 
