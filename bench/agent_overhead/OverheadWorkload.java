@@ -1,3 +1,8 @@
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.ObjectOutputStream;
+import java.io.Serializable;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -8,10 +13,28 @@ import java.util.Random;
 /**
  * A fixed amount of CPU- and allocation-heavy work on several threads (hashing, sorting, string
  * building, short-lived objects), so CPU time with and without the agent can be compared.
- * Usage: java OverheadWorkload THREADS ROUNDS
+ * With "serialization", each round also writes a list of records through JDK serialization
+ * (reflection, stubs and allocation slow paths: where stack walks fail most).
+ * Usage: java OverheadWorkload THREADS ROUNDS [plain|serialization]
  */
 public final class OverheadWorkload {
   static volatile long sink;
+
+  record Row(long id, String name, double[] values) implements Serializable {}
+
+  static long serialize(Random random) {
+    List<Row> rows = new ArrayList<>();
+    for (int i = 0; i < 500; i++) {
+      rows.add(new Row(random.nextLong(), "row-" + i, new double[] {random.nextDouble(), i}));
+    }
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {
+      out.writeObject(rows);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return bytes.size();
+  }
 
   static long round(Random random) {
     Map<String, Integer> counts = new HashMap<>();
@@ -32,13 +55,17 @@ public final class OverheadWorkload {
   public static void main(String[] args) throws InterruptedException {
     int threads = Integer.parseInt(args[0]);
     int rounds = Integer.parseInt(args[1]);
+    boolean withSerialization = args.length > 2 && args[2].equals("serialization");
     Thread[] workers = new Thread[threads];
     for (int t = 0; t < threads; t++) {
       final long seed = t;
       workers[t] = new Thread(() -> {
         Random random = new Random(seed);
         long local = 0;
-        for (int r = 0; r < rounds; r++) local += round(random);
+        for (int r = 0; r < rounds; r++) {
+          local += round(random);
+          if (withSerialization) local += serialize(random);
+        }
         sink += local;
       }, "bench-worker-" + t);
       workers[t].start();

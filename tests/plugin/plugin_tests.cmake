@@ -64,6 +64,24 @@ foreach(version IN LISTS SPARKPROF_SPARK_VERSIONS)
     PASS_REGULAR_EXPRESSION "PASS" FAIL_REGULAR_EXPRESSION "(^|\n)FAIL|hs_err|SIGSEGV")
 endforeach()
 
+# The agent case once more on JDK 21 (scripts/install-jdks.sh, issue 16), with spark-submit's
+# JAVA_HOME on it; the log must show Spark's "Java version 21". Spark 3.5 only: Spark 4's launcher
+# always adds --add-modules=jdk.incubator.vector, which the jlinked JDK 21 runtime does not have.
+list(GET SPARKPROF_SPARK_VERSIONS 0 jdk21_spark_version)
+if(DEFINED SPARKPROF_TEST_JDKS_DIR AND EXISTS ${SPARKPROF_TEST_JDKS_DIR}/21/bin/java)
+  set(jdk21_test plugin_spark_${jdk21_spark_version}_agent_jdk21)
+  add_test(NAME ${jdk21_test}
+    COMMAND ${CMAKE_COMMAND} -E env JAVA_HOME=${SPARKPROF_TEST_JDKS_DIR}/21
+            ${Python3_EXECUTABLE} ${plugin_test_dir}/run_in_spark.py
+            --spark-home ${SPARKPROF_SPARK_ROOT}/${jdk21_spark_version}/home
+            --plugin-jar ${SPARKPROF_PLUGIN_JAR} --test-jar ${SPARKPROF_PLUGIN_TEST_JAR}
+            --agent $<TARGET_FILE:sparkprof_agent>
+            agent ${CMAKE_CURRENT_BINARY_DIR}/plugin/work/${jdk21_spark_version}/agent-jdk21)
+  set_tests_properties(${jdk21_test} PROPERTIES TIMEOUT 300 LABELS "jvm;plugin;spark"
+    SKIP_RETURN_CODE 77 PASS_REGULAR_EXPRESSION "Java version 21\\.[0-9]+.*PASS"
+    FAIL_REGULAR_EXPRESSION "(^|\n)FAIL|hs_err|SIGSEGV")
+endif()
+
 add_test(NAME plugin_jar_contents
   COMMAND ${Python3_EXECUTABLE} ${plugin_test_dir}/check_jar.py ${SPARKPROF_PLUGIN_JAR})
 set_tests_properties(plugin_jar_contents PROPERTIES LABELS plugin)
