@@ -228,6 +228,16 @@ int RetryFromCaller(AsyncGetCallTraceFn function, JNIEnv* env, RawFrame* frames,
     int frames_walked = CallAsyncGetCallTrace(function, env, frames, max_frames, &copy);
     if (frames_walked > 0) return frames_walked;
   }
+  // 1b. x86-64, one push into a compiled method's prologue (push rbp; sub rsp, N): the word at
+  // sp is the fp register itself, the return address is above it.
+  const auto* stack = reinterpret_cast<const uintptr_t*>(sp);
+  if (registers.link == nullptr && stack[0] == fp && stack[1] != 0 && stack[1] != pc) {
+    *registers.pc = stack[1];
+    *registers.sp = sp + 2 * sizeof(uintptr_t);
+    *registers.fp = fp;
+    int frames_walked = CallAsyncGetCallTrace(function, env, frames, max_frames, &copy);
+    if (frames_walked > 0) return frames_walked;
+  }
 
   // 2. Up the frame-pointer chain ([fp] = caller's fp, [fp + 8] = return address) while it
   // plausibly stays in this stack: out of a stub, or of the VM's C++ leaf functions that compiled
