@@ -5,7 +5,9 @@
 
 #include "analyzer/diagnosis/diagnose.h"
 #include "analyzer/diagnosis/stage_stats.h"
+#include "analyzer/report/json_report.h"
 #include "analyzer/report/summary.h"
+#include "common/json_writer.h"
 
 namespace sparkprof::driver {
 namespace {
@@ -408,6 +410,41 @@ LiveSnapshot LiveApplication::Snapshot(int64_t now_ms) {
     }
   }
   return snapshot;
+}
+
+std::string LiveApplication::EndedJobsJson(const std::vector<int32_t>& job_ids) const {
+  std::optional<model::ModelBuilder> copy;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (finished_) return {};
+    copy.emplace(builder_);
+  }
+  const model::ApplicationModel model = copy->Finish();
+  copy.reset();
+  const report::ApplicationSummary summary = report::Summarize(model);
+  const std::set<int32_t> wanted(job_ids.begin(), job_ids.end());
+  std::set<int32_t> ended;
+  JsonWriter out;
+  out.BeginObject();
+  out.Key("application").BeginObject()
+      .Field("id", model.app_id)
+      .Field("name", model.app_name)
+      .Field("start_ms", model.start_time_ms)
+      .EndObject();
+  out.Key("jobs").BeginArray();
+  for (const report::JobSummary& job : summary.jobs) {
+    if (!wanted.contains(job.job_id) || job.result == "unknown") continue;
+    ended.insert(job.job_id);
+    report::WriteJobSummary(job, out);
+  }
+  out.EndArray();
+  out.Key("stages").BeginArray();
+  for (const report::StageSummary& stage : summary.stages) {
+    if (ended.contains(stage.job_id)) report::WriteStageSummary(stage, out);
+  }
+  out.EndArray();
+  out.EndObject();
+  return out.Take();
 }
 
 Result<report::Analysis> LiveApplication::Finish(

@@ -124,6 +124,14 @@ class LiveApplication {
   // events alone describe it (what `sparkprof analyze` would compute on the lines so far).
   LiveSnapshot Snapshot(int64_t now_ms);
 
+  // The jobs of `job_ids` that have ended, as the report's `jobs[]` entries, with the stage
+  // attempts each ran (`stages[]` entries, `job_id` naming the job) and the application's `id`,
+  // `name` and `start_ms`: {"application": {...}, "jobs": [...], "stages": [...]}, the figures of
+  // the model built so far (a copy, like Snapshot). For OpenTelemetry spans of jobs as they end
+  // on a long-running driver (a Spark Connect server). "" once the application has finished: its
+  // report has every job then.
+  std::string EndedJobsJson(const std::vector<int32_t>& job_ids) const;
+
   // The complete analysis, built exactly as report::Analyze builds it from a log: the finished
   // model, its summary and diagnosis. `input_name` names the input in the report. Once: later
   // calls return an error. `amend` adds what the live feed measured beyond the events (the

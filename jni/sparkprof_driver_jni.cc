@@ -174,6 +174,22 @@ JNIEXPORT jstring JNICALL Java_io_sparkprof_NativeAggregator_finishApplication0(
   return sparkprof::jni::ToJavaString(env, joined);
 }
 
+// The ended jobs among `job_ids` with their stage attempts, as JSON (LiveApplication::
+// EndedJobsJson); "" once the application finished, null without an aggregator. Never throws.
+JNIEXPORT jstring JNICALL Java_io_sparkprof_NativeAggregator_endedJobsJson0(JNIEnv* env, jclass,
+                                                                          jintArray job_ids) {
+  std::shared_ptr<DriverAggregator> aggregator = CurrentAggregator();
+  if (aggregator == nullptr || job_ids == nullptr) return nullptr;
+  std::vector<int32_t> ids(static_cast<size_t>(env->GetArrayLength(job_ids)));
+  env->GetIntArrayRegion(job_ids, 0, static_cast<jsize>(ids.size()),
+                         reinterpret_cast<jint*>(ids.data()));
+  if (env->ExceptionCheck()) {
+    env->ExceptionClear();
+    return nullptr;
+  }
+  return sparkprof::jni::ToJavaString(env, aggregator->live().EndedJobsJson(ids));
+}
+
 JNIEXPORT jstring JNICALL Java_io_sparkprof_NativeAggregator_status0(JNIEnv* env, jclass) {
   std::shared_ptr<DriverAggregator> aggregator = CurrentAggregator();
   std::string text = aggregator ? aggregator->StatusJson() : "{\"running\":false}";

@@ -18,8 +18,8 @@ namespace sparkprof::report {
 inline constexpr const char* kReportSchema = "sparkprof.report/v1";
 // Additions within v1 (docs/report-schema.md, "Versioning"): 1 = jobs[], per-SQL-execution totals,
 // counts.resubmitted_tasks, findings' category and confidence; 2 = cost, and
-// counts.photon_peak_memory_tasks.
-inline constexpr int64_t kReportSchemaMinor = 2;
+// counts.photon_peak_memory_tasks; 3 = stages[].job_id.
+inline constexpr int64_t kReportSchemaMinor = 3;
 
 struct Analysis {
   std::string log_name;  // ApplicationLog::name

@@ -192,6 +192,51 @@ void WriteCost(const cost::RunCost& c, JsonWriter& out) {
 
 }  // namespace
 
+void WriteStageSummary(const StageSummary& stage, JsonWriter& out) {
+  out.BeginObject()
+      .Field("stage_id", static_cast<int64_t>(stage.stage_id))
+      .Field("attempt", static_cast<int64_t>(stage.attempt))
+      .Field("job_id", static_cast<int64_t>(stage.job_id))
+      .Field("name", stage.name)
+      .Field("num_tasks", static_cast<int64_t>(stage.num_tasks))
+      .Field("status", stage.status)
+      .Field("submission_ms", stage.submission_ms)
+      .Field("completion_ms", stage.completion_ms)
+      .Field("duration_ms", stage.duration_ms)
+      .Field("failure_reason", stage.failure_reason)
+      .Field("task_attempts", stage.task_attempts)
+      .Field("failed_task_attempts", stage.failed_task_attempts);
+  out.Key("task_duration_ms").BeginObject()
+      .Field("p50", stage.task_duration_ms.p50)
+      .Field("p95", stage.task_duration_ms.p95)
+      .Field("max", stage.task_duration_ms.max)
+      .EndObject();
+  out.Key("totals");
+  WriteTotals(stage.totals, out);
+  out.EndObject();
+}
+
+void WriteJobSummary(const JobSummary& job, JsonWriter& out) {
+  out.BeginObject()
+      .Field("job_id", static_cast<int64_t>(job.job_id))
+      .Field("description", job.description)
+      .Field("job_group", job.job_group)
+      .Field("sql_execution_id", job.sql_execution_id);
+  out.Key("stage_ids").BeginArray();
+  for (int32_t id : job.stage_ids) out.Int(id);
+  out.EndArray();
+  out.Field("submission_ms", job.submission_ms)
+      .Field("completion_ms", job.completion_ms)
+      .Field("duration_ms", job.duration_ms)
+      .Field("result", job.result)
+      .Field("failure_reason", job.failure_reason)
+      .Field("task_attempts", job.task_attempts)
+      .Field("failed_task_attempts", job.failed_task_attempts);
+  out.Key("totals");
+  WriteTotals(job.totals, out);
+  out.EndObject();
+}
+
 void WriteJsonReport(const Analysis& analysis, JsonWriter& out) {
   const model::ApplicationModel& m = analysis.model;
   const ApplicationSummary& s = analysis.summary;
@@ -264,51 +309,11 @@ void WriteJsonReport(const Analysis& analysis, JsonWriter& out) {
   WriteTotals(s.totals, out);
 
   out.Key("stages").BeginArray();
-  for (const StageSummary& stage : s.stages) {
-    out.BeginObject()
-        .Field("stage_id", static_cast<int64_t>(stage.stage_id))
-        .Field("attempt", static_cast<int64_t>(stage.attempt))
-        .Field("name", stage.name)
-        .Field("num_tasks", static_cast<int64_t>(stage.num_tasks))
-        .Field("status", stage.status)
-        .Field("submission_ms", stage.submission_ms)
-        .Field("completion_ms", stage.completion_ms)
-        .Field("duration_ms", stage.duration_ms)
-        .Field("failure_reason", stage.failure_reason)
-        .Field("task_attempts", stage.task_attempts)
-        .Field("failed_task_attempts", stage.failed_task_attempts);
-    out.Key("task_duration_ms").BeginObject()
-        .Field("p50", stage.task_duration_ms.p50)
-        .Field("p95", stage.task_duration_ms.p95)
-        .Field("max", stage.task_duration_ms.max)
-        .EndObject();
-    out.Key("totals");
-    WriteTotals(stage.totals, out);
-    out.EndObject();
-  }
+  for (const StageSummary& stage : s.stages) WriteStageSummary(stage, out);
   out.EndArray();
 
   out.Key("jobs").BeginArray();
-  for (const JobSummary& job : s.jobs) {
-    out.BeginObject()
-        .Field("job_id", static_cast<int64_t>(job.job_id))
-        .Field("description", job.description)
-        .Field("job_group", job.job_group)
-        .Field("sql_execution_id", job.sql_execution_id);
-    out.Key("stage_ids").BeginArray();
-    for (int32_t id : job.stage_ids) out.Int(id);
-    out.EndArray();
-    out.Field("submission_ms", job.submission_ms)
-        .Field("completion_ms", job.completion_ms)
-        .Field("duration_ms", job.duration_ms)
-        .Field("result", job.result)
-        .Field("failure_reason", job.failure_reason)
-        .Field("task_attempts", job.task_attempts)
-        .Field("failed_task_attempts", job.failed_task_attempts);
-    out.Key("totals");
-    WriteTotals(job.totals, out);
-    out.EndObject();
-  }
+  for (const JobSummary& job : s.jobs) WriteJobSummary(job, out);
   out.EndArray();
 
   out.Key("sql_executions").BeginArray();

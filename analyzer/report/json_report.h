@@ -9,6 +9,9 @@
 
 namespace sparkprof::report {
 
+// One `stages[]` / `jobs[]` entry of the report (also the driver's live job spans read them).
+void WriteStageSummary(const StageSummary& stage, JsonWriter& out);
+void WriteJobSummary(const JobSummary& job, JsonWriter& out);
 // One report object.
 void WriteJsonReport(const Analysis& analysis, JsonWriter& out);
 // One application: the report object; several: {"schema": ..., "applications": [...]}.

@@ -149,7 +149,9 @@ ApplicationSummary Summarize(const model::ApplicationModel& model) {
   for (const auto& [id, job] : model.jobs) {
     for (int32_t stage_id : job.stage_ids) jobs_of_stage[stage_id].push_back(&job);
   }
+  size_t stage_index = 0;  // summary.stages is in model.stages order
   for (const auto& [key, stage] : model.stages) {
+    StageSummary& stage_summary = summary.stages[stage_index++];
     // The latest job submitted before the attempt (a stage a later job reuses is skipped there);
     // the first job naming it when times are missing.
     int32_t job_id = -1;
@@ -167,6 +169,7 @@ ApplicationSummary Summarize(const model::ApplicationModel& model) {
     auto found = job_index.find(job_id);
     if (found == job_index.end()) continue;
     JobSummary& j = summary.jobs[found->second];
+    stage_summary.job_id = job_id;
     SqlExecutionSummary* sql = nullptr;
     if (j.sql_execution_id >= 0) {
       auto q = summary.sql_executions.find(j.sql_execution_id);

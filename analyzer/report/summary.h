@@ -45,6 +45,8 @@ Percentiles ComputePercentiles(std::vector<int64_t> values);
 struct StageSummary {
   int32_t stage_id = -1;
   int32_t attempt = 0;
+  // The job that ran the attempt (JobSummary's rule below); -1 when no reported job lists it.
+  int32_t job_id = -1;
   std::string name;
   int32_t num_tasks = 0;
   std::string status;

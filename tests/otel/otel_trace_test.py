@@ -227,6 +227,7 @@ def run_application(options, work, collector, protocol):
         "spark.sparkprof.otel.serviceName": "otel-test-" + protocol,
         "spark.sparkprof.otel.samplingRatio": "1.0",
         "spark.sparkprof.otel.exportTimeout": "5s",
+        "spark.sparkprof.otel.jobSpansInterval": "1s",
     }
     command = submit_command(options, work, conf)
     command += [os.path.join(HERE, "otel_app.py"), os.path.join(work, "output")]
@@ -252,6 +253,8 @@ def run_application(options, work, collector, protocol):
         return
     check(otel_lines and " exported (OTLP " in otel_lines[0] and " not " not in otel_lines[0],
           "the driver says it exported")
+    check(otel_lines and " as their jobs ended)" in otel_lines[0],
+          "job spans went out as the jobs ended, before the application's end")
     if report is None:
         return
     expected = 1 + sum(1 for p in PHASES if report["phases"][p]["ms"] > 0) \
@@ -289,7 +292,11 @@ def check_application_trace(spans, report, trace_id, caller_span_id, protocol):
     phases = [s for s in ours if s["name"].startswith("spark.phase.")]
     check(all(p.get("parentSpanId") == application["spanId"] for p in phases),
           "phase spans are children of the application span")
-    want_phases = [p for p in PHASES if report["phases"][p]["ms"] > 0]
+    # A phase without time has a span only when jobs exported as they ended sit under it.
+    parents = {s.get("parentSpanId") for s in ours if s["name"] == "spark.job"}
+    want_phases = [p for p in PHASES if report["phases"][p]["ms"] > 0
+                   or any(s["name"] == "spark.phase." + p and s["spanId"] in parents
+                          for s in phases)]
     got_phases = [p["name"][len("spark.phase."):] for p in sorted(phases, key=start_ms)]
     check(got_phases == want_phases, "phase spans %s, want %s" % (got_phases, want_phases))
     total = sum(duration_ms(p) for p in phases)
@@ -392,6 +399,7 @@ def run_connect(options, work, collector):
         "spark.sparkprof.otel.endpoint": "http://127.0.0.1:%d" % collector.grpc_port,
         "spark.sparkprof.otel.protocol": "grpc",
         "spark.sparkprof.otel.serviceName": "spark-connect",
+        "spark.sparkprof.otel.jobSpansInterval": "1s",
     }
     command = submit_command(options, work, conf)
     command += ["--class", "org.apache.spark.sql.connect.service.SparkConnectServer",
@@ -412,6 +420,17 @@ def run_connect(options, work, collector):
                                 text=True, timeout=180, check=False)
         print(client.stdout + client.stderr[-2000:])
         check(client.returncode == 0, "the Connect client ran its two requests")
+        # A Connect server runs for days: each request's jobs must reach the collector while it
+        # serves, not when it stops.
+        live = collector.wait_for_spans(
+            lambda found: all(any(s["name"] == "spark.job" and s["traceId"] == request[0]
+                                  for s in found) for request in (first, second)),
+            timeout_s=30)
+        check(all(any(s["name"] == "spark.job" and s["traceId"] == request[0] for s in live)
+                  for request in (first, second))
+              and server.poll() is None
+              and not any(s["name"] == "spark.application" for s in live),
+              "both requests' job spans arrived while the server still ran")
     finally:
         # The server's SparkContext stops on SIGTERM (shutdown hook): the plugin exports then.
         server.send_signal(signal.SIGTERM)
@@ -438,6 +457,8 @@ def run_connect(options, work, collector):
     check(application["traceId"] == app_trace_id
           and application.get("parentSpanId") == app_span_id,
           "the server's application span is under its TRACEPARENT")
+    job_ids = [s["attrs"].get("spark.job.id") for s in spans if s["name"] == "spark.job"]
+    check(len(job_ids) == len(set(job_ids)), "each job has one span: %s" % sorted(job_ids))
     for trace_id, span_id, _ in (first, second):
         jobs = [s for s in spans if s["name"] == "spark.job" and s["traceId"] == trace_id]
         if not check(jobs, "the request with trace %s has job spans in that trace" % trace_id):

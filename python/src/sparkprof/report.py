@@ -115,6 +115,7 @@ class Stage:
     failed_task_attempts: int
     task_duration_ms: TaskDurations
     totals: Totals
+    job_id: int = -1  # schema_minor 3: the job that ran the attempt
 
 
 @dataclass(frozen=True)

@@ -7,27 +7,41 @@ import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.common.AttributesBuilder;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanBuilder;
+import io.opentelemetry.api.trace.SpanContext;
+import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.StatusCode;
+import io.opentelemetry.api.trace.TraceFlags;
+import io.opentelemetry.api.trace.TraceState;
 import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.context.Context;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
 import io.opentelemetry.sdk.common.CompletableResultCode;
+import io.opentelemetry.sdk.trace.IdGenerator;
+import io.opentelemetry.sdk.trace.samplers.SamplingDecision;
 import java.io.File;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerJobEnd;
 import org.apache.spark.scheduler.SparkListenerJobStart;
 
 /**
- * The application's OpenTelemetry trace, exported once at its end from the figures of the
- * driver's report ({@code report.json}, the engine's model: no figure is computed here):
+ * The application's OpenTelemetry trace, from the figures of the driver's engine (the live model
+ * while the application runs, {@code report.json} at its end: no figure is computed here):
  *
  * <pre>
  * spark.application                 application start..end, parent: a caller's traceparent
@@ -43,8 +57,15 @@ import org.apache.spark.scheduler.SparkListenerJobStart;
  * request, {@link io.sparkprof.connect.TraceparentInterceptor}) joins that trace instead, linked
  * to the application span.
  *
- * <p>The listener side only remembers those per-job parents; it runs on Spark's listener thread
- * and never throws. The export never throws either: a failure is one log line.
+ * <p>Jobs are exported as they end ({@code spark.sparkprof.otel.jobSpansInterval}, default
+ * every 5 s, each ended job with its stage attempts), so a long-running driver such as a Spark
+ * Connect server traces its requests while it serves; the application and phase spans follow at
+ * the end with the ids the live spans already name as their parents (reserved at the start: {@link
+ * ReservedIds}), then the jobs not exported yet. Live stage spans carry no findings (the
+ * diagnosis runs at the end; the application span lists them).
+ *
+ * <p>The listener side only remembers per-job parents and ended jobs; it runs on Spark's
+ * listener thread and never throws. The exports never throw either: a failure is one log line.
  */
 final class ApplicationTrace extends SparkListener {
   /** Local property (SparkContext.setLocalProperty) naming a job's W3C parent. */
@@ -58,9 +79,132 @@ final class ApplicationTrace extends SparkListener {
 
   private final SparkProfConfig config;
   private final Map<Integer, String> jobParents = new ConcurrentHashMap<>();
+  /** Jobs that ended and wait for the next live export (at most maxSpans of them). */
+  private final ConcurrentLinkedQueue<Integer> endedJobs = new ConcurrentLinkedQueue<>();
+  private final AtomicInteger endedJobsQueued = new AtomicInteger();
+
+  // Set by start(); the rest under `lock`.
+  private volatile Trace trace;
+  private final Object lock = new Object();
+  private final BitSet exportedJobs = new BitSet();
+  private final Set<String> phasesWithLiveJobs = new HashSet<>();
+  private int liveSpans;
+  private int liveStagesLeft;
+  private boolean ended;
+  private ScheduledExecutorService liveExport;
 
   ApplicationTrace(SparkProfConfig config) {
     this.config = config;
+  }
+
+  /** The SDK and the ids the trace's spans will have, fixed at the start. */
+  private static final class Trace {
+    final TracingSdk.Built built;
+    final ReservedIds ids;
+    final Tracer tracer;
+    final Context parent;  // Context.root() without a (valid) caller's parent
+    final String parentNote;
+    final String traceId;
+    final String applicationSpanId;
+    final Map<String, String> phaseSpanIds = new HashMap<>();
+    final TraceFlags flags;
+    final TraceState state;
+    final long startedNanos = System.nanoTime();
+
+    Trace(TracingSdk.Built built, ReservedIds ids, String traceparent) {
+      this.built = built;
+      this.ids = ids;
+      this.tracer = built.sdk.getTracer("io.sparkprof",
+          SparkProfPlugin.class.getPackage() == null
+              ? null : SparkProfPlugin.class.getPackage().getImplementationVersion());
+      Context remote = TracingSdk.parentOf(traceparent);
+      parent = remote == null ? Context.root() : remote;
+      parentNote = traceparent != null && !traceparent.trim().isEmpty() && remote == null
+          ? ", traceparent '" + traceparent + "' is not valid W3C, ignored" : "";
+      SpanContext caller = Span.fromContext(parent).getSpanContext();
+      traceId = caller.isValid() ? caller.getTraceId() : ids.newTraceId();
+      state = caller.isValid() ? caller.getTraceState() : TraceState.getDefault();
+      applicationSpanId = ids.newSpanId();
+      for (String phase : PHASES) phaseSpanIds.put(phase, ids.newSpanId());
+      // What the SDK's sampler will decide for the application span at the end: the live
+      // spans' parents must say the same (a parent-based sampler follows them).
+      SamplingDecision decision = built.sdk.getSdkTracerProvider().getSampler().shouldSample(
+          parent, traceId, "spark.application", SpanKind.INTERNAL, Attributes.empty(),
+          Collections.emptyList()).getDecision();
+      flags = decision == SamplingDecision.RECORD_AND_SAMPLE
+          ? TraceFlags.getSampled() : TraceFlags.getDefault();
+    }
+
+    /** A context whose current span is the (not yet started) span with `spanId`. */
+    Context reserved(String spanId) {
+      return Context.root().with(Span.wrap(SpanContext.create(traceId, spanId, flags, state)));
+    }
+  }
+
+  /**
+   * The SDK's ids, except the next ones the thread asked for: the spans started at the end get
+   * the ids their children, exported earlier, already name.
+   */
+  static final class ReservedIds implements IdGenerator {
+    private final IdGenerator random = IdGenerator.random();
+    private final ThreadLocal<String> nextTraceId = new ThreadLocal<>();
+    private final ThreadLocal<String> nextSpanId = new ThreadLocal<>();
+
+    String newTraceId() {
+      return random.generateTraceId();
+    }
+
+    String newSpanId() {
+      return random.generateSpanId();
+    }
+
+    /** The next span this thread starts gets these ids (traceId: used only by a root span). */
+    void next(String traceId, String spanId) {
+      nextTraceId.set(traceId);
+      nextSpanId.set(spanId);
+    }
+
+    @Override
+    public String generateSpanId() {
+      String id = nextSpanId.get();
+      if (id == null) return random.generateSpanId();
+      nextSpanId.remove();
+      return id;
+    }
+
+    @Override
+    public String generateTraceId() {
+      String id = nextTraceId.get();
+      if (id == null) return random.generateTraceId();
+      nextTraceId.remove();
+      return id;
+    }
+  }
+
+  /**
+   * Sets the SDK up and reserves the trace's ids; starts the live export of ended jobs. {@code
+   * environmentTraceparent} is the driver's TRACEPARENT, used when the conf names no parent.
+   * Never throws: without an SDK there are no spans, and one log line says why.
+   */
+  void start(String environmentTraceparent) {
+    try {
+      ReservedIds ids = new ReservedIds();
+      String traceparent = config.otelTraceparent().isEmpty()
+          ? environmentTraceparent : config.otelTraceparent();
+      trace = new Trace(TracingSdk.build(config, ids), ids, traceparent);
+    } catch (RuntimeException | LinkageError e) {
+      SparkProfPlugin.log("OpenTelemetry: no spans, the SDK could not be set up: " + e);
+      return;
+    }
+    long intervalMs = config.otelJobSpansIntervalMs();
+    if (intervalMs <= 0) return;
+    liveExport = Executors.newSingleThreadScheduledExecutor(runnable -> {
+      Thread thread = new Thread(runnable, "sparkprof-otel");
+      thread.setDaemon(true);
+      return thread;
+    });
+    liveExport.scheduleWithFixedDelay(this::exportEndedJobs, intervalMs, intervalMs,
+        TimeUnit.MILLISECONDS);
   }
 
   @Override
@@ -77,54 +221,111 @@ final class ApplicationTrace extends SparkListener {
     }
   }
 
-  /**
-   * Exports the trace of the report at {@code reportJson}; {@code environmentTraceparent} is
-   * the driver's TRACEPARENT, used when the conf names no parent. Waits at most the export
-   * timeout; logs one line either way.
-   */
-  void export(File reportJson, String environmentTraceparent) {
-    long started = System.nanoTime();
-    TracingSdk.Built built;
+  @Override
+  public void onJobEnd(SparkListenerJobEnd jobEnd) {
+    // The end of the application exports what the live export did not get to.
+    if (liveExport == null || endedJobsQueued.get() >= config.otelMaxSpans()) return;
+    endedJobsQueued.incrementAndGet();
+    endedJobs.add(jobEnd.jobId());
+  }
+
+  /** The live export: the jobs that ended since the last one (on the sparkprof-otel thread). */
+  private void exportEndedJobs() {
+    Trace t = trace;
+    if (t == null || endedJobs.isEmpty()) return;
     try {
-      built = TracingSdk.build(config);
-    } catch (RuntimeException | LinkageError e) {
-      SparkProfPlugin.log("OpenTelemetry: no spans, the SDK could not be set up: " + e);
-      return;
+      synchronized (lock) {
+        if (ended) return;
+        List<Integer> ids = new ArrayList<>();
+        for (Integer id = endedJobs.poll(); id != null; id = endedJobs.poll()) {
+          endedJobsQueued.decrementAndGet();
+          if (id >= 0 && !exportedJobs.get(id)) ids.add(id);
+        }
+        int[] jobIds = new int[ids.size()];
+        for (int i = 0; i < jobIds.length; i++) jobIds[i] = ids.get(i);
+        String json = NativeAggregator.endedJobsJson(jobIds);
+        if (json == null || json.isEmpty()) return;  // finished: the report has them
+        JsonNode live = new ObjectMapper().readTree(json);
+        JsonNode application = live.path("application");
+        long applicationStartMs = application.path("start_ms").asLong(-1);
+        Map<Integer, List<JsonNode>> stagesByJob = stagesByJob(live.path("stages"));
+        // Each export holds at most maxSpans; stage spans give way first.
+        int stageBudget = Math.max(0, config.otelMaxSpans() - live.path("jobs").size());
+        for (JsonNode job : live.path("jobs")) {
+          int jobId = job.path("job_id").asInt();
+          Context parent = TracingSdk.parentOf(jobParents.get(jobId));
+          boolean request = parent != null;
+          if (!request) {
+            String phase = phaseOf(job);
+            parent = t.reserved(t.phaseSpanIds.get(phase));
+            phasesWithLiveJobs.add(phase);
+          }
+          List<JsonNode> stages = stagesByJob.get(jobId);
+          List<JsonNode> kept = new ArrayList<>();
+          for (JsonNode stage : stages == null ? Collections.<JsonNode>emptyList() : stages) {
+            if (stageBudget > 0) {
+              kept.add(stage);
+              stageBudget--;
+            } else {
+              liveStagesLeft++;
+            }
+          }
+          liveSpans += emitJob(t, job, parent, request, application.path("id").asText(), kept,
+              Collections.<Integer, List<String>>emptyMap(), Math.max(applicationStartMs,
+                  System.currentTimeMillis()));
+          exportedJobs.set(jobId);
+          jobParents.remove(jobId);
+        }
+      }
+      t.built.sdk.getSdkTracerProvider().forceFlush();  // ship now, do not wait for it
+    } catch (IOException | RuntimeException | LinkageError e) {
+      SparkProfPlugin.log("OpenTelemetry: live job spans stopped, the rest follow at the "
+          + "application's end: " + e);
+      liveExport.shutdown();
     }
-    OpenTelemetrySdk sdk = built.sdk;
+  }
+
+  /**
+   * Exports the trace of the report at {@code reportJson}: the application and phase spans and
+   * the jobs the live export did not send. Waits at most the export timeout; logs one line
+   * either way.
+   */
+  void export(File reportJson) {
+    Trace t = trace;
+    if (t == null) return;  // the start said why
+    if (liveExport != null) liveExport.shutdownNow();
+    long started = System.nanoTime();
+    OpenTelemetrySdk sdk = t.built.sdk;
     try {
       JsonNode report = new ObjectMapper().readTree(reportJson);
-      String traceparent = config.otelTraceparent().isEmpty()
-          ? environmentTraceparent : config.otelTraceparent();
-      Context parent = TracingSdk.parentOf(traceparent);
-      String parentNote = "";
-      if (traceparent != null && !traceparent.trim().isEmpty() && parent == null) {
-        parentNote = ", traceparent '" + traceparent + "' is not valid W3C, ignored";
+      Emitted emitted;
+      synchronized (lock) {
+        ended = true;
+        emitted = emit(t, report);
+        emitted.spans += liveSpans;
+        emitted.left += liveStagesLeft;
       }
-      Tracer tracer = sdk.getTracer("io.sparkprof", SparkProfPlugin.class.getPackage() == null
-          ? null : SparkProfPlugin.class.getPackage().getImplementationVersion());
-      Emitted emitted = emit(tracer, report, parent == null ? Context.root() : parent);
       long timeoutMs = config.otelExportTimeoutMs();
       long leftMs = Math.max(100, timeoutMs - (System.nanoTime() - started) / 1_000_000L);
       CompletableResultCode flushed =
           sdk.getSdkTracerProvider().forceFlush().join(leftMs, TimeUnit.MILLISECONDS);
       long elapsedMs = (System.nanoTime() - started) / 1_000_000L;
-      long exported = built.counts.exported.get();
+      long exported = t.built.counts.exported.get();
       String what = emitted.spans + " spans of trace " + emitted.traceId;
       if (!emitted.sampled) {
         SparkProfPlugin.log("OpenTelemetry: " + what + " not sampled (samplingRatio or the "
-            + "parent's flag), none exported" + parentNote);
-      } else if (flushed.isSuccess() && built.counts.failed.get() == 0) {
+            + "parent's flag), none exported" + t.parentNote);
+      } else if (flushed.isSuccess() && t.built.counts.failed.get() == 0) {
         // Fewer than emitted when a Connect request's own parent was not sampled.
         SparkProfPlugin.log("OpenTelemetry: " + exported + " of " + what + " exported ("
-            + built.destination
-            + ") in " + elapsedMs + " ms"
+            + t.built.destination + ") in " + elapsedMs + " ms"
+            + (liveSpans > 0 ? " (" + liveSpans + " of them as their jobs ended)" : "")
             + (emitted.left > 0 ? ", " + emitted.left + " stage spans left out" : "")
-            + parentNote);
+            + t.parentNote);
       } else {
-        SparkProfPlugin.log("OpenTelemetry: " + what + " not exported (" + built.destination
-            + "): " + exported + " delivered within " + timeoutMs + " ms; the application "
-            + "is not affected" + parentNote);
+        SparkProfPlugin.log("OpenTelemetry: " + what + " not exported ("
+            + t.built.destination + "): " + exported + " delivered within " + timeoutMs
+            + " ms; the application is not affected" + t.parentNote);
       }
     } catch (IOException | RuntimeException | LinkageError e) {
       SparkProfPlugin.log("OpenTelemetry: no spans from " + reportJson + ": " + e);
@@ -135,6 +336,15 @@ final class ApplicationTrace extends SparkListener {
     }
   }
 
+  /** Ends the live export and the SDK without a report (the report could not be written). */
+  void abandon() {
+    Trace t = trace;
+    if (t == null) return;
+    if (liveExport != null) liveExport.shutdownNow();
+    t.built.sdk.getSdkTracerProvider().shutdown().join(
+        config.otelExportTimeoutMs(), TimeUnit.MILLISECONDS);
+  }
+
   private static final class Emitted {
     boolean sampled;
     int spans;
@@ -142,14 +352,35 @@ final class ApplicationTrace extends SparkListener {
     String traceId = "";
   }
 
-  private Emitted emit(Tracer tracer, JsonNode report, Context parent) {
+  /** The phase a job's span sits under: io_write when it wrote output, else compute. */
+  private static String phaseOf(JsonNode job) {
+    return job.path("totals").path("output_bytes").asLong() > 0 ? "io_write" : "compute";
+  }
+
+  /** Stage attempts by the job that ran them (the report's `job_id`). */
+  private static Map<Integer, List<JsonNode>> stagesByJob(JsonNode stages) {
+    Map<Integer, List<JsonNode>> byJob = new HashMap<>();
+    for (JsonNode stage : stages) {
+      if (stage.path("submission_ms").asLong(-1) < 0) continue;  // never ran
+      int jobId = stage.path("job_id").asInt(-1);
+      if (jobId < 0) continue;
+      List<JsonNode> list = byJob.get(jobId);
+      if (list == null) {
+        list = new ArrayList<>();
+        byJob.put(jobId, list);
+      }
+      list.add(stage);
+    }
+    return byJob;
+  }
+
+  private Emitted emit(Trace t, JsonNode report) {
     Emitted emitted = new Emitted();
     JsonNode application = report.path("application");
     long startMs = application.path("start_ms").asLong(-1);
     long endMs = Math.max(startMs, application.path("end_ms").asLong(startMs));
     JsonNode phases = report.path("phases");
     JsonNode jobs = report.path("jobs");
-    JsonNode stages = report.path("stages");
     Map<Integer, List<String>> findingsByStage = findingsByStage(report.path("findings"));
 
     AttributesBuilder applicationAttributes = Attributes.builder()
@@ -171,21 +402,29 @@ final class ApplicationTrace extends SparkListener {
       applicationAttributes.put(AttributeKey.stringArrayKey("sparkprof.findings"), rules);
     }
 
-    // Stage spans are what a big application has many of: they give way first.
-    int budget = config.otelMaxSpans();
-    int fixed = 1 + PHASES.length + jobs.size();
-    int stageBudget = Math.max(0, budget - fixed);
+    // The jobs the live export did not send, and their stage attempts; stage spans are what a
+    // big application has many of: they give way first.
+    List<JsonNode> jobsLeft = new ArrayList<>();
+    for (JsonNode job : jobs) {
+      int jobId = job.path("job_id").asInt(-1);
+      if (job.path("submission_ms").asLong(-1) < 0) continue;
+      if (jobId < 0 || !exportedJobs.get(jobId)) jobsLeft.add(job);
+    }
+    Map<Integer, List<JsonNode>> stagesByJob = stagesByJob(report.path("stages"));
+    int stageBudget = Math.max(0, config.otelMaxSpans() - 1 - PHASES.length - jobsLeft.size());
     int stageSpans = 0;
-    for (JsonNode stage : stages) {
-      if (stage.path("submission_ms").asLong(-1) >= 0) stageSpans++;
+    for (JsonNode job : jobsLeft) {
+      List<JsonNode> stages = stagesByJob.get(job.path("job_id").asInt());
+      stageSpans += stages == null ? 0 : stages.size();
     }
     emitted.left = Math.max(0, stageSpans - stageBudget);
-    if (emitted.left > 0) {
-      applicationAttributes.put("sparkprof.stage_spans_left_out", emitted.left);
+    if (emitted.left + liveStagesLeft > 0) {
+      applicationAttributes.put("sparkprof.stage_spans_left_out", emitted.left + liveStagesLeft);
     }
 
-    Span applicationSpan = tracer.spanBuilder("spark.application")
-        .setParent(parent)
+    t.ids.next(t.traceId, t.applicationSpanId);
+    Span applicationSpan = t.tracer.spanBuilder("spark.application")
+        .setParent(t.parent)
         .setStartTimestamp(startMs, TimeUnit.MILLISECONDS)
         .setAllAttributes(applicationAttributes.build())
         .startSpan();
@@ -195,15 +434,17 @@ final class ApplicationTrace extends SparkListener {
     if (report.path("counts").path("failed_jobs").asLong() > 0) {
       applicationSpan.setStatus(StatusCode.ERROR, "failed jobs");
     }
-    Context applicationContext = parent.with(applicationSpan);
+    Context applicationContext = t.parent.with(applicationSpan);
 
     Map<String, Span> phaseSpans = new HashMap<>();
     Map<String, Long> phaseEndsMs = new HashMap<>();
     long cursorMs = startMs;
     for (String phase : PHASES) {
       long phaseMs = phases.path(phase).path("ms").asLong(0);
-      if (phaseMs <= 0) continue;
-      Span span = tracer.spanBuilder("spark.phase." + phase)
+      // A phase without time still gets its span when live job spans name it as their parent.
+      if (phaseMs <= 0 && !phasesWithLiveJobs.contains(phase)) continue;
+      t.ids.next(t.traceId, t.phaseSpanIds.get(phase));
+      Span span = t.tracer.spanBuilder("spark.phase." + phase)
           .setParent(applicationContext)
           .setStartTimestamp(cursorMs, TimeUnit.MILLISECONDS)
           .setAttribute("sparkprof.phase", phase)
@@ -213,84 +454,31 @@ final class ApplicationTrace extends SparkListener {
               ? "interval" : "share of the wall time, laid end to end")
           .startSpan();
       emitted.spans++;
-      cursorMs += phaseMs;
+      cursorMs += Math.max(0, phaseMs);
       phaseSpans.put(phase, span);
       phaseEndsMs.put(phase, cursorMs);
     }
-
-    // Stage attempts by the job that ran them: the latest job listing the stage submitted
-    // before the attempt (the report's rule for jobs[] totals).
-    Map<Integer, List<JsonNode>> stagesByJob = new HashMap<>();
-    int stagesLeft = stageBudget;
-    for (JsonNode stage : stages) {
-      long submittedMs = stage.path("submission_ms").asLong(-1);
-      if (submittedMs < 0) continue;  // never ran (skipped, or only named by a JobStart)
-      int stageId = stage.path("stage_id").asInt();
-      int owner = -1;
-      long ownerSubmittedMs = Long.MIN_VALUE;
-      for (JsonNode job : jobs) {
-        long jobSubmittedMs = job.path("submission_ms").asLong(-1);
-        if (jobSubmittedMs > submittedMs || jobSubmittedMs < ownerSubmittedMs) continue;
-        for (JsonNode listed : job.path("stage_ids")) {
-          if (listed.asInt() == stageId) {
-            owner = job.path("job_id").asInt();
-            ownerSubmittedMs = jobSubmittedMs;
-            break;
-          }
-        }
-      }
-      if (owner < 0 || stagesLeft <= 0) continue;
-      stagesLeft--;
-      List<JsonNode> list = stagesByJob.get(owner);
-      if (list == null) {
-        list = new ArrayList<>();
-        stagesByJob.put(owner, list);
-      }
-      list.add(stage);
+    if (!applicationSpan.getSpanContext().getSpanId().equals(t.applicationSpanId)) {
+      SparkProfPlugin.log("OpenTelemetry: the SDK did not use the reserved span ids; the spans "
+          + "of jobs exported as they ended have no parent in this trace");
     }
 
-    for (JsonNode job : jobs) {
-      long jobStartMs = job.path("submission_ms").asLong(-1);
-      if (jobStartMs < 0) continue;
+    for (JsonNode job : jobsLeft) {
       int jobId = job.path("job_id").asInt();
-      long jobEndMs = job.path("completion_ms").asLong(-1);
-      if (jobEndMs < jobStartMs) jobEndMs = Math.max(jobStartMs, endMs);
-      Context jobParent = null;
-      String requestParent = jobParents.get(jobId);
-      if (requestParent != null) jobParent = TracingSdk.parentOf(requestParent);
-      SpanBuilder builder = tracer.spanBuilder("spark.job")
-          .setStartTimestamp(jobStartMs, TimeUnit.MILLISECONDS);
-      if (jobParent != null) {
-        builder.setParent(jobParent).addLink(applicationSpan.getSpanContext());
-      } else {
-        Span phase = phaseSpans.get(
-            job.path("totals").path("output_bytes").asLong() > 0 ? "io_write" : "compute");
+      Context parent = TracingSdk.parentOf(jobParents.get(jobId));
+      boolean request = parent != null;
+      if (!request) {
+        Span phase = phaseSpans.get(phaseOf(job));
         if (phase == null) phase = phaseSpans.get("compute");
-        builder.setParent(phase == null ? applicationContext : applicationContext.with(phase));
+        parent = phase == null ? applicationContext : applicationContext.with(phase);
       }
-      AttributesBuilder attributes = Attributes.builder()
-          .put("spark.app.id", application.path("id").asText())
-          .put("spark.job.id", jobId)
-          .put("spark.job.description", job.path("description").asText())
-          .put("spark.job.group", job.path("job_group").asText())
-          .put("spark.sql.execution_id", job.path("sql_execution_id").asLong(-1))
-          .put("spark.job.result", job.path("result").asText())
-          .put("spark.task_attempts", job.path("task_attempts").asLong())
-          .put("spark.task_attempts.failed", job.path("failed_task_attempts").asLong());
-      putTotals(attributes, job.path("totals"));
-      Span jobSpan = builder.setAllAttributes(attributes.build()).startSpan();
-      emitted.spans++;
-      if (job.path("result").asText().equals("failed")) {
-        jobSpan.setAttribute("spark.failure_reason", job.path("failure_reason").asText());
-        jobSpan.setStatus(StatusCode.ERROR, job.path("failure_reason").asText());
+      List<JsonNode> stages = stagesByJob.get(jobId);
+      List<JsonNode> kept = new ArrayList<>();
+      for (JsonNode stage : stages == null ? Collections.<JsonNode>emptyList() : stages) {
+        if (stageBudget-- > 0) kept.add(stage);
       }
-      Context jobContext = (jobParent != null ? jobParent : applicationContext).with(jobSpan);
-      List<JsonNode> jobStages = stagesByJob.get(jobId);
-      for (JsonNode stage : jobStages == null ? Collections.<JsonNode>emptyList() : jobStages) {
-        emitStage(tracer, jobContext, stage, findingsByStage, endMs);
-        emitted.spans++;
-      }
-      jobSpan.end(jobEndMs, TimeUnit.MILLISECONDS);
+      emitted.spans += emitJob(t, job, parent, request, application.path("id").asText(), kept,
+          findingsByStage, endMs);
     }
 
     for (Map.Entry<String, Span> phase : phaseSpans.entrySet()) {
@@ -298,6 +486,47 @@ final class ApplicationTrace extends SparkListener {
     }
     applicationSpan.end(endMs, TimeUnit.MILLISECONDS);
     return emitted;
+  }
+
+  /**
+   * One job's span and its stage attempts' spans; returns how many. {@code parent}: its place in
+   * the application's trace, or ({@code request}) the caller's span of the Connect request that
+   * ran it, linked to the application span. {@code openEndMs} ends what has no end time.
+   */
+  private int emitJob(Trace t, JsonNode job, Context parent, boolean request,
+      String applicationId, List<JsonNode> stages, Map<Integer, List<String>> findingsByStage,
+      long openEndMs) {
+    long jobStartMs = job.path("submission_ms").asLong(-1);
+    int jobId = job.path("job_id").asInt();
+    long jobEndMs = job.path("completion_ms").asLong(-1);
+    if (jobEndMs < jobStartMs) jobEndMs = Math.max(jobStartMs, openEndMs);
+    SpanBuilder builder = t.tracer.spanBuilder("spark.job")
+        .setStartTimestamp(jobStartMs, TimeUnit.MILLISECONDS);
+    if (request) {
+      builder.addLink(SpanContext.create(t.traceId, t.applicationSpanId, t.flags, t.state));
+    }
+    builder.setParent(parent);
+    AttributesBuilder attributes = Attributes.builder()
+        .put("spark.app.id", applicationId)
+        .put("spark.job.id", jobId)
+        .put("spark.job.description", job.path("description").asText())
+        .put("spark.job.group", job.path("job_group").asText())
+        .put("spark.sql.execution_id", job.path("sql_execution_id").asLong(-1))
+        .put("spark.job.result", job.path("result").asText())
+        .put("spark.task_attempts", job.path("task_attempts").asLong())
+        .put("spark.task_attempts.failed", job.path("failed_task_attempts").asLong());
+    putTotals(attributes, job.path("totals"));
+    Span jobSpan = builder.setAllAttributes(attributes.build()).startSpan();
+    if (job.path("result").asText().equals("failed")) {
+      jobSpan.setAttribute("spark.failure_reason", job.path("failure_reason").asText());
+      jobSpan.setStatus(StatusCode.ERROR, job.path("failure_reason").asText());
+    }
+    Context jobContext = parent.with(jobSpan);
+    for (JsonNode stage : stages) {
+      emitStage(t.tracer, jobContext, stage, findingsByStage, openEndMs);
+    }
+    jobSpan.end(jobEndMs, TimeUnit.MILLISECONDS);
+    return 1 + stages.size();
   }
 
   private static void emitStage(Tracer tracer, Context jobContext, JsonNode stage,

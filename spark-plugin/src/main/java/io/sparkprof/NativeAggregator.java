@@ -99,6 +99,16 @@ public final class NativeAggregator {
     return finishApplication0();
   }
 
+  /**
+   * The ended jobs among {@code jobIds} as the report's {@code jobs[]} entries, with their stage
+   * attempts ({@code stages[]}, each naming its {@code job_id}) and the application's id, name
+   * and start: figures of the live model so far. "" once the application finished (its report
+   * has every job), null when the aggregator is not running.
+   */
+  public static String endedJobsJson(int[] jobIds) {
+    return endedJobsJson0(jobIds);
+  }
+
   /** One-line JSON: port, batches by outcome, stages, executors. */
   public static String status() {
     return status0();
@@ -123,6 +133,8 @@ public final class NativeAggregator {
   private static native int onEvent0(byte[] utf8Line);
 
   private static native String finishApplication0();
+
+  private static native String endedJobsJson0(int[] jobIds);
 
   private static native String status0();
 

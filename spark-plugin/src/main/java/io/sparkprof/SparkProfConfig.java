@@ -163,6 +163,14 @@ public final class SparkProfConfig {
    */
   public static final String OTEL_EXPORT_TIMEOUT = "spark.sparkprof.otel.exportTimeout";
 
+  /**
+   * Duration, default {@code 5s}: how often the driver exports the spans of the jobs that ended
+   * since the last time (each job with its stages, under the application's trace, whose own span
+   * follows at the end), so a long-running driver — a Spark Connect server, a notebook, a
+   * streaming query — traces its jobs while it runs. {@code 0}: every span at the end.
+   */
+  public static final String OTEL_JOB_SPANS_INTERVAL = "spark.sparkprof.otel.jobSpansInterval";
+
   /** Reads a key; null when unset. */
   public interface Lookup {
     String get(String key);
@@ -195,6 +203,7 @@ public final class SparkProfConfig {
   private final String otelTraceparent;
   private final int otelMaxSpans;
   private final long otelExportTimeoutMs;
+  private final long otelJobSpansIntervalMs;
 
   private SparkProfConfig(Lookup lookup) {
     enabled = parseBoolean(lookup, ENABLED, true);
@@ -226,6 +235,8 @@ public final class SparkProfConfig {
     otelMaxSpans = (int) parseLong(lookup, OTEL_MAX_SPANS, 10_000, 1, 1_000_000);
     otelExportTimeoutMs =
         clamp(parseDurationMs(lookup, OTEL_EXPORT_TIMEOUT, 10_000), 100, 600_000);
+    long jobSpansMs = parseDurationMs(lookup, OTEL_JOB_SPANS_INTERVAL, 5000);
+    otelJobSpansIntervalMs = jobSpansMs <= 0 ? 0 : clamp(jobSpansMs, 100, 3_600_000);
   }
 
   public static SparkProfConfig from(Lookup lookup) {
@@ -307,6 +318,9 @@ public final class SparkProfConfig {
   public int otelMaxSpans() { return otelMaxSpans; }
 
   public long otelExportTimeoutMs() { return otelExportTimeoutMs; }
+
+  /** 0: job spans at the application's end only. */
+  public long otelJobSpansIntervalMs() { return otelJobSpansIntervalMs; }
 
   /** Keys whose values did not parse, with the default used instead; empty when all were fine. */
   public String problems() { return problems.toString(); }

@@ -88,6 +88,7 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
         sc.addSparkListener(listener);
         if (config.otelEnabled()) {
           trace = new ApplicationTrace(config);
+          trace.start(System.getenv("TRACEPARENT"));
           sc.addSparkListener(trace);
         }
       }
@@ -323,6 +324,8 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
       exportTrace(paths);
     } catch (RuntimeException | LinkageError e) {
       SparkProfPlugin.log("report not written: " + e.getMessage());
+      ApplicationTrace export = trace;
+      if (export != null) export.abandon();
     }
   }
 
@@ -335,11 +338,12 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
       if (path.endsWith(".json")) reportJson = new File(path);
     }
     if (reportJson == null) {
-      SparkProfPlugin.log("OpenTelemetry: no spans, no report.json was written");
+      SparkProfPlugin.log("OpenTelemetry: no application span, no report.json was written");
+      export.abandon();
       return;
     }
     try {
-      export.export(reportJson, System.getenv("TRACEPARENT"));
+      export.export(reportJson);
     } catch (RuntimeException | LinkageError e) {
       SparkProfPlugin.log("OpenTelemetry: no spans: " + e);
     }

@@ -11,6 +11,7 @@ import io.opentelemetry.sdk.OpenTelemetrySdk;
 import io.opentelemetry.sdk.autoconfigure.AutoConfiguredOpenTelemetrySdk;
 import io.opentelemetry.sdk.autoconfigure.spi.ConfigProperties;
 import io.opentelemetry.sdk.common.CompletableResultCode;
+import io.opentelemetry.sdk.trace.IdGenerator;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import io.opentelemetry.sdk.trace.export.SpanExporter;
 import java.util.Collection;
@@ -81,8 +82,11 @@ final class TracingSdk {
     }
   }
 
-  /** Builds the SDK; throws (a RuntimeException) when the OTEL_* settings do not parse. */
-  static Built build(final SparkProfConfig config) {
+  /**
+   * Builds the SDK, its span ids from {@code ids}; throws (a RuntimeException) when the OTEL_*
+   * settings do not parse.
+   */
+  static Built build(final SparkProfConfig config, final IdGenerator ids) {
     SDK_LOGGER.setLevel(Level.OFF);
     LOGGING_EXPORTER_LOGGER.setLevel(Level.INFO);
     final Map<String, String> defaults = new HashMap<>();
@@ -100,6 +104,7 @@ final class TracingSdk {
           destination[0] = describe(overrides, properties);
           return overrides;
         })
+        .addTracerProviderCustomizer((builder, properties) -> builder.setIdGenerator(ids))
         .addSpanExporterCustomizer((exporter, properties) -> {
           counts.delegate = exporter;
           return counts;
