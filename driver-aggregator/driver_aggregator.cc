@@ -465,6 +465,10 @@ Result<std::vector<std::string>> DriverAggregator::FinishApplication() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       profile_file_.Flush();
+      for (int i = 0; i < kIngestOutcomeCount; ++i) {
+        analysis->driver_batches.emplace_back(IngestOutcomeName(static_cast<IngestOutcome>(i)),
+                                              outcome_counts_[i]);
+      }
     }
     const std::vector<const report::Analysis*> one = {&analysis.value()};
     const std::pair<const char*, std::string> reports[] = {
@@ -536,6 +540,9 @@ Result<std::string> DriverAggregator::WriteStageFlameGraph(int32_t stage_id,
   if (options_.output_dir.empty()) {
     return InvalidArgument("no flame graph directory configured (spark.sparkprof.outputDir)");
   }
+  // Batches of the stage may still wait in the queue behind its completion: fold them first.
+  ingest_queue_->Drain(std::chrono::milliseconds(std::max<int64_t>(
+      options_.flamegraph_drain_timeout_ms, 0)));
   std::string html;
   std::string dir;
   {

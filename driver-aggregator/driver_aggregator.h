@@ -60,6 +60,9 @@ struct AggregatorOptions {
   // Batches queued between Spark's dispatcher thread and the ingest thread (Enqueue): past either
   // bound a batch is dropped and counted as queue_full (docs/limits.md).
   IngestQueueLimits ingest_queue;
+  // A stage's flame graph first waits (at most this long) until the batches queued before it
+  // are folded, so the graph written at stage end holds the stage's last batches.
+  int64_t flamegraph_drain_timeout_ms = 10000;
   // The live application model (listener events).
   LiveOptions live;
   // Model-derived metrics (phases, spill, skew, task durations) are recomputed at a scrape when
@@ -123,8 +126,10 @@ class DriverAggregator {
   // Where files go now: the application's directory, or output_dir before SetApplication.
   std::string OutputDirectory() const;
 
-  // Writes `<dir>/stage-<id>-attempt-<n>.html` from what arrived so far and returns its path.
-  // NotFound when no sample of that stage attempt arrived. Also flushes profile.sparkprof.
+  // Writes `<dir>/stage-<id>-attempt-<n>.html` from what arrived so far -- the ingest queue
+  // drained first (bounded by flamegraph_drain_timeout_ms) -- and returns its path. NotFound when
+  // no sample of that stage attempt arrived. Also flushes profile.sparkprof. Not from the ingest
+  // thread.
   Result<std::string> WriteStageFlameGraph(int32_t stage_id, int32_t stage_attempt);
 
   // One listener event as an event-log JSON line (no newline): fed to the live model. Returns

@@ -574,6 +574,29 @@ TEST(DriverAggregatorTest, EnqueuedBatchesAreFoldedOnTheIngestThreadAndDrained) 
   EXPECT_EQ(aggregator->outcome_count(IngestOutcome::kInvalid), 1u);
 }
 
+// A stage's flame graph, asked for right after its batches were queued, holds all of them: the
+// queue is drained first (400 batches cannot all be folded by the time the call starts).
+TEST(DriverAggregatorTest, StageFlameGraphHoldsTheBatchesQueuedBeforeIt) {
+  AggregatorOptions options;
+  options.output_dir = TempDir("drain_flame");
+  options.max_profile_file_bytes = 0;
+  auto aggregator = StartOrDie(options);
+  std::vector<SampleSpec> samples;
+  for (int i = 0; i < 200; ++i) {
+    samples.push_back({{"Main.run", "f" + std::to_string(i)}, 7, fb::Category::compute, 5000});
+  }
+  auto batch = MakeBatch("1", samples);  // 1 ms of the stage's time
+  constexpr int kBatches = 400;
+  for (int i = 0; i < kBatches; ++i) {
+    ASSERT_EQ(EnqueueCopy(*aggregator, batch), IngestOutcome::kAccepted);
+  }
+  auto path = aggregator->WriteStageFlameGraph(7, 0);
+  ASSERT_TRUE(path.ok()) << path.status().ToString();
+  EXPECT_NE(ReadAll(*path).find("0.400 s sampled task time"), std::string::npos);
+  EXPECT_EQ(aggregator->StageWeightNs({7, 0}), 1'000'000u * kBatches);
+  std::filesystem::remove_all(options.output_dir);
+}
+
 TEST(DriverAggregatorTest, IngestQueueBytesLimitAtAndPastItIsCountedAsQueueFull) {
   auto batch = MakeBatch("1", {{kSerializationStack, 3, fb::Category::serialization, 1000}});
   AggregatorOptions options;

@@ -4,10 +4,13 @@
 // model built from the lines so far.
 #include "driver-aggregator/live_application.h"
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
 #include <atomic>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -340,6 +343,41 @@ TEST(DriverAggregatorLive, MetricsEqualTheEnginePhasesAndReportsAreWritten) {
   // The final figures stay after the end.
   EXPECT_DOUBLE_EQ(Sample(aggregator.registry().Render(), "spark_phase_compute_seconds"),
                    p.compute_ms / 1000.0);
+  fs::remove_all(dir);
+}
+
+// The driver's report.json carries its live feed's batch counts, queue_full included: batches
+// the ingest queue had no room for (here: every batch is larger than its byte limit).
+TEST(DriverAggregatorLive, ReportJsonCountsBatchesDroppedForAFullIngestQueue) {
+  const fs::path dir = fs::temp_directory_path() / ("sparkprof_queue_full_" +
+                                                    std::to_string(::getpid()));
+  fs::remove_all(dir);
+  AggregatorOptions options;
+  options.output_dir = dir.string();
+  options.ingest_queue.max_bytes = 16;
+  auto started = DriverAggregator::Start(options);
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  DriverAggregator& aggregator = **started;
+  for (const std::string& line : Lines(testing::GenerateEventLog(testing::DemoApp()))) {
+    (void)aggregator.OnEvent(line);
+  }
+  const std::vector<uint8_t> batch(64, 0x5a);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(aggregator.Enqueue(batch.size(),
+                                 [&](uint8_t* to) {
+                                   std::memcpy(to, batch.data(), batch.size());
+                                   return true;
+                                 }),
+              IngestOutcome::kQueueFull);
+  }
+  auto paths = aggregator.FinishApplication();
+  ASSERT_TRUE(paths.ok()) << paths.status().ToString();
+  simdjson::padded_string json(ReadFile((*paths)[1]));
+  simdjson::dom::parser parser;
+  simdjson::dom::element report = parser.parse(json);
+  EXPECT_EQ(uint64_t(report["driver"]["batches"]["queue_full"]), 3u);
+  EXPECT_EQ(uint64_t(report["driver"]["batches"]["accepted"]), 0u);
+  EXPECT_EQ(uint64_t(report["driver"]["batches"]["invalid"]), 0u);
   fs::remove_all(dir);
 }
 

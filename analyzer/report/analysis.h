@@ -2,7 +2,9 @@
 // Both report renderers and the diagnosis rules take an Analysis.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analyzer/cost/cost.h"
@@ -18,8 +20,8 @@ namespace sparkprof::report {
 inline constexpr const char* kReportSchema = "sparkprof.report/v1";
 // Additions within v1 (docs/report-schema.md, "Versioning"): 1 = jobs[], per-SQL-execution totals,
 // counts.resubmitted_tasks, findings' category and confidence; 2 = cost, and
-// counts.photon_peak_memory_tasks; 3 = stages[].job_id.
-inline constexpr int64_t kReportSchemaMinor = 3;
+// counts.photon_peak_memory_tasks; 3 = stages[].job_id; 4 = driver (the plugin's reports).
+inline constexpr int64_t kReportSchemaMinor = 4;
 
 struct Analysis {
   std::string log_name;  // ApplicationLog::name
@@ -31,6 +33,9 @@ struct Analysis {
   diagnosis::PhaseBreakdown phases;
   std::vector<diagnosis::Finding> findings;  // ordered by cost_ms, most first
   cost::RunCost cost;
+  // Reports the Spark plugin's driver writes: its live feed's batches by outcome, as counted in
+  // sparkprof_driver_batches_total ("accepted", ..., "queue_full"); empty for `analyze`.
+  std::vector<std::pair<std::string, uint64_t>> driver_batches;
 };
 
 Analysis Analyze(const source::ApplicationLog& log, const eventlog::ReaderOptions& options = {},

@@ -382,6 +382,11 @@ void WriteJsonReport(const Analysis& analysis, JsonWriter& out) {
   out.EndArray();
   out.Key("cost");
   WriteCost(analysis.cost, out);
+  if (!analysis.driver_batches.empty()) {
+    out.Key("driver").BeginObject().Key("batches").BeginObject();
+    for (const auto& [outcome, count] : analysis.driver_batches) out.Key(outcome).Uint(count);
+    out.EndObject().EndObject();
+  }
   out.EndObject();
 }
 
