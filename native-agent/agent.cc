@@ -184,6 +184,21 @@ void Agent::EnableAnchorRepairIfRecognised(JNIEnv* jni) {
                     : ReadHotSpotLayout(*table, *types);
   Status checked = layout.ok() ? CheckLayoutOnCurrentThread(*layout, jni) : layout.status();
   if (checked.ok()) checked = CheckCodeCache(*layout);
+  if (checked.ok()) {
+    // A live method's id, found again from its Method as the walker does in the handler.
+    jint count = 0;
+    jmethodID* methods = nullptr;
+    jclass object_class = jni->FindClass("java/lang/Object");
+    if (object_class == nullptr ||
+        jvmti_->GetClassMethods(object_class, &count, &methods) != JVMTI_ERROR_NONE || count == 0) {
+      jni->ExceptionClear();
+      checked = Unsupported("no method of java.lang.Object to check jmethodIDs with");
+    } else {
+      checked = CheckMethodIdLookup(*layout, methods[0]);
+    }
+    if (methods != nullptr) jvmti_->Deallocate(reinterpret_cast<unsigned char*>(methods));
+    if (object_class != nullptr) jni->DeleteLocalRef(object_class);
+  }
   if (checked.ok() && EnableAnchorRepair(*layout)) return;
   LogLine("HotSpot's VM structures not recognised (%s); samples of threads stopped in the VM "
           "may stay [unknown_not_Java] or [not_walkable_not_Java]",

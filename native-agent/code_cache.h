@@ -10,6 +10,12 @@
 
 namespace sparkprof::agent {
 
+// async-signal-safe: one load from VM memory (callers run inside the crash guard).
+template <typename T>
+inline T LoadVm(uintptr_t address) {
+  return *reinterpret_cast<const volatile T*>(address);
+}
+
 struct CodeBlobInfo {
   uintptr_t start = 0;
   int32_t frame_size_words = 0;  // CodeBlob::_frame_size: the frame's size, return address in

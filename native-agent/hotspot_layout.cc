@@ -42,6 +42,20 @@ constexpr Wanted kWanted[] = {
     {"CodeBlob", "_name", &HotSpotLayout::blob_name_offset, false, "const char*"},
     {"CodeBlob", "_size", &HotSpotLayout::blob_size_offset, false, "int"},
     {"CodeBlob", "_frame_size", &HotSpotLayout::blob_frame_size_offset, false, "int"},
+    // One of the two, by JDK: CompiledMethod went away in JDK 23.
+    {"CompiledMethod", "_method", &HotSpotLayout::nmethod_method_offset, false, "Method*"},
+    {"nmethod", "_method", &HotSpotLayout::nmethod_method_offset, false, "Method*"},
+    {"Method", "_constMethod", &HotSpotLayout::method_const_offset, false, "ConstMethod*"},
+    {"ConstMethod", "_constants", &HotSpotLayout::const_method_constants_offset, false,
+     "ConstantPool*"},
+    {"ConstMethod", "_method_idnum", &HotSpotLayout::const_method_idnum_offset, false, "u2"},
+    {"ConstantPool", "_pool_holder", &HotSpotLayout::pool_holder_offset, false, "InstanceKlass*"},
+    {"InstanceKlass", "_methods_jmethod_ids", &HotSpotLayout::klass_method_ids_offset, false,
+     "jmethodID*"},
+    {"JavaThread", "_stack_base", &HotSpotLayout::thread_stack_base_offset, false, "address"},
+    {"JavaThread", "_stack_size", &HotSpotLayout::thread_stack_size_offset, false, "size_t"},
+    {"JavaThread", "_vframe_array_head", &HotSpotLayout::thread_vframe_array_offset, false,
+     "vframeArray*"},
 };
 
 template <typename T>
@@ -129,7 +143,11 @@ Result<HotSpotLayout> ReadHotSpotLayout(const VmStructsTable& table, const VmTyp
     found[kEnvWanted] = true;
   }
   for (size_t w = 0; w < std::size(kWanted); ++w) {
-    if (!found[w]) {
+    bool member_found = false;  // entries that fill the same member are alternatives
+    for (size_t other = 0; other < std::size(kWanted); ++other) {
+      member_found |= found[other] && kWanted[other].member == kWanted[w].member;
+    }
+    if (!member_found) {
       return NotFound("the VM structure table has no " + std::string(kWanted[w].type) +
                       "::" + std::string(kWanted[w].field));
     }
@@ -175,6 +193,32 @@ Result<VmTypesTable> FindVmTypesTable() {
   SPARKPROF_ASSIGN_OR_RETURN(types.size_offset,
                              ExportedValue<uint64_t>("gHotSpotVMTypeEntrySizeOffset"));
   return types;
+}
+
+Status CheckMethodIdLookup(const HotSpotLayout& layout, jmethodID method_id) {
+  // Each pointer is checked before it is followed: this runs outside the crash guard.
+  auto usable = [](uintptr_t pointer) { return pointer >= 4096 && pointer % sizeof(void*) == 0; };
+  const auto id = reinterpret_cast<uintptr_t>(method_id);
+  if (!usable(id)) return Unsupported("this JVM's jmethodIDs are not pointers");
+  const auto method = ReadAt<uintptr_t>(method_id, 0);
+  const void* const_method = usable(method)
+      ? ReadAt<const void*>(reinterpret_cast<const void*>(method), layout.method_const_offset)
+      : nullptr;
+  if (!usable(reinterpret_cast<uintptr_t>(const_method))) {
+    return Unsupported("a jmethodID does not lead to a Method with a ConstMethod");
+  }
+  auto constants = ReadAt<const void*>(const_method, layout.const_method_constants_offset);
+  auto idnum = ReadAt<uint16_t>(const_method, layout.const_method_idnum_offset);
+  auto holder = usable(reinterpret_cast<uintptr_t>(constants))
+                    ? ReadAt<const void*>(constants, layout.pool_holder_offset)
+                    : nullptr;
+  auto ids = usable(reinterpret_cast<uintptr_t>(holder))
+                 ? ReadAt<const uintptr_t*>(holder, layout.klass_method_ids_offset)
+                 : nullptr;
+  if (!usable(reinterpret_cast<uintptr_t>(ids)) || idnum >= ids[0] || ids[idnum + 1] != id) {
+    return Unsupported("a method's jmethodID is not found again from its class");
+  }
+  return Status::Ok();
 }
 
 Status CheckCodeCache(const HotSpotLayout& layout) {

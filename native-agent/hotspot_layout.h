@@ -65,6 +65,17 @@ struct HotSpotLayout {
   size_t blob_name_offset = 0;            // CodeBlob::_name (const char*)
   size_t blob_size_offset = 0;            // CodeBlob::_size (an int, bytes)
   size_t blob_frame_size_offset = 0;      // CodeBlob::_frame_size (an int, words)
+
+  // For naming the frames of a thread in the deoptimization handler (stack_walker.cc).
+  size_t nmethod_method_offset = 0;  // CompiledMethod::_method (JDK 17, 21) or nmethod::_method
+  size_t method_const_offset = 0;         // Method::_constMethod
+  size_t const_method_constants_offset = 0;  // ConstMethod::_constants
+  size_t const_method_idnum_offset = 0;   // ConstMethod::_method_idnum (a u2)
+  size_t pool_holder_offset = 0;          // ConstantPool::_pool_holder
+  size_t klass_method_ids_offset = 0;     // InstanceKlass::_methods_jmethod_ids
+  size_t thread_stack_base_offset = 0;    // JavaThread::_stack_base (the stack's high end)
+  size_t thread_stack_size_offset = 0;    // JavaThread::_stack_size
+  size_t thread_vframe_array_offset = 0;  // JavaThread::_vframe_array_head: set while frames move
 };
 
 // How one type table entry is laid out (the exported gHotSpotVMTypeEntry*Offset values).
@@ -94,6 +105,11 @@ Result<HotSpotLayout> ReadHotSpotLayout(const VmStructsTable& table, const VmTyp
 // The exported tables of the libjvm in this process; an error when libjvm exports none.
 Result<VmStructsTable> FindVmStructsTable();
 Result<VmTypesTable> FindVmTypesTable();
+
+// Checks that `layout` finds `method_id` again from the Method it names (Method -> ConstMethod ->
+// ConstantPool -> InstanceKlass -> its jmethodID table), as the walker does for compiled frames.
+// `method_id` must be a live method's (JVMTI GetClassMethods).
+Status CheckMethodIdLookup(const HotSpotLayout& layout, jmethodID method_id);
 
 // Checks the code cache as `layout` reads it: a few heaps, each a non-empty range inside the
 // cache's bounds with a segment map and a plausible segment size.

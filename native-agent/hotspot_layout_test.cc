@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <string_view>
 #include <vector>
@@ -86,6 +87,15 @@ std::vector<Entry> HotSpotLike() {
       {"CodeBlob", "_name", "const char*", 0, 96, nullptr},
       {"CodeBlob", "_size", "int", 0, 12, nullptr},
       {"CodeBlob", "_frame_size", "int", 0, 28, nullptr},
+      {"CompiledMethod", "_method", "Method*", 0, 112, nullptr},
+      {"Method", "_constMethod", "ConstMethod*", 0, 8, nullptr},
+      {"ConstMethod", "_constants", "ConstantPool*", 0, 8, nullptr},
+      {"ConstMethod", "_method_idnum", "u2", 0, 38, nullptr},
+      {"ConstantPool", "_pool_holder", "InstanceKlass*", 0, 24, nullptr},
+      {"InstanceKlass", "_methods_jmethod_ids", "jmethodID*", 0, 344, nullptr},
+      {"JavaThread", "_stack_base", "address", 0, 592, nullptr},
+      {"JavaThread", "_stack_size", "size_t", 0, 600, nullptr},
+      {"JavaThread", "_vframe_array_head", "vframeArray*", 0, 712, nullptr},
       {nullptr, nullptr, nullptr, 0, 0, nullptr},
   };
 }
@@ -111,6 +121,76 @@ TEST(HotSpotLayoutTest, FindsTheOffsetsInAHotSpotLikeTable) {
   EXPECT_EQ(layout->block_size, 16u);
   EXPECT_EQ(layout->blob_name_offset, 96u);
   EXPECT_EQ(layout->blob_frame_size_offset, 28u);
+}
+
+TEST(HotSpotLayoutTest, CompiledMethodOrNmethodNamesTheMethod) {
+  std::vector<Entry> entries = HotSpotLike();
+  for (Entry& entry : entries) {
+    if (entry.type_name != nullptr && std::string_view(entry.type_name) == "CompiledMethod") {
+      entry.type_name = "nmethod";  // JDK 23 and later
+      entry.offset = 80;
+    }
+  }
+  Result<HotSpotLayout> layout = Read(entries);
+  ASSERT_TRUE(layout.ok()) << layout.status().message();
+  EXPECT_EQ(layout->nmethod_method_offset, 80u);
+  EXPECT_EQ(layout->klass_method_ids_offset, 344u);
+  EXPECT_EQ(layout->thread_vframe_array_offset, 712u);
+
+  entries.erase(std::remove_if(entries.begin(), entries.end(),
+                               [](const Entry& entry) {
+                                 return entry.type_name != nullptr &&
+                                        std::string_view(entry.type_name) == "nmethod";
+                               }),
+                entries.end());
+  layout = Read(entries);
+  ASSERT_FALSE(layout.ok());
+  EXPECT_NE(layout.status().message().find("::_method"), std::string::npos);
+}
+
+// A method as HotSpot links it to its jmethodID: Method -> ConstMethod (idnum) -> ConstantPool
+// -> InstanceKlass -> jmethodID table (length, then one id per idnum) -> slot -> Method.
+struct FakeMethod {
+  const void* padding;
+  const struct FakeConstMethod* const_method;
+};
+struct FakeConstMethod {
+  const void* padding;
+  const struct FakePool* constants;
+  uint16_t idnum;
+};
+struct FakePool {
+  const struct FakeKlass* holder;
+};
+struct FakeKlass {
+  const uintptr_t* method_ids;
+};
+
+TEST(HotSpotLayoutTest, AMethodIdIsFoundAgainFromItsMethod) {
+  HotSpotLayout layout;
+  layout.method_const_offset = offsetof(FakeMethod, const_method);
+  layout.const_method_constants_offset = offsetof(FakeConstMethod, constants);
+  layout.const_method_idnum_offset = offsetof(FakeConstMethod, idnum);
+  layout.pool_holder_offset = offsetof(FakePool, holder);
+  layout.klass_method_ids_offset = offsetof(FakeKlass, method_ids);
+  FakeMethod method{};
+  const void* slot = &method;  // what a jmethodID points at
+  uintptr_t ids[3] = {2, 0, reinterpret_cast<uintptr_t>(&slot)};
+  FakeKlass klass{ids};
+  FakePool pool{&klass};
+  FakeConstMethod const_method{nullptr, &pool, 1};
+  method.const_method = &const_method;
+  auto method_id = reinterpret_cast<jmethodID>(&slot);
+  EXPECT_TRUE(CheckMethodIdLookup(layout, method_id).ok());
+
+  const_method.idnum = 0;  // the table names another id there
+  EXPECT_FALSE(CheckMethodIdLookup(layout, method_id).ok());
+  const_method.idnum = 2;  // past the table
+  EXPECT_FALSE(CheckMethodIdLookup(layout, method_id).ok());
+  const_method.idnum = 1;
+  klass.method_ids = nullptr;
+  EXPECT_FALSE(CheckMethodIdLookup(layout, method_id).ok());
+  EXPECT_FALSE(CheckMethodIdLookup(layout, reinterpret_cast<jmethodID>(uintptr_t{42})).ok());
 }
 
 TEST(HotSpotLayoutTest, AFieldOfAnotherTypeOrAMissingSizeIsRefused) {

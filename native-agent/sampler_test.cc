@@ -62,8 +62,10 @@ TEST(SamplerTest, CpuTimerSamplesTheBusyThreadWithItsTag) {
   BindCurrentThread(nullptr);
   EXPECT_FALSE(SamplingEnabled());
   uint32_t samples = state->ring.Size();
-  // 300 ms of CPU at 2 ms (jiffy-limited on some kernels): expect a healthy number.
-  EXPECT_GE(samples, 20u) << sampler.mechanism();
+  // 300 ms of CPU at 2 ms: a CPU timer fires only at kernel ticks (4 ms at HZ=250) the thread
+  // runs through, and on a loaded machine it runs through few (12-15 measured under a parallel
+  // build): expect some, not a rate.
+  EXPECT_GE(samples, 5u) << sampler.mechanism();
   const SampleRecord* record = state->ring.Peek();
   ASSERT_NE(record, nullptr);
   EXPECT_EQ(record->num_frames, 3);

@@ -142,6 +142,111 @@ int StepOverStubsAndRetry(AsyncGetCallTraceFn function, JNIEnv* env, RawFrame* f
 #endif
 }
 
+// A compiled method's frame is at most this many words; more means a blob misread.
+constexpr int32_t kMaxCompiledFrameWords = 1 << 16;
+// x86-64 HotSpot's interpreter frame (frame_x86.hpp, unchanged since JDK 8): at fp the caller's
+// fp, above it the return address; below it the caller's sp and, three words down, the Method*.
+constexpr int kInterpreterSenderSpSlot = -1;
+constexpr int kInterpreterMethodSlot = -3;
+
+// async-signal-safe: the jmethodID of the Method at `method`, found as JNI would find it (the
+// class's jmethodID table, entry method_idnum + 1), and only if that id names this very Method;
+// null otherwise (no id yet, or not a Method).
+jmethodID MethodIdOf(uintptr_t method) {
+  auto usable = [](uintptr_t pointer) { return pointer >= 4096 && pointer % 8 == 0; };
+  if (!usable(method)) return nullptr;
+  const uintptr_t const_method = LoadVm<uintptr_t>(method + g_layout.method_const_offset);
+  if (!usable(const_method)) return nullptr;
+  const uintptr_t constants =
+      LoadVm<uintptr_t>(const_method + g_layout.const_method_constants_offset);
+  const uint16_t idnum = LoadVm<uint16_t>(const_method + g_layout.const_method_idnum_offset);
+  if (!usable(constants)) return nullptr;
+  const uintptr_t holder = LoadVm<uintptr_t>(constants + g_layout.pool_holder_offset);
+  if (!usable(holder)) return nullptr;
+  const uintptr_t ids = LoadVm<uintptr_t>(holder + g_layout.klass_method_ids_offset);
+  if (!usable(ids) || idnum >= LoadVm<uintptr_t>(ids)) return nullptr;
+  const uintptr_t id = LoadVm<uintptr_t>(ids + (idnum + 1u) * sizeof(uintptr_t));
+  if (!usable(id) || LoadVm<uintptr_t>(id) != method) return nullptr;
+  return reinterpret_cast<jmethodID>(id);
+}
+
+// async-signal-safe: AsyncGetCallTrace refuses a thread inside the deoptimization handler
+// ([deoptimization]) before looking at any frame. While the handler still gathers what it needs
+// (no vframe array yet) the thread's frames have not moved: its anchor is the deoptimization
+// (or uncommon trap) blob's frame, above it the compiled method being deoptimized, above that its
+// callers. Walks those as HotSpot's frame::sender does — compiled frames by their frame size,
+// interpreted ones by their frame pointer — naming each by its Method's jmethodID, one frame per
+// compiled method (its inlined callees are not resolved), and stops at the first frame it does
+// not know (an entry frame, a stub) or that does not check out. Reads only. Returns the frames
+// found, 0 if none.
+int WalkDeoptimizingThread(JNIEnv* env, RawFrame* frames, int max_frames) {
+#if defined(__x86_64__)
+  if (!g_anchor_repair.load(std::memory_order_acquire)) return 0;
+  const uintptr_t thread = reinterpret_cast<uintptr_t>(env) - g_layout.thread_env_offset;
+  if (LoadVm<uintptr_t>(thread + g_layout.thread_vframe_array_offset) != 0) return 0;
+  const uintptr_t stack_high = LoadVm<uintptr_t>(thread + g_layout.thread_stack_base_offset);
+  const uintptr_t stack_size = LoadVm<uintptr_t>(thread + g_layout.thread_stack_size_offset);
+  if (stack_size == 0 || stack_size > stack_high) return 0;
+  const uintptr_t stack_low = stack_high - stack_size;
+  auto on_stack = [&](uintptr_t address) {
+    return address > stack_low && address < stack_high && address % sizeof(uintptr_t) == 0;
+  };
+  const uintptr_t anchor = thread + g_layout.thread_anchor_offset;
+  uintptr_t sp = LoadVm<uintptr_t>(anchor + g_layout.anchor_sp_offset);
+  if (!on_stack(sp)) return 0;
+  uintptr_t pc = LoadVm<uintptr_t>(anchor + g_layout.anchor_pc_offset);
+  if (pc == 0) pc = LoadVm<uintptr_t>(sp - sizeof(uintptr_t));
+  // The handler's own frame: a blob that is not Java code, with a frame size.
+  CodeBlobInfo blob;
+  if (!FindCodeBlob(g_layout, pc, &blob) || blob.holds_java_frames() ||
+      blob.frame_size_words <= 0 || blob.frame_size_words > kMaxStubFrameWords) {
+    return 0;
+  }
+  sp += static_cast<uintptr_t>(blob.frame_size_words) * sizeof(uintptr_t);
+  uintptr_t unextended_sp = sp;
+  if (!on_stack(sp)) return 0;
+  pc = LoadVm<uintptr_t>(sp - sizeof(uintptr_t));
+  uintptr_t fp = LoadVm<uintptr_t>(sp - 2 * sizeof(uintptr_t));
+  int walked = 0;
+  while (walked < max_frames && FindCodeBlob(g_layout, pc, &blob)) {
+    uintptr_t method = 0, next_sp = 0, next_unextended_sp = 0;
+    if (blob.is_nmethod) {
+      if (blob.frame_size_words <= 0 || blob.frame_size_words > kMaxCompiledFrameWords) break;
+      method = LoadVm<uintptr_t>(blob.start + g_layout.nmethod_method_offset);
+      next_sp = unextended_sp + static_cast<uintptr_t>(blob.frame_size_words) * sizeof(uintptr_t);
+      next_unextended_sp = next_sp;
+    } else if (blob.is_interpreter && walked > 0) {
+      if (!on_stack(fp) || fp < sp) break;
+      const auto* slots = reinterpret_cast<const volatile uintptr_t*>(fp);
+      method = slots[kInterpreterMethodSlot];
+      next_sp = fp + 2 * sizeof(uintptr_t);
+      next_unextended_sp = slots[kInterpreterSenderSpSlot];
+      if (!on_stack(next_unextended_sp)) break;
+    } else {
+      break;  // the first frame must be the compiled method; anything else ends the walk
+    }
+    jmethodID method_id = MethodIdOf(method);
+    if (method_id == nullptr || !on_stack(next_sp) || next_sp <= sp) break;
+    frames[walked].bci_or_line = 0;
+    frames[walked].method_id = method_id;
+    ++walked;
+    if (blob.is_nmethod) {
+      pc = LoadVm<uintptr_t>(next_sp - sizeof(uintptr_t));
+      fp = LoadVm<uintptr_t>(next_sp - 2 * sizeof(uintptr_t));
+    } else {
+      pc = LoadVm<uintptr_t>(fp + sizeof(uintptr_t));
+      fp = LoadVm<uintptr_t>(fp);
+    }
+    sp = next_sp;
+    unextended_sp = next_unextended_sp;
+  }
+  return walked;
+#else
+  (void)env, (void)frames, (void)max_frames;
+  return 0;
+#endif
+}
+
 // async-signal-safe: the thread is in the VM, called from compiled Java code that recorded its
 // last Java frame's sp but not its pc. Fills the pc as HotSpot's make_walkable() does (the return
 // address below that sp; HotSpot clears it with the anchor) and walks again. No other thread
@@ -310,6 +415,13 @@ int AsyncGetCallTraceWalker(void* walk_context, RawFrame* frames, int max_frames
   auto* env = static_cast<JNIEnv*>(walk_context);
   int result = CallAsyncGetCallTrace(function, env, frames, max_frames, ucontext);
   if (result > 0 || ucontext == nullptr) return result;
+  if (result == kDeopt) {
+    int walked = WalkDeoptimizingThread(env, frames, max_frames);
+    if (walked <= 0) return result;
+    g_counters.walk_deopt_walks.fetch_add(1, std::memory_order_relaxed);
+    *partial_error = result;
+    return walked;
+  }
   if (result == kUnknownNotJava || result == kNotWalkableNotJava)
     return RepairAnchorAndRetry(function, env, frames, max_frames, ucontext, result);
   // Only a thread in Java code is walked from the signal's registers; in the VM or native code
