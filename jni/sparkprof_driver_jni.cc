@@ -50,7 +50,8 @@ extern "C" {
 JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAggregator_start0(
     JNIEnv* env, jclass, jstring prometheus_bind_address, jstring output_dir, jint max_batch_bytes,
     jint max_batches_per_second, jint max_nodes_per_stage, jint max_stages, jlong max_total_nodes,
-    jlong max_profile_file_bytes, jlong metrics_refresh_interval_ms) {
+    jlong max_profile_file_bytes, jlong metrics_refresh_interval_ms,
+    jint ingest_queue_max_batches, jlong ingest_queue_max_bytes) {
   AggregatorOptions options;
   options.prometheus_bind_address = ToString(env, prometheus_bind_address);
   options.output_dir = ToString(env, output_dir);
@@ -68,6 +69,12 @@ JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAggregator_start0(
   }
   if (metrics_refresh_interval_ms >= 0) {
     options.live_refresh_interval_ms = static_cast<int64_t>(metrics_refresh_interval_ms);
+  }
+  if (ingest_queue_max_batches > 0) {
+    options.ingest_queue.max_batches = static_cast<size_t>(ingest_queue_max_batches);
+  }
+  if (ingest_queue_max_bytes > 0) {
+    options.ingest_queue.max_bytes = static_cast<uint64_t>(ingest_queue_max_bytes);
   }
   std::lock_guard<std::mutex> lock(g_lifecycle_mutex);
   if (g_aggregator) return g_aggregator->port();  // a second init in one JVM reuses the first

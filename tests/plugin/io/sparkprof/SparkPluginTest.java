@@ -392,6 +392,21 @@ public final class SparkPluginTest {
     values.put("spark.sparkprof.flushInterval", "10");
     check(SparkProfConfig.from(values::get).flushIntervalMs() == 100,
         "a bare number is milliseconds, clamped to 100 ms");
+    check(defaults.ingestQueueMaxBatches() == 1024 && defaults.ingestQueueMaxBytes() == 256L << 20,
+        "ingest queue limits default to 1024 batches and 256 MiB");
+    values.put("spark.sparkprof.ingestQueue.maxBatches", "64");
+    values.put("spark.sparkprof.ingestQueue.maxBytes", "32m");
+    SparkProfConfig queue = SparkProfConfig.from(values::get);
+    check(queue.ingestQueueMaxBatches() == 64 && queue.ingestQueueMaxBytes() == 32L << 20,
+        "ingestQueue.maxBatches and maxBytes are read");
+    values.put("spark.sparkprof.ingestQueue.maxBatches", "100000");
+    values.put("spark.sparkprof.ingestQueue.maxBytes", "lots");
+    SparkProfConfig badQueue = SparkProfConfig.from(values::get);
+    check(badQueue.ingestQueueMaxBatches() == 1024 && badQueue.ingestQueueMaxBytes() == 256L << 20
+        && badQueue.problems().contains("ingestQueue"), "bad ingest queue limits use the defaults: "
+        + badQueue.problems());
+    values.remove("spark.sparkprof.ingestQueue.maxBatches");
+    values.remove("spark.sparkprof.ingestQueue.maxBytes");
     SparkConf sparkConf = new SparkConf(false).set(SparkProfConfig.FLUSH_INTERVAL, "3s");
     check(SparkProfConfig.from(sparkConf).flushIntervalMs() == 3000, "read from a real SparkConf");
     otelConfigChecks();

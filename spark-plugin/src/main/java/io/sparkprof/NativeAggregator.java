@@ -42,7 +42,8 @@ public final class NativeAggregator {
     return start0(config.prometheusEndpoint(), config.outputDir(), config.maxBatchBytes(),
         config.maxBatchesPerSecond(), config.maxNodesPerStage(), config.maxStages(),
         config.maxTotalNodes(),
-        config.maxProfileFileBytes(), config.metricsRefreshIntervalMs());
+        config.maxProfileFileBytes(), config.metricsRefreshIntervalMs(),
+        config.ingestQueueMaxBatches(), config.ingestQueueMaxBytes());
   }
 
   /**
@@ -120,7 +121,8 @@ public final class NativeAggregator {
 
   private static native int start0(String prometheusBindAddress, String outputDir,
       int maxBatchBytes, int maxBatchesPerSecond, int maxNodesPerStage, int maxStages,
-      long maxTotalNodes, long maxProfileFileBytes, long metricsRefreshIntervalMs);
+      long maxTotalNodes, long maxProfileFileBytes, long metricsRefreshIntervalMs,
+      int ingestQueueMaxBatches, long ingestQueueMaxBytes);
 
   private static native void setApplication0(String applicationId, String applicationName);
 

@@ -68,6 +68,19 @@ public final class SparkProfConfig {
   public static final String MAX_TOTAL_NODES = "spark.sparkprof.maxTotalNodes";
 
   /**
+   * Integer, default {@code 1024} (1 to 65534): executor batches waiting between Spark's plugin
+   * dispatcher thread and the driver's ingest thread; past it a batch is dropped and counted as
+   * {@code sparkprof_driver_batches_total{outcome="queue_full"}}.
+   */
+  public static final String INGEST_QUEUE_MAX_BATCHES = "spark.sparkprof.ingestQueue.maxBatches";
+
+  /**
+   * Size, default {@code 256m}: bytes of the batches waiting in the driver's ingest queue (native
+   * memory); past it a batch is dropped and counted as {@code queue_full}.
+   */
+  public static final String INGEST_QUEUE_MAX_BYTES = "spark.sparkprof.ingestQueue.maxBytes";
+
+  /**
    * Path, default unset: the driver-side library {@code libsparkprof_driver.so} (aggregator,
    * metrics, reports). Unset, the driver plugin loads it from the directory of the {@code
    * -agentpath} library; set it when the driver runs without the agent or keeps it elsewhere.
@@ -187,6 +200,8 @@ public final class SparkProfConfig {
   private final int maxNodesPerStage;
   private final int maxStages;
   private final long maxTotalNodes;
+  private final int ingestQueueMaxBatches;
+  private final long ingestQueueMaxBytes;
   private final long maxProfileFileBytes;
   private final String libraryPath;
   private final long metricsRefreshIntervalMs;
@@ -217,6 +232,9 @@ public final class SparkProfConfig {
     maxNodesPerStage = (int) parseLong(lookup, MAX_NODES_PER_STAGE, 200_000, 100, 100_000_000);
     maxStages = (int) parseLong(lookup, MAX_STAGES, 256, 1, 1_000_000);
     maxTotalNodes = parseLong(lookup, MAX_TOTAL_NODES, 4_000_000, 1_000, 1_000_000_000);
+    ingestQueueMaxBatches = (int) parseLong(lookup, INGEST_QUEUE_MAX_BATCHES, 1024, 1, 65_534);
+    ingestQueueMaxBytes =
+        clamp(parseSize(lookup, INGEST_QUEUE_MAX_BYTES, 256L << 20, false), 1L << 20, 1L << 40);
     maxProfileFileBytes = parseSize(lookup, MAX_PROFILE_FILE_BYTES, 1L << 30, true);
     libraryPath = parseString(lookup, LIBRARY_PATH, "");
     metricsRefreshIntervalMs =
@@ -279,6 +297,10 @@ public final class SparkProfConfig {
   public int maxStages() { return maxStages; }
 
   public long maxTotalNodes() { return maxTotalNodes; }
+
+  public int ingestQueueMaxBatches() { return ingestQueueMaxBatches; }
+
+  public long ingestQueueMaxBytes() { return ingestQueueMaxBytes; }
 
   public long maxProfileFileBytes() { return maxProfileFileBytes; }
 
