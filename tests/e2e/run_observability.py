@@ -249,10 +249,11 @@ def check_s3a(prometheus, moto, app_id, end_s, batches, hadoop_request_counts):
                 continue
             key = (row["stage_id"], row["stage_attempt"])
             into = stage_rows.setdefault(key, {"tasks": 0, "bytes_written": 0,
-                                               "multipart_initiated": 0, "request_counts": True})
-            into["tasks"] += row["tasks"]
-            into["bytes_written"] += row["bytes_written"]
-            into["multipart_initiated"] += row["multipart_initiated"]
+                                               "multipart_initiated": 0, "multipart_completed": 0,
+                                               "multipart_parts": 0, "request_counts": True})
+            for field in ("tasks", "bytes_written", "multipart_initiated", "multipart_completed",
+                          "multipart_parts"):
+                into[field] += row[field]
             into["request_counts"] &= row["request_counts"]
     writers = {k: v for k, v in stage_rows.items() if v["bytes_written"] > 0}
     check(len(writers) == 1 and sum(v["bytes_written"] for v in writers.values()) ==
@@ -260,11 +261,15 @@ def check_s3a(prometheus, moto, app_id, end_s, batches, hadoop_request_counts):
           f"exactly one stage wrote to S3A, the Parquet bytes moto holds: {writers}")
     if len(writers) == 1:
         # Hadoop >= 3.3.5: the task thread's IOStatisticsContext gives the stage its own request
-        # counts (its listing, its HEADs); 3.5.0 does not merge the output streams' uploads there.
+        # counts, the output stream's multipart upload and parts included.
         (row,) = writers.values()
         check(row["request_counts"] == hadoop_request_counts,
               f"stage rows carry request counts exactly when Hadoop has the per-thread context "
               f"({hadoop_request_counts}): {row}")
+        if hadoop_request_counts:
+            check(row["multipart_initiated"] == 1 and row["multipart_completed"] == 1
+                  and row["multipart_parts"] >= 3,
+                  f"the write stage's own row has its multipart upload of >= 3 parts: {row}")
 
 
 def check_context_series(prometheus, app_id, end_s, start_s, killed, replaced):

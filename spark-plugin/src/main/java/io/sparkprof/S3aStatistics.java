@@ -85,23 +85,48 @@ final class S3aStatistics {
     return hadoop.currentContext != null;
   }
 
-  /** What this thread has done so far; the task start's baseline. Never throws. */
-  long[] threadSnapshot() {
+  /**
+   * A task's start: what its thread had done so far, and the thread's IOStatisticsContext, held
+   * until the task ends. Hadoop maps a thread to its context through a weak reference only: held
+   * by nobody, a GC replaces it mid-task with an empty one (measured on Spark 4.2 / Hadoop 3.5.0:
+   * every task ended with a new context, so stage rows had no requests and no multipart uploads).
+   * Held, it receives what the task's streams merge into it when they close.
+   */
+  static final class TaskStart {
+    final long[] fields;
+    final Object context;
+
+    TaskStart(long[] fields, Object context) {
+      this.fields = fields;
+      this.context = context;
+    }
+  }
+
+  /** The task start's baseline, on the task thread. Never throws. */
+  TaskStart taskStarted() {
     long[] fields = new long[FIELDS];
+    Object context = null;
     try {
       hadoop.readThreadStatistics(fields);
       if (hadoop.currentContext != null) {
-        hadoop.readIoStatistics(hadoop.currentContext.invoke(null), fields);
+        context = hadoop.currentContext.invoke(null);
+        hadoop.readIoStatistics(context, fields);
       }
     } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
-      return fields;
+      return new TaskStart(new long[FIELDS], context);
     }
-    return fields;
+    return new TaskStart(fields, context);
   }
 
   /** Adds this thread's work since {@code start} to the stage attempt's row. Never throws. */
-  void taskEnded(int stageId, int stageAttempt, long[] start) {
-    long[] end = threadSnapshot();
+  void taskEnded(int stageId, int stageAttempt, TaskStart start) {
+    long[] end = new long[FIELDS];
+    try {
+      hadoop.readThreadStatistics(end);
+      if (start.context != null) hadoop.readIoStatistics(start.context, end);
+    } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+      end = start.fields;  // nothing known: the task adds nothing
+    }
     long key = ((long) stageId << 32) | (stageAttempt & 0xffffffffL);
     synchronized (this) {
       long[] row = stages.get(key);
@@ -121,7 +146,7 @@ final class S3aStatistics {
         }
       }
       row[2] += 1;
-      for (int i = 0; i < FIELDS; ++i) row[4 + i] += Math.max(0, end[i] - start[i]);
+      for (int i = 0; i < FIELDS; ++i) row[4 + i] += Math.max(0, end[i] - start.fields[i]);
     }
   }
 

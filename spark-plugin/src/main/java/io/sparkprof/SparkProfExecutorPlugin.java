@@ -27,7 +27,7 @@ public final class SparkProfExecutorPlugin implements ExecutorPlugin {
     int stageId;
     int stageAttempt;
     long taskAttemptId;
-    long[] s3aStart;  // this thread's S3A statistics at the task's start; null when not measured
+    S3aStatistics.TaskStart s3aStart;  // the task start's S3A baseline; null when not measured
   }
 
   private static final ThreadLocal<TaskIds> CURRENT =
@@ -93,7 +93,7 @@ public final class SparkProfExecutorPlugin implements ExecutorPlugin {
       ids.taskAttemptId = task.taskAttemptId();
       ids.tagged = true;
       NativeAgent.tagCurrentThread(ids.stageId, ids.stageAttempt, ids.taskAttemptId);
-      if (s3a != null) ids.s3aStart = s3a.threadSnapshot();
+      if (s3a != null) ids.s3aStart = s3a.taskStarted();
     } catch (RuntimeException | LinkageError e) {
       // Never fail a task for the profiler; the thread simply stays untagged.
     }
