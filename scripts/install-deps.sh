@@ -23,8 +23,12 @@ for arg in "$@"; do
       ;;
     --prometheus) packages+=(prometheus) ;;
     # The Python package's tests (scripts/python-tests.sh): real PostgreSQL (the store) and
-    # Prometheus (collect --prometheus) servers.
-    --python) packages+=(postgresql prometheus) ;;
+    # Prometheus (collect --prometheus) servers; npm for Azurite (install-storage-emulators.sh).
+    --python)
+      packages+=(postgresql prometheus)
+      command -v node >/dev/null || packages+=(nodejs)
+      command -v npm >/dev/null || packages+=(npm)
+      ;;
     *) echo "install-deps: unknown option $arg" >&2; exit 2 ;;
   esac
 done

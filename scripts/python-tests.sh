@@ -10,6 +10,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --python
+# fake-gcs-server and Azurite for the gs:// and abfs:// tests (python/tests/test_cloud_storage.py).
+scripts/install-storage-emulators.sh
 if [ "${1:-}" = "--cli" ]; then
   export SPARKPROF_TEST_CLI="$2"
   shift 2

@@ -9,6 +9,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <utility>
@@ -43,7 +44,77 @@ struct AnalysisResult {
   size_t per_line_problems_kept = 0;
   int64_t problems_not_kept = 0;
   std::shared_ptr<RaisedErrors> errors = std::make_shared<RaisedErrors>();
+  // Prepared on the first what-if and shared by every later one (sparkprof.what_if, recommend).
+  std::unique_ptr<whatif::LazySimulator> simulator;
 };
+
+// The pricing options of `sparkprof analyze|whatif` (cli/cost_options.h, docs/cost.md) as the
+// Python package passes them: a dict whose keys are the flags' names with underscores.
+struct PythonCostOptions {
+  cost::CostOptions options;
+  std::unique_ptr<cost::PriceCatalogue> catalogue;  // the `prices` file, when given
+};
+
+PythonCostOptions ReadCostOptions(const nb::dict& given, bool right_sizing) {
+  PythonCostOptions result;
+  cost::CostOptions& o = result.options;
+  o.frontier = right_sizing;
+  std::string prices;
+  const std::pair<const char*, std::string*> texts[] = {
+      {"prices", &prices},
+      {"instance_type", &o.instance_type},
+      {"driver_instance_type", &o.driver_instance_type},
+      {"cloud", &o.cloud}};
+  // With the CLI's ranges (cli/cost_options.cc).
+  struct Number {
+    const char* name;
+    double* field;
+    double high;
+  };
+  const Number numbers[] = {{"price_per_core_hour", &o.price_per_core_hour, 1e6},
+                            {"price_per_gib_hour", &o.price_per_gib_hour, 1e6},
+                            {"dbu_price", &o.dbu_price, 1e6},
+                            {"dbus_per_instance_hour", &o.dbus_per_instance_hour, 1e4},
+                            {"max_slowdown", &o.max_slowdown, 10}};
+  for (auto [key_object, value] : given) {
+    const std::string key = nb::cast<std::string>(key_object);
+    if (value.is_none()) continue;
+    bool known = key == "spot";
+    if (known) o.spot = nb::cast<bool>(value);
+    for (const auto& [name, field] : texts) {
+      if (key != name) continue;
+      *field = nb::cast<std::string>(nb::str(value));
+      known = true;
+    }
+    for (const Number& number : numbers) {
+      if (key != number.name) continue;
+      *number.field = nb::cast<double>(value);
+      if (!(*number.field >= 0 && *number.field <= number.high)) {
+        char message[160];
+        std::snprintf(message, sizeof(message), "%s must be within [0, %g]", key.c_str(),
+                      number.high);
+        throw nb::value_error(message);
+      }
+      known = true;
+    }
+    if (!known) throw nb::value_error(("unknown cost option: " + key).c_str());
+  }
+  if (!o.cloud.empty() && o.cloud != "aws" && o.cloud != "gcp" && o.cloud != "azure") {
+    throw nb::value_error("cloud must be aws, gcp or azure");
+  }
+  if ((o.price_per_core_hour >= 0) != (o.price_per_gib_hour >= 0)) {
+    throw nb::value_error("price_per_core_hour and price_per_gib_hour go together");
+  }
+  if (!prices.empty()) {
+    result.catalogue = std::make_unique<cost::PriceCatalogue>();
+    std::string error;
+    if (!cost::LoadCatalogue(prices, *result.catalogue, error)) {
+      throw nb::value_error(error.c_str());
+    }
+    o.catalogue = result.catalogue.get();
+  }
+  return result;
+}
 
 // The engine's strings are UTF-8 (simdjson rejects a line that is not); should one not be, its
 // bad bytes become U+FFFD instead of an exception.
@@ -68,9 +139,11 @@ Discovery Discover(nb::object tree_object, const std::string& path, const std::s
 }
 
 AnalysisResult AnalyzeApplication(const Discovery& discovery, size_t index,
-                                  size_t max_problems_kept, bool right_sizing) {
+                                  size_t max_problems_kept, bool right_sizing,
+                                  const nb::dict& cost) {
   if (index >= discovery.result.applications.size()) throw nb::index_error("no such application");
   if (!discovery.tree) throw nb::value_error("this discovery was cleared");
+  const PythonCostOptions cost_options = ReadCostOptions(cost, right_sizing);
   AnalysisResult result;
   eventlog::ReaderOptions options;
   options.on_problem = [&result, max_problems_kept](const std::string& message, bool per_line) {
@@ -83,10 +156,9 @@ AnalysisResult AnalyzeApplication(const Discovery& discovery, size_t index,
   };
   nb::gil_scoped_release release;
   ScopedRaisedErrors scope(result.errors);
-  cost::CostOptions cost_options;
-  cost_options.frontier = right_sizing;
   result.analysis = std::make_unique<report::Analysis>(
-      report::Analyze(discovery.result.applications[index], options, cost_options));
+      report::Analyze(discovery.result.applications[index], options, cost_options.options));
+  result.simulator = std::make_unique<whatif::LazySimulator>(result.analysis->model);
   return result;
 }
 
@@ -107,10 +179,12 @@ whatif::Scenario ParseScenario(const std::vector<std::string>& settings,
 
 // `sparkprof whatif --set ... --fix ... --format json` over these applications: each one's object
 // alone, and the document the CLI writes for all of them (the object itself for one application,
-// {"applications": [...]} for several).
+// {"applications": [...]} for several). Each application is prepared for the simulator once, on
+// its first what-if; `prepared=false` prepares it again for this scenario (the benchmark's
+// baseline, bench/fleet_bench.py).
 std::pair<std::vector<std::string>, std::string> Whatif(
     const std::vector<const AnalysisResult*>& results, const std::vector<std::string>& settings,
-    const std::vector<std::string>& fixes) {
+    const std::vector<std::string>& fixes, bool prepared = true) {
   const whatif::Scenario scenario = ParseScenario(settings, fixes);
   for (const AnalysisResult* result : results) {
     if (!result->analysis->read.analysable()) {
@@ -123,7 +197,9 @@ std::pair<std::vector<std::string>, std::string> Whatif(
   const bool many = results.size() > 1;
   if (many) document.BeginObject().Key("applications").BeginArray();
   for (const AnalysisResult* result : results) {
-    const whatif::Prediction prediction = whatif::Simulate(result->analysis->model, scenario);
+    const whatif::Prediction prediction =
+        prepared ? result->simulator->Get().Simulate(scenario)
+                 : whatif::Simulate(result->analysis->model, scenario);
     JsonWriter one;
     report::WriteWhatifJson(*result->analysis, prediction, one);
     each.push_back(one.Take());
@@ -247,9 +323,10 @@ NB_MODULE(_native, m) {
                      return discovery.tree ? Exceptions(*discovery.tree->errors()) : nb::list();
                    })
       .def("analyze", &AnalyzeApplication, nb::arg("index"), nb::arg("max_problems_kept") = 1000,
-           nb::arg("right_sizing") = true,
+           nb::arg("right_sizing") = true, nb::arg("cost") = nb::dict(),
            "Reads and analyses one application (the GIL is released while the engine works); "
-           "right_sizing=False skips the cost section's instance frontier.");
+           "right_sizing=False skips the cost section's instance frontier; `cost` holds the "
+           "pricing options of `sparkprof analyze` (keys: the flags' names with underscores).");
 
   nb::class_<AnalysisResult>(m, "Analysis", nb::type_slots(analysis_slots))
       .def_prop_ro("log_name", [](const AnalysisResult& r) { return Utf8(r.analysis->log_name); })
@@ -288,12 +365,13 @@ NB_MODULE(_native, m) {
       .def(
           "whatif",
           [](const AnalysisResult& r, const std::vector<std::string>& settings,
-             const std::vector<std::string>& fixes) {
-            return Utf8(Whatif({&r}, settings, fixes).second);
+             const std::vector<std::string>& fixes, bool prepared) {
+            return Utf8(Whatif({&r}, settings, fixes, prepared).second);
           },
-          nb::arg("settings"), nb::arg("fixes"),
+          nb::arg("settings"), nb::arg("fixes"), nb::arg("prepared") = true,
           "The run replayed as it was and with the settings (KEY=VALUE) and fixes (skew, "
-          "broadcast) changed: the JSON `sparkprof whatif --format json` writes.");
+          "broadcast) changed: the JSON `sparkprof whatif --format json` writes. The run is "
+          "prepared for the simulator once and reused (prepared=False: prepared again).");
 
   m.def("discover", &Discover, nb::arg("tree"), nb::arg("path"), nb::arg("name"),
         nb::arg("display_name"),

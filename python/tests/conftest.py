@@ -9,6 +9,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+# gcsfs >= 2026.10 asks GCS's gRPC storage-control API for each bucket's layout first (60 s of
+# retries against an emulator that has no gRPC), unless its experimental extension is off. Set
+# before gcsfs is first imported; subprocesses inherit it.
+os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
+
 from servers import (
     history_server,
     postgresql_server,

@@ -1,6 +1,7 @@
 """Real servers on loopback for the collector and store tests: a Spark History Server from the
 pinned pyspark distribution, a PostgreSQL server from Debian's package, an S3 endpoint (moto's
-server mode). Each fixture skips its tests when the server cannot be started here."""
+server mode), GCS (fake-gcs-server) and Azure Blob Storage (Azurite) emulators. Each fixture
+skips its tests when the server cannot be started here."""
 
 from __future__ import annotations
 
@@ -97,13 +98,18 @@ def history_server(shared_eventlogs: Path) -> Iterator[HistoryServer]:
         app_ids = _wait_for_applications(url, len(HISTORY_SERVER_LOGS), server, work)
         yield HistoryServer(url, logs, app_ids)
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
-        shutil.rmtree(work, ignore_errors=True)
+        _stop(server, work, 30)
+
+
+def _stop(server: subprocess.Popen[bytes], work: Path, timeout_s: float) -> None:
+    """Ends a server started in its own session (and its children), then removes its folder."""
+    os.killpg(server.pid, signal.SIGTERM)
+    try:
+        server.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
+    shutil.rmtree(work, ignore_errors=True)
 
 
 def _wait_for_applications(
@@ -137,6 +143,79 @@ def s3_endpoint() -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
     finally:
         server.stop()
+
+
+def _serve(command: list[str], port: int, work: Path, name: str) -> Iterator[str]:
+    """Runs an emulator until the fixture ends; yields its URL once its port answers."""
+    log = work / f"{name}.log"
+    server = subprocess.Popen(
+        command,
+        cwd=work,
+        stdout=open(log, "wb"),  # noqa: SIM115 (closed with the process)
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if server.poll() is not None:
+                raise RuntimeError(f"{name} exited:\n" + log.read_text())
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{name} did not listen:\n" + log.read_text()) from None
+                time.sleep(0.2)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        _stop(server, work, 15)
+
+
+def _emulator(name: str) -> Path:
+    binary = REPO / "build" / "tools" / name
+    if not binary.exists():
+        pytest.skip(f"no {binary} (scripts/install-storage-emulators.sh)")
+    return binary
+
+
+@pytest.fixture(scope="session")
+def fake_gcs_endpoint() -> Iterator[str]:
+    """Google Cloud Storage's JSON API (fake-gcs-server, in memory) on loopback."""
+    binary = _emulator("fake-gcs-server")
+    port = free_port()
+    work = Path(tempfile.mkdtemp(prefix="sparkprof-gcs-"))
+    command = [
+        str(binary),
+        "-backend=memory",
+        "-scheme=http",
+        "-host=127.0.0.1",
+        f"-port={port}",
+        f"-public-host=127.0.0.1:{port}",
+        "-log-level=error",
+    ]
+    yield from _serve(command, port, work, "fake-gcs-server")
+
+
+@pytest.fixture(scope="session")
+def azurite_endpoint() -> Iterator[str]:
+    """Azure Blob Storage (Azurite, in memory) on loopback; the account is Azurite's
+    devstoreaccount1."""
+    binary = _emulator("azurite")
+    if shutil.which("node") is None:
+        pytest.skip("no node on PATH")
+    port = free_port()
+    work = Path(tempfile.mkdtemp(prefix="sparkprof-azurite-"))
+    command = [
+        str(binary),
+        "--blobHost=127.0.0.1",
+        f"--blobPort={port}",
+        "--inMemoryPersistence",
+        "--skipApiVersionCheck",
+        "--loose",
+        "--silent",
+    ]
+    yield from _serve(command, port, work, "azurite")
 
 
 def s3_options(endpoint: str) -> dict[str, Any]:

@@ -4,7 +4,6 @@ stored runs that read the most similar amount, checked with the what-if simulato
 from __future__ import annotations
 
 import json
-import math
 import subprocess
 import sys
 from pathlib import Path
@@ -104,7 +103,7 @@ def test_nearest_runs_simulated_and_scaled(sized_runs: tuple[HistoryStore, dict[
         words = [f"spark.executor.instances={e.efficient_executors}"]
         words.append(f"spark.sql.shuffle.partitions={e.shuffle_partitions}")
         assert analysed.whatif(words).predicted.wall_ms == e.predicted_wall_ms
-    executors = sorted(math.ceil(e.efficient_executors * e.scale) for e in result.evidence)
+    executors = sorted(max(1, round(e.efficient_executors * e.scale)) for e in result.evidence)
     assert result.settings["spark.executor.instances"] == str(executors[len(executors) // 2])
     nearest = result.evidence[0]
     assert result.settings["spark.executor.cores"] == str(nearest.cores_per_executor)

@@ -13,6 +13,8 @@ import pytest
 import sparkprof
 from sparkprof.what_if import SUPPORTED_SETTINGS, WhatifPrediction, setting_words
 
+REPO = Path(__file__).resolve().parents[2]
+
 
 def cli_whatif(native_cli: Path, path: Path, *args: str) -> str:
     done = subprocess.run(
@@ -149,3 +151,89 @@ def test_a_shared_real_log(native_cli: Path, shared_eventlogs: Path) -> None:
         "skew",
     )
     assert result.json + "\n" == expected
+
+
+# The CLI's cost flags and the CostOptions that mean the same (docs/cost.md).
+COST_CASES = [
+    (
+        ["--instance-type", "r5.2xlarge", "--driver-instance-type", "m5.xlarge"],
+        sparkprof.CostOptions(instance_type="r5.2xlarge", driver_instance_type="m5.xlarge"),
+    ),
+    (["--cloud", "gcp", "--spot"], sparkprof.CostOptions(cloud="gcp", spot=True)),
+    (
+        ["--price-per-core-hour", "0.045", "--price-per-gib-hour", "0.006"],
+        sparkprof.CostOptions(price_per_core_hour=0.045, price_per_gib_hour=0.006),
+    ),
+    (
+        ["--dbu-price", "0.15", "--dbus-per-instance-hour", "1.37", "--max-slowdown", "0.2"],
+        sparkprof.CostOptions(dbu_price=0.15, dbus_per_instance_hour=1.37, max_slowdown=0.2),
+    ),
+]
+
+
+@pytest.mark.parametrize(("flags", "options"), COST_CASES)
+def test_cost_options_give_the_cli_numbers(
+    native_cli: Path,
+    demo_logs: dict[str, Path],
+    flags: list[str],
+    options: sparkprof.CostOptions,
+) -> None:
+    log = demo_logs["zstd"]
+    settings = {"spark.executor.instances": 6}
+    result = sparkprof.whatif(log, settings, cost=options)
+    expected = cli_whatif(native_cli, log, "--set", "spark.executor.instances=6", *flags)
+    assert result.json + "\n" == expected
+    cost = result.prediction.cost
+    assert cost.available and cost.predicted > 0
+    # analyze takes the same options: its cost section is the CLI's with the same flags, and
+    # differs from the default pricing (the options reached the engine).
+    done = subprocess.run(
+        [str(native_cli), "analyze", str(log), "--format", "json", "-q", *flags],
+        capture_output=True,
+        check=True,
+    )
+    priced = sparkprof.analyze(log, cost=options).json
+    assert priced == done.stdout.decode()
+    assert priced != sparkprof.analyze(log).json
+
+
+def test_cost_options_from_a_price_file(
+    native_cli: Path, demo_logs: dict[str, Path], tmp_path: Path
+) -> None:
+    catalogue = json.loads((REPO / "analyzer/cost/prices.json").read_text())
+    for instance in catalogue["instances"]:
+        instance["on_demand_per_hour"] *= 3
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps(catalogue))
+    log = demo_logs["plain"]
+    result = sparkprof.whatif(
+        log, {"spark.executor.cores": 2}, cost=sparkprof.CostOptions(prices=prices)
+    )
+    expected = cli_whatif(
+        native_cli, log, "--set", "spark.executor.cores=2", "--prices", str(prices)
+    )
+    assert result.json + "\n" == expected
+    default = sparkprof.whatif(log, {"spark.executor.cores": 2}).prediction.cost
+    assert result.prediction.cost.actual == pytest.approx(3 * default.actual)
+
+
+def test_cost_options_are_checked_as_the_cli_checks_them(demo_logs: dict[str, Path]) -> None:
+    log = demo_logs["plain"]
+    with pytest.raises(ValueError, match="go together"):
+        sparkprof.whatif(log, cost=sparkprof.CostOptions(price_per_core_hour=0.1))
+    with pytest.raises(ValueError, match="cloud"):
+        sparkprof.whatif(log, cost=sparkprof.CostOptions(cloud="ibm"))  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        sparkprof.whatif(log, cost=sparkprof.CostOptions(prices="/no/such/prices.json"))
+
+
+def test_one_preparation_gives_the_same_answers(demo_logs: dict[str, Path]) -> None:
+    """Scenarios replayed against the run prepared once equal those prepared each time."""
+    from sparkprof.what_if import simulate
+
+    analysed = sparkprof.analyze(demo_logs["zstd"]).applications[0]
+    for count in (1, 2, 5, 9):
+        words = [f"spark.executor.instances={count}", "spark.sql.shuffle.partitions=64"]
+        prepared = simulate(analysed, words)
+        again = simulate(analysed, words, prepared=False)
+        assert prepared.json == again.json

@@ -22,6 +22,7 @@ from sparkprof.analysis import (
     analyze,
     iter_applications,
 )
+from sparkprof.pricing import CostOptions
 from sparkprof.report import REPORT_SCHEMA, ApplicationReport, Finding, Stage, parse_report_json
 from sparkprof.what_if import WHATIF_SCHEMA, WhatifPrediction, WhatifReport, whatif
 
@@ -33,6 +34,7 @@ __all__ = [
     "AnalysedApplication",
     "ApplicationReport",
     "ChunkStream",
+    "CostOptions",
     "DiscoveryWarning",
     "Finding",
     "InputProblem",

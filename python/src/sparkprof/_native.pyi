@@ -15,7 +15,11 @@ class Discovery:
     @property
     def errors(self) -> list[BaseException]: ...
     def analyze(
-        self, index: int, max_problems_kept: int = 1000, right_sizing: bool = True
+        self,
+        index: int,
+        max_problems_kept: int = 1000,
+        right_sizing: bool = True,
+        cost: dict[str, Any] = ...,
     ) -> Analysis: ...
 
 class Analysis:
@@ -34,7 +38,7 @@ class Analysis:
     @property
     def resource_profiles(self) -> list[dict[str, Any]]: ...
     def render(self, format: str) -> str: ...
-    def whatif(self, settings: list[str], fixes: list[str]) -> str: ...
+    def whatif(self, settings: list[str], fixes: list[str], prepared: bool = True) -> str: ...
 
 def discover(
     tree: Tree,

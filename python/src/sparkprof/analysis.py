@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal, Union, cast
 
 from sparkprof import _native
 from sparkprof._tree import BinaryStream, ChunkStream, Root, fsspec_root, local_root, stream_root
+from sparkprof.pricing import CostOptions
 from sparkprof.report import ApplicationReport
 
 if TYPE_CHECKING:
@@ -157,14 +158,17 @@ class Discovery:
         on_read_error: ReadErrorPolicy = "raise",
         max_problems_kept: int = 1000,
         right_sizing: bool = True,
+        cost: CostOptions | None = None,
     ) -> None:
         """``right_sizing=False`` leaves out the cost section's instance frontier (each of its
-        points is a simulation; a what-if does not need them)."""
+        points is a simulation; a what-if does not need them); ``cost`` prices the runs as the
+        CLI's cost flags do."""
         if on_read_error not in ("raise", "report"):
             raise ValueError("on_read_error must be 'raise' or 'report'")
         self.on_read_error = on_read_error
         self.max_problems_kept = max_problems_kept
         self.right_sizing = right_sizing
+        self.cost = (cost or CostOptions()).native()
         self.native = discover(root)
         if on_read_error == "raise":
             _raise_first(self.native.errors)
@@ -209,7 +213,7 @@ class Discovery:
                 yield self._outcome(index, native)
 
     def _analyze(self, index: int) -> _native.Analysis:
-        return self.native.analyze(index, self.max_problems_kept, self.right_sizing)
+        return self.native.analyze(index, self.max_problems_kept, self.right_sizing, self.cost)
 
     def _outcome(self, index: int, native: _native.Analysis) -> Outcome:
         errors = native.errors
@@ -245,15 +249,16 @@ def iter_applications(
     on_read_error: ReadErrorPolicy = "raise",
     max_problems_kept: int = 1000,
     workers: int = 1,
+    cost: CostOptions | None = None,
     **storage_options: Any,
 ) -> Iterator[AnalysedApplication]:
     """Analyses the applications in ``source`` one at a time, in the CLI's order, holding at most
     ``workers`` of them in memory. Logs without any readable Spark event are skipped.
 
     ``workers > 1`` analyses that many applications at once on threads (the engine runs without
-    the GIL), for folders of many logs."""
+    the GIL), for folders of many logs. ``cost``: as for ``analyze``."""
     root = resolve(source, name, **storage_options)
-    discovery = Discovery(root, on_read_error, max_problems_kept)
+    discovery = Discovery(root, on_read_error, max_problems_kept, cost=cost)
     for _, analysed in discovery.analyse(workers=workers):
         if analysed is not None:
             yield analysed
@@ -266,6 +271,7 @@ def analyze(
     on_read_error: ReadErrorPolicy = "raise",
     max_problems_kept: int = 1000,
     workers: int = 1,
+    cost: CostOptions | None = None,
     **storage_options: Any,
 ) -> Report:
     """Reads the event logs in ``source`` through the native engine and returns the report.
@@ -282,11 +288,13 @@ def analyze(
     ``on_read_error``: ``"raise"`` (default) re-raises the first exception the storage raised while
     listing or reading (a network error is not a corrupt log); ``"report"`` keeps it as a located
     input problem, as the CLI does, and analyses what was read.
+    ``cost``: the pricing options of ``sparkprof analyze`` (``sparkprof.CostOptions``:
+    instance types, a price catalogue, flat rates, spot, DBUs; docs/cost.md).
 
     Raises ``NothingAnalysableError`` when no Spark event could be read at all.
     """
     root = resolve(source, name, **storage_options)
-    discovery = Discovery(root, on_read_error, max_problems_kept)
+    discovery = Discovery(root, on_read_error, max_problems_kept, cost=cost)
     analysed = [found for _, found in discovery.analyse(workers=workers) if found is not None]
     if not analysed:
         raise NothingAnalysableError(

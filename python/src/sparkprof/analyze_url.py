@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from sparkprof import pricing
 from sparkprof.analysis import NothingAnalysableError, analyze
 
 # The native CLI's exit codes (cli/commands.h, README.md).
@@ -44,12 +45,18 @@ def analyze_url_command(argv: Sequence[str]) -> int:
         metavar="KEY=VALUE",
         help="fsspec storage option (Python only)",
     )
+    pricing.add_arguments(parser)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit:
         return EXIT_OK if exit.code == 0 else EXIT_USAGE
     try:
-        report = analyze(args.path, on_read_error="report", **dict(args.option))
+        report = analyze(
+            args.path,
+            on_read_error="report",
+            cost=pricing.from_arguments(args),
+            **dict(args.option),
+        )
     except FileNotFoundError:
         print(f"sparkprof: no such file or directory: {args.path}", file=sys.stderr)
         return EXIT_NOTHING_ANALYSABLE

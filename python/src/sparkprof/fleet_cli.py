@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from sparkprof import pricing
 from sparkprof._native import format_epoch_ms, human_bytes, human_duration_ms
 from sparkprof.run_record import JobKeyRule
 from sparkprof.store import HistoryStore, Run, RunNotFoundError, default_store_url
@@ -607,6 +608,7 @@ def recommend_command(argv: Sequence[str]) -> int:
         metavar="KEY=VALUE",
         help="fsspec storage option for reading the evidence runs' logs again",
     )
+    pricing.add_arguments(parser)
     _store_argument(parser)
     args = parser.parse_args(argv)
     if args.input_size is None:
@@ -614,6 +616,8 @@ def recommend_command(argv: Sequence[str]) -> int:
             parser.error("give --job JOB, or --input-size SIZE (with --job-type or --job)")
         if args.job_type is not None:
             parser.error("--job-type goes with --input-size")
+        if pricing.from_arguments(args) != pricing.CostOptions():
+            parser.error("the cost options go with --input-size (--job reads the stored reports)")
         return _recommend_for_job(args)
     return _recommend_for_input(parser, args)
 
@@ -654,7 +658,12 @@ def _recommend_for_input(parser: argparse.ArgumentParser, args: argparse.Namespa
         parser.error(str(error))
     try:
         result = recommend_for_input(
-            _open_store(args), size, args.job_type, args.job, storage_options=dict(args.option)
+            _open_store(args),
+            size,
+            args.job_type,
+            args.job,
+            storage_options=dict(args.option),
+            cost=pricing.from_arguments(args),
         )
     except LookupError as error:
         print(f"sparkprof: {error}", file=sys.stderr)
@@ -669,6 +678,8 @@ def _recommend_for_input(parser: argparse.ArgumentParser, args: argparse.Namespa
         print(f"  {setting}={value}")
     if result.expected_wall_ms is not None:
         print(f"  expected wall time ~{human_duration_ms(result.expected_wall_ms)}")
+    if result.expected_cost is not None:
+        print(f"  expected cost ~{result.expected_cost:.2f} {result.currency} per run")
     print("  confidence: " + "; ".join(result.confidence_reasons))
     print("evidence runs:")
     rows = [
@@ -700,6 +711,21 @@ def _recommend_for_input(parser: argparse.ArgumentParser, args: argparse.Namespa
     for e in result.evidence:
         if e.note:
             print(f"  run {e.run_id}: {e.note}")
+    if result.backtest is not None:
+        print("back-test (each evidence run sized from the others):")
+        backtest_rows = [
+            [
+                str(b.run_id),
+                human_bytes(b.input_bytes),
+                f"{b.executors} -> {b.recommended_executors}",
+                human_duration_ms(b.duration_ms),
+                human_duration_ms(b.expected_wall_ms),
+                f"{100 * b.wall_error:.0f}%",
+            ]
+            for b in result.backtest.runs
+        ]
+        header = ["run", "input", "executors (had -> sized)", "took", "expected", "error"]
+        print(_table(backtest_rows, header))
     print("assumptions:")
     for assumption in result.assumptions:
         print(f"  - {assumption}")

@@ -23,6 +23,7 @@ from sparkprof.analysis import (
     nothing_message,
     resolve,
 )
+from sparkprof.pricing import CostOptions
 from sparkprof.report import from_dict
 
 WHATIF_SCHEMA: str = _native.WHATIF_SCHEMA
@@ -142,12 +143,18 @@ def _word(value: SettingValue) -> str:
 
 
 def simulate(
-    analysed: AnalysedApplication, settings: Settings = (), fixes: Iterable[str] = ()
+    analysed: AnalysedApplication,
+    settings: Settings = (),
+    fixes: Iterable[str] = (),
+    *,
+    prepared: bool = True,
 ) -> WhatifPrediction:
     """The what-if of one analysed application (``ValueError`` for a setting or fix the
-    simulator does not know; SUPPORTED_SETTINGS lists the settings)."""
+    simulator does not know; SUPPORTED_SETTINGS lists the settings). The engine prepares the run
+    for its simulator on the first what-if and replays every later scenario against that
+    preparation; ``prepared=False`` prepares it again (a baseline for bench/fleet_bench.py)."""
     return WhatifPrediction.from_json(
-        analysed.native.whatif(setting_words(settings), [str(fix) for fix in fixes])
+        analysed.native.whatif(setting_words(settings), [str(fix) for fix in fixes], prepared)
     )
 
 
@@ -158,12 +165,15 @@ def whatif(
     *,
     name: str | None = None,
     on_read_error: ReadErrorPolicy = "raise",
+    cost: CostOptions | None = None,
     **storage_options: Any,
 ) -> WhatifReport:
     """Replays each application in ``source`` (anything ``sparkprof.analyze`` reads) as it ran
     and with ``settings`` changed (``{"spark.executor.instances": 8}`` or
     ``["spark.executor.instances=8"]``, combined) and ``fixes`` applied (``"skew"``,
     ``"broadcast"``); the answer of ``sparkprof whatif SOURCE --set ... --fix ...``.
+    ``cost`` prices it as the CLI's cost flags do (``CostOptions(instance_type="r5.2xlarge")`` is
+    ``--instance-type r5.2xlarge``; docs/cost.md).
 
     Raises ``ValueError`` for an unsupported setting or fix (before any log is read) and
     ``NothingAnalysableError`` when no Spark event could be read."""
@@ -171,7 +181,7 @@ def whatif(
     fix_words = [str(fix) for fix in fixes]
     _native.check_scenario(words, fix_words)
     root = resolve(source, name, **storage_options)
-    discovery = Discovery(root, on_read_error, right_sizing=False)
+    discovery = Discovery(root, on_read_error, right_sizing=False, cost=cost)
     natives = [analysed.native for _, analysed in discovery.analyse() if analysed is not None]
     if not natives:
         raise NothingAnalysableError(
