@@ -7,6 +7,11 @@ applications per minute per core, CPU use and peak RSS for each run (bench/RESUL
 Usage: bench/fleet_bench.py --python VENV_PYTHON --cli NATIVE_SPARKPROF [--logs 1000]
        [--shared ../shared/eventlogs] [--work /tmp/sparkprof-fleet-bench]
 Each measured command runs in its own process; its CPU time and peak RSS come from wait4.
+
+       bench/fleet_bench.py --python VENV_PYTHON --sizing LOG [LOG ...] [--repeats 3]
+The replays behind `recommend --input-size` (each log analysed once, then replayed at the
+executor counts sizing.EXECUTOR_FACTORS): against the simulator prepared once per run, as
+recommend does, and prepared again for every count (the baseline: what recommend did before).
 """
 
 from __future__ import annotations
@@ -85,15 +90,76 @@ def measure(command: list[str]) -> dict[str, float]:
     }
 
 
+# Run by VENV_PYTHON (the package is not importable from the bench's own Python).
+SIZING_REPLAYS = """
+import json, sys, time
+import sparkprof
+from sparkprof.sizing import EXECUTOR_FACTORS
+from sparkprof.what_if import simulate
+logs, repeats = sys.argv[1:-1], int(sys.argv[-1])
+for log in logs:
+    start = time.process_time()
+    analysed = sparkprof.analyze(log).applications[0]
+    analysis_s = time.process_time() - start
+    executors = max(1, analysed.whatif().actual.executors)
+    counts = sorted({max(1, round(executors * f)) for f in EXECUTOR_FACTORS})
+    tasks = analysed.report.counts.task_attempts
+    figures = {"log": log, "analysis_s": analysis_s, "tasks": tasks}
+    for prepared in (False, True):
+        best = float("inf")
+        for _ in range(repeats):
+            start = time.process_time()
+            for count in counts:
+                simulate(analysed, [f"spark.executor.instances={count}"], prepared=prepared)
+            best = min(best, time.process_time() - start)
+        figures["prepared" if prepared else "each"] = best
+    figures["counts"] = len(counts)
+    print(json.dumps(figures), flush=True)
+"""
+
+
+def sizing_bench(python: str, logs: list[str], repeats: int) -> int:
+    done = subprocess.run(
+        [python, "-c", SIZING_REPLAYS, *logs, str(repeats)], capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr[-2000:])
+    import json
+
+    print(f"replays per log at each executor count (CPU s, best of {repeats}):")
+    total_each = total_prepared = total_analysis = 0.0
+    for line in done.stdout.splitlines():
+        f = json.loads(line)
+        total_each += f["each"]
+        total_prepared += f["prepared"]
+        total_analysis += f["analysis_s"]
+        print(
+            f"  {Path(f['log']).name:<40} {f['tasks']:>7} tasks  {f['counts']} counts  "
+            f"analysis {f['analysis_s']:6.3f} s  prepared each time {f['each']:7.3f} s  "
+            f"prepared once {f['prepared']:7.3f} s  x{f['each'] / f['prepared']:.2f}"
+        )
+    print(
+        f"all: replays x{total_each / total_prepared:.2f} faster; analysis + replays "
+        f"x{(total_analysis + total_each) / (total_analysis + total_prepared):.2f}"
+    )
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--python", required=True, help="a Python with the sparkprof package")
-    parser.add_argument("--cli", required=True, help="the native sparkprof CLI")
+    parser.add_argument("--sizing", nargs="+", metavar="LOG", help="the sizing replays bench")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--cli", help="the native sparkprof CLI")
     parser.add_argument("--logs", type=int, default=1000)
     parser.add_argument("--shared", default=str(HERE.parent.parent / "shared" / "eventlogs"))
     parser.add_argument("--work", default="/tmp/sparkprof-fleet-bench")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args()
+    if args.sizing:
+        return sizing_bench(args.python, args.sizing, args.repeats)
+    if not args.cli:
+        parser.error("--cli is needed for the fleet bench")
     work = Path(args.work)
     logs = shared_logs(Path(args.shared), args.cli)
     print(f"{len(logs)} analysable shared logs; folder of {args.logs} copies in {work}")
