@@ -312,9 +312,11 @@ bool RegistersOf(ucontext_t* context, WalkRegisters* registers) {
 // register), walks again from its caller: first as if the innermost call had just been made
 // (return address at sp, or in the link register), then through the frame pointer. Frames come
 // back without the innermost one, which the drain marks with the first error. Returns the frame
-// count, or `error` when no retry walks.
+// count, or `error` when no retry walks; `*from_return_address` says a walk from the return
+// address at the top of the stack (not the frame-pointer climb) succeeded.
 int RetryFromCaller(AsyncGetCallTraceFn function, JNIEnv* env, RawFrame* frames, int max_frames,
-                    void* ucontext, int error) {
+                    void* ucontext, int error, bool* from_return_address) {
+  *from_return_address = false;
   ucontext_t copy;
   std::memcpy(&copy, ucontext, sizeof(copy));
   WalkRegisters registers;
@@ -331,7 +333,10 @@ int RetryFromCaller(AsyncGetCallTraceFn function, JNIEnv* env, RawFrame* frames,
   }
   if (*registers.pc != 0 && *registers.pc != pc) {
     int frames_walked = CallAsyncGetCallTrace(function, env, frames, max_frames, &copy);
-    if (frames_walked > 0) return frames_walked;
+    if (frames_walked > 0) {
+      *from_return_address = true;
+      return frames_walked;
+    }
   }
   // 1b. x86-64, one push into a compiled method's prologue (push rbp; sub rsp, N): the word at
   // sp is the fp register itself, the return address is above it.
@@ -341,7 +346,10 @@ int RetryFromCaller(AsyncGetCallTraceFn function, JNIEnv* env, RawFrame* frames,
     *registers.sp = sp + 2 * sizeof(uintptr_t);
     *registers.fp = fp;
     int frames_walked = CallAsyncGetCallTrace(function, env, frames, max_frames, &copy);
-    if (frames_walked > 0) return frames_walked;
+    if (frames_walked > 0) {
+      *from_return_address = true;
+      return frames_walked;
+    }
   }
 
   // 2. Up the frame-pointer chain ([fp] = caller's fp, [fp + 8] = return address) while it
@@ -378,6 +386,27 @@ bool InnermostMayBeJava(void* ucontext) {
   if (!RegistersOf(context, &registers)) return true;
   CodeBlobInfo blob;
   return !FindCodeBlob(g_layout, *registers.pc, &blob) || blob.holds_java_frames();
+}
+
+// async-signal-safe: a walk from the return address at the top of the stack (RetryFromCaller's
+// first steps) that began in a compiled method began in its prologue or epilogue — elsewhere
+// AsyncGetCallTrace walks a compiled frame itself — where no inlined method runs: the method
+// entered or left is the compiled method's own. Puts its frame innermost (bci 0) and returns the
+// new count, or `walked` when the pc is not a compiled method's or the frames are full.
+int AddMethodEnteredOrLeft(void* ucontext, RawFrame* frames, int walked, int max_frames) {
+  if (!g_anchor_repair.load(std::memory_order_acquire) || walked >= max_frames) return walked;
+  WalkRegisters registers;
+  if (!RegistersOf(static_cast<ucontext_t*>(ucontext), &registers)) return walked;
+  CodeBlobInfo blob;
+  if (!FindCodeBlob(g_layout, *registers.pc, &blob) || !blob.is_nmethod) return walked;
+  jmethodID method_id =
+      MethodIdOf(LoadVm<uintptr_t>(blob.start + g_layout.nmethod_method_offset));
+  if (method_id == nullptr) return walked;
+  for (int f = walked; f > 0; --f) frames[f] = frames[f - 1];
+  frames[0].bci_or_line = 0;
+  frames[0].method_id = method_id;
+  g_counters.walk_entry_frames_named.fetch_add(1, std::memory_order_relaxed);
+  return walked + 1;
 }
 
 }  // namespace
@@ -427,8 +456,15 @@ int AsyncGetCallTraceWalker(void* walk_context, RawFrame* frames, int max_frames
   // Only a thread in Java code is walked from the signal's registers; in the VM or native code
   // AsyncGetCallTrace uses the thread's last Java frame, which other registers cannot mend.
   if (result != kUnknownJava && result != kNotWalkableJava) return result;
-  int retried = RetryFromCaller(function, env, frames, max_frames, ucontext, result);
-  if (retried > 0 && InnermostMayBeJava(ucontext)) *partial_error = result;
+  bool from_return_address = false;
+  int retried = RetryFromCaller(function, env, frames, max_frames, ucontext, result,
+                                &from_return_address);
+  if (retried <= 0) return retried;
+  if (from_return_address) {
+    int completed = AddMethodEnteredOrLeft(ucontext, frames, retried, max_frames);
+    if (completed > retried) return completed;
+  }
+  if (InnermostMayBeJava(ucontext)) *partial_error = result;
   return retried;
 }
 
