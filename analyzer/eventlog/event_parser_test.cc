@@ -96,6 +96,53 @@ TEST(EventParser, TaskEndAllMetricsInTheirUnits) {
   EXPECT_TRUE(parser.unknown_events().empty());
 }
 
+// Keys and strings are read in place unless they hold a backslash: escaped spellings (in keys,
+// in values, across the scan's 8-byte words) give what their unescaped text gives.
+TEST(EventParser, EscapedKeysAndStringsReadAsTheirText) {
+  auto replace = [](std::string text, const std::string& from, const std::string& to) {
+    const size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return text.replace(at, from.size(), to);
+  };
+  std::string line = kTaskEnd35;
+  line = replace(line, R"("Task ID":6)", R"("Task\u0020ID":6)");
+  line = replace(line, R"("Executor ID":"7")", R"("Executor ID":"\u0037")");
+  line = replace(line, R"("Host":"h1")", R"("Host":"rack-07.example.com\/h\"1")");
+  line = replace(line, R"("Locality":"NODE_LOCAL")", R"("Locality":"NODE\u005fLOCAL")");
+  line = replace(line, R"("Shuffle Bytes Written":468)", R"("Shuffle Bytes Writte\u006e":468)");
+  RecordingSink sink;
+  EventParser parser(sink);
+  ASSERT_TRUE(Parse(parser, line).ok()) << line;
+  ASSERT_EQ(sink.task_ends.size(), 1u);
+  const TaskEndEvent& e = sink.task_ends[0];
+  EXPECT_EQ(e.info.task_id, 6);
+  EXPECT_EQ(e.info.executor_id, "7");
+  EXPECT_EQ(e.info.host, "rack-07.example.com/h\"1");
+  EXPECT_EQ(e.info.locality, TaskLocality::kNodeLocal);
+  EXPECT_EQ(e.metrics.shuffle_bytes_written, 468);
+  EXPECT_EQ(e.metrics.shuffle_records_written, 12);
+}
+
+// Photon: a task's peak is the sum of its "peak memory usage" updates, whatever the order of
+// "Name" and "Update" and however the name is spelled; other accumulables' updates are not read.
+TEST(EventParser, PhotonPeakMemorySumsOnlyPeakMemoryUpdates) {
+  std::string line = kTaskEnd35;
+  const std::string accumulables =
+      R"("Accumulables":[{"ID":1,"Name":"peak\u0020memory usage","Update":"100","Value":"1"},)"
+      R"({"ID":2,"Update":50,"Name":"peak memory usage"},{"ID":3,"Name":"other","Update":"999"},)"
+      R"({"ID":4,"Name":"peak memory usage, other","Update":7},{"ID":5,"Name":7,"Update":8}])";
+  const size_t from = line.find(R"("Accumulables":[)");
+  const size_t to = line.find("]}", from);
+  ASSERT_NE(to, std::string::npos);
+  line.replace(from, to + 1 - from, accumulables);
+  RecordingSink sink;
+  EventParser parser(sink);
+  parser.set_photon_plan_seen(true);
+  ASSERT_TRUE(Parse(parser, line).ok()) << line;
+  ASSERT_EQ(sink.task_ends.size(), 1u);
+  EXPECT_EQ(sink.task_ends[0].info.photon_peak_memory_bytes, 150);
+}
+
 TEST(EventParser, Spark12TaskEndWithoutOptionalMetrics) {
   RecordingSink sink;
   EventParser parser(sink);
