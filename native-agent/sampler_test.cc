@@ -162,6 +162,57 @@ TEST(SamplerTest, CrashInsideTheWalkIsRecovered) {
   EXPECT_EQ(state.in_handler.load(), 0);
 }
 
+// Stands for a VM word a walker moves for one walk (a thread's last Java frame anchor).
+volatile uintptr_t g_moved_word = 1234;
+
+// Moves the word as the stub step-over moves an anchor, then faults before putting it back.
+int MovingThenFaultingWalker(void*, RawFrame*, int, void*, int32_t*) {
+  ThreadState* state = CurrentThreadState();
+  if (!state->walk_undo.Save(&g_moved_word)) return 0;
+  g_moved_word = 5678;
+  return FaultingWalker(nullptr, nullptr, 0, nullptr, nullptr);
+}
+
+TEST(SamplerTest, ACrashedWalkPutsBackWhatItMoved) {
+  std::string error;
+  ASSERT_TRUE(InstallCrashGuard(&error)) << error;
+  ThreadState state(Tid(), 8, 8);
+  SetStackWalker(MovingThenFaultingWalker);
+  BindCurrentThread(&state);
+  EnableSampling(true);
+  RecordSampleOnCurrentThread(nullptr);
+  RecordSampleOnCurrentThread(nullptr);
+  EnableSampling(false);
+  BindCurrentThread(nullptr);
+  SetStackWalker(FakeWalker);
+  EXPECT_EQ(g_moved_word, 1234u);
+  EXPECT_EQ(state.walk_undo.count, 0);
+  ASSERT_EQ(state.ring.Size(), 2u);
+  EXPECT_EQ(state.ring.Peek()->num_frames, kWalkCrashed);
+}
+
+TEST(SamplerTest, WalkUndoRestoresNewestFirstAndRefusesWhenFull) {
+  WalkUndo undo;
+  volatile uintptr_t words[WalkUndo::kMaxWords + 1] = {10, 20, 30, 40, 50};
+  for (int i = 0; i < WalkUndo::kMaxWords; ++i) ASSERT_TRUE(undo.Save(&words[i]));
+  EXPECT_FALSE(undo.Save(&words[WalkUndo::kMaxWords]));
+  ASSERT_TRUE(undo.count == WalkUndo::kMaxWords);
+  for (auto& word : words) word = 0;
+  undo.Restore();
+  EXPECT_EQ(words[0], 10u);
+  EXPECT_EQ(words[3], 40u);
+  EXPECT_EQ(words[4], 0u);  // never saved, never written
+  EXPECT_EQ(undo.count, 0);
+
+  volatile uintptr_t word = 1;  // moved twice: the oldest value wins
+  ASSERT_TRUE(undo.Save(&word));
+  word = 2;
+  ASSERT_TRUE(undo.Save(&word));
+  word = 3;
+  undo.Restore();
+  EXPECT_EQ(word, 1u);
+}
+
 TEST(SamplerTest, SignalOnAnUnknownThreadIsCountedAndIgnored) {
   EnableSampling(true);
   uint64_t before = g_counters.samples_no_thread_state.load();
