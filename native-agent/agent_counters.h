@@ -21,6 +21,7 @@ struct AgentCounters {
   std::atomic<uint64_t> walk_stub_steps{0};         // walks retried past a stub's frame
   std::atomic<uint64_t> walk_deopt_walks{0};        // deoptimizing threads walked by the agent
   std::atomic<uint64_t> walk_entry_frames_named{0}; // a method's prologue/epilogue frame named
+  std::atomic<uint64_t> walk_waiting_in_stub{0};    // threads waiting in a stub walked by the agent
   std::atomic<uint64_t> walk_time_ns_total{0};
   std::atomic<uint64_t> gc_pauses_dropped{0};       // GC pause ring full
   std::atomic<uint64_t> stacks_dropped_cap{0};      // samples folded into "[overflow]"

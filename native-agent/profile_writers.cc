@@ -68,6 +68,7 @@ HealthSnapshot ReadHealthCounters() {
   s.walk_stub_steps = g_counters.walk_stub_steps.load();
   s.walk_deopt_walks = g_counters.walk_deopt_walks.load();
   s.walk_entry_frames_named = g_counters.walk_entry_frames_named.load();
+  s.walk_waiting_in_stub = g_counters.walk_waiting_in_stub.load();
   s.walk_time_ns_total = g_counters.walk_time_ns_total.load();
   s.stacks_dropped_cap = g_counters.stacks_dropped_cap.load();
   s.gc_pauses_dropped = g_counters.gc_pauses_dropped.load();
@@ -218,6 +219,7 @@ std::string RenderJson(const ReportContext& context, const Drain& drain, const H
   AppendKeyNumber(out, "walk_stub_steps", health.walk_stub_steps);
   AppendKeyNumber(out, "walk_deopt_walks", health.walk_deopt_walks);
   AppendKeyNumber(out, "walk_entry_frames_named", health.walk_entry_frames_named);
+  AppendKeyNumber(out, "walk_waiting_in_stub", health.walk_waiting_in_stub);
   AppendKeyNumber(out, "walk_time_ns_total", health.walk_time_ns_total);
   AppendKeyNumber(out, "walk_time_ns_avg",
                   health.samples_taken == 0 ? 0 : health.walk_time_ns_total / health.samples_taken);

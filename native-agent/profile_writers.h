@@ -22,6 +22,7 @@ struct HealthSnapshot {
   uint64_t walk_stub_steps = 0;
   uint64_t walk_deopt_walks = 0;
   uint64_t walk_entry_frames_named = 0;
+  uint64_t walk_waiting_in_stub = 0;
   uint64_t walk_time_ns_total = 0;
   uint64_t stacks_dropped_cap = 0;
   uint64_t gc_pauses_dropped = 0;

@@ -170,20 +170,21 @@ jmethodID MethodIdOf(uintptr_t method) {
   return reinterpret_cast<jmethodID>(id);
 }
 
-// async-signal-safe: AsyncGetCallTrace refuses a thread inside the deoptimization handler
-// ([deoptimization]) before looking at any frame. While the handler still gathers what it needs
-// (no vframe array yet) the thread's frames have not moved: its anchor is the deoptimization
-// (or uncommon trap) blob's frame, above it the compiled method being deoptimized, above that its
-// callers. Walks those as HotSpot's frame::sender does — compiled frames by their frame size,
-// interpreted ones by their frame pointer — naming each by its Method's jmethodID, one frame per
-// compiled method (its inlined callees are not resolved), and stops at the first frame it does
-// not know (an entry frame, a stub) or that does not check out. Reads only. Returns the frames
-// found, 0 if none.
-int WalkDeoptimizingThread(JNIEnv* env, RawFrame* frames, int max_frames) {
+// async-signal-safe: walks the Java frames above a thread's last Java frame when that frame is
+// a stub's and AsyncGetCallTrace will not walk them: the deoptimization (or uncommon trap) blob
+// of a thread in the deoptimization handler, which AsyncGetCallTrace refuses outright
+// ([deoptimization]), or a runtime stub a thread waits in (blocked on a lock or for a GC in an
+// allocation slow path; its anchor must not be moved, as other threads may walk it). Above the
+// stub: a compiled method (the one being deoptimized, or the stub's caller), then its callers.
+// Walks them as HotSpot's frame::sender does — compiled frames by their frame size, interpreted
+// ones by their frame pointer — naming each by its Method's jmethodID, one frame per compiled
+// method (its inlined callees are not resolved), and stops at the first frame it does not know
+// (an entry frame, a stub) or that does not check out. Reads only. Returns the frames found, 0
+// if none.
+int WalkFramesAboveStub(JNIEnv* env, RawFrame* frames, int max_frames) {
 #if defined(__x86_64__)
   if (!g_anchor_repair.load(std::memory_order_acquire)) return 0;
   const uintptr_t thread = reinterpret_cast<uintptr_t>(env) - g_layout.thread_env_offset;
-  if (LoadVm<uintptr_t>(thread + g_layout.thread_vframe_array_offset) != 0) return 0;
   const uintptr_t stack_high = LoadVm<uintptr_t>(thread + g_layout.thread_stack_base_offset);
   const uintptr_t stack_size = LoadVm<uintptr_t>(thread + g_layout.thread_stack_size_offset);
   if (stack_size == 0 || stack_size > stack_high) return 0;
@@ -245,6 +246,14 @@ int WalkDeoptimizingThread(JNIEnv* env, RawFrame* frames, int max_frames) {
   (void)env, (void)frames, (void)max_frames;
   return 0;
 #endif
+}
+
+// async-signal-safe: whether a thread in the deoptimization handler (the one `env` belongs to)
+// is still in its first part, before its frames move (no vframe array yet).
+bool DeoptimizedFramesUnmoved(JNIEnv* env) {
+  if (!g_anchor_repair.load(std::memory_order_acquire)) return false;
+  const uintptr_t thread = reinterpret_cast<uintptr_t>(env) - g_layout.thread_env_offset;
+  return LoadVm<uintptr_t>(thread + g_layout.thread_vframe_array_offset) == 0;
 }
 
 // async-signal-safe: the thread is in the VM, called from compiled Java code that recorded its
@@ -445,14 +454,23 @@ int AsyncGetCallTraceWalker(void* walk_context, RawFrame* frames, int max_frames
   int result = CallAsyncGetCallTrace(function, env, frames, max_frames, ucontext);
   if (result > 0 || ucontext == nullptr) return result;
   if (result == kDeopt) {
-    int walked = WalkDeoptimizingThread(env, frames, max_frames);
+    // Only while the handler has not yet set the thread's vframe array: until then no frame has
+    // moved; after it, the deoptimized frame is being replaced by interpreter frames.
+    int walked = DeoptimizedFramesUnmoved(env) ? WalkFramesAboveStub(env, frames, max_frames) : 0;
     if (walked <= 0) return result;
     g_counters.walk_deopt_walks.fetch_add(1, std::memory_order_relaxed);
     *partial_error = result;
     return walked;
   }
-  if (result == kUnknownNotJava || result == kNotWalkableNotJava)
-    return RepairAnchorAndRetry(function, env, frames, max_frames, ucontext, result);
+  if (result == kUnknownNotJava || result == kNotWalkableNotJava) {
+    int repaired = RepairAnchorAndRetry(function, env, frames, max_frames, ucontext, result);
+    if (repaired > 0) return repaired;
+    int walked = WalkFramesAboveStub(env, frames, max_frames);
+    if (walked <= 0) return repaired;
+    g_counters.walk_waiting_in_stub.fetch_add(1, std::memory_order_relaxed);
+    *partial_error = result;
+    return walked;
+  }
   // Only a thread in Java code is walked from the signal's registers; in the VM or native code
   // AsyncGetCallTrace uses the thread's last Java frame, which other registers cannot mend.
   if (result != kUnknownJava && result != kNotWalkableJava) return result;
