@@ -4,6 +4,7 @@ stored runs that read the most similar amount, checked with the what-if simulato
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -177,3 +178,55 @@ def test_the_command(sized_runs: tuple[HistoryStore, dict[int, Any]]) -> None:
         check=False,
     )
     assert none.returncode == 1 and "no complete stored run of type 'ml'" in none.stderr
+
+
+def test_the_command_prices_with_the_cli_cost_flags(
+    sized_runs: tuple[HistoryStore, dict[int, Any]], native_cli: Path
+) -> None:
+    """recommend --input-size with the CLI's cost flags: each evidence run's price is the
+    number `sparkprof whatif` prints for the same scenario and flags."""
+    store, stored = sized_runs
+    flags = ["--instance-type", "r5.2xlarge", "--driver-instance-type", "m5.xlarge", "--spot"]
+    args = ["recommend", "--input-size", str(3 * _input(stored[1])), "--job-type", "etl"]
+    done = subprocess.run(
+        [*ENTRY, *args, *flags, "--store", store.url, "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    for evidence in answer["evidence"]:
+        cli = subprocess.run(
+            [
+                str(native_cli),
+                "whatif",
+                store.run(str(evidence["run_id"])).source,
+                "--set",
+                f"spark.executor.instances={evidence['efficient_executors']}",
+                "--set",
+                f"spark.sql.shuffle.partitions={evidence['shuffle_partitions']}",
+                *flags,
+                "--format",
+                "json",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        whatif = json.loads(cli.stdout)
+        assert evidence["predicted_cost"] == whatif["cost"]["predicted"]
+        assert evidence["predicted_wall_ms"] == whatif["predicted"]["wall_ms"]
+    scaled = sorted(e["predicted_cost"] * e["scale"] for e in answer["evidence"])
+    assert answer["expected_cost"] == pytest.approx(statistics.median(scaled))
+    unpriced = subprocess.run(
+        [*ENTRY, *args, "--store", store.url, "--json"], capture_output=True, text=True, check=True
+    )
+    assert json.loads(unpriced.stdout)["expected_cost"] != answer["expected_cost"]
+    refused = subprocess.run(
+        [*ENTRY, "recommend", "--job", "sales", "--spot", "--store", store.url],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert refused.returncode == 2 and "cost options go with --input-size" in refused.stderr
