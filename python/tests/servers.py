@@ -1,6 +1,7 @@
 """Real servers on loopback for the collector and store tests: a Spark History Server from the
 pinned pyspark distribution, a PostgreSQL server from Debian's package, an S3 endpoint (moto's
-server mode), GCS (fake-gcs-server) and Azure Blob Storage (Azurite) emulators. Each fixture
+server mode), GCS (fake-gcs-server) and Azure Blob Storage (Azurite) emulators, a real HDFS
+(MiniDFSCluster) with WebHDFS. Each fixture
 skips its tests when the server cannot be started here."""
 
 from __future__ import annotations
@@ -216,6 +217,67 @@ def azurite_endpoint() -> Iterator[str]:
         "--silent",
     ]
     yield from _serve(command, port, work, "azurite")
+
+
+@pytest.fixture(scope="session")
+def webhdfs_endpoint() -> Iterator[str]:
+    """A real HDFS (MiniDFSCluster from Maven Central's hadoop-minicluster, one DataNode) on
+    loopback; yields its WebHDFS address ``host:port``. The tiny main (minidfs/) is compiled with
+    the machine's javac; Maven resolves the pinned classpath (cached in ~/.m2)."""
+    if shutil.which("javac") is None or shutil.which("mvn") is None:
+        pytest.skip("no javac or mvn on PATH (scripts/install-deps.sh)")
+    source = Path(__file__).resolve().parent / "minidfs"
+    work = Path(tempfile.mkdtemp(prefix="sparkprof-minidfs-"))
+    classpath_file = work / "classpath.txt"
+    subprocess.run(
+        [
+            "mvn",
+            "-q",
+            "-B",
+            "-f",
+            str(source / "pom.xml"),
+            "dependency:build-classpath",
+            f"-Dmdep.outputFile={classpath_file}",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    classpath = classpath_file.read_text().strip()
+    subprocess.run(
+        ["javac", "-cp", classpath, "-d", str(work / "classes"), str(source / "MiniDfs.java")],
+        check=True,
+        capture_output=True,
+    )
+    port = free_port()
+    log = work / "minidfs.log"
+    server = subprocess.Popen(
+        # Jersey (WebHDFS) defines classes reflectively: JDK 17 must open java.lang to it.
+        [
+            "java",
+            "-Xmx512m",
+            "--add-opens",
+            "java.base/java.lang=ALL-UNNAMED",
+            "-cp",
+            f"{work / 'classes'}:{classpath}",
+            "MiniDfs",
+            str(work / "data"),
+            str(port),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=open(log, "wb"),  # noqa: SIM115 (closed with the process; Hadoop logs here too)
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while b"\nREADY\n" not in b"\n" + log.read_bytes():
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("MiniDFSCluster did not start:\n" + log.read_text()[-4000:])
+            time.sleep(0.5)
+        yield f"127.0.0.1:{port}"
+    finally:
+        _stop(server, work, 60)
 
 
 def s3_options(endpoint: str) -> dict[str, Any]:
