@@ -3,10 +3,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <vector>
 
 #include "analyzer/report/html_report.h"
@@ -65,6 +67,20 @@ struct DriverAggregator::StageProfile {
   uint64_t last_fed = 0;
 };
 
+struct DriverAggregator::FoldScratch {
+  struct PendingStack {
+    uint32_t stack;  // index in the batch's stacks
+    StageCallTree::StackKey key;
+    bool too_deep;  // past max_frames_per_stack: folds, not hashed
+  };
+  std::vector<uint32_t> order;  // the batch's samples with a stage, grouped by stage
+  // Per stage, a batch-local string index -> the stage's frame id, a stack index -> its node.
+  std::vector<flamegraph::FrameId> frame_ids;
+  std::vector<flamegraph::NodeId> node_of_stack;
+  std::vector<flamegraph::FrameId> path;
+  std::vector<PendingStack> pending;  // stacks hashed, not yet looked up
+};
+
 // The last cumulative health an executor's agent reported, to add only what is new.
 struct DriverAggregator::ExecutorHealth {
   uint64_t samples_taken = 0;
@@ -74,7 +90,8 @@ struct DriverAggregator::ExecutorHealth {
   uint64_t native_memory_bytes = 0;
 };
 
-DriverAggregator::DriverAggregator(AggregatorOptions options) : options_(std::move(options)) {}
+DriverAggregator::DriverAggregator(AggregatorOptions options)
+    : options_(std::move(options)), fold_scratch_(std::make_unique<FoldScratch>()) {}
 
 DriverAggregator::~DriverAggregator() {
   if (ingest_queue_) ingest_queue_->Stop();  // before anything the ingest thread uses goes
@@ -279,74 +296,114 @@ IngestOutcome DriverAggregator::IngestAt(std::span<const uint8_t> bytes,
   const auto* stacks = batch->stacks();
   const auto* strings = batch->strings();
   if (samples != nullptr && stacks != nullptr && strings != nullptr) {
+    FoldScratch& scratch = *fold_scratch_;
     // Group by stage so each stage's frame-id cache is built once per batch.
-    std::vector<uint32_t> order;
-    order.reserve(samples->size());
+    std::vector<uint32_t>& order = scratch.order;
+    order.clear();
     for (uint32_t i = 0; i < samples->size(); ++i) {
       if (samples->Get(i)->stage_id() >= 0) order.push_back(i);
     }
     auto key_of = [&](uint32_t i) {
-      return StageKey{samples->Get(i)->stage_id(), samples->Get(i)->stage_attempt()};
+      const schema::StackSample* sample = samples->Get(i);
+      return StageKey{sample->stage_id(), sample->stage_attempt()};
     };
     auto by_stage = [&](uint32_t a, uint32_t b) { return key_of(a) < key_of(b); };
     if (!std::is_sorted(order.begin(), order.end(), by_stage)) {  // one stage: already sorted
       std::stable_sort(order.begin(), order.end(), by_stage);
     }
-    // Per stage, each of the batch's stacks is resolved to its tree node once (the agent sends
-    // one entry per stack, thread and category, so a stack is often named several times), and
-    // each of the batch's strings is interned once.
-    std::vector<flamegraph::FrameId> frame_ids;
-    std::vector<flamegraph::NodeId> node_of_stack;
-    std::vector<flamegraph::FrameId> path;
-    StageProfile* stage = nullptr;
-    StageKey current{};
+    const uint32_t string_count = strings->size();
+    const uint32_t stack_count = stacks->size();
+    auto depth_of = [&](uint32_t stack) -> size_t {
+      const auto* frames = stacks->Get(stack)->frames();
+      return frames ? frames->size() : 0;
+    };
+    // The stack's frames as the stage's frame ids (in scratch.path; valid until the next call),
+    // or nullopt when a frame index is outside the batch's strings. Raw pointers in locals: the
+    // compiler keeps them in registers across the (rare) call that interns a new string.
+    static_assert(std::endian::native == std::endian::little, "frame indices read in place");
+    auto translate = [&](StageCallTree& tree,
+                         uint32_t stack) -> std::optional<std::span<const flamegraph::FrameId>> {
+      const auto* frames = stacks->Get(stack)->frames();
+      const size_t depth = frames ? frames->size() : 0;
+      if (scratch.path.size() < depth) scratch.path.resize(depth);
+      const uint32_t* indices = depth > 0 ? frames->data() : nullptr;
+      flamegraph::FrameId* frame_ids = scratch.frame_ids.data();
+      flamegraph::FrameId* path = scratch.path.data();
+      for (size_t f = 0; f < depth; ++f) {
+        const uint32_t index = indices[f];
+        if (index >= string_count) return std::nullopt;
+        flamegraph::FrameId frame = frame_ids[index];
+        if (frame == kUnmapped) [[unlikely]] {
+          frame = tree.InternFrame(strings->Get(index)->string_view());
+          frame_ids[index] = frame;
+        }
+        path[f] = frame;
+      }
+      return std::span<const flamegraph::FrameId>(path, depth);
+    };
     uint64_t folds = 0;
-    for (uint32_t i : order) {
-      const schema::StackSample* sample = samples->Get(i);
-      StageKey key = key_of(i);
-      if (stage == nullptr || !(key == current)) {
-        stage = &StageFor(key);
-        current = key;
-        frame_ids.assign(strings->size(), kUnmapped);
-        node_of_stack.assign(stacks->size(), kUnresolved);
-      }
-      if (sample->stack() >= stacks->size()) continue;
+    StageProfile* stage = nullptr;
+    for (size_t group = 0; group < order.size();) {
+      const StageKey key = key_of(order[group]);
+      size_t group_end = group + 1;
+      while (group_end < order.size() && key_of(order[group_end]) == key) ++group_end;
+      stage = &StageFor(key);
       StageCallTree& tree = stage->tree;
-      flamegraph::NodeId& node = node_of_stack[sample->stack()];
-      if (node == kUnresolved) {
-        const auto* frames = stacks->Get(sample->stack())->frames();
-        const size_t depth = frames ? frames->size() : 0;
-        const uint32_t string_count = strings->size();
-        bool valid = true;
-        path.resize(depth <= options_.max_frames_per_stack ? depth : 0);
-        for (size_t f = 0; f < path.size(); ++f) {
-          uint32_t index = frames->Get(static_cast<flatbuffers::uoffset_t>(f));
-          if (index >= string_count) {
-            valid = false;
-            break;
-          }
-          flamegraph::FrameId& frame = frame_ids[index];
-          if (frame == kUnmapped) frame = tree.InternFrame(strings->Get(index)->string_view());
-          path[f] = frame;
-        }
-        if (!valid) {
-          node = kInvalidStack;  // a frame index outside the batch's strings
+      // Per stage, each of the batch's stacks is resolved to its tree node once (the agent sends
+      // one entry per stack, thread and category, so a stack is often named several times), and
+      // each of the batch's strings is interned once.
+      scratch.frame_ids.assign(string_count, kUnmapped);
+      scratch.node_of_stack.assign(stack_count, kUnresolved);
+      // First every stack the stage's samples name is translated and hashed, then looked up with
+      // its slot fetched a few stacks ahead: the lookups do not wait on memory one by one.
+      scratch.pending.clear();
+      for (size_t s = group; s < group_end; ++s) {
+        uint32_t stack = samples->Get(order[s])->stack();
+        if (stack >= stack_count || scratch.node_of_stack[stack] != kUnresolved) continue;
+        if (depth_of(stack) > options_.max_frames_per_stack) {
+          scratch.node_of_stack[stack] = kFoldedStack;  // until resolved below
+          scratch.pending.push_back({stack, StageCallTree::StackKey{}, /*too_deep=*/true});
+        } else if (auto path = translate(tree, stack)) {
+          scratch.node_of_stack[stack] = kFoldedStack;  // until resolved below
+          scratch.pending.push_back({stack, StageCallTree::KeyOf(*path), /*too_deep=*/false});
         } else {
-          // A stack already in the tree is always found; only new nodes count against the cap.
-          node = depth > options_.max_frames_per_stack ? flamegraph::kNoNode
-                                                       : tree.FindOrInsert(path);
-          if (node == flamegraph::kNoNode) node = kFoldedStack;
+          scratch.node_of_stack[stack] = kInvalidStack;  // a frame index outside the strings
         }
       }
-      if (node == kInvalidStack) continue;
-      flamegraph::NodeId target = node;
-      if (node == kFoldedStack) {
-        ++folds;
-        target = tree.OverflowNode();
+      constexpr size_t kPrefetchAhead = 8;
+      for (size_t p = 0; p < scratch.pending.size(); ++p) {
+        if (p + kPrefetchAhead < scratch.pending.size()) {
+          tree.Prefetch(scratch.pending[p + kPrefetchAhead].key);
+        }
+        const FoldScratch::PendingStack& pending = scratch.pending[p];
+        flamegraph::NodeId node = flamegraph::kNoNode;
+        if (!pending.too_deep && !tree.Find(pending.key, node)) {
+          // A stack already in the tree is always found; only new nodes count against the cap.
+          node = tree.FindOrInsert(*translate(tree, pending.stack), pending.key);  // valid above
+        }
+        if (node == flamegraph::kNoNode) {
+          // Made now, as when each stack was resolved at its first sample: later stacks find
+          // the tree as full as before.
+          tree.OverflowNode();
+          node = kFoldedStack;
+        }
+        scratch.node_of_stack[pending.stack] = node;
       }
-      auto category = flamegraph::CategoryFromSchemaValue(static_cast<uint32_t>(sample->category()))
-                          .value_or(flamegraph::Category::kOther);
-      tree.AddWeight(target, category, sample->weight_ns());
+      for (size_t s = group; s < group_end; ++s) {
+        const schema::StackSample* sample = samples->Get(order[s]);
+        if (sample->stack() >= stack_count) continue;
+        flamegraph::NodeId target = scratch.node_of_stack[sample->stack()];
+        if (target == kInvalidStack) continue;
+        if (target == kFoldedStack) {
+          ++folds;
+          target = tree.OverflowNode();
+        }
+        auto category =
+            flamegraph::CategoryFromSchemaValue(static_cast<uint32_t>(sample->category()))
+                .value_or(flamegraph::Category::kOther);
+        tree.AddWeight(target, category, sample->weight_ns());
+      }
+      group = group_end;
     }
     EvictForNodeBudgetLocked(stage);
     if (folds > 0) metrics_.stack_overflow_folds->Increment(static_cast<double>(folds));

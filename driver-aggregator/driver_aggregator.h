@@ -161,6 +161,7 @@ class DriverAggregator {
   explicit DriverAggregator(AggregatorOptions options);
   struct StageProfile;
   struct ExecutorHealth;
+  struct FoldScratch;
   bool TakeRateToken(std::chrono::steady_clock::time_point now);
   StageProfile& StageFor(StageKey key);
   // Drops the least recently fed stages (never `keep`) while all trees hold more than
@@ -201,6 +202,8 @@ class DriverAggregator {
   bool application_labels_set_ = false;         // by SetApplication, else from the events
   ProfileFileWriter profile_file_{options_.max_profile_file_bytes};
   bool profile_file_failed_ = false;  // not retried for every batch
+  // Every batch's folding reuses these buffers: no allocation per batch once they have grown.
+  std::unique_ptr<FoldScratch> fold_scratch_;
 };
 
 template <typename Fill>

@@ -102,17 +102,35 @@ void StageCallTree::GrowStacks() {
   }
 }
 
-NodeId StageCallTree::FindOrInsert(std::span<const FrameId> frames) {
-  uint64_t low;
-  uint64_t high;
-  HashStack(frames, low, high);
-  FrameId leaf = frames.empty() ? 0 : frames.back();
+StageCallTree::StackKey StageCallTree::KeyOf(std::span<const FrameId> frames) {
+  StackKey key;
+  HashStack(frames, key.low, key.high);
+  key.leaf = frames.empty() ? 0 : frames.back();
+  return key;
+}
+
+bool StageCallTree::Find(const StackKey& key, NodeId& node) const {
+  if (stacks_.empty()) return false;
+  size_t mask = stacks_.size() - 1;
+  for (size_t i = key.low & mask; stacks_[i].hash_high != 0; i = (i + 1) & mask) {
+    const StackSlot& slot = stacks_[i];
+    if (slot.hash_low == key.low && slot.hash_high == key.high && slot.leaf == key.leaf) {
+      node = slot.node;
+      return true;
+    }
+  }
+  return false;
+}
+
+NodeId StageCallTree::FindOrInsert(std::span<const FrameId> frames, const StackKey& key) {
   if ((stack_count_ + 1) * 4 > stacks_.size() * 3) GrowStacks();
   size_t mask = stacks_.size() - 1;
-  size_t i = low & mask;
+  size_t i = key.low & mask;
   for (; stacks_[i].hash_high != 0; i = (i + 1) & mask) {
     StackSlot& slot = stacks_[i];
-    if (slot.hash_low == low && slot.hash_high == high && slot.leaf == leaf) return slot.node;
+    if (slot.hash_low == key.low && slot.hash_high == key.high && slot.leaf == key.leaf) {
+      return slot.node;
+    }
   }
   NodeId node = model_.FindOrInsertPath(frames, max_nodes_);
   if (node == flamegraph::kNoNode) {
@@ -123,7 +141,7 @@ NodeId StageCallTree::FindOrInsert(std::span<const FrameId> frames) {
     if (folded_count_ >= max_nodes_ / 4) return node;
     ++folded_count_;
   }
-  stacks_[i] = StackSlot{low, high, node, leaf};
+  stacks_[i] = StackSlot{key.low, key.high, node, key.leaf};
   ++stack_count_;
   return node;
 }

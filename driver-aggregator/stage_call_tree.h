@@ -35,6 +35,13 @@ inline constexpr std::string_view kOverflowFrame = "[overflow: stage call tree f
 
 class StageCallTree {
  public:
+  // A stack's identity in the stack table: its 128-bit hash and innermost frame.
+  struct StackKey {
+    uint64_t low = 0;
+    uint64_t high = 0;  // never 0
+    flamegraph::FrameId leaf = 0;
+  };
+
   // Sums of (node, category) held before they are added to the tree.
   static constexpr size_t kMaxPendingWeights = size_t{1} << 16;
 
@@ -45,7 +52,20 @@ class StageCallTree {
   flamegraph::FrameId InternFrame(std::string_view name) { return model_.InternFrame(name); }
   // The node of `frames` (root-first; the root for none), created if missing and within the cap;
   // flamegraph::kNoNode when that would take the tree past max_nodes.
-  flamegraph::NodeId FindOrInsert(std::span<const flamegraph::FrameId> frames);
+  flamegraph::NodeId FindOrInsert(std::span<const flamegraph::FrameId> frames) {
+    return FindOrInsert(frames, KeyOf(frames));
+  }
+  // The same in steps, so a caller resolving many stacks can hash them all first and have each
+  // one's slot fetched (Prefetch) a few stacks before it is looked up (Find): a known stack then
+  // costs no wait for memory. `key` must be KeyOf(frames).
+  static StackKey KeyOf(std::span<const flamegraph::FrameId> frames);
+  void Prefetch(const StackKey& key) const {
+    if (!stacks_.empty()) __builtin_prefetch(&stacks_[key.low & (stacks_.size() - 1)]);
+  }
+  // Whether the table knows the stack; if so, its node in `node` (kNoNode for a stack that folded).
+  bool Find(const StackKey& key, flamegraph::NodeId& node) const;
+  flamegraph::NodeId FindOrInsert(std::span<const flamegraph::FrameId> frames,
+                                  const StackKey& key);
   // The "[overflow: stage call tree full]" node under the root, which takes the weight of stacks
   // that did not fit (made even when the tree is full: one node past the cap).
   flamegraph::NodeId OverflowNode();

@@ -82,6 +82,29 @@ TEST(StageCallTreeTest, StacksDifferingOnlyInOrderOrDepthAreDifferentNodes) {
   EXPECT_EQ(tree.FindOrInsert(ab), nodes[0]);
 }
 
+TEST(StageCallTreeTest, FindInStepsAgreesWithFindOrInsert) {
+  StageCallTree tree(6);  // root + 5 nodes
+  std::vector<FrameId> abc = Intern(tree, {"a", "b", "c"});
+  std::vector<FrameId> xyz = Intern(tree, {"x", "y", "z"});
+  NodeId node = 0;
+  tree.Prefetch(StageCallTree::KeyOf(abc));  // harmless on an empty table
+  EXPECT_FALSE(tree.Find(StageCallTree::KeyOf(abc), node));
+  NodeId known = tree.FindOrInsert(abc, StageCallTree::KeyOf(abc));
+  ASSERT_NE(known, flamegraph::kNoNode);
+  tree.Prefetch(StageCallTree::KeyOf(abc));
+  ASSERT_TRUE(tree.Find(StageCallTree::KeyOf(abc), node));
+  EXPECT_EQ(node, known);
+  EXPECT_EQ(tree.FindOrInsert(abc), known);
+  // A stack that folded is known as folded: found, with no node.
+  EXPECT_EQ(tree.FindOrInsert(xyz), flamegraph::kNoNode);
+  ASSERT_TRUE(tree.Find(StageCallTree::KeyOf(xyz), node));
+  EXPECT_EQ(node, flamegraph::kNoNode);
+  // Prefixes and reorderings are other stacks.
+  EXPECT_FALSE(tree.Find(StageCallTree::KeyOf(std::span(abc).first(2)), node));
+  std::vector<FrameId> cba(abc.rbegin(), abc.rend());
+  EXPECT_FALSE(tree.Find(StageCallTree::KeyOf(cba), node));
+}
+
 TEST(StageCallTreeTest, AFullTreeRefusesNewStacksButFindsKnownOnes) {
   StageCallTree tree(6);  // root + 5 nodes
   NodeId known = tree.FindOrInsert(Intern(tree, {"a", "b", "c"}));
