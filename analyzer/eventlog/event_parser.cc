@@ -418,21 +418,33 @@ struct EventParser::Impl {
   // Sums the "peak memory usage" updates of a task's "Accumulables" (saturating).
   error_code PhotonPeakMemory(ondemand::value value, int64_t* out) {
     return ForEachElement(value, [&](ondemand::value element) -> error_code {
-      bool named = false;
+      ondemand::json_type type;
+      if (auto e = element.type().get(type)) return e;
+      if (type != ondemand::json_type::object) return simdjson::SUCCESS;
+      ondemand::object object;
+      if (auto e = element.get_object().get(object)) return e;
       bool peak = false;
       int64_t update = 0;
-      error_code e = ForEachField(element, [&](std::string_view key, ondemand::value v) {
+      for (auto field_result : object) {
+        ondemand::field field;
+        if (auto e = std::move(field_result).get(field)) return e;
+        // Only keys that can be "Name" or "Update" are read.
+        const char first = *field.key().raw();
+        if (first != 'N' && first != 'U' && first != '\\') continue;
+        std::string_view key;
+        if (auto e = KeyOf(field, &key)) return e;
         if (key == "Name") {
           std::string_view name;
-          named = true;
-          if (GetString(v, &name) == simdjson::SUCCESS) peak = name == "peak memory usage";
-        } else if (key == "Update" && (peak || !named)) {
-          // Spark writes "Name" first: the other accumulables' updates are not read.
-          return ReadInt(v, &update);
+          if (GetString(field.value(), &name) == simdjson::SUCCESS) {
+            peak = name == "peak memory usage";
+          }
+          // Not Photon's peak (~250 accumulables a task, one of them is): the rest of the
+          // object is skipped unread, as the next element is reached.
+          if (!peak) break;
+        } else if (key == "Update") {
+          if (auto e = ReadInt(field.value(), &update)) return e;
         }
-        return error_code(simdjson::SUCCESS);
-      }, "NU");
-      if (e) return e;
+      }
       if (peak && update > 0) {
         *out = update > std::numeric_limits<int64_t>::max() - *out
                    ? std::numeric_limits<int64_t>::max()

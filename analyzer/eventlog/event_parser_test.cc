@@ -130,7 +130,10 @@ TEST(EventParser, PhotonPeakMemorySumsOnlyPeakMemoryUpdates) {
   const std::string accumulables =
       R"("Accumulables":[{"ID":1,"Name":"peak\u0020memory usage","Update":"100","Value":"1"},)"
       R"({"ID":2,"Update":50,"Name":"peak memory usage"},{"ID":3,"Name":"other","Update":"999"},)"
-      R"({"ID":4,"Name":"peak memory usage, other","Update":7},{"ID":5,"Name":7,"Update":8}])";
+      R"({"ID":4,"Name":"peak memory usage, other","Update":7},{"ID":5,"Name":7,"Update":8},)"
+      // Past another accumulable's "Name" its object is skipped, nested values and all.
+      R"({"ID":6,"Name":"other","Update":{"a":[1,{"b":"]}"}]},"Value":[[]]},)"
+      R"({"ID":7,"Name":"peak memory usage","Update":3}])";
   const size_t from = line.find(R"("Accumulables":[)");
   const size_t to = line.find("]}", from);
   ASSERT_NE(to, std::string::npos);
@@ -140,7 +143,7 @@ TEST(EventParser, PhotonPeakMemorySumsOnlyPeakMemoryUpdates) {
   parser.set_photon_plan_seen(true);
   ASSERT_TRUE(Parse(parser, line).ok()) << line;
   ASSERT_EQ(sink.task_ends.size(), 1u);
-  EXPECT_EQ(sink.task_ends[0].info.photon_peak_memory_bytes, 150);
+  EXPECT_EQ(sink.task_ends[0].info.photon_peak_memory_bytes, 153);
 }
 
 TEST(EventParser, Spark12TaskEndWithoutOptionalMetrics) {
