@@ -434,8 +434,13 @@ struct EventParser::Impl {
         std::string_view key;
         if (auto e = KeyOf(field, &key)) return e;
         if (key == "Name") {
+          ondemand::value name_value = field.value();
+          // Most names differ from it in their first byte: those are not read at all.
+          const std::string_view token = name_value.raw_json_token();
+          const bool may_be_peak =
+              token.size() < 2 || token[0] != '"' || token[1] == 'p' || token[1] == '\\';
           std::string_view name;
-          if (GetString(field.value(), &name) == simdjson::SUCCESS) {
+          if (may_be_peak && GetString(name_value, &name) == simdjson::SUCCESS) {
             peak = name == "peak memory usage";
           }
           // Not Photon's peak (~250 accumulables a task, one of them is): the rest of the

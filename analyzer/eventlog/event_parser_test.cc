@@ -133,7 +133,8 @@ TEST(EventParser, PhotonPeakMemorySumsOnlyPeakMemoryUpdates) {
       R"({"ID":4,"Name":"peak memory usage, other","Update":7},{"ID":5,"Name":7,"Update":8},)"
       // Past another accumulable's "Name" its object is skipped, nested values and all.
       R"({"ID":6,"Name":"other","Update":{"a":[1,{"b":"]}"}]},"Value":[[]]},)"
-      R"({"ID":7,"Name":"peak memory usage","Update":3}])";
+      R"({"ID":7,"Name":"peak memory usage","Update":3},)"
+      R"({"ID":8,"Name":"\u0070eak memory usage","Update":4}])";  // an escaped first byte
   const size_t from = line.find(R"("Accumulables":[)");
   const size_t to = line.find("]}", from);
   ASSERT_NE(to, std::string::npos);
@@ -143,7 +144,7 @@ TEST(EventParser, PhotonPeakMemorySumsOnlyPeakMemoryUpdates) {
   parser.set_photon_plan_seen(true);
   ASSERT_TRUE(Parse(parser, line).ok()) << line;
   ASSERT_EQ(sink.task_ends.size(), 1u);
-  EXPECT_EQ(sink.task_ends[0].info.photon_peak_memory_bytes, 153);
+  EXPECT_EQ(sink.task_ends[0].info.photon_peak_memory_bytes, 157);
 }
 
 TEST(EventParser, Spark12TaskEndWithoutOptionalMetrics) {
