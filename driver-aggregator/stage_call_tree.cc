@@ -44,11 +44,11 @@ uint64_t Finalise(uint64_t x) {
   return x;
 }
 
-// Four lanes over the frame ids, two ids to a word: words go alternately to the lane pairs (a, b)
-// and (c, d), and each word into both lanes of its pair with different operations, so the low
-// and high halves of the result are independent functions of every word; four short multiply
-// chains instead of one long one. Finalised together with the depth. `high` is never 0 (0 marks
-// an empty slot).
+// Eight lanes over the frame ids, two ids to a word: the words of each group of four go to the
+// lane pairs (a, b), (c, d), (e, f), (g, h) in turn, and each word into both lanes of its pair
+// with different operations, so the low and high halves of the result are independent functions
+// of every word; eight short multiply chains (the hash is bound by their latency, not by the
+// multiplier). Finalised together with the depth. `high` is never 0 (0 marks an empty slot).
 void HashStack(std::span<const FrameId> frames, uint64_t& low, uint64_t& high) {
   constexpr uint64_t kMultiplierA = 0x9e3779b97f4a7c15ull;
   constexpr uint64_t kMultiplierB = 0xd6e8feb86659fd93ull;
@@ -59,11 +59,29 @@ void HashStack(std::span<const FrameId> frames, uint64_t& low, uint64_t& high) {
   uint64_t b = seeds.high;
   uint64_t c = ~seeds.low;
   uint64_t d = ~seeds.high;
+  uint64_t e = std::rotl(seeds.low, 32);
+  uint64_t f = std::rotl(seeds.high, 32);
+  uint64_t g = ~e;
+  uint64_t h = ~f;
   const FrameId* frame = frames.data();
   size_t left = frames.size();
   auto word = [](const FrameId* pair) {
     return pair[0] | (static_cast<uint64_t>(pair[1]) << 32);
   };
+  for (; left >= 8; left -= 8, frame += 8) {
+    uint64_t first = word(frame);
+    uint64_t second = word(frame + 2);
+    uint64_t third = word(frame + 4);
+    uint64_t fourth = word(frame + 6);
+    a = std::rotl((a ^ first) * kMultiplierA, 27);
+    b = std::rotl((b + first) * kMultiplierB, 31);
+    c = std::rotl((c ^ second) * kMultiplierC, 29);
+    d = std::rotl((d + second) * kMultiplierD, 23);
+    e = std::rotl((e ^ third) * kMultiplierA, 25);
+    f = std::rotl((f + third) * kMultiplierB, 33);
+    g = std::rotl((g ^ fourth) * kMultiplierC, 21);
+    h = std::rotl((h + fourth) * kMultiplierD, 35);
+  }
   for (; left >= 4; left -= 4, frame += 4) {
     uint64_t first = word(frame);
     uint64_t second = word(frame + 2);
@@ -76,8 +94,10 @@ void HashStack(std::span<const FrameId> frames, uint64_t& low, uint64_t& high) {
     a = std::rotl((a ^ *frame) * kMultiplierA, 27);
     b = std::rotl((b + *frame) * kMultiplierB, 31);
   }
-  low = Finalise(a ^ std::rotl(c, 13) ^ frames.size());
-  high = Finalise(b + std::rotl(d, 7) + std::rotl(low, 17)) | 1;
+  low = Finalise(a ^ std::rotl(c, 13) ^ std::rotl(e, 29) ^ std::rotl(g, 41) ^ frames.size());
+  high = Finalise(b + std::rotl(d, 7) + std::rotl(f, 19) + std::rotl(h, 37) +
+                  std::rotl(low, 17)) |
+         1;
 }
 
 // Slot of a (node, category) key in the weight sums: one multiply, the product's top bits.
