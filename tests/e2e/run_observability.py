@@ -31,6 +31,7 @@ import urllib.parse
 import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_checks import check, failures  # noqa: E402
 from prometheus_server import Prometheus  # noqa: E402
 from spark_cluster import (SparkCluster, die_with_parent, free_port,  # noqa: E402
                            http_get, read_tail, wait_driver, wait_for)
@@ -48,16 +49,6 @@ AIRFLOW_ENV = {
     "AIRFLOW_CTX_TRY_NUMBER": "1",
     "TRACEPARENT": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
 }
-
-failures = []
-
-
-def check(condition, what):
-    print(("ok   " if condition else "FAIL ") + what, flush=True)
-    if not condition:
-        failures.append(what)
-    return condition
-
 
 class MotoS3:
     """moto's S3 server on loopback; boto3 from the same environment lists what was written."""

@@ -28,6 +28,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from demo_run import JOB_KINDS, SparkprofFiles, run_demo  # noqa: E402
+from e2e_checks import check, failures  # noqa: E402
 from prometheus_server import Prometheus  # noqa: E402
 from spark_cluster import (HistoryRest, SparkCluster, copy_tree, driver_metrics_url,  # noqa: E402
                            free_port, read_tail, rest_time_ms)
@@ -58,16 +59,6 @@ REPORT_EXCEPTIONS = {
 DRIVER_PROBLEMS = ["plugin disabled", "profiling off", "cannot load", "no metrics or flame graphs",
                    "was not recorded", "not written", "further drops are counted",
                    "outputs stay in", "cannot write"]
-
-failures = []
-
-
-def check(condition, what):
-    print(("ok   " if condition else "FAIL ") + what, flush=True)
-    if not condition:
-        failures.append(what)
-    return condition
-
 
 class SparkFacts:
     """What Spark's History Server says about the application (REST API /api/v1)."""
