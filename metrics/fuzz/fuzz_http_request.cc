@@ -2,7 +2,7 @@
 // input is sent over a loopback connection, the client half-closes, and the server must answer
 // with one HTTP/1.1 status line or close, and go on serving: a well-formed scrape after every
 // input must still get its 200. Seeds: corpus/http_request/ (the hostile-input review's slow,
-// malformed and oversized requests).
+// malformed and oversized requests). A failed scrape prints what came back before it traps.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -56,15 +58,24 @@ std::string Exchange(int port, std::string_view request) {
   // Closed with a reset, so thousands of runs leave no client ports in TIME_WAIT.
   linger reset{1, 0};
   setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
-  send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  // libFuzzer's -timeout watchdog is a SIGALRM every second: a blocked call can return EINTR.
+  for (size_t sent = 0; sent < request.size();) {
+    ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // the server closed early (an oversized request's answer): allowed
+    sent += static_cast<size_t>(n);
+  }
   shutdown(fd, SHUT_WR);
   std::string response;
   char buffer[4096];
   ssize_t n;
-  while ((n = recv(fd, buffer, sizeof(buffer), 0)) > 0) response.append(buffer, n);
-  bool timed_out = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+  while ((n = recv(fd, buffer, sizeof(buffer), 0)) > 0 || (n < 0 && errno == EINTR)) {
+    if (n > 0) response.append(buffer, n);
+  }
+  int error = n < 0 ? errno : 0;
   close(fd);
-  if (timed_out) __builtin_trap();
+  if (error == EAGAIN || error == EWOULDBLOCK) __builtin_trap();
+  if (error != 0) std::fprintf(stderr, "recv: %s\n", std::strerror(error));
   return response;
 }
 
@@ -77,6 +88,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       Exchange(port, std::string_view(reinterpret_cast<const char*>(data), size));
   if (!response.empty() && response.rfind("HTTP/1.1 ", 0) != 0) __builtin_trap();
   std::string scrape = Exchange(port, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
-  if (scrape.rfind("HTTP/1.1 200 OK\r\n", 0) != 0) __builtin_trap();
+  if (scrape.rfind("HTTP/1.1 200 OK\r\n", 0) != 0) {
+    std::fprintf(stderr, "scrape answered %zu bytes: %.200s\n", scrape.size(), scrape.c_str());
+    __builtin_trap();
+  }
   return 0;
 }
