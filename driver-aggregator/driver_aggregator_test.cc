@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -594,6 +596,46 @@ TEST(DriverAggregatorTest, StageFlameGraphHoldsTheBatchesQueuedBeforeIt) {
   ASSERT_TRUE(path.ok()) << path.status().ToString();
   EXPECT_NE(ReadAll(*path).find("0.400 s sampled task time"), std::string::npos);
   EXPECT_EQ(aggregator->StageWeightNs({7, 0}), 1'000'000u * kBatches);
+  std::filesystem::remove_all(options.output_dir);
+}
+
+// The drain before a stage's flame graph is bounded (flamegraph_drain_timeout_ms, here 0: no
+// wait): with a full queue still to fold, the graph is written at once from what was folded, and
+// the batches left are folded afterwards, none lost.
+TEST(DriverAggregatorTest, StageFlameGraphWaitsNoLongerThanTheDrainTimeout) {
+  AggregatorOptions options;
+  options.output_dir = TempDir("drain_timeout");
+  options.max_profile_file_bytes = 0;
+  options.flamegraph_drain_timeout_ms = 0;
+  auto aggregator = StartOrDie(options);
+  std::vector<SampleSpec> samples;
+  for (int i = 0; i < 200; ++i) {
+    samples.push_back({{"Main.run", "f" + std::to_string(i)}, 7, fb::Category::compute, 5000});
+  }
+  auto batch = MakeBatch("1", samples);  // 1 ms of the stage's time
+  ASSERT_EQ(EnqueueCopy(*aggregator, batch), IngestOutcome::kAccepted);
+  ASSERT_TRUE(aggregator->DrainIngestQueue(std::chrono::seconds(60)));  // the stage is known
+  constexpr int kBatches = 1000;
+  for (int i = 0; i < kBatches; ++i) {
+    ASSERT_EQ(EnqueueCopy(*aggregator, batch), IngestOutcome::kAccepted);
+  }
+  auto path = aggregator->WriteStageFlameGraph(7, 0);
+  ASSERT_TRUE(path.ok()) << path.status().ToString();
+  const std::string html = ReadAll(*path);
+  const size_t at = html.find(" s sampled task time");
+  ASSERT_NE(at, std::string::npos);
+  size_t number = at;
+  while (number > 0 && (std::isdigit(static_cast<unsigned char>(html[number - 1])) ||
+                        html[number - 1] == '.')) {
+    --number;
+  }
+  // Batches (1 ms each) in the graph.
+  const long written = std::lround(1000 * std::stod(html.substr(number, at - number)));
+  EXPECT_GE(written, 1);
+  // 1,000 batches take the ingest thread far longer to fold than the call takes to return.
+  EXPECT_LT(written, kBatches + 1);
+  ASSERT_TRUE(aggregator->DrainIngestQueue(std::chrono::seconds(60)));
+  EXPECT_EQ(aggregator->StageWeightNs({7, 0}), 1'000'000u * (kBatches + 1));
   std::filesystem::remove_all(options.output_dir);
 }
 
