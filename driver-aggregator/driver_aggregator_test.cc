@@ -576,6 +576,15 @@ TEST(DriverAggregatorTest, EnqueuedBatchesAreFoldedOnTheIngestThreadAndDrained) 
   EXPECT_EQ(aggregator->outcome_count(IngestOutcome::kInvalid), 1u);
 }
 
+// 200 distinct stacks of stage 7, 5 us each: 1 ms of the stage's time.
+std::vector<uint8_t> MillisecondOfStageSeven() {
+  std::vector<SampleSpec> samples;
+  for (int i = 0; i < 200; ++i) {
+    samples.push_back({{"Main.run", "f" + std::to_string(i)}, 7, fb::Category::compute, 5000});
+  }
+  return MakeBatch("1", samples);
+}
+
 // A stage's flame graph, asked for right after its batches were queued, holds all of them: the
 // queue is drained first (400 batches cannot all be folded by the time the call starts).
 TEST(DriverAggregatorTest, StageFlameGraphHoldsTheBatchesQueuedBeforeIt) {
@@ -583,11 +592,7 @@ TEST(DriverAggregatorTest, StageFlameGraphHoldsTheBatchesQueuedBeforeIt) {
   options.output_dir = TempDir("drain_flame");
   options.max_profile_file_bytes = 0;
   auto aggregator = StartOrDie(options);
-  std::vector<SampleSpec> samples;
-  for (int i = 0; i < 200; ++i) {
-    samples.push_back({{"Main.run", "f" + std::to_string(i)}, 7, fb::Category::compute, 5000});
-  }
-  auto batch = MakeBatch("1", samples);  // 1 ms of the stage's time
+  const std::vector<uint8_t> batch = MillisecondOfStageSeven();
   constexpr int kBatches = 400;
   for (int i = 0; i < kBatches; ++i) {
     ASSERT_EQ(EnqueueCopy(*aggregator, batch), IngestOutcome::kAccepted);
@@ -608,11 +613,7 @@ TEST(DriverAggregatorTest, StageFlameGraphWaitsNoLongerThanTheDrainTimeout) {
   options.max_profile_file_bytes = 0;
   options.flamegraph_drain_timeout_ms = 0;
   auto aggregator = StartOrDie(options);
-  std::vector<SampleSpec> samples;
-  for (int i = 0; i < 200; ++i) {
-    samples.push_back({{"Main.run", "f" + std::to_string(i)}, 7, fb::Category::compute, 5000});
-  }
-  auto batch = MakeBatch("1", samples);  // 1 ms of the stage's time
+  const std::vector<uint8_t> batch = MillisecondOfStageSeven();
   ASSERT_EQ(EnqueueCopy(*aggregator, batch), IngestOutcome::kAccepted);
   ASSERT_TRUE(aggregator->DrainIngestQueue(std::chrono::seconds(60)));  // the stage is known
   constexpr int kBatches = 1000;
