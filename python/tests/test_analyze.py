@@ -128,6 +128,18 @@ def test_typed_report_is_the_json(shared_eventlogs: Path) -> None:
         assert isinstance(cost.right_sizing.recommended, sparkprof.report.CostPoint)
         assert cost.right_sizing.recommended.cost <= cost.right_sizing.current.cost
     assert sparkprof.ApplicationReport.from_json(report.json) == report
+    assert report.driver is None  # only the plugin's driver writes it
+
+
+def test_the_plugins_driver_section_is_typed(demo_logs: dict[str, Path]) -> None:
+    report = sparkprof.analyze(demo_logs["zstd"]).applications[0].report
+    raw = dict(report.raw)
+    outcomes = ["accepted", "too_large", "invalid", "unsupported_version", "rate_limited"]
+    raw["driver"] = {"batches": {**{o: 0 for o in outcomes}, "accepted": 41, "queue_full": 3}}
+    driver = sparkprof.ApplicationReport.from_json(json.dumps(raw)).driver
+    assert driver is not None
+    assert driver.batches == raw["driver"]["batches"]
+    assert driver.batches["accepted"] == 41 and driver.batches["queue_full"] == 3
 
 
 def test_spark_properties_come_with_the_report(demo_logs: dict[str, Path]) -> None:

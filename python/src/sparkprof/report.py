@@ -327,6 +327,15 @@ class Cost:
 
 
 @dataclass(frozen=True)
+class Driver:
+    """``driver`` (schema_minor 4): only in the report.json the Spark plugin's driver writes."""
+
+    # The executors' profile batches the driver received, by outcome: accepted, too_large,
+    # invalid, unsupported_version, rate_limited, queue_full (docs/report-schema.md).
+    batches: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class ApplicationReport:
     """One application's report: the engine's JSON object, typed.
 
@@ -345,6 +354,7 @@ class ApplicationReport:
     findings: list[Finding]
     jobs: list[Job] = field(default_factory=list)  # schema_minor 1
     cost: Cost = field(default_factory=Cost)  # schema_minor 2
+    driver: Driver | None = None  # schema_minor 4; None from `sparkprof analyze`
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     json: str = field(default="", repr=False, compare=False)
 
