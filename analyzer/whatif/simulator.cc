@@ -1,6 +1,7 @@
 #include "analyzer/whatif/simulator.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -97,7 +98,10 @@ struct Unit {
   // and broadcasts deserialised, code warmed up, a Python worker started): taken off the run's
   // first tasks, added to the first task each simulated executor runs.
   int64_t warmup_ms = 0;
-  // Simulation state.
+};
+
+// A unit's state in one replay (the units themselves are shared by every replay).
+struct UnitState {
   size_t deps_left = 0;
   size_t next_task = 0;
   size_t running = 0;
@@ -115,9 +119,6 @@ struct JobInfo {
   int64_t anchor_offset = 0; // real submit - real anchor time
   int64_t tail_ms = 0;       // real job end - real last task end of its units
   std::vector<size_t> units;
-  size_t units_left = 0;
-  int64_t sim_submit = -1;
-  int64_t sim_end = -1;
 };
 
 struct ExecutorSlots {
@@ -393,27 +394,122 @@ struct Event {
   }
 };
 
-// A running task's end: (time, unit, executor), earliest first, packed in one 128-bit key
-// that orders as the triple does (the time's sign bit flipped; units and executors fit in 32
-// bits), so the heap of running tasks compares without branches.
-class TaskEnd {
- public:
-  TaskEnd(int64_t at, size_t unit, size_t executor)
-      : key_((static_cast<unsigned __int128>(static_cast<uint64_t>(at) ^ kSignBit) << 64) |
-             (static_cast<uint64_t>(unit) << 32) | static_cast<uint32_t>(executor)) {}
-  int64_t at() const { return static_cast<int64_t>(static_cast<uint64_t>(key_ >> 64) ^ kSignBit); }
-  size_t unit() const { return static_cast<uint32_t>(static_cast<uint64_t>(key_) >> 32); }
-  size_t executor() const { return static_cast<uint32_t>(key_); }
-  bool operator>(const TaskEnd& other) const { return key_ > other.key_; }
-
- private:
-  static constexpr uint64_t kSignBit = uint64_t{1} << 63;
-  unsigned __int128 key_;
+// A running task's end: when, which unit's task, on which executor (units and executors fit
+// in 32 bits).
+struct TaskEnd {
+  int64_t at;
+  size_t unit;
+  size_t executor;
 };
 
-// A min-heap with four children a node: half the levels of a binary heap (the replay pops one
-// task end per task, from as many as there are slots). Items that compare equal are equal, so
-// the order they leave in is the one any heap gives.
+// The running tasks' ends, earliest first, in a radix heap of 64-ary digits: the replay's clock
+// never goes back and a task ends no earlier than the instant it was dispatched, so no end pushed
+// is earlier than the last one popped. An end sits at the level of the highest 6-bit digit in
+// which its time differs from that last time, in the bucket of its digit there; a level's
+// non-empty buckets are the bits of one word. Level 0 holds ends whose time differs from the
+// last only in the lowest digit: a bucket there holds one time. When level 0 is empty, the
+// lowest bucket of the lowest level is spread over lower levels once its least time is the new
+// last (an end moves down a few levels in its life, never up). No comparisons between ends
+// decide the order (the binary heap's mispredicted branches were most of a replay). Ends at one
+// instant leave in no particular order: the replay takes every end of an instant before it
+// dispatches, and what an end changes (slots, counters, events in their own total order) adds
+// up the same in any order.
+class TaskEnds {
+ public:
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+  void push(int64_t at, size_t unit, size_t executor) {
+    const uint64_t key = Key(at);
+    const int level = LevelOf(key);
+    const int digit = static_cast<int>((key >> (kDigitBits * level)) & kDigitMask);
+    buckets_[level][digit].push_back(
+        {key, (static_cast<uint64_t>(unit) << 32) | static_cast<uint32_t>(executor)});
+    occupied_[level] |= uint64_t{1} << digit;
+    levels_ |= 1u << level;
+    if (least_known_) least_ = std::min(least_, key);
+    ++size_;
+  }
+  // The earliest end's time (not empty).
+  int64_t top_at() {
+    if (!least_known_) {
+      least_known_ = true;
+      least_ = kNone;
+      for (const Item& item : LowestBucket()) least_ = std::min(least_, item.key);
+    }
+    return static_cast<int64_t>(least_ ^ kSignBit);
+  }
+  // Takes the earliest end (not empty).
+  TaskEnd pop() {
+    if (occupied_[0] == 0) {
+      std::vector<Item>& from = LowestBucket();
+      if (!least_known_) {
+        least_ = kNone;
+        for (const Item& item : from) least_ = std::min(least_, item.key);
+      }
+      last_ = least_;
+      const int level = __builtin_ctz(levels_);
+      occupied_[level] &= occupied_[level] - 1;
+      if (occupied_[level] == 0) levels_ &= ~(1u << level);
+      for (const Item& item : from) {
+        const int to = LevelOf(item.key);
+        const int digit = static_cast<int>((item.key >> (kDigitBits * to)) & kDigitMask);
+        buckets_[to][digit].push_back(item);
+        occupied_[to] |= uint64_t{1} << digit;
+        levels_ |= 1u << to;
+      }
+      from.clear();
+    }
+    const int digit = __builtin_ctzll(occupied_[0]);
+    std::vector<Item>& bucket = buckets_[0][digit];
+    const Item item = bucket.back();
+    bucket.pop_back();
+    if (bucket.empty()) {
+      occupied_[0] &= occupied_[0] - 1;
+      if (occupied_[0] == 0) levels_ &= ~1u;
+    }
+    last_ = item.key;
+    --size_;
+    least_known_ = occupied_[0] != 0 || size_ == 0;
+    least_ = occupied_[0] != 0 ? (last_ & ~kDigitMask) | static_cast<uint64_t>(
+                                     __builtin_ctzll(occupied_[0]))
+                               : kNone;
+    return {static_cast<int64_t>(item.key ^ kSignBit), static_cast<size_t>(item.payload >> 32),
+            static_cast<size_t>(static_cast<uint32_t>(item.payload))};
+  }
+
+ private:
+  struct Item {
+    uint64_t key;      // the time, sign bit flipped: orders as the time does
+    uint64_t payload;  // unit << 32 | executor
+  };
+  static constexpr int kDigitBits = 6;
+  static constexpr uint64_t kDigitMask = 63;
+  static constexpr int kLevels = 11;  // 66 bits
+  static constexpr uint64_t kSignBit = uint64_t{1} << 63;
+  static constexpr uint64_t kNone = std::numeric_limits<uint64_t>::max();
+  static uint64_t Key(int64_t at) { return static_cast<uint64_t>(at) ^ kSignBit; }
+  int LevelOf(uint64_t key) const {
+    const uint64_t differ = key ^ last_;
+    return differ == 0 ? 0 : (63 - __builtin_clzll(differ)) / kDigitBits;
+  }
+  // The lowest non-empty bucket of the lowest non-empty level above 0 (level 0 empty, not all).
+  std::vector<Item>& LowestBucket() {
+    if (occupied_[0] != 0) return buckets_[0][__builtin_ctzll(occupied_[0])];
+    const int level = __builtin_ctz(levels_);
+    return buckets_[level][__builtin_ctzll(occupied_[level])];
+  }
+  std::array<std::array<std::vector<Item>, 64>, kLevels> buckets_;
+  std::array<uint64_t, kLevels> occupied_{};  // per level, its non-empty buckets
+  uint32_t levels_ = 0;                        // the levels with a non-empty bucket
+  uint64_t last_ = 0;                          // the last end popped (no end is earlier)
+  uint64_t least_ = kNone;                     // the earliest end, when least_known_
+  bool least_known_ = true;
+  size_t size_ = 0;
+};
+
+// A min-heap with four children a node: half the levels of a binary heap (the replay's events
+// other than task ends). Items that compare equal are equal, so the order they leave in is the
+// one any heap gives.
 template <typename T>
 class QuaternaryHeap {
  public:
@@ -485,22 +581,24 @@ class FreeExecutors {
 };
 
 // The discrete-event replay.
-RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
+RunResult Replay(const std::vector<Unit>& units, const std::vector<JobInfo>& jobs,
                  std::vector<ExecutorSlots> executors, int64_t app_tail_ms,
                  int64_t real_wall_ms, int64_t launch_gap_ms,
                  const Allocation& allocation = Allocation{}) {
   RunResult result;
   std::unordered_map<int32_t, size_t> job_index;
   for (size_t j = 0; j < jobs.size(); ++j) job_index[jobs[j].job_id] = j;
+  std::vector<UnitState> states(units.size());
   std::vector<std::vector<size_t>> dependents(units.size());
   for (size_t u = 0; u < units.size(); ++u) {
-    units[u].deps_left = units[u].deps.size();
+    states[u].deps_left = units[u].deps.size();
     for (size_t d : units[u].deps) dependents[d].push_back(u);
   }
   std::vector<std::vector<size_t>> anchored(jobs.size());  // jobs waiting for a job's end
   std::vector<size_t> from_start;
+  std::vector<size_t> units_left(jobs.size());  // per job, its units not yet done
   for (size_t j = 0; j < jobs.size(); ++j) {
-    jobs[j].units_left = jobs[j].units.size();
+    units_left[j] = jobs[j].units.size();
     auto anchor = job_index.find(jobs[j].anchor_job);
     if (jobs[j].anchor_job >= 0 && anchor != job_index.end()) {
       anchored[anchor->second].push_back(j);
@@ -545,24 +643,23 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
   // unit still has tasks to dispatch.
   std::vector<std::vector<uint64_t>> warmed(units.size());
   // Running tasks: when each ends and on which executor.
-  QuaternaryHeap<TaskEnd> running;
+  TaskEnds running;
   int64_t last_job_end = 0;
   size_t jobs_done = 0;
 
   auto release_unit = [&](size_t u, int64_t at) { events.push({at, 2, u}); };
   auto job_done = [&](size_t j, int64_t at) {
-    jobs[j].sim_end = at;
     last_job_end = std::max(last_job_end, at);
     ++jobs_done;
     for (size_t next : anchored[j]) events.push({at + jobs[next].anchor_offset, 1, next});
   };
   auto unit_done = [&](size_t u, int64_t at) {
-    units[u].sim_end = at;
+    states[u].sim_end = at;
     for (size_t d : dependents[u]) {
-      if (--units[d].deps_left == 0) release_unit(d, at + units[d].delay_after_deps);
+      if (--states[d].deps_left == 0) release_unit(d, at + units[d].delay_after_deps);
     }
     auto j = job_index.find(units[u].job);
-    if (j != job_index.end() && --jobs[j->second].units_left == 0) {
+    if (j != job_index.end() && --units_left[j->second] == 0) {
       events.push({at + jobs[j->second].tail_ms, 3, j->second});
     }
   };
@@ -572,8 +669,9 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
       // The first ready unit (FIFO) whose next task is not held back by the run's locality wait.
       auto first = ready.begin();
       for (; first != ready.end(); ++first) {
-        Unit& candidate = units[std::get<3>(*first)];
-        const Work& next = candidate.tasks[candidate.next_task];
+        const size_t c = std::get<3>(*first);
+        UnitState& candidate = states[c];
+        const Work& next = units[c].tasks[candidate.next_task];
         if (next.hold_offset_ms < 0 || candidate.sim_start < 0 ||
             candidate.sim_start + next.hold_offset_ms <= now) {
           break;
@@ -590,9 +688,10 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
       const size_t executor = free_executors.First(executors.size());
       if (executor == executors.size()) return;
       const size_t u = std::get<3>(*first);
-      Unit& unit = units[u];
-      if (unit.sim_start < 0) unit.sim_start = now;
-      int64_t duration = unit.tasks[unit.next_task].duration_ms;
+      const Unit& unit = units[u];
+      UnitState& state = states[u];
+      if (state.sim_start < 0) state.sim_start = now;
+      int64_t duration = unit.tasks[state.next_task].duration_ms;
       if (unit.warmup_ms > 0) {
         std::vector<uint64_t>& ran = warmed[u];
         if (ran.size() <= executor / 64) ran.resize(executor / 64 + 1, 0);
@@ -602,16 +701,16 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
           duration = std::min(duration + unit.warmup_ms, kMaxMs);
         }
       }
-      ++unit.next_task;
-      ++unit.running;
-      if (unit.next_task == unit.tasks.size()) {
+      ++state.next_task;
+      ++state.running;
+      if (state.next_task == unit.tasks.size()) {
         ready.erase(first);
         std::vector<uint64_t>().swap(warmed[u]);
       }
       --free_slots[executor];
       refresh(executor);
       ++busy[executor];
-      running.push(TaskEnd(now + std::max<int64_t>(duration, 0), u, executor));
+      running.push(now + std::max<int64_t>(duration, 0), u, executor);
     }
   };
 
@@ -627,18 +726,17 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
   auto next_time = [&]() {
     const Event* event = next_event();
     const int64_t next_event_at = event == nullptr ? kNever : event->at;
-    return std::min(next_event_at, running.empty() ? kNever : running.top().at());
+    return std::min(next_event_at, running.empty() ? kNever : running.top_at());
   };
   while ((!events.empty() || !slot_frees.empty() || !running.empty()) && ++steps < guard_limit) {
     const Event* upcoming = next_event();
     const int64_t next_event_at = upcoming == nullptr ? kNever : upcoming->at;
-    const int64_t next_end = running.empty() ? kNever : running.top().at();
+    const int64_t next_end = running.empty() ? kNever : running.top_at();
     if (next_end <= next_event_at) {
-      const TaskEnd ended = running.top();
-      running.pop();
-      const int64_t at = ended.at();
-      const size_t u = ended.unit();
-      const size_t executor = ended.executor();
+      const TaskEnd ended = running.pop();
+      const int64_t at = ended.at;
+      const size_t u = ended.unit;
+      const size_t executor = ended.executor;
       now = at;
       if (--busy[executor] == 0 && allocation.enabled) {
         idle_since[executor] = now;
@@ -651,7 +749,7 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
         ++free_slots[executor];
         refresh(executor);
       }
-      if (--units[u].running == 0 && units[u].next_task == units[u].tasks.size()) {
+      if (--states[u].running == 0 && states[u].next_task == units[u].tasks.size()) {
         unit_done(u, now);
       }
     } else {
@@ -663,8 +761,7 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
       }
       now = at;
       if (kind == 1) {  // job submit
-        JobInfo& job = jobs[index];
-        job.sim_submit = now;
+        const JobInfo& job = jobs[index];
         if (job.units.empty()) {
           events.push({now + Span(job.real_end, job.real_submit), 3, index});
         }
@@ -672,9 +769,9 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
           if (units[u].deps.empty()) release_unit(u, now + units[u].delay_after_deps);
         }
       } else if (kind == 2) {  // unit release
-        Unit& unit = units[index];
-        if (unit.released) continue;
-        unit.released = true;
+        const Unit& unit = units[index];
+        if (states[index].released) continue;
+        states[index].released = true;
         if (unit.tasks.empty()) {
           unit_done(index, now);
         } else {
@@ -692,8 +789,8 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
         // Tasks waiting for a slot and the executors they need (Spark's maxNeeded).
         int64_t waiting = 0;
         for (const auto& entry : ready) {
-          const Unit& unit = units[std::get<3>(entry)];
-          waiting += static_cast<int64_t>(unit.tasks.size() - unit.next_task);
+          const size_t u = std::get<3>(entry);
+          waiting += static_cast<int64_t>(units[u].tasks.size() - states[u].next_task);
         }
         int64_t running_tasks = static_cast<int64_t>(running.size());
         const int32_t have = requested + alive_count;
@@ -766,10 +863,11 @@ RunResult Replay(std::vector<Unit> units, std::vector<JobInfo> jobs,
   }
   result.wall_ms = last_job_end + app_tail_ms;
   if (jobs.empty()) result.wall_ms = real_wall_ms;
-  for (const Unit& unit : units) {
+  for (size_t u = 0; u < units.size(); ++u) {
+    const UnitState& state = states[u];
     result.unit_spans.push_back(
-        {unit.tasks.empty() ? unit.sim_end : unit.sim_start, unit.sim_end});
-    result.unit_tasks.push_back(static_cast<int64_t>(unit.tasks.size()));
+        {units[u].tasks.empty() ? state.sim_end : state.sim_start, state.sim_end});
+    result.unit_tasks.push_back(static_cast<int64_t>(units[u].tasks.size()));
   }
   for (const ExecutorSlots& e : executors) {
     const int64_t held = std::min(e.removed, result.wall_ms) - std::min(e.added, result.wall_ms);
@@ -1599,7 +1697,7 @@ Prediction Simulator::Simulate(const Scenario& scenario) const {
                           " SQL stages that read a shuffle re-split)");
     }
   }
-  RunResult predicted = Replay(std::move(reshaped), jobs, changed, app_tail, p.actual_wall_ms,
+  RunResult predicted = Replay(reshaped, jobs, changed, app_tail, p.actual_wall_ms,
                                launch_gap_ms, allocation);
   p.predicted_wall_ms = predicted.wall_ms;
   p.predicted_core_hours = predicted.core_hours;
