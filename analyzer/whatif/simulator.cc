@@ -13,6 +13,7 @@
 #include <queue>
 #include <set>
 #include <unordered_map>
+#include <utility>
 
 #include "analyzer/whatif/broadcast_joins.h"
 
@@ -189,6 +190,44 @@ std::vector<Work> Reshape(std::vector<Work> tasks, const Unit& unit, const Scena
     tasks = std::move(out);
   }
   return tasks;
+}
+
+// A change of the slots free across the application (for finding locality waits): at a time
+// relative to its start, by `delta`; `task`, when not 0, names a launch that may have waited.
+struct SlotChange {
+  int64_t at;
+  int32_t delta;
+  uint32_t task;
+};
+
+// Orders `changes` by time (those at one time in no particular order): least significant digit
+// first radix sort of the time's offset from the earliest, 11 bits a pass, as many passes as
+// the span of times needs (two for a day in milliseconds): the comparison sort's mispredicted
+// branches made it most of a simulator's preparation.
+void SortByTime(std::vector<SlotChange>& changes) {
+  if (changes.size() < 2) return;
+  int64_t least = changes.front().at, most = least;
+  for (const SlotChange& c : changes) {
+    least = std::min(least, c.at);
+    most = std::max(most, c.at);
+  }
+  const uint64_t span = static_cast<uint64_t>(most) - static_cast<uint64_t>(least);
+  constexpr int kBits = 11;
+  constexpr size_t kBuckets = size_t{1} << kBits;
+  std::vector<SlotChange> other(changes.size());
+  std::vector<uint32_t> counts(kBuckets);
+  for (int shift = 0; shift < 64 && (span >> shift) != 0; shift += kBits) {
+    std::fill(counts.begin(), counts.end(), 0);
+    auto digit = [&](const SlotChange& c) {
+      return ((static_cast<uint64_t>(c.at) - static_cast<uint64_t>(least)) >> shift) &
+             (kBuckets - 1);
+    };
+    for (const SlotChange& c : changes) ++counts[digit(c)];
+    uint32_t next = 0;
+    for (uint32_t& count : counts) next += std::exchange(count, next);
+    for (const SlotChange& c : changes) other[counts[digit(c)]++] = c;
+    changes.swap(other);
+  }
 }
 
 // A stage's per-executor warm-up: its first task on each executor against the median of the
@@ -1032,22 +1071,43 @@ Simulator::Simulator(const model::ApplicationModel& m) {
   p.actual_wall_ms = m.duration_ms();
 
   // Executors with cores (the local-mode driver included); cores unknown -> observed concurrency.
+  // The ended tasks with a launch on each executor (by string table index): (launch, task), in
+  // launch order (task order among equal launches).
+  std::vector<std::vector<std::pair<int64_t, uint32_t>>> launched_on(m.strings.size());
+  for (uint32_t i = 0; i < m.tasks.size(); ++i) {
+    const model::TaskAttempt& t = m.tasks[i];
+    if (!t.ended() || t.executor == model::kNone || t.launch_time_ms < 0) continue;
+    launched_on[t.executor].push_back({t.launch_time_ms, i});
+  }
+  for (auto& list : launched_on) std::sort(list.begin(), list.end());
+  // The most tasks at once on `list`'s executor, whose tasks held their slots to `ends` (sorted):
+  // launches against ends in time order, an end first at one instant; with `gaps`, also each
+  // launch's wait since the earliest end not yet reused (when it reused one).
+  std::vector<int64_t> ends;
+  auto sweep = [&](const std::vector<std::pair<int64_t, uint32_t>>& list,
+                   std::vector<int64_t>* gaps) {
+    int most = 0;
+    size_t ended = 0, reused = 0;
+    for (size_t launch = 0; launch < list.size(); ++launch) {
+      const int64_t at = list[launch].first;
+      while (ended < ends.size() && ends[ended] <= at) ++ended;
+      most = std::max(most, static_cast<int>(launch + 1 - ended));
+      if (gaps != nullptr && reused < ended) {
+        const int64_t gap = at - ends[reused++];
+        if (gap >= 0 && gap < 1000) gaps->push_back(gap);
+      }
+    }
+    return most;
+  };
   std::map<std::string, int32_t> concurrency;
-  {
-    std::map<std::string, std::vector<std::pair<int64_t, int>>> changes;
-    for (const model::TaskAttempt& t : m.tasks) {
-      if (!t.ended() || t.executor == model::kNone || t.launch_time_ms < 0) continue;
-      auto& list = changes[m.strings.Get(t.executor)];
-      list.push_back({t.launch_time_ms, 1});
-      list.push_back({std::max(t.finish_time_ms, t.launch_time_ms), -1});
+  for (uint32_t id = 0; id < launched_on.size(); ++id) {
+    if (launched_on[id].empty()) continue;
+    ends.clear();
+    for (const auto& [launch, i] : launched_on[id]) {
+      ends.push_back(std::max(m.tasks[i].finish_time_ms, launch));
     }
-    for (auto& [id, list] : changes) {
-      std::sort(list.begin(), list.end(),
-                [](const auto& a, const auto& b) { return a.first != b.first ? a.first < b.first : a.second < b.second; });
-      int current = 0, most = 0;
-      for (const auto& [t, d] : list) most = std::max(most, current += d);
-      concurrency[id] = most;
-    }
+    std::sort(ends.begin(), ends.end());
+    concurrency[m.strings.Get(id)] = sweep(launched_on[id], nullptr);
   }
   double& task_cpus = r.task_cpus;
   if (auto profile = m.resource_profiles.find(0);
@@ -1093,21 +1153,13 @@ Simulator::Simulator(const model::ApplicationModel& m) {
   // executor already runs the next task in the freed slot; under load that lag reaches a second.
   std::vector<int64_t> slot_released(m.tasks.size(), -1);
   {
-    std::map<std::string, std::vector<uint32_t>> by_executor;
-    for (uint32_t i = 0; i < m.tasks.size(); ++i) {
-      const model::TaskAttempt& t = m.tasks[i];
-      if (!t.ended() || t.executor == model::kNone || t.launch_time_ms < 0) continue;
-      by_executor[m.strings.Get(t.executor)].push_back(i);
-    }
-    for (auto& [id, list] : by_executor) {
-      auto slots = slots_of.find(id);
+    for (uint32_t id = 0; id < launched_on.size(); ++id) {
+      if (launched_on[id].empty()) continue;
+      auto slots = slots_of.find(m.strings.Get(id));
       if (slots == slots_of.end()) continue;  // slots taken from the seen concurrency
-      std::stable_sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) {
-        return m.tasks[a].launch_time_ms < m.tasks[b].launch_time_ms;
-      });
       using Held = std::pair<int64_t, uint32_t>;  // finish, task
       std::priority_queue<Held, std::vector<Held>, std::greater<>> held;
-      for (uint32_t i : list) {
+      for (const auto& [launch, i] : launched_on[id]) {
         const model::TaskAttempt& t = m.tasks[i];
         while (!held.empty() && held.top().first <= t.launch_time_ms) held.pop();
         if (static_cast<int32_t>(held.size()) >= slots->second) {
@@ -1128,30 +1180,18 @@ Simulator::Simulator(const model::ApplicationModel& m) {
   // waiting). Median.
   int64_t& launch_gap_ms = r.launch_gap_ms;
   {
-    std::map<std::string, std::vector<std::pair<int64_t, int>>> timeline;  // time, +1 end / 0 launch
-    for (const model::TaskAttempt& t : m.tasks) {
-      if (!t.ended() || t.executor == model::kNone || t.launch_time_ms < 0) continue;
-      auto& list = timeline[m.strings.Get(t.executor)];
-      list.push_back({t.launch_time_ms, 1});
-      const size_t i = static_cast<size_t>(&t - m.tasks.data());
-      const int64_t end = slot_released[i] >= t.launch_time_ms
-                              ? std::min(slot_released[i], t.finish_time_ms)
-                              : t.finish_time_ms;
-      list.push_back({std::max(end, t.launch_time_ms), 0});
-    }
     std::vector<int64_t> gaps;
-    for (auto& [id, list] : timeline) {
-      std::sort(list.begin(), list.end());
-      std::deque<int64_t> freed;
-      for (const auto& [time, launch] : list) {
-        if (!launch) {
-          freed.push_back(time);
-        } else if (!freed.empty()) {
-          const int64_t gap = time - freed.front();
-          freed.pop_front();
-          if (gap >= 0 && gap < 1000) gaps.push_back(gap);
-        }
+    for (const auto& list : launched_on) {
+      ends.clear();
+      for (const auto& [launch, i] : list) {
+        const model::TaskAttempt& t = m.tasks[i];
+        const int64_t end = slot_released[i] >= launch
+                                ? std::min(slot_released[i], t.finish_time_ms)
+                                : t.finish_time_ms;
+        ends.push_back(std::max(end, launch));
       }
+      std::sort(ends.begin(), ends.end());
+      sweep(list, &gaps);
     }
     if (gaps.size() >= 10) {
       std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
@@ -1205,43 +1245,57 @@ Simulator::Simulator(const model::ApplicationModel& m) {
   // Delay scheduling as the run shows it: a task launched after >= 1 s during which a slot was
   // free (app-wide) since its stage had started is held to its real offset in the replay.
   {
-    std::vector<std::pair<int64_t, int>> changes;  // relative time, delta of free slots
+    // Changes of the free slots (relative time, delta); a launch that may have been held (not
+    // its stage's first task, >= 1 s after the stage started) names its task (1 + index into
+    // `held`).
+    std::vector<SlotChange> changes;
+    std::vector<std::pair<Work*, int64_t>> held;  // task, its stage's start
     for (const ExecutorSlots& e : executors) {
-      changes.push_back({e.added, e.slots});
-      if (e.removed < kNever) changes.push_back({e.removed, -e.slots});
+      changes.push_back({e.added, e.slots, 0});
+      if (e.removed < kNever) changes.push_back({e.removed, -e.slots, 0});
     }
-    for (const Unit& unit : units) {
-      for (const Work& w : unit.tasks) {
-        changes.push_back({w.real_launch_ms, -1});
-        changes.push_back({w.real_launch_ms + w.duration_ms, 1});
+    for (Unit& unit : units) {
+      const int64_t stage_start = unit.real_submit - start;
+      for (size_t i = 0; i < unit.tasks.size(); ++i) {
+        Work& w = unit.tasks[i];
+        uint32_t task = 0;
+        if (i > 0 && w.real_launch_ms - 1000 >= stage_start) {
+          held.push_back({&w, stage_start});
+          task = static_cast<uint32_t>(held.size());
+        }
+        changes.push_back({w.real_launch_ms, -1, task});
+        changes.push_back({w.real_launch_ms + w.duration_ms, 1, 0});
       }
     }
-    std::sort(changes.begin(), changes.end());
+    SortByTime(changes);
     // Segments [time[i], time[i+1]) with free[i]; last_busy[i]: last segment <= i with free <= 0.
+    // A task launched at times[g] was held when no segment of the second before it (from the
+    // one holding its launch - 1 s to g - 1) had no free slot; those segments are known by the
+    // time its launch's is, and the one holding launch - 1 s only moves forward.
     std::vector<int64_t> times;
     std::vector<int64_t> last_busy;
     int64_t free = 0;
+    int64_t second_before = -1;  // the segment holding the current launch time - 1 s
     for (size_t i = 0; i < changes.size();) {
-      const int64_t t = changes[i].first;
-      while (i < changes.size() && changes[i].first == t) free += changes[i++].second;
+      const int64_t t = changes[i].at;
+      const size_t group = i;
+      while (i < changes.size() && changes[i].at == t) free += changes[i++].delta;
+      for (size_t k = group; k < i; ++k) {
+        if (changes[k].task == 0) continue;
+        while (second_before + 1 < static_cast<int64_t>(times.size()) &&
+               times[second_before + 1] <= t - 1000) {
+          ++second_before;
+        }
+        const int64_t to = static_cast<int64_t>(times.size()) - 1;  // the one before t's
+        if (second_before < 0 || to < second_before) continue;
+        if (last_busy[to] < second_before) {
+          auto [w, stage_start] = held[changes[k].task - 1];
+          w->hold_offset_ms = w->real_launch_ms - stage_start;
+        }
+      }
       times.push_back(t);
       const int64_t previous = last_busy.empty() ? -1 : last_busy.back();
       last_busy.push_back(free <= 0 ? static_cast<int64_t>(times.size() - 1) : previous);
-    }
-    auto segment_at = [&](int64_t t) {  // the segment containing time t (-1 before the first)
-      return static_cast<int64_t>(std::upper_bound(times.begin(), times.end(), t) - times.begin()) - 1;
-    };
-    for (Unit& unit : units) {
-      const int64_t stage_start = unit.real_submit - start;
-      for (size_t i = 1; i < unit.tasks.size(); ++i) {
-        Work& w = unit.tasks[i];
-        const int64_t window_start = std::max(stage_start, w.real_launch_ms - 1000);
-        if (w.real_launch_ms - window_start < 1000) continue;
-        const int64_t from = segment_at(window_start);
-        const int64_t to = segment_at(w.real_launch_ms - 1);
-        if (from < 0 || to < from) continue;
-        if (last_busy[to] < from) w.hold_offset_ms = w.real_launch_ms - stage_start;
-      }
     }
   }
   // Jobs and the job each unit belongs to: the latest job listing its stage submitted before it.
