@@ -1536,7 +1536,16 @@ Prediction Simulator::Simulate(const Scenario& scenario) const {
                         std::to_string(had) + ")");
   }
 
-  std::vector<Unit> reshaped = units;
+  // The units as the scenario changes them: the prepared ones until a change needs its own.
+  const std::vector<Unit>* shaped = &units;
+  std::vector<Unit> own_units;
+  auto writable = [&]() -> std::vector<Unit>& {
+    if (shaped != &own_units) {
+      own_units = units;
+      shaped = &own_units;
+    }
+    return own_units;
+  };
   std::vector<bool> removed(units.size(), false);
   // A sort-merge join turned into a broadcast hash join.
   if (scenario.fix_broadcast) {
@@ -1564,6 +1573,7 @@ Prediction Simulator::Simulate(const Scenario& scenario) const {
       bool done_already = false;
       for (size_t u : joined) done_already = done_already || removed[u];
       if (large.empty() || joined.empty() || done_already) continue;
+      std::vector<Unit>& reshaped = writable();
       // The join stage goes: its shuffle read, sort and merge, and the operators after the join
       // in it, which now run in the large side's map tasks. Those keep their time: the probe
       // and the operators moved there are taken to cost what the shuffle write they no longer
@@ -1623,7 +1633,7 @@ Prediction Simulator::Simulate(const Scenario& scenario) const {
       (scenario.cores_per_executor > 0 && new_slots_per_executor != slots_per_executor);
   if (rescale_memory) {
     const MemoryChange change(memory, new_heap_mb, slots_per_executor, new_slots_per_executor);
-    for (Unit& unit : reshaped) {
+    for (Unit& unit : writable()) {
       for (Work& w : unit.tasks) RescaleMemory(w, memory, change);
     }
     if (scenario.executor_memory_mb > 0) {
@@ -1642,7 +1652,7 @@ Prediction Simulator::Simulate(const Scenario& scenario) const {
     if (!(multiplier >= 1 && multiplier <= 100)) multiplier = 1.5;
     if (!(quantile > 0 && quantile <= 1)) quantile = 0.75;
     int64_t copies = 0;
-    for (Unit& unit : reshaped) copies += Speculate(unit, multiplier, quantile);
+    for (Unit& unit : writable()) copies += Speculate(unit, multiplier, quantile);
     char text[200];
     std::snprintf(text, sizeof(text),
                   "spark.speculation=true: %lld speculative copies of tasks past %.1fx their "
@@ -1677,6 +1687,7 @@ Prediction Simulator::Simulate(const Scenario& scenario) const {
                                              ExecutorSlots{0, kNever, allocation.slots})
                                        : changed));
     int resplit = 0;
+    const std::vector<Unit>& reshaped = *shaped;
     for (size_t u = 0; u < reshaped.size(); ++u) {
       if (reshaped[u].shuffle_read || removed[u] || reshaped[u].tasks.empty()) continue;
       double total = 0;
@@ -1710,6 +1721,7 @@ Prediction Simulator::Simulate(const Scenario& scenario) const {
     const bool coalescing =
         property("spark.sql.adaptive.enabled", adaptive_default ? "true" : "false") == "true" &&
         property("spark.sql.adaptive.coalescePartitions.enabled", "true") == "true";
+    const std::vector<Unit>& reshaped = *shaped;
     for (size_t u = 0; u < reshaped.size(); ++u) {
       const Unit& unit = reshaped[u];
       if (!unit.shuffle_read || removed[u] || scan_counts[u] > 0) continue;
@@ -1730,6 +1742,7 @@ Prediction Simulator::Simulate(const Scenario& scenario) const {
   }
   if (scenario.fix_skew || scenario.shuffle_partitions > 0 || !scenario.stage_partitions.empty() ||
       scenario.max_partition_bytes > 0) {
+    std::vector<Unit>& reshaped = writable();
     for (size_t u = 0; u < reshaped.size(); ++u) {
       Unit& unit = reshaped[u];
       // Fixed cost per task: the shortest task of the stage (launch, deserialisation, result).
@@ -1751,8 +1764,16 @@ Prediction Simulator::Simulate(const Scenario& scenario) const {
                           " SQL stages that read a shuffle re-split)");
     }
   }
-  RunResult predicted = Replay(reshaped, jobs, changed, app_tail, p.actual_wall_ms,
-                               launch_gap_ms, allocation);
+  // Nothing the replay reads changed: it would replay the baseline again.
+  const bool as_run =
+      shaped == &units && !allocation.enabled &&
+      std::equal(changed.begin(), changed.end(), executors.begin(), executors.end(),
+                 [](const ExecutorSlots& a, const ExecutorSlots& b) {
+                   return a.added == b.added && a.removed == b.removed && a.slots == b.slots;
+                 });
+  RunResult predicted = as_run ? baseline
+                               : Replay(*shaped, jobs, changed, app_tail, p.actual_wall_ms,
+                                        launch_gap_ms, allocation);
   p.predicted_wall_ms = predicted.wall_ms;
   p.predicted_core_hours = predicted.core_hours;
   p.predicted_executors =
