@@ -104,9 +104,15 @@ void ReadEventStream(InputStream& stream, const std::string& display_name, Event
   };
   // Lines are parsed here until the file shows its first event (so a file that is not an event
   // log is given up at the same line), then on all cores, delivered in order.
-  const int workers = ThreadsOrAvailable(options.threads);
+  const int threads = ThreadsOrAvailable(options.threads);
   std::unique_ptr<ParallelLineParser> parallel;
-  LineReaderResult lines = ReadLines(stream, options.lines, [&](const Line& line) {
+  LineReaderOptions line_options = options.lines;
+  if (threads > 1) {
+    // Batches hold the reader's buffers until their lines are delivered: smaller ones, less held.
+    line_options.initial_buffer_bytes =
+        std::min(line_options.initial_buffer_bytes, kParallelReadBufferBytes);
+  }
+  LineReaderResult lines = ReadLines(stream, line_options, [&](const Line& line) {
     if (parallel) {
       parallel->Add(line);
       return true;
@@ -114,9 +120,9 @@ void ReadEventStream(InputStream& stream, const std::string& display_name, Event
     const bool keep_reading =
         on_parsed(line.number, line.byte_offset, line.last_without_newline,
                   parser.ParseLine(line.data, line.size, line.capacity));
-    if (file.events > 0 && workers > 1) {
+    if (file.events > 0 && threads > 1) {
       parallel = std::make_unique<ParallelLineParser>(
-          parser, parser.sink(), options.parser, workers,
+          parser, parser.sink(), options.parser, threads,
           [&](const ParallelLineParser::Position& at, const Status& status) {
             on_parsed(at.number, at.byte_offset, at.last_without_newline, status);
           });
@@ -177,7 +183,10 @@ ReadReport ReadApplicationLog(const source::ApplicationLog& log, EventSink& sink
     }
     file.codec = codec::FormatName(decoded->format);
     DecodedBudgetStream budget(*decoded->stream, part.size_bytes, options, &decoded_bytes);
-    if (read_ahead) {
+    // A plain file on disk is read here, one copy per buffer: cheaper than a thread's hand-over.
+    const bool plain_disk_file = decoded->format == codec::Format::kPlain &&
+                                 log.archive.empty() && !part.disk_file.empty();
+    if (read_ahead && !plain_disk_file) {
       // Decoding (and the budget's count) runs ahead on its own thread while this one parses.
       std::unique_ptr<InputStream> ahead = MakeReadAheadStream(budget);
       ReadEventStream(*ahead, part.display_name, parser, options, report, file);

@@ -65,8 +65,9 @@ struct ReaderOptions {
   codec::DecoderLimits decoder;
   size_t max_bad_lines_kept = 1000;
   // 1: decode and parse in the calling thread; otherwise (0: when more than one CPU is
-  // available) each part is decoded on a thread of its own, ahead of the parsing, and its lines
-  // are parsed on this many threads (0: one per CPU) and delivered in log order
+  // available) each compressed part is decoded on a thread of its own, ahead of the parsing (a
+  // plain file on disk is read by the calling thread), and its lines are parsed on this many
+  // threads, the calling one included (0: one per CPU), and delivered in log order
   // (ParallelLineParser). The events, their order and every report are the same either way.
   int threads = 0;
   // Lines of garbage before the first event after which a file is declared "not an event log"

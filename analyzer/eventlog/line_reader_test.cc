@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,80 @@ TEST(LineReader, LineAtTheLimitIsReadOneByteLongerIsSkipped) {
     ASSERT_EQ(past.result.oversized.size(), 1u);
     EXPECT_EQ(past.result.oversized[0].size_bytes, 8193u);
     EXPECT_EQ(past.lines[1], "b");
+  }
+}
+
+// A consumer that keeps the last `hold` lines' buffers (as ParallelLineParser's batches do) sees
+// the same lines, and each kept line's bytes and padding stay unchanged until it lets go.
+Collected CollectKeeping(const std::string& text, LineReaderOptions options, size_t hold) {
+  struct Kept {
+    LineBuffer buffer;
+    const char* data;
+    std::string bytes;  // the line and its padding when it was delivered
+  };
+  std::deque<Kept> kept;
+  auto check = [&](const Kept& line) {
+    EXPECT_EQ(std::string(line.data, line.bytes.size()), line.bytes);
+  };
+  Collected c;
+  auto stream = MakeMemoryInputStream(text);
+  c.result = ReadLines(*stream, options, [&](const Line& line) {
+    EXPECT_NE(line.buffer, nullptr);
+    EXPECT_GE(line.capacity, line.size + options.padding_bytes);
+    c.lines.emplace_back(line.data, line.size);
+    c.numbers.push_back(line.number);
+    c.offsets.push_back(line.byte_offset);
+    kept.push_back({*line.buffer, line.data,
+                    std::string(line.data, line.size + options.padding_bytes)});
+    if (kept.size() > hold) {
+      check(kept.front());
+      kept.pop_front();
+    }
+    return true;
+  });
+  for (const Kept& line : kept) check(line);
+  return c;
+}
+
+// Everything a reader's caller sees, as text.
+std::string Summary(const Collected& c) {
+  std::string text;
+  for (size_t i = 0; i < c.lines.size(); ++i) {
+    text += std::to_string(c.numbers[i]) + "@" + std::to_string(c.offsets[i]) + " " + c.lines[i] +
+            "\n";
+  }
+  for (const OversizedLine& line : c.result.oversized) {
+    text += "oversized " + std::to_string(line.number) + "@" + std::to_string(line.byte_offset) +
+            " " + std::to_string(line.size_bytes) + "\n";
+  }
+  return text + std::to_string(c.result.lines) + " lines, " +
+         std::to_string(c.result.blank_lines) + " blank, " + std::to_string(c.result.bytes) +
+         " bytes";
+}
+
+TEST(LineReader, KeptBuffersAreNotWrittenAndGiveTheSameLines) {
+  LineReaderOptions options;
+  options.initial_buffer_bytes = 4096;
+  options.max_line_bytes = 20000;
+  std::string text;
+  for (int i = 0; i < 300; ++i) {
+    text += std::string(static_cast<size_t>(i * 37 % 900), 'a' + static_cast<char>(i % 26));
+    text += i % 7 == 0 ? "\r\n" : "\n";
+    if (i == 50) text += std::string(9000, 'L') + "\n";    // longer than the buffer
+    if (i == 90) text += std::string(20000, 'M') + "\n";   // at the limit
+    if (i == 120) text += std::string(20001, 'O') + "\n";  // one byte past: skipped
+    if (i == 150) text += "x\n   \n\n";                     // short and blank lines
+  }
+  for (const std::string& ending : {std::string(), std::string("last"),
+                                    std::string(20000, 'E'), std::string(30000, 'F')}) {
+    SCOPED_TRACE(ending.size());
+    const std::string input = text + ending;  // a last line without newline (or none)
+    const Collected plain = Collect(input, options);
+    EXPECT_EQ(plain.result.oversized.size(), ending.size() > 20000 ? 2u : 1u);
+    for (size_t hold : {size_t{1}, size_t{5}, size_t{40}, size_t{100000}}) {
+      SCOPED_TRACE(hold);
+      EXPECT_EQ(Summary(CollectKeeping(input, options, hold)), Summary(plain));
+    }
   }
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <new>
+#include <span>
 #include <string>
 #include <system_error>
 #include <type_traits>
@@ -28,34 +29,43 @@ using RecordedEvent =
                  SqlExecutionEndEvent, SqlAdaptiveUpdateEvent, SqlDriverAccumUpdatesEvent,
                  OtherEvent>;
 
-// Keeps a copy of the event the parser delivers for the line being parsed.
+// Keeps a copy of the event the parser delivers for the line being parsed (into an entry that
+// may hold an earlier line's event: assigning reuses its strings and vectors).
 class RecordingSink final : public EventSink {
  public:
   RecordedEvent* into = nullptr;
+  bool recorded = false;  // whether the line gave an event
 
-  void OnLogStart(const LogStartEvent& e) override { *into = e; }
-  void OnDatabricksMetadata(const DatabricksMetadataEvent& e) override { *into = e; }
-  void OnApplicationStart(const ApplicationStartEvent& e) override { *into = e; }
-  void OnApplicationEnd(const ApplicationEndEvent& e) override { *into = e; }
-  void OnEnvironmentUpdate(const EnvironmentUpdateEvent& e) override { *into = e; }
-  void OnResourceProfileAdded(const ResourceProfileAddedEvent& e) override { *into = e; }
-  void OnExecutorAdded(const ExecutorAddedEvent& e) override { *into = e; }
-  void OnExecutorRemoved(const ExecutorRemovedEvent& e) override { *into = e; }
-  void OnExclusion(const ExclusionEvent& e) override { *into = e; }
-  void OnBlockManager(const BlockManagerEvent& e) override { *into = e; }
-  void OnJobStart(const JobStartEvent& e) override { *into = e; }
-  void OnJobEnd(const JobEndEvent& e) override { *into = e; }
-  void OnStageSubmitted(const StageSubmittedEvent& e) override { *into = e; }
-  void OnStageCompleted(const StageCompletedEvent& e) override { *into = e; }
-  void OnTaskStart(const TaskStartEvent& e) override { *into = e; }
-  void OnTaskEnd(const TaskEndEvent& e) override { *into = e; }
-  void OnStageExecutorMetrics(const StageExecutorMetricsEvent& e) override { *into = e; }
-  void OnSqlExecutionStart(const SqlExecutionStartEvent& e) override { *into = e; }
-  void OnSqlExecutionEnd(const SqlExecutionEndEvent& e) override { *into = e; }
-  void OnSqlAdaptiveUpdate(const SqlAdaptiveUpdateEvent& e) override { *into = e; }
-  void OnSqlDriverAccumUpdates(const SqlDriverAccumUpdatesEvent& e) override { *into = e; }
+  void OnLogStart(const LogStartEvent& e) override { Record(e); }
+  void OnDatabricksMetadata(const DatabricksMetadataEvent& e) override { Record(e); }
+  void OnApplicationStart(const ApplicationStartEvent& e) override { Record(e); }
+  void OnApplicationEnd(const ApplicationEndEvent& e) override { Record(e); }
+  void OnEnvironmentUpdate(const EnvironmentUpdateEvent& e) override { Record(e); }
+  void OnResourceProfileAdded(const ResourceProfileAddedEvent& e) override { Record(e); }
+  void OnExecutorAdded(const ExecutorAddedEvent& e) override { Record(e); }
+  void OnExecutorRemoved(const ExecutorRemovedEvent& e) override { Record(e); }
+  void OnExclusion(const ExclusionEvent& e) override { Record(e); }
+  void OnBlockManager(const BlockManagerEvent& e) override { Record(e); }
+  void OnJobStart(const JobStartEvent& e) override { Record(e); }
+  void OnJobEnd(const JobEndEvent& e) override { Record(e); }
+  void OnStageSubmitted(const StageSubmittedEvent& e) override { Record(e); }
+  void OnStageCompleted(const StageCompletedEvent& e) override { Record(e); }
+  void OnTaskStart(const TaskStartEvent& e) override { Record(e); }
+  void OnTaskEnd(const TaskEndEvent& e) override { Record(e); }
+  void OnStageExecutorMetrics(const StageExecutorMetricsEvent& e) override { Record(e); }
+  void OnSqlExecutionStart(const SqlExecutionStartEvent& e) override { Record(e); }
+  void OnSqlExecutionEnd(const SqlExecutionEndEvent& e) override { Record(e); }
+  void OnSqlAdaptiveUpdate(const SqlAdaptiveUpdateEvent& e) override { Record(e); }
+  void OnSqlDriverAccumUpdates(const SqlDriverAccumUpdatesEvent& e) override { Record(e); }
   void OnOtherEvent(std::string_view name, int64_t timestamp_ms) override {
-    *into = OtherEvent{std::string(name), timestamp_ms};
+    Record(OtherEvent{std::string(name), timestamp_ms});
+  }
+
+ private:
+  template <typename Event>
+  void Record(Event&& event) {
+    *into = std::forward<Event>(event);
+    recorded = true;
   }
 };
 
@@ -98,33 +108,65 @@ void Replay(const RecordedEvent& recorded, EventSink& sink) {
 
 struct ParallelLineParser::Batch {
   struct Entry {
-    size_t offset;  // of the line's bytes in `bytes`
+    const char* data;  // in one of `buffers`
     size_t size;
+    size_t capacity;
     Position position;
-    // Filled by the worker.
+    // Filled by the thread that parses the batch out of order.
     Status status;
     EventParser::LineInfo info;
     bool photon_plan_seen = false;  // the state the line was parsed with
     RecordedEvent event;
   };
-  std::string bytes;  // the lines, each followed by the parser's padding
-  std::vector<Entry> lines;
+  std::vector<LineBuffer> buffers;  // hold the lines' bytes
+  // The first `size` entries are this batch's lines; the others are kept from an earlier use of
+  // the batch, so that their strings and vectors are reused (not freed and allocated again).
+  std::vector<Entry> entries;
+  size_t size = 0;
+  size_t bytes = 0;
   bool done = false;  // guarded by the parser's mutex
+
+  std::span<Entry> lines() { return {entries.data(), size}; }
+};
+
+struct ParallelLineParser::Recorder {
+  explicit Recorder(const ParserLimits& limits) : parser(sink, limits) {}
+  RecordingSink sink;
+  EventParser parser;
+
+  // Parses every line of `batch` into its entries, with the Photon state `photon_plan_seen`
+  // has as each line starts (and sets it when a line holds a Photon plan).
+  void Parse(Batch& batch, std::atomic<bool>& photon_plan_seen) {
+    for (Batch::Entry& entry : batch.lines()) {
+      entry.photon_plan_seen = photon_plan_seen.load(std::memory_order_relaxed);
+      parser.set_photon_plan_seen(entry.photon_plan_seen);
+      sink.into = &entry.event;
+      sink.recorded = false;
+      try {
+        entry.status = parser.ParseLineUncounted(entry.data, entry.size, entry.capacity,
+                                                 &entry.info);
+      } catch (const std::bad_alloc&) {
+        entry.status = Internal("out of memory while parsing this line");
+      }
+      if (!entry.status.ok() || !sink.recorded) entry.event = std::monostate{};
+      if (entry.info.photon_plan) photon_plan_seen.store(true, std::memory_order_relaxed);
+    }
+  }
 };
 
 ParallelLineParser::ParallelLineParser(EventParser& ordered, EventSink& sink,
-                                       const ParserLimits& limits, int workers, OnLine on_line)
+                                       const ParserLimits& limits, int threads, OnLine on_line)
     : ordered_(ordered),
       sink_(sink),
       limits_(limits),
       on_line_(std::move(on_line)),
-      max_in_flight_(2 * static_cast<size_t>(std::max(workers, 1))) {
+      max_in_flight_(2 * static_cast<size_t>(std::max(threads, 1))) {
   photon_plan_seen_ = ordered_.photon_plan_seen();
-  for (int i = 0; i < std::max(workers, 1); ++i) {
+  for (int i = 1; i < threads; ++i) {
     try {
       workers_.emplace_back([this] { Work(); });
     } catch (const std::system_error&) {
-      break;
+      break;  // fewer workers; this thread parses what they do not take
     }
   }
 }
@@ -139,9 +181,9 @@ ParallelLineParser::~ParallelLineParser() {
 }
 
 void ParallelLineParser::Add(const Line& line) {
-  if (line.size > kParseInOrderLineBytes) {
+  if (line.size > kParseInOrderLineBytes || line.buffer == nullptr) {
     Submit();
-    DeliverAll();
+    Deliver(0);
     Status status = ordered_.ParseLine(line.data, line.size, line.capacity);
     on_line_({line.number, line.byte_offset, line.last_without_newline}, status);
     photon_plan_seen_ = ordered_.photon_plan_seen();
@@ -151,84 +193,92 @@ void ParallelLineParser::Add(const Line& line) {
     if (!spare_.empty()) {
       filling_ = std::move(spare_.back());
       spare_.pop_back();
-      filling_->bytes.clear();
-      filling_->lines.clear();
-      filling_->done = false;
     } else {
-      filling_ = std::make_unique<Batch>();
-      filling_->bytes.reserve(kParseBatchBytes + kParseInOrderLineBytes +
-                              EventParser::kRequiredPadding);
+      filling_ = std::make_shared<Batch>();
     }
   }
   Batch& batch = *filling_;
-  Batch::Entry& entry = batch.lines.emplace_back();
-  entry.offset = batch.bytes.size();
+  if (batch.buffers.empty() || batch.buffers.back() != *line.buffer) {
+    batch.buffers.push_back(*line.buffer);
+  }
+  if (batch.size == batch.entries.size()) batch.entries.emplace_back();
+  Batch::Entry& entry = batch.entries[batch.size++];
+  entry.data = line.data;
   entry.size = line.size;
+  // The line reader keeps the padding unchanged while the buffer is held, not what follows.
+  entry.capacity = std::min(line.capacity, line.size + EventParser::kRequiredPadding);
   entry.position = {line.number, line.byte_offset, line.last_without_newline};
-  batch.bytes.append(line.data, line.size);
-  batch.bytes.append(EventParser::kRequiredPadding, '\0');
-  if (batch.bytes.size() >= kParseBatchBytes || batch.lines.size() >= kParseBatchLines) Submit();
+  batch.bytes += line.size;
+  if (batch.bytes >= kParseBatchBytes || batch.size >= kParseBatchLines) Submit();
 }
 
 void ParallelLineParser::Submit() {
-  if (!filling_ || filling_->lines.empty()) return;
-  std::shared_ptr<Batch> batch(filling_.release());
+  if (!filling_ || filling_->size == 0) return;
+  std::shared_ptr<Batch> batch = std::move(filling_);
   in_order_.push_back(batch);
-  if (workers_.empty()) {
-    // No thread could be started: parse here, in order.
-    std::unique_lock<std::mutex> lock(mutex_);
-    todo_.push_back(batch);
-    stopping_ = true;
-    lock.unlock();
-    Work();
-    stopping_ = false;
-  } else {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      todo_.push_back(batch);
-    }
-    work_ready_.notify_one();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    todo_.push_back(std::move(batch));
   }
-  // Deliver what is finished; wait for the oldest when enough is in flight.
-  while (!in_order_.empty()) {
-    bool front_done;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      if (in_order_.size() >= max_in_flight_) {
-        batch_done_.wait(lock, [&] { return in_order_.front()->done; });
-      }
-      front_done = in_order_.front()->done;
-    }
-    if (!front_done) break;
-    DeliverFront();
-  }
+  if (!workers_.empty()) work_ready_.notify_one();
+  Deliver(max_in_flight_);
 }
 
 void ParallelLineParser::Finish() {
   Submit();
-  DeliverAll();
+  Deliver(0);
 }
 
-void ParallelLineParser::DeliverAll() {
+void ParallelLineParser::Deliver(size_t in_flight) {
   while (!in_order_.empty()) {
+    std::shared_ptr<Batch> take;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      batch_done_.wait(lock, [&] { return in_order_.front()->done; });
+      if (!in_order_.front()->done) {
+        if (in_order_.size() < in_flight) return;
+        if (todo_.empty()) {
+          batch_done_.wait(lock, [&] { return in_order_.front()->done; });
+        } else {
+          // Parse here rather than wait: the oldest batch no worker took.
+          take = std::move(todo_.front());
+          todo_.pop_front();
+        }
+      }
     }
-    DeliverFront();
+    if (take) {
+      ParseHere(std::move(take));
+    } else {
+      DeliverFront();
+    }
   }
+}
+
+void ParallelLineParser::ParseHere(std::shared_ptr<Batch> batch) {
+  if (batch == in_order_.front()) {
+    // Every line before it was delivered: parse in order, straight into the sink.
+    in_order_.pop_front();
+    for (const Batch::Entry& entry : batch->lines()) {
+      Status status = ordered_.ParseLine(entry.data, entry.size, entry.capacity);
+      if (ordered_.photon_plan_seen()) photon_plan_seen_.store(true, std::memory_order_relaxed);
+      on_line_(entry.position, status);
+    }
+    Recycle(std::move(batch));
+    return;
+  }
+  if (!helper_) helper_ = std::make_unique<Recorder>(limits_);
+  helper_->Parse(*batch, photon_plan_seen_);
+  std::lock_guard<std::mutex> lock(mutex_);
+  batch->done = true;
 }
 
 void ParallelLineParser::DeliverFront() {
   std::shared_ptr<Batch> batch = std::move(in_order_.front());
   in_order_.pop_front();
-  for (Batch::Entry& entry : batch->lines) {
+  for (Batch::Entry& entry : batch->lines()) {
     if (entry.photon_plan_seen != ordered_.photon_plan_seen()) {
       // Parsed with a Photon state this line does not have in log order: parse it again here.
       EventParser::LineInfo info;
-      Status status = ordered_.ParseLineUncounted(
-          batch->bytes.data() + entry.offset, entry.size,
-          batch->bytes.size() - entry.offset, &info);
+      Status status = ordered_.ParseLineUncounted(entry.data, entry.size, entry.capacity, &info);
       if (status.ok()) ordered_.CountEvent(info.event_name, info.interpreted);
       on_line_(entry.position, status);
       continue;
@@ -240,18 +290,30 @@ void ParallelLineParser::DeliverFront() {
     }
     on_line_(entry.position, entry.status);
   }
+  Recycle(std::move(batch));
+}
+
+void ParallelLineParser::Recycle(std::shared_ptr<Batch> batch) {
+  // The line reader reuses a buffer once no batch holds it; released on this thread.
+  batch->buffers.clear();
   if (batch.use_count() == 1 && spare_.size() < max_in_flight_) {
     // Only this thread holds it now (the worker let go before marking it done): reuse it.
-    auto reused = std::make_unique<Batch>();
-    std::swap(reused->bytes, batch->bytes);
-    std::swap(reused->lines, batch->lines);
-    spare_.push_back(std::move(reused));
+    for (Batch::Entry& entry : batch->lines()) {
+      // Task events come back with the same fields; others (plans) would hold their memory.
+      if (!std::holds_alternative<TaskEndEvent>(entry.event) &&
+          !std::holds_alternative<TaskStartEvent>(entry.event)) {
+        entry.event = std::monostate{};
+      }
+    }
+    batch->size = 0;
+    batch->bytes = 0;
+    batch->done = false;
+    spare_.push_back(std::move(batch));
   }
 }
 
 void ParallelLineParser::Work() {
-  RecordingSink recorder;
-  EventParser parser(recorder, limits_);
+  Recorder recorder(limits_);
   while (true) {
     std::shared_ptr<Batch> batch;
     {
@@ -261,21 +323,9 @@ void ParallelLineParser::Work() {
       batch = std::move(todo_.front());
       todo_.pop_front();
     }
-    for (Batch::Entry& entry : batch->lines) {
-      entry.photon_plan_seen = photon_plan_seen_.load(std::memory_order_relaxed);
-      parser.set_photon_plan_seen(entry.photon_plan_seen);
-      recorder.into = &entry.event;
-      try {
-        entry.status = parser.ParseLineUncounted(batch->bytes.data() + entry.offset, entry.size,
-                                                 batch->bytes.size() - entry.offset, &entry.info);
-      } catch (const std::bad_alloc&) {
-        entry.status = Internal("out of memory while parsing this line");
-      }
-      if (!entry.status.ok()) entry.event = std::monostate{};
-      if (entry.info.photon_plan) photon_plan_seen_.store(true, std::memory_order_relaxed);
-    }
+    recorder.Parse(*batch, photon_plan_seen_);
     Batch* finished = batch.get();
-    batch.reset();  // the caller's reference is the last: it may reuse the buffers
+    batch.reset();  // the caller's reference is the last: it may reuse the vectors
     {
       std::lock_guard<std::mutex> lock(mutex_);
       finished->done = true;

@@ -1,12 +1,15 @@
 // Parses event-log lines on several threads and delivers them in log order, as one EventParser
 // would: the sink sees the same events in the same order, the caller the same status per line.
 //
-// Lines are copied into batches (with the JSON parser's padding); each worker parses whole
-// batches with its own EventParser into recorded events; the calling thread replays finished
-// batches in order into the sink and counts their events on the `ordered` parser. The one state
-// a line leaves for the next -- whether a Photon plan was seen -- is shared between the workers
-// as soon as one sees it; a line parsed with another value than its place in the log gives is
-// parsed again, in order, by `ordered` (at most the lines around the first Photon plan).
+// Batches of lines are views into the line reader's buffers (kept, not copied); each worker
+// parses whole batches with its own EventParser into recorded events; the calling thread reads
+// the lines, replays finished batches in order into the sink and counts their events on the
+// `ordered` parser. When enough batches are in flight it parses too instead of waiting: the
+// oldest batch no worker took, straight into the sink with `ordered` when every line before it
+// was delivered. The one state a line leaves for the next -- whether a Photon plan was seen --
+// is shared between the threads as soon as one sees it; a line parsed with another value than
+// its place in the log gives is parsed again, in order, by `ordered` (at most the lines around
+// the first Photon plan).
 #pragma once
 
 #include <atomic>
@@ -26,13 +29,16 @@
 namespace sparkprof::eventlog {
 
 // A batch is handed to a worker at this many bytes or lines, whichever comes first; at most two
-// batches per worker are in flight (about 1 MiB with two workers, events included). A line
-// longer than kParseInOrderLineBytes (a big SQL plan) is parsed in order by `ordered` once the
-// lines before it are delivered: the workers' JSON parsers stay small (peak memory matters on
-// logs whose zstd window alone takes 128 MiB).
-inline constexpr size_t kParseBatchBytes = 128 << 10;
+// batches per thread are in flight, holding the line reader's buffers (kParallelReadBufferBytes
+// each) until delivered: small batches keep few of them held. A line longer than
+// kParseInOrderLineBytes (a big SQL plan) is parsed in order by `ordered` once the lines before
+// it are delivered: the workers' JSON parsers stay small (peak memory matters on logs whose
+// zstd window alone takes 128 MiB).
+inline constexpr size_t kParseBatchBytes = 64 << 10;
 inline constexpr size_t kParseBatchLines = 512;
 inline constexpr size_t kParseInOrderLineBytes = 64 << 10;
+// The line reader's buffers when lines are parsed in parallel.
+inline constexpr size_t kParallelReadBufferBytes = 256 << 10;
 
 class ParallelLineParser {
  public:
@@ -45,25 +51,30 @@ class ParallelLineParser {
   // Called on the caller's thread, in log order, once per line added.
   using OnLine = std::function<void(const Position& line, const Status& status)>;
 
-  // `workers` threads (at least 1) parse with `limits`; events go to `sink`, counts and the
-  // Photon state to `ordered` (whose sink must be `sink`).
+  // `threads` threads parse with `limits`, the caller's included (threads - 1 workers start);
+  // events go to `sink`, counts and the Photon state to `ordered` (whose sink must be `sink`).
   ParallelLineParser(EventParser& ordered, EventSink& sink, const ParserLimits& limits,
-                     int workers, OnLine on_line);
+                     int threads, OnLine on_line);
   ~ParallelLineParser();  // delivers nothing more; stops and joins the workers
   ParallelLineParser(const ParallelLineParser&) = delete;
   ParallelLineParser& operator=(const ParallelLineParser&) = delete;
 
-  // Copies the line; may deliver earlier lines (and waits when enough are in flight).
+  // Keeps the line's buffer (a line without one, or a long one, is parsed here in order); may
+  // deliver earlier lines (and parses or waits when enough are in flight).
   void Add(const Line& line);
   // Delivers every line added.
   void Finish();
 
-  struct Batch;  // public for the implementation's helpers
+  struct Batch;     // public for the implementation's helpers
+  struct Recorder;  // a parser whose events are kept in the batch
 
  private:
   void Submit();
+  // Delivers finished batches in order until fewer than `in_flight` are undelivered.
+  void Deliver(size_t in_flight);
   void DeliverFront();
-  void DeliverAll();
+  void ParseHere(std::shared_ptr<Batch> batch);
+  void Recycle(std::shared_ptr<Batch> batch);
   void Work();
 
   EventParser& ordered_;
@@ -71,9 +82,10 @@ class ParallelLineParser {
   ParserLimits limits_;
   OnLine on_line_;
   size_t max_in_flight_;
-  std::unique_ptr<Batch> filling_;
+  std::shared_ptr<Batch> filling_;
   std::deque<std::shared_ptr<Batch>> in_order_;  // submitted, not yet delivered
-  std::vector<std::unique_ptr<Batch>> spare_;     // delivered, kept for their buffers
+  std::vector<std::shared_ptr<Batch>> spare_;     // delivered, kept for their vectors
+  std::unique_ptr<Recorder> helper_;              // this thread's, for batches out of order
 
   std::mutex mutex_;
   std::condition_variable work_ready_;
