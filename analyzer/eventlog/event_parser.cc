@@ -66,6 +66,9 @@ const char* TaskLocalityName(TaskLocality locality) {
 
 namespace {
 
+// Fields and values are used in place, by reference: a copy made just after simdjson built one
+// (a 16-byte load of 8- and 4-byte stores) stalls on store forwarding, a sixth of the parse.
+
 // Internal error carrying simdjson's code; converted to a Status at the line boundary.
 struct ParseError {
   error_code code = simdjson::SUCCESS;
@@ -117,7 +120,7 @@ error_code KeyOf(ondemand::field& field, std::string_view* key) {
 
 // A string value: in place when it has no escape, else unescaped. The text stays valid while
 // the line is parsed (either way).
-error_code GetString(ondemand::value value, std::string_view* out) {
+error_code GetString(ondemand::value& value, std::string_view* out) {
   std::string_view token = value.raw_json_token();  // from the opening quote to the next token
   if (!token.empty() && token.front() == '"') {
     const char* start = token.data() + 1;
@@ -134,7 +137,7 @@ error_code GetString(ondemand::value value, std::string_view* out) {
 
 // Numbers: Spark writes JSON numbers, but SQL accumulables are strings and a few tools write
 // doubles; all become int64 (doubles truncated, out-of-range clamped).
-error_code ReadIntUnbounded(ondemand::value value, int64_t* out) {
+error_code ReadIntUnbounded(ondemand::value& value, int64_t* out) {
   // Fast path: nearly every value is a plain integer. A failed typed read is recoverable in
   // simdjson's on-demand API, so the slow path below can still look at the value.
   int64_t fast = 0;
@@ -188,14 +191,14 @@ error_code ReadIntUnbounded(ondemand::value value, int64_t* out) {
 // Every number of an event, clamped to +-2^53 (epoch ms for 285,000 years, 9 PB, 104 days of ns):
 // Spark's own values are far inside, values outside come only from broken or hostile logs, and
 // the bound keeps the sums and products the engine forms over them within int64.
-error_code ReadInt(ondemand::value value, int64_t* out) {
+error_code ReadInt(ondemand::value& value, int64_t* out) {
   constexpr int64_t kMax = int64_t{1} << 53;
   error_code code = ReadIntUnbounded(value, out);
   if (code == simdjson::SUCCESS) *out = std::clamp<int64_t>(*out, -kMax, kMax);
   return code;
 }
 
-error_code ReadInt32(ondemand::value value, int32_t* out) {
+error_code ReadInt32(ondemand::value& value, int32_t* out) {
   int64_t wide = *out;
   if (auto e = ReadInt(value, &wide)) return e;
   *out = static_cast<int32_t>(std::clamp<int64_t>(wide, std::numeric_limits<int32_t>::min(),
@@ -203,7 +206,7 @@ error_code ReadInt32(ondemand::value value, int32_t* out) {
   return simdjson::SUCCESS;
 }
 
-error_code ReadBool(ondemand::value value, bool* out) {
+error_code ReadBool(ondemand::value& value, bool* out) {
   ondemand::json_type type;
   if (auto e = value.type().get(type)) return e;
   if (type == ondemand::json_type::boolean) return value.get_bool().get(*out);
@@ -215,7 +218,7 @@ error_code ReadBool(ondemand::value value, bool* out) {
   return simdjson::SUCCESS;
 }
 
-error_code ReadDouble(ondemand::value value, double* out) {
+error_code ReadDouble(ondemand::value& value, double* out) {
   ondemand::json_type type;
   if (auto e = value.type().get(type)) return e;
   if (type == ondemand::json_type::number) return value.get_double().get(*out);
@@ -224,7 +227,7 @@ error_code ReadDouble(ondemand::value value, double* out) {
 
 // Strings: null and non-strings leave `out` empty; numbers are kept as their JSON text
 // (executor ids have been written both ways by third-party tools).
-error_code ReadString(ondemand::value value, std::string* out, size_t max_bytes = SIZE_MAX) {
+error_code ReadString(ondemand::value& value, std::string* out, size_t max_bytes = SIZE_MAX) {
   ondemand::json_type type;
   if (auto e = value.type().get(type)) return e;
   out->clear();
@@ -247,15 +250,15 @@ error_code ReadString(ondemand::value value, std::string* out, size_t max_bytes 
 // only keys that start with one of those bytes (or with an escape, which may spell anything) are
 // read and passed on; the others are skipped unread (Photon's ~250 accumulables per task).
 template <typename Fn>
-error_code ForEachField(ondemand::value value, Fn&& on_field, std::string_view first_bytes = {}) {
+error_code ForEachField(ondemand::value& value, Fn&& on_field, std::string_view first_bytes = {}) {
   ondemand::json_type type;
   if (auto e = value.type().get(type)) return e;
   if (type != ondemand::json_type::object) return simdjson::SUCCESS;  // tolerate null
   ondemand::object object;
   if (auto e = value.get_object().get(object)) return e;
   for (auto field_result : object) {
-    ondemand::field field;
-    if (auto e = std::move(field_result).get(field)) return e;
+    if (auto e = field_result.error()) return e;
+    ondemand::field& field = field_result.value_unsafe();
     if (!first_bytes.empty()) {
       const char first = *field.key().raw();
       if (first != '\\' && first_bytes.find(first) == std::string_view::npos) continue;
@@ -268,23 +271,22 @@ error_code ForEachField(ondemand::value value, Fn&& on_field, std::string_view f
 }
 
 template <typename Fn>
-error_code ForEachElement(ondemand::value value, Fn&& on_element) {
+error_code ForEachElement(ondemand::value& value, Fn&& on_element) {
   ondemand::json_type type;
   if (auto e = value.type().get(type)) return e;
   if (type != ondemand::json_type::array) return simdjson::SUCCESS;
   ondemand::array array;
   if (auto e = value.get_array().get(array)) return e;
   for (auto element_result : array) {
-    ondemand::value element;
-    if (auto e = std::move(element_result).get(element)) return e;
-    if (auto e = on_element(element)) return e;
+    if (auto e = element_result.error()) return e;
+    if (auto e = on_element(element_result.value_unsafe())) return e;
   }
   return simdjson::SUCCESS;
 }
 
-error_code ReadIntArray(ondemand::value value, std::vector<int32_t>* out) {
+error_code ReadIntArray(ondemand::value& value, std::vector<int32_t>* out) {
   out->clear();
-  return ForEachElement(value, [&](ondemand::value element) {
+  return ForEachElement(value, [&](ondemand::value& element) {
     int32_t id = 0;
     if (auto e = ReadInt32(element, &id)) return e;
     out->push_back(id);
@@ -292,10 +294,10 @@ error_code ReadIntArray(ondemand::value value, std::vector<int32_t>* out) {
   });
 }
 
-error_code ReadStringMap(ondemand::value value,
+error_code ReadStringMap(ondemand::value& value,
                          std::vector<std::pair<std::string, std::string>>* out) {
   out->clear();
-  return ForEachField(value, [&](std::string_view key, ondemand::value v) {
+  return ForEachField(value, [&](std::string_view key, ondemand::value& v) {
     std::string text;
     if (auto e = ReadString(v, &text)) return e;
     out->emplace_back(std::string(key), std::move(text));
@@ -337,11 +339,11 @@ struct EventParser::Impl {
 
   Impl(EventSink& s, ParserLimits l) : sink(s), limits(l) {}
 
-  error_code ParseAccumulables(ondemand::value value, std::vector<Accumulable>* out) {
+  error_code ParseAccumulables(ondemand::value& value, std::vector<Accumulable>* out) {
     out->clear();
-    return ForEachElement(value, [&](ondemand::value element) {
+    return ForEachElement(value, [&](ondemand::value& element) {
       Accumulable accumulable;
-      error_code e = ForEachField(element, [&](std::string_view key, ondemand::value v) {
+      error_code e = ForEachField(element, [&](std::string_view key, ondemand::value& v) {
         if (key == "ID") return ReadInt(v, &accumulable.id);
         if (key == "Name") return ReadString(v, &accumulable.name, 256);
         if (key == "Value") {
@@ -360,9 +362,9 @@ struct EventParser::Impl {
     });
   }
 
-  error_code ParseStageInfo(ondemand::value value, StageInfo* stage, bool keep_accumulables) {
+  error_code ParseStageInfo(ondemand::value& value, StageInfo* stage, bool keep_accumulables) {
     *stage = StageInfo{};
-    return ForEachField(value, [&](std::string_view key, ondemand::value v) -> error_code {
+    return ForEachField(value, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "Stage ID") return ReadInt32(v, &stage->stage_id);
       if (key == "Stage Attempt ID") return ReadInt32(v, &stage->attempt);
       if (key == "Stage Name") return ReadString(v, &stage->name, 1024);
@@ -390,10 +392,10 @@ struct EventParser::Impl {
     });
   }
 
-  error_code ParseCachedRdds(ondemand::value value, std::vector<CachedRddInfo>* out) {
-    return ForEachElement(value, [&](ondemand::value rdd_value) -> error_code {
+  error_code ParseCachedRdds(ondemand::value& value, std::vector<CachedRddInfo>* out) {
+    return ForEachElement(value, [&](ondemand::value& rdd_value) -> error_code {
       CachedRddInfo rdd;
-      error_code e = ForEachField(rdd_value, [&](std::string_view key, ondemand::value v) {
+      error_code e = ForEachField(rdd_value, [&](std::string_view key, ondemand::value& v) {
         if (key == "RDD ID") return ReadInt32(v, &rdd.rdd_id);
         if (key == "Name") return ReadString(v, &rdd.name, 256);
         if (key == "Number of Partitions") return ReadInt32(v, &rdd.partitions);
@@ -401,7 +403,7 @@ struct EventParser::Impl {
         if (key == "Memory Size") return ReadInt(v, &rdd.memory_bytes);
         if (key == "Disk Size") return ReadInt(v, &rdd.disk_bytes);
         if (key == "Storage Level") {
-          return ForEachField(v, [&](std::string_view k, ondemand::value lv) -> error_code {
+          return ForEachField(v, [&](std::string_view k, ondemand::value& lv) -> error_code {
             if (k == "Use Memory") return ReadBool(lv, &rdd.use_memory);
             if (k == "Use Disk") return ReadBool(lv, &rdd.use_disk);
             return simdjson::SUCCESS;
@@ -416,8 +418,8 @@ struct EventParser::Impl {
   }
 
   // Sums the "peak memory usage" updates of a task's "Accumulables" (saturating).
-  error_code PhotonPeakMemory(ondemand::value value, int64_t* out) {
-    return ForEachElement(value, [&](ondemand::value element) -> error_code {
+  error_code PhotonPeakMemory(ondemand::value& value, int64_t* out) {
+    return ForEachElement(value, [&](ondemand::value& element) -> error_code {
       ondemand::json_type type;
       if (auto e = element.type().get(type)) return e;
       if (type != ondemand::json_type::object) return simdjson::SUCCESS;
@@ -426,15 +428,15 @@ struct EventParser::Impl {
       bool peak = false;
       int64_t update = 0;
       for (auto field_result : object) {
-        ondemand::field field;
-        if (auto e = std::move(field_result).get(field)) return e;
+        if (auto e = field_result.error()) return e;
+        ondemand::field& field = field_result.value_unsafe();
         // Only keys that can be "Name" or "Update" are read.
         const char first = *field.key().raw();
         if (first != 'N' && first != 'U' && first != '\\') continue;
         std::string_view key;
         if (auto e = KeyOf(field, &key)) return e;
         if (key == "Name") {
-          ondemand::value name_value = field.value();
+          ondemand::value& name_value = field.value();
           // Most names differ from it in their first byte: those are not read at all.
           const std::string_view token = name_value.raw_json_token();
           const bool may_be_peak =
@@ -459,7 +461,7 @@ struct EventParser::Impl {
     });
   }
 
-  error_code ParseTaskInfo(ondemand::value value, TaskInfo* info) {
+  error_code ParseTaskInfo(ondemand::value& value, TaskInfo* info) {
     info->task_id = -1;
     info->index = -1;
     info->attempt = 0;
@@ -472,7 +474,7 @@ struct EventParser::Impl {
     info->locality = TaskLocality::kUnknown;
     info->speculative = info->failed = info->killed = false;
     info->photon_peak_memory_bytes = 0;
-    return ForEachField(value, [&](std::string_view key, ondemand::value v) -> error_code {
+    return ForEachField(value, [&](std::string_view key, ondemand::value& v) -> error_code {
       switch (key.size() > 0 ? key[0] : '\0') {
         case 'T':
           if (key == "Task ID") return ReadInt(v, &info->task_id);
@@ -523,8 +525,8 @@ struct EventParser::Impl {
     });
   }
 
-  error_code ParseShuffleRead(ondemand::value value, TaskMetrics* m) {
-    return ForEachField(value, [&](std::string_view key, ondemand::value v) -> error_code {
+  error_code ParseShuffleRead(ondemand::value& value, TaskMetrics* m) {
+    return ForEachField(value, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "Remote Blocks Fetched") return ReadInt(v, &m->shuffle_remote_blocks_fetched);
       if (key == "Local Blocks Fetched") return ReadInt(v, &m->shuffle_local_blocks_fetched);
       if (key == "Fetch Wait Time") return ReadInt(v, &m->shuffle_fetch_wait_time_ms);
@@ -539,7 +541,7 @@ struct EventParser::Impl {
       }
       // The writer's key (3.4+); Spark's own reader looked for another name until 4.2.
       if (key == "Push Based Shuffle" || key == "Shuffle Push Read Metrics") {
-        return ForEachField(v, [&](std::string_view k, ondemand::value pv) -> error_code {
+        return ForEachField(v, [&](std::string_view k, ondemand::value& pv) -> error_code {
           if (k == "Merged Remote Bytes Read") {
             return ReadInt(pv, &m->shuffle_push_merged_remote_bytes_read);
           }
@@ -559,9 +561,9 @@ struct EventParser::Impl {
     });
   }
 
-  error_code ParseTaskMetrics(ondemand::value value, TaskMetrics* m) {
+  error_code ParseTaskMetrics(ondemand::value& value, TaskMetrics* m) {
     *m = TaskMetrics{};
-    return ForEachField(value, [&](std::string_view key, ondemand::value v) -> error_code {
+    return ForEachField(value, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "Executor Deserialize Time") return ReadInt(v, &m->executor_deserialize_time_ms);
       if (key == "Executor Deserialize CPU Time") {
         return ReadInt(v, &m->executor_deserialize_cpu_time_ns);
@@ -576,7 +578,7 @@ struct EventParser::Impl {
       if (key == "Disk Bytes Spilled") return ReadInt(v, &m->disk_bytes_spilled);
       if (key == "Shuffle Read Metrics") return ParseShuffleRead(v, m);
       if (key == "Shuffle Write Metrics") {
-        return ForEachField(v, [&](std::string_view k, ondemand::value wv) -> error_code {
+        return ForEachField(v, [&](std::string_view k, ondemand::value& wv) -> error_code {
           if (k == "Shuffle Bytes Written") return ReadInt(wv, &m->shuffle_bytes_written);
           if (k == "Shuffle Write Time") return ReadInt(wv, &m->shuffle_write_time_ns);
           if (k == "Shuffle Records Written") return ReadInt(wv, &m->shuffle_records_written);
@@ -584,14 +586,14 @@ struct EventParser::Impl {
         });
       }
       if (key == "Input Metrics") {
-        return ForEachField(v, [&](std::string_view k, ondemand::value iv) -> error_code {
+        return ForEachField(v, [&](std::string_view k, ondemand::value& iv) -> error_code {
           if (k == "Bytes Read") return ReadInt(iv, &m->input_bytes_read);
           if (k == "Records Read") return ReadInt(iv, &m->input_records_read);
           return simdjson::SUCCESS;
         });
       }
       if (key == "Output Metrics") {
-        return ForEachField(v, [&](std::string_view k, ondemand::value ov) -> error_code {
+        return ForEachField(v, [&](std::string_view k, ondemand::value& ov) -> error_code {
           if (k == "Bytes Written") return ReadInt(ov, &m->output_bytes_written);
           if (k == "Records Written") return ReadInt(ov, &m->output_records_written);
           return simdjson::SUCCESS;
@@ -601,13 +603,13 @@ struct EventParser::Impl {
     });
   }
 
-  error_code ParseExecutorMetrics(ondemand::value value, ExecutorMetricPeaks* peaks) {
+  error_code ParseExecutorMetrics(ondemand::value& value, ExecutorMetricPeaks* peaks) {
     *peaks = ExecutorMetricPeaks{};
     ondemand::json_type type;
     if (auto e = value.type().get(type)) return e;
     if (type != ondemand::json_type::object) return simdjson::SUCCESS;
     peaks->present = true;
-    return ForEachField(value, [&](std::string_view key, ondemand::value v) -> error_code {
+    return ForEachField(value, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "JVMHeapMemory") return ReadInt(v, &peaks->jvm_heap_memory_bytes);
       if (key == "JVMOffHeapMemory") return ReadInt(v, &peaks->jvm_off_heap_memory_bytes);
       if (key == "OnHeapExecutionMemory") return ReadInt(v, &peaks->on_heap_execution_memory_bytes);
@@ -632,7 +634,7 @@ struct EventParser::Impl {
     });
   }
 
-  error_code ParseTaskEndReason(ondemand::value value, TaskEndReason* reason) {
+  error_code ParseTaskEndReason(ondemand::value& value, TaskEndReason* reason) {
     reason->reason.clear();
     reason->exception_class.clear();
     reason->message_head.clear();
@@ -641,7 +643,7 @@ struct EventParser::Impl {
     reason->fetch_shuffle_id = -1;
     reason->fetch_host.clear();
     int64_t commit_job = -1, commit_partition = -1, commit_attempt = -1;
-    error_code e = ForEachField(value, [&](std::string_view key, ondemand::value v) -> error_code {
+    error_code e = ForEachField(value, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "Reason") return ReadString(v, &reason->reason, 128);
       if (key == "Class Name") return ReadString(v, &reason->exception_class, 256);
       if (key == "Description" || key == "Kill Reason" || key == "Message" ||
@@ -654,7 +656,7 @@ struct EventParser::Impl {
       if (key == "Exit Caused By App") return ReadBool(v, &reason->exit_caused_by_app);
       if (key == "Shuffle ID") return ReadInt32(v, &reason->fetch_shuffle_id);
       if (key == "Block Manager Address") {
-        return ForEachField(v, [&](std::string_view k, ondemand::value bv) -> error_code {
+        return ForEachField(v, [&](std::string_view k, ondemand::value& bv) -> error_code {
           if (k == "Host") return ReadString(bv, &reason->fetch_host, 256);
           return simdjson::SUCCESS;
         });
@@ -673,7 +675,7 @@ struct EventParser::Impl {
     return simdjson::SUCCESS;
   }
 
-  error_code ParsePlanInfo(ondemand::value value, int depth,
+  error_code ParsePlanInfo(ondemand::value& value, int depth,
                            std::vector<SqlExecutionStartEvent::Metric>* metrics,
                            std::vector<PlanNode>* plan, int32_t parent = -1) {
     if (depth > limits.max_plan_depth) return simdjson::DEPTH_ERROR;
@@ -687,7 +689,7 @@ struct EventParser::Impl {
       node.depth = depth;
     }
     auto node = [&]() -> PlanNode* { return self >= 0 ? &(*plan)[self] : nullptr; };
-    return ForEachField(value, [&](std::string_view key, ondemand::value v) -> error_code {
+    return ForEachField(value, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "nodeName") {
         if (auto e = ReadString(v, &node_name, 256)) return e;
         if (node_name.rfind("Photon", 0) == 0) photon_plan_seen = line_photon_plan = true;
@@ -704,7 +706,7 @@ struct EventParser::Impl {
       }
       if (key == "metadata") {
         if (node() == nullptr) return simdjson::SUCCESS;
-        return ForEachField(v, [&](std::string_view k, ondemand::value mv) -> error_code {
+        return ForEachField(v, [&](std::string_view k, ondemand::value& mv) -> error_code {
           if (k != "PartitionFilters" && k != "PushedFilters" && k != "DataFilters" &&
               k != "Format" && k != "Location") {
             return simdjson::SUCCESS;
@@ -717,14 +719,14 @@ struct EventParser::Impl {
         });
       }
       if (key == "children") {
-        return ForEachElement(v, [&](ondemand::value child) {
+        return ForEachElement(v, [&](ondemand::value& child) {
           return ParsePlanInfo(child, depth + 1, metrics, plan, self);
         });
       }
       if (key == "metrics") {
-        return ForEachElement(v, [&](ondemand::value metric_value) {
+        return ForEachElement(v, [&](ondemand::value& metric_value) {
           SqlExecutionStartEvent::Metric metric{-1, node_name, "", ""};
-          error_code e = ForEachField(metric_value, [&](std::string_view k, ondemand::value mv) {
+          error_code e = ForEachField(metric_value, [&](std::string_view k, ondemand::value& mv) {
             if (k == "name") return ReadString(mv, &metric.name, 256);
             if (k == "accumulatorId") return ReadInt(mv, &metric.accumulator_id);
             if (k == "metricType") return ReadString(mv, &metric.type, 32);
@@ -747,8 +749,8 @@ struct EventParser::Impl {
   template <typename Fn>
   error_code Fields(Object& object, Fn&& on_field) {
     for (auto field_result : object) {
-      ondemand::field field;
-      if (auto e = std::move(field_result).get(field)) return e;
+      if (auto e = field_result.error()) return e;
+      ondemand::field& field = field_result.value_unsafe();
       std::string_view key;
       if (auto e = KeyOf(field, &key)) return e;
       if (key == "Event") continue;
@@ -768,7 +770,7 @@ struct EventParser::Impl {
     event.reason = TaskEndReason{};
     event.reason.reason.clear();
     bool saw_info = false;
-    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "Stage ID") return ReadInt32(v, &event.stage_id);
       if (key == "Stage Attempt ID") return ReadInt32(v, &event.stage_attempt);
       if (key == "Task Type") return ReadString(v, &event.task_type, 64);
@@ -808,7 +810,7 @@ struct EventParser::Impl {
     event.stage_id = -1;
     event.stage_attempt = 0;
     bool saw_info = false;
-    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "Stage ID") return ReadInt32(v, &event.stage_id);
       if (key == "Stage Attempt ID") return ReadInt32(v, &event.stage_attempt);
       if (key == "Task Info") {
@@ -828,13 +830,13 @@ struct EventParser::Impl {
     StageSubmittedEvent& event = stage_submitted;
     event.scheduler_pool.clear();
     bool saw_info = false;
-    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "Stage Info") {
         saw_info = true;
         return ParseStageInfo(v, &event.stage, /*keep_accumulables=*/false);
       }
       if (key == "Properties") {
-        return ForEachField(v, [&](std::string_view k, ondemand::value pv) {
+        return ForEachField(v, [&](std::string_view k, ondemand::value& pv) {
           if (k == "spark.scheduler.pool") return ReadString(pv, &event.scheduler_pool, 128);
           return simdjson::SUCCESS;
         });
@@ -851,7 +853,7 @@ struct EventParser::Impl {
   error_code StageCompleted(Object& object) {
     StageCompletedEvent& event = stage_completed;
     bool saw_info = false;
-    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "Stage Info") {
         saw_info = true;
         return ParseStageInfo(v, &event.stage, /*keep_accumulables=*/true);
@@ -867,12 +869,12 @@ struct EventParser::Impl {
 
   error_code JobStart(Object& object) {
     JobStartEvent event;
-    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "Job ID") return ReadInt32(v, &event.job_id);
       if (key == "Submission Time") return ReadInt(v, &event.submission_time_ms);
       if (key == "Stage IDs") return ReadIntArray(v, &event.stage_ids);
       if (key == "Stage Infos") {
-        return ForEachElement(v, [&](ondemand::value stage_value) {
+        return ForEachElement(v, [&](ondemand::value& stage_value) {
           StageInfo stage;
           if (auto e2 = ParseStageInfo(stage_value, &stage, false)) return e2;
           event.stage_infos.push_back(std::move(stage));
@@ -880,7 +882,7 @@ struct EventParser::Impl {
         });
       }
       if (key == "Properties") {
-        return ForEachField(v, [&](std::string_view k, ondemand::value pv) -> error_code {
+        return ForEachField(v, [&](std::string_view k, ondemand::value& pv) -> error_code {
           if (k == "spark.sql.execution.id") return ReadInt(pv, &event.sql_execution_id);
           if (k == "spark.jobGroup.id") return ReadString(pv, &event.job_group, 256);
           if (k == "spark.job.description") {
@@ -899,14 +901,14 @@ struct EventParser::Impl {
 
   error_code JobEnd(Object& object) {
     JobEndEvent event;
-    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "Job ID") return ReadInt32(v, &event.job_id);
       if (key == "Completion Time") return ReadInt(v, &event.completion_time_ms);
       if (key == "Job Result") {
-        return ForEachField(v, [&](std::string_view k, ondemand::value rv) -> error_code {
+        return ForEachField(v, [&](std::string_view k, ondemand::value& rv) -> error_code {
           if (k == "Result") return ReadString(rv, &event.result, 64);
           if (k == "Exception") {
-            return ForEachField(rv, [&](std::string_view ek, ondemand::value xv) -> error_code {
+            return ForEachField(rv, [&](std::string_view ek, ondemand::value& xv) -> error_code {
               if (ek == "Message") {
                 if (auto e2 = ReadString(xv, &scratch)) return e2;
                 event.failure_message_head = FirstLine(scratch, limits.max_message_bytes);
@@ -927,7 +929,7 @@ struct EventParser::Impl {
 
   error_code ApplicationStart(Object& object) {
     ApplicationStartEvent event;
-    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "App Name") return ReadString(v, &event.app_name, 1024);
       if (key == "App ID") return ReadString(v, &event.app_id, 256);
       if (key == "App Attempt ID") return ReadString(v, &event.attempt_id, 64);
@@ -943,7 +945,7 @@ struct EventParser::Impl {
 
   error_code ApplicationEnd(Object& object) {
     ApplicationEndEvent event;
-    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "Timestamp") return ReadInt(v, &event.timestamp_ms);
       if (key == "ExitCode") return ReadInt32(v, &event.exit_code);
       return simdjson::SUCCESS;
@@ -956,7 +958,7 @@ struct EventParser::Impl {
 
   error_code LogStart(Object& object) {
     LogStartEvent event;
-    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "Spark Version") return ReadString(v, &event.spark_version, 128);
       return simdjson::SUCCESS;
     });
@@ -968,7 +970,7 @@ struct EventParser::Impl {
 
   error_code DatabricksMetadata(Object& object) {
     DatabricksMetadataEvent event;
-    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "Spark Version") return ReadString(v, &event.spark_version, 128);
       if (key == "Timestamp") return ReadInt(v, &event.timestamp_ms);
       if (key == "Rollover Number") return ReadInt(v, &event.rollover_number);
@@ -982,11 +984,11 @@ struct EventParser::Impl {
 
   error_code EnvironmentUpdate(Object& object) {
     EnvironmentUpdateEvent event;
-    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "Spark Properties") return ReadStringMap(v, &event.spark_properties);
       if (key == "JVM Information") return ReadStringMap(v, &event.jvm_information);
       if (key == "System Properties") {
-        return ForEachField(v, [&](std::string_view k, ondemand::value sv) -> error_code {
+        return ForEachField(v, [&](std::string_view k, ondemand::value& sv) -> error_code {
           if (k == "java.version" || k == "java.vm.name" || k == "os.name" ||
               k == "sun.java.command") {
             std::string text;
@@ -1006,12 +1008,12 @@ struct EventParser::Impl {
 
   error_code ResourceProfileAdded(Object& object) {
     ResourceProfileAddedEvent event;
-    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "Resource Profile Id") return ReadInt32(v, &event.resource_profile_id);
       if (key == "Executor Resource Requests") {
-        return ForEachField(v, [&](std::string_view name, ondemand::value rv) -> error_code {
+        return ForEachField(v, [&](std::string_view name, ondemand::value& rv) -> error_code {
           int64_t amount = -1;
-          error_code e2 = ForEachField(rv, [&](std::string_view k, ondemand::value av) {
+          error_code e2 = ForEachField(rv, [&](std::string_view k, ondemand::value& av) {
             if (k == "Amount") return ReadInt(av, &amount);
             return simdjson::SUCCESS;
           });
@@ -1024,9 +1026,9 @@ struct EventParser::Impl {
         });
       }
       if (key == "Task Resource Requests") {
-        return ForEachField(v, [&](std::string_view name, ondemand::value rv) -> error_code {
+        return ForEachField(v, [&](std::string_view name, ondemand::value& rv) -> error_code {
           if (name != "cpus") return simdjson::SUCCESS;
-          return ForEachField(rv, [&](std::string_view k, ondemand::value av) {
+          return ForEachField(rv, [&](std::string_view k, ondemand::value& av) {
             if (k == "Amount") return ReadDouble(av, &event.task_cpus);
             return simdjson::SUCCESS;
           });
@@ -1042,11 +1044,11 @@ struct EventParser::Impl {
 
   error_code ExecutorAdded(Object& object) {
     ExecutorAddedEvent event;
-    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "Timestamp") return ReadInt(v, &event.timestamp_ms);
       if (key == "Executor ID") return ReadString(v, &event.executor_id, 256);
       if (key == "Executor Info") {
-        return ForEachField(v, [&](std::string_view k, ondemand::value iv) -> error_code {
+        return ForEachField(v, [&](std::string_view k, ondemand::value& iv) -> error_code {
           if (k == "Host") return ReadString(iv, &event.host, 256);
           if (k == "Total Cores") return ReadInt32(iv, &event.total_cores);
           if (k == "Resource Profile Id") return ReadInt32(iv, &event.resource_profile_id);
@@ -1063,7 +1065,7 @@ struct EventParser::Impl {
 
   error_code ExecutorRemoved(Object& object) {
     ExecutorRemovedEvent event;
-    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "Timestamp") return ReadInt(v, &event.timestamp_ms);
       if (key == "Executor ID") return ReadString(v, &event.executor_id, 256);
       if (key == "Removed Reason") return ReadString(v, &event.reason, 4096);
@@ -1078,11 +1080,11 @@ struct EventParser::Impl {
   error_code BlockManager(Object& object, bool added) {
     BlockManagerEvent event;
     event.added = added;
-    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "Timestamp") return ReadInt(v, &event.timestamp_ms);
       if (key == "Maximum Memory") return ReadInt(v, &event.max_memory_bytes);
       if (key == "Block Manager ID") {
-        return ForEachField(v, [&](std::string_view k, ondemand::value bv) -> error_code {
+        return ForEachField(v, [&](std::string_view k, ondemand::value& bv) -> error_code {
           if (k == "Executor ID") return ReadString(bv, &event.executor_id, 256);
           if (k == "Host") return ReadString(bv, &event.host, 256);
           return simdjson::SUCCESS;
@@ -1101,7 +1103,7 @@ struct EventParser::Impl {
     event.event_name = std::string(name);
     event.excluded = name.find("Unblacklisted") == std::string_view::npos &&
                      name.find("Unexcluded") == std::string_view::npos;
-    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "time") return ReadInt(v, &event.timestamp_ms);
       if (key == "executorId" || key == "hostId") {
         return ReadString(v, &event.executor_or_host, 256);
@@ -1117,7 +1119,7 @@ struct EventParser::Impl {
 
   error_code StageExecutorMetrics(Object& object) {
     StageExecutorMetricsEvent event;
-    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "Executor ID") return ReadString(v, &event.executor_id, 256);
       if (key == "Stage ID") return ReadInt32(v, &event.stage_id);
       if (key == "Stage Attempt ID") return ReadInt32(v, &event.stage_attempt);
@@ -1132,7 +1134,7 @@ struct EventParser::Impl {
 
   error_code SqlExecutionStart(Object& object) {
     SqlExecutionStartEvent event;
-    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "executionId") return ReadInt(v, &event.execution_id);
       if (key == "rootExecutionId") return ReadInt(v, &event.root_execution_id);
       if (key == "description") return ReadString(v, &event.description, 4096);
@@ -1156,7 +1158,7 @@ struct EventParser::Impl {
 
   error_code SqlExecutionEnd(Object& object) {
     SqlExecutionEndEvent event;
-    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "executionId") return ReadInt(v, &event.execution_id);
       if (key == "time") return ReadInt(v, &event.time_ms);
       if (key == "errorMessage") {
@@ -1173,7 +1175,7 @@ struct EventParser::Impl {
 
   error_code SqlAdaptiveUpdate(Object& object) {
     SqlAdaptiveUpdateEvent event;
-    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "executionId") return ReadInt(v, &event.execution_id);
       if (key == "physicalPlanDescription") {
         return ReadString(v, &event.physical_plan, limits.max_plan_text_bytes);
@@ -1189,13 +1191,13 @@ struct EventParser::Impl {
 
   error_code SqlDriverAccumUpdates(Object& object) {
     SqlDriverAccumUpdatesEvent event;
-    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "executionId") return ReadInt(v, &event.execution_id);
       if (key == "accumUpdates") {
-        return ForEachElement(v, [&](ondemand::value pair) {
+        return ForEachElement(v, [&](ondemand::value& pair) {
           int64_t values[2] = {0, 0};
           int index = 0;
-          error_code e2 = ForEachElement(pair, [&](ondemand::value element) {
+          error_code e2 = ForEachElement(pair, [&](ondemand::value& element) {
             if (index < 2) {
               if (auto e3 = ReadInt(element, &values[index])) return e3;
             }
@@ -1219,7 +1221,7 @@ struct EventParser::Impl {
   // picking up a timestamp if it has one.
   error_code Other(Object& object, std::string_view name) {
     int64_t timestamp_ms = -1;
-    error_code e = Fields(object, [&](std::string_view key, ondemand::value v) -> error_code {
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "Timestamp" || key == "time" || key == "Time") return ReadInt(v, &timestamp_ms);
       return simdjson::SUCCESS;
     });
