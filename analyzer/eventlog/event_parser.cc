@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <charconv>
 #include <cmath>
@@ -270,6 +271,151 @@ error_code ForEachField(ondemand::value& value, Fn&& on_field, std::string_view 
   return simdjson::SUCCESS;
 }
 
+// The keys of one kind of object that the parser reads (and the ones it knows it skips), in the
+// order Spark writes them. A field's key is first compared, as written, with the key expected
+// after the last one matched (one compare when the log follows Spark's order: nearly every key of
+// a task event); any other key is unescaped and looked up. Handlers switch on the key's index:
+// `case kTable("Task ID"):` names a key, and a name not in the table does not compile.
+template <size_t N>
+class KeyTable {
+ public:
+  // A key and its closing quote are compared as kWords little-endian words, read from the key's
+  // first byte: that reaches at most kWords * 8 bytes past it, within the line and its padding.
+  static constexpr size_t kWords = 5;
+  static constexpr size_t kMaxKeyBytes = kWords * 8 - 1;
+  static_assert(kWords * 8 <= EventParser::kRequiredPadding);
+
+  consteval explicit KeyTable(const std::string_view (&names)[N]) {
+    for (size_t i = 0; i < N; ++i) {
+      const std::string_view name = names[i];
+      if (name.size() > kMaxKeyBytes || name.find_first_of("\"\\") != std::string_view::npos) {
+        throw "a key in a KeyTable must be short and have nothing to escape";
+      }
+      Key& key = keys_[i];
+      key.name = name;
+      for (size_t b = 0; b <= name.size(); ++b) {
+        const uint8_t byte = b < name.size() ? static_cast<uint8_t>(name[b]) : '"';
+        key.words[b / 8] |= uint64_t{byte} << (8 * (b % 8));
+        key.masks[b / 8] |= uint64_t{0xff} << (8 * (b % 8));
+      }
+    }
+  }
+
+  consteval int operator()(std::string_view name) const {
+    for (size_t i = 0; i < N; ++i) {
+      if (keys_[i].name == name) return static_cast<int>(i);
+    }
+    throw "the key is not in this KeyTable";
+  }
+
+  // Whether the key whose text starts at `raw` (just after its opening quote) is keys_[index]
+  // written without escapes.
+  bool MatchesRaw(size_t index, const char* raw) const {
+    const Key& key = keys_[index];
+    uint64_t differ = 0;
+    for (size_t w = 0; w < kWords; ++w) {
+      uint64_t word;
+      std::memcpy(&word, raw + w * 8, sizeof(word));
+      differ |= (word ^ key.words[w]) & key.masks[w];
+    }
+    return differ == 0;
+  }
+
+  // The index of an unescaped key, or -1.
+  int Find(std::string_view name) const {
+    for (size_t i = 0; i < N; ++i) {
+      if (keys_[i].name == name) return static_cast<int>(i);
+    }
+    return -1;
+  }
+
+ private:
+  struct Key {
+    std::string_view name;
+    uint64_t words[kWords] = {};  // the name and its closing quote, little endian
+    uint64_t masks[kWords] = {};  // which of those bytes are compared
+  };
+  Key keys_[N] = {};
+};
+
+// ForEachField for an object whose keys are in `table`: `on_field(index, value)` gets the key's
+// index in the table, or -1 for a key not in it.
+template <size_t N, typename Fn>
+error_code ForEachKnownField(ondemand::object& object, const KeyTable<N>& table, Fn&& on_field) {
+  size_t expected = 0;
+  for (auto field_result : object) {
+    if (auto e = field_result.error()) return e;
+    ondemand::field& field = field_result.value_unsafe();
+    int index;
+    if (expected < N && table.MatchesRaw(expected, field.key().raw())) {
+      index = static_cast<int>(expected);
+    } else {
+      std::string_view key;
+      if (auto e = KeyOf(field, &key)) return e;
+      index = table.Find(key);
+    }
+    if (index >= 0) expected = static_cast<size_t>(index) + 1;
+    if (auto e = on_field(index, field.value())) return e;
+  }
+  return simdjson::SUCCESS;
+}
+
+template <size_t N, typename Fn>
+error_code ForEachKnownField(ondemand::value& value, const KeyTable<N>& table, Fn&& on_field) {
+  ondemand::json_type type;
+  if (auto e = value.type().get(type)) return e;
+  if (type != ondemand::json_type::object) return simdjson::SUCCESS;  // tolerate null
+  ondemand::object object;
+  if (auto e = value.get_object().get(object)) return e;
+  return ForEachKnownField(object, table, on_field);
+}
+
+// A key of an object and the integer member of `Record` its value is read into (none: the key
+// is known but its value is not read here).
+template <typename Record>
+struct IntField {
+  std::string_view name;
+  int64_t Record::*member = nullptr;
+};
+
+template <typename Record, size_t N>
+struct IntFieldTable {
+  KeyTable<N> keys;
+  std::array<int64_t Record::*, N> members;
+
+  consteval int operator()(std::string_view name) const { return keys(name); }
+};
+
+template <typename Record, size_t N>
+consteval IntFieldTable<Record, N> IntFields(const IntField<Record> (&fields)[N]) {
+  std::string_view names[N];
+  std::array<int64_t Record::*, N> members;
+  for (size_t i = 0; i < N; ++i) {
+    names[i] = fields[i].name;
+    members[i] = fields[i].member;
+  }
+  return {KeyTable<N>(names), members};
+}
+
+// Reads the integer members of an object's keys into `record`; a key of the table without a
+// member goes to `on_other(index, value)`.
+template <typename Record, size_t N, typename Fn>
+error_code ReadIntFields(ondemand::value& value, const IntFieldTable<Record, N>& table,
+                         Record* record, Fn&& on_other) {
+  return ForEachKnownField(value, table.keys, [&](int key, ondemand::value& v) -> error_code {
+    if (key < 0) return simdjson::SUCCESS;
+    if (int64_t Record::*member = table.members[key]) return ReadInt(v, &(record->*member));
+    return on_other(key, v);
+  });
+}
+
+template <typename Record, size_t N>
+error_code ReadIntFields(ondemand::value& value, const IntFieldTable<Record, N>& table,
+                         Record* record) {
+  return ReadIntFields(value, table, record,
+                       [](int, ondemand::value&) { return simdjson::SUCCESS; });
+}
+
 template <typename Fn>
 error_code ForEachElement(ondemand::value& value, Fn&& on_element) {
   ondemand::json_type type;
@@ -461,6 +607,11 @@ struct EventParser::Impl {
     });
   }
 
+  static constexpr KeyTable kTaskInfoKeys{{
+      "Task ID", "Index", "Attempt", "Partition ID", "Launch Time", "Executor ID", "Host",
+      "Locality", "Speculative", "Getting Result Time", "Finish Time", "Failed", "Killed",
+      "Accumulables"}};
+
   error_code ParseTaskInfo(ondemand::value& value, TaskInfo* info) {
     info->task_id = -1;
     info->index = -1;
@@ -474,134 +625,156 @@ struct EventParser::Impl {
     info->locality = TaskLocality::kUnknown;
     info->speculative = info->failed = info->killed = false;
     info->photon_peak_memory_bytes = 0;
-    return ForEachField(value, [&](std::string_view key, ondemand::value& v) -> error_code {
-      switch (key.size() > 0 ? key[0] : '\0') {
-        case 'T':
-          if (key == "Task ID") return ReadInt(v, &info->task_id);
-          break;
-        case 'I':
-          if (key == "Index") return ReadInt32(v, &info->index);
-          break;
-        case 'A':
-          if (key == "Attempt") return ReadInt32(v, &info->attempt);
+    return ForEachKnownField(value, kTaskInfoKeys, [&](int key, ondemand::value& v) -> error_code {
+      switch (key) {
+        case kTaskInfoKeys("Task ID"):
+          return ReadInt(v, &info->task_id);
+        case kTaskInfoKeys("Index"):
+          return ReadInt32(v, &info->index);
+        case kTaskInfoKeys("Attempt"):
+          return ReadInt32(v, &info->attempt);
+        case kTaskInfoKeys("Partition ID"):
+          return ReadInt32(v, &info->partition_id);
+        case kTaskInfoKeys("Launch Time"):
+          return ReadInt(v, &info->launch_time_ms);
+        case kTaskInfoKeys("Executor ID"):
+          return ReadString(v, &info->executor_id, 256);
+        case kTaskInfoKeys("Host"):
+          return ReadString(v, &info->host, 256);
+        case kTaskInfoKeys("Locality"):
+          if (auto e = ReadString(v, &scratch, 32)) return e;
+          info->locality = ParseLocality(scratch);
+          return simdjson::SUCCESS;
+        case kTaskInfoKeys("Speculative"):
+          return ReadBool(v, &info->speculative);
+        case kTaskInfoKeys("Getting Result Time"):
+          return ReadInt(v, &info->getting_result_time_ms);
+        case kTaskInfoKeys("Finish Time"):
+          return ReadInt(v, &info->finish_time_ms);
+        case kTaskInfoKeys("Failed"):
+          return ReadBool(v, &info->failed);
+        case kTaskInfoKeys("Killed"):
+          return ReadBool(v, &info->killed);
+        case kTaskInfoKeys("Accumulables"):
           // Task metrics come from "Task Metrics"; only Photon's peak memory is read here.
-          if (key == "Accumulables" && photon_plan_seen) {
-            return PhotonPeakMemory(v, &info->photon_peak_memory_bytes);
-          }
-          break;
-        case 'P':
-          if (key == "Partition ID") return ReadInt32(v, &info->partition_id);
-          break;
-        case 'L':
-          if (key == "Launch Time") return ReadInt(v, &info->launch_time_ms);
-          if (key == "Locality") {
-            if (auto e = ReadString(v, &scratch, 32)) return e;
-            info->locality = ParseLocality(scratch);
-          }
-          break;
-        case 'E':
-          if (key == "Executor ID") return ReadString(v, &info->executor_id, 256);
-          break;
-        case 'H':
-          if (key == "Host") return ReadString(v, &info->host, 256);
-          break;
-        case 'S':
-          if (key == "Speculative") return ReadBool(v, &info->speculative);
-          break;
-        case 'G':
-          if (key == "Getting Result Time") return ReadInt(v, &info->getting_result_time_ms);
-          break;
-        case 'F':
-          if (key == "Finish Time") return ReadInt(v, &info->finish_time_ms);
-          if (key == "Failed") return ReadBool(v, &info->failed);
-          break;
-        case 'K':
-          if (key == "Killed") return ReadBool(v, &info->killed);
-          break;
+          if (photon_plan_seen) return PhotonPeakMemory(v, &info->photon_peak_memory_bytes);
+          return simdjson::SUCCESS;
         default:
-          break;
+          return simdjson::SUCCESS;
       }
-      return simdjson::SUCCESS;
     });
   }
 
-  error_code ParseShuffleRead(ondemand::value& value, TaskMetrics* m) {
-    return ForEachField(value, [&](std::string_view key, ondemand::value& v) -> error_code {
-      if (key == "Remote Blocks Fetched") return ReadInt(v, &m->shuffle_remote_blocks_fetched);
-      if (key == "Local Blocks Fetched") return ReadInt(v, &m->shuffle_local_blocks_fetched);
-      if (key == "Fetch Wait Time") return ReadInt(v, &m->shuffle_fetch_wait_time_ms);
-      if (key == "Remote Bytes Read") return ReadInt(v, &m->shuffle_remote_bytes_read);
-      if (key == "Remote Bytes Read To Disk") {
-        return ReadInt(v, &m->shuffle_remote_bytes_read_to_disk);
-      }
-      if (key == "Local Bytes Read") return ReadInt(v, &m->shuffle_local_bytes_read);
-      if (key == "Total Records Read") return ReadInt(v, &m->shuffle_records_read);
-      if (key == "Remote Requests Duration") {
-        return ReadInt(v, &m->shuffle_remote_requests_duration_ms);
-      }
+  using Metrics = TaskMetrics;
+  static constexpr auto kShuffleReadFields = IntFields<Metrics>({
+      {"Remote Blocks Fetched", &Metrics::shuffle_remote_blocks_fetched},
+      {"Local Blocks Fetched", &Metrics::shuffle_local_blocks_fetched},
+      {"Fetch Wait Time", &Metrics::shuffle_fetch_wait_time_ms},
+      {"Remote Bytes Read", &Metrics::shuffle_remote_bytes_read},
+      {"Remote Bytes Read To Disk", &Metrics::shuffle_remote_bytes_read_to_disk},
+      {"Local Bytes Read", &Metrics::shuffle_local_bytes_read},
+      {"Total Records Read", &Metrics::shuffle_records_read},
+      {"Remote Requests Duration", &Metrics::shuffle_remote_requests_duration_ms},
       // The writer's key (3.4+); Spark's own reader looked for another name until 4.2.
-      if (key == "Push Based Shuffle" || key == "Shuffle Push Read Metrics") {
-        return ForEachField(v, [&](std::string_view k, ondemand::value& pv) -> error_code {
-          if (k == "Merged Remote Bytes Read") {
-            return ReadInt(pv, &m->shuffle_push_merged_remote_bytes_read);
-          }
-          if (k == "Merged Local Bytes Read") {
-            return ReadInt(pv, &m->shuffle_push_merged_local_bytes_read);
-          }
-          if (k == "Merged Fetch Fallback Count" || k == "Merged Fallback Count") {
-            return ReadInt(pv, &m->shuffle_push_merged_fetch_fallback_count);
-          }
-          if (k == "Corrupt Merged Block Chunks") {
-            return ReadInt(pv, &m->shuffle_push_corrupt_merged_block_chunks);
-          }
-          return simdjson::SUCCESS;
-        });
-      }
-      return simdjson::SUCCESS;
-    });
-  }
+      {"Push Based Shuffle"},
+      {"Shuffle Push Read Metrics"},
+  });
+  static constexpr auto kPushReadFields = IntFields<Metrics>({
+      {"Corrupt Merged Block Chunks", &Metrics::shuffle_push_corrupt_merged_block_chunks},
+      {"Merged Fetch Fallback Count", &Metrics::shuffle_push_merged_fetch_fallback_count},
+      {"Merged Remote Blocks Fetched"},
+      {"Merged Local Blocks Fetched"},
+      {"Merged Remote Chunks Fetched"},
+      {"Merged Local Chunks Fetched"},
+      {"Merged Remote Bytes Read", &Metrics::shuffle_push_merged_remote_bytes_read},
+      {"Merged Local Bytes Read", &Metrics::shuffle_push_merged_local_bytes_read},
+      {"Merged Remote Requests Duration"},
+      {"Merged Fallback Count", &Metrics::shuffle_push_merged_fetch_fallback_count},
+  });
+  static constexpr auto kTaskMetricsFields = IntFields<Metrics>({
+      {"Executor Deserialize Time", &Metrics::executor_deserialize_time_ms},
+      {"Executor Deserialize CPU Time", &Metrics::executor_deserialize_cpu_time_ns},
+      {"Executor Run Time", &Metrics::executor_run_time_ms},
+      {"Executor CPU Time", &Metrics::executor_cpu_time_ns},
+      {"Peak Execution Memory", &Metrics::peak_execution_memory_bytes},
+      {"Result Size", &Metrics::result_size_bytes},
+      {"JVM GC Time", &Metrics::jvm_gc_time_ms},
+      {"Result Serialization Time", &Metrics::result_serialization_time_ms},
+      {"Memory Bytes Spilled", &Metrics::memory_bytes_spilled},
+      {"Disk Bytes Spilled", &Metrics::disk_bytes_spilled},
+      {"Shuffle Read Metrics"},
+      {"Shuffle Write Metrics"},
+      {"Input Metrics"},
+      {"Output Metrics"},
+      {"Updated Blocks"},
+  });
+  static constexpr auto kShuffleWriteFields = IntFields<Metrics>({
+      {"Shuffle Bytes Written", &Metrics::shuffle_bytes_written},
+      {"Shuffle Write Time", &Metrics::shuffle_write_time_ns},
+      {"Shuffle Records Written", &Metrics::shuffle_records_written},
+  });
+  static constexpr auto kInputFields = IntFields<Metrics>({
+      {"Bytes Read", &Metrics::input_bytes_read},
+      {"Records Read", &Metrics::input_records_read},
+  });
+  static constexpr auto kOutputFields = IntFields<Metrics>({
+      {"Bytes Written", &Metrics::output_bytes_written},
+      {"Records Written", &Metrics::output_records_written},
+  });
 
   error_code ParseTaskMetrics(ondemand::value& value, TaskMetrics* m) {
     *m = TaskMetrics{};
-    return ForEachField(value, [&](std::string_view key, ondemand::value& v) -> error_code {
-      if (key == "Executor Deserialize Time") return ReadInt(v, &m->executor_deserialize_time_ms);
-      if (key == "Executor Deserialize CPU Time") {
-        return ReadInt(v, &m->executor_deserialize_cpu_time_ns);
-      }
-      if (key == "Executor Run Time") return ReadInt(v, &m->executor_run_time_ms);
-      if (key == "Executor CPU Time") return ReadInt(v, &m->executor_cpu_time_ns);
-      if (key == "Peak Execution Memory") return ReadInt(v, &m->peak_execution_memory_bytes);
-      if (key == "Result Size") return ReadInt(v, &m->result_size_bytes);
-      if (key == "JVM GC Time") return ReadInt(v, &m->jvm_gc_time_ms);
-      if (key == "Result Serialization Time") return ReadInt(v, &m->result_serialization_time_ms);
-      if (key == "Memory Bytes Spilled") return ReadInt(v, &m->memory_bytes_spilled);
-      if (key == "Disk Bytes Spilled") return ReadInt(v, &m->disk_bytes_spilled);
-      if (key == "Shuffle Read Metrics") return ParseShuffleRead(v, m);
-      if (key == "Shuffle Write Metrics") {
-        return ForEachField(v, [&](std::string_view k, ondemand::value& wv) -> error_code {
-          if (k == "Shuffle Bytes Written") return ReadInt(wv, &m->shuffle_bytes_written);
-          if (k == "Shuffle Write Time") return ReadInt(wv, &m->shuffle_write_time_ns);
-          if (k == "Shuffle Records Written") return ReadInt(wv, &m->shuffle_records_written);
+    constexpr auto& fields = kTaskMetricsFields;
+    return ReadIntFields(value, fields, m, [&](int key, ondemand::value& v) -> error_code {
+      switch (key) {
+        case fields("Shuffle Read Metrics"):
+          return ReadIntFields(v, kShuffleReadFields, m, [&](int, ondemand::value& push) {
+            return ReadIntFields(push, kPushReadFields, m);  // under either of its names
+          });
+        case fields("Shuffle Write Metrics"):
+          return ReadIntFields(v, kShuffleWriteFields, m);
+        case fields("Input Metrics"):
+          return ReadIntFields(v, kInputFields, m);
+        case fields("Output Metrics"):
+          return ReadIntFields(v, kOutputFields, m);
+        default:
           return simdjson::SUCCESS;
-        });
       }
-      if (key == "Input Metrics") {
-        return ForEachField(v, [&](std::string_view k, ondemand::value& iv) -> error_code {
-          if (k == "Bytes Read") return ReadInt(iv, &m->input_bytes_read);
-          if (k == "Records Read") return ReadInt(iv, &m->input_records_read);
-          return simdjson::SUCCESS;
-        });
-      }
-      if (key == "Output Metrics") {
-        return ForEachField(v, [&](std::string_view k, ondemand::value& ov) -> error_code {
-          if (k == "Bytes Written") return ReadInt(ov, &m->output_bytes_written);
-          if (k == "Records Written") return ReadInt(ov, &m->output_records_written);
-          return simdjson::SUCCESS;
-        });
-      }
-      return simdjson::SUCCESS;
     });
   }
+
+  // Spark's metrics, then Databricks' additions and Spark 4's concurrent GC: all known, so that
+  // the keys after them are still where they are expected.
+  using Peaks = ExecutorMetricPeaks;
+  static constexpr auto kExecutorMetricsFields = IntFields<Peaks>({
+      {"JVMHeapMemory", &Peaks::jvm_heap_memory_bytes},
+      {"JVMOffHeapMemory", &Peaks::jvm_off_heap_memory_bytes},
+      {"OnHeapExecutionMemory", &Peaks::on_heap_execution_memory_bytes},
+      {"OffHeapExecutionMemory", &Peaks::off_heap_execution_memory_bytes},
+      {"OnHeapStorageMemory", &Peaks::on_heap_storage_memory_bytes},
+      {"OffHeapStorageMemory"},
+      {"OnHeapUnifiedMemory", &Peaks::on_heap_unified_memory_bytes},
+      {"OffHeapUnifiedMemory"},
+      {"DirectPoolMemory", &Peaks::direct_pool_memory_bytes},
+      {"MappedPoolMemory"},
+      {"NettyDirectMemory"},
+      {"JvmDirectMemory"},
+      {"SparkDirectMemoryOverLimit"},
+      {"TotalOffHeapMemory"},
+      {"ProcessTreeJVMVMemory"},
+      {"ProcessTreeJVMRSSMemory", &Peaks::process_tree_jvm_rss_memory_bytes},
+      {"ProcessTreePythonVMemory"},
+      {"ProcessTreePythonRSSMemory", &Peaks::process_tree_python_rss_memory_bytes},
+      {"ProcessTreeOtherVMemory"},
+      {"ProcessTreeOtherRSSMemory"},
+      {"MinorGCCount", &Peaks::minor_gc_count},
+      {"MinorGCTime", &Peaks::minor_gc_time_ms},
+      {"MajorGCCount", &Peaks::major_gc_count},
+      {"MajorGCTime", &Peaks::major_gc_time_ms},
+      {"TotalGCTime", &Peaks::total_gc_time_ms},
+      {"ConcurrentGCCount"},
+      {"ConcurrentGCTime"},
+  });
 
   error_code ParseExecutorMetrics(ondemand::value& value, ExecutorMetricPeaks* peaks) {
     *peaks = ExecutorMetricPeaks{};
@@ -609,29 +782,7 @@ struct EventParser::Impl {
     if (auto e = value.type().get(type)) return e;
     if (type != ondemand::json_type::object) return simdjson::SUCCESS;
     peaks->present = true;
-    return ForEachField(value, [&](std::string_view key, ondemand::value& v) -> error_code {
-      if (key == "JVMHeapMemory") return ReadInt(v, &peaks->jvm_heap_memory_bytes);
-      if (key == "JVMOffHeapMemory") return ReadInt(v, &peaks->jvm_off_heap_memory_bytes);
-      if (key == "OnHeapExecutionMemory") return ReadInt(v, &peaks->on_heap_execution_memory_bytes);
-      if (key == "OffHeapExecutionMemory") {
-        return ReadInt(v, &peaks->off_heap_execution_memory_bytes);
-      }
-      if (key == "OnHeapStorageMemory") return ReadInt(v, &peaks->on_heap_storage_memory_bytes);
-      if (key == "OnHeapUnifiedMemory") return ReadInt(v, &peaks->on_heap_unified_memory_bytes);
-      if (key == "DirectPoolMemory") return ReadInt(v, &peaks->direct_pool_memory_bytes);
-      if (key == "ProcessTreeJVMRSSMemory") {
-        return ReadInt(v, &peaks->process_tree_jvm_rss_memory_bytes);
-      }
-      if (key == "ProcessTreePythonRSSMemory") {
-        return ReadInt(v, &peaks->process_tree_python_rss_memory_bytes);
-      }
-      if (key == "MinorGCCount") return ReadInt(v, &peaks->minor_gc_count);
-      if (key == "MinorGCTime") return ReadInt(v, &peaks->minor_gc_time_ms);
-      if (key == "MajorGCCount") return ReadInt(v, &peaks->major_gc_count);
-      if (key == "MajorGCTime") return ReadInt(v, &peaks->major_gc_time_ms);
-      if (key == "TotalGCTime") return ReadInt(v, &peaks->total_gc_time_ms);
-      return simdjson::SUCCESS;
-    });
+    return ReadIntFields(value, kExecutorMetricsFields, peaks);
   }
 
   error_code ParseTaskEndReason(ondemand::value& value, TaskEndReason* reason) {
@@ -759,6 +910,10 @@ struct EventParser::Impl {
     return simdjson::SUCCESS;
   }
 
+  static constexpr KeyTable kTaskEndKeys{{
+      "Event", "Stage ID", "Stage Attempt ID", "Task Type", "Task End Reason", "Task Info",
+      "Task Executor Metrics", "Task Metrics"}};
+
   error_code TaskEnd(Object& object) {
     TaskEndEvent& event = task_end;
     event.stage_id = -1;
@@ -770,24 +925,32 @@ struct EventParser::Impl {
     event.reason = TaskEndReason{};
     event.reason.reason.clear();
     bool saw_info = false;
-    error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
-      if (key == "Stage ID") return ReadInt32(v, &event.stage_id);
-      if (key == "Stage Attempt ID") return ReadInt32(v, &event.stage_attempt);
-      if (key == "Task Type") return ReadString(v, &event.task_type, 64);
-      if (key == "Task End Reason") return ParseTaskEndReason(v, &event.reason);
-      if (key == "Task Info") {
-        saw_info = true;
-        return ParseTaskInfo(v, &event.info);
+    constexpr auto& keys = kTaskEndKeys;
+    error_code e = ForEachKnownField(object, keys, [&](int key, ondemand::value& v) -> error_code {
+      switch (key) {
+        case keys("Stage ID"):
+          return ReadInt32(v, &event.stage_id);
+        case keys("Stage Attempt ID"):
+          return ReadInt32(v, &event.stage_attempt);
+        case keys("Task Type"):
+          return ReadString(v, &event.task_type, 64);
+        case keys("Task End Reason"):
+          return ParseTaskEndReason(v, &event.reason);
+        case keys("Task Info"):
+          saw_info = true;
+          return ParseTaskInfo(v, &event.info);
+        case keys("Task Executor Metrics"):
+          return ParseExecutorMetrics(v, &event.executor_metrics);
+        case keys("Task Metrics"): {
+          ondemand::json_type type;
+          if (auto e2 = v.type().get(type)) return e2;
+          if (type != ondemand::json_type::object) return simdjson::SUCCESS;
+          event.has_metrics = true;
+          return ParseTaskMetrics(v, &event.metrics);
+        }
+        default:  // including "Event", read before
+          return simdjson::SUCCESS;
       }
-      if (key == "Task Executor Metrics") return ParseExecutorMetrics(v, &event.executor_metrics);
-      if (key == "Task Metrics") {
-        ondemand::json_type type;
-        if (auto e2 = v.type().get(type)) return e2;
-        if (type != ondemand::json_type::object) return simdjson::SUCCESS;
-        event.has_metrics = true;
-        return ParseTaskMetrics(v, &event.metrics);
-      }
-      return simdjson::SUCCESS;
     });
     if (e) return e;
     if (!saw_info) return simdjson::NO_SUCH_FIELD;
@@ -805,19 +968,26 @@ struct EventParser::Impl {
     return simdjson::SUCCESS;
   }
 
+  static constexpr KeyTable kTaskStartKeys{{"Event", "Stage ID", "Stage Attempt ID", "Task Info"}};
+
   error_code TaskStart(Object& object) {
     TaskStartEvent& event = task_start;
     event.stage_id = -1;
     event.stage_attempt = 0;
     bool saw_info = false;
-    error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
-      if (key == "Stage ID") return ReadInt32(v, &event.stage_id);
-      if (key == "Stage Attempt ID") return ReadInt32(v, &event.stage_attempt);
-      if (key == "Task Info") {
-        saw_info = true;
-        return ParseTaskInfo(v, &event.info);
+    constexpr auto& keys = kTaskStartKeys;
+    error_code e = ForEachKnownField(object, keys, [&](int key, ondemand::value& v) -> error_code {
+      switch (key) {
+        case keys("Stage ID"):
+          return ReadInt32(v, &event.stage_id);
+        case keys("Stage Attempt ID"):
+          return ReadInt32(v, &event.stage_attempt);
+        case keys("Task Info"):
+          saw_info = true;
+          return ParseTaskInfo(v, &event.info);
+        default:  // including "Event", read before
+          return simdjson::SUCCESS;
       }
-      return simdjson::SUCCESS;
     });
     if (e) return e;
     if (!saw_info) return simdjson::NO_SUCH_FIELD;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace sparkprof::eventlog {
@@ -121,6 +122,33 @@ TEST(EventParser, EscapedKeysAndStringsReadAsTheirText) {
   EXPECT_EQ(e.info.locality, TaskLocality::kNodeLocal);
   EXPECT_EQ(e.metrics.shuffle_bytes_written, 468);
   EXPECT_EQ(e.metrics.shuffle_records_written, 12);
+}
+
+// Keys are matched in Spark's order first: keys out of that order, unknown keys, keys that
+// extend or cut a known one, and a repeated key (the last one counts) read as they always did.
+TEST(EventParser, KeysInAnyOrderReadAsTheirName) {
+  const std::string shuffled =
+      R"({"Stage Attempt ID":1,"Task Metrics":{"Executor Run Time":158,"Shuffle Write Metrics":)"
+      R"({"Shuffle Records Written":12,"Shuffle Bytes Written":468},"Executor Deserialize Time":277,)"
+      R"("Executor Run Times":1,"Executor Run Tim":2,"Executor CPU Time":75295000},)"
+      R"("Task Info":{"Killed":false,"Finish Time":1642039496888,"Task IDs":99,"Task I":98,)"
+      R"("Launch Time":1642039496427,"Host":"h1","Task ID":5,"Index":6,"Task ID":6},)"
+      R"("Event":"SparkListenerTaskEnd","Task End Reason":{"Reason":"Success"},"Stage ID":3,)"
+      R"("Task Executor Metrics":{"TotalGCTime":473,"SomeNewMemory":1,"JVMHeapMemory":319351248}})";
+  RecordingSink sink;
+  EventParser parser(sink);
+  ASSERT_TRUE(Parse(parser, kTaskEnd35).ok());
+  ASSERT_TRUE(Parse(parser, shuffled).ok()) << shuffled;
+  ASSERT_EQ(sink.task_ends.size(), 2u);
+  auto read = [](const TaskEndEvent& e) {
+    return std::tuple(e.stage_id, e.stage_attempt, e.info.task_id, e.info.index, e.info.host,
+                      e.info.launch_time_ms, e.info.finish_time_ms, e.metrics.executor_run_time_ms,
+                      e.metrics.executor_deserialize_time_ms, e.metrics.executor_cpu_time_ns,
+                      e.metrics.shuffle_bytes_written, e.metrics.shuffle_records_written,
+                      e.executor_metrics.jvm_heap_memory_bytes,
+                      e.executor_metrics.total_gc_time_ms);
+  };
+  EXPECT_EQ(read(sink.task_ends[1]), read(sink.task_ends[0]));
 }
 
 // Photon: a task's peak is the sum of its "peak memory usage" updates, whatever the order of
