@@ -450,10 +450,18 @@ RunCost ComputeCost(const model::ApplicationModel& model, const CostOptions& opt
         }
         points.emplace_back(key, scenario);
       }
-      // The points are independent replays: simulated on all cores, kept in key order.
+      // The points are independent replays: simulated on all cores, kept in key order. Handed
+      // out by instance size, then count: the points of one size run one after another and
+      // share their tasks' memory rescaled for that size (the simulator keeps the last one).
+      std::vector<size_t> order(points.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return points[a].first.second < points[b].first.second;
+      });
       std::vector<whatif::Prediction> simulated(points.size());
-      ParallelFor(points.size(), ThreadsOrAvailable(options.threads),
-                  [&](size_t i) { simulated[i] = simulator.Simulate(points[i].second); });
+      ParallelFor(points.size(), ThreadsOrAvailable(options.threads), [&](size_t i) {
+        simulated[order[i]] = simulator.Simulate(points[order[i]].second);
+      });
       std::map<std::pair<int32_t, int32_t>, whatif::Prediction> predicted;
       for (size_t i = 0; i < points.size(); ++i) {
         predicted.emplace(points[i].first, std::move(simulated[i]));

@@ -10,6 +10,8 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <queue>
 #include <set>
 #include <unordered_map>
@@ -742,6 +744,8 @@ RunResult Replay(const std::vector<Unit>& units, const std::vector<JobInfo>& job
       }
       ++state.next_task;
       ++state.running;
+      // The unit's next task is read at the next dispatch: fetch it now (tasks are 96 bytes).
+      if (state.next_task < unit.tasks.size()) __builtin_prefetch(&unit.tasks[state.next_task]);
       if (state.next_task == unit.tasks.size()) {
         ready.erase(first);
         std::vector<uint64_t>().swap(warmed[u]);
@@ -1056,6 +1060,16 @@ struct Simulator::Prepared {
   RunResult baseline;
   bool local_mode = false;
   MemoryRelation memory;
+  // The units with their tasks' memory rescaled, for the last (heap, slots, new slots) asked:
+  // the cost frontier simulates several executor counts of one instance type in a row.
+  struct Rescaled {
+    int64_t heap_mb = -1;
+    int32_t slots = 0;
+    int32_t new_slots = 0;
+    std::shared_ptr<const std::vector<Unit>> units;
+  };
+  mutable std::mutex rescaled_mutex;
+  mutable Rescaled rescaled;
 };
 
 Simulator::Simulator(Simulator&&) noexcept = default;
@@ -1536,12 +1550,14 @@ Prediction Simulator::Simulate(const Scenario& scenario) const {
                         std::to_string(had) + ")");
   }
 
-  // The units as the scenario changes them: the prepared ones until a change needs its own.
+  // The units as the scenario changes them: the prepared ones (or shared rescaled ones) until a
+  // change needs its own.
   const std::vector<Unit>* shaped = &units;
+  std::shared_ptr<const std::vector<Unit>> shared_units;
   std::vector<Unit> own_units;
   auto writable = [&]() -> std::vector<Unit>& {
     if (shaped != &own_units) {
-      own_units = units;
+      own_units = *shaped;
       shaped = &own_units;
     }
     return own_units;
@@ -1633,8 +1649,25 @@ Prediction Simulator::Simulate(const Scenario& scenario) const {
       (scenario.cores_per_executor > 0 && new_slots_per_executor != slots_per_executor);
   if (rescale_memory) {
     const MemoryChange change(memory, new_heap_mb, slots_per_executor, new_slots_per_executor);
-    for (Unit& unit : writable()) {
-      for (Work& w : unit.tasks) RescaleMemory(w, memory, change);
+    auto rescale = [&](std::vector<Unit>& rescaled) {
+      for (Unit& unit : rescaled) {
+        for (Work& w : unit.tasks) RescaleMemory(w, memory, change);
+      }
+    };
+    if (shaped == &units) {
+      // Rescaled alike for every scenario with this heap and these slots: shared.
+      std::lock_guard<std::mutex> lock(r.rescaled_mutex);
+      Prepared::Rescaled& last = r.rescaled;
+      if (last.units == nullptr || last.heap_mb != new_heap_mb ||
+          last.slots != slots_per_executor || last.new_slots != new_slots_per_executor) {
+        auto rescaled = std::make_shared<std::vector<Unit>>(units);
+        rescale(*rescaled);
+        last = {new_heap_mb, slots_per_executor, new_slots_per_executor, std::move(rescaled)};
+      }
+      shared_units = last.units;
+      shaped = shared_units.get();
+    } else {
+      rescale(writable());
     }
     if (scenario.executor_memory_mb > 0) {
       p.changes.push_back("spark.executor.memory=" + std::to_string(new_heap_mb) + "m (was " +
