@@ -52,7 +52,7 @@ struct Outcome {
   ReadReport report;
 };
 
-Outcome ReadWith(const std::string& text, int threads) {
+Outcome ReadWith(const std::string& text, int threads, LineReaderOptions lines = {}) {
   TraceSink sink;
   source::ApplicationLog log;
   log.name = "app";
@@ -64,15 +64,16 @@ Outcome ReadWith(const std::string& text, int threads) {
   log.parts.push_back(part);
   ReaderOptions options;
   options.threads = threads;
+  options.lines = lines;
   ReadReport report = ReadApplicationLog(log, sink, options);
   return {sink.trace, report};
 }
 
-void ExpectSameAsOneThread(const std::string& text) {
-  const Outcome one = ReadWith(text, 1);
+void ExpectSameAsOneThread(const std::string& text, LineReaderOptions lines = {}) {
+  const Outcome one = ReadWith(text, 1, lines);
   for (int threads : {2, 3}) {
     SCOPED_TRACE(threads);
-    const Outcome many = ReadWith(text, threads);
+    const Outcome many = ReadWith(text, threads, lines);
     EXPECT_EQ(many.trace, one.trace);
     EXPECT_EQ(many.report.lines, one.report.lines);
     EXPECT_EQ(many.report.events, one.report.events);
@@ -118,6 +119,33 @@ TEST(ParallelLineParser, PhotonPlanInTheFirstLinesAndAPlanParsedInOrder) {
   text += SqlStart(2, "Photon", 70 << 10);
   for (int i = 2000; i < 2100; ++i) text += TaskEnd(i);
   ExpectSameAsOneThread(text);
+}
+
+// Batches keep the line reader's buffers: lines across their ends, one as long as the limit, one
+// past it and a cut last line come out as on one thread.
+TEST(ParallelLineParser, SmallReadBuffersLinesAtAndPastTheLimitAndACutLastLine) {
+  LineReaderOptions lines;
+  lines.initial_buffer_bytes = 4096;
+  lines.max_line_bytes = 8192;
+  std::string text = R"({"Event":"SparkListenerLogStart","Spark Version":"3.5.1"})" "\n";
+  int id = 0;
+  for (int i = 0; i < 400; ++i) {
+    text += TaskEnd(id++);
+    if (i == 100) {
+      std::string at_limit = SqlStart(1, "Photon", 8192);
+      at_limit = at_limit.substr(0, at_limit.size() - 1);  // without its newline
+      const size_t cut = at_limit.find(std::string(100, 'p'));
+      at_limit.erase(cut, at_limit.size() - 8192);  // exactly max_line_bytes
+      text += at_limit + "\n";
+    }
+    if (i == 200) text += SqlStart(2, "WholeStageCodegen", 9000);  // past the limit: skipped
+  }
+  text += TaskEnd(id++).substr(0, 300);  // cut last line, no newline
+  const Outcome one = ReadWith(text, 1, lines);
+  EXPECT_NE(one.trace.find("sql 1 1\n"), std::string::npos);  // the line at the limit is read
+  EXPECT_EQ(one.trace.find("sql 2"), std::string::npos);
+  EXPECT_EQ(one.report.bad_line_count, 2);
+  ExpectSameAsOneThread(text, lines);
 }
 
 TEST(ParallelLineParser, GarbageBeforeAnyEventIsGivenUpAtTheSameLine) {
