@@ -461,12 +461,17 @@ class TaskEnds {
   size_t size() const { return size_; }
   void push(int64_t at, size_t unit, size_t executor) {
     const uint64_t key = Key(at);
-    const int level = LevelOf(key);
-    const int digit = static_cast<int>((key >> (kDigitBits * level)) & kDigitMask);
-    buckets_[level][digit].push_back(
-        {key, (static_cast<uint64_t>(unit) << 32) | static_cast<uint32_t>(executor)});
-    occupied_[level] |= uint64_t{1} << digit;
-    levels_ |= 1u << level;
+    uint32_t node = free_;
+    if (node != kEnd) {
+      free_ = nodes_[node].next;
+    } else {
+      node = static_cast<uint32_t>(nodes_.size());
+      nodes_.emplace_back();
+    }
+    nodes_[node].key = key;
+    nodes_[node].unit = static_cast<uint32_t>(unit);
+    nodes_[node].executor = static_cast<uint32_t>(executor);
+    Link(node, LevelOf(key));
     if (least_known_) least_ = std::min(least_, key);
     ++size_;
   }
@@ -475,57 +480,64 @@ class TaskEnds {
     if (!least_known_) {
       least_known_ = true;
       least_ = kNone;
-      for (const Item& item : LowestBucket()) least_ = std::min(least_, item.key);
+      for (uint32_t n = LowestBucket(); n != kEnd; n = nodes_[n].next) {
+        least_ = std::min(least_, nodes_[n].key);
+      }
     }
     return static_cast<int64_t>(least_ ^ kSignBit);
   }
   // Takes the earliest end (not empty).
   TaskEnd pop() {
     if (occupied_[0] == 0) {
-      std::vector<Item>& from = LowestBucket();
+      const int level = __builtin_ctz(levels_);
+      const int digit = __builtin_ctzll(occupied_[level]);
+      uint32_t n = heads_[level][digit];
       if (!least_known_) {
         least_ = kNone;
-        for (const Item& item : from) least_ = std::min(least_, item.key);
+        for (uint32_t m = n; m != kEnd; m = nodes_[m].next) {
+          least_ = std::min(least_, nodes_[m].key);
+        }
       }
       last_ = least_;
-      const int level = __builtin_ctz(levels_);
+      heads_[level][digit] = kEnd;
       occupied_[level] &= occupied_[level] - 1;
       if (occupied_[level] == 0) levels_ &= ~(1u << level);
-      for (const Item& item : from) {
-        const int to = LevelOf(item.key);
-        const int digit = static_cast<int>((item.key >> (kDigitBits * to)) & kDigitMask);
-        buckets_[to][digit].push_back(item);
-        occupied_[to] |= uint64_t{1} << digit;
-        levels_ |= 1u << to;
+      while (n != kEnd) {
+        const uint32_t next = nodes_[n].next;
+        Link(n, LevelOf(nodes_[n].key));
+        n = next;
       }
-      from.clear();
     }
     const int digit = __builtin_ctzll(occupied_[0]);
-    std::vector<Item>& bucket = buckets_[0][digit];
-    const Item item = bucket.back();
-    bucket.pop_back();
-    if (bucket.empty()) {
+    const uint32_t n = heads_[0][digit];
+    const Node node = nodes_[n];
+    heads_[0][digit] = node.next;
+    if (node.next == kEnd) {
       occupied_[0] &= occupied_[0] - 1;
       if (occupied_[0] == 0) levels_ &= ~1u;
     }
-    last_ = item.key;
+    nodes_[n].next = free_;
+    free_ = n;
+    last_ = node.key;
     --size_;
     least_known_ = occupied_[0] != 0 || size_ == 0;
     least_ = occupied_[0] != 0 ? (last_ & ~kDigitMask) | static_cast<uint64_t>(
                                      __builtin_ctzll(occupied_[0]))
                                : kNone;
-    return {static_cast<int64_t>(item.key ^ kSignBit), static_cast<size_t>(item.payload >> 32),
-            static_cast<size_t>(static_cast<uint32_t>(item.payload))};
+    return {static_cast<int64_t>(node.key ^ kSignBit), node.unit, node.executor};
   }
 
  private:
-  struct Item {
-    uint64_t key;      // the time, sign bit flipped: orders as the time does
-    uint64_t payload;  // unit << 32 | executor
+  struct Node {
+    uint64_t key;  // the time, sign bit flipped: orders as the time does
+    uint32_t unit;
+    uint32_t executor;
+    uint32_t next;  // the next end in its bucket (or on the free list)
   };
   static constexpr int kDigitBits = 6;
   static constexpr uint64_t kDigitMask = 63;
   static constexpr int kLevels = 11;  // 66 bits
+  static constexpr uint32_t kEnd = std::numeric_limits<uint32_t>::max();
   static constexpr uint64_t kSignBit = uint64_t{1} << 63;
   static constexpr uint64_t kNone = std::numeric_limits<uint64_t>::max();
   static uint64_t Key(int64_t at) { return static_cast<uint64_t>(at) ^ kSignBit; }
@@ -533,19 +545,32 @@ class TaskEnds {
     const uint64_t differ = key ^ last_;
     return differ == 0 ? 0 : (63 - __builtin_clzll(differ)) / kDigitBits;
   }
-  // The lowest non-empty bucket of the lowest non-empty level above 0 (level 0 empty, not all).
-  std::vector<Item>& LowestBucket() {
-    if (occupied_[0] != 0) return buckets_[0][__builtin_ctzll(occupied_[0])];
-    const int level = __builtin_ctz(levels_);
-    return buckets_[level][__builtin_ctzll(occupied_[level])];
+  void Link(uint32_t node, int level) {
+    const int digit = static_cast<int>((nodes_[node].key >> (kDigitBits * level)) & kDigitMask);
+    nodes_[node].next = heads_[level][digit];
+    heads_[level][digit] = node;
+    occupied_[level] |= uint64_t{1} << digit;
+    levels_ |= 1u << level;
   }
-  std::array<std::array<std::vector<Item>, 64>, kLevels> buckets_;
+  // The first end of the lowest non-empty bucket of the lowest non-empty level (not empty).
+  uint32_t LowestBucket() const {
+    const int level = __builtin_ctz(levels_);
+    return heads_[level][__builtin_ctzll(occupied_[level])];
+  }
+  std::vector<Node> nodes_;
+  uint32_t free_ = kEnd;  // the free list of nodes_
+  std::array<std::array<uint32_t, 64>, kLevels> heads_ = MakeHeads();
   std::array<uint64_t, kLevels> occupied_{};  // per level, its non-empty buckets
   uint32_t levels_ = 0;                        // the levels with a non-empty bucket
   uint64_t last_ = 0;                          // the last end popped (no end is earlier)
   uint64_t least_ = kNone;                     // the earliest end, when least_known_
   bool least_known_ = true;
   size_t size_ = 0;
+  static std::array<std::array<uint32_t, 64>, kLevels> MakeHeads() {
+    std::array<std::array<uint32_t, 64>, kLevels> heads;
+    for (auto& level : heads) level.fill(kEnd);
+    return heads;
+  }
 };
 
 // A min-heap with four children a node: half the levels of a binary heap (the replay's events
