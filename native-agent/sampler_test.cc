@@ -124,7 +124,12 @@ TEST(SamplerTest, WallModeSignalsSleepingThreads) {
   ThreadState* state = registry.Add(std::make_unique<ThreadState>(Tid(), 256, 8));
   BindCurrentThread(state);
   EnableSampling(true);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // 10 samples of a 5 ms clock take 50 ms on an idle machine; a loaded one may hold back the
+  // sampler thread for a while, so the sleep goes on (in 50 ms naps) until they are there.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (state->ring.Size() < 10u && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   sampler.Stop();
   BindCurrentThread(nullptr);
   EXPECT_GE(state->ring.Size(), 10u);
