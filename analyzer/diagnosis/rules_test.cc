@@ -474,7 +474,9 @@ TEST(SharedLogs, IdleExecutorsNeverRecommendsMoreExecutorsThanTheRunHad) {
   EXPECT_LE(EvidenceValue(*idle[0], "p95_running_tasks"), EvidenceValue(*idle[0], "peak_slots"));
   EXPECT_EQ(EvidenceValue(*idle[0], "peak_executors"), 8);
   for (const Recommendation& r : idle[0]->recommendations) {
-    if (r.config_key == "spark.dynamicAllocation.maxExecutors") EXPECT_LE(std::stoi(r.value), 8);
+    if (r.config_key == "spark.dynamicAllocation.maxExecutors") {
+      EXPECT_LE(std::stoi(r.value), 8);
+    }
   }
 }
 
