@@ -15,7 +15,9 @@ TEST(ParallelTest, AvailableCpusIsPositiveAndWithinTheMachine) {
   const int cpus = AvailableCpus();
   EXPECT_GE(cpus, 1);
   const unsigned hardware = std::thread::hardware_concurrency();
-  if (hardware > 0) EXPECT_LE(cpus, static_cast<int>(hardware));
+  if (hardware > 0) {
+    EXPECT_LE(cpus, static_cast<int>(hardware));
+  }
   EXPECT_EQ(ThreadsOrAvailable(0), cpus);
   EXPECT_EQ(ThreadsOrAvailable(3), 3);
 }

@@ -180,7 +180,9 @@ TEST(HttpExposerTest, DeadlineCoversTheWholeRequest) {
     EXPECT_TRUE(IsOkScrape(Exchange(served.port, kScrape)));
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
   }
-  if (!cut_off) EXPECT_EQ(ReadAll(dripping), "");  // closed without an answer
+  if (!cut_off) {  // closed without an answer
+    EXPECT_EQ(ReadAll(dripping), "");
+  }
   // 20 bytes at 300 ms would take 6 s: the 1 s deadline ended it well before (generous bound).
   EXPECT_LT(SecondsSince(start), 5.5);
   close(dripping);

@@ -134,8 +134,12 @@ TEST(SharedEventLogs, FiguresMatchFacts) {
     // Application.
     // Without a usable ApplicationStart the reference reports no id/name; sparkprof falls back
     // to spark.app.id / spark.app.name from the environment, which is more useful.
-    if (!Str(fact, "app_id").empty()) EXPECT_EQ(a.model.app_id, Str(fact, "app_id"));
-    if (!Str(fact, "app_name").empty()) EXPECT_EQ(a.model.app_name, Str(fact, "app_name"));
+    if (!Str(fact, "app_id").empty()) {
+      EXPECT_EQ(a.model.app_id, Str(fact, "app_id"));
+    }
+    if (!Str(fact, "app_name").empty()) {
+      EXPECT_EQ(a.model.app_name, Str(fact, "app_name"));
+    }
     std::string version = Str(fact, "spark_version");
     if (version.rfind("DBR ", 0) == 0) version = version.substr(4);
     EXPECT_EQ(a.model.spark_version, version);
