@@ -235,17 +235,25 @@ void SortByTime(std::vector<SlotChange>& changes) {
 // A stage's per-executor warm-up: its first task on each executor against the median of the
 // tasks that were not first (at least 3 of them). The median excess is taken off those first
 // tasks (at most each one's own excess) and returned; 0 when the run cannot show it.
-int64_t TakeWarmup(std::vector<Work>& tasks, const std::vector<uint32_t>& executors) {
+// `seen` is scratch, an entry per executor (string table index; the last for none), `stamp` this
+// call's own mark in it (a stamp per call instead of a set or a cleared array).
+int64_t TakeWarmup(std::vector<Work>& tasks, const std::vector<uint32_t>& executors,
+                   std::vector<uint32_t>& seen, uint32_t stamp) {
   std::vector<size_t> order(tasks.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+  auto earlier = [&](size_t a, size_t b) {
     return tasks[a].real_launch_ms < tasks[b].real_launch_ms;
-  });
-  std::set<uint32_t> seen;
+  };
+  // Usually in launch order already.
+  if (!std::is_sorted(order.begin(), order.end(), earlier)) {
+    std::stable_sort(order.begin(), order.end(), earlier);
+  }
   std::vector<size_t> firsts;
   std::vector<int64_t> others;
   for (size_t i : order) {
-    if (seen.insert(executors[i]).second) {
+    uint32_t& mark = seen[std::min<size_t>(executors[i], seen.size() - 1)];
+    if (mark != stamp) {
+      mark = stamp;
       firsts.push_back(i);
     } else {
       others.push_back(tasks[i].duration_ms);
@@ -732,6 +740,12 @@ RunResult Replay(const std::vector<Unit>& units, const std::vector<JobInfo>& job
 
   auto dispatch = [&](int64_t now) {
     while (!ready.empty()) {
+      // The executor with a free slot that arrived first (Spark offers resources round-robin;
+      // for wall time only the count of free slots matters). None free: nothing to do until a
+      // slot frees, which is an event of its own that dispatches again (and sees the held tasks
+      // then); a task end's slot is not free until the dispatch gap has passed.
+      const size_t executor = free_executors.First(executors.size());
+      if (executor == executors.size()) return;
       // The first ready unit (FIFO) whose next task is not held back by the run's locality wait.
       auto first = ready.begin();
       for (; first != ready.end(); ++first) {
@@ -749,10 +763,6 @@ RunResult Replay(const std::vector<Unit>& units, const std::vector<JobInfo>& job
         }
       }
       if (first == ready.end()) return;
-      // The executor with a free slot that arrived first (Spark offers resources round-robin;
-      // for wall time only the count of free slots matters).
-      const size_t executor = free_executors.First(executors.size());
-      if (executor == executors.size()) return;
       const size_t u = std::get<3>(*first);
       const Unit& unit = units[u];
       UnitState& state = states[u];
@@ -1118,7 +1128,9 @@ Simulator::Simulator(const model::ApplicationModel& m) {
     if (!t.ended() || t.executor == model::kNone || t.launch_time_ms < 0) continue;
     launched_on[t.executor].push_back({t.launch_time_ms, i});
   }
-  for (auto& list : launched_on) std::sort(list.begin(), list.end());
+  for (auto& list : launched_on) {
+    if (!std::is_sorted(list.begin(), list.end())) std::sort(list.begin(), list.end());
+  }
   // The most tasks at once on `list`'s executor, whose tasks held their slots to `ends` (sorted):
   // launches against ends in time order, an end first at one instant; with `gaps`, also each
   // launch's wait since the earliest end not yet reused (when it reused one).
@@ -1239,6 +1251,7 @@ Simulator::Simulator(const model::ApplicationModel& m) {
   }
   // Units: stage attempts with ended tasks.
   std::vector<Unit>& units = r.units;
+  std::vector<uint32_t> warmup_seen(m.strings.size() + 1, 0);
   for (const auto& [key, stage] : m.stages) {
     auto [begin, end] = m.TasksOf(stage);
     Unit unit;
@@ -1276,7 +1289,8 @@ Simulator::Simulator(const model::ApplicationModel& m) {
       if (t.has_metrics && t.metrics.shuffle_bytes_read() > 0) unit.shuffle_read = true;
     }
     if (unit.tasks.empty()) continue;
-    unit.warmup_ms = TakeWarmup(unit.tasks, task_executors);
+    const auto stamp = static_cast<uint32_t>(units.size() + 1);  // a new one per unit
+    unit.warmup_ms = TakeWarmup(unit.tasks, task_executors, warmup_seen, stamp);
     unit.real_submit = first;
     unit.real_end = last;
     units.push_back(std::move(unit));
