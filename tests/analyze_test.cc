@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -269,6 +270,14 @@ TEST_F(AnalyzeTest, MultiGigabyteLineIsSkippedWithBoundedMemory) {
   EXPECT_EQ(report.bad_lines[0].byte_offset, first.size() + 1);
   EXPECT_NE(report.bad_lines[0].error.find("exceeds the limit"), std::string::npos);
   EXPECT_TRUE(builder.Finish().complete);
+}
+
+TEST_F(AnalyzeTest, TaskReservationFromAHostileSizeIsCapped) {
+  // Analyze() reserves from the input's size; a size that claims billions of tasks gets the cap.
+  model::ModelBuilder builder;
+  builder.ReserveTaskAttempts(SIZE_MAX);
+  EXPECT_EQ(builder.model().tasks.capacity(), model::ModelBuilder::kMaxReservedTaskAttempts);
+  EXPECT_TRUE(builder.model().tasks.empty());
 }
 
 TEST_F(AnalyzeTest, NothingAnalysableExitsTwo) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <new>
 #include <numeric>
 
 #include "analyzer/eventlog/event_parser.h"
@@ -138,6 +139,14 @@ const Executor* ApplicationModel::FindExecutor(std::string_view executor_id) con
 }
 
 ModelBuilder::ModelBuilder() = default;
+
+void ModelBuilder::ReserveTaskAttempts(size_t expected) {
+  try {
+    model_.tasks.reserve(std::min(expected, kMaxReservedTaskAttempts));
+  } catch (const std::bad_alloc&) {
+    // A hint only: the vector grows as it would have.
+  }
+}
 
 void ModelBuilder::SeeTime(int64_t timestamp_ms) {
   if (timestamp_ms <= 0) return;

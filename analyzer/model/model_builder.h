@@ -3,6 +3,7 @@
 // logs), stage retries, duplicate events and events for stages it never saw submitted.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string_view>
 #include <unordered_map>
@@ -15,6 +16,13 @@ namespace sparkprof::model {
 class ModelBuilder final : public eventlog::EventSink {
  public:
   ModelBuilder();
+
+  // Room for about `expected` task attempts (at most kMaxReservedTaskAttempts, <= 61 MB of
+  // address space), so that the task vector is allocated once instead of grown by doubling: each
+  // growth copies it into fresh pages. An over-estimate costs address space only (pages never
+  // written are never faulted in); a reservation that cannot be had is skipped.
+  static constexpr size_t kMaxReservedTaskAttempts = size_t{1} << 18;
+  void ReserveTaskAttempts(size_t expected);
 
   void OnLogStart(const eventlog::LogStartEvent& event) override;
   void OnDatabricksMetadata(const eventlog::DatabricksMetadataEvent& event) override;
