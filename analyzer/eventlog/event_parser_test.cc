@@ -129,7 +129,8 @@ TEST(EventParser, EscapedKeysAndStringsReadAsTheirText) {
 TEST(EventParser, KeysInAnyOrderReadAsTheirName) {
   const std::string shuffled =
       R"({"Stage Attempt ID":1,"Task Metrics":{"Executor Run Time":158,"Shuffle Write Metrics":)"
-      R"({"Shuffle Records Written":12,"Shuffle Bytes Written":468},"Executor Deserialize Time":277,)"
+      R"({"Shuffle Records Written":12,"Shuffle Bytes Written":468},)"
+      R"("Executor Deserialize Time":277,)"
       R"("Executor Run Times":1,"Executor Run Tim":2,"Executor CPU Time":75295000},)"
       R"("Task Info":{"Killed":false,"Finish Time":1642039496888,"Task IDs":99,"Task I":98,)"
       R"("Launch Time":1642039496427,"Host":"h1","Task ID":5,"Index":6,"Task ID":6},)"
