@@ -41,8 +41,10 @@ TEST(ParallelTest, UsesSeveralThreadsWhenAsked) {
     int seen = most.load();
     while (now > seen && !most.compare_exchange_weak(seen, now)) {
     }
-    // Wait (bounded) for the other item so both are seen inside at once.
-    for (int spin = 0; spin < 2000 && most.load() < 2; ++spin) {
+    // Wait (bounded: 30 s, a loaded machine may start the other thread late) for the other
+    // item so both are seen inside at once.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (most.load() < 2 && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     --inside;

@@ -191,9 +191,19 @@ TEST(IngestQueueTest, ManyProducersFloodingWhileItStopsNeitherDeadlockNorLeak) {
         }
       });
     }
+    // The flood runs a while (and at least until something was queued: a loaded machine may
+    // start the producers late), stops mid-flood as at JVM exit, and goes on until offers were
+    // refused as stopped -- each wait bounded, none a fixed guess at the scheduler.
+    auto wait_for = [](const std::atomic<uint64_t>& count) {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      while (count.load() == 0 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(milliseconds(5));
+      }
+    };
     std::this_thread::sleep_for(milliseconds(300));
-    queue->Stop();  // mid-flood, as at JVM exit
-    std::this_thread::sleep_for(milliseconds(50));
+    wait_for(queued);
+    queue->Stop();
+    wait_for(stopped);
     go = false;
     for (auto& producer : producers) producer.join();
     EXPECT_GT(queued.load(), 0u);
