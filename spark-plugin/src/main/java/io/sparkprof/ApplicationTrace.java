@@ -77,6 +77,12 @@ final class ApplicationTrace extends SparkListener {
     "resource_wait", "driver_only", "compute", "shuffle", "gc", "io_write", "idle_slots"
   };
 
+  /**
+   * Reads the driver's JSON, shared: a mapper never reconfigured is thread-safe, and a new one per
+   * export would build its caches again each time.
+   */
+  private static final ObjectMapper JSON = new ObjectMapper();
+
   private final SparkProfConfig config;
   private final Map<Integer, String> jobParents = new ConcurrentHashMap<>();
   /** Jobs that ended and wait for the next live export (at most maxSpans of them). */
@@ -245,7 +251,7 @@ final class ApplicationTrace extends SparkListener {
         for (int i = 0; i < jobIds.length; i++) jobIds[i] = ids.get(i);
         String json = NativeAggregator.endedJobsJson(jobIds);
         if (json == null || json.isEmpty()) return;  // finished: the report has them
-        JsonNode live = new ObjectMapper().readTree(json);
+        JsonNode live = JSON.readTree(json);
         JsonNode application = live.path("application");
         long applicationStartMs = application.path("start_ms").asLong(-1);
         Map<Integer, List<JsonNode>> stagesByJob = stagesByJob(live.path("stages"));
@@ -297,7 +303,7 @@ final class ApplicationTrace extends SparkListener {
     long started = System.nanoTime();
     OpenTelemetrySdk sdk = t.built.sdk;
     try {
-      JsonNode report = new ObjectMapper().readTree(reportJson);
+      JsonNode report = JSON.readTree(reportJson);
       Emitted emitted;
       synchronized (lock) {
         ended = true;
