@@ -302,10 +302,9 @@ class KeyTable {
   }
 
   consteval int operator()(std::string_view name) const {
-    for (size_t i = 0; i < N; ++i) {
-      if (keys_[i].name == name) return static_cast<int>(i);
-    }
-    throw "the key is not in this KeyTable";
+    const int index = Find(name);
+    if (index < 0) throw "the key is not in this KeyTable";
+    return index;
   }
 
   // Whether the key whose text starts at `raw` (just after its opening quote) is keys_[index]
@@ -323,7 +322,7 @@ class KeyTable {
   }
 
   // The index of an unescaped key, or -1.
-  int Find(std::string_view name) const {
+  constexpr int Find(std::string_view name) const {
     for (size_t i = 0; i < N; ++i) {
       if (keys_[i].name == name) return static_cast<int>(i);
     }
