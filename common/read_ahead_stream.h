@@ -3,10 +3,15 @@
 // `buffers` x `buffer_bytes` are read ahead. Serves exactly the inner stream's bytes, then its
 // end or its error, in order; input_offset() is the inner stream's offset after the bytes served
 // so far were read.
+//
+// The bytes come out either copied (Read) or as the buffers they were read into (NextChunk),
+// which a consumer may keep -- a line splitter hands lines in them to parser threads -- while
+// the stream reads on into other buffers.
 #pragma once
 
 #include <cstddef>
 #include <memory>
+#include <vector>
 
 #include "common/input_stream.h"
 
@@ -14,12 +19,31 @@ namespace sparkprof {
 
 inline constexpr size_t kReadAheadBufferBytes = 256 << 10;
 inline constexpr size_t kReadAheadBuffers = 3;
+// Readable bytes after every chunk's end (a JSON parser's read-ahead: simdjson needs 64).
+inline constexpr size_t kReadAheadPaddingBytes = 64;
+
+// Bytes read ahead, handed over without a copy: [data(), data() + size) of `bytes`, followed by
+// at least kReadAheadPaddingBytes readable bytes (of no particular value). The stream writes into
+// the buffer again only once nobody else holds `bytes`.
+struct ReadAheadChunk {
+  std::shared_ptr<const std::vector<char>> bytes;
+  size_t size = 0;            // 0: the stream ended (status ok) or failed (status)
+  Status status;              // the error after the bytes served so far
+  uint64_t input_offset = 0;  // the inner stream's offset after these bytes were read
+};
+
+class ReadAheadStream : public InputStream {
+ public:
+  // The next bytes Read() would serve, as the buffer they are in; then, for good, an empty
+  // chunk with the end or the error. A stream is read with Read() or with NextChunk(), not both.
+  virtual ReadAheadChunk NextChunk() = 0;
+};
 
 // `inner` must outlive the returned stream and is read only by its thread until the stream is
 // destroyed (which stops and joins the thread). Where no thread can be started, the returned
 // stream reads `inner` directly.
-std::unique_ptr<InputStream> MakeReadAheadStream(InputStream& inner,
-                                                 size_t buffer_bytes = kReadAheadBufferBytes,
-                                                 size_t buffers = kReadAheadBuffers);
+std::unique_ptr<ReadAheadStream> MakeReadAheadStream(InputStream& inner,
+                                                     size_t buffer_bytes = kReadAheadBufferBytes,
+                                                     size_t buffers = kReadAheadBuffers);
 
 }  // namespace sparkprof

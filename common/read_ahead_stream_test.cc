@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
+#include <vector>
 
 namespace sparkprof {
 namespace {
@@ -99,6 +101,40 @@ TEST(ReadAheadStreamTest, StopsCleanlyWhenTheReaderGivesUpEarly) {
     EXPECT_EQ(std::string(buffer, *got), bytes.substr(0, *got));
   }  // destroyed with most of the stream unread: the thread stops
   SUCCEED();
+}
+
+// NextChunk hands over the buffers themselves: kept chunks stay as they were while the stream
+// reads on (into other buffers), and released ones are filled again (memory stays bounded).
+TEST(ReadAheadStreamTest, ChunksAreTheBuffersAndKeptOnesAreNotOverwritten) {
+  const std::string bytes = Pattern(300'001);
+  for (bool keep : {true, false}) {
+    ChunkedStream inner(bytes, 1000, Corrupt("bad block"));
+    auto ahead = MakeReadAheadStream(inner, 4096, 3);
+    std::vector<ReadAheadChunk> kept;
+    std::set<const char*> buffers;
+    std::string served;
+    while (true) {
+      ReadAheadChunk chunk = ahead->NextChunk();
+      if (chunk.size == 0) {
+        EXPECT_EQ(chunk.status.message(), "bad block");
+        EXPECT_EQ(ahead->NextChunk().status.message(), "bad block");  // for good
+        break;
+      }
+      ASSERT_GE(chunk.bytes->size(), chunk.size + kReadAheadPaddingBytes);
+      served.append(chunk.bytes->data(), chunk.size);
+      buffers.insert(chunk.bytes->data());
+      if (keep) kept.push_back(std::move(chunk));
+    }
+    EXPECT_EQ(served, bytes);
+    std::string again;
+    for (const ReadAheadChunk& chunk : kept) again.append(chunk.bytes->data(), chunk.size);
+    if (keep) {
+      EXPECT_EQ(again, bytes);  // nothing kept was written over
+    } else {
+      // Released chunks come back: a few buffers in turn instead of one per chunk.
+      EXPECT_LE(buffers.size(), 12u) << "for " << bytes.size() / 4096 << " chunks";
+    }
+  }
 }
 
 }  // namespace

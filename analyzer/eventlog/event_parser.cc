@@ -462,6 +462,9 @@ TaskLocality ParseLocality(std::string_view text) {
 
 }  // namespace
 
+// The JSON parser's capacity doubles as longer lines come, up to this; beyond, it is exact.
+constexpr size_t kParserDoublingLimit = 16 << 20;
+
 struct EventParser::Impl {
   EventSink& sink;
   ParserLimits limits;
@@ -1468,6 +1471,16 @@ Status EventParser::ParseLineUncounted(const char* data, size_t size, size_t cap
   info->photon_plan = false;
   if (capacity < size + simdjson::SIMDJSON_PADDING) {
     return Internal("line buffer lacks JSON parser padding");
+  }
+  if (const size_t parser_capacity = impl_->parser.capacity(); size > parser_capacity) {
+    // Grown 2x at a time (up to kParserDoublingLimit): when plans grow line by line, a few
+    // reallocations of ~7x a line's size instead of one for every longer line -- each left the
+    // allocator's heap higher (q88: 9 of them; peak RSS 1.3 MB lower this way). Should it fail,
+    // iterate() below allocates just what the line needs.
+    const size_t grown = std::max(size, std::min(2 * parser_capacity, kParserDoublingLimit));
+    if (impl_->parser.allocate(grown, impl_->parser.max_depth()) != simdjson::SUCCESS) {
+      // left to iterate()
+    }
   }
   ondemand::document doc;
   auto describe = [&](error_code code, const char* where) {

@@ -4,6 +4,8 @@
 #include <atomic>
 #include <cstring>
 
+#include "common/read_ahead_stream.h"
+
 namespace sparkprof::eventlog {
 
 namespace {
@@ -28,10 +30,143 @@ bool OnlyReaderHolds(const ReadBuffer& buffer) {
   return true;
 }
 
+// What handing one line on gave: whether it went to the consumer (not blank), and whether the
+// consumer asked to stop.
+struct HandedOn {
+  bool line = false;
+  bool stop = false;
+};
+
+// Counts the line [begin, begin + size) of `buffer` and hands it to `on_line` unless it is blank
+// (spaces, tabs, '\r'); `size` loses a trailing '\r'. `at`: its first byte's stream offset.
+HandedOn HandOn(LineReaderResult& result, const LineBuffer& buffer, size_t begin, size_t& size,
+                uint64_t at, bool without_newline,
+                const std::function<bool(const Line&)>& on_line) {
+  ++result.lines;
+  const char* bytes = buffer->data() + begin;
+  if (size > 0 && bytes[size - 1] == '\r') --size;
+  if (std::all_of(bytes, bytes + size, [](char c) { return c == ' ' || c == '\t' || c == '\r'; })) {
+    ++result.blank_lines;
+    return {};
+  }
+  Line line{bytes, size, buffer->size() - begin, &buffer, result.lines, at, without_newline};
+  return {true, !on_line(line)};
+}
+
+// The lines of a read-ahead stream's chunks, in place: a line inside a chunk is handed on in
+// the chunk's buffer (the consumer may keep it), a line across chunks is joined in a buffer of
+// its own. No byte is copied but those of lines that cross a chunk's end.
+LineReaderResult ReadChunkLines(ReadAheadStream& stream, const LineReaderOptions& options,
+                                const std::function<bool(const Line&)>& on_line) {
+  LineReaderResult result;
+  const size_t padding = options.padding_bytes;
+  uint64_t offset = 0;  // decoded stream offset of the next byte not yet in a line or `joined`
+  // The start of a line the last chunk ended in (a partial line), unless it is being skipped.
+  ReadBuffer joined;
+  size_t joined_size = 0;
+  uint64_t joined_offset = 0;
+  bool partial = false;   // a line started in an earlier chunk and has not ended yet
+  bool skipping = false;  // ... and is longer than the limit: counted, not kept
+  OversizedLine skipped{};
+
+  // Delivers [begin, begin + size) of `buffer` (a chunk's or `joined`'s); false: stop.
+  auto deliver = [&](const LineBuffer& buffer, size_t begin, size_t size, uint64_t at,
+                     bool without_newline) {
+    return !HandOn(result, buffer, begin, size, at, without_newline, on_line).stop;
+  };
+  // Appends to `joined` (into a buffer no consumer holds: they may keep earlier joined lines).
+  auto join = [&](const char* bytes, size_t size) {
+    const size_t needed = joined_size + size + padding;
+    if (joined.bytes == nullptr || !OnlyReaderHolds(joined) || joined.bytes->size() < needed) {
+      ReadBuffer grown = NewBuffer(joined_size == 0 ? needed : needed + needed / 2);
+      if (joined_size > 0) std::memcpy(grown.bytes->data(), joined.bytes->data(), joined_size);
+      joined = std::move(grown);
+    }
+    std::memcpy(joined.bytes->data() + joined_size, bytes, size);
+    joined_size += size;
+  };
+  // A partial line grew by `size` bytes: past the limit, it is counted and no longer kept.
+  auto grow_partial = [&](const char* bytes, size_t size) {
+    if (!skipping && joined_size + size > options.max_line_bytes) {
+      skipping = true;
+      skipped = OversizedLine{result.lines + 1, joined_offset, joined_size};
+      joined_size = 0;
+    }
+    if (skipping) {
+      skipped.size_bytes += size;
+    } else {
+      join(bytes, size);
+    }
+  };
+  // The partial line ended: delivers it (or counts it as oversized); false: stop.
+  auto end_partial = [&](bool without_newline) {
+    partial = false;
+    if (skipping) {
+      skipping = false;
+      ++result.lines;
+      result.oversized.push_back(skipped);
+      return true;
+    }
+    std::memset(joined.bytes->data() + joined_size, 0, padding);
+    const size_t size = joined_size;
+    joined_size = 0;
+    return deliver(joined.shared, 0, size, joined_offset, without_newline);
+  };
+
+  while (true) {
+    ReadAheadChunk chunk = stream.NextChunk();
+    if (chunk.size == 0) {
+      if (!chunk.status.ok()) {
+        result.stream_status = chunk.status;  // a partial line at a corruption point is dropped
+      } else if (partial && (skipping || joined_size > 0)) {
+        end_partial(/*without_newline=*/true);
+      }
+      return result;
+    }
+    result.bytes += chunk.size;
+    const char* data = chunk.bytes->data();
+    size_t at = 0;  // first byte of `chunk` not yet consumed
+    if (partial) {
+      const char* newline = static_cast<const char*>(std::memchr(data, '\n', chunk.size));
+      const size_t size = newline == nullptr ? chunk.size : static_cast<size_t>(newline - data);
+      grow_partial(data, size);
+      offset += size;
+      if (newline == nullptr) continue;
+      at = size + 1;
+      ++offset;
+      if (!end_partial(/*without_newline=*/false)) return result;
+    }
+    while (at < chunk.size) {
+      const char* newline =
+          static_cast<const char*>(std::memchr(data + at, '\n', chunk.size - at));
+      if (newline == nullptr) break;
+      const size_t size = static_cast<size_t>(newline - data) - at;
+      if (size > options.max_line_bytes) {
+        ++result.lines;
+        result.oversized.push_back({result.lines, offset, size});
+      } else if (!deliver(chunk.bytes, at, size, offset, false)) {
+        return result;
+      }
+      at += size + 1;
+      offset += size + 1;
+    }
+    if (at < chunk.size) {  // a line the next chunk goes on with
+      partial = true;
+      joined_offset = offset;
+      grow_partial(data + at, chunk.size - at);
+      offset += chunk.size - at;
+    }
+  }
+}
+
 }  // namespace
 
 LineReaderResult ReadLines(InputStream& stream, const LineReaderOptions& options,
                            const std::function<bool(const Line&)>& on_line) {
+  if (auto* ahead = dynamic_cast<ReadAheadStream*>(&stream);
+      ahead != nullptr && options.padding_bytes <= kReadAheadPaddingBytes) {
+    return ReadChunkLines(*ahead, options, on_line);
+  }
   LineReaderResult result;
   const size_t padding = options.padding_bytes;
   const size_t initial_capacity = std::max<size_t>(options.initial_buffer_bytes, 4096);
@@ -48,31 +183,12 @@ LineReaderResult ReadLines(InputStream& stream, const LineReaderOptions& options
 
   bool stopped = false;
   auto deliver = [&](size_t line_begin, size_t line_end, bool without_newline) {
-    ++result.lines;
-    const char* bytes = buffer.bytes->data();
     size_t size = line_end - line_begin;
-    if (size > 0 && bytes[line_begin + size - 1] == '\r') --size;
-    bool blank = true;
-    for (size_t i = 0; i < size; ++i) {
-      char c = bytes[line_begin + i];
-      if (c != ' ' && c != '\t' && c != '\r') {
-        blank = false;
-        break;
-      }
-    }
-    if (blank) {
-      ++result.blank_lines;
-      return;
-    }
-    Line line{bytes + line_begin,
-              size,
-              buffer.bytes->size() - line_begin,
-              &buffer.shared,
-              result.lines,
-              offset_of_begin + (line_begin - begin),
-              without_newline};
-    kept_end = line_begin + size + padding;
-    if (!on_line(line)) stopped = true;
+    const HandedOn handed = HandOn(result, buffer.shared, line_begin, size,
+                                   offset_of_begin + (line_begin - begin), without_newline,
+                                   on_line);
+    if (handed.line) kept_end = line_begin + size + padding;
+    if (handed.stop) stopped = true;
   };
   // Reads on into a buffer of at least `capacity` (+ padding) that no consumer holds, with the
   // partial line [begin, end) moved to its front; `buffer` stays with whoever holds it.

@@ -2,9 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "common/read_ahead_stream.h"
 
 namespace sparkprof::eventlog {
 namespace {
@@ -103,7 +107,10 @@ TEST(LineReader, LineAtTheLimitIsReadOneByteLongerIsSkipped) {
 
 // A consumer that keeps the last `hold` lines' buffers (as ParallelLineParser's batches do) sees
 // the same lines, and each kept line's bytes and padding stay unchanged until it lets go.
-Collected CollectKeeping(const std::string& text, LineReaderOptions options, size_t hold) {
+// `chunk_bytes` > 0: the text comes through a read-ahead stream of chunks that size, whose
+// buffers the reader hands on in place.
+Collected CollectKeeping(const std::string& text, LineReaderOptions options, size_t hold,
+                         size_t chunk_bytes = 0) {
   struct Kept {
     LineBuffer buffer;
     const char* data;
@@ -114,8 +121,11 @@ Collected CollectKeeping(const std::string& text, LineReaderOptions options, siz
     EXPECT_EQ(std::string(line.data, line.bytes.size()), line.bytes);
   };
   Collected c;
-  auto stream = MakeMemoryInputStream(text);
-  c.result = ReadLines(*stream, options, [&](const Line& line) {
+  std::unique_ptr<InputStream> memory = MakeMemoryInputStream(text);
+  std::unique_ptr<InputStream> ahead;
+  if (chunk_bytes > 0) ahead = MakeReadAheadStream(*memory, chunk_bytes, 3);
+  InputStream& stream = chunk_bytes > 0 ? *ahead : *memory;
+  c.result = ReadLines(stream, options, [&](const Line& line) {
     EXPECT_NE(line.buffer, nullptr);
     EXPECT_GE(line.capacity, line.size + options.padding_bytes);
     c.lines.emplace_back(line.data, line.size);
@@ -172,6 +182,71 @@ TEST(LineReader, KeptBuffersAreNotWrittenAndGiveTheSameLines) {
       SCOPED_TRACE(hold);
       EXPECT_EQ(Summary(CollectKeeping(input, options, hold)), Summary(plain));
     }
+  }
+}
+
+// Issue 15: a read-ahead stream's buffers are split in place (lines across their ends joined):
+// the same lines, numbers, offsets, oversized lines and counts as from a copying read, whatever
+// the chunk size (1 byte to larger than the input), and kept lines stay unchanged.
+TEST(LineReader, ReadAheadChunksGiveTheSameLinesInPlace) {
+  LineReaderOptions options;
+  options.initial_buffer_bytes = 4096;
+  options.max_line_bytes = 2000;
+  std::string text = "\n\nfirst\r\n \t \n";
+  for (int i = 0; i < 120; ++i) {
+    text += std::string(static_cast<size_t>(i * 53 % 700), 'a' + static_cast<char>(i % 26));
+    text += i % 5 == 0 ? "\r\n" : "\n";
+    if (i == 30) text += std::string(2000, 'M') + "\n";  // at the limit
+    if (i == 60) text += std::string(2001, 'O') + "\n";  // one byte past: skipped
+    if (i == 61) text += std::string(5000, 'P') + "\r\n";
+    if (i == 90) text += "\n\r\n\n";
+  }
+  for (const std::string& ending : {std::string(), std::string("last"), std::string("  "),
+                                    std::string(2000, 'E'), std::string(2500, 'F')}) {
+    SCOPED_TRACE(ending.size());
+    const std::string input = text + ending;
+    const std::string expected = Summary(Collect(input, options));
+    for (size_t chunk : {size_t{1}, size_t{7}, size_t{100}, size_t{1999}, size_t{2001},
+                         size_t{4096}, size_t{1} << 20}) {
+      for (size_t hold : {size_t{1}, size_t{30}, size_t{100000}}) {
+        // A thread hand-off per byte is slow: once.
+        if (chunk == 1 && (hold != 30 || !ending.empty())) continue;
+        SCOPED_TRACE(std::to_string(chunk) + " byte chunks, holding " + std::to_string(hold));
+        EXPECT_EQ(Summary(CollectKeeping(input, options, hold, chunk)), expected);
+      }
+    }
+  }
+}
+
+// A stream error after some chunks: the lines before it, then the error; the partial line at the
+// error is dropped (as from a copying read).
+TEST(LineReader, ReadAheadChunksStopAtTheStreamError) {
+  class Failing final : public InputStream {
+   public:
+    Result<size_t> Read(char* buffer, size_t size) override {
+      if (served_ == text_.size()) return Corrupt("bad block at byte 9");
+      const size_t n = std::min(size, text_.size() - served_);
+      text_.copy(buffer, n, served_);
+      served_ += n;
+      return n;
+    }
+    uint64_t input_offset() const override { return served_; }
+
+   private:
+    std::string text_ = "one\ntwo\nthr";
+    size_t served_ = 0;
+  };
+  for (size_t chunk : {size_t{1}, size_t{3}, size_t{64}}) {
+    Failing inner;
+    std::unique_ptr<ReadAheadStream> ahead = MakeReadAheadStream(inner, chunk, 2);
+    std::vector<std::string> lines;
+    LineReaderResult result = ReadLines(*ahead, {}, [&](const Line& line) {
+      lines.emplace_back(line.data, line.size);
+      return true;
+    });
+    EXPECT_EQ(lines, (std::vector<std::string>{"one", "two"}));
+    EXPECT_FALSE(result.stream_status.ok());
+    EXPECT_NE(result.stream_status.message().find("bad block"), std::string::npos);
   }
 }
 
