@@ -1,15 +1,20 @@
 // `sparkprof analyze PATH`: event logs in, report out.
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 #include <vector>
 
 #include "analyzer/report/analysis.h"
+#include "analyzer/report/html_report.h"
 #include "analyzer/report/render.h"
 #include "analyzer/source/log_source.h"
 #include "cli/commands.h"
 #include "cli/cost_options.h"
+#include "common/parallel.h"
 
 namespace sparkprof::cli {
 
@@ -38,6 +43,112 @@ std::vector<std::string> InputFiles(const source::DiscoveryResult& found) {
   return files;
 }
 
+// What analysing one application gave: its analysis (none when it had no events or ran out of
+// memory) and the messages to print for it, in the order they came.
+struct AppOutcome {
+  std::unique_ptr<report::Analysis> analysis;
+  std::vector<std::string> messages;
+  bool done = false;  // guarded by OrderedPrinter's mutex
+};
+
+// Prints each application's messages once it and every application before it are done, so that
+// stderr reads the same whichever thread finished first.
+class OrderedPrinter {
+ public:
+  explicit OrderedPrinter(std::vector<AppOutcome>& outcomes) : outcomes_(outcomes) {}
+  void Done(size_t index) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    outcomes_[index].done = true;
+    for (; next_ < outcomes_.size() && outcomes_[next_].done; ++next_) {
+      for (const std::string& message : outcomes_[next_].messages) Print(message);
+      outcomes_[next_].messages = {};
+    }
+  }
+
+ private:
+  std::vector<AppOutcome>& outcomes_;
+  std::mutex mutex_;
+  size_t next_ = 0;
+};
+
+// Each application's probable JSON bytes: for ordering work only (compressed logs counted at a
+// typical ratio).
+std::vector<uint64_t> EstimatedSizes(const std::vector<source::ApplicationLog>& logs) {
+  constexpr uint64_t kTypicalCompressionRatio = 8;
+  std::vector<uint64_t> bytes;
+  for (const source::ApplicationLog& log : logs) {
+    bytes.push_back(report::EstimatedJsonBytes(log, kTypicalCompressionRatio));
+  }
+  return bytes;
+}
+
+// Application indices, the largest first: started first, they do not finish last alone.
+std::vector<size_t> LargestFirst(const std::vector<uint64_t>& bytes) {
+  std::vector<size_t> order(bytes.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return bytes[a] > bytes[b]; });
+  return order;
+}
+
+// Threads for each application's own work (parsing, the cost frontier): all of them for a lone
+// application, one each when several share the threads -- except the largest when it is bigger
+// than all the others together: it would finish last, alone on one thread.
+std::vector<int> ThreadsPerApplication(const std::vector<uint64_t>& bytes,
+                                       const std::vector<size_t>& largest_first, int threads) {
+  std::vector<int> per_log(bytes.size(), bytes.size() == 1 ? threads : 1);
+  if (bytes.size() > 1) {
+    uint64_t others = 0;
+    for (size_t i = 1; i < largest_first.size(); ++i) others += bytes[largest_first[i]];
+    if (bytes[largest_first[0]] > others) per_log[largest_first[0]] = threads;
+  }
+  return per_log;
+}
+
+std::unique_ptr<report::Analysis> AnalyzeOne(const source::ApplicationLog& log,
+                                             const AnalyzeOptions& options, int threads,
+                                             std::vector<std::string>& messages) {
+  int printed = 0;
+  int64_t suppressed = 0;
+  eventlog::ReaderOptions reader_options;
+  reader_options.max_decoded_bytes = options.max_decompressed_bytes;
+  reader_options.max_expansion_ratio = options.max_expansion_ratio;
+  reader_options.threads = threads;
+  reader_options.on_problem = [&](const std::string& message, bool per_line) {
+    if (options.quiet) return;
+    if (!per_line || printed < options.max_problems_printed) {
+      messages.push_back(message);
+      ++printed;
+    } else {
+      ++suppressed;
+    }
+  };
+  cost::CostOptions cost_options = options.cost.options;
+  cost_options.threads = threads;
+  std::unique_ptr<report::Analysis> analysis;
+  try {
+    analysis = std::make_unique<report::Analysis>(
+        report::Analyze(log, reader_options, cost_options));
+  } catch (const std::bad_alloc&) {
+    // Every input is bounded; this is the last line of defence, never an abort.
+    messages.push_back(log.name + ": out of memory while analysing it; skipped (the other " +
+                       "applications are still reported)");
+    return nullptr;
+  }
+  if (suppressed > 0) {
+    messages.push_back(log.name + ": " + std::to_string(suppressed) +
+                       " more problem(s) not shown (all are in the JSON report)");
+  }
+  if (!analysis->read.analysable()) {
+    messages.push_back(log.name + ": no Spark events could be read; not analysed");
+    return nullptr;
+  }
+  // Only what the report reads stays until it is written (the HTML timeline's view of the tasks).
+  if (options.format == "html") report::KeepTaskTimeline(*analysis);
+  report::ReleaseTaskRecords(*analysis);
+  return analysis;
+}
+
 int RunAnalyze(AnalyzeOptions& options) {
   std::string cost_error;
   if (!ResolveCostOptions(options.cost, cost_error)) {
@@ -58,43 +169,24 @@ int RunAnalyze(AnalyzeOptions& options) {
   }
   if (!OutputIsNotAnInput(options.output, InputFiles(*found))) return kExitUsage;
 
-  options.cost.options.threads = options.threads;
+  // Several applications (a directory of many logs) are analysed side by side, one thread
+  // each; the report and every message keep the order of `found->applications`.
+  const std::vector<source::ApplicationLog>& logs = found->applications;
+  const int threads = ThreadsOrAvailable(options.threads);
+  const std::vector<uint64_t> sizes = EstimatedSizes(logs);
+  const std::vector<size_t> order = LargestFirst(sizes);
+  const std::vector<int> threads_per_log = ThreadsPerApplication(sizes, order, threads);
+  std::vector<AppOutcome> outcomes(logs.size());
+  OrderedPrinter printer(outcomes);
+  ParallelFor(logs.size(), threads, [&](size_t rank) {
+    const size_t index = order[rank];
+    AppOutcome& outcome = outcomes[index];
+    outcome.analysis = AnalyzeOne(logs[index], options, threads_per_log[index], outcome.messages);
+    printer.Done(index);
+  });
   std::vector<std::unique_ptr<report::Analysis>> analyses;
-  for (const source::ApplicationLog& log : found->applications) {
-    int printed = 0;
-    int64_t suppressed = 0;
-    eventlog::ReaderOptions reader_options;
-    reader_options.max_decoded_bytes = options.max_decompressed_bytes;
-    reader_options.max_expansion_ratio = options.max_expansion_ratio;
-    reader_options.threads = options.threads;
-    reader_options.on_problem = [&](const std::string& message, bool per_line) {
-      if (options.quiet) return;
-      if (!per_line || printed < options.max_problems_printed) {
-        Print(message);
-        ++printed;
-      } else {
-        ++suppressed;
-      }
-    };
-    std::unique_ptr<report::Analysis> analysis;
-    try {
-      analysis = std::make_unique<report::Analysis>(
-          report::Analyze(log, reader_options, options.cost.options));
-    } catch (const std::bad_alloc&) {
-      // Every input is bounded; this is the last line of defence, never an abort.
-      Print(log.name + ": out of memory while analysing it; skipped (the other applications " +
-            "are still reported)");
-      continue;
-    }
-    if (suppressed > 0) {
-      Print(log.name + ": " + std::to_string(suppressed) +
-            " more problem(s) not shown (all are in the JSON report)");
-    }
-    if (!analysis->read.analysable()) {
-      Print(log.name + ": no Spark events could be read; not analysed");
-      continue;
-    }
-    analyses.push_back(std::move(analysis));
+  for (AppOutcome& outcome : outcomes) {
+    if (outcome.analysis) analyses.push_back(std::move(outcome.analysis));
   }
   if (analyses.empty()) return kExitNothingAnalysable;
 
@@ -141,8 +233,8 @@ void RegisterAnalyzeCommand(CLI::App& app, int& exit_code) {
   command
       ->add_option("--threads", options->threads,
                    "threads to use: decompression apart from parsing, the cost frontier's "
-                   "points at once (default 0: every CPU this process may use; 1: all in one "
-                   "thread, the same report)")
+                   "points at once, a directory's applications side by side (default 0: every "
+                   "CPU this process may use; 1: all in one thread, the same report)")
       ->check(CLI::Range(0, 256));
   AddCostOptions(command, options->cost);
   command->callback([options, &exit_code]() { exit_code = RunAnalyze(*options); });

@@ -18,7 +18,9 @@
 #include "analyzer/eventlog/event_log_reader.h"
 #include "analyzer/model/model_builder.h"
 #include "analyzer/report/analysis.h"
+#include "analyzer/report/html_report.h"
 #include "analyzer/report/json_report.h"
+#include "analyzer/report/render.h"
 #include "analyzer/testing/synthetic_app.h"
 #include "tests/cli_test_util.h"
 
@@ -116,6 +118,37 @@ TEST_F(AnalyzeTest, ThreadsGiveTheSameReportOnEverySharedLog) {
     FAIL() << "reports differ at byte " << at << ":\n--threads 1: "
            << single.out.substr(from, 400) << "\n--threads 4: " << threaded.out.substr(from, 400);
   }
+  // The directory's applications are analysed side by side: what each prints on stderr still
+  // comes in the directory's order, the same lines as with one thread.
+  Run single_text = RunCli("analyze --threads 1 " + logs.string());
+  Run threaded_text = RunCli("analyze --threads 2 " + logs.string());
+  EXPECT_NE(single_text.err.find("no Spark events could be read"), std::string::npos)
+      << single_text.err;
+  EXPECT_EQ(single_text.err, threaded_text.err);
+  EXPECT_EQ(single_text.out, threaded_text.out);
+}
+
+// `analyze` frees each application's task records once it is analysed (a directory of
+// thousands of logs would otherwise keep them all until the report is written): the text,
+// Markdown and JSON reports must not read them, the HTML one only its kept timeline.
+TEST_F(AnalyzeTest, ReportsNeedNoTaskRecordsOnceAnalysed) {
+  report::Analysis analysis = AnalyzeAs(Write("demo.json", DemoLog()), "demo.json");
+  ASSERT_GT(analysis.model.tasks.size(), 250u);
+  const std::vector<const report::Analysis*> reports = {&analysis};
+  const std::string json = report::RenderReport("json", reports);
+  const std::string text = report::RenderReport("text", reports);
+  const std::string markdown = report::RenderReport("md", reports);
+  const std::string html = report::RenderReport("html", reports);
+  report::KeepTaskTimeline(analysis);  // what the HTML timeline reads of the tasks
+  report::ReleaseTaskRecords(analysis);
+  EXPECT_EQ(analysis.model.tasks.capacity(), 0u);
+  EXPECT_EQ(report::RenderReport("json", reports), json);
+  EXPECT_EQ(report::RenderReport("text", reports), text);
+  EXPECT_EQ(report::RenderReport("md", reports), markdown);
+  EXPECT_EQ(report::RenderReport("html", reports), html);
+  // Without it, the HTML timeline would lose its tasks: the check above can tell.
+  analysis.task_timeline = nullptr;
+  EXPECT_NE(report::RenderReport("html", reports), html);
 }
 
 TEST_F(AnalyzeTest, EveryCodecGivesTheSameModel) {

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "analyzer/codec/format_detect.h"
 #include "analyzer/diagnosis/diagnose.h"
@@ -18,18 +19,24 @@ constexpr uint64_t kJsonBytesPerTaskAttempt = 2048;
 constexpr uint64_t kDecodedBytesPerCompressedByte = 48;
 
 size_t ExpectedTaskAttempts(const source::ApplicationLog& log) {
+  return static_cast<size_t>(EstimatedJsonBytes(log, kDecodedBytesPerCompressedByte) /
+                             kJsonBytesPerTaskAttempt);
+}
+
+}  // namespace
+
+uint64_t EstimatedJsonBytes(const source::ApplicationLog& log,
+                            uint64_t decoded_per_compressed_byte) {
   uint64_t json_bytes = 0;
   for (const source::LogPart& part : log.parts) {
     const codec::Format format =
         codec::FormatFromFileName(part.display_name).value_or(codec::Format::kPlain);
     json_bytes += format == codec::Format::kPlain
                       ? part.size_bytes
-                      : part.size_bytes * kDecodedBytesPerCompressedByte;
+                      : part.size_bytes * decoded_per_compressed_byte;
   }
-  return static_cast<size_t>(json_bytes / kJsonBytesPerTaskAttempt);
+  return json_bytes;
 }
-
-}  // namespace
 
 Analysis Analyze(const source::ApplicationLog& log, const eventlog::ReaderOptions& options,
                  const cost::CostOptions& cost_options) {
@@ -43,6 +50,16 @@ Analysis Analyze(const source::ApplicationLog& log, const eventlog::ReaderOption
   analysis.model = builder.Finish();
   CompleteAnalysis(analysis, cost_options);
   return analysis;
+}
+
+void ReleaseTaskRecords(Analysis& analysis) {
+  // Swapped with empty vectors: their memory goes back now (clear() and `= {}` keep it).
+  model::ApplicationModel& model = analysis.model;
+  std::vector<model::TaskAttempt>().swap(model.tasks);
+  std::vector<model::TaskFailure>().swap(model.task_failures);
+  std::vector<uint32_t>().swap(model.stage_task_order);
+  // TasksOf() of every stage is empty from now on, never a range into the freed order.
+  for (auto& [key, stage] : model.stages) stage.tasks_begin = stage.tasks_end = 0;
 }
 
 }  // namespace sparkprof::report

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +24,8 @@ inline constexpr const char* kReportSchema = "sparkprof.report/v1";
 // counts.photon_peak_memory_tasks; 3 = stages[].job_id; 4 = driver (the plugin's reports).
 inline constexpr int64_t kReportSchemaMinor = 4;
 
+struct TaskTimeline;  // html_report.h
+
 struct Analysis {
   std::string log_name;  // ApplicationLog::name
   std::string layout;    // single, rolling, databricks, zip
@@ -36,6 +39,9 @@ struct Analysis {
   // Reports the Spark plugin's driver writes: its live feed's batches by outcome, as counted in
   // sparkprof_driver_batches_total ("accepted", ..., "queue_full"); empty for `analyze`.
   std::vector<std::pair<std::string, uint64_t>> driver_batches;
+  // The HTML timeline's view of the task records, kept when they are freed (KeepTaskTimeline);
+  // null: the HTML report reads the model's records.
+  std::shared_ptr<const TaskTimeline> task_timeline;
 };
 
 Analysis Analyze(const source::ApplicationLog& log, const eventlog::ReaderOptions& options = {},
@@ -44,5 +50,17 @@ Analysis Analyze(const source::ApplicationLog& log, const eventlog::ReaderOption
 // What Analyze does once the model is built (the driver's live path builds its own model):
 // summary, diagnosis, cost.
 void CompleteAnalysis(Analysis& analysis, const cost::CostOptions& cost_options = {});
+
+// The decoded JSON a log's parts probably hold, from their sizes: plain parts as they are,
+// compressed ones (known by file name) at `decoded_per_compressed_byte` (real logs: 1x to 40x).
+uint64_t EstimatedJsonBytes(const source::ApplicationLog& log,
+                            uint64_t decoded_per_compressed_byte);
+
+// Frees the model's per-task records (attempts, failures, their order by stage) once the
+// analysis is complete: the text, Markdown and JSON reports read only what the analysis drew
+// from them (the HTML report's timeline reads them). A directory of thousands of logs then
+// keeps a few hundred KB per application until the report is written, not every task. For the
+// HTML report, KeepTaskTimeline (html_report.h) first.
+void ReleaseTaskRecords(Analysis& analysis);
 
 }  // namespace sparkprof::report

@@ -11,12 +11,11 @@
 namespace sparkprof::report {
 
 void CompleteAnalysis(Analysis& analysis, const cost::CostOptions& cost_options) {
-  analysis.summary = Summarize(analysis.model);
   // The rules' expected impacts and the cost frontier replay the run against one baseline.
   const whatif::LazySimulator simulator(analysis.model);
   // With more than one thread, the cost (its frontier prepares the simulator and replays the run
-  // dozens of times) is computed while the rules run: both only read the model, and whichever
-  // asks for the simulator first prepares it for both.
+  // dozens of times) is computed while the summary and the rules are: all only read the model,
+  // and whichever asks for the simulator first prepares it for both.
   std::future<cost::RunCost> cost;
   if (ThreadsOrAvailable(cost_options.threads) > 1) {
     try {
@@ -27,6 +26,7 @@ void CompleteAnalysis(Analysis& analysis, const cost::CostOptions& cost_options)
       // No thread to be had: computed below, after the rules.
     }
   }
+  analysis.summary = Summarize(analysis.model);
   diagnosis::Diagnosis diagnosed = diagnosis::Diagnose(analysis.model, &simulator);
   analysis.phases = diagnosed.phases;
   analysis.findings = std::move(diagnosed.findings);

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <set>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "analyzer/report/cost_section.h"
@@ -207,17 +209,13 @@ struct StageBar {
 
 // Where a stage attempt ran: submission (else its first task launch) to completion (else its last
 // task finish, else the application end for one still running).
-std::vector<StageBar> StageBars(const model::ApplicationModel& model, const TimeRange& range) {
+std::vector<StageBar> StageBars(const model::ApplicationModel& model,
+                                const TaskTimeline& timeline, const TimeRange& range) {
   std::vector<StageBar> bars;
   for (const auto& [key, stage] : model.stages) {
     int64_t first_launch = -1, last_finish = -1;
-    auto [begin, end] = model.TasksOf(stage);
-    for (const uint32_t* index = begin; index != end; ++index) {
-      const model::TaskAttempt& task = model.tasks[*index];
-      if (task.launch_time_ms >= 0 && (first_launch < 0 || task.launch_time_ms < first_launch)) {
-        first_launch = task.launch_time_ms;
-      }
-      if (task.ended()) last_finish = std::max(last_finish, task.finish_time_ms);
+    if (auto span = timeline.stage_task_spans.find(key); span != timeline.stage_task_spans.end()) {
+      std::tie(first_launch, last_finish) = span->second;
     }
     int64_t start = stage.submission_time_ms >= 0 ? stage.submission_time_ms : first_launch;
     if (start < 0) continue;  // skipped stage: never ran
@@ -272,7 +270,11 @@ void WriteTimeline(const Analysis& analysis, const std::string& id, std::string&
     out += "<p class=\"note\">No timeline: the log has no usable start and end times.</p>\n";
     return;
   }
-  std::vector<StageBar> bars = StageBars(m, g.range);
+  // Drawn from the task records now, or kept from them before they were freed.
+  std::optional<TaskTimeline> computed;
+  if (!analysis.task_timeline) computed = ComputeTaskTimeline(m);
+  const TaskTimeline& timeline = computed ? *computed : *analysis.task_timeline;
+  std::vector<StageBar> bars = StageBars(m, timeline, g.range);
   const size_t all_bars = bars.size();
   if (bars.size() > kMaxTimelineStageBars) {
     std::nth_element(bars.begin(), bars.begin() + kMaxTimelineStageBars, bars.end(),
@@ -282,7 +284,7 @@ void WriteTimeline(const Analysis& analysis, const std::string& id, std::string&
     bars.resize(kMaxTimelineStageBars);
   }
   const int lanes = AssignLanes(bars);
-  TimelineSeries series = ComputeTimelineSeries(m);
+  const TimelineSeries& series = timeline.series;
 
   constexpr double kLaneHeight = 14, kLaneGap = 3, kChartGap = 18;
   constexpr double kExecutorsHeight = 46, kTasksHeight = 80, kAxisHeight = 24;
@@ -902,6 +904,30 @@ TimelineSeries ComputeTimelineSeries(const model::ApplicationModel& model) {
   series.task_slots = Steps(std::move(slots), range.start_ms);
   series.running_tasks = Steps(std::move(tasks), range.start_ms);
   return series;
+}
+
+TaskTimeline ComputeTaskTimeline(const model::ApplicationModel& model) {
+  TaskTimeline timeline;
+  timeline.series = ComputeTimelineSeries(model);
+  for (const auto& [key, stage] : model.stages) {
+    int64_t first_launch = -1, last_finish = -1;
+    auto [begin, end] = model.TasksOf(stage);
+    if (begin == end) continue;
+    for (const uint32_t* index = begin; index != end; ++index) {
+      const model::TaskAttempt& task = model.tasks[*index];
+      if (task.launch_time_ms >= 0 && (first_launch < 0 || task.launch_time_ms < first_launch)) {
+        first_launch = task.launch_time_ms;
+      }
+      if (task.ended()) last_finish = std::max(last_finish, task.finish_time_ms);
+    }
+    timeline.stage_task_spans.emplace(key, std::make_pair(first_launch, last_finish));
+  }
+  return timeline;
+}
+
+void KeepTaskTimeline(Analysis& analysis) {
+  analysis.task_timeline =
+      std::make_shared<const TaskTimeline>(ComputeTaskTimeline(analysis.model));
 }
 
 std::string RenderHtml(const std::vector<const Analysis*>& analyses) {

@@ -5,7 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analyzer/model/application_model.h"
@@ -29,6 +32,17 @@ struct TimelineSeries {
   std::vector<StepPoint> running_tasks;
 };
 TimelineSeries ComputeTimelineSeries(const model::ApplicationModel& model);
+
+// What the HTML timeline reads from the task records: drawn from them before `analyze` frees
+// them (report::ReleaseTaskRecords), so a page of many applications does not keep every task.
+struct TaskTimeline {
+  TimelineSeries series;
+  // Per stage attempt with tasks: its first task launch and last task finish (-1: none).
+  std::map<std::pair<int32_t, int32_t>, std::pair<int64_t, int64_t>> stage_task_spans;
+};
+TaskTimeline ComputeTaskTimeline(const model::ApplicationModel& model);
+// Keeps analysis.task_timeline for the HTML report; call before ReleaseTaskRecords.
+void KeepTaskTimeline(Analysis& analysis);
 
 // One page with a section per application.
 std::string RenderHtml(const std::vector<const Analysis*>& analyses);
