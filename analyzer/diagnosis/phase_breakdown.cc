@@ -43,6 +43,10 @@ PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model,
   auto clamp = [&](int64_t t) { return std::clamp(t, start, end); };
 
   std::vector<Change> changes;
+  // Two per executor and task, one per pending-count change (at most one per task and two per
+  // stage), two per write commit: reserved, not grown.
+  changes.reserve(2 * model.executors.size() + 3 * model.tasks.size() +
+                  2 * model.stages.size() + 2 * model.jobs.size());
   int64_t first_launch = -1;
   for (const model::Executor& executor : model.executors) {
     if (executor.total_cores <= 0) continue;
@@ -81,37 +85,45 @@ PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model,
   }
   // Pending tasks, per stage attempt: its task count from submission; each launch of one of its
   // attempts takes one (floored at 0: retries can outnumber tasks); completion releases the rest.
-  std::map<std::pair<int32_t, int32_t>, int64_t> stage_pending;
   int64_t pending_total = 0;
   {
     struct StageChange {
       int64_t time_ms;
       int order;
-      std::pair<int32_t, int32_t> stage;
-      int kind;  // 0 submit, 1 launch, 2 complete
+      int kind;      // 0 submit, 1 launch, 2 complete
+      int32_t tasks;  // a submit's task count
+      uint32_t stage;  // index into `pending`
     };
     std::vector<StageChange> stage_changes;
+    stage_changes.reserve(2 * model.stages.size() + model.tasks.size());
+    // Stage attempts in the model's order; a task's is found once, by key.
+    std::map<std::pair<int32_t, int32_t>, uint32_t> stage_index;
     for (const auto& [key, stage] : model.stages) {
+      const auto index = static_cast<uint32_t>(stage_index.size());
+      stage_index.emplace(key, index);
       if (stage.submission_time_ms < 0 || stage.num_tasks <= 0) continue;
-      stage_changes.push_back({clamp(stage.submission_time_ms), 0, key, 0});
+      stage_changes.push_back({clamp(stage.submission_time_ms), 0, 0, stage.num_tasks, index});
       int64_t completed = stage.completion_time_ms >= 0 ? clamp(stage.completion_time_ms) : end;
-      stage_changes.push_back({completed, 2, key, 2});
+      stage_changes.push_back({completed, 2, 2, 0, index});
     }
     for (const model::TaskAttempt& task : model.tasks) {
       if (task.launch_time_ms < 0) continue;
-      stage_changes.push_back(
-          {clamp(task.launch_time_ms), 1, {task.stage_id, task.stage_attempt}, 1});
+      auto found = stage_index.find({task.stage_id, task.stage_attempt});
+      if (found == stage_index.end()) continue;  // no pending count to take from
+      stage_changes.push_back({clamp(task.launch_time_ms), 1, 1, 0, found->second});
     }
-    std::stable_sort(stage_changes.begin(), stage_changes.end(),
-                     [](const StageChange& a, const StageChange& b) {
-                       return a.time_ms != b.time_ms ? a.time_ms < b.time_ms : a.order < b.order;
-                     });
+    // Changes at the same ms and of the same order commute (sums, and a peak that only grows
+    // or only shrinks within them), so their relative order does not matter: no stable sort.
+    std::sort(stage_changes.begin(), stage_changes.end(),
+              [](const StageChange& a, const StageChange& b) {
+                return a.time_ms != b.time_ms ? a.time_ms < b.time_ms : a.order < b.order;
+              });
+    std::vector<int64_t> pending_of(stage_index.size(), 0);
     for (const StageChange& c : stage_changes) {
-      auto found = model.stages.find(c.stage);
-      int64_t& pending = stage_pending[c.stage];
+      int64_t& pending = pending_of[c.stage];
       int64_t delta = 0;
       if (c.kind == 0) {
-        delta = found->second.num_tasks;
+        delta = c.tasks;
       } else if (c.kind == 1) {
         delta = pending > 0 ? -1 : 0;
       } else {
@@ -120,7 +132,7 @@ PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model,
       pending += delta;
       if (delta != 0) changes.push_back({c.time_ms, 2, 0, 0, static_cast<int>(delta), 0});
     }
-    std::stable_sort(changes.begin(), changes.end(), [](const Change& a, const Change& b) {
+    std::sort(changes.begin(), changes.end(), [](const Change& a, const Change& b) {
       return a.time_ms != b.time_ms ? a.time_ms < b.time_ms : a.order < b.order;
     });
   }
