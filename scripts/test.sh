@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Every test: unit, engine (real shared event logs when ../shared/eventlogs exists), JVM agent,
 # the plugin inside real Spark releases (local mode and a standalone cluster), browser; then the
-# same C++ tests under AddressSanitizer + UndefinedBehaviorSanitizer (clang), then each fuzz target
-# for a bounded time. Exits non-zero on any failure.
+# same C++ tests under AddressSanitizer + UndefinedBehaviorSanitizer (clang), the threaded parts'
+# tests under ThreadSanitizer, then each fuzz target for a bounded time. Exits non-zero on any
+# failure.
 # SPARKPROF_FUZZ_SECONDS (default 20) bounds each fuzz target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +23,15 @@ echo "== ASan + UBSan build and tests (C++ only: JVM and browser tests need the 
 scripts/build.sh asan
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 (cd build-asan && ctest --output-on-failure -j "$(nproc)" --timeout 900 -LE jvm -E "agent_jvm_|plugin_jvm_|plugin_listener|e2e_|browser")
+
+echo "== TSan build and the threaded parts' tests (read-ahead, parsing, ingest queue, what-if)"
+tsan_tests="common/common_test analyzer/eventlog/eventlog_test"
+tsan_tests+=" driver-aggregator/ingest_queue_test analyzer/whatif/whatif_test"
+scripts/build.sh tsan $(for t in $tsan_tests; do basename "$t"; done)
+for t in $tsan_tests; do
+  TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp" \
+    "build-tsan/$t" --gtest_brief=1
+done
 
 echo "== fuzz targets"
 seconds="${SPARKPROF_FUZZ_SECONDS:-20}"
