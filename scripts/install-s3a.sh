@@ -44,7 +44,20 @@ fetch() {  # coordinate sha256 destination-dir
   local artifact=${rest##*/}
   local file="$dir/$artifact-$version.jar"
   [ -f "$file" ] && return 0
-  curl -fsSL --retry 3 -o "$file.part" "$central/$coordinate/$artifact-$version.jar"
+  # curl's --retry covers the network, not a write that failed (exit 23: a disk filled by
+  # something else for a moment); one more try, then say how much room there was.
+  local try
+  for try in 1 2; do
+    curl -fsSL --retry 3 -o "$file.part" "$central/$coordinate/$artifact-$version.jar" && break
+    local rc=$?
+    rm -f "$file.part"
+    if [ "$try" = 2 ]; then
+      echo "install-s3a: could not fetch $artifact-$version.jar (curl exit $rc); free on" \
+           "$dir: $(df -Ph "$dir" | awk 'NR==2 {print $4}')" >&2
+      exit 1
+    fi
+    sleep 5
+  done
   local got
   got=$(sha256sum "$file.part" | cut -d' ' -f1)
   if [ "$got" != "$sha" ]; then
