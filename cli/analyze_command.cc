@@ -1,11 +1,15 @@
 // `sparkprof analyze PATH`: event logs in, report out.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analyzer/report/analysis.h"
@@ -14,6 +18,7 @@
 #include "analyzer/source/log_source.h"
 #include "cli/commands.h"
 #include "cli/cost_options.h"
+#include "cli/output.h"
 #include "common/parallel.h"
 
 namespace sparkprof::cli {
@@ -43,30 +48,36 @@ std::vector<std::string> InputFiles(const source::DiscoveryResult& found) {
   return files;
 }
 
-// What analysing one application gave: its analysis (none when it had no events or ran out of
-// memory) and the messages to print for it, in the order they came.
+// What analysing one application gave and the messages to print for it, in the order they came.
 struct AppOutcome {
-  std::unique_ptr<report::Analysis> analysis;
+  bool analysed = false;      // false: it had no events or ran out of memory
+  bool at_threshold = false;  // a finding at --fail-on's severity or worse
+  std::string section;        // its part of the report, until written (every format but html)
+  std::unique_ptr<report::Analysis> analysis;  // html: the page is written at the end
   std::vector<std::string> messages;
   bool done = false;  // guarded by OrderedPrinter's mutex
 };
 
-// Prints each application's messages once it and every application before it are done, so that
-// stderr reads the same whichever thread finished first.
+// Prints each application's messages and hands it to `on_ready` once it and every application
+// before it are done, so that stderr and the report read the same whichever thread finished
+// first, and a report is written while later applications are still being analysed.
 class OrderedPrinter {
  public:
-  explicit OrderedPrinter(std::vector<AppOutcome>& outcomes) : outcomes_(outcomes) {}
+  OrderedPrinter(std::vector<AppOutcome>& outcomes, std::function<void(AppOutcome&)> on_ready)
+      : outcomes_(outcomes), on_ready_(std::move(on_ready)) {}
   void Done(size_t index) {
     std::lock_guard<std::mutex> lock(mutex_);
     outcomes_[index].done = true;
     for (; next_ < outcomes_.size() && outcomes_[next_].done; ++next_) {
       for (const std::string& message : outcomes_[next_].messages) Print(message);
       outcomes_[next_].messages = {};
+      on_ready_(outcomes_[next_]);
     }
   }
 
  private:
   std::vector<AppOutcome>& outcomes_;
+  std::function<void(AppOutcome&)> on_ready_;
   std::mutex mutex_;
   size_t next_ = 0;
 };
@@ -170,36 +181,68 @@ int RunAnalyze(AnalyzeOptions& options) {
   if (!OutputIsNotAnInput(options.output, InputFiles(*found))) return kExitUsage;
 
   // Several applications (a directory of many logs) are analysed side by side, one thread
-  // each; the report and every message keep the order of `found->applications`.
+  // each; the report and every message keep the order of `found->applications`. Each
+  // application's part of the report is rendered on its thread and written as soon as every
+  // application before it is done (html: one page, written at the end), so memory grows with
+  // the applications in flight, not with the directory.
   const std::vector<source::ApplicationLog>& logs = found->applications;
   const int threads = ThreadsOrAvailable(options.threads);
   const std::vector<uint64_t> sizes = EstimatedSizes(logs);
   const std::vector<size_t> order = LargestFirst(sizes);
   const std::vector<int> threads_per_log = ThreadsPerApplication(sizes, order, threads);
+  std::optional<diagnosis::Severity> threshold;
+  if (!options.fail_on.empty()) {
+    threshold = options.fail_on == "critical" ? diagnosis::Severity::kCritical
+                                              : diagnosis::Severity::kWarning;
+  }
+  const bool in_sections = report::IsSectionFormat(options.format);
+  ReportStream stream(options.output);
+  report::ReportAssembler assembler(options.format);
+  std::atomic<bool> write_failed{false};
   std::vector<AppOutcome> outcomes(logs.size());
-  OrderedPrinter printer(outcomes);
+  OrderedPrinter printer(outcomes, [&](AppOutcome& outcome) {
+    if (!in_sections || !outcome.analysed) return;
+    if (!stream.Write(assembler.Add(std::move(outcome.section)))) write_failed = true;
+    std::string().swap(outcome.section);
+  });
   ParallelFor(logs.size(), threads, [&](size_t rank) {
     const size_t index = order[rank];
     AppOutcome& outcome = outcomes[index];
-    outcome.analysis = AnalyzeOne(logs[index], options, threads_per_log[index], outcome.messages);
+    // Once the report cannot be written, what is left is not worth analysing.
+    if (!write_failed) {
+      std::unique_ptr<report::Analysis> analysis =
+          AnalyzeOne(logs[index], options, threads_per_log[index], outcome.messages);
+      if (analysis) {
+        outcome.analysed = true;
+        outcome.at_threshold =
+            threshold && report::AnyFindingAtOrAbove({analysis.get()}, *threshold);
+        if (in_sections) {
+          outcome.section = report::RenderSection(options.format, *analysis);
+        } else {
+          outcome.analysis = std::move(analysis);
+        }
+      }
+    }
     printer.Done(index);
   });
-  std::vector<std::unique_ptr<report::Analysis>> analyses;
-  for (AppOutcome& outcome : outcomes) {
-    if (outcome.analysis) analyses.push_back(std::move(outcome.analysis));
+  if (write_failed) return kExitUsage;
+  std::vector<const report::Analysis*> pages;
+  bool at_threshold = false;
+  for (const AppOutcome& outcome : outcomes) {
+    if (outcome.analysis) pages.push_back(outcome.analysis.get());
+    at_threshold = at_threshold || outcome.at_threshold;
   }
-  if (analyses.empty()) return kExitNothingAnalysable;
-
-  std::vector<const report::Analysis*> pointers;
-  for (const auto& analysis : analyses) pointers.push_back(analysis.get());
-  if (!WriteReportOutput(options.output, report::RenderReport(options.format, pointers))) {
-    return kExitUsage;
+  if (in_sections) {
+    if (assembler.applications() == 0) return kExitNothingAnalysable;
+    const std::string end = assembler.Finish();
+    if ((!end.empty() && !stream.Write(end)) || !stream.Close()) return kExitUsage;
+  } else {
+    if (pages.empty()) return kExitNothingAnalysable;
+    if (!stream.Write(report::RenderReport(options.format, pages)) || !stream.Close()) {
+      return kExitUsage;
+    }
   }
-  if (options.fail_on.empty()) return kExitOk;
-  const diagnosis::Severity threshold = options.fail_on == "critical"
-                                            ? diagnosis::Severity::kCritical
-                                            : diagnosis::Severity::kWarning;
-  return report::AnyFindingAtOrAbove(pointers, threshold) ? kExitFindingsAtThreshold : kExitOk;
+  return at_threshold ? kExitFindingsAtThreshold : kExitOk;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include "common/terminal_text.h"
 
@@ -20,31 +21,57 @@ void PrintMessage(std::string_view program, std::string_view message) {
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
-bool WriteReportOutput(const std::string& path, const std::string& text,
-                       std::string_view program) {
-  const bool to_stdout = path.empty() || path == "-";
-  const std::string name = to_stdout ? "standard output" : path;
-  std::FILE* file = to_stdout ? stdout : std::fopen(path.c_str(), "wb");
-  if (file == nullptr) {
-    PrintMessage(program, "cannot write " + name + ": " + std::strerror(errno));
-    return false;
+ReportStream::ReportStream(std::string path, std::string_view program)
+    : path_(std::move(path)),
+      program_(program),
+      to_stdout_(path_.empty() || path_ == "-") {
+  name_ = to_stdout_ ? "standard output" : path_;
+}
+
+ReportStream::~ReportStream() { Close(); }
+
+void ReportStream::Fail(int error) {
+  failed_ = true;
+  PrintMessage(program_, "cannot write the report to " + name_ + ": " +
+                             (error != 0 ? std::strerror(error) : "write failed") +
+                             "; what was written is incomplete");
+}
+
+bool ReportStream::Write(std::string_view text) {
+  if (failed_) return false;
+  if (file_ == nullptr) {
+    file_ = to_stdout_ ? stdout : std::fopen(path_.c_str(), "wb");
+    if (file_ == nullptr) {
+      failed_ = true;
+      PrintMessage(program_, "cannot write " + name_ + ": " + std::strerror(errno));
+      return false;
+    }
   }
   errno = 0;
-  bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size();
+  bool written = std::fwrite(text.data(), 1, text.size(), file_) == text.size();
   // Buffered bytes fail only when flushed: a full disk shows up here or in fclose.
-  written = std::fflush(file) == 0 && written;
-  int error = errno;
-  if (!to_stdout) {
-    written = std::fclose(file) == 0 && written;
-    if (error == 0) error = errno;
+  written = std::fflush(file_) == 0 && written;
+  if (!written) Fail(errno);
+  return written;
+}
+
+bool ReportStream::Close() {
+  if (file_ == nullptr || to_stdout_) {
+    file_ = nullptr;
+    return !failed_;
   }
-  if (!written) {
-    PrintMessage(program, "cannot write the report to " + name + ": " +
-                              (error != 0 ? std::strerror(error) : "write failed") +
-                              "; what was written is incomplete");
-    return false;
-  }
-  return true;
+  errno = 0;
+  const bool closed = std::fclose(file_) == 0;
+  file_ = nullptr;
+  if (!closed && !failed_) Fail(errno);
+  return !failed_;
+}
+
+bool WriteReportOutput(const std::string& path, const std::string& text,
+                       std::string_view program) {
+  ReportStream stream(path, program);
+  stream.Write(text);
+  return stream.Close();
 }
 
 bool OutputIsNotAnInput(const std::string& output, const std::vector<std::string>& input_files,

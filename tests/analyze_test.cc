@@ -13,6 +13,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "analyzer/codec/encode.h"
 #include "analyzer/eventlog/event_log_reader.h"
@@ -367,6 +368,29 @@ TEST_F(AnalyzeTest, HostileStringsAreEscapedInJson) {
   EXPECT_EQ(text.out.find('\x1b'), std::string::npos);  // no terminal escapes reach the screen
 }
 
+// The application names of a several-application JSON report ("schema" checked), in order.
+std::vector<std::string> ApplicationNames(const std::string& json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element report;
+  std::string_view schema;
+  simdjson::dom::array applications;
+  std::vector<std::string> names;
+  if (parser.parse(json).get(report) != simdjson::SUCCESS ||
+      report["schema"].get_string().get(schema) != simdjson::SUCCESS ||
+      schema != "sparkprof.report/v1" ||
+      report["applications"].get_array().get(applications) != simdjson::SUCCESS) {
+    ADD_FAILURE() << "not a several-application report: " << json.substr(0, 200);
+    return names;
+  }
+  for (simdjson::dom::element application : applications) {
+    std::string_view name;
+    if (application["application"]["name"].get_string().get(name) == simdjson::SUCCESS) {
+      names.emplace_back(name);
+    }
+  }
+  return names;
+}
+
 TEST_F(AnalyzeTest, DirectoryOfApplicationsGivesOneReportEach) {
   testing::SyntheticApp first = testing::DemoApp();
   testing::SyntheticApp second = testing::DemoApp();
@@ -379,15 +403,47 @@ TEST_F(AnalyzeTest, DirectoryOfApplicationsGivesOneReportEach) {
       << *codec::Encode(codec::Format::kZstd, testing::GenerateEventLog(second));
   Run run = RunCli("analyze --format json " + (dir_ / "logs").string());
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  simdjson::dom::parser parser;
-  simdjson::dom::element report;
-  ASSERT_EQ(parser.parse(run.out).get(report), simdjson::SUCCESS);
-  simdjson::dom::array applications;
-  ASSERT_EQ(report["applications"].get_array().get(applications), simdjson::SUCCESS);
-  EXPECT_EQ(applications.size(), 2u);
-  std::string_view schema;
-  ASSERT_EQ(report["schema"].get_string().get(schema), simdjson::SUCCESS);
-  EXPECT_EQ(schema, "sparkprof.report/v1");
+  EXPECT_EQ(ApplicationNames(run.out), (std::vector<std::string>{"nightly-etl", "second"}));
+}
+
+// A directory's report is written application by application (each as soon as the ones before
+// it are done): an application that cannot be analysed leaves no trace in it, one analysable
+// application among others gives exactly its report alone, and a report that cannot be written
+// is one message and exit code 1, whatever the format.
+TEST_F(AnalyzeTest, DirectoryReportWrittenAsApplicationsFinish) {
+  const std::string demo_log = testing::GenerateEventLog(testing::DemoApp());
+  fs::create_directories(dir_ / "one");
+  std::ofstream(dir_ / "one" / "application_1700000000000_0041", std::ios::binary) << "";
+  std::ofstream(dir_ / "one" / "application_1700000000000_0042", std::ios::binary) << demo_log;
+  const std::string alone = (dir_ / "one" / "application_1700000000000_0042").string();
+  for (const char* format : {"json", "text", "md"}) {
+    const std::string args = std::string("analyze -q --format ") + format + " ";
+    Run directory = RunCli(args + (dir_ / "one").string());
+    Run single = RunCli(args + alone);
+    ASSERT_EQ(directory.exit_code, 0) << format << ": " << directory.err;
+    EXPECT_EQ(directory.out, single.out) << format;
+  }
+  // Three applications, the unanalysable one first: two reports, in the directory's order.
+  testing::SyntheticApp second = testing::DemoApp();
+  second.app_id = "application_1700000000000_0043";
+  second.app_name = "second";
+  std::ofstream(dir_ / "one" / "application_1700000000000_0043", std::ios::binary)
+      << testing::GenerateEventLog(second);
+  Run both = RunCli("analyze -q --format json " + (dir_ / "one").string());
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  EXPECT_EQ(ApplicationNames(both.out), (std::vector<std::string>{"nightly-etl", "second"}));
+  for (const char* format : {"json", "text", "md", "html"}) {
+    Run full = RunCli(std::string("analyze -q --format ") + format + " " +
+                          (dir_ / "one").string(),
+                      "> /dev/full");
+    EXPECT_EQ(full.exit_code, 1) << format;
+    size_t messages = 0;
+    for (size_t at = full.err.find("cannot write the report"); at != std::string::npos;
+         at = full.err.find("cannot write the report", at + 1)) {
+      ++messages;
+    }
+    EXPECT_EQ(messages, 1u) << format << ": " << full.err;
+  }
 }
 
 // --fail-on: exit code 3 after the report is written when a finding at or above the severity

@@ -4,11 +4,17 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "analyzer/diagnosis/test_util.h"
 #include "analyzer/report/html_report.h"
+#include "analyzer/report/json_report.h"
 #include "analyzer/report/markdown_report.h"
+#include "analyzer/report/render.h"
+#include "analyzer/report/text_report.h"
 #include "analyzer/testing/synthetic_app.h"
+#include "common/json_writer.h"
 
 namespace sparkprof {
 namespace {
@@ -117,6 +123,53 @@ TEST(HtmlReportTest, OnePageHasASectionPerApplication) {
   EXPECT_NE(html.find("<a href=\"#app2\">"), std::string::npos);
   EXPECT_NE(html.find("id=\"app2-timeline\""), std::string::npos);
   EXPECT_NE(html.find("<title>sparkprof: 2 applications</title>"), std::string::npos);
+}
+
+// The report assembled section by section (as `analyze DIR` writes it while applications are
+// still being analysed) is byte for byte the document written in one piece: for json, one
+// JsonWriter nesting every report object; for text and md, the reports joined by a rule.
+TEST(ReportAssemblerTest, SectionsMakeTheSameReportAsOnePiece) {
+  report::Analysis demo = AnalyzeText(testing::GenerateEventLog(testing::DemoApp()));
+  report::Analysis hostile = AnalyzeText(testing::GenerateEventLog(HostileApp()));
+  const std::vector<std::vector<const report::Analysis*>> sets = {
+      {&demo}, {&hostile, &demo}, {&demo, &hostile, &demo}};
+  for (const auto& set : sets) {
+    JsonWriter nested;
+    if (set.size() == 1) {
+      report::WriteJsonReport(*set[0], nested);
+    } else {
+      nested.BeginObject()
+          .Field("schema", report::kReportSchema)
+          .Field("schema_minor", report::kReportSchemaMinor)
+          .Key("applications")
+          .BeginArray();
+      for (const report::Analysis* analysis : set) report::WriteJsonReport(*analysis, nested);
+      nested.EndArray().EndObject();
+    }
+    std::string text;
+    std::string markdown;
+    for (size_t i = 0; i < set.size(); ++i) {
+      if (i > 0) text += "\n" + std::string(78, '-') + "\n\n";
+      if (i > 0) markdown += "\n---\n\n";
+      text += report::RenderText(*set[i]);
+      markdown += report::RenderMarkdown(*set[i]);
+    }
+    const std::vector<std::pair<std::string, std::string>> expected = {
+        {"json", nested.str() + "\n"}, {"text", text}, {"md", markdown}};
+    for (const auto& [format, whole] : expected) {
+      report::ReportAssembler assembler(format);
+      std::string assembled;
+      for (const report::Analysis* analysis : set) {
+        assembled += assembler.Add(report::RenderSection(format, *analysis));
+      }
+      assembled += assembler.Finish();
+      EXPECT_EQ(assembled, whole) << format << ", " << set.size() << " application(s)";
+      EXPECT_EQ(report::RenderReport(format, set), whole) << format;
+      EXPECT_EQ(assembler.applications(), static_cast<int64_t>(set.size()));
+    }
+  }
+  report::ReportAssembler none("json");
+  EXPECT_EQ(none.Finish(), "");
 }
 
 TEST(HtmlReportTest, TimelineSeriesFollowTheModel) {

@@ -390,22 +390,52 @@ void WriteJsonReport(const Analysis& analysis, JsonWriter& out) {
   out.EndObject();
 }
 
-std::string RenderJson(const std::vector<const Analysis*>& analyses) {
+std::string RenderJsonSection(const Analysis& analysis) {
   JsonWriter out;
-  if (analyses.size() == 1) {
-    WriteJsonReport(*analyses.front(), out);
-  } else {
-    out.BeginObject()
-        .Field("schema", kReportSchema)
-        .Field("schema_minor", kReportSchemaMinor)
-        .Key("applications")
-        .BeginArray();
-    for (const Analysis* analysis : analyses) WriteJsonReport(*analysis, out);
-    out.EndArray().EndObject();
+  WriteJsonReport(analysis, out);
+  return out.Take();
+}
+
+namespace {
+// The document's nesting, as JsonWriter (2-space indent) writes it around the report objects.
+constexpr std::string_view kApplicationIndent = "    ";
+}  // namespace
+
+std::string JsonApplicationsHead() {
+  JsonWriter out;
+  out.BeginObject()
+      .Field("schema", kReportSchema)
+      .Field("schema_minor", kReportSchemaMinor)
+      .Key("applications")
+      .BeginArray();
+  return out.Take();
+}
+
+void AppendJsonApplication(std::string_view section, bool first, std::string& out) {
+  // Every newline in JsonWriter's output is indentation (strings escape theirs), so one level
+  // deeper is the same text with each line start moved right.
+  if (!first) out += ',';
+  out += '\n';
+  out += kApplicationIndent;
+  size_t start = 0;
+  for (size_t nl = section.find('\n'); nl != std::string_view::npos;
+       nl = section.find('\n', start)) {
+    out.append(section, start, nl + 1 - start);
+    out += kApplicationIndent;
+    start = nl + 1;
   }
-  std::string text = out.Take();
-  text.push_back('\n');
-  return text;
+  out.append(section, start);
+}
+
+std::string JsonApplicationsTail() { return "\n  ]\n}\n"; }
+
+std::string RenderJson(const std::vector<const Analysis*>& analyses) {
+  if (analyses.size() == 1) return RenderJsonSection(*analyses.front()) + "\n";
+  std::string out = JsonApplicationsHead();
+  for (size_t i = 0; i < analyses.size(); ++i) {
+    AppendJsonApplication(RenderJsonSection(*analyses[i]), i == 0, out);
+  }
+  return out + JsonApplicationsTail();
 }
 
 }  // namespace sparkprof::report

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analyzer/report/analysis.h"
@@ -16,5 +17,13 @@ void WriteJobSummary(const JobSummary& job, JsonWriter& out);
 void WriteJsonReport(const Analysis& analysis, JsonWriter& out);
 // One application: the report object; several: {"schema": ..., "applications": [...]}.
 std::string RenderJson(const std::vector<const Analysis*>& analyses);
+
+// RenderJson in pieces (ReportAssembler): one application's report object as a document of its
+// own (no final newline); the several-application document's head, each report object in it
+// (re-indented one level deeper, after a comma unless first) and its tail (with the newline).
+std::string RenderJsonSection(const Analysis& analysis);
+std::string JsonApplicationsHead();
+void AppendJsonApplication(std::string_view section, bool first, std::string& out);
+std::string JsonApplicationsTail();
 
 }  // namespace sparkprof::report

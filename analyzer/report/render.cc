@@ -11,16 +11,52 @@ bool IsReportFormat(std::string_view format) {
   return format == "text" || format == "md" || format == "json" || format == "html";
 }
 
-std::string RenderReport(std::string_view format, const std::vector<const Analysis*>& analyses) {
-  if (format == "json") return RenderJson(analyses);
-  if (format == "html") return RenderHtml(analyses);
-  const bool markdown = format == "md";
-  std::string text;
-  for (size_t i = 0; i < analyses.size(); ++i) {
-    if (i > 0) text += markdown ? "\n---\n\n" : "\n" + std::string(78, '-') + "\n\n";
-    text += markdown ? RenderMarkdown(*analyses[i]) : RenderText(*analyses[i]);
+bool IsSectionFormat(std::string_view format) {
+  return format == "text" || format == "md" || format == "json";
+}
+
+std::string RenderSection(std::string_view format, const Analysis& analysis) {
+  if (format == "md") return RenderMarkdown(analysis);
+  if (format == "json") return RenderJsonSection(analysis);
+  return RenderText(analysis);
+}
+
+ReportAssembler::ReportAssembler(std::string_view format) : format_(format) {}
+
+std::string ReportAssembler::Add(std::string section) {
+  ++applications_;
+  if (format_ == "json") {
+    if (applications_ == 1) {
+      held_ = std::move(section);
+      return {};
+    }
+    std::string out;
+    if (applications_ == 2) {
+      out = JsonApplicationsHead();
+      AppendJsonApplication(held_, true, out);
+      held_ = {};
+    }
+    AppendJsonApplication(section, false, out);
+    return out;
   }
-  return text;
+  if (applications_ == 1) return section;
+  const std::string rule = format_ == "md" ? "\n---\n\n" : "\n" + std::string(78, '-') + "\n\n";
+  return rule + section;
+}
+
+std::string ReportAssembler::Finish() {
+  if (format_ != "json" || applications_ == 0) return {};
+  if (applications_ == 1) return std::move(held_) + "\n";
+  return JsonApplicationsTail();
+}
+
+std::string RenderReport(std::string_view format, const std::vector<const Analysis*>& analyses) {
+  if (format == "html") return RenderHtml(analyses);
+  ReportAssembler assembler(format);
+  std::string out;
+  for (const Analysis* analysis : analyses) out += assembler.Add(RenderSection(format, *analysis));
+  out += assembler.Finish();
+  return out;
 }
 
 bool AnyFindingAtOrAbove(const std::vector<const Analysis*>& analyses,

@@ -18,6 +18,29 @@ bool IsReportFormat(std::string_view format);
 // section per application; text and md: one report per application, separated by a rule.
 std::string RenderReport(std::string_view format, const std::vector<const Analysis*>& analyses);
 
+// A report written application by application as each is ready, so that a directory of thousands
+// of applications needs only the ones in flight in memory. RenderSection renders one application
+// (any thread); a ReportAssembler joins the sections in report order into exactly RenderReport's
+// bytes. Every format but html (one page whose head names all applications).
+bool IsSectionFormat(std::string_view format);
+std::string RenderSection(std::string_view format, const Analysis& analysis);
+
+class ReportAssembler {
+ public:
+  explicit ReportAssembler(std::string_view format);
+  // What to write after the next application's section. json holds the first section back until
+  // a second one shows the report is the several-application document.
+  std::string Add(std::string section);
+  // What ends the report (json: the held section when it was the only one).
+  std::string Finish();
+  int64_t applications() const { return applications_; }
+
+ private:
+  std::string format_;
+  std::string held_;
+  int64_t applications_ = 0;
+};
+
 // Does any application have a finding of `threshold` severity or worse? (`--fail-on`)
 bool AnyFindingAtOrAbove(const std::vector<const Analysis*>& analyses,
                          diagnosis::Severity threshold);
