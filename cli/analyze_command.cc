@@ -93,25 +93,36 @@ std::vector<uint64_t> EstimatedSizes(const std::vector<source::ApplicationLog>& 
   return bytes;
 }
 
-// Application indices, the largest first: started first, they do not finish last alone.
-std::vector<size_t> LargestFirst(const std::vector<uint64_t>& bytes) {
+// The order to start applications in. The large ones first, largest first: started late, one
+// would finish last, alone on its thread. Large: at least a quarter of one thread's even share
+// of all the bytes, so at most 4 x threads of them. Then the others in the directory's order:
+// their reports are written as they finish, so only a few wait for an earlier one in memory.
+std::vector<size_t> StartOrder(const std::vector<uint64_t>& bytes, int threads) {
+  uint64_t total = 0;
+  for (uint64_t b : bytes) total += b;
+  const uint64_t large = total / (4 * static_cast<uint64_t>(std::max(threads, 1)));
   std::vector<size_t> order(bytes.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return bytes[a] > bytes[b]; });
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const bool a_large = bytes[a] >= large;
+    const bool b_large = bytes[b] >= large;
+    if (a_large != b_large) return a_large;
+    return a_large && bytes[a] > bytes[b];
+  });
   return order;
 }
 
 // Threads for each application's own work (parsing, the cost frontier): all of them for a lone
 // application, one each when several share the threads -- except the largest when it is bigger
 // than all the others together: it would finish last, alone on one thread.
-std::vector<int> ThreadsPerApplication(const std::vector<uint64_t>& bytes,
-                                       const std::vector<size_t>& largest_first, int threads) {
+std::vector<int> ThreadsPerApplication(const std::vector<uint64_t>& bytes, int threads) {
   std::vector<int> per_log(bytes.size(), bytes.size() == 1 ? threads : 1);
   if (bytes.size() > 1) {
-    uint64_t others = 0;
-    for (size_t i = 1; i < largest_first.size(); ++i) others += bytes[largest_first[i]];
-    if (bytes[largest_first[0]] > others) per_log[largest_first[0]] = threads;
+    uint64_t total = 0;
+    for (uint64_t b : bytes) total += b;
+    const size_t largest =
+        static_cast<size_t>(std::max_element(bytes.begin(), bytes.end()) - bytes.begin());
+    if (bytes[largest] > total - bytes[largest]) per_log[largest] = threads;
   }
   return per_log;
 }
@@ -181,15 +192,15 @@ int RunAnalyze(AnalyzeOptions& options) {
   if (!OutputIsNotAnInput(options.output, InputFiles(*found))) return kExitUsage;
 
   // Several applications (a directory of many logs) are analysed side by side, one thread
-  // each; the report and every message keep the order of `found->applications`. Each
+  // each (StartOrder); the report and every message keep the order of `found->applications`. Each
   // application's part of the report is rendered on its thread and written as soon as every
   // application before it is done (html: one page, written at the end), so memory grows with
   // the applications in flight, not with the directory.
   const std::vector<source::ApplicationLog>& logs = found->applications;
   const int threads = ThreadsOrAvailable(options.threads);
   const std::vector<uint64_t> sizes = EstimatedSizes(logs);
-  const std::vector<size_t> order = LargestFirst(sizes);
-  const std::vector<int> threads_per_log = ThreadsPerApplication(sizes, order, threads);
+  const std::vector<size_t> order = StartOrder(sizes, threads);
+  const std::vector<int> threads_per_log = ThreadsPerApplication(sizes, threads);
   std::optional<diagnosis::Severity> threshold;
   if (!options.fail_on.empty()) {
     threshold = options.fail_on == "critical" ? diagnosis::Severity::kCritical
