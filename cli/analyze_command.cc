@@ -194,8 +194,8 @@ int RunAnalyze(AnalyzeOptions& options) {
   // Several applications (a directory of many logs) are analysed side by side, one thread
   // each (StartOrder); the report and every message keep the order of `found->applications`. Each
   // application's part of the report is rendered on its thread and written as soon as every
-  // application before it is done (html: one page, written at the end), so memory grows with
-  // the applications in flight, not with the directory.
+  // application before it is done, so memory grows with the applications in flight, not with the
+  // directory (html: the rendered sections wait for the page's head, ~1/10 of the analyses).
   const std::vector<source::ApplicationLog>& logs = found->applications;
   const int threads = ThreadsOrAvailable(options.threads);
   const std::vector<uint64_t> sizes = EstimatedSizes(logs);
@@ -211,8 +211,16 @@ int RunAnalyze(AnalyzeOptions& options) {
   report::ReportAssembler assembler(options.format);
   std::atomic<bool> write_failed{false};
   std::vector<AppOutcome> outcomes(logs.size());
+  // html: the page's head names every application, so its sections are rendered in order here
+  // (each at its place on the page, its analysis then freed) and written at the end.
+  std::vector<report::HtmlSection> html_sections;
   OrderedPrinter printer(outcomes, [&](AppOutcome& outcome) {
-    if (!in_sections || !outcome.analysed) return;
+    if (!outcome.analysed) return;
+    if (!in_sections) {
+      html_sections.push_back(report::RenderHtmlSection(*outcome.analysis, html_sections.size()));
+      outcome.analysis.reset();
+      return;
+    }
     if (!stream.Write(assembler.Add(std::move(outcome.section)))) write_failed = true;
     std::string().swap(outcome.section);
   });
@@ -237,21 +245,20 @@ int RunAnalyze(AnalyzeOptions& options) {
     printer.Done(index);
   });
   if (write_failed) return kExitUsage;
-  std::vector<const report::Analysis*> pages;
   bool at_threshold = false;
-  for (const AppOutcome& outcome : outcomes) {
-    if (outcome.analysis) pages.push_back(outcome.analysis.get());
-    at_threshold = at_threshold || outcome.at_threshold;
-  }
+  for (const AppOutcome& outcome : outcomes) at_threshold = at_threshold || outcome.at_threshold;
   if (in_sections) {
     if (assembler.applications() == 0) return kExitNothingAnalysable;
     const std::string end = assembler.Finish();
     if ((!end.empty() && !stream.Write(end)) || !stream.Close()) return kExitUsage;
   } else {
-    if (pages.empty()) return kExitNothingAnalysable;
-    if (!stream.Write(report::RenderReport(options.format, pages)) || !stream.Close()) {
-      return kExitUsage;
+    if (html_sections.empty()) return kExitNothingAnalysable;
+    bool written = stream.Write(report::HtmlPageHead(html_sections));
+    for (report::HtmlSection& section : html_sections) {
+      written = written && stream.Write(section.body);
+      std::string().swap(section.body);
     }
+    if (!written || !stream.Write(report::HtmlPageTail()) || !stream.Close()) return kExitUsage;
   }
   return at_threshold ? kExitFindingsAtThreshold : kExitOk;
 }

@@ -432,6 +432,13 @@ TEST_F(AnalyzeTest, DirectoryReportWrittenAsApplicationsFinish) {
   Run both = RunCli("analyze -q --format json " + (dir_ / "one").string());
   ASSERT_EQ(both.exit_code, 0) << both.err;
   EXPECT_EQ(ApplicationNames(both.out), (std::vector<std::string>{"nightly-etl", "second"}));
+  // html: the sections are numbered by their place on the page, not in the directory.
+  Run page = RunCli("analyze -q --format html " + (dir_ / "one").string());
+  ASSERT_EQ(page.exit_code, 0) << page.err;
+  EXPECT_NE(page.out.find("<title>sparkprof: 2 applications</title>"), std::string::npos);
+  EXPECT_NE(page.out.find("<section class=\"application\" id=\"app2\">"), std::string::npos);
+  EXPECT_EQ(page.out.find("id=\"app3\""), std::string::npos);
+  EXPECT_LT(page.out.find(">nightly-etl</a><a href=\"#app2\">second</a>"), page.out.size());
   for (const char* format : {"json", "text", "md", "html"}) {
     Run full = RunCli(std::string("analyze -q --format ") + format + " " +
                           (dir_ / "one").string(),

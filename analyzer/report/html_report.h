@@ -4,6 +4,7 @@
 // Every string that comes from the event log is HTML-escaped.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -47,5 +48,18 @@ void KeepTaskTimeline(Analysis& analysis);
 // One page with a section per application.
 std::string RenderHtml(const std::vector<const Analysis*>& analyses);
 std::string RenderHtml(const Analysis& analysis);
+
+// RenderHtml in pieces, for a page of many applications rendered one by one as each is analysed
+// (its analysis then freed): an application's section at its place on the page (`index`: its
+// anchors are app<index + 1>), and the page before the sections (the title and navigation name
+// every application) and after them.
+struct HtmlSection {
+  std::string app_name;
+  std::string app_id;
+  std::string body;
+};
+HtmlSection RenderHtmlSection(const Analysis& analysis, size_t index);
+std::string HtmlPageHead(const std::vector<HtmlSection>& sections);
+std::string HtmlPageTail();
 
 }  // namespace sparkprof::report
