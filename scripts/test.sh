@@ -7,6 +7,8 @@
 # SPARKPROF_FUZZ_SECONDS (default 20) bounds each fuzz target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each stage's banner says how long the run has taken so far (CI must stay well under an hour).
+stage() { echo "== $* ($((SECONDS / 60)) min $((SECONDS % 60)) s in)"; }
 scripts/install-deps.sh --browser
 scripts/install-spark.sh
 scripts/install-jdks.sh
@@ -15,16 +17,16 @@ scripts/install-helm.sh
 scripts/install-otelcol.sh
 [ -x tests/browser/setup.sh ] && tests/browser/setup.sh >/dev/null 2>&1 || true
 
-echo "== release build and tests"
+stage "release build and tests"
 scripts/build.sh release
 (cd build && ctest --output-on-failure -j "$(nproc)" --timeout 900 -LE nightly)
 
-echo "== ASan + UBSan build and tests (C++ only: JVM and browser tests need the release build)"
+stage "ASan + UBSan build and tests (C++ only: JVM and browser tests need the release build)"
 scripts/build.sh asan
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 (cd build-asan && ctest --output-on-failure -j "$(nproc)" --timeout 900 -LE jvm -E "agent_jvm_|plugin_jvm_|plugin_listener|e2e_|browser")
 
-echo "== TSan build and the threaded parts' tests (read-ahead, parsing, ingest queue, what-if)"
+stage "TSan build and the threaded parts' tests (read-ahead, parsing, ingest queue, what-if)"
 tsan_tests="common/common_test analyzer/eventlog/eventlog_test"
 tsan_tests+=" driver-aggregator/ingest_queue_test analyzer/whatif/whatif_test"
 scripts/build.sh tsan $(for t in $tsan_tests; do basename "$t"; done)
@@ -33,7 +35,7 @@ for t in $tsan_tests; do
     "build-tsan/$t" --gtest_brief=1
 done
 
-echo "== fuzz targets"
+stage "fuzz targets"
 seconds="${SPARKPROF_FUZZ_SECONDS:-20}"
 fuzzers=$(find build-asan -maxdepth 4 -type f -executable -name 'fuzz_*' | sort)
 failed=0
@@ -53,4 +55,5 @@ for fuzzer in $fuzzers; do
   rm -rf "$work" "$work.log"
 done
 echo "fuzz: $passed passed, $failed failed"
+stage "done"
 [ "$failed" -eq 0 ]
