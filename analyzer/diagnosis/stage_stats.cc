@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <map>
 
 namespace sparkprof::diagnosis {
@@ -14,6 +15,16 @@ int64_t NearestRank(const std::vector<int64_t>& sorted, double p) {
 }
 
 namespace {
+
+// NearestRank of unsorted values: the same element, selected in linear time (reorders them).
+int64_t SelectNearestRank(std::vector<int64_t>& values, double p) {
+  if (values.empty()) return 0;
+  size_t rank = static_cast<size_t>(std::ceil(p * static_cast<double>(values.size())));
+  rank = std::clamp<size_t>(rank, 1, values.size());
+  std::nth_element(values.begin(), values.begin() + static_cast<ptrdiff_t>(rank - 1),
+                   values.end());
+  return values[rank - 1];
+}
 
 int64_t ReadBytes(const model::TaskAttempt& task) {
   return task.metrics.input_bytes_read + task.metrics.shuffle_bytes_read();
@@ -105,10 +116,8 @@ std::vector<StageStats> ComputeStageStats(const model::ApplicationModel& model) 
     s.p75_task_ms = NearestRank(sorted, 0.75);
     s.p95_task_ms = NearestRank(sorted, 0.95);
     s.max_task_ms = sorted.empty() ? 0 : sorted.back();
-    std::sort(read_bytes.begin(), read_bytes.end());
-    std::sort(read_records.begin(), read_records.end());
-    s.median_read_bytes = NearestRank(read_bytes, 0.5);
-    s.median_read_records = NearestRank(read_records, 0.5);
+    s.median_read_bytes = SelectNearestRank(read_bytes, 0.5);
+    s.median_read_records = SelectNearestRank(read_records, 0.5);
     if (longest != nullptr) {
       s.max_task_read_bytes = ReadBytes(*longest);
       s.max_task_read_records = ReadRecords(*longest);
@@ -130,8 +139,7 @@ std::vector<StageStats> ComputeStageStats(const model::ApplicationModel& model) 
         s.slow_task_gc_ms += task.metrics.jvm_gc_time_ms;
       }
     }
-    std::sort(same_host.begin(), same_host.end());
-    s.max_task_host_median_ms = NearestRank(same_host, 0.5);
+    s.max_task_host_median_ms = SelectNearestRank(same_host, 0.5);
     if (longest != nullptr && s.median_task_ms > 0) {
       std::map<uint32_t, const model::TaskAttempt*> first_in_stage;
       for (const uint32_t* it = begin; it != end; ++it) {

@@ -22,18 +22,21 @@ constexpr double kCriticalShare = 0.15;
 
 void SpeculationWaste(const DiagnosisInput& input, std::vector<Finding>& out) {
   const model::ApplicationModel& m = *input.model;
-  std::set<std::pair<std::pair<int32_t, int32_t>, int32_t>> succeeded;  // ((stage, attempt), index)
   int64_t task_ms = 0, speculative = 0, wins = 0;
   for (const model::TaskAttempt& task : m.tasks) {
     if (!task.ended()) continue;
     task_ms += std::max<int64_t>(task.duration_ms(), 0);
     if (task.speculative) ++speculative;
-    if (task.end == model::TaskEndKind::kSuccess) {
-      succeeded.insert({{task.stage_id, task.stage_attempt}, task.index});
-      if (task.speculative) ++wins;
-    }
+    if (task.end == model::TaskEndKind::kSuccess && task.speculative) ++wins;
   }
   if (speculative == 0 || task_ms <= 0) return;
+  // Only now (most runs have no speculation): which tasks succeeded.
+  std::set<std::pair<std::pair<int32_t, int32_t>, int32_t>> succeeded;  // ((stage, attempt), index)
+  for (const model::TaskAttempt& task : m.tasks) {
+    if (task.ended() && task.end == model::TaskEndKind::kSuccess) {
+      succeeded.insert({{task.stage_id, task.stage_attempt}, task.index});
+    }
+  }
   int64_t losers = 0, lost_ms = 0;
   std::set<int32_t> stages;
   for (const model::TaskAttempt& task : m.tasks) {
