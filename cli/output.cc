@@ -38,7 +38,7 @@ void ReportStream::Fail(int error) {
 }
 
 bool ReportStream::Write(std::string_view text) {
-  if (failed_) return false;
+  if (failed_ || closed_) return false;  // never reopened: "wb" would truncate what was written
   if (file_ == nullptr) {
     file_ = to_stdout_ ? stdout : std::fopen(path_.c_str(), "wb");
     if (file_ == nullptr) {
@@ -56,6 +56,7 @@ bool ReportStream::Write(std::string_view text) {
 }
 
 bool ReportStream::Close() {
+  closed_ = true;
   if (file_ == nullptr || to_stdout_) {
     file_ = nullptr;
     return !failed_;

@@ -30,7 +30,8 @@ class ReportStream {
   ReportStream& operator=(const ReportStream&) = delete;
   ~ReportStream();
   bool Write(std::string_view text);
-  // True when every byte reached the output (closed unless it is standard output).
+  // True when every byte reached the output (closed unless it is standard output); nothing is
+  // written after it.
   bool Close();
   bool failed() const { return failed_; }
 
@@ -43,6 +44,7 @@ class ReportStream {
   std::FILE* file_ = nullptr;
   bool to_stdout_;
   bool failed_ = false;
+  bool closed_ = false;
 };
 
 // False, with a message, when `output` ("" or "-": standard output) is the same file (device
