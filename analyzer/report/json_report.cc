@@ -3,6 +3,8 @@
 #include <cmath>
 #include <utility>
 
+#include "analyzer/report/render.h"
+
 namespace sparkprof::report {
 
 namespace {
@@ -430,12 +432,7 @@ void AppendJsonApplication(std::string_view section, bool first, std::string& ou
 std::string JsonApplicationsTail() { return "\n  ]\n}\n"; }
 
 std::string RenderJson(const std::vector<const Analysis*>& analyses) {
-  if (analyses.size() == 1) return RenderJsonSection(*analyses.front()) + "\n";
-  std::string out = JsonApplicationsHead();
-  for (size_t i = 0; i < analyses.size(); ++i) {
-    AppendJsonApplication(RenderJsonSection(*analyses[i]), i == 0, out);
-  }
-  return out + JsonApplicationsTail();
+  return RenderReport("json", analyses);  // the pieces above, joined by ReportAssembler
 }
 
 }  // namespace sparkprof::report
