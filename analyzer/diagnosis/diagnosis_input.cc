@@ -16,8 +16,8 @@ void MakeDiagnosisInput(const model::ApplicationModel& model, DiagnosisInput& in
     simulator = input.own_simulator.get();
   }
   input.simulator = simulator;
-  input.phases = ComputePhaseBreakdown(model);
   input.stages = ComputeStageStats(model);
+  input.phases = ComputePhaseBreakdown(model, input.stages);
   input.stages_by_accumulator = StagesByAccumulator(model);
   input.plans = BuildSqlPlans(model, input.stages_by_accumulator);
 }

@@ -7,6 +7,7 @@
 
 #include "analyzer/diagnosis/stage_stats.h"
 #include "analyzer/diagnosis/write_commits.h"
+#include "common/radix_sort.h"
 
 namespace sparkprof::diagnosis {
 
@@ -31,9 +32,31 @@ int64_t SaturatingMs(double ms) {
   return static_cast<int64_t>(ms);
 }
 
+// Sorts changes by (time_ms, order), times within [start, end]. Changes of one ms and order
+// commute, so any order among them will do; each change's key is its time since `start` and its
+// order packed into one integer.
+template <typename C>
+void SortByTimeAndOrder(std::vector<C>& changes, int64_t start, int64_t end) {
+  if (end - start >= (int64_t{1} << 60)) {  // hostile timestamps: the packed key would overflow
+    std::sort(changes.begin(), changes.end(), [](const C& a, const C& b) {
+      return a.time_ms != b.time_ms ? a.time_ms < b.time_ms : a.order < b.order;
+    });
+    return;
+  }
+  RadixSortByKey(changes, [start](const C& c) {
+    return static_cast<uint64_t>(c.time_ms - start) << 2 | static_cast<uint64_t>(c.order);
+  });
+}
+
 }  // namespace
 
 PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model,
+                                     const PhaseBreakdownOptions& options) {
+  return ComputePhaseBreakdown(model, ComputeStageStats(model), options);
+}
+
+PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model,
+                                     const std::vector<StageStats>& stage_stats,
                                      const PhaseBreakdownOptions& options) {
   PhaseBreakdown p;
   const int64_t start = model.start_time_ms;
@@ -77,7 +100,6 @@ PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model,
   }
   // Write jobs: committing from the last task end of the job's stages until the job end, and on
   // after it for the SQL "job commit time" (write_commits.h).
-  const std::vector<StageStats> stage_stats = ComputeStageStats(model);
   for (const WriteCommit& commit : ComputeWriteCommits(model, stage_stats)) {
     if (commit.commit_end_ms <= commit.last_task_end_ms) continue;
     changes.push_back({clamp(commit.last_task_end_ms), 1, 0, 0, 0, 1});
@@ -113,11 +135,8 @@ PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model,
       stage_changes.push_back({clamp(task.launch_time_ms), 1, 1, 0, found->second});
     }
     // Changes at the same ms and of the same order commute (sums, and a peak that only grows
-    // or only shrinks within them), so their relative order does not matter: no stable sort.
-    std::sort(stage_changes.begin(), stage_changes.end(),
-              [](const StageChange& a, const StageChange& b) {
-                return a.time_ms != b.time_ms ? a.time_ms < b.time_ms : a.order < b.order;
-              });
+    // or only shrinks within them), so their relative order does not matter.
+    SortByTimeAndOrder(stage_changes, start, end);
     std::vector<int64_t> pending_of(stage_index.size(), 0);
     for (const StageChange& c : stage_changes) {
       int64_t& pending = pending_of[c.stage];
@@ -132,9 +151,7 @@ PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model,
       pending += delta;
       if (delta != 0) changes.push_back({c.time_ms, 2, 0, 0, static_cast<int>(delta), 0});
     }
-    std::sort(changes.begin(), changes.end(), [](const Change& a, const Change& b) {
-      return a.time_ms != b.time_ms ? a.time_ms < b.time_ms : a.order < b.order;
-    });
+    SortByTimeAndOrder(changes, start, end);
   }
 
   int64_t slots = 0, running = 0, committing = 0;

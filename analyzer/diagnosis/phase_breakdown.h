@@ -35,7 +35,9 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
+#include "analyzer/diagnosis/stage_stats.h"
 #include "analyzer/model/application_model.h"
 
 namespace sparkprof::diagnosis {
@@ -78,6 +80,10 @@ struct PhaseBreakdownOptions {
 };
 
 PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model,
+                                     const PhaseBreakdownOptions& options = {});
+// The same, with the model's stage statistics (ComputeStageStats) already computed.
+PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model,
+                                     const std::vector<StageStats>& stage_stats,
                                      const PhaseBreakdownOptions& options = {});
 
 }  // namespace sparkprof::diagnosis
