@@ -116,6 +116,28 @@ class ThreadedReadAheadStream final : public ReadAheadStream {
 
   uint64_t input_offset() const override { return offset_; }
 
+  bool SetIdleWork(std::function<bool()> help) override {
+    if (direct_) return false;
+    auto shared = help ? std::make_shared<const std::function<bool()>>(std::move(help)) : nullptr;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (finished_ && shared != nullptr) return false;  // the thread is gone: nobody to help
+      help_ = std::move(shared);
+      // The producer holds its own reference to the previous work while calling it: wait.
+      helped_.wait(lock, [&] { return !helping_; });
+    }
+    changed_.notify_all();  // a producer done reading waits for work or for none
+    return true;
+  }
+
+  void WakeForIdleWork() override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      woken_ = true;
+    }
+    changed_.notify_all();
+  }
+
  private:
   using Buffer = std::shared_ptr<std::vector<char>>;
   struct Slot {
@@ -162,12 +184,17 @@ class ThreadedReadAheadStream final : public ReadAheadStream {
     slot.input_offset = inner_.input_offset();
   }
 
-  // The producer thread: fills free slots in order until the inner stream ends or fails.
+  // The producer thread: fills free slots in order until the inner stream ends or fails; while
+  // every slot is full, and after the end until told to stop, does the idle work it was given.
   void Produce() {
     for (size_t produce = 0;; ++produce) {
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        changed_.wait(lock, [&] { return stopping_ || produce - consume_ < slots_.size(); });
+        auto free_slot = [&] { return stopping_ || produce - consume_ < slots_.size(); };
+        while (!free_slot()) {
+          if (Help(lock)) continue;
+          changed_.wait(lock, [&] { return free_slot() || (woken_ && help_ != nullptr); });
+        }
         if (stopping_) return;
       }
       Slot& slot = slots_[produce % slots_.size()];
@@ -177,8 +204,30 @@ class ThreadedReadAheadStream final : public ReadAheadStream {
         filled_ = produce + 1;
       }
       changed_.notify_all();
-      if (slot.last) return;
+      if (slot.last) break;
     }
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!stopping_ && help_ != nullptr) {
+      if (Help(lock)) continue;
+      changed_.wait(lock, [&] { return stopping_ || help_ == nullptr || woken_; });
+    }
+    finished_ = true;
+  }
+
+  // Calls the idle work once, if there is any, without holding `lock` meanwhile; whether it did
+  // some.
+  bool Help(std::unique_lock<std::mutex>& lock) {
+    if (help_ == nullptr) return false;
+    woken_ = false;  // a wake-up from here on is for work this call may not find
+    std::shared_ptr<const std::function<bool()>> help = help_;
+    helping_ = true;
+    lock.unlock();
+    const bool did = (*help)();
+    help.reset();
+    lock.lock();
+    helping_ = false;
+    helped_.notify_all();
+    return did;
   }
 
   // The slot being served, once the producer filled it.
@@ -214,7 +263,12 @@ class ThreadedReadAheadStream final : public ReadAheadStream {
   bool direct_done_ = false;
   std::mutex mutex_;
   std::condition_variable changed_;
+  std::condition_variable helped_;  // a call of the idle work returned
   bool stopping_ = false;
+  std::shared_ptr<const std::function<bool()>> help_;  // the idle work (guarded by mutex_)
+  bool helping_ = false;  // the producer is calling it (guarded by mutex_)
+  bool woken_ = false;    // WakeForIdleWork() since the producer last looked for work
+  bool finished_ = false;  // the producer read to the end and stopped helping (guarded)
   size_t filled_ = 0;   // slots [0, filled_) were produced (guarded by mutex_)
   size_t consume_ = 0;  // the slot being served (guarded by mutex_ for writes)
   // The consumer's own state.

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -37,6 +38,16 @@ class ReadAheadStream : public InputStream {
   // The next bytes Read() would serve, as the buffer they are in; then, for good, an empty
   // chunk with the end or the error. A stream is read with Read() or with NextChunk(), not both.
   virtual ReadAheadChunk NextChunk() = 0;
+
+  // Work for the stream's thread while every buffer is full and it would wait for the consumer
+  // (on two cores, a third thread doing that work would take its core from the reading, on the
+  // critical path): `help` returns whether it did some (it is then called again) and must not
+  // throw. Set to nullptr before what `help` uses goes away: returns once no call is running.
+  // Whether the stream has a thread to help with (false when it reads directly, or its thread
+  // read to the end and stopped before any work was given).
+  virtual bool SetIdleWork(std::function<bool()> help) = 0;
+  // Tells the stream's thread, if it waits, that `help` may have work now.
+  virtual void WakeForIdleWork() = 0;
 };
 
 // `inner` must outlive the returned stream and is read only by its thread until the stream is

@@ -2,8 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace sparkprof {
@@ -134,6 +138,88 @@ TEST(ReadAheadStreamTest, ChunksAreTheBuffersAndKeptOnesAreNotOverwritten) {
       // Released chunks come back: a few buffers in turn instead of one per chunk.
       EXPECT_LE(buffers.size(), 12u) << "for " << bytes.size() / 4096 << " chunks";
     }
+  }
+}
+
+// The stream's thread does the work it is given while every buffer is full and after the end,
+// never on the caller's thread; a wake-up brings it back to work it had found none of; once the
+// work is cleared, no call of it is running or starts.
+TEST(ReadAheadStreamTest, IdleWorkRunsOnTheStreamsThreadWhileItWaitsUntilCleared) {
+  const std::string bytes = Pattern(1 << 20);
+  ChunkedStream inner(bytes, 512);
+  auto ahead = MakeReadAheadStream(inner, 1024, 2);
+  std::mutex mutex;
+  int work_left = 0;  // items of "work" on offer
+  int done = 0;
+  std::set<std::thread::id> threads;
+  std::atomic<bool> inside{false};
+  auto offer = [&](int items) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      work_left = items;
+    }
+    ahead->WakeForIdleWork();
+  };
+  auto wait_for = [&](int expected) {
+    for (int i = 0; i < 5000; ++i) {
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (done == expected) return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return false;
+  };
+  ASSERT_TRUE(ahead->SetIdleWork([&] {
+    inside = true;
+    bool did = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      threads.insert(std::this_thread::get_id());
+      if (work_left > 0) {
+        --work_left;
+        ++done;
+        did = true;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));  // catch a clear that is early
+    inside = false;
+    return did;
+  }));
+  offer(3);
+  ASSERT_TRUE(wait_for(3));  // nothing read yet: the thread waits for a free buffer, and helps
+  Status status;
+  EXPECT_EQ(Drain(*ahead, 4096, &status), bytes);  // the bytes are served as ever
+  EXPECT_TRUE(status.ok());
+  offer(2);
+  ASSERT_TRUE(wait_for(5));  // after the end, too
+  ASSERT_TRUE(ahead->SetIdleWork(nullptr));
+  EXPECT_FALSE(inside.load());  // it returned after the last call ended
+  offer(1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::lock_guard<std::mutex> lock(mutex);
+  EXPECT_EQ(done, 5);  // cleared: the work on offer since then is not done
+  EXPECT_EQ(threads.size(), 1u);
+  EXPECT_EQ(threads.count(std::this_thread::get_id()), 0u);
+}
+
+// A stream read to its end before any work was given either still helps or says it cannot;
+// it never takes work it will not do.
+TEST(ReadAheadStreamTest, IdleWorkGivenAfterTheEndIsDoneOrRefused) {
+  for (int round = 0; round < 20; ++round) {
+    ChunkedStream inner(Pattern(100), 512);
+    auto ahead = MakeReadAheadStream(inner, 1024, 2);
+    Status status;
+    EXPECT_EQ(Drain(*ahead, 4096, &status).size(), 100u);
+    if (round % 2 == 1) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    std::atomic<int> left{1};
+    if (!ahead->SetIdleWork([&] { return left.exchange(0) == 1; })) continue;
+    ahead->WakeForIdleWork();
+    for (int i = 0; i < 5000 && left.load() == 1; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_EQ(left.load(), 0) << "round " << round;
+    ahead->SetIdleWork(nullptr);
   }
 }
 

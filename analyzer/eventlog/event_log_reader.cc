@@ -125,7 +125,8 @@ void ReadEventStream(InputStream& stream, const std::string& display_name, Event
           parser, parser.sink(), options.parser, threads,
           [&](const ParallelLineParser::Position& at, const Status& status) {
             on_parsed(at.number, at.byte_offset, at.last_without_newline, status);
-          });
+          },
+          dynamic_cast<ReadAheadStream*>(&stream));
     }
     return keep_reading;
   });

@@ -155,14 +155,29 @@ struct ParallelLineParser::Recorder {
 };
 
 ParallelLineParser::ParallelLineParser(EventParser& ordered, EventSink& sink,
-                                       const ParserLimits& limits, int threads, OnLine on_line)
+                                       const ParserLimits& limits, int threads, OnLine on_line,
+                                       ReadAheadStream* reading)
     : ordered_(ordered),
       sink_(sink),
       limits_(limits),
       on_line_(std::move(on_line)),
       max_in_flight_(2 * static_cast<size_t>(std::max(threads, 1))) {
   photon_plan_seen_ = ordered_.photon_plan_seen();
-  for (int i = 1; i < threads; ++i) {
+  int workers = threads - 1;
+  if (reading != nullptr && threads > 1) {
+    try {
+      reading_recorder_ = std::make_unique<Recorder>(limits_);
+      if (reading->SetIdleWork([this] { return HelpWhileReading(); })) {
+        reading_ = reading;
+        --workers;
+      } else {
+        reading_recorder_.reset();
+      }
+    } catch (const std::bad_alloc&) {
+      // Workers parse instead.
+    }
+  }
+  for (int i = 0; i < workers; ++i) {
     try {
       workers_.emplace_back([this] { Work(); });
     } catch (const std::system_error&) {
@@ -172,6 +187,7 @@ ParallelLineParser::ParallelLineParser(EventParser& ordered, EventSink& sink,
 }
 
 ParallelLineParser::~ParallelLineParser() {
+  if (reading_ != nullptr) reading_->SetIdleWork(nullptr);  // returns once it stopped helping
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
@@ -221,6 +237,7 @@ void ParallelLineParser::Submit() {
     todo_.push_back(std::move(batch));
   }
   if (!workers_.empty()) work_ready_.notify_one();
+  if (reading_ != nullptr) reading_->WakeForIdleWork();
   Deliver(max_in_flight_);
 }
 
@@ -323,15 +340,31 @@ void ParallelLineParser::Work() {
       batch = std::move(todo_.front());
       todo_.pop_front();
     }
-    recorder.Parse(*batch, photon_plan_seen_);
-    Batch* finished = batch.get();
-    batch.reset();  // the caller's reference is the last: it may reuse the vectors
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      finished->done = true;
-    }
-    batch_done_.notify_all();
+    ParseTaken(recorder, std::move(batch));
   }
+}
+
+void ParallelLineParser::ParseTaken(Recorder& recorder, std::shared_ptr<Batch> batch) {
+  recorder.Parse(*batch, photon_plan_seen_);
+  Batch* finished = batch.get();
+  batch.reset();  // the caller's reference is the last: it may reuse the vectors
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    finished->done = true;
+  }
+  batch_done_.notify_all();
+}
+
+bool ParallelLineParser::HelpWhileReading() {
+  std::shared_ptr<Batch> batch;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_ || todo_.empty()) return false;
+    batch = std::move(todo_.front());
+    todo_.pop_front();
+  }
+  ParseTaken(*reading_recorder_, std::move(batch));
+  return true;
 }
 
 }  // namespace sparkprof::eventlog

@@ -2,7 +2,9 @@
 // would: the sink sees the same events in the same order, the caller the same status per line.
 //
 // Batches of lines are views into the line reader's buffers (kept, not copied); each worker
-// parses whole batches with its own EventParser into recorded events; the calling thread reads
+// parses whole batches with its own EventParser into recorded events (so does the read-ahead
+// thread decompressing the log, while it waits for the caller to take its bytes: on two cores,
+// a worker beside it would take its core from the decompression); the calling thread reads
 // the lines, replays finished batches in order into the sink and counts their events on the
 // `ordered` parser. When enough batches are in flight it parses too instead of waiting: the
 // oldest batch no worker took, straight into the sink with `ordered` when every line before it
@@ -25,6 +27,7 @@
 
 #include "analyzer/eventlog/event_parser.h"
 #include "analyzer/eventlog/line_reader.h"
+#include "common/read_ahead_stream.h"
 
 namespace sparkprof::eventlog {
 
@@ -53,8 +56,10 @@ class ParallelLineParser {
 
   // `threads` threads parse with `limits`, the caller's included (threads - 1 workers start);
   // events go to `sink`, counts and the Photon state to `ordered` (whose sink must be `sink`).
+  // With `reading` (the read-ahead stream the lines come from), its thread parses while it
+  // waits for free buffers, and counts as one of the threads (threads - 2 workers start).
   ParallelLineParser(EventParser& ordered, EventSink& sink, const ParserLimits& limits,
-                     int threads, OnLine on_line);
+                     int threads, OnLine on_line, ReadAheadStream* reading = nullptr);
   ~ParallelLineParser();  // delivers nothing more; stops and joins the workers
   ParallelLineParser(const ParallelLineParser&) = delete;
   ParallelLineParser& operator=(const ParallelLineParser&) = delete;
@@ -76,6 +81,10 @@ class ParallelLineParser {
   void ParseHere(std::shared_ptr<Batch> batch);
   void Recycle(std::shared_ptr<Batch> batch);
   void Work();
+  // Parses `batch`, taken from todo_, with `recorder` and marks it done (off the caller's thread).
+  void ParseTaken(Recorder& recorder, std::shared_ptr<Batch> batch);
+  // The reading thread's idle work: parses one batch no thread took; whether there was one.
+  bool HelpWhileReading();
 
   EventParser& ordered_;
   EventSink& sink_;
@@ -94,6 +103,8 @@ class ParallelLineParser {
   bool stopping_ = false;
   std::vector<std::thread> workers_;
   std::atomic<bool> photon_plan_seen_{false};
+  ReadAheadStream* reading_ = nullptr;  // helps parse while it waits (null: it does not)
+  std::unique_ptr<Recorder> reading_recorder_;  // used on the reading thread only
 };
 
 }  // namespace sparkprof::eventlog
