@@ -76,4 +76,30 @@ void ParallelFor(size_t count, int threads, const std::function<void(size_t)>& b
   if (failure) std::rethrow_exception(failure);
 }
 
+ApartOnCpus::ApartOnCpus(pthread_t other) {
+  CPU_ZERO(&callers_cpus_);
+  if (pthread_getaffinity_np(pthread_self(), sizeof(callers_cpus_), &callers_cpus_) != 0) return;
+  if (CPU_COUNT(&callers_cpus_) < 2) return;
+  int here = sched_getcpu();
+  if (here < 0 || here >= CPU_SETSIZE || !CPU_ISSET(here, &callers_cpus_)) {
+    for (here = 0; here < CPU_SETSIZE && !CPU_ISSET(here, &callers_cpus_); ++here) {
+    }
+  }
+  cpu_set_t caller;
+  CPU_ZERO(&caller);
+  CPU_SET(here, &caller);
+  cpu_set_t rest = callers_cpus_;
+  CPU_CLR(here, &rest);
+  if (pthread_setaffinity_np(other, sizeof(rest), &rest) != 0) return;
+  if (pthread_setaffinity_np(pthread_self(), sizeof(caller), &caller) != 0) {
+    pthread_setaffinity_np(other, sizeof(callers_cpus_), &callers_cpus_);
+    return;
+  }
+  apart_ = true;
+}
+
+ApartOnCpus::~ApartOnCpus() {
+  if (apart_) pthread_setaffinity_np(pthread_self(), sizeof(callers_cpus_), &callers_cpus_);
+}
+
 }  // namespace sparkprof

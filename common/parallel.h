@@ -2,6 +2,9 @@
 // independent items on that many threads.
 #pragma once
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <cstddef>
 #include <functional>
 
@@ -18,5 +21,26 @@ int ThreadsOrAvailable(int requested);
 // each item once, in no particular order; returns when all are done. The items must be
 // independent. An exception thrown by body is rethrown here once every thread has stopped.
 void ParallelFor(size_t count, int threads, const std::function<void(size_t)>& body);
+
+// While it lives, keeps the calling thread and `other` -- two threads handing work to each other
+// all the time, such as a decompressing thread and the parser of its output -- on different
+// CPUs: the caller on the CPU it runs on, `other` on the caller's other allowed CPUs. Left alone,
+// Linux's wake-up placement puts such a pair on one CPU in about half the runs, the other CPU
+// idle (q72's reading then took 34-42 ms instead of 29-31; bench/RESULTS.md). Does nothing when
+// the caller may run on one CPU only, or when the calls fail. Destroy it on the thread that
+// made it: it gives that thread back the CPUs it had.
+class ApartOnCpus {
+ public:
+  explicit ApartOnCpus(pthread_t other);
+  ~ApartOnCpus();
+  ApartOnCpus(const ApartOnCpus&) = delete;
+  ApartOnCpus& operator=(const ApartOnCpus&) = delete;
+
+  bool apart() const { return apart_; }
+
+ private:
+  bool apart_ = false;
+  cpu_set_t callers_cpus_;
+};
 
 }  // namespace sparkprof

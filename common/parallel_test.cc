@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -61,6 +63,64 @@ TEST(ParallelTest, AnExceptionReachesTheCallerAfterAllThreadsStop) {
                            }),
                std::runtime_error);
   EXPECT_LT(done.load(), 100);
+}
+
+// The pair ends up on different CPUs within what the caller was allowed, and the caller gets
+// its CPUs back; with one CPU allowed nothing changes.
+TEST(ParallelTest, ApartOnCpusSeparatesThePairAndGivesTheCallersCpusBack) {
+  cpu_set_t before;
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof(before), &before), 0);
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool stop = false;
+  std::thread other([&] {
+    std::unique_lock<std::mutex> lock(mutex);
+    cv.wait(lock, [&] { return stop; });
+  });
+  {
+    ApartOnCpus apart(other.native_handle());
+    cpu_set_t mine, its;
+    ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof(mine), &mine), 0);
+    ASSERT_EQ(pthread_getaffinity_np(other.native_handle(), sizeof(its), &its), 0);
+    if (CPU_COUNT(&before) < 2) {
+      EXPECT_FALSE(apart.apart());
+      EXPECT_TRUE(CPU_EQUAL(&mine, &before));
+    } else {
+      ASSERT_TRUE(apart.apart());
+      EXPECT_EQ(CPU_COUNT(&mine), 1);
+      EXPECT_EQ(CPU_COUNT(&its), CPU_COUNT(&before) - 1);
+      cpu_set_t both;
+      CPU_AND(&both, &mine, &its);
+      EXPECT_EQ(CPU_COUNT(&both), 0);
+      CPU_OR(&both, &mine, &its);
+      EXPECT_TRUE(CPU_EQUAL(&both, &before));
+    }
+  }
+  cpu_set_t after;
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof(after), &after), 0);
+  EXPECT_TRUE(CPU_EQUAL(&after, &before));
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    stop = true;
+  }
+  cv.notify_all();
+  other.join();
+  // Allowed one CPU only: nothing to separate, and nothing changes.
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  int first = 0;
+  while (!CPU_ISSET(first, &before)) ++first;
+  CPU_SET(first, &one);
+  ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(one), &one), 0);
+  std::thread idle([] {});
+  {
+    ApartOnCpus apart(idle.native_handle());
+    EXPECT_FALSE(apart.apart());
+  }
+  idle.join();
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof(after), &after), 0);
+  EXPECT_TRUE(CPU_EQUAL(&after, &one));
+  ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(before), &before), 0);
 }
 
 }  // namespace

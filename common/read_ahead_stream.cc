@@ -5,9 +5,12 @@
 #include <cstring>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <system_error>
 #include <thread>
 #include <utility>
+
+#include "common/parallel.h"
 
 namespace sparkprof {
 
@@ -51,7 +54,8 @@ class BufferPool {
 
 class ThreadedReadAheadStream final : public ReadAheadStream {
  public:
-  ThreadedReadAheadStream(InputStream& inner, size_t buffer_bytes, size_t buffers)
+  ThreadedReadAheadStream(InputStream& inner, size_t buffer_bytes, size_t buffers,
+                          bool apart_from_caller)
       : inner_(inner),
         buffer_bytes_(std::max<size_t>(buffer_bytes, 1)),
         slots_(std::max<size_t>(buffers, 2)),
@@ -61,6 +65,7 @@ class ThreadedReadAheadStream final : public ReadAheadStream {
     } catch (const std::system_error&) {
       direct_ = true;  // no thread to be had: read in the caller's
     }
+    if (!direct_ && apart_from_caller) apart_.emplace(producer_.native_handle());
   }
 
   ~ThreadedReadAheadStream() override {
@@ -70,6 +75,7 @@ class ThreadedReadAheadStream final : public ReadAheadStream {
     }
     changed_.notify_all();
     if (producer_.joinable()) producer_.join();
+    apart_.reset();  // the caller's CPUs back
   }
 
   Result<size_t> Read(char* buffer, size_t size) override {
@@ -258,6 +264,7 @@ class ThreadedReadAheadStream final : public ReadAheadStream {
   std::vector<Slot> slots_;
   std::shared_ptr<BufferPool> pool_;
   std::thread producer_;
+  std::optional<ApartOnCpus> apart_;
   bool direct_ = false;
   Slot direct_slot_;  // the chunk read last when direct
   bool direct_done_ = false;
@@ -280,8 +287,9 @@ class ThreadedReadAheadStream final : public ReadAheadStream {
 }  // namespace
 
 std::unique_ptr<ReadAheadStream> MakeReadAheadStream(InputStream& inner, size_t buffer_bytes,
-                                                     size_t buffers) {
-  return std::make_unique<ThreadedReadAheadStream>(inner, buffer_bytes, buffers);
+                                                     size_t buffers, bool apart_from_caller) {
+  return std::make_unique<ThreadedReadAheadStream>(inner, buffer_bytes, buffers,
+                                                   apart_from_caller);
 }
 
 }  // namespace sparkprof

@@ -52,9 +52,12 @@ class ReadAheadStream : public InputStream {
 
 // `inner` must outlive the returned stream and is read only by its thread until the stream is
 // destroyed (which stops and joins the thread). Where no thread can be started, the returned
-// stream reads `inner` directly.
+// stream reads `inner` directly. With `apart_from_caller`, the stream's thread and the calling
+// thread are kept on different CPUs while it lives (ApartOnCpus, common/parallel.h): then it
+// must be destroyed on the thread that made it.
 std::unique_ptr<ReadAheadStream> MakeReadAheadStream(InputStream& inner,
                                                      size_t buffer_bytes = kReadAheadBufferBytes,
-                                                     size_t buffers = kReadAheadBuffers);
+                                                     size_t buffers = kReadAheadBuffers,
+                                                     bool apart_from_caller = false);
 
 }  // namespace sparkprof

@@ -188,8 +188,10 @@ ReadReport ReadApplicationLog(const source::ApplicationLog& log, EventSink& sink
     const bool plain_disk_file = decoded->format == codec::Format::kPlain &&
                                  log.archive.empty() && !part.disk_file.empty();
     if (read_ahead && !plain_disk_file) {
-      // Decoding (and the budget's count) runs ahead on its own thread while this one parses.
-      std::unique_ptr<InputStream> ahead = MakeReadAheadStream(budget);
+      // Decoding (and the budget's count) runs ahead on its own thread while this one parses,
+      // each on a CPU of its own.
+      std::unique_ptr<InputStream> ahead = MakeReadAheadStream(
+          budget, kReadAheadBufferBytes, kReadAheadBuffers, /*apart_from_caller=*/true);
       ReadEventStream(*ahead, part.display_name, parser, options, report, file);
     } else {
       ReadEventStream(budget, part.display_name, parser, options, report, file);
