@@ -9,7 +9,9 @@
 #include <exception>
 #include <mutex>
 #include <system_error>
+#include <memory>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace sparkprof {
@@ -66,7 +68,7 @@ void ParallelFor(size_t count, int threads, const std::function<void(size_t)>& b
   pool.reserve(workers - 1);
   for (size_t t = 1; t < workers; ++t) {
     try {
-      pool.emplace_back(work);
+      pool.push_back(StartThreadElsewhere(work));
     } catch (const std::system_error&) {
       break;  // no more threads to be had: fewer do the work
     }
@@ -74,6 +76,29 @@ void ParallelFor(size_t count, int threads, const std::function<void(size_t)>& b
   work();
   for (std::thread& thread : pool) thread.join();
   if (failure) std::rethrow_exception(failure);
+}
+
+std::thread StartThreadElsewhere(std::function<void()> body) {
+  cpu_set_t callers;
+  CPU_ZERO(&callers);
+  const bool elsewhere = pthread_getaffinity_np(pthread_self(), sizeof(callers), &callers) == 0 &&
+                         CPU_COUNT(&callers) >= 2;
+  if (!elsewhere) return std::thread(std::move(body));
+  // The new thread may run anywhere once it is away from here: it waits until it was moved.
+  auto moved = std::make_shared<std::atomic<bool>>(false);
+  std::thread thread([body = std::move(body), moved, callers] {
+    while (!moved->load(std::memory_order_acquire)) std::this_thread::yield();
+    pthread_setaffinity_np(pthread_self(), sizeof(callers), &callers);
+    body();
+  });
+  cpu_set_t others = callers;
+  const int here = sched_getcpu();
+  if (here >= 0 && here < CPU_SETSIZE && CPU_ISSET(here, &others)) {
+    CPU_CLR(here, &others);
+    pthread_setaffinity_np(thread.native_handle(), sizeof(others), &others);  // moves it now
+  }
+  moved->store(true, std::memory_order_release);
+  return thread;
 }
 
 ApartOnCpus::ApartOnCpus(pthread_t other) {

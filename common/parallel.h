@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <thread>
 
 namespace sparkprof {
 
@@ -21,6 +22,12 @@ int ThreadsOrAvailable(int requested);
 // each item once, in no particular order; returns when all are done. The items must be
 // independent. An exception thrown by body is rethrown here once every thread has stopped.
 void ParallelFor(size_t count, int threads, const std::function<void(size_t)>& body);
+
+// Starts `body` on a new thread that begins on a CPU other than the caller's, when the caller may
+// run on more than one; once started it may run wherever the caller may. Linux often queues a new
+// thread behind its busy creator for milliseconds while another CPU idles (q72's cost thread
+// started 2-4 ms late in about half the runs). Throws std::system_error as std::thread does.
+std::thread StartThreadElsewhere(std::function<void()> body);
 
 // While it lives, keeps the calling thread and `other` -- two threads handing work to each other
 // all the time, such as a decompressing thread and the parser of its output -- on different

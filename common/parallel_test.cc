@@ -123,5 +123,33 @@ TEST(ParallelTest, ApartOnCpusSeparatesThePairAndGivesTheCallersCpusBack) {
   ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(before), &before), 0);
 }
 
+// The body runs, once started free to run wherever its creator may; with one CPU allowed it just
+// runs there.
+TEST(ParallelTest, StartThreadElsewhereRunsTheBodyWithTheCallersCpus) {
+  cpu_set_t callers;
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof(callers), &callers), 0);
+  for (bool one_cpu : {false, true}) {
+    cpu_set_t allowed = callers;
+    if (one_cpu) {
+      int first = 0;
+      while (!CPU_ISSET(first, &callers)) ++first;
+      CPU_ZERO(&allowed);
+      CPU_SET(first, &allowed);
+      ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(allowed), &allowed), 0);
+    }
+    cpu_set_t seen;
+    CPU_ZERO(&seen);
+    int runs = 0;
+    std::thread thread = StartThreadElsewhere([&] {
+      ++runs;
+      pthread_getaffinity_np(pthread_self(), sizeof(seen), &seen);
+    });
+    thread.join();
+    EXPECT_EQ(runs, 1);
+    EXPECT_TRUE(CPU_EQUAL(&seen, &allowed)) << "one cpu: " << one_cpu;
+  }
+  ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(callers), &callers), 0);
+}
+
 }  // namespace
 }  // namespace sparkprof

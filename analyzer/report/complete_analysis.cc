@@ -1,7 +1,9 @@
 // CompleteAnalysis in its own object file: the driver's shared library links it without pulling in
 // Analyze's log reading (codecs, zips) and their shared-library dependencies.
 #include <future>
+#include <memory>
 #include <system_error>
+#include <thread>
 #include <utility>
 
 #include "analyzer/diagnosis/diagnose.h"
@@ -17,21 +19,33 @@ void CompleteAnalysis(Analysis& analysis, const cost::CostOptions& cost_options)
   // dozens of times) is computed while the summary and the rules are: all only read the model,
   // and whichever asks for the simulator first prepares it for both.
   std::future<cost::RunCost> cost;
+  struct Joined {  // joined however this function ends (the thread reads the model)
+    std::thread thread;
+    ~Joined() {
+      if (thread.joinable()) thread.join();
+    }
+  } cost_thread;
   if (ThreadsOrAvailable(cost_options.threads) > 1) {
     try {
-      cost = std::async(std::launch::async, [&analysis, &cost_options, &simulator] {
-        return cost::ComputeCost(analysis.model, cost_options, &simulator);
-      });
+      auto task = std::make_shared<std::packaged_task<cost::RunCost()>>(
+          [&analysis, &cost_options, &simulator] {
+            return cost::ComputeCost(analysis.model, cost_options, &simulator);
+          });
+      cost = task->get_future();
+      cost_thread.thread = StartThreadElsewhere([task] { (*task)(); });
     } catch (const std::system_error&) {
-      // No thread to be had: computed below, after the rules.
+      cost = {};  // no thread to be had: computed below, after the rules
     }
   }
   analysis.summary = Summarize(analysis.model);
   diagnosis::Diagnosis diagnosed = diagnosis::Diagnose(analysis.model, &simulator);
   analysis.phases = diagnosed.phases;
   analysis.findings = std::move(diagnosed.findings);
-  analysis.cost = cost.valid() ? cost.get()
-                               : cost::ComputeCost(analysis.model, cost_options, &simulator);
+  if (cost_thread.thread.joinable()) {
+    analysis.cost = cost.get();
+  } else {
+    analysis.cost = cost::ComputeCost(analysis.model, cost_options, &simulator);
+  }
 }
 
 }  // namespace sparkprof::report
