@@ -101,7 +101,7 @@ std::thread StartThreadElsewhere(std::function<void()> body) {
   return thread;
 }
 
-ApartOnCpus::ApartOnCpus(pthread_t other) {
+ApartOnCpus::ApartOnCpus(const std::vector<pthread_t>& others) {
   CPU_ZERO(&callers_cpus_);
   if (pthread_getaffinity_np(pthread_self(), sizeof(callers_cpus_), &callers_cpus_) != 0) return;
   if (CPU_COUNT(&callers_cpus_) < 2) return;
@@ -115,9 +115,16 @@ ApartOnCpus::ApartOnCpus(pthread_t other) {
   CPU_SET(here, &caller);
   cpu_set_t rest = callers_cpus_;
   CPU_CLR(here, &rest);
-  if (pthread_setaffinity_np(other, sizeof(rest), &rest) != 0) return;
-  if (pthread_setaffinity_np(pthread_self(), sizeof(caller), &caller) != 0) {
-    pthread_setaffinity_np(other, sizeof(callers_cpus_), &callers_cpus_);
+  size_t moved = 0;
+  while (moved < others.size() &&
+         pthread_setaffinity_np(others[moved], sizeof(rest), &rest) == 0) {
+    ++moved;
+  }
+  if (moved < others.size() ||
+      pthread_setaffinity_np(pthread_self(), sizeof(caller), &caller) != 0) {
+    for (size_t i = 0; i < moved; ++i) {
+      pthread_setaffinity_np(others[i], sizeof(callers_cpus_), &callers_cpus_);
+    }
     return;
   }
   apart_ = true;

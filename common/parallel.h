@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <functional>
 #include <thread>
+#include <vector>
 
 namespace sparkprof {
 
@@ -29,16 +30,16 @@ void ParallelFor(size_t count, int threads, const std::function<void(size_t)>& b
 // started 2-4 ms late in about half the runs). Throws std::system_error as std::thread does.
 std::thread StartThreadElsewhere(std::function<void()> body);
 
-// While it lives, keeps the calling thread and `other` -- two threads handing work to each other
-// all the time, such as a decompressing thread and the parser of its output -- on different
-// CPUs: the caller on the CPU it runs on, `other` on the caller's other allowed CPUs. Left alone,
-// Linux's wake-up placement puts such a pair on one CPU in about half the runs, the other CPU
-// idle (q72's reading then took 34-42 ms instead of 29-31; bench/RESULTS.md). Does nothing when
-// the caller may run on one CPU only, or when the calls fail. Destroy it on the thread that
-// made it: it gives that thread back the CPUs it had.
+// While it lives, keeps the calling thread and `others` -- threads handing work to it all the
+// time, such as a decompressing thread feeding it bytes, or parsers it hands batches -- on
+// different CPUs: the caller on the CPU it runs on, the others on the caller's other allowed
+// CPUs. Left alone, Linux's wake-up placement puts such a pair on one CPU in about half the runs,
+// the other CPU idle (q72's reading then took 34-42 ms instead of 29-31; bench/RESULTS.md). Does
+// nothing when the caller may run on one CPU only, or when the calls fail. Destroy it on the
+// thread that made it: it gives that thread back the CPUs it had.
 class ApartOnCpus {
  public:
-  explicit ApartOnCpus(pthread_t other);
+  explicit ApartOnCpus(const std::vector<pthread_t>& others);
   ~ApartOnCpus();
   ApartOnCpus(const ApartOnCpus&) = delete;
   ApartOnCpus& operator=(const ApartOnCpus&) = delete;

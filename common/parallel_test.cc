@@ -78,7 +78,7 @@ TEST(ParallelTest, ApartOnCpusSeparatesThePairAndGivesTheCallersCpusBack) {
     cv.wait(lock, [&] { return stop; });
   });
   {
-    ApartOnCpus apart(other.native_handle());
+    ApartOnCpus apart({other.native_handle()});
     cpu_set_t mine, its;
     ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof(mine), &mine), 0);
     ASSERT_EQ(pthread_getaffinity_np(other.native_handle(), sizeof(its), &its), 0);
@@ -114,7 +114,7 @@ TEST(ParallelTest, ApartOnCpusSeparatesThePairAndGivesTheCallersCpusBack) {
   ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(one), &one), 0);
   std::thread idle([] {});
   {
-    ApartOnCpus apart(idle.native_handle());
+    ApartOnCpus apart({idle.native_handle()});
     EXPECT_FALSE(apart.apart());
   }
   idle.join();

@@ -184,6 +184,12 @@ ParallelLineParser::ParallelLineParser(EventParser& ordered, EventSink& sink,
       break;  // fewer workers; this thread parses what they do not take
     }
   }
+  if (reading_ == nullptr && !workers_.empty()) {
+    // This thread hands the workers batches and takes them back all the time.
+    std::vector<pthread_t> workers;
+    for (std::thread& worker : workers_) workers.push_back(worker.native_handle());
+    apart_.emplace(workers);
+  }
 }
 
 ParallelLineParser::~ParallelLineParser() {
@@ -194,6 +200,7 @@ ParallelLineParser::~ParallelLineParser() {
   }
   work_ready_.notify_all();
   for (std::thread& worker : workers_) worker.join();
+  apart_.reset();  // this thread's CPUs back
 }
 
 void ParallelLineParser::Add(const Line& line) {

@@ -22,11 +22,13 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include "analyzer/eventlog/event_parser.h"
 #include "analyzer/eventlog/line_reader.h"
+#include "common/parallel.h"
 #include "common/read_ahead_stream.h"
 
 namespace sparkprof::eventlog {
@@ -60,7 +62,9 @@ class ParallelLineParser {
   // waits for free buffers, and counts as one of the threads (threads - 2 workers start).
   ParallelLineParser(EventParser& ordered, EventSink& sink, const ParserLimits& limits,
                      int threads, OnLine on_line, ReadAheadStream* reading = nullptr);
-  ~ParallelLineParser();  // delivers nothing more; stops and joins the workers
+  // Delivers nothing more; stops and joins the workers. On the thread that made it (the workers
+  // were kept on other CPUs than that thread while it parsed: its CPUs are given back).
+  ~ParallelLineParser();
   ParallelLineParser(const ParallelLineParser&) = delete;
   ParallelLineParser& operator=(const ParallelLineParser&) = delete;
 
@@ -104,6 +108,7 @@ class ParallelLineParser {
   std::vector<std::thread> workers_;
   std::atomic<bool> photon_plan_seen_{false};
   ReadAheadStream* reading_ = nullptr;  // helps parse while it waits (null: it does not)
+  std::optional<ApartOnCpus> apart_;    // the workers on other CPUs than this thread
   std::unique_ptr<Recorder> reading_recorder_;  // used on the reading thread only
 };
 
