@@ -7,9 +7,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <system_error>
-#include <memory>
 #include <thread>
 #include <utility>
 #include <vector>

@@ -65,7 +65,9 @@ class ThreadedReadAheadStream final : public ReadAheadStream {
     } catch (const std::system_error&) {
       direct_ = true;  // no thread to be had: read in the caller's
     }
-    if (!direct_ && apart_from_caller) apart_.emplace(std::vector<pthread_t>{producer_.native_handle()});
+    if (!direct_ && apart_from_caller) {
+      apart_.emplace(std::vector<pthread_t>{producer_.native_handle()});
+    }
   }
 
   ~ThreadedReadAheadStream() override {

@@ -186,9 +186,13 @@ ParallelLineParser::ParallelLineParser(EventParser& ordered, EventSink& sink,
   }
   if (reading_ == nullptr && !workers_.empty()) {
     // This thread hands the workers batches and takes them back all the time.
-    std::vector<pthread_t> workers;
-    for (std::thread& worker : workers_) workers.push_back(worker.native_handle());
-    apart_.emplace(workers);
+    try {
+      std::vector<pthread_t> workers;
+      for (std::thread& worker : workers_) workers.push_back(worker.native_handle());
+      apart_.emplace(workers);
+    } catch (const std::bad_alloc&) {
+      // Left where Linux puts them (the workers are running: the constructor must not throw).
+    }
   }
 }
 
