@@ -101,23 +101,48 @@ std::thread StartThreadElsewhere(std::function<void()> body) {
   return thread;
 }
 
+namespace {
+
+// The CPUs ApartOnCpus objects of this process hold: analyses side by side (a directory's, the
+// Python package's workers) must not pin their pairs onto the same CPUs.
+std::mutex held_mutex;
+cpu_set_t held_cpus;  // guarded by held_mutex (zero-initialised: a static)
+
+}  // namespace
+
 ApartOnCpus::ApartOnCpus(const std::vector<pthread_t>& others) {
   CPU_ZERO(&callers_cpus_);
+  CPU_ZERO(&mine_);
+  if (others.empty()) return;
   if (pthread_getaffinity_np(pthread_self(), sizeof(callers_cpus_), &callers_cpus_) != 0) return;
-  if (CPU_COUNT(&callers_cpus_) < 2) return;
+  std::lock_guard<std::mutex> lock(held_mutex);
+  cpu_set_t free;
+  CPU_ZERO(&free);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &callers_cpus_) && !CPU_ISSET(cpu, &held_cpus)) CPU_SET(cpu, &free);
+  }
+  if (CPU_COUNT(&free) < 2) return;  // nothing to keep apart on, or all held by others
   int here = sched_getcpu();
-  if (here < 0 || here >= CPU_SETSIZE || !CPU_ISSET(here, &callers_cpus_)) {
-    for (here = 0; here < CPU_SETSIZE && !CPU_ISSET(here, &callers_cpus_); ++here) {
+  if (here < 0 || here >= CPU_SETSIZE || !CPU_ISSET(here, &free)) {
+    for (here = 0; !CPU_ISSET(here, &free); ++here) {
     }
   }
   cpu_set_t caller;
   CPU_ZERO(&caller);
   CPU_SET(here, &caller);
-  cpu_set_t rest = callers_cpus_;
-  CPU_CLR(here, &rest);
+  // The others get as many free CPUs as there are of them (at least one); the rest stay free.
+  cpu_set_t theirs;
+  CPU_ZERO(&theirs);
+  size_t taken = 0;
+  for (int cpu = 0; cpu < CPU_SETSIZE && taken < others.size(); ++cpu) {
+    if (cpu != here && CPU_ISSET(cpu, &free)) {
+      CPU_SET(cpu, &theirs);
+      ++taken;
+    }
+  }
   size_t moved = 0;
   while (moved < others.size() &&
-         pthread_setaffinity_np(others[moved], sizeof(rest), &rest) == 0) {
+         pthread_setaffinity_np(others[moved], sizeof(theirs), &theirs) == 0) {
     ++moved;
   }
   if (moved < others.size() ||
@@ -127,11 +152,18 @@ ApartOnCpus::ApartOnCpus(const std::vector<pthread_t>& others) {
     }
     return;
   }
+  CPU_OR(&mine_, &caller, &theirs);
+  CPU_OR(&held_cpus, &held_cpus, &mine_);
   apart_ = true;
 }
 
 ApartOnCpus::~ApartOnCpus() {
-  if (apart_) pthread_setaffinity_np(pthread_self(), sizeof(callers_cpus_), &callers_cpus_);
+  if (!apart_) return;
+  pthread_setaffinity_np(pthread_self(), sizeof(callers_cpus_), &callers_cpus_);
+  std::lock_guard<std::mutex> lock(held_mutex);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &mine_)) CPU_CLR(cpu, &held_cpus);
+  }
 }
 
 }  // namespace sparkprof

@@ -32,11 +32,12 @@ std::thread StartThreadElsewhere(std::function<void()> body);
 
 // While it lives, keeps the calling thread and `others` -- threads handing work to it all the
 // time, such as a decompressing thread feeding it bytes, or parsers it hands batches -- on
-// different CPUs: the caller on the CPU it runs on, the others on the caller's other allowed
-// CPUs. Left alone, Linux's wake-up placement puts such a pair on one CPU in about half the runs,
-// the other CPU idle (q72's reading then took 34-42 ms instead of 29-31; bench/RESULTS.md). Does
-// nothing when the caller may run on one CPU only, or when the calls fail. Destroy it on the
-// thread that made it: it gives that thread back the CPUs it had.
+// different CPUs: the caller on the CPU it runs on, the others on as many other CPUs as there
+// are of them. Left alone, Linux's wake-up placement puts such a pair on one CPU in about half
+// the runs, the other CPU idle (q72's reading then took 34-42 ms instead of 29-31;
+// bench/RESULTS.md). CPUs held by another ApartOnCpus of this process (analyses side by side)
+// are not used; it does nothing when fewer than two CPUs are left to the caller, or when the
+// calls fail. Destroy it on the thread that made it: it gives that thread back the CPUs it had.
 class ApartOnCpus {
  public:
   explicit ApartOnCpus(const std::vector<pthread_t>& others);
@@ -49,6 +50,7 @@ class ApartOnCpus {
  private:
   bool apart_ = false;
   cpu_set_t callers_cpus_;
+  cpu_set_t mine_;  // the CPUs it holds: the caller's and the others' ones
 };
 
 }  // namespace sparkprof

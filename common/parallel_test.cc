@@ -88,12 +88,13 @@ TEST(ParallelTest, ApartOnCpusSeparatesThePairAndGivesTheCallersCpusBack) {
     } else {
       ASSERT_TRUE(apart.apart());
       EXPECT_EQ(CPU_COUNT(&mine), 1);
-      EXPECT_EQ(CPU_COUNT(&its), CPU_COUNT(&before) - 1);
+      EXPECT_EQ(CPU_COUNT(&its), 1);  // one CPU per other thread
       cpu_set_t both;
       CPU_AND(&both, &mine, &its);
       EXPECT_EQ(CPU_COUNT(&both), 0);
       CPU_OR(&both, &mine, &its);
-      EXPECT_TRUE(CPU_EQUAL(&both, &before));
+      CPU_AND(&both, &both, &before);
+      EXPECT_EQ(CPU_COUNT(&both), 2);  // within the caller's CPUs
     }
   }
   cpu_set_t after;
@@ -149,6 +150,65 @@ TEST(ParallelTest, StartThreadElsewhereRunsTheBodyWithTheCallersCpus) {
     EXPECT_TRUE(CPU_EQUAL(&seen, &allowed)) << "one cpu: " << one_cpu;
   }
   ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(callers), &callers), 0);
+}
+
+// Two pairs at once (analyses side by side) never share a CPU: the second pair gets CPUs the
+// first does not hold, or stays where Linux puts it when none are left; once the first is gone,
+// its CPUs can be held again.
+TEST(ParallelTest, ApartOnCpusOfTwoPairsNeverShareACpu) {
+  cpu_set_t before;
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof(before), &before), 0);
+  const int cpus = CPU_COUNT(&before);
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool stop = false;
+  auto waiter = [&] {
+    std::unique_lock<std::mutex> lock(mutex);
+    cv.wait(lock, [&] { return stop; });
+  };
+  std::thread first_other(waiter);
+  std::thread second_other(waiter);
+  auto held = [](pthread_t a, pthread_t b) {
+    cpu_set_t x, y;
+    pthread_getaffinity_np(a, sizeof(x), &x);
+    pthread_getaffinity_np(b, sizeof(y), &y);
+    CPU_OR(&x, &x, &y);
+    return x;
+  };
+  {
+    ApartOnCpus first({first_other.native_handle()});
+    EXPECT_EQ(first.apart(), cpus >= 2);
+    const cpu_set_t first_cpus = held(pthread_self(), first_other.native_handle());
+    bool second_apart = false;
+    cpu_set_t second_cpus;
+    std::thread second_caller([&] {
+      ApartOnCpus second({second_other.native_handle()});
+      second_apart = second.apart();
+      second_cpus = held(pthread_self(), second_other.native_handle());
+    });
+    second_caller.join();
+    if (first.apart()) {
+      EXPECT_EQ(second_apart, cpus >= 4);
+      if (second_apart) {
+        cpu_set_t shared;
+        CPU_AND(&shared, &first_cpus, &second_cpus);
+        EXPECT_EQ(CPU_COUNT(&shared), 0);
+      }
+    }
+  }
+  // The first pair's CPUs are free again.
+  std::thread again([&] {
+    ApartOnCpus third({second_other.native_handle()});
+    EXPECT_EQ(third.apart(), cpus >= 2);
+  });
+  again.join();
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    stop = true;
+  }
+  cv.notify_all();
+  first_other.join();
+  second_other.join();
 }
 
 }  // namespace
