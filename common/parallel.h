@@ -37,7 +37,9 @@ std::thread StartThreadElsewhere(std::function<void()> body);
 // the runs, the other CPU idle (q72's reading then took 34-42 ms instead of 29-31;
 // bench/RESULTS.md). CPUs held by another ApartOnCpus of this process (analyses side by side)
 // are not used; it does nothing when fewer than two CPUs are left to the caller, or when the
-// calls fail. Destroy it on the thread that made it: it gives that thread back the CPUs it had.
+// calls fail. Made while the caller is kept apart already (threads it starts then inherit its
+// one CPU), it only places `others` on free CPUs (none free: it does nothing). Destroy it
+// on the thread that made it, innermost first: it gives that thread back the CPUs it had.
 class ApartOnCpus {
  public:
   explicit ApartOnCpus(const std::vector<pthread_t>& others);
@@ -49,8 +51,10 @@ class ApartOnCpus {
 
  private:
   bool apart_ = false;
-  cpu_set_t callers_cpus_;
-  cpu_set_t mine_;  // the CPUs it holds: the caller's and the others' ones
+  ApartOnCpus* outer_ = nullptr;  // the one that kept the caller apart already, if any
+  cpu_set_t callers_cpus_;  // the caller's CPUs before any pinning
+  cpu_set_t theirs_;        // the others' CPUs
+  cpu_set_t mine_;          // the CPUs it holds (released when destroyed)
 };
 
 }  // namespace sparkprof

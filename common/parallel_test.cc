@@ -211,5 +211,66 @@ TEST(ParallelTest, ApartOnCpusOfTwoPairsNeverShareACpu) {
   second_other.join();
 }
 
+// A thread started while its creator is kept apart inherits the creator's one CPU; a nested
+// ApartOnCpus moves it to a free CPU of the creator's former ones (with 3 or more CPUs; with 2
+// none is free and it stays) and leaves the creator as the outer one keeps it.
+TEST(ParallelTest, ApartOnCpusNestedMovesThreadsStartedWhilePinned) {
+  cpu_set_t before;
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof(before), &before), 0);
+  if (CPU_COUNT(&before) < 2) GTEST_SKIP() << "one CPU: nothing to keep apart";
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool stop = false;
+  auto waiter = [&] {
+    std::unique_lock<std::mutex> lock(mutex);
+    cv.wait(lock, [&] { return stop; });
+  };
+  std::thread producer(waiter);
+  {
+    ApartOnCpus outer({producer.native_handle()});
+    ASSERT_TRUE(outer.apart());
+    cpu_set_t pinned;
+    ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof(pinned), &pinned), 0);
+    ASSERT_EQ(CPU_COUNT(&pinned), 1);
+    std::thread worker(waiter);
+    cpu_set_t its;
+    pthread_getaffinity_np(worker.native_handle(), sizeof(its), &its);
+    EXPECT_TRUE(CPU_EQUAL(&its, &pinned));  // inherited: what the nested one is for
+    if (CPU_COUNT(&before) < 3) {
+      // No CPU left free: the worker stays on its creator's CPU.
+      ApartOnCpus inner({worker.native_handle()});
+      EXPECT_FALSE(inner.apart());
+      pthread_getaffinity_np(worker.native_handle(), sizeof(its), &its);
+      EXPECT_TRUE(CPU_EQUAL(&its, &pinned));
+    } else {
+      ApartOnCpus inner({worker.native_handle()});
+      EXPECT_TRUE(inner.apart());
+      pthread_getaffinity_np(worker.native_handle(), sizeof(its), &its);
+      cpu_set_t shared;
+      CPU_AND(&shared, &its, &pinned);
+      EXPECT_EQ(CPU_COUNT(&shared), 0);
+      CPU_AND(&shared, &its, &before);
+      EXPECT_TRUE(CPU_EQUAL(&shared, &its));
+      EXPECT_GE(CPU_COUNT(&its), 1);
+      cpu_set_t mine;
+      pthread_getaffinity_np(pthread_self(), sizeof(mine), &mine);
+      EXPECT_TRUE(CPU_EQUAL(&mine, &pinned));
+    }
+    cpu_set_t mine;
+    pthread_getaffinity_np(pthread_self(), sizeof(mine), &mine);
+    EXPECT_TRUE(CPU_EQUAL(&mine, &pinned));  // still the outer one's
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stop = true;
+    }
+    cv.notify_all();
+    worker.join();
+  }
+  producer.join();
+  cpu_set_t after;
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof(after), &after), 0);
+  EXPECT_TRUE(CPU_EQUAL(&after, &before));
+}
+
 }  // namespace
 }  // namespace sparkprof

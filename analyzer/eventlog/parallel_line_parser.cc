@@ -184,8 +184,10 @@ ParallelLineParser::ParallelLineParser(EventParser& ordered, EventSink& sink,
       break;  // fewer workers; this thread parses what they do not take
     }
   }
-  if (reading_ == nullptr && !workers_.empty()) {
-    // This thread hands the workers batches and takes them back all the time.
+  if (!workers_.empty()) {
+    // This thread hands the workers batches and takes them back all the time (reading a
+    // compressed log, it is kept apart from the read-ahead thread already: the workers, which
+    // started on its one CPU, go to others).
     try {
       std::vector<pthread_t> workers;
       for (std::thread& worker : workers_) workers.push_back(worker.native_handle());
