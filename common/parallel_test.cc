@@ -152,6 +152,29 @@ TEST(ParallelTest, StartThreadElsewhereRunsTheBodyWithTheCallersCpus) {
   ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(callers), &callers), 0);
 }
 
+// Threads that wait until released: the "others" an ApartOnCpus places.
+class ParkedThreads {
+ public:
+  std::thread Start() {
+    return std::thread([this] {
+      std::unique_lock<std::mutex> lock(mutex_);
+      cv_.wait(lock, [this] { return released_; });
+    });
+  }
+  void Release() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      released_ = true;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool released_ = false;
+};
+
 // Two pairs at once (analyses side by side) never share a CPU: the second pair gets CPUs the
 // first does not hold, or stays where Linux puts it when none are left; once the first is gone,
 // its CPUs can be held again.
@@ -159,15 +182,9 @@ TEST(ParallelTest, ApartOnCpusOfTwoPairsNeverShareACpu) {
   cpu_set_t before;
   ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof(before), &before), 0);
   const int cpus = CPU_COUNT(&before);
-  std::mutex mutex;
-  std::condition_variable cv;
-  bool stop = false;
-  auto waiter = [&] {
-    std::unique_lock<std::mutex> lock(mutex);
-    cv.wait(lock, [&] { return stop; });
-  };
-  std::thread first_other(waiter);
-  std::thread second_other(waiter);
+  ParkedThreads parked;
+  std::thread first_other = parked.Start();
+  std::thread second_other = parked.Start();
   auto held = [](pthread_t a, pthread_t b) {
     cpu_set_t x, y;
     pthread_getaffinity_np(a, sizeof(x), &x);
@@ -202,11 +219,7 @@ TEST(ParallelTest, ApartOnCpusOfTwoPairsNeverShareACpu) {
     EXPECT_EQ(third.apart(), cpus >= 2);
   });
   again.join();
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    stop = true;
-  }
-  cv.notify_all();
+  parked.Release();
   first_other.join();
   second_other.join();
 }
@@ -218,21 +231,15 @@ TEST(ParallelTest, ApartOnCpusNestedMovesThreadsStartedWhilePinned) {
   cpu_set_t before;
   ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof(before), &before), 0);
   if (CPU_COUNT(&before) < 2) GTEST_SKIP() << "one CPU: nothing to keep apart";
-  std::mutex mutex;
-  std::condition_variable cv;
-  bool stop = false;
-  auto waiter = [&] {
-    std::unique_lock<std::mutex> lock(mutex);
-    cv.wait(lock, [&] { return stop; });
-  };
-  std::thread producer(waiter);
+  ParkedThreads parked;
+  std::thread producer = parked.Start();
   {
     ApartOnCpus outer({producer.native_handle()});
     ASSERT_TRUE(outer.apart());
     cpu_set_t pinned;
     ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof(pinned), &pinned), 0);
     ASSERT_EQ(CPU_COUNT(&pinned), 1);
-    std::thread worker(waiter);
+    std::thread worker = parked.Start();
     cpu_set_t its;
     pthread_getaffinity_np(worker.native_handle(), sizeof(its), &its);
     EXPECT_TRUE(CPU_EQUAL(&its, &pinned));  // inherited: what the nested one is for
@@ -259,11 +266,7 @@ TEST(ParallelTest, ApartOnCpusNestedMovesThreadsStartedWhilePinned) {
     cpu_set_t mine;
     pthread_getaffinity_np(pthread_self(), sizeof(mine), &mine);
     EXPECT_TRUE(CPU_EQUAL(&mine, &pinned));  // still the outer one's
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      stop = true;
-    }
-    cv.notify_all();
+    parked.Release();
     worker.join();
   }
   producer.join();
