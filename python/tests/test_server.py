@@ -68,6 +68,8 @@ def test_endpoints_serve_the_stored_reports(
     detail = client.get(f"/applications/{latest['app_id']}").json()
     assert detail["settings"] and detail["cluster"]["peak_slots"] > 0
     assert client.get("/applications/999").status_code == 404
+    # Found by schemathesis: an id past 64 bits is a 404, not an OverflowError.
+    assert client.get("/applications/9223372036854775808/report.html").status_code == 404
     regressions = client.get("/regressions").json()
     assert [(r["stage_id"], r["run_id"]) for r in regressions] == [(0, latest["id"])]
     comparison = client.get("/compare", params={"a": runs[-2]["id"], "b": latest["id"]}).json()

@@ -74,6 +74,9 @@ def test_saving_again_replaces_the_run_and_keeps_its_feedback(
     assert store.run(analysed.report.application.id).id == first.id
     with pytest.raises(RunNotFoundError):
         store.run("app-missing")
+    for too_large in ("9223372036854775808", "9" * 40):  # past a 64-bit id: no such run
+        with pytest.raises(RunNotFoundError):
+            store.run(too_large)
 
 
 def test_job_key_comes_from_the_settings_first(demo_logs: dict[str, Path]) -> None:

@@ -55,6 +55,8 @@ def now() -> datetime:
     return datetime.now(timezone.utc)
 
 
+_MAX_RUN_ID = 2**63 - 1  # the largest id a 64-bit integer column holds
+
 class RunNotFoundError(LookupError):
     pass
 
@@ -173,7 +175,14 @@ class HistoryStore:
                 selectinload(Run.stages), selectinload(Run.findings), selectinload(Run.feedback)
             )
             if reference.isascii() and reference.isdigit():
-                run = session.scalars(query.where(Run.id == int(reference))).one_or_none()
+                # Ids are 64-bit rows in every database: a larger number names no run (SQLite's
+                # driver would raise OverflowError binding it).
+                run_id = int(reference)
+                run = (
+                    session.scalars(query.where(Run.id == run_id)).one_or_none()
+                    if run_id <= _MAX_RUN_ID
+                    else None
+                )
             else:
                 app_id, _, attempt_id = reference.partition("/")
                 query = query.where(Run.app_id == app_id)
