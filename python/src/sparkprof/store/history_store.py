@@ -57,6 +57,7 @@ def now() -> datetime:
 
 _MAX_RUN_ID = 2**63 - 1  # the largest id a 64-bit integer column holds
 
+
 class RunNotFoundError(LookupError):
     pass
 
