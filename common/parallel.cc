@@ -140,7 +140,6 @@ bool SetCpus(const std::vector<pthread_t>& threads, const cpu_set_t& cpus, const
 
 ApartOnCpus::ApartOnCpus(const std::vector<pthread_t>& others) {
   CPU_ZERO(&callers_cpus_);
-  CPU_ZERO(&theirs_);
   CPU_ZERO(&mine_);
   if (others.empty()) return;
   outer_ = pinned_by;
@@ -160,10 +159,9 @@ ApartOnCpus::ApartOnCpus(const std::vector<pthread_t>& others) {
     // go to free CPUs. None free: they stay with the caller, not beside the outer pair's others
     // (on 2 CPUs, `--threads 4` on q72.zstd: 47.7 ms median there, 55.7 beside the decompressing
     // thread, whose CPU is the critical path).
-    theirs_ = TakeCpus(free, others.size(), -1);
-    if (CPU_COUNT(&theirs_) == 0) return;
-    mine_ = theirs_;
-    if (!SetCpus(others, theirs_, callers_cpus_)) return;
+    const cpu_set_t theirs = TakeCpus(free, others.size(), -1);
+    if (CPU_COUNT(&theirs) == 0 || !SetCpus(others, theirs, callers_cpus_)) return;
+    mine_ = theirs;
     CPU_OR(&held_cpus, &held_cpus, &mine_);
     apart_ = true;
     return;
@@ -178,13 +176,13 @@ ApartOnCpus::ApartOnCpus(const std::vector<pthread_t>& others) {
   CPU_ZERO(&caller);
   CPU_SET(here, &caller);
   // The others get as many free CPUs as there are of them (at least one); the rest stay free.
-  theirs_ = TakeCpus(free, others.size(), here);
-  if (!SetCpus(others, theirs_, callers_cpus_)) return;
+  const cpu_set_t theirs = TakeCpus(free, others.size(), here);
+  if (!SetCpus(others, theirs, callers_cpus_)) return;
   if (pthread_setaffinity_np(pthread_self(), sizeof(caller), &caller) != 0) {
     SetCpus(others, callers_cpus_, callers_cpus_);
     return;
   }
-  CPU_OR(&mine_, &caller, &theirs_);
+  CPU_OR(&mine_, &caller, &theirs);
   CPU_OR(&held_cpus, &held_cpus, &mine_);
   pinned_by = this;
   apart_ = true;

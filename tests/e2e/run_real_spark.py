@@ -350,14 +350,15 @@ def check_flame_graphs(run, facts):
     # `first` stage: one task of ~70 ms, mostly fetch waits): the driver then writes no graph
     # for it. A stage with 0.5 s of executor CPU or more has ~50 samples: its graph must exist.
     sampled = [s for s in complete if s["executorCpuTime"] / 1e9 >= 0.5]
-    missing = [f"stage-{s['stageId']}-attempt-{s['attemptId']}.html" for s in sampled
-               if not os.path.exists(os.path.join(
-                   app_dir, f"stage-{s['stageId']}-attempt-{s['attemptId']}.html"))]
-    written = sum(os.path.exists(os.path.join(
-        app_dir, f"stage-{s['stageId']}-attempt-{s['attemptId']}.html")) for s in complete)
+    graphs = {(s["stageId"], s["attemptId"]): f"stage-{s['stageId']}-attempt-{s['attemptId']}.html"
+              for s in complete}
+    written = {key for key, name in graphs.items()
+               if os.path.exists(os.path.join(app_dir, name))}
+    missing = [graphs[(s["stageId"], s["attemptId"])] for s in sampled
+               if (s["stageId"], s["attemptId"]) not in written]
     check(sampled and not missing,
           f"a flame graph for each of the {len(sampled)} completed stages with >= 0.5 s of "
-          f"executor CPU in {app_dir} (missing: {missing}; {written} of all {len(complete)} "
+          f"executor CPU in {app_dir} (missing: {missing}; {len(written)} of all {len(complete)} "
           f"completed stages have one)")
 
     def data_of(kind, which):
