@@ -354,6 +354,30 @@ TEST_F(AnalyzeTest, NothingAnalysableExitsTwo) {
   EXPECT_EQ(RunCli("analyze --format yaml x").exit_code, 1);
 }
 
+#ifdef SPARKPROF_LIBZIP_ON_USE
+// libzip (with the libcrypto, libbz2 and liblzma it needs) is loaded only when a zip is read:
+// the dynamic loader's own log of the files it opens says so.
+TEST_F(AnalyzeTest, LibzipIsLoadedOnlyForZips) {
+  const std::string log = Write("app.json", testing::GenerateEventLog(testing::DemoApp()));
+  fs::path zip_dir = dir_ / "zipsrc";
+  fs::create_directories(zip_dir);
+  fs::copy_file(log, zip_dir / "app-1");
+  const std::string zip = (dir_ / "logs.zip").string();
+  ASSERT_EQ(std::system(("cd " + zip_dir.string() + " && zip -q " + zip + " app-1").c_str()), 0);
+  const std::string soname = SPARKPROF_LIBZIP_ON_USE;
+  ASSERT_EQ(::setenv("LD_DEBUG", "files", 1), 0);
+  Run plain = RunCli("analyze -q --format json " + log);
+  Run zipped = RunCli("analyze -q --format json " + zip);
+  ::unsetenv("LD_DEBUG");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(zipped.exit_code, 0) << zipped.err;
+  EXPECT_NE(plain.err.find("file=libsimdjson"), std::string::npos) << "LD_DEBUG had no effect";
+  EXPECT_EQ(plain.err.find("file=" + soname), std::string::npos) << plain.err;
+  EXPECT_NE(zipped.err.find("file=" + soname), std::string::npos) << zipped.err;
+  EXPECT_NE(zipped.out.find("\"application\""), std::string::npos) << zipped.out;
+}
+#endif
+
 TEST_F(AnalyzeTest, HostileStringsAreEscapedInJson) {
   testing::SyntheticApp app = testing::DemoApp();
   app.app_name = "<script>alert(\"x\")</script>\x1b[31m\xff\xfe";

@@ -300,6 +300,21 @@ TEST_F(LogSourceTest, ZipIsRecognisedByMagicBytesNotName) {
   EXPECT_EQ(result.applications[0].parts[0].display_name, (root_ / "download").string() + "!app-1.zstd");
 }
 
+// The CLI loads libzip when it opens its first zip: from its soname, or with a reason.
+TEST(ZipLibraryTest, LoadsBySonameOrSaysWhyNot) {
+  EXPECT_TRUE(CheckZipLibrary(SPARKPROF_TEST_LIBZIP_SONAME).ok());
+#ifdef SPARKPROF_TEST_LIBZIP_ON_USE
+  const Status missing = CheckZipLibrary("libsparkprof-no-such-library.so.1");
+  EXPECT_EQ(missing.code(), StatusCode::kUnsupported);
+  EXPECT_NE(missing.message().find("needs libzip"), std::string::npos) << missing.message();
+  EXPECT_NE(missing.message().find("libsparkprof-no-such-library.so.1"), std::string::npos)
+      << missing.message();
+  const Status other = CheckZipLibrary("libz.so.1");  // a library, but not libzip
+  EXPECT_EQ(other.code(), StatusCode::kUnsupported);
+  EXPECT_NE(other.message().find("libz.so.1 has no zip_"), std::string::npos) << other.message();
+#endif
+}
+
 TEST_F(LogSourceTest, NestedZipIsReadFromMemory) {
   std::string inner = ZipBytes(root_ / "scratch.zip", {{"eventlog", "inner log"}});
   fs::path outer = root_ / "outer.zip";

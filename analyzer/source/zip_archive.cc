@@ -2,6 +2,10 @@
 
 #include <zip.h>
 
+#ifdef SPARKPROF_LIBZIP_SONAME
+#include <dlfcn.h>
+#endif
+
 #include <atomic>
 #include <list>
 #include <mutex>
@@ -9,22 +13,93 @@
 #include <vector>
 
 namespace sparkprof::source {
+
+// The libzip functions this file calls, through ZipLibrary's pointers of the same names.
+#define SPARKPROF_LIBZIP_FUNCTIONS(X)                                                            \
+  X(zip_discard) X(zip_error_fini) X(zip_error_init) X(zip_error_init_with_code)                \
+  X(zip_error_strerror) X(zip_fclose) X(zip_file_strerror) X(zip_fopen_index) X(zip_fread)      \
+  X(zip_get_num_entries) X(zip_open) X(zip_open_from_source) X(zip_source_buffer_create)        \
+  X(zip_source_free) X(zip_stat_index) X(zip_stat_init) X(zip_strerror)
+
 namespace {
+
+struct ZipLibrary {
+#define SPARKPROF_ZIP_POINTER(name) decltype(&::name) name = nullptr;
+  SPARKPROF_LIBZIP_FUNCTIONS(SPARKPROF_ZIP_POINTER)
+#undef SPARKPROF_ZIP_POINTER
+};
+
+Status LoadZipLibrary(const char* file_name, ZipLibrary* library) {
+#ifdef SPARKPROF_LIBZIP_SONAME
+  // Kept open once loaded: streams and cached archives hold its objects until the process ends.
+  void* handle = dlopen(file_name, RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = dlerror();
+    return Unsupported(std::string("reading zip archives needs libzip, which did not load: ") +
+                       (why != nullptr ? why : file_name));
+  }
+#define SPARKPROF_ZIP_LOOKUP(name)                                                      \
+  library->name = reinterpret_cast<decltype(library->name)>(dlsym(handle, #name));      \
+  if (library->name == nullptr) {                                                       \
+    dlclose(handle);                                                                    \
+    return Unsupported(std::string("reading zip archives needs libzip 1.0 or later; ") + \
+                       file_name + " has no " #name);                                   \
+  }
+  SPARKPROF_LIBZIP_FUNCTIONS(SPARKPROF_ZIP_LOOKUP)
+#undef SPARKPROF_ZIP_LOOKUP
+#else
+  (void)file_name;
+#define SPARKPROF_ZIP_LINKED(name) library->name = &::name;
+  SPARKPROF_LIBZIP_FUNCTIONS(SPARKPROF_ZIP_LINKED)
+#undef SPARKPROF_ZIP_LINKED
+#endif
+  return Status();
+}
+
+#ifdef SPARKPROF_LIBZIP_SONAME
+constexpr const char* kLibzipFile = SPARKPROF_LIBZIP_SONAME;
+#else
+constexpr const char* kLibzipFile = "";  // linked
+#endif
+
+struct LoadedZipLibrary {
+  ZipLibrary functions;
+  Status status;
+};
+
+// libzip as loaded on first use (CheckZipLibrary says why).
+const LoadedZipLibrary& Libzip() {
+  static const LoadedZipLibrary loaded = [] {
+    LoadedZipLibrary l;
+    l.status = LoadZipLibrary(kLibzipFile, &l.functions);
+    return l;
+  }();
+  return loaded;
+}
+
+// Set once ZipArchive::Open succeeded: every other use follows one.
+const ZipLibrary& Zip() { return Libzip().functions; }
 
 std::atomic<uint64_t> g_open_count{0};
 std::atomic<uint64_t> g_next_pool_id{1};
 
-std::string ZipErrorText(zip_error_t* error) { return zip_error_strerror(error); }
+std::string ZipErrorText(zip_error_t* error) { return Zip().zip_error_strerror(error); }
 
 std::string ZipErrorText(int code) {
+  const ZipLibrary& zip = Zip();
   zip_error_t error;
-  zip_error_init_with_code(&error, code);
-  std::string text = zip_error_strerror(&error);
-  zip_error_fini(&error);
+  zip.zip_error_init_with_code(&error, code);
+  std::string text = zip.zip_error_strerror(&error);
+  zip.zip_error_fini(&error);
   return text;
 }
 
 }  // namespace
+
+Status CheckZipLibrary(const char* file_name) {
+  ZipLibrary library;
+  return LoadZipLibrary(file_name, &library);
+}
 
 struct ZipArchive::Handle {
   zip_t* zip = nullptr;
@@ -34,16 +109,16 @@ class ZipEntryInputStream final : public InputStream {
  public:
   ZipEntryInputStream(std::shared_ptr<ZipArchive> archive, zip_file_t* file, std::string name)
       : archive_(std::move(archive)), file_(file), display_name_(std::move(name)) {}
-  ~ZipEntryInputStream() override { zip_fclose(file_); }
+  ~ZipEntryInputStream() override { Zip().zip_fclose(file_); }
 
   Result<size_t> Read(char* buffer, size_t size) override {
     if (!error_.ok()) return error_;
     if (size == 0) return size_t{0};
-    zip_int64_t got = zip_fread(file_, buffer, size);
+    zip_int64_t got = Zip().zip_fread(file_, buffer, size);
     if (got < 0) {
       // libzip reports a damaged deflate stream or a CRC mismatch here, at the end at latest.
       error_ = Corrupt("reading zip entry " + display_name_ + " at byte " +
-                       std::to_string(offset_) + ": " + zip_file_strerror(file_));
+                       std::to_string(offset_) + ": " + Zip().zip_file_strerror(file_));
       return error_;
     }
     offset_ += static_cast<uint64_t>(got);
@@ -69,46 +144,52 @@ ZipArchive::ZipArchive(ArchiveSource source, Handle* handle, uint64_t entry_coun
     : source_(std::move(source)), handle_(handle), entry_count_(entry_count) {}
 
 ZipArchive::~ZipArchive() {
-  zip_discard(handle_->zip);  // read-only: nothing to write back
+  Zip().zip_discard(handle_->zip);  // read-only: nothing to write back
   delete handle_;
 }
 
 Result<std::shared_ptr<ZipArchive>> ZipArchive::Open(const ArchiveSource& source) {
+  if (const Status& loaded = Libzip().status; !loaded.ok()) {
+    return Status(loaded.code(), "cannot open zip archive " + source.display_name + ": " +
+                                     loaded.message());
+  }
+  const ZipLibrary& lib = Zip();
   zip_t* zip = nullptr;
   std::string problem;
   if (source.bytes != nullptr) {
     zip_error_t error;
-    zip_error_init(&error);
+    lib.zip_error_init(&error);
     zip_source_t* buffer =
-        zip_source_buffer_create(source.bytes->data(), source.bytes->size(), 0, &error);
+        lib.zip_source_buffer_create(source.bytes->data(), source.bytes->size(), 0, &error);
     if (buffer != nullptr) {
-      zip = zip_open_from_source(buffer, ZIP_RDONLY, &error);
-      if (zip == nullptr) zip_source_free(buffer);
+      zip = lib.zip_open_from_source(buffer, ZIP_RDONLY, &error);
+      if (zip == nullptr) lib.zip_source_free(buffer);
     }
     if (zip == nullptr) problem = ZipErrorText(&error);
-    zip_error_fini(&error);
+    lib.zip_error_fini(&error);
   } else {
     int code = 0;
-    zip = zip_open(source.path.c_str(), ZIP_RDONLY, &code);
+    zip = lib.zip_open(source.path.c_str(), ZIP_RDONLY, &code);
     if (zip == nullptr) problem = ZipErrorText(code);
   }
   if (zip == nullptr) {
     return Corrupt("cannot open zip archive " + source.display_name + ": " + problem);
   }
   g_open_count.fetch_add(1, std::memory_order_relaxed);
-  zip_int64_t count = zip_get_num_entries(zip, 0);
+  zip_int64_t count = lib.zip_get_num_entries(zip, 0);
   auto* handle = new Handle{zip};
   return std::shared_ptr<ZipArchive>(
       new ZipArchive(source, handle, count < 0 ? 0 : static_cast<uint64_t>(count)));
 }
 
 Result<ZipEntryInfo> ZipArchive::Entry(uint64_t index) const {
+  const ZipLibrary& lib = Zip();
   zip_stat_t stat;
-  zip_stat_init(&stat);
-  if (zip_stat_index(handle_->zip, index, 0, &stat) != 0 || (stat.valid & ZIP_STAT_NAME) == 0 ||
+  lib.zip_stat_init(&stat);
+  if (lib.zip_stat_index(handle_->zip, index, 0, &stat) != 0 || (stat.valid & ZIP_STAT_NAME) == 0 ||
       stat.name == nullptr) {
     return Corrupt("zip archive " + source_.display_name + ": cannot read entry #" +
-                   std::to_string(index) + ": " + zip_strerror(handle_->zip));
+                   std::to_string(index) + ": " + lib.zip_strerror(handle_->zip));
   }
   ZipEntryInfo info;
   info.name = stat.name;
@@ -120,11 +201,11 @@ Result<ZipEntryInfo> ZipArchive::Entry(uint64_t index) const {
 Result<std::unique_ptr<InputStream>> ZipArchive::OpenEntry(std::shared_ptr<ZipArchive> archive,
                                                            uint64_t index,
                                                            const std::string& display_name) {
-  zip_file_t* file = zip_fopen_index(archive->handle_->zip, index, 0);
+  zip_file_t* file = Zip().zip_fopen_index(archive->handle_->zip, index, 0);
   if (file == nullptr) {
     // Encrypted entries and compression methods this libzip lacks land here.
     return Unsupported("cannot open zip entry " + display_name + ": " +
-                       zip_strerror(archive->handle_->zip));
+                       Zip().zip_strerror(archive->handle_->zip));
   }
   return std::unique_ptr<InputStream>(
       new ZipEntryInputStream(std::move(archive), file, display_name));

@@ -16,6 +16,12 @@ namespace sparkprof::source {
 // `PK\3\4` (first local file header) or `PK\5\6` (end of central directory: an empty zip).
 bool StartsWithZipSignature(std::string_view head);
 
+// The CLI loads libzip by its soname when it first opens a zip (a linked libzip, with the
+// libcrypto, libbz2 and liblzma it needs, cost every start ~1 ms, zips or not); the Python module
+// links it. Whether libzip loads from `file_name` as it would be then: Unsupported, saying why,
+// when the library or one of the functions used is missing (always OK where it is linked).
+Status CheckZipLibrary(const char* file_name);
+
 // Where an archive's bytes live. libzip needs a seekable source: a file on disk is opened by
 // path, a zip found inside another zip is copied to an unlinked temporary file (or, where none
 // can be made, held in memory).
