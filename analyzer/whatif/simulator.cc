@@ -484,7 +484,7 @@ class TaskEnds {
     ++size_;
   }
   // The earliest end's time (not empty).
-  int64_t top_at() {
+  [[gnu::always_inline]] int64_t top_at() {
     if (!least_known_) {
       least_known_ = true;
       least_ = kNone;
@@ -495,7 +495,7 @@ class TaskEnds {
     return static_cast<int64_t>(least_ ^ kSignBit);
   }
   // Takes the earliest end (not empty).
-  TaskEnd pop() {
+  [[gnu::always_inline]] TaskEnd pop() {
     if (occupied_[0] == 0) {
       const int level = __builtin_ctz(levels_);
       const int digit = __builtin_ctzll(occupied_[level]);
@@ -700,7 +700,7 @@ RunResult Replay(const std::vector<Unit>& units, const std::vector<JobInfo>& job
   }
   // Free slots per executor; ready units in FIFO order (job, stage, attempt).
   std::vector<int32_t> free_slots(executors.size(), 0);
-  std::vector<bool> alive(executors.size(), false);
+  std::vector<uint8_t> alive(executors.size(), 0);  // bytes: read at every dispatch
   std::vector<int32_t> busy(executors.size(), 0);  // tasks running on each executor
   std::vector<int64_t> idle_since(executors.size(), 0);
   // Dynamic allocation state: executors requested and not yet arrived, the next round's size.
@@ -879,7 +879,7 @@ RunResult Replay(const std::vector<Unit>& units, const std::vector<JobInfo>& job
           for (int32_t i = 0; i < add; ++i) {
             executors.push_back({now + allocation.startup_ms, kNever, allocation.slots});
             free_slots.push_back(0);
-            alive.push_back(false);
+            alive.push_back(0);
             busy.push_back(0);
             idle_since.push_back(0);
             free_executors.Resize(executors.size());
@@ -905,7 +905,7 @@ RunResult Replay(const std::vector<Unit>& units, const std::vector<JobInfo>& job
             (static_cast<int64_t>(running.size()) + allocation.slots - 1) / allocation.slots;
         if (have - 1 < std::max<int64_t>(allocation.min, needed)) continue;
         executors[index].removed = now;
-        alive[index] = false;
+        alive[index] = 0;
         --alive_count;
         free_slots[index] = 0;
         refresh(index);
@@ -915,14 +915,14 @@ RunResult Replay(const std::vector<Unit>& units, const std::vector<JobInfo>& job
               index >= static_cast<size_t>(std::max(allocation.initial, 0))) {
             --requested;
           }
-          alive[index] = true;
+          alive[index] = 1;
           free_slots[index] += executors[index].slots;
           refresh(index);
           idle_since[index] = now;
           result.peak_executors = std::max(result.peak_executors, ++alive_count);
           if (allocation.enabled) events.push({now + allocation.idle_timeout_ms, 8, index});
         } else if (alive[index] && now >= executors[index].removed) {
-          alive[index] = false;
+          alive[index] = 0;
           --alive_count;
           free_slots[index] -= executors[index].slots;  // running tasks finish, nothing new
           refresh(index);
