@@ -11,8 +11,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import io.sparkprof.shaded.io.opentelemetry.sdk.common.CompletableResultCode;
+import io.sparkprof.shaded.io.opentelemetry.sdk.trace.data.SpanData;
+import io.sparkprof.shaded.io.opentelemetry.sdk.trace.export.SpanExporter;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
@@ -449,6 +453,46 @@ public final class SparkPluginTest {
     check(TracingSdk.parentOf("00-00000000000000000000000000000000-b7ad6b7169203331-01") == null
         && TracingSdk.parentOf("not a traceparent") == null && TracingSdk.parentOf("") == null
         && TracingSdk.parentOf(null) == null, "an invalid traceparent is no parent");
+    exportCountChecks();
+  }
+
+  /**
+   * The end-of-application log line says "exported" only for spans the exporter delivered: an
+   * export still under way (OTLP retrying an unreachable collector) or none at all is not one.
+   */
+  static void exportCountChecks() {
+    final List<CompletableResultCode> results = new ArrayList<>();
+    SpanExporter collector = new SpanExporter() {
+      @Override
+      public CompletableResultCode export(Collection<SpanData> spans) {
+        CompletableResultCode result = new CompletableResultCode();
+        results.add(result);
+        return result;
+      }
+
+      @Override
+      public CompletableResultCode flush() {
+        return CompletableResultCode.ofSuccess();
+      }
+
+      @Override
+      public CompletableResultCode shutdown() {
+        return CompletableResultCode.ofSuccess();
+      }
+    };
+    TracingSdk.CountingExporter counts = new TracingSdk.CountingExporter(collector);
+    check(!counts.delivered(true, 3) && counts.delivered(true, 0),
+        "no span delivered is no export (unless none was emitted)");
+    counts.export(Arrays.<SpanData>asList(null, null, null));
+    check(counts.pending.get() == 3 && !counts.delivered(true, 3),
+        "spans whose export is under way are not delivered: " + counts.pending.get());
+    results.get(0).succeed();
+    check(counts.pending.get() == 0 && counts.exported.get() == 3 && counts.delivered(true, 3)
+        && !counts.delivered(false, 3), "a completed export is delivered; a failed flush is not");
+    counts.export(Arrays.<SpanData>asList(null, null));
+    results.get(1).fail();
+    check(counts.failed.get() == 2 && counts.pending.get() == 0 && !counts.delivered(true, 5),
+        "a failed export is not delivered");
   }
 
   public static void main(String[] args) throws Exception {

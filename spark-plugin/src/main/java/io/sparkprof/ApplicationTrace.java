@@ -321,7 +321,7 @@ final class ApplicationTrace extends SparkListener {
       if (!emitted.sampled) {
         SparkProfPlugin.log("OpenTelemetry: " + what + " not sampled (samplingRatio or the "
             + "parent's flag), none exported" + t.parentNote);
-      } else if (flushed.isSuccess() && t.built.counts.failed.get() == 0) {
+      } else if (t.built.counts.delivered(flushed.isSuccess(), emitted.spans)) {
         // Fewer than emitted when a Connect request's own parent was not sampled.
         SparkProfPlugin.log("OpenTelemetry: " + exported + " of " + what + " exported ("
             + t.built.destination + ") in " + elapsedMs + " ms"
@@ -329,9 +329,11 @@ final class ApplicationTrace extends SparkListener {
             + (emitted.left > 0 ? ", " + emitted.left + " stage spans left out" : "")
             + t.parentNote);
       } else {
+        long pending = t.built.counts.pending.get();
         SparkProfPlugin.log("OpenTelemetry: " + what + " not exported ("
             + t.built.destination + "): " + exported + " delivered within " + timeoutMs
-            + " ms; the application is not affected" + t.parentNote);
+            + " ms" + (pending > 0 ? ", " + pending + " still in flight (retried)" : "")
+            + "; the application is not affected" + t.parentNote);
       }
     } catch (IOException | RuntimeException | LinkageError e) {
       SparkProfPlugin.log("OpenTelemetry: no spans from " + reportJson + ": " + e);

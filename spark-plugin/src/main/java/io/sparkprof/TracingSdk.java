@@ -57,18 +57,50 @@ final class TracingSdk {
     }
   }
 
-  /** Counts the spans the exporter delivered and those it failed to (the log line says which). */
+  /**
+   * Counts the spans the exporter delivered, those it failed to, and those whose export has not
+   * ended yet (OTLP retries an unreachable collector in the background; a flush of the span
+   * processor succeeds all the same): the log line says which.
+   */
   static final class CountingExporter implements SpanExporter {
     private volatile SpanExporter delegate;
     final AtomicLong exported = new AtomicLong();
     final AtomicLong failed = new AtomicLong();
+    final AtomicLong pending = new AtomicLong();
+
+    CountingExporter() {}
+
+    CountingExporter(SpanExporter delegate) {
+      this.delegate = delegate;
+    }
 
     @Override
     public CompletableResultCode export(Collection<SpanData> spans) {
       final int count = spans.size();
-      final CompletableResultCode result = delegate.export(spans);
-      result.whenComplete(() -> (result.isSuccess() ? exported : failed).addAndGet(count));
+      pending.addAndGet(count);  // before: the result may be complete when export returns
+      final CompletableResultCode result;
+      try {
+        result = delegate.export(spans);
+      } catch (RuntimeException e) {
+        pending.addAndGet(-count);
+        failed.addAndGet(count);
+        throw e;
+      }
+      result.whenComplete(() -> {
+        (result.isSuccess() ? exported : failed).addAndGet(count);
+        pending.addAndGet(-count);
+      });
       return result;
+    }
+
+    /**
+     * Whether the spans of a trace went out: the flush succeeded, no export failed or is still
+     * under way, and some were delivered (fewer than emitted when a Spark Connect request's own
+     * parent was not sampled; none at all is not an export).
+     */
+    boolean delivered(boolean flushed, int emitted) {
+      return flushed && failed.get() == 0 && pending.get() == 0
+          && (exported.get() > 0 || emitted == 0);
     }
 
     @Override
