@@ -220,6 +220,11 @@ public final class SparkPluginTest {
           .groupBy("key").count();
       check(frame.collectAsList().size() == 13, "SQL aggregation ran");
 
+      scala.collection.immutable.Set<String> queues = spark.sparkContext().listenerBus()
+          .activeQueues();
+      check(queues.contains(SparkCompat.LISTENER_QUEUE) == enabled,
+          "sparkprof's listener is on its own listener-bus queue when enabled: " + queues);
+
       if (enabled) {
         int port = metricsPort();
         check(port > 0, "metrics endpoint is up: port " + port);

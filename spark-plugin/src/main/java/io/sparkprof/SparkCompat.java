@@ -7,7 +7,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import org.apache.spark.SparkConf;
+import org.apache.spark.SparkContext;
 import org.apache.spark.scheduler.SparkListenerEvent;
+import org.apache.spark.scheduler.SparkListenerInterface;
 import org.apache.spark.scheduler.SparkListenerJobStart;
 import org.apache.spark.util.JsonProtocol;
 import org.apache.spark.util.Utils;
@@ -28,6 +30,9 @@ import scala.collection.Seq;
  *   <li>{@code SparkListenerJobStart}'s constructor: its {@code Seq} is {@code scala.collection.Seq}
  *       under Scala 2.12 and {@code scala.collection.immutable.Seq} under 2.13.
  * </ul>
+ *
+ * <p>One Spark-internal call links directly, with a fallback should a release drop it:
+ * {@link #addListener}.
  *
  * <p>All fields are resolved in the static initializer; a member that cannot be found leaves its
  * field null and the caller uses the documented fallback, so no method here throws a linkage error.
@@ -84,6 +89,26 @@ final class SparkCompat {
   }
 
   private SparkCompat() {}
+
+  /** The listener-bus queue of sparkprof's listeners. */
+  static final String LISTENER_QUEUE = "sparkprof";
+
+  /**
+   * Registers {@code listener} on a listener-bus queue of its own ({@code LiveListenerBus.
+   * addToQueue}, Spark-internal but the same in 3.5 and 4): the JSON lines and hand-offs run on
+   * that queue's thread, so they never delay the other listeners of the shared queue, nor make
+   * Spark drop their events when it fills. Where that call is missing, the shared queue
+   * ({@code addSparkListener}). True when the own queue took it.
+   */
+  static boolean addListener(SparkContext sc, SparkListenerInterface listener) {
+    try {
+      sc.listenerBus().addToQueue(listener, LISTENER_QUEUE);
+      return true;
+    } catch (RuntimeException | LinkageError e) {
+      sc.addSparkListener(listener);
+      return false;
+    }
+  }
 
   /** What the event logger passes to JsonProtocol with {@code conf}: null on Spark 3.5. */
   static Object jsonOptions(SparkConf conf) {

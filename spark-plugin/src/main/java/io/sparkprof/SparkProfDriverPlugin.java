@@ -40,6 +40,7 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
   private final Map<String, int[]> pendingFlameGraphs = new ConcurrentHashMap<>();
   private volatile boolean badBatchLogged;
   private volatile SparkProfListener listener;
+  private volatile boolean ownQueue;  // the listener is on its own listener-bus queue
   /** The OpenTelemetry export at the end, when spark.sparkprof.otel.enabled. */
   private volatile ApplicationTrace trace;
   private volatile OutputStream liveEventLogCopy;
@@ -85,11 +86,11 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
       if (sc != null) {
         listener = new SparkProfListener(this, sc.conf(), liveFeed(config));
         listener.logStart(sparkVersion(sc));
-        sc.addSparkListener(listener);
+        ownQueue = SparkCompat.addListener(sc, listener);
         if (config.otelEnabled()) {
           trace = new ApplicationTrace(config);
           trace.start(System.getenv("TRACEPARENT"));
-          sc.addSparkListener(trace);
+          SparkCompat.addListener(sc, trace);
         }
       }
       SparkProfPlugin.log("driver aggregator started"
@@ -312,9 +313,11 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
     if (events != null) {
       SparkProfPlugin.log(String.format(java.util.Locale.ROOT, "listener: %d events forwarded, "
           + "%.1f us each on the listener thread after the first (%.1f ms; %.1f us of CPU), "
-          + "%.0f%% of it making the JSON lines, %d not recorded", events.events(),
+          + "%.0f%% of it making the JSON lines, %d not recorded; %s", events.events(),
           events.nanosPerEvent() / 1e3, events.firstEventNanos() / 1e6,
-          events.cpuNanosPerEvent() / 1e3, 100 * events.jsonShare(), events.failures()));
+          events.cpuNanosPerEvent() / 1e3, 100 * events.jsonShare(), events.failures(),
+          ownQueue ? "on its own listener-bus queue '" + SparkCompat.LISTENER_QUEUE + "'"
+              : "on Spark's shared listener-bus queue"));
     }
     try {
       String paths = NativeAggregator.finishApplication();
