@@ -203,7 +203,7 @@ TEST(ProfileLoaderTest, StageNotInFileListsTheStagesThatAre) {
   EXPECT_EQ(collapsed.status().code(), StatusCode::kInvalidArgument);
 }
 
-// Regenerates the fuzzer's seed corpus (flamegraph/fuzz/profile_file_corpus/) when
+// Regenerates the fuzzer's seed corpus (flamegraph/fuzz/corpus/profile_file_reader/) when
 // SPARKPROF_WRITE_SEED_CORPUS names that directory; otherwise checks the seeds still load.
 TEST(ProfileFileReaderTest, SeedCorpus) {
   std::string two_batches = TwoBatchFile();
@@ -217,7 +217,7 @@ TEST(ProfileFileReaderTest, SeedCorpus) {
         << two_batches.substr(0, two_batches.size() - 5);
   }
   std::ifstream seed(std::string(SPARKPROF_SOURCE_DIR) +
-                         "/flamegraph/fuzz/profile_file_corpus/two_batches.sparkprof",
+                         "/flamegraph/fuzz/corpus/profile_file_reader/two_batches.sparkprof",
                      std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(seed)), std::istreambuf_iterator<char>());
   Loaded loaded = Read(bytes);

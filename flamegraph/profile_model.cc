@@ -271,9 +271,16 @@ void ProfileModel::ForEachStack(const StackVisitor& visit) const {
   std::vector<FrameId> path;
   std::vector<Pending> pending;
   auto enter = [&](NodeId node) {
+    // In category order, not the order the weights came in: reading a written profile back adds
+    // them in the written order, and writing it again must give the same text.
+    CategoryWeights weights{};
     ForEachSelfWeight(node, [&](Category category, uint64_t weight) {
-      if (weight > 0) visit(path, category, weight);
+      uint64_t& sum = weights[CategoryIndex(category)];
+      sum = SaturatingAdd(sum, weight);
     });
+    for (int i = 0; i < kCategoryCount; ++i) {
+      if (weights[i] > 0) visit(path, static_cast<Category>(i), weights[i]);
+    }
     pending.push_back({SortedChildren(node), 0});
   };
   enter(kRootNode);

@@ -111,8 +111,9 @@ class ProfileModel {
       visit(self_weights_[i].category, self_weights_[i].weight);
     }
   }
-  // Every (stack, category, self weight), depth first with children in alphabetical order,
-  // so the output of a collapsed writer is sorted like flamegraph.pl's input.
+  // Every (stack, category, self weight), depth first with children in alphabetical order and
+  // a node's categories in category order, so the output of a collapsed writer is sorted like
+  // flamegraph.pl's input and the same whatever order its stacks were added in.
   void ForEachStack(const StackVisitor& visit) const;
   // The category holding most of each node's total weight (ties go to the lower index).
   std::vector<Category> DominantCategories() const;

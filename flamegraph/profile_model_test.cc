@@ -189,6 +189,32 @@ TEST(ProfileModelTest, ForEachStackVisitsInAlphabeticalOrder) {
   EXPECT_EQ(seen, (std::vector<std::string>{"a;c;", "a;z;", "b;"}));
 }
 
+// A node's weights in several categories come out in category order, whatever order they were
+// added in (reading a written profile adds them in the written order: the text must not flip
+// from one generation to the next; found by fuzz_collapsed_reader).
+TEST(ProfileModelTest, ForEachStackVisitsANodesCategoriesInCategoryOrder) {
+  auto order = [](std::vector<Category> added) {
+    ProfileModel model;
+    for (Category category : added) {
+      model.AddStack(Frames{}, category, 1);
+      model.AddStack(Frames{"a"}, category, 2);
+    }
+    std::vector<std::pair<size_t, Category>> seen;
+    model.ForEachStack([&](std::span<const FrameId> frames, Category category, uint64_t) {
+      seen.push_back({frames.size(), category});
+    });
+    return seen;
+  };
+  const auto forward = order({Category::kOther, Category::kGc, Category::kShuffleRead});
+  EXPECT_EQ(forward, order({Category::kShuffleRead, Category::kGc, Category::kOther}));
+  ASSERT_EQ(forward.size(), 6u);
+  for (size_t i = 1; i < forward.size(); ++i) {
+    if (forward[i].first == forward[i - 1].first) {
+      EXPECT_LT(CategoryIndex(forward[i - 1].second), CategoryIndex(forward[i].second));
+    }
+  }
+}
+
 TEST(StringTableTest, InternsOnceAndKeepsLongStrings) {
   StringTable table;
   std::string long_name(100000, 'x');

@@ -43,11 +43,19 @@ passed=0
 for fuzzer in $fuzzers; do
   name=$(basename "$fuzzer")
   corpus=$(find . -path ./build -prune -o -path ./build-asan -prune -o -type d -path "*/fuzz/corpus/${name#fuzz_}" -print -o -type d -path "*/fuzz/corpus/$name" -print | head -1)
+  # Every target starts from its seeds: without them a short run rarely gets past the format's
+  # first checks (the zip and flame-graph targets once ran seedless for want of this layout).
+  if [ -z "$corpus" ] || [ -z "$(ls -A "$corpus")" ]; then
+    failed=$((failed + 1))
+    echo "fuzz $name: FAILED: no seed corpus in <component>/fuzz/corpus/${name#fuzz_} (or /$name)"
+    continue
+  fi
   work=$(mktemp -d)
-  [ -n "$corpus" ] && cp -r "$corpus"/. "$work"/ 2>/dev/null || true
+  cp -r "$corpus"/. "$work"/
+  seeds=$(find "$work" -type f | wc -l)
   if "$fuzzer" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 "$work" >"$work.log" 2>&1; then
     passed=$((passed + 1))
-    echo "fuzz $name: ok ($(grep -o 'stat::number_of_executed_units: [0-9]*' "$work.log" | awk '{print $2}') runs)"
+    echo "fuzz $name: ok ($(grep -o 'stat::number_of_executed_units: [0-9]*' "$work.log" | awk '{print $2}') runs from $seeds seeds)"
   else
     failed=$((failed + 1))
     echo "fuzz $name: FAILED"; tail -40 "$work.log"
