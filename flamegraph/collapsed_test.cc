@@ -261,5 +261,25 @@ TEST(CollapsedTest, WriterCleansFramesTheFormatCannotCarry) {
   EXPECT_EQ(out, "[category=other];a:b;line_break 1\n");
 }
 
+// A first frame that would make the line a comment ('#' after blanks), as a stack read from an
+// unknown category's line can have, is written behind its category: read back, nothing is lost
+// (found by fuzz_collapsed_reader).
+TEST(CollapsedTest, FirstFrameThatLooksLikeACommentKeepsItsWeight) {
+  ProfileModel model;
+  model.AddStack(std::vector<std::string_view>{"#x", "y"}, Category::kOther, 2);
+  model.AddStack(std::vector<std::string_view>{"  #z"}, Category::kOther, 3);
+  model.AddStack(std::vector<std::string_view>{"a#b"}, Category::kOther, 4);
+  std::string out;
+  WriteCollapsed(model, {}, out);
+  EXPECT_EQ(out, "[category=other];  #z 3\n[category=other];#x;y 2\na#b 4\n");
+  ProfileModel again;
+  ReadReport report;
+  ASSERT_TRUE(ReadCollapsed(out, {}, again, report).ok());
+  EXPECT_EQ(again.total_weight(), 9u);
+  std::string twice;
+  WriteCollapsed(again, {}, twice);
+  EXPECT_EQ(twice, out);
+}
+
 }  // namespace
 }  // namespace sparkprof::flamegraph

@@ -1,5 +1,6 @@
 #include "flamegraph/collapsed_writer.h"
 
+#include <string_view>
 #include <vector>
 
 #include "flamegraph/escaping.h"
@@ -20,6 +21,13 @@ void AppendFrame(std::string_view name, std::string& out) {
   }
 }
 
+// Whether a line starting with this frame would be read back as a comment (its first byte
+// after blanks is '#').
+bool ReadsAsComment(std::string_view first_frame) {
+  const size_t text = first_frame.find_first_not_of(" \t");
+  return text != std::string_view::npos && first_frame[text] == '#';
+}
+
 }  // namespace
 
 void WriteCollapsed(const ProfileModel& model, const CollapsedWriteOptions& options,
@@ -31,9 +39,11 @@ void WriteCollapsed(const ProfileModel& model, const CollapsedWriteOptions& opti
     bool annotate =
         options.annotation == CategoryAnnotation::kAlways ||
         (options.annotation == CategoryAnnotation::kAllButOther && category != Category::kOther) ||
-        // A real first frame that looks like an annotation must not be read as one.
+        // A real first frame that looks like an annotation must not be read as one, nor one
+        // that starts like a comment make the line one.
         (options.annotation != CategoryAnnotation::kNever && !frames.empty() &&
-         model.FrameName(frames.front()).starts_with(kCategoryFramePrefix));
+         (model.FrameName(frames.front()).starts_with(kCategoryFramePrefix) ||
+          ReadsAsComment(model.FrameName(frames.front()))));
     bool need_separator = false;
     if (annotate) {
       out.append(kCategoryFramePrefix);
