@@ -81,6 +81,13 @@ void ProfileModel::AddSelfWeight(NodeId node, Category category, uint64_t weight
   target.first_self_weight = static_cast<uint32_t>(self_weights_.size() - 1);
 }
 
+void ProfileModel::AddSelfWeightsTo(NodeId node, CategoryWeights& weights) const {
+  ForEachSelfWeight(node, [&](Category category, uint64_t weight) {
+    uint64_t& sum = weights[CategoryIndex(category)];
+    sum = SaturatingAdd(sum, weight);
+  });
+}
+
 void ProfileModel::AddStack(std::span<const FrameId> frames, Category category, uint64_t weight) {
   if (weight == 0) return;
   AddWeight(FindOrInsertPath(frames), category, weight);
@@ -202,10 +209,7 @@ ProfileModel ProfileModel::PrunedCopy(uint64_t min_total) const {
         new_id[old_id] = anchor | kDropped;
         ++removed;
         ++merged[anchor].frames;
-        ForEachSelfWeight(old_id, [&](Category category, uint64_t weight) {
-          uint64_t& sum = merged[anchor].weights[CategoryIndex(category)];
-          sum = SaturatingAdd(sum, weight);
-        });
+        AddSelfWeightsTo(old_id, merged[anchor].weights);
         continue;
       }
       target = pruned.ChildFor(parent, old_node.frame);
@@ -274,10 +278,7 @@ void ProfileModel::ForEachStack(const StackVisitor& visit) const {
     // In category order, not the order the weights came in: reading a written profile back adds
     // them in the written order, and writing it again must give the same text.
     CategoryWeights weights{};
-    ForEachSelfWeight(node, [&](Category category, uint64_t weight) {
-      uint64_t& sum = weights[CategoryIndex(category)];
-      sum = SaturatingAdd(sum, weight);
-    });
+    AddSelfWeightsTo(node, weights);
     for (int i = 0; i < kCategoryCount; ++i) {
       if (weights[i] > 0) visit(path, static_cast<Category>(i), weights[i]);
     }
@@ -309,9 +310,7 @@ std::vector<Category> ProfileModel::DominantCategories() const {
     if (!leaving) {
       if (accumulated.size() <= depth) accumulated.resize(depth + 1);
       accumulated[depth].fill(0);
-      ForEachSelfWeight(node, [&](Category category, uint64_t weight) {
-        accumulated[depth][CategoryIndex(category)] += weight;
-      });
+      AddSelfWeightsTo(node, accumulated[depth]);
       work.push_back({node, true});
       for (NodeId child = Stored(node).first_child; child != kNoNode;
            child = Stored(child).next_sibling) {

@@ -148,6 +148,8 @@ class ProfileModel {
   NodeId NewChild(NodeId parent, FrameId frame);  // `frame` is not a child of `parent` yet
   ProfileModel PrunedCopy(uint64_t min_total) const;
   void AddSelfWeight(NodeId node, Category category, uint64_t weight);
+  // Adds `node`'s self weights into `weights`, by category (saturating).
+  void AddSelfWeightsTo(NodeId node, CategoryWeights& weights) const;
   static uint64_t ChildKey(NodeId parent, FrameId frame) {
     return (static_cast<uint64_t>(parent) << 32) | frame;
   }
