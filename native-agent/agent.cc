@@ -13,6 +13,7 @@
 #include "native-agent/agent_counters.h"
 #include "native-agent/batch_encoder.h"
 #include "native-agent/profile_writers.h"
+#include "native-agent/schedstat.h"
 #include "native-agent/signal_handler.h"
 #include "native-agent/stack_walker.h"
 
@@ -78,7 +79,7 @@ Agent::Agent(JavaVM* vm, jvmtiEnv* jvmti, AgentOptions options)
              gc_monitor_, timeline_) {
   // Weights are CPU clock advances only in cpu mode with the signal walker (Start may still fall
   // back to the JVMTI sampler, which switches this off).
-  drain_.set_charge_cpu_tails(options_.mode == SamplingMode::kCpu &&
+  drain_.set_charge_cpu_tails(options_.mode != SamplingMode::kWall &&
                               options_.walker != WalkerChoice::kJvmti);
 }
 
@@ -137,7 +138,10 @@ void Agent::Start(JNIEnv* jni, jthread current_thread, bool late_start) {
     SetStackWalker(AsyncGetCallTraceWalker);
     // CPU mode: each sample weighs the CPU its thread used since its last sample, so the
     // profile's time adds up to the threads' CPU whatever the kernel's tick does to the timer.
-    SetFixedSampleWeight(options_.mode == SamplingMode::kCpu ? 0 : options_.interval_ns);
+    SetFixedSampleWeight(options_.mode == SamplingMode::kWall ? options_.interval_ns : 0);
+    SetTaskWallSplit(options_.mode == SamplingMode::kCpuWall);
+    if (options_.vm_structs) SetJavaThreadStateReader(HotSpotJavaThreadState);
+    if (options_.mode == SamplingMode::kCpuWall) ProbeSchedstat();
     Status started = sampler_.Start();
     if (!started.ok()) {
       LogLine("cannot start sampling (%s); the JVM runs without profiling",
@@ -151,7 +155,7 @@ void Agent::Start(JNIEnv* jni, jthread current_thread, bool late_start) {
         JVMTI_EVENT_VM_DEATH}) {
     jvmti_->SetEventNotificationMode(JVMTI_ENABLE, event, nullptr);
   }
-  if (options_.mode == SamplingMode::kCpu && options_.jvm_internal_threads) {
+  if (options_.mode != SamplingMode::kWall && options_.jvm_internal_threads) {
     // Polled by the drain; an agent started in a running JVM counts their CPU from now on.
     jvm_threads_ = std::make_unique<JvmInternalThreads>(options_.interval_ns, !late_start);
     drain_.set_jvm_internal_threads(jvm_threads_.get());
@@ -167,8 +171,7 @@ void Agent::Start(JNIEnv* jni, jthread current_thread, bool late_start) {
   StartAgentThread(jni, "sparkprof-drain", DrainThreadMain);
   if (use_jvmti_walker_) StartAgentThread(jni, "sparkprof-jvmti-sampler", JvmtiSamplerMain);
   LogLine("profiling: mode=%s interval=%lldus %s, walker=%s%s%s%s",
-          options_.mode == SamplingMode::kCpu ? "cpu" : "wall",
-          static_cast<long long>(options_.interval_ns / 1000),
+          SamplingModeName(options_.mode), static_cast<long long>(options_.interval_ns / 1000),
           use_jvmti_walker_ ? "(JVMTI sampler)" : sampler_.mechanism().c_str(),
           use_jvmti_walker_ ? "jvmti" : "AsyncGetCallTrace",
           out_path_.empty() ? "" : ", out=", out_path_.c_str(),
@@ -360,6 +363,27 @@ void Agent::SetTaskTag(JNIEnv* jni, const TaskTag& tag) {
     jni->DeleteLocalRef(thread);
     if (state == nullptr) return;  // over the ring memory budget: the thread is not profiled
   }
+  if (options_.mode == SamplingMode::kCpuWall) {
+    // The split's baselines, before the tag: the first wall sample measures from here.
+    int64_t run_delay_ns = -1;
+    if (schedstat_usable_.load(std::memory_order_relaxed)) {
+      int fd = state->schedstat_fd.load();
+      if (fd < 0) {
+        fd = OpenSchedstat(state->tid);
+        if (fd >= 0) {
+          std::lock_guard<std::mutex> lock(registry_.mutex());
+          state->schedstat_fd.store(fd);
+        }
+      }
+      std::optional<int64_t> read = ReadSchedstatRunDelayNs(fd);
+      if (read) {
+        run_delay_ns = *read;
+      } else {
+        OnSchedstatUnreadable();
+      }
+    }
+    MarkTaskWallBaseline(state, run_delay_ns);
+  }
   state->tag.Set(tag);
   timeline_.Begin(state, tag, MonotonicNowNs());
 }
@@ -367,8 +391,36 @@ void Agent::SetTaskTag(JNIEnv* jni, const TaskTag& tag) {
 void Agent::ClearTaskTag(JNIEnv* jni) {
   ThreadState* state = CurrentThreadState();
   if (state == nullptr) return;
+  // cpu+wall: the task's CPU after its last wall sample is not charged to the next untagged CPU
+  // sample (it belongs to the task; see docs/agent.md, the task's tail). Before the tag goes.
+  if (options_.mode == SamplingMode::kCpuWall) MarkTaskWallBaseline(state, -1);
   state->tag.Clear();
   timeline_.End(state, MonotonicNowNs());
+}
+
+void Agent::ProbeSchedstat() {
+  int fd = OpenSchedstat(CurrentTid());
+  std::optional<int64_t> read = ReadSchedstatRunDelayNs(fd);
+  if (fd >= 0) close(fd);
+  if (!read) {
+    schedstat_usable_.store(false);
+    LogLine("cannot read /proc/self/task/<tid>/schedstat (%s); task threads' off-CPU time is not "
+            "split into cpu_starved (run delay)",
+            fd < 0 ? strerror(errno) : "unexpected content");
+    return;
+  }
+  schedstat_usable_.store(true);
+  sampler_.set_read_schedstat(true);
+  sampler_.set_schedstat_failure_callback([] {
+    if (Agent* agent = CurrentAgent()) agent->OnSchedstatUnreadable();
+  });
+}
+
+void Agent::OnSchedstatUnreadable() {
+  if (!schedstat_usable_.exchange(false)) return;
+  sampler_.set_read_schedstat(false);
+  LogLine("a task thread's /proc/self/task/<tid>/schedstat became unreadable; from now on "
+          "off-CPU time is not split into cpu_starved (run delay)");
 }
 
 void Agent::StartAgentThread(JNIEnv* jni, const char* name, jvmtiStartFunction body) {
@@ -462,7 +514,10 @@ void Agent::SampleWithJvmtiLocked(JNIEnv* jni) {
     const jvmtiStackInfo& info = infos[i];
     if (info.state & JVMTI_THREAD_STATE_TERMINATED) continue;
     bool runnable = (info.state & JVMTI_THREAD_STATE_RUNNABLE) != 0;
+    bool task = states[i]->tag.Read().is_task();
     if (options_.mode == SamplingMode::kCpu && !runnable) continue;
+    // cpu+wall: untagged threads as in cpu mode; a tagged thread waiting is off CPU.
+    if (options_.mode == SamplingMode::kCpuWall && !runnable && !task) continue;
     g_counters.samples_taken.fetch_add(1, std::memory_order_relaxed);
     SampleRecord* record = states[i]->ring.TryReserve();
     if (record == nullptr) {
@@ -470,7 +525,13 @@ void Agent::SampleWithJvmtiLocked(JNIEnv* jni) {
       continue;
     }
     record->tag = states[i]->tag.Read();
-    record->weight_ns = options_.interval_ns;  // JVMTI sees thread states, not CPU clocks
+    // JVMTI sees thread states, not CPU clocks: a waiting task thread's interval is off CPU.
+    bool off_cpu = options_.mode == SamplingMode::kCpuWall && task && !runnable;
+    record->weight_ns = off_cpu ? 0 : options_.interval_ns;
+    record->off_cpu_ns = off_cpu ? options_.interval_ns : 0;
+    record->cpu_starved_ns = 0;
+    record->jvm_thread_state =
+        (info.state & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER) ? kThreadBlocked : -1;
     record->partial_walk_error = 0;
     int frames = std::min<int>(info.frame_count, states[i]->ring.depth());
     for (int f = 0; f < frames; ++f) {
@@ -515,7 +576,7 @@ void Agent::RunDrainCycleLocked(JNIEnv* jni) {
 bool Agent::WriteOutputsLocked() {
   if (out_path_.empty()) return false;
   ReportContext context;
-  context.mode = options_.mode == SamplingMode::kCpu ? "cpu" : "wall";
+  context.mode = SamplingModeName(options_.mode);
   context.mechanism = use_jvmti_walker_ ? "jvmti: GetThreadListStackTraces" : sampler_.mechanism();
   context.walker = use_jvmti_walker_ ? "JVMTI" : "AsyncGetCallTrace";
   context.interval_ns = options_.interval_ns;
@@ -554,7 +615,7 @@ std::vector<uint8_t> Agent::DrainBatch(JNIEnv* jni) {
   header.start_epoch_ns = batch_start_epoch_ns_;
   header.end_epoch_ns = EpochNowNs();
   header.interval_ns = options_.interval_ns;
-  header.mode = options_.mode == SamplingMode::kCpu ? "cpu" : "wall";
+  header.mode = SamplingModeName(options_.mode);
   batch_start_epoch_ns_ = header.end_epoch_ns;
   g_counters.batches_encoded.fetch_add(1);
   std::vector<uint8_t> bytes =
@@ -573,7 +634,7 @@ std::string Agent::StatusText() {
       "\"walk_crashes_recovered\":%llu,\"walk_time_ns_total\":%llu,\"batches_encoded\":%llu,"
       "\"native_memory_bytes\":%llu}",
       running_.load() && !shutting_down_.load() ? "true" : "false",
-      options_.mode == SamplingMode::kCpu ? "cpu" : "wall",
+      SamplingModeName(options_.mode),
       static_cast<long long>(options_.interval_ns), use_jvmti_walker_ ? "jvmti" : "agct",
       registry_.LiveCount(), static_cast<unsigned long long>(health.samples_taken),
       static_cast<unsigned long long>(health.samples_dropped_ring_full),

@@ -81,6 +81,14 @@ class Agent {
   // The walker's repair of last Java frames (hotspot_layout.h), or one log line why not.
   void EnableAnchorRepairIfRecognised(JNIEnv* jni);
   int64_t DrainPeriodNs() const;
+  // Mode cpu+wall: whether schedstat can be read here (one log line when not).
+  void ProbeSchedstat();
+
+ public:
+  // A schedstat read failed after the probe: cpu_starved off from now on, said once.
+  void OnSchedstatUnreadable();
+
+ private:
 
   JavaVM* vm_;
   jvmtiEnv* jvmti_;
@@ -92,6 +100,7 @@ class Agent {
   std::atomic<bool> late_start_{false};  // read by StatusText on any thread
   // Whether HotSpot granted CompiledMethodLoad events (and so keeps non-safepoint debug info).
   bool compiled_method_load_ = false;
+  std::atomic<bool> schedstat_usable_{false};
   ExecutorId executor_id_;
 
   RingBudget ring_budget_;  // before registry_: its states give their bytes back on destruction

@@ -31,6 +31,8 @@ struct AgentCounters {
   std::atomic<uint64_t> timer_create_failures{0};
   std::atomic<uint64_t> rings_shrunk{0};                    // to fit the ringmemory= budget
   std::atomic<uint64_t> threads_unprofiled_ring_memory{0};  // no ring fitted the budget
+  // Mode cpu+wall: CPU-timer signals a task-tagged thread ignored (its wall samples count it).
+  std::atomic<uint64_t> cpu_signals_on_task_threads{0};
 };
 
 // constinit: no guard variable, so the signal handler never runs a static initialiser.

@@ -57,7 +57,7 @@ Status ValidateExecutorId(std::string_view id) {
 }
 
 const char kOptionHelp[] =
-    "options: interval=10ms mode=cpu|wall out=PATH dump=SECONDS depth=1..2048 ring=4..65536 "
+    "options: interval=10ms mode=cpu+wall|cpu|wall out=PATH dump=SECONDS depth=1..2048 ring=4..65536 "
     "ringmemory=64k..64g maxstacks=100..10000000 prometheus=[HOST:]PORT[-LAST] walker=agct|jvmti "
     "executor=ID vmstructs=on|off jvmthreads=on|off";
 
@@ -133,8 +133,10 @@ Result<AgentOptions> ParseAgentOptions(std::string_view text) {
         options.mode = SamplingMode::kCpu;
       } else if (value == "wall") {
         options.mode = SamplingMode::kWall;
+      } else if (value == "cpu+wall") {
+        options.mode = SamplingMode::kCpuWall;
       } else {
-        return InvalidArgument("mode=" + std::string(value) + ": must be cpu or wall");
+        return InvalidArgument("mode=" + std::string(value) + ": must be cpu+wall, cpu or wall");
       }
     } else if (key == "out") {
       if (value.empty()) return InvalidArgument("out= needs a path prefix");

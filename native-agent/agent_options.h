@@ -17,7 +17,7 @@ enum class WalkerChoice { kAsyncGetCallTrace, kJvmti };
 inline constexpr uint64_t kDefaultRingMemoryBytes = uint64_t{256} << 20;  // `ringmemory=256m`
 
 struct AgentOptions {
-  SamplingMode mode = SamplingMode::kCpu;
+  SamplingMode mode = SamplingMode::kCpuWall;
   int64_t interval_ns = 10'000'000;  // 10 ms
   std::string out_path;              // "" = no standalone files; "%p" becomes the pid
   int64_t dump_seconds = 0;          // 0 = write files only at JVM exit

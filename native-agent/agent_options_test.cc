@@ -8,7 +8,7 @@ namespace {
 TEST(AgentOptionsTest, DefaultsWhenEmpty) {
   auto options = ParseAgentOptions("");
   ASSERT_TRUE(options.ok());
-  EXPECT_EQ(options->mode, SamplingMode::kCpu);
+  EXPECT_EQ(options->mode, SamplingMode::kCpuWall);
   EXPECT_EQ(options->interval_ns, 10'000'000);
   EXPECT_EQ(options->depth, 64);
   EXPECT_EQ(options->ring, 32u);
@@ -87,6 +87,9 @@ TEST(AgentOptionsTest, RejectsBadOptionsWithAClearMessage) {
   ASSERT_FALSE(too_small.ok());
   EXPECT_NE(too_small.status().message().find("between 100us and 10s"), std::string::npos);
   EXPECT_FALSE(ParseAgentOptions("mode=both").ok());
+  EXPECT_FALSE(ParseAgentOptions("mode=wall+cpu").ok());
+  EXPECT_EQ(ParseAgentOptions("mode=cpu+wall")->mode, SamplingMode::kCpuWall);
+  EXPECT_EQ(ParseAgentOptions("mode=cpu")->mode, SamplingMode::kCpu);
   EXPECT_FALSE(ParseAgentOptions("depth=0").ok());
   EXPECT_FALSE(ParseAgentOptions("depth=abc").ok());
   EXPECT_FALSE(ParseAgentOptions("ring=1").ok());

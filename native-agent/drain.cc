@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "native-agent/agent_counters.h"
+#include "native-agent/hotspot_layout.h"
 #include "native-agent/stack_walker.h"
 
 namespace sparkprof::agent {
@@ -72,12 +73,48 @@ Category Drain::Classify(std::span<const uint32_t> frames_root_first, uint32_t t
   return classifier::CombineMatches(matches_, strings_.Get(thread_id));
 }
 
+Category Drain::ClassifyWait(std::span<const uint32_t> frames_root_first, bool blocked_in_jvm) {
+  wait_matches_.clear();
+  for (auto it = frames_root_first.rbegin(); it != frames_root_first.rend(); ++it) {
+    uint32_t id = *it;
+    if (frame_wait_cache_.size() <= id) frame_wait_cache_.resize(strings_.size(), -1);
+    int32_t& cached = frame_wait_cache_[id];
+    if (cached < 0) {
+      classifier::WaitFrameMatch match = classifier::MatchWaitFrame(strings_.Get(id));
+      cached = (match.primitive_rule + 1) | ((match.wait_rule + 1) << 16);
+    }
+    wait_matches_.push_back(classifier::WaitFrameMatch{
+        static_cast<int16_t>((cached & 0xFFFF) - 1), static_cast<int16_t>((cached >> 16) - 1)});
+  }
+  return classifier::CombineWaitMatches(wait_matches_, blocked_in_jvm);
+}
+
+std::array<Drain::SamplePart, 3> Drain::SplitSample(Category on_cpu, Category waited,
+                                                    int64_t on_cpu_ns, int64_t off_cpu_ns,
+                                                    int64_t cpu_starved_ns) {
+  auto non_negative = [](int64_t ns) { return static_cast<uint64_t>(std::max<int64_t>(ns, 0)); };
+  uint64_t off_ns = non_negative(off_cpu_ns);
+  uint64_t starved_ns = std::min(non_negative(cpu_starved_ns), off_ns);
+  std::array<SamplePart, 3> parts = {SamplePart{on_cpu, non_negative(on_cpu_ns), 0},
+                                     SamplePart{waited, off_ns - starved_ns, 0},
+                                     SamplePart{Category::kCpuStarved, starved_ns, 0}};
+  // One sample is one sample: it counts in its largest part (the on-CPU one on ties, and when
+  // all are 0, as a CPU sample that used no CPU does today).
+  size_t largest = 0;
+  for (size_t i = 1; i < parts.size(); ++i) {
+    if (parts[i].time_ns > parts[largest].time_ns) largest = i;
+  }
+  parts[largest].samples = 1;
+  return parts;
+}
+
 void Drain::DrainThread(ThreadState* state) {
   if (state->ring.Peek() == nullptr) return;
   uint32_t thread_id = InternName(NormaliseThreadName(state->name));
   while (const SampleRecord* record = state->ring.Peek()) {
     frame_ids_.clear();
     Category category;
+    Category waited = Category::kOffCpuOther;  // a failed walk's off-CPU time too
     if (record->num_frames <= 0) {
       ++walk_outcomes_.failed[record->num_frames];
       frame_ids_.push_back(InternName(WalkErrorFrameName(record->num_frames)));
@@ -91,21 +128,31 @@ void Drain::DrainThread(ThreadState* state) {
       int frames = std::min(record->num_frames, state->ring.depth());
       for (int i = frames - 1; i >= 0; --i) frame_ids_.push_back(FrameId(record->frames[i].method_id));
       category = Classify(frame_ids_, thread_id);
+      if (record->off_cpu_ns > 0) {
+        waited = ClassifyWait(frame_ids_, record->jvm_thread_state == kThreadBlocked);
+      }
       // The walk broke below these frames: the leaf says where and why.
       if (record->partial_walk_error != 0)
         frame_ids_.push_back(InternName(WalkErrorFrameName(record->partial_walk_error)));
     }
     TaskTag tag = record->tag;
-    auto weight = static_cast<uint64_t>(std::max<int64_t>(record->weight_ns, 0));
+    // A task thread's wall sample (mode cpu+wall) becomes up to three parts with one stack: its
+    // on-CPU time as classified above, its off-CPU time by what it waited in, and the run delay.
+    std::array<SamplePart, 3> parts = SplitSample(category, waited, record->weight_ns,
+                                                  record->off_cpu_ns, record->cpu_starved_ns);
     state->ring.Pop();
     state->last_frames.assign(frame_ids_.begin(), frame_ids_.end());
     state->last_tag = tag;
     state->last_category = category;
     state->has_last_sample = true;
-    if (!cumulative_.AddSample(frame_ids_, thread_id, tag, category, weight)) {
-      g_counters.stacks_dropped_cap.fetch_add(1, std::memory_order_relaxed);
+    for (const SamplePart& part : parts) {
+      if (part.time_ns == 0 && part.samples == 0) continue;
+      if (!cumulative_.AddSample(frame_ids_, thread_id, tag, part.category, part.time_ns,
+                                 part.samples)) {
+        g_counters.stacks_dropped_cap.fetch_add(1, std::memory_order_relaxed);
+      }
+      pending_.AddSample(frame_ids_, thread_id, tag, part.category, part.time_ns, part.samples);
     }
-    pending_.AddSample(frame_ids_, thread_id, tag, category, weight);
   }
 }
 
@@ -198,6 +245,7 @@ std::vector<GcPause> Drain::TakePendingPauses() {
 size_t Drain::memory_bytes() const {
   return registry_.RingMemoryBytes() + strings_.memory_bytes() + cumulative_.memory_bytes() +
          pending_.memory_bytes() + method_names_.size() * 48 + frame_rule_cache_.size() * 2 +
+         frame_wait_cache_.size() * 4 +
          recent_pauses_.size() * sizeof(GcPause);
 }
 

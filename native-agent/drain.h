@@ -4,6 +4,7 @@
 // Runs on one thread at a time (the caller serialises); never in a signal handler.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -87,6 +88,21 @@ class Drain {
   uint32_t FrameId(const void* method_id);
   uint32_t InternName(std::string_view name);
   Category Classify(std::span<const uint32_t> frames_root_first, uint32_t thread_id);
+  // What an off-CPU sample waited in (classifier::CombineWaitMatches), with per-frame caching.
+  Category ClassifyWait(std::span<const uint32_t> frames_root_first, bool blocked_in_jvm);
+
+ public:
+  // One record's time as profile entries: on-CPU (weight_ns) in `on_cpu`, off-CPU minus run
+  // delay in `waited`, run delay in cpu_starved; the record's one sample goes to the largest.
+  struct SamplePart {
+    Category category;
+    uint64_t time_ns;
+    uint64_t samples;
+  };
+  static std::array<SamplePart, 3> SplitSample(Category on_cpu, Category waited, int64_t on_cpu_ns,
+                                               int64_t off_cpu_ns, int64_t cpu_starved_ns);
+
+ private:
 
   DrainConfig config_;
   ThreadRegistry& registry_;
@@ -96,6 +112,9 @@ class Drain {
   StringTable strings_;
   std::unordered_map<const void*, uint32_t> method_names_;
   std::vector<int16_t> frame_rule_cache_;  // per string id: -2 unknown, -1 no rule, else rule index
+  // Per string id: -1 unknown, else (primitive rule + 1) | (wait rule + 1) << 16.
+  std::vector<int32_t> frame_wait_cache_;
+  std::vector<classifier::WaitFrameMatch> wait_matches_;
   Profile cumulative_;
   Profile pending_;
   std::deque<GcPause> recent_pauses_;

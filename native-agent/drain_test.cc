@@ -28,6 +28,9 @@ void Push(ThreadState* state, const TaskTag& tag, std::initializer_list<uintptr_
   ASSERT_NE(record, nullptr);
   record->tag = tag;
   record->weight_ns = weight_ns;
+  record->off_cpu_ns = 0;
+  record->cpu_starved_ns = 0;
+  record->jvm_thread_state = -1;
   record->partial_walk_error = partial_walk_error;
   int i = 0;
   for (uintptr_t id : innermost_first) record->frames[i++] = RawFrame{0, Id(id)};

@@ -23,10 +23,10 @@ bool ClassMatches(std::string_view pattern, std::string_view class_name) {
   return class_name == pattern;
 }
 
-}  // namespace
-
-std::optional<FrameMatch> ClassifyFrame(std::string_view frame) {
-  std::string dotted;
+// "package/Class.method" or "package.Class.method" -> class and method; false without a dot.
+// `dotted` holds the converted text when the frame has slashes.
+bool SplitFrame(std::string_view frame, std::string& dotted, std::string_view* class_name,
+                std::string_view* method) {
   if (frame.find('/') != std::string_view::npos) {
     dotted.assign(frame);
     for (char& c : dotted) {
@@ -35,9 +35,79 @@ std::optional<FrameMatch> ClassifyFrame(std::string_view frame) {
     frame = dotted;
   }
   size_t dot = frame.rfind('.');
-  if (dot == std::string_view::npos) return std::nullopt;
-  std::string_view class_name = frame.substr(0, dot);
-  std::string_view method = frame.substr(dot + 1);
+  if (dot == std::string_view::npos) return false;
+  *class_name = frame.substr(0, dot);
+  *method = frame.substr(dot + 1);
+  return true;
+}
+
+template <typename Rule>
+int16_t FirstMatch(std::span<const Rule> rules, std::string_view class_name,
+                   std::string_view method) {
+  for (size_t i = 0; i < rules.size(); ++i) {
+    if (!ClassMatches(rules[i].class_pattern, class_name)) continue;
+    if (!rules[i].methods.empty() && !MethodListContains(rules[i].methods, method)) continue;
+    return static_cast<int16_t>(i);
+  }
+  return -1;
+}
+
+}  // namespace
+
+WaitFrameMatch MatchWaitFrame(std::string_view frame) {
+  std::string dotted;
+  std::string_view class_name, method;
+  WaitFrameMatch match;
+  if (!SplitFrame(frame, dotted, &class_name, &method)) return match;
+  match.primitive_rule = FirstMatch(WaitPrimitiveRules(), class_name, method);
+  match.wait_rule = FirstMatch(WaitRules(), class_name, method);
+  return match;
+}
+
+Category CombineWaitMatches(std::span<const WaitFrameMatch> matches_innermost_first,
+                            bool blocked_in_jvm) {
+  auto primitives = WaitPrimitiveRules();
+  auto rules = WaitRules();
+  size_t leaf = matches_innermost_first.size();
+  for (size_t i = 0; i < matches_innermost_first.size() && i < kWaitLeafFrames; ++i) {
+    if (matches_innermost_first[i].primitive_rule >= 0) {
+      leaf = i;
+      break;
+    }
+  }
+  if (leaf == matches_innermost_first.size()) {
+    return blocked_in_jvm ? Category::kLockWait : Category::kOffCpuOther;
+  }
+  const WaitPrimitiveRule& primitive =
+      primitives[static_cast<size_t>(matches_innermost_first[leaf].primitive_rule)];
+  const uint8_t bit = PrimitiveBit(primitive.primitive);
+  std::optional<Category> weak;
+  bool in_primitive = true;  // the primitive's own wrappers (LockSupport.park over Unsafe.park)
+  for (size_t i = leaf + 1; i < matches_innermost_first.size(); ++i) {
+    const WaitFrameMatch& match = matches_innermost_first[i];
+    if (in_primitive && match.primitive_rule >= 0) continue;
+    in_primitive = false;
+    if (match.wait_rule < 0) continue;
+    const WaitRule& rule = rules[static_cast<size_t>(match.wait_rule)];
+    if ((rule.primitives & bit) == 0) continue;
+    if (rule.strength == Strength::kStrong) return rule.category;
+    if (!weak) weak = rule.category;
+  }
+  return weak ? *weak : primitive.category;
+}
+
+Category ClassifyOffCpuStack(std::span<const std::string_view> frames_innermost_first,
+                             bool blocked_in_jvm) {
+  std::vector<WaitFrameMatch> matches;
+  matches.reserve(frames_innermost_first.size());
+  for (std::string_view frame : frames_innermost_first) matches.push_back(MatchWaitFrame(frame));
+  return CombineWaitMatches(matches, blocked_in_jvm);
+}
+
+std::optional<FrameMatch> ClassifyFrame(std::string_view frame) {
+  std::string dotted;
+  std::string_view class_name, method;
+  if (!SplitFrame(frame, dotted, &class_name, &method)) return std::nullopt;
   auto rules = FrameRules();
   for (size_t i = 0; i < rules.size(); ++i) {
     const FrameRule& rule = rules[i];

@@ -63,4 +63,63 @@ Category ClassifyStack(std::span<const std::string_view> frames_innermost_first,
 Category CombineMatches(std::span<const std::optional<FrameMatch>> matches_innermost_first,
                         std::string_view thread_name);
 
+// --- Off-CPU time: what a task thread waited in (mode cpu+wall). A waiting thread's innermost
+// frames are a wait primitive (a socket or file read, a park, Object.wait, a sleep); the frame
+// that encloses the primitive names what it waited for (PythonRunner's reader: its Python
+// worker; ShuffleBlockFetcherIterator.next: shuffle blocks; Hadoop: storage I/O). So the wait
+// rules come in two tables: the primitives, each with the category it gets when no enclosing
+// rule applies, and the enclosing frames, each naming the primitives it applies to.
+
+enum class WaitPrimitive : uint8_t {
+  kNetwork = 0,      // socket reads, connects, selector waits
+  kFile = 1,         // file reads and writes that block on the disk
+  kPark = 2,         // LockSupport.park: java.util.concurrent locks, queues, futures
+  kMonitorWait = 3,  // Object.wait
+  kSleep = 4,        // Thread.sleep
+};
+
+constexpr uint8_t PrimitiveBit(WaitPrimitive primitive) {
+  return static_cast<uint8_t>(1u << static_cast<unsigned>(primitive));
+}
+
+struct WaitPrimitiveRule {
+  std::string_view class_pattern;  // as FrameRule
+  std::string_view methods;
+  WaitPrimitive primitive;
+  Category category;  // when no enclosing WaitRule names the wait
+};
+
+struct WaitRule {
+  std::string_view class_pattern;  // as FrameRule: an enclosing frame
+  std::string_view methods;
+  uint8_t primitives;  // PrimitiveBit()s of the primitives it names the wait of
+  Category category;
+  // kStrong: the innermost strong enclosing frame wins; kWeak (generic JDK frames such as
+  // java.util.concurrent's) only when no strong one encloses the primitive.
+  Strength strength;
+};
+
+std::span<const WaitPrimitiveRule> WaitPrimitiveRules();
+std::span<const WaitRule> WaitRules();
+
+// A primitive is looked for among the innermost kWaitLeafFrames frames only: a thread that
+// waits is in it, deeper ones are code it called before.
+inline constexpr int kWaitLeafFrames = 8;
+
+struct WaitFrameMatch {
+  int16_t primitive_rule = -1;  // into WaitPrimitiveRules(), -1: none
+  int16_t wait_rule = -1;       // into WaitRules(), -1: none
+};
+
+// Matches one frame against both tables (first matching row of each).
+WaitFrameMatch MatchWaitFrame(std::string_view frame);
+
+// The category of a sample's off-CPU time. `blocked_in_jvm`: HotSpot had the thread blocked
+// (_thread_blocked) -- with no wait primitive among its innermost frames, that is a thread
+// blocked entering a monitor (a synchronized block), so lock_wait. With neither: off_cpu_other.
+Category CombineWaitMatches(std::span<const WaitFrameMatch> matches_innermost_first,
+                            bool blocked_in_jvm);
+Category ClassifyOffCpuStack(std::span<const std::string_view> frames_innermost_first,
+                             bool blocked_in_jvm);
+
 }  // namespace sparkprof::classifier

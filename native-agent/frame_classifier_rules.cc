@@ -1,4 +1,5 @@
-// THE classifier rule table: every frame rule and thread-name rule lives here, nowhere else.
+// THE classifier rule table: every frame rule, thread-name rule and wait rule lives here, nowhere
+// else.
 // Sources: reference/spark-facts.md section 7 (Spark 3.5/4.0, Parquet 1.13/1.15, ORC 1.9/2.1,
 // Hadoop S3A 3.3 and trunk, AWS SDK v1/v2). Each rule is exercised by frame_classifier_test.cc
 // with a real class and method name.
@@ -139,9 +140,72 @@ constexpr ThreadNameRule kThreadNameRules[] = {
     {"shuffle-client", kShuffleRead},
 };
 
+// --- Wait primitives: the innermost frames of a thread that waits (JDK 17, 21 and 25; JDK 8/11's
+// socket read for Spark 3.5 on them), with the category of a wait nothing encloses by name.
+// Natives are innermost where they exist (Object.wait0, Thread.sleepNanos0 on JDK 21+).
+constexpr uint8_t kNetworkBit = PrimitiveBit(WaitPrimitive::kNetwork);
+constexpr uint8_t kFileBit = PrimitiveBit(WaitPrimitive::kFile);
+constexpr uint8_t kParkBit = PrimitiveBit(WaitPrimitive::kPark);
+constexpr uint8_t kMonitorWaitBit = PrimitiveBit(WaitPrimitive::kMonitorWait);
+
+constexpr WaitPrimitiveRule kWaitPrimitiveRules[] = {
+    // Sockets: NioSocketImpl (JDK 13+) parks in Net.poll for a blocking read with a timeout, or
+    // reads in SocketDispatcher.read0; selectors (Spark 4's Python reader, Hadoop's
+    // SocketIOWithTimeout) wait in EPoll.wait.
+    {"sun.nio.ch.Net", "poll|pollConnect|connect0|accept", WaitPrimitive::kNetwork, kIoWait},
+    {"sun.nio.ch.NioSocketImpl", "park|timedRead|timedAccept|timedFinishConnect",
+     WaitPrimitive::kNetwork, kIoWait},
+    {"sun.nio.ch.SocketDispatcher", "read0|readv0", WaitPrimitive::kNetwork, kIoWait},
+    {"sun.nio.ch.EPoll", "wait", WaitPrimitive::kNetwork, kIoWait},
+    {"sun.nio.ch.EPollSelectorImpl", "doSelect", WaitPrimitive::kNetwork, kIoWait},
+    {"java.net.SocketInputStream", "socketRead0", WaitPrimitive::kNetwork, kIoWait},
+    // Files (local disk, NFS, FUSE mounts of object stores).
+    {"java.io.FileInputStream", "readBytes|read0", WaitPrimitive::kFile, kIoWait},
+    {"java.io.FileOutputStream", "writeBytes|write", WaitPrimitive::kFile, kIoWait},
+    {"java.io.RandomAccessFile", "readBytes|readBytes0|read0|writeBytes|writeBytes0|write0",
+     WaitPrimitive::kFile, kIoWait},
+    {"java.io.FileDescriptor", "sync|sync0", WaitPrimitive::kFile, kIoWait},
+    {"sun.nio.ch.FileDispatcherImpl", "read0|pread0|readv0|write0|pwrite0|writev0|force0",
+     WaitPrimitive::kFile, kIoWait},
+    {"sun.nio.ch.UnixFileDispatcherImpl", "read0|pread0|readv0|write0|pwrite0|writev0|force0",
+     WaitPrimitive::kFile, kIoWait},
+    // Parks: java.util.concurrent's locks, queues, latches and futures all wait here.
+    {"jdk.internal.misc.Unsafe", "park", WaitPrimitive::kPark, kOffCpuOther},
+    {"java.util.concurrent.locks.LockSupport", "park|parkNanos|parkUntil", WaitPrimitive::kPark,
+     kOffCpuOther},
+    // Monitors: Object.wait (a thread blocked *entering* a monitor has no frame of its own; see
+    // CombineWaitMatches).
+    {"java.lang.Object", "wait|wait0", WaitPrimitive::kMonitorWait, kLockWait},
+    {"java.lang.Thread", "sleep|sleep0|sleepNanos|sleepNanos0", WaitPrimitive::kSleep, kSleep},
+};
+
+// --- Enclosing frames that name what the wait under them waited for. Spark 3.5 and 4.x, Hadoop
+// 3.3 (S3A, HDFS), AWS SDK v1 and v2.
+constexpr WaitRule kWaitRules[] = {
+    // A task thread reading its Python worker's output: BasePythonRunner$ReaderIterator.hasNext
+    // -> PythonRunner$$anon$3.read -> DataInputStream over the worker's socket (3.5: a Socket;
+    // 4.x: BasePythonRunner$ReaderInputStream's Selector), and the Arrow runners' readers.
+    {"org.apache.spark.api.python.*", "", kNetworkBit, kPythonWait, kStrong},
+    {"org.apache.spark.sql.execution.python.*", "", kNetworkBit, kPythonWait, kStrong},
+    // Remote and local shuffle blocks not yet fetched: next() takes from its results queue.
+    {"org.apache.spark.storage.ShuffleBlockFetcherIterator", "next", kParkBit, kShuffleFetchWait,
+     kStrong},
+    // Storage and network I/O named by its client: Hadoop's file systems (S3A, HDFS, ABFS, GCS
+    // connectors), the AWS SDKs, Spark's JDBC source and writer.
+    {"org.apache.hadoop.*", "", kNetworkBit | kFileBit | kParkBit | kMonitorWaitBit, kIoWait,
+     kStrong},
+    {"com.amazonaws.*", "", kNetworkBit | kParkBit, kIoWait, kStrong},
+    {"software.amazon.awssdk.*", "", kNetworkBit | kParkBit, kIoWait, kStrong},
+    {"org.apache.spark.sql.execution.datasources.jdbc.*", "", kNetworkBit, kIoWait, kStrong},
+    // Locks, queues, latches and futures nothing above names.
+    {"java.util.concurrent.*", "", kParkBit, kLockWait, kWeak},
+};
+
 }  // namespace
 
 std::span<const FrameRule> FrameRules() { return kFrameRules; }
 std::span<const ThreadNameRule> ThreadNameRules() { return kThreadNameRules; }
+std::span<const WaitPrimitiveRule> WaitPrimitiveRules() { return kWaitPrimitiveRules; }
+std::span<const WaitRule> WaitRules() { return kWaitRules; }
 
 }  // namespace sparkprof::classifier

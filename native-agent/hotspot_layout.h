@@ -29,6 +29,7 @@ namespace sparkprof::agent {
 inline constexpr int32_t kThreadInNative = 4;
 inline constexpr int32_t kThreadInVm = 6;
 inline constexpr int32_t kThreadInVmTrans = 7;
+inline constexpr int32_t kThreadBlocked = 10;  // parked, waiting, sleeping, or on monitor entry
 
 // Bounds that tell a code cache from memory misread as one: HotSpot has one to three code heaps
 // and segments of 64 or 128 bytes (CodeCacheSegmentSize).

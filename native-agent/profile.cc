@@ -27,7 +27,8 @@ uint32_t StringTable::Intern(std::string_view text) {
 
 size_t SampleKeyHash::operator()(const SampleKey& key) const {
   size_t seed = Mix(key.stack, key.thread);
-  seed = Mix(seed, static_cast<uint64_t>(key.tag.task_attempt_id));
+  seed = Mix(seed, static_cast<uint64_t>(key.tag.task_attempt_id) ^
+                      (static_cast<uint64_t>(key.category) << 56));
   return Mix(seed, (static_cast<uint64_t>(static_cast<uint32_t>(key.tag.stage_id)) << 32) |
                        static_cast<uint32_t>(key.tag.stage_attempt));
 }
@@ -70,7 +71,7 @@ bool Profile::AddSample(std::span<const uint32_t> frames_root_first, uint32_t th
   bool overflowed = false;
   uint32_t stack = InternStack(frames_root_first, &overflowed);
   if (overflowed) ++stacks_dropped_cap_;
-  SampleCount& count = samples_[SampleKey{stack, thread, tag}];
+  SampleCount& count = samples_[SampleKey{stack, thread, tag, category}];
   count.category = category;
   count.samples += samples;
   count.time_ns += weight_ns;

@@ -37,6 +37,8 @@ struct SampleKey {
   uint32_t stack;
   uint32_t thread;  // string id of the thread's (normalised) name
   TaskTag tag;
+  // Part of the key: one wall sample's stack holds on-CPU and off-CPU time (mode cpu+wall).
+  Category category = Category::kCompute;
   bool operator==(const SampleKey&) const = default;
 };
 

@@ -38,7 +38,7 @@ TEST(RingBudgetTest, HugeRingsShrinkThenThreadsAreRefused) {
     EXPECT_LE(SampleRing::MemoryBytesFor(slots, 2048), kMiB);
     granted.push_back(slots);
   }
-  // Slots of 2048 frames take 32,800 bytes: 16 of them are the largest ring within 1 MiB.
+  // Slots of 2048 frames take 32,824 bytes: 16 of them are the largest ring within 1 MiB.
   EXPECT_EQ(granted.front(), 16u);
   EXPECT_GE(granted.size(), 511u);
   for (size_t i = 1; i < granted.size(); ++i) EXPECT_LE(granted[i], granted[i - 1]);

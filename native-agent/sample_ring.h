@@ -25,20 +25,33 @@ struct RawFrame {
 
 struct SampleRecord {
   TaskTag tag;
-  // The time this sample stands for: in CPU mode the thread's CPU clock advance since its last
-  // recorded sample (timer ticks are coarser than short intervals, and overruns merge signals);
-  // in wall mode the interval.
+  // The on-CPU time this sample stands for: in CPU mode the thread's CPU clock advance since its
+  // last recorded sample (timer ticks are coarser than short intervals, and overruns merge
+  // signals); in wall mode the interval; for a task thread's wall sample in mode cpu+wall its CPU
+  // clock advance since its previous wall sample, at most the wall time since then.
   int64_t weight_ns;
+  // Mode cpu+wall, a task thread's wall sample: the rest of the wall time since its previous wall
+  // sample (or its tag), when it was not on a CPU; 0 for every other sample.
+  int64_t off_cpu_ns;
+  // The part of off_cpu_ns the kernel counted as run delay (runnable, waiting for a CPU).
+  int64_t cpu_starved_ns;
   int32_t num_frames;    // > 0: frames valid; <= 0: walker error code (see stack_walker.h)
   // When num_frames > 0 but the first walk failed and a retry kept the outer frames: the first
   // walk's error code (the drain marks the break with it); 0 for a complete walk.
   int32_t partial_walk_error;
+  // HotSpot's JavaThreadState of the sampled thread (hotspot_layout.h), -1 when unknown; read
+  // for wall samples only (it tells a thread blocked on a monitor from one running).
+  int32_t jvm_thread_state;
+  int32_t reserved;
   RawFrame frames[1];    // really `depth` frames: the ring sizes slots accordingly
 
   static size_t BytesFor(int depth) {
     return offsetof(SampleRecord, frames) + sizeof(RawFrame) * static_cast<size_t>(depth);
   }
 };
+
+// A slot is this header plus 16 bytes a frame (docs/agent.md's `ring` row says so).
+static_assert(offsetof(SampleRecord, frames) == 56 && sizeof(RawFrame) == 16);
 
 static_assert(std::atomic<uint32_t>::is_always_lock_free, "ring indices are used in a signal handler");
 

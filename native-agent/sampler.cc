@@ -8,9 +8,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "native-agent/agent_counters.h"
+#include "native-agent/schedstat.h"
 #include "native-agent/signal_handler.h"
 
 namespace sparkprof::agent {
@@ -39,19 +41,39 @@ bool CreateCpuTimer(pid_t tid, int64_t interval_ns, timer_t* timer) {
 
 }  // namespace
 
+const char* SamplingModeName(SamplingMode mode) {
+  switch (mode) {
+    case SamplingMode::kCpu: return "cpu";
+    case SamplingMode::kWall: return "wall";
+    case SamplingMode::kCpuWall: return "cpu+wall";
+  }
+  return "cpu";
+}
+
 Sampler::~Sampler() { Stop(); }
 
-int Sampler::signal_number() const { return mode_ == SamplingMode::kCpu ? SIGPROF : SIGVTALRM; }
+int Sampler::signal_number() const { return mode_ == SamplingMode::kWall ? SIGVTALRM : SIGPROF; }
 
 std::string Sampler::mechanism() const {
   if (mode_ == SamplingMode::kWall) return "wall: tgkill";
-  return use_setitimer_ ? "cpu: setitimer (process-wide)" : "cpu: timer_create per thread";
+  std::string cpu = use_setitimer_ ? "cpu: setitimer (process-wide)" : "cpu: timer_create per thread";
+  if (mode_ == SamplingMode::kCpuWall) cpu += "; task threads: wall tgkill";
+  return cpu;
 }
 
 Status Sampler::Start() {
   std::string error;
-  if (!InstallSampleHandler(signal_number(), &error)) return Internal(error);
-  if (mode_ == SamplingMode::kCpu) {
+  if (!InstallSampleHandler(signal_number(),
+                            mode_ == SamplingMode::kWall ? SignalSource::kWallTimer
+                                                         : SignalSource::kCpuTimer,
+                            &error)) {
+    return Internal(error);
+  }
+  if (mode_ == SamplingMode::kCpuWall &&
+      !InstallSampleHandler(SIGVTALRM, SignalSource::kWallTimer, &error)) {
+    return Internal(error);
+  }
+  if (mode_ != SamplingMode::kWall) {
     // Probe per-thread CPU timers once; some sandboxes refuse them.
     timer_t probe;
     if (CreateCpuTimer(static_cast<pid_t>(syscall(SYS_gettid)), interval_ns_, &probe)) {
@@ -66,7 +88,8 @@ Status Sampler::Start() {
         return Internal(std::string("neither timer_create nor setitimer work: ") + strerror(errno));
       }
     }
-  } else {
+  }
+  if (mode_ != SamplingMode::kCpu) {
     sigset_t all, previous;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &previous);  // the timer thread takes no signals
@@ -79,7 +102,7 @@ Status Sampler::Start() {
 
 void Sampler::OnThreadStarted(ThreadState* state) {
   // Never arm a timer before our handler is installed: SIGPROF's default action kills the JVM.
-  if (mode_ != SamplingMode::kCpu || use_setitimer_ || !started_.load() || stopped_.load()) return;
+  if (mode_ == SamplingMode::kWall || use_setitimer_ || !started_.load() || stopped_.load()) return;
   std::lock_guard<std::mutex> lock(registry_.mutex());
   CreateThreadTimerLocked(state);
 }
@@ -87,6 +110,9 @@ void Sampler::OnThreadStarted(ThreadState* state) {
 void Sampler::OnThreadEnding(ThreadState* state) {
   std::lock_guard<std::mutex> lock(registry_.mutex());
   DeleteThreadTimerLocked(state);
+  // Under the mutex: the wall timer thread reads it under the same mutex.
+  int fd = state->schedstat_fd.exchange(-1);
+  if (fd >= 0) close(fd);
 }
 
 void Sampler::CreateThreadTimerLocked(ThreadState* state) {
@@ -128,17 +154,37 @@ void Sampler::Stop() {
 void Sampler::WallTimerLoop() {
   size_t cursor = 0;
   std::vector<pid_t> targets;
+  std::vector<ThreadState*> candidates;
   pid_t pid = getpid();
-  int signo = signal_number();
+  const int signo = SIGVTALRM;
+  const bool tasks_only = mode_ == SamplingMode::kCpuWall;
   while (!stopped_.load()) {
     size_t live = 0;
     targets.clear();
     {
       std::lock_guard<std::mutex> lock(registry_.mutex());
       const auto& states = registry_.live_locked();
-      live = states.size();
-      for (size_t i = 0; i < states.size() && targets.size() < kWallThreadsPerTick; ++i) {
-        targets.push_back(states[(cursor + i) % states.size()]->tid);
+      // Mode cpu+wall signals only task threads: a JVM's hundreds of idle threads cost nothing.
+      candidates.clear();
+      for (const auto& state : states) {
+        if (!tasks_only || state->tag.Read().is_task()) candidates.push_back(state.get());
+      }
+      live = candidates.size();
+      for (size_t i = 0; i < live && targets.size() < kWallThreadsPerTick; ++i) {
+        ThreadState* state = candidates[(cursor + i) % live];
+        if (tasks_only && read_schedstat_.load(std::memory_order_relaxed)) {
+          // Read just before the signal: the handler splits the off-CPU time with it.
+          int fd = state->schedstat_fd.load();
+          if (fd >= 0) {
+            std::optional<int64_t> delay_ns = ReadSchedstatRunDelayNs(fd);
+            if (delay_ns) {
+              state->run_delay_ns.store(*delay_ns, std::memory_order_release);
+            } else if (read_schedstat_.exchange(false) && schedstat_failure_ != nullptr) {
+              schedstat_failure_();
+            }
+          }
+        }
+        targets.push_back(state->tid);
       }
       cursor = live == 0 ? 0 : (cursor + targets.size()) % live;
     }

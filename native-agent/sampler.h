@@ -2,6 +2,9 @@
 // thread with SIGEV_THREAD_ID, so the signal lands on the thread that burned the CPU; if the
 // kernel refuses per-thread timers, one process-wide setitimer(ITIMER_PROF). Wall mode: a timer
 // thread tgkill()s at most kWallThreadsPerTick registered threads per tick, round robin.
+// CPU+wall mode: the CPU timers of cpu mode for every thread, plus the wall timer thread for the
+// task-tagged threads only; before it signals one it reads the thread's schedstat run delay into
+// its ThreadState (the handler splits the wall time with it, see signal_handler.h).
 // Nothing here runs in a signal handler (not async-signal-safe throughout).
 #pragma once
 
@@ -17,7 +20,10 @@
 
 namespace sparkprof::agent {
 
-enum class SamplingMode { kCpu, kWall };
+enum class SamplingMode { kCpu, kWall, kCpuWall };
+
+// "cpu", "wall", "cpu+wall": the option's spelling, and Batch.mode's.
+const char* SamplingModeName(SamplingMode mode);
 
 class Sampler {
  public:
@@ -38,8 +44,15 @@ class Sampler {
   void Stop();
 
   int signal_number() const;
-  // "cpu: timer_create per thread", "cpu: setitimer (process-wide)" or "wall: tgkill".
+  // "cpu: timer_create per thread", "cpu: setitimer (process-wide)", "wall: tgkill", or the
+  // cpu one + "; task threads: wall tgkill".
   std::string mechanism() const;
+  bool uses_cpu_timers() const { return mode_ != SamplingMode::kWall; }
+  // Mode cpu+wall: whether the wall timer thread reads schedstat (false after a failed read).
+  // Set before Start() by the agent from its probe.
+  void set_read_schedstat(bool read) { read_schedstat_.store(read); }
+  // Called (on the timer thread, at most once) when a schedstat read fails.
+  void set_schedstat_failure_callback(void (*callback)()) { schedstat_failure_ = callback; }
 
  private:
   void CreateThreadTimerLocked(ThreadState* state);
@@ -50,6 +63,8 @@ class Sampler {
   int64_t interval_ns_;
   ThreadRegistry& registry_;
   bool use_setitimer_ = false;
+  std::atomic<bool> read_schedstat_{false};
+  void (*schedstat_failure_)() = nullptr;
   std::atomic<bool> started_{false};
   std::atomic<bool> stopped_{false};
   std::thread wall_thread_;

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <string>
 
 #include "native-agent/agent_counters.h"
 
@@ -25,6 +26,12 @@ std::atomic<bool> g_sampling_enabled{false};
 std::atomic<StackWalker> g_walker{nullptr};
 std::atomic<int64_t> g_fixed_weight_ns{0};
 static_assert(std::atomic<int64_t>::is_always_lock_free);
+std::atomic<bool> g_task_wall_split{false};
+std::atomic<JavaThreadStateReader> g_thread_state_reader{nullptr};
+static_assert(std::atomic<JavaThreadStateReader>::is_always_lock_free);
+// Which source each signal number's samples count as (index: signo); set before sampling.
+std::atomic<uint8_t> g_signal_sources[NSIG] = {};
+static_assert(std::atomic<uint8_t>::is_always_lock_free);
 
 struct sigaction g_previous_segv;
 struct sigaction g_previous_bus;
@@ -49,10 +56,42 @@ int64_t TakeSampleWeightNs(ThreadState* state) {
   return cpu_ns - last_ns;
 }
 
+// async-signal-safe: a task thread's wall sample in mode cpu+wall. The marks advance only here,
+// for a sample that is recorded, so the time behind a dropped sample goes to the next one.
+void FillWallSplit(ThreadState* state, SampleRecord* record) {
+  int64_t wall_now_ns = MonotonicNanos();
+  int64_t cpu_now_ns = CurrentThreadCpuNs();
+  int64_t run_delay_now_ns = state->run_delay_ns.load(std::memory_order_acquire);
+  WallSplit split = SplitWallInterval(
+      wall_now_ns - state->wall_mark_ns.load(std::memory_order_relaxed),
+      cpu_now_ns - state->last_cpu_ns.load(std::memory_order_relaxed),
+      state->run_delay_mark_ns.load(std::memory_order_relaxed), run_delay_now_ns);
+  state->wall_mark_ns.store(wall_now_ns, std::memory_order_relaxed);
+  if (cpu_now_ns > 0) state->last_cpu_ns.store(cpu_now_ns, std::memory_order_relaxed);
+  // The mark advances by what was charged, not to the reading: run delay read before the signal
+  // reached a thread that was waiting for a CPU belongs to wall time after this sample's stamp,
+  // so what the cap left over goes to the next sample instead of vanishing.
+  int64_t run_delay_mark_ns = state->run_delay_mark_ns.load(std::memory_order_relaxed);
+  if (run_delay_now_ns >= 0) {
+    state->run_delay_mark_ns.store(
+        run_delay_mark_ns >= 0 ? run_delay_mark_ns + split.cpu_starved_ns : run_delay_now_ns,
+        std::memory_order_relaxed);
+  }
+  record->weight_ns = split.on_cpu_ns;
+  record->off_cpu_ns = split.off_cpu_ns;
+  record->cpu_starved_ns = split.cpu_starved_ns;
+  JavaThreadStateReader reader = g_thread_state_reader.load(std::memory_order_acquire);
+  record->jvm_thread_state = reader != nullptr ? reader(state->walk_context) : -1;
+}
+
 // async-signal-safe
-void HandleSampleSignal(int /*signo*/, siginfo_t* /*info*/, void* ucontext) {
+void HandleSampleSignal(int signo, siginfo_t* /*info*/, void* ucontext) {
   int saved_errno = errno;
-  RecordSampleOnCurrentThread(ucontext);
+  SignalSource source = SignalSource::kCpuTimer;
+  if (signo > 0 && signo < NSIG) {
+    source = static_cast<SignalSource>(g_signal_sources[signo].load(std::memory_order_relaxed));
+  }
+  RecordSampleOnCurrentThread(ucontext, source);
   errno = saved_errno;
 }
 
@@ -96,6 +135,38 @@ void SetStackWalker(StackWalker walker) { g_walker.store(walker); }
 // not async-signal-safe
 void SetFixedSampleWeight(int64_t weight_ns) { g_fixed_weight_ns.store(weight_ns); }
 
+// not async-signal-safe
+void SetTaskWallSplit(bool enabled) { g_task_wall_split.store(enabled); }
+
+// not async-signal-safe
+void SetJavaThreadStateReader(JavaThreadStateReader reader) { g_thread_state_reader.store(reader); }
+
+// not async-signal-safe (called on the thread itself; its handler sees the marks before or after,
+// and the tag is set after the marks)
+void MarkTaskWallBaseline(ThreadState* state, int64_t run_delay_ns) {
+  int64_t cpu_ns = CurrentThreadCpuNs();
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  state->wall_mark_ns.store(MonotonicNanos(), std::memory_order_relaxed);
+  if (cpu_ns > 0) state->last_cpu_ns.store(cpu_ns, std::memory_order_relaxed);
+  state->run_delay_mark_ns.store(run_delay_ns, std::memory_order_relaxed);
+  if (run_delay_ns >= 0) state->run_delay_ns.store(run_delay_ns, std::memory_order_release);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+}
+
+// async-signal-safe
+WallSplit SplitWallInterval(int64_t wall_delta_ns, int64_t cpu_delta_ns, int64_t run_delay_mark_ns,
+                            int64_t run_delay_now_ns) {
+  WallSplit split;
+  if (wall_delta_ns <= 0) return split;
+  split.on_cpu_ns = cpu_delta_ns <= 0 ? 0 : (cpu_delta_ns < wall_delta_ns ? cpu_delta_ns : wall_delta_ns);
+  split.off_cpu_ns = wall_delta_ns - split.on_cpu_ns;
+  if (run_delay_mark_ns >= 0 && run_delay_now_ns > run_delay_mark_ns) {
+    int64_t delay_ns = run_delay_now_ns - run_delay_mark_ns;
+    split.cpu_starved_ns = delay_ns < split.off_cpu_ns ? delay_ns : split.off_cpu_ns;
+  }
+  return split;
+}
+
 // async-signal-safe (clock_gettime is on POSIX's list)
 int64_t CurrentThreadCpuNs() {
   timespec now;
@@ -110,7 +181,12 @@ void EnableSampling(bool enabled) { g_sampling_enabled.store(enabled); }
 bool SamplingEnabled() { return g_sampling_enabled.load(std::memory_order_relaxed); }
 
 // not async-signal-safe
-bool InstallSampleHandler(int signo, std::string* error) {
+bool InstallSampleHandler(int signo, SignalSource source, std::string* error) {
+  if (signo <= 0 || signo >= NSIG) {
+    *error = "bad signal number " + std::to_string(signo);
+    return false;
+  }
+  g_signal_sources[signo].store(static_cast<uint8_t>(source));
   struct sigaction action;
   std::memset(&action, 0, sizeof(action));
   action.sa_sigaction = HandleSampleSignal;
@@ -169,7 +245,7 @@ int WalkWithCrashGuard(ThreadState* state, SampleRecord* record, void* ucontext)
 }
 
 // async-signal-safe
-void RecordSampleOnCurrentThread(void* ucontext) {
+void RecordSampleOnCurrentThread(void* ucontext, SignalSource source) {
   g_counters.signals_received.fetch_add(1, std::memory_order_relaxed);
   if (!g_sampling_enabled.load(std::memory_order_relaxed)) return;
   ThreadState* state = t_thread_state;
@@ -181,13 +257,31 @@ void RecordSampleOnCurrentThread(void* ucontext) {
     g_counters.samples_reentrant.fetch_add(1, std::memory_order_relaxed);
     return;
   }
+  TaskTag tag = state->tag.Read();
+  bool split = g_task_wall_split.load(std::memory_order_relaxed);
+  // Mode cpu+wall: a task thread's time comes from its wall samples alone (their on-CPU part is
+  // its CPU clock advance), so its CPU-timer signals would count that CPU twice.
+  if (split && (source == SignalSource::kWallTimer) != tag.is_task()) {
+    if (source == SignalSource::kCpuTimer) {
+      g_counters.cpu_signals_on_task_threads.fetch_add(1, std::memory_order_relaxed);
+    }
+    state->in_handler.store(0, std::memory_order_release);
+    return;
+  }
   g_counters.samples_taken.fetch_add(1, std::memory_order_relaxed);
   SampleRecord* record = state->ring.TryReserve();
   if (record == nullptr) {
     g_counters.samples_dropped_ring_full.fetch_add(1, std::memory_order_relaxed);
   } else {
-    record->tag = state->tag.Read();
-    record->weight_ns = TakeSampleWeightNs(state);
+    record->tag = tag;
+    if (split && source == SignalSource::kWallTimer) {
+      FillWallSplit(state, record);
+    } else {
+      record->weight_ns = TakeSampleWeightNs(state);
+      record->off_cpu_ns = 0;
+      record->cpu_starved_ns = 0;
+      record->jvm_thread_state = -1;
+    }
     record->partial_walk_error = 0;
     int64_t start_ns = MonotonicNanos();
     int frames = WalkWithCrashGuard(state, record, ucontext);

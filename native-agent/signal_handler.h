@@ -26,6 +26,22 @@ inline constexpr int kWalkCrashed = -100;
 // not async-signal-safe: call before EnableSampling(true).
 void SetStackWalker(StackWalker walker);
 
+// Async-signal-safe: HotSpot's JavaThreadState of the thread `walk_context` names (the caller's
+// own), or -1 when unknown.
+using JavaThreadStateReader = int32_t (*)(void* walk_context);
+
+// not async-signal-safe: call before EnableSampling(true); nullptr = unknown (-1) for all.
+void SetJavaThreadStateReader(JavaThreadStateReader reader);
+
+// Which timer sent a profiling signal.
+enum class SignalSource : uint8_t { kCpuTimer, kWallTimer };
+
+// not async-signal-safe (an atomic store): mode cpu+wall. On: a task-tagged thread records only
+// its wall signals, each split into on-CPU (its CPU clock advance), off-CPU and run delay since
+// its previous wall sample; CPU-timer signals on a tagged thread and wall signals on an untagged
+// one are ignored. Off: every signal records one sample weighed as SetFixedSampleWeight says.
+void SetTaskWallSplit(bool enabled);
+
 // not async-signal-safe (an atomic store): what each sample weighs. 0 = the sampled thread's CPU
 // clock advance since its last recorded sample (CPU mode: exact however the timer ticks);
 // > 0 = that fixed weight (wall mode: the interval).
@@ -39,8 +55,13 @@ int64_t CurrentThreadCpuNs();
 void EnableSampling(bool enabled);
 bool SamplingEnabled();
 
-// not async-signal-safe: installs the sampling handler for `signo` (SIGPROF or SIGVTALRM).
-bool InstallSampleHandler(int signo, std::string* error);
+// not async-signal-safe: installs the sampling handler for `signo` (SIGPROF or SIGVTALRM), whose
+// signals count as `source`.
+bool InstallSampleHandler(int signo, SignalSource source, std::string* error);
+
+// not async-signal-safe: mode cpu+wall's baselines, on the calling thread (bound to `state`) as
+// its task tag is set: wall clock, CPU clock and `run_delay_ns` (-1: unknown) from now.
+void MarkTaskWallBaseline(ThreadState* state, int64_t run_delay_ns);
 
 // not async-signal-safe: installs the SIGSEGV/SIGBUS guard, remembering the previous handlers
 // (the JVM's) to chain to. Call after the JVM installed its own (VMInit), never before.
@@ -52,7 +73,17 @@ void BindCurrentThread(ThreadState* state);
 ThreadState* CurrentThreadState();
 
 // async-signal-safe: records one sample of the calling thread (what the handler does).
-void RecordSampleOnCurrentThread(void* ucontext);
+void RecordSampleOnCurrentThread(void* ucontext, SignalSource source = SignalSource::kCpuTimer);
+
+// async-signal-safe: a task thread's wall sample split (mode cpu+wall), from the thread's marks
+// and the clocks now; advances the marks. Pure arithmetic, exposed for tests.
+struct WallSplit {
+  int64_t on_cpu_ns = 0;
+  int64_t off_cpu_ns = 0;
+  int64_t cpu_starved_ns = 0;  // part of off_cpu_ns
+};
+WallSplit SplitWallInterval(int64_t wall_delta_ns, int64_t cpu_delta_ns, int64_t run_delay_mark_ns,
+                            int64_t run_delay_now_ns);
 
 // async-signal-safe: runs the walker with crash protection on `state` (must be the caller's),
 // into `record` (frames and partial_walk_error); returns the frame count or error code.

@@ -420,6 +420,18 @@ int AddMethodEnteredOrLeft(void* ucontext, RawFrame* frames, int walked, int max
 
 }  // namespace
 
+// async-signal-safe
+int32_t HotSpotJavaThreadState(void* walk_context) {
+#if defined(__x86_64__)
+  if (walk_context == nullptr || !g_anchor_repair.load(std::memory_order_acquire)) return -1;
+  char* thread = reinterpret_cast<char*>(walk_context) - g_layout.thread_env_offset;
+  return *reinterpret_cast<volatile int32_t*>(thread + g_layout.thread_state_offset);
+#else
+  (void)walk_context;
+  return -1;
+#endif
+}
+
 // not async-signal-safe
 bool EnableAnchorRepair(const HotSpotLayout& layout) {
 #if defined(__x86_64__)

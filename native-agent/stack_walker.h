@@ -36,6 +36,11 @@ bool EnableAnchorRepair(const HotSpotLayout& layout);
 int AsyncGetCallTraceWalker(void* walk_context, RawFrame* frames, int max_frames, void* ucontext,
                             int32_t* partial_error);
 
+// async-signal-safe: the JavaThreadState of the thread whose JNIEnv* is `walk_context` (a
+// JavaThreadStateReader), -1 when HotSpot's structures are not in use (vmstructs=off, not
+// x86-64, not recognised).
+int32_t HotSpotJavaThreadState(void* walk_context);
+
 // Frame name the drain uses for a sample whose walk failed, e.g. "[gc_active]".
 std::string_view WalkErrorFrameName(int code);
 

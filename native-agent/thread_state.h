@@ -71,6 +71,14 @@ struct ThreadState {
   // The thread's CPU clock at its last recorded sample (set on registration, on the thread, then
   // by the handler). Atomic: the drain reads it to charge the CPU used after the last sample.
   std::atomic<int64_t> last_cpu_ns{0};
+  // Mode cpu+wall, while tagged: the wall clock (CLOCK_MONOTONIC) at the thread's last recorded
+  // wall sample, or at its tag; and the run delay (schedstat) the last one was measured from,
+  // -1 when unknown. Written by the thread itself (SetTaskTag) and its handler only.
+  std::atomic<int64_t> wall_mark_ns{0};
+  std::atomic<int64_t> run_delay_mark_ns{-1};
+  // The thread's cumulative run delay as last read from its schedstat (-1: never read), published
+  // by the wall timer thread just before it signals the thread, and by SetTaskTag.
+  std::atomic<int64_t> run_delay_ns{-1};
   sigjmp_buf crash_jump;
   WalkUndo walk_undo;
 
@@ -84,6 +92,10 @@ struct ThreadState {
   bool has_last_sample = false;
   timer_t cpu_timer{};
   bool has_cpu_timer = false;
+  // /proc/self/task/<tid>/schedstat, opened on the thread's first tag in mode cpu+wall; read by
+  // the wall timer thread under the registry's mutex and by the thread itself; closed at
+  // ThreadEnd under the mutex. -1: not open.
+  std::atomic<int> schedstat_fd{-1};
   void* thread_global_ref = nullptr;  // jthread global reference, for name refresh
   std::string name;                   // refreshed by the drain
   std::atomic<bool> retired{false};

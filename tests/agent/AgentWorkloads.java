@@ -228,6 +228,115 @@ public final class AgentWorkloads {
     System.out.println("maps=" + String.join("|", mapped));
   }
 
+  /**
+   * Task threads that wait in one way each (mode cpu+wall): tasks 200..204 of stage 9 sleep,
+   * block entering a monitor another thread holds, read a socket nobody writes to, park on a
+   * ReentrantLock another thread holds, and spin. Each prints its tagged wall time as
+   * `tagged.TASK=NANOS`. The holders are untagged (wall sampling must leave them alone).
+   */
+  static void waits(long millis) throws Exception {
+    Object monitor = new Object();
+    java.util.concurrent.locks.ReentrantLock lock = new java.util.concurrent.locks.ReentrantLock();
+    java.net.ServerSocket server =
+        new java.net.ServerSocket(0, 4, java.net.InetAddress.getLoopbackAddress());
+    CountDownLatch held = new CountDownLatch(2);
+    CountDownLatch release = new CountDownLatch(1);
+    Thread monitorHolder = new Thread(() -> {
+      synchronized (monitor) {
+        held.countDown();
+        awaitQuietly(release);
+      }
+    }, "holder-monitor");
+    Thread lockHolder = new Thread(() -> {
+      lock.lock();
+      try {
+        held.countDown();
+        awaitQuietly(release);
+      } finally {
+        lock.unlock();
+      }
+    }, "holder-lock");
+    monitorHolder.start();
+    lockHolder.start();
+    held.await();
+    String[] kinds = {"sleep", "monitor", "socket", "park", "spin"};
+    Thread[] threads = new Thread[kinds.length];
+    long[] tagged = new long[kinds.length];
+    for (int i = 0; i < kinds.length; i++) {
+      final int index = i;
+      final String kind = kinds[i];
+      threads[i] = new Thread(() -> {
+        try {
+          java.net.Socket client = kind.equals("socket")
+              ? new java.net.Socket(java.net.InetAddress.getLoopbackAddress(), server.getLocalPort())
+              : null;
+          long start = System.nanoTime();
+          NativeAgent.setTaskTag(9, 0, 200 + index);
+          switch (kind) {
+            case "sleep":
+              Thread.sleep(millis);
+              break;
+            case "monitor":
+              synchronized (monitor) {
+                sink++;
+              }
+              break;
+            case "socket":
+              sink += client.getInputStream().read();  // the server closes it after `millis`
+              break;
+            case "park":
+              lock.lock();
+              lock.unlock();
+              break;
+            default:
+              computeFor(millis);
+          }
+          NativeAgent.clearTaskTag();
+          tagged[index] = System.nanoTime() - start;
+          if (client != null) client.close();
+        } catch (Exception e) {
+          throw new RuntimeException(e);
+        }
+      }, "wait-" + kind);
+      threads[i].start();
+    }
+    java.net.Socket accepted = server.accept();
+    Thread.sleep(millis);
+    release.countDown();  // the monitor and the lock are free from here
+    accepted.close();     // the reader sees the end of the stream
+    joinAll(threads);
+    monitorHolder.join();
+    lockHolder.join();
+    server.close();
+    for (int i = 0; i < kinds.length; i++) {
+      System.out.println("tagged." + (200 + i) + "=" + tagged[i]);
+    }
+  }
+
+  /** `spinners` tagged threads (tasks 210..) spin for `millis`: more than the CPUs can run. */
+  static void starved(long millis, int spinners) throws Exception {
+    Thread[] threads = new Thread[spinners];
+    for (int i = 0; i < spinners; i++) {
+      final int task = 210 + i;
+      threads[i] = new Thread(() -> {
+        NativeAgent.setTaskTag(10, 0, task);
+        computeFor(millis);
+        NativeAgent.clearTaskTag();
+      }, "spinner-" + (char) ('a' + i % 26));
+      threads[i].start();
+    }
+    joinAll(threads);
+    System.out.println("spinners=" + spinners + " cpus=" + Runtime.getRuntime().availableProcessors());
+  }
+
+  static void awaitQuietly(CountDownLatch latch) {
+    try {
+      latch.await();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
   public static void main(String[] args) throws Exception {
     String workload = args[0];
     long millis = (long) (Double.parseDouble(args.length > 1 ? args[1] : "2") * 1000);
@@ -342,6 +451,12 @@ public final class AgentWorkloads {
         computeFor(millis);
         break;
       }
+      case "waits":
+        waits(millis);
+        break;
+      case "starved":
+        starved(millis, Integer.parseInt(args[2]));
+        break;
       case "noagent":
         System.out.println("loaded=" + NativeAgent.isLoaded() + " status=" + NativeAgent.statusJson());
         NativeAgent.tagCurrentThread(1, 0, 1);

@@ -31,7 +31,7 @@ foreach(test_case serialization interval_1ms cpu_accounting_1ms cpu_accounting_1
                   exit_while_sampling tagged bad_options loaded_twice wall_mode prometheus
                   prometheus_hostile_clients out_unwritable
                   ring_memory_budget executor_id_utf8 no_agent
-                  plugin_start plugin_start_with_agentpath)
+                  plugin_start plugin_start_with_agentpath cpu_wall_waits cpu_wall_starved)
   add_test(NAME agent_jvm_${test_case}
     COMMAND ${Python3_EXECUTABLE} ${SPARKPROF_AGENT_TEST_DIR}/run_agent_case.py
             --java ${Java_JAVA_EXECUTABLE} --lib $<TARGET_FILE:sparkprof_agent>
@@ -54,7 +54,8 @@ foreach(jdk 21 25)
     continue()
   endif()
   foreach(test_case serialization walk_failures jvmti_walker cpu_accounting_10ms gc_churn
-                    class_churn exit_while_sampling threads_500 prometheus plugin_start)
+                    class_churn exit_while_sampling threads_500 prometheus plugin_start
+                    cpu_wall_waits)
     add_test(NAME agent_jvm_${jdk}_${test_case}
       COMMAND ${Python3_EXECUTABLE} ${SPARKPROF_AGENT_TEST_DIR}/run_agent_case.py
               --java ${jdk_java} --lib $<TARGET_FILE:sparkprof_agent>

@@ -337,6 +337,76 @@ def case_tagged(c):
             fail("task %d top category %s, expected %s" % (task, top, expected), run)
 
 
+OFF_CPU_CATEGORIES = ("python_wait", "shuffle_fetch_wait", "io_wait", "lock_wait", "sleep",
+                      "cpu_starved", "off_cpu_other")
+
+
+def task_categories(profile):
+    """{task_attempt_id: {category: time_ns}} of the sampled time (GC pause overlap left out)."""
+    out = {}
+    for task in profile["tasks"]:
+        out[task["task_attempt_id"]] = {k: v["time_ns"] for k, v in task["categories"].items()
+                                        if k != "gc"}
+    return out
+
+
+def case_cpu_wall_waits(c):
+    """Mode cpu+wall (the default): each task thread's time lands in what it waited in --
+    sleep, a contended monitor, a socket nobody writes to, a parked ReentrantLock -- or compute
+    when it spins; its on+off time adds up to the wall time it was tagged; untagged threads
+    (the lock holders, sleeping) get no wall samples."""
+    run = c.run("interval=10ms,out=" + c.out, ["waits", 3])
+    profile, collapsed = c.profile(run)
+    if profile["mode"] != "cpu+wall":
+        fail("mode is %s, expected cpu+wall (the default)" % profile["mode"], run)
+    tasks = task_categories(profile)
+    expected = {200: ("sleep",), 201: ("lock_wait",), 202: ("io_wait",), 203: ("lock_wait",),
+                204: ("compute",)}
+    if os.uname().machine != "x86_64" or "VM structures not recognised" in run.stderr:
+        expected[201] = ("lock_wait", "off_cpu_other")  # no JVM thread state: monitor entry unseen
+    for task, wanted in expected.items():
+        categories = tasks.get(task, {})
+        total = sum(categories.values())
+        tagged = int(stdout_value(run, "tagged.%d" % task))
+        # A spinning thread on a busy machine waits for a CPU too: that is its own category.
+        share = sum(categories.get(k, 0) for k in wanted) / max(total, 1)
+        if task == 204:
+            share = sum(categories.get(k, 0) for k in wanted + ("cpu_starved",)) / max(total, 1)
+        print("task %d: tagged %.2fs, sampled %.2fs, %s share %.2f; %s" % (
+            task, tagged / 1e9, total / 1e9, "+".join(wanted), share,
+            {k: round(v / 1e9, 3) for k, v in categories.items()}))
+        if share < 0.6:
+            fail("task %d: only %.0f%% of its time in %s" % (task, 100 * share, wanted), run)
+        if not 0.75 <= total / tagged <= 1.25:
+            fail("task %d: on+off CPU time %.2fs is not within 25%% of its tagged wall time %.2fs"
+                 % (task, total / 1e9, tagged / 1e9), run)
+    untagged_off = {k: v for k, v in tasks.get(-1, {}).items() if k in OFF_CPU_CATEGORIES}
+    if untagged_off:
+        fail("untagged threads have off-CPU time: %s" % untagged_off, run)
+    if "holder-" in collapsed and any("Thread.sleep" in l or "CountDownLatch" in l
+                                      for l in collapsed.splitlines() if "holder" in l):
+        fail("an untagged waiting thread was wall-sampled", run)
+
+
+def case_cpu_wall_starved(c):
+    """More spinning task threads than CPUs: each one waits for a CPU part of the time, and the
+    kernel's run delay (schedstat) makes that cpu_starved."""
+    spinners = max(4, 2 * (os.cpu_count() or 1))
+    run = c.run("interval=10ms,out=" + c.out, ["starved", 3, spinners])
+    profile, _ = c.profile(run)
+    if "schedstat" in run.stderr:
+        fail("schedstat was unreadable on this machine", run)
+    tasks = task_categories(profile)
+    for task in range(210, 210 + spinners):
+        categories = tasks.get(task, {})
+        print("task %d: %s" % (task, {k: round(v / 1e9, 3) for k, v in categories.items()}))
+        if categories.get("cpu_starved", 0) <= 0:
+            fail("task %d: no cpu_starved time with %d spinners on %d CPUs" % (
+                task, spinners, os.cpu_count()), run)
+        if categories.get("compute", 0) <= 0:
+            fail("task %d: no compute time" % task, run)
+
+
 def case_bad_options(c):
     run = c.run("interval=bogus,out=" + c.out, ["compute", 0.2])
     lines = [l for l in run.stderr.splitlines() if l.startswith("sparkprof:")]
