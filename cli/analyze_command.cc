@@ -35,6 +35,7 @@ struct AnalyzeOptions {
   uint64_t max_decompressed_bytes = eventlog::kDefaultMaxDecodedBytes;
   uint64_t max_expansion_ratio = eventlog::kDefaultMaxExpansionRatio;
   int threads = 0;  // 0: every available CPU
+  std::string profile;  // --profile: a *.sparkprof file or the driver's output directory
   CostFlags cost;
 };
 
@@ -150,7 +151,7 @@ std::unique_ptr<report::Analysis> AnalyzeOne(const source::ApplicationLog& log,
   std::unique_ptr<report::Analysis> analysis;
   try {
     analysis = std::make_unique<report::Analysis>(
-        report::Analyze(log, reader_options, cost_options));
+        report::Analyze(log, reader_options, cost_options, options.profile));
   } catch (const std::bad_alloc&) {
     // Every input is bounded; this is the last line of defence, never an abort.
     messages.push_back(log.name + ": out of memory while analysing it; skipped (the other " +
@@ -164,6 +165,20 @@ std::unique_ptr<report::Analysis> AnalyzeOne(const source::ApplicationLog& log,
   if (!analysis->read.analysable()) {
     messages.push_back(log.name + ": no Spark events could be read; not analysed");
     return nullptr;
+  }
+  if (!options.profile.empty() && !options.quiet) {
+    if (analysis->profile == nullptr) {
+      messages.push_back(log.name + ": profile not used: " + analysis->profile_error +
+                         "; the report is the event log's alone");
+    } else {
+      for (const std::string& problem : analysis->profile->problems) messages.push_back(problem);
+      if (analysis->profile->problem_count > analysis->profile->problems.size()) {
+        messages.push_back(analysis->profile->source + ": " +
+                           std::to_string(analysis->profile->problem_count -
+                                          analysis->profile->problems.size()) +
+                           " more problem(s) not shown");
+      }
+    }
   }
   // Only what the report reads stays until it is written (the HTML timeline's view of the tasks).
   if (options.format == "html") report::KeepTaskTimeline(*analysis);
@@ -297,6 +312,11 @@ void RegisterAnalyzeCommand(CLI::App& app, int& exit_code) {
                    "points at once, a directory's applications side by side (default 0: every "
                    "CPU this process may use; 1: all in one thread, the same report)")
       ->check(CLI::Range(0, 256));
+  command->add_option(
+      "--profile", options->profile,
+      "the agent's saved profile (profile.sparkprof) of the run, or the directory the driver "
+      "wrote it to (spark.sparkprof.outputDir): the report then explains task time by its stack "
+      "samples, on and off CPU, per stage (docs/report-schema.md, profile)");
   AddCostOptions(command, options->cost);
   command->callback([options, &exit_code]() { exit_code = RunAnalyze(*options); });
 }

@@ -25,14 +25,36 @@ enum class Category : uint8_t {
   // task's. gc covers GC threads' CPU as well as the pauses that stop tasks.
   kJit = 10,
   kVm = 11,
+  // Off-CPU task time (wall samples of task threads, the part of a sample's interval the thread
+  // was not running), by what the thread waited in: its Python worker (PythonRunner's socket),
+  // shuffle blocks (the fetcher's queue), storage or network I/O (object store, HDFS, local disk,
+  // JDBC), a monitor or java.util.concurrent lock, a sleep, or -- runnable but not running --
+  // a CPU held by other threads (the kernel's run delay). off_cpu_other: off CPU in a frame no
+  // wait rule names.
+  kPythonWait = 12,
+  kShuffleFetchWait = 13,
+  kIoWait = 14,
+  kLockWait = 15,
+  kSleep = 16,
+  kCpuStarved = 17,
+  kOffCpuOther = 18,
+  // Python code on CPU in the executor's Python workers (sampled in the worker, per task).
+  kPython = 19,
 };
 
-inline constexpr int kCategoryCount = 12;
+inline constexpr int kCategoryCount = 20;
 
 inline constexpr std::array<std::string_view, kCategoryCount> kCategoryNames = {
-    "compute",      "serialization", "s3a_write", "s3a_read", "shuffle_write", "shuffle_read",
-    "spill",        "file_io",       "gc",        "other",    "jit",           "vm",
+    "compute",     "serialization", "s3a_write",          "s3a_read", "shuffle_write",
+    "shuffle_read", "spill",        "file_io",            "gc",       "other",
+    "jit",         "vm",            "python_wait",        "shuffle_fetch_wait", "io_wait",
+    "lock_wait",   "sleep",         "cpu_starved",        "off_cpu_other",      "python",
 };
+
+// True for the categories of time a task thread spent off CPU (waiting or runnable).
+constexpr bool IsOffCpu(Category category) {
+  return category >= Category::kPythonWait && category <= Category::kOffCpuOther;
+}
 
 constexpr int CategoryIndex(Category category) { return static_cast<int>(category); }
 

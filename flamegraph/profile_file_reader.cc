@@ -24,20 +24,29 @@ std::string At(const ProfileFileReadOptions& options, size_t offset) {
   return options.source_name + ": byte " + std::to_string(offset) + ": ";
 }
 
-// Reads one verified batch into the model.
+constexpr size_t kMaxModeBytes = 16;
+constexpr size_t kMaxKeptExecutorIds = 100000;
+
+// Reads one verified batch into the model, or -- with a selector -- into its stages' models.
 class BatchLoader {
  public:
-  BatchLoader(const ProfileFileReadOptions& options, ProfileModel& model, ReadReport& report,
+  BatchLoader(const ProfileFileReadOptions& options, ProfileModel* model, ReadReport& report,
               ProfileFileSummary& summary)
       : options_(options), model_(model), report_(report), summary_(summary) {}
+  BatchLoader(const ProfileFileReadOptions& options, StageModelSelector select, void* context,
+              ReadReport& report, ProfileFileSummary& summary)
+      : options_(options), select_(select), context_(context), report_(report),
+        summary_(summary) {}
 
   void Load(const schema::Batch& batch, size_t batch_offset) {
+    NoteBatch(batch);
     const auto* strings = batch.strings();
     const auto* stacks = batch.stacks();
     const auto* samples = batch.samples();
     if (samples == nullptr) return;
-    frame_ids_.assign(strings ? strings->size() : 0, kUnmapped);
+    frame_ids_.clear();
     uint64_t bad_references = 0;
+    ProfileModel* mapped_model = nullptr;  // the model frame_ids_ holds ids of
     for (const schema::StackSample* sample : *samples) {
       summary_.stage_ids.insert(sample->stage_id());
       std::optional<Category> category =
@@ -50,6 +59,25 @@ class BatchLoader {
           (options_.category && *category != *options_.category)) {
         ++summary_.samples_filtered;
         continue;
+      }
+      ProfileModel* model = model_;
+      if (select_ != nullptr) {
+        if (sample->stage_id() < 0) {
+          untagged_weight_ = SaturatingAdd(untagged_weight_, WeightOf(*sample));
+          continue;
+        }
+        model = select_(context_, sample->stage_id(), sample->stage_attempt());
+        if (model == nullptr) {
+          ++summary_.samples_filtered;
+          continue;
+        }
+      }
+      if (model != mapped_model) {
+        // Frame ids are per string table: models sharing one keep the batch's mapping.
+        if (mapped_model == nullptr || &mapped_model->strings() != &model->strings()) {
+          frame_ids_.assign(strings ? strings->size() : 0, kUnmapped);
+        }
+        mapped_model = model;
       }
       if (stacks == nullptr || sample->stack() >= stacks->size()) {
         ++bad_references;
@@ -72,7 +100,7 @@ class BatchLoader {
           break;
         }
         if (frame_ids_[index] == kUnmapped) {
-          frame_ids_[index] = model_.InternFrame(strings->Get(index)->string_view());
+          frame_ids_[index] = model->InternFrame(strings->Get(index)->string_view());
         }
         path_.push_back(frame_ids_[index]);
       }
@@ -80,9 +108,7 @@ class BatchLoader {
         ++bad_references;
         continue;
       }
-      uint64_t weight =
-          options_.weight == WeightUnit::kNanoseconds ? sample->weight_ns() : sample->samples();
-      model_.AddStack(path_, *category, weight);
+      model->AddStack(path_, *category, WeightOf(*sample));
       ++summary_.samples_read;
     }
     if (bad_references > 0) {
@@ -92,11 +118,37 @@ class BatchLoader {
   }
 
   uint64_t bad_categories() const { return bad_categories_; }
+  uint64_t untagged_weight() const { return untagged_weight_; }
 
  private:
   static constexpr FrameId kUnmapped = UINT32_MAX;
+
+  uint64_t WeightOf(const schema::StackSample& sample) const {
+    return options_.weight == WeightUnit::kNanoseconds ? sample.weight_ns() : sample.samples();
+  }
+  // The batch's sampling mode, interval and executor, for the summary (bounded: a hostile file
+  // cannot grow the sets without limit).
+  void NoteBatch(const schema::Batch& batch) {
+    if (const auto* mode = batch.mode(); mode != nullptr && mode->size() <= kMaxModeBytes &&
+                                         summary_.modes.size() < ProfileFileSummary::kMaxKeptModes) {
+      summary_.modes.insert(mode->str());
+    }
+    if (batch.interval_ns() > 0 &&
+        (summary_.min_interval_ns == 0 || batch.interval_ns() < summary_.min_interval_ns)) {
+      summary_.min_interval_ns = batch.interval_ns();
+    }
+    if (const auto* executor = batch.executor_id();
+        executor != nullptr && summary_.executor_ids.size() < kMaxKeptExecutorIds &&
+        executor->size() <= 256 && summary_.executor_ids.insert(executor->str()).second) {
+      ++summary_.executors;
+    }
+  }
+
   const ProfileFileReadOptions& options_;
-  ProfileModel& model_;
+  ProfileModel* model_ = nullptr;
+  StageModelSelector select_ = nullptr;
+  void* context_ = nullptr;
+  uint64_t untagged_weight_ = 0;
   ReadReport& report_;
   ProfileFileSummary& summary_;
   std::vector<FrameId> frame_ids_;  // batch string index -> model frame id
@@ -111,11 +163,10 @@ bool LooksLikeProfileFile(std::string_view bytes) {
          std::memcmp(bytes.data() + 2 * kSizePrefixBytes, schema::BatchIdentifier(), 4) == 0;
 }
 
-Status ReadProfileFile(std::string_view bytes, const ProfileFileReadOptions& options,
-                       ProfileModel& model, ReadReport& report, ProfileFileSummary* summary) {
-  ProfileFileSummary local_summary;
-  ProfileFileSummary& counts = summary ? *summary : local_summary;
-  BatchLoader loader(options, model, report, counts);
+namespace {
+
+Status ReadBatches(std::string_view bytes, const ProfileFileReadOptions& options,
+                   BatchLoader& loader, ReadReport& report, ProfileFileSummary& counts) {
   std::vector<uint64_t> aligned;  // scratch copy for a batch that does not start 8-byte aligned
   std::string first_error;
 
@@ -190,6 +241,28 @@ Status ReadProfileFile(std::string_view bytes, const ProfileFileReadOptions& opt
                                             : "; first problem: " + report.messages.front()));
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+Status ReadProfileFile(std::string_view bytes, const ProfileFileReadOptions& options,
+                       ProfileModel& model, ReadReport& report, ProfileFileSummary* summary) {
+  ProfileFileSummary local_summary;
+  ProfileFileSummary& counts = summary ? *summary : local_summary;
+  BatchLoader loader(options, &model, report, counts);
+  return ReadBatches(bytes, options, loader, report, counts);
+}
+
+Status ReadProfileFileByStage(std::string_view bytes, const ProfileFileReadOptions& options,
+                              StageModelSelector select, void* context,
+                              uint64_t& untagged_weight, ReadReport& report,
+                              ProfileFileSummary* summary) {
+  ProfileFileSummary local_summary;
+  ProfileFileSummary& counts = summary ? *summary : local_summary;
+  BatchLoader loader(options, select, context, report, counts);
+  Status status = ReadBatches(bytes, options, loader, report, counts);
+  untagged_weight = loader.untagged_weight();
+  return status;
 }
 
 }  // namespace sparkprof::flamegraph

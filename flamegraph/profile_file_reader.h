@@ -35,7 +35,19 @@ struct ProfileFileSummary {
   uint64_t samples_read = 0;      // StackSample entries added to the model
   uint64_t samples_filtered = 0;  // left out by stage/category
   std::set<int32_t> stage_ids;    // stages seen in the file, for "--stage N not found" messages
+  // What the batches say of how they were sampled: Batch.mode ("cpu", "wall", "cpu+wall"; at
+  // most kMaxKeptModes distinct, each at most 16 bytes) and the smallest positive interval.
+  static constexpr size_t kMaxKeptModes = 8;
+  std::set<std::string> modes;
+  int64_t min_interval_ns = 0;
+  uint64_t executors = 0;  // distinct executor ids among the batches (at most 100,000 kept)
+  std::set<std::string> executor_ids;
 };
+
+// Where ReadProfileFileByStage puts a sample: the model of its stage attempt, or null to leave
+// it out (counted as filtered). Called for samples with a task tag only (stage id >= 0).
+using StageModelSelector = ProfileModel* (*)(void* context, int32_t stage_id,
+                                              int32_t stage_attempt);
 
 // True when `bytes` starts like a size-prefixed buffer with the "SPPF" identifier.
 bool LooksLikeProfileFile(std::string_view bytes);
@@ -44,5 +56,14 @@ bool LooksLikeProfileFile(std::string_view bytes);
 // `options.weight`). Fails when no batch at all could be read.
 Status ReadProfileFile(std::string_view bytes, const ProfileFileReadOptions& options,
                        ProfileModel& model, ReadReport& report, ProfileFileSummary* summary);
+
+// The same in one pass for every stage attempt: each sample with a task tag goes to the model
+// `select(context, stage, attempt)` returns (models should share one StringTable); samples
+// outside tasks (stage id -1) are counted in `untagged_weight` (in options.weight's unit).
+// options.stage_id and options.category still filter.
+Status ReadProfileFileByStage(std::string_view bytes, const ProfileFileReadOptions& options,
+                              StageModelSelector select, void* context,
+                              uint64_t& untagged_weight, ReadReport& report,
+                              ProfileFileSummary* summary);
 
 }  // namespace sparkprof::flamegraph

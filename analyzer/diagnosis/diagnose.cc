@@ -139,9 +139,10 @@ void RankFindings(std::vector<Finding>& findings) {
   findings = std::move(ordered);
 }
 
-Diagnosis Diagnose(const model::ApplicationModel& model, const whatif::LazySimulator* simulator) {
+Diagnosis Diagnose(const model::ApplicationModel& model, const whatif::LazySimulator* simulator,
+                   const profile::ApplicationProfile* profile) {
   DiagnosisInput input;
-  MakeDiagnosisInput(model, input, simulator);
+  MakeDiagnosisInput(model, input, simulator, profile);
   Diagnosis result;
   // Root-cause rules first in this list only for readability; RankFindings orders the report.
   rules::JobFailures(input, result.findings);
@@ -164,6 +165,13 @@ Diagnosis Diagnose(const model::ApplicationModel& model, const whatif::LazySimul
   rules::FullScan(input, result.findings);
   rules::PythonUdf(input, result.findings);
   rules::CacheMisuse(input, result.findings);
+  // The profile's rules (silent without a profile).
+  rules::SerializationBound(input, result.findings);
+  rules::PythonBound(input, result.findings);
+  rules::IoWaitBound(input, result.findings);
+  rules::LockContention(input, result.findings);
+  rules::CpuOversubscription(input, result.findings);
+  rules::HotUserCode(input, result.findings);
   RankFindings(result.findings);
   result.phases = input.phases;
   return result;

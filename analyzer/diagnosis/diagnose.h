@@ -7,6 +7,7 @@
 #include "analyzer/diagnosis/finding.h"
 #include "analyzer/diagnosis/phase_breakdown.h"
 #include "analyzer/model/application_model.h"
+#include "analyzer/profile/stage_profiles.h"
 #include "analyzer/whatif/simulator.h"
 
 namespace sparkprof::diagnosis {
@@ -17,8 +18,10 @@ struct Diagnosis {
 };
 
 // `simulator` (over `model`), when given, is shared with other users of the what-if simulator.
+// `profile`, when given, is the agent's samples of this application (the profile rules read it).
 Diagnosis Diagnose(const model::ApplicationModel& model,
-                   const whatif::LazySimulator* simulator = nullptr);
+                   const whatif::LazySimulator* simulator = nullptr,
+                   const profile::ApplicationProfile* profile = nullptr);
 
 // Links symptoms to root causes and orders the findings:
 //   1. job-failures first: the run did not produce its result.

@@ -9,8 +9,10 @@
 namespace sparkprof::diagnosis {
 
 void MakeDiagnosisInput(const model::ApplicationModel& model, DiagnosisInput& input,
-                        const whatif::LazySimulator* simulator) {
+                        const whatif::LazySimulator* simulator,
+                        const profile::ApplicationProfile* profile) {
   input.model = &model;
+  input.profile = profile;
   if (simulator == nullptr) {
     input.own_simulator = std::make_unique<whatif::LazySimulator>(model);
     simulator = input.own_simulator.get();

@@ -9,6 +9,7 @@
 #include "analyzer/diagnosis/sql_plans.h"
 #include "analyzer/diagnosis/stage_stats.h"
 #include "analyzer/model/application_model.h"
+#include "analyzer/profile/stage_profiles.h"
 #include "analyzer/whatif/simulator.h"
 
 namespace sparkprof::diagnosis {
@@ -31,6 +32,9 @@ struct DiagnosisInput {
   // MakeDiagnosisInput was given, else its own.
   const whatif::LazySimulator* simulator = nullptr;
   std::unique_ptr<whatif::LazySimulator> own_simulator;
+  // The agent's samples per stage (sparkprof analyze --profile, or the driver's own); null
+  // without a profile: the profile rules then stay silent.
+  const profile::ApplicationProfile* profile = nullptr;
 
   DiagnosisInput() = default;
   DiagnosisInput(const DiagnosisInput&) = delete;
@@ -82,7 +86,8 @@ bool Simulated(const DiagnosisInput& input, const whatif::Scenario& scenario,
 // Fills `input` (not copyable: its plans point into it). `simulator`, when given, must be over
 // `model` and outlive `input`.
 void MakeDiagnosisInput(const model::ApplicationModel& model, DiagnosisInput& input,
-                        const whatif::LazySimulator* simulator = nullptr);
+                        const whatif::LazySimulator* simulator = nullptr,
+                        const profile::ApplicationProfile* profile = nullptr);
 
 // Short human forms for explanations ("1.5 GiB", "4m 12s", "8.3 s", "120 ms").
 std::string Bytes(int64_t bytes);

@@ -35,6 +35,16 @@ struct Evidence {
   std::string unit;
 };
 
+// A frame of the agent's profile that shows the problem: where the time went (the innermost
+// frame outside the JDK for a category's time; the application's frame beneath it, if any).
+struct FrameEvidence {
+  int32_t stage_id = -1;
+  std::string frame;
+  std::string application_frame;  // "" when no frame of the user's code is on those samples
+  std::string category;           // the task-time category ("serialization", "lock_wait", ...)
+  double ms = 0;                  // sampled task time in that frame and category
+};
+
 // A configuration change (config_key set) or a code change (config_key empty, value holds the
 // change, e.g. "salt the join key"). reason: why this value, with this run's numbers.
 struct Recommendation {
@@ -60,6 +70,7 @@ struct Finding {
   std::vector<int32_t> stage_ids;
   std::string title;
   std::vector<Evidence> evidence;
+  std::vector<FrameEvidence> frames;  // profile rules only
   std::string explanation;
   std::vector<Recommendation> recommendations;
   ExpectedImpact impact;

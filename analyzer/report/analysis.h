@@ -13,6 +13,7 @@
 #include "analyzer/diagnosis/phase_breakdown.h"
 #include "analyzer/eventlog/event_log_reader.h"
 #include "analyzer/model/application_model.h"
+#include "analyzer/profile/stage_profiles.h"
 #include "analyzer/report/summary.h"
 #include "analyzer/source/log_source.h"
 
@@ -21,8 +22,9 @@ namespace sparkprof::report {
 inline constexpr const char* kReportSchema = "sparkprof.report/v1";
 // Additions within v1 (docs/report-schema.md, "Versioning"): 1 = jobs[], per-SQL-execution totals,
 // counts.resubmitted_tasks, findings' category and confidence; 2 = cost, and
-// counts.photon_peak_memory_tasks; 3 = stages[].job_id; 4 = driver (the plugin's reports).
-inline constexpr int64_t kReportSchemaMinor = 4;
+// counts.photon_peak_memory_tasks; 3 = stages[].job_id; 4 = driver (the plugin's reports);
+// 5 = profile, stages[].profile, findings[].frames (the agent's samples).
+inline constexpr int64_t kReportSchemaMinor = 5;
 
 struct TaskTimeline;  // html_report.h
 
@@ -39,13 +41,25 @@ struct Analysis {
   // Reports the Spark plugin's driver writes: its live feed's batches by outcome, as counted in
   // sparkprof_driver_batches_total ("accepted", ..., "queue_full"); empty for `analyze`.
   std::vector<std::pair<std::string, uint64_t>> driver_batches;
+  // The agent's samples of this application (`analyze --profile`, or the driver's own
+  // profile.sparkprof); null without one. Set before CompleteAnalysis: the rules read it.
+  std::shared_ptr<const profile::ApplicationProfile> profile;
+  // Why no profile was read although one was asked for ("" otherwise): reports say it.
+  std::string profile_error;
   // The HTML timeline's view of the task records, kept when they are freed (KeepTaskTimeline);
   // null: the HTML report reads the model's records.
   std::shared_ptr<const TaskTimeline> task_timeline;
 };
 
+// `profile_path` (optional): a saved profile (*.sparkprof), or a directory holding the driver's
+// per-application folders (profile::FindProfileFor); the application's profile is read into
+// Analysis::profile before the diagnosis, or why it could not be into profile_error.
 Analysis Analyze(const source::ApplicationLog& log, const eventlog::ReaderOptions& options = {},
-                 const cost::CostOptions& cost_options = {});
+                 const cost::CostOptions& cost_options = {},
+                 const std::string& profile_path = "");
+
+// Reads the application's profile from `profile_path` (see Analyze) into `analysis`.
+void AttachProfile(Analysis& analysis, const std::string& profile_path);
 
 // What Analyze does once the model is built (the driver's live path builds its own model):
 // summary, diagnosis, cost.

@@ -38,7 +38,8 @@ void CompleteAnalysis(Analysis& analysis, const cost::CostOptions& cost_options)
     }
   }
   analysis.summary = Summarize(analysis.model);
-  diagnosis::Diagnosis diagnosed = diagnosis::Diagnose(analysis.model, &simulator);
+  diagnosis::Diagnosis diagnosed =
+      diagnosis::Diagnose(analysis.model, &simulator, analysis.profile.get());
   analysis.phases = diagnosed.phases;
   analysis.findings = std::move(diagnosed.findings);
   if (cost_thread.thread.joinable()) {

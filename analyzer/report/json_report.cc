@@ -112,6 +112,19 @@ void WriteFinding(const diagnosis::Finding& f, JsonWriter& out) {
       .EndObject()
       .Field("method", f.impact.method)
       .EndObject();
+  if (!f.frames.empty()) {
+    out.Key("frames").BeginArray();
+    for (const diagnosis::FrameEvidence& frame : f.frames) {
+      out.BeginObject()
+          .Field("stage_id", static_cast<int64_t>(frame.stage_id))
+          .Field("frame", frame.frame)
+          .Field("application_frame", frame.application_frame)
+          .Field("category", frame.category)
+          .FieldDouble("ms", frame.ms, 6)
+          .EndObject();
+    }
+    out.EndArray();
+  }
   out.Field("recipe", f.recipe)
       .Field("cost_ms", f.cost_ms)
       .Field("expected_saving_ms", f.expected_saving_ms())
@@ -192,9 +205,110 @@ void WriteCost(const cost::RunCost& c, JsonWriter& out) {
   out.EndArray().EndObject();
 }
 
+// Nanoseconds as milliseconds with three decimals (a sampled figure, not a count).
+void FieldMs(JsonWriter& out, const char* key, uint64_t ns) {
+  out.FieldDouble(key, static_cast<double>(ns) / 1e6, 9);
+}
+
+void WriteFrameTimes(const char* key, const std::vector<profile::FrameTime>& frames,
+                     JsonWriter& out) {
+  out.Key(key).BeginArray();
+  for (const profile::FrameTime& frame : frames) {
+    out.BeginObject().Field("frame", frame.frame);
+    FieldMs(out, "self_ms", frame.self_ns);
+    FieldMs(out, "inclusive_ms", frame.inclusive_ns);
+    FieldMs(out, "on_cpu_inclusive_ms", frame.on_cpu_inclusive_ns);
+    out.Field("category", std::string(CategoryName(frame.category))).EndObject();
+  }
+  out.EndArray();
+}
+
+void WriteStageProfile(const profile::StageProfile& stage, JsonWriter& out) {
+  out.BeginObject();
+  FieldMs(out, "sampled_task_ms", stage.task_ns);
+  FieldMs(out, "on_cpu_ms", stage.on_cpu_ns);
+  FieldMs(out, "off_cpu_ms", stage.off_cpu_ns);
+  FieldMs(out, "python_worker_cpu_ms", stage.python_ns);
+  out.Key("categories_ms").BeginObject();
+  for (int c = 0; c < kCategoryCount; ++c) {
+    if (stage.category_ns[c] == 0) continue;
+    FieldMs(out, std::string(kCategoryNames[c]).c_str(), stage.category_ns[c]);
+  }
+  out.EndObject();
+  WriteFrameTimes("top_self", stage.top_self, out);
+  WriteFrameTimes("top_application", stage.top_application, out);
+  out.Key("sites").BeginArray();
+  for (const profile::Site& site : stage.sites) {
+    out.BeginObject()
+        .Field("category", std::string(CategoryName(site.category)))
+        .Field("frame", site.frame)
+        .Field("application_frame", site.application_frame);
+    FieldMs(out, "ms", site.ns);
+    out.EndObject();
+  }
+  out.EndArray();
+  out.Key("patterns").BeginArray();
+  for (const profile::PatternTime& pattern : stage.patterns) {
+    out.BeginObject().Field("pattern", std::string(profile::PatternName(pattern.pattern)));
+    FieldMs(out, "ms", pattern.ns);
+    FieldMs(out, "on_cpu_ms", pattern.on_cpu_ns);
+    out.Field("application_frame", pattern.application_frame);
+    FieldMs(out, "application_frame_ms", pattern.application_frame_ns);
+    out.EndObject();
+  }
+  out.EndArray();
+  out.EndObject();
+}
+
+void WriteProfile(const Analysis& analysis, JsonWriter& out) {
+  out.Key("profile").BeginObject();
+  const profile::ApplicationProfile* p = analysis.profile.get();
+  out.Field("available", p != nullptr);
+  if (p == nullptr) {
+    out.Field("reason", analysis.profile_error).EndObject();
+    return;
+  }
+  out.Field("source", p->source);
+  out.Key("modes").BeginArray();
+  for (const std::string& mode : p->modes) out.String(mode);
+  out.EndArray();
+  out.FieldDouble("interval_ms", static_cast<double>(p->interval_ns) / 1e6, 6)
+      .Field("off_cpu_sampled", p->has_off_cpu())
+      .Field("executors", static_cast<int64_t>(p->executors))
+      .Field("batches_read", static_cast<int64_t>(p->batches_read))
+      .Field("batches_skipped", static_cast<int64_t>(p->batches_skipped))
+      .Field("problem_count", static_cast<int64_t>(p->problem_count));
+  out.Key("problems").BeginArray();
+  for (const std::string& problem : p->problems) out.String(problem);
+  out.EndArray();
+  profile::CategoryNs totals{};
+  uint64_t task = 0, on_cpu = 0, off_cpu = 0, python = 0;
+  for (const profile::StageProfile& stage : p->stages) {
+    for (int c = 0; c < kCategoryCount; ++c) totals[c] += stage.category_ns[c];
+    task += stage.task_ns;
+    on_cpu += stage.on_cpu_ns;
+    off_cpu += stage.off_cpu_ns;
+    python += stage.python_ns;
+  }
+  FieldMs(out, "sampled_task_ms", task);
+  FieldMs(out, "on_cpu_ms", on_cpu);
+  FieldMs(out, "off_cpu_ms", off_cpu);
+  FieldMs(out, "python_worker_cpu_ms", python);
+  FieldMs(out, "outside_tasks_ms", p->untagged_ns);
+  out.Key("categories_ms").BeginObject();
+  for (int c = 0; c < kCategoryCount; ++c) {
+    if (totals[c] == 0) continue;
+    FieldMs(out, std::string(kCategoryNames[c]).c_str(), totals[c]);
+  }
+  out.EndObject();
+  out.Field("stages", static_cast<int64_t>(p->stages.size()));
+  out.EndObject();
+}
+
 }  // namespace
 
-void WriteStageSummary(const StageSummary& stage, JsonWriter& out) {
+void WriteStageSummary(const StageSummary& stage, JsonWriter& out,
+                       const profile::StageProfile* profile) {
   out.BeginObject()
       .Field("stage_id", static_cast<int64_t>(stage.stage_id))
       .Field("attempt", static_cast<int64_t>(stage.attempt))
@@ -215,6 +329,10 @@ void WriteStageSummary(const StageSummary& stage, JsonWriter& out) {
       .EndObject();
   out.Key("totals");
   WriteTotals(stage.totals, out);
+  if (profile != nullptr) {
+    out.Key("profile");
+    WriteStageProfile(*profile, out);
+  }
   out.EndObject();
 }
 
@@ -311,7 +429,11 @@ void WriteJsonReport(const Analysis& analysis, JsonWriter& out) {
   WriteTotals(s.totals, out);
 
   out.Key("stages").BeginArray();
-  for (const StageSummary& stage : s.stages) WriteStageSummary(stage, out);
+  for (const StageSummary& stage : s.stages) {
+    WriteStageSummary(stage, out,
+                      analysis.profile ? analysis.profile->Find(stage.stage_id, stage.attempt)
+                                       : nullptr);
+  }
   out.EndArray();
 
   out.Key("jobs").BeginArray();
@@ -384,6 +506,8 @@ void WriteJsonReport(const Analysis& analysis, JsonWriter& out) {
   out.EndArray();
   out.Key("cost");
   WriteCost(analysis.cost, out);
+  // Only when a profile was read or asked for: reports without one stay as they were.
+  if (analysis.profile != nullptr || !analysis.profile_error.empty()) WriteProfile(analysis, out);
   if (!analysis.driver_batches.empty()) {
     out.Key("driver").BeginObject().Key("batches").BeginObject();
     for (const auto& [outcome, count] : analysis.driver_batches) out.Key(outcome).Uint(count);

@@ -1,6 +1,8 @@
 // The machine-readable report, schema "sparkprof.report/v1" (docs/report-schema.md).
 #pragma once
 
+#include "analyzer/profile/stage_profiles.h"
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,7 +13,9 @@
 namespace sparkprof::report {
 
 // One `stages[]` / `jobs[]` entry of the report (also the driver's live job spans read them).
-void WriteStageSummary(const StageSummary& stage, JsonWriter& out);
+// `profile`, when given, is written as the stage's "profile" object (schema minor 5).
+void WriteStageSummary(const StageSummary& stage, JsonWriter& out,
+                       const profile::StageProfile* profile = nullptr);
 void WriteJobSummary(const JobSummary& job, JsonWriter& out);
 // One report object.
 void WriteJsonReport(const Analysis& analysis, JsonWriter& out);

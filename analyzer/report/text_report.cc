@@ -7,6 +7,7 @@
 
 #include "analyzer/report/cost_section.h"
 #include "analyzer/report/format.h"
+#include "analyzer/report/profile_view.h"
 #include "common/terminal_text.h"
 
 namespace sparkprof::report {
@@ -109,6 +110,14 @@ void WritePhasesAndFindings(const Analysis& analysis, std::ostringstream& out) {
           << EvidenceValue(f.evidence[i]);
     }
     out << "\n";
+    for (const diagnosis::FrameEvidence& frame : f.frames) {
+      out << "   frame: stage " << frame.stage_id << " " << Printable(frame.category, 40) << " "
+          << HumanDurationMs(SaturatingInt64(frame.ms)) << " in " << Printable(frame.frame, 200);
+      if (!frame.application_frame.empty() && frame.application_frame != frame.frame) {
+        out << " under " << Printable(frame.application_frame, 200);
+      }
+      out << "\n";
+    }
     Wrapped(out, f.explanation, "   ");
     for (const diagnosis::Recommendation& r : f.recommendations) {
       if (r.config_key.empty()) {
@@ -170,6 +179,46 @@ void WriteCost(const cost::RunCost& c, std::ostringstream& out) {
 }
 
 }  // namespace
+
+// The agent's profile: per stage, where the sampled task time went, on and off CPU.
+void WriteProfile(const Analysis& analysis, std::ostringstream& out) {
+  if (analysis.profile == nullptr) {
+    if (!analysis.profile_error.empty()) {
+      out << "\nProfile\n  not read: " << Printable(analysis.profile_error, 400) << "\n";
+    }
+    return;
+  }
+  const profile::ApplicationProfile& p = *analysis.profile;
+  out << "\nProfile (the agent's stack samples: " << Printable(ProfileSourceText(p), 300) << ")\n";
+  for (const StageProfileView& view : StageProfileViews(p)) {
+    const profile::StageProfile& stage = *view.stage;
+    out << "  stage " << stage.stage_id << "." << stage.stage_attempt << ": "
+        << HumanDurationMs(static_cast<int64_t>(stage.task_ns / 1'000'000))
+        << " sampled task time, " << HumanDurationMs(static_cast<int64_t>(stage.on_cpu_ns / 1'000'000))
+        << " on CPU";
+    if (p.has_off_cpu()) {
+      out << ", " << HumanDurationMs(static_cast<int64_t>(stage.off_cpu_ns / 1'000'000))
+          << " off CPU";
+    }
+    if (stage.python_ns > 0) {
+      out << ", Python workers " << HumanDurationMs(static_cast<int64_t>(stage.python_ns / 1'000'000))
+          << " on CPU";
+    }
+    out << "\n    by category: " << CategorySharesText(view) << "\n";
+    for (size_t i = 0; i < stage.top_self.size() && i < 3; ++i) {
+      const profile::FrameTime& frame = stage.top_self[i];
+      out << "    hot frame: " << Printable(frame.frame, 160) << " "
+          << HumanDurationMs(static_cast<int64_t>(frame.self_ns / 1'000'000)) << " self ("
+          << CategoryName(frame.category) << ")\n";
+    }
+    if (!stage.top_application.empty()) {
+      const profile::FrameTime& frame = stage.top_application.front();
+      out << "    application code: " << Printable(frame.frame, 160) << " "
+          << HumanDurationMs(static_cast<int64_t>(frame.on_cpu_inclusive_ns / 1'000'000))
+          << " on CPU inclusive\n";
+    }
+  }
+}
 
 std::string RenderText(const Analysis& analysis) {
   const model::ApplicationModel& m = analysis.model;
@@ -252,6 +301,8 @@ std::string RenderText(const Analysis& analysis) {
           << "\n";
     }
   }
+
+  WriteProfile(analysis, out);
 
   const eventlog::ReadReport& r = analysis.read;
   out << "\nInput\n";

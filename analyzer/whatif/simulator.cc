@@ -1836,6 +1836,27 @@ Prediction Simulator::Simulate(const Scenario& scenario) const {
                           " SQL stages that read a shuffle re-split)");
     }
   }
+  // Code changes the profile measured: the stages' tasks shortened (after any re-split, which
+  // keeps the time per task the change then scales).
+  if (!scenario.stage_task_time_factor.empty()) {
+    std::vector<Unit>& reshaped = writable();
+    for (Unit& unit : reshaped) {
+      auto factor = scenario.stage_task_time_factor.find(unit.stage_id);
+      if (factor == scenario.stage_task_time_factor.end()) continue;
+      const double scale = std::clamp(factor->second, 0.0, 1.0);
+      for (Work& w : unit.tasks) {
+        w.duration_ms = std::max<int64_t>(
+            std::llround(static_cast<double>(w.duration_ms) * scale), 1);
+      }
+      unit.warmup_ms = std::llround(static_cast<double>(unit.warmup_ms) * scale);
+    }
+    for (const auto& [stage, factor] : scenario.stage_task_time_factor) {
+      char text[120];
+      std::snprintf(text, sizeof(text), "stage %d's tasks take %.0f%% of their time",
+                    static_cast<int>(stage), 100 * std::clamp(factor, 0.0, 1.0));
+      p.changes.push_back(text);
+    }
+  }
   // Nothing the replay reads changed: it would replay the baseline again.
   const bool as_run =
       shaped == &units && !allocation.enabled &&

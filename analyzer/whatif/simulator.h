@@ -46,6 +46,9 @@ struct Scenario {
   int32_t min_executors = -1;        // spark.dynamicAllocation.minExecutors
   int32_t max_executors = -1;        // spark.dynamicAllocation.maxExecutors
   int32_t speculation = -1;          // spark.speculation: 0 off, 1 on
+  // A code change the profile measured (analyzer/profile): the tasks of these stages (every
+  // attempt) take this fraction of their time, e.g. 0.6 when 40% of their sampled time goes.
+  std::map<int32_t, double> stage_task_time_factor;
 };
 
 // The keys --set accepts, for help texts and errors.

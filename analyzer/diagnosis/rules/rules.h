@@ -48,6 +48,19 @@ void PythonUdf(const DiagnosisInput& input, std::vector<Finding>& out);
 void CacheMisuse(const DiagnosisInput& input, std::vector<Finding>& out);
 // speculation_waste.cc
 void SpeculationWaste(const DiagnosisInput& input, std::vector<Finding>& out);
+// The profile's rules (profile_judgement.h): each reads the agent's samples per stage.
+// serialization_bound.cc
+void SerializationBound(const DiagnosisInput& input, std::vector<Finding>& out);
+// python_bound.cc
+void PythonBound(const DiagnosisInput& input, std::vector<Finding>& out);
+// io_wait_bound.cc
+void IoWaitBound(const DiagnosisInput& input, std::vector<Finding>& out);
+// lock_contention.cc
+void LockContention(const DiagnosisInput& input, std::vector<Finding>& out);
+// cpu_oversubscription.cc
+void CpuOversubscription(const DiagnosisInput& input, std::vector<Finding>& out);
+// hot_user_code.cc
+void HotUserCode(const DiagnosisInput& input, std::vector<Finding>& out);
 
 // Core-hours for a stretch of wall time during which `cores` were held.
 inline double CoreHours(int64_t millis, int64_t cores) {

@@ -1,0 +1,315 @@
+// The rules that read the agent's profile: each fires on a synthetic run whose profile holds the
+// cause (the event log alone cannot show it) and stays silent without a profile, below its share,
+// or with too few samples. The profile goes through the real path: a *.sparkprof file written
+// here, read by `analyze --profile`'s code (report::Analyze with a profile path).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "analyzer/diagnosis/test_util.h"
+#include "analyzer/report/json_report.h"
+#include "analyzer/report/text_report.h"
+#include "analyzer/testing/synthetic_app.h"
+#include "schema/profile_generated.h"
+
+namespace sparkprof::diagnosis {
+namespace {
+
+using test_util::EvidenceValue;
+using test_util::FindingsOf;
+using test_util::RecommendsKey;
+
+constexpr int64_t kIntervalNs = 10'000'000;
+
+struct Sample {
+  int32_t stage;
+  std::vector<std::string> frames;  // root first
+  schema::Category category;
+  int64_t ms;
+};
+
+// One batch holding `samples`, size-prefixed as the driver saves them.
+std::string ProfileBatch(const std::vector<Sample>& samples, const char* mode = "cpu+wall") {
+  flatbuffers::FlatBufferBuilder builder;
+  std::vector<std::string> strings;
+  auto index_of = [&](const std::string& frame) {
+    for (size_t i = 0; i < strings.size(); ++i) {
+      if (strings[i] == frame) return static_cast<uint32_t>(i);
+    }
+    strings.push_back(frame);
+    return static_cast<uint32_t>(strings.size() - 1);
+  };
+  std::vector<flatbuffers::Offset<schema::Stack>> stacks;
+  std::vector<flatbuffers::Offset<schema::StackSample>> rows;
+  for (const Sample& sample : samples) {
+    std::vector<uint32_t> frames;
+    for (const std::string& frame : sample.frames) frames.push_back(index_of(frame));
+    stacks.push_back(schema::CreateStackDirect(builder, &frames));
+    const uint64_t ns = static_cast<uint64_t>(sample.ms) * 1'000'000;
+    rows.push_back(schema::CreateStackSample(builder, static_cast<uint32_t>(stacks.size() - 1),
+                                             sample.stage, 0, 1, 0, sample.category,
+                                             ns / kIntervalNs, ns));
+  }
+  std::vector<flatbuffers::Offset<flatbuffers::String>> string_offsets;
+  for (const std::string& text : strings) string_offsets.push_back(builder.CreateString(text));
+  auto batch = schema::CreateBatchDirect(builder, 1, "1", "host", 1, 0, 1, kIntervalNs, mode,
+                                         &string_offsets, &stacks, &rows);
+  schema::FinishSizePrefixedBatchBuffer(builder, batch);
+  return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
+}
+
+// A two-stage run: stage 0 runs 8 tasks of 4 s on 8 slots (most of the wall time), stage 1 a
+// short one.
+testing::SyntheticApp TwoStages() {
+  testing::SyntheticApp app;
+  app.executors = 2;
+  app.cores_per_executor = 4;
+  app.executor_start_delay_ms = 1000;
+  testing::SyntheticStage big;
+  big.name = "map at Job.scala:10";
+  big.tasks = 8;
+  big.task_ms = 4000;
+  big.jitter = 0.05;
+  big.shuffle_write_bytes_per_task = 1 << 20;
+  testing::SyntheticStage small;
+  small.name = "collect at Job.scala:20";
+  small.tasks = 8;
+  small.task_ms = 300;
+  small.parents = {0};
+  small.shuffle_read_bytes_per_task = 1 << 20;
+  app.stages = {big, small};
+  return app;
+}
+
+class ProfileRulesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("sparkprof-profile-rules-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  report::Analysis Analyze(const testing::SyntheticApp& app, const std::string& profile_bytes) {
+    const std::filesystem::path log_path = dir_ / "eventlog.json";
+    std::ofstream(log_path) << testing::GenerateEventLog(app);
+    std::string profile_path;
+    if (!profile_bytes.empty()) {
+      profile_path = (dir_ / "profile.sparkprof").string();
+      std::ofstream(profile_path, std::ios::binary) << profile_bytes;
+    }
+    source::ApplicationLog log;
+    log.name = "synthetic";
+    log.layout = "single";
+    source::LogPart part;
+    part.display_name = log_path.string();
+    const std::string file = log_path.string();
+    part.open = [file]() { return OpenFileInputStream(file); };
+    log.parts.push_back(part);
+    return report::Analyze(log, {}, {}, profile_path);
+  }
+
+  std::filesystem::path dir_;
+};
+
+const std::vector<std::string> kTask = {"java.lang.Thread.run",
+                                        "org.apache.spark.executor.Executor$TaskRunner.run",
+                                        "org.apache.spark.scheduler.ShuffleMapTask.runTask"};
+
+std::vector<std::string> Under(std::vector<std::string> frames) {
+  std::vector<std::string> stack = kTask;
+  stack.insert(stack.end(), frames.begin(), frames.end());
+  return stack;
+}
+
+// Stage 0's 32 s of task time: `share` of it in `frames`/`category`, the rest computing.
+std::string StageZeroProfile(double share, const std::vector<std::string>& frames,
+                             schema::Category category, int64_t total_ms = 32000) {
+  const int64_t cause_ms = static_cast<int64_t>(share * static_cast<double>(total_ms));
+  return ProfileBatch({
+      {0, Under(frames), category, cause_ms},
+      {0, Under({"com.acme.Job.map"}), schema::Category::compute, total_ms - cause_ms},
+      {1, Under({"com.acme.Job.reduce"}), schema::Category::compute, 2000},
+  });
+}
+
+const std::vector<std::string> kJavaSerialization = {
+    "org.apache.spark.shuffle.sort.SortShuffleWriter.write",
+    "org.apache.spark.util.collection.ExternalSorter.writePartitionedMapOutput",
+    "org.apache.spark.storage.DiskBlockObjectWriter.write",
+    "org.apache.spark.serializer.JavaSerializationStream.writeObject",
+    "java.io.ObjectOutputStream.writeObject",
+    "java.io.ObjectOutputStream.writeObject0"};
+
+TEST_F(ProfileRulesTest, SerializationBoundNamesTheStageFramesAndKryo) {
+  report::Analysis a =
+      Analyze(TwoStages(), StageZeroProfile(0.77, kJavaSerialization, schema::Category::serialization));
+  ASSERT_NE(a.profile, nullptr) << a.profile_error;
+  auto found = FindingsOf(a, "serialization-bound");
+  ASSERT_EQ(found.size(), 1u);
+  const Finding& f = *found[0];
+  EXPECT_EQ(f.stage_ids, std::vector<int32_t>{0});
+  EXPECT_TRUE(RecommendsKey(f, "spark.serializer"));
+  EXPECT_NEAR(EvidenceValue(f, "top_stage_serialization_share"), 0.77, 0.01);
+  EXPECT_NEAR(EvidenceValue(f, "java_serialization_ms"), 0.77 * 32000, 50);
+  ASSERT_FALSE(f.frames.empty());
+  EXPECT_EQ(f.frames[0].frame, "org.apache.spark.serializer.JavaSerializationStream.writeObject");
+  EXPECT_EQ(f.frames[0].category, "serialization");
+  EXPECT_NE(f.explanation.find("Stage 0"), std::string::npos) << f.explanation;
+  // 77% of the stage that is most of the run, 50-90% of it saved: a large saving.
+  EXPECT_GT(f.impact.time_saved_ms_low, 0);
+  EXPECT_LE(f.impact.time_saved_ms_low, f.impact.time_saved_ms_high);
+  EXPECT_LT(f.impact.time_saved_ms_high, a.phases.wall_ms);
+  const double expected = static_cast<double>(f.expected_saving_ms()) / a.phases.wall_ms;
+  EXPECT_EQ(f.severity, expected >= 0.25   ? Severity::kCritical
+                        : expected >= 0.05 ? Severity::kWarning
+                                           : Severity::kInfo);
+  // The reports carry the profile and the frames.
+  const std::string text = report::RenderText(a);
+  EXPECT_NE(text.find("serialization-bound"), std::string::npos);
+  EXPECT_NE(text.find("frame: stage 0 serialization"), std::string::npos);
+  EXPECT_NE(text.find("Profile (the agent's stack samples"), std::string::npos);
+  const std::string json = report::RenderJsonSection(a);
+  EXPECT_NE(json.find("\"frames\""), std::string::npos);
+  EXPECT_NE(json.find("\"categories_ms\""), std::string::npos);
+}
+
+TEST_F(ProfileRulesTest, SilentWithoutProfileBelowShareOrWithFewSamples) {
+  EXPECT_TRUE(FindingsOf(Analyze(TwoStages(), ""), "serialization-bound").empty());
+  EXPECT_TRUE(FindingsOf(Analyze(TwoStages(), StageZeroProfile(0.05, kJavaSerialization,
+                                                                schema::Category::serialization)),
+                         "serialization-bound")
+                  .empty());
+  // 90 samples of stage 0 (0.9 s): too few to judge, whatever their share.
+  EXPECT_TRUE(FindingsOf(Analyze(TwoStages(), StageZeroProfile(0.9, kJavaSerialization,
+                                                                schema::Category::serialization,
+                                                                900)),
+                         "serialization-bound")
+                  .empty());
+}
+
+TEST_F(ProfileRulesTest, KryoAlreadyConfiguredIsNotToldToUseKryo) {
+  testing::SyntheticApp app = TwoStages();
+  app.extra_properties.push_back({"spark.serializer", "org.apache.spark.serializer.KryoSerializer"});
+  report::Analysis a = Analyze(app, StageZeroProfile(0.6,
+                                                     {"org.apache.spark.serializer.KryoSerializationStream.writeObject",
+                                                      "com.esotericsoftware.kryo.Kryo.writeClassAndObject"},
+                                                     schema::Category::serialization));
+  auto found = FindingsOf(a, "serialization-bound");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_FALSE(RecommendsKey(*found[0], "spark.serializer"));
+  EXPECT_TRUE(RecommendsKey(*found[0], "spark.kryo.registrationRequired"));
+}
+
+TEST_F(ProfileRulesTest, ClosureDeserialisationAdvisesABroadcast) {
+  report::Analysis a = Analyze(
+      TwoStages(), StageZeroProfile(0.5,
+                                    {"org.apache.spark.serializer.JavaSerializerInstance.deserialize",
+                                     "org.apache.spark.serializer.JavaDeserializationStream.readObject",
+                                     "java.io.ObjectInputStream.readObject"},
+                                    schema::Category::serialization));
+  auto found = FindingsOf(a, "serialization-bound");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0]->title.find("closure"), std::string::npos) << found[0]->title;
+  EXPECT_NE(found[0]->recommendations[0].value.find("broadcast"), std::string::npos);
+}
+
+TEST_F(ProfileRulesTest, PythonBoundRowUdfAndArrow) {
+  report::Analysis row = Analyze(
+      TwoStages(), StageZeroProfile(0.8,
+                                    {"org.apache.spark.sql.execution.python.BatchEvalPythonExec.evaluate",
+                                     "org.apache.spark.api.python.BasePythonRunner$ReaderIterator.hasNext",
+                                     "java.io.DataInputStream.readInt",
+                                     "sun.nio.ch.NioSocketImpl.read"},
+                                    schema::Category::python_wait));
+  auto found = FindingsOf(row, "python-bound");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0]->title.find("row-at-a-time"), std::string::npos) << found[0]->title;
+  EXPECT_EQ(found[0]->frames[0].frame,
+            "org.apache.spark.api.python.BasePythonRunner$ReaderIterator.hasNext");
+  report::Analysis arrow = Analyze(
+      TwoStages(),
+      StageZeroProfile(0.8,
+                       {"org.apache.spark.sql.execution.python.ArrowPythonRunner$$anon$2.read",
+                        "java.io.DataInputStream.readInt"},
+                       schema::Category::python_wait));
+  found = FindingsOf(arrow, "python-bound");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0]->title.find("vectorised"), std::string::npos) << found[0]->title;
+  EXPECT_TRUE(RecommendsKey(*found[0], "spark.sql.execution.arrow.maxRecordsPerBatch"));
+}
+
+TEST_F(ProfileRulesTest, WaitsLocksAndStarvation) {
+  struct Case {
+    const char* rule;
+    std::vector<std::string> frames;
+    schema::Category category;
+  };
+  const Case cases[] = {
+      {"lock-contention",
+       {"com.acme.SharedCache.get", "jdk.internal.misc.Unsafe.park"},
+       schema::Category::lock_wait},
+      {"io-wait-bound",
+       {"org.apache.hadoop.fs.s3a.S3AInputStream.read", "sun.nio.ch.NioSocketImpl.read"},
+       schema::Category::io_wait},
+      {"cpu-oversubscription", {"com.acme.Job.score"}, schema::Category::cpu_starved},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.rule);
+    report::Analysis a = Analyze(TwoStages(), StageZeroProfile(0.5, c.frames, c.category));
+    auto found = FindingsOf(a, c.rule);
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0]->stage_ids, std::vector<int32_t>{0});
+    EXPECT_FALSE(found[0]->explanation.empty());
+    // Each is reported only by its own rule.
+    for (const Case& other : cases) {
+      if (std::string(other.rule) != c.rule) EXPECT_TRUE(FindingsOf(a, other.rule).empty());
+    }
+  }
+  // Off-CPU causes need off-CPU samples: a CPU-only profile holds none, and says so.
+  report::Analysis cpu_only = Analyze(TwoStages(), ProfileBatch({{0, Under({"com.acme.Job.map"}),
+                                                                   schema::Category::compute, 32000}},
+                                                                 "cpu"));
+  ASSERT_NE(cpu_only.profile, nullptr);
+  EXPECT_FALSE(cpu_only.profile->has_off_cpu());
+  EXPECT_NE(report::RenderText(cpu_only).find("CPU samples only"), std::string::npos);
+}
+
+TEST_F(ProfileRulesTest, HotUserCodeNamesRegexCompiledPerRecord) {
+  report::Analysis a = Analyze(
+      TwoStages(), StageZeroProfile(0.4,
+                                    {"com.acme.Parser.parse", "java.lang.String.split",
+                                     "java.util.regex.Pattern.compile", "java.util.regex.Pattern.expr"},
+                                    schema::Category::compute));
+  auto found = FindingsOf(a, "hot-user-code");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0]->title.find("regular expressions"), std::string::npos) << found[0]->title;
+  EXPECT_NE(found[0]->title.find("com.acme.Parser.parse"), std::string::npos);
+  EXPECT_GT(found[0]->impact.time_saved_ms_high, 0);
+}
+
+TEST_F(ProfileRulesTest, AMissingProfileIsSaidNotFatal) {
+  testing::SyntheticApp app = TwoStages();
+  const std::filesystem::path log_path = dir_ / "eventlog.json";
+  std::ofstream(log_path) << testing::GenerateEventLog(app);
+  source::ApplicationLog log;
+  log.name = "synthetic";
+  log.layout = "single";
+  source::LogPart part;
+  part.display_name = log_path.string();
+  const std::string file = log_path.string();
+  part.open = [file]() { return OpenFileInputStream(file); };
+  log.parts.push_back(part);
+  report::Analysis a = report::Analyze(log, {}, {}, (dir_ / "no-such-dir").string());
+  EXPECT_EQ(a.profile, nullptr);
+  EXPECT_NE(a.profile_error.find("no profile.sparkprof"), std::string::npos) << a.profile_error;
+  EXPECT_NE(report::RenderJsonSection(a).find("\"available\": false"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sparkprof::diagnosis

@@ -1,0 +1,172 @@
+#include "analyzer/diagnosis/rules/profile_judgement.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "analyzer/diagnosis/rules/rules.h"
+
+namespace sparkprof::diagnosis::rules {
+
+namespace {
+
+int64_t Ms(uint64_t ns) { return static_cast<int64_t>(std::min<uint64_t>(ns / 1'000'000, INT64_MAX)); }
+
+}  // namespace
+
+bool EnoughSamples(const DiagnosisInput& input, const profile::StageProfile& stage) {
+  const int64_t interval_ns = input.profile->interval_ns > 0 ? input.profile->interval_ns
+                                                              : 10'000'000;
+  return stage.task_ns >= static_cast<uint64_t>(kMinSamples * interval_ns);
+}
+
+std::vector<ProfiledCause> CollectCauses(
+    const DiagnosisInput& input,
+    const std::vector<std::pair<int32_t, profile::StageProfile>>& stages,
+    const std::vector<uint64_t>& times) {
+  std::vector<ProfiledCause> causes;
+  for (size_t i = 0; i < stages.size(); ++i) {
+    const profile::StageProfile& stage = stages[i].second;
+    if (stage.task_ns == 0) continue;
+    const double share = static_cast<double>(times[i]) / static_cast<double>(stage.task_ns);
+    if (share < kMinShare) continue;
+    ProfiledCause cause;
+    cause.stage_id = stages[i].first;
+    cause.stage = stage;
+    cause.ns = times[i];
+    cause.share = share;
+    for (const StageStats& stats : input.stages) {
+      if (stats.stage_id == cause.stage_id && stats.task_span_ms > 0) {
+        cause.task_span_ms += stats.task_span_ms;
+      }
+    }
+    causes.push_back(std::move(cause));
+  }
+  std::sort(causes.begin(), causes.end(), [](const ProfiledCause& a, const ProfiledCause& b) {
+    return a.ns != b.ns ? a.ns > b.ns : a.stage_id < b.stage_id;
+  });
+  return causes;
+}
+
+bool JudgeProfiledCauses(const DiagnosisInput& input, const std::vector<ProfiledCause>& causes,
+                         const Efficiency& efficiency, Finding& f) {
+  if (causes.empty()) return false;
+  const int64_t wall_ms = std::max<int64_t>(input.phases.wall_ms, 1);
+  double max_share = 0;
+  uint64_t cause_ns = 0;
+  for (const ProfiledCause& cause : causes) {
+    max_share = std::max(max_share, cause.share);
+    cause_ns += cause.ns;
+  }
+  // The replay with every stage's tasks shortened by share x efficiency.
+  auto scenario_for = [&](double fraction) {
+    whatif::Scenario scenario;
+    for (const ProfiledCause& cause : causes) {
+      scenario.stage_task_time_factor[cause.stage_id] = 1.0 - cause.share * fraction;
+    }
+    return scenario;
+  };
+  SimulatedSaving low, high;
+  if (Simulated(input, scenario_for(efficiency.low), low) &&
+      Simulated(input, scenario_for(efficiency.high), high)) {
+    f.impact.time_saved_ms_low = std::min(low.saved_ms, high.saved_ms);
+    f.impact.time_saved_ms_high = std::max(low.saved_ms, high.saved_ms);
+    f.impact.core_hours_saved_low = std::min(low.core_hours_saved, high.core_hours_saved);
+    f.impact.core_hours_saved_high = std::max(low.core_hours_saved, high.core_hours_saved);
+    f.impact.method =
+        "simulated (what-if replay): the tasks of stage(s) " + [&] {
+          std::string ids;
+          for (const ProfiledCause& cause : causes) {
+            ids += (ids.empty() ? "" : ", ") + std::to_string(cause.stage_id);
+          }
+          return ids;
+        }() +
+        " shortened by the cause's share of their sampled task time x " +
+        Fixed(100 * efficiency.low, 0) + "-" + Fixed(100 * efficiency.high, 0) + "% (" +
+        efficiency.source + "); the model reproduces this run within " +
+        Fixed(100 * high.self_prediction_error, 1) + "%";
+  } else {
+    // No trustworthy replay: the stages' task spans shortened alike, capped at the wall time.
+    double span_low = 0, span_high = 0;
+    for (const ProfiledCause& cause : causes) {
+      span_low += static_cast<double>(cause.task_span_ms) * cause.share * efficiency.low;
+      span_high += static_cast<double>(cause.task_span_ms) * cause.share * efficiency.high;
+    }
+    f.impact.time_saved_ms_low = std::min<int64_t>(std::llround(span_low), wall_ms);
+    f.impact.time_saved_ms_high = std::min<int64_t>(std::llround(span_high), wall_ms);
+    f.impact.method = "the stages' task spans x the cause's share x " +
+                      Fixed(100 * efficiency.low, 0) + "-" + Fixed(100 * efficiency.high, 0) +
+                      "% (" + efficiency.source +
+                      "); no what-if replay (it does not reproduce this run within 25%)";
+  }
+  // Core-hours: the cause's sampled task time is executor time; the share that goes.
+  if (f.impact.core_hours_saved_high <= 0) {
+    f.impact.core_hours_saved_low =
+        CoreHours(std::llround(static_cast<double>(Ms(cause_ns)) * efficiency.low), 1);
+    f.impact.core_hours_saved_high =
+        CoreHours(std::llround(static_cast<double>(Ms(cause_ns)) * efficiency.high), 1);
+  }
+  f.cost_ms = 0;
+  for (const ProfiledCause& cause : causes) {
+    f.cost_ms += std::llround(static_cast<double>(cause.task_span_ms) * cause.share);
+  }
+  f.cost_ms = std::min(f.cost_ms, wall_ms);
+  const double high_share = static_cast<double>(f.impact.time_saved_ms_high) / wall_ms;
+  if (high_share < kMinWallShare && max_share < kMinShareAlone) return false;
+  const double expected_share = static_cast<double>(f.expected_saving_ms()) / wall_ms;
+  f.severity = expected_share >= kCriticalWallShare  ? Severity::kCritical
+               : expected_share >= kWarningWallShare ? Severity::kWarning
+                                                     : Severity::kInfo;
+  for (const ProfiledCause& cause : causes) f.stage_ids.push_back(cause.stage_id);
+  return true;
+}
+
+std::string TimeAndShare(const ProfiledCause& cause) {
+  return Millis(Ms(cause.ns)) + " (" + Fixed(100 * cause.share, 0) + "% of stage " +
+         std::to_string(cause.stage_id) + "'s " + Millis(Ms(cause.stage.task_ns)) +
+         " of sampled task time)";
+}
+
+std::string SitesText(const profile::StageProfile& stage, TaskCategory category, size_t count) {
+  std::string text;
+  size_t shown = 0;
+  for (const profile::Site* site : stage.SitesOf(category)) {
+    if (shown++ >= count) break;
+    text += (text.empty() ? "" : ", ") + std::string("`") + site->frame + "`";
+    if (!site->application_frame.empty() && site->application_frame != site->frame) {
+      text += " under `" + site->application_frame + "`";
+    }
+    text += " (" + Millis(Ms(site->ns)) + ")";
+  }
+  return text;
+}
+
+void AddSiteFrames(const ProfiledCause& cause, TaskCategory category, Finding& f, size_t count) {
+  size_t shown = 0;
+  for (const profile::Site* site : cause.stage.SitesOf(category)) {
+    if (shown++ >= count) break;
+    f.frames.push_back({cause.stage_id, site->frame, site->application_frame,
+                        std::string(::sparkprof::CategoryName(category)),
+                        static_cast<double>(site->ns) / 1e6});
+  }
+}
+
+Confidence ProfileConfidence(const DiagnosisInput& input, const ProfiledCause& cause) {
+  const int64_t interval_ns = std::max<int64_t>(input.profile->interval_ns, 1);
+  const uint64_t samples = cause.ns / static_cast<uint64_t>(interval_ns);
+  const uint64_t stage_samples = cause.stage.task_ns / static_cast<uint64_t>(interval_ns);
+  std::string modes;
+  for (const std::string& mode : input.profile->modes) modes += (modes.empty() ? "" : ", ") + mode;
+  Confidence confidence;
+  confidence.level = samples >= 1000 ? ConfidenceLevel::kHigh : ConfidenceLevel::kMedium;
+  confidence.reason = "measured by the agent's stack samples (mode " + modes + ", every " +
+                      Millis(interval_ns / 1'000'000) + "): ~" + std::to_string(samples) +
+                      " samples of the cause among ~" + std::to_string(stage_samples) +
+                      " of the stage; the share's standard error is about " +
+                      Fixed(100 * std::sqrt(cause.share * (1 - cause.share) /
+                                            std::max<double>(static_cast<double>(stage_samples), 1)),
+                            1) +
+                      " points";
+  return confidence;
+}
+
+}  // namespace sparkprof::diagnosis::rules

@@ -1,0 +1,104 @@
+// How the rules that read the agent's samples (analyzer/profile) judge a cause, one way for all:
+//
+//   * Enough samples. A stage is judged only when its sampled task time is at least
+//     kMinSamples (100) sampling intervals: a share measured from n samples has a standard error
+//     of at most sqrt(0.25 / n), 5 points at n = 100.
+//   * A cause worth naming holds at least kMinShare (10%) of a stage's sampled task time: below
+//     it, that error is half the share itself. (Amdahl: removing 10% of a stage's task time
+//     cannot shorten it by more.)
+//   * The expected saving is what removing the cause's time saves: the stage's tasks shortened
+//     by share x efficiency, replayed by the what-if simulator with every such stage changed at
+//     once (low and high efficiency each rule states with its source); without a replay that
+//     reproduces the run (self-prediction error above 25%), the stages' task spans x share x
+//     efficiency, capped at the application's wall time.
+//   * Reported when the high saving is at least kMinWallShare (1%) of the application's wall
+//     time, or the cause holds kMinShareAlone (50%) of a stage whatever it saves (a user
+//     reading the stage's flame graph must find it named).
+//   * Severity follows the expected saving (the middle of the range) as a share of the
+//     application's wall time: >= 25% critical, >= 5% warning, else info.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analyzer/diagnosis/diagnosis_input.h"
+#include "analyzer/diagnosis/finding.h"
+#include "analyzer/profile/stage_profiles.h"
+
+namespace sparkprof::diagnosis::rules {
+
+// Task-time categories (common/category.h); diagnosis::Category is a finding's kind of fix.
+using TaskCategory = ::sparkprof::Category;
+
+inline constexpr int64_t kMinSamples = 100;
+inline constexpr double kMinShare = 0.10;
+inline constexpr double kMinShareAlone = 0.50;
+inline constexpr double kMinWallShare = 0.01;
+inline constexpr double kCriticalWallShare = 0.25;
+inline constexpr double kWarningWallShare = 0.05;
+
+// One stage where a cause holds a share of the sampled task time (all attempts summed).
+struct ProfiledCause {
+  int32_t stage_id = -1;
+  profile::StageProfile stage;  // Combined(stage_id)
+  uint64_t ns = 0;
+  double share = 0;
+  int64_t task_span_ms = 0;  // first launch to last end, summed over attempts (0 when unknown)
+};
+
+// The stages (most time first) where `time_of(stage)` holds >= kMinShare of a judged stage's
+// sampled task time.
+template <typename TimeOf>
+std::vector<ProfiledCause> StagesWhere(const DiagnosisInput& input, TimeOf&& time_of);
+
+// Whether the stage has enough samples to be judged (kMinSamples intervals).
+bool EnoughSamples(const DiagnosisInput& input, const profile::StageProfile& stage);
+
+struct Efficiency {
+  double low = 0;
+  double high = 0;
+  std::string source;  // why these fractions of the cause's time go away
+};
+
+// Fills f.impact, f.cost_ms and f.severity from the causes and the efficiency (see above);
+// false when the finding is not worth reporting (kMinWallShare / kMinShareAlone).
+bool JudgeProfiledCauses(const DiagnosisInput& input, const std::vector<ProfiledCause>& causes,
+                         const Efficiency& efficiency, Finding& f);
+
+// "1.23 s (42% of stage 3's sampled task time)".
+std::string TimeAndShare(const ProfiledCause& cause);
+// Frames for an explanation: the sites' frames (and the application frame beneath each), at
+// most `count`, as "`frame` (1.2 s)" joined by ", ".
+std::string SitesText(const profile::StageProfile& stage, TaskCategory category, size_t count = 3);
+// Adds the cause's stage's sites of `category` (at most `count`) to f.frames.
+void AddSiteFrames(const ProfiledCause& cause, TaskCategory category, Finding& f,
+                   size_t count = 3);
+// The confidence a profile-based finding carries: high with >= 1,000 samples of the cause,
+// medium otherwise; the reason names the sample counts and the mode.
+Confidence ProfileConfidence(const DiagnosisInput& input, const ProfiledCause& cause);
+
+// ---- implementation of the template ----
+std::vector<ProfiledCause> CollectCauses(
+    const DiagnosisInput& input,
+    const std::vector<std::pair<int32_t, profile::StageProfile>>& stages,
+    const std::vector<uint64_t>& times);
+
+template <typename TimeOf>
+std::vector<ProfiledCause> StagesWhere(const DiagnosisInput& input, TimeOf&& time_of) {
+  std::vector<std::pair<int32_t, profile::StageProfile>> stages;
+  std::vector<uint64_t> times;
+  if (input.profile == nullptr) return {};
+  int32_t last = -1;
+  for (const profile::StageProfile& attempt : input.profile->stages) {
+    if (attempt.stage_id == last) continue;
+    last = attempt.stage_id;
+    profile::StageProfile combined = input.profile->Combined(attempt.stage_id);
+    if (!EnoughSamples(input, combined)) continue;
+    times.push_back(time_of(combined));
+    stages.emplace_back(attempt.stage_id, std::move(combined));
+  }
+  return CollectCauses(input, stages, times);
+}
+
+}  // namespace sparkprof::diagnosis::rules

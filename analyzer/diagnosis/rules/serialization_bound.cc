@@ -1,0 +1,128 @@
+// serialization-bound: the agent's samples put a large share of a stage's task time in
+// serialization (Java object streams, Kryo, Spark's serializers), which the event log cannot
+// show (its resultSerializationTime covers only the task result).
+//
+// Judgement: profile_judgement.h (>= 10% of a stage's sampled task time, >= 100 samples; saving
+// by what-if; severity by the saving's share of wall time). The fix and its efficiency follow
+// what the frames show, the largest part first:
+//   * closures (Spark's JavaSerializerInstance.serialize/deserialize of one object: every task
+//     deserialises its closure, always with Java serialization): a closure capturing a large
+//     object is read again by every task; broadcasting it makes that once per executor.
+//     Efficiency 80-95% (what stays: the small closure itself).
+//   * Java serialization of data (java.io.ObjectOutputStream/ObjectInputStream under Spark's
+//     serialization streams) with spark.serializer not Kryo: Kryo is "often as much as 10x"
+//     faster and more compact (Spark's tuning guide, "Data Serialization"). Efficiency 50-90%.
+//   * Kryo already, or Spark SQL's row serializer: registration (Kryo then writes class ids, not
+//     names) and serialising less (DataFrames instead of RDDs of objects, fewer shuffles).
+//     Efficiency 10-40%: the data still has to be written.
+#include <algorithm>
+
+#include "analyzer/diagnosis/rules/profile_judgement.h"
+#include "analyzer/diagnosis/rules/rules.h"
+
+namespace sparkprof::diagnosis::rules {
+
+namespace {
+
+uint64_t PatternNs(const profile::StageProfile& stage, profile::Pattern pattern) {
+  const profile::PatternTime* time = stage.FindPattern(pattern);
+  return time != nullptr ? time->on_cpu_ns : 0;
+}
+
+}  // namespace
+
+void SerializationBound(const DiagnosisInput& input, std::vector<Finding>& out) {
+  std::vector<ProfiledCause> causes = StagesWhere(input, [](const profile::StageProfile& stage) {
+    return stage.category_ns[CategoryIndex(TaskCategory::kSerialization)];
+  });
+  if (causes.empty()) return;
+  uint64_t serialization = 0, java = 0, closure = 0, kryo = 0;
+  for (const ProfiledCause& cause : causes) {
+    serialization += cause.ns;
+    java += PatternNs(cause.stage, profile::Pattern::kJavaSerialization);
+    closure += PatternNs(cause.stage, profile::Pattern::kClosureSerialization);
+    kryo += PatternNs(cause.stage, profile::Pattern::kKryo);
+  }
+  const std::string serializer = input.Property("spark.serializer", "");
+  const bool kryo_configured = serializer.find("Kryo") != std::string::npos;
+  const ProfiledCause& top = causes.front();
+
+  Finding f;
+  f.rule = "serialization-bound";
+  f.category = Category::kAlgorithmic;
+  f.recipe = "docs/recipes/troubleshoot/serialization-bound.md";
+  f.confidence = ProfileConfidence(input, top);
+  f.evidence = {
+      {"serialization_ms", static_cast<double>(serialization / 1'000'000), "ms"},
+      {"top_stage_serialization_share", top.share, "ratio"},
+      {"top_stage_sampled_task_ms", static_cast<double>(top.stage.task_ns / 1'000'000), "ms"},
+      {"java_serialization_ms", static_cast<double>(java / 1'000'000), "ms"},
+      {"closure_serialization_ms", static_cast<double>(closure / 1'000'000), "ms"},
+      {"kryo_ms", static_cast<double>(kryo / 1'000'000), "ms"},
+      {"stages", static_cast<double>(causes.size()), "count"},
+  };
+  for (const ProfiledCause& cause : causes) AddSiteFrames(cause, TaskCategory::kSerialization, f);
+  std::string where = "Stage " + std::to_string(top.stage_id) + " spent " + TimeAndShare(top) +
+                      " serialising and deserialising objects";
+  const std::string sites = SitesText(top.stage, TaskCategory::kSerialization);
+  if (!sites.empty()) where += ", in " + sites;
+  where += ".";
+  if (causes.size() > 1) {
+    where += " " + std::to_string(causes.size() - 1) + " more stage(s) spent >= 10% there too (" +
+             Millis(static_cast<int64_t>((serialization - top.ns) / 1'000'000)) + ").";
+  }
+  Efficiency efficiency;
+  if (closure * 2 >= serialization) {
+    f.title = "Tasks spend their time deserialising a large closure";
+    f.explanation =
+        where + " Most of it (" + Millis(static_cast<int64_t>(closure / 1'000'000)) +
+        ") is Spark reading each task's closure, which is always Java-serialised: the function "
+        "captures a large object (a lookup table, a model, a collection), and every task "
+        "deserialises its own copy.";
+    f.recommendations.push_back(
+        {"", "broadcast the captured object (sc.broadcast / spark.sparkContext.broadcast) and "
+             "read .value inside the function",
+         "a broadcast is deserialised once per executor instead of once per task"});
+    efficiency = {0.80, 0.95, "a broadcast is read once per executor; the small closure stays"};
+  } else if (java * 2 >= serialization && !kryo_configured) {
+    f.title = "Java serialization dominates the task time";
+    f.explanation =
+        where + " " + Millis(static_cast<int64_t>(java / 1'000'000)) +
+        " of it is the JDK's ObjectOutputStream/ObjectInputStream: spark.serializer is " +
+        (serializer.empty() ? std::string("not set (JavaSerializer, the default)")
+                            : "'" + serializer + "'") +
+        ". Kryo is often as much as 10x faster and more compact (Spark's tuning guide).";
+    f.recommendations.push_back(
+        {"spark.serializer", "org.apache.spark.serializer.KryoSerializer",
+         "the serializer Spark recommends for anything shuffled or cached as objects"});
+    f.recommendations.push_back(
+        {"spark.kryo.registrationRequired", "true",
+         "with the record classes registered (SparkConf.registerKryoClasses or "
+         "spark.kryo.classesToRegister) Kryo writes a class id, not the class name, per record; "
+         "the flag makes a missing registration an error instead of a silent slowdown"});
+    efficiency = {0.50, 0.90, "Kryo against Java serialization, Spark's tuning guide"};
+  } else {
+    f.title = "Serialization dominates the task time";
+    f.explanation =
+        where + (kryo > 0 ? " " + Millis(static_cast<int64_t>(kryo / 1'000'000)) +
+                                " of it is Kryo."
+                          : std::string()) +
+        " The serializer itself is not the slow one; the amount of data serialised is.";
+    if (kryo_configured) {
+      f.recommendations.push_back(
+          {"spark.kryo.registrationRequired", "true",
+           "register the record classes (SparkConf.registerKryoClasses): Kryo then writes a "
+           "class id per record instead of the class name"});
+    }
+    f.recommendations.push_back(
+        {"", "serialise less: DataFrame/Dataset operations on Spark's binary rows instead of "
+             "RDDs of objects, project columns before a shuffle, cache MEMORY_ONLY (deserialised) "
+             "data read many times",
+         "the time is proportional to the objects serialised"});
+    efficiency = {0.10, 0.40, "less data or registered classes; the data still has to be written"};
+  }
+  if (!JudgeProfiledCauses(input, causes, efficiency, f)) return;
+  out.push_back(std::move(f));
+}
+
+}  // namespace sparkprof::diagnosis::rules

@@ -1,0 +1,529 @@
+#include "analyzer/profile/stage_profiles.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <unordered_map>
+#include <utility>
+
+#include "common/input_stream.h"
+#include "flamegraph/profile_file_reader.h"
+#include "flamegraph/read_report.h"
+
+namespace sparkprof::profile {
+namespace {
+
+using flamegraph::FrameId;
+using flamegraph::ProfileModel;
+
+// Code the user did not write: the JDK, Scala, Spark and what Spark ships or commonly runs on.
+// A frame under these is "framework"; everything else (including lambdas of the user's classes)
+// is the application's.
+constexpr std::string_view kFrameworkPrefixes[] = {
+    "java.",          "javax.",           "jdk.",         "sun.",          "com.sun.",
+    "scala.",         "org.apache.spark.", "org.apache.hadoop.", "org.apache.parquet.",
+    "org.apache.orc.", "org.apache.arrow.", "org.apache.commons.", "org.apache.log4j.",
+    "org.apache.logging.", "org.apache.hive.", "org.apache.avro.", "org.apache.zookeeper.",
+    "io.netty.",      "com.esotericsoftware.", "com.fasterxml.", "com.google.",
+    "com.twitter.chill.", "org.xerial.",  "net.jpountz.", "com.github.luben.", "org.slf4j.",
+    "org.codehaus.",  "org.json4s.",      "py4j.",        "io.sparkprof.", "org.objenesis.",
+    "org.roaringbitmap.", "io.delta.",    "org.apache.iceberg.", "com.amazonaws.",
+    "software.amazon.", "io.dropwizard.", "com.codahale.", "org.glassfish.", "org.eclipse.jetty.",
+    "org.antlr.",     "[",
+};
+// The JDK itself: a site is the innermost frame outside it.
+constexpr std::string_view kJdkPrefixes[] = {"java.", "javax.", "jdk.", "sun.", "com.sun.", "["};
+
+bool StartsWithAny(std::string_view frame, std::span<const std::string_view> prefixes) {
+  for (std::string_view prefix : prefixes) {
+    if (frame.starts_with(prefix)) return true;
+  }
+  return false;
+}
+
+// Frames naming a pattern: an entry ending in '.' matches every frame under that package or
+// class, one ending in '*' every frame starting with the rest; any other entry is one method,
+// matched whole (serialize is not serializeStream).
+struct PatternRule {
+  Pattern pattern;
+  std::string_view name;
+  std::array<std::string_view, 6> prefixes;  // empty entries are unused
+};
+const PatternRule kPatterns[kPatternCount] = {
+    {Pattern::kJavaSerialization, "java_serialization",
+     {"java.io.ObjectOutputStream.", "java.io.ObjectInputStream."}},
+    {Pattern::kKryo, "kryo", {"com.esotericsoftware.kryo."}},
+    {Pattern::kRegexCompile,
+     "regex_compile",
+     {"java.util.regex.Pattern.compile", "java.lang.String.replaceAll", "java.lang.String.split",
+      "java.lang.String.matches", "java.lang.String.replaceFirst"}},
+    {Pattern::kExceptionCreation, "exception_creation",
+     {"java.lang.Throwable.<init>", "java.lang.Throwable.fillInStackTrace"}},
+    {Pattern::kJsonParsing, "json_parsing",
+     {"com.fasterxml.jackson.", "com.google.gson.", "org.json.", "org.json4s.", "ujson.",
+      "com.alibaba.fastjson."}},
+    {Pattern::kPythonRunner, "python_runner", {"org.apache.spark.api.python."}},
+    {Pattern::kReflection, "reflection",
+     {"java.lang.reflect.Method.invoke", "java.lang.Class.forName"}},
+    {Pattern::kDateFormatting, "date_formatting",
+     {"java.text.SimpleDateFormat.<init>", "java.text.SimpleDateFormat.parse",
+      "java.time.format.DateTimeFormatter.ofPattern", "java.time.format.DateTimeFormatter.parse"}},
+    {Pattern::kClosureSerialization, "closure_serialization",
+     {"org.apache.spark.serializer.JavaSerializerInstance.deserialize",
+      "org.apache.spark.serializer.JavaSerializerInstance.serialize"}},
+    {Pattern::kPythonRowUdf, "python_row_udf",
+     {"org.apache.spark.sql.execution.python.BatchEvalPython*",
+      "org.apache.spark.sql.execution.python.PythonUDFRunner*",
+      "org.apache.spark.sql.execution.python.PythonUDFWithNamedArgumentsRunner*"}},
+    {Pattern::kPythonArrow, "python_arrow",
+     {"org.apache.spark.sql.execution.python.Arrow*",
+      "org.apache.spark.sql.execution.python.MapInBatch*",
+      "org.apache.spark.sql.execution.python.MapInPandas*",
+      "org.apache.spark.sql.execution.python.FlatMap*",
+      "org.apache.spark.sql.execution.python.CoGroupedArrow*",
+      "org.apache.spark.sql.execution.python.AggregateInPandas*"}},
+    {Pattern::kPythonRdd, "python_rdd", {"org.apache.spark.api.python.PythonRDD*"}},
+};
+
+bool Matches(std::string_view name, std::string_view entry) {
+  if (entry.empty()) return false;
+  if (entry.back() == '*') return name.starts_with(entry.substr(0, entry.size() - 1));
+  return entry.back() == '.' ? name.starts_with(entry) : name == entry;
+}
+
+// String.split and replaceAll compile a regex per call only for patterns longer than one
+// character (or with special characters); their time under Pattern.compile is what counts, so
+// those entry points are only matched when Pattern.compile sits below them: see PatternOf.
+bool IsStringRegexEntry(std::string_view frame) {
+  return frame.starts_with("java.lang.String.");
+}
+
+template <typename Key>
+std::vector<std::pair<Key, uint64_t>> TopByWeight(const std::unordered_map<Key, uint64_t>& weights,
+                                                  size_t count) {
+  std::vector<std::pair<Key, uint64_t>> sorted(weights.begin(), weights.end());
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
+  if (sorted.size() > count) sorted.resize(count);
+  return sorted;
+}
+
+// Walks a stage's stacks once and keeps the sums the summary needs.
+class Summarizer {
+ public:
+  explicit Summarizer(const ProfileModel& model) : model_(model) {
+    const size_t frames = model.strings().size();
+    seen_generation_.assign(frames, 0);
+    frame_kind_.assign(frames, kUnknownKind);
+    frame_pattern_.assign(frames, kUnknownPattern);
+  }
+
+  void Visit(std::span<const FrameId> frames, Category category, uint64_t weight) {
+    const int c = CategoryIndex(category);
+    out_.category_ns[c] = flamegraph::SaturatingAdd(out_.category_ns[c], weight);
+    ++out_.distinct_stacks;
+    if (category == Category::kPython) return;  // the worker's CPU: not in frames' task time
+    const bool on_cpu = !IsOffCpu(category);
+    if (!frames.empty()) {
+      auto& self = self_[frames.back()];
+      self.total = flamegraph::SaturatingAdd(self.total, weight);
+      self.by_category[c] = flamegraph::SaturatingAdd(self.by_category[c], weight);
+    }
+    // Sites: innermost non-JDK frame, innermost application frame.
+    FrameId site = kNone;
+    FrameId application = kNone;
+    for (size_t i = frames.size(); i-- > 0;) {
+      const uint8_t kind = KindOf(frames[i]);
+      if (site == kNone && kind != kJdk) site = frames[i];
+      if (kind == kApplication) {
+        application = frames[i];
+        break;
+      }
+    }
+    if (site != kNone) {
+      uint64_t& ns = sites_[SiteKey{c, site, application}];
+      ns = flamegraph::SaturatingAdd(ns, weight);
+    }
+    // Inclusive sums, once per frame per sample; patterns likewise.
+    ++generation_;
+    uint32_t patterns_seen = 0;
+    for (FrameId frame : frames) {
+      if (seen_generation_[frame] != generation_) {
+        seen_generation_[frame] = generation_;
+        if (KindOf(frame) == kApplication) {
+          auto& inclusive = inclusive_[frame];
+          inclusive.all = flamegraph::SaturatingAdd(inclusive.all, weight);
+          if (on_cpu) inclusive.on_cpu = flamegraph::SaturatingAdd(inclusive.on_cpu, weight);
+        }
+      }
+    }
+    // Patterns: the outermost matching frame decides; the application frame is the innermost
+    // one above it.
+    FrameId last_application = kNone;
+    for (size_t i = 0; i < frames.size(); ++i) {
+      const FrameId frame = frames[i];
+      if (KindOf(frame) == kApplication) last_application = frame;
+      const int8_t p = PatternOf(frames, i);
+      if (p < 0 || (patterns_seen & (1u << p))) continue;
+      patterns_seen |= 1u << p;
+      PatternSums& sums = patterns_[p];
+      sums.all = flamegraph::SaturatingAdd(sums.all, weight);
+      if (on_cpu) sums.on_cpu = flamegraph::SaturatingAdd(sums.on_cpu, weight);
+      if (last_application != kNone) {
+        uint64_t& ns = sums.by_application[last_application];
+        ns = flamegraph::SaturatingAdd(ns, weight);
+      }
+    }
+  }
+
+  StageProfile Finish(int32_t stage_id, int32_t stage_attempt) {
+    out_.stage_id = stage_id;
+    out_.stage_attempt = stage_attempt;
+    for (int c = 0; c < kCategoryCount; ++c) {
+      const auto category = static_cast<Category>(c);
+      const uint64_t ns = out_.category_ns[c];
+      if (category == Category::kPython) {
+        out_.python_ns = ns;
+        continue;
+      }
+      out_.task_ns = flamegraph::SaturatingAdd(out_.task_ns, ns);
+      if (IsOffCpu(category)) {
+        out_.off_cpu_ns = flamegraph::SaturatingAdd(out_.off_cpu_ns, ns);
+      } else {
+        out_.on_cpu_ns = flamegraph::SaturatingAdd(out_.on_cpu_ns, ns);
+      }
+    }
+    // Top self frames.
+    std::unordered_map<FrameId, uint64_t> self_totals;
+    for (const auto& [frame, self] : self_) self_totals[frame] = self.total;
+    for (const auto& [frame, ns] : TopByWeight(self_totals, kTopFrames)) {
+      FrameTime time;
+      time.frame = std::string(model_.FrameName(frame));
+      time.self_ns = ns;
+      const SelfSums& self = self_.at(frame);
+      int best = 0;
+      for (int c = 1; c < kCategoryCount; ++c) {
+        if (self.by_category[c] > self.by_category[best]) best = c;
+      }
+      time.category = static_cast<Category>(best);
+      if (auto it = inclusive_.find(frame); it != inclusive_.end()) {
+        time.inclusive_ns = it->second.all;
+        time.on_cpu_inclusive_ns = it->second.on_cpu;
+      }
+      out_.top_self.push_back(std::move(time));
+    }
+    // Top application frames by on-CPU inclusive time (then all time).
+    std::vector<std::pair<FrameId, InclusiveSums>> application(inclusive_.begin(),
+                                                               inclusive_.end());
+    std::sort(application.begin(), application.end(), [&](const auto& a, const auto& b) {
+      if (a.second.on_cpu != b.second.on_cpu) return a.second.on_cpu > b.second.on_cpu;
+      if (a.second.all != b.second.all) return a.second.all > b.second.all;
+      return model_.FrameName(a.first) < model_.FrameName(b.first);
+    });
+    for (size_t i = 0; i < application.size() && i < kTopFrames; ++i) {
+      FrameTime time;
+      time.frame = std::string(model_.FrameName(application[i].first));
+      time.inclusive_ns = application[i].second.all;
+      time.on_cpu_inclusive_ns = application[i].second.on_cpu;
+      if (auto it = self_.find(application[i].first); it != self_.end()) {
+        time.self_ns = it->second.total;
+        int best = 0;
+        for (int c = 1; c < kCategoryCount; ++c) {
+          if (it->second.by_category[c] > it->second.by_category[best]) best = c;
+        }
+        time.category = static_cast<Category>(best);
+      }
+      out_.top_application.push_back(std::move(time));
+    }
+    // Sites: per category, the heaviest few.
+    std::vector<std::pair<SiteKey, uint64_t>> sites(sites_.begin(), sites_.end());
+    std::sort(sites.begin(), sites.end(), [&](const auto& a, const auto& b) {
+      if (a.first.category != b.first.category) return a.first.category < b.first.category;
+      if (a.second != b.second) return a.second > b.second;
+      return std::make_pair(model_.FrameName(a.first.frame),
+                            model_.FrameName(a.first.application)) <
+             std::make_pair(model_.FrameName(b.first.frame),
+                            model_.FrameName(b.first.application));
+    });
+    int last_category = -1;
+    size_t kept = 0;
+    for (const auto& [key, ns] : sites) {
+      if (key.category != last_category) {
+        last_category = key.category;
+        kept = 0;
+      }
+      if (kept++ >= kSitesPerCategory) continue;
+      Site site;
+      site.category = static_cast<Category>(key.category);
+      site.frame = std::string(model_.FrameName(key.frame));
+      if (key.application != kNone) {
+        site.application_frame = std::string(model_.FrameName(key.application));
+      }
+      site.ns = ns;
+      out_.sites.push_back(std::move(site));
+    }
+    std::stable_sort(out_.sites.begin(), out_.sites.end(),
+                     [](const Site& a, const Site& b) { return a.ns > b.ns; });
+    // Patterns.
+    for (int p = 0; p < kPatternCount; ++p) {
+      const PatternSums& sums = patterns_[p];
+      if (sums.all == 0) continue;
+      PatternTime time;
+      time.pattern = static_cast<Pattern>(p);
+      time.ns = sums.all;
+      time.on_cpu_ns = sums.on_cpu;
+      auto top = TopByWeight(sums.by_application, 1);
+      if (!top.empty()) {
+        time.application_frame = std::string(model_.FrameName(top.front().first));
+        time.application_frame_ns = top.front().second;
+      }
+      out_.patterns.push_back(std::move(time));
+    }
+    std::stable_sort(out_.patterns.begin(), out_.patterns.end(),
+                     [](const PatternTime& a, const PatternTime& b) { return a.ns > b.ns; });
+    return std::move(out_);
+  }
+
+ private:
+  static constexpr FrameId kNone = UINT32_MAX;
+  static constexpr uint8_t kUnknownKind = 0, kJdk = 1, kFramework = 2, kApplication = 3;
+  static constexpr int8_t kUnknownPattern = -2, kNoPattern = -1;
+
+  struct SelfSums {
+    uint64_t total = 0;
+    CategoryNs by_category{};
+  };
+  struct InclusiveSums {
+    uint64_t all = 0;
+    uint64_t on_cpu = 0;
+  };
+  struct SiteKey {
+    int category;
+    FrameId frame;
+    FrameId application;
+    bool operator==(const SiteKey&) const = default;
+  };
+  struct SiteHash {
+    size_t operator()(const SiteKey& key) const {
+      return std::hash<uint64_t>()((static_cast<uint64_t>(key.frame) << 32 | key.application) *
+                                   31 + key.category);
+    }
+  };
+  struct PatternSums {
+    uint64_t all = 0;
+    uint64_t on_cpu = 0;
+    std::unordered_map<FrameId, uint64_t> by_application;
+  };
+
+  uint8_t KindOf(FrameId frame) {
+    uint8_t& kind = frame_kind_[frame];
+    if (kind == kUnknownKind) {
+      const std::string_view name = model_.FrameName(frame);
+      kind = StartsWithAny(name, kJdkPrefixes)            ? kJdk
+             : StartsWithAny(name, kFrameworkPrefixes) ? kFramework
+                                                          : kApplication;
+    }
+    return kind;
+  }
+  // The pattern frames[i] starts, or -1. A String regex entry counts only with Pattern.compile
+  // below it (one-character split and replace do not compile).
+  int8_t PatternOf(std::span<const FrameId> frames, size_t i) {
+    int8_t& cached = frame_pattern_[frames[i]];
+    if (cached == kUnknownPattern) {
+      cached = kNoPattern;
+      const std::string_view name = model_.FrameName(frames[i]);
+      for (int p = 0; p < kPatternCount && cached == kNoPattern; ++p) {
+        for (std::string_view prefix : kPatterns[p].prefixes) {
+          if (Matches(name, prefix)) {
+            cached = static_cast<int8_t>(p);
+            break;
+          }
+        }
+      }
+    }
+    if (cached == static_cast<int8_t>(Pattern::kRegexCompile) &&
+        IsStringRegexEntry(model_.FrameName(frames[i]))) {
+      for (size_t j = i + 1; j < frames.size(); ++j) {
+        if (model_.FrameName(frames[j]) == "java.util.regex.Pattern.compile") {
+          return cached;
+        }
+      }
+      return kNoPattern;
+    }
+    return cached;
+  }
+
+  const ProfileModel& model_;
+  StageProfile out_;
+  std::vector<uint32_t> seen_generation_;
+  uint32_t generation_ = 0;
+  std::vector<uint8_t> frame_kind_;
+  std::vector<int8_t> frame_pattern_;
+  std::unordered_map<FrameId, SelfSums> self_;
+  std::unordered_map<FrameId, InclusiveSums> inclusive_;
+  std::unordered_map<SiteKey, uint64_t, SiteHash> sites_;
+  PatternSums patterns_[kPatternCount];
+};
+
+// Per stage attempt, one model; all share the frame strings.
+struct StageModels {
+  std::shared_ptr<flamegraph::StringTable> strings = std::make_shared<flamegraph::StringTable>();
+  std::map<std::pair<int32_t, int32_t>, std::unique_ptr<ProfileModel>> models;
+
+  static ProfileModel* Select(void* context, int32_t stage_id, int32_t stage_attempt) {
+    auto* self = static_cast<StageModels*>(context);
+    auto& model = self->models[{stage_id, stage_attempt}];
+    if (!model) {
+      model = std::make_unique<ProfileModel>(flamegraph::WeightUnit::kNanoseconds, self->strings);
+    }
+    return model.get();
+  }
+};
+
+}  // namespace
+
+std::string_view PatternName(Pattern pattern) {
+  const int index = static_cast<int>(pattern);
+  return index >= 0 && index < kPatternCount ? kPatterns[index].name : "unknown";
+}
+
+const PatternTime* StageProfile::FindPattern(Pattern pattern) const {
+  for (const PatternTime& time : patterns) {
+    if (time.pattern == pattern) return &time;
+  }
+  return nullptr;
+}
+
+std::vector<const Site*> StageProfile::SitesOf(Category category) const {
+  std::vector<const Site*> found;
+  for (const Site& site : sites) {
+    if (site.category == category) found.push_back(&site);
+  }
+  return found;
+}
+
+bool ApplicationProfile::has_off_cpu() const {
+  for (const std::string& mode : modes) {
+    if (mode.find("wall") != std::string::npos) return true;
+  }
+  return false;
+}
+
+const StageProfile* ApplicationProfile::Find(int32_t stage_id, int32_t stage_attempt) const {
+  auto it = std::lower_bound(stages.begin(), stages.end(), std::make_pair(stage_id, stage_attempt),
+                             [](const StageProfile& stage, const std::pair<int32_t, int32_t>& key) {
+                               return std::make_pair(stage.stage_id, stage.stage_attempt) < key;
+                             });
+  return it != stages.end() && it->stage_id == stage_id && it->stage_attempt == stage_attempt
+             ? &*it
+             : nullptr;
+}
+
+StageProfile ApplicationProfile::Combined(int32_t stage_id) const {
+  StageProfile combined;
+  combined.stage_id = stage_id;
+  for (const StageProfile& stage : stages) {
+    if (stage.stage_id != stage_id) continue;
+    if (combined.task_ns == 0 && combined.python_ns == 0) {
+      combined = stage;  // the first attempt's frames; the sums over all attempts
+      continue;
+    }
+    for (int c = 0; c < kCategoryCount; ++c) {
+      combined.category_ns[c] = flamegraph::SaturatingAdd(combined.category_ns[c],
+                                                          stage.category_ns[c]);
+    }
+    combined.task_ns = flamegraph::SaturatingAdd(combined.task_ns, stage.task_ns);
+    combined.on_cpu_ns = flamegraph::SaturatingAdd(combined.on_cpu_ns, stage.on_cpu_ns);
+    combined.off_cpu_ns = flamegraph::SaturatingAdd(combined.off_cpu_ns, stage.off_cpu_ns);
+    combined.python_ns = flamegraph::SaturatingAdd(combined.python_ns, stage.python_ns);
+  }
+  return combined;
+}
+
+bool IsApplicationFrame(std::string_view frame) {
+  return !StartsWithAny(frame, kFrameworkPrefixes);
+}
+
+StageProfile SummarizeStage(const ProfileModel& model, int32_t stage_id, int32_t stage_attempt) {
+  Summarizer summarizer(model);
+  model.ForEachStack([&](std::span<const FrameId> frames, Category category, uint64_t weight) {
+    summarizer.Visit(frames, category, weight);
+  });
+  return summarizer.Finish(stage_id, stage_attempt);
+}
+
+Result<ApplicationProfile> ApplicationProfileFromBytes(std::string_view bytes,
+                                                       const std::string& source_name,
+                                                       const ProfileLoadOptions& options) {
+  flamegraph::ProfileFileReadOptions read_options;
+  read_options.source_name = source_name;
+  read_options.weight = flamegraph::WeightUnit::kNanoseconds;
+  StageModels models;
+  flamegraph::ReadReport report;
+  flamegraph::ProfileFileSummary summary;
+  ApplicationProfile profile;
+  profile.source = source_name;
+  SPARKPROF_RETURN_IF_ERROR(flamegraph::ReadProfileFileByStage(
+      bytes, read_options, &StageModels::Select, &models, profile.untagged_ns, report, &summary));
+  profile.modes.assign(summary.modes.begin(), summary.modes.end());
+  profile.interval_ns = summary.min_interval_ns;
+  profile.executors = summary.executors;
+  profile.batches_read = summary.batches_read;
+  profile.batches_skipped = summary.batches_skipped;
+  profile.problem_count = report.problem_count;
+  profile.problems = std::move(report.messages);
+  for (auto& [key, model] : models.models) {
+    profile.stages.push_back(SummarizeStage(*model, key.first, key.second));
+    model.reset();  // the summary is all that is kept
+  }
+  return profile;
+}
+
+Result<ApplicationProfile> LoadApplicationProfile(const std::string& path,
+                                                  const ProfileLoadOptions& options) {
+  // Refuses FIFOs and devices, and never blocks on a file without data (see input_stream.h).
+  SPARKPROF_ASSIGN_OR_RETURN(std::unique_ptr<InputStream> file, OpenFileInputStream(path));
+  std::string bytes;
+  std::error_code size_error;
+  const uint64_t file_bytes = std::filesystem::file_size(path, size_error);
+  if (!size_error) bytes.reserve(std::min(file_bytes, options.max_file_bytes));
+  std::vector<char> buffer(size_t{1} << 20);
+  while (true) {
+    SPARKPROF_ASSIGN_OR_RETURN(size_t got, file->Read(buffer.data(), buffer.size()));
+    if (got == 0) break;
+    if (got > options.max_file_bytes - bytes.size()) {
+      return TooLarge(path + ": larger than the limit of " +
+                      std::to_string(options.max_file_bytes) + " bytes for a profile file");
+    }
+    bytes.append(buffer.data(), got);
+  }
+  return ApplicationProfileFromBytes(bytes, path, options);
+}
+
+std::string ApplicationDirectoryName(const std::string& application_id) {
+  std::string name = application_id.empty() ? std::string("unknown-application") : application_id;
+  for (char& c : name) {
+    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                      (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    if (!keep) c = '_';
+  }
+  if (name == "." || name == "..") name = "_";
+  return name;
+}
+
+std::string FindProfileFor(const std::string& path, const std::string& application_id) {
+  std::error_code error;
+  const std::filesystem::path root(path);
+  if (std::filesystem::is_regular_file(root, error)) return path;
+  if (!std::filesystem::is_directory(root, error)) return "";
+  const std::string name = ApplicationDirectoryName(application_id);
+  for (const std::filesystem::path& candidate :
+       {root / name / "profile.sparkprof", root / "profile.sparkprof"}) {
+    if (std::filesystem::is_regular_file(candidate, error)) return candidate.string();
+  }
+  return "";
+}
+
+}  // namespace sparkprof::profile

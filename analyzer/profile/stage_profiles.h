@@ -1,0 +1,163 @@
+// The agent's samples as the diagnosis reads them: for each stage attempt, the sampled task time
+// by category (on CPU by what the code did, off CPU by what the thread waited in), the frames
+// that hold it, and the time under a few frames that name a known costly pattern. One summary
+// serves the live driver (which reads back its own profile.sparkprof at the end) and
+// `sparkprof analyze --profile` (which reads the same file), so both reports agree.
+//
+// Definitions (docs/report-schema.md, `profile`):
+//   * task time sampled = the weight of samples carrying a task tag (weight_ns: CPU ns in "cpu"
+//     mode; wall ns split into on- and off-CPU parts in "cpu+wall" mode). Python worker samples
+//     (category python) are the worker's CPU, which overlaps the JVM thread's python_wait: they
+//     are kept apart (python_ns), never added to the task time.
+//   * a frame's self time: samples whose innermost frame it is; inclusive time: samples with the
+//     frame anywhere on the stack (once per sample however often it recurs).
+//   * application frames: frames of the user's code -- every frame outside the JDK, Scala,
+//     Spark, Hadoop and the libraries Spark ships (kFrameworkPrefixes in the .cc).
+//   * a category's sites: the innermost frame outside the JDK on the samples of that category
+//     (for a wait: the code that waited, not the park or socket read it waited in).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/category.h"
+#include "common/status.h"
+#include "flamegraph/profile_model.h"
+
+namespace sparkprof::profile {
+
+using CategoryNs = std::array<uint64_t, kCategoryCount>;
+
+// Frames whose inclusive time names a pattern a rule explains (serialization by the JDK, regex
+// compilation, exceptions, JSON parsing, ...). The list lives in the .cc (kPatterns).
+enum class Pattern : uint8_t {
+  kJavaSerialization,  // java.io.ObjectOutputStream / ObjectInputStream
+  kKryo,               // com.esotericsoftware.kryo
+  kRegexCompile,       // java.util.regex.Pattern.compile
+  kExceptionCreation,  // java.lang.Throwable.<init> / fillInStackTrace
+  kJsonParsing,        // Jackson, Gson, org.json
+  kPythonRunner,       // org.apache.spark.api.python: the task thread driving a Python worker
+  kReflection,         // java.lang.reflect.Method.invoke / Class.forName
+  kDateFormatting,     // java.text.SimpleDateFormat / DateTimeFormatter construction and parse
+  // Spark's JavaSerializerInstance.serialize/deserialize of one object: task closures and
+  // results (always Java serialization, whatever spark.serializer says); data goes through
+  // serialization streams instead.
+  kClosureSerialization,
+  // Which Python evaluation a task drives (Spark 3.5 and 4 class names): row-at-a-time SQL UDFs
+  // (BatchEvalPythonExec, PythonUDFRunner), Arrow batches (pandas UDFs, mapInPandas,
+  // applyInPandas, Arrow-optimised UDFs), or Python RDD functions (PythonRDD).
+  kPythonRowUdf,
+  kPythonArrow,
+  kPythonRdd,
+};
+inline constexpr int kPatternCount = 12;
+// "java_serialization", "kryo", "regex_compile", ...
+std::string_view PatternName(Pattern pattern);
+
+struct FrameTime {
+  std::string frame;
+  uint64_t self_ns = 0;
+  uint64_t inclusive_ns = 0;
+  uint64_t on_cpu_inclusive_ns = 0;
+  Category category = Category::kCompute;  // the category of most of its self time
+};
+
+// Where a category's time was spent: the innermost non-JDK frame, and the innermost
+// application frame on the same samples ("" when none).
+struct Site {
+  Category category = Category::kCompute;
+  std::string frame;
+  std::string application_frame;
+  uint64_t ns = 0;
+};
+
+struct PatternTime {
+  Pattern pattern = Pattern::kJavaSerialization;
+  uint64_t ns = 0;         // inclusive, on and off CPU
+  uint64_t on_cpu_ns = 0;
+  // The innermost application frame above the pattern on most of its time ("" when none).
+  std::string application_frame;
+  uint64_t application_frame_ns = 0;
+};
+
+struct StageProfile {
+  int32_t stage_id = -1;
+  int32_t stage_attempt = 0;
+  CategoryNs category_ns{};  // every category, python included
+  uint64_t task_ns = 0;      // all categories but python
+  uint64_t on_cpu_ns = 0;
+  uint64_t off_cpu_ns = 0;
+  uint64_t python_ns = 0;
+  std::vector<FrameTime> top_self;         // most self time first (kTopFrames)
+  std::vector<FrameTime> top_application;  // application frames, most on-CPU inclusive first
+  std::vector<Site> sites;                 // per category with time, most first (kSitesPerCategory)
+  std::vector<PatternTime> patterns;       // patterns with time, most first
+  uint64_t distinct_stacks = 0;
+
+  double Share(Category category) const {
+    return task_ns > 0 ? static_cast<double>(category_ns[CategoryIndex(category)]) / task_ns
+                       : 0.0;
+  }
+  const PatternTime* FindPattern(Pattern pattern) const;
+  // The category's sites, most time first (at most kSitesPerCategory).
+  std::vector<const Site*> SitesOf(Category category) const;
+};
+
+inline constexpr size_t kTopFrames = 10;
+inline constexpr size_t kSitesPerCategory = 3;
+
+struct ApplicationProfile {
+  std::string source;               // the file read ("" when built live without one)
+  std::vector<std::string> modes;   // Batch.mode values seen: "cpu", "wall", "cpu+wall"
+  int64_t interval_ns = 0;          // the smallest sampling interval seen
+  uint64_t executors = 0;           // distinct executor ids that sent batches
+  uint64_t batches_read = 0;
+  uint64_t batches_skipped = 0;
+  uint64_t problem_count = 0;
+  std::vector<std::string> problems;  // the first few, located (file: byte N: ...)
+  uint64_t untagged_ns = 0;           // samples outside any task (driver, JVM threads)
+  std::vector<StageProfile> stages;   // by (stage id, attempt)
+
+  // Off-CPU time was sampled (mode "wall" or "cpu+wall" on some executor).
+  bool has_off_cpu() const;
+  const StageProfile* Find(int32_t stage_id, int32_t stage_attempt) const;
+  // Every attempt of a stage, summed (for rules that judge a stage whatever its retries); the
+  // frames, sites and patterns are the first sampled attempt's.
+  StageProfile Combined(int32_t stage_id) const;
+};
+
+// The summary of one stage attempt's call tree (weights in nanoseconds).
+StageProfile SummarizeStage(const flamegraph::ProfileModel& model, int32_t stage_id,
+                            int32_t stage_attempt);
+
+// True for a frame of the user's code (see the header comment).
+bool IsApplicationFrame(std::string_view frame);
+
+struct ProfileLoadOptions {
+  uint64_t max_file_bytes = uint64_t{2} << 30;  // docs/limits.md
+};
+
+// Reads a saved profile (*.sparkprof) into per-stage summaries. Bad batches are skipped and
+// named in `problems`; fails only when the file cannot be read or holds no readable batch.
+Result<ApplicationProfile> LoadApplicationProfile(const std::string& path,
+                                                  const ProfileLoadOptions& options = {});
+// The same from bytes already in memory; `source_name` names them in messages.
+Result<ApplicationProfile> ApplicationProfileFromBytes(std::string_view bytes,
+                                                       const std::string& source_name,
+                                                       const ProfileLoadOptions& options = {});
+
+// The directory the driver writes an application's files to, under its output directory: the
+// application id with characters other than [A-Za-z0-9._-] replaced by '_'.
+std::string ApplicationDirectoryName(const std::string& application_id);
+
+// Where `--profile PATH` finds an application's profile: PATH itself when it is a file; in a
+// directory, <PATH>/<application id>/profile.sparkprof (the driver's layout, its id made
+// file-name safe as the driver does), else <PATH>/profile.sparkprof. "" when none exists.
+std::string FindProfileFor(const std::string& path, const std::string& application_id);
+
+}  // namespace sparkprof::profile

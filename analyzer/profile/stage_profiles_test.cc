@@ -1,0 +1,174 @@
+#include "analyzer/profile/stage_profiles.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "schema/profile_generated.h"
+
+namespace sparkprof::profile {
+namespace {
+
+using flamegraph::ProfileModel;
+using flamegraph::WeightUnit;
+
+constexpr uint64_t kMs = 1'000'000;
+
+void Add(ProfileModel& model, std::vector<std::string_view> frames, Category category,
+         uint64_t ms) {
+  model.AddStack(std::span<const std::string_view>(frames), category, ms * kMs);
+}
+
+TEST(StageProfilesTest, CategoriesOnAndOffCpuAndPythonApart) {
+  ProfileModel model(WeightUnit::kNanoseconds);
+  Add(model, {"java.lang.Thread.run", "com.acme.Job.map", "java.io.ObjectOutputStream.writeObject"},
+      Category::kSerialization, 600);
+  Add(model, {"java.lang.Thread.run", "com.acme.Job.map"}, Category::kCompute, 200);
+  Add(model, {"java.lang.Thread.run", "org.apache.spark.api.python.BasePythonRunner$ReaderIterator.next",
+              "java.io.DataInputStream.readInt"},
+      Category::kPythonWait, 150);
+  Add(model, {"[python] udf.py:f"}, Category::kPython, 140);
+  Add(model, {"java.lang.Thread.run", "com.acme.Job.map", "java.lang.Thread.sleep"},
+      Category::kSleep, 50);
+  StageProfile stage = SummarizeStage(model, 3, 1);
+  EXPECT_EQ(stage.stage_id, 3);
+  EXPECT_EQ(stage.stage_attempt, 1);
+  EXPECT_EQ(stage.task_ns, 1000 * kMs);  // python kept apart
+  EXPECT_EQ(stage.python_ns, 140 * kMs);
+  EXPECT_EQ(stage.on_cpu_ns, 800 * kMs);
+  EXPECT_EQ(stage.off_cpu_ns, 200 * kMs);
+  EXPECT_DOUBLE_EQ(stage.Share(Category::kSerialization), 0.6);
+  ASSERT_FALSE(stage.top_self.empty());
+  EXPECT_EQ(stage.top_self[0].frame, "java.io.ObjectOutputStream.writeObject");
+  EXPECT_EQ(stage.top_self[0].category, Category::kSerialization);
+  // The application's frame: on-CPU inclusive (serialization + compute under it), all time too.
+  ASSERT_FALSE(stage.top_application.empty());
+  EXPECT_EQ(stage.top_application[0].frame, "com.acme.Job.map");
+  EXPECT_EQ(stage.top_application[0].on_cpu_inclusive_ns, 800 * kMs);
+  EXPECT_EQ(stage.top_application[0].inclusive_ns, 850 * kMs);
+  // Sites: the python wait happened in Spark's runner, not in DataInputStream.
+  std::vector<const Site*> python = stage.SitesOf(Category::kPythonWait);
+  ASSERT_EQ(python.size(), 1u);
+  EXPECT_EQ(python[0]->frame, "org.apache.spark.api.python.BasePythonRunner$ReaderIterator.next");
+  EXPECT_EQ(python[0]->application_frame, "");
+  std::vector<const Site*> sleep = stage.SitesOf(Category::kSleep);
+  ASSERT_EQ(sleep.size(), 1u);
+  EXPECT_EQ(sleep[0]->frame, "com.acme.Job.map");
+  EXPECT_EQ(sleep[0]->application_frame, "com.acme.Job.map");
+  // Patterns.
+  const PatternTime* java = stage.FindPattern(Pattern::kJavaSerialization);
+  ASSERT_NE(java, nullptr);
+  EXPECT_EQ(java->ns, 600 * kMs);
+  EXPECT_EQ(java->application_frame, "com.acme.Job.map");
+  const PatternTime* runner = stage.FindPattern(Pattern::kPythonRunner);
+  ASSERT_NE(runner, nullptr);
+  EXPECT_EQ(runner->on_cpu_ns, 0u);
+  EXPECT_EQ(stage.FindPattern(Pattern::kKryo), nullptr);
+}
+
+TEST(StageProfilesTest, RecursionCountsOnceAndStringSplitNeedsCompile) {
+  ProfileModel model(WeightUnit::kNanoseconds);
+  Add(model, {"com.acme.Tree.walk", "com.acme.Tree.walk", "com.acme.Tree.walk"},
+      Category::kCompute, 100);
+  // A one-character split does not compile a regex: no pattern time.
+  Add(model, {"com.acme.Parser.parse", "java.lang.String.split", "java.lang.String.indexOf"},
+      Category::kCompute, 30);
+  Add(model, {"com.acme.Parser.parse", "java.lang.String.split",
+              "java.util.regex.Pattern.compile", "java.util.regex.Pattern.expr"},
+      Category::kCompute, 70);
+  StageProfile stage = SummarizeStage(model, 0, 0);
+  ASSERT_GE(stage.top_application.size(), 2u);
+  for (const FrameTime& frame : stage.top_application) {
+    if (frame.frame == "com.acme.Tree.walk") {
+      EXPECT_EQ(frame.inclusive_ns, 100 * kMs);
+      EXPECT_EQ(frame.self_ns, 100 * kMs);
+    }
+  }
+  const PatternTime* regex = stage.FindPattern(Pattern::kRegexCompile);
+  ASSERT_NE(regex, nullptr);
+  EXPECT_EQ(regex->ns, 70 * kMs);
+  EXPECT_EQ(regex->application_frame, "com.acme.Parser.parse");
+}
+
+TEST(StageProfilesTest, ApplicationFrames) {
+  EXPECT_TRUE(IsApplicationFrame("com.acme.Parser.parse"));
+  EXPECT_TRUE(IsApplicationFrame("Demo$.$anonfun$main$1"));
+  EXPECT_FALSE(IsApplicationFrame("org.apache.spark.rdd.RDD.iterator"));
+  EXPECT_FALSE(IsApplicationFrame("java.util.HashMap.get"));
+  EXPECT_FALSE(IsApplicationFrame("scala.collection.Iterator$$anon$10.next"));
+  EXPECT_FALSE(IsApplicationFrame("[overflow: stage call tree full]"));
+}
+
+std::string Batch(const char* mode, int32_t stage, int32_t attempt, schema::Category category,
+                  uint64_t weight_ns, const char* executor = "1") {
+  flatbuffers::FlatBufferBuilder builder;
+  std::vector<uint32_t> frames = {0, 1};
+  std::vector<flatbuffers::Offset<schema::Stack>> stacks = {
+      schema::CreateStackDirect(builder, &frames)};
+  std::vector<flatbuffers::Offset<schema::StackSample>> samples = {schema::CreateStackSample(
+      builder, 0, stage, attempt, 7, 0, category, weight_ns / 10'000'000, weight_ns)};
+  std::vector<flatbuffers::Offset<flatbuffers::String>> strings = {
+      builder.CreateString("java.lang.Thread.run"), builder.CreateString("com.acme.Job.map")};
+  auto batch = schema::CreateBatchDirect(builder, 1, executor, "host", 1, 0, 1, 10'000'000, mode,
+                                         &strings, &stacks, &samples);
+  schema::FinishSizePrefixedBatchBuffer(builder, batch);
+  return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
+}
+
+TEST(StageProfilesTest, ReadsStagesModesAndNamesBadBatches) {
+  std::string bytes = Batch("cpu+wall", 1, 0, schema::Category::compute, 300 * kMs) +
+                      Batch("cpu+wall", 1, 0, schema::Category::lock_wait, 100 * kMs, "2") +
+                      Batch("cpu", 2, 1, schema::Category::compute, 50 * kMs) +
+                      Batch("cpu", -1, -1, schema::Category::compute, 20 * kMs);
+  const size_t good = bytes.size();
+  bytes += std::string("\x10\x00\x00\x00garbagegarbage!!", 20);
+  Result<ApplicationProfile> loaded = ApplicationProfileFromBytes(bytes, "p.sparkprof");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  const ApplicationProfile& profile = *loaded;
+  EXPECT_EQ(profile.modes, (std::vector<std::string>{"cpu", "cpu+wall"}));
+  EXPECT_TRUE(profile.has_off_cpu());
+  EXPECT_EQ(profile.interval_ns, 10'000'000);
+  EXPECT_EQ(profile.executors, 2u);
+  EXPECT_EQ(profile.batches_read, 4u);
+  EXPECT_EQ(profile.batches_skipped, 1u);
+  ASSERT_EQ(profile.problems.size(), 1u);
+  EXPECT_NE(profile.problems[0].find("p.sparkprof: byte " + std::to_string(good)),
+            std::string::npos);
+  EXPECT_EQ(profile.untagged_ns, 20 * kMs);
+  ASSERT_EQ(profile.stages.size(), 2u);
+  const StageProfile* one = profile.Find(1, 0);
+  ASSERT_NE(one, nullptr);
+  EXPECT_EQ(one->task_ns, 400 * kMs);
+  EXPECT_EQ(one->off_cpu_ns, 100 * kMs);
+  EXPECT_EQ(profile.Find(2, 0), nullptr);
+  ASSERT_NE(profile.Find(2, 1), nullptr);
+  EXPECT_EQ(profile.Combined(2).task_ns, 50 * kMs);
+}
+
+TEST(StageProfilesTest, NoReadableBatchIsAnError) {
+  Result<ApplicationProfile> loaded = ApplicationProfileFromBytes("not a profile", "x.sparkprof");
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_NE(loaded.status().message().find("x.sparkprof"), std::string::npos);
+}
+
+TEST(StageProfilesTest, FindsTheDriversLayout) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("sparkprof-profile-test-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir / "app-20260101-0001");
+  std::ofstream(dir / "app-20260101-0001" / "profile.sparkprof") << "x";
+  EXPECT_EQ(FindProfileFor(dir.string(), "app-20260101-0001"),
+            (dir / "app-20260101-0001" / "profile.sparkprof").string());
+  EXPECT_EQ(FindProfileFor(dir.string(), "app-other"), "");
+  std::ofstream(dir / "profile.sparkprof") << "x";
+  EXPECT_EQ(FindProfileFor(dir.string(), "app-other"), (dir / "profile.sparkprof").string());
+  EXPECT_EQ(FindProfileFor((dir / "profile.sparkprof").string(), "any"),
+            (dir / "profile.sparkprof").string());
+  EXPECT_EQ(ApplicationDirectoryName("a/b:c"), "a_b_c");
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace sparkprof::profile

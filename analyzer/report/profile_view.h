@@ -1,0 +1,36 @@
+// What the text, Markdown and HTML reports show of the agent's profile, computed once: the
+// stages with the most sampled task time and, for each, its categories as shares ("serialization
+// 77%"), in one place so the three formats print the same figures.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analyzer/profile/stage_profiles.h"
+
+namespace sparkprof::report {
+
+inline constexpr size_t kProfileStagesShown = 10;
+
+struct CategoryShare {
+  std::string name;  // "serialization", "python_wait", ...
+  uint64_t ns = 0;
+  double share = 0;  // of the stage's sampled task time (python: of its own time, not a share)
+  bool off_cpu = false;
+};
+
+struct StageProfileView {
+  const profile::StageProfile* stage = nullptr;
+  std::vector<CategoryShare> categories;  // task-time categories with time, most first
+};
+
+// The stages with the most sampled task time, most first (at most kProfileStagesShown).
+std::vector<StageProfileView> StageProfileViews(const profile::ApplicationProfile& profile);
+
+// "serialization 77%, compute 15%, python_wait 5%" (shares >= 1%, at most `count`).
+std::string CategorySharesText(const StageProfileView& view, size_t count = 5);
+
+// "cpu+wall every 10 ms, 4 executors, 12 batches" (the profile's header line).
+std::string ProfileSourceText(const profile::ApplicationProfile& profile);
+
+}  // namespace sparkprof::report
