@@ -512,8 +512,18 @@ Result<std::vector<std::string>> DriverAggregator::FinishApplication() {
     RefreshLiveMetrics(options_.live_extend_to_now ? WallClockMs() : -1);
     std::string name = live_->ApplicationId();
     if (name.empty()) name = "live application";
-    Result<report::Analysis> analysis =
-        live_->Finish(name, [this](model::ApplicationModel& model) { s3a_.ApplyTo(model); });
+    // Every sample that reached the driver is in the saved profile: the diagnosis reads it back
+    // as `sparkprof analyze --profile` does, so the live and offline reports agree.
+    std::string profile_path;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      profile_file_.Flush();
+      if (profile_file_.is_open() && profile_file_.bytes_written() > 0) {
+        profile_path = profile_file_.path();
+      }
+    }
+    Result<report::Analysis> analysis = live_->Finish(
+        name, [this](model::ApplicationModel& model) { s3a_.ApplyTo(model); }, profile_path);
     if (!analysis.ok()) {
       finish_result_ = analysis.status();
       return;
@@ -521,7 +531,6 @@ Result<std::vector<std::string>> DriverAggregator::FinishApplication() {
     std::string dir = OutputDirectory();
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      profile_file_.Flush();
       for (int i = 0; i < kIngestOutcomeCount; ++i) {
         analysis->driver_batches.emplace_back(IngestOutcomeName(static_cast<IngestOutcome>(i)),
                                               outcome_counts_[i]);

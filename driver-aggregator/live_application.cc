@@ -448,7 +448,8 @@ std::string LiveApplication::EndedJobsJson(const std::vector<int32_t>& job_ids) 
 }
 
 Result<report::Analysis> LiveApplication::Finish(
-    const std::string& input_name, const std::function<void(model::ApplicationModel&)>& amend) {
+    const std::string& input_name, const std::function<void(model::ApplicationModel&)>& amend,
+    const std::string& profile_path) {
   report::Analysis analysis;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -472,6 +473,8 @@ Result<report::Analysis> LiveApplication::Finish(
   // held to a smaller budget (about a second of CPU at the application's end).
   cost::CostOptions cost_options;
   cost_options.max_simulated_tasks = 2'000'000;
+  // The profile as `sparkprof analyze --profile` reads it: the same file, the same summary.
+  if (!profile_path.empty()) report::AttachProfile(analysis, profile_path);
   report::CompleteAnalysis(analysis, cost_options);
   return analysis;
 }

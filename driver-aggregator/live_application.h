@@ -136,9 +136,11 @@ class LiveApplication {
   // model, its summary and diagnosis. `input_name` names the input in the report. Once: later
   // calls return an error. `amend` adds what the live feed measured beyond the events (the
   // executors' S3A statistics) to the finished model before the diagnosis reads it.
+  // `profile_path` (optional): the saved profile the diagnosis reads (report::AttachProfile).
   Result<report::Analysis> Finish(
       const std::string& input_name,
-      const std::function<void(model::ApplicationModel&)>& amend = {});
+      const std::function<void(model::ApplicationModel&)>& amend = {},
+      const std::string& profile_path = "");
   bool finished() const;
 
  private:

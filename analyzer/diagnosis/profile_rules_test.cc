@@ -293,6 +293,24 @@ TEST_F(ProfileRulesTest, HotUserCodeNamesRegexCompiledPerRecord) {
   EXPECT_GT(found[0]->impact.time_saved_ms_high, 0);
 }
 
+TEST_F(ProfileRulesTest, HotUserCodeNamesTheFrameHoldingMostOfTheCpu) {
+  // Half of stage 0 off CPU (sleeping), the other half computing in com.acme.Scorer.dot (called
+  // by score: the tie goes to the innermost frame, which holds the self time): the frame holds
+  // all of the stage's CPU, though only half of its task time.
+  report::Analysis a = Analyze(
+      TwoStages(), ProfileBatch({
+                       {0, Under({"com.acme.Scorer.score", "com.acme.Scorer.dot"}),
+                        schema::Category::compute, 16000},
+                       {0, Under({"org.apache.spark.util.Utils$.sleep", "java.lang.Thread.sleep"}),
+                        schema::Category::sleep, 16000},
+                   }));
+  auto found = FindingsOf(a, "hot-user-code");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0]->title.find("com.acme.Scorer.dot"), std::string::npos) << found[0]->title;
+  EXPECT_EQ(found[0]->severity, Severity::kInfo);  // no saving claimed
+  EXPECT_EQ(found[0]->impact.time_saved_ms_high, 0);
+}
+
 TEST_F(ProfileRulesTest, AMissingProfileIsSaidNotFatal) {
   testing::SyntheticApp app = TwoStages();
   const std::filesystem::path log_path = dir_ / "eventlog.json";

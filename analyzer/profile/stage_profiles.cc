@@ -27,7 +27,7 @@ constexpr std::string_view kFrameworkPrefixes[] = {
     "org.apache.logging.", "org.apache.hive.", "org.apache.avro.", "org.apache.zookeeper.",
     "io.netty.",      "com.esotericsoftware.", "com.fasterxml.", "com.google.",
     "com.twitter.chill.", "org.xerial.",  "net.jpountz.", "com.github.luben.", "org.slf4j.",
-    "org.codehaus.",  "org.json4s.",      "py4j.",        "io.sparkprof.", "org.objenesis.",
+    "org.codehaus.",  "org.json4s.",      "py4j.",        "org.objenesis.",
     "org.roaringbitmap.", "io.delta.",    "org.apache.iceberg.", "com.amazonaws.",
     "software.amazon.", "io.dropwizard.", "com.codahale.", "org.glassfish.", "org.eclipse.jetty.",
     "org.antlr.",     "[",
@@ -40,6 +40,19 @@ bool StartsWithAny(std::string_view frame, std::span<const std::string_view> pre
     if (frame.starts_with(prefix)) return true;
   }
   return false;
+}
+
+// sparkprof's plugin: classes directly in io.sparkprof (and its shaded libraries); a user's
+// io.sparkprof.<package> (the demo's) is application code.
+bool IsSparkprofPluginFrame(std::string_view frame) {
+  constexpr std::string_view kPackage = "io.sparkprof.";
+  if (!frame.starts_with(kPackage)) return false;
+  const std::string_view rest = frame.substr(kPackage.size());
+  return rest.starts_with("shaded.") || (!rest.empty() && rest.front() >= 'A' && rest.front() <= 'Z');
+}
+
+bool IsFrameworkFrame(std::string_view frame) {
+  return StartsWithAny(frame, kFrameworkPrefixes) || IsSparkprofPluginFrame(frame);
 }
 
 // Frames naming a pattern: an entry ending in '.' matches every frame under that package or
@@ -67,8 +80,7 @@ const PatternRule kPatterns[kPatternCount] = {
     {Pattern::kReflection, "reflection",
      {"java.lang.reflect.Method.invoke", "java.lang.Class.forName"}},
     {Pattern::kDateFormatting, "date_formatting",
-     {"java.text.SimpleDateFormat.<init>", "java.text.SimpleDateFormat.parse",
-      "java.time.format.DateTimeFormatter.ofPattern", "java.time.format.DateTimeFormatter.parse"}},
+     {"java.text.SimpleDateFormat.<init>", "java.time.format.DateTimeFormatter.ofPattern"}},
     {Pattern::kClosureSerialization, "closure_serialization",
      {"org.apache.spark.serializer.JavaSerializerInstance.deserialize",
       "org.apache.spark.serializer.JavaSerializerInstance.serialize"}},
@@ -145,6 +157,9 @@ class Summarizer {
     if (site != kNone) {
       uint64_t& ns = sites_[SiteKey{c, site, application}];
       ns = flamegraph::SaturatingAdd(ns, weight);
+      if (site == application) {
+        out_.application_site_ns[c] = flamegraph::SaturatingAdd(out_.application_site_ns[c], weight);
+      }
     }
     // Inclusive sums, once per frame per sample; patterns likewise.
     ++generation_;
@@ -217,9 +232,16 @@ class Summarizer {
     // Top application frames by on-CPU inclusive time (then all time).
     std::vector<std::pair<FrameId, InclusiveSums>> application(inclusive_.begin(),
                                                                inclusive_.end());
+    // Ties (a caller and the callee doing all its work) go to the frame with more self time:
+    // the innermost one that holds the time.
+    auto self_of = [&](FrameId frame) {
+      auto it = self_.find(frame);
+      return it == self_.end() ? uint64_t{0} : it->second.total;
+    };
     std::sort(application.begin(), application.end(), [&](const auto& a, const auto& b) {
       if (a.second.on_cpu != b.second.on_cpu) return a.second.on_cpu > b.second.on_cpu;
       if (a.second.all != b.second.all) return a.second.all > b.second.all;
+      if (self_of(a.first) != self_of(b.first)) return self_of(a.first) > self_of(b.first);
       return model_.FrameName(a.first) < model_.FrameName(b.first);
     });
     for (size_t i = 0; i < application.size() && i < kTopFrames; ++i) {
@@ -321,9 +343,9 @@ class Summarizer {
     uint8_t& kind = frame_kind_[frame];
     if (kind == kUnknownKind) {
       const std::string_view name = model_.FrameName(frame);
-      kind = StartsWithAny(name, kJdkPrefixes)            ? kJdk
-             : StartsWithAny(name, kFrameworkPrefixes) ? kFramework
-                                                          : kApplication;
+      kind = StartsWithAny(name, kJdkPrefixes) ? kJdk
+             : IsFrameworkFrame(name)           ? kFramework
+                                                : kApplication;
     }
     return kind;
   }
@@ -406,7 +428,7 @@ std::vector<const Site*> StageProfile::SitesOf(Category category) const {
 
 bool ApplicationProfile::has_off_cpu() const {
   for (const std::string& mode : modes) {
-    if (mode.find("wall") != std::string::npos) return true;
+    if (mode == "cpu+wall") return true;
   }
   return false;
 }
@@ -438,13 +460,15 @@ StageProfile ApplicationProfile::Combined(int32_t stage_id) const {
     combined.on_cpu_ns = flamegraph::SaturatingAdd(combined.on_cpu_ns, stage.on_cpu_ns);
     combined.off_cpu_ns = flamegraph::SaturatingAdd(combined.off_cpu_ns, stage.off_cpu_ns);
     combined.python_ns = flamegraph::SaturatingAdd(combined.python_ns, stage.python_ns);
+    for (int c = 0; c < kCategoryCount; ++c) {
+      combined.application_site_ns[c] =
+          flamegraph::SaturatingAdd(combined.application_site_ns[c], stage.application_site_ns[c]);
+    }
   }
   return combined;
 }
 
-bool IsApplicationFrame(std::string_view frame) {
-  return !StartsWithAny(frame, kFrameworkPrefixes);
-}
+bool IsApplicationFrame(std::string_view frame) { return !IsFrameworkFrame(frame); }
 
 StageProfile SummarizeStage(const ProfileModel& model, int32_t stage_id, int32_t stage_attempt) {
   Summarizer summarizer(model);

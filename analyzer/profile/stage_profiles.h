@@ -6,13 +6,14 @@
 //
 // Definitions (docs/report-schema.md, `profile`):
 //   * task time sampled = the weight of samples carrying a task tag (weight_ns: CPU ns in "cpu"
-//     mode; wall ns split into on- and off-CPU parts in "cpu+wall" mode). Python worker samples
+//     mode; wall ns split into on- and off-CPU parts in "cpu+wall" mode; wall ns unsplit, all
+//     counted as on CPU by their frames' category, in "wall" mode). Python worker samples
 //     (category python) are the worker's CPU, which overlaps the JVM thread's python_wait: they
 //     are kept apart (python_ns), never added to the task time.
 //   * a frame's self time: samples whose innermost frame it is; inclusive time: samples with the
 //     frame anywhere on the stack (once per sample however often it recurs).
 //   * application frames: frames of the user's code -- every frame outside the JDK, Scala,
-//     Spark, Hadoop and the libraries Spark ships (kFrameworkPrefixes in the .cc).
+//     Spark, Hadoop, the libraries Spark ships and sparkprof's own plugin (IsApplicationFrame).
 //   * a category's sites: the innermost frame outside the JDK on the samples of that category
 //     (for a wait: the code that waited, not the park or socket read it waited in).
 #pragma once
@@ -43,7 +44,7 @@ enum class Pattern : uint8_t {
   kJsonParsing,        // Jackson, Gson, org.json
   kPythonRunner,       // org.apache.spark.api.python: the task thread driving a Python worker
   kReflection,         // java.lang.reflect.Method.invoke / Class.forName
-  kDateFormatting,     // java.text.SimpleDateFormat / DateTimeFormatter construction and parse
+  kDateFormatting,     // java.text.SimpleDateFormat / DateTimeFormatter built (not parsing)
   // Spark's JavaSerializerInstance.serialize/deserialize of one object: task closures and
   // results (always Java serialization, whatever spark.serializer says); data goes through
   // serialization streams instead.
@@ -59,6 +60,8 @@ inline constexpr int kPatternCount = 12;
 // "java_serialization", "kryo", "regex_compile", ...
 std::string_view PatternName(Pattern pattern);
 
+// inclusive_ns and on_cpu_inclusive_ns are kept for application frames only (0 for the JDK's
+// and the framework's frames in top_self).
 struct FrameTime {
   std::string frame;
   uint64_t self_ns = 0;
@@ -97,6 +100,9 @@ struct StageProfile {
   std::vector<FrameTime> top_application;  // application frames, most on-CPU inclusive first
   std::vector<Site> sites;                 // per category with time, most first (kSitesPerCategory)
   std::vector<PatternTime> patterns;       // patterns with time, most first
+  // Per category, the time whose site is an application frame: the user's code itself called
+  // into the JDK (ObjectOutputStream in a deep copy, Thread.sleep in a UDF), not Spark.
+  CategoryNs application_site_ns{};
   uint64_t distinct_stacks = 0;
 
   double Share(Category category) const {
@@ -123,7 +129,8 @@ struct ApplicationProfile {
   uint64_t untagged_ns = 0;           // samples outside any task (driver, JVM threads)
   std::vector<StageProfile> stages;   // by (stage id, attempt)
 
-  // Off-CPU time was sampled (mode "wall" or "cpu+wall" on some executor).
+  // Off-CPU time was sampled (mode "cpu+wall" on some executor: only that mode splits a task
+  // thread's wall time into on- and off-CPU parts; "wall" samples carry no CPU split).
   bool has_off_cpu() const;
   const StageProfile* Find(int32_t stage_id, int32_t stage_attempt) const;
   // Every attempt of a stage, summed (for rules that judge a stage whatever its retries); the

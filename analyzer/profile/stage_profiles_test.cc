@@ -58,6 +58,9 @@ TEST(StageProfilesTest, CategoriesOnAndOffCpuAndPythonApart) {
   ASSERT_EQ(sleep.size(), 1u);
   EXPECT_EQ(sleep[0]->frame, "com.acme.Job.map");
   EXPECT_EQ(sleep[0]->application_frame, "com.acme.Job.map");
+  EXPECT_EQ(stage.application_site_ns[CategoryIndex(Category::kSleep)], 50 * kMs);
+  EXPECT_EQ(stage.application_site_ns[CategoryIndex(Category::kSerialization)], 600 * kMs);
+  EXPECT_EQ(stage.application_site_ns[CategoryIndex(Category::kPythonWait)], 0u);
   // Patterns.
   const PatternTime* java = stage.FindPattern(Pattern::kJavaSerialization);
   ASSERT_NE(java, nullptr);
@@ -100,6 +103,9 @@ TEST(StageProfilesTest, ApplicationFrames) {
   EXPECT_FALSE(IsApplicationFrame("java.util.HashMap.get"));
   EXPECT_FALSE(IsApplicationFrame("scala.collection.Iterator$$anon$10.next"));
   EXPECT_FALSE(IsApplicationFrame("[overflow: stage call tree full]"));
+  EXPECT_FALSE(IsApplicationFrame("io.sparkprof.SparkProfPlugin$Executor.onTaskStart"));
+  EXPECT_FALSE(IsApplicationFrame("io.sparkprof.shaded.io.opentelemetry.Foo.bar"));
+  EXPECT_TRUE(IsApplicationFrame("io.sparkprof.demo.OrderGraph.deepCopy"));
 }
 
 std::string Batch(const char* mode, int32_t stage, int32_t attempt, schema::Category category,
@@ -129,7 +135,7 @@ TEST(StageProfilesTest, ReadsStagesModesAndNamesBadBatches) {
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   const ApplicationProfile& profile = *loaded;
   EXPECT_EQ(profile.modes, (std::vector<std::string>{"cpu", "cpu+wall"}));
-  EXPECT_TRUE(profile.has_off_cpu());
+  EXPECT_TRUE(profile.has_off_cpu());  // cpu+wall somewhere; wall alone would not split
   EXPECT_EQ(profile.interval_ns, 10'000'000);
   EXPECT_EQ(profile.executors, 2u);
   EXPECT_EQ(profile.batches_read, 4u);
@@ -152,6 +158,22 @@ TEST(StageProfilesTest, NoReadableBatchIsAnError) {
   Result<ApplicationProfile> loaded = ApplicationProfileFromBytes("not a profile", "x.sparkprof");
   ASSERT_FALSE(loaded.ok());
   EXPECT_NE(loaded.status().message().find("x.sparkprof"), std::string::npos);
+}
+
+TEST(StageProfilesTest, AProfileOverTheSizeLimitIsRefusedByName) {
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("sparkprof-limit-" + std::to_string(getpid()));
+  const std::string batch = Batch("cpu", 1, 0, schema::Category::compute, 300 * kMs);
+  std::ofstream(file, std::ios::binary) << batch;
+  ProfileLoadOptions options;
+  options.max_file_bytes = batch.size();  // at the limit: read
+  EXPECT_TRUE(LoadApplicationProfile(file.string(), options).ok());
+  options.max_file_bytes = batch.size() - 1;  // past it: refused, named
+  Result<ApplicationProfile> refused = LoadApplicationProfile(file.string(), options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find(file.string()), std::string::npos);
+  EXPECT_NE(refused.status().message().find("limit"), std::string::npos);
+  std::filesystem::remove(file);
 }
 
 TEST(StageProfilesTest, FindsTheDriversLayout) {

@@ -38,23 +38,6 @@ uint64_t EstimatedJsonBytes(const source::ApplicationLog& log,
   return json_bytes;
 }
 
-void AttachProfile(Analysis& analysis, const std::string& profile_path) {
-  const std::string file = profile::FindProfileFor(profile_path, analysis.model.app_id);
-  if (file.empty()) {
-    analysis.profile_error = profile_path + ": no profile.sparkprof for application '" +
-                             analysis.model.app_id + "' (looked for the file itself, <dir>/" +
-                             profile::ApplicationDirectoryName(analysis.model.app_id) +
-                             "/profile.sparkprof and <dir>/profile.sparkprof)";
-    return;
-  }
-  Result<profile::ApplicationProfile> loaded = profile::LoadApplicationProfile(file);
-  if (!loaded.ok()) {
-    analysis.profile_error = loaded.status().message();
-    return;
-  }
-  analysis.profile = std::make_shared<const profile::ApplicationProfile>(std::move(*loaded));
-}
-
 Analysis Analyze(const source::ApplicationLog& log, const eventlog::ReaderOptions& options,
                  const cost::CostOptions& cost_options, const std::string& profile_path) {
   Analysis analysis;

@@ -1,4 +1,4 @@
-// CompleteAnalysis in its own object file: the driver's shared library links it without pulling in
+// CompleteAnalysis (and AttachProfile) in its own object file: the driver's shared library links it without pulling in
 // Analyze's log reading (codecs, zips) and their shared-library dependencies.
 #include <future>
 #include <memory>
@@ -11,6 +11,23 @@
 #include "common/parallel.h"
 
 namespace sparkprof::report {
+
+void AttachProfile(Analysis& analysis, const std::string& profile_path) {
+  const std::string file = profile::FindProfileFor(profile_path, analysis.model.app_id);
+  if (file.empty()) {
+    analysis.profile_error = profile_path + ": no profile.sparkprof for application '" +
+                             analysis.model.app_id + "' (looked for the file itself, <dir>/" +
+                             profile::ApplicationDirectoryName(analysis.model.app_id) +
+                             "/profile.sparkprof and <dir>/profile.sparkprof)";
+    return;
+  }
+  Result<profile::ApplicationProfile> loaded = profile::LoadApplicationProfile(file);
+  if (!loaded.ok()) {
+    analysis.profile_error = loaded.status().message();
+    return;
+  }
+  analysis.profile = std::make_shared<const profile::ApplicationProfile>(std::move(*loaded));
+}
 
 void CompleteAnalysis(Analysis& analysis, const cost::CostOptions& cost_options) {
   // The rules' expected impacts and the cost frontier replay the run against one baseline.

@@ -120,7 +120,7 @@ void WriteFinding(const diagnosis::Finding& f, JsonWriter& out) {
           .Field("frame", frame.frame)
           .Field("application_frame", frame.application_frame)
           .Field("category", frame.category)
-          .FieldDouble("ms", frame.ms, 6)
+          .FieldDouble("ms", frame.ms, 9)
           .EndObject();
     }
     out.EndArray();
@@ -205,7 +205,7 @@ void WriteCost(const cost::RunCost& c, JsonWriter& out) {
   out.EndArray().EndObject();
 }
 
-// Nanoseconds as milliseconds with three decimals (a sampled figure, not a count).
+// Nanoseconds as milliseconds, 9 significant digits (a sampled figure, not a count).
 void FieldMs(JsonWriter& out, const char* key, uint64_t ns) {
   out.FieldDouble(key, static_cast<double>(ns) / 1e6, 9);
 }

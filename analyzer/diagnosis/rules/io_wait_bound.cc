@@ -1,7 +1,7 @@
 // io-wait-bound: task threads spend a large share of their time off CPU waiting for storage or
 // network I/O outside the shuffle (object store reads and listings, HDFS, local disk, JDBC): the
 // event log counts that time as run time and cannot tell it from computing. Needs off-CPU
-// samples (agent mode cpu+wall, the default, or wall).
+// samples (agent mode cpu+wall, the default; wall mode does not split a sample into on and off CPU).
 //
 // Judgement: profile_judgement.h. Efficiency 20-60%: waiting for I/O can be cut (more
 // parallel requests, larger reads, a read pattern that fits the format, pruning what is read)

@@ -1,6 +1,6 @@
 // lock-contention: task threads spend a large share of their time blocked on a monitor or a
 // java.util.concurrent lock: tasks that run in one executor JVM share its objects, and a lock
-// taken per record serialises them. Needs off-CPU samples (agent mode cpu+wall or wall).
+// taken per record serialises them. Needs off-CPU samples (agent mode cpu+wall, the default; wall mode does not split a sample into on and off CPU).
 //
 // Judgement: profile_judgement.h. Efficiency 50-90%: removing a lock from the per-record path
 // (a per-thread or per-partition instance, a concurrent structure, work done once per

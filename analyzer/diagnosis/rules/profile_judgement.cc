@@ -48,7 +48,7 @@ std::vector<ProfiledCause> CollectCauses(
 }
 
 bool JudgeProfiledCauses(const DiagnosisInput& input, const std::vector<ProfiledCause>& causes,
-                         const Efficiency& efficiency, Finding& f) {
+                         const Efficiency& efficiency, Finding& f, bool report_regardless) {
   if (causes.empty()) return false;
   const int64_t wall_ms = std::max<int64_t>(input.phases.wall_ms, 1);
   double max_share = 0;
@@ -111,7 +111,7 @@ bool JudgeProfiledCauses(const DiagnosisInput& input, const std::vector<Profiled
   }
   f.cost_ms = std::min(f.cost_ms, wall_ms);
   const double high_share = static_cast<double>(f.impact.time_saved_ms_high) / wall_ms;
-  if (high_share < kMinWallShare && max_share < kMinShareAlone) return false;
+  if (!report_regardless && high_share < kMinWallShare && max_share < kMinShareAlone) return false;
   const double expected_share = static_cast<double>(f.expected_saving_ms()) / wall_ms;
   f.severity = expected_share >= kCriticalWallShare  ? Severity::kCritical
                : expected_share >= kWarningWallShare ? Severity::kWarning

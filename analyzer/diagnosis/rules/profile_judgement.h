@@ -63,8 +63,10 @@ struct Efficiency {
 
 // Fills f.impact, f.cost_ms and f.severity from the causes and the efficiency (see above);
 // false when the finding is not worth reporting (kMinWallShare / kMinShareAlone).
+// `report_regardless`: fill everything and return true whatever the saving (a rule that judged
+// its cause by another share itself).
 bool JudgeProfiledCauses(const DiagnosisInput& input, const std::vector<ProfiledCause>& causes,
-                         const Efficiency& efficiency, Finding& f);
+                         const Efficiency& efficiency, Finding& f, bool report_regardless = false);
 
 // "1.23 s (42% of stage 3's sampled task time)".
 std::string TimeAndShare(const ProfiledCause& cause);

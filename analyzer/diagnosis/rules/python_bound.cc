@@ -1,7 +1,7 @@
 // python-bound: task threads spend a large share of their time waiting on their Python worker
 // (PySpark UDFs, pandas UDFs, mapInPandas/applyInPandas, RDD lambdas): the JVM side of a Python
 // task is a thread blocked reading the worker's socket, which the event log calls run time.
-// Needs off-CPU samples (agent mode cpu+wall, the default, or wall).
+// Needs off-CPU samples (agent mode cpu+wall, the default; wall mode does not split a sample into on and off CPU).
 //
 // Judgement: profile_judgement.h. The fix follows the frames that waited:
 //   * row-at-a-time Python UDFs (BatchEvalPythonExec / PythonUDFRunner): built-in functions run

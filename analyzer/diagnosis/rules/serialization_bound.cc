@@ -9,9 +9,14 @@
 //     deserialises its closure, always with Java serialization): a closure capturing a large
 //     object is read again by every task; broadcasting it makes that once per executor.
 //     Efficiency 80-95% (what stays: the small closure itself).
+//   * Java serialization the application calls itself (the innermost frame outside the JDK is
+//     the user's: a deep copy or a hand-made cache through ObjectOutputStream): a copy
+//     constructor or a purpose-built copy does the same work without writing and parsing a byte
+//     stream. Efficiency 50-90%, as for Kryo below (the same byte stream is avoided).
 //   * Java serialization of data (java.io.ObjectOutputStream/ObjectInputStream under Spark's
 //     serialization streams) with spark.serializer not Kryo: Kryo is "often as much as 10x"
 //     faster and more compact (Spark's tuning guide, "Data Serialization"). Efficiency 50-90%.
+//   Both parts are named when each holds >= 25% of the serialization time.
 //   * Kryo already, or Spark SQL's row serializer: registration (Kryo then writes class ids, not
 //     names) and serialising less (DataFrames instead of RDDs of objects, fewer shuffles).
 //     Efficiency 10-40%: the data still has to be written.
@@ -36,9 +41,11 @@ void SerializationBound(const DiagnosisInput& input, std::vector<Finding>& out) 
     return stage.category_ns[CategoryIndex(TaskCategory::kSerialization)];
   });
   if (causes.empty()) return;
-  uint64_t serialization = 0, java = 0, closure = 0, kryo = 0;
+  uint64_t serialization = 0, java = 0, closure = 0, kryo = 0, by_application = 0;
   for (const ProfiledCause& cause : causes) {
     serialization += cause.ns;
+    by_application +=
+        cause.stage.application_site_ns[CategoryIndex(TaskCategory::kSerialization)];
     java += PatternNs(cause.stage, profile::Pattern::kJavaSerialization);
     closure += PatternNs(cause.stage, profile::Pattern::kClosureSerialization);
     kryo += PatternNs(cause.stage, profile::Pattern::kKryo);
@@ -59,6 +66,7 @@ void SerializationBound(const DiagnosisInput& input, std::vector<Finding>& out) 
       {"java_serialization_ms", static_cast<double>(java / 1'000'000), "ms"},
       {"closure_serialization_ms", static_cast<double>(closure / 1'000'000), "ms"},
       {"kryo_ms", static_cast<double>(kryo / 1'000'000), "ms"},
+      {"called_by_application_ms", static_cast<double>(by_application / 1'000'000), "ms"},
       {"stages", static_cast<double>(causes.size()), "count"},
   };
   for (const ProfiledCause& cause : causes) AddSiteFrames(cause, TaskCategory::kSerialization, f);
@@ -84,23 +92,46 @@ void SerializationBound(const DiagnosisInput& input, std::vector<Finding>& out) 
              "read .value inside the function",
          "a broadcast is deserialised once per executor instead of once per task"});
     efficiency = {0.80, 0.95, "a broadcast is read once per executor; the small closure stays"};
-  } else if (java * 2 >= serialization && !kryo_configured) {
+  } else if (java * 2 >= serialization &&
+             (!kryo_configured || by_application * 4 >= serialization)) {
     f.title = "Java serialization dominates the task time";
-    f.explanation =
-        where + " " + Millis(static_cast<int64_t>(java / 1'000'000)) +
-        " of it is the JDK's ObjectOutputStream/ObjectInputStream: spark.serializer is " +
-        (serializer.empty() ? std::string("not set (JavaSerializer, the default)")
-                            : "'" + serializer + "'") +
-        ". Kryo is often as much as 10x faster and more compact (Spark's tuning guide).";
-    f.recommendations.push_back(
-        {"spark.serializer", "org.apache.spark.serializer.KryoSerializer",
-         "the serializer Spark recommends for anything shuffled or cached as objects"});
-    f.recommendations.push_back(
-        {"spark.kryo.registrationRequired", "true",
-         "with the record classes registered (SparkConf.registerKryoClasses or "
-         "spark.kryo.classesToRegister) Kryo writes a class id, not the class name, per record; "
-         "the flag makes a missing registration an error instead of a silent slowdown"});
-    efficiency = {0.50, 0.90, "Kryo against Java serialization, Spark's tuning guide"};
+    f.explanation = where + " " + Millis(static_cast<int64_t>(java / 1'000'000)) +
+                    " of it is the JDK's ObjectOutputStream/ObjectInputStream.";
+    if (by_application * 4 >= serialization) {
+      std::string callers;
+      for (const profile::Site* site : top.stage.SitesOf(TaskCategory::kSerialization)) {
+        if (site->frame == site->application_frame) {
+          callers += (callers.empty() ? "`" : ", `") + site->frame + "`";
+        }
+      }
+      f.explanation += " The application's own code calls it for " +
+                       Millis(static_cast<int64_t>(by_application / 1'000'000)) +
+                       (callers.empty() ? std::string() : " (" + callers + ")") +
+                       ": objects are copied or stored by writing and parsing a byte stream.";
+      f.recommendations.push_back(
+          {"", "copy the objects without Java serialization (copy constructors, or a copy "
+               "method per class), or keep them immutable and share them",
+           "a copy walks the objects once; ObjectOutputStream writes class descriptors and every "
+           "field as bytes, and ObjectInputStream parses them back"});
+    }
+    if (!kryo_configured && java > by_application && (java - by_application) * 4 >= serialization) {
+      f.explanation +=
+          " Spark's serializer writes " +
+          Millis(static_cast<int64_t>((java - by_application) / 1'000'000)) +
+          " of it (shuffled or cached objects): spark.serializer is " +
+          (serializer.empty() ? std::string("not set (JavaSerializer, the default)")
+                              : "'" + serializer + "'") +
+          ". Kryo is often as much as 10x faster and more compact (Spark's tuning guide).";
+      f.recommendations.push_back(
+          {"spark.serializer", "org.apache.spark.serializer.KryoSerializer",
+           "the serializer Spark recommends for anything shuffled or cached as objects"});
+      f.recommendations.push_back(
+          {"spark.kryo.registrationRequired", "true",
+           "with the record classes registered (SparkConf.registerKryoClasses or "
+           "spark.kryo.classesToRegister) Kryo writes a class id, not the class name, per "
+           "record; the flag makes a missing registration an error instead of a slowdown"});
+    }
+    efficiency = {0.50, 0.90, "Java serialization avoided: Kryo or a direct copy, Spark's tuning guide's 10x"};
   } else {
     f.title = "Serialization dominates the task time";
     f.explanation =
