@@ -202,7 +202,9 @@ void RegisterFlamegraphCommand(CLI::App& app, int& exit_code) {
   command->add_option("--category", args->category,
                       "Only samples of this category: compute, serialization, s3a_write, "
                       "s3a_read, shuffle_write, shuffle_read, spill, file_io, gc, other, jit, "
-                      "vm");
+                      "vm; off CPU (task threads, mode cpu+wall): python_wait, "
+                      "shuffle_fetch_wait, io_wait, lock_wait, sleep, cpu_starved, "
+                      "off_cpu_other; python");
   command->add_option("--title", args->title, "Title of the graph");
   command->add_option("--diff", args->diff,
                       "Second profile ('after'): draw its widths, coloured by the normalised "

@@ -33,9 +33,12 @@ Result<AggregatorMetrics> AggregatorMetrics::Register(metrics::Registry& registr
   SPARKPROF_ASSIGN_OR_RETURN(
       auto* task_time,
       registry.AddCounter("spark_task_time_seconds_total",
-                          "Sampled task time by category (compute, serialization, s3a_write, "
-                          "s3a_read, shuffle_write, shuffle_read, spill, file_io, gc, other), "
-                          "summed over executors; gc is stop-the-world pause overlap."));
+                          "Sampled task time by category: on CPU (compute, serialization, "
+                          "s3a_write, s3a_read, shuffle_write, shuffle_read, spill, file_io, gc, "
+                          "other, jit, vm, python) and off CPU (python_wait, shuffle_fetch_wait, "
+                          "io_wait, lock_wait, sleep, cpu_starved, off_cpu_other; agent mode "
+                          "cpu+wall), summed over executors; gc is stop-the-world pause "
+                          "overlap."));
   for (int i = 0; i < flamegraph::kCategoryCount; ++i) {
     auto category = static_cast<flamegraph::Category>(i);
     m.task_time_seconds[i] =

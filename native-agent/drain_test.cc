@@ -1,5 +1,7 @@
 #include "native-agent/drain.h"
 
+#include "native-agent/hotspot_layout.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -195,6 +197,73 @@ TEST_F(DrainFixture, ChargesGcPausesToTasksRunningDuringThem) {
   EXPECT_EQ(static_cast<int64_t>(it->second.time_ns), drain.recent_pauses().front().duration_ns);
   EXPECT_EQ(drain.TakePendingPauses().size(), 1u);
   EXPECT_TRUE(drain.TakePendingPauses().empty());
+}
+
+// Mode cpu+wall: one wall sample of a task thread becomes up to three parts with one stack.
+TEST_F(DrainFixture, AWallSampleSplitsIntoOnCpuWaitAndRunDelay) {
+  resolver.names[10] = "java.lang.Thread.sleep";
+  resolver.names[11] = "jdk.internal.misc.Unsafe.park";
+  resolver.names[12] = "java.util.concurrent.LinkedBlockingQueue.take";
+  resolver.names[13] = "org.apache.spark.storage.ShuffleBlockFetcherIterator.next";
+  ThreadState* state = registry.Add(std::make_unique<ThreadState>(106, 16, 8));
+  TaskTag tag{3, 0, 42};
+  // Records are written directly so their off-CPU fields can be set.
+  auto write = [&](std::initializer_list<uintptr_t> innermost_first, int64_t on_ns, int64_t off_ns,
+                   int64_t starved_ns, int32_t jvm_state) {
+    SampleRecord* record = state->ring.TryReserve();
+    ASSERT_NE(record, nullptr);
+    record->tag = tag;
+    record->weight_ns = on_ns;
+    record->off_cpu_ns = off_ns;
+    record->cpu_starved_ns = starved_ns;
+    record->jvm_thread_state = jvm_state;
+    record->partial_walk_error = 0;
+    int i = 0;
+    for (uintptr_t id : innermost_first) record->frames[i++] = RawFrame{0, Id(id)};
+    record->num_frames = i;
+    state->ring.Commit();
+  };
+  write({10, 5, 1}, 1'000'000, 9'000'000, 2'000'000, -1);          // mostly asleep
+  write({11, 12, 13, 1}, 0, 10'000'000, 0, -1);                    // waiting for shuffle blocks
+  write({5, 1}, 2'000'000, 8'000'000, 0, kThreadBlocked);          // blocked entering a monitor
+  write({4, 5, 1}, 3'000'000, 7'000'000, 7'000'000, -1);           // runnable, no CPU free
+  drain.RunCycle();
+  const Profile& profile = drain.cumulative();
+  auto time_of = [&](Category category) {
+    auto it = profile.task_times().find(TaskCategoryKey{tag, category});
+    return it == profile.task_times().end() ? TaskCategoryTotal{} : it->second;
+  };
+  EXPECT_EQ(time_of(Category::kSleep).time_ns, 7'000'000u);
+  EXPECT_EQ(time_of(Category::kShuffleFetchWait).time_ns, 10'000'000u);
+  EXPECT_EQ(time_of(Category::kLockWait).time_ns, 8'000'000u);
+  EXPECT_EQ(time_of(Category::kCpuStarved).time_ns, 9'000'000u);
+  EXPECT_EQ(time_of(Category::kCompute).time_ns, 6'000'000u);  // the on-CPU parts
+  // Each record stays one sample, counted in its largest part.
+  EXPECT_EQ(profile.total_samples(), 4u);
+  EXPECT_EQ(time_of(Category::kSleep).samples, 1u);
+  EXPECT_EQ(time_of(Category::kCpuStarved).samples, 1u);
+  EXPECT_EQ(time_of(Category::kCompute).samples, 0u);
+  // One stack, on-CPU and off-CPU entries side by side.
+  size_t entries_of_sleep_stack = 0;
+  for (const auto& [key, count] : profile.samples()) {
+    if (drain.strings().Get(profile.stacks()[key.stack].back()) == "java.lang.Thread.sleep") {
+      ++entries_of_sleep_stack;
+      EXPECT_EQ(key.category, count.category);
+    }
+  }
+  EXPECT_EQ(entries_of_sleep_stack, 3u);  // compute, sleep, cpu_starved
+}
+
+TEST(DrainSplitTest, PartsAddUpAndNeverGoNegative) {
+  auto parts = Drain::SplitSample(Category::kSerialization, Category::kIoWait, 4, 6, 9);
+  EXPECT_EQ(parts[0].time_ns, 4u);
+  EXPECT_EQ(parts[1].time_ns, 0u);  // run delay is capped at the off-CPU time
+  EXPECT_EQ(parts[2].time_ns, 6u);
+  EXPECT_EQ(parts[0].samples + parts[1].samples + parts[2].samples, 1u);
+  EXPECT_EQ(parts[2].samples, 1u);
+  parts = Drain::SplitSample(Category::kCompute, Category::kSleep, -5, -1, -1);
+  EXPECT_EQ(parts[0].time_ns + parts[1].time_ns + parts[2].time_ns, 0u);
+  EXPECT_EQ(parts[0].samples, 1u);  // a sample that used no time is still a sample
 }
 
 }  // namespace

@@ -232,6 +232,173 @@ TEST(FrameClassifierTest, HelperThreadsAreClassifiedByName) {
   EXPECT_EQ(ClassifyStack(read, "s3a-transfer-b-unbounded-pool2-t1"), Category::kS3aRead);
 }
 
+// --- Wait rules: real stacks (innermost first) of waiting task threads, Spark 3.5.9 / 4.2.0
+// jars and JDK 17 / 25 (javap), plus the agent's own JVM test (tests/agent, case cpu_wall_waits).
+struct WaitCase {
+  std::vector<std::string_view> frames;
+  Category expected;
+};
+
+const WaitCase kRealWaits[] = {
+    // PySpark 3.5: the task thread reads its worker's output over a java.net.Socket with no read
+    // timeout (JDK 17's NioSocketImpl reads in SocketDispatcher.read0: the frames the JVM test's
+    // socket reader shows).
+    {{"sun.nio.ch.SocketDispatcher.read0", "sun.nio.ch.SocketDispatcher.read",
+      "sun.nio.ch.NioSocketImpl.tryRead", "sun.nio.ch.NioSocketImpl.implRead",
+      "sun.nio.ch.NioSocketImpl.read", "sun.nio.ch.NioSocketImpl$1.read",
+      "java.net.Socket$SocketInputStream.read", "java.io.BufferedInputStream.fill",
+      "java.io.BufferedInputStream.read", "java.io.DataInputStream.readInt",
+      "org.apache.spark.api.python.PythonRunner$$anon$3.read",
+      "org.apache.spark.api.python.BasePythonRunner$ReaderIterator.hasNext",
+      "scala.collection.Iterator$$anon$10.hasNext",
+      "org.apache.spark.executor.Executor$TaskRunner.run"},
+     Category::kPythonWait},
+    // PySpark 4.x: BasePythonRunner$ReaderInputStream waits in its worker's Selector.
+    {{"sun.nio.ch.EPoll.wait", "sun.nio.ch.EPollSelectorImpl.doSelect",
+      "sun.nio.ch.SelectorImpl.lockAndDoSelect", "sun.nio.ch.SelectorImpl.select",
+      "org.apache.spark.api.python.BasePythonRunner$ReaderInputStream.read",
+      "java.io.BufferedInputStream.fill", "java.io.DataInputStream.readInt",
+      "org.apache.spark.api.python.PythonRunner$$anon$3.read",
+      "org.apache.spark.api.python.BasePythonRunner$ReaderIterator.hasNext"},
+     Category::kPythonWait},
+    // JDK 8/11's socket read under an Arrow UDF's output reader (Spark 3.5 runs on JDK 8/11 too).
+    {{"java.net.SocketInputStream.socketRead0", "java.net.SocketInputStream.read",
+      "java.io.BufferedInputStream.fill", "java.io.DataInputStream.readInt",
+      "org.apache.spark.sql.execution.python.PythonArrowOutput$$anon$1.read"},
+     Category::kPythonWait},
+    // A socket read with a timeout (NioSocketImpl parks in Net.poll) outside Python.
+    {{"sun.nio.ch.Net.poll", "sun.nio.ch.NioSocketImpl.park", "sun.nio.ch.NioSocketImpl.timedRead",
+      "sun.nio.ch.NioSocketImpl.implRead", "sun.nio.ch.NioSocketImpl.read",
+      "java.net.Socket$SocketInputStream.read", "com.example.Client.fetch"},
+     Category::kIoWait},
+    // Shuffle: next() takes from its results queue (LinkedBlockingQueue.take) -- the queue's
+    // j.u.c frame is inner, the fetcher's strong rule wins.
+    {{"jdk.internal.misc.Unsafe.park", "java.util.concurrent.locks.LockSupport.park",
+      "java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject.await",
+      "java.util.concurrent.LinkedBlockingQueue.take",
+      "org.apache.spark.storage.ShuffleBlockFetcherIterator.next",
+      "org.apache.spark.storage.ShuffleBlockFetcherIterator.next",
+      "scala.collection.Iterator$$anon$11.nextCur"},
+     Category::kShuffleFetchWait},
+    // HDFS: DFSInputStream reading a block over Hadoop's SocketIOWithTimeout selector.
+    {{"sun.nio.ch.EPoll.wait", "sun.nio.ch.EPollSelectorImpl.doSelect",
+      "sun.nio.ch.SelectorImpl.select",
+      "org.apache.hadoop.net.SocketIOWithTimeout$SelectorPool.select",
+      "org.apache.hadoop.net.SocketIOWithTimeout.doIO",
+      "org.apache.hadoop.net.SocketInputStream.read",
+      "org.apache.hadoop.hdfs.client.impl.BlockReaderRemote.read",
+      "org.apache.hadoop.hdfs.DFSInputStream.read"},
+     Category::kIoWait},
+    // HDFS write: DFSOutputStream waits for acks in Object.wait.
+    {{"java.lang.Object.wait", "org.apache.hadoop.hdfs.DFSOutputStream.waitForAckedSeqno",
+      "org.apache.hadoop.hdfs.DFSOutputStream.flushOrSync"},
+     Category::kIoWait},
+    // S3A through the AWS SDK v1's Apache HTTP client (socket read on JDK 17).
+    {{"sun.nio.ch.Net.poll", "sun.nio.ch.NioSocketImpl.park", "sun.nio.ch.NioSocketImpl.timedRead",
+      "sun.nio.ch.NioSocketImpl.implRead", "sun.nio.ch.NioSocketImpl.read",
+      "java.net.Socket$SocketInputStream.read", "sun.security.ssl.SSLSocketInputRecord.read",
+      "com.amazonaws.http.AmazonHttpClient$RequestExecutor.execute"},
+     Category::kIoWait},
+    // AWS SDK v2 waiting on its async response future.
+    {{"jdk.internal.misc.Unsafe.park", "java.util.concurrent.locks.LockSupport.park",
+      "java.util.concurrent.CompletableFuture$Signaller.block",
+      "java.util.concurrent.CompletableFuture.join",
+      "software.amazon.awssdk.core.internal.http.pipeline.stages.AsyncRetryableStage.execute"},
+     Category::kIoWait},
+    // JDBC source: the driver's socket read under JDBCRDD's iterator.
+    {{"sun.nio.ch.Net.poll", "sun.nio.ch.NioSocketImpl.park", "sun.nio.ch.NioSocketImpl.implRead",
+      "org.postgresql.core.PGStream.receiveChar",
+      "org.postgresql.jdbc.PgResultSet.next",
+      "org.apache.spark.sql.execution.datasources.jdbc.JDBCRDD$$anon$1.getNext"},
+     Category::kIoWait},
+    // Local disk: a shuffle or spill file read, and a write that blocks (JDK 17 and 21+).
+    {{"java.io.FileInputStream.readBytes", "java.io.FileInputStream.read",
+      "org.apache.spark.network.util.LimitedInputStream.read"},
+     Category::kIoWait},
+    {{"java.io.FileOutputStream.writeBytes", "java.io.FileOutputStream.write"}, Category::kIoWait},
+    {{"java.io.RandomAccessFile.readBytes", "java.io.RandomAccessFile.read"}, Category::kIoWait},
+    {{"java.io.FileDescriptor.sync", "com.example.Journal.flush"}, Category::kIoWait},
+    {{"sun.nio.ch.FileDispatcherImpl.pread0", "sun.nio.ch.IOUtil.read",
+      "sun.nio.ch.FileChannelImpl.readInternal"},
+     Category::kIoWait},
+    {{"sun.nio.ch.UnixFileDispatcherImpl.pread0", "sun.nio.ch.IOUtil.read"}, Category::kIoWait},
+    {{"sun.nio.ch.Net.pollConnect", "sun.nio.ch.NioSocketImpl.timedFinishConnect"},
+     Category::kIoWait},
+    // Locks: a contended ReentrantLock (the JVM test's park case), a latch, Object.wait.
+    {{"jdk.internal.misc.Unsafe.park", "java.util.concurrent.locks.LockSupport.park",
+      "java.util.concurrent.locks.AbstractQueuedSynchronizer.acquire",
+      "java.util.concurrent.locks.ReentrantLock$Sync.lock",
+      "java.util.concurrent.locks.ReentrantLock.lock", "AgentWorkloads.lambda$waits$2"},
+     Category::kLockWait},
+    {{"jdk.internal.misc.Unsafe.park", "java.util.concurrent.locks.LockSupport.parkNanos",
+      "java.util.concurrent.CountDownLatch.await", "com.example.Batcher.flush"},
+     Category::kLockWait},
+    {{"java.lang.Object.wait0", "java.lang.Object.wait", "com.example.Pool.borrow"},
+     Category::kLockWait},
+    // A park nothing names (a bare LockSupport.park in application code).
+    {{"jdk.internal.misc.Unsafe.park", "java.util.concurrent.locks.LockSupport.park",
+      "com.example.Worker.idle"},
+     Category::kOffCpuOther},
+    // Sleeps: JDK 17 (Thread.sleep native) and 21+ (sleepNanos0), also under S3A's retry.
+    {{"java.lang.Thread.sleep", "AgentWorkloads.lambda$waits$2"}, Category::kSleep},
+    {{"java.lang.Thread.sleepNanos0", "java.lang.Thread.sleepNanos", "java.lang.Thread.sleep",
+      "org.apache.hadoop.fs.s3a.Invoker.retryUntranslated"},
+     Category::kSleep},
+    // Off CPU with no wait frame: preempted code (cpu_starved takes the run delay part).
+    {{"java.lang.Math.sqrt", "com.example.Model.score"}, Category::kOffCpuOther},
+};
+
+TEST(FrameClassifierTest, OffCpuTimeGoesToWhatTheThreadWaitedIn) {
+  for (const WaitCase& c : kRealWaits) {
+    EXPECT_EQ(ClassifyOffCpuStack(c.frames, /*blocked_in_jvm=*/false), c.expected)
+        << c.frames.front() << " under " << c.frames.back() << " -> "
+        << CategoryName(ClassifyOffCpuStack(c.frames, false));
+  }
+}
+
+TEST(FrameClassifierTest, WaitRulesAreAllCovered) {
+  std::set<int> primitives, enclosers;
+  for (const WaitCase& c : kRealWaits) {
+    for (std::string_view frame : c.frames) {
+      WaitFrameMatch match = MatchWaitFrame(frame);
+      if (match.primitive_rule >= 0) primitives.insert(match.primitive_rule);
+      if (match.wait_rule >= 0) enclosers.insert(match.wait_rule);
+    }
+  }
+  for (size_t i = 0; i < WaitPrimitiveRules().size(); ++i) {
+    EXPECT_TRUE(primitives.count(static_cast<int>(i)))
+        << "wait primitive " << WaitPrimitiveRules()[i].class_pattern << " has no test frame";
+  }
+  for (size_t i = 0; i < WaitRules().size(); ++i) {
+    EXPECT_TRUE(enclosers.count(static_cast<int>(i)))
+        << "wait rule " << WaitRules()[i].class_pattern << " has no test frame";
+  }
+}
+
+TEST(FrameClassifierTest, ABlockedThreadWithoutAWaitFrameWaitsForAMonitor) {
+  // synchronized (monitor) { ... } blocked: HotSpot says _thread_blocked, the innermost frame is
+  // the method holding the synchronized block.
+  std::vector<std::string_view> entering = {"AgentWorkloads.lambda$waits$2", "java.lang.Thread.run"};
+  EXPECT_EQ(ClassifyOffCpuStack(entering, /*blocked_in_jvm=*/true), Category::kLockWait);
+  EXPECT_EQ(ClassifyOffCpuStack(entering, /*blocked_in_jvm=*/false), Category::kOffCpuOther);
+  // Parked and sleeping threads are blocked too: their frames decide.
+  std::vector<std::string_view> sleeping = {"java.lang.Thread.sleep", "com.example.Poller.run"};
+  EXPECT_EQ(ClassifyOffCpuStack(sleeping, /*blocked_in_jvm=*/true), Category::kSleep);
+}
+
+TEST(FrameClassifierTest, AWaitPrimitiveDeepInTheStackIsNotTheWait) {
+  // A primitive below the innermost kWaitLeafFrames frames is code the thread called earlier.
+  std::vector<std::string_view> frames(kWaitLeafFrames, "com.example.Model.score");
+  frames.push_back("java.lang.Thread.sleep");
+  EXPECT_EQ(ClassifyOffCpuStack(frames, false), Category::kOffCpuOther);
+  EXPECT_EQ(ClassifyOffCpuStack({}, false), Category::kOffCpuOther);
+}
+
+TEST(FrameClassifierTest, EveryWaitCategoryIsOffCpu) {
+  for (const WaitPrimitiveRule& rule : WaitPrimitiveRules()) EXPECT_TRUE(IsOffCpu(rule.category));
+  for (const WaitRule& rule : WaitRules()) EXPECT_TRUE(IsOffCpu(rule.category));
+}
+
 TEST(FrameClassifierTest, CategoryNamesMatchTheSchema) {
   EXPECT_EQ(CategoryName(Category::kCompute), "compute");
   EXPECT_EQ(CategoryName(Category::kS3aWrite), "s3a_write");

@@ -226,5 +226,60 @@ TEST(SamplerTest, SignalOnAnUnknownThreadIsCountedAndIgnored) {
   EXPECT_EQ(g_counters.samples_no_thread_state.load() - before, 1u);
 }
 
+TEST(SignalHandlerTest, WallSplitCapsOnCpuAtTheWallTimeAndRunDelayAtTheRest) {
+  WallSplit split = SplitWallInterval(10'000'000, 3'000'000, 100, 2'000'100);
+  EXPECT_EQ(split.on_cpu_ns, 3'000'000);
+  EXPECT_EQ(split.off_cpu_ns, 7'000'000);
+  EXPECT_EQ(split.cpu_starved_ns, 2'000'000);
+  split = SplitWallInterval(10'000'000, 12'000'000, 0, 5'000'000);  // CPU clock ahead of wall
+  EXPECT_EQ(split.on_cpu_ns, 10'000'000);
+  EXPECT_EQ(split.off_cpu_ns, 0);
+  EXPECT_EQ(split.cpu_starved_ns, 0);
+  split = SplitWallInterval(10'000'000, 1'000'000, 0, 50'000'000);  // delay capped at off-CPU
+  EXPECT_EQ(split.cpu_starved_ns, 9'000'000);
+  split = SplitWallInterval(10'000'000, 1'000'000, -1, 50'000'000);  // no baseline: no split
+  EXPECT_EQ(split.cpu_starved_ns, 0);
+  EXPECT_EQ(split.off_cpu_ns, 9'000'000);
+  split = SplitWallInterval(-5, 1'000'000, 0, 10);
+  EXPECT_EQ(split.on_cpu_ns + split.off_cpu_ns + split.cpu_starved_ns, 0);
+}
+
+// Mode cpu+wall without timers: a tagged thread records its wall signals only, split; an
+// untagged one its CPU signals only.
+TEST(SignalHandlerTest, CpuPlusWallRecordsEachThreadFromOneSourceOnly) {
+  SetStackWalker(FakeWalker);
+  SetFixedSampleWeight(0);
+  SetTaskWallSplit(true);
+  ThreadState state(Tid(), 16, 8);
+  BindCurrentThread(&state);
+  EnableSampling(true);
+  const uint64_t skipped_before = g_counters.cpu_signals_on_task_threads.load();
+  RecordSampleOnCurrentThread(nullptr, SignalSource::kWallTimer);  // untagged: ignored
+  EXPECT_EQ(state.ring.Size(), 0u);
+  RecordSampleOnCurrentThread(nullptr, SignalSource::kCpuTimer);
+  ASSERT_EQ(state.ring.Size(), 1u);
+  EXPECT_EQ(state.ring.Peek()->off_cpu_ns, 0);
+  state.ring.Pop();
+  MarkTaskWallBaseline(&state, 1000);
+  state.tag.Set(TaskTag{5, 0, 77});
+  RecordSampleOnCurrentThread(nullptr, SignalSource::kCpuTimer);  // tagged: its wall samples count
+  EXPECT_EQ(state.ring.Size(), 0u);
+  EXPECT_EQ(g_counters.cpu_signals_on_task_threads.load(), skipped_before + 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  state.run_delay_ns.store(4'000'000);  // what the timer thread read: 4 ms - 1 us of delay
+  RecordSampleOnCurrentThread(nullptr, SignalSource::kWallTimer);
+  EnableSampling(false);
+  BindCurrentThread(nullptr);
+  SetTaskWallSplit(false);
+  ASSERT_EQ(state.ring.Size(), 1u);
+  const SampleRecord* record = state.ring.Peek();
+  EXPECT_EQ(record->tag.task_attempt_id, 77);
+  EXPECT_GE(record->weight_ns + record->off_cpu_ns, 30'000'000);  // slept 30 ms of wall time
+  EXPECT_GE(record->off_cpu_ns, 20'000'000);                      // mostly asleep
+  EXPECT_EQ(record->cpu_starved_ns, 4'000'000 - 1000);
+  EXPECT_EQ(record->num_frames, 3);
+  state.ring.Pop();
+}
+
 }  // namespace
 }  // namespace sparkprof::agent

@@ -79,7 +79,16 @@
     [55, 75, 45],   // gc: olive yellow
     [0, 0, 70],     // other: grey
     [160, 45, 42],  // jit: sea green
-    [240, 25, 60]   // vm: slate
+    [240, 25, 60],  // vm: slate
+    // Off CPU (task threads' waits): cool, desaturated hues, light enough to read as "not running".
+    [200, 35, 72],  // python_wait: pale steel blue
+    [185, 30, 70],  // shuffle_fetch_wait: pale cyan
+    [225, 35, 74],  // io_wait: pale periwinkle
+    [260, 25, 74],  // lock_wait: pale lavender
+    [170, 20, 78],  // sleep: pale sage
+    [345, 35, 74],  // cpu_starved: dusty rose (runnable, no CPU)
+    [210, 10, 78],  // off_cpu_other: blue-grey
+    [50, 90, 55]    // python: Python yellow
   ];
   var KIND_HSL = [
     [110, 50, 55],  // java: green

@@ -44,15 +44,19 @@ WORKER_MEMORY = "1g"
 WORKER_DELAY_S = 4.0
 SCRAPE_JOB = "sparkprof-driver"
 CATEGORIES = ["compute", "serialization", "s3a_write", "s3a_read", "shuffle_write",
-              "shuffle_read", "spill", "file_io", "gc", "other"]
+              "shuffle_read", "spill", "file_io", "gc", "other", "jit", "vm", "python_wait",
+              "shuffle_fetch_wait", "io_wait", "lock_wait", "sleep", "cpu_starved",
+              "off_cpu_other", "python"]
 # Live report vs `sparkprof analyze` of the event log: the only keys allowed to differ. The live
 # feed is not a file: its input section names the application instead of a path ("layout":
 # "live", codec "live"), and has no on-disk or compressed size; and only the driver's report has
 # "driver" (the live feed's batches by outcome, schema_minor 4). Everything else (counts, lines
 # and events read, every figure, every finding) must be equal.
+# Both read the same saved profile (the driver its own profile.sparkprof, `analyze --profile`
+# the driver's output directory), named by the path each was given.
 REPORT_EXCEPTIONS = {
     "/input/name", "/input/layout", "/input/files[]/file", "/input/files[]/codec",
-    "/input/files[]/bytes", "/input/files[]/decompressed_bytes", "/driver",
+    "/input/files[]/bytes", "/input/files[]/decompressed_bytes", "/driver", "/profile/source",
 }
 
 # The driver plugin's log lines that say something went wrong (spark-plugin/src/main/java).
@@ -505,9 +509,11 @@ def differences(live, logged, path=""):
     return found
 
 
-def analyze(args, event_log, out_path, format_name="json"):
-    run = subprocess.run([args.sparkprof, "analyze", event_log, "--format", format_name, "-o",
-                          out_path, "-q"], capture_output=True, text=True, timeout=300)
+def analyze(args, event_log, out_path, format_name="json", profile=None):
+    command = [args.sparkprof, "analyze", event_log, "--format", format_name, "-o", out_path, "-q"]
+    if profile:
+        command += ["--profile", profile]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=300)
     return run.returncode, run.stderr
 
 
@@ -519,7 +525,9 @@ def check_report(run, facts, args):
     if not check(os.path.exists(live_path), f"the live report.json is written: {live_path}"):
         return
     logged_path = os.path.join(run.run_dir, "eventlog-report.json")
-    code, errors = analyze(args, run.event_log, logged_path)
+    profile = os.path.join(app_dir, "profile.sparkprof")
+    code, errors = analyze(args, run.event_log, logged_path,
+                           profile=profile if os.path.exists(profile) else None)
     if not check(code == 0, f"sparkprof analyze {run.event_log} exited {code} {errors[:300]}"):
         return
     with open(live_path) as f:
@@ -571,6 +579,17 @@ def check_report(run, facts, args):
           f"{facts.start_ms}/{facts.end_ms}, first executor after {wait_ms} ms")
 
     findings = {(f["rule"], tuple(f["stage_ids"])) for f in logged["findings"]}
+    # The planted Java serialization, found by the profile: the finding names the map stage and
+    # the frames (ObjectOutputStream called by the demo's own deep copy, and Spark's serializer).
+    serialization_stages = set(facts.ran["serialization"])
+    chosen = [f for f in logged["findings"] if f["rule"] == "serialization-bound"
+              and serialization_stages & set(f["stage_ids"])]
+    frames = [fr["frame"] for f in chosen for fr in f.get("frames", [])]
+    check(chosen and frames and logged.get("profile", {}).get("available"),
+          f"the report has a serialization-bound finding with frames for the serialization "
+          f"job's stages {sorted(serialization_stages)}: "
+          f"{[(f['rule'], f['stage_ids'], f['title']) for f in chosen]} frames {frames[:4]} "
+          f"(findings {sorted(findings)})")
     spill_stage = facts.last_stage("spill")
     check(any(rule == "spill" and spill_stage in stages for rule, stages in findings),
           f"the report has a spill finding for stage {spill_stage}: {sorted(findings)}")
@@ -601,9 +620,11 @@ def write_demo_outputs(run, args):
     shutil.rmtree(os.path.join(out, "eventlog"), ignore_errors=True)
     copy_tree(run.event_log_dir, os.path.join(out, "eventlog"))
     status = 0
+    profile = os.path.join(run.app_output_dir, "profile.sparkprof")
     for format_name, name in (("text", "eventlog-report.txt"), ("json", "eventlog-report.json"),
                               ("html", "eventlog-report.html")):
-        code, errors = analyze(args, run.event_log, os.path.join(out, name), format_name)
+        code, errors = analyze(args, run.event_log, os.path.join(out, name), format_name,
+                               profile=profile if os.path.exists(profile) else None)
         if code != 0:
             print(f"sparkprof analyze --format {format_name} exited {code}: {errors}")
             status = 1
