@@ -30,7 +30,8 @@ constexpr std::string_view kFrameworkPrefixes[] = {
     "org.codehaus.",  "org.json4s.",      "py4j.",        "org.objenesis.",
     "org.roaringbitmap.", "io.delta.",    "org.apache.iceberg.", "com.amazonaws.",
     "software.amazon.", "io.dropwizard.", "com.codahale.", "org.glassfish.", "org.eclipse.jetty.",
-    "org.antlr.",     "[",
+    "org.antlr.",     "org.sparkproject.", "shaded.", "org.apache.curator.", "org.apache.ivy.",
+    "org.apache.thrift.", "org.apache.zstd.", "com.univocity.", "org.apache.datasketches.", "[",
 };
 // The JDK itself: a site is the innermost frame outside it.
 constexpr std::string_view kJdkPrefixes[] = {"java.", "javax.", "jdk.", "sun.", "com.sun.", "["};
@@ -111,6 +112,17 @@ bool IsStringRegexEntry(std::string_view frame) {
   return frame.starts_with("java.lang.String.");
 }
 
+// The category a frame's time is called: the one holding most of it, run delay aside (a
+// runnable thread waits to run that same code), unless the frame has nothing else.
+Category WhatItDid(const CategoryNs& by_category) {
+  int best = -1;
+  for (int c = 0; c < kCategoryCount; ++c) {
+    if (c == CategoryIndex(Category::kCpuStarved) || by_category[c] == 0) continue;
+    if (best < 0 || by_category[c] > by_category[best]) best = c;
+  }
+  return best < 0 ? Category::kCpuStarved : static_cast<Category>(best);
+}
+
 template <typename Key>
 std::vector<std::pair<Key, uint64_t>> TopByWeight(const std::unordered_map<Key, uint64_t>& weights,
                                                   size_t count) {
@@ -121,6 +133,8 @@ std::vector<std::pair<Key, uint64_t>> TopByWeight(const std::unordered_map<Key, 
   if (sorted.size() > count) sorted.resize(count);
   return sorted;
 }
+
+constexpr uint32_t PatternBit(Pattern pattern) { return 1u << static_cast<int>(pattern); }
 
 // Walks a stage's stacks once and keeps the sums the summary needs.
 class Summarizer {
@@ -182,6 +196,11 @@ class Summarizer {
       if (KindOf(frame) == kApplication) last_application = frame;
       const int8_t p = PatternOf(frames, i);
       if (p < 0 || (patterns_seen & (1u << p))) continue;
+      // Inside a serializer, reflection, exceptions and the like are its own machinery (Java
+      // serialization calls Class.forName and Method.invoke per object): serialization's time.
+      if ((patterns_seen & kSerializerPatterns) != 0 && (kPerRecordPatterns & (1u << p)) != 0) {
+        continue;
+      }
       patterns_seen |= 1u << p;
       PatternSums& sums = patterns_[p];
       sums.all = flamegraph::SaturatingAdd(sums.all, weight);
@@ -217,12 +236,7 @@ class Summarizer {
       FrameTime time;
       time.frame = std::string(model_.FrameName(frame));
       time.self_ns = ns;
-      const SelfSums& self = self_.at(frame);
-      int best = 0;
-      for (int c = 1; c < kCategoryCount; ++c) {
-        if (self.by_category[c] > self.by_category[best]) best = c;
-      }
-      time.category = static_cast<Category>(best);
+      time.category = WhatItDid(self_.at(frame).by_category);
       if (auto it = inclusive_.find(frame); it != inclusive_.end()) {
         time.inclusive_ns = it->second.all;
         time.on_cpu_inclusive_ns = it->second.on_cpu;
@@ -251,11 +265,7 @@ class Summarizer {
       time.on_cpu_inclusive_ns = application[i].second.on_cpu;
       if (auto it = self_.find(application[i].first); it != self_.end()) {
         time.self_ns = it->second.total;
-        int best = 0;
-        for (int c = 1; c < kCategoryCount; ++c) {
-          if (it->second.by_category[c] > it->second.by_category[best]) best = c;
-        }
-        time.category = static_cast<Category>(best);
+        time.category = WhatItDid(it->second.by_category);
       }
       out_.top_application.push_back(std::move(time));
     }
@@ -312,6 +322,12 @@ class Summarizer {
   static constexpr FrameId kNone = UINT32_MAX;
   static constexpr uint8_t kUnknownKind = 0, kJdk = 1, kFramework = 2, kApplication = 3;
   static constexpr int8_t kUnknownPattern = -2, kNoPattern = -1;
+  static constexpr uint32_t kSerializerPatterns =
+      PatternBit(Pattern::kJavaSerialization) | PatternBit(Pattern::kKryo);
+  static constexpr uint32_t kPerRecordPatterns =
+      PatternBit(Pattern::kRegexCompile) | PatternBit(Pattern::kExceptionCreation) |
+      PatternBit(Pattern::kReflection) | PatternBit(Pattern::kDateFormatting) |
+      PatternBit(Pattern::kJsonParsing);
 
   struct SelfSums {
     uint64_t total = 0;
@@ -441,6 +457,17 @@ const StageProfile* ApplicationProfile::Find(int32_t stage_id, int32_t stage_att
   return it != stages.end() && it->stage_id == stage_id && it->stage_attempt == stage_attempt
              ? &*it
              : nullptr;
+}
+
+double StageProfile::RunnableFactor() const {
+  if (on_cpu_ns == 0) return 1.0;
+  const uint64_t starved = category_ns[CategoryIndex(Category::kCpuStarved)];
+  return static_cast<double>(on_cpu_ns + starved) / static_cast<double>(on_cpu_ns);
+}
+
+uint64_t StageProfile::RunnableNs(uint64_t on_cpu) const {
+  const double scaled = static_cast<double>(on_cpu) * RunnableFactor();
+  return scaled >= static_cast<double>(task_ns) ? task_ns : static_cast<uint64_t>(scaled);
 }
 
 StageProfile ApplicationProfile::Combined(int32_t stage_id) const {

@@ -67,7 +67,8 @@ struct FrameTime {
   uint64_t self_ns = 0;
   uint64_t inclusive_ns = 0;
   uint64_t on_cpu_inclusive_ns = 0;
-  Category category = Category::kCompute;  // the category of most of its self time
+  // The category of most of its self time, cpu_starved aside (what the code did when it ran).
+  Category category = Category::kCompute;
 };
 
 // Where a category's time was spent: the innermost non-JDK frame, and the innermost
@@ -104,6 +105,13 @@ struct StageProfile {
   // into the JDK (ObjectOutputStream in a deep copy, Thread.sleep in a UDF), not Spark.
   CategoryNs application_site_ns{};
   uint64_t distinct_stacks = 0;
+
+  // A runnable thread waits to run the same code it runs once it has a CPU: run delay
+  // (cpu_starved) belongs to the on-CPU work in proportion to its time. RunnableFactor() is
+  // (on CPU + cpu_starved) / on CPU (1 without on-CPU time); RunnableNs(on-CPU ns of a cause)
+  // is that cause's time with its part of the run delay (at most task_ns).
+  double RunnableFactor() const;
+  uint64_t RunnableNs(uint64_t on_cpu) const;
 
   double Share(Category category) const {
     return task_ns > 0 ? static_cast<double>(category_ns[CategoryIndex(category)]) / task_ns

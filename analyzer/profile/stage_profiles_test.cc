@@ -72,6 +72,23 @@ TEST(StageProfilesTest, CategoriesOnAndOffCpuAndPythonApart) {
   EXPECT_EQ(stage.FindPattern(Pattern::kKryo), nullptr);
 }
 
+TEST(StageProfilesTest, RunDelayBelongsToTheWorkWaitingToRun) {
+  ProfileModel model(WeightUnit::kNanoseconds);
+  Add(model, {"com.acme.Job.map", "java.io.ObjectOutputStream.writeObject"},
+      Category::kSerialization, 300);
+  Add(model, {"com.acme.Job.map", "java.io.ObjectOutputStream.writeObject"},
+      Category::kCpuStarved, 500);
+  Add(model, {"com.acme.Job.map"}, Category::kCompute, 100);
+  Add(model, {"com.acme.Job.map"}, Category::kCpuStarved, 100);
+  StageProfile stage = SummarizeStage(model, 0, 0);
+  EXPECT_DOUBLE_EQ(stage.RunnableFactor(), 1000.0 / 400.0);
+  EXPECT_EQ(stage.RunnableNs(300 * kMs), 750 * kMs);
+  EXPECT_EQ(stage.RunnableNs(2000 * kMs), stage.task_ns);  // never more than the stage
+  // The frame did serialization when it ran, though most of its samples waited for a CPU.
+  EXPECT_EQ(stage.top_self[0].frame, "java.io.ObjectOutputStream.writeObject");
+  EXPECT_EQ(stage.top_self[0].category, Category::kSerialization);
+}
+
 TEST(StageProfilesTest, RecursionCountsOnceAndStringSplitNeedsCompile) {
   ProfileModel model(WeightUnit::kNanoseconds);
   Add(model, {"com.acme.Tree.walk", "com.acme.Tree.walk", "com.acme.Tree.walk"},
@@ -93,6 +110,16 @@ TEST(StageProfilesTest, RecursionCountsOnceAndStringSplitNeedsCompile) {
   const PatternTime* regex = stage.FindPattern(Pattern::kRegexCompile);
   ASSERT_NE(regex, nullptr);
   EXPECT_EQ(regex->ns, 70 * kMs);
+  // Reflection inside Java serialization is serialization's, not a per-record pattern.
+  ProfileModel nested(WeightUnit::kNanoseconds);
+  Add(nested, {"com.acme.Copier.copy", "java.io.ObjectInputStream.readObject",
+               "java.io.ObjectStreamClass.invokeReadObject", "java.lang.reflect.Method.invoke"},
+      Category::kSerialization, 40);
+  Add(nested, {"com.acme.Plugin.call", "java.lang.reflect.Method.invoke"}, Category::kCompute, 10);
+  StageProfile with_reflection = SummarizeStage(nested, 0, 0);
+  ASSERT_NE(with_reflection.FindPattern(Pattern::kReflection), nullptr);
+  EXPECT_EQ(with_reflection.FindPattern(Pattern::kReflection)->ns, 10 * kMs);
+  EXPECT_EQ(with_reflection.FindPattern(Pattern::kJavaSerialization)->ns, 40 * kMs);
   EXPECT_EQ(regex->application_frame, "com.acme.Parser.parse");
 }
 

@@ -10,7 +10,8 @@
 //   * otherwise, one application frame holding >= 50% (kMinShareAlone) of the stage's sampled
 //     on-CPU time: named so the user knows where to look; its saving depends on the change, so
 //     no saving is claimed and the finding is info.
-// Judgement: profile_judgement.h (shares of the stage's sampled task time).
+// Judgement: profile_judgement.h (shares of the stage's sampled task time; on-CPU times with their
+// share of the run delay, StageProfile::RunnableNs).
 #include "analyzer/diagnosis/rules/profile_judgement.h"
 #include "analyzer/diagnosis/rules/rules.h"
 
@@ -55,7 +56,9 @@ void HotUserCode(const DiagnosisInput& input, std::vector<Finding>& out) {
     std::vector<ProfiledCause> causes =
         StagesWhere(input, [&](const profile::StageProfile& stage) -> uint64_t {
           const profile::PatternTime* time = stage.FindPattern(advice.pattern);
-          return time != nullptr && !time->application_frame.empty() ? time->on_cpu_ns : 0;
+          return time != nullptr && !time->application_frame.empty()
+                     ? stage.RunnableNs(time->on_cpu_ns)
+                     : 0;
         });
     if (causes.empty()) continue;
     const ProfiledCause& top = causes.front();
@@ -83,8 +86,8 @@ void HotUserCode(const DiagnosisInput& input, std::vector<Finding>& out) {
       f.frames.push_back({cause.stage_id, at->application_frame, at->application_frame,
                           "compute", static_cast<double>(at->on_cpu_ns) / 1e6});
     }
-    f.explanation = "Stage " + std::to_string(top.stage_id) + " spent " + TimeAndShare(top) +
-                    " on CPU " + advice.what + ", called from `" + time->application_frame +
+    f.explanation = "Stage " + std::to_string(top.stage_id) + " spent " +
+                    TimeAndShare(top, time->on_cpu_ns) + " " + advice.what + ", called from `" + time->application_frame +
                     "` (" + Millis(static_cast<int64_t>(time->application_frame_ns / 1'000'000)) +
                     " of it): work that could be done once is done for every record.";
     f.recommendations.push_back({"", advice.fix, "the cost is per call; the result is the same every time"});
@@ -102,7 +105,9 @@ void HotUserCode(const DiagnosisInput& input, std::vector<Finding>& out) {
       StagesWhere(input, [](const profile::StageProfile& stage) -> uint64_t {
         if (stage.top_application.empty() || stage.on_cpu_ns == 0) return 0;
         const profile::FrameTime& frame = stage.top_application.front();
-        return 2 * frame.on_cpu_inclusive_ns >= stage.on_cpu_ns ? frame.on_cpu_inclusive_ns : 0;
+        return 2 * frame.on_cpu_inclusive_ns >= stage.on_cpu_ns
+                   ? stage.RunnableNs(frame.on_cpu_inclusive_ns)
+                   : 0;
       });
   if (causes.empty()) return;
   const ProfiledCause& top = causes.front();

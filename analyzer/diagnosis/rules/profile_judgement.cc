@@ -120,10 +120,19 @@ bool JudgeProfiledCauses(const DiagnosisInput& input, const std::vector<Profiled
   return true;
 }
 
-std::string TimeAndShare(const ProfiledCause& cause) {
-  return Millis(Ms(cause.ns)) + " (" + Fixed(100 * cause.share, 0) + "% of stage " +
-         std::to_string(cause.stage_id) + "'s " + Millis(Ms(cause.stage.task_ns)) +
-         " of sampled task time)";
+std::string TimeAndShare(const ProfiledCause& cause, uint64_t on_cpu_ns) {
+  std::string text = Millis(Ms(cause.ns)) + " (" + Fixed(100 * cause.share, 0) + "% of stage " +
+                     std::to_string(cause.stage_id) + "'s " + Millis(Ms(cause.stage.task_ns)) +
+                     " of sampled task time";
+  const uint64_t starved =
+      cause.stage.category_ns[CategoryIndex(TaskCategory::kCpuStarved)];
+  if (on_cpu_ns > 0 && starved > 0 && cause.ns > on_cpu_ns) {
+    text += ": " + Millis(Ms(on_cpu_ns)) + " on CPU, with its part of the " +
+            Millis(Ms(starved)) + " the threads waited for a CPU, i.e. x (" +
+            Millis(Ms(cause.stage.on_cpu_ns)) + " on CPU + " + Millis(Ms(starved)) + ") / " +
+            Millis(Ms(cause.stage.on_cpu_ns));
+  }
+  return text + ")";
 }
 
 std::string SitesText(const profile::StageProfile& stage, TaskCategory category, size_t count) {

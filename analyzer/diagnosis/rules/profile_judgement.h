@@ -68,8 +68,10 @@ struct Efficiency {
 bool JudgeProfiledCauses(const DiagnosisInput& input, const std::vector<ProfiledCause>& causes,
                          const Efficiency& efficiency, Finding& f, bool report_regardless = false);
 
-// "1.23 s (42% of stage 3's sampled task time)".
-std::string TimeAndShare(const ProfiledCause& cause);
+// "1.23 s (42% of stage 3's sampled task time)"; with `on_cpu_ns` (a cause measured on CPU and
+// given its share of the run delay, StageProfile::RunnableNs), how it was scaled, so the figure
+// can be recomputed: "...: 2.1 s on CPU x (2.7 s on CPU + 13.0 s waiting for a CPU) / 2.7 s".
+std::string TimeAndShare(const ProfiledCause& cause, uint64_t on_cpu_ns = 0);
 // Frames for an explanation: the sites' frames (and the application frame beneath each), at
 // most `count`, as "`frame` (1.2 s)" joined by ", ".
 std::string SitesText(const profile::StageProfile& stage, TaskCategory category, size_t count = 3);

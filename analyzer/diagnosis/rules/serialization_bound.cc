@@ -5,6 +5,8 @@
 // Judgement: profile_judgement.h (>= 10% of a stage's sampled task time, >= 100 samples; saving
 // by what-if; severity by the saving's share of wall time). The fix and its efficiency follow
 // what the frames show, the largest part first:
+// Times are on-CPU times with their share of the run delay (StageProfile::RunnableNs): on a
+// host short of CPUs, code that was not there would not have waited for one either.
 //   * closures (Spark's JavaSerializerInstance.serialize/deserialize of one object: every task
 //     deserialises its closure, always with Java serialization): a closure capturing a large
 //     object is read again by every task; broadcasting it makes that once per executor.
@@ -37,18 +39,20 @@ uint64_t PatternNs(const profile::StageProfile& stage, profile::Pattern pattern)
 }  // namespace
 
 void SerializationBound(const DiagnosisInput& input, std::vector<Finding>& out) {
+  // On-CPU work with its share of the run delay (profile::StageProfile::RunnableNs).
   std::vector<ProfiledCause> causes = StagesWhere(input, [](const profile::StageProfile& stage) {
-    return stage.category_ns[CategoryIndex(TaskCategory::kSerialization)];
+    return stage.RunnableNs(stage.category_ns[CategoryIndex(TaskCategory::kSerialization)]);
   });
   if (causes.empty()) return;
   uint64_t serialization = 0, java = 0, closure = 0, kryo = 0, by_application = 0;
   for (const ProfiledCause& cause : causes) {
     serialization += cause.ns;
-    by_application +=
-        cause.stage.application_site_ns[CategoryIndex(TaskCategory::kSerialization)];
-    java += PatternNs(cause.stage, profile::Pattern::kJavaSerialization);
-    closure += PatternNs(cause.stage, profile::Pattern::kClosureSerialization);
-    kryo += PatternNs(cause.stage, profile::Pattern::kKryo);
+    const profile::StageProfile& stage = cause.stage;
+    by_application += stage.RunnableNs(
+        stage.application_site_ns[CategoryIndex(TaskCategory::kSerialization)]);
+    java += stage.RunnableNs(PatternNs(stage, profile::Pattern::kJavaSerialization));
+    closure += stage.RunnableNs(PatternNs(stage, profile::Pattern::kClosureSerialization));
+    kryo += stage.RunnableNs(PatternNs(stage, profile::Pattern::kKryo));
   }
   const std::string serializer = input.Property("spark.serializer", "");
   const bool kryo_configured = serializer.find("Kryo") != std::string::npos;
@@ -70,10 +74,12 @@ void SerializationBound(const DiagnosisInput& input, std::vector<Finding>& out) 
       {"stages", static_cast<double>(causes.size()), "count"},
   };
   for (const ProfiledCause& cause : causes) AddSiteFrames(cause, TaskCategory::kSerialization, f);
-  std::string where = "Stage " + std::to_string(top.stage_id) + " spent " + TimeAndShare(top) +
-                      " serialising and deserialising objects";
+  std::string where =
+      "Stage " + std::to_string(top.stage_id) + " spent " +
+      TimeAndShare(top, top.stage.category_ns[CategoryIndex(TaskCategory::kSerialization)]) +
+      " serialising and deserialising objects";
   const std::string sites = SitesText(top.stage, TaskCategory::kSerialization);
-  if (!sites.empty()) where += ", in " + sites;
+  if (!sites.empty()) where += ", on CPU in " + sites;
   where += ".";
   if (causes.size() > 1) {
     where += " " + std::to_string(causes.size() - 1) + " more stage(s) spent >= 10% there too (" +
