@@ -382,7 +382,8 @@ void Agent::SetTaskTag(JNIEnv* jni, const TaskTag& tag) {
         OnSchedstatUnreadable();
       }
     }
-    MarkTaskWallBaseline(state, run_delay_ns);
+    // Run delay up to two intervals old that no sample charged yet stays to be charged.
+    MarkTaskWallBaseline(state, run_delay_ns, 2 * options_.interval_ns);
   }
   state->tag.Set(tag);
   timeline_.Begin(state, tag, MonotonicNowNs());
@@ -393,7 +394,7 @@ void Agent::ClearTaskTag(JNIEnv* jni) {
   if (state == nullptr) return;
   // cpu+wall: the task's CPU after its last wall sample is not charged to the next untagged CPU
   // sample (it belongs to the task; see docs/agent.md, the task's tail). Before the tag goes.
-  if (options_.mode == SamplingMode::kCpuWall) MarkTaskWallBaseline(state, -1);
+  if (options_.mode == SamplingMode::kCpuWall) MarkTaskWallBaseline(state, /*run_delay_ns=*/-1);
   state->tag.Clear();
   timeline_.End(state, MonotonicNowNs());
 }

@@ -178,7 +178,7 @@ void Sampler::WallTimerLoop() {
           if (fd >= 0) {
             std::optional<int64_t> delay_ns = ReadSchedstatRunDelayNs(fd);
             if (delay_ns) {
-              state->run_delay_ns.store(*delay_ns, std::memory_order_release);
+              PublishRunDelay(state->run_delay_ns, *delay_ns);
             } else if (read_schedstat_.exchange(false) && schedstat_failure_ != nullptr) {
               schedstat_failure_();
             }

@@ -244,6 +244,21 @@ TEST(SignalHandlerTest, WallSplitCapsOnCpuAtTheWallTimeAndRunDelayAtTheRest) {
   EXPECT_EQ(split.on_cpu_ns + split.off_cpu_ns + split.cpu_starved_ns, 0);
 }
 
+TEST(SignalHandlerTest, ATagKeepsRecentUnchargedRunDelayToBeCharged) {
+  ThreadState state(Tid(), 4, 4);
+  MarkTaskWallBaseline(&state, 1000, 500);  // first tag: from the reading on
+  EXPECT_EQ(state.run_delay_mark_ns.load(), 1000);
+  EXPECT_EQ(state.run_delay_ns.load(), 1000);
+  MarkTaskWallBaseline(&state, 10'000, 2000);  // next tag: at most 2000 ns stay uncharged
+  EXPECT_EQ(state.run_delay_mark_ns.load(), 8000);
+  MarkTaskWallBaseline(&state, -1);  // untag: no reading, the mark stays
+  EXPECT_EQ(state.run_delay_mark_ns.load(), 8000);
+  MarkTaskWallBaseline(&state, 9000, 2000);  // within the carry: the mark stays
+  EXPECT_EQ(state.run_delay_mark_ns.load(), 8000);
+  PublishRunDelay(state.run_delay_ns, 7000);  // an older reading never moves the published one back
+  EXPECT_EQ(state.run_delay_ns.load(), 10'000);
+}
+
 // Mode cpu+wall without timers: a tagged thread records its wall signals only, split; an
 // untagged one its CPU signals only.
 TEST(SignalHandlerTest, CpuPlusWallRecordsEachThreadFromOneSourceOnly) {

@@ -143,14 +143,30 @@ void SetJavaThreadStateReader(JavaThreadStateReader reader) { g_thread_state_rea
 
 // not async-signal-safe (called on the thread itself; its handler sees the marks before or after,
 // and the tag is set after the marks)
-void MarkTaskWallBaseline(ThreadState* state, int64_t run_delay_ns) {
+void MarkTaskWallBaseline(ThreadState* state, int64_t run_delay_ns, int64_t carry_ns) {
   int64_t cpu_ns = CurrentThreadCpuNs();
   std::atomic_signal_fence(std::memory_order_seq_cst);
   state->wall_mark_ns.store(MonotonicNanos(), std::memory_order_relaxed);
   if (cpu_ns > 0) state->last_cpu_ns.store(cpu_ns, std::memory_order_relaxed);
-  state->run_delay_mark_ns.store(run_delay_ns, std::memory_order_relaxed);
-  if (run_delay_ns >= 0) state->run_delay_ns.store(run_delay_ns, std::memory_order_release);
+  if (run_delay_ns >= 0) {
+    int64_t mark_ns = state->run_delay_mark_ns.load(std::memory_order_relaxed);
+    int64_t floor_ns = run_delay_ns - carry_ns;
+    mark_ns = mark_ns < 0 || mark_ns > run_delay_ns ? run_delay_ns
+              : mark_ns < floor_ns                ? floor_ns
+                                                  : mark_ns;
+    state->run_delay_mark_ns.store(mark_ns, std::memory_order_relaxed);
+    PublishRunDelay(state->run_delay_ns, run_delay_ns);
+  }
   std::atomic_signal_fence(std::memory_order_seq_cst);
+}
+
+// async-signal-safe
+void PublishRunDelay(std::atomic<int64_t>& published, int64_t value) {
+  int64_t current = published.load(std::memory_order_relaxed);
+  while (value > current &&
+         !published.compare_exchange_weak(current, value, std::memory_order_release,
+                                          std::memory_order_relaxed)) {
+  }
 }
 
 // async-signal-safe

@@ -60,8 +60,16 @@ bool SamplingEnabled();
 bool InstallSampleHandler(int signo, SignalSource source, std::string* error);
 
 // not async-signal-safe: mode cpu+wall's baselines, on the calling thread (bound to `state`) as
-// its task tag is set: wall clock, CPU clock and `run_delay_ns` (-1: unknown) from now.
-void MarkTaskWallBaseline(ThreadState* state, int64_t run_delay_ns);
+// its task tag is set or cleared: wall clock and CPU clock from now; the run delay mark from
+// `run_delay_ns` (the thread's schedstat now; -1: no reading, the mark stays) -- but run delay up
+// to `carry_ns` before it that no sample charged yet stays to be charged: a reading the timer
+// thread took before a starved thread got the signal lags it, so with tasks of one or two
+// samples the lag would be lost at every tag.
+void MarkTaskWallBaseline(ThreadState* state, int64_t run_delay_ns, int64_t carry_ns = 0);
+
+// async-signal-safe: raises `published` to `value` if that is larger (run delay only grows, and
+// the timer thread and the tagging thread both publish readings).
+void PublishRunDelay(std::atomic<int64_t>& published, int64_t value);
 
 // not async-signal-safe: installs the SIGSEGV/SIGBUS guard, remembering the previous handlers
 // (the JVM's) to chain to. Call after the JVM installed its own (VMInit), never before.
