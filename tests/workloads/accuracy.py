@@ -3,7 +3,9 @@
 
 For every fixture (fixtures/<spark version>/<workload>.zstd, Spark's own event log of a workload
 in manifest.json) runs `sparkprof analyze <fixture> --format json` and compares the report's
-findings with the workload's manifest entry:
+findings with the workload's manifest entry. A profiled workload ("profile": true) is analysed
+with its run's profile too (<workload>.sparkprof.zstd beside the log, decompressed to a temporary
+file for `--profile`). Then:
 
 * an expectation {"rule", "job", "root", "severity"} is found when a finding has that rule, a
   severity of at least `severity` (default warning) and, when `job` is given, stage_ids that
@@ -34,11 +36,13 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from generate import FIXTURES, MANIFEST, decompressed_log, load_manifest  # noqa: E402
+from generate import (FIXTURES, MANIFEST, PROFILE_SUFFIX, decompressed_log,  # noqa: E402
+                      load_manifest)
 
 SKIPPED = 77
 SEVERITY_RANK = {"info": 0, "warning": 1, "critical": 2}
@@ -50,10 +54,19 @@ def significant(finding):
     return SEVERITY_RANK.get(finding.get("severity"), 0) >= SEVERITY_RANK["warning"]
 
 
-def analyze(sparkprof, path):
-    """The report of one application (the JSON of `sparkprof analyze`)."""
-    result = subprocess.run([sparkprof, "analyze", path, "--format", "json", "-q"],
-                            capture_output=True, text=True)
+def analyze(sparkprof, path, profile=None):
+    """The report of one application (the JSON of `sparkprof analyze`), with the run's profile
+    when given (a zstd-compressed profile.sparkprof)."""
+    with tempfile.TemporaryDirectory(prefix="sparkprof-accuracy-") as temp:
+        command = [sparkprof, "analyze", path, "--format", "json", "-q"]
+        if profile:
+            zstd = shutil.which("zstd")
+            if not zstd:
+                raise RuntimeError(f"zstd is not installed to decompress {profile}")
+            plain = os.path.join(temp, "profile.sparkprof")
+            subprocess.run([zstd, "-dqf", profile, "-o", plain], check=True)
+            command += ["--profile", plain]
+        result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
         raise RuntimeError(f"sparkprof analyze {path} exited with {result.returncode}: "
                            f"{result.stderr.strip()[:500]}")
@@ -237,8 +250,15 @@ def evaluate_all(workloads, fixtures, versions, sparkprof):
             return WorkloadResult(workload["name"], version,
                                   error=f"no fixture {os.path.relpath(path, REPO)} "
                                         "(tests/workloads/generate.py --write-fixtures)")
+        profile = None
+        if workload.get("profile"):
+            profile = os.path.join(fixtures, version, workload["name"] + PROFILE_SUFFIX)
+            if not os.path.exists(profile):
+                return WorkloadResult(workload["name"], version,
+                                      error=f"no profile {os.path.relpath(profile, REPO)} "
+                                            "(tests/workloads/generate.py --write-fixtures)")
         try:
-            report = analyze(sparkprof, path)
+            report = analyze(sparkprof, path, profile)
             return evaluate(workload, version, report, jobs_of(report, path))
         except (RuntimeError, ValueError, KeyError, subprocess.CalledProcessError) as e:
             return WorkloadResult(workload["name"], version, error=str(e))
@@ -328,6 +348,8 @@ def markdown(workloads, versions, results):
         "a stage of the job the manifest names; a root cause must rank above every other warning "
         "or critical finding. A false positive is a warning or critical finding whose rule the "
         "workload neither expects nor allows; a control run may have no critical finding.",
+        "Workloads marked *(profiled)* ran with sparkprof's agent and plugin and are analysed "
+        "with their run's profile (`analyze --profile`): only the profile shows their cause.",
         "",
         f"## Per rule (Spark {', '.join(versions)} together)",
         "",
@@ -340,7 +362,8 @@ def markdown(workloads, versions, results):
     for workload in workloads:
         expected = ", ".join(e["rule"] + (" (root)" if e.get("root") else "")
                              for e in workload.get("expect", [])) or "control: nothing critical"
-        rows.append([f"`{workload['name']}`", workload["problem"], expected]
+        name = f"`{workload['name']}`" + (" *(profiled)*" if workload.get("profile") else "")
+        rows.append([name, workload["problem"], expected]
                     + [result_text(results[(workload["name"], v)], workload.get("control"))
                        for v in versions])
     out.append(markdown_table(["workload", "planted", "expected"]

@@ -8,6 +8,11 @@ started late, or an executor JVM killed while a stage runs. Spark writes one zst
 event log per application; --write-fixtures copies it to fixtures/<spark version>/<name>.zstd,
 otherwise it goes to --out. Only one application runs at a time (the machine has 2 cores).
 
+Workloads whose manifest entry says "profile": true run with sparkprof's agent (-agentpath in the
+driver and the executors, its default mode cpu+wall) and plugin, as docs/quickstart-spark.md
+tells users; the profile the driver writes (<outputDir>/<app id>/profile.sparkprof) is kept
+beside the log as <name>.sparkprof.zstd (zstd -19: needs the zstd command).
+
 Exit codes: 0 every workload ran as planted, 1 a workload did not (exit code, missing log, a
 string the manifest requires absent from the log, the action not performed), 77 skipped (no Spark
 at --spark-home, no Python at --python, no java).
@@ -49,6 +54,27 @@ BASE_CONF = {
 }
 DEFAULT_DRIVER_MEMORY = "512m"
 DEFAULT_TIMEOUT_S = 300
+REPO = os.path.dirname(os.path.dirname(HERE))
+DEFAULT_AGENT = os.path.join(REPO, "build", "native-agent", "libsparkprof.so")
+DEFAULT_PLUGIN_JAR = os.path.join(REPO, "build", "spark-plugin", "maven",
+                                  "sparkprof-spark-0.1.0.jar")
+PROFILE_SUFFIX = ".sparkprof.zstd"
+
+
+@dataclasses.dataclass
+class Sparkprof:
+    """The agent and the plugin for profiled workloads (docs/quickstart-spark.md)."""
+    agent: str       # libsparkprof.so, libsparkprof_driver.so beside it
+    plugin_jar: str
+
+    def conf(self, output_dir):
+        agent = "-agentpath:" + os.path.abspath(self.agent)
+        return {"spark.plugins": "io.sparkprof.SparkProfPlugin",
+                "spark.jars": os.path.abspath(self.plugin_jar),
+                "spark.sparkprof.outputDir": output_dir,
+                "spark.sparkprof.prometheus.port": str(free_port()),
+                "spark.driver.extraJavaOptions": agent,
+                "spark.executor.extraJavaOptions": agent}
 
 
 def load_manifest(path=MANIFEST):
@@ -74,6 +100,7 @@ class WorkloadRun:
     event_log: str = ""          # Spark's file, in the workload's work directory
     driver_log: str = ""
     action_done: str = ""        # what the action did (the executor killed, when)
+    profile: str = ""            # profiled workloads: the driver's profile.sparkprof
     problems: list = dataclasses.field(default_factory=list)
 
 
@@ -175,18 +202,20 @@ def wait_for_quiet_machine(max_wait_s, busy_limit=0.25):
     print(f"  the machine stayed busy ({busy:.0%}); running anyway", flush=True)
 
 
-def submit_conf(workload, event_dir, ui_port):
+def submit_conf(workload, event_dir, ui_port, sparkprof=None, profile_dir=""):
     conf = dict(BASE_CONF)
     shape = workload["cluster"]
     conf["spark.executor.cores"] = str(shape["cores"])
     conf["spark.cores.max"] = str(shape["workers"] * shape["cores"])
+    if workload.get("profile"):
+        conf.update(sparkprof.conf(profile_dir))
     conf.update(workload.get("conf", {}))
     conf["spark.eventLog.dir"] = "file://" + event_dir
     conf["spark.ui.port"] = str(ui_port)
     return conf
 
 
-def run_workload(workload, spark_home, python, work_root, java_home=None):
+def run_workload(workload, spark_home, python, work_root, java_home=None, sparkprof=None):
     """Runs one workload on its own fresh cluster; returns the WorkloadRun."""
     name = workload["name"]
     work = os.path.join(work_root, name)
@@ -200,7 +229,8 @@ def run_workload(workload, spark_home, python, work_root, java_home=None):
     shape = workload["cluster"]
     delay_s = shape.get("worker_delay_s", 0)
     action = workload.get("action") or {}
-    conf = submit_conf(workload, event_dir, free_port())
+    profile_dir = os.path.join(work, "sparkprof")
+    conf = submit_conf(workload, event_dir, free_port(), sparkprof, profile_dir)
     driver_memory = conf.pop("spark.driver.memory", DEFAULT_DRIVER_MEMORY)
     ui_url = "http://127.0.0.1:" + conf["spark.ui.port"]
     started = time.monotonic()
@@ -236,7 +266,30 @@ def run_workload(workload, spark_home, python, work_root, java_home=None):
         run.wall_s = time.monotonic() - started
         cluster.stop()
     check_run(workload, run, event_dir)
+    if workload.get("profile"):
+        find_profile(run, profile_dir)
     return run
+
+
+def find_profile(run, profile_dir):
+    """The profile the driver wrote for the application (one application directory)."""
+    apps = sorted(os.listdir(profile_dir)) if os.path.isdir(profile_dir) else []
+    profiles = [os.path.join(profile_dir, a, "profile.sparkprof") for a in apps]
+    profiles = [p for p in profiles if os.path.isfile(p) and os.path.getsize(p) > 0]
+    if len(profiles) != 1:
+        run.problems.append(f"expected one profile.sparkprof under {profile_dir}, found "
+                            f"{profiles or apps}; driver log {run.driver_log}")
+        return
+    run.profile = profiles[0]
+
+
+def compress_profile(source, target):
+    """zstd -19 of the profile (the fixture); False when zstd is not installed."""
+    zstd = shutil.which("zstd")
+    if not zstd:
+        return False
+    subprocess.run([zstd, "-19", "-q", "-f", source, "-o", target], check=True)
+    return True
 
 
 def check_run(workload, run, event_dir):
@@ -289,6 +342,10 @@ def main():
                         help="keep each workload's outputs, shuffle files and executor logs")
     parser.add_argument("--quiet-wait-s", type=float, default=600,
                         help="before each workload, wait up to this long for idle CPUs")
+    parser.add_argument("--agent", default=DEFAULT_AGENT,
+                        help="libsparkprof.so, for the profiled workloads")
+    parser.add_argument("--plugin-jar", default=DEFAULT_PLUGIN_JAR,
+                        help="the Spark plugin's jar, for the profiled workloads")
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--write-fixtures", action="store_true",
                         help=f"copy the logs to {os.path.relpath(FIXTURES)}/<version>/<name>.zstd")
@@ -318,6 +375,14 @@ def generate(args):
             print(f"unknown workloads: {sorted(unknown)}")
             return 1, {}
         workloads = [w for w in workloads if w["name"] in args.only]
+    sparkprof = Sparkprof(getattr(args, "agent", DEFAULT_AGENT),
+                          getattr(args, "plugin_jar", DEFAULT_PLUGIN_JAR))
+    if any(w.get("profile") for w in workloads):
+        missing = [p for p in (sparkprof.agent, sparkprof.plugin_jar) if not os.path.isfile(p)]
+        if missing:
+            print(f"SKIPPED: the profiled workloads need {', '.join(missing)} "
+                  "(scripts/build.sh release)")
+            return SKIPPED, {}
     version = spark_version(spark_home)
     work_root = os.path.abspath(args.work_dir) if args.work_dir else tempfile.mkdtemp(
         prefix="sparkprof-workloads-")
@@ -331,7 +396,8 @@ def generate(args):
         for workload in workloads:
             print(f"== {workload['name']}: {workload['problem']}", flush=True)
             wait_for_quiet_machine(args.quiet_wait_s)
-            run = run_workload(workload, spark_home, python, work_root, args.java_home or None)
+            run = run_workload(workload, spark_home, python, work_root, args.java_home or None,
+                               sparkprof)
             runs[run.name] = run
             size = os.path.getsize(run.event_log) if run.event_log else 0
             print(f"  exit {run.exit_code}, {run.wall_s:.1f} s, log {format_size(size)}"
@@ -342,6 +408,13 @@ def generate(args):
                 target_dir = os.path.join(destination, version)
                 os.makedirs(target_dir, exist_ok=True)
                 shutil.copyfile(run.event_log, os.path.join(target_dir, run.name + ".zstd"))
+            if run.profile:
+                target = os.path.join(destination, version, run.name + PROFILE_SUFFIX)
+                if compress_profile(run.profile, target):
+                    print(f"  profile {format_size(os.path.getsize(run.profile))}, kept "
+                          f"{format_size(os.path.getsize(target))}", flush=True)
+                else:
+                    run.problems.append("zstd is not installed: the profile is not kept")
             if not args.keep_work:  # shuffle files, spills and outputs: gigabytes over the corpus
                 remove_outputs(os.path.join(work_root, run.name))
     finally:
