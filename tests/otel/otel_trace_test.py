@@ -265,7 +265,8 @@ def run_application(options, work, collector, protocol):
     check_application_trace(spans, report, trace_id, caller_span_id, protocol)
 
 
-PHASES = ["resource_wait", "driver_only", "compute", "shuffle", "gc", "io_write", "idle_slots"]
+PHASES = ["resource_wait", "driver_only", "compute", "task_wait", "shuffle", "gc", "io_write",
+          "idle_slots"]
 
 
 def check_application_trace(spans, report, trace_id, caller_span_id, protocol):
@@ -337,6 +338,7 @@ def check_application_trace(spans, report, trace_id, caller_span_id, protocol):
     job_span_ids = {s["spanId"] for s in jobs.values()}
     by_stage = {(s["attrs"].get("spark.stage.id"), s["attrs"].get("spark.stage.attempt")): s
                 for s in stages}
+    profiled_spans = 0
     for stage in ran:
         span = by_stage.get((stage["stage_id"], stage["attempt"]))
         if not check(span is not None, "stage %d.%d has a span"
@@ -351,10 +353,23 @@ def check_application_trace(spans, report, trace_id, caller_span_id, protocol):
         check(span["attrs"].get("spark.shuffle_write_bytes")
               == stage["totals"]["shuffle_write_bytes"],
               "stage %d shuffle bytes" % stage["stage_id"])
+        # The agent sampled it: where its task time went (stages sent while the application
+        # runs go before the profile is read, at its end; those carry none).
+        if "profile" in stage and "sparkprof.profile.sampled_task_ms" in span["attrs"]:
+            profiled_spans += 1
+            profile = stage["profile"]
+            check(abs(span["attrs"]["sparkprof.profile.sampled_task_ms"]
+                      - profile["sampled_task_ms"]) < 0.01
+                  and all(abs(span["attrs"].get("sparkprof.profile.%s_ms" % name, -1) - ms) < 0.01
+                          for name, ms in profile["categories_ms"].items()),
+                  "stage %d carries its profile (sampled, on/off CPU, per category)"
+                  % stage["stage_id"])
         parent_job = by_id.get(span.get("parentSpanId"))
         if parent_job:
             check(start_ms(span) >= start_ms(parent_job) - 1,
                   "stage %d starts within its job" % stage["stage_id"])
+    if report.get("profile", {}).get("available"):
+        check(profiled_spans > 0, "stage spans carry the agent's profile")
     print("trace %s: %d spans (%d phases, %d jobs, %d stages), phases %s"
           % (trace_id, len(ours), len(phases), len(jobs), len(stages),
              {p: report["phases"][p]["ms"] for p in want_phases}))

@@ -25,6 +25,7 @@ import java.util.BitSet;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -45,7 +46,7 @@ import org.apache.spark.scheduler.SparkListenerJobStart;
  *
  * <pre>
  * spark.application                 application start..end, parent: a caller's traceparent
- *   spark.phase.&lt;phase&gt;            the seven phases of the report, laid end to end
+ *   spark.phase.&lt;phase&gt;            the eight phases of the report, laid end to end
  *     spark.job                       at its real times, under io_write when it wrote output,
  *       spark.stage                   else under compute; each stage attempt at its real times
  * </pre>
@@ -74,7 +75,8 @@ final class ApplicationTrace extends SparkListener {
 
   /** The phases in the order their spans are laid out (report.json `phases`). */
   private static final String[] PHASES = {
-    "resource_wait", "driver_only", "compute", "shuffle", "gc", "io_write", "idle_slots"
+    "resource_wait", "driver_only", "compute", "task_wait", "shuffle", "gc", "io_write",
+    "idle_slots"
   };
 
   /**
@@ -559,6 +561,7 @@ final class ApplicationTrace extends SparkListener {
         .put("spark.task.duration_ms.max", max);
     if (p50 > 0) attributes.put("sparkprof.skew_ratio", (double) max / p50);
     putTotals(attributes, stage.path("totals"));
+    putProfile(attributes, stage.path("profile"));
     List<String> rules = findingsByStage.get(stageId);
     if (rules != null) attributes.put(AttributeKey.stringArrayKey("sparkprof.findings"), rules);
     Span span = tracer.spanBuilder("spark.stage")
@@ -572,6 +575,27 @@ final class ApplicationTrace extends SparkListener {
       span.setStatus(StatusCode.ERROR, failure);
     }
     span.end(endMs, TimeUnit.MILLISECONDS);
+  }
+
+  /**
+   * The agent's samples of the stage (report.json stages[].profile, when the run was profiled):
+   * sampled task time on and off CPU, and per category ("sparkprof.profile.serialization_ms",
+   * "sparkprof.profile.python_wait_ms", ...).
+   */
+  private static void putProfile(AttributesBuilder attributes, JsonNode profile) {
+    if (profile.isMissingNode()) return;
+    attributes.put("sparkprof.profile.sampled_task_ms", profile.path("sampled_task_ms").asDouble());
+    attributes.put("sparkprof.profile.on_cpu_ms", profile.path("on_cpu_ms").asDouble());
+    attributes.put("sparkprof.profile.off_cpu_ms", profile.path("off_cpu_ms").asDouble());
+    Iterator<Map.Entry<String, JsonNode>> categories = profile.path("categories_ms").fields();
+    while (categories.hasNext()) {
+      Map.Entry<String, JsonNode> category = categories.next();
+      attributes.put("sparkprof.profile." + category.getKey() + "_ms", category.getValue().asDouble());
+    }
+    JsonNode hottest = profile.path("top_self").path(0);
+    if (!hottest.isMissingNode()) {
+      attributes.put("sparkprof.profile.hottest_frame", hottest.path("frame").asText());
+    }
   }
 
   /** The report's totals that say what a span moved and spilled. */
