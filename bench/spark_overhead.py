@@ -13,6 +13,14 @@ the driver UI's /metrics/json just before the end). Prints the median of the pai
 Usage: bench/spark_overhead.py --spark-home build/spark/3.5.9/home \
          --agent build/native-agent/libsparkprof.so --plugin-jar build/spark-plugin/sparkprof-plugin.jar \
          --demo-jar build/demo/sparkprof-demo.jar --sparkprof build/cli/sparkprof [--pairs 3]
+
+--modes (issue 28's budget: wall + CPU sampling at the defaults <= 2% of the executors' CPU): each
+of --pairs rounds runs, in an order that rotates every round, the same application without any
+profiler (the baseline), with sparkprof (agent + plugin, so task threads are tagged) in mode=cpu,
+with sparkprof at the defaults (mode=cpu+wall), and, given --async-profiler LIB
+(scripts/install-async-profiler.sh), with async-profiler's CPU + wall mode on the executors
+(event=cpu,wall=INTERVAL, JFR output). Prints, per variant, the median over rounds of the ratio of
+executor CPU, wall time and job durations to the same round's baseline. --sparkprof is not needed.
 """
 
 import argparse
@@ -74,6 +82,56 @@ def measure(run, sparkprof):
     }
 
 
+def compare_modes(args, cluster, work):
+    """--modes: baseline, sparkprof cpu, sparkprof cpu+wall, async-profiler cpu+wall."""
+    interval = "interval=" + args.interval
+    variants = {
+        "baseline": (False, SparkprofFiles(args.agent, args.plugin_jar)),
+        "sparkprof cpu": (True, SparkprofFiles(args.agent, args.plugin_jar,
+                                               agent_options="mode=cpu," + interval)),
+        "sparkprof cpu+wall": (True, SparkprofFiles(args.agent, args.plugin_jar,
+                                                    agent_options="mode=cpu+wall," + interval)),
+    }
+    if args.async_profiler:
+        variants["async-profiler cpu+wall"] = (False, SparkprofFiles(
+            args.agent, args.plugin_jar, executor_java_options=(
+                f"-agentpath:{os.path.abspath(args.async_profiler)}=start,event=cpu,"
+                f"interval={args.interval},wall={args.interval},file={work}/ap-%p.jfr")))
+    names = list(variants)
+    print(f"Spark {cluster.version}, demo scale {args.scale}, {args.pairs} rounds of "
+          f"{len(names)} runs; work dir {work}", flush=True)
+    results = []
+    for index in range(args.pairs):
+        measured = {}
+        for name in names[index % len(names):] + names[:index % len(names)]:
+            profiled, files = variants[name]
+            run = run_demo(cluster, args.demo_jar, files,
+                           os.path.join(work, f"round-{index}-{name.replace(' ', '-')}"), profiled,
+                           scale=args.scale)
+            if run.exit_code != 0 or not run.event_log:
+                raise RuntimeError(f"{run.run_dir}: spark-submit exited {run.exit_code}\n"
+                                   f"{read_tail(run.driver_log)}")
+            jobs = JOB_LINE.findall(read_tail(run.driver_log, 10**8))
+            m = measured[name] = {"executors_cpu_s": run.executors_cpu_s, "wall_s": run.wall_s,
+                                  "jobs_s": sum(float(s) for _, s in jobs)}
+            print(f"round {index} {name:>24}: executors CPU {m['executors_cpu_s']:6.2f} s, wall "
+                  f"{m['wall_s']:6.1f} s, jobs {m['jobs_s']:6.1f} s; load average "
+                  f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
+        results.append(measured)
+    print()
+    print(f"median over {len(results)} rounds of the ratio to the same round's baseline, "
+          f"Spark {cluster.version}, interval {args.interval}:")
+    print("| variant | executors' CPU | wall time | the demo's jobs |")
+    print("|---|---|---|---|")
+    for name in names[1:]:
+        cells = []
+        for key in ("executors_cpu_s", "wall_s", "jobs_s"):
+            ratios = [r[name][key] / r["baseline"][key] for r in results if r["baseline"][key] > 0]
+            cells.append(f"{statistics.median(ratios):.3f} "
+                         f"({', '.join(f'{x:.3f}' for x in ratios)})")
+        print(f"| {name} | " + " | ".join(cells) + " |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--spark-home", required=True)
@@ -81,8 +139,12 @@ def main():
     parser.add_argument("--agent", required=True)
     parser.add_argument("--plugin-jar", required=True)
     parser.add_argument("--demo-jar", required=True)
-    parser.add_argument("--sparkprof", required=True)
-    parser.add_argument("--pairs", type=int, default=3)
+    parser.add_argument("--sparkprof", help="the CLI, for the tasks' CPU (not with --modes)")
+    parser.add_argument("--pairs", type=int, default=3, help="pairs, or with --modes rounds")
+    parser.add_argument("--modes", action="store_true",
+                        help="compare mode=cpu, mode=cpu+wall and async-profiler (see above)")
+    parser.add_argument("--async-profiler", default="", help="libasyncProfiler.so, with --modes")
+    parser.add_argument("--interval", default="10ms", help="the sampling interval, with --modes")
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--work-dir", default="build/bench-spark-overhead")
     args = parser.parse_args()
@@ -91,6 +153,16 @@ def main():
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     cluster = SparkCluster(args.spark_home, work, args.java_home or None)
+    if args.modes:
+        try:
+            cluster.start_master()
+            cluster.start_workers(2, 1, "1g")
+            compare_modes(args, cluster, work)
+        finally:
+            cluster.stop()
+        return 0
+    if not args.sparkprof:
+        parser.error("--sparkprof is needed (without --modes)")
     files = SparkprofFiles(args.agent, args.plugin_jar)
     print(f"Spark {cluster.version}, demo scale {args.scale}, {args.pairs} pairs; work dir {work}",
           flush=True)

@@ -15,7 +15,10 @@ import java.util.Random;
  * building, short-lived objects), so CPU time with and without the agent can be compared.
  * With "serialization", each round also writes a list of records through JDK serialization
  * (reflection, stubs and allocation slow paths: where stack walks fail most).
- * Usage: java OverheadWorkload THREADS ROUNDS [plain|serialization]
+ * With "tasks" as a fourth argument, each round runs as a Spark task would: tagged through
+ * io.sparkprof.NativeAgent (found by reflection; put the agent tests' classes on the class path),
+ * so mode cpu+wall wall-samples the workers and every round pays a tag and an untag.
+ * Usage: java OverheadWorkload THREADS ROUNDS [plain|serialization] [tasks]
  */
 public final class OverheadWorkload {
   static volatile long sink;
@@ -52,10 +55,32 @@ public final class OverheadWorkload {
     return counts.size() + values[values.length / 2] + text.length() + garbage.size();
   }
 
+  static void invoke(java.lang.reflect.Method method, Object... arguments) {
+    try {
+      method.invoke(null, arguments);
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
   public static void main(String[] args) throws InterruptedException {
     int threads = Integer.parseInt(args[0]);
     int rounds = Integer.parseInt(args[1]);
     boolean withSerialization = args.length > 2 && args[2].equals("serialization");
+    boolean asTasks = args.length > 3 && args[3].equals("tasks");
+    java.lang.reflect.Method tag = null;
+    java.lang.reflect.Method untag = null;
+    if (asTasks) {
+      try {
+        Class<?> agent = Class.forName("io.sparkprof.NativeAgent");
+        tag = agent.getMethod("tagCurrentThread", int.class, int.class, long.class);
+        untag = agent.getMethod("untagCurrentThread");
+      } catch (ReflectiveOperationException e) {
+        throw new IllegalStateException("tasks: io.sparkprof.NativeAgent is not on the class path", e);
+      }
+    }
+    final java.lang.reflect.Method tagMethod = tag;
+    final java.lang.reflect.Method untagMethod = untag;
     Thread[] workers = new Thread[threads];
     for (int t = 0; t < threads; t++) {
       final long seed = t;
@@ -63,8 +88,10 @@ public final class OverheadWorkload {
         Random random = new Random(seed);
         long local = 0;
         for (int r = 0; r < rounds; r++) {
+          if (tagMethod != null) invoke(tagMethod, 1, 0, seed * rounds + r);
           local += round(random);
           if (withSerialization) local += serialize(random);
+          if (untagMethod != null) invoke(untagMethod);
         }
         sink += local;
       }, "bench-worker-" + t);

@@ -457,6 +457,22 @@ public final class AgentWorkloads {
       case "starved":
         starved(millis, Integer.parseInt(args[2]));
         break;
+      case "tasksleep": {
+        // `tasksleep SECONDS N`: N task-tagged threads that only sleep (bench: what wall
+        // sampling costs per waiting task thread).
+        int count = Integer.parseInt(args[2]);
+        Thread[] threads = startThreads(count, () -> {
+          NativeAgent.tagCurrentThread(1, 0, Thread.currentThread().getId());
+          try {
+            Thread.sleep(millis);
+          } catch (InterruptedException e) {
+            // done
+          }
+          NativeAgent.untagCurrentThread();
+        });
+        joinAll(threads);
+        break;
+      }
       case "noagent":
         System.out.println("loaded=" + NativeAgent.isLoaded() + " status=" + NativeAgent.statusJson());
         NativeAgent.tagCurrentThread(1, 0, 1);

@@ -26,6 +26,8 @@ class SparkprofFiles:
     plugin_jar: str
     driver_library: str = ""  # only when it is not next to the agent: spark.sparkprof.libraryPath
     plugin_only: bool = False  # no -agentpath: the plugin starts the agent from its jar
+    agent_options: str = ""    # after '=' in -agentpath (e.g. "mode=cpu")
+    executor_java_options: str = ""  # added to the executors' extraJavaOptions, profiled or not
 
 
 @dataclasses.dataclass
@@ -78,10 +80,15 @@ def submit_conf(run, files, metrics_port, ui_port):
         })
         if not files.plugin_only:
             agent = "-agentpath:" + os.path.abspath(files.agent)
+            if files.agent_options:
+                agent += "=" + files.agent_options
             conf["spark.driver.extraJavaOptions"] = agent
             conf["spark.executor.extraJavaOptions"] = agent
         if files.driver_library and not files.plugin_only:
             conf["spark.sparkprof.libraryPath"] = os.path.abspath(files.driver_library)
+    if files is not None and files.executor_java_options:
+        key = "spark.executor.extraJavaOptions"
+        conf[key] = (conf.get(key, "") + " " + files.executor_java_options).strip()
     return conf
 
 
