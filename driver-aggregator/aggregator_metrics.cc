@@ -114,8 +114,15 @@ Result<AggregatorMetrics> AggregatorMetrics::Register(metrics::Registry& registr
   SPARKPROF_ASSIGN_OR_RETURN(
       m.phase_compute_seconds,
       AddGauge(registry, "spark_phase_compute_seconds",
-               "Wall time in the compute phase (running tasks' share not in GC, shuffle or "
-               "commit), from the engine's phase breakdown."));
+               "Wall time in the compute phase (running tasks' on-CPU share outside GC, shuffle "
+               "and commit; all of that share, waits included, when no task logged a CPU time), "
+               "from the engine's phase breakdown."));
+  SPARKPROF_ASSIGN_OR_RETURN(
+      m.phase_task_wait_seconds,
+      AddGauge(registry, "spark_phase_task_wait_seconds",
+               "Wall time in the task wait phase (running tasks' share off CPU outside GC, "
+               "shuffle and commit: Python workers, I/O, locks, sleeps, run delay; 0 when no "
+               "task logged a CPU time), from the engine's phase breakdown."));
   SPARKPROF_ASSIGN_OR_RETURN(
       m.phase_io_write_seconds,
       AddGauge(registry, "spark_phase_io_write_seconds",
@@ -129,9 +136,9 @@ Result<AggregatorMetrics> AggregatorMetrics::Register(metrics::Registry& registr
       m.phase_breakdown_ratio,
       registry.AddGauge("spark_phase_breakdown_ratio",
                         "Share of wall time per phase (resource_wait, driver_only, compute, "
-                        "shuffle, io_write, gc, idle_slots); the phases sum to 1."));
-  for (const char* phase :
-       {"resource_wait", "driver_only", "compute", "shuffle", "io_write", "gc", "idle_slots"}) {
+                        "task_wait, shuffle, io_write, gc, idle_slots); the phases sum to 1."));
+  for (const char* phase : {"resource_wait", "driver_only", "compute", "task_wait", "shuffle",
+                            "io_write", "gc", "idle_slots"}) {
     m.phase_breakdown_ratio->WithLabels({{"phase", phase}});
   }
   SPARKPROF_ASSIGN_OR_RETURN(

@@ -35,6 +35,7 @@ struct AggregatorMetrics {
   metrics::Family<metrics::Counter>* events = nullptr;  // {outcome}: listener lines
   metrics::Gauge* resource_wait_seconds = nullptr;
   metrics::Gauge* phase_compute_seconds = nullptr;
+  metrics::Gauge* phase_task_wait_seconds = nullptr;
   metrics::Gauge* phase_io_write_seconds = nullptr;
   metrics::Gauge* phase_wall_seconds = nullptr;
   metrics::Family<metrics::Gauge>* phase_breakdown_ratio = nullptr;  // {phase}

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cerrno>
 #include <cstdlib>
@@ -474,17 +475,13 @@ void DriverAggregator::RefreshLiveMetrics(int64_t now_ms) {
   const diagnosis::PhaseBreakdown& p = snapshot.phases;
   metrics_.resource_wait_seconds->Set(SecondsFromMs(p.resource_wait_ms + p.slot_starved_wall_ms));
   metrics_.phase_compute_seconds->Set(SecondsFromMs(p.compute_ms));
+  metrics_.phase_task_wait_seconds->Set(SecondsFromMs(p.task_wait_ms));
   metrics_.phase_io_write_seconds->Set(SecondsFromMs(p.io_write_ms));
   metrics_.phase_wall_seconds->Set(SecondsFromMs(p.wall_ms));
-  const std::pair<const char*, int64_t> phases[] = {{"resource_wait", p.resource_wait_ms},
-                                                    {"driver_only", p.driver_only_ms},
-                                                    {"compute", p.compute_ms},
-                                                    {"shuffle", p.shuffle_ms},
-                                                    {"io_write", p.io_write_ms},
-                                                    {"gc", p.gc_ms},
-                                                    {"idle_slots", p.idle_slots_ms}};
-  for (const auto& phase : phases) {
-    metrics_.phase_breakdown_ratio->WithLabels({{"phase", phase.first}}).Set(p.Ratio(phase.second));
+  const std::array<int64_t, diagnosis::kPhaseCount> phase_ms = diagnosis::PhaseMs(p);
+  for (int i = 0; i < diagnosis::kPhaseCount; ++i) {
+    metrics_.phase_breakdown_ratio->WithLabels({{"phase", diagnosis::kPhaseNames[i]}})
+        .Set(p.Ratio(phase_ms[i]));
   }
   if (snapshot.memory_spill_bytes > spill_memory_reported_) {
     metrics_.spill_memory_bytes->Increment(

@@ -294,6 +294,7 @@ TEST(DriverAggregatorLive, MetricsEqualTheEnginePhasesAndReportsAreWritten) {
   std::string metrics = aggregator.registry().Render();
   const std::string app = "application_id=\"" + offline.model.app_id + "\"";
   EXPECT_DOUBLE_EQ(Sample(metrics, "spark_phase_compute_seconds"), p.compute_ms / 1000.0);
+  EXPECT_DOUBLE_EQ(Sample(metrics, "spark_phase_task_wait_seconds"), p.task_wait_ms / 1000.0);
   EXPECT_DOUBLE_EQ(Sample(metrics, "spark_phase_io_write_seconds"), p.io_write_ms / 1000.0);
   EXPECT_DOUBLE_EQ(Sample(metrics, "spark_resource_wait_seconds"),
                    (p.resource_wait_ms + p.slot_starved_wall_ms) / 1000.0);
@@ -302,6 +303,8 @@ TEST(DriverAggregatorLive, MetricsEqualTheEnginePhasesAndReportsAreWritten) {
                    p.Ratio(p.compute_ms));
   EXPECT_DOUBLE_EQ(Sample(metrics, "spark_phase_breakdown_ratio", {"phase=\"resource_wait\""}),
                    p.Ratio(p.resource_wait_ms));
+  EXPECT_DOUBLE_EQ(Sample(metrics, "spark_phase_breakdown_ratio", {"phase=\"task_wait\""}),
+                   p.Ratio(p.task_wait_ms));
   int64_t memory_spill = 0, disk_spill = 0;
   for (const model::TaskAttempt& task : offline.model.tasks) {
     memory_spill += task.metrics.memory_bytes_spilled;

@@ -34,11 +34,6 @@ std::string Property(const std::vector<std::pair<std::string, std::string>>& pro
 
 }  // namespace
 
-std::array<int64_t, 7> PhaseMs(const diagnosis::PhaseBreakdown& p) {
-  return {p.resource_wait_ms, p.driver_only_ms, p.compute_ms, p.shuffle_ms,
-          p.io_write_ms,      p.gc_ms,          p.idle_slots_ms};
-}
-
 std::string TraceIdOf(const std::string& traceparent) {
   // version(2)-trace id(32)-parent id(16)-flags(2)
   if (traceparent.size() < 55 || traceparent[2] != '-' || traceparent[35] != '-') return {};
@@ -104,7 +99,7 @@ Status RunContextMetrics::Register(metrics::Registry& registry) {
 void RunContextMetrics::UpdatePhases(const diagnosis::PhaseBreakdown& phases,
                                      int64_t model_end_ms) {
   if (active_ == nullptr) return;
-  const std::array<int64_t, 7> now = PhaseMs(phases);
+  const std::array<int64_t, diagnosis::kPhaseCount> now = PhaseMs(phases);
   const int64_t interval_start_ms =
       previous_end_ms_ >= 0 ? previous_end_ms_ : model_end_ms - phases.wall_ms;
   int best = -1;

@@ -24,11 +24,9 @@
 
 namespace sparkprof::driver {
 
-inline constexpr std::array<const char*, 7> kPhaseNames = {
-    "resource_wait", "driver_only", "compute", "shuffle", "io_write", "gc", "idle_slots"};
-
-// The phase figures of kPhaseNames, in that order.
-std::array<int64_t, 7> PhaseMs(const diagnosis::PhaseBreakdown& phases);
+// The phases and their figures: diagnosis::kPhaseNames and diagnosis::PhaseMs.
+using diagnosis::kPhaseNames;
+using diagnosis::PhaseMs;
 
 struct AirflowContext {
   std::string dag_id;
@@ -61,9 +59,9 @@ class RunContextMetrics {
   metrics::Family<metrics::Gauge>* start_ = nullptr;
   metrics::Family<metrics::Gauge>* end_ = nullptr;
   metrics::Family<metrics::Gauge>* airflow_ = nullptr;
-  std::array<int64_t, 7> previous_ms_{};
+  std::array<int64_t, diagnosis::kPhaseCount> previous_ms_{};
   int64_t previous_end_ms_ = -1;
-  std::array<bool, 7> started_{};
+  std::array<bool, diagnosis::kPhaseCount> started_{};
   bool airflow_set_ = false;
 };
 

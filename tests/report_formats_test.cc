@@ -3,6 +3,7 @@
 // is self-contained, and the timeline's step series follow the model.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -245,6 +246,81 @@ TEST(MarkdownReportTest, HasTheTextReportsSections) {
             std::string::npos);
   EXPECT_NE(markdown.find("\n--conf spark.hadoop.fs.s3a.committer.name=magic\n"),
             std::string::npos);
+}
+
+// The phase breakdown in every format: compute says it includes waits when no task logged a CPU
+// time; with one, task wait is unattributed, or split by kind from a profile's off-CPU samples.
+TEST(ReportPhasesTest, TaskWaitUnattributedOrByKind) {
+  report::Analysis analysis = AnalyzeText(testing::GenerateEventLog(testing::DemoApp()));
+  auto compact_json = [&] {
+    std::string json = report::RenderJson({&analysis});
+    std::erase_if(json, [](char c) { return c == ' ' || c == '\n'; });
+    return json;
+  };
+  diagnosis::PhaseBreakdown& p = analysis.phases;
+  ASSERT_TRUE(p.cpu_measured);  // the generator logs CPU time; as a log without any:
+  p.cpu_measured = false;
+  p.compute_ms += p.task_wait_ms;
+  p.task_wait_ms = 0;
+  const std::string not_logged = "compute (CPU time not logged: includes waits)";
+  EXPECT_NE(report::RenderText(analysis).find("(CPU time not logged: includes waits)"),
+            std::string::npos);
+  EXPECT_EQ(report::RenderText(analysis).find("task wait"), std::string::npos);
+  EXPECT_NE(report::RenderMarkdown(analysis).find("| " + not_logged + " |"), std::string::npos);
+  EXPECT_NE(report::RenderHtml(analysis).find(not_logged), std::string::npos);
+  EXPECT_NE(compact_json().find("\"task_wait\":{\"ms\":0,\"ratio\":0"), std::string::npos);
+  EXPECT_NE(compact_json().find("\"cpu_measured\":false"), std::string::npos);
+
+  // CPU time logged: half of the old compute waited.
+  p.cpu_measured = true;
+  p.task_wait_ms = p.compute_ms / 2;
+  p.compute_ms -= p.task_wait_ms;
+  ASSERT_GT(p.task_wait_ms, 1000);
+  const std::string text = report::RenderText(analysis);
+  EXPECT_EQ(text.find("not logged"), std::string::npos);
+  EXPECT_NE(text.find("  task wait "), std::string::npos);
+  EXPECT_NE(text.find("  (unattributed)\n"), std::string::npos);
+  EXPECT_NE(report::RenderMarkdown(analysis).find("| task wait (unattributed) | "),
+            std::string::npos);
+  const std::string html = report::RenderHtml(analysis);
+  EXPECT_NE(html.find("<span class=\"phase task-wait\""), std::string::npos);
+  EXPECT_NE(html.find("task wait (unattributed)"), std::string::npos);
+  EXPECT_NE(html.find(".task-wait {"), std::string::npos);
+  EXPECT_NE(compact_json().find("\"task_wait\":{\"ms\":" + std::to_string(p.task_wait_ms) +
+                                ",\"ratio\":"),
+            std::string::npos);
+  EXPECT_EQ(compact_json().find("\"by_kind\""), std::string::npos);
+
+  // A profile with off-CPU samples: 3 parts Python worker, 1 part I/O (the shuffle fetch waits
+  // are in the shuffle phase already).
+  auto profile = std::make_shared<profile::ApplicationProfile>();
+  profile->modes = {"cpu+wall"};
+  profile::StageProfile stage;
+  stage.stage_id = 0;
+  stage.category_ns[CategoryIndex(Category::kCompute)] = 2'000'000'000;
+  stage.category_ns[CategoryIndex(Category::kPythonWait)] = 3'000'000'000;
+  stage.category_ns[CategoryIndex(Category::kIoWait)] = 1'000'000'000;
+  stage.category_ns[CategoryIndex(Category::kShuffleFetchWait)] = 4'000'000'000;
+  stage.task_ns = 10'000'000'000;
+  stage.on_cpu_ns = 2'000'000'000;
+  stage.off_cpu_ns = 8'000'000'000;
+  profile->stages.push_back(stage);
+  analysis.profile = profile;
+  const int64_t io_ms = p.task_wait_ms / 4;
+  const int64_t python_ms = p.task_wait_ms - io_ms;
+  const std::string by_kind_text = report::RenderText(analysis);
+  EXPECT_EQ(by_kind_text.find("(unattributed)"), std::string::npos);
+  EXPECT_NE(by_kind_text.find("\n    python_wait  "), std::string::npos);
+  EXPECT_LT(by_kind_text.find("\n    python_wait  "), by_kind_text.find("\n    io_wait  "));
+  EXPECT_EQ(by_kind_text.find("\n    shuffle_fetch_wait"), std::string::npos);
+  EXPECT_NE(report::RenderMarkdown(analysis).find("| &nbsp;&nbsp;`python_wait` | "),
+            std::string::npos);
+  EXPECT_NE(report::RenderHtml(analysis).find("<tr class=\"kind\"><td><code>io_wait</code>"),
+            std::string::npos);
+  EXPECT_NE(compact_json().find("\"by_kind\":{\"python_wait\":" + std::to_string(python_ms) +
+                                ",\"io_wait\":" + std::to_string(io_ms) + "}"),
+            std::string::npos)
+      << compact_json().substr(compact_json().find("\"task_wait\""), 200);
 }
 
 TEST(MarkdownReportTest, EscapeMarkdown) {

@@ -194,7 +194,9 @@ PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model,
   advance(end);
 
   // Task-side split from metrics (successful and failed attempts alike: both held a slot).
-  int64_t gc = 0, shuffle = 0, task_commit = 0;
+  int64_t gc = 0, shuffle = 0, task_commit = 0, cpu = 0;
+  // The measured attempts' own work (duration - gc - shuffle) and their time in the sweep.
+  double measured_work_ms = 0, measured_slot_ms = 0;
   for (const model::TaskAttempt& task : model.tasks) {
     if (!task.has_metrics || task.duration_ms() < 0) continue;
     int64_t duration = task.duration_ms();
@@ -204,6 +206,14 @@ PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model,
         duration - task_gc);
     gc += task_gc;
     shuffle += task_shuffle;
+    const int64_t work = std::max<int64_t>(duration - task_gc - task_shuffle, 0);
+    measured_work_ms += static_cast<double>(work);
+    measured_slot_ms +=
+        static_cast<double>(clamp(task.finish_time_ms) - clamp(task.launch_time_ms));
+    if (task.metrics.executor_cpu_time_ns > 0) {
+      p.cpu_measured = true;
+      cpu += std::clamp<int64_t>(task.metrics.executor_cpu_time_ns / 1'000'000, 0, work);
+    }
   }
   for (const StageStats& s : stage_stats) {
     if (s.write_stage) task_commit += std::min(s.task_commit_ms, s.total_task_ms);
@@ -218,8 +228,21 @@ PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model,
   p.gc_slot_ms = SaturatingMs(static_cast<double>(gc) * scale);
   p.shuffle_slot_ms = SaturatingMs(static_cast<double>(shuffle) * scale);
   p.io_write_slot_ms = SaturatingMs(static_cast<double>(task_commit) * scale);
-  p.compute_slot_ms =
+  const int64_t task_work_slot_ms =
       std::max<int64_t>(p.task_slot_ms - p.gc_slot_ms - p.shuffle_slot_ms - p.io_write_slot_ms, 0);
+  p.compute_slot_ms = task_work_slot_ms;
+  if (p.cpu_measured) {
+    // Attempts without metrics (running at the log's end or live, lost with their executor) are
+    // on CPU for the share the measured attempts were.
+    const double unmeasured_slot_ms =
+        std::max(static_cast<double>(p.task_slot_ms) - measured_slot_ms, 0.0);
+    const double cpu_share =
+        measured_work_ms > 0 ? static_cast<double>(cpu) / measured_work_ms : 0.0;
+    p.compute_slot_ms = std::min(
+        SaturatingMs(static_cast<double>(cpu) * scale + unmeasured_slot_ms * cpu_share),
+        task_work_slot_ms);
+  }
+  p.task_wait_slot_ms = task_work_slot_ms - p.compute_slot_ms;
   p.idle_slot_ms = std::max<int64_t>(p.capacity_slot_ms - p.task_slot_ms, 0);
   p.starved_task_ms = SaturatingMs(starved);
   p.slot_starved_wall_ms = starved_wall;
@@ -236,12 +259,51 @@ PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model,
   p.gc_ms = share(p.gc_slot_ms);
   p.shuffle_ms = share(p.shuffle_slot_ms);
   p.idle_slots_ms = share(p.idle_slot_ms);
+  p.task_wait_ms = share(p.task_wait_slot_ms);
   int64_t task_commit_wall = share(p.io_write_slot_ms);
   p.io_write_ms = commit_gap + task_commit_wall;
   // compute takes the rounding remainder so the partition sums exactly to the running time.
-  p.compute_ms = std::max<int64_t>(
-      running_wall - p.gc_ms - p.shuffle_ms - p.idle_slots_ms - task_commit_wall, 0);
+  p.compute_ms = std::max<int64_t>(running_wall - p.gc_ms - p.shuffle_ms - p.idle_slots_ms -
+                                       task_commit_wall - p.task_wait_ms,
+                                   0);
   return p;
+}
+
+std::array<int64_t, kPhaseCount> PhaseMs(const PhaseBreakdown& p) {
+  return {p.resource_wait_ms, p.driver_only_ms, p.compute_ms, p.task_wait_ms,
+          p.shuffle_ms,       p.io_write_ms,    p.gc_ms,      p.idle_slots_ms};
+}
+
+std::vector<std::pair<sparkprof::Category, int64_t>> TaskWaitByKind(
+    const PhaseBreakdown& phases, const profile::ApplicationProfile* profile) {
+  std::vector<std::pair<sparkprof::Category, int64_t>> by_kind;
+  if (profile == nullptr || !profile->has_off_cpu() || phases.task_wait_ms <= 0) return by_kind;
+  profile::CategoryNs off_cpu_ns{};
+  double total_ns = 0;
+  for (const profile::StageProfile& stage : profile->stages) {
+    for (int i = 0; i < kCategoryCount; ++i) {
+      const auto category = static_cast<sparkprof::Category>(i);
+      if (!IsOffCpu(category) || category == sparkprof::Category::kShuffleFetchWait) continue;
+      off_cpu_ns[i] += stage.category_ns[i];
+      total_ns += static_cast<double>(stage.category_ns[i]);
+    }
+  }
+  if (total_ns <= 0) return by_kind;
+  int64_t assigned = 0;
+  for (int i = 0; i < kCategoryCount; ++i) {
+    if (off_cpu_ns[i] == 0) continue;
+    const auto ms = static_cast<int64_t>(std::floor(
+        static_cast<double>(phases.task_wait_ms) * static_cast<double>(off_cpu_ns[i]) / total_ns));
+    by_kind.emplace_back(static_cast<sparkprof::Category>(i), ms);
+    assigned += ms;
+  }
+  // Most first (category order among equals); the largest takes what flooring left.
+  std::stable_sort(by_kind.begin(), by_kind.end(),
+                   [&](const auto& a, const auto& b) {
+                     return off_cpu_ns[CategoryIndex(a.first)] > off_cpu_ns[CategoryIndex(b.first)];
+                   });
+  by_kind.front().second += phases.task_wait_ms - assigned;
+  return by_kind;
 }
 
 }  // namespace sparkprof::diagnosis

@@ -1,7 +1,7 @@
 // Where the application's wall time went. The same definitions feed the live metrics
 // (spark_phase_*_seconds, spark_phase_breakdown_ratio{phase}) and docs/report-schema.md `phases`.
 //
-// Wall-clock partition (the seven phases sum to wall_ms; ratio = phase / wall_ms):
+// Wall-clock partition (the eight phases, kPhaseNames, sum to wall_ms; ratio = phase / wall_ms):
 //   A sweep over [application start, application end] tracks, at every instant, the number of
 //   running task attempts (launch..finish), the task slots (cores of the executors alive, the
 //   "driver" executor of local mode included), and whether a write job is committing.
@@ -15,16 +15,30 @@
 //                     end; write_commits.h); plus (b) the wall share of task-side commit time
 //                     (SQL "task commit time") below.
 //   * driver_only:    no task running, slots exist, no commit: planning, collect, gaps between
-//   jobs.
+//                     jobs.
 //   * While >= 1 task runs, that wall time is split in proportion to slot time:
 //       capacity slot-ms = sum over time of max(slots, running tasks);
 //       task slot-ms     = sum over time of running tasks;
 //       gc     = JVM GC time of tasks;  shuffle = fetch wait + shuffle write time (ns -> ms);
 //       io_write (b) = task commit time of write stages;
-//       compute = task slot-ms - gc - shuffle - io_write(b) (everything else a task does:
-//                 CPU, reads, deserialisation, scheduler delay);
+//       task work = task slot-ms - gc - shuffle - io_write(b) (everything else a task does);
+//       compute   = its on-CPU part: per task attempt with metrics, min(executor CPU time
+//                   (ns -> ms), duration - its gc - its shuffle), summed, scaled like gc and
+//                   shuffle; plus, for the slot time of attempts without metrics (running at
+//                   the log's end or live, lost with their executor), the share of their work
+//                   the measured attempts spent on CPU; at most task work;
+//       task_wait = task work - compute: off CPU with no metric of its own (the task's Python
+//                   worker, reads, locks, sleeps, runnable without a core), and the task's time
+//                   outside the executor's CPU time metric (deserialising the task, sending
+//                   its result);
 //       idle_slots = capacity slot-ms - task slot-ms.
-//     phase wall ms = running wall ms x phase slot-ms / capacity slot-ms.
+//     phase wall ms = running wall ms x phase slot-ms / capacity slot-ms; compute takes the
+//     rounding remainder.
+//   When no task attempt with metrics has a CPU time (Spark before 2.1 and some platforms do not
+//   log "Executor CPU Time"), cpu_measured is false: task work is all compute (waits included) and
+//   task_wait is 0, as before the split; the reports say so.
+//   What task_wait waited on is in the agent's profile, when one with off-CPU samples exists
+//   (TaskWaitByKind); otherwise the reports call it unattributed.
 // Starved task time (not part of the partition): sum over time of pending task attempts while no
 // slot is free, pending = tasks of submitted, not yet completed stage attempts not launched yet.
 // It counts task-ms queued for a slot, including before any executor exists.
@@ -34,11 +48,15 @@
 // waited for resources" (live metric spark_resource_wait_seconds, docs/metrics.md).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "analyzer/diagnosis/stage_stats.h"
 #include "analyzer/model/application_model.h"
+#include "analyzer/profile/stage_profiles.h"
+#include "common/category.h"
 
 namespace sparkprof::diagnosis {
 
@@ -47,6 +65,7 @@ struct PhaseBreakdown {
   int64_t resource_wait_ms = 0;
   int64_t driver_only_ms = 0;
   int64_t compute_ms = 0;
+  int64_t task_wait_ms = 0;
   int64_t shuffle_ms = 0;
   int64_t io_write_ms = 0;
   int64_t gc_ms = 0;
@@ -60,7 +79,10 @@ struct PhaseBreakdown {
   int64_t gc_slot_ms = 0;
   int64_t shuffle_slot_ms = 0;
   int64_t io_write_slot_ms = 0;  // task commit time
-  int64_t compute_slot_ms = 0;
+  int64_t compute_slot_ms = 0;    // on CPU (all of the task work when !cpu_measured)
+  int64_t task_wait_slot_ms = 0;  // the rest of the task work
+  // Some task attempt with metrics logged an executor CPU time: compute is on-CPU time only.
+  bool cpu_measured = false;
   int64_t idle_slot_ms = 0;
   int64_t starved_task_ms = 0;
   int64_t slot_starved_wall_ms = 0;
@@ -71,6 +93,25 @@ struct PhaseBreakdown {
     return wall_ms > 0 ? static_cast<double>(phase_ms) / static_cast<double>(wall_ms) : 0.0;
   }
 };
+
+// The phases in report order: their name in JSON and metrics, and for people.
+inline constexpr int kPhaseCount = 8;
+inline constexpr std::array<const char*, kPhaseCount> kPhaseNames = {
+    "resource_wait", "driver_only", "compute", "task_wait",
+    "shuffle",       "io_write",    "gc",      "idle_slots"};
+inline constexpr std::array<const char*, kPhaseCount> kPhaseLabels = {
+    "resource wait", "driver only", "compute", "task wait",
+    "shuffle",       "I/O write",   "GC",      "idle slots"};
+// The phases' wall ms, in kPhaseNames' order.
+std::array<int64_t, kPhaseCount> PhaseMs(const PhaseBreakdown& phases);
+
+// task_wait_ms by what the task threads waited on, from a profile with off-CPU samples: split in
+// proportion to its off-CPU categories summed over the stages, shuffle_fetch_wait left out (Spark's
+// fetch wait metric already puts that in the shuffle phase). Most first, summing to task_wait_ms.
+// Empty without such a profile, without off-CPU samples other than shuffle fetch waits, or
+// without task wait: the reports then call task_wait unattributed.
+std::vector<std::pair<sparkprof::Category, int64_t>> TaskWaitByKind(
+    const PhaseBreakdown& phases, const profile::ApplicationProfile* profile);
 
 struct PhaseBreakdownOptions {
   // For a model built live from every event since the application started: when no executor

@@ -417,16 +417,17 @@ void WriteHeader(const Analysis& analysis, const std::string& id, std::string& o
          HumanBytes(t.disk_bytes_spilled) + " on disk</p>\n</header>\n";
 }
 
-void WritePhases(const diagnosis::PhaseBreakdown& p, const std::string& id, std::string& out) {
+void WritePhases(const diagnosis::PhaseBreakdown& p, const profile::ApplicationProfile* profile,
+                 const std::string& id, std::string& out) {
   out += "<h2>Phase breakdown</h2>\n";
   if (p.wall_ms <= 0) {
     out += "<p class=\"note\">No phase breakdown: the application's duration is unknown.</p>\n";
     return;
   }
-  std::vector<PhaseRow> rows = PhaseRows(p);
+  std::vector<PhaseRow> rows = PhaseRows(p, profile);
   out += "<div class=\"phase-bar\" id=\"" + id + "-phases\">";
   for (const PhaseRow& row : rows) {
-    if (row.ms <= 0) continue;
+    if (row.ms <= 0 || row.kind) continue;
     char width[32];
     std::snprintf(width, sizeof(width), "%.3f%%", p.Ratio(row.ms) * 100.0);
     out += "<span class=\"phase " + std::string(row.css_class) + "\" style=\"width:" + width +
@@ -437,8 +438,9 @@ void WritePhases(const diagnosis::PhaseBreakdown& p, const std::string& id, std:
       "</div>\n<table class=\"phases\"><thead><tr><th>phase</th><th class=\"num\">time</th>"
       "<th class=\"num\">share of wall time</th></tr></thead><tbody>\n";
   for (const PhaseRow& row : rows) {
-    out += "<tr><td><span class=\"swatch " + std::string(row.css_class) + "\"></span>" + row.name +
-           "</td><td class=\"num\">" + HumanDurationMs(row.ms) + "</td><td class=\"num\">" +
+    out += row.kind ? "<tr class=\"kind\"><td><code>" + Escape(row.name) + "</code>"
+                    : "<tr><td><span class=\"swatch " + row.css_class + "\"></span>" + row.name;
+    out += "</td><td class=\"num\">" + HumanDurationMs(row.ms) + "</td><td class=\"num\">" +
            Percent(p.Ratio(row.ms)) + "</td></tr>\n";
   }
   out += "</tbody></table>\n<p class=\"note\">Wall time " + HumanDurationMs(p.wall_ms) + ", peak " +
@@ -741,7 +743,7 @@ void WriteApplication(const Analysis& analysis, size_t index, std::string& out) 
   const std::string id = "app" + std::to_string(index + 1);
   out += "<section class=\"application\" id=\"" + id + "\">\n";
   WriteHeader(analysis, id, out);
-  WritePhases(analysis.phases, id, out);
+  WritePhases(analysis.phases, analysis.profile.get(), id, out);
   WriteTimeline(analysis, id, out);
   WriteFindings(analysis, id, out);
   WriteCost(analysis.cost, id, out);
@@ -784,7 +786,8 @@ dl.cards dd { margin: 0; font-weight: 600; }
 .swatch { display: inline-block; width: 11px; height: 11px; border-radius: 2px; margin: 0 5px -1px 0; }
 .resource-wait { background: #9aa5b1; } .driver-only { background: #8e7cc3; } .compute { background: #4e79a7; }
 .shuffle { background: #f28e2b; } .io-write { background: #e15759; } .gc { background: #edc948; }
-.idle-slots { background: #dfe3e8; }
+.idle-slots { background: #dfe3e8; } .task-wait { background: #a0cbe8; }
+table.phases tr.kind td:first-child { padding-left: 26px; }
 table { border-collapse: collapse; font-size: 13px; }
 th, td { padding: 3px 8px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
 th { background: var(--bg-soft); position: sticky; top: 0; }

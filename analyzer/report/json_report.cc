@@ -1,6 +1,8 @@
 #include "analyzer/report/json_report.h"
 
+#include <array>
 #include <cmath>
+#include <string_view>
 #include <utility>
 
 #include "analyzer/report/render.h"
@@ -36,18 +38,24 @@ void WriteCountMap(const std::map<std::string, int64_t>& map, JsonWriter& out) {
   out.EndObject();
 }
 
-void WritePhases(const diagnosis::PhaseBreakdown& p, JsonWriter& out) {
+void WritePhases(const diagnosis::PhaseBreakdown& p, const profile::ApplicationProfile* profile,
+                 JsonWriter& out) {
   out.BeginObject().Field("wall_ms", p.wall_ms);
-  const std::pair<const char*, int64_t> phases[] = {
-      {"resource_wait", p.resource_wait_ms}, {"driver_only", p.driver_only_ms},
-      {"compute", p.compute_ms},             {"shuffle", p.shuffle_ms},
-      {"io_write", p.io_write_ms},           {"gc", p.gc_ms},
-      {"idle_slots", p.idle_slots_ms},
-  };
-  for (const auto& [name, ms] : phases) {
-    out.Key(name).BeginObject().Field("ms", ms).FieldDouble("ratio", p.Ratio(ms), 4).EndObject();
+  const std::array<int64_t, diagnosis::kPhaseCount> phase_ms = diagnosis::PhaseMs(p);
+  const auto task_wait_by_kind = diagnosis::TaskWaitByKind(p, profile);
+  for (int i = 0; i < diagnosis::kPhaseCount; ++i) {
+    const std::string_view name = diagnosis::kPhaseNames[i];
+    out.Key(name).BeginObject().Field("ms", phase_ms[i]).FieldDouble("ratio", p.Ratio(phase_ms[i]),
+                                                                     4);
+    if (name == "task_wait" && !task_wait_by_kind.empty()) {
+      out.Key("by_kind").BeginObject();
+      for (const auto& [category, ms] : task_wait_by_kind) out.Field(CategoryName(category), ms);
+      out.EndObject();
+    }
+    out.EndObject();
   }
-  out.Field("tasks_running_ms", p.tasks_running_ms)
+  out.Field("cpu_measured", p.cpu_measured)
+      .Field("tasks_running_ms", p.tasks_running_ms)
       .Field("commit_gap_ms", p.commit_gap_ms)
       .Field("starved_task_ms", p.starved_task_ms)
       .Field("first_slot_ms", p.first_slot_ms)
@@ -56,6 +64,7 @@ void WritePhases(const diagnosis::PhaseBreakdown& p, JsonWriter& out) {
       .Field("capacity", p.capacity_slot_ms)
       .Field("tasks", p.task_slot_ms)
       .Field("compute", p.compute_slot_ms)
+      .Field("task_wait", p.task_wait_slot_ms)
       .Field("shuffle", p.shuffle_slot_ms)
       .Field("io_write", p.io_write_slot_ms)
       .Field("gc", p.gc_slot_ms)
@@ -500,7 +509,7 @@ void WriteJsonReport(const Analysis& analysis, JsonWriter& out) {
   out.EndObject();
 
   out.Key("phases");
-  WritePhases(analysis.phases, out);
+  WritePhases(analysis.phases, analysis.profile.get(), out);
   out.Key("findings").BeginArray();
   for (const diagnosis::Finding& finding : analysis.findings) WriteFinding(finding, out);
   out.EndArray();

@@ -1,8 +1,10 @@
 #include "analyzer/report/markdown_report.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <sstream>
+#include <string_view>
 
 #include "analyzer/report/cost_section.h"
 #include "analyzer/report/format.h"
@@ -84,13 +86,14 @@ void WriteWork(const Analysis& analysis, std::ostringstream& out) {
   }
 }
 
-void WritePhases(const diagnosis::PhaseBreakdown& p, std::ostringstream& out) {
+void WritePhases(const diagnosis::PhaseBreakdown& p, const profile::ApplicationProfile* profile,
+                 std::ostringstream& out) {
   if (p.wall_ms <= 0) return;
   out << "\n## Phase breakdown\n\nWall time " << HumanDurationMs(p.wall_ms) << ", peak "
       << p.peak_slots << " task slots.\n\n| phase | time | share of wall time |\n|---|---:|---:|\n";
-  for (const PhaseRow& row : PhaseRows(p)) {
-    out << "| " << row.name << " | " << HumanDurationMs(row.ms) << " | " << Percent(p.Ratio(row.ms))
-        << " |\n";
+  for (const PhaseRow& row : PhaseRows(p, profile)) {
+    out << "| " << (row.kind ? "&nbsp;&nbsp;" + Code(row.name) : row.name) << " | "
+        << HumanDurationMs(row.ms) << " | " << Percent(p.Ratio(row.ms)) << " |\n";
   }
   if (p.starved_task_ms > 0) {
     out << "\nTasks queued " << HumanDurationMs(p.starved_task_ms)
@@ -277,16 +280,28 @@ std::string FormatEvidenceValue(const diagnosis::Evidence& evidence) {
   return text;
 }
 
-std::vector<PhaseRow> PhaseRows(const diagnosis::PhaseBreakdown& p) {
-  return {
-      {"resource wait", "resource-wait", p.resource_wait_ms},
-      {"driver only", "driver-only", p.driver_only_ms},
-      {"compute", "compute", p.compute_ms},
-      {"shuffle", "shuffle", p.shuffle_ms},
-      {"I/O write", "io-write", p.io_write_ms},
-      {"GC", "gc", p.gc_ms},
-      {"idle slots", "idle-slots", p.idle_slots_ms},
-  };
+std::vector<PhaseRow> PhaseRows(const diagnosis::PhaseBreakdown& p,
+                                const profile::ApplicationProfile* profile) {
+  const std::array<int64_t, diagnosis::kPhaseCount> phase_ms = diagnosis::PhaseMs(p);
+  std::vector<PhaseRow> rows;
+  for (int i = 0; i < diagnosis::kPhaseCount; ++i) {
+    const std::string_view phase = diagnosis::kPhaseNames[i];
+    PhaseRow row{diagnosis::kPhaseLabels[i], std::string(phase), phase_ms[i]};
+    std::replace(row.css_class.begin(), row.css_class.end(), '_', '-');
+    if (phase == "compute" && !p.cpu_measured) row.name += " (CPU time not logged: includes waits)";
+    if (phase != "task_wait") {
+      rows.push_back(std::move(row));
+      continue;
+    }
+    if (!p.cpu_measured) continue;  // no split: in compute
+    const auto by_kind = diagnosis::TaskWaitByKind(p, profile);
+    if (by_kind.empty()) row.name += " (unattributed)";
+    rows.push_back(row);
+    for (const auto& [category, ms] : by_kind) {
+      rows.push_back({std::string(CategoryName(category)), row.css_class, ms, true});
+    }
+  }
+  return rows;
 }
 
 std::vector<std::pair<std::string, std::string>> PasteableConfigChanges(
@@ -328,7 +343,7 @@ std::string RenderMarkdown(const Analysis& analysis) {
   std::ostringstream out;
   WriteHeader(analysis, out);
   WriteWork(analysis, out);
-  WritePhases(analysis.phases, out);
+  WritePhases(analysis.phases, analysis.profile.get(), out);
   WriteFindings(analysis, out);
   WriteCost(analysis.cost, out);
   WriteLongestStages(analysis.summary, out);

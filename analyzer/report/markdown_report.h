@@ -24,13 +24,18 @@ std::string EscapeMarkdown(std::string_view text);
 // An evidence value in its unit, for people: "4m 12s", "1.5 GiB", "0.73", "128".
 std::string FormatEvidenceValue(const diagnosis::Evidence& evidence);
 
-// The seven phases of the breakdown in report order, with display names.
+// The phases of the breakdown in report order, with display names: compute says when it
+// includes waits (no CPU time logged; task wait then has no row), task wait is followed by its
+// parts by kind from a profile with off-CPU samples (diagnosis::TaskWaitByKind), or says it is
+// unattributed.
 struct PhaseRow {
-  const char* name;
-  const char* css_class;
-  int64_t ms;
+  std::string name;       // "compute", "task wait (unattributed)", a kind: "python_wait"
+  std::string css_class;  // "compute", "task-wait" (a kind's row: its phase's)
+  int64_t ms = 0;
+  bool kind = false;  // a part of the phase above, not a phase of its own
 };
-std::vector<PhaseRow> PhaseRows(const diagnosis::PhaseBreakdown& phases);
+std::vector<PhaseRow> PhaseRows(const diagnosis::PhaseBreakdown& phases,
+                                const profile::ApplicationProfile* profile);
 
 // The findings' configuration changes that can be pasted as they are (no alternatives, no
 // placeholders, one value per key, the most costly finding's value first).

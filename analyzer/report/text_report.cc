@@ -1,8 +1,11 @@
 #include "analyzer/report/text_report.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <sstream>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "analyzer/report/cost_section.h"
@@ -70,17 +73,28 @@ void WritePhasesAndFindings(const Analysis& analysis, std::ostringstream& out) {
   if (p.wall_ms > 0) {
     out << "\nPhase breakdown (wall time " << HumanDurationMs(p.wall_ms) << ", peak " << p.peak_slots
         << " task slots)\n";
-    const std::pair<const char*, int64_t> phases[] = {
-        {"resource wait", p.resource_wait_ms}, {"driver only", p.driver_only_ms},
-        {"compute", p.compute_ms},             {"shuffle", p.shuffle_ms},
-        {"I/O write", p.io_write_ms},          {"GC", p.gc_ms},
-        {"idle slots", p.idle_slots_ms},
-    };
-    char line[160];
-    for (const auto& [name, ms] : phases) {
-      std::snprintf(line, sizeof(line), "  %-14s %10s %7s\n", name, HumanDurationMs(ms).c_str(),
-                    Percent(p.Ratio(ms)).c_str());
+    const std::array<int64_t, diagnosis::kPhaseCount> phase_ms = diagnosis::PhaseMs(p);
+    const auto task_wait_by_kind = diagnosis::TaskWaitByKind(p, analysis.profile.get());
+    char line[200];
+    for (int i = 0; i < diagnosis::kPhaseCount; ++i) {
+      const std::string_view name = diagnosis::kPhaseNames[i];
+      const char* note = "";
+      if (name == "compute" && !p.cpu_measured) note = "  (CPU time not logged: includes waits)";
+      if (name == "task_wait") {
+        if (!p.cpu_measured) continue;  // no split: in compute
+        if (task_wait_by_kind.empty()) note = "  (unattributed)";
+      }
+      std::snprintf(line, sizeof(line), "  %-14s %10s %7s%s\n", diagnosis::kPhaseLabels[i],
+                    HumanDurationMs(phase_ms[i]).c_str(), Percent(p.Ratio(phase_ms[i])).c_str(),
+                    note);
       out << line;
+      if (name != "task_wait") continue;
+      for (const auto& [category, ms] : task_wait_by_kind) {
+        std::snprintf(line, sizeof(line), "    %-13s%10s %7s\n",
+                      std::string(CategoryName(category)).c_str(), HumanDurationMs(ms).c_str(),
+                      Percent(p.Ratio(ms)).c_str());
+        out << line;
+      }
     }
     if (p.starved_task_ms > 0) {
       out << "  tasks queued " << HumanDurationMs(p.starved_task_ms)

@@ -115,6 +115,8 @@ def test_typed_report_is_the_json(shared_eventlogs: Path) -> None:
     assert report.executors.executors[0].id == raw["executors"]["list"][0]["id"]
     assert report.input.files[0].size_bytes == path.stat().st_size
     assert report.phases.compute.ms == raw["phases"]["compute"]["ms"]
+    assert report.phases.task_wait.ms == raw["phases"]["task_wait"]["ms"]
+    assert report.phases.cpu_measured == raw["phases"]["cpu_measured"]
     assert first.category == raw["findings"][0]["category"] != ""
     assert first.confidence.level == raw["findings"][0]["confidence"]["level"] != ""
     assert [j.job_id for j in report.jobs] == [j["job_id"] for j in raw["jobs"]]

@@ -164,6 +164,9 @@ class Input:
 class Phase:
     ms: int
     ratio: float
+    # task_wait only, with a profile holding off-CPU samples: its ms by what the task threads
+    # waited on (profile category -> ms); empty otherwise (unattributed)
+    by_kind: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -171,7 +174,7 @@ class Phases:
     wall_ms: int
     resource_wait: Phase
     driver_only: Phase
-    compute: Phase
+    compute: Phase  # on CPU when cpu_measured, else all the running tasks' own work
     shuffle: Phase
     io_write: Phase
     gc: Phase
@@ -182,6 +185,9 @@ class Phases:
     first_slot_ms: int
     peak_slots: int
     slot_ms: dict[str, int]
+    # schema_minor 5 (absent from older reports: compute then includes the waits)
+    task_wait: Phase = field(default_factory=lambda: Phase(ms=0, ratio=0.0))
+    cpu_measured: bool = False
 
 
 @dataclass(frozen=True)
