@@ -418,6 +418,10 @@ IngestOutcome DriverAggregator::IngestAt(std::span<const uint8_t> bytes,
 
 void DriverAggregator::SaveToProfileFileLocked(std::span<const uint8_t> bytes) {
   if (options_.output_dir.empty() || options_.max_profile_file_bytes == 0) return;
+  if (profile_file_sealed_) {
+    ++batches_after_report_;
+    return;
+  }
   if (!profile_file_.is_open()) {
     if (profile_file_failed_) return;
     std::string dir = application_dir_.empty() ? options_.output_dir : application_dir_;
@@ -511,6 +515,8 @@ Result<std::vector<std::string>> DriverAggregator::FinishApplication() {
     if (name.empty()) name = "live application";
     // Every sample that reached the driver is in the saved profile: the diagnosis reads it back
     // as `sparkprof analyze --profile` does, so the live and offline reports agree.
+    // The file is sealed first: a batch arriving later (the driver's own agent, a straggling
+    // executor) is counted, not appended, so the file stays what the report read.
     std::string profile_path;
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -518,6 +524,7 @@ Result<std::vector<std::string>> DriverAggregator::FinishApplication() {
       if (profile_file_.is_open() && profile_file_.bytes_written() > 0) {
         profile_path = profile_file_.path();
       }
+      profile_file_sealed_ = true;
     }
     Result<report::Analysis> analysis = live_->Finish(
         name, [this](model::ApplicationModel& model) { s3a_.ApplyTo(model); }, profile_path);
@@ -672,6 +679,7 @@ std::string DriverAggregator::StatusJson() const {
   json.Field("profile_file", profile_file_.path());
   json.Key("profile_file_bytes").Uint(profile_file_.bytes_written());
   json.Key("profile_file_batches_skipped").Uint(profile_file_.batches_skipped());
+  json.Key("profile_file_batches_after_report").Uint(batches_after_report_);
   if (!profile_file_.error().empty()) json.Field("profile_file_error", profile_file_.error());
   json.EndObject();
   return json.Take();

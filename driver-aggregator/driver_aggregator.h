@@ -140,7 +140,9 @@ class DriverAggregator {
   void RefreshLiveMetrics(int64_t now_ms);
   // End of the application (once; later calls return the first call's result): final live
   // metrics, then report.txt, report.json, report.md and report.html -- the same analysis and
-  // writers as `sparkprof analyze` -- in OutputDirectory(), and profile.sparkprof flushed.
+  // writers as `sparkprof analyze` (its diagnosis reads profile.sparkprof back, as
+  // `analyze --profile` does) -- in OutputDirectory(); profile.sparkprof is flushed and sealed
+  // (later batches are counted in StatusJson's profile_file_batches_after_report, not written).
   // Returns the report paths.
   Result<std::vector<std::string>> FinishApplication();
   const LiveApplication& live() const { return *live_; }
@@ -202,6 +204,9 @@ class DriverAggregator {
   bool application_labels_set_ = false;         // by SetApplication, else from the events
   ProfileFileWriter profile_file_{options_.max_profile_file_bytes};
   bool profile_file_failed_ = false;  // not retried for every batch
+  // Set when the end-of-application report read the file: later batches are not appended.
+  bool profile_file_sealed_ = false;
+  uint64_t batches_after_report_ = 0;
   // Every batch's folding reuses these buffers: no allocation per batch once they have grown.
   std::unique_ptr<FoldScratch> fold_scratch_;
 };

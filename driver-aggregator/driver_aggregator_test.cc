@@ -585,6 +585,36 @@ std::vector<uint8_t> MillisecondOfStageSeven() {
   return MakeBatch("1", samples);
 }
 
+// The end-of-application report reads the saved profile back (as `analyze --profile` does): the
+// profile rules see the executors' samples; batches arriving after it are counted, not appended,
+// so the file stays what the report read.
+TEST(DriverAggregatorTest, TheReportReadsTheProfileAndTheFileIsSealedAfterIt) {
+  AggregatorOptions options;
+  options.output_dir = TempDir("profile_report");
+  options.live_extend_to_now = false;
+  auto aggregator = StartOrDie(options);
+  ASSERT_TRUE(aggregator->SetApplication("app-1", "profiled").ok());
+  // 2 s of stage 5 in Java serialization (200 samples at 10 ms): enough to judge.
+  ASSERT_EQ(aggregator->Ingest(MakeBatch(
+                "1", {{kSerializationStack, 5, fb::Category::serialization, 2'000'000'000}})),
+            IngestOutcome::kAccepted);
+  auto paths = aggregator->FinishApplication();
+  ASSERT_TRUE(paths.ok()) << paths.status().ToString();
+  const std::string profile_path = aggregator->OutputDirectory() + "/profile.sparkprof";
+  const std::string saved = ReadAll(profile_path);
+  const std::string report = ReadAll(aggregator->OutputDirectory() + "/report.json");
+  EXPECT_NE(report.find("\"serialization-bound\""), std::string::npos) << report;
+  EXPECT_NE(report.find("\"off_cpu_sampled\": false"), std::string::npos);
+  EXPECT_NE(report.find(profile_path), std::string::npos);  // profile.source
+  ASSERT_EQ(aggregator->Ingest(MakeBatch("2", {{{"Main.run"}, 5, fb::Category::compute, 500}})),
+            IngestOutcome::kAccepted);
+  EXPECT_EQ(ReadAll(profile_path), saved);
+  EXPECT_NE(aggregator->StatusJson().find("\"profile_file_batches_after_report\":1"),
+            std::string::npos)
+      << aggregator->StatusJson();
+  std::filesystem::remove_all(options.output_dir);
+}
+
 // A stage's flame graph, asked for right after its batches were queued, holds all of them: the
 // queue is drained first (400 batches cannot all be folded by the time the call starts).
 TEST(DriverAggregatorTest, StageFlameGraphHoldsTheBatchesQueuedBeforeIt) {

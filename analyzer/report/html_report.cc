@@ -12,6 +12,7 @@
 #include "analyzer/report/cost_section.h"
 #include "analyzer/report/format.h"
 #include "analyzer/report/markdown_report.h"
+#include "analyzer/report/profile_view.h"
 #include "common/terminal_text.h"
 
 namespace sparkprof::report {
@@ -580,6 +581,20 @@ void WriteFinding(const diagnosis::Finding& f, const std::string& anchor, const 
     }
     out += "</tbody></table>\n";
   }
+  if (!f.frames.empty()) {
+    out +=
+        "<table class=\"frames\"><thead><tr><th class=\"num\">stage</th><th>category</th>"
+        "<th class=\"num\">sampled</th><th>frame</th><th>application frame</th></tr></thead>"
+        "<tbody>";
+    for (const diagnosis::FrameEvidence& frame : f.frames) {
+      out += "<tr><td class=\"num\">" + Int(frame.stage_id) + "</td><td>" +
+             Escape(frame.category) + "</td><td class=\"num\">" +
+             HumanDurationMs(SaturatingInt64(frame.ms)) + "</td><td><code>" +
+             Shortened(frame.frame, 300) + "</code></td><td><code>" +
+             Shortened(frame.application_frame, 300) + "</code></td></tr>";
+    }
+    out += "</tbody></table>\n";
+  }
   out += "<p class=\"explanation\">" + Shortened(f.explanation, 8000) + "</p>\n";
   if (!f.recommendations.empty()) {
     out += "<h4>Recommendations</h4>\n<ul class=\"recommendations\">\n";
@@ -633,6 +648,41 @@ void WriteFindings(const Analysis& analysis, const std::string& id, std::string&
   for (const auto& [key, value] : changes)
     out += "--conf " + Escape(key) + "=" + Escape(value) + "\n";
   out += "</pre>\n";
+}
+
+// The agent's profile: the stages with the most sampled task time and where it went.
+void WriteProfile(const Analysis& analysis, std::string& out) {
+  if (analysis.profile == nullptr) {
+    if (!analysis.profile_error.empty()) {
+      out += "<h2>Profile</h2>\n<p class=\"note\">Not read: " +
+             Shortened(analysis.profile_error, 600) + "</p>\n";
+    }
+    return;
+  }
+  const profile::ApplicationProfile& p = *analysis.profile;
+  out += "<h2>Profile</h2>\n<p class=\"note\">The agent's stack samples: " +
+         Shortened(ProfileSourceText(p), 400) + ".</p>\n";
+  out +=
+      "<table class=\"profile\"><thead><tr><th>stage</th><th class=\"num\">sampled task time"
+      "</th><th class=\"num\">on CPU</th><th class=\"num\">off CPU</th><th>by category</th>"
+      "<th>hottest frame (self)</th><th>application code (on CPU)</th></tr></thead><tbody>\n";
+  for (const StageProfileView& view : StageProfileViews(p)) {
+    const profile::StageProfile& stage = *view.stage;
+    const int64_t task_ms = static_cast<int64_t>(stage.task_ns / 1'000'000);
+    const int64_t on_ms = static_cast<int64_t>(stage.on_cpu_ns / 1'000'000);
+    const int64_t off_ms = static_cast<int64_t>(stage.off_cpu_ns / 1'000'000);
+    out += "<tr><td>" + Int(stage.stage_id) + "." + Int(stage.stage_attempt) + "</td>" +
+           NumberCell(task_ms, HumanDurationMs(task_ms)) + NumberCell(on_ms, HumanDurationMs(on_ms)) +
+           (p.has_off_cpu() ? NumberCell(off_ms, HumanDurationMs(off_ms))
+                            : std::string("<td class=\"num\">-</td>")) +
+           "<td>" + Escape(CategorySharesText(view)) + "</td><td><code>" +
+           (stage.top_self.empty() ? std::string() : Shortened(stage.top_self.front().frame, 200)) +
+           "</code></td><td><code>" +
+           (stage.top_application.empty() ? std::string()
+                                          : Shortened(stage.top_application.front().frame, 200)) +
+           "</code></td></tr>\n";
+  }
+  out += "</tbody></table>\n";
 }
 
 void WriteInput(const eventlog::ReadReport& r, std::string& out) {
@@ -749,6 +799,7 @@ void WriteApplication(const Analysis& analysis, size_t index, std::string& out) 
   WriteCost(analysis.cost, id, out);
   WriteStages(analysis, id, out);
   WriteJobs(analysis.model, id, out);
+  WriteProfile(analysis, out);
   WriteInput(analysis.read, out);
   out += "</section>\n";
 }

@@ -8,6 +8,7 @@
 
 #include "analyzer/report/cost_section.h"
 #include "analyzer/report/format.h"
+#include "analyzer/report/profile_view.h"
 #include "common/terminal_text.h"
 
 namespace sparkprof::report {
@@ -118,6 +119,16 @@ void WriteFinding(int number, const diagnosis::Finding& f, std::ostringstream& o
     out << "| evidence | value |\n|---|---:|\n";
     for (const diagnosis::Evidence& e : f.evidence) {
       out << "| " << Code(e.name) << " | " << FormatEvidenceValue(e) << " |\n";
+    }
+    out << "\n";
+  }
+  if (!f.frames.empty()) {
+    out << "| stage | category | sampled | frame | application frame |\n|---:|---|---:|---|---|\n";
+    for (const diagnosis::FrameEvidence& frame : f.frames) {
+      out << "| " << frame.stage_id << " | " << Cell(frame.category, 40) << " | "
+          << HumanDurationMs(SaturatingInt64(frame.ms)) << " | " << Code(frame.frame) << " | "
+          << (frame.application_frame.empty() ? std::string("-") : Code(frame.application_frame))
+          << " |\n";
     }
     out << "\n";
   }
@@ -339,6 +350,32 @@ static void WriteCost(const cost::RunCost& c, std::ostringstream& out) {
   for (const std::string& note : s.notes) out << "- " << EscapeMarkdown(note) << "\n";
 }
 
+// The agent's profile: the stages with the most sampled task time and where it went.
+static void WriteMarkdownProfile(const Analysis& analysis, std::ostringstream& out) {
+  if (analysis.profile == nullptr) {
+    if (!analysis.profile_error.empty()) {
+      out << "\n## Profile\n\nNot read: " << Cell(analysis.profile_error, 600) << "\n";
+    }
+    return;
+  }
+  const profile::ApplicationProfile& p = *analysis.profile;
+  out << "\n## Profile\n\nThe agent's stack samples: " << Cell(ProfileSourceText(p), 400)
+      << ".\n\n";
+  out << "| stage | sampled task time | on CPU | off CPU | by category | hottest frame (self) |\n"
+         "|---|---:|---:|---:|---|---|\n";
+  for (const StageProfileView& view : StageProfileViews(p)) {
+    const profile::StageProfile& stage = *view.stage;
+    out << "| " << stage.stage_id << "." << stage.stage_attempt << " | "
+        << HumanDurationMs(static_cast<int64_t>(stage.task_ns / 1'000'000)) << " | "
+        << HumanDurationMs(static_cast<int64_t>(stage.on_cpu_ns / 1'000'000)) << " | "
+        << (p.has_off_cpu() ? HumanDurationMs(static_cast<int64_t>(stage.off_cpu_ns / 1'000'000))
+                            : std::string("-"))
+        << " | " << Cell(CategorySharesText(view), 300) << " | "
+        << (stage.top_self.empty() ? std::string("-") : Code(stage.top_self.front().frame))
+        << " |\n";
+  }
+}
+
 std::string RenderMarkdown(const Analysis& analysis) {
   std::ostringstream out;
   WriteHeader(analysis, out);
@@ -348,6 +385,7 @@ std::string RenderMarkdown(const Analysis& analysis) {
   WriteCost(analysis.cost, out);
   WriteLongestStages(analysis.summary, out);
   WriteLongestJobs(analysis.model, out);
+  WriteMarkdownProfile(analysis, out);
   WriteInput(analysis.read, out);
   return out.str();
 }

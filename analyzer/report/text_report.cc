@@ -195,7 +195,7 @@ void WriteCost(const cost::RunCost& c, std::ostringstream& out) {
 }  // namespace
 
 // The agent's profile: per stage, where the sampled task time went, on and off CPU.
-void WriteProfile(const Analysis& analysis, std::ostringstream& out) {
+static void WriteTextProfile(const Analysis& analysis, std::ostringstream& out) {
   if (analysis.profile == nullptr) {
     if (!analysis.profile_error.empty()) {
       out << "\nProfile\n  not read: " << Printable(analysis.profile_error, 400) << "\n";
@@ -316,7 +316,7 @@ std::string RenderText(const Analysis& analysis) {
     }
   }
 
-  WriteProfile(analysis, out);
+  WriteTextProfile(analysis, out);
 
   const eventlog::ReadReport& r = analysis.read;
   out << "\nInput\n";
