@@ -531,6 +531,7 @@ void Agent::SampleWithJvmtiLocked(JNIEnv* jni) {
     record->weight_ns = off_cpu ? 0 : options_.interval_ns;
     record->off_cpu_ns = off_cpu ? options_.interval_ns : 0;
     record->cpu_starved_ns = 0;
+    record->idle_before_us = 0;
     record->jvm_thread_state =
         (info.state & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER) ? kThreadBlocked : -1;
     record->partial_walk_error = 0;

@@ -33,6 +33,8 @@ struct AgentCounters {
   std::atomic<uint64_t> threads_unprofiled_ring_memory{0};  // no ring fitted the budget
   // Mode cpu+wall: CPU-timer signals a task-tagged thread ignored (its wall samples count it).
   std::atomic<uint64_t> cpu_signals_on_task_threads{0};
+  // Mode cpu+wall: wall signals not sent to a task thread still idle in its last sample's wait.
+  std::atomic<uint64_t> wall_signals_skipped_idle{0};
 };
 
 // constinit: no guard variable, so the signal handler never runs a static initialiser.

@@ -112,6 +112,20 @@ void Drain::DrainThread(ThreadState* state) {
   if (state->ring.Peek() == nullptr) return;
   uint32_t thread_id = InternName(NormaliseThreadName(state->name));
   while (const SampleRecord* record = state->ring.Peek()) {
+    if (record->num_frames == kIdleOnlyRecord) {
+      // Idle time of the thread's last sample's wait, recorded as its tag changed.
+      auto idle_ns = static_cast<uint64_t>(std::max(record->idle_before_us, 0)) * 1000;
+      if (idle_ns > 0 && state->has_last_sample) {
+        if (!cumulative_.AddSample(state->last_frames, thread_id, state->last_tag,
+                                   state->last_wait_category, idle_ns, /*samples=*/0)) {
+          g_counters.stacks_dropped_cap.fetch_add(1, std::memory_order_relaxed);
+        }
+        pending_.AddSample(state->last_frames, thread_id, state->last_tag,
+                           state->last_wait_category, idle_ns, /*samples=*/0);
+      }
+      state->ring.Pop();
+      continue;
+    }
     frame_ids_.clear();
     Category category;
     Category waited = Category::kOffCpuOther;  // a failed walk's off-CPU time too
@@ -128,22 +142,35 @@ void Drain::DrainThread(ThreadState* state) {
       int frames = std::min(record->num_frames, state->ring.depth());
       for (int i = frames - 1; i >= 0; --i) frame_ids_.push_back(FrameId(record->frames[i].method_id));
       category = Classify(frame_ids_, thread_id);
-      if (record->off_cpu_ns > 0) {
-        waited = ClassifyWait(frame_ids_, record->jvm_thread_state == kThreadBlocked);
-      }
+      // Also for a sample all on CPU: idle time the next one carries may be charged to it.
+      waited = ClassifyWait(frame_ids_, record->jvm_thread_state == kThreadBlocked);
       // The walk broke below these frames: the leaf says where and why.
       if (record->partial_walk_error != 0)
         frame_ids_.push_back(InternName(WalkErrorFrameName(record->partial_walk_error)));
     }
     TaskTag tag = record->tag;
+    // Time the thread spent unsignalled in its previous sample's wait (the timer thread saw it
+    // idle there) goes to that sample's stack and wait kind.
+    uint64_t idle_before_ns = static_cast<uint64_t>(std::max(record->idle_before_us, 0)) * 1000;
+    if (idle_before_ns > 0 && state->has_last_sample) {
+      if (!cumulative_.AddSample(state->last_frames, thread_id, state->last_tag,
+                                 state->last_wait_category, idle_before_ns, /*samples=*/0)) {
+        g_counters.stacks_dropped_cap.fetch_add(1, std::memory_order_relaxed);
+      }
+      pending_.AddSample(state->last_frames, thread_id, state->last_tag, state->last_wait_category,
+                         idle_before_ns, /*samples=*/0);
+      idle_before_ns = 0;
+    }
     // A task thread's wall sample (mode cpu+wall) becomes up to three parts with one stack: its
     // on-CPU time as classified above, its off-CPU time by what it waited in, and the run delay.
     std::array<SamplePart, 3> parts = SplitSample(category, waited, record->weight_ns,
                                                   record->off_cpu_ns, record->cpu_starved_ns);
+    parts[1].time_ns += idle_before_ns;  // no previous sample to give it to: this one's wait
     state->ring.Pop();
     state->last_frames.assign(frame_ids_.begin(), frame_ids_.end());
     state->last_tag = tag;
     state->last_category = category;
+    state->last_wait_category = waited;
     state->has_last_sample = true;
     for (const SamplePart& part : parts) {
       if (part.time_ns == 0 && part.samples == 0) continue;

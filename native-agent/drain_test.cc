@@ -33,6 +33,7 @@ void Push(ThreadState* state, const TaskTag& tag, std::initializer_list<uintptr_
   record->off_cpu_ns = 0;
   record->cpu_starved_ns = 0;
   record->jvm_thread_state = -1;
+  record->idle_before_us = 0;
   record->partial_walk_error = partial_walk_error;
   int i = 0;
   for (uintptr_t id : innermost_first) record->frames[i++] = RawFrame{0, Id(id)};
@@ -217,6 +218,7 @@ TEST_F(DrainFixture, AWallSampleSplitsIntoOnCpuWaitAndRunDelay) {
     record->off_cpu_ns = off_ns;
     record->cpu_starved_ns = starved_ns;
     record->jvm_thread_state = jvm_state;
+    record->idle_before_us = 0;
     record->partial_walk_error = 0;
     int i = 0;
     for (uintptr_t id : innermost_first) record->frames[i++] = RawFrame{0, Id(id)};
@@ -252,6 +254,45 @@ TEST_F(DrainFixture, AWallSampleSplitsIntoOnCpuWaitAndRunDelay) {
     }
   }
   EXPECT_EQ(entries_of_sleep_stack, 3u);  // compute, sleep, cpu_starved
+}
+
+// Time a task thread spent unsignalled in its last sample's wait (the timer thread saw it idle)
+// goes to that sample's stack and wait kind: carried by the next sample, or by an idle-only
+// record the thread writes as its tag changes.
+TEST_F(DrainFixture, IdleTimeGoesToThePreviousSamplesWait) {
+  resolver.names[10] = "java.lang.Thread.sleep";
+  ThreadState* state = registry.Add(std::make_unique<ThreadState>(107, 16, 8));
+  TaskTag tag{3, 0, 43};
+  auto write = [&](std::initializer_list<uintptr_t> innermost_first, int64_t on_ns, int64_t off_ns,
+                   int32_t idle_before_us, int32_t num_frames = 0) {
+    SampleRecord* record = state->ring.TryReserve();
+    ASSERT_NE(record, nullptr);
+    record->tag = tag;
+    record->weight_ns = on_ns;
+    record->off_cpu_ns = off_ns;
+    record->cpu_starved_ns = 0;
+    record->jvm_thread_state = -1;
+    record->idle_before_us = idle_before_us;
+    record->partial_walk_error = 0;
+    int i = 0;
+    for (uintptr_t id : innermost_first) record->frames[i++] = RawFrame{0, Id(id)};
+    record->num_frames = num_frames != 0 ? num_frames : i;
+    state->ring.Commit();
+  };
+  write({10, 5, 1}, 0, 10'000'000, 0);          // asleep
+  write({4, 5, 1}, 2'000'000, 0, 500'000);      // woke after 500 ms unsignalled: computing now
+  write({10, 5, 1}, 0, 10'000'000, 0);          // asleep again
+  write({}, 0, 0, 300'000, kIdleOnlyRecord);    // the tag changed after 300 ms more asleep
+  drain.RunCycle();
+  const Profile& profile = drain.cumulative();
+  auto sleep = profile.task_times().find(TaskCategoryKey{tag, Category::kSleep});
+  ASSERT_NE(sleep, profile.task_times().end());
+  EXPECT_EQ(sleep->second.time_ns, 820'000'000u);  // 10 + 500 + 10 + 300 ms
+  EXPECT_EQ(sleep->second.samples, 2u);            // idle time is time, not samples
+  auto compute = profile.task_times().find(TaskCategoryKey{tag, Category::kCompute});
+  ASSERT_NE(compute, profile.task_times().end());
+  EXPECT_EQ(compute->second.time_ns, 2'000'000u);
+  EXPECT_EQ(profile.total_samples(), 3u);  // the idle-only record is no sample
 }
 
 TEST(DrainSplitTest, PartsAddUpAndNeverGoNegative) {

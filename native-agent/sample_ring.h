@@ -42,13 +42,21 @@ struct SampleRecord {
   // HotSpot's JavaThreadState of the sampled thread (hotspot_layout.h), -1 when unknown; read
   // for wall samples only (it tells a thread blocked on a monitor from one running).
   int32_t jvm_thread_state;
-  int32_t reserved;
+  // Mode cpu+wall: wall time (us) before this sample's own interval that the thread spent
+  // blocked and unsignalled (the timer thread saw neither its CPU clock nor its run delay move
+  // since its previous wall sample, so it was still in that sample's wait): the drain charges it
+  // to the previous sample's stack and wait kind.
+  int32_t idle_before_us;
   RawFrame frames[1];    // really `depth` frames: the ring sizes slots accordingly
 
   static size_t BytesFor(int depth) {
     return offsetof(SampleRecord, frames) + sizeof(RawFrame) * static_cast<size_t>(depth);
   }
 };
+
+// SampleRecord::num_frames of a record that carries only idle_before_us (written by the thread
+// itself as its tag changes, for idle time no later sample would carry): no stack of its own.
+inline constexpr int32_t kIdleOnlyRecord = -1000;
 
 // A slot is this header plus 16 bytes a frame (docs/agent.md's `ring` row says so).
 static_assert(offsetof(SampleRecord, frames) == 56 && sizeof(RawFrame) == 16);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "native-agent/agent_counters.h"
+#include "native-agent/jvm_internal_threads.h"
 #include "native-agent/schedstat.h"
 #include "native-agent/signal_handler.h"
 
@@ -37,6 +38,42 @@ bool CreateCpuTimer(pid_t tid, int64_t interval_ns, timer_t* timer) {
     return false;
   }
   return true;
+}
+
+int64_t MonotonicNs() {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+}
+
+// CPU a thread uses between its wall sample's last clock read and being back in its wait
+// (sigreturn, re-entering the blocking call), and run delay noise: below these it "stood still".
+constexpr int64_t kIdleCpuSlackNs = 50'000;
+constexpr int64_t kIdleRunDelaySlackNs = 50'000;
+
+// Under the registry mutex, on the timer thread: true when the task thread has neither run nor
+// waited for a CPU since its last wall sample, as seen at two checks in a row (the first one
+// only remembers the run delay: the sample's own wake-up put some there). Such a thread is still
+// in the wait its last sample recorded, so signalling it would only repeat that sample
+// (async-profiler's wall clock skips idle threads the same way). Without a schedstat reading a
+// blocked thread cannot be told from a starved one: then it is always signalled.
+enum class IdleCheck { kSignal, kSkipUndecided, kSkipIdle };
+
+IdleCheck StillIdleInItsWait(ThreadState* state, int64_t run_delay_ns) {
+  int64_t after_ns = state->cpu_after_wall_sample_ns.load(std::memory_order_acquire);
+  if (after_ns < 0) return IdleCheck::kSignal;
+  int64_t cpu_ns = ThreadCpuNs(state->tid);
+  if (cpu_ns < 0 || cpu_ns - after_ns > kIdleCpuSlackNs) return IdleCheck::kSignal;
+  if (state->idle_check_after_ns != after_ns) {
+    state->idle_check_after_ns = after_ns;
+    state->idle_check_run_delay_ns = run_delay_ns;
+    return IdleCheck::kSkipUndecided;  // nothing charged yet: the next check decides
+  }
+  if (run_delay_ns - state->idle_check_run_delay_ns > kIdleRunDelaySlackNs) {
+    state->idle_check_after_ns = -1;  // it waited for a CPU: signal it
+    return IdleCheck::kSignal;
+  }
+  return IdleCheck::kSkipIdle;
 }
 
 }  // namespace
@@ -170,15 +207,27 @@ void Sampler::WallTimerLoop() {
         if (!tasks_only || state->tag.Read().is_task()) candidates.push_back(state.get());
       }
       live = candidates.size();
+      size_t examined = 0;
       for (size_t i = 0; i < live && targets.size() < kWallThreadsPerTick; ++i) {
+        examined = i + 1;
         ThreadState* state = candidates[(cursor + i) % live];
         if (tasks_only && read_schedstat_.load(std::memory_order_relaxed)) {
           // Read just before the signal: the handler splits the off-CPU time with it.
           int fd = state->schedstat_fd.load();
           if (fd >= 0) {
+            int64_t now_ns = MonotonicNs();
             std::optional<int64_t> delay_ns = ReadSchedstatRunDelayNs(fd);
             if (delay_ns) {
               PublishRunDelay(state->run_delay_ns, *delay_ns);
+              IdleCheck idle = StillIdleInItsWait(state, *delay_ns);
+              if (idle != IdleCheck::kSignal) {
+                // No signal: idle time goes to its previous sample's stack and wait kind.
+                if (idle == IdleCheck::kSkipIdle) {
+                  state->idle_until_ns.store(now_ns, std::memory_order_release);
+                }
+                g_counters.wall_signals_skipped_idle.fetch_add(1, std::memory_order_relaxed);
+                continue;
+              }
             } else if (read_schedstat_.exchange(false) && schedstat_failure_ != nullptr) {
               schedstat_failure_();
             }
@@ -186,7 +235,7 @@ void Sampler::WallTimerLoop() {
         }
         targets.push_back(state->tid);
       }
-      cursor = live == 0 ? 0 : (cursor + targets.size()) % live;
+      cursor = live == 0 ? 0 : (cursor + examined) % live;
     }
     for (pid_t tid : targets) syscall(SYS_tgkill, pid, tid, signo);
     // Each thread should be signalled about once per interval: spread the ticks.

@@ -32,6 +32,8 @@ static_assert(std::atomic<JavaThreadStateReader>::is_always_lock_free);
 // Which source each signal number's samples count as (index: signo); set before sampling.
 std::atomic<uint8_t> g_signal_sources[NSIG] = {};
 static_assert(std::atomic<uint8_t>::is_always_lock_free);
+// SampleRecord::idle_before_us is an int32 of microseconds: ~35 minutes at most.
+constexpr int64_t kMaxIdleBeforeNs = int64_t{2'000'000'000} * 1000;
 
 struct sigaction g_previous_segv;
 struct sigaction g_previous_bus;
@@ -62,8 +64,19 @@ void FillWallSplit(ThreadState* state, SampleRecord* record) {
   int64_t wall_now_ns = MonotonicNanos();
   int64_t cpu_now_ns = CurrentThreadCpuNs();
   int64_t run_delay_now_ns = state->run_delay_ns.load(std::memory_order_acquire);
+  // Time the timer thread saw the thread idle in its previous sample's wait goes to that sample.
+  int64_t wall_mark_ns = state->wall_mark_ns.load(std::memory_order_relaxed);
+  int64_t idle_until_ns = state->idle_until_ns.load(std::memory_order_acquire);
+  int64_t idle_before_ns = 0;
+  if (idle_until_ns > wall_mark_ns && idle_until_ns <= wall_now_ns) {
+    idle_before_ns = idle_until_ns - wall_mark_ns;
+    if (idle_before_ns > kMaxIdleBeforeNs) idle_before_ns = kMaxIdleBeforeNs;
+    wall_mark_ns += idle_before_ns;
+  }
+  record->idle_before_us = static_cast<int32_t>(idle_before_ns / 1000);
+  wall_mark_ns -= idle_before_ns % 1000;  // the microseconds not carried stay in this sample
   WallSplit split = SplitWallInterval(
-      wall_now_ns - state->wall_mark_ns.load(std::memory_order_relaxed),
+      wall_now_ns - wall_mark_ns,
       cpu_now_ns - state->last_cpu_ns.load(std::memory_order_relaxed),
       state->run_delay_mark_ns.load(std::memory_order_relaxed), run_delay_now_ns);
   state->wall_mark_ns.store(wall_now_ns, std::memory_order_relaxed);
@@ -144,10 +157,37 @@ void SetJavaThreadStateReader(JavaThreadStateReader reader) { g_thread_state_rea
 // not async-signal-safe (called on the thread itself; its handler sees the marks before or after,
 // and the tag is set after the marks)
 void MarkTaskWallBaseline(ThreadState* state, int64_t run_delay_ns, int64_t carry_ns) {
+  // Idle time the timer thread saw since the last wall sample (it sent no signal) would go to the
+  // next sample, which does not come once the tag changes: the thread records it itself. The
+  // re-entrancy flag keeps its own handler (the ring's other writer on this thread) out meanwhile.
+  if (state->in_handler.exchange(1, std::memory_order_acquire) == 0) {
+    int64_t idle_ns = state->idle_until_ns.load(std::memory_order_acquire) -
+                      state->wall_mark_ns.load(std::memory_order_relaxed);
+    if (idle_ns >= 1000) {
+      if (SampleRecord* record = state->ring.TryReserve()) {
+        record->tag = state->tag.Read();
+        record->weight_ns = 0;
+        record->off_cpu_ns = 0;
+        record->cpu_starved_ns = 0;
+        record->jvm_thread_state = -1;
+        record->idle_before_us =
+            static_cast<int32_t>((idle_ns < kMaxIdleBeforeNs ? idle_ns : kMaxIdleBeforeNs) / 1000);
+        record->num_frames = kIdleOnlyRecord;
+        record->partial_walk_error = 0;
+        state->ring.Commit();
+      } else {
+        g_counters.samples_dropped_ring_full.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+    state->in_handler.store(0, std::memory_order_release);
+  }
   int64_t cpu_ns = CurrentThreadCpuNs();
   std::atomic_signal_fence(std::memory_order_seq_cst);
   state->wall_mark_ns.store(MonotonicNanos(), std::memory_order_relaxed);
   if (cpu_ns > 0) state->last_cpu_ns.store(cpu_ns, std::memory_order_relaxed);
+  // A new task (or none) is never idle in the previous sample's wait: it gets a signal first.
+  state->cpu_after_wall_sample_ns.store(-1, std::memory_order_relaxed);
+  state->idle_until_ns.store(0, std::memory_order_relaxed);
   if (run_delay_ns >= 0) {
     int64_t mark_ns = state->run_delay_mark_ns.load(std::memory_order_relaxed);
     int64_t floor_ns = run_delay_ns - carry_ns;
@@ -297,6 +337,7 @@ void RecordSampleOnCurrentThread(void* ucontext, SignalSource source) {
       record->off_cpu_ns = 0;
       record->cpu_starved_ns = 0;
       record->jvm_thread_state = -1;
+      record->idle_before_us = 0;
     }
     record->partial_walk_error = 0;
     int64_t start_ns = MonotonicNanos();
@@ -306,6 +347,11 @@ void RecordSampleOnCurrentThread(void* ucontext, SignalSource source) {
     if (frames <= 0) g_counters.samples_walk_failed.fetch_add(1, std::memory_order_relaxed);
     record->num_frames = frames;
     state->ring.Commit();
+    // After the commit: the timer thread treats the thread as idle in this sample's wait only
+    // while its CPU clock stays here (plus the handler's return into the wait).
+    if (split && source == SignalSource::kWallTimer) {
+      state->cpu_after_wall_sample_ns.store(CurrentThreadCpuNs(), std::memory_order_release);
+    }
   }
   state->in_handler.store(0, std::memory_order_release);
 }

@@ -79,6 +79,10 @@ struct ThreadState {
   // The thread's cumulative run delay as last read from its schedstat (-1: never read), published
   // by the wall timer thread just before it signals the thread, and by SetTaskTag.
   std::atomic<int64_t> run_delay_ns{-1};
+  // The thread's CPU clock as its last recorded wall sample's handler finished (-1: none in this
+  // task), and the last time the timer thread saw it still idle since then (0: not seen).
+  std::atomic<int64_t> cpu_after_wall_sample_ns{-1};
+  std::atomic<int64_t> idle_until_ns{0};
   sigjmp_buf crash_jump;
   WalkUndo walk_undo;
 
@@ -89,6 +93,7 @@ struct ThreadState {
   std::vector<uint32_t> last_frames;
   TaskTag last_tag;
   Category last_category = Category::kOther;
+  Category last_wait_category = Category::kOffCpuOther;
   bool has_last_sample = false;
   timer_t cpu_timer{};
   bool has_cpu_timer = false;
@@ -96,6 +101,10 @@ struct ThreadState {
   // the wall timer thread under the registry's mutex and by the thread itself; closed at
   // ThreadEnd under the mutex. -1: not open.
   std::atomic<int> schedstat_fd{-1};
+  // The wall timer thread's own (under the registry mutex): the wall sample whose wait it last
+  // checked the thread for (its cpu_after_wall_sample_ns), and the run delay it read then.
+  int64_t idle_check_after_ns = -1;
+  int64_t idle_check_run_delay_ns = -1;
   void* thread_global_ref = nullptr;  // jthread global reference, for name refresh
   std::string name;                   // refreshed by the drain
   std::atomic<bool> retired{false};
