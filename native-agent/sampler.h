@@ -4,7 +4,9 @@
 // thread tgkill()s at most kWallThreadsPerTick registered threads per tick, round robin.
 // CPU+wall mode: the CPU timers of cpu mode for every thread, plus the wall timer thread for the
 // task-tagged threads only; before it signals one it reads the thread's schedstat run delay into
-// its ThreadState (the handler splits the wall time with it, see signal_handler.h).
+// its ThreadState (the handler splits the wall time with it, see signal_handler.h), and it sends
+// no signal to a task thread whose CPU clock and run delay stood still since its last wall
+// sample (still in that sample's wait: the time goes to that sample, see docs/agent.md).
 // Nothing here runs in a signal handler (not async-signal-safe throughout).
 #pragma once
 
