@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -205,6 +206,17 @@ int RunAnalyze(AnalyzeOptions& options) {
     return kExitNothingAnalysable;
   }
   if (!OutputIsNotAnInput(options.output, InputFiles(*found))) return kExitUsage;
+  // A profile file names no application: with several, each finds its own in the driver's
+  // output directory (<dir>/<application id>/profile.sparkprof).
+  std::error_code profile_error;
+  if (!options.profile.empty() && found->applications.size() > 1 &&
+      std::filesystem::is_regular_file(options.profile, profile_error)) {
+    Print("--profile " + options.profile + ": one profile file for " +
+          std::to_string(found->applications.size()) +
+          " applications; give the directory the driver wrote (spark.sparkprof.outputDir), "
+          "which holds each application's profile.sparkprof in a folder named after its id");
+    return kExitUsage;
+  }
 
   // Several applications (a directory of many logs) are analysed side by side, one thread
   // each (StartOrder); the report and every message keep the order of `found->applications`. Each

@@ -198,6 +198,31 @@ TEST_F(AnalyzeTest, CorruptLineIsLocatedAndTheRestAnalysed) {
       << run.err;
 }
 
+// --profile: a missing profile is said on stderr and in the report, and the event log's analysis
+// goes on; one profile file for a directory of several applications is refused (it names none).
+TEST_F(AnalyzeTest, ProfileThatCannotBeUsedIsSaidNotFatal) {
+  std::string path = Write("app.json", DemoLog());
+  const fs::path dir = fs::path(path).parent_path();
+  Run run = RunCli("analyze --format json --profile " + (dir / "no-such-dir").string() + " " + path);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("profile not used"), std::string::npos) << run.err;
+  EXPECT_NE(run.out.find("\"available\": false"), std::string::npos);
+  Run corrupt = RunCli("analyze --profile " + Write("bad.sparkprof", "not a profile") + " " + path);
+  EXPECT_EQ(corrupt.exit_code, 0);
+  EXPECT_NE(corrupt.err.find("bad.sparkprof"), std::string::npos) << corrupt.err;
+  // Two applications, one file.
+  fs::create_directories(dir / "two");
+  Write("two/a.json", DemoLog());
+  testing::SyntheticApp other = testing::DemoApp();
+  other.app_id = "application_1700000000000_0043";
+  std::string two = Write("two/b.json", testing::GenerateEventLog(other));
+  Run refused = RunCli("analyze --profile " + Write("one.sparkprof", "x") + " " +
+                       fs::path(two).parent_path().string());
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("one profile file for 2 applications"), std::string::npos)
+      << refused.err;
+}
+
 TEST_F(AnalyzeTest, InProgressLogWithCutLastLine) {
   testing::SyntheticApp app = testing::DemoApp();
   app.end_application = false;

@@ -271,13 +271,15 @@ class Summarizer {
     }
     // Sites: per category, the heaviest few.
     std::vector<std::pair<SiteKey, uint64_t>> sites(sites_.begin(), sites_.end());
+    // kNone (no application frame) names nothing: never looked up in the string table.
+    auto name_of = [&](FrameId frame) {
+      return frame == kNone ? std::string_view() : model_.FrameName(frame);
+    };
     std::sort(sites.begin(), sites.end(), [&](const auto& a, const auto& b) {
       if (a.first.category != b.first.category) return a.first.category < b.first.category;
       if (a.second != b.second) return a.second > b.second;
-      return std::make_pair(model_.FrameName(a.first.frame),
-                            model_.FrameName(a.first.application)) <
-             std::make_pair(model_.FrameName(b.first.frame),
-                            model_.FrameName(b.first.application));
+      return std::make_pair(name_of(a.first.frame), name_of(a.first.application)) <
+             std::make_pair(name_of(b.first.frame), name_of(b.first.application));
     });
     int last_category = -1;
     size_t kept = 0;

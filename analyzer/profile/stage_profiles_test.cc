@@ -89,6 +89,27 @@ TEST(StageProfilesTest, RunDelayBelongsToTheWorkWaitingToRun) {
   EXPECT_EQ(stage.top_self[0].category, Category::kSerialization);
 }
 
+// Sites that tie on category and time, one without an application frame: ordered by name with
+// no lookup of the missing frame (a lookup of "none" read past the string table: a driver crash).
+TEST(StageProfilesTest, TiedSitesWithoutApplicationFramesAreOrderedSafely) {
+  ProfileModel model(WeightUnit::kNanoseconds);
+  for (int i = 0; i < 50; ++i) {
+    const std::string site = "org.apache.spark.Site" + std::to_string(i) + ".run";
+    Add(model, {"java.lang.Thread.run", site, "java.lang.Object.wait"}, Category::kLockWait, 10);
+    Add(model, {"com.acme.Job" + std::to_string(i) + ".run", site, "java.lang.Object.wait"},
+        Category::kLockWait, 10);
+  }
+  StageProfile stage = SummarizeStage(model, 0, 0);
+  std::vector<const Site*> sites = stage.SitesOf(Category::kLockWait);
+  ASSERT_EQ(sites.size(), kSitesPerCategory);
+  for (const Site* site : sites) EXPECT_EQ(site->ns, 10 * kMs);
+  // Ties by frame name, then the missing application frame ("") first.
+  EXPECT_EQ(sites[0]->frame, "org.apache.spark.Site0.run");
+  EXPECT_EQ(sites[0]->application_frame, "");
+  EXPECT_EQ(sites[1]->frame, "org.apache.spark.Site0.run");
+  EXPECT_EQ(sites[1]->application_frame, "com.acme.Job0.run");
+}
+
 TEST(StageProfilesTest, RecursionCountsOnceAndStringSplitNeedsCompile) {
   ProfileModel model(WeightUnit::kNanoseconds);
   Add(model, {"com.acme.Tree.walk", "com.acme.Tree.walk", "com.acme.Tree.walk"},
