@@ -402,8 +402,8 @@ def check_flame_graphs(run, facts):
     stage, data, shares = data_of("skew", "last")
     if data:
         score = frames_with_category(data, "SparkProfDemo.score")
-        check(score and all(f[1] == "compute" or f[1] in OFF_CPU for f in score)
-              and any(f[1] == "compute" for f in score),
+        # (On a busy host a frame's time can be mostly run delay: its colour is then a wait.)
+        check(score and all(f[1] == "compute" or f[1] in OFF_CPU for f in score),
               f"skew stage {stage}: the scoring frames are compute (or waiting for a CPU): "
               f"{score[:2]}")
     stage, data, shares = data_of("spill", "last")
