@@ -408,7 +408,7 @@ def generate(args):
                 target_dir = os.path.join(destination, version)
                 os.makedirs(target_dir, exist_ok=True)
                 shutil.copyfile(run.event_log, os.path.join(target_dir, run.name + ".zstd"))
-            if run.profile:
+            if run.profile and run.event_log:  # a profile is kept with its log only
                 target = os.path.join(destination, version, run.name + PROFILE_SUFFIX)
                 if compress_profile(run.profile, target):
                     print(f"  profile {format_size(os.path.getsize(run.profile))}, kept "
