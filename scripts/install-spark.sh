@@ -41,6 +41,20 @@ for version in $(scripts/spark-versions.sh); do
   touch "$dir/.connect-client"
 done
 
+# pandas and pyarrow for the Spark 3 environments (pinned): the profiled workloads' mapInPandas
+# (tests/workloads) runs on every release; Spark 4's get them with the Connect client above.
+pandas_pins=tests/workloads/requirements-pandas.txt
+for version in $(scripts/spark-versions.sh); do
+  dir="$root/$version"
+  case "$version" in 3.*) ;; *) continue ;; esac
+  if [ -f "$dir/.pandas" ] && [ ! "$pandas_pins" -nt "$dir/.pandas" ]; then
+    continue
+  fi
+  echo "install-spark: pandas and pyarrow into $dir/venv"
+  "$dir/venv/bin/pip" install -q --disable-pip-version-check -r "$pandas_pins"
+  touch "$dir/.pandas"
+done
+
 # The plugin's compile-time dependencies (both profiles) and Maven's own plugins, so the CMake
 # build that follows runs Maven offline.
 stamp=build/spark/.maven-resolved
