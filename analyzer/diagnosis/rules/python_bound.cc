@@ -11,9 +11,15 @@
 //     Efficiency 50-90% of the wait.
 //   * Arrow/pandas already (ArrowPythonRunner, MapInBatch/FlatMapGroupsInPandas): the Python code
 //     itself is the cost; the worker's profile names it. Efficiency 10-40% (larger Arrow
-//     batches, vectorised code in the function).
+//     batches, vectorised code in the function). Except an Arrow-batched row UDF (the plan's
+//     ArrowEvalPython with eval type 101, SQL_ARROW_BATCHED_UDF: a plain udf with useArrow, the
+//     default for Python UDFs in Spark 4): rows cross in batches, but the function still runs
+//     once per row, as the row-at-a-time case above.
 //   * RDD lambdas (PythonRunner under PythonRDD): DataFrame operations run without Python.
 //     Efficiency 50-90%.
+#include <algorithm>
+#include <string_view>
+
 #include "analyzer/diagnosis/rules/profile_judgement.h"
 #include "analyzer/diagnosis/rules/rules.h"
 
@@ -36,6 +42,22 @@ PythonKind KindOf(const profile::StageProfile& stage) {
   return arrow >= rdd ? PythonKind::kArrow : PythonKind::kRdd;
 }
 
+// True when a SQL plan runs an Arrow-batched row UDF (ArrowEvalPython ..., 101) in `stage_id`.
+bool RunsArrowBatchedRowUdf(const DiagnosisInput& input, int32_t stage_id) {
+  constexpr std::string_view kRowUdfEvalType = ", 101";  // PythonEvalType.SQL_ARROW_BATCHED_UDF
+  for (const SqlPlan& plan : input.plans) {
+    for (int32_t n = 0; n < static_cast<int32_t>(plan.nodes().size()); ++n) {
+      if (plan.Kind(n) != "ArrowEvalPython" ||
+          !std::string_view(plan.node(n).simple_string).ends_with(kRowUdfEvalType)) {
+        continue;
+      }
+      const std::vector<int32_t> stages = plan.Stages(n);
+      if (std::find(stages.begin(), stages.end(), stage_id) != stages.end()) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 void PythonBound(const DiagnosisInput& input, std::vector<Finding>& out) {
@@ -49,7 +71,9 @@ void PythonBound(const DiagnosisInput& input, std::vector<Finding>& out) {
     python_cpu += cause.stage.python_ns;
   }
   const ProfiledCause& top = causes.front();
-  const PythonKind kind = KindOf(top.stage);
+  PythonKind kind = KindOf(top.stage);
+  const bool arrow_row_udf = kind == PythonKind::kArrow && RunsArrowBatchedRowUdf(input, top.stage_id);
+  if (arrow_row_udf) kind = PythonKind::kRowUdf;
 
   Finding f;
   f.rule = "python-bound";
@@ -107,17 +131,28 @@ void PythonBound(const DiagnosisInput& input, std::vector<Finding>& out) {
     case PythonKind::kRowUdf:
     case PythonKind::kUnknown:
       f.title = "Tasks wait on row-at-a-time Python UDFs";
-      f.explanation = where +
-                      " Each row crosses to a Python worker and back (pickled), and the "
-                      "function runs once per row at Python speed.";
+      f.explanation =
+          where + (arrow_row_udf
+                       ? " The UDF is Arrow-batched (the plan's ArrowEvalPython, eval type 101: "
+                         "useArrow, the default for Python UDFs in Spark 4): rows cross in "
+                         "batches, but the function still runs once per row at Python speed."
+                       : " Each row crosses to a Python worker and back (pickled), and the "
+                         "function runs once per row at Python speed.");
       f.recommendations.push_back(
           {"", "replace the UDF with built-in functions (pyspark.sql.functions), which run in "
                "the JVM",
            "no worker round trip and no serialisation per row"});
-      f.recommendations.push_back(
-          {"", "if it must stay Python: a vectorised pandas_udf, or @udf(useArrow=True) on Spark "
-               "3.5+ (spark.sql.execution.pythonUDF.arrow.enabled=true for all UDFs)",
-           "rows then cross in Arrow batches, and pandas code runs on whole columns"});
+      if (arrow_row_udf) {
+        f.recommendations.push_back(
+            {"", "if it must stay Python: a vectorised pandas_udf whose code works on whole "
+                 "pandas Series (no per-element loop or apply)",
+             "the rows already cross in Arrow batches; the per-row Python call is what remains"});
+      } else {
+        f.recommendations.push_back(
+            {"", "if it must stay Python: a vectorised pandas_udf, or @udf(useArrow=True) on "
+                 "Spark 3.5+ (spark.sql.execution.pythonUDF.arrow.enabled=true for all UDFs)",
+             "rows then cross in Arrow batches, and pandas code runs on whole columns"});
+      }
       efficiency = {0.50, 0.90, "built-ins or Arrow-batched UDFs against row-at-a-time UDFs"};
       break;
   }
