@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "analyzer/diagnosis/test_util.h"
+#include "analyzer/report/html_report.h"
 #include "analyzer/report/json_report.h"
+#include "analyzer/report/markdown_report.h"
 #include "analyzer/report/text_report.h"
 #include "analyzer/testing/synthetic_app.h"
 #include "schema/profile_generated.h"
@@ -177,6 +179,13 @@ TEST_F(ProfileRulesTest, SerializationBoundNamesTheStageFramesAndKryo) {
   const std::string json = report::RenderJsonSection(a);
   EXPECT_NE(json.find("\"frames\""), std::string::npos);
   EXPECT_NE(json.find("\"categories_ms\""), std::string::npos);
+  const std::string markdown = report::RenderMarkdown(a);
+  EXPECT_NE(markdown.find("\n## Profile\n"), std::string::npos);
+  EXPECT_NE(markdown.find("`org.apache.spark.serializer.JavaSerializationStream.writeObject`"),
+            std::string::npos);
+  const std::string html = report::RenderHtml(a);
+  EXPECT_NE(html.find("<h2>Profile</h2>"), std::string::npos);
+  EXPECT_NE(html.find("<table class=\"frames\">"), std::string::npos);
 }
 
 TEST_F(ProfileRulesTest, SilentWithoutProfileBelowShareOrWithFewSamples) {
