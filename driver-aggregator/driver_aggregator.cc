@@ -12,6 +12,7 @@
 #include <optional>
 #include <vector>
 
+#include "analyzer/profile/stage_profiles.h"
 #include "analyzer/report/html_report.h"
 #include "analyzer/report/json_report.h"
 #include "analyzer/report/markdown_report.h"
@@ -578,13 +579,8 @@ Status DriverAggregator::SetApplication(const std::string& application_id,
     application_info_->Set(1);
   }
   if (options_.output_dir.empty()) return Status::Ok();
-  std::string name = application_id.empty() ? std::string("unknown-application") : application_id;
-  for (char& c : name) {
-    bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                c == '.' || c == '_' || c == '-';
-    if (!keep) c = '_';
-  }
-  if (name == "." || name == "..") name = "_";
+  // The same name `analyze --profile DIR` looks for (profile::FindProfileFor).
+  const std::string name = profile::ApplicationDirectoryName(application_id);
   std::string dir = (std::filesystem::path(options_.output_dir) / name).string();
   SPARKPROF_RETURN_IF_ERROR(CreateOwnDirectory(options_.output_dir, name));
   std::lock_guard<std::mutex> lock(mutex_);

@@ -98,13 +98,19 @@ class ProfileRulesTest : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
   report::Analysis Analyze(const testing::SyntheticApp& app, const std::string& profile_bytes) {
-    const std::filesystem::path log_path = dir_ / "eventlog.json";
-    std::ofstream(log_path) << testing::GenerateEventLog(app);
     std::string profile_path;
     if (!profile_bytes.empty()) {
       profile_path = (dir_ / "profile.sparkprof").string();
       std::ofstream(profile_path, std::ios::binary) << profile_bytes;
     }
+    return AnalyzeWithProfilePath(app, profile_path);
+  }
+
+  // The app's log written to a file and analysed as `analyze --profile profile_path` does.
+  report::Analysis AnalyzeWithProfilePath(const testing::SyntheticApp& app,
+                                          const std::string& profile_path) {
+    const std::filesystem::path log_path = dir_ / "eventlog.json";
+    std::ofstream(log_path) << testing::GenerateEventLog(app);
     source::ApplicationLog log;
     log.name = "synthetic";
     log.layout = "single";
@@ -321,18 +327,7 @@ TEST_F(ProfileRulesTest, HotUserCodeNamesTheFrameHoldingMostOfTheCpu) {
 }
 
 TEST_F(ProfileRulesTest, AMissingProfileIsSaidNotFatal) {
-  testing::SyntheticApp app = TwoStages();
-  const std::filesystem::path log_path = dir_ / "eventlog.json";
-  std::ofstream(log_path) << testing::GenerateEventLog(app);
-  source::ApplicationLog log;
-  log.name = "synthetic";
-  log.layout = "single";
-  source::LogPart part;
-  part.display_name = log_path.string();
-  const std::string file = log_path.string();
-  part.open = [file]() { return OpenFileInputStream(file); };
-  log.parts.push_back(part);
-  report::Analysis a = report::Analyze(log, {}, {}, (dir_ / "no-such-dir").string());
+  report::Analysis a = AnalyzeWithProfilePath(TwoStages(), (dir_ / "no-such-dir").string());
   EXPECT_EQ(a.profile, nullptr);
   EXPECT_NE(a.profile_error.find("no profile.sparkprof"), std::string::npos) << a.profile_error;
   EXPECT_NE(report::RenderJsonSection(a).find("\"available\": false"), std::string::npos);
