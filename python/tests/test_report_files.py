@@ -75,3 +75,44 @@ def test_the_command(many_logs: Path, tmp_path: Path) -> None:
         check=False,
     )
     assert nothing.returncode == 2
+
+
+def test_planted_symlinks_are_replaced_never_followed(many_logs: Path, tmp_path: Path) -> None:
+    """A shared folder where another user planted symlinks named like the outputs (the files a
+    root-run `reports -o` would write): each is replaced by the report, its target untouched."""
+    out = tmp_path / "shared"
+    out.mkdir()
+    victim = tmp_path / "victim"
+    victim.write_text("root's secret\n")
+    victim.chmod(0o600)
+    app_id = next(o.app_id for o in write_reports(many_logs, tmp_path / "probe") if o.app_id)
+    planted = [out / "index.jsonl", out / f"{app_id}.json", out / f"{app_id}.html"]
+    for link in planted:
+        link.symlink_to(victim)
+    outcomes = list(write_reports(many_logs, out, ["json", "html"], workers=1))
+    assert victim.read_text() == "root's secret\n" and victim.stat().st_mode & 0o777 == 0o600
+    for link in planted:
+        assert not link.is_symlink() and link.is_file()
+        assert link.stat().st_mode & 0o777 == 0o644
+    assert json.loads((out / f"{app_id}.json").read_text())["application"]["id"] == app_id
+    assert len((out / "index.jsonl").read_text().splitlines()) == len(outcomes)
+    assert not [p for p in out.iterdir() if ".tmp." in p.name]
+
+
+def test_a_folder_every_user_may_replace_files_in_is_refused(
+    many_logs: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "open"
+    out.mkdir()
+    out.chmod(0o777)  # no sticky bit: anyone may rename other users' files away
+    done = subprocess.run(
+        [*ENTRY, "reports", str(many_logs), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert f"sparkprof: {out} is writable by every user without the sticky bit" in done.stderr
+    assert "Traceback" not in done.stderr and not list(out.iterdir())
+    out.chmod(0o1777)  # /tmp's mode: accepted
+    assert [o for o in write_reports(many_logs, out) if not o.error]

@@ -13,10 +13,10 @@ import os
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from sparkprof.analysis import Discovery, ReadErrorPolicy, Source, resolve
+from sparkprof.atomic_file import open_replacing, usable_output_directory, write_file_atomically
 
 EXTENSIONS = {"json": "json", "html": "html", "md": "md", "text": "txt"}
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -58,11 +58,12 @@ def write_reports(
     unknown = [f for f in formats if f not in EXTENSIONS]
     if unknown or not formats:
         raise ValueError(f"formats must be among {', '.join(EXTENSIONS)}: {unknown or formats}")
-    folder = Path(output_dir)
-    folder.mkdir(parents=True, exist_ok=True)
+    # Each file is written as the engine writes its outputs (atomic_file.py): a symlink or file
+    # planted in a shared folder is replaced, never followed or written through.
+    folder = usable_output_directory(output_dir)
     discovery = Discovery(resolve(source, **storage_options), on_read_error)
     taken: set[str] = set()
-    with open(folder / "index.jsonl", "w", encoding="utf-8") as index:
+    with open_replacing(folder / "index.jsonl") as index:
         for outcome in discovery.outcomes(workers=workers or os.cpu_count() or 1):
             log = discovery.logs[outcome.index].name
             if outcome.analysed is None:
@@ -79,7 +80,7 @@ def write_reports(
                         if output_format == "json"
                         else outcome.analysed.render(output_format)
                     )
-                    path.write_text(text, encoding="utf-8")
+                    write_file_atomically(path, text)
                     files.append(path.name)
                 written = Written(log, info.id, files)
             index.write(json.dumps(vars(written), ensure_ascii=False) + "\n")
