@@ -10,12 +10,13 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TextIO
 
 from sparkprof import pricing
 from sparkprof._native import format_epoch_ms, human_bytes, human_duration_ms
 from sparkprof.run_record import JobKeyRule
 from sparkprof.store import HistoryStore, Run, RunNotFoundError, default_store_url
+from sparkprof.terminal_text import sanitize_for_terminal, terminal_safe_json, terminal_safe_lines
 
 EXIT_OK = 0
 EXIT_USAGE = 1
@@ -37,12 +38,25 @@ def _open_store(args: argparse.Namespace) -> HistoryStore:
     return HistoryStore(args.store)
 
 
+def _say(text: object = "", *, file: TextIO | None = None) -> None:
+    """Prints a line (or lines) of ours with whatever came from an input made safe for a
+    terminal (terminal_text.py: the engine's rule). Fields are sanitised where they are put in,
+    so a newline in one cannot start a line of its own; this is the last guard."""
+    print(terminal_safe_lines(str(text)), file=file or sys.stdout)
+
+
+def _t(text: object) -> str:
+    """A field from an input (app id, job key, stage name, note, price-file string)."""
+    return sanitize_for_terminal(text)
+
+
 def _print_json(data: Any) -> None:
-    json.dump(data, sys.stdout, indent=2, ensure_ascii=False, default=str)
+    sys.stdout.write(terminal_safe_json(data, indent=2, default=str))
     sys.stdout.write("\n")
 
 
 def _table(rows: list[list[str]], header: list[str]) -> str:
+    rows = [[_t(cell) for cell in row] for row in rows]
     widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
     lines = [
         "  ".join(str(cell).ljust(widths[i]) for i, cell in enumerate(row)).rstrip()
@@ -175,9 +189,9 @@ def collect_command(argv: Sequence[str]) -> int:
     if args.json:
         _print_json(vars(summary))
     else:
-        print(summary.line())
+        _say(summary.line())
         for location, why in summary.failed:
-            print(f"  failed: {location}: {why}", file=sys.stderr)
+            _say(f"  failed: {_t(location)}: {_t(why)}", file=sys.stderr)
     return EXIT_FAILED if summary.failed else EXIT_OK
 
 
@@ -206,23 +220,24 @@ def _collect_cloud(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
             dataproc = DataprocResolver.connect(args.project, args.region)
             resolution = dataproc.resolve(args.dataproc or None)
     except ImportError as error:
-        print(
+        _say(
             f"sparkprof: install the platform's extra, e.g. pip install 'sparkprof[emr]' ({error})",
             file=sys.stderr,
         )
         return EXIT_USAGE
     except Exception as error:  # the control plane refused or could not be reached
-        print(f"sparkprof: {type(error).__name__}: {error}", file=sys.stderr)
+        _say(f"sparkprof: {type(error).__name__}: {_t(error)}", file=sys.stderr)
         return EXIT_FAILED
     for location in resolution.locations:
-        print(
-            f"{location.platform} {location.cluster}: {location.kind} {location.url} "
-            f"({location.reason})",
+        _say(
+            f"{location.platform} {_t(location.cluster)}: {location.kind} {_t(location.url)} "
+            f"({_t(location.reason)})",
             file=sys.stderr,
         )
     for cluster in resolution.unreachable:
-        print(
-            f"{cluster.platform} {cluster.cluster}: no readable event logs: {cluster.reason}",
+        _say(
+            f"{cluster.platform} {_t(cluster.cluster)}: no readable event logs: "
+            f"{_t(cluster.reason)}",
             file=sys.stderr,
         )
     summary = collect_locations(
@@ -243,9 +258,9 @@ def _collect_cloud(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
             }
         )
     else:
-        print(summary.line())
+        _say(summary.line())
         for place, why in summary.failed:
-            print(f"  failed: {place}: {why}", file=sys.stderr)
+            _say(f"  failed: {_t(place)}: {_t(why)}", file=sys.stderr)
     nothing = not resolution.locations and bool(resolution.unreachable)
     return EXIT_FAILED if summary.failed or nothing else EXIT_OK
 
@@ -262,7 +277,7 @@ def _collect_prometheus(args: argparse.Namespace) -> int:
         else:
             runs = store.runs_without_metrics(args.limit or 100)
     except RunNotFoundError as error:
-        print(f"sparkprof: {error}", file=sys.stderr)
+        _say(f"sparkprof: {_t(error)}", file=sys.stderr)
         return EXIT_USAGE
     client = PrometheusClient(args.prometheus, retries=args.retries)
     answers: list[dict[str, Any]] = []
@@ -272,7 +287,7 @@ def _collect_prometheus(args: argparse.Namespace) -> int:
             metrics = run_metrics(client, run.app_id, run.start_ms, run.end_ms, args.step)
         except PrometheusError as error:
             failures += 1
-            print(f"sparkprof: run {run.id} ({run.app_id}): {error}", file=sys.stderr)
+            _say(f"sparkprof: run {run.id} ({_t(run.app_id)}): {_t(error)}", file=sys.stderr)
             continue
         store.save_run_metrics(run.id, args.prometheus, metrics.to_json())
         answers.append(
@@ -288,8 +303,8 @@ def _collect_prometheus(args: argparse.Namespace) -> int:
             left_out = (
                 f" ({metrics.series_left_out} series left out)" if metrics.series_left_out else ""
             )
-            print(
-                f"run {run.id} ({run.app_id}): {len(metrics.series)} series, "
+            _say(
+                f"run {run.id} ({_t(run.app_id)}): {len(metrics.series)} series, "
                 f"{metrics.samples} samples every {metrics.step_s:g} s{left_out}"
             )
     if args.json:
@@ -352,7 +367,7 @@ def history_command(argv: Sequence[str]) -> int:
         if args.json:
             _print_json([{"job_key": k, "runs": n, "latest_start_ms": t} for k, n, t in jobs])
         else:
-            print(
+            _say(
                 _table(
                     [[k, str(n), format_epoch_ms(t)] for k, n, t in jobs],
                     ["job", "runs", "latest start"],
@@ -361,13 +376,13 @@ def history_command(argv: Sequence[str]) -> int:
         return EXIT_OK
     runs = store.runs(args.job, limit=args.limit)
     if not runs:
-        print(f"sparkprof: no runs of job {args.job!r}", file=sys.stderr)
+        _say(f"sparkprof: no runs of job {args.job!r}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:
         _print_json([_run_json(run) for run in runs])
     else:
-        print(f"job {args.job}: {len(runs)} runs")
-        print(
+        _say(f"job {_t(args.job)}: {len(runs)} runs")
+        _say(
             _table(
                 [_run_row(run) for run in runs],
                 ["run", "application", "start", "duration", "findings", "top finding"],
@@ -407,17 +422,17 @@ def compare_command(argv: Sequence[str]) -> int:
     try:
         run_a, run_b = store.run(args.run_a), store.run(args.run_b)
     except RunNotFoundError as error:
-        print(f"sparkprof: {error}", file=sys.stderr)
+        _say(f"sparkprof: {_t(error)}", file=sys.stderr)
         return EXIT_USAGE
     comparison = compare(run_a, run_b)
     if args.json:
         _print_json(comparison.to_json())
         return EXIT_OK
-    print(
-        f"run {run_a.id} ({run_a.app_id}, {format_epoch_ms(run_a.start_ms)}) -> "
-        f"run {run_b.id} ({run_b.app_id}, {format_epoch_ms(run_b.start_ms)})"
+    _say(
+        f"run {run_a.id} ({_t(run_a.app_id)}, {format_epoch_ms(run_a.start_ms)}) -> "
+        f"run {run_b.id} ({_t(run_b.app_id)}, {format_epoch_ms(run_b.start_ms)})"
     )
-    print(f"duration: {_change_text(comparison.duration_ms, human_duration_ms)}")
+    _say(f"duration: {_change_text(comparison.duration_ms, human_duration_ms)}")
     rows = []
     for stage in comparison.stages:
         skew = stage.skew_max_over_median
@@ -435,7 +450,7 @@ def compare_command(argv: Sequence[str]) -> int:
                 else f"{skew.before or 0:.1f}x -> {skew.after or 0:.1f}x",
             ]
         )
-    print(
+    _say(
         _table(
             rows,
             [
@@ -455,15 +470,18 @@ def compare_command(argv: Sequence[str]) -> int:
         ("appeared", comparison.appeared),
         ("still there", comparison.remaining),
     ):
-        print(f"findings {title}: {len(changes)}")
+        _say(f"findings {title}: {len(changes)}")
         for change in changes:
             stages = f" stages {list(change.stage_ids)}" if change.stage_ids else ""
-            print(
-                f"  {change.severity_b or change.severity_a} {change.rule}{stages}: "
-                f"{change.title} (cost {_change_text(change.cost_ms, human_duration_ms)})"
+            _say(
+                f"  {change.severity_b or change.severity_a} {_t(change.rule)}{stages}: "
+                f"{_t(change.title)} (cost {_change_text(change.cost_ms, human_duration_ms)})"
             )
     for item in comparison.feedback:
-        print(f"feedback on run {item['run']}: {item['verdict']} {item['rule']} {item['note']}")
+        _say(
+            f"feedback on run {item['run']}: {item['verdict']} {_t(item['rule'])} "
+            f"{_t(item['note'])}"
+        )
     return EXIT_OK
 
 
@@ -497,11 +515,11 @@ def regressions_command(argv: Sequence[str]) -> int:
         _print_json([{**vars(r), "slowdown": r.slowdown} for r in found])
     else:
         if not found:
-            print("no regressions")
+            _say("no regressions")
         for regression in found:
-            print(describe(regression))
+            _say(_t(describe(regression)))
             for cause in regression.likely_causes:
-                print(f"  likely cause: {cause}")
+                _say(f"  likely cause: {_t(cause)}")
     return EXIT_REGRESSIONS if found else EXIT_OK
 
 
@@ -537,7 +555,7 @@ def feedback_command(argv: Sequence[str]) -> int:
     try:
         run = store.run(args.run)
     except RunNotFoundError as error:
-        print(f"sparkprof: {error}", file=sys.stderr)
+        _say(f"sparkprof: {_t(error)}", file=sys.stderr)
         return EXIT_USAGE
     if args.finding is not None:
         if args.verdict is None:
@@ -545,7 +563,7 @@ def feedback_command(argv: Sequence[str]) -> int:
         try:
             row = run.findings[_finding_index(run, args.finding)]
         except (LookupError, ValueError) as error:
-            print(f"sparkprof: {error}", file=sys.stderr)
+            _say(f"sparkprof: {_t(error)}", file=sys.stderr)
             return EXIT_USAGE
         store.add_feedback(run, row.rule, json.loads(row.stage_ids_json), args.verdict, args.note)
         run = store.run(str(run.id))
@@ -569,10 +587,10 @@ def feedback_command(argv: Sequence[str]) -> int:
             if g["rule"] == row.rule and g["stage_ids"] == json.loads(row.stage_ids_json)
         ]
         marks = "; ".join(
-            f"{g['verdict']}{': ' + g['note'] if g['note'] else ''}" for g in verdicts
+            f"{g['verdict']}{': ' + _t(g['note']) if g['note'] else ''}" for g in verdicts
         )
-        print(
-            f"#{position} {row.severity} {row.rule}: {row.title}"
+        _say(
+            f"#{position} {row.severity} {_t(row.rule)}: {_t(row.title)}"
             + (f"  [{marks}]" if marks else "")
         )
     return EXIT_OK
@@ -628,22 +646,22 @@ def _recommend_for_job(args: argparse.Namespace) -> int:
     try:
         result = recommend(_open_store(args), args.job, args.window)
     except LookupError as error:
-        print(f"sparkprof: {error}", file=sys.stderr)
+        _say(f"sparkprof: {_t(error)}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:
         _print_json({**vars(result), "items": [vars(item) for item in result.items]})
         return EXIT_OK
-    print(
-        f"job {result.job_key}: latest run {result.latest_run_id}, "
+    _say(
+        f"job {_t(result.job_key)}: latest run {result.latest_run_id}, "
         f"{result.runs_considered} runs considered"
     )
     if not result.items:
-        print("no recommendation")
+        _say("no recommendation")
     for item in result.items:
         now = "unset" if item.current is None else item.current
         runs = ", ".join(map(str, item.evidence_run_ids))
-        print(f"[{item.confidence}] {item.setting}={item.value} (now {now})")
-        print(f"    from {item.source} (runs {runs}): {item.reason}")
+        _say(f"[{item.confidence}] {_t(item.setting)}={_t(item.value)} (now {_t(now)})")
+        _say(f"    from {_t(item.source)} (runs {runs}): {_t(item.reason)}")
     return EXIT_OK
 
 
@@ -666,22 +684,22 @@ def _recommend_for_input(parser: argparse.ArgumentParser, args: argparse.Namespa
             cost=pricing.from_arguments(args),
         )
     except LookupError as error:
-        print(f"sparkprof: {error}", file=sys.stderr)
+        _say(f"sparkprof: {_t(error)}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:
         _print_json(asdict(result))
         return EXIT_OK
-    kind = f" {result.job_type}" if result.job_type else ""
-    job = f" of job {result.job_key}" if result.job_key else ""
-    print(f"a{kind} run{job} reading {human_bytes(size)}: [{result.confidence}] confidence")
+    kind = f" {_t(result.job_type)}" if result.job_type else ""
+    job = f" of job {_t(result.job_key)}" if result.job_key else ""
+    _say(f"a{kind} run{job} reading {human_bytes(size)}: [{result.confidence}] confidence")
     for setting, value in result.settings.items():
-        print(f"  {setting}={value}")
+        _say(f"  {_t(setting)}={_t(value)}")
     if result.expected_wall_ms is not None:
-        print(f"  expected wall time ~{human_duration_ms(result.expected_wall_ms)}")
+        _say(f"  expected wall time ~{human_duration_ms(result.expected_wall_ms)}")
     if result.expected_cost is not None:
-        print(f"  expected cost ~{result.expected_cost:.2f} {result.currency} per run")
-    print("  confidence: " + "; ".join(result.confidence_reasons))
-    print("evidence runs:")
+        _say(f"  expected cost ~{result.expected_cost:.2f} {_t(result.currency)} per run")
+    _say("  confidence: " + "; ".join(_t(r) for r in result.confidence_reasons))
+    _say("evidence runs:")
     rows = [
         [
             str(e.run_id),
@@ -707,12 +725,12 @@ def _recommend_for_input(parser: argparse.ArgumentParser, args: argparse.Namespa
         "predicted",
         "self-error",
     ]
-    print(_table(rows, header))
+    _say(_table(rows, header))
     for e in result.evidence:
         if e.note:
-            print(f"  run {e.run_id}: {e.note}")
+            _say(f"  run {e.run_id}: {_t(e.note)}")
     if result.backtest is not None:
-        print("back-test (each evidence run sized from the others):")
+        _say("back-test (each evidence run sized from the others):")
         backtest_rows = [
             [
                 str(b.run_id),
@@ -725,10 +743,10 @@ def _recommend_for_input(parser: argparse.ArgumentParser, args: argparse.Namespa
             for b in result.backtest.runs
         ]
         header = ["run", "input", "executors (had -> sized)", "took", "expected", "error"]
-        print(_table(backtest_rows, header))
-    print("assumptions:")
+        _say(_table(backtest_rows, header))
+    _say("assumptions:")
     for assumption in result.assumptions:
-        print(f"  - {assumption}")
+        _say(f"  - {_t(assumption)}")
     return EXIT_OK
 
 
@@ -750,7 +768,7 @@ def serve_command(argv: Sequence[str]) -> int:
 
         from sparkprof.server import create_app
     except ImportError as error:
-        print(f"sparkprof: serve needs pip install 'sparkprof[serve]' ({error})", file=sys.stderr)
+        _say(f"sparkprof: serve needs pip install 'sparkprof[serve]' ({error})", file=sys.stderr)
         return EXIT_USAGE
     uvicorn.run(create_app(_open_store(args)), host=args.host, port=args.port)
     return EXIT_OK
@@ -802,15 +820,15 @@ def reports_command(argv: Sequence[str]) -> int:
         ):
             if outcome.error:
                 failed += 1
-                print(f"sparkprof: {outcome.log}: {outcome.error}", file=sys.stderr)
+                _say(f"sparkprof: {_t(outcome.log)}: {_t(outcome.error)}", file=sys.stderr)
                 continue
             written += 1
             if not args.quiet:
-                print(f"{outcome.app_id}: {', '.join(outcome.files)}")
+                _say(f"{_t(outcome.app_id)}: {_t(', '.join(outcome.files))}")
     except OSError as error:
-        print(f"sparkprof: {error}", file=sys.stderr)
+        _say(f"sparkprof: {_t(error)}", file=sys.stderr)
         return EXIT_USAGE
-    print(f"{written} reports written to {args.output_dir}, {failed} logs not analysable")
+    _say(f"{written} reports written to {args.output_dir}, {failed} logs not analysable")
     return EXIT_OK if written else 2
 
 
