@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 from sparkprof import pricing
 from sparkprof._native import format_epoch_ms, human_bytes, human_duration_ms
+from sparkprof.redaction import redact_cluster_shape
 from sparkprof.run_record import JobKeyRule
 from sparkprof.store import HistoryStore, Run, RunNotFoundError, default_store_url
 from sparkprof.terminal_text import sanitize_for_terminal, terminal_safe_json, terminal_safe_lines
@@ -338,7 +339,7 @@ def _run_json(run: Run) -> dict[str, Any]:
         "duration_ms": run.duration_ms,
         "complete": run.complete,
         "source": run.source,
-        "cluster": json.loads(run.cluster_json),
+        "cluster": redact_cluster_shape(json.loads(run.cluster_json)),
         "findings": [
             {
                 "rule": f.rule,

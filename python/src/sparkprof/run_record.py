@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sparkprof.analysis import AnalysedApplication
+from sparkprof.redaction import redact_properties
 from sparkprof.report import ApplicationReport
 
 # Spark properties that name the job a run belongs to, first found wins. Users set the first at
@@ -53,18 +54,18 @@ class JobKeyRule:
 def cluster_shape(analysed: AnalysedApplication) -> dict[str, Any]:
     report = analysed.report
     executor_cores = {e.cores for e in report.executors.executors if e.id != "driver"}
+    properties = redact_properties(analysed.spark_properties)
     return {
         "max_concurrent_executors": report.executors.max_concurrent,
         "peak_slots": report.phases.peak_slots,
         "executor_cores_seen": sorted(executor_cores),
-        "settings": {
-            name: analysed.spark_properties[name]
-            for name in CLUSTER_SETTINGS
-            if name in analysed.spark_properties
-        },
+        "settings": {name: properties[name] for name in CLUSTER_SETTINGS if name in properties},
         "resource_profiles": analysed.resource_profiles,
     }
 
 
 def settings_json(analysed: AnalysedApplication) -> str:
-    return json.dumps(analysed.spark_properties, sort_keys=True, ensure_ascii=False)
+    """The Spark properties as the history keeps them: credentials withheld (redaction.py)."""
+    return json.dumps(
+        redact_properties(analysed.spark_properties), sort_keys=True, ensure_ascii=False
+    )

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from sparkprof._native import format_epoch_ms, human_duration_ms
 from sparkprof.analysis import NothingAnalysableError, analyze
 from sparkprof.compare import compare
+from sparkprof.redaction import redact_cluster_shape, redact_properties
 from sparkprof.regressions import RegressionRule, find_regressions
 from sparkprof.store import Feedback, HistoryStore, Run, RunNotFoundError
 
@@ -161,8 +162,9 @@ def create_app(store: HistoryStore) -> FastAPI:
         found = find(run)
         return RunDetail(
             **_summary(found).model_dump(),
-            settings=json.loads(found.settings_json),
-            cluster=json.loads(found.cluster_json),
+            # Redacted again when served: runs stored before the history redacted them.
+            settings=redact_properties(json.loads(found.settings_json)),
+            cluster=redact_cluster_shape(json.loads(found.cluster_json)),
         )
 
     @app.get(
