@@ -79,6 +79,15 @@ def storage_option(text: str) -> tuple[str, Any]:
         return key, value
 
 
+def _size_argument(text: str) -> int:
+    from sparkprof.sizing import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from error
+
+
 def collect_command(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="sparkprof collect",
@@ -134,6 +143,14 @@ def collect_command(argv: Sequence[str]) -> int:
         "--retries", type=int, default=5, help="History Server: retries per request"
     )
     parser.add_argument(
+        "--max-download-bytes",
+        type=_size_argument,
+        default=None,
+        metavar="SIZE",
+        help="History Server: the most collect reads of one attempt's logs zip "
+        "(default 4GiB; docs/limits.md); a larger one is recorded as failed, naming its URL",
+    )
+    parser.add_argument(
         "--option",
         action="append",
         default=[],
@@ -178,15 +195,27 @@ def collect_command(argv: Sequence[str]) -> int:
             storage_options=dict(args.option),
         ).collect()
     else:
-        client = HistoryServerClient(args.history_server, retries=args.retries)
-        summary = HistoryServerCollector(
-            store,
-            client,
-            job_keys=job_keys,
-            include_running=args.include_running,
-            page_size=args.page_size,
-            limit=args.limit,
-        ).collect()
+        import requests
+
+        from sparkprof.collect.history_server import DEFAULT_MAX_DOWNLOAD_BYTES
+
+        client = HistoryServerClient(
+            args.history_server,
+            retries=args.retries,
+            max_download_bytes=args.max_download_bytes or DEFAULT_MAX_DOWNLOAD_BYTES,
+        )
+        try:
+            summary = HistoryServerCollector(
+                store,
+                client,
+                job_keys=job_keys,
+                include_running=args.include_running,
+                page_size=args.page_size,
+                limit=args.limit,
+            ).collect()
+        except (OSError, requests.RequestException) as error:  # listing the applications
+            _say(f"sparkprof: {args.history_server}: {_t(error)}", file=sys.stderr)
+            return EXIT_FAILED
     if args.json:
         _print_json(vars(summary))
     else:

@@ -8,6 +8,7 @@ interrupted collect resumes where it stopped, and analyses the rest with the eng
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 import time
@@ -27,6 +28,32 @@ from sparkprof.store import HistoryStore
 
 COLLECTOR = "history-server"
 RETRIED_STATUSES = (429, 500, 502, 503, 504)
+
+# What collect reads from a History Server, at most (docs/limits.md): a hostile or broken server
+# must not fill the disk or memory. One attempt's logs zip (compressed: real logs of 100 GB of
+# events zip to a few GiB) goes to a temporary file; one page of the application list is JSON
+# held in memory (a real page of 100 applications is ~100 KiB).
+DEFAULT_MAX_DOWNLOAD_BYTES = 4 << 30  # collect --max-download-bytes
+DEFAULT_MAX_LISTING_BYTES = 64 << 20
+
+
+class DownloadLimitError(OSError):
+    """A History Server answer larger than collect reads."""
+
+    def __init__(self, url: str, limit: int, what: str) -> None:
+        super().__init__(
+            f"{url}: {what} more than {_size_text(limit)}, the limit of what collect reads "
+            "from a History Server: not read further (raise it with --max-download-bytes)"
+        )
+        self.url = url
+        self.limit = limit
+
+
+def _size_text(size: int) -> str:
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if size >= 1 << shift and size % (1 << shift) == 0:
+            return f"{size >> shift} {unit}"
+    return f"{size} bytes"
 
 
 def retrying_session(retries: int, backoff_s: float) -> requests.Session:
@@ -64,8 +91,12 @@ class HistoryServerClient:
         backoff_s: float = 0.5,
         timeout_s: float = 60.0,
         sleep: Callable[[float], None] = time.sleep,
+        max_download_bytes: int = DEFAULT_MAX_DOWNLOAD_BYTES,
+        max_listing_bytes: int = DEFAULT_MAX_LISTING_BYTES,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.max_download_bytes = max_download_bytes
+        self.max_listing_bytes = max_listing_bytes
         self.retries = retries
         self.backoff_s = backoff_s
         self.timeout_s = timeout_s
@@ -73,11 +104,34 @@ class HistoryServerClient:
         self.session = retrying_session(retries, backoff_s)
 
     def _get_json(self, path: str, params: dict[str, Any]) -> Any:
-        response = self.session.get(
-            f"{self.base_url}/api/v1/{path}", params=params, timeout=self.timeout_s
-        )
-        response.raise_for_status()
-        return response.json()
+        url = f"{self.base_url}/api/v1/{path}"
+        with self.session.get(url, params=params, timeout=self.timeout_s, stream=True) as response:
+            response.raise_for_status()
+            body = bytearray()
+            for chunk in _bounded_chunks(response, url, self.max_listing_bytes, "answered"):
+                body += chunk
+        try:
+            return json.loads(body)
+        except ValueError as error:
+            raise OSError(f"{url}: not the History Server's JSON: {error}") from error
+
+    def _application_page(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        """One page of /applications, checked for the fields collect reads: a server that
+        answers something else is named, never a traceback."""
+        page = self._get_json("applications", params)
+        try:
+            if not isinstance(page, list):
+                raise TypeError(f"a JSON {type(page).__name__}, not a list")
+            for app in page:
+                if not isinstance(app.get("id"), str) or not isinstance(app["attempts"], list):
+                    raise TypeError("an application without an id or attempts")
+                _app_end_ms(app)
+        except (AttributeError, KeyError, TypeError, ValueError) as error:
+            raise OSError(
+                f"{self.base_url}/api/v1/applications: not the History Server's application "
+                f"list ({error})"
+            ) from error
+        return page
 
     def applications(self, *, page_size: int = 100, include_running: bool = False) -> Iterator[Any]:
         """Every application, newest end first, ``page_size`` per request. Completed ones are
@@ -92,7 +146,7 @@ class HistoryServerClient:
                 params["maxEndDate"] = _date_param(cursor_ms)
                 at_cursor = sum(1 for end_ms in end_ms_by_id.values() if end_ms == cursor_ms)
             params["limit"] = page_size + at_cursor
-            page = self._get_json("applications", params)
+            page = self._application_page(params)
             fresh = [app for app in page if app["id"] not in end_ms_by_id]
             for app in fresh:
                 end_ms_by_id[app["id"]] = _app_end_ms(app)
@@ -101,7 +155,7 @@ class HistoryServerClient:
                 break
             cursor_ms = min(_app_end_ms(app) for app in page)
         if include_running:
-            for app in self._get_json("applications", {"status": "running"}):
+            for app in self._application_page({"status": "running"}):
                 if app["id"] not in end_ms_by_id:
                     end_ms_by_id[app["id"]] = -1
                     yield app
@@ -123,7 +177,8 @@ class HistoryServerClient:
                 with self.session.get(url, stream=True, timeout=self.timeout_s) as response:
                     response.raise_for_status()
                     written = 0
-                    for chunk in response.iter_content(chunk_size=1 << 20):
+                    limit = self.max_download_bytes
+                    for chunk in _bounded_chunks(response, url, limit, "sent logs of"):
                         into.write(chunk)
                         written += len(chunk)
                 into.flush()
@@ -133,6 +188,22 @@ class HistoryServerClient:
                     raise
                 self.sleep(self.backoff_s * (2**attempt))
         raise AssertionError("not reached")
+
+
+def _bounded_chunks(
+    response: requests.Response, url: str, limit: int, what: str
+) -> Iterator[bytes]:
+    """The answer's body in chunks, refused as soon as it declares (Content-Length) or sends more
+    than ``limit`` bytes: at most ``limit`` bytes are read."""
+    declared = response.headers.get("Content-Length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise DownloadLimitError(url, limit, f"{what} {int(declared)} bytes,")
+    received = 0
+    for chunk in response.iter_content(chunk_size=min(1 << 20, limit + 1)):
+        received += len(chunk)
+        if received > limit:
+            raise DownloadLimitError(url, limit, what)
+        yield chunk
 
 
 def _app_end_ms(app: Any) -> int:
