@@ -16,7 +16,13 @@ from sparkprof import pricing
 from sparkprof._native import format_epoch_ms, human_bytes, human_duration_ms
 from sparkprof.redaction import redact_cluster_shape
 from sparkprof.run_record import JobKeyRule
-from sparkprof.store import HistoryStore, Run, RunNotFoundError, default_store_url
+from sparkprof.store import (
+    HistoryStore,
+    Run,
+    RunNotFoundError,
+    StoreBusyError,
+    default_store_url,
+)
 from sparkprof.terminal_text import sanitize_for_terminal, terminal_safe_json, terminal_safe_lines
 
 EXIT_OK = 0
@@ -862,13 +868,35 @@ def reports_command(argv: Sequence[str]) -> int:
     return EXIT_OK if written else 2
 
 
+def _store_errors(command: Callable[[Sequence[str]], int]) -> Callable[[Sequence[str]], int]:
+    """A run history that is locked too long or cannot be reached is a message, not a
+    traceback (StoreBusyError says what to do)."""
+
+    def run(argv: Sequence[str]) -> int:
+        from sqlalchemy.exc import OperationalError
+
+        try:
+            return command(argv)
+        except StoreBusyError as error:
+            _say(f"sparkprof: {_t(error)}", file=sys.stderr)
+            return EXIT_FAILED
+        except OperationalError as error:
+            _say(f"sparkprof: the run history cannot be used: {_t(error.orig)}", file=sys.stderr)
+            return EXIT_FAILED
+
+    return run
+
+
 COMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
-    "collect": collect_command,
-    "history": history_command,
-    "compare": compare_command,
-    "regressions": regressions_command,
-    "feedback": feedback_command,
-    "recommend": recommend_command,
-    "serve": serve_command,
-    "reports": reports_command,
+    name: _store_errors(command)
+    for name, command in {
+        "collect": collect_command,
+        "history": history_command,
+        "compare": compare_command,
+        "regressions": regressions_command,
+        "feedback": feedback_command,
+        "recommend": recommend_command,
+        "serve": serve_command,
+        "reports": reports_command,
+    }.items()
 }

@@ -1,6 +1,11 @@
 """The run history (SQLAlchemy; Alembic migrations)."""
 
-from sparkprof.store.history_store import HistoryStore, RunNotFoundError, default_store_url
+from sparkprof.store.history_store import (
+    HistoryStore,
+    RunNotFoundError,
+    StoreBusyError,
+    default_store_url,
+)
 from sparkprof.store.schema import Feedback, FindingRow, Run, StageFigures
 
 __all__ = [
@@ -10,5 +15,6 @@ __all__ = [
     "Run",
     "RunNotFoundError",
     "StageFigures",
+    "StoreBusyError",
     "default_store_url",
 ]

@@ -7,16 +7,18 @@ from __future__ import annotations
 import gzip
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import platformdirs
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event, func, select
+from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
+from sqlalchemy.orm.exc import StaleDataError
 
 from sparkprof.analysis import AnalysedApplication
 from sparkprof.report import Finding, Stage
@@ -62,30 +64,88 @@ class RunNotFoundError(LookupError):
     pass
 
 
+class StoreBusyError(RuntimeError):
+    """Another writer kept the run history locked longer than a writer waits, or kept winning
+    the same rows: the message names the store and what to do."""
+
+
+# How long a writer waits for SQLite's lock (another collect, an upload) before giving up, and how
+# many times a write is tried again after a concurrent writer stored the same run first (its
+# insert won the unique key: the retry finds that row and replaces it).
+SQLITE_BUSY_TIMEOUT_S = 60.0
+WRITE_ATTEMPTS = 8
+
+_T = TypeVar("_T")
+_MIGRATION_LOCK = 0x5350_4B50  # "SPKP": PostgreSQL advisory lock key of this store's migrations
+
+
 class HistoryStore:
     def __init__(self, url: str | None = None) -> None:
         self.url = url or default_store_url()
         engine_url = _engine_url(self.url)
         if engine_url.startswith("sqlite:///") and engine_url != "sqlite:///:memory:":
             Path(engine_url[len("sqlite:///") :]).parent.mkdir(parents=True, exist_ok=True)
-        self.engine: Engine = create_engine(engine_url)
-        if self.engine.dialect.name == "sqlite":
-            event.listen(self.engine, "connect", _sqlite_foreign_keys)
+        sqlite = engine_url.startswith("sqlite")
+        connect_args = {"timeout": SQLITE_BUSY_TIMEOUT_S} if sqlite else {}
+        self.engine: Engine = create_engine(engine_url, connect_args=connect_args)
+        # Writes on SQLite take the database's write lock when they begin (BEGIN IMMEDIATE), so
+        # the look-up of a run and its insert or replacement are one step: concurrent collects
+        # and uploads of the same application queue for the lock instead of racing to insert.
+        # Reads keep their own engine and never wait for a writer's transaction to begin.
+        self._write_engine = self.engine
+        if sqlite and engine_url != "sqlite:///:memory:":
+            self._write_engine = create_engine(engine_url, connect_args=connect_args)
+            event.listen(self._write_engine, "connect", _sqlite_manual_transactions)
+            event.listen(self._write_engine, "begin", _sqlite_begin_immediate)
+        if sqlite:
+            for engine in {self.engine, self._write_engine}:
+                event.listen(engine, "connect", _sqlite_foreign_keys)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self._write_sessions = sessionmaker(self._write_engine, expire_on_commit=False)
         self.upgrade()
 
     def upgrade(self) -> None:
         config = Config()
         config.set_main_option("script_location", str(MIGRATIONS))
-        with self.engine.begin() as connection:
+        # Several processes may open a new store at once (collects started together): the
+        # migration runs under the write lock (SQLite) or an advisory lock (PostgreSQL), so the
+        # later ones find it done instead of creating the same tables again.
+        with self._write_engine.begin() as connection:
+            if connection.dialect.name == "postgresql":
+                connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_MIGRATION_LOCK})")
             config.attributes["connection"] = connection
             command.upgrade(config, "head")
 
     def close(self) -> None:
         self.engine.dispose()
+        self._write_engine.dispose()
 
     def session(self) -> Session:
         return self._sessions()
+
+    def _write(self, work: Callable[[Session], _T]) -> _T:
+        """Runs ``work`` in one write transaction, again when a concurrent writer inserted the
+        same row first (PostgreSQL: the unique key; the retry then finds and replaces that
+        row), and turns a lock held too long into a StoreBusyError naming the store."""
+        for attempt in range(WRITE_ATTEMPTS):
+            try:
+                with self._write_sessions() as session, session.begin():
+                    return work(session)
+            except (IntegrityError, StaleDataError) as error:
+                if attempt + 1 == WRITE_ATTEMPTS:
+                    raise StoreBusyError(
+                        f"run history {self.url}: {WRITE_ATTEMPTS} concurrent writers stored the "
+                        f"same rows first; try again ({type(error).__name__}: {error.args[0]})"
+                    ) from error
+            except OperationalError as error:
+                if "locked" not in str(error) and "busy" not in str(error):
+                    raise
+                raise StoreBusyError(
+                    f"run history {self.url}: locked by another writer for more than "
+                    f"{SQLITE_BUSY_TIMEOUT_S:g} s; try again, or use PostgreSQL for many "
+                    "concurrent writers"
+                ) from error
+        raise AssertionError("not reached")
 
     # Runs.
 
@@ -98,13 +158,18 @@ class HistoryStore:
         html_gzip = gzip.compress(analysed.render("html").encode("utf-8"), compresslevel=6)
         info = report.application
         job_key = (job_keys or JobKeyRule()).key_for(report, analysed.spark_properties)
-        with self.session() as session, session.begin():
+
+        def store(session: Session) -> int:
+            # FOR UPDATE (PostgreSQL): a concurrent save of the same run waits here, then loads
+            # the stages and findings this one wrote.
             run = session.scalars(
-                select(Run).where(
+                select(Run)
+                .where(
                     Run.app_id == info.id,
                     Run.attempt_id == info.attempt_id,
                     Run.start_ms == info.start_ms,
                 )
+                .with_for_update()
             ).one_or_none()
             if run is None:
                 run = Run(app_id=info.id, attempt_id=info.attempt_id, start_ms=info.start_ms)
@@ -125,7 +190,9 @@ class HistoryStore:
             run.findings = [_finding_row(index, f) for index, f in enumerate(report.findings)]
             session.flush()
             session.merge(RunHtml(run_id=run.id, html_gzip=html_gzip))
-        return self.run(str(run.id))
+            return run.id
+
+        return self.run(str(self._write(store)))
 
     def run_html(self, run_id: int) -> str | None:
         """The run's HTML report as the engine rendered it; None for a run stored before the
@@ -145,8 +212,7 @@ class HistoryStore:
             metrics_gzip=gzip.compress(json.dumps(metrics).encode("utf-8"), compresslevel=6),
             collected_at=now(),
         )
-        with self.session() as session, session.begin():
-            session.merge(row)
+        self._write(lambda session: session.merge(row))
 
     def run_metrics(self, run_id: int) -> dict[str, Any] | None:
         """A run's live metrics (RunMetrics.to_json()), None when none were collected."""
@@ -222,7 +288,8 @@ class HistoryStore:
     ) -> Feedback:
         if verdict not in ("accept", "reject"):
             raise ValueError("verdict must be accept or reject")
-        with self.session() as session, session.begin():
+
+        def store(session: Session) -> Feedback:
             row = Feedback(
                 run_id=run.id,
                 rule=rule,
@@ -232,7 +299,9 @@ class HistoryStore:
                 created_at=now(),
             )
             session.add(row)
-        return row
+            return row
+
+        return self._write(store)
 
     def feedback(self, run_id: int | None = None) -> list[Feedback]:
         with self.session() as session:
@@ -260,11 +329,12 @@ class HistoryStore:
         message: str = "",
         run_id: int | None = None,
     ) -> None:
-        with self.session() as session, session.begin():
+
+        def store(session: Session) -> None:
             row = session.scalars(
-                select(CollectedLog).where(
-                    CollectedLog.collector == collector, CollectedLog.location == location
-                )
+                select(CollectedLog)
+                .where(CollectedLog.collector == collector, CollectedLog.location == location)
+                .with_for_update()
             ).one_or_none()
             if row is None:
                 row = CollectedLog(collector=collector, location=location)
@@ -274,6 +344,8 @@ class HistoryStore:
             row.message = message
             row.run_id = run_id
             row.collected_at = now()
+
+        self._write(store)
 
     def file_heads(self, locations: Iterable[str]) -> dict[str, tuple[str, bytes]]:
         """location -> (signature, first bytes) for the files a collector has seen."""
@@ -291,11 +363,14 @@ class HistoryStore:
     def record_file_heads(self, heads: dict[str, tuple[str, bytes]]) -> None:
         if not heads:
             return
-        with self.session() as session, session.begin():
+
+        def store(session: Session) -> None:
             existing = {
                 row.location: row
                 for row in session.scalars(
-                    select(CollectedFile).where(CollectedFile.location.in_(list(heads)))
+                    select(CollectedFile)
+                    .where(CollectedFile.location.in_(list(heads)))
+                    .with_for_update()
                 )
             }
             for location, (signature, head) in heads.items():
@@ -306,6 +381,8 @@ class HistoryStore:
                 row.signature = signature
                 row.head = head
                 row.seen_at = now()
+
+        self._write(store)
 
 
 def _stage_row(stage: Stage) -> StageFigures:
@@ -344,6 +421,16 @@ def _finding_row(position: int, finding: Finding) -> FindingRow:
         time_saved_high_ms=finding.expected_impact.time_saved_ms.high,
         recipe=finding.recipe,
     )
+
+
+def _sqlite_manual_transactions(connection: object, _record: object) -> None:
+    # pysqlite's own transaction handling would BEGIN (deferred) only before the first write;
+    # _sqlite_begin_immediate begins every transaction of the write engine instead.
+    connection.isolation_level = None  # type: ignore[attr-defined]
+
+
+def _sqlite_begin_immediate(connection: Any) -> None:
+    connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 def _sqlite_foreign_keys(connection: object, _record: object) -> None:

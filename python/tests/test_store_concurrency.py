@@ -1,0 +1,89 @@
+"""Concurrent writers of one run history, on SQLite and on a real PostgreSQL server: collects
+started together over the same logs (into a store none of them has created yet), and many
+threads saving the same application at once. Every writer succeeds and the history holds each
+run once."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+from synthetic_runs import make_run
+
+import sparkprof
+from sparkprof.store import HistoryStore
+from sparkprof.store.schema import CollectedLog, Run, RunHtml
+
+ENTRY = [sys.executable, "-m", "sparkprof.cli"]
+COLLECTS = 4
+SAVERS = 16
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path}/history.sqlite"
+    return str(request.getfixturevalue("postgresql_url"))
+
+
+def _counts(url: str) -> tuple[int, int, int, int]:
+    store = HistoryStore(url)
+    try:
+        with store.session() as session:
+            runs = session.scalar(select(func.count(Run.id)))
+            apps = session.scalar(select(func.count(func.distinct(Run.app_id))))
+            logs = session.scalar(select(func.count(CollectedLog.id)))
+            html = session.scalar(select(func.count(RunHtml.run_id)))
+        return int(runs or 0), int(apps or 0), int(logs or 0), int(html or 0)
+    finally:
+        store.close()
+
+
+def test_collects_started_together(
+    store_url: str, demo_logs: dict[str, Path], tmp_path: Path
+) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for day in range(1, 7):
+        make_run(demo_logs["plain"], logs, day, stage_factor={0: 1 + day / 100})
+    command = [*ENTRY, "collect", "--event-log-dir", str(logs), "--store", store_url]
+    collects = [
+        subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(COLLECTS)
+    ]
+    outcomes = [(c.wait(timeout=300), *c.communicate()) for c in collects]
+    for code, out, err in outcomes:
+        assert code == 0 and "Traceback" not in err, out + err
+        assert out.startswith("6 logs:"), out
+    assert _counts(store_url) == (6, 6, 6, 6)
+
+
+def test_the_same_application_saved_by_many_at_once(
+    store_url: str, demo_logs: dict[str, Path]
+) -> None:
+    analysed = next(sparkprof.iter_applications(demo_logs["plain"]))
+    store = HistoryStore(store_url)
+    start = threading.Barrier(SAVERS)
+    ids: list[int] = []
+    errors: list[BaseException] = []
+
+    def save() -> None:
+        try:
+            start.wait()
+            ids.append(store.save_run(analysed, "upload").id)
+        except BaseException as error:  # every failure is the test's finding
+            errors.append(error)
+
+    threads = [threading.Thread(target=save) for _ in range(SAVERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    store.close()
+    assert not errors, errors
+    assert len(ids) == SAVERS and len(set(ids)) == 1
+    assert _counts(store_url)[:2] == (1, 1)
