@@ -254,7 +254,8 @@ std::string GenerateEventLog(const SyntheticApp& app) {
       out.End();
     }
 
-    // Greedy scheduling on the earliest free slot; skewed tasks are the last partitions.
+    // Greedy scheduling on the earliest free slot; skewed tasks are the last partitions (the
+    // first with skewed_first).
     using Slot = std::pair<int64_t, int>;  // free at, slot number
     std::priority_queue<Slot, std::vector<Slot>, std::greater<>> free_slots;
     for (int slot = 0; slot < slots; ++slot) free_slots.push({stage_submitted + 30, slot});
@@ -271,7 +272,8 @@ std::string GenerateEventLog(const SyntheticApp& app) {
       Pending pending = queue[q];
       auto [free_at, slot] = free_slots.top();
       free_slots.pop();
-      bool skewed = pending.index >= stage.tasks - stage.skewed_tasks;
+      bool skewed = stage.skewed_first ? pending.index < stage.skewed_tasks
+                                       : pending.index >= stage.tasks - stage.skewed_tasks;
       double factor = skewed ? stage.skew_factor : 1.0;
       int64_t run_ms = std::max<int64_t>(
           50, static_cast<int64_t>(stage.task_ms * factor * (1.0 + stage.jitter * jitter.Next())));

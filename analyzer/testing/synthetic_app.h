@@ -16,6 +16,9 @@ struct SyntheticStage {
   double jitter = 0.2;              // +-fraction of task_ms, deterministic
   int skewed_tasks = 0;             // this many tasks take skew_factor x longer and read more
   double skew_factor = 1.0;
+  // The skewed tasks are the first partitions (launched first: each the first task of the stage
+  // on its executor) instead of the last.
+  bool skewed_first = false;
   int64_t input_bytes_per_task = 0;
   int64_t output_bytes_per_task = 0;
   int64_t shuffle_read_bytes_per_task = 0;

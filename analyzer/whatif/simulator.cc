@@ -130,10 +130,24 @@ struct ExecutorSlots {
   int32_t slots = 1;
 };
 
+// The most slots alive at once (at least 1).
+int64_t PeakSlots(const std::vector<ExecutorSlots>& executors) {
+  std::vector<std::pair<int64_t, int64_t>> changes;  // (time, slots): removals sort first
+  for (const ExecutorSlots& e : executors) {
+    changes.push_back({e.added, e.slots});
+    if (e.removed < kNever) changes.push_back({e.removed, -int64_t{e.slots}});
+  }
+  std::sort(changes.begin(), changes.end());
+  int64_t alive = 0, peak = 1;
+  for (const auto& [at, delta] : changes) peak = std::max(peak, alive += delta);
+  return peak;
+}
+
 // The work of a stage after the scenario's re-split: the skew fix, then `count` tasks (the
-// new shuffle partitions or a file scan's new split; -1 to keep the count).
+// new shuffle partitions or a file scan's new split; -1 to keep the count). `slots`: the most
+// task slots the scenario's executors offer at once.
 std::vector<Work> Reshape(std::vector<Work> tasks, const Unit& unit, const Scenario& scenario,
-                          int64_t fixed_ms, int64_t count) {
+                          int64_t fixed_ms, int64_t count, int64_t slots) {
   if (tasks.empty()) return tasks;
   const bool fix_here =
       scenario.fix_skew &&
@@ -152,18 +166,35 @@ std::vector<Work> Reshape(std::vector<Work> tasks, const Unit& unit, const Scena
     for (const Work& w : tasks) durations.push_back(w.duration_ms);
     std::nth_element(durations.begin(), durations.begin() + durations.size() / 2, durations.end());
     const int64_t median = std::max<int64_t>(durations[durations.size() / 2], 1);
+    // AQE-style split: pieces of about the median task, each paying the fixed task cost -- but
+    // no more pieces than pay for themselves. n pieces of a task with `work` beyond the fixed
+    // cost f, on S slots, cost n x f more task time (n x f / S of the stage's time) and cut
+    // its last piece to work / n + f, which holds one slot while the other S - 1 could share
+    // it: the stage's end ~ (n f) / S + (work / n) (S - 1) / S, least at n = sqrt(work (S - 1)
+    // / f). Median-sized pieces on a cluster with few slots paid the fixed cost dozens of
+    // times over and the "fixed" stage came out longer than the skewed one; on one slot a split
+    // saves nothing.
+    const double spare_slots = static_cast<double>(std::max<int64_t>(slots, 1) - 1);
     std::vector<Work> split;
     for (const Work& w : tasks) {
       if (static_cast<double>(w.duration_ms) <= kSkewFactor * static_cast<double>(median)) {
         split.push_back(w);
         continue;
       }
-      // AQE-style split: pieces of about the median's work, each paying the fixed task cost.
       const int64_t work = std::max<int64_t>(w.duration_ms - fixed_ms, 1);
       const int64_t piece = std::max<int64_t>(median - fixed_ms, 1);
-      const int64_t pieces =
-          std::clamp<int64_t>((work + piece - 1) / piece, 1,
-                              std::min<int64_t>(kMaxPieces, kMaxStageTasks / static_cast<int64_t>(tasks.size()) + 1));
+      const double worth = std::ceil(std::sqrt(static_cast<double>(work) * spare_slots /
+                                               static_cast<double>(std::max<int64_t>(fixed_ms, 1))));
+      const int64_t pieces = std::clamp<int64_t>(
+          std::min<int64_t>((work + piece - 1) / piece,
+                            static_cast<int64_t>(std::min(worth, double(kMaxPieces)))),
+          1,
+          std::min<int64_t>(kMaxPieces,
+                            kMaxStageTasks / static_cast<int64_t>(tasks.size()) + 1));
+      if (pieces == 1) {
+        split.push_back(w);
+        continue;
+      }
       for (int64_t i = 0; i < pieces; ++i) split.push_back({fixed_ms + work / pieces});
     }
     tasks = std::move(split);
@@ -233,8 +264,13 @@ void SortByTime(std::vector<SlotChange>& changes) {
 }
 
 // A stage's per-executor warm-up: its first task on each executor against the median of the
-// tasks that were not first (at least 3 of them). The median excess is taken off those first
-// tasks (at most each one's own excess) and returned; 0 when the run cannot show it.
+// tasks that were not first (at least 3 of them). The lower median excess is taken off those
+// first tasks (at most each one's own excess) and returned; 0 when the run cannot show it.
+// A first task given kSkewFactor x the others' median data (records, else input bytes) is slow
+// because of its data, not the warm-up: it does not vote. Without this, a stage whose skewed
+// task happened to be the first on its executor (2 executors: the upper of two excesses) had
+// the skew taken as warm-up -- charged to every executor's first task and invisible to the
+// skew fix, which then split ordinary tasks and predicted the stage longer.
 // `seen` is scratch, an entry per executor (string table index; the last for none), `stamp` this
 // call's own mark in it (a stamp per call instead of a set or a cleared array).
 int64_t TakeWarmup(std::vector<Work>& tasks, const std::vector<uint32_t>& executors,
@@ -250,6 +286,8 @@ int64_t TakeWarmup(std::vector<Work>& tasks, const std::vector<uint32_t>& execut
   }
   std::vector<size_t> firsts;
   std::vector<int64_t> others;
+  std::vector<int64_t> others_records;
+  std::vector<int64_t> others_bytes;
   for (size_t i : order) {
     uint32_t& mark = seen[std::min<size_t>(executors[i], seen.size() - 1)];
     if (mark != stamp) {
@@ -257,16 +295,34 @@ int64_t TakeWarmup(std::vector<Work>& tasks, const std::vector<uint32_t>& execut
       firsts.push_back(i);
     } else {
       others.push_back(tasks[i].duration_ms);
+      others_records.push_back(tasks[i].records);
+      others_bytes.push_back(tasks[i].input_bytes);
     }
   }
   if (others.size() < 3 || firsts.empty()) return 0;
-  std::nth_element(others.begin(), others.begin() + others.size() / 2, others.end());
-  const int64_t median = others[others.size() / 2];
+  auto median_of = [](std::vector<int64_t>& values) {
+    std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+    return values[values.size() / 2];
+  };
+  const int64_t median = median_of(others);
+  const int64_t median_records = median_of(others_records);
+  const int64_t median_bytes = median_of(others_bytes);
+  auto more_data = [&](const Work& w) {
+    if (median_records > 0) {
+      return static_cast<double>(w.records) >= kSkewFactor * static_cast<double>(median_records);
+    }
+    return median_bytes > 0 &&
+           static_cast<double>(w.input_bytes) >= kSkewFactor * static_cast<double>(median_bytes);
+  };
   std::vector<int64_t> excess;
-  for (size_t i : firsts) excess.push_back(std::max<int64_t>(tasks[i].duration_ms - median, 0));
-  std::vector<int64_t> sorted = excess;
-  std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
-  const int64_t warmup = sorted[sorted.size() / 2];
+  std::vector<int64_t> votes;
+  for (size_t i : firsts) {
+    excess.push_back(std::max<int64_t>(tasks[i].duration_ms - median, 0));
+    if (!more_data(tasks[i])) votes.push_back(excess.back());
+  }
+  if (votes.empty()) return 0;
+  std::nth_element(votes.begin(), votes.begin() + (votes.size() - 1) / 2, votes.end());
+  const int64_t warmup = votes[(votes.size() - 1) / 2];
   for (size_t k = 0; k < firsts.size(); ++k) {
     tasks[firsts[k]].duration_ms -= std::min(excess[k], warmup);
   }
@@ -1814,6 +1870,11 @@ Prediction Simulator::Simulate(const Scenario& scenario) const {
   }
   if (scenario.fix_skew || scenario.shuffle_partitions > 0 || !scenario.stage_partitions.empty() ||
       scenario.max_partition_bytes > 0) {
+    const int64_t peak_slots =
+        allocation.enabled
+            ? std::min<int64_t>(int64_t{std::max(allocation.max, 1)} * allocation.slots,
+                                kMaxStageTasks)
+            : PeakSlots(changed);
     std::vector<Unit>& reshaped = writable();
     for (size_t u = 0; u < reshaped.size(); ++u) {
       Unit& unit = reshaped[u];
@@ -1821,10 +1882,14 @@ Prediction Simulator::Simulate(const Scenario& scenario) const {
       int64_t fixed = kNever;
       for (const Work& w : unit.tasks) fixed = std::min(fixed, w.duration_ms);
       if (fixed == kNever) fixed = 0;
-      unit.tasks =
-          Reshape(unit.tasks, unit, scenario, std::min<int64_t>(fixed, 200), scan_counts[u]);
+      unit.tasks = Reshape(unit.tasks, unit, scenario, std::min<int64_t>(fixed, 200),
+                           scan_counts[u], peak_slots);
     }
-    if (scenario.fix_skew) p.changes.push_back("skew fixed: tasks above 2x their stage's median split into median-sized tasks");
+    if (scenario.fix_skew) {
+      p.changes.push_back(
+          "skew fixed: tasks above 2x their stage's median split into median-sized pieces, at "
+          "most sqrt(work x (slots - 1) / per-task cost) of them (more cost more than they save)");
+    }
     for (const auto& [stage, count] : scenario.stage_partitions) {
       p.changes.push_back("stage " + std::to_string(stage) + " re-split to " +
                           std::to_string(count) + " tasks");

@@ -234,7 +234,8 @@ void DataSkew(const DiagnosisInput& input, std::vector<Finding>& out) {
         f.impact.core_hours_saved_low = simulated.core_hours_saved * 3 / 4;
         f.impact.method =
             "simulated (sparkprof whatif --fix skew, this stage only): the run replayed with "
-            "its tasks above 2x the median split into median-sized tasks saves " +
+            "its tasks above 2x the median split into median-sized pieces (no more than pay "
+            "for their per-task cost on this run's slots) saves " +
             Millis(simulated.saved_ms) + " of wall time (high; the model reproduces this run "
             "within " + Fixed(100 * simulated.self_prediction_error, 1) +
             "%), three quarters of it (low: splitting costs a little)";
