@@ -17,6 +17,7 @@ from schemathesis.specs.openapi.checks import negative_data_rejection
 from synthetic_runs import make_run
 
 import sparkprof
+from sparkprof.serve_guard import access_for
 from sparkprof.server import create_app
 from sparkprof.store import HistoryStore
 
@@ -25,7 +26,10 @@ from sparkprof.store import HistoryStore
 # the module's first fixture fills the store.
 _FOLDER = Path(tempfile.mkdtemp(prefix="sparkprof-serve-"))
 _STORE = HistoryStore(f"sqlite:///{_FOLDER}/history.sqlite")
-_APP = create_app(_STORE)
+_TOKEN = "test-token-" + "x" * 20
+_WITH_TOKEN = {"X-Sparkprof-Token": _TOKEN}
+# schemathesis' in-process ASGI client sends "Host: testserver".
+_APP = create_app(_STORE, access_for("127.0.0.1", _TOKEN, allowed_hosts=["testserver"]))
 schema = schemathesis.openapi.from_asgi("/openapi.json", _APP)
 
 
@@ -61,13 +65,13 @@ def test_every_operation_keeps_to_the_schema(case: schemathesis.Case) -> None:
         # Any bytes are a file: schemathesis takes an upload of "1.9" for a number where the
         # schema says binary string, and expects it rejected.
         excluded.append(negative_data_rejection)
-    case.call_and_validate(excluded_checks=excluded)
+    case.call_and_validate(excluded_checks=excluded, headers=_WITH_TOKEN)
 
 
 def test_endpoints_serve_the_stored_reports(
     served: HistoryStore, demo_logs: dict[str, Path]
 ) -> None:
-    client = TestClient(_APP)
+    client = TestClient(_APP, base_url="http://127.0.0.1:8080", headers=_WITH_TOKEN)
     assert client.get("/jobs").json()[0] == {
         "job_key": "nightly-etl",
         "runs": 5,

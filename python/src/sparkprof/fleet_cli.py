@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
@@ -790,23 +791,123 @@ def _recommend_for_input(parser: argparse.ArgumentParser, args: argparse.Namespa
 
 
 def serve_command(argv: Sequence[str]) -> int:
+    from sparkprof.serve_guard import ServeLimits
+
+    defaults = ServeLimits()
     parser = argparse.ArgumentParser(
         prog="sparkprof serve",
         description="A REST API over the run history (OpenAPI at /openapi.json, docs at /docs) "
-        "and a page listing jobs and runs at /. Needs ./python[serve].",
+        "and a page listing jobs and runs at /. Writes need the token (printed at start, or "
+        "$SPARKPROF_SERVE_TOKEN, or --token-file); so do reads unless bound to loopback. "
+        "Behind a proxy: docs/python.md#serve. Needs ./python[serve].",
     )
-    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default loopback)")
     parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument(
+        "--token-file",
+        metavar="PATH",
+        help="read the token from this file (default: $SPARKPROF_SERVE_TOKEN, else a new random "
+        "one, printed with the page's address)",
+    )
+    parser.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also answer requests whose Host is NAME (a proxy's public name; '*': any). "
+        "Default: the bound address and the loopback names",
+    )
+    parser.add_argument(
+        "--allowed-origin",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="also accept writes from pages of this origin (e.g. https://runs.example.com "
+        "when a proxy rewrites Host)",
+    )
+    limits = parser.add_argument_group("limits (docs/limits.md)")
+    limits.add_argument(
+        "--max-upload-bytes",
+        type=_size_argument,
+        default=defaults.max_upload_bytes,
+        metavar="SIZE",
+        help="largest POST /analyze upload (default 256MiB)",
+    )
+    limits.add_argument(
+        "--max-body-bytes",
+        type=_size_argument,
+        default=defaults.max_body_bytes,
+        metavar="SIZE",
+        help="largest other request body (default 1MiB)",
+    )
+    limits.add_argument(
+        "--header-timeout",
+        type=float,
+        default=defaults.header_timeout_s,
+        metavar="SECONDS",
+        help="time a client has to send its request headers (default 10)",
+    )
+    limits.add_argument(
+        "--body-timeout",
+        type=float,
+        default=defaults.body_read_timeout_s,
+        metavar="SECONDS",
+        help="longest wait for the next piece of a request body (default 30)",
+    )
+    limits.add_argument(
+        "--max-connections",
+        type=int,
+        default=defaults.max_connections,
+        help="connections held at once (default 100)",
+    )
     _store_argument(parser)
     args = parser.parse_args(argv)
+    if args.max_connections < 1 or args.header_timeout <= 0 or args.body_timeout <= 0:
+        parser.error("--max-connections, --header-timeout and --body-timeout must be positive")
     try:
         import uvicorn
 
+        from sparkprof.serve_guard import access_for, guarded_http_protocol, new_token
         from sparkprof.server import create_app
     except ImportError as error:
         _say(f"sparkprof: serve needs pip install 'sparkprof[serve]' ({error})", file=sys.stderr)
         return EXIT_USAGE
-    uvicorn.run(create_app(_open_store(args)), host=args.host, port=args.port)
+    token, told = new_token(), ""
+    try:
+        if args.token_file:
+            with open(args.token_file, encoding="utf-8") as file:
+                token, told = file.read().strip(), f"the token in {args.token_file}"
+        elif os.environ.get("SPARKPROF_SERVE_TOKEN"):
+            token, told = os.environ["SPARKPROF_SERVE_TOKEN"].strip(), "$SPARKPROF_SERVE_TOKEN"
+    except OSError as error:
+        _say(f"sparkprof: --token-file: {_t(error)}", file=sys.stderr)
+        return EXIT_USAGE
+    if len(token) < 16:
+        _say(f"sparkprof: {told} is too short: a token has at least 16 characters", file=sys.stderr)
+        return EXIT_USAGE
+    serve_limits = ServeLimits(
+        max_upload_bytes=args.max_upload_bytes,
+        max_body_bytes=args.max_body_bytes,
+        header_timeout_s=args.header_timeout,
+        body_read_timeout_s=args.body_timeout,
+        max_connections=args.max_connections,
+    )
+    access = access_for(args.host, token, args.allowed_host, args.allowed_origin)
+    shown_host = f"[{args.host}]" if ":" in args.host else args.host
+    address = f"http://{shown_host}:{args.port}/"
+    if told:
+        _say(f"sparkprof serve: {address} (token: {told}; open {address}?token=TOKEN once)")
+    else:
+        _say(f"sparkprof serve: {address}?token={token}", file=sys.stderr)
+    sys.stdout.flush()
+    uvicorn.run(
+        create_app(_open_store(args), access, serve_limits),
+        host=args.host,
+        port=args.port,
+        http=guarded_http_protocol(serve_limits),
+        timeout_keep_alive=int(serve_limits.keep_alive_s),
+        h11_max_incomplete_event_size=serve_limits.max_header_bytes,
+    )
     return EXIT_OK
 
 

@@ -2,6 +2,7 @@
 and a page listing the jobs and their runs.
 
 Every figure served is a stored engine report figure; /analyze runs the engine on an upload.
+Who may read and write, and how much a client may send, is serve_guard.py's.
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ import html
 import json
 from typing import Annotated, Any, Literal
 
-from fastapi import FastAPI, File, HTTPException, Query, UploadFile
+from fastapi import FastAPI, File, HTTPException, Query, Request, Security, UploadFile
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.security import APIKeyHeader
 from pydantic import BaseModel, Field
 
 from sparkprof._native import format_epoch_ms, human_duration_ms
@@ -20,7 +22,18 @@ from sparkprof.analysis import NothingAnalysableError, analyze
 from sparkprof.compare import compare
 from sparkprof.redaction import redact_cluster_shape, redact_properties
 from sparkprof.regressions import RegressionRule, find_regressions
-from sparkprof.store import Feedback, HistoryStore, Run, RunNotFoundError
+from sparkprof.serve_guard import (
+    TOKEN_GIVEN,
+    ServeAccess,
+    ServeGuard,
+    ServeLimits,
+    access_for,
+    new_token,
+)
+from sparkprof.store import Feedback, HistoryStore, Run, RunNotFoundError, StoreBusyError
+
+# Declares the token in the OpenAPI schema (the /docs page's "Authorize"); ServeGuard checks it.
+_TOKEN = APIKeyHeader(name="X-Sparkprof-Token", auto_error=False, description="serve's token")
 
 
 class FindingSummary(BaseModel):
@@ -58,7 +71,7 @@ class Job(BaseModel):
 class FeedbackIn(BaseModel):
     run: str = Field(description="run id in the history, or application id")
     rule: str = Field(min_length=1, max_length=64)
-    stage_ids: list[int] = Field(default_factory=list)
+    stage_ids: list[int] = Field(default_factory=list, max_length=1000)
     verdict: Literal["accept", "reject"]
     note: str = Field(default="", max_length=4000)
 
@@ -131,13 +144,35 @@ def _summary(run: Run) -> RunSummary:
     )
 
 
-def create_app(store: HistoryStore) -> FastAPI:
+def create_app(
+    store: HistoryStore, access: ServeAccess | None = None, limits: ServeLimits | None = None
+) -> FastAPI:
+    """The API over ``store``. ``access``: who may read and write (default: bound to loopback,
+    a new random token, in ``app.state.access.token``); ``limits``: serve_guard.ServeLimits."""
+    access = access or access_for("127.0.0.1", new_token())
+    limits = limits or ServeLimits()
     app = FastAPI(
         title="sparkprof",
         version="0.1.0",
         description="Spark runs analysed by the sparkprof engine: reports, comparisons, "
-        "regressions, feedback.",
+        "regressions, feedback. Writes need serve's token (X-Sparkprof-Token or Authorization: "
+        "Bearer); so do reads when the server is not bound to loopback.",
     )
+    app.state.access = access
+    app.state.limits = limits
+    app.add_middleware(ServeGuard, access=access, limits=limits, upload_paths={"/analyze"})
+
+    @app.exception_handler(StoreBusyError)
+    async def store_busy(_request: Request, error: StoreBusyError) -> JSONResponse:
+        return JSONResponse({"detail": str(error)}, status_code=503, headers={"Retry-After": "5"})
+
+    write_responses: dict[int | str, dict[str, Any]] = {
+        401: {"description": "no token, or not serve's (X-Sparkprof-Token)"},
+        403: {"description": "a cross-origin write"},
+        413: {"description": "the body is larger than serve's limit"},
+        503: {"description": "the run history is locked by other writers: try again"},
+    }
+    token_needed = [Security(_TOKEN)]
     not_found: dict[int | str, dict[str, Any]] = {404: {"description": "no such run"}}
     bad_body: dict[int | str, dict[str, Any]] = {400: {"description": "the body cannot be parsed"}}
 
@@ -148,8 +183,14 @@ def create_app(store: HistoryStore) -> FastAPI:
             raise HTTPException(status_code=404, detail=str(error)) from error
 
     @app.get("/jobs", response_model=list[Job])
-    def jobs() -> list[Job]:
-        return [Job(job_key=k, runs=n, latest_start_ms=t) for k, n, t in store.jobs()]
+    def jobs(
+        limit: Annotated[int, Query(ge=1, le=1000)] = 1000,
+        offset: Annotated[int, Query(ge=0, le=2**62)] = 0,
+    ) -> list[Job]:
+        return [
+            Job(job_key=k, runs=n, latest_start_ms=t)
+            for k, n, t in store.jobs(limit=limit, offset=offset)
+        ]
 
     @app.get("/applications", response_model=list[RunSummary])
     def applications(
@@ -238,7 +279,12 @@ def create_app(store: HistoryStore) -> FastAPI:
             for r in find_regressions(store, job, rule)
         ]
 
-    @app.post("/feedback", response_model=FeedbackOut, responses={**not_found, **bad_body})
+    @app.post(
+        "/feedback",
+        response_model=FeedbackOut,
+        responses={**not_found, **bad_body, **write_responses},
+        dependencies=token_needed,
+    )
     def feedback(given: FeedbackIn) -> FeedbackOut:
         run = find(given.run)
         row = store.add_feedback(run, given.rule, given.stage_ids, given.verdict, given.note)
@@ -251,7 +297,8 @@ def create_app(store: HistoryStore) -> FastAPI:
     @app.post(
         "/analyze",
         response_model=AnalyzeOut,
-        responses=bad_body,
+        responses={**bad_body, **write_responses},
+        dependencies=token_needed,
     )
     async def analyze_upload(
         log: Annotated[UploadFile, File(description="an event log: any codec, or a zip")],
@@ -279,8 +326,10 @@ def create_app(store: HistoryStore) -> FastAPI:
         return await run_in_threadpool(run_engine)
 
     @app.get("/", response_class=HTMLResponse)
-    def page() -> str:
-        return _page(store)
+    def page(request: Request, page: Annotated[int, Query(ge=1, le=2**40)] = 1) -> str:
+        # The token goes into the page only for a request that had it (serve_guard.py).
+        token = access.token if request.scope.get(TOKEN_GIVEN) else None
+        return _page(store, page, token)
 
     @app.get("/favicon.ico", include_in_schema=False)
     def favicon() -> Response:  # browsers ask for it on every page; there is none
@@ -325,12 +374,53 @@ def _change(run: Run, previous: Run | None) -> str:
     return f"{change * 100:+.0f}%"
 
 
-def _page(store: HistoryStore) -> str:
-    """Jobs with their runs' durations over time (a trend line) and a table of the latest runs,
-    each linking its HTML report (and its JSON)."""
+JOBS_PER_PAGE = 20  # jobs on one page of /, most recently run first
+
+
+# The page's one write: an upload analysed (and kept) by POST /analyze, with the token this page
+# was served with in the header (never a cookie: see serve_guard.py).
+_UPLOAD_FORM = """<form id='upload'><label>Analyse an event log or zip
+<input type='file' name='log' required></label> <label><input type='checkbox' name='keep'
+checked> keep it in the history</label> <button>Analyse</button>
+<output id='upload-result'></output></form>
+<script>
+document.getElementById('upload').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const form = event.target;
+  const out = document.getElementById('upload-result');
+  const token = document.querySelector("meta[name='sparkprof-token']").content;
+  const body = new FormData();
+  body.append('log', form.log.files[0]);
+  out.textContent = 'analysing...';
+  const answer = await fetch('/analyze?keep=' + form.keep.checked,
+    {method: 'POST', headers: {'X-Sparkprof-Token': token}, body});
+  const result = await answer.json();
+  if (!answer.ok) {
+    out.textContent = 'refused: ' + result.detail;
+    return;
+  }
+  const stored = result.stored_run_ids;
+  out.textContent = stored.length ? 'stored run ' + stored.join(', ')
+    : (result.problems.join('; ') || 'analysed, not kept');
+  if (stored.length) location.reload();
+});
+</script>"""
+
+
+def _page(store: HistoryStore, page_number: int = 1, token: str | None = None) -> str:
+    """A page of the jobs (JOBS_PER_PAGE, most recently run first) with their runs' durations
+    over time (a trend line) and a table of the latest runs, each linking its HTML report (and
+    its JSON); links to the newer and older pages. Two queries whatever the history holds.
+    ``token``: put in the page (and the upload form shown) for a request that carried it."""
+    total = store.job_count()
+    pages = max(1, -(-total // JOBS_PER_PAGE))
+    page_number = min(page_number, pages)
+    first = (page_number - 1) * JOBS_PER_PAGE
+    listed = store.jobs(limit=JOBS_PER_PAGE, offset=first)
+    runs_by_job = store.latest_runs_by_job([key for key, _, _ in listed], TREND_RUNS)
     sections = []
-    for key, count, _ in store.jobs():
-        runs = store.runs(key, limit=TREND_RUNS)
+    for key, count, _ in listed:
+        runs = runs_by_job.get(key, [])
         rows = []
         for index in range(len(runs) - 1, -1, -1):
             run = runs[index]
@@ -352,11 +442,27 @@ def _page(store: HistoryStore) -> str:
             f"{''.join(rows)}</table></section>"
         )
     body = "".join(sections) or "<p>No runs yet: sparkprof collect ...</p>"
+    nav = ""
+    if pages > 1:
+        links = []
+        if page_number > 1:
+            links.append(f"<a rel='prev' href='/?page={page_number - 1}'>newer jobs</a>")
+        if page_number < pages:
+            links.append(f"<a rel='next' href='/?page={page_number + 1}'>older jobs</a>")
+        nav = (
+            f"<nav class='pages'>jobs {first + 1}-{first + len(listed)} of {total} "
+            f"(page {page_number} of {pages}) {' '.join(links)}</nav>"
+        )
+    head_token = upload = ""
+    if token is not None:
+        head_token = f"<meta name='sparkprof-token' content='{html.escape(token, quote=True)}'>"
+        upload = _UPLOAD_FORM
     return (
         "<!doctype html><html><head><meta charset='utf-8'><title>sparkprof runs</title>"
+        f"{head_token}"
         "<style>body{font-family:sans-serif;margin:2em}td,th{padding:2px 8px;text-align:left}"
         ".trend{display:block;margin:4px 0 8px;background:#f7f7f7}"
         ".trend polyline{fill:none;stroke:#4a7;stroke-width:2}.trend .run{fill:#275}"
         "</style></head><body>"
-        f"<h1>sparkprof runs</h1>{body}</body></html>"
+        f"<h1>sparkprof runs</h1>{upload}{nav}{body}{nav}</body></html>"
     )

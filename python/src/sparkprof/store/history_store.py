@@ -17,7 +17,7 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event, func, select
 from sqlalchemy.exc import IntegrityError, OperationalError
-from sqlalchemy.orm import Session, selectinload, sessionmaker
+from sqlalchemy.orm import Session, load_only, selectinload, sessionmaker
 from sqlalchemy.orm.exc import StaleDataError
 
 from sparkprof.analysis import AnalysedApplication
@@ -271,15 +271,64 @@ class HistoryStore:
                 query = query.limit(limit)
             return list(reversed(session.scalars(query).all()))
 
-    def jobs(self) -> list[tuple[str, int, int]]:
-        """(job key, runs, latest start ms), most recent first."""
+    def jobs(self, limit: int | None = None, offset: int = 0) -> list[tuple[str, int, int]]:
+        """(job key, runs, latest start ms), most recent first; with ``limit``, that many from
+        the ``offset``-th (a page)."""
         with self.session() as session:
-            rows = session.execute(
+            query = (
                 select(Run.job_key, func.count(Run.id), func.max(Run.start_ms))
                 .group_by(Run.job_key)
-                .order_by(func.max(Run.start_ms).desc())
-            ).all()
-            return [(key, count, latest) for key, count, latest in rows]
+                .order_by(func.max(Run.start_ms).desc(), Run.job_key)
+                .offset(offset)
+            )
+            if limit is not None:
+                query = query.limit(limit)
+            return [(key, count, latest) for key, count, latest in session.execute(query).all()]
+
+    def job_count(self) -> int:
+        with self.session() as session:
+            return int(session.scalar(select(func.count(func.distinct(Run.job_key)))) or 0)
+
+    def latest_runs_by_job(self, job_keys: Sequence[str], per_job: int) -> dict[str, list[Run]]:
+        """The latest ``per_job`` runs of each job (oldest first) in one query, with their
+        findings and only the columns a listing shows (never the stored report): the page's
+        query, bounded by its jobs, however long the history."""
+        if not job_keys:
+            return {}
+        with self.session() as session:
+            ranked = (
+                select(
+                    Run.id,
+                    func.row_number()
+                    .over(partition_by=Run.job_key, order_by=(Run.start_ms.desc(), Run.id.desc()))
+                    .label("rank"),
+                )
+                .where(Run.job_key.in_(list(job_keys)))
+                .subquery()
+            )
+            query = (
+                select(Run)
+                .join(ranked, Run.id == ranked.c.id)
+                .where(ranked.c.rank <= per_job)
+                .order_by(Run.start_ms, Run.id)
+                .options(
+                    load_only(
+                        Run.id,
+                        Run.app_id,
+                        Run.attempt_id,
+                        Run.job_key,
+                        Run.start_ms,
+                        Run.duration_ms,
+                    ),
+                    selectinload(Run.findings).load_only(
+                        FindingRow.position, FindingRow.rule, FindingRow.severity
+                    ),
+                )
+            )
+            found: dict[str, list[Run]] = {key: [] for key in job_keys}
+            for run in session.scalars(query):
+                found[run.job_key].append(run)
+            return found
 
     # Feedback.
 
