@@ -93,3 +93,51 @@ def make_run(
     offset = day * DAY_MS if start_ms is None else start_ms - start
     path.write_text("".join(json.dumps(_shift(e, offset)) + "\n" for e in events))
     return path
+
+
+def fill_history(
+    store: Any, template: Any, jobs: int, runs_per_job: int, first_job: int = 0
+) -> int:
+    """Adds ``jobs`` x ``runs_per_job`` runs to ``store`` (a HistoryStore) in bulk, each a copy of
+    the stored run ``template`` (its report, settings and findings) under its own application id,
+    job key ``job-NNNNN`` and start (later jobs start later): a history as long as a fleet's
+    without analysing a log per run. Returns the runs added."""
+    from sqlalchemy import func, insert, select
+
+    from sparkprof.store.schema import FindingRow, Run
+
+    columns = [c.key for c in Run.__table__.columns if c.key not in ("id",)]
+    base = {key: getattr(template, key) for key in columns}
+    findings = [
+        {c.key: getattr(f, c.key) for c in FindingRow.__table__.columns if c.key not in ("id",)}
+        for f in template.findings
+    ]
+    with store.session() as session, session.begin():
+        next_id = (session.scalar(select(func.max(Run.id))) or 0) + 1
+        run_rows: list[dict[str, Any]] = []
+        finding_rows: list[dict[str, Any]] = []
+        for job in range(first_job, first_job + jobs):
+            for index in range(runs_per_job):
+                start = template.start_ms + (job * runs_per_job + index) * 60_000
+                run_rows.append(
+                    {
+                        **base,
+                        "id": next_id,
+                        "app_id": f"application_{job:05d}_{index:04d}",
+                        "job_key": f"job-{job:05d}",
+                        "start_ms": start,
+                        "end_ms": start + template.duration_ms,
+                        "duration_ms": template.duration_ms + index * 1000,
+                    }
+                )
+                finding_rows.extend({**f, "run_id": next_id} for f in findings)
+                next_id += 1
+                if len(run_rows) >= 2000:
+                    session.execute(insert(Run), run_rows)
+                    session.execute(insert(FindingRow), finding_rows)
+                    run_rows, finding_rows = [], []
+        if run_rows:
+            session.execute(insert(Run), run_rows)
+            if finding_rows:
+                session.execute(insert(FindingRow), finding_rows)
+    return jobs * runs_per_job

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import shutil
 import socket
 import subprocess
@@ -18,13 +19,14 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
+from fastapi.testclient import TestClient
 from sqlalchemy import delete
 from synthetic_runs import make_run
 
 import sparkprof
 from sparkprof.server import create_app
 from sparkprof.store import HistoryStore
-from sparkprof.store.schema import RunHtml
+from sparkprof.store.schema import Run, RunHtml
 
 REPO = Path(__file__).resolve().parents[2]
 BROWSER_TEST = REPO / "tests/browser/serve_page.test.js"
@@ -142,3 +144,51 @@ def test_in_headless_chromium(
         pytest.skip(done.stdout.strip())
     assert done.returncode == 0, done.stdout + done.stderr
     assert "FAIL" not in done.stdout
+
+
+def test_the_page_is_paged_and_its_queries_bounded(
+    demo_logs: dict[str, Path], tmp_path: Path
+) -> None:
+    """A long history: 20 jobs a page (most recently run first), at most TREND_RUNS runs each,
+    and the same number of SQL statements for / whether the history holds 45 jobs or 445 (the
+    page's cost follows the page, not the history; bench/serve_page_bench.py times it)."""
+    from sqlalchemy import event
+    from synthetic_runs import fill_history
+
+    from sparkprof.serve_guard import access_for
+    from sparkprof.server import JOBS_PER_PAGE, TREND_RUNS
+
+    store = HistoryStore(f"sqlite:///{tmp_path}/history.sqlite")
+    template = store.save_run(next(sparkprof.iter_applications(demo_logs["plain"])), "demo")
+    with store.session() as session, session.begin():
+        session.execute(delete(Run).where(Run.id == template.id))
+    fill_history(store, template, jobs=44, runs_per_job=3)
+    fill_history(store, template, jobs=1, runs_per_job=TREND_RUNS + 10, first_job=44)
+    client = TestClient(create_app(store, access_for("127.0.0.1", "t" * 32)), "http://127.0.0.1")
+    statements: list[str] = []
+    event.listen(store.engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
+
+    headings: list[str] = []
+    for number, (sections, nav) in enumerate(
+        [(20, "jobs 1-20 of 45 (page 1 of 3)"), (20, "jobs 21-40"), (5, "jobs 41-45")], start=1
+    ):
+        statements.clear()
+        page = client.get("/", params={"page": number}).text
+        listed = re.findall(r"<h2>(job-\d+) <small>\((\d+) runs\)", page)
+        assert len(listed) == sections and nav in page
+        assert ("rel='prev'" in page) == (number > 1) and ("rel='next'" in page) == (number < 3)
+        headings += [key for key, _ in listed]
+        per_page = len(statements)
+    # Most recently run first: job-00044 (the long one) ran last.
+    assert headings == [f"job-{n:05d}" for n in range(44, -1, -1)]
+    first = client.get("/").text
+    long_job = first.split("<h2>job-00044")[1].split("</section>")[0]
+    assert long_job.count("<tr data-run=") == TREND_RUNS and "(40 runs)" in first
+    assert client.get("/", params={"page": 99}).text.count("<section class='job'>") == 5
+    assert JOBS_PER_PAGE == 20
+
+    fill_history(store, template, jobs=400, runs_per_job=3, first_job=1000)
+    statements.clear()
+    assert client.get("/", params={"page": 3}).status_code == 200
+    assert len(statements) == per_page <= 4
+    store.close()
