@@ -87,3 +87,58 @@ def test_the_same_application_saved_by_many_at_once(
     assert not errors, errors
     assert len(ids) == SAVERS and len(set(ids)) == 1
     assert _counts(store_url)[:2] == (1, 1)
+
+
+def test_simultaneous_uploads_of_one_application(
+    store_url: str, demo_logs: dict[str, Path], tmp_path: Path
+) -> None:
+    """16 uploads of the same log at once to a real `sparkprof serve` (the issue: 13 of them
+    answered 500): every one is stored, as the same run."""
+    import os
+    import socket
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    import httpx
+
+    token = "concurrency-test-token-0123456789"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [*ENTRY, "serve", "--port", str(port), "--store", store_url],
+        env={**os.environ, "SPARKPROF_SERVE_TOKEN": token},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert server.poll() is None, server.communicate()[1].decode()
+            try:
+                httpx.get(url + "/jobs", timeout=1)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+        body = demo_logs["zstd"].read_bytes()
+        start = threading.Barrier(SAVERS)
+
+        def upload(_: int) -> httpx.Response:
+            start.wait()
+            return httpx.post(
+                f"{url}/analyze?keep=true",
+                files={"log": ("app.zstd", body)},
+                headers={"X-Sparkprof-Token": token},
+                timeout=300,
+            )
+
+        with ThreadPoolExecutor(SAVERS) as pool:
+            answers = list(pool.map(upload, range(SAVERS)))
+        assert [a.status_code for a in answers] == [200] * SAVERS, [a.text for a in answers]
+        assert len({tuple(a.json()["stored_run_ids"]) for a in answers}) == 1
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert _counts(store_url)[:2] == (1, 1)
