@@ -192,3 +192,110 @@ def test_the_page_is_paged_and_its_queries_bounded(
     assert client.get("/", params={"page": 3}).status_code == 200
     assert len(statements) == per_page <= 4
     store.close()
+
+
+WRITES_TEST = REPO / "tests/browser/serve_writes.test.js"
+
+_HOSTILE_PAGE = """<!doctype html><html><head><meta charset='utf-8'><title>cute cats</title></head>
+<body><form id='form' method='POST' action='{base}/analyze?keep=true'
+ enctype='multipart/form-data' target='sink'><input name='log' value='x'></form>
+<iframe name='sink'></iframe>
+<script>
+window.attackOutcomes = {{}};
+const forged = {forged};
+const body = () => {{
+  const data = new FormData();
+  data.append('log', new Blob([forged]), 'forged.log');
+  return data;
+}};
+(async () => {{
+  try {{
+    await fetch('{base}/analyze?keep=true',
+      {{method: 'POST', mode: 'no-cors', credentials: 'include', body: body()}});
+    window.attackOutcomes.noCors = 'sent';
+  }} catch (error) {{ window.attackOutcomes.noCors = 'blocked'; }}
+  try {{
+    await fetch('{base}/analyze?keep=true', {{method: 'POST', credentials: 'include',
+      headers: {{'X-Sparkprof-Token': 'guessed'}}, body: body()}});
+    window.attackOutcomes.headerFetch = 'answered';
+  }} catch (error) {{ window.attackOutcomes.headerFetch = 'blocked'; }}
+  try {{
+    await fetch('{base}/applications', {{credentials: 'include'}});
+    window.attackOutcomes.read = 'readable';
+  }} catch (error) {{ window.attackOutcomes.read = 'blocked'; }}
+  document.getElementById('form').submit();
+  await new Promise((done) => setTimeout(done, 2000));
+  window.attacksDone = true;
+}})();
+</script></body></html>"""
+
+
+def test_writes_in_headless_chromium(demo_logs: dict[str, Path], tmp_path: Path) -> None:
+    """The page's own upload works in a real browser, and a hostile page of another origin in the
+    same browser (which holds the token cookie) stores nothing."""
+    import http.server
+
+    from sparkprof.serve_guard import access_for
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed (scripts/install-deps.sh --browser)")
+    store = HistoryStore(f"sqlite:///{tmp_path}/history.sqlite")
+    token = "browser-test-token-0123456789abcdef"
+    port = _free_port()
+    config = uvicorn.Config(
+        create_app(store, access_for("127.0.0.1", token)),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+    )
+    running = uvicorn.Server(config)
+    thread = threading.Thread(target=running.run, daemon=True)
+    thread.start()
+    while not running.started:
+        assert thread.is_alive(), "uvicorn did not start"
+        time.sleep(0.05)
+    base = f"http://127.0.0.1:{port}"
+    uploaded = make_run(demo_logs["plain"], tmp_path, 41)
+    forged = make_run(demo_logs["plain"], tmp_path, 99).read_text()
+    page = _HOSTILE_PAGE.format(base=base, forged=json.dumps(forged)).encode()
+
+    class Hostile(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    other = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hostile)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    try:
+        done = subprocess.run(
+            [
+                node,
+                str(WRITES_TEST),
+                base,
+                token,
+                str(uploaded),
+                uploaded.name,
+                f"http://127.0.0.1:{other.server_address[1]}/cats.html",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=170,
+            check=False,
+        )
+        if done.returncode == 77:
+            pytest.skip(done.stdout.strip())
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "FAIL" not in done.stdout
+        assert [run.app_id for run in store.runs()] == [uploaded.name]
+    finally:
+        other.shutdown()
+        running.should_exit = True
+        thread.join(timeout=10)
+        store.close()
