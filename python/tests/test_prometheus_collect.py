@@ -93,7 +93,7 @@ def test_a_runs_series_attached(
     assert answer["samples"] == metrics.samples
 
     # Served by the REST API; runs without metrics are the default target.
-    client = TestClient(create_app(store))
+    client = TestClient(create_app(store), base_url="http://127.0.0.1")
     assert client.get(f"/applications/{run.id}/metrics").json() == kept
     assert client.get("/applications/999/metrics").status_code == 404
     assert store.runs_without_metrics(10) == []

@@ -4,7 +4,9 @@ real uvicorn server on loopback."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import http.server
 import json
 import re
 import shutil
@@ -20,11 +22,12 @@ import httpx
 import pytest
 import uvicorn
 from fastapi.testclient import TestClient
-from sqlalchemy import delete
-from synthetic_runs import make_run
+from sqlalchemy import delete, event
+from synthetic_runs import fill_history, make_run
 
 import sparkprof
-from sparkprof.server import create_app
+from sparkprof.serve_guard import access_for
+from sparkprof.server import JOBS_PER_PAGE, TREND_RUNS, create_app
 from sparkprof.store import HistoryStore
 from sparkprof.store.schema import Run, RunHtml
 
@@ -74,11 +77,11 @@ def runs_store(
     shutil.rmtree(folder, ignore_errors=True)
 
 
-@pytest.fixture(scope="module")
-def server(runs_store: tuple[HistoryStore, list[dict[str, Any]]]) -> Iterator[str]:
-    store, _ = runs_store
+@contextlib.contextmanager
+def _uvicorn(app: Any) -> Iterator[str]:
+    """``app`` served by a real uvicorn on loopback, in a thread; yields its URL."""
     port = _free_port()
-    config = uvicorn.Config(create_app(store), host="127.0.0.1", port=port, log_level="warning")
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
     running = uvicorn.Server(config)
     thread = threading.Thread(target=running.run, daemon=True)
     thread.start()
@@ -86,9 +89,18 @@ def server(runs_store: tuple[HistoryStore, list[dict[str, Any]]]) -> Iterator[st
     while not running.started:
         assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    running.should_exit = True
-    thread.join(timeout=10)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        running.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def server(runs_store: tuple[HistoryStore, list[dict[str, Any]]]) -> Iterator[str]:
+    store, _ = runs_store
+    with _uvicorn(create_app(store)) as url:
+        yield url
 
 
 def test_each_run_links_its_stored_html_report(
@@ -152,12 +164,6 @@ def test_the_page_is_paged_and_its_queries_bounded(
     """A long history: 20 jobs a page (most recently run first), at most TREND_RUNS runs each,
     and the same number of SQL statements for / whether the history holds 45 jobs or 445 (the
     page's cost follows the page, not the history; bench/serve_page_bench.py times it)."""
-    from sqlalchemy import event
-    from synthetic_runs import fill_history
-
-    from sparkprof.serve_guard import access_for
-    from sparkprof.server import JOBS_PER_PAGE, TREND_RUNS
-
     store = HistoryStore(f"sqlite:///{tmp_path}/history.sqlite")
     template = store.save_run(next(sparkprof.iter_applications(demo_logs["plain"])), "demo")
     with store.session() as session, session.begin():
@@ -233,69 +239,50 @@ const body = () => {{
 def test_writes_in_headless_chromium(demo_logs: dict[str, Path], tmp_path: Path) -> None:
     """The page's own upload works in a real browser, and a hostile page of another origin in the
     same browser (which holds the token cookie) stores nothing."""
-    import http.server
-
-    from sparkprof.serve_guard import access_for
-
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is not installed (scripts/install-deps.sh --browser)")
     store = HistoryStore(f"sqlite:///{tmp_path}/history.sqlite")
     token = "browser-test-token-0123456789abcdef"
-    port = _free_port()
-    config = uvicorn.Config(
-        create_app(store, access_for("127.0.0.1", token)),
-        host="127.0.0.1",
-        port=port,
-        log_level="warning",
-    )
-    running = uvicorn.Server(config)
-    thread = threading.Thread(target=running.run, daemon=True)
-    thread.start()
-    while not running.started:
-        assert thread.is_alive(), "uvicorn did not start"
-        time.sleep(0.05)
-    base = f"http://127.0.0.1:{port}"
     uploaded = make_run(demo_logs["plain"], tmp_path, 41)
     forged = make_run(demo_logs["plain"], tmp_path, 99).read_text()
-    page = _HOSTILE_PAGE.format(base=base, forged=json.dumps(forged)).encode()
+    with _uvicorn(create_app(store, access_for("127.0.0.1", token))) as base:
+        page = _HOSTILE_PAGE.format(base=base, forged=json.dumps(forged)).encode()
 
-    class Hostile(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Length", str(len(page)))
-            self.end_headers()
-            self.wfile.write(page)
+        class Hostile(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(page)))
+                self.end_headers()
+                self.wfile.write(page)
 
-        def log_message(self, *args: object) -> None:
-            pass
+            def log_message(self, *args: object) -> None:
+                pass
 
-    other = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hostile)
-    threading.Thread(target=other.serve_forever, daemon=True).start()
-    try:
-        done = subprocess.run(
-            [
-                node,
-                str(WRITES_TEST),
-                base,
-                token,
-                str(uploaded),
-                uploaded.name,
-                f"http://127.0.0.1:{other.server_address[1]}/cats.html",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=170,
-            check=False,
-        )
-        if done.returncode == 77:
-            pytest.skip(done.stdout.strip())
-        assert done.returncode == 0, done.stdout + done.stderr
-        assert "FAIL" not in done.stdout
-        assert [run.app_id for run in store.runs()] == [uploaded.name]
-    finally:
-        other.shutdown()
-        running.should_exit = True
-        thread.join(timeout=10)
-        store.close()
+        other = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hostile)
+        threading.Thread(target=other.serve_forever, daemon=True).start()
+        try:
+            done = subprocess.run(
+                [
+                    node,
+                    str(WRITES_TEST),
+                    base,
+                    token,
+                    str(uploaded),
+                    uploaded.name,
+                    f"http://127.0.0.1:{other.server_address[1]}/cats.html",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=170,
+                check=False,
+            )
+        finally:
+            other.shutdown()
+    if done.returncode == 77:
+        pytest.skip(done.stdout.strip())
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "FAIL" not in done.stdout
+    assert [run.app_id for run in store.runs()] == [uploaded.name]
+    store.close()

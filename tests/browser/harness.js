@@ -33,6 +33,21 @@ function setUp(scriptName) {
   return { sparkprof, outputDir, chromium: playwright.chromium };
 }
 
+// Debian's Chromium through playwright-core, or exit 77 (skipped) naming what is missing: for
+// tests whose command line is their own (the serve page's tests take a server's URL).
+function requireChromium() {
+  if (!fs.existsSync(CHROMIUM)) {
+    console.log(`SKIP: ${CHROMIUM} not found (scripts/install-deps.sh --browser)`);
+    process.exit(SKIP);
+  }
+  try {
+    return require('playwright-core').chromium;
+  } catch (error) {
+    console.log('SKIP: playwright-core is not installed (run tests/browser/setup.sh)');
+    process.exit(SKIP);
+  }
+}
+
 function launch(chromium) {
   return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
 }
@@ -66,4 +81,4 @@ function run(body) {
   });
 }
 
-module.exports = { setUp, launch, watchedPage, check, run };
+module.exports = { setUp, requireChromium, launch, watchedPage, check, run };

@@ -12,26 +12,14 @@
 // Exit codes: 0 pass, 1 fail, 77 skipped (no Chromium or no node_modules: run setup.sh).
 'use strict';
 
-const fs = require('fs');
-const { launch, watchedPage, check, run } = require('./harness');
+const { requireChromium, launch, watchedPage, check, run } = require('./harness');
 
-const CHROMIUM = process.env.SPARKPROF_CHROMIUM || '/usr/bin/chromium';
 const [base, token, logPath, appId, hostile] = process.argv.slice(2);
 if (!hostile) {
   console.error('usage: node serve_writes.test.js BASE_URL TOKEN LOG_PATH APP_ID HOSTILE_PAGE_URL');
   process.exit(1);
 }
-if (!fs.existsSync(CHROMIUM)) {
-  console.log(`SKIP: ${CHROMIUM} not found (scripts/install-deps.sh --browser)`);
-  process.exit(77);
-}
-let chromium;
-try {
-  ({ chromium } = require('playwright-core'));
-} catch (error) {
-  console.log('SKIP: playwright-core is not installed (run tests/browser/setup.sh)');
-  process.exit(77);
-}
+const chromium = requireChromium();
 
 run(async () => {
   const browser = await launch(chromium);

@@ -790,6 +790,16 @@ def _recommend_for_input(parser: argparse.ArgumentParser, args: argparse.Namespa
 # serve
 
 
+# serve's limit flags: (flag, the serve_guard.ServeLimits field it sets, type, metavar, help).
+_SERVE_LIMIT_FLAGS: tuple[tuple[str, str, Callable[[str], Any], str, str], ...] = (
+    ("--max-upload-bytes", "max_upload_bytes", _size_argument, "SIZE", "largest /analyze upload"),
+    ("--max-body-bytes", "max_body_bytes", _size_argument, "SIZE", "largest other request body"),
+    ("--header-timeout", "header_timeout_s", float, "S", "seconds to send the request headers"),
+    ("--body-timeout", "body_read_timeout_s", float, "S", "seconds to send each piece of a body"),
+    ("--max-connections", "max_connections", int, "N", "connections held at once"),
+)
+
+
 def serve_command(argv: Sequence[str]) -> int:
     from sparkprof.serve_guard import ServeLimits
 
@@ -826,44 +836,20 @@ def serve_command(argv: Sequence[str]) -> int:
         "when a proxy rewrites Host)",
     )
     limits = parser.add_argument_group("limits (docs/limits.md)")
-    limits.add_argument(
-        "--max-upload-bytes",
-        type=_size_argument,
-        default=defaults.max_upload_bytes,
-        metavar="SIZE",
-        help="largest POST /analyze upload (default 256MiB)",
-    )
-    limits.add_argument(
-        "--max-body-bytes",
-        type=_size_argument,
-        default=defaults.max_body_bytes,
-        metavar="SIZE",
-        help="largest other request body (default 1MiB)",
-    )
-    limits.add_argument(
-        "--header-timeout",
-        type=float,
-        default=defaults.header_timeout_s,
-        metavar="SECONDS",
-        help="time a client has to send its request headers (default 10)",
-    )
-    limits.add_argument(
-        "--body-timeout",
-        type=float,
-        default=defaults.body_read_timeout_s,
-        metavar="SECONDS",
-        help="longest wait for the next piece of a request body (default 30)",
-    )
-    limits.add_argument(
-        "--max-connections",
-        type=int,
-        default=defaults.max_connections,
-        help="connections held at once (default 100)",
-    )
+    for flag, name, kind, metavar, text in _SERVE_LIMIT_FLAGS:
+        limits.add_argument(
+            flag,
+            dest=name,
+            type=kind,
+            default=getattr(defaults, name),
+            metavar=metavar,
+            help=f"{text} (default %(default)s)",
+        )
     _store_argument(parser)
     args = parser.parse_args(argv)
-    if args.max_connections < 1 or args.header_timeout <= 0 or args.body_timeout <= 0:
-        parser.error("--max-connections, --header-timeout and --body-timeout must be positive")
+    for flag, name, *_ in _SERVE_LIMIT_FLAGS:
+        if getattr(args, name) <= 0:
+            parser.error(f"{flag} must be positive")
     try:
         import uvicorn
 
@@ -885,21 +871,18 @@ def serve_command(argv: Sequence[str]) -> int:
     if len(token) < 16:
         _say(f"sparkprof: {told} is too short: a token has at least 16 characters", file=sys.stderr)
         return EXIT_USAGE
-    serve_limits = ServeLimits(
-        max_upload_bytes=args.max_upload_bytes,
-        max_body_bytes=args.max_body_bytes,
-        header_timeout_s=args.header_timeout,
-        body_read_timeout_s=args.body_timeout,
-        max_connections=args.max_connections,
-    )
+    serve_limits = ServeLimits(**{name: getattr(args, name) for _, name, *_ in _SERVE_LIMIT_FLAGS})
     access = access_for(args.host, token, args.allowed_host, args.allowed_origin)
     shown_host = f"[{args.host}]" if ":" in args.host else args.host
     address = f"http://{shown_host}:{args.port}/"
     if told:
-        _say(f"sparkprof serve: {address} (token: {told}; open {address}?token=TOKEN once)")
+        _say(
+            f"sparkprof serve: {address} (token: {told}; open {address}?token=TOKEN once)",
+            file=sys.stderr,
+        )
     else:
         _say(f"sparkprof serve: {address}?token={token}", file=sys.stderr)
-    sys.stdout.flush()
+    sys.stderr.flush()
     uvicorn.run(
         create_app(_open_store(args), access, serve_limits),
         host=args.host,
