@@ -38,22 +38,31 @@ enum class Category : uint8_t {
   kSleep = 16,
   kCpuStarved = 17,
   kOffCpuOther = 18,
-  // Python code on CPU in the executor's Python workers (sampled in the worker, per task).
+  // The executor's Python workers, sampled in the worker per task (not task-thread time: the
+  // task's thread meanwhile waits in python_wait): Python code on CPU, and the worker off CPU in
+  // its own code (its I/O, sleeps, locks; not waiting for the JVM).
   kPython = 19,
+  kPythonOffCpu = 20,
 };
 
-inline constexpr int kCategoryCount = 20;
+inline constexpr int kCategoryCount = 21;
 
 inline constexpr std::array<std::string_view, kCategoryCount> kCategoryNames = {
     "compute",     "serialization", "s3a_write",          "s3a_read", "shuffle_write",
     "shuffle_read", "spill",        "file_io",            "gc",       "other",
     "jit",         "vm",            "python_wait",        "shuffle_fetch_wait", "io_wait",
     "lock_wait",   "sleep",         "cpu_starved",        "off_cpu_other",      "python",
+    "python_off_cpu",
 };
 
 // True for the categories of time a task thread spent off CPU (waiting or runnable).
 constexpr bool IsOffCpu(Category category) {
   return category >= Category::kPythonWait && category <= Category::kOffCpuOther;
+}
+
+// True for the Python workers' own time (kept apart from task-thread time, which it overlaps).
+constexpr bool IsPythonWorker(Category category) {
+  return category == Category::kPython || category == Category::kPythonOffCpu;
 }
 
 constexpr int CategoryIndex(Category category) { return static_cast<int>(category); }

@@ -12,6 +12,7 @@
 
 #include "jni/jni_strings.h"
 #include "native-agent/agent.h"
+#include "native-agent/agent_counters.h"
 #include "native-agent/agent_entry.h"
 
 namespace {
@@ -95,6 +96,23 @@ JNIEXPORT void JNICALL Java_io_sparkprof_NativeAgent_addS3aStatistics(JNIEnv* en
   env->GetLongArrayRegion(rows, 0, length, reinterpret_cast<jlong*>(flat.data()));
   if (env->ExceptionCheck()) return;
   agent->AddS3aRows(flat, static_cast<size_t>(row_longs));
+}
+
+// One Python worker's profile file (native-agent/python_profile.h) for the next batch. Returns
+// Agent::PythonOutcome: 0 queued, 1 too large, 2 queue full, 3 no agent running. Never throws.
+JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAgent_addPythonProfile0(JNIEnv* env, jclass,
+                                                                      jbyteArray bytes) {
+  Agent* agent = CurrentAgent();
+  if (agent == nullptr || bytes == nullptr) return 3;
+  const jsize length = env->GetArrayLength(bytes);
+  if (static_cast<size_t>(length) > sparkprof::agent::kMaxPythonProfileBytes) {
+    sparkprof::agent::g_counters.python_profiles_refused.fetch_add(1);
+    return static_cast<jint>(Agent::PythonOutcome::kTooLarge);
+  }
+  std::string copy(static_cast<size_t>(length), '\0');
+  env->GetByteArrayRegion(bytes, 0, length, reinterpret_cast<jbyte*>(copy.data()));
+  if (env->ExceptionCheck()) return 3;
+  return static_cast<jint>(agent->AddPythonProfile(std::move(copy)));
 }
 
 // Never throws: a null, unreadable or refused id leaves the batches' id as it was.

@@ -603,10 +603,55 @@ bool Agent::WriteOutputsLocked() {
   return false;
 }
 
+Agent::PythonOutcome Agent::AddPythonProfile(std::string bytes) {
+  if (!running_.load() || shutting_down_.load()) return PythonOutcome::kNotRunning;
+  if (bytes.size() > kMaxPythonProfileBytes) {
+    g_counters.python_profiles_refused.fetch_add(1);
+    return PythonOutcome::kTooLarge;
+  }
+  std::lock_guard<std::mutex> lock(python_mutex_);
+  if (python_queue_.size() >= kMaxQueuedPythonFiles ||
+      python_queue_bytes_ + bytes.size() > kMaxQueuedPythonBytes) {
+    g_counters.python_profiles_queue_full.fetch_add(1);
+    return PythonOutcome::kQueueFull;
+  }
+  python_queue_bytes_ += bytes.size();
+  python_queue_.push_back(std::move(bytes));
+  return PythonOutcome::kQueued;
+}
+
+void Agent::AddQueuedPythonProfilesLocked() {
+  std::vector<std::string> queue;
+  {
+    std::lock_guard<std::mutex> lock(python_mutex_);
+    queue.swap(python_queue_);
+    python_queue_bytes_ = 0;
+  }
+  PythonTaskProfile profile;
+  for (const std::string& bytes : queue) {
+    if (std::optional<std::string> error = ParsePythonProfile(bytes, profile)) {
+      g_counters.python_profiles_refused.fetch_add(1);
+      if (!python_refusal_logged_) {
+        python_refusal_logged_ = true;
+        LogLine("a Python worker's profile was refused (%s); further refusals are counted "
+                "(python_profiles_refused)", error->c_str());
+      }
+      continue;
+    }
+    g_counters.python_worker_files_dropped.fetch_add(profile.files_dropped);
+    if (drain_.AddPythonProfile(profile)) {
+      g_counters.python_profiles_added.fetch_add(1);
+    } else {
+      g_counters.python_profiles_unknown_task.fetch_add(1);
+    }
+  }
+}
+
 std::vector<uint8_t> Agent::DrainBatch(JNIEnv* jni) {
   if (!running_.load()) return {};
   std::lock_guard<std::mutex> lock(drain_mutex_);
   RunDrainCycleLocked(jni);
+  AddQueuedPythonProfilesLocked();
   std::vector<GcPause> pauses = drain_.TakePendingPauses();
   std::vector<S3aRow> s3a = s3a_rows_.Take();
   if (drain_.pending().empty() && pauses.empty() && s3a.empty()) return {};
@@ -654,6 +699,15 @@ std::string Agent::StatusText() {
   json += ",\"rings_shrunk\":" + std::to_string(health.rings_shrunk);
   json += ",\"threads_unprofiled_ring_memory\":" +
           std::to_string(health.threads_unprofiled_ring_memory);
+  json += ",\"python_profiles_added\":" + std::to_string(g_counters.python_profiles_added.load());
+  json += ",\"python_profiles_refused\":" +
+          std::to_string(g_counters.python_profiles_refused.load());
+  json += ",\"python_profiles_unknown_task\":" +
+          std::to_string(g_counters.python_profiles_unknown_task.load());
+  json += ",\"python_profiles_queue_full\":" +
+          std::to_string(g_counters.python_profiles_queue_full.load());
+  json += ",\"python_worker_files_dropped\":" +
+          std::to_string(g_counters.python_worker_files_dropped.load());
   json += ",\"compiled_method_load\":";
   json += compiled_method_load_ ? "true" : "false";
   json += '}';

@@ -62,6 +62,13 @@ class Agent {
   bool AddS3aRows(std::span<const int64_t> flat, size_t row_longs) {
     return s3a_rows_.Append(flat, row_longs);
   }
+  // One Python worker file (python_profile.h) for the next batch: queued, parsed by DrainBatch
+  // after its drain cycle (so the task's latest JVM samples are known). Outcomes as
+  // NativeAgent.addPythonProfile returns them.
+  enum class PythonOutcome : int { kQueued = 0, kTooLarge = 1, kQueueFull = 2, kNotRunning = 3 };
+  PythonOutcome AddPythonProfile(std::string bytes);
+  static constexpr size_t kMaxQueuedPythonBytes = size_t{16} << 20;
+  static constexpr size_t kMaxQueuedPythonFiles = 4096;
 
  private:
   ThreadState* RegisterCurrentThread(JNIEnv* jni, jthread thread, std::string name);
@@ -114,6 +121,11 @@ class Agent {
   Drain drain_;
   std::unique_ptr<JvmInternalThreads> jvm_threads_;  // CPU mode: GC/JIT/VM threads' CPU
   S3aRows s3a_rows_;  // the plugin's S3A statistics for the next batch
+  void AddQueuedPythonProfilesLocked();  // under drain_mutex_
+  std::mutex python_mutex_;
+  std::vector<std::string> python_queue_;  // under python_mutex_
+  size_t python_queue_bytes_ = 0;          // under python_mutex_
+  bool python_refusal_logged_ = false;     // under drain_mutex_
 
   std::mutex drain_mutex_;  // serialises drain cycles, batch encoding, outputs, JVMTI sampling
   std::mutex wakeup_mutex_;

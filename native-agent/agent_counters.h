@@ -35,6 +35,14 @@ struct AgentCounters {
   std::atomic<uint64_t> cpu_signals_on_task_threads{0};
   // Mode cpu+wall: wall signals not sent to a task thread still idle in its last sample's wait.
   std::atomic<uint64_t> wall_signals_skipped_idle{0};
+  // Python workers' files (python_profile.h): added to the profile; refused as malformed (the
+  // first reason logged); of tasks the agent no longer knew; not queued (the queue was full);
+  // and files the workers themselves could not write (their spool was full).
+  std::atomic<uint64_t> python_profiles_added{0};
+  std::atomic<uint64_t> python_profiles_refused{0};
+  std::atomic<uint64_t> python_profiles_unknown_task{0};
+  std::atomic<uint64_t> python_profiles_queue_full{0};
+  std::atomic<uint64_t> python_worker_files_dropped{0};
 };
 
 // constinit: no guard variable, so the signal handler never runs a static initialiser.

@@ -172,6 +172,48 @@ void Drain::DrainThread(ThreadState* state) {
     state->last_category = category;
     state->last_wait_category = waited;
     state->has_last_sample = true;
+    bool waited_on_python = false;
+    for (const SamplePart& part : parts) {
+      if (part.time_ns == 0 && part.samples == 0) continue;
+      waited_on_python |= part.category == Category::kPythonWait && part.time_ns > 0;
+      if (!cumulative_.AddSample(frame_ids_, thread_id, tag, part.category, part.time_ns,
+                                 part.samples)) {
+        g_counters.stacks_dropped_cap.fetch_add(1, std::memory_order_relaxed);
+      }
+      pending_.AddSample(frame_ids_, thread_id, tag, part.category, part.time_ns, part.samples);
+    }
+    if (waited_on_python) {
+      recent_tasks_.RememberPythonWait(tag, frame_ids_);
+    } else if (tag.is_task() && recent_tasks_.Find(tag.task_attempt_id) == nullptr) {
+      recent_tasks_.Remember(tag);
+    }
+  }
+}
+
+bool Drain::AddPythonProfile(const PythonTaskProfile& profile) {
+  TaskTag tag;
+  frame_ids_.clear();
+  if (const RecentTasks::Entry* entry = recent_tasks_.Find(profile.task_attempt_id)) {
+    tag = entry->tag;
+    frame_ids_.assign(entry->python_wait_stack.begin(), entry->python_wait_stack.end());
+  } else if (std::optional<TaskTag> found = timeline_.FindTask(profile.task_attempt_id)) {
+    tag = *found;
+  } else {
+    return false;
+  }
+  frame_ids_.push_back(InternName(kPythonWorkerFrame));
+  const size_t base = frame_ids_.size();
+  const uint32_t thread_id = InternName(kPythonWorkerThread);
+  for (const PythonStackRecord& stack : profile.stacks) {
+    frame_ids_.resize(base);
+    for (std::string_view frame : stack.frames) {
+      frame_ids_.push_back(InternName(SanitisePythonFrame(frame)));
+    }
+    // The stack's samples go with its larger part, as SplitSample does.
+    const bool samples_on_cpu = stack.cpu_ns >= stack.off_cpu_ns;
+    const SamplePart parts[2] = {
+        {Category::kPython, stack.cpu_ns, samples_on_cpu ? stack.samples : 0},
+        {Category::kPythonOffCpu, stack.off_cpu_ns, samples_on_cpu ? 0 : stack.samples}};
     for (const SamplePart& part : parts) {
       if (part.time_ns == 0 && part.samples == 0) continue;
       if (!cumulative_.AddSample(frame_ids_, thread_id, tag, part.category, part.time_ns,
@@ -181,6 +223,7 @@ void Drain::DrainThread(ThreadState* state) {
       pending_.AddSample(frame_ids_, thread_id, tag, part.category, part.time_ns, part.samples);
     }
   }
+  return true;
 }
 
 // The JVM's own threads appear as "[jvm gc]" > "[G1 Conc#N]" (category frame, then the thread),

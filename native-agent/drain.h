@@ -17,6 +17,7 @@
 #include "native-agent/gc_monitor.h"
 #include "native-agent/jvm_internal_threads.h"
 #include "native-agent/profile.h"
+#include "native-agent/python_profile.h"
 #include "native-agent/thread_state.h"
 
 namespace sparkprof::agent {
@@ -76,6 +77,11 @@ class Drain {
   // with no task tag. `threads` must outlive the drain; nullptr turns it off (wall mode).
   void set_jvm_internal_threads(JvmInternalThreads* threads) { jvm_threads_ = threads; }
   size_t jvm_threads_tracked() const { return jvm_threads_ ? jvm_threads_->tracked() : 0; }
+  // One Python worker's samples of one task (python_profile.h), into both profiles: each stack
+  // under "[python worker]", itself under the JVM stack in which the task last waited on its
+  // worker (none seen: directly under the task), tagged with the task's tag. False (nothing
+  // added) when the task is unknown: no sample, tag or timeline entry of it is left.
+  bool AddPythonProfile(const PythonTaskProfile& profile);
   // Called for each new GC pause (e.g. to feed a histogram).
   void set_pause_observer(std::function<void(const GcPause&)> observer) {
     pause_observer_ = std::move(observer);
@@ -130,6 +136,7 @@ class Drain {
   uint64_t cycles_ = 0;
   uint64_t stale_methods_ = 0;
   WalkOutcomes walk_outcomes_;
+  RecentTasks recent_tasks_;
   uint32_t names_full_id_;
   uint32_t stale_id_;
 };

@@ -66,6 +66,17 @@ void TaskTimeline::End(const void* thread_key, int64_t now_monotonic_ns) {
   open_.erase(it);
 }
 
+std::optional<TaskTag> TaskTimeline::FindTask(int64_t task_attempt_id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& [key, interval] : open_) {
+    if (interval.tag.task_attempt_id == task_attempt_id) return interval.tag;
+  }
+  for (auto it = closed_.rbegin(); it != closed_.rend(); ++it) {
+    if (it->tag.task_attempt_id == task_attempt_id) return it->tag;
+  }
+  return std::nullopt;
+}
+
 void TaskTimeline::AttributePauses(std::span<const GcPause> pauses,
                                    const std::function<void(const TaskTag&, int64_t)>& charge,
                                    int64_t forget_before_ns) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -50,6 +51,8 @@ class TaskTimeline {
 
   void Begin(const void* thread_key, const TaskTag& tag, int64_t now_monotonic_ns);
   void End(const void* thread_key, int64_t now_monotonic_ns);
+  // The tag of a task running now or ended within the last seconds (kept for GC attribution).
+  std::optional<TaskTag> FindTask(int64_t task_attempt_id);
   // Calls `charge(tag, overlap_ns)` for every task interval overlapping a pause, then forgets
   // closed intervals that ended before `forget_before_ns`.
   void AttributePauses(std::span<const GcPause> pauses,

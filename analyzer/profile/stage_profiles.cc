@@ -150,7 +150,10 @@ class Summarizer {
     const int c = CategoryIndex(category);
     out_.category_ns[c] = flamegraph::SaturatingAdd(out_.category_ns[c], weight);
     ++out_.distinct_stacks;
-    if (category == Category::kPython) return;  // the worker's CPU: not in frames' task time
+    if (IsPythonWorker(category)) {  // the worker's time: not in the frames' task time
+      VisitPython(frames, category, weight);
+      return;
+    }
     const bool on_cpu = !IsOffCpu(category);
     if (!frames.empty()) {
       auto& self = self_[frames.back()];
@@ -220,6 +223,10 @@ class Summarizer {
       const uint64_t ns = out_.category_ns[c];
       if (category == Category::kPython) {
         out_.python_ns = ns;
+        continue;
+      }
+      if (category == Category::kPythonOffCpu) {
+        out_.python_off_cpu_ns = ns;
         continue;
       }
       out_.task_ns = flamegraph::SaturatingAdd(out_.task_ns, ns);
@@ -317,10 +324,92 @@ class Summarizer {
     }
     std::stable_sort(out_.patterns.begin(), out_.patterns.end(),
                      [](const PatternTime& a, const PatternTime& b) { return a.ns > b.ns; });
+    FinishPython();
     return std::move(out_);
   }
 
  private:
+  // A Python worker's sample: charged to the innermost application Python frame (else the
+  // innermost Python frame), and its off-CPU time to the innermost frame it waited in.
+  void VisitPython(std::span<const FrameId> frames, Category category, uint64_t weight) {
+    size_t first = frames.size();
+    for (size_t i = 0; i < frames.size(); ++i) {
+      if (model_.FrameName(frames[i]) == kPythonWorkerFrame) {
+        first = i + 1;
+        break;
+      }
+    }
+    if (first >= frames.size()) return;  // no Python frame under the marker
+    // The innermost application frame; else the innermost Python frame that is no marker.
+    FrameId charged = kNone;
+    for (size_t i = frames.size(); i-- > first;) {
+      const std::string_view name = model_.FrameName(frames[i]);
+      if (IsPythonApplicationFrame(name)) {
+        charged = frames[i];
+        break;
+      }
+      if (charged == kNone && !name.starts_with('[')) charged = frames[i];
+    }
+    if (charged == kNone) return;  // markers only
+    PythonSums& sums = python_[charged];
+    sums.all = flamegraph::SaturatingAdd(sums.all, weight);
+    if (category == Category::kPython) {
+      sums.on_cpu = flamegraph::SaturatingAdd(sums.on_cpu, weight);
+    } else {
+      uint64_t& waited = sums.waited_in[frames.back()];
+      waited = flamegraph::SaturatingAdd(waited, weight);
+    }
+  }
+
+  // The lines' sums per function ("f (file.py:12)" and "f (file.py:30)" are one function).
+  void FinishPython() {
+    struct Function {
+      uint64_t all = 0;
+      uint64_t on_cpu = 0;
+      FrameId hottest = 0;
+      uint64_t hottest_ns = 0;
+      uint64_t runnable = 0;
+      std::unordered_map<FrameId, uint64_t> waited_in;
+    };
+    std::map<std::string, Function> functions;
+    for (const auto& [frame, sums] : python_) {
+      const std::string name = PythonFunctionName(model_.FrameName(frame));
+      Function& function = functions[name];
+      function.all = flamegraph::SaturatingAdd(function.all, sums.all);
+      function.on_cpu = flamegraph::SaturatingAdd(function.on_cpu, sums.on_cpu);
+      if (sums.all > function.hottest_ns ||
+          (sums.all == function.hottest_ns &&
+           model_.FrameName(frame) < model_.FrameName(function.hottest))) {
+        function.hottest = frame;
+        function.hottest_ns = sums.all;
+      }
+      for (const auto& [leaf, ns] : sums.waited_in) {
+        if (model_.FrameName(leaf) == kPythonRunnableFrame) {
+          function.runnable = flamegraph::SaturatingAdd(function.runnable, ns);
+        } else {
+          function.waited_in[leaf] = flamegraph::SaturatingAdd(function.waited_in[leaf], ns);
+        }
+      }
+    }
+    std::vector<std::pair<const std::string*, const Function*>> sorted;
+    for (const auto& [name, function] : functions) sorted.emplace_back(&name, &function);
+    std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+      return a.second->all > b.second->all;
+    });
+    if (sorted.size() > kTopFrames) sorted.resize(kTopFrames);
+    for (const auto& [name, function] : sorted) {
+      PythonFrameTime time;
+      time.function = *name;
+      time.frame = std::string(model_.FrameName(function->hottest));
+      time.ns = function->all;
+      time.on_cpu_ns = function->on_cpu;
+      time.runnable_ns = function->runnable;
+      auto top = TopByWeight(function->waited_in, 1);
+      if (!top.empty()) time.waited_in = std::string(model_.FrameName(top.front().first));
+      out_.top_python.push_back(std::move(time));
+    }
+  }
+
   static constexpr FrameId kNone = UINT32_MAX;
   static constexpr uint8_t kUnknownKind = 0, kJdk = 1, kFramework = 2, kApplication = 3;
   static constexpr int8_t kUnknownPattern = -2, kNoPattern = -1;
@@ -350,6 +439,11 @@ class Summarizer {
       return std::hash<uint64_t>()((static_cast<uint64_t>(key.frame) << 32 | key.application) *
                                    31 + key.category);
     }
+  };
+  struct PythonSums {
+    uint64_t all = 0;
+    uint64_t on_cpu = 0;
+    std::unordered_map<FrameId, uint64_t> waited_in;  // off CPU, by innermost frame
   };
   struct PatternSums {
     uint64_t all = 0;
@@ -405,6 +499,7 @@ class Summarizer {
   std::unordered_map<FrameId, InclusiveSums> inclusive_;
   std::unordered_map<SiteKey, uint64_t, SiteHash> sites_;
   PatternSums patterns_[kPatternCount];
+  std::unordered_map<FrameId, PythonSums> python_;
 };
 
 // Per stage attempt, one model; all share the frame strings.
@@ -477,7 +572,7 @@ StageProfile ApplicationProfile::Combined(int32_t stage_id) const {
   combined.stage_id = stage_id;
   for (const StageProfile& stage : stages) {
     if (stage.stage_id != stage_id) continue;
-    if (combined.task_ns == 0 && combined.python_ns == 0) {
+    if (combined.task_ns == 0 && combined.python_ns == 0 && combined.python_off_cpu_ns == 0) {
       combined = stage;  // the first attempt's frames; the sums over all attempts
       continue;
     }
@@ -489,6 +584,8 @@ StageProfile ApplicationProfile::Combined(int32_t stage_id) const {
     combined.on_cpu_ns = flamegraph::SaturatingAdd(combined.on_cpu_ns, stage.on_cpu_ns);
     combined.off_cpu_ns = flamegraph::SaturatingAdd(combined.off_cpu_ns, stage.off_cpu_ns);
     combined.python_ns = flamegraph::SaturatingAdd(combined.python_ns, stage.python_ns);
+    combined.python_off_cpu_ns =
+        flamegraph::SaturatingAdd(combined.python_off_cpu_ns, stage.python_off_cpu_ns);
     for (int c = 0; c < kCategoryCount; ++c) {
       combined.application_site_ns[c] =
           flamegraph::SaturatingAdd(combined.application_site_ns[c], stage.application_site_ns[c]);
@@ -498,6 +595,32 @@ StageProfile ApplicationProfile::Combined(int32_t stage_id) const {
 }
 
 bool IsApplicationFrame(std::string_view frame) { return !IsFrameworkFrame(frame); }
+
+std::string PythonFunctionName(std::string_view frame) {
+  // "f (file.py:12)" -> "f (file.py)"; anything else stays as it is.
+  if (frame.size() < 4 || frame.back() != ')') return std::string(frame);
+  const size_t colon = frame.rfind(':');
+  const size_t open = frame.rfind(" (");
+  if (colon == std::string_view::npos || open == std::string_view::npos || colon < open) {
+    return std::string(frame);
+  }
+  const std::string_view line = frame.substr(colon + 1, frame.size() - colon - 2);
+  if (line.empty() || line.find_first_not_of("0123456789") != std::string_view::npos) {
+    return std::string(frame);
+  }
+  return std::string(frame.substr(0, colon)) + ")";
+}
+
+bool IsPythonApplicationFrame(std::string_view frame) {
+  if (frame.empty() || frame.front() == '[') return false;
+  const size_t open = frame.rfind(" (");
+  if (open == std::string_view::npos) return true;
+  const std::string_view where = frame.substr(open + 2);
+  for (std::string_view library : {"pyspark/", "<site>/", "<stdlib>/", "<frozen ", "py4j/"}) {
+    if (where.starts_with(library)) return false;
+  }
+  return true;
+}
 
 StageProfile SummarizeStage(const ProfileModel& model, int32_t stage_id, int32_t stage_attempt) {
   Summarizer summarizer(model);

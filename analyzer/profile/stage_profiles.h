@@ -8,8 +8,12 @@
 //   * task time sampled = the weight of samples carrying a task tag (weight_ns: CPU ns in "cpu"
 //     mode; wall ns split into on- and off-CPU parts in "cpu+wall" mode; wall ns unsplit, all
 //     counted as on CPU by their frames' category, in "wall" mode). Python worker samples
-//     (category python) are the worker's CPU, which overlaps the JVM thread's python_wait: they
-//     are kept apart (python_ns), never added to the task time.
+//     (categories python: on CPU; python_off_cpu: the worker waiting in its own code) are the
+//     worker's time, which overlaps the JVM thread's python_wait: they are kept apart (python_ns,
+//     python_off_cpu_ns, top_python), never added to the task time.
+//   * a Python worker's frames sit under kPythonWorkerFrame, itself under the JVM frame that
+//     waited on the worker; the application's Python frames are those outside pyspark, installed
+//     packages and the standard library (IsPythonApplicationFrame).
 //   * a frame's self time: samples whose innermost frame it is; inclusive time: samples with the
 //     frame anywhere on the stack (once per sample however often it recurs).
 //   * application frames: frames of the user's code -- every frame outside the JDK, Scala,
@@ -33,6 +37,11 @@
 namespace sparkprof::profile {
 
 using CategoryNs = std::array<uint64_t, kCategoryCount>;
+
+// The frame the agent puts above a Python worker's own frames (native-agent/python_profile.h).
+inline constexpr std::string_view kPythonWorkerFrame = "[python worker]";
+// The innermost frame of a worker's run delay (runnable, no CPU free): the worker's sampler adds it.
+inline constexpr std::string_view kPythonRunnableFrame = "[runnable: waiting for a CPU]";
 
 // Frames whose inclusive time names a pattern a rule explains (serialization by the JDK, regex
 // compilation, exceptions, JSON parsing, ...). The list lives in the .cc (kPatterns).
@@ -89,6 +98,19 @@ struct PatternTime {
   uint64_t application_frame_ns = 0;
 };
 
+// A Python function of the application in the workers' samples: the innermost one on each
+// sample (or the innermost Python frame when the sample has none of the application's).
+struct PythonFrameTime {
+  std::string function;     // "qualname (file.py)"
+  std::string frame;        // its line with the most time: "qualname (file.py:line)"
+  uint64_t ns = 0;          // the function's time, on and off CPU
+  uint64_t on_cpu_ns = 0;
+  // Off CPU runnable, waiting for a CPU (the worker's run delay; under kPythonRunnableFrame).
+  uint64_t runnable_ns = 0;
+  // Where it waited off CPU otherwise on most of that time: the innermost frame ("" when never).
+  std::string waited_in;
+};
+
 struct StageProfile {
   int32_t stage_id = -1;
   int32_t stage_attempt = 0;
@@ -96,7 +118,9 @@ struct StageProfile {
   uint64_t task_ns = 0;      // all categories but python
   uint64_t on_cpu_ns = 0;
   uint64_t off_cpu_ns = 0;
-  uint64_t python_ns = 0;
+  uint64_t python_ns = 0;          // the Python workers on CPU
+  uint64_t python_off_cpu_ns = 0;  // the Python workers off CPU in their own code
+  std::vector<PythonFrameTime> top_python;  // most time first (kTopFrames)
   std::vector<FrameTime> top_self;         // most self time first (kTopFrames)
   std::vector<FrameTime> top_application;  // application frames, most on-CPU inclusive first
   std::vector<Site> sites;                 // per category with time, most first (kSitesPerCategory)
@@ -152,6 +176,11 @@ StageProfile SummarizeStage(const flamegraph::ProfileModel& model, int32_t stage
 
 // True for a frame of the user's code (see the header comment).
 bool IsApplicationFrame(std::string_view frame);
+// True for a Python frame of the user's code: not "(pyspark/...", "(<site>/...", "(<stdlib>/...",
+// "(<frozen ...", nor a bracketed marker.
+bool IsPythonApplicationFrame(std::string_view frame);
+// "qualname (file.py:12)" -> "qualname (file.py)": a Python frame's function, without its line.
+std::string PythonFunctionName(std::string_view frame);
 
 struct ProfileLoadOptions {
   uint64_t max_file_bytes = uint64_t{2} << 30;  // docs/limits.md

@@ -24,7 +24,7 @@ inline constexpr const char* kReportSchema = "sparkprof.report/v1";
 // counts.resubmitted_tasks, findings' category and confidence; 2 = cost, and
 // counts.photon_peak_memory_tasks; 3 = stages[].job_id; 4 = driver (the plugin's reports);
 // 5 = profile, stages[].profile, findings[].frames (the agent's samples).
-inline constexpr int64_t kReportSchemaMinor = 5;
+inline constexpr int64_t kReportSchemaMinor = 6;
 
 struct TaskTimeline;  // html_report.h
 

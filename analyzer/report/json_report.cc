@@ -238,6 +238,7 @@ void WriteStageProfile(const profile::StageProfile& stage, JsonWriter& out) {
   FieldMs(out, "on_cpu_ms", stage.on_cpu_ns);
   FieldMs(out, "off_cpu_ms", stage.off_cpu_ns);
   FieldMs(out, "python_worker_cpu_ms", stage.python_ns);
+  FieldMs(out, "python_worker_off_cpu_ms", stage.python_off_cpu_ns);
   out.Key("categories_ms").BeginObject();
   for (int c = 0; c < kCategoryCount; ++c) {
     if (stage.category_ns[c] == 0) continue;
@@ -246,6 +247,15 @@ void WriteStageProfile(const profile::StageProfile& stage, JsonWriter& out) {
   out.EndObject();
   WriteFrameTimes("top_self", stage.top_self, out);
   WriteFrameTimes("top_application", stage.top_application, out);
+  out.Key("top_python").BeginArray();
+  for (const profile::PythonFrameTime& frame : stage.top_python) {
+    out.BeginObject().Field("function", frame.function).Field("frame", frame.frame);
+    FieldMs(out, "ms", frame.ns);
+    FieldMs(out, "on_cpu_ms", frame.on_cpu_ns);
+    FieldMs(out, "runnable_ms", frame.runnable_ns);
+    out.Field("waited_in", frame.waited_in).EndObject();
+  }
+  out.EndArray();
   out.Key("sites").BeginArray();
   for (const profile::Site& site : stage.sites) {
     out.BeginObject()
@@ -291,18 +301,20 @@ void WriteProfile(const Analysis& analysis, JsonWriter& out) {
   for (const std::string& problem : p->problems) out.String(problem);
   out.EndArray();
   profile::CategoryNs totals{};
-  uint64_t task = 0, on_cpu = 0, off_cpu = 0, python = 0;
+  uint64_t task = 0, on_cpu = 0, off_cpu = 0, python = 0, python_off_cpu = 0;
   for (const profile::StageProfile& stage : p->stages) {
     for (int c = 0; c < kCategoryCount; ++c) totals[c] += stage.category_ns[c];
     task += stage.task_ns;
     on_cpu += stage.on_cpu_ns;
     off_cpu += stage.off_cpu_ns;
     python += stage.python_ns;
+    python_off_cpu += stage.python_off_cpu_ns;
   }
   FieldMs(out, "sampled_task_ms", task);
   FieldMs(out, "on_cpu_ms", on_cpu);
   FieldMs(out, "off_cpu_ms", off_cpu);
   FieldMs(out, "python_worker_cpu_ms", python);
+  FieldMs(out, "python_worker_off_cpu_ms", python_off_cpu);
   FieldMs(out, "outside_tasks_ms", p->untagged_ns);
   out.Key("categories_ms").BeginObject();
   for (int c = 0; c < kCategoryCount; ++c) {

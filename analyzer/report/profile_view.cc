@@ -10,12 +10,12 @@ namespace sparkprof::report {
 std::vector<StageProfileView> StageProfileViews(const profile::ApplicationProfile& profile) {
   std::vector<StageProfileView> views;
   for (const profile::StageProfile& stage : profile.stages) {
-    if (stage.task_ns == 0 && stage.python_ns == 0) continue;
+    if (stage.task_ns == 0 && stage.python_ns == 0 && stage.python_off_cpu_ns == 0) continue;
     StageProfileView view;
     view.stage = &stage;
     for (int c = 0; c < kCategoryCount; ++c) {
       const auto category = static_cast<Category>(c);
-      if (stage.category_ns[c] == 0 || category == Category::kPython) continue;
+      if (stage.category_ns[c] == 0 || IsPythonWorker(category)) continue;
       view.categories.push_back({std::string(CategoryName(category)), stage.category_ns[c],
                                  stage.Share(category), IsOffCpu(category)});
     }

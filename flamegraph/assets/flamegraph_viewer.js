@@ -88,7 +88,8 @@
     [170, 20, 78],  // sleep: pale sage
     [345, 35, 74],  // cpu_starved: dusty rose (runnable, no CPU)
     [210, 10, 78],  // off_cpu_other: blue-grey
-    [50, 90, 55]    // python: Python yellow
+    [50, 90, 55],   // python: Python yellow
+    [50, 40, 76]    // python_off_cpu: pale Python yellow (the worker waiting in its own code)
   ];
   var KIND_HSL = [
     [110, 50, 55],  // java: green

@@ -17,6 +17,15 @@
 //     once per row, as the row-at-a-time case above.
 //   * RDD lambdas (PythonRunner under PythonRDD): DataFrame operations run without Python.
 //     Efficiency 50-90%.
+// With the Python workers' own samples (the plugin's sparkprof daemon), the finding names the
+// application's Python function that held most of the workers' time (and its hottest line), and
+// says whether that time was on CPU or waiting (its own I/O, or runnable with no CPU free): a UDF
+// that waits on a remote service is not made faster by vectorising it. When the function spends
+// most of the workers' time waiting in its own code (off CPU, not runnable: a network call, a lock,
+// a sleep), the fix is fewer or concurrent waits -- one request per batch (mapInPandas or a
+// pandas_udf over a whole batch), a thread pool inside the batch, a cache, no lock shared across
+// workers -- and the efficiency is the part of the wait that batching or overlap removes when the
+// service itself is not the limit: 30-80% of the wait.
 #include <algorithm>
 #include <string_view>
 
@@ -91,17 +100,89 @@ void PythonBound(const DiagnosisInput& input, std::vector<Finding>& out) {
     f.evidence.push_back({"python_worker_cpu_ms", static_cast<double>(python_cpu / 1'000'000), "ms"});
   }
   for (const ProfiledCause& cause : causes) AddSiteFrames(cause, TaskCategory::kPythonWait, f);
+  const profile::PythonFrameTime* hot =
+      top.stage.top_python.empty() ? nullptr : &top.stage.top_python.front();
+  const uint64_t worker_ns = top.stage.python_ns + top.stage.python_off_cpu_ns;
+  std::string in_python;
+  bool waits_in_python = false;  // the hot function mostly waits in its own code
+  bool waits_on_network = false;
+  if (hot != nullptr && worker_ns > 0) {
+    const uint64_t off_ns = hot->ns - std::min(hot->ns, hot->on_cpu_ns);
+    const uint64_t waiting_ns = off_ns - std::min(off_ns, hot->runnable_ns);
+    waits_in_python = 2 * waiting_ns >= worker_ns;
+    for (std::string_view network : {"socket.py", "ssl.py", "selectors.py", "http", "urllib",
+                                     "requests", "grpc"}) {
+      waits_on_network |= hot->waited_in.find(network) != std::string::npos;
+    }
+    f.evidence.push_back({"python_worker_off_cpu_ms",
+                          static_cast<double>(top.stage.python_off_cpu_ns / 1'000'000), "ms"});
+    f.evidence.push_back({"top_python_function_ms", static_cast<double>(hot->ns / 1'000'000), "ms"});
+    f.evidence.push_back({"top_python_function_share",
+                          static_cast<double>(hot->ns) / static_cast<double>(worker_ns), "ratio"});
+    f.frames.push_back({top.stage_id, hot->frame, hot->function,
+                        std::string(::sparkprof::CategoryName(TaskCategory::kPython)),
+                        static_cast<double>(hot->on_cpu_ns) / 1e6});
+    if (off_ns > 0 && !hot->waited_in.empty()) {
+      f.frames.push_back({top.stage_id, hot->waited_in, hot->function,
+                          std::string(::sparkprof::CategoryName(TaskCategory::kPythonOffCpu)),
+                          static_cast<double>(off_ns) / 1e6});
+    }
+    in_python = " In the Python workers (" + Millis(static_cast<int64_t>(worker_ns / 1'000'000)) +
+                " sampled: " + Millis(static_cast<int64_t>(top.stage.python_ns / 1'000'000)) +
+                " on CPU), `" + hot->function + "` held " +
+                Fixed(100.0 * static_cast<double>(hot->ns) / static_cast<double>(worker_ns), 0) +
+                "% (" + Millis(static_cast<int64_t>(hot->ns / 1'000'000)) + ", most at `" + hot->frame +
+                "`): " + Millis(static_cast<int64_t>(hot->on_cpu_ns / 1'000'000)) + " on CPU";
+    if (waiting_ns > 0) {
+      in_python += ", " + Millis(static_cast<int64_t>(waiting_ns / 1'000'000)) + " waiting" +
+                   (hot->waited_in.empty() ? "" : " (most in `" + hot->waited_in + "`)");
+    }
+    if (hot->runnable_ns > 0) {
+      in_python += ", " + Millis(static_cast<int64_t>(hot->runnable_ns / 1'000'000)) +
+                   " runnable with no CPU free";
+    }
+    in_python += ".";
+  }
   std::string where = "Stage " + std::to_string(top.stage_id) + "'s task threads waited " +
                       TimeAndShare(top) + " on their Python workers";
   const std::string sites = SitesText(top.stage, TaskCategory::kPythonWait);
   if (!sites.empty()) where += ", in " + sites;
   where += "; the JVM side ran on CPU for only " +
-           Millis(static_cast<int64_t>(top.stage.on_cpu_ns / 1'000'000)) + ".";
+           Millis(static_cast<int64_t>(top.stage.on_cpu_ns / 1'000'000)) + "." + in_python;
   if (causes.size() > 1) {
     where += " " + std::to_string(causes.size() - 1) +
              " more stage(s) waited >= 10% of their time on Python too.";
   }
   Efficiency efficiency;
+  if (waits_in_python) {
+    f.title = waits_on_network ? "Tasks wait on Python code that waits on the network"
+                               : "Tasks wait on Python code that waits";
+    f.explanation =
+        where + " The Python function is not slow to compute: it waits, once per call" +
+        (waits_on_network ? ", on a remote service (a socket read in its own code)."
+                          : " (a lock, a sleep or other blocking call in its own code).") +
+        " Vectorising it would not shorten the wait.";
+    if (waits_on_network) {
+      f.recommendations.push_back(
+          {"", "call the service once per batch instead of once per row: mapInPandas (or a "
+               "pandas_udf) that sends one bulk request per Arrow batch",
+           "the round trip is paid per call; a batch of 10,000 rows pays it once"});
+      f.recommendations.push_back(
+          {"", "or overlap the calls: a thread pool inside mapInPandas (the worker waits on many "
+               "requests at once), and cache answers that repeat",
+           "while one call waits, the others proceed; the service's own capacity is the limit"});
+    } else {
+      f.recommendations.push_back(
+          {"", "remove the wait from the per-row path: a lock shared by all workers (a file "
+               "lock, a global resource) or a sleep serialises the tasks; give each worker its "
+               "own resource, or do the guarded work once per partition",
+           "a task's time in this wait is time its slot does nothing"});
+    }
+    efficiency = {0.30, 0.80, "batched or overlapped waits, when the service is not the limit"};
+    if (!JudgeProfiledCauses(input, causes, efficiency, f)) return;
+    out.push_back(std::move(f));
+    return;
+  }
   switch (kind) {
     case PythonKind::kArrow:
       f.title = "Tasks wait on vectorised Python code";

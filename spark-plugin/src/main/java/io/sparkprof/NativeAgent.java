@@ -128,6 +128,14 @@ public final class NativeAgent {
     if (linked) addS3aStatistics(rows, rowLongs);
   }
 
+  /**
+   * Hands one Python worker's profile file ({@link PythonWorkerProfiling}) to the agent for its
+   * next batch. Returns 0 queued, 1 too large, 2 the agent's queue is full, 3 no agent running.
+   */
+  public static int addPythonProfile(byte[] file) {
+    return linked ? addPythonProfile0(file) : 3;
+  }
+
   /** The next flatbuffers {@code Batch} (schema/profile.fbs), or null when there is nothing new. */
   public static byte[] drainBatchOrNull() {
     return linked ? drainBatch() : null;
@@ -162,6 +170,8 @@ public final class NativeAgent {
   public static native void addS3aStatistics(long[] rows, int rowLongs);
 
   public static native void setExecutorId(String id);
+
+  private static native int addPythonProfile0(byte[] file);
 
   public static native String status();
 }

@@ -126,6 +126,19 @@ public final class SparkProfConfig {
   public static final String S3A_METRICS_ENABLED = "spark.sparkprof.s3aMetrics.enabled";
 
   /**
+   * Boolean, default {@code true}: executors sample their PySpark workers per task (the plugin
+   * sets {@code spark.python.daemon.module} to sparkprof's daemon, which is Spark's own with a
+   * sampler in each forked worker; docs/agent.md, "Python workers"). Needs the agent, the
+   * default daemon module and Spark's daemon ({@code spark.python.use.daemon}); off in local mode.
+   */
+  public static final String PYTHON_ENABLED = "spark.sparkprof.python.enabled";
+
+  /**
+   * Duration, default {@code 10ms}: the Python workers' sampling interval (1ms..1s).
+   */
+  public static final String PYTHON_INTERVAL = "spark.sparkprof.python.interval";
+
+  /**
    * Boolean, default {@code false}: at the application's end the driver exports its trace over
    * OTLP: the application span, its phases, jobs and stages, with the report's figures
    * (docs/recipes/observability/observability-stack.md). The standard {@code OTEL_*} environment
@@ -209,6 +222,8 @@ public final class SparkProfConfig {
   private final String agentOptions;
   private final long finalBatchTimeoutMs;
   private final boolean s3aMetricsEnabled;
+  private final boolean pythonEnabled;
+  private final long pythonIntervalMs;
   private final boolean otelEnabled;
   private final String otelEndpoint;
   private final String otelProtocol;
@@ -243,6 +258,8 @@ public final class SparkProfConfig {
     agentOptions = parseString(lookup, AGENT_OPTIONS, "");
     finalBatchTimeoutMs = clamp(parseDurationMs(lookup, FINAL_BATCH_TIMEOUT, 5000), 0, 600_000);
     s3aMetricsEnabled = parseBoolean(lookup, S3A_METRICS_ENABLED, true);
+    pythonEnabled = parseBoolean(lookup, PYTHON_ENABLED, true);
+    pythonIntervalMs = clamp(parseDurationMs(lookup, PYTHON_INTERVAL, 10), 1, 1000);
     otelEnabled = parseBoolean(lookup, OTEL_ENABLED, false);
     otelEndpoint = parseString(lookup, OTEL_ENDPOINT, "");
     otelProtocol = parseChoice(lookup, OTEL_PROTOCOL, "grpc", "http");
@@ -311,6 +328,10 @@ public final class SparkProfConfig {
   public long finalBatchTimeoutMs() { return finalBatchTimeoutMs; }
 
   public boolean s3aMetricsEnabled() { return s3aMetricsEnabled; }
+
+  public boolean pythonEnabled() { return pythonEnabled; }
+
+  public long pythonIntervalMs() { return pythonIntervalMs; }
 
   /** Options for an agent the plugin starts; "" for the defaults. */
   public String agentOptions() { return agentOptions; }

@@ -41,6 +41,7 @@ public final class SparkProfExecutorPlugin implements ExecutorPlugin {
   private final AtomicLong sendFailures = new AtomicLong();
   private volatile boolean sendFailureLogged;
   private S3aStatistics s3a;  // null: S3A statistics off or no Hadoop in this JVM
+  private PythonWorkerProfiling python;  // null: the Python workers are not sampled
 
   @Override
   public void init(PluginContext ctx, Map<String, String> extraConf) {
@@ -54,6 +55,7 @@ public final class SparkProfExecutorPlugin implements ExecutorPlugin {
       if (!NativeAgent.isLoaded()) NativeAgent.startFromJar(config.agentOptions());
       if (!NativeAgent.isLoaded()) return;
       nameExecutor(ctx.executorID());
+      python = PythonWorkerProfiling.setUp(ctx.conf(), ctx.executorID(), config);
       if (config.s3aMetricsEnabled()) {
         s3a = S3aStatistics.createOrNull(SparkProfExecutorPlugin.class.getClassLoader());
       }
@@ -133,6 +135,7 @@ public final class SparkProfExecutorPlugin implements ExecutorPlugin {
           long[] rows = s3a.takeRows();
           if (rows.length > 0) NativeAgent.addS3aRows(rows, S3aStatistics.ROW_LONGS);
         }
+        if (python != null) python.collect();
         byte[] batch = NativeAgent.drainBatchOrNull();
         if (batch == null) return;
         context.send(batch);
