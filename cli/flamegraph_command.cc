@@ -204,7 +204,7 @@ void RegisterFlamegraphCommand(CLI::App& app, int& exit_code) {
                       "s3a_read, shuffle_write, shuffle_read, spill, file_io, gc, other, jit, "
                       "vm; off CPU (task threads, mode cpu+wall): python_wait, "
                       "shuffle_fetch_wait, io_wait, lock_wait, sleep, cpu_starved, "
-                      "off_cpu_other; python");
+                      "off_cpu_other; Python workers: python, python_off_cpu");
   command->add_option("--title", args->title, "Title of the graph");
   command->add_option("--diff", args->diff,
                       "Second profile ('after'): draw its widths, coloured by the normalised "

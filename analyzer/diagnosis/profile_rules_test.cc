@@ -27,6 +27,8 @@ using test_util::RecommendsKey;
 
 constexpr int64_t kIntervalNs = 10'000'000;
 
+constexpr uint64_t kMs = 1'000'000;
+
 struct Sample {
   int32_t stage;
   std::vector<std::string> frames;  // root first
@@ -257,6 +259,75 @@ TEST_F(ProfileRulesTest, PythonBoundRowUdfAndArrow) {
   ASSERT_EQ(found.size(), 1u);
   EXPECT_NE(found[0]->title.find("vectorised"), std::string::npos) << found[0]->title;
   EXPECT_TRUE(RecommendsKey(*found[0], "spark.sql.execution.arrow.maxRecordsPerBatch"));
+}
+
+// With the Python workers' own samples the finding names the function that held their time; a
+// function that mostly waits on a socket gets batching advice, not vectorising.
+TEST_F(ProfileRulesTest, PythonBoundNamesTheWorkersFunction) {
+  const std::vector<std::string> wait = {
+      "org.apache.spark.sql.execution.python.BatchEvalPythonExec.evaluate",
+      "org.apache.spark.api.python.BasePythonRunner$ReaderIterator.hasNext",
+      "java.io.DataInputStream.readInt"};
+  auto worker = [&](std::vector<std::string> python) {
+    std::vector<std::string> frames = Under(wait);
+    frames.push_back("[python worker]");
+    frames.insert(frames.end(), python.begin(), python.end());
+    return frames;
+  };
+  auto run = [&](std::vector<Sample> python) {
+    std::vector<Sample> samples = {
+        {0, Under(wait), schema::Category::python_wait, 25600},
+        {0, Under({"com.acme.Job.map"}), schema::Category::compute, 6400},
+        {1, Under({"com.acme.Job.reduce"}), schema::Category::compute, 2000}};
+    samples.insert(samples.end(), python.begin(), python.end());
+    return Analyze(TwoStages(), ProfileBatch(samples));
+  };
+  report::Analysis computing = run({
+      {0, worker({"main (<stdlib>/runpy.py:198)", "udf (job.py:14)", "checksum (job.py:41)"}),
+       schema::Category::python, 15000},
+      {0, worker({"main (<stdlib>/runpy.py:198)", "udf (job.py:14)", "checksum (job.py:40)"}),
+       schema::Category::python, 5000},
+      {0, worker({"main (<stdlib>/runpy.py:198)", "udf (job.py:14)", "checksum (job.py:41)",
+                  "[runnable: waiting for a CPU]"}),
+       schema::Category::python_off_cpu, 2000}});
+  ASSERT_NE(computing.profile, nullptr);
+  const profile::StageProfile* stage = computing.profile->Find(0, 0);
+  ASSERT_NE(stage, nullptr);
+  EXPECT_EQ(stage->task_ns, 32000 * kMs);  // the workers' time is kept apart
+  EXPECT_EQ(stage->python_ns, 20000 * kMs);
+  EXPECT_EQ(stage->python_off_cpu_ns, 2000 * kMs);
+  ASSERT_FALSE(stage->top_python.empty());
+  EXPECT_EQ(stage->top_python[0].function, "checksum (job.py)");
+  EXPECT_EQ(stage->top_python[0].frame, "checksum (job.py:41)");  // its hottest line
+  EXPECT_EQ(stage->top_python[0].ns, 22000 * kMs);
+  EXPECT_EQ(stage->top_python[0].on_cpu_ns, 20000 * kMs);
+  EXPECT_EQ(stage->top_python[0].runnable_ns, 2000 * kMs);
+  EXPECT_EQ(stage->top_python[0].waited_in, "");
+  auto found = FindingsOf(computing, "python-bound");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0]->title.find("row-at-a-time"), std::string::npos) << found[0]->title;
+  EXPECT_NE(found[0]->explanation.find("`checksum (job.py)` held 100%"), std::string::npos)
+      << found[0]->explanation;
+  EXPECT_NE(found[0]->explanation.find("2.0 s runnable with no CPU free"), std::string::npos)
+      << found[0]->explanation;
+  bool named = false;
+  for (const auto& frame : found[0]->frames) {
+    named |= frame.frame == "checksum (job.py:41)" && frame.category == "python";
+  }
+  EXPECT_TRUE(named);
+
+  report::Analysis calling = run({
+      {0, worker({"udf (job.py:20)", "lookup (job.py:31)", "urlopen (<stdlib>/urllib/request.py:215)",
+                  "SocketIO.readinto (<stdlib>/socket.py:706)"}),
+       schema::Category::python_off_cpu, 18000},
+      {0, worker({"udf (job.py:20)", "lookup (job.py:30)"}), schema::Category::python, 1000}});
+  found = FindingsOf(calling, "python-bound");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0]->title, "Tasks wait on Python code that waits on the network");
+  EXPECT_NE(found[0]->explanation.find("most in `SocketIO.readinto (<stdlib>/socket.py:706)`"),
+            std::string::npos)
+      << found[0]->explanation;
+  EXPECT_NE(found[0]->recommendations[0].value.find("once per batch"), std::string::npos);
 }
 
 TEST_F(ProfileRulesTest, WaitsLocksAndStarvation) {

@@ -9,6 +9,9 @@ from __future__ import annotations
 SEL = 'application_id=~"$application_id"'
 # The off-CPU categories (common/category.h, IsOffCpu).
 OFF_CPU = "python_wait|shuffle_fetch_wait|io_wait|lock_wait|sleep|cpu_starved|off_cpu_other"
+# The Python workers' own time (sampled in the worker): it overlaps the task threads' python_wait,
+# so it is never summed with task time.
+PY = "python|python_off_cpu"
 APP = "application_id, application_name"
 
 
@@ -83,18 +86,22 @@ PROFILING = {
     "panels": [
         ("GC share of task time", "timeseries", "percentunit", 12, 8,
          [(f'sum by ({APP}) (rate(spark_task_time_seconds_total{{{SEL},category="gc"}}[$__rate_interval])) / '
-           f'sum by ({APP}) (rate(spark_task_time_seconds_total{{{SEL}}}[$__rate_interval]))', "{{application_name}}")], {}),
+           f'sum by ({APP}) (rate(spark_task_time_seconds_total{{{SEL},category!~"{PY}"}}[$__rate_interval]))', "{{application_name}}")], {}),
         ("Task time by category (sampled)", "timeseries", "s", 12, 8,
-         [(f"sum by (category) (rate(spark_task_time_seconds_total{{{SEL}}}[$__rate_interval]))", "{{category}}")],
+         [(f'sum by (category) (rate(spark_task_time_seconds_total{{{SEL},category!~"{PY}"}}[$__rate_interval]))', "{{category}}")],
          {"stack": True}),
         # Agent mode cpu+wall: the part of task threads' time off CPU, by what they waited in.
         ("Task time on and off CPU (sampled)", "timeseries", "s", 12, 8,
-         [(f'sum by ({APP}) (rate(spark_task_time_seconds_total{{{SEL},category!~"{OFF_CPU}|python"}}[$__rate_interval]))',
+         [(f'sum by ({APP}) (rate(spark_task_time_seconds_total{{{SEL},category!~"{OFF_CPU}|{PY}"}}[$__rate_interval]))',
            "on CPU: {{application_name}}"),
           (f'sum by ({APP}) (rate(spark_task_time_seconds_total{{{SEL},category=~"{OFF_CPU}"}}[$__rate_interval]))',
            "off CPU: {{application_name}}")], {"stack": True}),
         ("Off-CPU task time by what it waited in", "timeseries", "s", 12, 8,
          [(f'sum by (category) (rate(spark_task_time_seconds_total{{{SEL},category=~"{OFF_CPU}"}}[$__rate_interval]))',
+           "{{category}}")], {"stack": True}),
+        # The PySpark workers, sampled in the worker: on CPU (python) and waiting in their own code.
+        ("Python workers: on CPU and waiting in their code (sampled)", "timeseries", "s", 12, 8,
+         [(f'sum by (category) (rate(spark_task_time_seconds_total{{{SEL},category=~"{PY}"}}[$__rate_interval]))',
            "{{category}}")], {"stack": True}),
         ("Serialization time (per second)", "timeseries", "s", 8, 8,
          [(f'sum by ({APP}) (rate(spark_task_time_seconds_total{{{SEL},category="serialization"}}[$__rate_interval]))',

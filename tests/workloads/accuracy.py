@@ -11,6 +11,9 @@ file for `--profile`). Then:
   severity of at least `severity` (default warning) and, when `job` is given, stage_ids that
   intersect the stages of the jobs whose description contains `job` (the report's jobs[]; the
   event log's SparkListenerJobStart events when the report has none);
+* an expectation with "frame" is found only when the finding's evidence frames (frames[]: the
+  frame or the application frame) name it: a profile rule must point at the code planted, e.g.
+  the Python function the workers ran;
 * a root expectation must rank above every other warning or critical finding (findings are
   ordered most important first);
 * a false positive is a warning or critical finding whose rule the workload neither expects nor
@@ -179,6 +182,10 @@ def match(expectation, findings, jobs, workload_gap):
     on_stage = [(i, f) for i, f in of_rule
                 if job_stages is None or job_stages & set(f.get("stage_ids", []))]
     strong = [(i, f) for i, f in on_stage if SEVERITY_RANK.get(f["severity"], 0) >= floor]
+    frame = expectation.get("frame")
+    named = [(i, f) for i, f in strong if not frame or any(
+        frame in e.get("frame", "") or frame in e.get("application_frame", "")
+        for e in f.get("frames", []))]
     if not of_rule:
         outcome.detail = "no finding"
     elif not on_stage:
@@ -190,8 +197,11 @@ def match(expectation, findings, jobs, workload_gap):
         outcome.status = "weak"
         outcome.detail = (f"{rule} is {on_stage[0][1]['severity']}, expected at least "
                           f"{expectation.get('severity', 'warning')}")
+    elif not named:
+        outcome.status = "unnamed"
+        outcome.detail = f"{rule} names no frame with '{frame}'"
     else:
-        index, _ = strong[0]
+        index, _ = named[0]
         outcome.status = "found"
         outcome.rank = index + 1
         above = [f["rule"] for f in findings[:index] if significant(f)]
