@@ -683,6 +683,17 @@ void WriteProfile(const Analysis& analysis, std::string& out) {
            "</code></td></tr>\n";
   }
   out += "</tbody></table>\n";
+  std::string python_items;
+  for (const StageProfileView& view : StageProfileViews(p)) {
+    const std::string python = PythonWorkersText(*view.stage);
+    if (python.empty()) continue;
+    python_items += "<li>stage " + Int(view.stage->stage_id) + "." +
+                    Int(view.stage->stage_attempt) + ": " + Shortened(python, 400) + "</li>\n";
+  }
+  if (!python_items.empty()) {
+    out += "<p class=\"note\">The Python workers (sampled in the worker, apart from task "
+           "time):</p>\n<ul class=\"python-workers\">\n" + python_items + "</ul>\n";
+  }
 }
 
 void WriteInput(const eventlog::ReadReport& r, std::string& out) {

@@ -374,6 +374,15 @@ static void WriteMarkdownProfile(const Analysis& analysis, std::ostringstream& o
         << (stage.top_self.empty() ? std::string("-") : Code(stage.top_self.front().frame))
         << " |\n";
   }
+  bool python_heading = false;
+  for (const StageProfileView& view : StageProfileViews(p)) {
+    const std::string python = PythonWorkersText(*view.stage);
+    if (python.empty()) continue;
+    if (!python_heading) out << "\nThe Python workers (sampled in the worker, apart from task time):\n\n";
+    python_heading = true;
+    out << "- stage " << view.stage->stage_id << "." << view.stage->stage_attempt << ": "
+        << Cell(python, 400) << "\n";
+  }
 }
 
 std::string RenderMarkdown(const Analysis& analysis) {

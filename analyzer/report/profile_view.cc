@@ -41,6 +41,22 @@ std::string CategorySharesText(const StageProfileView& view, size_t count) {
   return text.empty() ? "-" : text;
 }
 
+std::string PythonWorkersText(const profile::StageProfile& stage) {
+  const uint64_t worker_ns = stage.python_ns + stage.python_off_cpu_ns;
+  if (worker_ns == 0) return "";
+  std::string text = HumanDurationMs(static_cast<int64_t>(stage.python_ns / 1'000'000)) +
+                     " on CPU, " +
+                     HumanDurationMs(static_cast<int64_t>(stage.python_off_cpu_ns / 1'000'000)) +
+                     " off CPU";
+  if (!stage.top_python.empty()) {
+    const profile::PythonFrameTime& hot = stage.top_python.front();
+    text += "; most in " + hot.function + " (" +
+            Percent(static_cast<double>(hot.ns) / static_cast<double>(worker_ns)) +
+            ", hottest line " + hot.frame + ")";
+  }
+  return text;
+}
+
 std::string ProfileSourceText(const profile::ApplicationProfile& profile) {
   std::string modes;
   for (const std::string& mode : profile.modes) modes += (modes.empty() ? "" : ", ") + mode;

@@ -30,6 +30,10 @@ std::vector<StageProfileView> StageProfileViews(const profile::ApplicationProfil
 // "serialization 77%, compute 15%, python_wait 5%" (shares >= 1%, at most `count`).
 std::string CategorySharesText(const StageProfileView& view, size_t count = 5);
 
+// The stage's Python workers, when sampled: "6.8 s on CPU, 3.8 s off CPU; most in
+// `checksum (job.py)` (84%, hottest line checksum (job.py:41))"; "" without Python samples.
+std::string PythonWorkersText(const profile::StageProfile& stage);
+
 // "cpu+wall every 10 ms, 4 executors, 12 batches" (the profile's header line).
 std::string ProfileSourceText(const profile::ApplicationProfile& profile);
 

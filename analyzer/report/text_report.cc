@@ -214,11 +214,10 @@ static void WriteTextProfile(const Analysis& analysis, std::ostringstream& out) 
       out << ", " << HumanDurationMs(static_cast<int64_t>(stage.off_cpu_ns / 1'000'000))
           << " off CPU";
     }
-    if (stage.python_ns > 0) {
-      out << ", Python workers " << HumanDurationMs(static_cast<int64_t>(stage.python_ns / 1'000'000))
-          << " on CPU";
-    }
     out << "\n    by category: " << CategorySharesText(view) << "\n";
+    if (const std::string python = PythonWorkersText(stage); !python.empty()) {
+      out << "    Python workers: " << Printable(python, 400) << "\n";
+    }
     for (size_t i = 0; i < stage.top_self.size() && i < 3; ++i) {
       const profile::FrameTime& frame = stage.top_self[i];
       out << "    hot frame: " << Printable(frame.frame, 160) << " "
