@@ -4,6 +4,7 @@
 
 #include "analyzer/diagnosis/diagnosis_input.h"
 #include "analyzer/diagnosis/rules/rules.h"
+#include "analyzer/diagnosis/severity.h"
 
 namespace sparkprof::diagnosis {
 
@@ -172,6 +173,7 @@ Diagnosis Diagnose(const model::ApplicationModel& model, const whatif::LazySimul
   rules::LockContention(input, result.findings);
   rules::CpuOversubscription(input, result.findings);
   rules::HotUserCode(input, result.findings);
+  CapSeverityBySaving(input, result.findings);
   RankFindings(result.findings);
   result.phases = input.phases;
   return result;

@@ -30,6 +30,8 @@ const char* ClusterManagerName(ClusterManager manager) {
       return "unknown";
     case ClusterManager::kLocal:
       return "local";
+    case ClusterManager::kLocalCluster:
+      return "local-cluster";
     case ClusterManager::kStandalone:
       return "standalone";
     case ClusterManager::kYarn:
@@ -58,12 +60,24 @@ const char* PlatformName(Platform platform) {
 
 ClusterManager DiagnosisInput::Manager() const {
   const std::string master = Property("spark.master", "");
+  if (master.rfind("local-cluster", 0) == 0) return ClusterManager::kLocalCluster;
   if (master.rfind("local", 0) == 0) return ClusterManager::kLocal;
   if (master.rfind("yarn", 0) == 0) return ClusterManager::kYarn;
   if (master.rfind("k8s://", 0) == 0) return ClusterManager::kKubernetes;
   if (master.rfind("mesos://", 0) == 0) return ClusterManager::kMesos;
   if (master.rfind("spark://", 0) == 0) return ClusterManager::kStandalone;
   return ClusterManager::kUnknown;
+}
+
+std::string DiagnosisInput::SingleExecutorHost() const {
+  std::string host;
+  for (const model::Executor& executor : model->executors) {
+    if (executor.is_driver() || executor.total_cores <= 0) continue;
+    if (executor.host.empty()) return "";
+    if (host.empty()) host = executor.host;
+    if (executor.host != host) return "";
+  }
+  return host;
 }
 
 Platform DiagnosisInput::GetPlatform() const { return PlatformOf(*model); }

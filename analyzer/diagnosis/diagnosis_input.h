@@ -15,7 +15,17 @@
 namespace sparkprof::diagnosis {
 
 // Where the application ran: advice names the settings of that cluster manager and platform.
-enum class ClusterManager { kUnknown, kLocal, kStandalone, kYarn, kKubernetes, kMesos };
+// kLocal: local[N], tasks run as threads of the driver JVM. kLocalCluster: local-cluster[N,C,M],
+// Spark's test mode that starts a Master, N Workers and their executor JVMs on this host.
+enum class ClusterManager {
+  kUnknown,
+  kLocal,
+  kLocalCluster,
+  kStandalone,
+  kYarn,
+  kKubernetes,
+  kMesos
+};
 enum class Platform { kNone, kDatabricks, kEmr, kDataproc };
 const char* ClusterManagerName(ClusterManager manager);  // "local", "standalone", "YARN", ...
 const char* PlatformName(Platform platform);             // "", "Databricks", "EMR", "Dataproc"
@@ -46,7 +56,8 @@ struct DiagnosisInput {
     return value != nullptr ? *value : fallback;
   }
   // spark.master local[...]: every task runs in the driver, whose memory is spark.driver.memory.
-  bool LocalMode() const { return Property("spark.master", "").rfind("local", 0) == 0; }
+  // Not local-cluster[...]: its tasks run in executor JVMs (spark.executor.memory).
+  bool LocalMode() const { return Manager() == ClusterManager::kLocal; }
   // The memory setting of the JVMs that run tasks: the driver's in local mode.
   const char* TaskHeapKey() const {
     return LocalMode() ? "spark.driver.memory" : "spark.executor.memory";
@@ -57,6 +68,9 @@ struct DiagnosisInput {
   bool AqeCoalesces() const;
   // From spark.master (Databricks clusters are standalone underneath; platform says Databricks).
   ClusterManager Manager() const;
+  // The host every executor with cores ran on, when they all ran on one (a standalone cluster
+  // or local-cluster on one machine); "" otherwise or without executors.
+  std::string SingleExecutorHost() const;
   // From the log's platform markers: Databricks' metadata event or spark.databricks.* settings;
   // EMR's spark.emr.* / the EMRFS settings it writes; Dataproc's spark.dataproc.* settings.
   Platform GetPlatform() const;

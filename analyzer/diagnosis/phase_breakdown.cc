@@ -178,7 +178,10 @@ PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model,
     if (pending_total > 0 && slots - running <= 0) {
       starved += static_cast<double>(pending_total) * dt;
       if (p.first_slot_ms >= 0) {
-        starved_wall += std::min(dt, to - std::max(now, std::min(to, p.first_slot_ms)));
+        const int64_t after_first_slot =
+            std::min(dt, to - std::max(now, std::min(to, p.first_slot_ms)));
+        starved_wall += after_first_slot;
+        if (after_first_slot > 0) p.peak_queued_tasks = std::max(p.peak_queued_tasks, pending_total);
       }
     }
     now = to;

@@ -46,6 +46,8 @@
 // existed during which >= 1 task was pending and no slot was free (running >= slots). It is
 // disjoint from resource_wait, so resource_wait_ms + slot_starved_wall_ms is "the application
 // waited for resources" (live metric spark_resource_wait_seconds, docs/metrics.md).
+// Peak queued tasks: the most pending task attempts during that slot-starved time (a state that
+// lasted at least a millisecond).
 #pragma once
 
 #include <array>
@@ -86,7 +88,10 @@ struct PhaseBreakdown {
   int64_t idle_slot_ms = 0;
   int64_t starved_task_ms = 0;
   int64_t slot_starved_wall_ms = 0;
-  int64_t first_slot_ms = -1;  // epoch ms the first slot existed
+  // The most tasks pending at once while no slot was free, after the first slot existed (the
+  // backlog slot_starved_wall_ms counts the time of): a queue a reader can picture.
+  int64_t peak_queued_tasks = 0;
+  int64_t first_slot_ms = -1;  // epoch ms the first slot existed (a time, not a duration)
   int32_t peak_slots = 0;
 
   double Ratio(int64_t phase_ms) const {

@@ -1225,6 +1225,7 @@ struct EventParser::Impl {
           if (k == "Host") return ReadString(iv, &event.host, 256);
           if (k == "Total Cores") return ReadInt32(iv, &event.total_cores);
           if (k == "Resource Profile Id") return ReadInt32(iv, &event.resource_profile_id);
+          if (k == "Request Time") return ReadInt(iv, &event.request_time_ms);
           return simdjson::SUCCESS;
         });
       }

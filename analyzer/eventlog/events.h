@@ -153,6 +153,9 @@ struct ExecutorAddedEvent {
   std::string host;
   int32_t total_cores = 0;
   int32_t resource_profile_id = 0;
+  // "Request Time" (Spark 3.1+, when the scheduler backend recorded when it asked for the
+  // executor: YARN, Kubernetes, dynamic allocation), epoch ms; -1 when absent.
+  int64_t request_time_ms = -1;
 };
 
 struct ExecutorRemovedEvent {

@@ -239,6 +239,9 @@ struct Executor {
   int32_t total_cores = 0;
   int32_t resource_profile_id = 0;
   int64_t added_time_ms = -1;
+  // When the scheduler backend asked for it (the log's "Request Time"), -1 when not logged:
+  // added - requested is the executor's start-up (container or pod, JVM, registration).
+  int64_t request_time_ms = -1;
   int64_t removed_time_ms = -1;
   std::string removed_reason;
   int64_t max_memory_bytes = 0;  // block manager storage memory

@@ -261,6 +261,7 @@ void ModelBuilder::OnExecutorAdded(const eventlog::ExecutorAddedEvent& event) {
   executor.total_cores = event.total_cores;
   executor.resource_profile_id = event.resource_profile_id;
   executor.added_time_ms = event.timestamp_ms;
+  executor.request_time_ms = event.request_time_ms;
   ++live_executors_;
   model_.max_concurrent_executors = std::max(model_.max_concurrent_executors, live_executors_);
   SeeTime(event.timestamp_ms);

@@ -446,10 +446,8 @@ void WritePhases(const diagnosis::PhaseBreakdown& p, const profile::ApplicationP
   }
   out += "</tbody></table>\n<p class=\"note\">Wall time " + HumanDurationMs(p.wall_ms) + ", peak " +
          Int(p.peak_slots) + " task slots";
-  if (p.starved_task_ms > 0) {
-    out += "; tasks queued " + HumanDurationMs(p.starved_task_ms) +
-           " (task time) while every slot was busy";
-  }
+  const std::string backlog = BacklogText(p);
+  if (!backlog.empty()) out += "; " + Escape(backlog);
   out += ".</p>\n";
 }
 

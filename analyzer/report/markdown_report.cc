@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdio>
 #include <sstream>
 #include <string_view>
@@ -96,9 +97,10 @@ void WritePhases(const diagnosis::PhaseBreakdown& p, const profile::ApplicationP
     out << "| " << (row.kind ? "&nbsp;&nbsp;" + Code(row.name) : row.name) << " | "
         << HumanDurationMs(row.ms) << " | " << Percent(p.Ratio(row.ms)) << " |\n";
   }
-  if (p.starved_task_ms > 0) {
-    out << "\nTasks queued " << HumanDurationMs(p.starved_task_ms)
-        << " (task time) while every slot was busy.\n";
+  const std::string backlog = BacklogText(p);
+  if (!backlog.empty()) {
+    out << "\n" << static_cast<char>(std::toupper(static_cast<unsigned char>(backlog[0])))
+        << backlog.substr(1) << ".\n";
   }
 }
 
@@ -289,6 +291,13 @@ std::string FormatEvidenceValue(const diagnosis::Evidence& evidence) {
   char text[32];
   std::snprintf(text, sizeof(text), fractional ? "%.2f" : "%.0f", evidence.value);
   return text;
+}
+
+std::string BacklogText(const diagnosis::PhaseBreakdown& p) {
+  if (p.slot_starved_wall_ms <= 0 || p.peak_queued_tasks <= 0) return "";
+  return "tasks waited for a free slot during " + HumanDurationMs(p.slot_starved_wall_ms) + " (" +
+         Percent(p.Ratio(p.slot_starved_wall_ms)) + " of the wall time), at most " +
+         std::to_string(p.peak_queued_tasks) + " at once";
 }
 
 std::vector<PhaseRow> PhaseRows(const diagnosis::PhaseBreakdown& p,

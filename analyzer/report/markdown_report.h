@@ -37,6 +37,12 @@ struct PhaseRow {
 std::vector<PhaseRow> PhaseRows(const diagnosis::PhaseBreakdown& phases,
                                 const profile::ApplicationProfile* profile);
 
+// The backlog after the first slot, as a reader can picture it: "tasks waited for a free slot
+// during 1m 20s (66% of the wall time), at most 12 at once"; "" when none waited. (The summed
+// task-ms queued, PhaseBreakdown::starved_task_ms, is true arithmetic but no one can picture
+// hours of task time for a minutes-long run.)
+std::string BacklogText(const diagnosis::PhaseBreakdown& phases);
+
 // The findings' configuration changes that can be pasted as they are (no alternatives, no
 // placeholders, one value per key, the most costly finding's value first).
 std::vector<std::pair<std::string, std::string>> PasteableConfigChanges(

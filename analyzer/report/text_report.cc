@@ -10,6 +10,7 @@
 
 #include "analyzer/report/cost_section.h"
 #include "analyzer/report/format.h"
+#include "analyzer/report/markdown_report.h"
 #include "analyzer/report/profile_view.h"
 #include "common/terminal_text.h"
 
@@ -96,10 +97,8 @@ void WritePhasesAndFindings(const Analysis& analysis, std::ostringstream& out) {
         out << line;
       }
     }
-    if (p.starved_task_ms > 0) {
-      out << "  tasks queued " << HumanDurationMs(p.starved_task_ms)
-          << " (task time) while every slot was busy\n";
-    }
+    const std::string backlog = BacklogText(p);
+    if (!backlog.empty()) out << "  " << backlog << "\n";
   }
   out << "\nFindings";
   if (analysis.findings.empty()) {

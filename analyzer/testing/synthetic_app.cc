@@ -173,7 +173,7 @@ std::string GenerateEventLog(const SyntheticApp& app) {
     w.Key("Spark Properties").BeginObject()
         .Field("spark.app.name", app.app_name)
         .Field("spark.app.id", app.app_id)
-        .Field("spark.master", "yarn")
+        .Field("spark.master", app.master)
         .Field("spark.executor.instances", std::to_string(app.executors));
     for (const auto& [key, value] : app.extra_properties) w.Field(key, value);
     w.EndObject();
@@ -195,13 +195,17 @@ std::string GenerateEventLog(const SyntheticApp& app) {
     JsonWriter& w = out.Begin("SparkListenerExecutorAdded");
     w.Field("Timestamp", executors_ready + e * 300).Field("Executor ID", std::to_string(e));
     w.Key("Executor Info").BeginObject()
-        .Field("Host", "worker-" + std::to_string(e) + ".cluster.local")
+        .Field("Host", app.executors_on_one_host ? std::string("127.0.0.1")
+                                                 : "worker-" + std::to_string(e) + ".cluster.local")
         .Field("Total Cores", static_cast<int64_t>(app.cores_per_executor))
         .Key("Log Urls").BeginObject().EndObject()
         .Key("Attributes").BeginObject().EndObject()
         .Key("Resources").BeginObject().EndObject()
-        .Field("Resource Profile Id", static_cast<int64_t>(0))
-        .EndObject();
+        .Field("Resource Profile Id", static_cast<int64_t>(0));
+    if (app.executor_request_delay_ms >= 0) {
+      w.Field("Request Time", app.start_ms + app.executor_request_delay_ms);
+    }
+    w.EndObject();
     out.End();
   }
   now = executors_ready + app.executors * 300 + 500;

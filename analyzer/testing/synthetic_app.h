@@ -51,6 +51,10 @@ struct SyntheticApp {
   int64_t executor_memory_mb = 8192;
   int64_t start_ms = 1700000000000;
   int64_t executor_start_delay_ms = 20000;  // application start until executors register
+  // When >= 0, each executor's "Request Time" (Spark 3.1+): this long after the start.
+  int64_t executor_request_delay_ms = -1;
+  std::string master = "yarn";              // spark.master
+  bool executors_on_one_host = false;       // every executor on host "127.0.0.1"
   int64_t driver_gap_ms = 1500;             // between jobs
   std::string sql_description = "INSERT OVERWRITE TABLE sales_daily SELECT ...";
   std::vector<std::pair<std::string, std::string>> extra_properties;

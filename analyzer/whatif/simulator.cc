@@ -1678,6 +1678,12 @@ Prediction Simulator::Simulate(const Scenario& scenario) const {
     };
     int converted = 0;
     for (const BroadcastCandidate& join : joins) {
+      if (!scenario.broadcast_joins.empty() &&
+          std::find(scenario.broadcast_joins.begin(), scenario.broadcast_joins.end(),
+                    std::pair<int64_t, int32_t>{join.execution_id, join.join_node}) ==
+              scenario.broadcast_joins.end()) {
+        continue;
+      }
       const std::vector<size_t> large = units_of(join.large_map_stages);
       const std::vector<size_t> small = units_of(join.small_map_stages);
       const std::vector<size_t> joined = units_of(join.join_stages);

@@ -42,6 +42,8 @@ struct Scenario {
   int64_t executor_memory_mb = -1;   // spark.executor.memory: spill and GC per task rescaled
   int64_t max_partition_bytes = -1;  // spark.sql.files.maxPartitionBytes: file scans re-split
   bool fix_broadcast = false;        // sort-merge joins whose small side fits become broadcasts
+  // With fix_broadcast, only these joins (SQL execution id, plan node); empty = every one.
+  std::vector<std::pair<int64_t, int32_t>> broadcast_joins;
   int32_t dynamic_allocation = -1;   // spark.dynamicAllocation.enabled: 0 off, 1 on
   int32_t min_executors = -1;        // spark.dynamicAllocation.minExecutors
   int32_t max_executors = -1;        // spark.dynamicAllocation.maxExecutors

@@ -21,10 +21,13 @@ namespace {
 using diagnosis::test_util::AnalyzeShared;
 using diagnosis::test_util::AnalyzeText;
 
-report::Analysis Synthetic(int tasks, int64_t task_ms, int skewed = 0, double skew = 1.0) {
+// A scan and an aggregate of `tasks` tasks each; the aggregate's last (`skewed_first`: first)
+// `skewed` tasks take `skew` x longer and read as much more.
+report::Analysis Synthetic(int tasks, int64_t task_ms, int skewed = 0, double skew = 1.0,
+                           int executors = 4, int cores = 2, bool skewed_first = false) {
   testing::SyntheticApp app;
-  app.executors = 4;
-  app.cores_per_executor = 2;
+  app.executors = executors;
+  app.cores_per_executor = cores;
   app.executor_start_delay_ms = 1000;
   // The aggregate ran spark.sql.shuffle.partitions tasks: the setting re-splits it.
   app.extra_properties.push_back({"spark.sql.shuffle.partitions", std::to_string(tasks)});
@@ -44,6 +47,7 @@ report::Analysis Synthetic(int tasks, int64_t task_ms, int skewed = 0, double sk
   agg.shuffle_read_bytes_per_task = 8 << 20;
   agg.skewed_tasks = skewed;
   agg.skew_factor = skew;
+  agg.skewed_first = skewed_first;
   agg.parents = {0};
   app.stages.push_back(agg);
   return AnalyzeText(testing::GenerateEventLog(app));
@@ -93,30 +97,8 @@ TEST(Simulator, FixingSkewShortensTheStageThePartitionCountDoesNotSplitAHotKey) 
 // ordinary tasks into median-sized pieces: the "fixed" stage came out longer. Splitting the big
 // task must save about what running it in pieces on both slots saves.
 TEST(Simulator, FixingSkewSplitsTheTaskHoldingMostOfTheStage) {
-  testing::SyntheticApp app;
-  app.executors = 2;
-  app.cores_per_executor = 1;
-  app.executor_start_delay_ms = 1000;
-  testing::SyntheticStage scan;
-  scan.name = "scan";
-  scan.tasks = 8;
-  scan.task_ms = 250;
-  scan.jitter = 0;
-  scan.input_bytes_per_task = 8 << 20;
-  scan.shuffle_write_bytes_per_task = 1 << 20;
-  app.stages.push_back(scan);
-  testing::SyntheticStage agg;
-  agg.name = "aggregate";
-  agg.tasks = 8;
-  agg.task_ms = 250;
-  agg.jitter = 0;
-  agg.shuffle_read_bytes_per_task = 1 << 20;
-  agg.skewed_tasks = 1;
-  agg.skew_factor = 40;  // ~10 s against 250 ms: 85% of the stage's task time
-  agg.skewed_first = true;
-  agg.parents = {0};
-  app.stages.push_back(agg);
-  report::Analysis a = AnalyzeText(testing::GenerateEventLog(app));
+  // 2 executors of 1 core; the aggregate's first task ~10 s against 250 ms: 85% of its time.
+  report::Analysis a = Synthetic(8, 250, 1, 40.0, 2, 1, true);
   auto stage_one = [](const Prediction& p) {
     auto it = std::find_if(p.stages.begin(), p.stages.end(),
                            [](const StagePrediction& s) { return s.stage_id == 1; });

@@ -38,7 +38,8 @@ void ExecutorLoss(const DiagnosisInput& input, std::vector<Finding>& out) {
   int64_t executors = 0, lost = 0;
   const ClusterManager manager = input.Manager();
   const bool container_limits =
-      manager != ClusterManager::kStandalone && manager != ClusterManager::kLocal;
+      manager != ClusterManager::kStandalone && manager != ClusterManager::kLocal &&
+      manager != ClusterManager::kLocalCluster;
   for (const model::Executor& executor : m.executors) {
     if (executor.is_driver()) continue;
     ++executors;

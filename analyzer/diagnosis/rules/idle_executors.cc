@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "analyzer/diagnosis/rules/rules.h"
+#include "analyzer/diagnosis/severity.h"
 
 namespace sparkprof::diagnosis::rules {
 
@@ -106,17 +107,10 @@ int64_t PeakExecutors(const model::ApplicationModel& m) {
 void IdleExecutors(const DiagnosisInput& input, std::vector<Finding>& out) {
   const model::ApplicationModel& m = *input.model;
   if (m.duration_ms() <= 0) return;
-  double allocated_core_ms = 0;
+  const double allocated_core_ms = HeldCoreHours(m) * 3'600'000.0;
+  if (allocated_core_ms <= 0) return;
   int64_t max_cores_per_executor = 0;
   for (const model::Executor& executor : m.executors) {
-    if (executor.total_cores <= 0) continue;
-    int64_t added = std::max(executor.added_time_ms >= 0 ? executor.added_time_ms : m.start_time_ms,
-                             m.start_time_ms);
-    int64_t removed = std::min(
-        executor.removed_time_ms >= 0 ? executor.removed_time_ms : m.end_time_ms, m.end_time_ms);
-    if (removed <= added) continue;
-    allocated_core_ms +=
-        static_cast<double>(executor.total_cores) * static_cast<double>(removed - added);
     max_cores_per_executor = std::max<int64_t>(max_cores_per_executor, executor.total_cores);
   }
   // Small runs: only when executors sat through one long stretch without any task.

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "analyzer/diagnosis/rules/rules.h"
+#include "analyzer/diagnosis/severity.h"
 
 namespace sparkprof::diagnosis::rules {
 
@@ -112,10 +113,8 @@ bool JudgeProfiledCauses(const DiagnosisInput& input, const std::vector<Profiled
   f.cost_ms = std::min(f.cost_ms, wall_ms);
   const double high_share = static_cast<double>(f.impact.time_saved_ms_high) / wall_ms;
   if (!report_regardless && high_share < kMinWallShare && max_share < kMinShareAlone) return false;
-  const double expected_share = static_cast<double>(f.expected_saving_ms()) / wall_ms;
-  f.severity = expected_share >= kCriticalWallShare  ? Severity::kCritical
-               : expected_share >= kWarningWallShare ? Severity::kWarning
-                                                     : Severity::kInfo;
+  f.severity = SeverityForSavingShare(
+      SavingShare(f, wall_ms, HeldCoreHours(*input.model)));
   for (const ProfiledCause& cause : causes) f.stage_ids.push_back(cause.stage_id);
   return true;
 }

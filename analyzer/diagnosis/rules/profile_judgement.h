@@ -14,8 +14,9 @@
 //   * Reported when the high saving is at least kMinWallShare (1%) of the application's wall
 //     time, or the cause holds kMinShareAlone (50%) of a stage whatever it saves (a user
 //     reading the stage's flame graph must find it named).
-//   * Severity follows the expected saving (the middle of the range) as a share of the
-//     application's wall time: >= 25% critical, >= 5% warning, else info.
+//   * Severity follows the expected saving, by the rule every finding follows
+//     (analyzer/diagnosis/severity.h): >= 25% of the wall time or of the core-hours critical,
+//     >= 5% warning, else info.
 #pragma once
 
 #include <cstdint>
@@ -35,8 +36,6 @@ inline constexpr int64_t kMinSamples = 100;
 inline constexpr double kMinShare = 0.10;
 inline constexpr double kMinShareAlone = 0.50;
 inline constexpr double kMinWallShare = 0.01;
-inline constexpr double kCriticalWallShare = 0.25;
-inline constexpr double kWarningWallShare = 0.05;
 
 // One stage where a cause holds a share of the sampled task time (all attempts summed).
 struct ProfiledCause {

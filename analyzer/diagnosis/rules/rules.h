@@ -1,5 +1,8 @@
 // Every diagnosis rule: one function per file, appending its findings. The ids are the ones
 // issue 3 and docs/report-schema.md name; thresholds and their sources sit in each file.
+// A rule's severity thresholds ("ratio >= 8: critical") say how bad its pattern can be; the
+// severity a performance finding ends with is at most what its expected saving allows
+// (analyzer/diagnosis/severity.h, applied by Diagnose() to every finding; failures exempt).
 #pragma once
 
 #include <vector>
