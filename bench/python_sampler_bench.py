@@ -53,6 +53,8 @@ def main():
     parser.add_argument("--tasks", type=int, default=20)
     parser.add_argument("--rows", type=int, default=2000)
     parser.add_argument("--interval-ms", type=int, default=10)
+    parser.add_argument("--report", action="store_true",
+                        help="print the sampler thread's own CPU against the worker's main thread")
     args = parser.parse_args()
     if args.mode == "plain":
         for task in range(args.tasks):
@@ -79,6 +81,13 @@ def main():
         if files != args.tasks or daemon._sampler is None or daemon._sampler.failed:
             print("sampler did not write one file per task: %d files" % files, file=sys.stderr)
             return 1
+        if args.report:
+            import time
+            import threading
+            sampler_cpu = time.clock_gettime(time.pthread_getcpuclockid(daemon._sampler.thread.ident))
+            main_cpu = time.clock_gettime(time.pthread_getcpuclockid(threading.get_ident()))
+            print("sampler thread CPU %.3f s, main thread CPU %.3f s: %.2f%%"
+                  % (sampler_cpu, main_cpu, 100 * sampler_cpu / main_cpu))
         return 0
     finally:
         shutil.rmtree(work, ignore_errors=True)
