@@ -161,7 +161,8 @@ RunCost ComputeCost(const model::ApplicationModel& model, const CostOptions& opt
   const bool flat = options.price_per_core_hour >= 0 && options.price_per_gib_hour >= 0;
   const bool databricks = diagnosis::PlatformOf(model) == diagnosis::Platform::kDatabricks;
   std::tie(out.cloud, out.cloud_source) = DetectCloud(model, options);
-  const bool local = Property(model, "spark.master").rfind("local", 0) == 0;
+  // local[N] only: local-cluster[...] runs its tasks in executor JVMs.
+  const bool local = diagnosis::ClusterManagerOf(model) == diagnosis::ClusterManager::kLocal;
 
   // Executors' shape and lifetimes.
   std::map<int32_t, int32_t> cores_seen;  // cores -> executors

@@ -58,8 +58,11 @@ const char* PlatformName(Platform platform) {
   return "";
 }
 
-ClusterManager DiagnosisInput::Manager() const {
-  const std::string master = Property("spark.master", "");
+ClusterManager DiagnosisInput::Manager() const { return ClusterManagerOf(*model); }
+
+ClusterManager ClusterManagerOf(const model::ApplicationModel& model) {
+  const std::string* set = model.SparkProperty("spark.master");
+  const std::string master = set != nullptr ? *set : "";
   if (master.rfind("local-cluster", 0) == 0) return ClusterManager::kLocalCluster;
   if (master.rfind("local", 0) == 0) return ClusterManager::kLocal;
   if (master.rfind("yarn", 0) == 0) return ClusterManager::kYarn;

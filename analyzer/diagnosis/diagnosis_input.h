@@ -31,6 +31,8 @@ const char* ClusterManagerName(ClusterManager manager);  // "local", "standalone
 const char* PlatformName(Platform platform);             // "", "Databricks", "EMR", "Dataproc"
 // The managed platform the run's settings show (Databricks, EMR, Dataproc), else kNone.
 Platform PlatformOf(const model::ApplicationModel& model);
+// From spark.master (Databricks clusters are standalone underneath; platform says Databricks).
+ClusterManager ClusterManagerOf(const model::ApplicationModel& model);
 
 struct DiagnosisInput {
   const model::ApplicationModel* model = nullptr;

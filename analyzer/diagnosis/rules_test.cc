@@ -254,6 +254,9 @@ TEST(Words, TheTaskHeapIsTheDriversOnlyInLocalMode) {
   EXPECT_EQ(input.Manager(), ClusterManager::kLocalCluster);
   EXPECT_FALSE(input.LocalMode());
   EXPECT_STREQ(input.TaskHeapKey(), "spark.executor.memory");  // exit code 52: the executor's
+  for (const std::string& assumption : local_cluster.cost.assumptions) {
+    EXPECT_EQ(assumption.find("local mode"), std::string::npos) << assumption;
+  }
   report::Analysis local = WaitedFor("local[4]", true);
   DiagnosisInput local_input;
   MakeDiagnosisInput(local.model, local_input);
