@@ -135,8 +135,8 @@ const char* kOom =
     R"({"Reason":"ExceptionFailure","Class Name":"java.lang.OutOfMemoryError","Description":"Java heap space","Stack Trace":[],"Full Stack Trace":"","Accumulator Updates":[]})";
 
 // A job whose stage 1 fails because task 2 throws twice (spark.task.maxFailures=2).
-Log FailedJob(const char* failure_reason) {
-  Log log;
+Log FailedJob(const char* failure_reason, const std::string& master = "spark://127.0.0.1:7077") {
+  Log log(master);
   log.Executor("0", 2000);
   log.JobStart(0, {0}, 3000, "healthy count");
   log.StageSubmitted(0, 0, 3000);
@@ -194,6 +194,20 @@ TEST(JobFailures, OutOfMemoryFailuresAskForSmallerPartitionsAndMoreMemory) {
   auto failures = FindingsOf(a, "task-failures");
   ASSERT_EQ(failures.size(), 1u);
   EXPECT_EQ(failures[0]->symptom_of, "job-failures");
+}
+
+// Issue 33: an executor's heap OutOfMemoryError on local-cluster[...] (its tasks run in executor
+// JVMs) is the executor's heap; only local[N] runs tasks in the driver.
+TEST(JobFailures, OutOfMemoryOnLocalClusterIsTheExecutorsHeap) {
+  report::Analysis cluster = AnalyzeText(FailedJob(kOom, "local-cluster[2,1,1024]").text());
+  ASSERT_FALSE(cluster.findings.empty());
+  EXPECT_TRUE(RecommendsKey(cluster.findings.front(), "spark.executor.memory"));
+  for (const Finding& f : cluster.findings) {
+    EXPECT_FALSE(RecommendsKey(f, "spark.driver.memory")) << f.rule;
+  }
+  report::Analysis local = AnalyzeText(FailedJob(kOom, "local[2]").text());
+  ASSERT_FALSE(local.findings.empty());
+  EXPECT_TRUE(RecommendsKey(local.findings.front(), "spark.driver.memory"));
 }
 
 TEST(JobFailures, FetchFailuresAskToKeepShuffleFiles) {

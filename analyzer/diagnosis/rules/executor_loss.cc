@@ -111,9 +111,11 @@ void ExecutorLoss(const DiagnosisInput& input, std::vector<Finding>& out) {
     int64_t memory_mib = ParseSizeMiB(input.Property("spark.executor.memory", "1g"), 1024);
     f.recommendations.push_back(
         {"spark.executor.memory", std::to_string(memory_mib + memory_mib / 2) + "m",
-         "on a standalone cluster nothing but the heap limits an executor: it ran out of heap "
-         "(exit code 52) or the host ran out of memory; 50% more heap, or fewer executors per "
-         "host"});
+         std::string(manager == ClusterManager::kLocalCluster
+                         ? "in local-cluster mode the executors are JVMs on this host and"
+                         : "on a standalone cluster") +
+             " nothing but the heap limits an executor: it ran out of heap (exit code 52) or the "
+             "host ran out of memory; 50% more heap, or fewer executors per host"});
   } else if (by_class["memory"] > 0) {
     int64_t memory_mib = ParseSizeMiB(input.Property("spark.executor.memory", "1g"), 1024);
     int64_t overhead_mib = ParseSizeMiB(input.Property("spark.executor.memoryOverhead", ""),
