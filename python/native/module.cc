@@ -140,7 +140,7 @@ Discovery Discover(nb::object tree_object, const std::string& path, const std::s
 
 AnalysisResult AnalyzeApplication(const Discovery& discovery, size_t index,
                                   size_t max_problems_kept, bool right_sizing,
-                                  const nb::dict& cost) {
+                                  const nb::dict& cost, const std::string& profile) {
   if (index >= discovery.result.applications.size()) throw nb::index_error("no such application");
   if (!discovery.tree) throw nb::value_error("this discovery was cleared");
   const PythonCostOptions cost_options = ReadCostOptions(cost, right_sizing);
@@ -157,7 +157,8 @@ AnalysisResult AnalyzeApplication(const Discovery& discovery, size_t index,
   nb::gil_scoped_release release;
   ScopedRaisedErrors scope(result.errors);
   result.analysis = std::make_unique<report::Analysis>(
-      report::Analyze(discovery.result.applications[index], options, cost_options.options));
+      report::Analyze(discovery.result.applications[index], options, cost_options.options,
+                      profile));
   result.simulator = std::make_unique<whatif::LazySimulator>(result.analysis->model);
   return result;
 }
@@ -323,10 +324,12 @@ NB_MODULE(_native, m) {
                      return discovery.tree ? Exceptions(*discovery.tree->errors()) : nb::list();
                    })
       .def("analyze", &AnalyzeApplication, nb::arg("index"), nb::arg("max_problems_kept") = 1000,
-           nb::arg("right_sizing") = true, nb::arg("cost") = nb::dict(),
+           nb::arg("right_sizing") = true, nb::arg("cost") = nb::dict(), nb::arg("profile") = "",
            "Reads and analyses one application (the GIL is released while the engine works); "
            "right_sizing=False skips the cost section's instance frontier; `cost` holds the "
-           "pricing options of `sparkprof analyze` (keys: the flags' names with underscores).");
+           "pricing options of `sparkprof analyze` (keys: the flags' names with underscores); "
+           "`profile` is `sparkprof analyze --profile`: a *.sparkprof file or the driver's output "
+           "directory (\"\": none).");
 
   nb::class_<AnalysisResult>(m, "Analysis", nb::type_slots(analysis_slots))
       .def_prop_ro("log_name", [](const AnalysisResult& r) { return Utf8(r.analysis->log_name); })

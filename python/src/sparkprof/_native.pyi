@@ -20,6 +20,7 @@ class Discovery:
         max_problems_kept: int = 1000,
         right_sizing: bool = True,
         cost: dict[str, Any] = ...,
+        profile: str = "",
     ) -> Analysis: ...
 
 class Analysis:

@@ -159,16 +159,18 @@ class Discovery:
         max_problems_kept: int = 1000,
         right_sizing: bool = True,
         cost: CostOptions | None = None,
+        profile: str | os.PathLike[str] | None = None,
     ) -> None:
         """``right_sizing=False`` leaves out the cost section's instance frontier (each of its
         points is a simulation; a what-if does not need them); ``cost`` prices the runs as the
-        CLI's cost flags do."""
+        CLI's cost flags do; ``profile`` is ``sparkprof analyze --profile``."""
         if on_read_error not in ("raise", "report"):
             raise ValueError("on_read_error must be 'raise' or 'report'")
         self.on_read_error = on_read_error
         self.max_problems_kept = max_problems_kept
         self.right_sizing = right_sizing
         self.cost = (cost or CostOptions()).native()
+        self.profile = os.fspath(profile) if profile is not None else ""
         self.native = discover(root)
         if on_read_error == "raise":
             _raise_first(self.native.errors)
@@ -213,7 +215,9 @@ class Discovery:
                 yield self._outcome(index, native)
 
     def _analyze(self, index: int) -> _native.Analysis:
-        return self.native.analyze(index, self.max_problems_kept, self.right_sizing, self.cost)
+        return self.native.analyze(
+            index, self.max_problems_kept, self.right_sizing, self.cost, self.profile
+        )
 
     def _outcome(self, index: int, native: _native.Analysis) -> Outcome:
         errors = native.errors
@@ -250,15 +254,17 @@ def iter_applications(
     max_problems_kept: int = 1000,
     workers: int = 1,
     cost: CostOptions | None = None,
+    profile: str | os.PathLike[str] | None = None,
     **storage_options: Any,
 ) -> Iterator[AnalysedApplication]:
     """Analyses the applications in ``source`` one at a time, in the CLI's order, holding at most
     ``workers`` of them in memory. Logs without any readable Spark event are skipped.
 
     ``workers > 1`` analyses that many applications at once on threads (the engine runs without
-    the GIL), for folders of many logs. ``cost``: as for ``analyze``."""
+    the GIL), for folders of many logs. ``cost``, ``profile``: as for ``analyze`` (a directory
+    ``profile`` holds each application's profile under its id)."""
     root = resolve(source, name, **storage_options)
-    discovery = Discovery(root, on_read_error, max_problems_kept, cost=cost)
+    discovery = Discovery(root, on_read_error, max_problems_kept, cost=cost, profile=profile)
     for _, analysed in discovery.analyse(workers=workers):
         if analysed is not None:
             yield analysed
@@ -272,6 +278,7 @@ def analyze(
     max_problems_kept: int = 1000,
     workers: int = 1,
     cost: CostOptions | None = None,
+    profile: str | os.PathLike[str] | None = None,
     **storage_options: Any,
 ) -> Report:
     """Reads the event logs in ``source`` through the native engine and returns the report.
@@ -290,11 +297,15 @@ def analyze(
     input problem, as the CLI does, and analyses what was read.
     ``cost``: the pricing options of ``sparkprof analyze`` (``sparkprof.CostOptions``:
     instance types, a price catalogue, flat rates, spot, DBUs; docs/cost.md).
+    ``profile``: the agent's samples, as ``sparkprof analyze --profile``: a local ``*.sparkprof``
+    file, or the Spark plugin's output directory (``spark.sparkprof.outputDir``, where each
+    application's profile is found by its id). The report then carries ``profile`` sections and
+    the profile rules' findings; a profile that cannot be used is said in ``profile.reason``.
 
     Raises ``NothingAnalysableError`` when no Spark event could be read at all.
     """
     root = resolve(source, name, **storage_options)
-    discovery = Discovery(root, on_read_error, max_problems_kept, cost=cost)
+    discovery = Discovery(root, on_read_error, max_problems_kept, cost=cost, profile=profile)
     analysed = [found for _, found in discovery.analyse(workers=workers) if found is not None]
     if not analysed:
         raise NothingAnalysableError(
