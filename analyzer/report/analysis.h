@@ -23,8 +23,10 @@ inline constexpr const char* kReportSchema = "sparkprof.report/v1";
 // Additions within v1 (docs/report-schema.md, "Versioning"): 1 = jobs[], per-SQL-execution totals,
 // counts.resubmitted_tasks, findings' category and confidence; 2 = cost, and
 // counts.photon_peak_memory_tasks; 3 = stages[].job_id; 4 = driver (the plugin's reports);
-// 5 = profile, stages[].profile, findings[].frames (the agent's samples).
-inline constexpr int64_t kReportSchemaMinor = 6;
+// 5 = profile, stages[].profile, findings[].frames (the agent's samples); 6 = the Python
+// workers' profile (profile top_python, python_worker_off_cpu_ms); 7 = phases.slot_starved_wall_ms
+// and phases.peak_queued_tasks (the backlog after the first slot).
+inline constexpr int64_t kReportSchemaMinor = 7;
 
 struct TaskTimeline;  // html_report.h
 

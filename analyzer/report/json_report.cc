@@ -58,6 +58,8 @@ void WritePhases(const diagnosis::PhaseBreakdown& p, const profile::ApplicationP
       .Field("tasks_running_ms", p.tasks_running_ms)
       .Field("commit_gap_ms", p.commit_gap_ms)
       .Field("starved_task_ms", p.starved_task_ms)
+      .Field("slot_starved_wall_ms", p.slot_starved_wall_ms)
+      .Field("peak_queued_tasks", p.peak_queued_tasks)
       .Field("first_slot_ms", p.first_slot_ms)
       .Field("peak_slots", static_cast<int64_t>(p.peak_slots));
   out.Key("slot_ms").BeginObject()
