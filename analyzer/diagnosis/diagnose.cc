@@ -169,6 +169,7 @@ Diagnosis Diagnose(const model::ApplicationModel& model, const whatif::LazySimul
   // The profile's rules (silent without a profile).
   rules::SerializationBound(input, result.findings);
   rules::PythonBound(input, result.findings);
+  rules::PerTaskOverhead(input, result.findings);
   rules::IoWaitBound(input, result.findings);
   rules::LockContention(input, result.findings);
   rules::CpuOversubscription(input, result.findings);

@@ -330,6 +330,45 @@ TEST_F(ProfileRulesTest, PythonBoundNamesTheWorkersFunction) {
   EXPECT_NE(found[0]->recommendations[0].value.find("once per batch"), std::string::npos);
 }
 
+// Workers that spend most of their time setting each task up (imports, pyspark's loop) rather
+// than in the application's code: per-task-overhead, judged by that share, not by task counts.
+TEST_F(ProfileRulesTest, PerTaskOverheadWhenTheWorkersMostlySetUp) {
+  const std::vector<std::string> wait = {
+      "org.apache.spark.api.python.PythonRDD.compute",
+      "org.apache.spark.api.python.PythonRunner$$anon$3.read", "java.io.DataInputStream.readInt"};
+  auto worker = [&](std::vector<std::string> python) {
+    std::vector<std::string> frames = Under(wait);
+    frames.push_back("[python worker]");
+    frames.insert(frames.end(), python.begin(), python.end());
+    return frames;
+  };
+  auto run = [&](int64_t setup_ms, int64_t application_ms) {
+    return Analyze(
+        TwoStages(),
+        ProfileBatch({{0, Under(wait), schema::Category::python_wait, 25600},
+                      {0, Under({"com.acme.Job.map"}), schema::Category::compute, 6400},
+                      {1, Under({"com.acme.Job.reduce"}), schema::Category::compute, 2000},
+                      {0, worker({"main (pyspark/worker.py:1200)", "_read_directory (<frozen zipimport>:492)"}),
+                       schema::Category::python, setup_ms},
+                      {0, worker({"main (pyspark/worker.py:1300)", "<lambda> (job.py:7)"}),
+                       schema::Category::python, application_ms}}));
+  };
+  report::Analysis setting_up = run(9000, 1000);
+  auto found = FindingsOf(setting_up, "per-task-overhead");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0]->stage_ids, std::vector<int32_t>{0});
+  EXPECT_NE(found[0]->explanation.find("90% of their 10.0 s"), std::string::npos)
+      << found[0]->explanation;
+  EXPECT_NE(found[0]->explanation.find("`_read_directory (<frozen zipimport>)`"), std::string::npos)
+      << found[0]->explanation;
+  ASSERT_FALSE(found[0]->frames.empty());
+  EXPECT_EQ(found[0]->frames[0].frame, "_read_directory (<frozen zipimport>:492)");
+  // The application's code holding most of the workers' time: no per-task overhead.
+  EXPECT_TRUE(FindingsOf(run(3000, 7000), "per-task-overhead").empty());
+  // No worker samples (the JVM's profile only): nothing to judge by.
+  EXPECT_TRUE(FindingsOf(run(0, 0), "per-task-overhead").empty());
+}
+
 TEST_F(ProfileRulesTest, WaitsLocksAndStarvation) {
   struct Case {
     const char* rule;

@@ -351,6 +351,9 @@ class Summarizer {
       if (charged == kNone && !name.starts_with('[')) charged = frames[i];
     }
     if (charged == kNone) return;  // markers only
+    if (IsPythonApplicationFrame(model_.FrameName(charged))) {
+      out_.python_application_ns = flamegraph::SaturatingAdd(out_.python_application_ns, weight);
+    }
     PythonSums& sums = python_[charged];
     sums.all = flamegraph::SaturatingAdd(sums.all, weight);
     if (category == Category::kPython) {
@@ -586,6 +589,8 @@ StageProfile ApplicationProfile::Combined(int32_t stage_id) const {
     combined.python_ns = flamegraph::SaturatingAdd(combined.python_ns, stage.python_ns);
     combined.python_off_cpu_ns =
         flamegraph::SaturatingAdd(combined.python_off_cpu_ns, stage.python_off_cpu_ns);
+    combined.python_application_ns =
+        flamegraph::SaturatingAdd(combined.python_application_ns, stage.python_application_ns);
     for (int c = 0; c < kCategoryCount; ++c) {
       combined.application_site_ns[c] =
           flamegraph::SaturatingAdd(combined.application_site_ns[c], stage.application_site_ns[c]);

@@ -120,6 +120,9 @@ struct StageProfile {
   uint64_t off_cpu_ns = 0;
   uint64_t python_ns = 0;          // the Python workers on CPU
   uint64_t python_off_cpu_ns = 0;  // the Python workers off CPU in their own code
+  // The workers' time (on and off CPU) on samples with an application Python frame: the rest is
+  // their per-task setup -- imports, unpickling the task's function, pyspark's own loop.
+  uint64_t python_application_ns = 0;
   std::vector<PythonFrameTime> top_python;  // most time first (kTopFrames)
   std::vector<FrameTime> top_self;         // most self time first (kTopFrames)
   std::vector<FrameTime> top_application;  // application frames, most on-CPU inclusive first

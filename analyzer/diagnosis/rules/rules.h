@@ -56,6 +56,7 @@ void SpeculationWaste(const DiagnosisInput& input, std::vector<Finding>& out);
 void SerializationBound(const DiagnosisInput& input, std::vector<Finding>& out);
 // python_bound.cc
 void PythonBound(const DiagnosisInput& input, std::vector<Finding>& out);
+void PerTaskOverhead(const DiagnosisInput& input, std::vector<Finding>& out);
 // io_wait_bound.cc
 void IoWaitBound(const DiagnosisInput& input, std::vector<Finding>& out);
 // lock_contention.cc

@@ -11,7 +11,8 @@
 #   - on CPU: the main thread's CPU clock advance since the previous sample
 #     (time.pthread_getcpuclockid), charged to the stack seen now -> category `python`;
 #   - off CPU: the rest of the wall time; when the worker waits for the JVM (reading its input or
-#     writing its output in pyspark's serializers) it is the JVM's time and not charged; otherwise
+#     writing its output in pyspark's serializers) it is the JVM's time and not charged (but its
+#     run delay there is the worker's: runnable, the data there, no CPU); otherwise
 #     (its own I/O, sleeps, locks) -> category `python_off_cpu`; of it, the kernel's run delay
 #     (/proc/self/task/<tid>/schedstat: runnable, waiting for a CPU) under an innermost frame
 #     "[runnable: waiting for a CPU]".
@@ -236,8 +237,10 @@ class _Sampler(object):
                 waits_for_jvm = any(("(%s:" % module) in name for module in _JVM_IO_MODULES)
                 break
         if waits_for_jvm:
-            self.jvm_wait_ns += off_ns
-            off_ns = starved_ns = 0
+            # Its input had arrived, or its output was taken, when it was runnable with no CPU:
+            # that part is the worker's own delay, not the JVM's.
+            self.jvm_wait_ns += off_ns - starved_ns
+            off_ns = starved_ns
         self.samples += 1
         self.cpu_ns += cpu_ns
         self.off_ns += off_ns

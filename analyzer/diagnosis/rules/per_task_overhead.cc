@@ -1,0 +1,102 @@
+// per-task-overhead: the PySpark workers spend most of their time on each task's fixed setup
+// rather than on the application's Python code: importing modules (the interpreter's import
+// machinery; a worker that puts the task's files on sys.path invalidates its import caches and
+// reads pyspark.zip's directory again), unpickling the task's function, pyspark's own worker
+// loop. The event log calls all of it run time, and counting tasks cannot tell a thousand
+// 100 ms tasks that work from a thousand that set up; the workers' own samples can.
+//
+// Measured (needs the Python workers' samples, the plugin's sparkprof daemon): per stage, the
+// workers' setup time = their time on samples without an application Python frame
+// (profile::StageProfile::python_application_ns is the rest), as a share of the workers' time.
+// Judged when the setup is the larger part (> 50% of the workers' time: the tasks cost more to
+// start than to run, whatever their number); the cause's time in task-thread terms is the task
+// threads' python_wait x that share (a task thread waits while its worker sets up), judged by
+// profile_judgement.h.
+// Fix: fewer, larger tasks, so the setup is paid fewer times (coalesce, fewer input partitions,
+// larger files per partition). Efficiency 50-90%: the setup per task stays, paid by far fewer
+// tasks; a partition count of 2-3x the task slots keeps every slot busy.
+#include <algorithm>
+#include <string>
+
+#include "analyzer/diagnosis/rules/profile_judgement.h"
+#include "analyzer/diagnosis/rules/rules.h"
+
+namespace sparkprof::diagnosis::rules {
+
+namespace {
+constexpr double kSetupMajority = 0.5;
+
+// The setup's share of the stage's Python workers' time; 0 without worker samples.
+double SetupShare(const profile::StageProfile& stage) {
+  const uint64_t worker = stage.python_ns + stage.python_off_cpu_ns;
+  if (worker == 0) return 0;
+  const uint64_t setup = worker - std::min(worker, stage.python_application_ns);
+  return static_cast<double>(setup) / static_cast<double>(worker);
+}
+}  // namespace
+
+void PerTaskOverhead(const DiagnosisInput& input, std::vector<Finding>& out) {
+  std::vector<ProfiledCause> causes = StagesWhere(input, [](const profile::StageProfile& stage) {
+    const double share = SetupShare(stage);
+    if (share <= kSetupMajority) return uint64_t{0};
+    const uint64_t wait = stage.category_ns[CategoryIndex(TaskCategory::kPythonWait)];
+    return static_cast<uint64_t>(static_cast<double>(wait) * share);
+  });
+  if (causes.empty()) return;
+  const ProfiledCause& top = causes.front();
+  const double setup_share = SetupShare(top.stage);
+  const uint64_t worker_ns = top.stage.python_ns + top.stage.python_off_cpu_ns;
+  int64_t tasks = 0;
+  for (const StageStats& stage : input.stages) {
+    if (stage.stage_id == top.stage_id) tasks += stage.successful_tasks;
+  }
+  const int64_t slots = std::max<int64_t>(input.slots(), 1);
+  const int64_t target = std::max<int64_t>(2 * slots, 1);
+
+  Finding f;
+  f.rule = "per-task-overhead";
+  f.category = Category::kDataDistribution;
+  f.recipe = "docs/recipes/troubleshoot/python-bound.md";
+  f.confidence = ProfileConfidence(input, top);
+  f.evidence = {
+      {"top_stage_python_worker_ms", static_cast<double>(worker_ns / 1'000'000), "ms"},
+      {"top_stage_python_setup_share", setup_share, "ratio"},
+      {"top_stage_python_application_ms",
+       static_cast<double>(top.stage.python_application_ns / 1'000'000), "ms"},
+      {"top_stage_setup_wait_ms", static_cast<double>(top.ns / 1'000'000), "ms"},
+      {"stages", static_cast<double>(causes.size()), "count"},
+  };
+  if (tasks > 0) f.evidence.push_back({"top_stage_tasks", static_cast<double>(tasks), "count"});
+  std::string hottest;
+  for (const profile::PythonFrameTime& frame : top.stage.top_python) {
+    if (profile::IsPythonApplicationFrame(frame.frame)) continue;
+    hottest = frame.function;
+    f.frames.push_back({top.stage_id, frame.frame, "",
+                        std::string(::sparkprof::CategoryName(TaskCategory::kPython)),
+                        static_cast<double>(frame.on_cpu_ns) / 1e6});
+    break;
+  }
+  f.title = "Python workers spend most of each task setting it up";
+  f.explanation =
+      "Stage " + std::to_string(top.stage_id) + "'s Python workers spent " +
+      Fixed(100 * setup_share, 0) + "% of their " +
+      Millis(static_cast<int64_t>(worker_ns / 1'000'000)) +
+      " on each task's setup (imports, the task's function, pyspark's own loop) and " +
+      Millis(static_cast<int64_t>(top.stage.python_application_ns / 1'000'000)) +
+      " in the application's Python code" +
+      (hottest.empty() ? std::string() : "; most in `" + hottest + "`") +
+      ". The task threads waited " + TimeAndShare(top) + " on that setup" +
+      (tasks > 0 ? ", paid once by each of the stage's " + std::to_string(tasks) + " tasks" : "") +
+      ".";
+  f.recommendations.push_back(
+      {"", "fewer, larger tasks: about " + std::to_string(target) +
+               " partitions for this stage (rdd.coalesce(" + std::to_string(target) +
+               "), fewer partitions in parallelize or repartition, larger input splits)",
+       "the setup is paid per task; " + std::to_string(target) + " is 2x the " +
+           std::to_string(slots) + " task slots, enough to keep every slot busy"});
+  Efficiency efficiency{0.50, 0.90, "the per-task setup paid by far fewer tasks"};
+  if (!JudgeProfiledCauses(input, causes, efficiency, f)) return;
+  out.push_back(std::move(f));
+}
+
+}  // namespace sparkprof::diagnosis::rules
