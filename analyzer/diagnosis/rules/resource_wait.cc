@@ -21,11 +21,9 @@
 namespace sparkprof::diagnosis::rules {
 
 namespace {
+
 constexpr int64_t kMinWaitMs = 10'000;
 constexpr double kWarningShare = 0.05;
-}  // namespace
-
-namespace {
 
 // What reserves or brings capacity sooner depends on who hands out the containers.
 void AddCapacityAdvice(const DiagnosisInput& input, Finding& f) {
