@@ -85,7 +85,9 @@ void PerTaskOverhead(const DiagnosisInput& input, std::vector<Finding>& out) {
       Millis(static_cast<int64_t>(top.stage.python_application_ns / 1'000'000)) +
       " in the application's Python code" +
       (hottest.empty() ? std::string() : "; most in `" + hottest + "`") +
-      ". The task threads waited " + TimeAndShare(top) + " on that setup" +
+      ". Their task threads waited " + TimeAndShare(top) +
+      " for workers not running the application's code (the setup, and the round trips "
+      "around it)" +
       (tasks > 0 ? ", paid once by each of the stage's " + std::to_string(tasks) + " tasks" : "") +
       ".";
   f.recommendations.push_back(
