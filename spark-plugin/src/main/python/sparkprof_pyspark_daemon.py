@@ -39,6 +39,12 @@ import sys
 import threading
 import time
 
+# The executor plugin's probe, before it sets spark.python.daemon.module: this interpreter finds
+# this module from the executor's working directory (nothing else is imported).
+if __name__ == "__main__" and sys.argv[1:2] == ["--sparkprof-probe"]:
+    sys.stdout.write("sparkprof-daemon-ok\n")
+    sys.exit(0)
+
 import pyspark.daemon as _daemon
 
 _FORMAT = "sparkprof-python 1"
@@ -381,7 +387,7 @@ def _get_sampler():
     return _sampler
 
 
-_spark_worker = _daemon.worker
+_spark_worker = getattr(_daemon, "worker", None)
 
 
 def _profiled_worker(sock, authenticated):
@@ -405,7 +411,10 @@ def _profiled_worker(sock, authenticated):
                 _log("Python unprofiled in worker %d from now on: %r" % (os.getpid(), error))
 
 
-_daemon.worker = _profiled_worker
+if _spark_worker is not None:
+    _daemon.worker = _profiled_worker
+else:
+    _log("Python workers unprofiled: this pyspark.daemon has no worker function to wrap")
 try:
     _install_context_hook()
 except Exception as _error:

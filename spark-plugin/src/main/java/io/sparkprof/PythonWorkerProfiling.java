@@ -66,12 +66,71 @@ final class PythonWorkerProfiling {
       makePrivateDirectory(spool);
       writeAtomically(directory, SETTINGS_FILE, settingsJson(spool, config));
       writeAtomically(directory, DAEMON_MODULE + ".py", daemonSource());
+      // A daemon module Python cannot find would fail every Python task: ask the workers'
+      // interpreter first (-m from this directory, as Spark starts the daemon).
+      String probe = probe(conf, directory);
+      if (probe != null) {
+        SparkProfPlugin.log("Python workers unprofiled: " + probe);
+        return null;
+      }
       conf.set("spark.python.daemon.module", DAEMON_MODULE);
       return new PythonWorkerProfiling(spool);
     } catch (IOException | RuntimeException e) {
       SparkProfPlugin.log("Python workers unprofiled: could not set up sparkprof's daemon in the "
           + "executor's working directory: " + e);
       return null;
+    }
+  }
+
+  static final long PROBE_TIMEOUT_MS = 10_000;
+
+  /** The interpreter Spark starts the workers with (PythonRunner's choice, its default). */
+  static String pythonExecutable(SparkConf conf) {
+    String configured = conf.get("spark.pyspark.python", "");
+    if (!configured.isEmpty()) return configured;
+    String environment = System.getenv("PYSPARK_PYTHON");
+    return environment != null && !environment.isEmpty() ? environment : "python3";
+  }
+
+  /**
+   * Runs {@code python -m sparkprof_pyspark_daemon --sparkprof-probe} in the working directory;
+   * null when it answers, else why not (the interpreter missing, -m not finding the module from
+   * here, e.g. under PYTHONSAFEPATH, or no answer within PROBE_TIMEOUT_MS).
+   */
+  static String probe(SparkConf conf, Path directory) {
+    String python = pythonExecutable(conf);
+    Process process = null;
+    try {
+      ProcessBuilder builder =
+          new ProcessBuilder(python, "-m", DAEMON_MODULE, "--sparkprof-probe")
+              .directory(directory.toFile())
+              .redirectErrorStream(true);
+      process = builder.start();
+      process.getOutputStream().close();
+      // The probe writes one line: it fits the pipe, so waiting first cannot block it.
+      if (!process.waitFor(PROBE_TIMEOUT_MS, java.util.concurrent.TimeUnit.MILLISECONDS)) {
+        return "'" + python + "' did not answer the daemon probe within " + PROBE_TIMEOUT_MS
+            + " ms";
+      }
+      byte[] output = new byte[4096];
+      int length = 0;
+      int read;
+      InputStream in = process.getInputStream();
+      while (length < output.length && (read = in.read(output, length, output.length - length)) > 0) {
+        length += read;
+      }
+      String text = new String(output, 0, length, StandardCharsets.UTF_8).trim();
+      if (process.exitValue() == 0 && text.contains("sparkprof-daemon-ok")) return null;
+      if (text.length() > 300) text = text.substring(0, 300) + "...";
+      return "'" + python + " -m " + DAEMON_MODULE + "' fails in " + directory + " (exit "
+          + process.exitValue() + "): " + text.replaceAll("\\s+", " ");
+    } catch (IOException e) {
+      return "cannot run '" + python + "': " + e.getMessage();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return "interrupted while probing '" + python + "'";
+    } finally {
+      if (process != null) process.destroyForcibly();
     }
   }
 
