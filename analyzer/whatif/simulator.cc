@@ -1029,7 +1029,7 @@ bool ApplySetting(const std::string& assignment, Scenario& scenario, std::string
   auto count = [&](int32_t& field) {
     bool ok = false;
     const int64_t parsed = ParseCount(value, ok);
-    if (!ok) error = key + ": \"" + value + "\" is not a positive count";
+    if (!ok) error = key + ": \"" + value + "\" is not a whole number from 1 to 1000000";
     if (ok) field = static_cast<int32_t>(parsed);
     return ok;
   };

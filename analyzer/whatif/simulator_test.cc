@@ -130,6 +130,10 @@ TEST(Simulator, SettingsAreParsedOrRefused) {
   EXPECT_TRUE(ApplySetting("spark.executor.instances=8", s, error));
   EXPECT_EQ(s.executors, 8);
   EXPECT_FALSE(ApplySetting("spark.executor.instances=-2", s, error));
+  // A count past the bound is refused with the bound, not called "not positive".
+  EXPECT_FALSE(ApplySetting("spark.executor.instances=2147483647", s, error));
+  EXPECT_NE(error.find("is not a whole number from 1 to 1000000"), std::string::npos) << error;
+  EXPECT_TRUE(ApplySetting("spark.executor.instances=1000000", s, error));
   EXPECT_FALSE(ApplySetting("spark.executor.pyspark.memory=8g", s, error));
   EXPECT_NE(error.find("cannot simulate spark.executor.pyspark.memory"), std::string::npos);
   EXPECT_FALSE(ApplySetting("nonsense", s, error));
