@@ -69,6 +69,18 @@ std::string OwnershipProblem(const struct stat& info, bool entry) {
 }  // namespace
 
 Status UsableOutputDirectory(const std::string& directory) {
+  // The directory itself as a symlink: followed only when this user or root made it. One another
+  // user planted (e.g. /tmp/sparkprof-<user> in the shared /tmp) points where they chose: a
+  // root-owned target passes the owner check below, and the outputs would land there.
+  struct stat link {};
+  std::string trimmed = directory;
+  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+  if (::lstat(trimmed.c_str(), &link) == 0 && S_ISLNK(link.st_mode) && link.st_uid != ::geteuid() &&
+      link.st_uid != 0) {
+    return IoError(directory + " is a symbolic link made by another user (uid " +
+                   std::to_string(link.st_uid) +
+                   "): outputs are not written where another user points them");
+  }
   std::error_code error;
   std::filesystem::create_directories(directory, error);
   if (error) return IoError("cannot create " + directory + ": " + error.message());

@@ -1,5 +1,6 @@
 #include "driver-aggregator/driver_aggregator.h"
 #include "driver-aggregator/profile_file_writer.h"
+#include "common/atomic_file.h"
 
 #include <gtest/gtest.h>
 #include <arpa/inet.h>
@@ -455,6 +456,33 @@ TEST(DriverAggregatorTest, OutputFilesNeverFollowAPlantedSymlink) {
   std::stringstream contents;
   contents << in.rdbuf();
   EXPECT_EQ(contents.str(), "precious\n");
+  std::filesystem::remove_all(directory);
+}
+
+// The output directory itself planted as a symlink by another user (in a shared /tmp), pointing at
+// a directory that passes the owner check (root's): refused, nothing written there. One this
+// user made is followed. Needs root (lchown) to plant as another user.
+TEST(DriverAggregatorTest, OutputDirectorySymlinkPlantedByAnotherUserIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "planting a symlink as another user needs root";
+  std::string directory = ::testing::TempDir() + "/sparkprof_driver_outlink." +
+                          std::to_string(::getpid());
+  std::filesystem::remove_all(directory);
+  std::filesystem::create_directories(directory + "/target");
+  const std::string link = directory + "/sparkprof-root";
+  std::filesystem::create_symlink(directory + "/target", link);
+  Status own = UsableOutputDirectory(link);
+  EXPECT_TRUE(own.ok()) << own.message();  // made by this user: followed
+  ASSERT_EQ(::lchown(link.c_str(), 4321, 4321), 0);
+  Status planted = UsableOutputDirectory(link + "/");
+  ASSERT_FALSE(planted.ok());
+  EXPECT_NE(planted.message().find("symbolic link made by another user (uid 4321)"),
+            std::string::npos)
+      << planted.message();
+  AggregatorOptions options;
+  options.output_dir = link;
+  auto aggregator = DriverAggregator::Start(options);
+  EXPECT_FALSE(aggregator.ok());
+  EXPECT_TRUE(std::filesystem::is_empty(directory + "/target"));
   std::filesystem::remove_all(directory);
 }
 
