@@ -95,6 +95,11 @@ Result<AggregatorMetrics> AggregatorMetrics::Register(metrics::Registry& registr
                              AddCounter(registry, "sparkprof_driver_flamegraphs_written_total",
                                         "Stage flame graph files written."));
   SPARKPROF_ASSIGN_OR_RETURN(
+      m.flamegraphs_over_limit,
+      AddCounter(registry, "sparkprof_driver_flamegraphs_over_limit_total",
+                 "Stage flame graphs not written: the application has max_flamegraph_files "
+                 "already (its samples stay in profile.sparkprof)."));
+  SPARKPROF_ASSIGN_OR_RETURN(
       m.application_info,
       registry.AddGauge("spark_application_info",
                         "1 for the Spark application this driver runs, labelled with its id and "

@@ -27,6 +27,7 @@ struct AggregatorMetrics {
   metrics::Gauge* reporting_executors = nullptr;
   metrics::Counter* stack_overflow_folds = nullptr;  // stacks folded by the node cap
   metrics::Counter* flamegraphs_written = nullptr;
+  metrics::Counter* flamegraphs_over_limit = nullptr;
   // 1 for the application this driver runs: {application_id, application_name}. Its labels join
   // onto the other series (`* on() group_left(application_id, application_name)`).
   metrics::Family<metrics::Gauge>* application_info = nullptr;

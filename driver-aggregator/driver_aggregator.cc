@@ -620,6 +620,17 @@ Result<std::string> DriverAggregator::WriteStageFlameGraph(int32_t stage_id,
       return NotFound("no samples arrived for stage " + std::to_string(stage_id) + " attempt " +
                       std::to_string(stage_attempt));
     }
+    const StageKey key{stage_id, stage_attempt};
+    if (!flamegraphs_written_.contains(key) &&
+        flamegraphs_written_.size() >= options_.max_flamegraph_files) {
+      metrics_.flamegraphs_over_limit->Increment();
+      return NotFound("stage " + std::to_string(stage_id) + " attempt " +
+                      std::to_string(stage_attempt) + ": " +
+                      std::to_string(options_.max_flamegraph_files) +
+                      " flame graph files written already; `sparkprof flamegraph "
+                      "profile.sparkprof --stage " + std::to_string(stage_id) + "` draws it");
+    }
+    flamegraphs_written_.insert(key);
     const flamegraph::ProfileModel& model = it->second->tree.model();
     // Keep the page small: drop subtrees under 0.05% of the stage's time.
     flamegraph::ProfileModel pruned = model.Pruned(model.total_weight() / 2000);

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -63,6 +64,10 @@ struct AggregatorOptions {
   // A stage's flame graph first waits (at most this long) until the batches queued before it
   // are folded, so the graph written at stage end holds the stage's last batches.
   int64_t flamegraph_drain_timeout_ms = 10000;
+  // Stage flame graph files written per application (an application of 7,400 stages wrote 1,844);
+  // past it a stage's graph is not written (counted; profile.sparkprof still holds its samples:
+  // `sparkprof flamegraph profile.sparkprof --stage N` draws it).
+  size_t max_flamegraph_files = 1000;
   // The live application model (listener events).
   LiveOptions live;
   // Model-derived metrics (phases, spill, skew, task durations) are recomputed at a scrape when
@@ -207,6 +212,7 @@ class DriverAggregator {
   // Set when the end-of-application report read the file: later batches are not appended.
   bool profile_file_sealed_ = false;
   uint64_t batches_after_report_ = 0;
+  std::set<StageKey> flamegraphs_written_;  // at most options_.max_flamegraph_files
   // Every batch's folding reuses these buffers: no allocation per batch once they have grown.
   std::unique_ptr<FoldScratch> fold_scratch_;
 };

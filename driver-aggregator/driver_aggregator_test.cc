@@ -334,6 +334,33 @@ TEST(DriverAggregatorTest, WritesStageFlameGraph) {
   std::filesystem::remove_all(std::filesystem::path(options.output_dir).parent_path());
 }
 
+// Past max_flamegraph_files a stage's graph is not written (counted); a graph written already is
+// rewritten (the same file), and the samples still reach the metrics.
+TEST(DriverAggregatorTest, StageFlameGraphFilesAreCapped) {
+  AggregatorOptions options;
+  options.output_dir = TempDir("flame_cap");
+  options.max_flamegraph_files = 2;
+  auto aggregator = StartOrDie(options);
+  for (int32_t stage = 0; stage < 3; ++stage) {
+    ASSERT_EQ(aggregator->Ingest(MakeBatch(
+                  "1", {{kSerializationStack, stage, fb::Category::serialization, 1'000'000}})),
+              IngestOutcome::kAccepted);
+  }
+  EXPECT_TRUE(aggregator->WriteStageFlameGraph(0, 0).ok());
+  EXPECT_TRUE(aggregator->WriteStageFlameGraph(1, 0).ok());
+  auto third = aggregator->WriteStageFlameGraph(2, 0);
+  ASSERT_FALSE(third.ok());
+  EXPECT_EQ(third.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(third.status().message().find("--stage 2"), std::string::npos) << third.status().ToString();
+  EXPECT_TRUE(aggregator->WriteStageFlameGraph(1, 0).ok());  // rewritten, not a new file
+  EXPECT_FALSE(std::filesystem::exists(options.output_dir + "/stage-2-attempt-0.html"));
+  EXPECT_NE(aggregator->registry().Render().find(
+                "sparkprof_driver_flamegraphs_over_limit_total 1\n"),
+            std::string::npos);
+  EXPECT_EQ(aggregator->StageWeightNs({2, 0}), 1'000'000u);
+  std::filesystem::remove_all(options.output_dir);
+}
+
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream bytes;

@@ -6,6 +6,7 @@
 #include <jni.h>
 
 #include <chrono>
+#include <atomic>
 #include <cstdio>
 #include <memory>
 #include <mutex>
@@ -141,6 +142,15 @@ JNIEXPORT jstring JNICALL Java_io_sparkprof_NativeAggregator_writeStageFlameGrap
   if (!path.ok()) {
     if (path.status().code() != sparkprof::StatusCode::kNotFound) {
       ThrowJava(env, "java/lang/IllegalStateException", path.status().ToString());
+    } else if (path.status().message().find("flame graph files written already") !=
+               std::string::npos) {
+      static std::atomic<bool> said{false};  // once per driver: the rest are counted
+      if (!said.exchange(true)) {
+        std::fprintf(stderr,
+                     "sparkprof: driver: %s; later stages' graphs are counted "
+                     "(sparkprof_driver_flamegraphs_over_limit_total), not written\n",
+                     path.status().message().c_str());
+      }
     }
     return nullptr;
   }
