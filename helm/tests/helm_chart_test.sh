@@ -44,4 +44,31 @@ if render --set monitoring.openTelemetry.enabled=true --set monitoring.openTelem
   echo "helm_chart_test: protocol=udp rendered; expected a failure" >&2
   exit 1
 fi
-echo "helm_chart_test: lint and 5 rendered cases OK"
+# Hostile values (issue 33): values.schema.json refuses each one, naming the value, before anything
+# renders -- a newline that would add a line to spark-defaults.conf (a value, a conf key, an env
+# name), shell characters in a path the init container's `sh -c` runs, an unknown pull policy.
+nl=$'\n'
+refused=0
+refuse() {  # NAMED FLAG VALUE: rendering must fail and the message must name NAMED
+  local named=$1 out
+  shift
+  if out=$(render "$@" 2>&1); then
+    echo "helm_chart_test: rendered a hostile value ($named); expected a refusal" >&2
+    exit 1
+  fi
+  if ! grep -q -- "$named" <<<"$out"; then
+    echo "helm_chart_test: the refusal of $named does not name it: $out" >&2
+    exit 1
+  fi
+  refused=$((refused + 1))
+}
+refuse plugin.extraConf --set-string "plugin.extraConf.spark\\.app\\.name=x${nl}spark.driver.extraClassPath=/evil.jar"
+refuse sparkprof.extraJavaOptions --set-string "sparkprof.extraJavaOptions=-Xss1m${nl}spark.driver.extraClassPath=/evil.jar"
+refuse sparkConnect.extraConf --set-string "sparkConnect.extraConf.evil${nl}key=1"
+refuse sparkConnect.env --set-string "sparkConnect.env.A${nl}B=1"
+refuse sparkprof.installDir --set-string "sparkprof.installDir=/opt/x;touch /tmp/pwned"
+refuse installFromImage.sourceDir --set-string 'installFromImage.sourceDir=/src $(id)'
+refuse installFromImage.image.pullPolicy --set-string "installFromImage.image.pullPolicy=Always${nl}evil: 1"
+refuse sparkConnect.image.pullPolicy --set sparkConnect.image.pullPolicy=Sometimes
+refuse plugin.prometheusPort --set plugin.prometheusPort=99999
+echo "helm_chart_test: lint, 5 rendered cases and $refused hostile values refused OK"

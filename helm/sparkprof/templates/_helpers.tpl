@@ -95,7 +95,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- define "sparkprof.filesInitContainer" -}}
 - name: sparkprof-files
   image: {{ printf "%s:%s" .Values.installFromImage.image.repository .Values.installFromImage.image.tag | quote }}
-  imagePullPolicy: {{ .Values.installFromImage.image.pullPolicy }}
+  imagePullPolicy: {{ .Values.installFromImage.image.pullPolicy | quote }}
   command: ["/bin/sh", "-c", {{ printf "cp -a %s/. %s/" .Values.installFromImage.sourceDir .Values.sparkprof.installDir | quote }}]
   volumeMounts:
     - {name: sparkprof, mountPath: {{ .Values.sparkprof.installDir | quote }}}
