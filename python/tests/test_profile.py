@@ -48,7 +48,9 @@ def test_profile_equals_the_clis(profiled_run: tuple[Path, Path], native_cli: Pa
     ours = sparkprof.analyze(log, profile=profile).json
     theirs = subprocess.run(
         [str(native_cli), "analyze", str(log), "--profile", str(profile), "--format", "json", "-q"],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
     assert ours == theirs
 
