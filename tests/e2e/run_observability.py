@@ -285,10 +285,14 @@ def check_context_series(prometheus, app_id, end_s, start_s, killed, replaced):
     phases = {dict(k).get("phase"): v for k, v in starts.items()}
     check("compute" in phases and start_s - 5 <= phases["compute"] <= end_s,
           f"the compute phase has a start within the run: {phases}")
+    # compute is the tasks' CPU time, task_wait the rest of their work (issue 28): on a loaded host
+    # the waits can outgrow the CPU at every refresh, so either one marks the tasks' phase.
     active = prometheus.query(
-        f'max_over_time(spark_phase_active{{application_id="{app_id}",phase="compute"}}[1h])',
-        end_s)
-    check(active and active[0][1] == 1, "spark_phase_active marked the compute phase")
+        f'max_over_time(spark_phase_active{{application_id="{app_id}",'
+        f'phase=~"compute|task_wait"}}[1h])', end_s)
+    check(any(value == 1 for _, value in active),
+          f"spark_phase_active marked the tasks' phase (compute or task_wait): "
+          f"{ {labels.get('phase'): value for labels, value in active} }")
     info = prometheus.query(f'last_over_time(spark_airflow_info{{application_id="{app_id}"}}[1h])',
                             end_s)
     labels = info[0][0] if len(info) == 1 else {}
