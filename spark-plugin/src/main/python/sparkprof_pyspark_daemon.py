@@ -119,6 +119,7 @@ class _Sampler(object):
         self.roots = _path_roots()
         self.lock = threading.Lock()
         self.active = False
+        self.ids_before = None
         self.stacks = {}
         self.names = {}
         self.reset_task()
