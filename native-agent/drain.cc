@@ -116,12 +116,8 @@ void Drain::DrainThread(ThreadState* state) {
       // Idle time of the thread's last sample's wait, recorded as its tag changed.
       auto idle_ns = static_cast<uint64_t>(std::max(record->idle_before_us, 0)) * 1000;
       if (idle_ns > 0 && state->has_last_sample) {
-        if (!cumulative_.AddSample(state->last_frames, thread_id, state->last_tag,
-                                   state->last_wait_category, idle_ns, /*samples=*/0)) {
-          g_counters.stacks_dropped_cap.fetch_add(1, std::memory_order_relaxed);
-        }
-        pending_.AddSample(state->last_frames, thread_id, state->last_tag,
-                           state->last_wait_category, idle_ns, /*samples=*/0);
+        AddToProfiles(state->last_frames, thread_id, state->last_tag, state->last_wait_category,
+                      idle_ns, /*samples=*/0);
       }
       state->ring.Pop();
       continue;
@@ -153,12 +149,8 @@ void Drain::DrainThread(ThreadState* state) {
     // idle there) goes to that sample's stack and wait kind.
     uint64_t idle_before_ns = static_cast<uint64_t>(std::max(record->idle_before_us, 0)) * 1000;
     if (idle_before_ns > 0 && state->has_last_sample) {
-      if (!cumulative_.AddSample(state->last_frames, thread_id, state->last_tag,
-                                 state->last_wait_category, idle_before_ns, /*samples=*/0)) {
-        g_counters.stacks_dropped_cap.fetch_add(1, std::memory_order_relaxed);
-      }
-      pending_.AddSample(state->last_frames, thread_id, state->last_tag, state->last_wait_category,
-                         idle_before_ns, /*samples=*/0);
+      AddToProfiles(state->last_frames, thread_id, state->last_tag, state->last_wait_category,
+                    idle_before_ns, /*samples=*/0);
       idle_before_ns = 0;
     }
     // A task thread's wall sample (mode cpu+wall) becomes up to three parts with one stack: its
@@ -176,11 +168,7 @@ void Drain::DrainThread(ThreadState* state) {
     for (const SamplePart& part : parts) {
       if (part.time_ns == 0 && part.samples == 0) continue;
       waited_on_python |= part.category == Category::kPythonWait && part.time_ns > 0;
-      if (!cumulative_.AddSample(frame_ids_, thread_id, tag, part.category, part.time_ns,
-                                 part.samples)) {
-        g_counters.stacks_dropped_cap.fetch_add(1, std::memory_order_relaxed);
-      }
-      pending_.AddSample(frame_ids_, thread_id, tag, part.category, part.time_ns, part.samples);
+      AddToProfiles(frame_ids_, thread_id, tag, part.category, part.time_ns, part.samples);
     }
     if (waited_on_python) {
       recent_tasks_.RememberPythonWait(tag, frame_ids_);
@@ -216,11 +204,7 @@ bool Drain::AddPythonProfile(const PythonTaskProfile& profile) {
         {Category::kPythonOffCpu, stack.off_cpu_ns, samples_on_cpu ? 0 : stack.samples}};
     for (const SamplePart& part : parts) {
       if (part.time_ns == 0 && part.samples == 0) continue;
-      if (!cumulative_.AddSample(frame_ids_, thread_id, tag, part.category, part.time_ns,
-                                 part.samples)) {
-        g_counters.stacks_dropped_cap.fetch_add(1, std::memory_order_relaxed);
-      }
-      pending_.AddSample(frame_ids_, thread_id, tag, part.category, part.time_ns, part.samples);
+      AddToProfiles(frame_ids_, thread_id, tag, part.category, part.time_ns, part.samples);
     }
   }
   return true;
@@ -240,12 +224,17 @@ void Drain::PollJvmInternalThreads() {
     frame_ids_.push_back(InternName("[jvm " + std::string(CategoryName(thread.category)) + "]"));
     frame_ids_.push_back(InternName("[" + thread_name + "]"));
     auto weight = static_cast<uint64_t>(thread.cpu_ns);
-    if (!cumulative_.AddSample(frame_ids_, thread_id, TaskTag{}, thread.category, weight,
-                               thread.samples)) {
-      g_counters.stacks_dropped_cap.fetch_add(1, std::memory_order_relaxed);
-    }
-    pending_.AddSample(frame_ids_, thread_id, TaskTag{}, thread.category, weight, thread.samples);
+    AddToProfiles(frame_ids_, thread_id, TaskTag{}, thread.category, weight, thread.samples);
   }
+}
+
+void Drain::AddToProfiles(std::span<const uint32_t> frames_root_first, uint32_t thread_id,
+                          const TaskTag& tag, Category category, uint64_t time_ns,
+                          uint64_t samples) {
+  if (!cumulative_.AddSample(frames_root_first, thread_id, tag, category, time_ns, samples)) {
+    g_counters.stacks_dropped_cap.fetch_add(1, std::memory_order_relaxed);
+  }
+  pending_.AddSample(frames_root_first, thread_id, tag, category, time_ns, samples);
 }
 
 void Drain::ChargeTail(ThreadState* state, int64_t cpu_now_ns) {

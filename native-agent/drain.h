@@ -91,6 +91,10 @@ class Drain {
   void DrainThread(ThreadState* state);
   void PollJvmInternalThreads();
   void ChargeTail(ThreadState* state, int64_t cpu_now_ns);
+  // One entry into both the cumulative and the pending profile; a sample the cumulative one
+  // folds into "[overflow]" is counted (stacks_dropped_cap).
+  void AddToProfiles(std::span<const uint32_t> frames_root_first, uint32_t thread_id,
+                     const TaskTag& tag, Category category, uint64_t time_ns, uint64_t samples);
   uint32_t FrameId(const void* method_id);
   uint32_t InternName(std::string_view name);
   Category Classify(std::span<const uint32_t> frames_root_first, uint32_t thread_id);

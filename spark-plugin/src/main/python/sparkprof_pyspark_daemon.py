@@ -120,7 +120,6 @@ class _Sampler(object):
         self.lock = threading.Lock()
         self.active = False
         self.ids_before = None
-        self.stacks = {}
         self.names = {}
         self.reset_task()
         self.seq = 0
@@ -137,13 +136,7 @@ class _Sampler(object):
 
     def reset_task(self):
         self.task_ids = None
-        self.stacks = {}
-        self.samples = 0
-        self.cpu_ns = 0
-        self.off_ns = 0
-        self.jvm_wait_ns = 0
-        self.folded = 0
-        self.last_key = None
+        self.reset_task_stacks()
 
     # The task's bounds, called on the main thread by the daemon's worker function.
     def begin(self, context_before):
@@ -330,6 +323,7 @@ class _Sampler(object):
         self.reset_task_stacks()
 
     def reset_task_stacks(self):
+        """What one file holds (a long task flushes several; its ids stay)."""
         self.stacks = {}
         self.samples = 0
         self.cpu_ns = 0

@@ -203,16 +203,18 @@ final class PythonWorkerProfiling {
   /** The file's bytes; null when it is above MAX_FILE_BYTES or not a regular file. */
   private static byte[] readBounded(Path file) throws IOException {
     if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) return null;
-    if (Files.size(file) > MAX_FILE_BYTES) return null;
+    long size = Files.size(file);
+    if (size > MAX_FILE_BYTES) return null;
     try (InputStream in = Files.newInputStream(file, LinkOption.NOFOLLOW_LINKS)) {
-      byte[] buffer = new byte[(int) MAX_FILE_BYTES + 1];
+      // One byte more than its size: a file that grew past the bound since is still refused.
+      byte[] buffer = new byte[(int) size + 1];
       int length = 0;
       int read;
       while (length < buffer.length
           && (read = in.read(buffer, length, buffer.length - length)) > 0) {
         length += read;
       }
-      if (length > MAX_FILE_BYTES) return null;
+      if (length > size) return null;
       byte[] content = new byte[length];
       System.arraycopy(buffer, 0, content, 0, length);
       return content;
