@@ -8,6 +8,10 @@ started late, or an executor JVM killed while a stage runs. Spark writes one zst
 event log per application; --write-fixtures copies it to fixtures/<spark version>/<name>.zstd,
 otherwise it goes to --out. Only one application runs at a time (the machine has 2 cores).
 
+Workloads whose script is a Java source under apps/jvm/ (the JVM-side planted problems) are
+compiled with javac against the release's own jars into one jar per run (<work>/jvm-apps.jar)
+and submitted with --class, the class named by the source's path.
+
 Workloads whose manifest entry says "profile": true run with sparkprof's agent (-agentpath in the
 driver and the executors, its default mode cpu+wall) and plugin, as docs/quickstart-spark.md
 tells users; the profile the driver writes (<outputDir>/<app id>/profile.sparkprof) is kept
@@ -38,6 +42,7 @@ SKIPPED = 77
 MANIFEST = os.path.join(HERE, "manifest.json")
 FIXTURES = os.path.join(HERE, "fixtures")
 APPS = os.path.join(HERE, "apps")
+JVM_APPS = os.path.join(APPS, "jvm")
 # Every workload: Spark's compressed event log (the fixture is this file as Spark wrote it).
 BASE_CONF = {
     "spark.eventLog.enabled": "true",
@@ -215,7 +220,42 @@ def submit_conf(workload, event_dir, ui_port, sparkprof=None, profile_dir=""):
     return conf
 
 
-def run_workload(workload, spark_home, python, work_root, java_home=None, sparkprof=None):
+def is_jvm_workload(workload):
+    return workload["script"].endswith(".java")
+
+
+def jvm_main_class(workload):
+    """apps/jvm/io/sparkprof/workloads/ProfiledJvm.java -> io.sparkprof.workloads.ProfiledJvm"""
+    path = os.path.relpath(os.path.join(HERE, workload["script"]), JVM_APPS)
+    return os.path.splitext(path)[0].replace(os.sep, ".")
+
+
+def build_jvm_apps(spark_home, java_home, work_root):
+    """javac (Java 8 bytecode, as the demo) of every source under apps/jvm against this release's
+    jars, into <work_root>/jvm-apps.jar; returns its path. Raises RuntimeError when it fails."""
+    def tool(name):
+        return os.path.join(java_home, "bin", name) if java_home else shutil.which(name)
+
+    javac, jar = tool("javac"), tool("jar")
+    if not javac or not jar:
+        raise RuntimeError("the JVM workloads need javac and jar (a JDK)")
+    sources = sorted(os.path.join(d, f) for d, _, files in os.walk(JVM_APPS)
+                     for f in files if f.endswith(".java"))
+    classes = os.path.join(work_root, "jvm-apps-classes")
+    target = os.path.join(work_root, "jvm-apps.jar")
+    shutil.rmtree(classes, ignore_errors=True)
+    compiled = subprocess.run(
+        [javac, "--release", "8", "-encoding", "UTF-8", "-Xlint:all,-path,-options", "-Werror",
+         "-cp", os.path.join(spark_home, "jars", "*"), "-d", classes, *sources],
+        capture_output=True, text=True)
+    if compiled.returncode != 0:
+        raise RuntimeError("javac of apps/jvm failed:\n" + compiled.stdout + compiled.stderr)
+    subprocess.run([jar, "cf", target, "-C", classes, "."], check=True)
+    return target
+
+
+def run_workload(workload, spark_home, python, work_root, java_home=None, sparkprof=None,
+                 jvm_jar=None):
     """Runs one workload on its own fresh cluster; returns the WorkloadRun."""
     name = workload["name"]
     work = os.path.join(work_root, name)
@@ -239,10 +279,15 @@ def run_workload(workload, spark_home, python, work_root, java_home=None, sparkp
         if not delay_s:
             cluster.start_workers(shape["workers"], shape["cores"], shape["worker_memory"])
         script = os.path.join(HERE, workload["script"])
-        driver = cluster.submit_python(
-            script, python, [*workload.get("args", []), scratch], conf,
-            py_files=[os.path.join(APPS, "common.py")], driver_memory=driver_memory,
-            log_path=run.driver_log)
+        if is_jvm_workload(workload):
+            driver = cluster.submit(jvm_jar, jvm_main_class(workload),
+                                    [*workload.get("args", []), scratch], conf,
+                                    driver_memory=driver_memory, log_path=run.driver_log)
+        else:
+            driver = cluster.submit_python(
+                script, python, [*workload.get("args", []), scratch], conf,
+                py_files=[os.path.join(APPS, "common.py")], driver_memory=driver_memory,
+                log_path=run.driver_log)
         if delay_s:
             wait_for("the Master registered the application",
                      lambda: (cluster.master_state() or {}).get("activeapps"), 120, 0.2, driver)
@@ -392,12 +437,15 @@ def generate(args):
     print(f"Spark {version} at {spark_home}; Python {python}; work in {work_root}; logs to "
           f"{os.path.join(destination, version)}", flush=True)
     runs = {}
+    jvm_jar = None
     try:
+        if any(is_jvm_workload(w) for w in workloads):
+            jvm_jar = build_jvm_apps(spark_home, args.java_home or None, work_root)
         for workload in workloads:
             print(f"== {workload['name']}: {workload['problem']}", flush=True)
             wait_for_quiet_machine(args.quiet_wait_s)
             run = run_workload(workload, spark_home, python, work_root, args.java_home or None,
-                               sparkprof)
+                               sparkprof, jvm_jar)
             runs[run.name] = run
             size = os.path.getsize(run.event_log) if run.event_log else 0
             print(f"  exit {run.exit_code}, {run.wall_s:.1f} s, log {format_size(size)}"

@@ -1,0 +1,187 @@
+package io.sparkprof.workloads;
+
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.BiConsumer;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.spark.HashPartitioner;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.sql.SparkSession;
+import scala.Tuple2;
+
+/**
+ * The workloads whose planted problem is in the executors' JVM code, where only the profile
+ * shows it (the event log calls all of it run time): Java serialization of a shuffle, regular
+ * expressions compiled per record, a lock every task takes per record; each with its control.
+ *
+ * <p>Usage: {@code spark-submit --class io.sparkprof.workloads.ProfiledJvm JAR WORKLOAD
+ * SCRATCH_DIR}, as the Python workloads (apps/common.py): each job is labelled with
+ * setJobDescription, which accuracy.py finds stages by. Work is sized in records, never in time.
+ * Only Spark's Java API is used; generate.py compiles it against the release it runs on.
+ */
+public final class ProfiledJvm {
+  private ProfiledJvm() {}
+
+  private static final Map<String, BiConsumer<JavaSparkContext, String>> WORKLOADS =
+      new TreeMap<>();
+
+  static {
+    WORKLOADS.put("java_serialization", (sc, scratch) -> shuffleOrders(sc,
+        "java serialization: 600k order objects shuffled with Java serialization"));
+    WORKLOADS.put("kryo_serialization", (sc, scratch) -> shuffleOrders(sc,
+        "kryo serialization: 600k order objects shuffled with Kryo, classes registered"));
+    WORKLOADS.put("regex_per_row", (sc, scratch) -> parseLines(sc, false));
+    WORKLOADS.put("regex_hoisted", (sc, scratch) -> parseLines(sc, true));
+    WORKLOADS.put("jvm_lock", (sc, scratch) -> lockedWork(sc, true));
+    WORKLOADS.put("jvm_no_lock", (sc, scratch) -> lockedWork(sc, false));
+  }
+
+  public static void main(String[] args) {
+    if (args.length != 2 || !WORKLOADS.containsKey(args[0])) {
+      System.err.println("usage: ProfiledJvm {" + String.join(",", WORKLOADS.keySet())
+          + "} SCRATCH_DIR");
+      System.exit(2);
+    }
+    SparkSession spark =
+        SparkSession.builder().appName("sparkprof-workload-" + args[0]).getOrCreate();
+    JavaSparkContext sc = JavaSparkContext.fromSparkContext(spark.sparkContext());
+    sc.setLogLevel("WARN");
+    try {
+      WORKLOADS.get(args[0]).accept(sc, args[1]);
+    } finally {
+      spark.stop();
+    }
+  }
+
+  /** An order as an application might keep it: a few fields, strings and arrays. */
+  public static final class Order implements Serializable {
+    private static final long serialVersionUID = 1L;
+    final long id;
+    final String customer;
+    final String[] items;
+    final double[] prices;
+    final List<String> tags;
+
+    Order(long id) {
+      this.id = id;
+      this.customer = "customer-" + (id % 5000);
+      this.items = new String[8];
+      this.prices = new double[8];
+      for (int i = 0; i < items.length; i++) {
+        items[i] = "item-" + ((id * 31 + i) % 100_000);
+        prices[i] = ((id + i) % 1000) / 10.0;
+      }
+      this.tags = new ArrayList<>(Arrays.asList("web", "priority-" + (id % 3), "eu"));
+    }
+  }
+
+  /**
+   * 600,000 orders made on the executors, then shuffled into 8 partitions by customer and
+   * summed: every order is written and read once by the shuffle's serializer (the session's
+   * spark.serializer: Java serialization by default, Kryo in the control).
+   */
+  static void shuffleOrders(JavaSparkContext sc, String description) {
+    sc.setJobDescription(description);
+    List<Integer> slices = new ArrayList<>();
+    for (int i = 0; i < 8; i++) slices.add(i);
+    double total = sc.parallelize(slices, 8)
+        .flatMap(slice -> {
+          List<Order> orders = new ArrayList<>();
+          for (long id = slice; id < 600_000; id += 8) orders.add(new Order(id));
+          return orders.iterator();
+        })
+        .mapToPair(order -> new Tuple2<>(order.customer, order))
+        .partitionBy(new HashPartitioner(8))
+        .map(pair -> {
+          double sum = 0;
+          for (double price : pair._2().prices) sum += price;
+          return sum;
+        })
+        .reduce(Double::sum);
+    System.out.println("orders total " + total);
+  }
+
+  private static final String[] FIELD_PATTERNS = {
+      "order-(\\d+)", "customer-(\\d+)", "sku=([A-Z]{3}\\d{4})", "qty=(\\d+)", "eur=(\\d+\\.\\d\\d)"};
+  private static final Pattern[] COMPILED = new Pattern[FIELD_PATTERNS.length];
+  private static final Pattern SEPARATORS = Pattern.compile("[;,]\\s*");
+
+  static {
+    for (int i = 0; i < FIELD_PATTERNS.length; i++) COMPILED[i] = Pattern.compile(FIELD_PATTERNS[i]);
+  }
+
+  /** The fields of one line: each pattern compiled for this line, or the ones compiled once. */
+  static long parseLine(String line, boolean hoisted) {
+    long found = 0;
+    for (int i = 0; i < FIELD_PATTERNS.length; i++) {
+      Matcher m = (hoisted ? COMPILED[i] : Pattern.compile(FIELD_PATTERNS[i])).matcher(line);
+      if (m.find()) found += m.group(1).length();
+    }
+    String[] parts = hoisted ? SEPARATORS.split(line) : line.split("[;,]\\s*");
+    return found + parts.length;
+  }
+
+  /** 2.4M log lines parsed field by field. */
+  static void parseLines(JavaSparkContext sc, boolean hoisted) {
+    sc.setJobDescription(hoisted
+        ? "regex hoisted: 2.4M lines parsed with patterns compiled once"
+        : "regex per row: 2.4M lines parsed with patterns compiled per line");
+    List<Integer> slices = new ArrayList<>();
+    for (int i = 0; i < 8; i++) slices.add(i);
+    JavaRDD<String> lines = sc.parallelize(slices, 8).flatMap(slice -> new Iterator<String>() {
+      long next = slice;
+
+      @Override
+      public boolean hasNext() {
+        return next < 2_400_000;
+      }
+
+      @Override
+      public String next() {
+        long n = next;
+        next += 8;
+        return "order-" + n + "; customer-" + (n % 7919) + ", sku=ABC" + (1000 + n % 9000)
+            + "; qty=" + (n % 17) + ", eur=" + (n % 500) + ".25";
+      }
+    });
+    long fields = lines.map(line -> parseLine(line, hoisted)).reduce(Long::sum);
+    System.out.println("fields " + fields);
+  }
+
+  private static final Object LOCK = new Object();
+  private static long shared;
+
+  /** About 0.4 ms of arithmetic, with a result the JIT cannot drop. */
+  static long work(long seed) {
+    long x = seed;
+    for (int i = 0; i < 200_000; i++) x = x * 6364136223846793005L + 1442695040888963407L;
+    return x;
+  }
+
+  /**
+   * 24,000 records, each with ~0.4 ms of work, on one executor's task slots: every record's work
+   * under one lock of the executor JVM (the tasks take turns), or without it (the control).
+   */
+  static void lockedWork(JavaSparkContext sc, boolean locked) {
+    sc.setJobDescription(locked
+        ? "jvm lock: per-record work under a lock every task shares"
+        : "jvm no lock: the same per-record work without the lock");
+    List<Integer> records = new ArrayList<>();
+    for (int i = 0; i < 24_000; i++) records.add(i);
+    long sum = sc.parallelize(records, 8).map(record -> {
+      if (!locked) return work(record);
+      synchronized (LOCK) {
+        shared += work(record);
+        return shared;
+      }
+    }).reduce((a, b) -> a ^ b);
+    System.out.println("work " + sum);
+  }
+}
