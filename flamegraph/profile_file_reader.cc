@@ -40,6 +40,7 @@ class BatchLoader {
 
   void Load(const schema::Batch& batch, size_t batch_offset) {
     NoteBatch(batch);
+    if (options_.task_times != nullptr) LoadTaskTimes(batch);
     const auto* strings = batch.strings();
     const auto* stacks = batch.stacks();
     const auto* samples = batch.samples();
@@ -49,14 +50,8 @@ class BatchLoader {
     ProfileModel* mapped_model = nullptr;  // the model frame_ids_ holds ids of
     for (const schema::StackSample* sample : *samples) {
       summary_.stage_ids.insert(sample->stage_id());
-      std::optional<Category> category =
-          CategoryFromSchemaValue(static_cast<uint32_t>(sample->category()));
-      if (!category) {
-        ++bad_categories_;
-        category = Category::kOther;
-      }
-      if ((options_.stage_id && sample->stage_id() != *options_.stage_id) ||
-          (options_.category && *category != *options_.category)) {
+      const Category category = KnownCategory(sample->category(), bad_categories_);
+      if (LeftOutByOptions(sample->stage_id(), category)) {
         ++summary_.samples_filtered;
         continue;
       }
@@ -108,7 +103,7 @@ class BatchLoader {
         ++bad_references;
         continue;
       }
-      model->AddStack(path_, *category, WeightOf(*sample));
+      model->AddStack(path_, category, WeightOf(*sample));
       ++summary_.samples_read;
     }
     if (bad_references > 0) {
@@ -118,13 +113,38 @@ class BatchLoader {
   }
 
   uint64_t bad_categories() const { return bad_categories_; }
+  uint64_t bad_task_time_categories() const { return bad_task_time_categories_; }
   uint64_t untagged_weight() const { return untagged_weight_; }
 
  private:
   static constexpr FrameId kUnmapped = UINT32_MAX;
 
+  // A schema category value; one this reader does not know (a newer writer, a corrupt file)
+  // reads as other and is counted in `unknown`.
+  static Category KnownCategory(schema::Category value, uint64_t& unknown) {
+    std::optional<Category> category = CategoryFromSchemaValue(static_cast<uint32_t>(value));
+    if (category) return *category;
+    ++unknown;
+    return Category::kOther;
+  }
+  bool LeftOutByOptions(int32_t stage_id, Category category) const {
+    return (options_.stage_id && stage_id != *options_.stage_id) ||
+           (options_.category && category != *options_.category);
+  }
   uint64_t WeightOf(const schema::StackSample& sample) const {
     return options_.weight == WeightUnit::kNanoseconds ? sample.weight_ns() : sample.samples();
+  }
+  void LoadTaskTimes(const schema::Batch& batch) {
+    const auto* rows = batch.task_times();
+    if (rows == nullptr) return;
+    for (const schema::TaskCategoryTime* row : *rows) {
+      const Category category = KnownCategory(row->category(), bad_task_time_categories_);
+      if (LeftOutByOptions(row->stage_id(), category)) continue;
+      options_.task_times(options_.task_times_context,
+                          TaskTimeRow{row->stage_id(), row->stage_attempt(), row->task_attempt_id(),
+                                      category, row->samples(), row->time_ns()});
+      ++summary_.task_time_rows_read;
+    }
   }
   // The batch's sampling mode, interval and executor, for the summary (bounded: a hostile file
   // cannot grow the sets without limit).
@@ -154,6 +174,7 @@ class BatchLoader {
   std::vector<FrameId> frame_ids_;  // batch string index -> model frame id
   std::vector<FrameId> path_;
   uint64_t bad_categories_ = 0;
+  uint64_t bad_task_time_categories_ = 0;
 };
 
 }  // namespace
@@ -234,6 +255,10 @@ Status ReadBatches(std::string_view bytes, const ProfileFileReadOptions& options
   if (loader.bad_categories() > 0) {
     report.Warn(options.source_name + ": " + std::to_string(loader.bad_categories()) +
                 " sample(s) have an unknown category value; counted as other");
+  }
+  if (loader.bad_task_time_categories() > 0) {
+    report.Warn(options.source_name + ": " + std::to_string(loader.bad_task_time_categories()) +
+                " task-time row(s) have an unknown category value; counted as other");
   }
   if (counts.batches_read == 0) {
     return Corrupt(options.source_name + ": no readable sparkprof batch" +

@@ -18,6 +18,19 @@
 
 namespace sparkprof::flamegraph {
 
+// One row of a verified batch's task_times (schema TaskCategoryTime): a task attempt's time in one
+// category as one executor counted it since its previous batch. Rows of the same task and
+// category in other batches add up; the reader hands each over as it is and keeps none.
+struct TaskTimeRow {
+  int32_t stage_id = -1;
+  int32_t stage_attempt = -1;
+  int64_t task_attempt_id = -1;  // -1: the JVM's own threads (gc, jit, vm), not a task
+  Category category = Category::kOther;  // an unknown schema value reads as other (counted)
+  uint64_t samples = 0;
+  uint64_t time_ns = 0;
+};
+using TaskTimeReceiver = void (*)(void* context, const TaskTimeRow& row);
+
 struct ProfileFileReadOptions {
   std::string source_name = "<input>";
   std::optional<int32_t> stage_id;   // only samples of this stage
@@ -27,6 +40,10 @@ struct ProfileFileReadOptions {
   uint32_t max_batch_bytes = 256u << 20;
   uint32_t max_tables_per_batch = 16u << 20;
   size_t max_frames_per_stack = 8192;
+  // Receives every task-time row of each verified batch that passes stage_id and category; null:
+  // the rows are not read. The receiver bounds what it keeps.
+  TaskTimeReceiver task_times = nullptr;
+  void* task_times_context = nullptr;
 };
 
 struct ProfileFileSummary {
@@ -34,6 +51,7 @@ struct ProfileFileSummary {
   uint64_t batches_skipped = 0;
   uint64_t samples_read = 0;      // StackSample entries added to the model
   uint64_t samples_filtered = 0;  // left out by stage/category
+  uint64_t task_time_rows_read = 0;  // rows handed to options.task_times
   std::set<int32_t> stage_ids;    // stages seen in the file, for "--stage N not found" messages
   // What the batches say of how they were sampled: Batch.mode ("cpu", "wall", "cpu+wall"; at
   // most kMaxKeptModes distinct, each at most 16 bytes) and the smallest positive interval.

@@ -1,6 +1,7 @@
 #include "analyzer/diagnosis/diagnose.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "analyzer/diagnosis/diagnosis_input.h"
 #include "analyzer/diagnosis/rules/rules.h"
@@ -177,6 +178,7 @@ Diagnosis Diagnose(const model::ApplicationModel& model, const whatif::LazySimul
   CapSeverityBySaving(input, result.findings);
   RankFindings(result.findings);
   result.phases = input.phases;
+  result.task_decompositions = std::move(input.task_decompositions);
   return result;
 }
 

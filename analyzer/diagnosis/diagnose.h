@@ -6,6 +6,7 @@
 
 #include "analyzer/diagnosis/finding.h"
 #include "analyzer/diagnosis/phase_breakdown.h"
+#include "analyzer/diagnosis/task_decomposition.h"
 #include "analyzer/model/application_model.h"
 #include "analyzer/profile/stage_profiles.h"
 #include "analyzer/whatif/simulator.h"
@@ -15,6 +16,8 @@ namespace sparkprof::diagnosis {
 struct Diagnosis {
   PhaseBreakdown phases;
   std::vector<Finding> findings;
+  // With a profile: per stage attempt, its slowest and median tasks (task_decomposition.h).
+  std::vector<StageTaskDecomposition> task_decompositions;
 };
 
 // `simulator` (over `model`), when given, is shared with other users of the what-if simulator.

@@ -22,6 +22,7 @@ void MakeDiagnosisInput(const model::ApplicationModel& model, DiagnosisInput& in
   input.phases = ComputePhaseBreakdown(model, input.stages);
   input.stages_by_accumulator = StagesByAccumulator(model);
   input.plans = BuildSqlPlans(model, input.stages_by_accumulator);
+  if (profile != nullptr) input.task_decompositions = DecomposeTasks(model, *profile);
 }
 
 const char* ClusterManagerName(ClusterManager manager) {

@@ -8,6 +8,7 @@
 #include "analyzer/diagnosis/phase_breakdown.h"
 #include "analyzer/diagnosis/sql_plans.h"
 #include "analyzer/diagnosis/stage_stats.h"
+#include "analyzer/diagnosis/task_decomposition.h"
 #include "analyzer/model/application_model.h"
 #include "analyzer/profile/stage_profiles.h"
 #include "analyzer/whatif/simulator.h"
@@ -47,6 +48,8 @@ struct DiagnosisInput {
   // The agent's samples per stage (sparkprof analyze --profile, or the driver's own); null
   // without a profile: the profile rules then stay silent.
   const profile::ApplicationProfile* profile = nullptr;
+  // With a profile: per stage attempt, its slowest and median tasks with their sampled time.
+  std::vector<StageTaskDecomposition> task_decompositions;
 
   DiagnosisInput() = default;
   DiagnosisInput(const DiagnosisInput&) = delete;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/diagnosis/diagnosis_input.h"
 #include "analyzer/diagnosis/test_util.h"
 #include "analyzer/report/html_report.h"
 #include "analyzer/report/json_report.h"
@@ -36,8 +37,17 @@ struct Sample {
   int64_t ms;
 };
 
-// One batch holding `samples`, size-prefixed as the driver saves them.
-std::string ProfileBatch(const std::vector<Sample>& samples, const char* mode = "cpu+wall") {
+// A task attempt's time in one category (Batch.task_times), stage attempt 0.
+struct TaskRow {
+  int32_t stage;
+  int64_t task;
+  schema::Category category;
+  int64_t ms;
+};
+
+// One batch holding `samples` (and `task_rows`), size-prefixed as the driver saves them.
+std::string ProfileBatch(const std::vector<Sample>& samples, const char* mode = "cpu+wall",
+                         const std::vector<TaskRow>& task_rows = {}) {
   flatbuffers::FlatBufferBuilder builder;
   std::vector<std::string> strings;
   auto index_of = [&](const std::string& frame) {
@@ -60,8 +70,14 @@ std::string ProfileBatch(const std::vector<Sample>& samples, const char* mode = 
   }
   std::vector<flatbuffers::Offset<flatbuffers::String>> string_offsets;
   for (const std::string& text : strings) string_offsets.push_back(builder.CreateString(text));
+  std::vector<flatbuffers::Offset<schema::TaskCategoryTime>> times;
+  for (const TaskRow& row : task_rows) {
+    const uint64_t ns = static_cast<uint64_t>(row.ms) * 1'000'000;
+    times.push_back(schema::CreateTaskCategoryTime(builder, row.stage, 0, row.task, row.category,
+                                                   ns / kIntervalNs, ns));
+  }
   auto batch = schema::CreateBatchDirect(builder, 1, "1", "host", 1, 0, 1, kIntervalNs, mode,
-                                         &string_offsets, &stacks, &rows);
+                                         &string_offsets, &stacks, &rows, &times);
   schema::FinishSizePrefixedBatchBuffer(builder, batch);
   return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
 }
@@ -441,6 +457,76 @@ TEST_F(ProfileRulesTest, AMissingProfileIsSaidNotFatal) {
   EXPECT_EQ(a.profile, nullptr);
   EXPECT_NE(a.profile_error.find("no profile.sparkprof"), std::string::npos) << a.profile_error;
   EXPECT_NE(report::RenderJsonSection(a).find("\"available\": false"), std::string::npos);
+}
+
+// A straggler: stage 0's last task runs 12x the others with the same data. The profile's rows for
+// that task (in two batches) and for the others say where its extra time went: the finding's
+// explanation and every report name the task, the median task and the category.
+TEST_F(ProfileRulesTest, TheSlowestTaskIsComparedWithTheMedianByCategory) {
+  testing::SyntheticApp app = TwoStages();
+  app.stages[0].tasks = 10;
+  app.stages[0].task_ms = 1000;
+  app.stages[0].skewed_tasks = 1;  // partition 9 = task id 9 (stage 0's ids are 0..9)
+  app.stages[0].skew_factor = 12;
+  const report::Analysis without = Analyze(app, "");
+  ASSERT_EQ(FindingsOf(without, "straggler").size(), 1u);
+  EXPECT_EQ(FindingsOf(without, "straggler")[0]->explanation.find("agent's samples"),
+            std::string::npos);
+  EXPECT_TRUE(without.task_decompositions.empty());
+  EXPECT_EQ(report::RenderText(without).find("slowest task:"), std::string::npos);
+
+  std::vector<TaskRow> first, second;
+  for (int64_t task = 0; task < 10; ++task) {
+    first.push_back({0, task, schema::Category::compute, 800});
+  }
+  first.push_back({0, 9, schema::Category::serialization, 6000});
+  second.push_back({0, 9, schema::Category::serialization, 3000});  // summed with the first
+  second.push_back({0, 9, schema::Category::gc, 500});
+  const std::string profile =
+      ProfileBatch({{0, Under({"com.acme.Job.map"}), schema::Category::compute, 8000}}, "cpu+wall",
+                   first) +
+      ProfileBatch({{0, Under({"java.io.ObjectOutputStream.writeObject"}),
+                     schema::Category::serialization, 9000}},
+                   "cpu+wall", second);
+  const report::Analysis a = Analyze(app, profile);
+  ASSERT_NE(a.profile, nullptr);
+  const StageTaskDecomposition* tasks = FindTaskDecomposition(a.task_decompositions, 0, 0);
+  ASSERT_NE(tasks, nullptr);
+  EXPECT_EQ(tasks->successful_tasks, 10);
+  ASSERT_EQ(tasks->slowest.size(), kSlowestTasksShown);
+  EXPECT_EQ(tasks->slowest[0].task_id, 9);
+  EXPECT_GE(tasks->slowest[1].duration_ms, tasks->slowest[2].duration_ms);
+  EXPECT_GE(tasks->slowest[0].duration_ms, tasks->slowest[1].duration_ms);
+  EXPECT_TRUE(tasks->slowest[0].sampled);
+  const int serialization = CategoryIndex(::sparkprof::Category::kSerialization);
+  EXPECT_EQ(tasks->slowest[0].time.category_ns[serialization], 9000 * kMs);
+  const std::vector<const Finding*> straggler = FindingsOf(a, "straggler");
+  ASSERT_EQ(straggler.size(), 1u);  // the same finding, with one sentence more
+  EXPECT_EQ(tasks->slowest[0].duration_ms, EvidenceValue(*straggler[0], "max_task_ms"));
+  EXPECT_EQ(tasks->median.duration_ms, EvidenceValue(*straggler[0], "median_task_ms"));
+  EXPECT_NE(tasks->median.task_id, 9);
+  EXPECT_EQ(tasks->median.time.task_ns(), 800 * kMs);
+  const std::string words = SlowestVsMedianText(*tasks);
+  const std::string expected_start =
+      "task 9 (executor " + tasks->slowest[0].executor + ") ran " +
+      Millis(tasks->slowest[0].duration_ms) + " against a median of " +
+      Millis(tasks->median.duration_ms) + " (task " + std::to_string(tasks->median.task_id) +
+      "): 9.0 s more of it in serialization";
+  EXPECT_EQ(words.rfind(expected_start, 0), 0u) << words;
+  EXPECT_EQ(words.find("gc"), std::string::npos) << words;  // 500 ms: under a quarter of 9 s
+  EXPECT_NE(straggler[0]->explanation.find(" The agent's samples: " + words + "."),
+            std::string::npos)
+      << straggler[0]->explanation;
+  EXPECT_EQ(straggler[0]->explanation.substr(0, straggler[0]->explanation.find(" The agent's")),
+            FindingsOf(without, "straggler")[0]->explanation);
+
+  EXPECT_NE(report::RenderText(a).find("    slowest task: " + words + "\n"), std::string::npos);
+  EXPECT_NE(report::RenderMarkdown(a).find("- stage 0.0: " + words), std::string::npos);
+  EXPECT_NE(report::RenderHtml(a).find("<ul class=\"slowest-tasks\">\n<li>stage 0.0: "),
+            std::string::npos);
+  const std::string json = report::RenderJsonSection(a);
+  EXPECT_NE(json.find("\"slowest_vs_median\": \"" + words + "\""), std::string::npos);
+  EXPECT_NE(json.find("\"task_rows_left_out\": 0"), std::string::npos);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "analyzer/profile/task_times.h"
 #include "common/input_stream.h"
 #include "flamegraph/profile_file_reader.h"
 #include "flamegraph/read_report.h"
@@ -534,6 +535,36 @@ const PatternTime* StageProfile::FindPattern(Pattern pattern) const {
   return nullptr;
 }
 
+const TaskTime* StageProfile::FindTask(int64_t task_attempt_id) const {
+  auto it = std::lower_bound(
+      tasks.begin(), tasks.end(), task_attempt_id,
+      [](const TaskTime& task, int64_t id) { return task.task_attempt_id < id; });
+  return it != tasks.end() && it->task_attempt_id == task_attempt_id ? &*it : nullptr;
+}
+
+uint64_t TaskTime::task_ns() const {
+  return flamegraph::SaturatingAdd(on_cpu_ns(), off_cpu_ns());
+}
+
+uint64_t TaskTime::on_cpu_ns() const {
+  uint64_t sum = 0;
+  for (int c = 0; c < kCategoryCount; ++c) {
+    const auto category = static_cast<Category>(c);
+    if (!IsOffCpu(category) && !IsPythonWorker(category)) {
+      sum = flamegraph::SaturatingAdd(sum, category_ns[c]);
+    }
+  }
+  return sum;
+}
+
+uint64_t TaskTime::off_cpu_ns() const {
+  uint64_t sum = 0;
+  for (int c = 0; c < kCategoryCount; ++c) {
+    if (IsOffCpu(static_cast<Category>(c))) sum = flamegraph::SaturatingAdd(sum, category_ns[c]);
+  }
+  return sum;
+}
+
 std::vector<const Site*> StageProfile::SitesOf(Category category) const {
   std::vector<const Site*> found;
   for (const Site& site : sites) {
@@ -595,7 +626,13 @@ StageProfile ApplicationProfile::Combined(int32_t stage_id) const {
       combined.application_site_ns[c] =
           flamegraph::SaturatingAdd(combined.application_site_ns[c], stage.application_site_ns[c]);
     }
+    // Task ids are unique across a stage's attempts: the union stays one row per task.
+    combined.tasks.insert(combined.tasks.end(), stage.tasks.begin(), stage.tasks.end());
   }
+  std::sort(combined.tasks.begin(), combined.tasks.end(),
+            [](const TaskTime& a, const TaskTime& b) {
+              return a.task_attempt_id < b.task_attempt_id;
+            });
   return combined;
 }
 
@@ -642,6 +679,9 @@ Result<ApplicationProfile> ApplicationProfileFromBytes(std::string_view bytes,
   read_options.source_name = source_name;
   read_options.weight = flamegraph::WeightUnit::kNanoseconds;
   StageModels models;
+  TaskTimeTable task_times(options.max_profiled_tasks);
+  read_options.task_times = &TaskTimeTable::Receive;
+  read_options.task_times_context = &task_times;
   flamegraph::ReadReport report;
   flamegraph::ProfileFileSummary summary;
   ApplicationProfile profile;
@@ -653,12 +693,13 @@ Result<ApplicationProfile> ApplicationProfileFromBytes(std::string_view bytes,
   profile.executors = summary.executors;
   profile.batches_read = summary.batches_read;
   profile.batches_skipped = summary.batches_skipped;
-  profile.problem_count = report.problem_count;
-  profile.problems = std::move(report.messages);
   for (auto& [key, model] : models.models) {
     profile.stages.push_back(SummarizeStage(*model, key.first, key.second));
     model.reset();  // the summary is all that is kept
   }
+  task_times.MoveInto(profile.stages, source_name, profile, report);
+  profile.problem_count = report.problem_count;
+  profile.problems = std::move(report.messages);
   return profile;
 }
 

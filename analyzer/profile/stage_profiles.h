@@ -111,6 +111,19 @@ struct PythonFrameTime {
   std::string waited_in;
 };
 
+// One task attempt's time by category, as the agent counted it for that task (the batches'
+// TaskCategoryTime rows, summed over batches and executors): the weight of its samples, plus in
+// `gc` the stop-the-world GC pauses that overlapped it (measured, not sampled). python and
+// python_off_cpu are its Python worker's own time, kept apart as in StageProfile.
+struct TaskTime {
+  int64_t task_attempt_id = -1;  // Spark's task id (the event log's "Task ID")
+  CategoryNs category_ns{};
+
+  uint64_t task_ns() const;  // all categories but python and python_off_cpu
+  uint64_t on_cpu_ns() const;
+  uint64_t off_cpu_ns() const;
+};
+
 struct StageProfile {
   int32_t stage_id = -1;
   int32_t stage_attempt = 0;
@@ -132,6 +145,10 @@ struct StageProfile {
   // into the JDK (ObjectOutputStream in a deep copy, Thread.sleep in a UDF), not Spark.
   CategoryNs application_site_ns{};
   uint64_t distinct_stacks = 0;
+  // Per task attempt of this stage attempt, by task_attempt_id (docs/limits.md: at most
+  // ProfileLoadOptions::max_profiled_tasks over the application; what was left out is counted in
+  // ApplicationProfile::task_rows_left_out and named in its problems).
+  std::vector<TaskTime> tasks;
 
   // A runnable thread waits to run the same code it runs once it has a CPU: run delay
   // (cpu_starved) belongs to the on-CPU work in proportion to its time. RunnableFactor() is
@@ -145,6 +162,8 @@ struct StageProfile {
                        : 0.0;
   }
   const PatternTime* FindPattern(Pattern pattern) const;
+  // The task attempt's time, or null when the profile holds none of it.
+  const TaskTime* FindTask(int64_t task_attempt_id) const;
   // The category's sites, most time first (at most kSitesPerCategory).
   std::vector<const Site*> SitesOf(Category category) const;
 };
@@ -163,13 +182,19 @@ struct ApplicationProfile {
   std::vector<std::string> problems;  // the first few, located (file: byte N: ...)
   uint64_t untagged_ns = 0;           // samples outside any task (driver, JVM threads)
   std::vector<StageProfile> stages;   // by (stage id, attempt)
+  // Task-time rows not in any StageProfile::tasks: rows of task attempts beyond the first
+  // max_profiled_tasks, and rows of stage attempts without stack samples (GC pauses only). Each
+  // kind is named in `problems`; the stage figures come from the samples and lose nothing.
+  uint64_t task_rows_left_out = 0;
+  uint64_t task_ns_left_out = 0;
+  size_t max_profiled_tasks = 0;  // the limit the per-task views were kept under
 
   // Off-CPU time was sampled (mode "cpu+wall" on some executor: only that mode splits a task
   // thread's wall time into on- and off-CPU parts; "wall" samples carry no CPU split).
   bool has_off_cpu() const;
   const StageProfile* Find(int32_t stage_id, int32_t stage_attempt) const;
   // Every attempt of a stage, summed (for rules that judge a stage whatever its retries); the
-  // frames, sites and patterns are the first sampled attempt's.
+  // frames, sites and patterns are the first sampled attempt's; the tasks are every attempt's.
   StageProfile Combined(int32_t stage_id) const;
 };
 
@@ -187,6 +212,9 @@ std::string PythonFunctionName(std::string_view frame);
 
 struct ProfileLoadOptions {
   uint64_t max_file_bytes = uint64_t{2} << 30;  // docs/limits.md
+  // Task attempts whose per-category time is kept (StageProfile::tasks), over the application,
+  // first come in file order; about 200 bytes each while reading (docs/limits.md).
+  size_t max_profiled_tasks = 100'000;
 };
 
 // Reads a saved profile (*.sparkprof) into per-stage summaries. Bad batches are skipped and

@@ -202,6 +202,100 @@ TEST(StageProfilesTest, ReadsStagesModesAndNamesBadBatches) {
   EXPECT_EQ(profile.Combined(2).task_ns, 50 * kMs);
 }
 
+struct TaskRow {
+  int32_t stage;
+  int64_t task;
+  schema::Category category;
+  uint64_t ms;
+};
+
+// A batch with one compute sample in each of `sampled_stages` (attempt 0) and the task-time rows.
+std::string TaskTimesBatch(std::vector<int32_t> sampled_stages, const std::vector<TaskRow>& rows,
+                           const char* executor = "1") {
+  flatbuffers::FlatBufferBuilder builder;
+  std::vector<uint32_t> frames = {0};
+  std::vector<flatbuffers::Offset<schema::Stack>> stacks = {
+      schema::CreateStackDirect(builder, &frames)};
+  std::vector<flatbuffers::Offset<schema::StackSample>> samples;
+  for (int32_t stage : sampled_stages) {
+    samples.push_back(schema::CreateStackSample(builder, 0, stage, 0, 7, 0,
+                                                schema::Category::compute, 1, 10 * kMs));
+  }
+  std::vector<flatbuffers::Offset<schema::TaskCategoryTime>> times;
+  for (const TaskRow& row : rows) {
+    times.push_back(schema::CreateTaskCategoryTime(builder, row.stage, 0, row.task, row.category,
+                                                   row.ms / 10, row.ms * kMs));
+  }
+  std::vector<flatbuffers::Offset<flatbuffers::String>> strings = {
+      builder.CreateString("com.acme.Job.map")};
+  auto batch = schema::CreateBatchDirect(builder, 1, executor, "host", 1, 0, 1, 10'000'000,
+                                         "cpu+wall", &strings, &stacks, &samples, &times);
+  schema::FinishSizePrefixedBatchBuffer(builder, batch);
+  return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
+}
+
+TEST(StageProfilesTest, TaskTimesAreSummedAcrossBatchesAndExecutors) {
+  const std::string bytes =
+      TaskTimesBatch({1}, {{1, 7, schema::Category::serialization, 300},
+                           {1, 7, schema::Category::compute, 100},
+                           {1, 8, schema::Category::compute, 50},
+                           {-1, -1, schema::Category::gc, 999},  // the JVM's own threads
+                           {1, 7, schema::Category::python, 40}}) +
+      TaskTimesBatch({1}, {{1, 7, schema::Category::serialization, 200},
+                           {1, 7, schema::Category::io_wait, 60}}, "2");
+  Result<ApplicationProfile> loaded = ApplicationProfileFromBytes(bytes, "t.sparkprof");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  const StageProfile* stage = loaded->Find(1, 0);
+  ASSERT_NE(stage, nullptr);
+  ASSERT_EQ(stage->tasks.size(), 2u);
+  EXPECT_EQ(stage->tasks[0].task_attempt_id, 7);  // by task id
+  const TaskTime* task = stage->FindTask(7);
+  ASSERT_NE(task, nullptr);
+  EXPECT_EQ(task->category_ns[CategoryIndex(Category::kSerialization)], 500 * kMs);
+  EXPECT_EQ(task->on_cpu_ns(), 600 * kMs);
+  EXPECT_EQ(task->off_cpu_ns(), 60 * kMs);
+  EXPECT_EQ(task->task_ns(), 660 * kMs);  // the Python worker's 40 ms apart
+  EXPECT_EQ(task->category_ns[CategoryIndex(Category::kPython)], 40 * kMs);
+  EXPECT_EQ(stage->FindTask(8)->task_ns(), 50 * kMs);
+  EXPECT_EQ(stage->FindTask(9), nullptr);
+  EXPECT_EQ(loaded->task_rows_left_out, 0u);
+  EXPECT_TRUE(loaded->problems.empty());
+  EXPECT_EQ(loaded->Combined(1).tasks.size(), 2u);
+}
+
+TEST(StageProfilesTest, TasksPastTheLimitAndWithoutSamplesAreCountedAndNamed) {
+  // Stage 2 has task rows but no stack sample: no summary to hold them.
+  const std::string bytes = TaskTimesBatch({}, {{2, 4, schema::Category::gc, 3}}) +
+                            TaskTimesBatch({1}, {{1, 1, schema::Category::compute, 10},
+                                                 {1, 2, schema::Category::compute, 20},
+                                                 {1, 3, schema::Category::compute, 30},
+                                                 {1, 1, schema::Category::gc, 5},
+                                                 {1, 3, schema::Category::gc, 7}});
+  ProfileLoadOptions options;
+  options.max_profiled_tasks = 3;
+  Result<ApplicationProfile> loaded = ApplicationProfileFromBytes(bytes, "t.sparkprof", options);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  const StageProfile* stage = loaded->Find(1, 0);
+  ASSERT_NE(stage, nullptr);
+  ASSERT_EQ(stage->tasks.size(), 2u);  // 4 (stage 2), 1 and 2 were kept; 3 came past the limit
+  EXPECT_EQ(stage->FindTask(1)->task_ns(), 15 * kMs);  // a kept task still sums its later rows
+  EXPECT_EQ(stage->FindTask(3), nullptr);
+  EXPECT_EQ(loaded->Find(2, 0), nullptr);
+  EXPECT_EQ(loaded->max_profiled_tasks, 3u);
+  EXPECT_EQ(loaded->task_rows_left_out, 3u);  // task 3's two rows, stage 2's one
+  EXPECT_EQ(loaded->task_ns_left_out, 40 * kMs);
+  ASSERT_EQ(loaded->problems.size(), 2u);
+  EXPECT_NE(loaded->problems[0].find("2 task-time row(s) (37 ms) of task attempts beyond the "
+                                     "first 3"),
+            std::string::npos)
+      << loaded->problems[0];
+  EXPECT_NE(loaded->problems[1].find("1 task-time row(s) (3 ms) belong to stage attempts without "
+                                     "stack samples"),
+            std::string::npos)
+      << loaded->problems[1];
+  EXPECT_EQ(loaded->problem_count, 2u);
+}
+
 TEST(StageProfilesTest, NoReadableBatchIsAnError) {
   Result<ApplicationProfile> loaded = ApplicationProfileFromBytes("not a profile", "x.sparkprof");
   ASSERT_FALSE(loaded.ok());

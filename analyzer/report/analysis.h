@@ -11,6 +11,7 @@
 #include "analyzer/cost/cost.h"
 #include "analyzer/diagnosis/finding.h"
 #include "analyzer/diagnosis/phase_breakdown.h"
+#include "analyzer/diagnosis/task_decomposition.h"
 #include "analyzer/eventlog/event_log_reader.h"
 #include "analyzer/model/application_model.h"
 #include "analyzer/profile/stage_profiles.h"
@@ -25,8 +26,9 @@ inline constexpr const char* kReportSchema = "sparkprof.report/v1";
 // counts.photon_peak_memory_tasks; 3 = stages[].job_id; 4 = driver (the plugin's reports);
 // 5 = profile, stages[].profile, findings[].frames (the agent's samples); 6 = the Python
 // workers' profile (profile top_python, python_worker_off_cpu_ms); 7 = phases.slot_starved_wall_ms
-// and phases.peak_queued_tasks (the backlog after the first slot).
-inline constexpr int64_t kReportSchemaMinor = 7;
+// and phases.peak_queued_tasks (the backlog after the first slot); 8 = stages[].profile.tasks
+// (the slowest and the median task's sampled time) and profile.task_rows_left_out.
+inline constexpr int64_t kReportSchemaMinor = 8;
 
 struct TaskTimeline;  // html_report.h
 
@@ -48,6 +50,9 @@ struct Analysis {
   std::shared_ptr<const profile::ApplicationProfile> profile;
   // Why no profile was read although one was asked for ("" otherwise): reports say it.
   std::string profile_error;
+  // With a profile: per stage attempt, its slowest and median tasks with their sampled time
+  // (drawn from the task records by CompleteAnalysis, so it outlives ReleaseTaskRecords).
+  std::vector<diagnosis::StageTaskDecomposition> task_decompositions;
   // The HTML timeline's view of the task records, kept when they are freed (KeepTaskTimeline);
   // null: the HTML report reads the model's records.
   std::shared_ptr<const TaskTimeline> task_timeline;

@@ -59,6 +59,7 @@ void CompleteAnalysis(Analysis& analysis, const cost::CostOptions& cost_options)
       diagnosis::Diagnose(analysis.model, &simulator, analysis.profile.get());
   analysis.phases = diagnosed.phases;
   analysis.findings = std::move(diagnosed.findings);
+  analysis.task_decompositions = std::move(diagnosed.task_decompositions);
   if (cost_thread.thread.joinable()) {
     analysis.cost = cost.get();
   } else {

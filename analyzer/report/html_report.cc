@@ -648,6 +648,23 @@ void WriteFindings(const Analysis& analysis, const std::string& id, std::string&
   out += "</pre>\n";
 }
 
+// A note and a list with a line per profiled stage, "stage 3.0: <text_of(stage)>" (stages whose
+// text is "" left out); nothing when no stage has one.
+template <typename TextOf>
+void WriteStageLines(const std::vector<StageProfileView>& views, const char* note,
+                     const char* list_class, TextOf text_of, std::string& out) {
+  std::string items;
+  for (const StageProfileView& view : views) {
+    const std::string text = text_of(*view.stage);
+    if (text.empty()) continue;
+    items += "<li>stage " + Int(view.stage->stage_id) + "." + Int(view.stage->stage_attempt) +
+             ": " + Shortened(text, 400) + "</li>\n";
+  }
+  if (items.empty()) return;
+  out += std::string("<p class=\"note\">") + note + ":</p>\n<ul class=\"" + list_class +
+         "\">\n" + items + "</ul>\n";
+}
+
 // The agent's profile: the stages with the most sampled task time and where it went.
 void WriteProfile(const Analysis& analysis, std::string& out) {
   if (analysis.profile == nullptr) {
@@ -681,17 +698,16 @@ void WriteProfile(const Analysis& analysis, std::string& out) {
            "</code></td></tr>\n";
   }
   out += "</tbody></table>\n";
-  std::string python_items;
-  for (const StageProfileView& view : StageProfileViews(p)) {
-    const std::string python = PythonWorkersText(*view.stage);
-    if (python.empty()) continue;
-    python_items += "<li>stage " + Int(view.stage->stage_id) + "." +
-                    Int(view.stage->stage_attempt) + ": " + Shortened(python, 400) + "</li>\n";
-  }
-  if (!python_items.empty()) {
-    out += "<p class=\"note\">The Python workers (sampled in the worker, apart from task "
-           "time):</p>\n<ul class=\"python-workers\">\n" + python_items + "</ul>\n";
-  }
+  const std::vector<StageProfileView> views = StageProfileViews(p);
+  WriteStageLines(views, "The Python workers (sampled in the worker, apart from task time)",
+                  "python-workers",
+                  [](const profile::StageProfile& stage) { return PythonWorkersText(stage); }, out);
+  WriteStageLines(views, "The slowest task against the median task (sampled time)",
+                  "slowest-tasks",
+                  [&analysis](const profile::StageProfile& stage) {
+                    return SlowestTaskText(analysis.task_decompositions, stage);
+                  },
+                  out);
 }
 
 void WriteInput(const eventlog::ReadReport& r, std::string& out) {

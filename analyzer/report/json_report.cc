@@ -234,19 +234,53 @@ void WriteFrameTimes(const char* key, const std::vector<profile::FrameTime>& fra
   out.EndArray();
 }
 
-void WriteStageProfile(const profile::StageProfile& stage, JsonWriter& out) {
+void WriteCategoriesMs(const profile::CategoryNs& category_ns, JsonWriter& out) {
+  out.Key("categories_ms").BeginObject();
+  for (int c = 0; c < kCategoryCount; ++c) {
+    if (category_ns[c] == 0) continue;
+    FieldMs(out, std::string(kCategoryNames[c]).c_str(), category_ns[c]);
+  }
+  out.EndObject();
+}
+
+void WriteDecomposedTask(const diagnosis::DecomposedTask& task, JsonWriter& out) {
+  const profile::TaskTime& time = task.time;
+  out.BeginObject()
+      .Field("task_id", task.task_id)
+      .Field("index", static_cast<int64_t>(task.index))
+      .Field("attempt", static_cast<int64_t>(task.attempt))
+      .Field("executor", task.executor)
+      .Field("duration_ms", task.duration_ms)
+      .Field("sampled", task.sampled);
+  FieldMs(out, "sampled_task_ms", time.task_ns());
+  FieldMs(out, "on_cpu_ms", time.on_cpu_ns());
+  FieldMs(out, "off_cpu_ms", time.off_cpu_ns());
+  FieldMs(out, "python_worker_cpu_ms", time.category_ns[CategoryIndex(Category::kPython)]);
+  FieldMs(out, "python_worker_off_cpu_ms",
+          time.category_ns[CategoryIndex(Category::kPythonOffCpu)]);
+  WriteCategoriesMs(time.category_ns, out);
+  out.EndObject();
+}
+
+void WriteTaskDecomposition(const diagnosis::StageTaskDecomposition& tasks, JsonWriter& out) {
+  out.Key("tasks").BeginObject().Field("successful_tasks", tasks.successful_tasks);
+  out.Key("slowest").BeginArray();
+  for (const diagnosis::DecomposedTask& task : tasks.slowest) WriteDecomposedTask(task, out);
+  out.EndArray();
+  out.Key("median");
+  WriteDecomposedTask(tasks.median, out);
+  out.Field("slowest_vs_median", diagnosis::SlowestVsMedianText(tasks)).EndObject();
+}
+
+void WriteStageProfile(const profile::StageProfile& stage,
+                       const diagnosis::StageTaskDecomposition* tasks, JsonWriter& out) {
   out.BeginObject();
   FieldMs(out, "sampled_task_ms", stage.task_ns);
   FieldMs(out, "on_cpu_ms", stage.on_cpu_ns);
   FieldMs(out, "off_cpu_ms", stage.off_cpu_ns);
   FieldMs(out, "python_worker_cpu_ms", stage.python_ns);
   FieldMs(out, "python_worker_off_cpu_ms", stage.python_off_cpu_ns);
-  out.Key("categories_ms").BeginObject();
-  for (int c = 0; c < kCategoryCount; ++c) {
-    if (stage.category_ns[c] == 0) continue;
-    FieldMs(out, std::string(kCategoryNames[c]).c_str(), stage.category_ns[c]);
-  }
-  out.EndObject();
+  WriteCategoriesMs(stage.category_ns, out);
   WriteFrameTimes("top_self", stage.top_self, out);
   WriteFrameTimes("top_application", stage.top_application, out);
   out.Key("top_python").BeginArray();
@@ -278,6 +312,7 @@ void WriteStageProfile(const profile::StageProfile& stage, JsonWriter& out) {
     out.EndObject();
   }
   out.EndArray();
+  if (tasks != nullptr) WriteTaskDecomposition(*tasks, out);
   out.EndObject();
 }
 
@@ -302,6 +337,9 @@ void WriteProfile(const Analysis& analysis, JsonWriter& out) {
   out.Key("problems").BeginArray();
   for (const std::string& problem : p->problems) out.String(problem);
   out.EndArray();
+  out.Field("max_profiled_tasks", static_cast<int64_t>(p->max_profiled_tasks))
+      .Field("task_rows_left_out", static_cast<int64_t>(p->task_rows_left_out));
+  FieldMs(out, "task_left_out_ms", p->task_ns_left_out);
   profile::CategoryNs totals{};
   uint64_t task = 0, on_cpu = 0, off_cpu = 0, python = 0, python_off_cpu = 0;
   for (const profile::StageProfile& stage : p->stages) {
@@ -331,7 +369,8 @@ void WriteProfile(const Analysis& analysis, JsonWriter& out) {
 }  // namespace
 
 void WriteStageSummary(const StageSummary& stage, JsonWriter& out,
-                       const profile::StageProfile* profile) {
+                       const profile::StageProfile* profile,
+                       const diagnosis::StageTaskDecomposition* tasks) {
   out.BeginObject()
       .Field("stage_id", static_cast<int64_t>(stage.stage_id))
       .Field("attempt", static_cast<int64_t>(stage.attempt))
@@ -354,7 +393,7 @@ void WriteStageSummary(const StageSummary& stage, JsonWriter& out,
   WriteTotals(stage.totals, out);
   if (profile != nullptr) {
     out.Key("profile");
-    WriteStageProfile(*profile, out);
+    WriteStageProfile(*profile, tasks, out);
   }
   out.EndObject();
 }
@@ -453,9 +492,11 @@ void WriteJsonReport(const Analysis& analysis, JsonWriter& out) {
 
   out.Key("stages").BeginArray();
   for (const StageSummary& stage : s.stages) {
-    WriteStageSummary(stage, out,
-                      analysis.profile ? analysis.profile->Find(stage.stage_id, stage.attempt)
-                                       : nullptr);
+    WriteStageSummary(
+        stage, out,
+        analysis.profile ? analysis.profile->Find(stage.stage_id, stage.attempt) : nullptr,
+        diagnosis::FindTaskDecomposition(analysis.task_decompositions, stage.stage_id,
+                                         stage.attempt));
   }
   out.EndArray();
 

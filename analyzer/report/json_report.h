@@ -13,9 +13,11 @@
 namespace sparkprof::report {
 
 // One `stages[]` / `jobs[]` entry of the report (also the driver's live job spans read them).
-// `profile`, when given, is written as the stage's "profile" object (schema minor 5).
+// `profile`, when given, is written as the stage's "profile" object (schema minor 5), with
+// `tasks`, when given, as its "tasks" (minor 8).
 void WriteStageSummary(const StageSummary& stage, JsonWriter& out,
-                       const profile::StageProfile* profile = nullptr);
+                       const profile::StageProfile* profile = nullptr,
+                       const diagnosis::StageTaskDecomposition* tasks = nullptr);
 void WriteJobSummary(const JobSummary& job, JsonWriter& out);
 // One report object.
 void WriteJsonReport(const Analysis& analysis, JsonWriter& out);

@@ -392,6 +392,15 @@ static void WriteMarkdownProfile(const Analysis& analysis, std::ostringstream& o
     out << "- stage " << view.stage->stage_id << "." << view.stage->stage_attempt << ": "
         << Cell(python, 400) << "\n";
   }
+  bool tasks_heading = false;
+  for (const StageProfileView& view : StageProfileViews(p)) {
+    const std::string slowest = SlowestTaskText(analysis.task_decompositions, *view.stage);
+    if (slowest.empty()) continue;
+    if (!tasks_heading) out << "\nThe slowest task against the median task (sampled time):\n\n";
+    tasks_heading = true;
+    out << "- stage " << view.stage->stage_id << "." << view.stage->stage_attempt << ": "
+        << Cell(slowest, 400) << "\n";
+  }
 }
 
 std::string RenderMarkdown(const Analysis& analysis) {

@@ -57,6 +57,13 @@ std::string PythonWorkersText(const profile::StageProfile& stage) {
   return text;
 }
 
+std::string SlowestTaskText(const std::vector<diagnosis::StageTaskDecomposition>& decompositions,
+                            const profile::StageProfile& stage) {
+  const diagnosis::StageTaskDecomposition* tasks =
+      diagnosis::FindTaskDecomposition(decompositions, stage.stage_id, stage.stage_attempt);
+  return tasks != nullptr ? diagnosis::SlowestVsMedianText(*tasks) : "";
+}
+
 std::string ProfileSourceText(const profile::ApplicationProfile& profile) {
   std::string modes;
   for (const std::string& mode : profile.modes) modes += (modes.empty() ? "" : ", ") + mode;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/diagnosis/task_decomposition.h"
 #include "analyzer/profile/stage_profiles.h"
 
 namespace sparkprof::report {
@@ -33,6 +34,11 @@ std::string CategorySharesText(const StageProfileView& view, size_t count = 5);
 // The stage's Python workers, when sampled: "6.8 s on CPU, 3.8 s off CPU; most in
 // `checksum (job.py)` (84%, hottest line checksum (job.py:41))"; "" without Python samples.
 std::string PythonWorkersText(const profile::StageProfile& stage);
+
+// The stage attempt's slowest task against its median task, in words
+// (diagnosis::SlowestVsMedianText); "" without a decomposition or a slower task.
+std::string SlowestTaskText(const std::vector<diagnosis::StageTaskDecomposition>& decompositions,
+                            const profile::StageProfile& stage);
 
 // "cpu+wall every 10 ms, 4 executors, 12 batches" (the profile's header line).
 std::string ProfileSourceText(const profile::ApplicationProfile& profile);

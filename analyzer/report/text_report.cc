@@ -217,6 +217,10 @@ static void WriteTextProfile(const Analysis& analysis, std::ostringstream& out) 
     if (const std::string python = PythonWorkersText(stage); !python.empty()) {
       out << "    Python workers: " << Printable(python, 400) << "\n";
     }
+    if (const std::string slowest = SlowestTaskText(analysis.task_decompositions, stage);
+        !slowest.empty()) {
+      out << "    slowest task: " << Printable(slowest, 400) << "\n";
+    }
     for (size_t i = 0; i < stage.top_self.size() && i < 3; ++i) {
       const profile::FrameTime& frame = stage.top_self[i];
       out << "    hot frame: " << Printable(frame.frame, 160) << " "

@@ -21,6 +21,8 @@
 //   * Skewed input splits (data skew in a stage that reads no shuffle): one file or split is larger
 //     (an unsplittable gzip file, one big file among small ones); AQE only splits shuffle
 //     partitions, so the advice is spark.sql.files.maxPartitionBytes and the file layout.
+//   * With a profile, the explanation adds how the slowest task's sampled time differs from the
+//     median task's (task_decomposition.h); the finding itself does not depend on it.
 //   * AQE splits a partition when it is > skewedPartitionFactor (5) x median AND >
 //     skewedPartitionThresholdInBytes (256 MB) (docs/sql-performance-tuning.md): we compute values
 //     that would catch this run's partition.
@@ -211,6 +213,13 @@ void DataSkew(const DiagnosisInput& input, std::vector<Finding>& out) {
                                      "check host " + stage.max_task_host +
                                          " (disk, network, noisy neighbours) or exclude it",
                                      "its tasks were slow with normal data"});
+      }
+    }
+    // With the agent's profile: what the slowest task did with its extra time, in one sentence.
+    if (const StageTaskDecomposition* tasks =
+            FindTaskDecomposition(input.task_decompositions, stage.stage_id, stage.attempt)) {
+      if (const std::string text = SlowestVsMedianText(*tasks); !text.empty()) {
+        f.explanation += " The agent's samples: " + text + ".";
       }
     }
     f.impact.time_saved_ms_low = std::max<int64_t>(stage.max_task_ms - stage.p95_task_ms, 0);
