@@ -41,6 +41,19 @@ std::string_view StripCodecExtension(std::string_view name) {
   return name;
 }
 
+std::string_view StripArchiveAndCodecExtensions(std::string_view name) {
+  constexpr std::string_view kZip = ".zip";
+  for (int i = 0; i < 4; ++i) {
+    std::string_view stripped = StripCodecExtension(name);
+    if (stripped.size() == name.size() && name.size() > kZip.size() && name.ends_with(kZip)) {
+      stripped = name.substr(0, name.size() - kZip.size());
+    }
+    if (stripped.size() == name.size()) break;
+    name = stripped;
+  }
+  return name;
+}
+
 std::optional<RollingEventFileName> ParseRollingEventFileName(std::string_view name) {
   constexpr std::string_view kPrefix = "events_";
   if (!name.starts_with(kPrefix)) return std::nullopt;

@@ -22,6 +22,10 @@ bool HasInProgressSuffix(std::string_view name);
 // Drops one trailing Spark codec extension (.lz4 .snappy .zstd .lzf .gz); `name` otherwise.
 std::string_view StripCodecExtension(std::string_view name);
 
+// Drops trailing codec extensions and ".zip" in any order (at most four):
+// "eventlog-2022-01-14--17-00.zip.gz" -> "eventlog-2022-01-14--17-00".
+std::string_view StripArchiveAndCodecExtensions(std::string_view name);
+
 // `events_<index>_<app>[.<codec>][.compact]` inside a rolling directory.
 struct RollingEventFileName {
   uint64_t index = 0;

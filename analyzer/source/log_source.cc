@@ -8,11 +8,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <system_error>
 #include <tuple>
 #include <utility>
 
+#include "analyzer/codec/codec.h"
 #include "analyzer/source/folder.h"
 #include "analyzer/source/log_layouts.h"
 #include "analyzer/source/log_names.h"
@@ -23,7 +25,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr size_t kSniffBytes = 4;
+constexpr size_t kSniffBytes = codec::kSniffBytes;
 
 // The first `size` bytes (fewer if the stream is shorter).
 Result<std::string> ReadHead(InputStream& stream, size_t size) {
@@ -126,8 +128,16 @@ class Walker {
       }
       return;
     }
+    for (FileEntry& file : listing.files) UnwrapArchivedPart(file);
     if (std::optional<ApplicationLog> log = TakeDatabricksLog(folder, &listing.files)) {
       result_.applications.push_back(std::move(*log));
+      // Databricks' delivery folder holds the log's parts only: anything else beside them
+      // (a pricing file, a part that could not be opened) is named, not read as a log.
+      for (const FileEntry& file : listing.files) {
+        Warn(file.display_name, "ignored: not a part (eventlog, eventlog-YYYY-MM-DD--HH-MM"
+                                "[.codec]) of the Databricks event log around it");
+      }
+      listing.files.clear();
     }
     for (const FileEntry& file : listing.files) {
       // A status file without its rolling directory has no events to read.
@@ -145,69 +155,133 @@ class Walker {
     }
   }
 
-  // A file is either a zip (searched like a folder) or a candidate event log.
+  // A file is either a zip (searched like a folder), a zip compressed with one of the logs'
+  // codecs (Databricks delivers a rolled part as eventlog-<time>.zip.gz: searched the same way),
+  // or a candidate event log.
   void WalkFile(const FileEntry& file) {
     if (!file.disk_path.empty() && !FirstVisit(file.disk_path, file.display_name)) return;
-    Result<std::unique_ptr<InputStream>> stream = file.open_during_scan();
-    if (!stream.ok()) {
-      Warn(file.display_name, "skipped: " + stream.status().message());
+    Result<OpenedArchive> archive = OpenArchiveFile(file);
+    if (!archive.ok()) {
+      Warn(file.display_name, archive.status().message());
       return;
     }
-    Result<std::string> head = ReadHead(**stream, kSniffBytes);
-    if (!head.ok()) {
-      Warn(file.display_name, "skipped: " + head.status().message());
-      return;
-    }
-    if (!StartsWithZipSignature(*head)) {
+    if (archive->depth == 0) {
       result_.applications.push_back(MakeSingleFileLog(file));
       return;
     }
-    int depth = file.archive.empty() ? 1 : archive_depth_ + 1;
-    if (depth > limits_.max_archive_depth) {
-      Warn(file.display_name, "skipped: archives nested more than " +
-                                  std::to_string(limits_.max_archive_depth) + " deep");
-      return;
-    }
-    ArchiveSource source;
-    source.display_name = file.display_name;
-    source.disk_file = file.disk_file;
-    if (!file.disk_path.empty()) {
-      source.path = file.disk_path;
-    } else {
-      // libzip needs to seek, which a stream out of the outer archive cannot.
-      uint64_t budget = limits_.max_nested_archive_total_bytes -
-                        std::min(nested_bytes_held_, limits_.max_nested_archive_total_bytes);
-      uint64_t limit = std::min(limits_.max_nested_archive_bytes, budget);
-      uint64_t size = 0;
-      // A declared size past the limit is believed (a smaller one is not: the copy is bounded).
-      Result<ArchiveSource> copy =
-          file.declared_bytes > limit
-              ? Result<ArchiveSource>(TooLarge("declared larger than the limit"))
-              : CopyNestedArchive(*MakePrefixedInputStream(std::move(*head), std::move(*stream)),
-                                  limit, &size);
-      if (!copy.ok()) {
-        std::string why = copy.status().message();
-        if (copy.status().code() == StatusCode::kTooLarge) {
-          why = limit < limits_.max_nested_archive_bytes
-                    ? "the zips nested in archives already take " +
-                          std::to_string(nested_bytes_held_) + " bytes, and all of " +
-                          "them together may take " +
-                          std::to_string(limits_.max_nested_archive_total_bytes) +
-                          " (max_nested_archive_total_bytes)"
-                    : "larger than the limit of " + std::to_string(limit) +
-                          " bytes for a zip inside a zip (max_nested_archive_bytes)";
-        }
-        Warn(file.display_name, "nested archive skipped: " + why +
-                                    "; unzip it and analyse its contents instead");
-        return;
-      }
-      nested_bytes_held_ += size;
-      source.path = std::move(copy->path);
-      source.bytes = std::move(copy->bytes);
-      source.keep_alive = std::move(copy->keep_alive);
-    }
-    WalkArchive(source, depth);
+    WalkArchive(archive->source, archive->depth);
   }
+
+  // A Databricks part delivered inside a (compressed) zip -- eventlog-2022-01-14--17-00.zip.gz
+  // holding eventlog-2022-01-14--17-00 -- is a part of the folder's log like the others: the
+  // archive's one file takes its place, found again under the archive's name. False (with the
+  // file left as it is) when the file is not an archive or holds something else.
+  bool UnwrapArchivedPart(FileEntry& file) {
+    if (!ParseDatabricksPartName(StripArchiveAndCodecExtensions(file.name))) return false;
+    if (ParseDatabricksPartName(file.name)) return false;  // a part as it is
+    Result<OpenedArchive> archive = OpenArchiveFile(file);
+    if (!archive.ok() || archive->depth == 0) return false;
+    Result<std::shared_ptr<ZipArchive>> zip = ZipArchive::Open(archive->source);
+    if (!zip.ok()) return false;
+    std::vector<DiscoveryWarning> listing_warnings;
+    std::unique_ptr<Folder> root = MakeArchiveRootFolder(*zip, limits_, &listing_warnings);
+    FolderListing listing = root->List(&listing_warnings);
+    if (listing.files.size() != 1 || !listing.folders.empty() || !listing_warnings.empty()) {
+      return false;
+    }
+    FileEntry inner = std::move(listing.files.front());
+    // The part's time comes from the archive's name when its one file is not named as a part.
+    if (!ParseDatabricksPartName(inner.name)) {
+      inner.name = std::string(StripArchiveAndCodecExtensions(file.name));
+    }
+    inner.disk_file = file.disk_file;
+    inner.open_during_scan = inner.open;  // the listing's folder ends here
+    file = std::move(inner);
+    return true;
+  }
+
+ private:
+  struct OpenedArchive {
+    int depth = 0;  // 0: not an archive
+    ArchiveSource source;
+  };
+
+  // Whether `file` is a zip, or a zip compressed with a log codec, and the archive ready for
+  // libzip (a copy where libzip cannot seek in it: inside another archive, or compressed).
+  // An error is the warning's text.
+  Result<OpenedArchive> OpenArchiveFile(const FileEntry& file) {
+    Result<std::unique_ptr<InputStream>> stream = file.open_during_scan();
+    if (!stream.ok()) return Status(stream.status().code(), "skipped: " + stream.status().message());
+    Result<std::string> head = ReadHead(**stream, kSniffBytes);
+    if (!head.ok()) return Status(head.status().code(), "skipped: " + head.status().message());
+    OpenedArchive opened;
+    std::unique_ptr<InputStream> archive_bytes;
+    std::string what = "zip";
+    if (StartsWithZipSignature(*head)) {
+      if (!file.disk_path.empty()) {
+        opened.source.path = file.disk_path;
+      } else {
+        archive_bytes = MakePrefixedInputStream(std::move(*head), std::move(*stream));
+      }
+    } else {
+      codec::Format format = codec::DetectFormat(*head, "");
+      if (format == codec::Format::kPlain || format == codec::Format::kZip ||
+          format == codec::Format::kUnknownBinary) {
+        return opened;
+      }
+      // The decoded start says whether the codec holds a zip; a log is read later, as a log.
+      Result<std::unique_ptr<InputStream>> fresh = file.open_during_scan();
+      if (!fresh.ok()) return opened;
+      Result<std::unique_ptr<InputStream>> decoded = codec::MakeDecoder(format, std::move(*fresh));
+      if (!decoded.ok()) return opened;
+      Result<std::string> decoded_head = ReadHead(**decoded, kSniffBytes);
+      if (!decoded_head.ok() || !StartsWithZipSignature(*decoded_head)) return opened;
+      archive_bytes = MakePrefixedInputStream(std::move(*decoded_head), std::move(*decoded));
+      what = std::string("zip compressed with ") + codec::FormatName(format);
+    }
+    opened.depth = file.archive.empty() ? 1 : archive_depth_ + 1;
+    if (opened.depth > limits_.max_archive_depth) {
+      return TooLarge("skipped: archives nested more than " +
+                      std::to_string(limits_.max_archive_depth) + " deep");
+    }
+    opened.source.display_name = file.display_name;
+    opened.source.disk_file = file.disk_file;
+    if (archive_bytes == nullptr) return opened;
+    // libzip needs to seek, which a stream out of an outer archive or a decoder cannot.
+    uint64_t budget = limits_.max_nested_archive_total_bytes -
+                      std::min(nested_bytes_held_, limits_.max_nested_archive_total_bytes);
+    uint64_t limit = std::min(limits_.max_nested_archive_bytes, budget);
+    uint64_t size = 0;
+    // A declared size past the limit is believed (a smaller one is not: the copy is bounded);
+    // a compressed zip's size shows only as it is decompressed.
+    const bool declared_too_large = what == "zip" && file.declared_bytes > limit;
+    Result<ArchiveSource> copy =
+        declared_too_large ? Result<ArchiveSource>(TooLarge("declared larger than the limit"))
+                           : CopyNestedArchive(*archive_bytes, limit, &size);
+    if (!copy.ok()) {
+      std::string why = copy.status().message();
+      if (copy.status().code() == StatusCode::kTooLarge) {
+        why = limit < limits_.max_nested_archive_bytes
+                  ? "the zips nested in archives already take " +
+                        std::to_string(nested_bytes_held_) + " bytes, and all of " +
+                        "them together may take " +
+                        std::to_string(limits_.max_nested_archive_total_bytes) +
+                        " (max_nested_archive_total_bytes)"
+                  : "larger than the limit of " + std::to_string(limit) +
+                        " bytes for a zip inside a zip or compressed (max_nested_archive_bytes)";
+      }
+      return Status(copy.status().code(),
+                    "nested archive" + (what == "zip" ? std::string() : " (" + what + ")") +
+                        " skipped: " + why + "; unpack it and analyse its contents instead");
+    }
+    nested_bytes_held_ += size;
+    opened.source.path = std::move(copy->path);
+    opened.source.bytes = std::move(copy->bytes);
+    opened.source.keep_alive = std::move(copy->keep_alive);
+    return opened;
+  }
+
+ public:
 
   void WalkArchive(const ArchiveSource& source, int depth) {
     Result<std::shared_ptr<ZipArchive>> archive = ZipArchive::Open(source);
@@ -231,8 +305,52 @@ class Walker {
                 return std::forward_as_tuple(a.name, a.parts.front().display_name) <
                        std::forward_as_tuple(b.name, b.parts.front().display_name);
               });
+    AssignWarnings();
     return std::move(result_);
   }
+
+ private:
+  // Each warning goes to the logs whose folder holds what it names ("a.zip!dir/" holds
+  // "a.zip!dir/pricing.json" and "a.zip!dir/x.zip!y"), or to every log when it is under none.
+  void AssignWarnings() {
+    std::map<std::string, std::vector<size_t>, std::less<>> by_folder;
+    for (size_t i = 0; i < result_.applications.size(); ++i) {
+      const std::string& first = result_.applications[i].parts.front().display_name;
+      size_t cut = first.find_last_of("/!");
+      if (cut != std::string::npos) by_folder[first.substr(0, cut + 1)].push_back(i);
+    }
+    auto add = [](ApplicationLog& log, const DiscoveryWarning& warning) {
+      if (log.warnings.size() < ApplicationLog::kMaxWarningsPerLog) {
+        log.warnings.push_back(warning);
+      } else {
+        ++log.warnings_left_out;
+      }
+    };
+    uint64_t unplaced = 0;
+    for (const DiscoveryWarning& warning : result_.warnings) {
+      bool placed = false;
+      // Every folder above what the warning names: the prefixes ending in '/' or '!'.
+      for (size_t at = warning.path.find_first_of("/!"); at != std::string::npos;
+           at = warning.path.find_first_of("/!", at + 1)) {
+        auto found = by_folder.find(std::string_view(warning.path).substr(0, at + 1));
+        if (found == by_folder.end()) continue;
+        for (size_t i : found->second) add(result_.applications[i], warning);
+        placed = true;
+      }
+      if (placed) continue;
+      // Under no log's folder: every log's report names it (the first few; the rest counted).
+      if (++unplaced <= ApplicationLog::kMaxWarningsPerLog) {
+        for (ApplicationLog& log : result_.applications) add(log, warning);
+      }
+    }
+    if (unplaced > ApplicationLog::kMaxWarningsPerLog) {
+      for (ApplicationLog& log : result_.applications) {
+        log.warnings_left_out += unplaced - ApplicationLog::kMaxWarningsPerLog;
+      }
+    }
+  }
+
+ public:
 
  private:
   // Symbolic links can make a directory its own descendant, or show one file twice.

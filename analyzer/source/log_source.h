@@ -16,6 +16,11 @@
 
 namespace sparkprof::source {
 
+struct DiscoveryWarning {
+  std::string path;
+  std::string message;
+};
+
 // One physical piece of an event log: a file, or a zip entry.
 struct LogPart {
   // What error messages and the report call it: a path, or "archive.zip!dir/events_1_x.zstd".
@@ -45,11 +50,12 @@ struct ApplicationLog {
   // The chain of archives the parts were found in ("logs.zip", "outer.zip!inner.zip"),
   // empty when they are plain files.
   std::string archive;
-};
-
-struct DiscoveryWarning {
-  std::string path;
-  std::string message;
+  // What discovery left out around this log, for its report's input section (stderr has them
+  // all): the warnings below the folder holding its parts, and those under no log's folder.
+  // At most kMaxWarningsPerLog; warnings_left_out counts the rest.
+  static constexpr size_t kMaxWarningsPerLog = 50;
+  std::vector<DiscoveryWarning> warnings;
+  uint64_t warnings_left_out = 0;
 };
 
 struct DiscoveryResult {

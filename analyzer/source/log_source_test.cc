@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "analyzer/codec/codec.h"
+#include "analyzer/codec/encode.h"
 #include "analyzer/source/zip_archive.h"
 
 namespace sparkprof::source {
@@ -242,6 +244,123 @@ TEST_F(LogSourceTest, DatabricksFolderReadsDatedPartsThenCurrent) {
   EXPECT_EQ(result.applications[0].layout, "databricks");
   EXPECT_EQ(PartTexts(result.applications[0]),
             (std::vector<std::string>{"first", "second", "third", "current"}));
+}
+
+std::string Encoded(codec::Format format, const std::string& text) {
+  Result<std::string> bytes = codec::Encode(format, text);
+  EXPECT_TRUE(bytes.ok()) << bytes.status().ToString();
+  return bytes.ok() ? std::move(bytes).value() : std::string();
+}
+
+// The part's events as the reader gets them: its codec decided by its bytes.
+std::string DecodedText(const LogPart& part) {
+  Result<std::unique_ptr<InputStream>> raw = part.open();
+  EXPECT_TRUE(raw.ok()) << part.display_name;
+  if (!raw.ok()) return "";
+  Result<codec::DecodedStream> decoded = codec::OpenDecoded(std::move(*raw), part.display_name);
+  EXPECT_TRUE(decoded.ok()) << part.display_name << ": " << decoded.status().ToString();
+  if (!decoded.ok()) return "";
+  std::string text;
+  char buffer[1000];
+  while (true) {
+    Result<size_t> got = decoded->stream->Read(buffer, sizeof(buffer));
+    EXPECT_TRUE(got.ok()) << part.display_name;
+    if (!got.ok() || *got == 0) return text;
+    text.append(buffer, *got);
+  }
+}
+
+// Every way a Databricks delivery folder has been seen to hold its parts (docs/limits.md,
+// "Input layouts"): each part is read, in time order, whatever its wrapping; what is not a
+// part is named in a warning, and the warning is in the log's own list for its report.
+TEST_F(LogSourceTest, DatabricksPartsInEveryWrappingAreReadInTimeOrder) {
+  const fs::path scratch = root_ / "scratch.zip";
+  // Written out of time order, in the folder and in the zip alike.
+  const std::vector<ZipEntrySpec> folder = {
+      {"d/eventlog", "current"},
+      // Databricks' own rolled part, then zipped and gzipped by hand (a gzip holding a zip).
+      {"d/eventlog-2022-01-14--17-00.zip.gz",
+       Encoded(codec::Format::kGzip, ZipBytes(scratch, {{"eventlog-2022-01-14--17-00", "p17"}}))},
+      // A zip holding the part under another name: the time comes from the zip's name.
+      {"d/eventlog-2022-01-14--15-00.zip", ZipBytes(scratch, {{"part", "p15"}})},
+      // Misnamed: ".gz" holding zstd.
+      {"d/eventlog-2022-01-14--18-00.gz", Encoded(codec::Format::kZstd, "p18")},
+      // A zip holding the gzipped part.
+      {"d/eventlog-2022-01-14--19-00.gz.zip",
+       ZipBytes(scratch, {{"eventlog-2022-01-14--19-00.gz", Encoded(codec::Format::kGzip, "p19")}})},
+      {"d/databricks_pricing.json", "{\n  \"price\": 1\n}\n"},
+  };
+  const std::vector<std::string> in_time_order = {"p15", "p17", "p18", "p19", "current"};
+  for (const bool zipped : {false, true}) {
+    SCOPED_TRACE(zipped ? "in a zip" : "on disk");
+    fs::path input = root_ / (zipped ? "delivery.zip" : "delivery");
+    if (zipped) {
+      WriteZip(input, folder);
+    } else {
+      for (const ZipEntrySpec& entry : folder) WriteFile(input / entry.name, entry.bytes);
+    }
+    DiscoveryResult result = DiscoverOk(input);
+    ASSERT_EQ(AppNames(result), std::vector<std::string>{"d"}) << WarningsText(result);
+    const ApplicationLog& log = result.applications[0];
+    EXPECT_EQ(log.layout, "databricks");
+    std::vector<std::string> texts;
+    for (const LogPart& part : log.parts) texts.push_back(DecodedText(part));
+    EXPECT_EQ(texts, in_time_order);
+    EXPECT_NE(log.parts[1].display_name.find("eventlog-2022-01-14--17-00.zip.gz!"
+                                             "eventlog-2022-01-14--17-00"),
+              std::string::npos)
+        << log.parts[1].display_name;
+    EXPECT_TRUE(HasWarning(result, "databricks_pricing.json", "not a part"))
+        << WarningsText(result);
+    ASSERT_EQ(log.warnings.size(), result.warnings.size()) << WarningsText(result);
+    EXPECT_NE(log.warnings[0].path.find("databricks_pricing.json"), std::string::npos);
+  }
+}
+
+// A zip compressed with a log codec is searched like a zip (and its size is bounded like a
+// zip's inside another: it has to be decompressed to be opened).
+TEST_F(LogSourceTest, CompressedZipIsSearchedWithinTheNestedLimits) {
+  const std::string zip = ZipBytes(root_ / "scratch.zip", {{"eventlog_v2_app-1/events_1_app-1", kLine},
+                                                          {"eventlog_v2_app-1/appstatus_app-1", ""}});
+  for (codec::Format format : {codec::Format::kGzip, codec::Format::kZstd,
+                               codec::Format::kLz4Block}) {
+    SCOPED_TRACE(codec::FormatName(format));
+    fs::path input = root_ / (std::string("logs.") + codec::FormatName(format));
+    WriteFile(input, Encoded(format, zip));
+    DiscoveryResult result = DiscoverOk(input);
+    ASSERT_EQ(AppNames(result), std::vector<std::string>{"eventlog_v2_app-1"})
+        << WarningsText(result);
+    EXPECT_EQ(PartTexts(result.applications[0]), std::vector<std::string>{kLine});
+    DiscoveryLimits small;
+    small.max_nested_archive_bytes = zip.size() - 1;
+    DiscoveryResult capped = DiscoverOk(input, small);
+    EXPECT_TRUE(capped.applications.empty());
+    EXPECT_TRUE(HasWarning(capped, input.string(), "max_nested_archive_bytes"))
+        << WarningsText(capped);
+  }
+}
+
+// A warning goes to the logs below the folder it names; one under no log's folder to all.
+TEST_F(LogSourceTest, WarningsGoToTheLogsOfTheirFolder) {
+  WriteFile(root_ / "a" / "eventlog", kLine);
+  WriteFile(root_ / "a" / "notes.txt", "x");
+  WriteFile(root_ / "b" / "eventlog", kLine);
+  WriteFile(root_ / "r" / "eventlog_v2_x" / "stray", "x");  // no events_ file: no log, a warning
+  DiscoveryResult result = DiscoverOk(root_);
+  ASSERT_EQ(AppNames(result), (std::vector<std::string>{"a", "b"})) << WarningsText(result);
+  auto paths = [](const ApplicationLog& log) {
+    std::vector<std::string> found;
+    for (const DiscoveryWarning& warning : log.warnings) {
+      found.push_back(fs::path(warning.path).filename().string());
+    }
+    std::sort(found.begin(), found.end());
+    return found;
+  };
+  // The rolling directory without events: "stray" ignored, the directory skipped.
+  EXPECT_EQ(paths(result.applications[0]),
+            (std::vector<std::string>{"eventlog_v2_x", "notes.txt", "stray"}))
+      << WarningsText(result);
+  EXPECT_EQ(paths(result.applications[1]), (std::vector<std::string>{"eventlog_v2_x", "stray"}));
 }
 
 TEST_F(LogSourceTest, DatabricksClusterLogTreeGivesOneApplicationPerFolder) {
