@@ -177,6 +177,40 @@ TEST_F(AnalyzeTest, EveryCodecGivesTheSameModel) {
   }
 }
 
+// Issue 33: what a source holds and the report does not read is named in the report itself
+// (input.not_read), not only on stderr: here a file beside a Databricks log's parts.
+TEST_F(AnalyzeTest, FilesBesideTheLogAreNamedInTheReport) {
+  const std::string log = DemoLog();
+  const size_t half = log.find('\n', log.size() / 2) + 1;
+  Result<std::string> rolled = codec::Encode(codec::Format::kGzip, log.substr(0, half));
+  ASSERT_TRUE(rolled.ok());
+  std::filesystem::create_directories(dir_ / "delivery");
+  Write("delivery/eventlog-2024-01-01--10-00.gz", *rolled);
+  Write("delivery/eventlog", log.substr(half));
+  Write("delivery/databricks_pricing.json", "{\n  \"dbu\": 0.55\n}\n");
+  const std::string folder = (dir_ / "delivery").string();
+  Run json = RunCli("analyze --format json " + folder);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.err.find("databricks_pricing.json: ignored: not a part"), std::string::npos)
+      << json.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element report = parser.parse(json.out);
+  simdjson::dom::element input = report["input"];
+  EXPECT_EQ(simdjson::dom::array(input["files"]).size(), 2u);
+  simdjson::dom::array not_read = input["not_read"];
+  ASSERT_EQ(not_read.size(), 1u) << json.out.substr(0, 200);
+  EXPECT_NE(std::string(std::string_view(not_read.at(0)["path"])).find("databricks_pricing.json"),
+            std::string::npos);
+  EXPECT_NE(std::string(std::string_view(not_read.at(0)["why"])).find("not a part"),
+            std::string::npos);
+  EXPECT_EQ(int64_t(report["counts"]["task_attempts"]),
+            AnalyzeAs(Write("whole.json", log), "whole.json").summary.counts.task_attempts);
+  Run text = RunCli("analyze " + folder);
+  EXPECT_NE(text.out.find("not read: " + folder + "/databricks_pricing.json: ignored"),
+            std::string::npos)
+      << text.out;
+}
+
 TEST_F(AnalyzeTest, CorruptLineIsLocatedAndTheRestAnalysed) {
   std::string log = DemoLog();
   size_t line_start = 0;

@@ -44,6 +44,8 @@ Analysis Analyze(const source::ApplicationLog& log, const eventlog::ReaderOption
   analysis.log_name = log.name;
   analysis.layout = log.layout;
   analysis.in_progress_by_name = log.in_progress_by_name;
+  analysis.not_read = log.warnings;
+  analysis.not_read_left_out = log.warnings_left_out;
   model::ModelBuilder builder;
   builder.ReserveTaskAttempts(ExpectedTaskAttempts(log));
   analysis.read = eventlog::ReadApplicationLog(log, builder, options);

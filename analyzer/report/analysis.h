@@ -27,8 +27,9 @@ inline constexpr const char* kReportSchema = "sparkprof.report/v1";
 // 5 = profile, stages[].profile, findings[].frames (the agent's samples); 6 = the Python
 // workers' profile (profile top_python, python_worker_off_cpu_ms); 7 = phases.slot_starved_wall_ms
 // and phases.peak_queued_tasks (the backlog after the first slot); 8 = stages[].profile.tasks
-// (the slowest and the median task's sampled time) and profile.task_rows_left_out.
-inline constexpr int64_t kReportSchemaMinor = 8;
+// (the slowest and the median task's sampled time) and profile.task_rows_left_out; 9 =
+// input.not_read (what the source held around the log and was not read, with why).
+inline constexpr int64_t kReportSchemaMinor = 9;
 
 struct TaskTimeline;  // html_report.h
 
@@ -36,6 +37,10 @@ struct Analysis {
   std::string log_name;  // ApplicationLog::name
   std::string layout;    // single, rolling, databricks, zip
   bool in_progress_by_name = false;
+  // What the source held around this log and was not read, with why (source::ApplicationLog's
+  // warnings): input.not_read in the JSON report.
+  std::vector<source::DiscoveryWarning> not_read;
+  uint64_t not_read_left_out = 0;
   eventlog::ReadReport read;
   model::ApplicationModel model;
   ApplicationSummary summary;

@@ -710,7 +710,8 @@ void WriteProfile(const Analysis& analysis, std::string& out) {
                   out);
 }
 
-void WriteInput(const eventlog::ReadReport& r, std::string& out) {
+void WriteInput(const Analysis& analysis, std::string& out) {
+  const eventlog::ReadReport& r = analysis.read;
   out += "<h2>Input</h2>\n<ul class=\"input\">\n";
   for (const eventlog::FileReadReport& file : r.files) {
     out += "<li>" + Shortened(file.file, 300) + " (" +
@@ -726,6 +727,14 @@ void WriteInput(const eventlog::ReadReport& r, std::string& out) {
     out += "<li>" + Int(r.bad_line_count) +
            " unreadable line(s) skipped; first: " + Shortened(first.file, 200) + ":" +
            Int(first.line) + ": " + Shortened(first.error, 300) + "</li>\n";
+  }
+  for (const source::DiscoveryWarning& skipped : analysis.not_read) {
+    out += "<li>not read: " + Shortened(skipped.path, 200) + ": " +
+           Shortened(skipped.message, 300) + "</li>\n";
+  }
+  if (analysis.not_read_left_out > 0) {
+    out += "<li>" + Int(static_cast<int64_t>(analysis.not_read_left_out)) +
+           " more not read (all on stderr)</li>\n";
   }
   out += "</ul>\n";
 }
@@ -825,7 +834,7 @@ void WriteApplication(const Analysis& analysis, size_t index, std::string& out) 
   WriteStages(analysis, id, out);
   WriteJobs(analysis.model, id, out);
   WriteProfile(analysis, out);
-  WriteInput(analysis.read, out);
+  WriteInput(analysis, out);
   out += "</section>\n";
 }
 

@@ -561,6 +561,12 @@ void WriteJsonReport(const Analysis& analysis, JsonWriter& out) {
   out.Key("unknown_events").BeginObject();
   for (const auto& [name, count] : r.unknown_events) out.Field(name, count);
   out.EndObject();
+  out.Key("not_read").BeginArray();
+  for (const source::DiscoveryWarning& skipped : analysis.not_read) {
+    out.BeginObject().Field("path", skipped.path).Field("why", skipped.message).EndObject();
+  }
+  out.EndArray();
+  out.Field("not_read_left_out", static_cast<int64_t>(analysis.not_read_left_out));
   out.EndObject();
 
   out.Key("phases");

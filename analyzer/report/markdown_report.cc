@@ -238,7 +238,8 @@ void WriteLongestJobs(const model::ApplicationModel& m, std::ostringstream& out)
   }
 }
 
-void WriteInput(const eventlog::ReadReport& r, std::ostringstream& out) {
+void WriteInput(const Analysis& analysis, std::ostringstream& out) {
+  const eventlog::ReadReport& r = analysis.read;
   out << "\n## Input\n\n";
   for (const eventlog::FileReadReport& file : r.files) {
     out << "- " << Cell(file.file, 200) << " (" << (file.codec.empty() ? "?" : Cell(file.codec))
@@ -259,6 +260,12 @@ void WriteInput(const eventlog::ReadReport& r, std::ostringstream& out) {
       out << " " << Cell(name, 100) << " (" << count << ")";
     }
     out << "\n";
+  }
+  for (const source::DiscoveryWarning& skipped : analysis.not_read) {
+    out << "- not read: " << Cell(skipped.path, 200) << ": " << Cell(skipped.message, 300) << "\n";
+  }
+  if (analysis.not_read_left_out > 0) {
+    out << "- " << analysis.not_read_left_out << " more not read (all on stderr)\n";
   }
 }
 
@@ -413,7 +420,7 @@ std::string RenderMarkdown(const Analysis& analysis) {
   WriteLongestStages(analysis.summary, out);
   WriteLongestJobs(analysis.model, out);
   WriteMarkdownProfile(analysis, out);
-  WriteInput(analysis.read, out);
+  WriteInput(analysis, out);
   return out.str();
 }
 

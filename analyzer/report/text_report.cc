@@ -338,6 +338,13 @@ std::string RenderText(const Analysis& analysis) {
     for (const auto& [name, count] : r.unknown_events) out << " " << Printable(name, 100) << " (" << count << ")";
     out << "\n";
   }
+  for (const source::DiscoveryWarning& skipped : analysis.not_read) {
+    out << "  not read: " << Printable(skipped.path, 200) << ": " << Printable(skipped.message, 300)
+        << "\n";
+  }
+  if (analysis.not_read_left_out > 0) {
+    out << "  " << analysis.not_read_left_out << " more not read (all on stderr)\n";
+  }
   return out.str();
 }
 

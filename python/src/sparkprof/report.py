@@ -148,6 +148,14 @@ class BadLine:
 
 
 @dataclass(frozen=True)
+class NotRead:
+    """What the source held around the log and was not read (schema minor 9)."""
+
+    path: str
+    why: str
+
+
+@dataclass(frozen=True)
 class Input:
     name: str
     layout: str
@@ -158,6 +166,8 @@ class Input:
     bad_line_count: int
     bad_lines: list[BadLine]
     unknown_events: dict[str, int]
+    not_read: list[NotRead] = field(default_factory=list)
+    not_read_left_out: int = 0
 
 
 @dataclass(frozen=True)
