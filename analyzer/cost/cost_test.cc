@@ -72,6 +72,35 @@ TEST(Catalogue, ErrorsNameTheFileTheEntryAndTheField) {
   EXPECT_NE(error.find("not a regular file"), std::string::npos) << error;
 }
 
+// Issue 33: a price file's strings reach terminals and the text report as they are, so a
+// terminal escape sequence (or a C1 CSI, a bidirectional override, invalid UTF-8) in any of them
+// is refused, naming the field.
+TEST(Catalogue, StringsThatWouldActOnATerminalAreRefused) {
+  PriceCatalogue c;
+  std::string error;
+  const std::string head = R"({"schema":"sparkprof.prices/v1","instances":[)";
+  auto instance = [](const std::string& name, const std::string& region) {
+    return R"({"cloud":"aws","name":")" + name + R"(","region":")" + region +
+           R"(","vcpus":4,"memory_gib":16,"on_demand_per_hour":0.2})";
+  };
+  EXPECT_TRUE(ParseCatalogue(head + instance("r5.2xlarge \u00e9", "eu-west-3") + "]}", "p.json",
+                             c, error))
+      << error;
+  for (const std::string hostile :
+       {R"(a\u001b]0;owned\u0007)", R"(a\u001b[2J)", "a\u009b31m", "a\u202eb", R"(a\n)"}) {
+    SCOPED_TRACE(hostile);
+    EXPECT_FALSE(ParseCatalogue(head + instance(hostile, "r") + "]}", "p.json", c, error));
+    EXPECT_EQ(error.find("p.json: instances[0].name: holds a control character"), 0u) << error;
+    EXPECT_FALSE(ParseCatalogue(head + instance("n", hostile) + "]}", "p.json", c, error));
+    EXPECT_NE(error.find("instances[0].region: holds"), std::string::npos) << error;
+  }
+  EXPECT_FALSE(ParseCatalogue(head + instance("n", "r\xff") + "]}", "p.json", c, error));
+  EXPECT_FALSE(ParseCatalogue(R"({"schema":"sparkprof.prices/v1","currency":"U\u001bD",)"
+                              R"("instances":[]})",
+                              "p.json", c, error));
+  EXPECT_NE(error.find("\"currency\" holds a control character"), std::string::npos) << error;
+}
+
 // Two executors of 4 cores, 4 GiB heap, alive for one hour (and 30 min), on a standalone cluster:
 // a log whose cost can be worked out by hand.
 std::string OneHourLog(const std::string& extra_properties = "") {

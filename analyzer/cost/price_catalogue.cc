@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/terminal_text.h"
+
 namespace sparkprof::cost {
 
 extern const char kBuiltinPricesJson[];  // prices_data.cc, generated from prices.json
@@ -23,6 +25,10 @@ std::string Lower(std::string_view text) {
   return out;
 }
 
+constexpr const char* kNotPlainText =
+    "holds a control character, a bidirectional control or invalid UTF-8 (it would reach "
+    "terminals and reports as it is)";
+
 // Reads one entry's fields; `where` is e.g. "instances[3]".
 class EntryReader {
  public:
@@ -35,6 +41,9 @@ class EntryReader {
     std::string_view text;
     if (value.get_string().get(text) != simdjson::SUCCESS) return Fail(key, "not a string");
     if (text.size() > max_bytes) return Fail(key, "longer than " + std::to_string(max_bytes));
+    // Names, regions and sources reach terminals and reports as they are: no control
+    // characters (an escape sequence would act on the terminal), no invalid UTF-8.
+    if (SanitizeForTerminal(text) != text) return Fail(key, kNotPlainText);
     out.assign(text);
     return true;
   }
@@ -114,6 +123,9 @@ bool ParseCatalogue(std::string_view json, const std::string& origin, PriceCatal
   std::string_view currency;
   if (top["currency"].get_string().get(currency) == simdjson::SUCCESS) {
     if (currency.empty() || currency.size() > 8) return fail("\"currency\" must be a short code");
+    if (SanitizeForTerminal(currency) != currency) {
+      return fail(std::string("\"currency\" ") + kNotPlainText);
+    }
     out.currency.assign(currency);
   }
   dom::array instances;
