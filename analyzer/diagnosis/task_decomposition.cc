@@ -98,12 +98,16 @@ std::vector<StageTaskDecomposition> DecomposeTasks(const model::ApplicationModel
 const StageTaskDecomposition* FindTaskDecomposition(
     const std::vector<StageTaskDecomposition>& decompositions, int32_t stage_id,
     int32_t stage_attempt) {
-  for (const StageTaskDecomposition& decomposition : decompositions) {
-    if (decomposition.stage_id == stage_id && decomposition.stage_attempt == stage_attempt) {
-      return &decomposition;
-    }
-  }
-  return nullptr;
+  // DecomposeTasks keeps the profile's order: by (stage id, attempt).
+  auto it = std::lower_bound(
+      decompositions.begin(), decompositions.end(), std::make_pair(stage_id, stage_attempt),
+      [](const StageTaskDecomposition& d, const std::pair<int32_t, int32_t>& wanted) {
+        return std::make_pair(d.stage_id, d.stage_attempt) < wanted;
+      });
+  return it != decompositions.end() && it->stage_id == stage_id &&
+                 it->stage_attempt == stage_attempt
+             ? &*it
+             : nullptr;
 }
 
 std::vector<CategoryExcess> LargestExcess(const DecomposedTask& slow, const DecomposedTask& median,

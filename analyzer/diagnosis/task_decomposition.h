@@ -47,8 +47,9 @@ struct StageTaskDecomposition {
   bool profile_left_tasks_out = false;
 };
 
-// The stage attempts that have a profile summary and successful tasks in the model, by (stage
-// id, attempt). Reads the model's task records: call before ReleaseTaskRecords.
+// The stage attempts that have a profile summary and successful tasks in the model, ordered by
+// (stage id, attempt) as FindTaskDecomposition expects. Reads the model's task records: call
+// before ReleaseTaskRecords.
 std::vector<StageTaskDecomposition> DecomposeTasks(const model::ApplicationModel& model,
                                                    const profile::ApplicationProfile& profile);
 const StageTaskDecomposition* FindTaskDecomposition(
