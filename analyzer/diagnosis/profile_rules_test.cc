@@ -412,6 +412,19 @@ TEST_F(ProfileRulesTest, WaitsLocksAndStarvation) {
       if (std::string(other.rule) != c.rule) EXPECT_TRUE(FindingsOf(a, other.rule).empty());
     }
   }
+  // Blocked entering a monitor from compiled code, walked from the caller past the VM's stub:
+  // the explanation names the compiled frame and says its inlined code is not known.
+  report::Analysis stub = Analyze(
+      TwoStages(), StageZeroProfile(0.5, {"scala.collection.Iterator$$anon$10.next",
+                                          "[not_walkable_not_Java]"},
+                                    schema::Category::lock_wait));
+  auto stub_found = FindingsOf(stub, "lock-contention");
+  ASSERT_EQ(stub_found.size(), 1u);
+  EXPECT_NE(stub_found[0]->explanation.find(
+                "`scala.collection.Iterator$$anon$10.next` (16.0 s; sampled in a VM stub it "
+                "called: the code it inlined is not known)"),
+            std::string::npos)
+      << stub_found[0]->explanation;
   // Off-CPU causes need off-CPU samples: a CPU-only profile holds none, and says so.
   report::Analysis cpu_only = Analyze(TwoStages(), ProfileBatch({{0, Under({"com.acme.Job.map"}),
                                                                    schema::Category::compute, 32000}},

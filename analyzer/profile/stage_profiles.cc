@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -161,7 +162,10 @@ class Summarizer {
       self.total = flamegraph::SaturatingAdd(self.total, weight);
       self.by_category[c] = flamegraph::SaturatingAdd(self.by_category[c], weight);
     }
-    // Sites: innermost non-JDK frame, innermost application frame.
+    // Sites: innermost non-JDK frame, innermost application frame. A stack the agent walked
+    // only from a compiled caller ends in its walk-error marker: that site's inlined callees
+    // are not known.
+    const bool partial = !frames.empty() && IsPartialWalkMarker(model_.FrameName(frames.back()));
     FrameId site = kNone;
     FrameId application = kNone;
     for (size_t i = frames.size(); i-- > 0;) {
@@ -173,7 +177,7 @@ class Summarizer {
       }
     }
     if (site != kNone) {
-      uint64_t& ns = sites_[SiteKey{c, site, application}];
+      uint64_t& ns = sites_[SiteKey{c, site, application, partial}];
       ns = flamegraph::SaturatingAdd(ns, weight);
       if (site == application) {
         out_.application_site_ns[c] = flamegraph::SaturatingAdd(out_.application_site_ns[c], weight);
@@ -286,8 +290,10 @@ class Summarizer {
     std::sort(sites.begin(), sites.end(), [&](const auto& a, const auto& b) {
       if (a.first.category != b.first.category) return a.first.category < b.first.category;
       if (a.second != b.second) return a.second > b.second;
-      return std::make_pair(name_of(a.first.frame), name_of(a.first.application)) <
-             std::make_pair(name_of(b.first.frame), name_of(b.first.application));
+      return std::make_tuple(name_of(a.first.frame), name_of(a.first.application),
+                             a.first.partial) <
+             std::make_tuple(name_of(b.first.frame), name_of(b.first.application),
+                             b.first.partial);
     });
     int last_category = -1;
     size_t kept = 0;
@@ -304,6 +310,7 @@ class Summarizer {
         site.application_frame = std::string(model_.FrameName(key.application));
       }
       site.ns = ns;
+      site.inlined_callees_unknown = key.partial;
       out_.sites.push_back(std::move(site));
     }
     std::stable_sort(out_.sites.begin(), out_.sites.end(),
@@ -436,12 +443,13 @@ class Summarizer {
     int category;
     FrameId frame;
     FrameId application;
+    bool partial;
     bool operator==(const SiteKey&) const = default;
   };
   struct SiteHash {
     size_t operator()(const SiteKey& key) const {
       return std::hash<uint64_t>()((static_cast<uint64_t>(key.frame) << 32 | key.application) *
-                                   31 + key.category);
+                                   31 + key.category * 2 + (key.partial ? 1 : 0));
     }
   };
   struct PythonSums {
@@ -637,6 +645,11 @@ StageProfile ApplicationProfile::Combined(int32_t stage_id) const {
 }
 
 bool IsApplicationFrame(std::string_view frame) { return !IsFrameworkFrame(frame); }
+
+bool IsPartialWalkMarker(std::string_view frame) {
+  return frame == "[not_walkable_not_Java]" || frame == "[unknown_not_Java]" ||
+         frame == "[not_walkable_Java]" || frame == "[unknown_Java]";
+}
 
 std::string PythonFunctionName(std::string_view frame) {
   // "f (file.py:12)" -> "f (file.py)"; anything else stays as it is.

@@ -87,6 +87,11 @@ struct Site {
   std::string frame;
   std::string application_frame;
   uint64_t ns = 0;
+  // The samples ended in a walk-error marker (IsPartialWalkMarker): the agent walked them from
+  // `frame`'s compiled code up, past a VM stub (a contended lock, an allocation's slow path), and
+  // what that code inlined -- the innermost frames -- is not known. The same frame's samples
+  // with whole stacks are a site of their own.
+  bool inlined_callees_unknown = false;
 };
 
 struct PatternTime {
@@ -201,6 +206,11 @@ struct ApplicationProfile {
 // The summary of one stage attempt's call tree (weights in nanoseconds).
 StageProfile SummarizeStage(const flamegraph::ProfileModel& model, int32_t stage_id,
                             int32_t stage_attempt);
+
+// True for the agent's markers of a stack walked only from a caller (native-agent/stack_walker.cc,
+// WalkErrorFrameName): "[not_walkable_not_Java]", "[unknown_not_Java]", "[not_walkable_Java]",
+// "[unknown_Java]" at the leaf of a stack whose innermost frames are missing.
+bool IsPartialWalkMarker(std::string_view frame);
 
 // True for a frame of the user's code (see the header comment).
 bool IsApplicationFrame(std::string_view frame);

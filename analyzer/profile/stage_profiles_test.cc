@@ -110,6 +110,29 @@ TEST(StageProfilesTest, TiedSitesWithoutApplicationFramesAreOrderedSafely) {
   EXPECT_EQ(sites[1]->application_frame, "com.acme.Job0.run");
 }
 
+// A stack the agent walked only from a compiled caller (past a VM stub: a contended monitor)
+// ends in its walk-error marker: the site is that compiled frame, and it says its inlined
+// callees are not known; the same frame with whole stacks is a site of its own.
+TEST(StageProfilesTest, SitesOfPartialWalksSayTheirInlinedCalleesAreUnknown) {
+  ProfileModel model(WeightUnit::kNanoseconds);
+  Add(model, {"java.lang.Thread.run", "scala.collection.Iterator$$anon$10.next",
+              "[not_walkable_not_Java]"},
+      Category::kLockWait, 300);
+  Add(model, {"java.lang.Thread.run", "scala.collection.Iterator$$anon$10.next",
+              "com.acme.Job.lambda$1"},
+      Category::kLockWait, 100);
+  StageProfile stage = SummarizeStage(model, 0, 0);
+  std::vector<const Site*> sites = stage.SitesOf(Category::kLockWait);
+  ASSERT_EQ(sites.size(), 2u);
+  EXPECT_EQ(sites[0]->frame, "scala.collection.Iterator$$anon$10.next");
+  EXPECT_TRUE(sites[0]->inlined_callees_unknown);
+  EXPECT_EQ(sites[0]->ns, 300 * kMs);
+  EXPECT_EQ(sites[1]->frame, "com.acme.Job.lambda$1");
+  EXPECT_FALSE(sites[1]->inlined_callees_unknown);
+  EXPECT_TRUE(IsPartialWalkMarker("[unknown_Java]"));
+  EXPECT_FALSE(IsPartialWalkMarker("[python worker]"));
+}
+
 TEST(StageProfilesTest, RecursionCountsOnceAndStringSplitNeedsCompile) {
   ProfileModel model(WeightUnit::kNanoseconds);
   Add(model, {"com.acme.Tree.walk", "com.acme.Tree.walk", "com.acme.Tree.walk"},

@@ -297,7 +297,8 @@ void WriteStageProfile(const profile::StageProfile& stage,
     out.BeginObject()
         .Field("category", std::string(CategoryName(site.category)))
         .Field("frame", site.frame)
-        .Field("application_frame", site.application_frame);
+        .Field("application_frame", site.application_frame)
+        .Field("inlined_callees_unknown", site.inlined_callees_unknown);
     FieldMs(out, "ms", site.ns);
     out.EndObject();
   }

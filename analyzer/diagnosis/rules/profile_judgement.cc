@@ -143,7 +143,11 @@ std::string SitesText(const profile::StageProfile& stage, TaskCategory category,
     if (!site->application_frame.empty() && site->application_frame != site->frame) {
       text += " under `" + site->application_frame + "`";
     }
-    text += " (" + Millis(Ms(site->ns)) + ")";
+    text += " (" + Millis(Ms(site->ns)) +
+            (site->inlined_callees_unknown
+                 ? "; sampled in a VM stub it called: the code it inlined is not known"
+                 : "") +
+            ")";
   }
   return text;
 }
