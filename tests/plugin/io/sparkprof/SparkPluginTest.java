@@ -392,8 +392,12 @@ public final class SparkPluginTest {
     values.put("spark.sparkprof.prometheus.port", "70000");
     values.put("spark.sparkprof.enabled", "yes");
     SparkProfConfig bad = SparkProfConfig.from(values::get);
-    check(bad.flushIntervalMs() == 5000 && bad.prometheusPort() == 9405 && bad.enabled()
+    check(bad.flushIntervalMs() == 5000 && bad.enabled()
         && bad.problems().split("; ").length == 3, "bad values use defaults: " + bad.problems());
+    check(bad.prometheusPort() == -1 && bad.prometheusEndpoint().isEmpty()
+        && bad.problems().contains("spark.sparkprof.prometheus.port=70000 is not valid, using -1 "
+            + "(no /metrics endpoint)"),
+        "a port that is not one serves no endpoint, said: " + bad.problems());
     check(defaults.metricsRefreshIntervalMs() == 1000, "live metrics refresh at most every second");
     values.put("spark.sparkprof.metricsRefreshInterval", "250ms");
     check(SparkProfConfig.from(values::get).metricsRefreshIntervalMs() == 250,

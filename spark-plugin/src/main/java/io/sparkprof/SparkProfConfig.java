@@ -21,7 +21,8 @@ public final class SparkProfConfig {
 
   /**
    * Integer, default {@code 9405}: driver port of the Prometheus {@code /metrics} endpoint.
-   * {@code 0} picks a free port (logged at start); {@code -1} serves no endpoint.
+   * {@code 0} picks a free port (logged at start); {@code -1} serves no endpoint, and so does a
+   * value that is not a port (with one logged line).
    */
   public static final String PROMETHEUS_PORT = "spark.sparkprof.prometheus.port";
 
@@ -238,7 +239,10 @@ public final class SparkProfConfig {
   private SparkProfConfig(Lookup lookup) {
     enabled = parseBoolean(lookup, ENABLED, true);
     flushIntervalMs = clamp(parseDurationMs(lookup, FLUSH_INTERVAL, 5000), 100, 600_000);
-    prometheusPort = (int) parseLong(lookup, PROMETHEUS_PORT, 9405, -1, 65535);
+    // A port that is not one serves nothing: the default port instead would answer where the
+    // user did not ask (or collide with what listens there); the problem is logged.
+    prometheusPort = (int) parseLong(lookup, PROMETHEUS_PORT, 9405, -1, 65535, -1,
+        "-1 (no /metrics endpoint)");
     prometheusBindAddress = parseString(lookup, PROMETHEUS_BIND_ADDRESS, "127.0.0.1");
     outputDir = parseString(lookup, OUTPUT_DIR, defaultOutputDir());
     maxBatchBytes =
@@ -420,16 +424,22 @@ public final class SparkProfConfig {
   }
 
   private long parseLong(Lookup lookup, String key, long fallback, long min, long max) {
+    return parseLong(lookup, key, fallback, min, max, fallback, Long.toString(fallback));
+  }
+
+  /** {@code unset} when the key is absent, {@code invalid} (said as {@code said}) when bad. */
+  private long parseLong(Lookup lookup, String key, long unset, long min, long max,
+      long invalid, String said) {
     String value = trimmed(lookup, key);
-    if (value == null) return fallback;
+    if (value == null) return unset;
     try {
       long parsed = Long.parseLong(value);
       if (parsed >= min && parsed <= max) return parsed;
     } catch (NumberFormatException e) {
       // reported below
     }
-    problem(key, value, fallback);
-    return fallback;
+    problem(key, value, said);
+    return invalid;
   }
 
   private long parseDurationMs(Lookup lookup, String key, long fallbackMs) {
