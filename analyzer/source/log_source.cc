@@ -25,7 +25,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr size_t kSniffBytes = codec::kSniffBytes;
+// A zip's signature; the codecs' magic bytes need up to codec::kSniffBytes.
+constexpr size_t kSniffBytes = 4;
 
 // The first `size` bytes (fewer if the stream is shorter).
 Result<std::string> ReadHead(InputStream& stream, size_t size) {
@@ -108,6 +109,15 @@ Result<ArchiveSource> CopyNestedArchive(InputStream& stream, uint64_t limit, uin
     source.bytes = std::make_shared<const std::string>(std::move(bytes));
   }
   return source;
+}
+
+// "x.zip.gz", "x.gz.zip.zstd": ".zip" among the extensions, not last (a last ".zip" is a plain
+// zip, found by its signature).
+bool NamesACompressedArchive(std::string_view name) {
+  std::string_view stem = StripArchiveAndCodecExtensions(name);
+  std::string_view extensions = name.substr(stem.size());
+  size_t zip = extensions.find(".zip");
+  return zip != std::string_view::npos && zip + 4 < extensions.size();
 }
 
 class Walker {
@@ -224,15 +234,22 @@ class Walker {
         archive_bytes = MakePrefixedInputStream(std::move(*head), std::move(*stream));
       }
     } else {
-      codec::Format format = codec::DetectFormat(*head, "");
+      // Only a name that says so ("x.zip.gz", "x.zip.zstd") is looked into: reading into every
+      // compressed log would cost a read per file where discovery costs a listing today
+      // (collectors over object stores list unchanged folders again and again).
+      if (!NamesACompressedArchive(file.name)) return opened;
+      Result<std::unique_ptr<InputStream>> fresh = file.open_during_scan();
+      if (!fresh.ok()) return opened;
+      Result<std::string> raw_head = ReadHead(**fresh, codec::kSniffBytes);
+      if (!raw_head.ok()) return opened;
+      codec::Format format = codec::DetectFormat(*raw_head, "");
       if (format == codec::Format::kPlain || format == codec::Format::kZip ||
           format == codec::Format::kUnknownBinary) {
         return opened;
       }
       // The decoded start says whether the codec holds a zip; a log is read later, as a log.
-      Result<std::unique_ptr<InputStream>> fresh = file.open_during_scan();
-      if (!fresh.ok()) return opened;
-      Result<std::unique_ptr<InputStream>> decoded = codec::MakeDecoder(format, std::move(*fresh));
+      Result<std::unique_ptr<InputStream>> decoded = codec::MakeDecoder(
+          format, MakePrefixedInputStream(std::move(*raw_head), std::move(*fresh)));
       if (!decoded.ok()) return opened;
       Result<std::string> decoded_head = ReadHead(**decoded, kSniffBytes);
       if (!decoded_head.ok() || !StartsWithZipSignature(*decoded_head)) return opened;

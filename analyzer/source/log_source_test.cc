@@ -317,15 +317,18 @@ TEST_F(LogSourceTest, DatabricksPartsInEveryWrappingAreReadInTimeOrder) {
   }
 }
 
-// A zip compressed with a log codec is searched like a zip (and its size is bounded like a
-// zip's inside another: it has to be decompressed to be opened).
+// A zip compressed with a log codec, and named so ("logs.zip.gz"), is searched like a zip (and
+// its size is bounded like a zip's inside another: it has to be decompressed to be opened).
+// Only the name sends discovery into a compressed file: anything else costs a listing only.
 TEST_F(LogSourceTest, CompressedZipIsSearchedWithinTheNestedLimits) {
   const std::string zip = ZipBytes(root_ / "scratch.zip", {{"eventlog_v2_app-1/events_1_app-1", kLine},
                                                           {"eventlog_v2_app-1/appstatus_app-1", ""}});
-  for (codec::Format format : {codec::Format::kGzip, codec::Format::kZstd,
-                               codec::Format::kLz4Block}) {
+  const std::pair<codec::Format, const char*> formats[] = {
+      {codec::Format::kGzip, ".gz"}, {codec::Format::kZstd, ".zstd"},
+      {codec::Format::kLz4Block, ".lz4"}};
+  for (const auto& [format, extension] : formats) {
     SCOPED_TRACE(codec::FormatName(format));
-    fs::path input = root_ / (std::string("logs.") + codec::FormatName(format));
+    fs::path input = root_ / (std::string("logs.zip") + extension);
     WriteFile(input, Encoded(format, zip));
     DiscoveryResult result = DiscoverOk(input);
     ASSERT_EQ(AppNames(result), std::vector<std::string>{"eventlog_v2_app-1"})
