@@ -521,10 +521,10 @@ Result<std::vector<std::string>> DriverAggregator::FinishApplication() {
     std::string profile_path;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      profile_file_.Flush();
       if (profile_file_.is_open() && profile_file_.bytes_written() > 0) {
         profile_path = profile_file_.path();
       }
+      profile_file_.Seal();  // complete: its in-progress marker goes
       profile_file_sealed_ = true;
     }
     Result<report::Analysis> analysis = live_->Finish(
@@ -585,7 +585,13 @@ Status DriverAggregator::SetApplication(const std::string& application_id,
   SPARKPROF_RETURN_IF_ERROR(CreateOwnDirectory(options_.output_dir, name));
   std::lock_guard<std::mutex> lock(mutex_);
   application_dir_ = dir;
-  profile_file_.Close();  // the next accepted batch starts the application's profile file
+  // Batches that came before the id was known start the application's profile (a file left
+  // in the output directory's top would be a stray, half of no application); otherwise the
+  // next accepted batch starts it.
+  const bool moved =
+      profile_file_.is_open() && profile_file_.bytes_written() > 0 &&
+      profile_file_.MoveTo((std::filesystem::path(dir) / "profile.sparkprof").string()).ok();
+  if (!moved) profile_file_.Close();
   profile_file_failed_ = false;
   return Status::Ok();
 }

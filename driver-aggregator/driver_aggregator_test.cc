@@ -1,5 +1,6 @@
 #include "driver-aggregator/driver_aggregator.h"
 #include "driver-aggregator/profile_file_writer.h"
+#include "analyzer/profile/stage_profiles.h"
 #include "common/atomic_file.h"
 
 #include <gtest/gtest.h>
@@ -667,6 +668,47 @@ TEST(DriverAggregatorTest, TheReportReadsTheProfileAndTheFileIsSealedAfterIt) {
   EXPECT_NE(aggregator->StatusJson().find("\"profile_file_batches_after_report\":1"),
             std::string::npos)
       << aggregator->StatusJson();
+  std::filesystem::remove_all(options.output_dir);
+}
+
+// Issue 33: while the driver writes the profile, profile.sparkprof.inprogress says so (a driver
+// killed mid-run leaves it, and readers name it); the report's end removes it. Batches that came
+// before the application's id was known are moved into its profile, not left in the top of the
+// output directory as a stray half-profile.
+TEST(DriverAggregatorTest, ProfileInProgressMarkerAndEarlyBatchesJoinTheApplication) {
+  AggregatorOptions options;
+  options.output_dir = TempDir("profile_marker");
+  options.live_extend_to_now = false;
+  auto aggregator = StartOrDie(options);
+  const std::string top = options.output_dir + "/profile.sparkprof";
+  ASSERT_EQ(aggregator->Ingest(MakeBatch(
+                "1", {{kSerializationStack, 5, fb::Category::serialization, 1'000'000'000}})),
+            IngestOutcome::kAccepted);
+  EXPECT_TRUE(std::filesystem::exists(top));
+  EXPECT_TRUE(std::filesystem::exists(top + ".inprogress"));
+  ASSERT_TRUE(aggregator->SetApplication("app-1", "early").ok());
+  const std::string own = aggregator->OutputDirectory() + "/profile.sparkprof";
+  EXPECT_FALSE(std::filesystem::exists(top));
+  EXPECT_FALSE(std::filesystem::exists(top + ".inprogress"));
+  EXPECT_TRUE(std::filesystem::exists(own + ".inprogress"));
+  ASSERT_EQ(aggregator->Ingest(MakeBatch(
+                "1", {{kSerializationStack, 5, fb::Category::serialization, 1'000'000'000}})),
+            IngestOutcome::kAccepted);
+  ASSERT_TRUE(aggregator->WriteStageFlameGraph(5, 0).ok());  // flushes the file
+  Result<profile::ApplicationProfile> running = profile::LoadApplicationProfile(own);
+  ASSERT_TRUE(running.ok()) << running.status().ToString();
+  EXPECT_EQ(running->batches_read, 2u);  // the batch from before the id, and the one after
+  ASSERT_FALSE(running->problems.empty());
+  EXPECT_NE(running->problems[0].find("the driver had not finished this profile"),
+            std::string::npos)
+      << running->problems[0];
+  ASSERT_TRUE(aggregator->FinishApplication().ok());
+  EXPECT_FALSE(std::filesystem::exists(own + ".inprogress"));
+  const std::string report = ReadAll(aggregator->OutputDirectory() + "/report.json");
+  EXPECT_EQ(report.find("had not finished"), std::string::npos);
+  Result<profile::ApplicationProfile> finished = profile::LoadApplicationProfile(own);
+  ASSERT_TRUE(finished.ok());
+  EXPECT_TRUE(finished->problems.empty());
   std::filesystem::remove_all(options.output_dir);
 }
 

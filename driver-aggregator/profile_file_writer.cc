@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "analyzer/profile/stage_profiles.h"
 #include "common/atomic_file.h"
 
 namespace sparkprof::driver {
@@ -21,6 +22,10 @@ uint32_t ReadLittleEndian32(const uint8_t* data) {
 }
 
 constexpr size_t kHeaderBytes = 8;  // root offset + file identifier
+
+std::string MarkerPath(const std::string& path) {
+  return path + std::string(profile::kInProgressMarkerSuffix);
+}
 
 }  // namespace
 
@@ -51,6 +56,31 @@ Status ProfileFileWriter::Open(const std::string& path) {
   path_ = path;
   bytes_written_ = 0;
   error_.clear();
+  // The marker is a courtesy to readers: a directory that refuses it does not stop the profile.
+  std::string marker_error;
+  int marker = OpenForWritingNoFollow(MarkerPath(path), &marker_error);
+  if (marker >= 0) ::close(marker);
+  return Status::Ok();
+}
+
+void ProfileFileWriter::Seal() {
+  Flush();
+  Close();
+  if (!path_.empty()) ::unlink(MarkerPath(path_).c_str());
+}
+
+Status ProfileFileWriter::MoveTo(const std::string& path) {
+  if (file_ == nullptr) return InvalidArgument("no profile file is open");
+  Flush();
+  // The open stream writes on into the renamed file (same inode).
+  if (::rename(path_.c_str(), path.c_str()) != 0) {
+    return IoError("cannot move " + path_ + " to " + path + ": " + std::strerror(errno));
+  }
+  ::unlink(MarkerPath(path_).c_str());
+  path_ = path;
+  std::string marker_error;
+  int marker = OpenForWritingNoFollow(MarkerPath(path), &marker_error);
+  if (marker >= 0) ::close(marker);
   return Status::Ok();
 }
 

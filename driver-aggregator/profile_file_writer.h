@@ -25,11 +25,19 @@ class ProfileFileWriter {
   ProfileFileWriter(const ProfileFileWriter&) = delete;
   ProfileFileWriter& operator=(const ProfileFileWriter&) = delete;
 
-  // Starts a new file (truncating), closing the previous one.
+  // Starts a new file (truncating), closing the previous one, and its in-progress marker
+  // `<path>.inprogress` (empty): readers then know the file is not finished -- the driver runs
+  // on, or was killed -- until Seal() removes the marker.
   Status Open(const std::string& path);
   // Appends one batch; false when it was not written (no file, cap reached, write error).
   bool Append(std::span<const uint8_t> batch);
   void Flush();
+  // The file is complete: flushed, closed, its marker removed.
+  void Seal();
+  // The open file (and its marker) renamed to `path` in the same file system, writing on:
+  // batches that came before the application's directory was known join its profile.
+  Status MoveTo(const std::string& path);
+  // Closed as it is: a file not sealed keeps its marker.
   void Close();
 
   bool is_open() const { return file_ != nullptr; }

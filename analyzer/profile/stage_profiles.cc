@@ -734,7 +734,20 @@ Result<ApplicationProfile> LoadApplicationProfile(const std::string& path,
     }
     bytes.append(buffer.data(), got);
   }
-  return ApplicationProfileFromBytes(bytes, path, options);
+  Result<ApplicationProfile> profile = ApplicationProfileFromBytes(bytes, path, options);
+  std::error_code marker_error;
+  if (profile.ok() &&
+      std::filesystem::exists(path + std::string(kInProgressMarkerSuffix), marker_error)) {
+    profile->problems.insert(
+        profile->problems.begin(),
+        path + ": the driver had not finished this profile (" +
+            std::filesystem::path(path).filename().string() +
+            std::string(kInProgressMarkerSuffix) +
+            " is beside it: the driver is still running, or was stopped before the "
+            "application's end); what it holds is read, a last batch cut short is skipped");
+    ++profile->problem_count;
+  }
+  return profile;
 }
 
 std::string ApplicationDirectoryName(const std::string& application_id) {

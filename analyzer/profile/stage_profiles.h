@@ -240,6 +240,11 @@ Result<ApplicationProfile> ApplicationProfileFromBytes(std::string_view bytes,
 // application id with characters other than [A-Za-z0-9._-] replaced by '_'.
 std::string ApplicationDirectoryName(const std::string& application_id);
 
+// Beside a profile the driver is still writing (or stopped writing without finishing: killed):
+// `<profile>.inprogress`, empty; the driver removes it once the application ended and the
+// profile is complete. LoadApplicationProfile names it in `problems`.
+inline constexpr std::string_view kInProgressMarkerSuffix = ".inprogress";
+
 // Where `--profile PATH` finds an application's profile: PATH itself when it is a file; in a
 // directory, <PATH>/<application id>/profile.sparkprof (the driver's layout, its id made
 // file-name safe as the driver does), else <PATH>/profile.sparkprof. "" when none exists.
