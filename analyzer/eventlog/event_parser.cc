@@ -567,14 +567,18 @@ struct EventParser::Impl {
   }
 
   // Sums the "peak memory usage" updates of a task's "Accumulables" (saturating).
-  error_code PhotonPeakMemory(ondemand::value& value, int64_t* out) {
+  // Photon's per-operator SQL metrics in a task's accumulables: "peak memory usage" and the
+  // shuffle write's "... (part of shuffle file write)" timings (see eventlog::TaskInfo).
+  error_code PhotonAccumulables(ondemand::value& value, TaskInfo* info) {
+    constexpr std::string_view kShuffleWriteSuffix = "(part of shuffle file write)";
+    enum class Kind { kNone, kPeak, kShuffleWrite };
     return ForEachElement(value, [&](ondemand::value& element) -> error_code {
       ondemand::json_type type;
       if (auto e = element.type().get(type)) return e;
       if (type != ondemand::json_type::object) return simdjson::SUCCESS;
       ondemand::object object;
       if (auto e = element.get_object().get(object)) return e;
-      bool peak = false;
+      Kind kind = Kind::kNone;
       int64_t update = 0;
       for (auto field_result : object) {
         if (auto e = field_result.error()) return e;
@@ -586,26 +590,31 @@ struct EventParser::Impl {
         if (auto e = KeyOf(field, &key)) return e;
         if (key == "Name") {
           ondemand::value& name_value = field.value();
-          // Most names differ from it in their first byte: those are not read at all.
+          // Most names differ from both in their first byte: those are not read at all.
           const std::string_view token = name_value.raw_json_token();
-          const bool may_be_peak =
-              token.size() < 2 || token[0] != '"' || token[1] == 'p' || token[1] == '\\';
+          const bool may_be_ours = token.size() < 2 || token[0] != '"' || token[1] == 'p' ||
+                                   token[1] == 't' || token[1] == '\\';
           std::string_view name;
-          if (may_be_peak && GetString(name_value, &name) == simdjson::SUCCESS) {
-            peak = name == "peak memory usage";
+          if (may_be_ours && GetString(name_value, &name) == simdjson::SUCCESS) {
+            if (name == "peak memory usage") {
+              kind = Kind::kPeak;
+            } else if (name.starts_with("time taken") && name.ends_with(kShuffleWriteSuffix)) {
+              kind = Kind::kShuffleWrite;
+            }
           }
-          // Not Photon's peak (~250 accumulables a task, one of them is): the rest of the
-          // object is skipped unread, as the next element is reached.
-          if (!peak) break;
+          // Neither (~250 accumulables a task, a few of them are): the rest of the object is
+          // skipped unread, as the next element is reached.
+          if (kind == Kind::kNone) break;
         } else if (key == "Update") {
           if (auto e = ReadInt(field.value(), &update)) return e;
         }
       }
-      if (peak && update > 0) {
-        *out = update > std::numeric_limits<int64_t>::max() - *out
-                   ? std::numeric_limits<int64_t>::max()
-                   : *out + update;
-      }
+      if (kind == Kind::kNone || update <= 0) return simdjson::SUCCESS;
+      int64_t* out = kind == Kind::kPeak ? &info->photon_peak_memory_bytes
+                                         : &info->photon_shuffle_write_ns;
+      *out = update > std::numeric_limits<int64_t>::max() - *out
+                 ? std::numeric_limits<int64_t>::max()
+                 : *out + update;
       return simdjson::SUCCESS;
     });
   }
@@ -628,6 +637,7 @@ struct EventParser::Impl {
     info->locality = TaskLocality::kUnknown;
     info->speculative = info->failed = info->killed = false;
     info->photon_peak_memory_bytes = 0;
+    info->photon_shuffle_write_ns = 0;
     return ForEachKnownField(value, kTaskInfoKeys, [&](int key, ondemand::value& v) -> error_code {
       switch (key) {
         case kTaskInfoKeys("Task ID"):
@@ -659,8 +669,8 @@ struct EventParser::Impl {
         case kTaskInfoKeys("Killed"):
           return ReadBool(v, &info->killed);
         case kTaskInfoKeys("Accumulables"):
-          // Task metrics come from "Task Metrics"; only Photon's peak memory is read here.
-          if (photon_plan_seen) return PhotonPeakMemory(v, &info->photon_peak_memory_bytes);
+          // Task metrics come from "Task Metrics"; only Photon's own metrics are read here.
+          if (photon_plan_seen) return PhotonAccumulables(v, info);
           return simdjson::SUCCESS;
         default:
           return simdjson::SUCCESS;

@@ -174,6 +174,33 @@ TEST(EventParser, PhotonPeakMemorySumsOnlyPeakMemoryUpdates) {
   ASSERT_TRUE(Parse(parser, line).ok()) << line;
   ASSERT_EQ(sink.task_ends.size(), 1u);
   EXPECT_EQ(sink.task_ends[0].info.photon_peak_memory_bytes, 157);
+  EXPECT_EQ(sink.task_ends[0].info.photon_shuffle_write_ns, 0);
+}
+
+// Photon: a task's shuffle write time is the sum of its "(part of shuffle file write)" timings
+// (nanoseconds), as spark-rapids-tools' profiler reads them; other "time taken" metrics are not.
+TEST(EventParser, PhotonShuffleWriteTimeSumsItsThreeParts) {
+  std::string line = kTaskEnd35;
+  const std::string accumulables =
+      R"x("Accumulables":[)x"
+      R"x({"ID":1,"Name":"time taken to convert columns to rows (part of shuffle file write)","Update":"1000"},)x"
+      R"x({"ID":2,"Update":20,"Name":"time taken to sort rows by partition ID (part of shuffle file write)"},)x"
+      R"x({"ID":3,"Name":"time taken waiting on file write IO (part of shuffle file write)","Update":300},)x"
+      R"x({"ID":4,"Name":"time taken to build hash table","Update":99999},)x"
+      R"x({"ID":5,"Name":"peak memory usage","Update":5}])x";
+  const size_t from = line.find(R"("Accumulables":[)");
+  const size_t to = line.find("]}", from);
+  ASSERT_NE(to, std::string::npos);
+  line.replace(from, to + 1 - from, accumulables);
+  for (const bool photon : {true, false}) {
+    RecordingSink sink;
+    EventParser parser(sink);
+    parser.set_photon_plan_seen(photon);
+    ASSERT_TRUE(Parse(parser, line).ok()) << line;
+    ASSERT_EQ(sink.task_ends.size(), 1u);
+    EXPECT_EQ(sink.task_ends[0].info.photon_shuffle_write_ns, photon ? 1320 : 0);
+    EXPECT_EQ(sink.task_ends[0].info.photon_peak_memory_bytes, photon ? 5 : 0);
+  }
 }
 
 TEST(EventParser, Spark12TaskEndWithoutOptionalMetrics) {

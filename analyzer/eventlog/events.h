@@ -106,6 +106,11 @@ struct TaskInfo {
   // one Photon task run as one pipeline, so their peaks can coincide: an upper bound of the
   // task's peak). Read only once a Photon plan node was seen; 0 otherwise.
   int64_t photon_peak_memory_bytes = 0;
+  // Photon leaves "Shuffle Write Time" at 0 too; its shuffle writes time themselves in three
+  // nsTiming SQL metrics whose names end "(part of shuffle file write)" (converting columns to
+  // rows, sorting rows by partition, waiting on the file's IO): the task's updates of all three,
+  // summed (the definition spark-rapids-tools' profiler uses). Read as photon_peak_memory_bytes is.
+  int64_t photon_shuffle_write_ns = 0;
 };
 
 struct LogStartEvent {

@@ -380,6 +380,9 @@ struct ApplicationModel {
   // "peak memory usage" (summed over the task's operators: an upper bound; see
   // eventlog::TaskInfo::photon_peak_memory_bytes).
   int64_t photon_peak_memory_tasks = 0;
+  // Tasks whose "Shuffle Write Time" was 0 and whose time was taken from Photon's "(part of
+  // shuffle file write)" timings (eventlog::TaskInfo::photon_shuffle_write_ns).
+  int64_t photon_shuffle_write_tasks = 0;
   int64_t stage_completions_without_submit = 0;
   S3aIo s3a;  // the executors' S3A totals; live runs only
 

@@ -464,6 +464,10 @@ void ModelBuilder::OnTaskEnd(const eventlog::TaskEndEvent& event) {
     task.metrics.peak_execution_memory_bytes = ClampAmount(event.info.photon_peak_memory_bytes);
     if (!duplicate) ++model_.photon_peak_memory_tasks;
   }
+  if (task.metrics.shuffle_write_time_ns == 0 && event.info.photon_shuffle_write_ns > 0) {
+    task.metrics.shuffle_write_time_ns = ClampAmount(event.info.photon_shuffle_write_ns);
+    if (!duplicate) ++model_.photon_shuffle_write_tasks;
+  }
   if (event.executor_metrics.present && !event.info.executor_id.empty()) {
     ExecutorById(event.info.executor_id).peaks.MergeMax(event.executor_metrics);
   }

@@ -452,6 +452,7 @@ void WriteJsonReport(const Analysis& analysis, JsonWriter& out) {
       .Field("task_end_without_start", c.task_end_without_start)
       .Field("resubmitted_tasks", c.resubmitted_tasks)
       .Field("photon_peak_memory_tasks", c.photon_peak_memory_tasks)
+      .Field("photon_shuffle_write_tasks", c.photon_shuffle_write_tasks)
       .EndObject();
 
   out.Key("task_end_reasons");

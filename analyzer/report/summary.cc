@@ -62,6 +62,7 @@ ApplicationSummary Summarize(const model::ApplicationModel& model) {
   }
   counts.stages = static_cast<int64_t>(submitted_stage_ids.size());
   counts.photon_peak_memory_tasks = model.photon_peak_memory_tasks;
+  counts.photon_shuffle_write_tasks = model.photon_shuffle_write_tasks;
   for (const model::TaskAttempt& task : model.tasks) {
     if (task.ended()) {
       ++counts.task_attempts;

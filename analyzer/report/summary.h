@@ -73,6 +73,7 @@ struct Counts {
   int64_t task_end_without_start = 0;
   int64_t resubmitted_tasks = 0;  // successful attempts whose shuffle output was lost (Resubmitted)
   int64_t photon_peak_memory_tasks = 0;  // peak memory from Photon's operator peaks (model)
+  int64_t photon_shuffle_write_tasks = 0;  // shuffle write time from Photon's timings (model)
 };
 
 struct ExecutorCounts {

@@ -51,6 +51,7 @@ class Counts:
     task_end_without_start: int
     resubmitted_tasks: int = 0  # schema_minor 1
     photon_peak_memory_tasks: int = 0  # schema_minor 2
+    photon_shuffle_write_tasks: int = 0  # schema_minor 9
 
 
 @dataclass(frozen=True)
