@@ -141,13 +141,19 @@ class Walker {
     for (FileEntry& file : listing.files) UnwrapArchivedPart(file);
     if (std::optional<ApplicationLog> log = TakeDatabricksLog(folder, &listing.files)) {
       result_.applications.push_back(std::move(*log));
-      // Databricks' delivery folder holds the log's parts only: anything else beside them
-      // (a pricing file, a part that could not be opened) is named, not read as a log.
-      for (const FileEntry& file : listing.files) {
+      // Databricks' delivery folder holds the log's parts only: anything else beside them (a
+      // pricing file) is named, not read as a log; an archive named as a part that holds more
+      // than its part is searched like any zip.
+      std::vector<FileEntry> archives;
+      for (FileEntry& file : listing.files) {
+        if (ParseDatabricksPartName(StripArchiveAndCodecExtensions(file.name))) {
+          archives.push_back(std::move(file));
+          continue;
+        }
         Warn(file.display_name, "ignored: not a part (eventlog, eventlog-YYYY-MM-DD--HH-MM"
                                 "[.codec]) of the Databricks event log around it");
       }
-      listing.files.clear();
+      listing.files = std::move(archives);
     }
     for (const FileEntry& file : listing.files) {
       // A status file without its rolling directory has no events to read.
@@ -190,7 +196,7 @@ class Walker {
     if (!ParseDatabricksPartName(StripArchiveAndCodecExtensions(file.name))) return false;
     if (ParseDatabricksPartName(file.name)) return false;  // a part as it is
     Result<OpenedArchive> archive = OpenArchiveFile(file);
-    if (!archive.ok() || archive->depth == 0) return false;
+    if (!archive.ok() || archive->depth == 0) return false;  // WalkFile says why, or reads it
     Result<std::shared_ptr<ZipArchive>> zip = ZipArchive::Open(archive->source);
     if (!zip.ok()) return false;
     std::vector<DiscoveryWarning> listing_warnings;

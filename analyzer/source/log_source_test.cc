@@ -317,6 +317,27 @@ TEST_F(LogSourceTest, DatabricksPartsInEveryWrappingAreReadInTimeOrder) {
   }
 }
 
+// An archive named as a Databricks part that is not one part: one holding two logs is searched
+// like any zip, one past the nested-archive limit is named with why -- neither is "not a part".
+TEST_F(LogSourceTest, ArchivesNamedAsPartsThatAreNotOneAreSearchedOrNamed) {
+  const fs::path scratch = root_ / "scratch.zip";
+  const std::string two = ZipBytes(scratch, {{"app-1", kLine}, {"app-2", kLine}});
+  const std::string big = Encoded(codec::Format::kGzip,
+                                  ZipBytes(scratch, {{"eventlog-2022-01-14--18-00",
+                                                      std::string(4096, ' ') + kLine, true}}));
+  WriteZip(root_ / "delivery.zip", {{"d/eventlog", "current"},
+                                    {"d/eventlog-2022-01-14--17-00.zip", two},
+                                    {"d/eventlog-2022-01-14--18-00.zip.gz", big}});
+  DiscoveryLimits limits;
+  limits.max_nested_archive_bytes = 4096;
+  DiscoveryResult result = DiscoverOk(root_ / "delivery.zip", limits);
+  EXPECT_EQ(AppNames(result), (std::vector<std::string>{"app-1", "app-2", "d"}))
+      << WarningsText(result);
+  EXPECT_TRUE(HasWarning(result, "eventlog-2022-01-14--18-00.zip.gz", "max_nested_archive_bytes"))
+      << WarningsText(result);
+  EXPECT_FALSE(HasWarning(result, "", "not a part")) << WarningsText(result);
+}
+
 // A zip compressed with a log codec, and named so ("logs.zip.gz"), is searched like a zip (and
 // its size is bounded like a zip's inside another: it has to be decompressed to be opened).
 // Only the name sends discovery into a compressed file: anything else costs a listing only.
