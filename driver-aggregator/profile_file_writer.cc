@@ -27,6 +27,13 @@ std::string MarkerPath(const std::string& path) {
   return path + std::string(profile::kInProgressMarkerSuffix);
 }
 
+// The marker is a courtesy to readers: a directory that refuses it does not stop the profile.
+void CreateMarker(const std::string& path) {
+  std::string error;
+  int marker = OpenForWritingNoFollow(MarkerPath(path), &error);
+  if (marker >= 0) ::close(marker);
+}
+
 }  // namespace
 
 void AppendSizePrefixed(std::span<const uint8_t> batch, std::string& out) {
@@ -56,10 +63,7 @@ Status ProfileFileWriter::Open(const std::string& path) {
   path_ = path;
   bytes_written_ = 0;
   error_.clear();
-  // The marker is a courtesy to readers: a directory that refuses it does not stop the profile.
-  std::string marker_error;
-  int marker = OpenForWritingNoFollow(MarkerPath(path), &marker_error);
-  if (marker >= 0) ::close(marker);
+  CreateMarker(path);
   return Status::Ok();
 }
 
@@ -78,9 +82,7 @@ Status ProfileFileWriter::MoveTo(const std::string& path) {
   }
   ::unlink(MarkerPath(path_).c_str());
   path_ = path;
-  std::string marker_error;
-  int marker = OpenForWritingNoFollow(MarkerPath(path), &marker_error);
-  if (marker >= 0) ::close(marker);
+  CreateMarker(path);
   return Status::Ok();
 }
 

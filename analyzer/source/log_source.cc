@@ -244,18 +244,18 @@ class Walker {
       // compressed log would cost a read per file where discovery costs a listing today
       // (collectors over object stores list unchanged folders again and again).
       if (!NamesACompressedArchive(file.name)) return opened;
-      Result<std::unique_ptr<InputStream>> fresh = file.open_during_scan();
-      if (!fresh.ok()) return opened;
-      Result<std::string> raw_head = ReadHead(**fresh, codec::kSniffBytes);
-      if (!raw_head.ok()) return opened;
-      codec::Format format = codec::DetectFormat(*raw_head, "");
+      // The codecs' magic needs more than the zip signature's bytes: the rest from the same stream.
+      Result<std::string> more = ReadHead(**stream, codec::kSniffBytes - head->size());
+      if (!more.ok()) return opened;
+      std::string raw_head = std::move(*head) + *more;
+      codec::Format format = codec::DetectFormat(raw_head, "");
       if (format == codec::Format::kPlain || format == codec::Format::kZip ||
           format == codec::Format::kUnknownBinary) {
         return opened;
       }
       // The decoded start says whether the codec holds a zip; a log is read later, as a log.
       Result<std::unique_ptr<InputStream>> decoded = codec::MakeDecoder(
-          format, MakePrefixedInputStream(std::move(*raw_head), std::move(*fresh)));
+          format, MakePrefixedInputStream(std::move(raw_head), std::move(*stream)));
       if (!decoded.ok()) return opened;
       Result<std::string> decoded_head = ReadHead(**decoded, kSniffBytes);
       if (!decoded_head.ok() || !StartsWithZipSignature(*decoded_head)) return opened;

@@ -60,6 +60,13 @@ public final class ProfiledJvm {
     }
   }
 
+  /** 0, 1, ..., n - 1: the driver's list a job is parallelized from. */
+  static List<Integer> upTo(int n) {
+    List<Integer> values = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) values.add(i);
+    return values;
+  }
+
   /** An order as an application might keep it: a few fields, strings and arrays. */
   public static final class Order implements Serializable {
     private static final long serialVersionUID = 1L;
@@ -89,9 +96,7 @@ public final class ProfiledJvm {
    */
   static void shuffleOrders(JavaSparkContext sc, String description) {
     sc.setJobDescription(description);
-    List<Integer> slices = new ArrayList<>();
-    for (int i = 0; i < 8; i++) slices.add(i);
-    double total = sc.parallelize(slices, 8)
+    double total = sc.parallelize(upTo(8), 8)
         .flatMap(slice -> {
           List<Order> orders = new ArrayList<>();
           for (long id = slice; id < 600_000; id += 8) orders.add(new Order(id));
@@ -133,9 +138,7 @@ public final class ProfiledJvm {
     sc.setJobDescription(hoisted
         ? "regex hoisted: 2.4M lines parsed with patterns compiled once"
         : "regex per row: 2.4M lines parsed with patterns compiled per line");
-    List<Integer> slices = new ArrayList<>();
-    for (int i = 0; i < 8; i++) slices.add(i);
-    JavaRDD<String> lines = sc.parallelize(slices, 8).flatMap(slice -> new Iterator<String>() {
+    JavaRDD<String> lines = sc.parallelize(upTo(8), 8).flatMap(slice -> new Iterator<String>() {
       long next = slice;
 
       @Override
@@ -173,9 +176,7 @@ public final class ProfiledJvm {
     sc.setJobDescription(locked
         ? "jvm lock: per-record work under a lock every task shares"
         : "jvm no lock: the same per-record work without the lock");
-    List<Integer> records = new ArrayList<>();
-    for (int i = 0; i < 24_000; i++) records.add(i);
-    long sum = sc.parallelize(records, 8).map(record -> {
+    long sum = sc.parallelize(upTo(24_000), 8).map(record -> {
       if (!locked) return work(record);
       synchronized (LOCK) {
         shared += work(record);
