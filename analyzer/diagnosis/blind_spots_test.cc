@@ -12,6 +12,7 @@
 #include "analyzer/diagnosis/diagnose.h"
 #include "analyzer/diagnosis/diagnosis_input.h"
 #include "analyzer/diagnosis/test_util.h"
+#include "analyzer/report/render.h"
 
 namespace sparkprof::diagnosis {
 namespace {
@@ -489,6 +490,13 @@ TEST(Photon, TaskPeakMemoryIsTheSumOfItsOperatorsPeaks) {
   EXPECT_NE(spill[0]->explanation.find("sum of its Photon operators' peaks, an upper bound"),
             std::string::npos);
   EXPECT_NE(spill[0]->confidence.reason.find("peak memory from Photon"), std::string::npos);
+  // Beside it, the largest operator's peak (spark-rapids-tools' figure): 100 of the 150 MiB.
+  EXPECT_EQ(input.stages[0].photon_peak_memory_largest_operator_max, 100ll << 20);
+  EXPECT_NE(spill[0]->explanation.find("By its largest operator's peak instead (a lower bound; "
+                                       "the figure spark-rapids-tools reports), a task held at "
+                                       "most 100.0 MiB"),
+            std::string::npos)
+      << spill[0]->explanation;
   bool executor_peak = false;
   for (const auto& e : spill[0]->evidence) {
     executor_peak |= e.name == "executor_execution_memory_peak" && e.value == (769 << 20);
@@ -499,7 +507,47 @@ TEST(Photon, TaskPeakMemoryIsTheSumOfItsOperatorsPeaks) {
 TEST(Photon, TaskAccumulablesAreNotReadWithoutAPhotonPlan) {
   report::Analysis a = PhotonPeakRun(/*photon_plan=*/false);
   EXPECT_EQ(a.model.photon_peak_memory_tasks, 0);
-  for (const auto& task : a.model.tasks) EXPECT_EQ(task.metrics.peak_execution_memory_bytes, 0);
+  for (const auto& task : a.model.tasks) {
+    EXPECT_EQ(task.metrics.peak_execution_memory_bytes, 0);
+    EXPECT_EQ(task.metrics.photon_peak_memory_largest_operator_bytes, 0);
+  }
+  EXPECT_EQ(a.summary.totals.photon_peak_memory_largest_operator_bytes_max, 0);
+  EXPECT_EQ(report::RenderReport("json", {&a}).find("largest_operator"), std::string::npos);
+  EXPECT_EQ(report::RenderReport("text", {&a}).find("Photon peak memory"), std::string::npos);
+}
+
+// Both definitions of a Photon task's peak, in every report and named: the operators' peaks
+// summed (sparkprof's, an upper bound) and the largest operator's (spark-rapids-tools', a lower
+// bound); the JSON has the second beside the first in every totals that holds such a task.
+TEST(Photon, PeakMemoryByBothDefinitionsInEveryReport) {
+  report::Analysis a = PhotonPeakRun(/*photon_plan=*/true);
+  EXPECT_EQ(a.summary.totals.peak_execution_memory_bytes_max, 150ll << 20);
+  EXPECT_EQ(a.summary.totals.photon_peak_memory_largest_operator_bytes_max, 100ll << 20);
+  ASSERT_EQ(a.summary.stages.size(), 1u);
+  EXPECT_EQ(a.summary.stages[0].totals.photon_peak_memory_largest_operator_bytes_max, 100ll << 20);
+  const std::string json = report::RenderReport("json", {&a});
+  size_t keys = 0;
+  for (size_t at = json.find("\"photon_peak_memory_largest_operator_bytes_max\": 104857600");
+       at != std::string::npos;
+       at = json.find("\"photon_peak_memory_largest_operator_bytes_max\": 104857600", at + 1)) {
+    ++keys;
+  }
+  EXPECT_EQ(keys, 3u) << json;  // the application's, the stage's, the job's
+  for (const char* format : {"text", "md", "html"}) {
+    std::string report = report::RenderReport(format, {&a});
+    // Text wraps lines, HTML escapes the apostrophes: compare words.
+    for (const std::string from : {"\n  ", "&#39;"}) {
+      for (size_t at = report.find(from); at != std::string::npos; at = report.find(from, at)) {
+        report.replace(at, from.size(), from == "&#39;" ? "'" : " ");
+      }
+    }
+    EXPECT_NE(report.find("Photon peak memory, the largest of one task: 150.0 MiB as its "
+                          "operators' peaks summed (sparkprof's figure: an upper bound, the peaks "
+                          "need not coincide); 100.0 MiB as its largest operator's peak "
+                          "(spark-rapids-tools' figure: a lower bound)"),
+              std::string::npos)
+        << format << ":\n" << report;
+  }
 }
 
 

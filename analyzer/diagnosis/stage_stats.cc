@@ -95,6 +95,9 @@ std::vector<StageStats> ComputeStageStats(const model::ApplicationModel& model) 
         s.shuffle_write_ms += m.shuffle_write_time_ns / 1'000'000;
         s.peak_execution_memory_max =
             std::max(s.peak_execution_memory_max, m.peak_execution_memory_bytes);
+        s.photon_peak_memory_largest_operator_max =
+            std::max(s.photon_peak_memory_largest_operator_max,
+                     m.photon_peak_memory_largest_operator_bytes);
         s.scheduling_overhead_ms += std::max<int64_t>(duration - m.executor_run_time_ms, 0);
       }
       if (task.end != model::TaskEndKind::kSuccess) {

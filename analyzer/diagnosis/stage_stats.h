@@ -56,6 +56,9 @@ struct StageStats {
   int64_t slow_task_spill_bytes = 0;  // memory + disk
   int64_t slow_task_gc_ms = 0;
   int64_t peak_execution_memory_max = 0;  // of one task (Photon: see photon_figures)
+  // Photon tasks: the largest operator's peak of one task (a lower bound; spark-rapids-tools'
+  // figure) beside peak_execution_memory_max's sum over operators (an upper bound); 0 otherwise.
+  int64_t photon_peak_memory_largest_operator_max = 0;
   // Largest execution memory (on-heap + off-heap) one executor held while running this stage,
   // from StageExecutorMetrics (Spark 3.1+ with executor metrics on); 0 when not logged. Off-heap
   // is where Photon and spark.memory.offHeap keep their buffers.

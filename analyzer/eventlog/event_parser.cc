@@ -566,9 +566,9 @@ struct EventParser::Impl {
     });
   }
 
-  // Sums the "peak memory usage" updates of a task's "Accumulables" (saturating).
-  // Photon's per-operator SQL metrics in a task's accumulables: "peak memory usage" and the
-  // shuffle write's "... (part of shuffle file write)" timings (see eventlog::TaskInfo).
+  // Photon's per-operator SQL metrics in a task's accumulables: "peak memory usage" (summed,
+  // saturating, and the largest) and the shuffle write's "... (part of shuffle file write)"
+  // timings (summed; see eventlog::TaskInfo).
   error_code PhotonAccumulables(ondemand::value& value, TaskInfo* info) {
     constexpr std::string_view kShuffleWriteSuffix = "(part of shuffle file write)";
     enum class Kind { kNone, kPeak, kShuffleWrite };
@@ -610,6 +610,10 @@ struct EventParser::Impl {
         }
       }
       if (kind == Kind::kNone || update <= 0) return simdjson::SUCCESS;
+      if (kind == Kind::kPeak) {
+        info->photon_peak_memory_largest_operator_bytes =
+            std::max(info->photon_peak_memory_largest_operator_bytes, update);
+      }
       int64_t* out = kind == Kind::kPeak ? &info->photon_peak_memory_bytes
                                          : &info->photon_shuffle_write_ns;
       *out = update > std::numeric_limits<int64_t>::max() - *out
@@ -637,6 +641,7 @@ struct EventParser::Impl {
     info->locality = TaskLocality::kUnknown;
     info->speculative = info->failed = info->killed = false;
     info->photon_peak_memory_bytes = 0;
+    info->photon_peak_memory_largest_operator_bytes = 0;
     info->photon_shuffle_write_ns = 0;
     return ForEachKnownField(value, kTaskInfoKeys, [&](int key, ondemand::value& v) -> error_code {
       switch (key) {

@@ -174,7 +174,46 @@ TEST(EventParser, PhotonPeakMemorySumsOnlyPeakMemoryUpdates) {
   ASSERT_TRUE(Parse(parser, line).ok()) << line;
   ASSERT_EQ(sink.task_ends.size(), 1u);
   EXPECT_EQ(sink.task_ends[0].info.photon_peak_memory_bytes, 157);
+  EXPECT_EQ(sink.task_ends[0].info.photon_peak_memory_largest_operator_bytes, 100);
   EXPECT_EQ(sink.task_ends[0].info.photon_shuffle_write_ns, 0);
+}
+
+// Photon: beside the sum over a task's operators (an upper bound of its peak), the largest
+// operator's peak (a lower bound; spark-rapids-tools' figure), from the same updates: the
+// largest wherever it stands, a zero or negative update and other accumulables ignored.
+TEST(EventParser, PhotonPeakMemoryKeepsTheLargestOperatorBesideTheSum) {
+  struct Case {
+    const char* accumulables;
+    int64_t sum;
+    int64_t largest;
+  };
+  const Case cases[] = {
+      {R"({"ID":1,"Name":"peak memory usage","Update":300},)"
+       R"({"ID":2,"Name":"peak memory usage","Update":"1200"},)"
+       R"({"ID":3,"Name":"peak memory usage","Update":500})",
+       2000, 1200},
+      {R"({"ID":1,"Name":"peak memory usage","Update":-5},)"
+       R"({"ID":2,"Name":"peak memory usage","Update":0},{"ID":3,"Name":"other","Update":9})",
+       0, 0},
+      {R"({"ID":1,"Name":"peak memory usage","Update":7},{"ID":2,"Name":"other","Update":900},)"
+       R"({"ID":3,"Update":64,"Name":"peak memory usage"})",
+       71, 64},
+  };
+  for (const Case& c : cases) {
+    std::string line = kTaskEnd35;
+    const size_t from = line.find(R"("Accumulables":[)");
+    const size_t to = line.find("]}", from);
+    ASSERT_NE(to, std::string::npos);
+    line.replace(from, to + 1 - from, std::string(R"("Accumulables":[)") + c.accumulables + "]");
+    RecordingSink sink;
+    EventParser parser(sink);
+    parser.set_photon_plan_seen(true);
+    ASSERT_TRUE(Parse(parser, line).ok()) << line;
+    ASSERT_EQ(sink.task_ends.size(), 1u);
+    EXPECT_EQ(sink.task_ends[0].info.photon_peak_memory_bytes, c.sum) << c.accumulables;
+    EXPECT_EQ(sink.task_ends[0].info.photon_peak_memory_largest_operator_bytes, c.largest)
+        << c.accumulables;
+  }
 }
 
 // Photon: a task's shuffle write time is the sum of its "(part of shuffle file write)" timings
@@ -200,6 +239,7 @@ TEST(EventParser, PhotonShuffleWriteTimeSumsItsThreeParts) {
     ASSERT_EQ(sink.task_ends.size(), 1u);
     EXPECT_EQ(sink.task_ends[0].info.photon_shuffle_write_ns, photon ? 1320 : 0);
     EXPECT_EQ(sink.task_ends[0].info.photon_peak_memory_bytes, photon ? 5 : 0);
+    EXPECT_EQ(sink.task_ends[0].info.photon_peak_memory_largest_operator_bytes, photon ? 5 : 0);
   }
 }
 

@@ -106,6 +106,9 @@ struct TaskInfo {
   // one Photon task run as one pipeline, so their peaks can coincide: an upper bound of the
   // task's peak). Read only once a Photon plan node was seen; 0 otherwise.
   int64_t photon_peak_memory_bytes = 0;
+  // The largest of those updates: the peak of the task's largest operator, a lower bound of the
+  // task's peak (the definition spark-rapids-tools' profiler uses). Read as the sum is.
+  int64_t photon_peak_memory_largest_operator_bytes = 0;
   // Photon leaves "Shuffle Write Time" at 0 too; its shuffle writes time themselves in three
   // nsTiming SQL metrics whose names end "(part of shuffle file write)" (converting columns to
   // rows, sorting rows by partition, waiting on the file's IO): the task's updates of all three,

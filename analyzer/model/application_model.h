@@ -71,6 +71,9 @@ struct TaskAttemptMetrics {
   int64_t input_records_read = 0;
   int64_t output_bytes_written = 0;
   int64_t output_records_written = 0;
+  // When peak_execution_memory_bytes was taken from Photon's operators (summed: an upper bound),
+  // the largest operator's peak (a lower bound); 0 otherwise. See eventlog::TaskInfo.
+  int64_t photon_peak_memory_largest_operator_bytes = 0;
   uint32_t executor_run_time_ms = 0;
   uint32_t executor_deserialize_time_ms = 0;
   uint32_t jvm_gc_time_ms = 0;

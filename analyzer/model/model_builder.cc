@@ -462,6 +462,8 @@ void ModelBuilder::OnTaskEnd(const eventlog::TaskEndEvent& event) {
   if (event.has_metrics) task.metrics = TaskAttemptMetrics::From(event.metrics);
   if (task.metrics.peak_execution_memory_bytes == 0 && event.info.photon_peak_memory_bytes > 0) {
     task.metrics.peak_execution_memory_bytes = ClampAmount(event.info.photon_peak_memory_bytes);
+    task.metrics.photon_peak_memory_largest_operator_bytes =
+        ClampAmount(event.info.photon_peak_memory_largest_operator_bytes);
     if (!duplicate) ++model_.photon_peak_memory_tasks;
   }
   if (task.metrics.shuffle_write_time_ns == 0 && event.info.photon_shuffle_write_ns > 0) {

@@ -29,8 +29,9 @@ inline constexpr const char* kReportSchema = "sparkprof.report/v1";
 // and phases.peak_queued_tasks (the backlog after the first slot); 8 = stages[].profile.tasks
 // (the slowest and the median task's sampled time) and profile.task_rows_left_out; 9 =
 // input.not_read (what the source held around the log and was not read, with why) and
-// stages[].profile.sites[].inlined_callees_unknown and counts.photon_shuffle_write_tasks.
-inline constexpr int64_t kReportSchemaMinor = 9;
+// stages[].profile.sites[].inlined_callees_unknown and counts.photon_shuffle_write_tasks; 10 =
+// totals.photon_peak_memory_largest_operator_bytes_max.
+inline constexpr int64_t kReportSchemaMinor = 10;
 
 struct TaskTimeline;  // html_report.h
 

@@ -415,7 +415,11 @@ void WriteHeader(const Analysis& analysis, const std::string& id, std::string& o
          HumanBytes(t.shuffle_read_bytes) + ", write " + HumanBytes(t.shuffle_write_bytes) +
          " &middot; input " + HumanBytes(t.input_bytes) + ", output " + HumanBytes(t.output_bytes) +
          " &middot; spill " + HumanBytes(t.memory_bytes_spilled) + " in memory, " +
-         HumanBytes(t.disk_bytes_spilled) + " on disk</p>\n</header>\n";
+         HumanBytes(t.disk_bytes_spilled) + " on disk</p>\n";
+  if (const std::string photon = PhotonPeakMemoryText(t); !photon.empty()) {
+    out += "<p class=\"totals\">" + Escape(photon) + "</p>\n";
+  }
+  out += "</header>\n";
 }
 
 void WritePhases(const diagnosis::PhaseBreakdown& p, const profile::ApplicationProfile* profile,
@@ -585,7 +589,8 @@ void WriteFinding(const diagnosis::Finding& f, const std::string& anchor, const 
         "<th class=\"num\">sampled</th><th>frame</th><th>application frame</th></tr></thead>"
         "<tbody>";
     for (const diagnosis::FrameEvidence& frame : f.frames) {
-      out += "<tr><td class=\"num\">" + Int(frame.stage_id) + "</td><td>" +
+      out += "<tr><td class=\"num\">" +
+             (frame.stage_id >= 0 ? Int(frame.stage_id) : std::string("driver")) + "</td><td>" +
              Escape(frame.category) + "</td><td class=\"num\">" +
              HumanDurationMs(SaturatingInt64(frame.ms)) + "</td><td><code>" +
              Shortened(frame.frame, 300) + "</code></td><td><code>" +

@@ -28,8 +28,13 @@ void WriteTotals(const Totals& t, JsonWriter& out) {
       .Field("shuffle_write_time_ns", t.shuffle_write_time_ns)
       .Field("shuffle_remote_bytes_read", t.shuffle_remote_bytes_read)
       .Field("peak_execution_memory_bytes_max", t.peak_execution_memory_bytes_max)
-      .Field("task_attempts_with_metrics", t.task_attempts_with_metrics)
-      .EndObject();
+      .Field("task_attempts_with_metrics", t.task_attempts_with_metrics);
+  // Photon's second definition of a task's peak, only where some task's peak came from Photon.
+  if (t.photon_peak_memory_largest_operator_bytes_max > 0) {
+    out.Field("photon_peak_memory_largest_operator_bytes_max",
+              t.photon_peak_memory_largest_operator_bytes_max);
+  }
+  out.EndObject();
 }
 
 void WriteCountMap(const std::map<std::string, int64_t>& map, JsonWriter& out) {

@@ -78,6 +78,9 @@ void WriteWork(const Analysis& analysis, std::ostringstream& out) {
       << HumanDurationMs(t.shuffle_fetch_wait_time_ms) << " | " << HumanBytes(t.shuffle_write_bytes)
       << " | " << HumanBytes(t.input_bytes) << " | " << HumanBytes(t.output_bytes) << " | "
       << HumanBytes(t.memory_bytes_spilled) << " | " << HumanBytes(t.disk_bytes_spilled) << " |\n";
+  if (const std::string photon = PhotonPeakMemoryText(t); !photon.empty()) {
+    out << "\n" << EscapeMarkdown(photon) << ".\n";
+  }
 
   if (!s.task_end_reasons.empty() &&
       !(s.task_end_reasons.size() == 1 && s.task_end_reasons.count("Success") == 1)) {
@@ -127,7 +130,8 @@ void WriteFinding(int number, const diagnosis::Finding& f, std::ostringstream& o
   if (!f.frames.empty()) {
     out << "| stage | category | sampled | frame | application frame |\n|---:|---|---:|---|---|\n";
     for (const diagnosis::FrameEvidence& frame : f.frames) {
-      out << "| " << frame.stage_id << " | " << Cell(frame.category, 40) << " | "
+      out << "| " << (frame.stage_id >= 0 ? std::to_string(frame.stage_id) : "driver") << " | "
+          << Cell(frame.category, 40) << " | "
           << HumanDurationMs(SaturatingInt64(frame.ms)) << " | " << Code(frame.frame) << " | "
           << (frame.application_frame.empty() ? std::string("-") : Code(frame.application_frame))
           << " |\n";
@@ -298,6 +302,16 @@ std::string FormatEvidenceValue(const diagnosis::Evidence& evidence) {
   char text[32];
   std::snprintf(text, sizeof(text), fractional ? "%.2f" : "%.0f", evidence.value);
   return text;
+}
+
+std::string PhotonPeakMemoryText(const Totals& t) {
+  if (t.photon_peak_memory_largest_operator_bytes_max <= 0) return "";
+  return "Photon peak memory, the largest of one task: " +
+         HumanBytes(t.peak_execution_memory_bytes_max) +
+         " as its operators' peaks summed (sparkprof's figure: an upper bound, the peaks need "
+         "not coincide); " +
+         HumanBytes(t.photon_peak_memory_largest_operator_bytes_max) +
+         " as its largest operator's peak (spark-rapids-tools' figure: a lower bound)";
 }
 
 std::string BacklogText(const diagnosis::PhaseBreakdown& p) {

@@ -43,6 +43,11 @@ std::vector<PhaseRow> PhaseRows(const diagnosis::PhaseBreakdown& phases,
 // hours of task time for a minutes-long run.)
 std::string BacklogText(const diagnosis::PhaseBreakdown& phases);
 
+// Photon's peak memory of one task by both definitions, named: its operators' peaks summed
+// (sparkprof's peak_execution_memory_bytes_max, an upper bound) and its largest operator's
+// (spark-rapids-tools' figure, a lower bound); "" when no task's peak came from Photon.
+std::string PhotonPeakMemoryText(const Totals& totals);
+
 // The findings' configuration changes that can be pasted as they are (no alternatives, no
 // placeholders, one value per key, the most costly finding's value first).
 std::vector<std::pair<std::string, std::string>> PasteableConfigChanges(

@@ -27,6 +27,8 @@ void Totals::Add(const model::TaskAttempt& task) {
   output_bytes += m.output_bytes_written;
   peak_execution_memory_bytes_max =
       std::max(peak_execution_memory_bytes_max, m.peak_execution_memory_bytes);
+  photon_peak_memory_largest_operator_bytes_max = std::max(
+      photon_peak_memory_largest_operator_bytes_max, m.photon_peak_memory_largest_operator_bytes);
 }
 
 Percentiles ComputePercentiles(std::vector<int64_t> values) {

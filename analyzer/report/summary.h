@@ -28,7 +28,10 @@ struct Totals {
   int64_t shuffle_write_time_ns = 0;
   int64_t input_bytes = 0;
   int64_t output_bytes = 0;
+  // Of one task. Photon tasks: their operators' peaks summed (an upper bound; the next field has
+  // the largest operator's, a lower bound); counts.photon_peak_memory_tasks says how many.
   int64_t peak_execution_memory_bytes_max = 0;
+  int64_t photon_peak_memory_largest_operator_bytes_max = 0;
 
   void Add(const model::TaskAttempt& task);
 };

@@ -124,7 +124,9 @@ void WritePhasesAndFindings(const Analysis& analysis, std::ostringstream& out) {
     }
     out << "\n";
     for (const diagnosis::FrameEvidence& frame : f.frames) {
-      out << "   frame: stage " << frame.stage_id << " " << Printable(frame.category, 40) << " "
+      out << "   frame: "
+          << (frame.stage_id >= 0 ? "stage " + std::to_string(frame.stage_id) : "driver") << " "
+          << Printable(frame.category, 40) << " "
           << HumanDurationMs(SaturatingInt64(frame.ms)) << " in " << Printable(frame.frame, 200);
       if (!frame.application_frame.empty() && frame.application_frame != frame.frame) {
         out << " under " << Printable(frame.application_frame, 200);
@@ -279,6 +281,9 @@ std::string RenderText(const Analysis& analysis) {
   out << "  input " << HumanBytes(t.input_bytes) << ", output " << HumanBytes(t.output_bytes)
       << ", spill " << HumanBytes(t.memory_bytes_spilled) << " in memory / "
       << HumanBytes(t.disk_bytes_spilled) << " on disk\n";
+  if (const std::string photon = PhotonPeakMemoryText(t); !photon.empty()) {
+    Wrapped(out, photon, "  ");
+  }
 
   if (!s.task_end_reasons.empty() &&
       !(s.task_end_reasons.size() == 1 && s.task_end_reasons.count("Success") == 1)) {

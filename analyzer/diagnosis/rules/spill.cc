@@ -209,6 +209,11 @@ void Spill(const DiagnosisInput& input, std::vector<Finding>& out) {
       if (stage.photon_figures.find("peak memory") != std::string::npos) {
         f.explanation += " A task's peak memory is the sum of its Photon operators' peaks, an "
                          "upper bound: the operators' peaks need not coincide.";
+        if (stage.photon_peak_memory_largest_operator_max > 0) {
+          f.explanation += " By its largest operator's peak instead (a lower bound; the figure "
+                           "spark-rapids-tools reports), a task held at most " +
+                           Bytes(stage.photon_peak_memory_largest_operator_max) + ".";
+        }
       }
       f.explanation += ")";
       f.confidence.reason += "; " + stage.photon_figures + " from Photon's SQL metrics";

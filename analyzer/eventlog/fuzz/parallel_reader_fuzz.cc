@@ -28,7 +28,9 @@ class TraceSink final : public eventlog::EventSink {
   }
   void OnTaskEnd(const eventlog::TaskEndEvent& e) override {
     trace += "end" + std::to_string(e.info.task_id) + "/" +
-             std::to_string(e.info.photon_peak_memory_bytes) + "/" + e.reason.reason + "/" +
+             std::to_string(e.info.photon_peak_memory_bytes) + "/" +
+             std::to_string(e.info.photon_peak_memory_largest_operator_bytes) + "/" +
+             e.reason.reason + "/" +
              std::to_string(e.metrics.executor_run_time_ms);
   }
   void OnSqlExecutionStart(const eventlog::SqlExecutionStartEvent& e) override {

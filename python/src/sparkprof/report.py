@@ -92,6 +92,8 @@ class Totals:
     shuffle_remote_bytes_read: int
     peak_execution_memory_bytes_max: int
     task_attempts_with_metrics: int
+    # schema_minor 10; present only where a task's peak came from Photon's operators
+    photon_peak_memory_largest_operator_bytes_max: int = 0
 
 
 @dataclass(frozen=True)
