@@ -115,6 +115,18 @@ std::unique_ptr<InputStream> MakeMemoryInputStream(std::string bytes) {
   return std::make_unique<MemoryInputStream>(std::move(bytes));
 }
 
+Result<std::string> ReadHead(InputStream& stream, size_t size) {
+  std::string head(size, '\0');
+  size_t filled = 0;
+  while (filled < size) {
+    SPARKPROF_ASSIGN_OR_RETURN(size_t got, stream.Read(head.data() + filled, size - filled));
+    if (got == 0) break;
+    filled += got;
+  }
+  head.resize(filled);
+  return head;
+}
+
 std::unique_ptr<InputStream> MakePrefixedInputStream(std::string head,
                                                      std::unique_ptr<InputStream> rest) {
   return std::make_unique<PrefixedInputStream>(std::move(head), std::move(rest));

@@ -34,6 +34,9 @@ Result<std::unique_ptr<InputStream>> OpenFileInputStream(const std::string& path
 // Serves bytes from memory (owned copy). Used by tests, fuzzers and zip entries held in memory.
 std::unique_ptr<InputStream> MakeMemoryInputStream(std::string bytes);
 
+// The first `size` bytes of `stream` (fewer when it is shorter): for sniffing magic bytes.
+Result<std::string> ReadHead(InputStream& stream, size_t size);
+
 // Serves a prefix `head` first, then the rest of `rest`; lets a reader sniff magic bytes
 // and then hand the full stream to the right decoder.
 std::unique_ptr<InputStream> MakePrefixedInputStream(std::string head,

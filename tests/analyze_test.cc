@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <sstream>
 #include <string>
@@ -207,6 +208,49 @@ TEST_F(AnalyzeTest, FilesBesideTheLogAreNamedInTheReport) {
             AnalyzeAs(Write("whole.json", log), "whole.json").summary.counts.task_attempts);
   Run text = RunCli("analyze " + folder);
   EXPECT_NE(text.out.find("not read: " + folder + "/databricks_pricing.json: ignored"),
+            std::string::npos)
+      << text.out;
+}
+
+// A rolled Databricks part that is a gzipped zip named like a gzipped part
+// (eventlog-<time>.gz, not .zip.gz) is not searched, nor read as a log and called "not an event
+// log": it is named in input.not_read and on stderr with why and how to have it read; the log's
+// other part is analysed.
+TEST_F(AnalyzeTest, CompressedZipNamedLikeAPartIsNamedWithWhy) {
+  const std::string log = DemoLog();
+  const size_t half = log.find('\n', log.size() / 2) + 1;
+  fs::create_directories(dir_ / "zipsrc");
+  Write("zipsrc/eventlog-2024-01-01--10-00", log.substr(0, half));
+  const std::string zip = (dir_ / "part.zip").string();
+  ASSERT_EQ(std::system(("cd " + (dir_ / "zipsrc").string() + " && zip -q " + zip +
+                         " eventlog-2024-01-01--10-00")
+                            .c_str()),
+            0);
+  std::ifstream in(zip, std::ios::binary);
+  const std::string zip_bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  fs::create_directories(dir_ / "delivery");
+  Write("delivery/eventlog-2024-01-01--10-00.gz", *codec::Encode(codec::Format::kGzip, zip_bytes));
+  Write("delivery/eventlog", log.substr(half));
+  const std::string folder = (dir_ / "delivery").string();
+  const std::string part = folder + "/eventlog-2024-01-01--10-00.gz";
+  const std::string why =
+      "a zip archive compressed as gzip, not an event log: rename it "
+      "eventlog-2024-01-01--10-00.zip.gz (a compressed file is searched for logs only when .zip "
+      "is among its extensions) or unpack it";
+  Run json = RunCli("analyze --format json " + folder);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.err.find(part + ": " + why), std::string::npos) << json.err;
+  EXPECT_EQ(json.err.find("invalid JSON"), std::string::npos) << json.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element report = parser.parse(json.out);
+  simdjson::dom::array not_read = report["input"]["not_read"];
+  ASSERT_EQ(not_read.size(), 1u) << json.out.substr(0, 200);
+  EXPECT_EQ(std::string_view(not_read.at(0)["path"]), part);
+  EXPECT_EQ(std::string_view(not_read.at(0)["why"]), why);
+  EXPECT_EQ(int64_t(report["input"]["bad_line_count"]), 0);
+  EXPECT_GT(int64_t(report["counts"]["task_attempts"]), 0);
+  Run text = RunCli("analyze " + folder);
+  EXPECT_NE(text.out.find("not read: " + part + ": a zip archive compressed as gzip"),
             std::string::npos)
       << text.out;
 }

@@ -40,14 +40,7 @@ Result<std::unique_ptr<InputStream>> MakeDecoder(Format format,
 Result<DecodedStream> OpenDecoded(std::unique_ptr<InputStream> raw, std::string_view file_name,
                                   const DecoderLimits& limits) {
   if (raw == nullptr) return InvalidArgument("OpenDecoded: no input stream");
-  std::string head(kSniffBytes, '\0');
-  size_t filled = 0;
-  while (filled < head.size()) {
-    SPARKPROF_ASSIGN_OR_RETURN(size_t got, raw->Read(head.data() + filled, head.size() - filled));
-    if (got == 0) break;
-    filled += got;
-  }
-  head.resize(filled);
+  SPARKPROF_ASSIGN_OR_RETURN(std::string head, ReadHead(*raw, kSniffBytes));
   Format format = DetectFormat(head, file_name);
   auto decoder =
       MakeDecoder(format, MakePrefixedInputStream(std::move(head), std::move(raw)), limits);

@@ -25,6 +25,10 @@ enum class Format {
 const char* FormatName(
     Format format);  // "plain", "lz4", "snappy", "zstd", "lzf", "gzip", "zip", "binary"
 
+// The extension a log written in `format` carries (Spark's codec names; ".gz" as Databricks'
+// delivery writes it): ".lz4", ".snappy", ".zstd", ".lzf", ".gz", ".zip"; "" for plain and binary.
+const char* FormatExtension(Format format);
+
 // How many leading bytes DetectFormat wants to see (fewer is fine for short files).
 inline constexpr size_t kSniffBytes = 16;
 

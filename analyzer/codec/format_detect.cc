@@ -84,6 +84,27 @@ const char* FormatName(Format format) {
   return "binary";
 }
 
+const char* FormatExtension(Format format) {
+  switch (format) {
+    case Format::kLz4Block:
+      return ".lz4";
+    case Format::kSnappyJava:
+      return ".snappy";
+    case Format::kZstd:
+      return ".zstd";
+    case Format::kLzf:
+      return ".lzf";
+    case Format::kGzip:
+      return ".gz";
+    case Format::kZip:
+      return ".zip";
+    case Format::kPlain:
+    case Format::kUnknownBinary:
+      break;
+  }
+  return "";
+}
+
 std::optional<Format> FormatFromFileName(std::string_view file_name) {
   size_t slash = file_name.find_last_of("/!");
   if (slash != std::string_view::npos) file_name.remove_prefix(slash + 1);

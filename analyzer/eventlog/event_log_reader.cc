@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "analyzer/eventlog/parallel_line_parser.h"
+#include "analyzer/source/log_names.h"
+#include "analyzer/source/zip_archive.h"
 #include "common/parallel.h"
 #include "common/read_ahead_stream.h"
 
@@ -70,6 +72,26 @@ class DecodedBudgetStream final : public InputStream {
   uint64_t part_bytes_ = 0;
   Status error_;
 };
+
+// A zip compressed with a log codec but named like a log ("x.gz", not "x.zip.gz") reaches the
+// reader: discovery looks into a compressed file only when its name has ".zip" among its
+// extensions, so that a folder left unchanged costs a listing, not a read of every file. Its
+// decoded start names it: why it is not read, "" otherwise. `decoded` is handed back whole.
+std::string CompressedArchiveWhy(codec::DecodedStream& decoded, const std::string& display_name) {
+  if (decoded.format == codec::Format::kPlain) return "";  // a plain zip is found by discovery
+  Result<std::string> head = ReadHead(*decoded.stream, 4);
+  if (head.ok() && source::StartsWithZipSignature(*head)) {
+    return std::string("a zip archive compressed as ") + codec::FormatName(decoded.format) +
+           ", not an event log: rename it " +
+           source::CompressedArchiveName(display_name, codec::FormatExtension(decoded.format)) +
+           " (a compressed file is searched for logs only when .zip is among its extensions) "
+           "or unpack it";
+  }
+  // A read error comes back on the next read: decoders repeat it.
+  decoded.stream = MakePrefixedInputStream(head.ok() ? std::move(*head) : std::string(),
+                                           std::move(decoded.stream));
+  return "";
+}
 
 }  // namespace
 
@@ -183,6 +205,12 @@ ReadReport ReadApplicationLog(const source::ApplicationLog& log, EventSink& sink
       continue;
     }
     file.codec = codec::FormatName(decoded->format);
+    if (std::string why = CompressedArchiveWhy(*decoded, part.display_name); !why.empty()) {
+      file.error = std::move(why);
+      file.not_read = true;
+      Problem(options, part.display_name + ": " + file.error);
+      continue;
+    }
     DecodedBudgetStream budget(*decoded->stream, part.size_bytes, options, &decoded_bytes);
     // A plain file on disk is read here, one copy per buffer: cheaper than a thread's hand-over.
     const bool plain_disk_file = decoded->format == codec::Format::kPlain &&

@@ -31,6 +31,9 @@ struct FileReadReport {
   int64_t lines = 0;
   int64_t events = 0;  // lines parsed into events
   std::string error;   // stream-level problem (corrupt block, truncation, not an event log)
+  // Not read at all, `error` says why (a zip compressed with a log codec): the report names
+  // it with what the source left unread (input.not_read), not only among the files read.
+  bool not_read = false;
 };
 
 struct ReadReport {

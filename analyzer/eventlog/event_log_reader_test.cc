@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "analyzer/codec/encode.h"
 
 namespace sparkprof::eventlog {
 namespace {
@@ -99,6 +102,59 @@ TEST(EventLogReader, LeadingGarbageLimitAtAndPastIt) {
   ReadReport past = Read(OnePart("x\nx\nx\n" + kLine, 0), options);
   EXPECT_EQ(past.events, 0);
   EXPECT_NE(past.files[0].error.find("not a Spark event log"), std::string::npos);
+}
+
+// A zip compressed with a log codec but named like a log ("x.gz": discovery searches only
+// "x.zip.gz") is not read as a log and then called "not a Spark event log": its decompressed
+// start is a zip's, and it is named with why and how to have it read. The log's other parts are
+// read; a log whose decompressed start is not a zip's is read as before.
+TEST(EventLogReader, CompressedZipNamedLikeALogIsNamedNotRead) {
+  // A zip's local file header, then what a stored entry would hold: clearly not JSON lines.
+  const std::string zip = std::string("PK\x03\x04\x14\0\0\0\0\0", 10) + "app-1" + kLine;
+  const std::pair<codec::Format, const char*> formats[] = {
+      {codec::Format::kGzip, "gzip, not an event log: rename it x.zip.gz "},
+      {codec::Format::kZstd, "zstd, not an event log: rename it x.zip.zstd "},
+      {codec::Format::kLz4Block, "lz4, not an event log: rename it x.zip.lz4 "}};
+  for (const auto& [format, why] : formats) {
+    SCOPED_TRACE(codec::FormatName(format));
+    Result<std::string> compressed_zip = codec::Encode(format, zip);
+    Result<std::string> compressed_log = codec::Encode(format, Lines(2));
+    ASSERT_TRUE(compressed_zip.ok() && compressed_log.ok());
+    source::ApplicationLog log = OnePart(*compressed_zip, compressed_zip->size());
+    log.parts[0].display_name = "dir/x.gz";
+    log.parts.push_back(OnePart(*compressed_log, compressed_log->size()).parts[0]);
+    std::vector<std::string> problems;
+    ReaderOptions options;
+    options.on_problem = [&](const std::string& message, bool) { problems.push_back(message); };
+    ReadReport report = Read(log, options);
+    ASSERT_EQ(report.files.size(), 2u);
+    EXPECT_TRUE(report.files[0].not_read);
+    EXPECT_EQ(report.files[0].error,
+              std::string("a zip archive compressed as ") + why +
+                  "(a compressed file is searched for logs only when .zip is among its "
+                  "extensions) or unpack it");
+    EXPECT_EQ(report.files[0].lines, 0);
+    EXPECT_EQ(report.bad_line_count, 0);  // not one "invalid JSON" line for it
+    EXPECT_FALSE(report.files[1].not_read);
+    EXPECT_TRUE(report.files[1].error.empty()) << report.files[1].error;
+    EXPECT_EQ(report.events, 2);
+    ASSERT_EQ(problems.size(), 1u);
+    EXPECT_EQ(problems[0], "dir/x.gz: " + report.files[0].error);
+  }
+  // A plain zip is one discovery opens (or names) before: the reader's old answer stays; a
+  // compressed part shorter than a zip's signature is read as it is.
+  const std::string plain_zip = zip;
+  ReadReport plain = Read(OnePart(plain_zip, plain_zip.size()), ReaderOptions{});
+  EXPECT_FALSE(plain.files[0].not_read);
+  EXPECT_NE(plain.files[0].error.find("a zip archive is not a compression codec"),
+            std::string::npos)
+      << plain.files[0].error;
+  Result<std::string> short_part = codec::Encode(codec::Format::kGzip, "PK");
+  ASSERT_TRUE(short_part.ok());
+  ReadReport shorter = Read(OnePart(*short_part, short_part->size()), ReaderOptions{});
+  EXPECT_FALSE(shorter.files[0].not_read);
+  EXPECT_EQ(shorter.files[0].lines, 1);  // its two bytes, read as a line
+  EXPECT_EQ(shorter.files[0].decoded_bytes, 2u);
 }
 
 TEST(EventLogReader, BadLinesKeptAtAndPastTheLimit) {

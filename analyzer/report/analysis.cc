@@ -49,6 +49,14 @@ Analysis Analyze(const source::ApplicationLog& log, const eventlog::ReaderOption
   model::ModelBuilder builder;
   builder.ReserveTaskAttempts(ExpectedTaskAttempts(log));
   analysis.read = eventlog::ReadApplicationLog(log, builder, options);
+  for (const eventlog::FileReadReport& file : analysis.read.files) {
+    if (!file.not_read) continue;
+    if (analysis.not_read.size() < source::ApplicationLog::kMaxWarningsPerLog) {
+      analysis.not_read.push_back({file.file, file.error});
+    } else {
+      ++analysis.not_read_left_out;
+    }
+  }
   analysis.model = builder.Finish();
   if (!profile_path.empty()) AttachProfile(analysis, profile_path);
   CompleteAnalysis(analysis, cost_options);

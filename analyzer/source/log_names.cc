@@ -54,6 +54,12 @@ std::string_view StripArchiveAndCodecExtensions(std::string_view name) {
   return name;
 }
 
+std::string CompressedArchiveName(std::string_view path, std::string_view codec_extension) {
+  const size_t cut = path.find_last_of("/!");
+  const std::string_view name = cut == std::string_view::npos ? path : path.substr(cut + 1);
+  return std::string(StripCodecExtension(name)) + ".zip" + std::string(codec_extension);
+}
+
 std::optional<RollingEventFileName> ParseRollingEventFileName(std::string_view name) {
   constexpr std::string_view kPrefix = "events_";
   if (!name.starts_with(kPrefix)) return std::nullopt;

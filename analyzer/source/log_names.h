@@ -26,6 +26,11 @@ std::string_view StripCodecExtension(std::string_view name);
 // "eventlog-2022-01-14--17-00.zip.gz" -> "eventlog-2022-01-14--17-00".
 std::string_view StripArchiveAndCodecExtensions(std::string_view name);
 
+// The name under which discovery searches a zip compressed with a codec (".zip" among the
+// extensions): the last component of `path`, its codec extension replaced by ".zip" and
+// `codec_extension` -- "dir/x.gz" holding a gzipped zip -> "x.zip.gz".
+std::string CompressedArchiveName(std::string_view path, std::string_view codec_extension);
+
 // `events_<index>_<app>[.<codec>][.compact]` inside a rolling directory.
 struct RollingEventFileName {
   uint64_t index = 0;

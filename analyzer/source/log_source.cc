@@ -28,19 +28,6 @@ namespace fs = std::filesystem;
 // A zip's signature; the codecs' magic bytes need up to codec::kSniffBytes.
 constexpr size_t kSniffBytes = 4;
 
-// The first `size` bytes (fewer if the stream is shorter).
-Result<std::string> ReadHead(InputStream& stream, size_t size) {
-  std::string head(size, '\0');
-  size_t filled = 0;
-  while (filled < size) {
-    SPARKPROF_ASSIGN_OR_RETURN(size_t got, stream.Read(head.data() + filled, size - filled));
-    if (got == 0) break;
-    filled += got;
-  }
-  head.resize(filled);
-  return head;
-}
-
 // An unlinked temporary file: gone from the directory at once, alive while its descriptor is.
 class TemporaryFile {
  public:

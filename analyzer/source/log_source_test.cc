@@ -364,6 +364,35 @@ TEST_F(LogSourceTest, CompressedZipIsSearchedWithinTheNestedLimits) {
   }
 }
 
+// The same compressed zip named like a log ("x.gz", a Databricks part "eventlog-<time>.gz") is
+// not searched: discovery reads into a compressed file only when its name has ".zip" among its
+// extensions. It is a log to read, as it is (the reader names it then: EventLogReader.
+// CompressedZipNamedLikeALogIsNamedNotRead), never a set of applications found inside it.
+TEST_F(LogSourceTest, CompressedZipNamedLikeALogIsNotSearched) {
+  const std::string zip = ZipBytes(root_ / "scratch.zip", {{"eventlog_v2_app-1/events_1_app-1", kLine},
+                                                          {"eventlog_v2_app-1/appstatus_app-1", ""}});
+  for (const auto& [format, name] : {std::pair{codec::Format::kGzip, "x.gz"},
+                                     std::pair{codec::Format::kZstd, "x.zstd"}}) {
+    SCOPED_TRACE(name);
+    const std::string bytes = Encoded(format, zip);
+    WriteFile(root_ / name, bytes);
+    DiscoveryResult result = DiscoverOk(root_ / name);
+    ASSERT_EQ(AppNames(result), std::vector<std::string>{name}) << WarningsText(result);
+    EXPECT_TRUE(result.warnings.empty()) << WarningsText(result);
+    EXPECT_EQ(result.applications[0].layout, "single");
+    EXPECT_EQ(PartTexts(result.applications[0]), std::vector<std::string>{bytes});
+    fs::remove(root_ / name);
+  }
+  WriteFile(root_ / "d" / "eventlog-2022-01-14--17-00.gz", Encoded(codec::Format::kGzip, zip));
+  WriteFile(root_ / "d" / "eventlog", kLine);
+  DiscoveryResult result = DiscoverOk(root_ / "d");
+  ASSERT_EQ(AppNames(result), std::vector<std::string>{"d"}) << WarningsText(result);
+  EXPECT_TRUE(result.warnings.empty()) << WarningsText(result);
+  ASSERT_EQ(result.applications[0].parts.size(), 2u);
+  EXPECT_EQ(result.applications[0].parts[0].display_name,
+            (root_ / "d" / "eventlog-2022-01-14--17-00.gz").string());
+}
+
 // A warning goes to the logs below the folder it names; one under no log's folder to all.
 TEST_F(LogSourceTest, WarningsGoToTheLogsOfTheirFolder) {
   WriteFile(root_ / "a" / "eventlog", kLine);
