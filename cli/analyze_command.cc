@@ -57,6 +57,7 @@ struct AppOutcome {
   std::string section;        // its part of the report, until written (every format but html)
   std::unique_ptr<report::Analysis> analysis;  // html: the page is written at the end
   std::vector<std::string> messages;
+  std::string not_analysed_why;  // when not analysed: why, for the report's not_analysed list
   bool done = false;  // guarded by OrderedPrinter's mutex
 };
 
@@ -129,9 +130,11 @@ std::vector<int> ThreadsPerApplication(const std::vector<uint64_t>& bytes, int t
   return per_log;
 }
 
+// Null (with why in `not_analysed_why`) when the log gave nothing to report.
 std::unique_ptr<report::Analysis> AnalyzeOne(const source::ApplicationLog& log,
                                              const AnalyzeOptions& options, int threads,
-                                             std::vector<std::string>& messages) {
+                                             std::vector<std::string>& messages,
+                                             std::string& not_analysed_why) {
   int printed = 0;
   int64_t suppressed = 0;
   eventlog::ReaderOptions reader_options;
@@ -157,6 +160,7 @@ std::unique_ptr<report::Analysis> AnalyzeOne(const source::ApplicationLog& log,
     // Every input is bounded; this is the last line of defence, never an abort.
     messages.push_back(log.name + ": out of memory while analysing it; skipped (the other " +
                        "applications are still reported)");
+    not_analysed_why = "out of memory while analysing it";
     return nullptr;
   }
   if (suppressed > 0) {
@@ -165,6 +169,7 @@ std::unique_ptr<report::Analysis> AnalyzeOne(const source::ApplicationLog& log,
   }
   if (!analysis->read.analysable()) {
     messages.push_back(log.name + ": no Spark events could be read; not analysed");
+    not_analysed_why = report::NothingAnalysableWhy(analysis->read);
     return nullptr;
   }
   if (!options.profile.empty() && !options.quiet) {
@@ -256,8 +261,8 @@ int RunAnalyze(AnalyzeOptions& options) {
     AppOutcome& outcome = outcomes[index];
     // Once the report cannot be written, what is left is not worth analysing.
     if (!write_failed) {
-      std::unique_ptr<report::Analysis> analysis =
-          AnalyzeOne(logs[index], options, threads_per_log[index], outcome.messages);
+      std::unique_ptr<report::Analysis> analysis = AnalyzeOne(
+          logs[index], options, threads_per_log[index], outcome.messages, outcome.not_analysed_why);
       if (analysis) {
         outcome.analysed = true;
         outcome.at_threshold =
@@ -273,10 +278,14 @@ int RunAnalyze(AnalyzeOptions& options) {
   });
   if (write_failed) return kExitUsage;
   bool at_threshold = false;
-  for (const AppOutcome& outcome : outcomes) at_threshold = at_threshold || outcome.at_threshold;
+  report::NotAnalysedList not_analysed;  // in the directory's order
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    at_threshold = at_threshold || outcomes[i].at_threshold;
+    if (!outcomes[i].analysed) not_analysed.Add(logs[i], outcomes[i].not_analysed_why);
+  }
   if (in_sections) {
     if (assembler.applications() == 0) return kExitNothingAnalysable;
-    const std::string end = assembler.Finish();
+    const std::string end = assembler.Finish(not_analysed);
     if ((!end.empty() && !stream.Write(end)) || !stream.Close()) return kExitUsage;
   } else {
     if (html_sections.empty()) return kExitNothingAnalysable;
@@ -285,7 +294,10 @@ int RunAnalyze(AnalyzeOptions& options) {
       written = written && stream.Write(section.body);
       std::string().swap(section.body);
     }
-    if (!written || !stream.Write(report::HtmlPageTail()) || !stream.Close()) return kExitUsage;
+    if (!written || !stream.Write(report::HtmlPageTail(html_sections.size(), not_analysed)) ||
+        !stream.Close()) {
+      return kExitUsage;
+    }
   }
   return at_threshold ? kExitFindingsAtThreshold : kExitOk;
 }

@@ -538,6 +538,71 @@ TEST_F(AnalyzeTest, DirectoryOfApplicationsGivesOneReportEach) {
   EXPECT_EQ(ApplicationNames(run.out), (std::vector<std::string>{"nightly-etl", "second"}));
 }
 
+// A directory's report of several applications names the files that gave none, with why, after
+// the applications: the first 50 in the directory's order, the rest counted (as input.not_read);
+// a rolling log by its folder. Every format; the report of one application stays that alone.
+TEST_F(AnalyzeTest, DirectoryReportNamesTheApplicationsNotAnalysed) {
+  testing::SyntheticApp second = testing::DemoApp();
+  second.app_id = "application_1700000000000_0043";
+  second.app_name = "second";
+  fs::create_directories(dir_ / "logs" / "eventlog_v2_local-1");
+  Write("logs/application_1700000000000_0042", DemoLog());
+  Write("logs/application_1700000000000_0043", testing::GenerateEventLog(second));
+  Write("logs/eventlog_v2_local-1/events_1_local-1", "not json\n");
+  Write("logs/eventlog_v2_local-1/appstatus_local-1", "");
+  for (int i = 0; i < 52; ++i) Write("logs/empty_" + std::to_string(100 + i), "");
+  const std::string logs = (dir_ / "logs").string();
+  Run json = RunCli("analyze -q --format json " + logs);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(ApplicationNames(json.out), (std::vector<std::string>{"nightly-etl", "second"}));
+  simdjson::dom::parser parser;
+  simdjson::dom::element report = parser.parse(json.out);
+  simdjson::dom::array not_analysed = report["not_analysed"];
+  ASSERT_EQ(not_analysed.size(), 50u);
+  EXPECT_EQ(int64_t(report["not_analysed_left_out"]), 3);  // 53 not analysed in all
+  EXPECT_EQ(std::string_view(not_analysed.at(0)["path"]), logs + "/empty_100");
+  EXPECT_EQ(std::string_view(not_analysed.at(0)["why"]), "no Spark events could be read: empty");
+  // The rolling log sorts after the files: the last not listed. Its why, one level up:
+  fs::create_directories(dir_ / "few" / "eventlog_v2_local-1");
+  Write("few/eventlog_v2_local-1/events_1_local-1", "not json\n");
+  Write("few/eventlog_v2_local-1/appstatus_local-1", "");
+  Write("few/application_1700000000000_0042", DemoLog());
+  Write("few/application_1700000000000_0043", testing::GenerateEventLog(second));
+  const std::string few = (dir_ / "few").string();
+  Run few_json = RunCli("analyze -q --format json " + few);
+  ASSERT_EQ(few_json.exit_code, 0) << few_json.err;
+  simdjson::dom::element few_report = parser.parse(few_json.out);
+  simdjson::dom::array rolling = few_report["not_analysed"];
+  ASSERT_EQ(rolling.size(), 1u) << few_json.out;
+  EXPECT_EQ(std::string_view(rolling.at(0)["path"]), few + "/eventlog_v2_local-1");
+  EXPECT_EQ(std::string_view(rolling.at(0)["why"]),
+            "no Spark events could be read: 1 line(s), none a Spark event");
+  EXPECT_EQ(int64_t(few_report["not_analysed_left_out"]), 0);
+  const std::string line = few + "/eventlog_v2_local-1: no Spark events could be read: 1 line(s), "
+                                 "none a Spark event";
+  Run text = RunCli("analyze -q " + few);
+  EXPECT_NE(text.out.find("\nNot analysed (no report above)\n  " + line + "\n"),
+            std::string::npos)
+      << text.out;
+  Run markdown = RunCli("analyze -q --format md " + few);
+  EXPECT_NE(markdown.out.find("## Not analysed (no report above)\n\n- "), std::string::npos)
+      << markdown.out;
+  EXPECT_NE(markdown.out.find("eventlog\\_v2\\_local-1: no Spark events"), std::string::npos)
+      << markdown.out;
+  Run html = RunCli("analyze -q --format html " + few);
+  EXPECT_NE(html.out.find("<li>not analysed: " + line + "</li>"), std::string::npos);
+  Run many = RunCli("analyze -q " + logs);
+  EXPECT_NE(many.out.find("  3 more not analysed (all on stderr)\n"), std::string::npos);
+  // One analysable application: its report alone, as before (stderr names the others).
+  fs::remove(dir_ / "few" / "application_1700000000000_0043");
+  Run alone = RunCli("analyze -q --format json " + few);
+  ASSERT_EQ(alone.exit_code, 0) << alone.err;
+  EXPECT_EQ(alone.out.find("not_analysed"), std::string::npos);
+  EXPECT_NE(alone.err.find("eventlog_v2_local-1: no Spark events could be read; not analysed"),
+            std::string::npos)
+      << alone.err;
+}
+
 // Peak resident memory (KiB) of one successful run of `sparkprof ARGS` (its output to /dev/null),
 // or -1: the run's own rusage, whatever other tests ran in this process.
 int64_t PeakRssKiB(const std::vector<std::string>& args) {
@@ -593,8 +658,9 @@ TEST_F(AnalyzeTest, DirectoryMemoryDoesNotGrowWithItsApplications) {
 }
 
 // A directory's report is written application by application (each as soon as the ones before
-// it are done): an application that cannot be analysed leaves no trace in it, one analysable
-// application among others gives exactly its report alone, and a report that cannot be written
+// it are done): one analysable application among others gives exactly its report alone (an
+// application that cannot be analysed is named on stderr, and in a report of several at its end:
+// DirectoryReportNamesTheApplicationsNotAnalysed), and a report that cannot be written
 // is one message and exit code 1, whatever the format.
 TEST_F(AnalyzeTest, DirectoryReportWrittenAsApplicationsFinish) {
   const std::string demo_log = testing::GenerateEventLog(testing::DemoApp());

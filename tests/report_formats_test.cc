@@ -137,7 +137,12 @@ TEST(ReportAssemblerTest, SectionsMakeTheSameReportAsOnePiece) {
   report::Analysis hostile = AnalyzeText(testing::GenerateEventLog(HostileApp()));
   const std::vector<std::vector<const report::Analysis*>> sets = {
       {&demo}, {&hostile, &demo}, {&demo, &hostile, &demo}};
-  for (const auto& set : sets) {
+  // The input's applications that gave no report end a report of several (none: empty list).
+  report::NotAnalysedList not_analysed;
+  not_analysed.entries = {{"logs/<b>x.gz</b>", "a zip archive compressed as gzip, ..."}};
+  not_analysed.left_out = 2;
+  for (const auto& [set, missing] : {std::pair{sets[0], not_analysed}, std::pair{sets[1],
+                                     report::NotAnalysedList{}}, std::pair{sets[2], not_analysed}}) {
     JsonWriter nested;
     if (set.size() == 1) {
       report::WriteJsonReport(*set[0], nested);
@@ -148,7 +153,13 @@ TEST(ReportAssemblerTest, SectionsMakeTheSameReportAsOnePiece) {
           .Key("applications")
           .BeginArray();
       for (const report::Analysis* analysis : set) report::WriteJsonReport(*analysis, nested);
-      nested.EndArray().EndObject();
+      nested.EndArray().Key("not_analysed").BeginArray();
+      for (const source::DiscoveryWarning& entry : missing.entries) {
+        nested.BeginObject().Field("path", entry.path).Field("why", entry.message).EndObject();
+      }
+      nested.EndArray()
+          .Field("not_analysed_left_out", static_cast<int64_t>(missing.left_out))
+          .EndObject();
     }
     std::string text;
     std::string markdown;
@@ -158,6 +169,20 @@ TEST(ReportAssemblerTest, SectionsMakeTheSameReportAsOnePiece) {
       text += report::RenderText(*set[i]);
       markdown += report::RenderMarkdown(*set[i]);
     }
+    if (set.size() > 1 && !missing.empty()) {  // one application's report stays that alone
+      text += "\n" + std::string(78, '-') + "\n\n" + report::RenderTextNotAnalysed(missing);
+      markdown += "\n---\n\n" + report::RenderMarkdownNotAnalysed(missing);
+      EXPECT_NE(text.find("\nNot analysed (no report above)\n  logs/<b>x.gz</b>: a zip archive "
+                          "compressed as gzip, ...\n  2 more not analysed (all on stderr)\n"),
+                std::string::npos);
+      EXPECT_NE(markdown.find("- logs/&lt;b>x.gz&lt;/b>: a zip archive"), std::string::npos)
+          << markdown.substr(markdown.size() - 300);
+      const std::string html = report::RenderHtml(set, missing);
+      EXPECT_NE(html.find("<li>not analysed: logs/&lt;b&gt;x.gz&lt;/b&gt;: a zip archive "
+                          "compressed as gzip, ...</li>\n<li>2 more not analysed (all on "
+                          "stderr)</li>"),
+                std::string::npos);
+    }
     const std::vector<std::pair<std::string, std::string>> expected = {
         {"json", nested.str() + "\n"}, {"text", text}, {"md", markdown}};
     for (const auto& [format, whole] : expected) {
@@ -166,14 +191,15 @@ TEST(ReportAssemblerTest, SectionsMakeTheSameReportAsOnePiece) {
       for (const report::Analysis* analysis : set) {
         assembled += assembler.Add(report::RenderSection(format, *analysis));
       }
-      assembled += assembler.Finish();
+      assembled += assembler.Finish(missing);
       EXPECT_EQ(assembled, whole) << format << ", " << set.size() << " application(s)";
-      EXPECT_EQ(report::RenderReport(format, set), whole) << format;
+      EXPECT_EQ(report::RenderReport(format, set, missing), whole) << format;
       EXPECT_EQ(assembler.applications(), static_cast<int64_t>(set.size()));
     }
   }
   report::ReportAssembler none("json");
-  EXPECT_EQ(none.Finish(), "");
+  EXPECT_EQ(none.Finish(not_analysed), "");
+  EXPECT_EQ(report::RenderHtml({&demo}, not_analysed).find("not analysed"), std::string::npos);
 }
 
 TEST(HtmlReportTest, TimelineSeriesFollowTheModel) {

@@ -1,6 +1,7 @@
 #include "analyzer/report/analysis.h"
 
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -36,6 +37,33 @@ uint64_t EstimatedJsonBytes(const source::ApplicationLog& log,
                       : part.size_bytes * decoded_per_compressed_byte;
   }
   return json_bytes;
+}
+
+void NotAnalysedList::Add(const source::ApplicationLog& log, std::string why) {
+  if (entries.size() >= kMax) {
+    ++left_out;
+    return;
+  }
+  std::string path = log.parts.empty() ? log.name : log.parts.front().display_name;
+  if (log.layout != "single") {  // rolling, Databricks: the folder holding the parts
+    const size_t cut = path.find_last_of("/!");
+    if (cut != std::string::npos) path.resize(cut);
+  }
+  entries.push_back({std::move(path), std::move(why)});
+}
+
+std::string NothingAnalysableWhy(const eventlog::ReadReport& read) {
+  std::string why;
+  for (const eventlog::FileReadReport& file : read.files) {
+    if (file.error.empty()) continue;
+    why += why.empty() ? "" : "; ";
+    if (read.files.size() > 1) why += file.file + ": ";
+    why += file.error;
+  }
+  if (!why.empty()) return why;
+  if (read.lines == 0) return "no Spark events could be read: empty";
+  return "no Spark events could be read: " + std::to_string(read.lines) +
+         " line(s), none a Spark event";
 }
 
 Analysis Analyze(const source::ApplicationLog& log, const eventlog::ReaderOptions& options,

@@ -30,7 +30,8 @@ inline constexpr const char* kReportSchema = "sparkprof.report/v1";
 // (the slowest and the median task's sampled time) and profile.task_rows_left_out; 9 =
 // input.not_read (what the source held around the log and was not read, with why) and
 // stages[].profile.sites[].inlined_callees_unknown and counts.photon_shuffle_write_tasks; 10 =
-// totals.photon_peak_memory_largest_operator_bytes_max.
+// totals.photon_peak_memory_largest_operator_bytes_max, the several-application document's
+// not_analysed and not_analysed_left_out, and zips compressed as logs in input.not_read.
 inline constexpr int64_t kReportSchemaMinor = 10;
 
 struct TaskTimeline;  // html_report.h
@@ -64,6 +65,24 @@ struct Analysis {
   // null: the HTML report reads the model's records.
   std::shared_ptr<const TaskTimeline> task_timeline;
 };
+
+// The applications of the input that gave no report (no Spark event in their files, out of
+// memory), each with where it is and why, in the input's order: the several-application report
+// lists them after the applications (JSON `not_analysed`), at most kMax like input.not_read,
+// the rest counted.
+struct NotAnalysedList {
+  static constexpr size_t kMax = source::ApplicationLog::kMaxWarningsPerLog;
+  std::vector<source::DiscoveryWarning> entries;  // path: the log's one file or its parts' folder
+  uint64_t left_out = 0;
+
+  // `why` for `log`, named by its file (a single-file log) or the folder holding its parts.
+  void Add(const source::ApplicationLog& log, std::string why);
+  bool empty() const { return entries.empty() && left_out == 0; }
+};
+
+// Why reading `read` gave nothing to analyse: its files' problems ("x.gz: a zip archive ..."),
+// or that it was empty, or that none of its lines was a Spark event.
+std::string NothingAnalysableWhy(const eventlog::ReadReport& read);
 
 // `profile_path` (optional): a saved profile (*.sparkprof), or a directory holding the driver's
 // per-application folders (profile::FindProfileFor); the application's profile is read into

@@ -45,8 +45,10 @@ TaskTimeline ComputeTaskTimeline(const model::ApplicationModel& model);
 // Keeps analysis.task_timeline for the HTML report; call before ReleaseTaskRecords.
 void KeepTaskTimeline(Analysis& analysis);
 
-// One page with a section per application.
-std::string RenderHtml(const std::vector<const Analysis*>& analyses);
+// One page with a section per application; with several, the applications of the input that
+// gave no report, with why, after them.
+std::string RenderHtml(const std::vector<const Analysis*>& analyses,
+                       const NotAnalysedList& not_analysed = {});
 std::string RenderHtml(const Analysis& analysis);
 
 // RenderHtml in pieces, for a page of many applications rendered one by one as each is analysed
@@ -60,6 +62,7 @@ struct HtmlSection {
 };
 HtmlSection RenderHtmlSection(const Analysis& analysis, size_t index);
 std::string HtmlPageHead(const std::vector<HtmlSection>& sections);
-std::string HtmlPageTail();
+// `sections`: how many the page holds (the list of those not analysed comes with several).
+std::string HtmlPageTail(size_t sections = 1, const NotAnalysedList& not_analysed = {});
 
 }  // namespace sparkprof::report

@@ -630,10 +630,25 @@ void AppendJsonApplication(std::string_view section, bool first, std::string& ou
   out.append(section, start);
 }
 
-std::string JsonApplicationsTail() { return "\n  ]\n}\n"; }
+std::string JsonApplicationsTail(const NotAnalysedList& not_analysed) {
+  // Written as an object of its own, whose members (already at the wrapper's indentation) then
+  // follow the applications.
+  JsonWriter out;
+  out.BeginObject().Key("not_analysed").BeginArray();
+  for (const source::DiscoveryWarning& entry : not_analysed.entries) {
+    out.BeginObject().Field("path", entry.path).Field("why", entry.message).EndObject();
+  }
+  out.EndArray()
+      .Field("not_analysed_left_out", static_cast<int64_t>(not_analysed.left_out))
+      .EndObject();
+  const std::string members = out.Take();
+  return "\n  ]," + members.substr(1, members.size() - 2) + "}\n";
+}
 
-std::string RenderJson(const std::vector<const Analysis*>& analyses) {
-  return RenderReport("json", analyses);  // the pieces above, joined by ReportAssembler
+std::string RenderJson(const std::vector<const Analysis*>& analyses,
+                       const NotAnalysedList& not_analysed) {
+  // The pieces above, joined by ReportAssembler.
+  return RenderReport("json", analyses, not_analysed);
 }
 
 }  // namespace sparkprof::report

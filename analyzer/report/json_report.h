@@ -21,15 +21,18 @@ void WriteStageSummary(const StageSummary& stage, JsonWriter& out,
 void WriteJobSummary(const JobSummary& job, JsonWriter& out);
 // One report object.
 void WriteJsonReport(const Analysis& analysis, JsonWriter& out);
-// One application: the report object; several: {"schema": ..., "applications": [...]}.
-std::string RenderJson(const std::vector<const Analysis*>& analyses);
+// One application: the report object; several: {"schema": ..., "applications": [...],
+// "not_analysed": [...], "not_analysed_left_out": N}.
+std::string RenderJson(const std::vector<const Analysis*>& analyses,
+                       const NotAnalysedList& not_analysed = {});
 
 // RenderJson in pieces (ReportAssembler): one application's report object as a document of its
 // own (no final newline); the several-application document's head, each report object in it
-// (re-indented one level deeper, after a comma unless first) and its tail (with the newline).
+// (re-indented one level deeper, after a comma unless first) and its tail, which lists the
+// applications not analysed (with the newline).
 std::string RenderJsonSection(const Analysis& analysis);
 std::string JsonApplicationsHead();
 void AppendJsonApplication(std::string_view section, bool first, std::string& out);
-std::string JsonApplicationsTail();
+std::string JsonApplicationsTail(const NotAnalysedList& not_analysed);
 
 }  // namespace sparkprof::report

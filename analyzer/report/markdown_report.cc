@@ -304,6 +304,17 @@ std::string FormatEvidenceValue(const diagnosis::Evidence& evidence) {
   return text;
 }
 
+std::string RenderMarkdownNotAnalysed(const NotAnalysedList& not_analysed) {
+  std::string out = "## Not analysed (no report above)\n\n";
+  for (const source::DiscoveryWarning& entry : not_analysed.entries) {
+    out += "- " + EscapeMarkdown(entry.path) + ": " + EscapeMarkdown(entry.message) + "\n";
+  }
+  if (not_analysed.left_out > 0) {
+    out += "- " + std::to_string(not_analysed.left_out) + " more not analysed (all on stderr)\n";
+  }
+  return out;
+}
+
 std::string PhotonPeakMemoryText(const Totals& t) {
   if (t.photon_peak_memory_largest_operator_bytes_max <= 0) return "";
   return "Photon peak memory, the largest of one task: " +

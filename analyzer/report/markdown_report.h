@@ -15,6 +15,9 @@ namespace sparkprof::report {
 
 std::string RenderMarkdown(const Analysis& analysis);
 
+// What ends the report of several applications: those of the input that gave no report, with why.
+std::string RenderMarkdownNotAnalysed(const NotAnalysedList& not_analysed);
+
 // Escapes `text` for Markdown prose and table cells: `\ ` * _ [ ] | # ~` get a backslash, `<`
 // and `&` become character references, control characters and line breaks become spaces.
 std::string EscapeMarkdown(std::string_view text);

@@ -44,18 +44,25 @@ std::string ReportAssembler::Add(std::string section) {
   return rule + section;
 }
 
-std::string ReportAssembler::Finish() {
-  if (format_ != "json" || applications_ == 0) return {};
-  if (applications_ == 1) return std::move(held_) + "\n";
-  return JsonApplicationsTail();
+std::string ReportAssembler::Finish(const NotAnalysedList& not_analysed) {
+  if (applications_ == 0) return {};
+  if (format_ == "json") {
+    if (applications_ == 1) return std::move(held_) + "\n";
+    return JsonApplicationsTail(not_analysed);
+  }
+  // One application's report stays exactly the report of it alone (stderr names the others).
+  if (applications_ == 1 || not_analysed.empty()) return {};
+  if (format_ == "md") return "\n---\n\n" + RenderMarkdownNotAnalysed(not_analysed);
+  return "\n" + std::string(78, '-') + "\n\n" + RenderTextNotAnalysed(not_analysed);
 }
 
-std::string RenderReport(std::string_view format, const std::vector<const Analysis*>& analyses) {
-  if (format == "html") return RenderHtml(analyses);
+std::string RenderReport(std::string_view format, const std::vector<const Analysis*>& analyses,
+                         const NotAnalysedList& not_analysed) {
+  if (format == "html") return RenderHtml(analyses, not_analysed);
   ReportAssembler assembler(format);
   std::string out;
   for (const Analysis* analysis : analyses) out += assembler.Add(RenderSection(format, *analysis));
-  out += assembler.Finish();
+  out += assembler.Finish(not_analysed);
   return out;
 }
 

@@ -14,9 +14,12 @@ namespace sparkprof::report {
 // True for the formats RenderReport knows: "text", "md", "json", "html".
 bool IsReportFormat(std::string_view format);
 
-// json: one report object, or {"schema", "applications": [...]} for several; html: one page with a
-// section per application; text and md: one report per application, separated by a rule.
-std::string RenderReport(std::string_view format, const std::vector<const Analysis*>& analyses);
+// json: one report object, or {"schema", "applications": [...], "not_analysed": [...]} for
+// several; html: one page with a section per application; text and md: one report per
+// application, separated by a rule. With several applications, every format ends with the
+// applications of the input that gave no report (`not_analysed`), with why.
+std::string RenderReport(std::string_view format, const std::vector<const Analysis*>& analyses,
+                         const NotAnalysedList& not_analysed = {});
 
 // A report written application by application as each is ready, so that a directory of thousands
 // of applications needs only the ones in flight in memory. RenderSection renders one application
@@ -31,8 +34,9 @@ class ReportAssembler {
   // What to write after the next application's section. json holds the first section back until
   // a second one shows the report is the several-application document.
   std::string Add(std::string section);
-  // What ends the report (json: the held section when it was the only one).
-  std::string Finish();
+  // What ends the report (json: the held section when it was the only one); with several
+  // applications, the list of those not analysed (every format).
+  std::string Finish(const NotAnalysedList& not_analysed = {});
   int64_t applications() const { return applications_; }
 
  private:

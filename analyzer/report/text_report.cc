@@ -353,4 +353,16 @@ std::string RenderText(const Analysis& analysis) {
   return out.str();
 }
 
+std::string RenderTextNotAnalysed(const NotAnalysedList& not_analysed) {
+  std::ostringstream out;
+  out << "Not analysed (no report above)\n";
+  for (const source::DiscoveryWarning& entry : not_analysed.entries) {
+    out << "  " << Printable(entry.path, 200) << ": " << Printable(entry.message, 300) << "\n";
+  }
+  if (not_analysed.left_out > 0) {
+    out << "  " << not_analysed.left_out << " more not analysed (all on stderr)\n";
+  }
+  return out.str();
+}
+
 }  // namespace sparkprof::report
