@@ -59,6 +59,9 @@ class BatchLoader {
       if (select_ != nullptr) {
         if (sample->stage_id() < 0) {
           untagged_weight_ = SaturatingAdd(untagged_weight_, WeightOf(*sample));
+          if (options_.untagged != nullptr) {
+            PassUntagged(batch, *sample, category, batch_offset, bad_references);
+          }
           continue;
         }
         model = select_(context_, sample->stage_id(), sample->stage_attempt());
@@ -110,6 +113,50 @@ class BatchLoader {
       report_.Warn(At(options_, batch_offset) + std::to_string(bad_references) +
                    " sample(s) refer to a stack or string index outside the batch; skipped");
     }
+  }
+
+  // Hands one untagged sample to options_.untagged with its frames resolved (an invalid stack
+  // is counted in `bad_references`, a too-deep one warned about, and neither is handed over).
+  void PassUntagged(const schema::Batch& batch, const schema::StackSample& sample,
+                    Category category, size_t batch_offset, uint64_t& bad_references) {
+    const auto* strings = batch.strings();
+    const auto* stacks = batch.stacks();
+    if (stacks == nullptr || sample.stack() >= stacks->size()) {
+      ++bad_references;
+      return;
+    }
+    const auto* frames = stacks->Get(sample.stack())->frames();
+    const size_t depth = frames ? frames->size() : 0;
+    if (depth > options_.max_frames_per_stack) {
+      report_.Warn(At(options_, batch_offset) + "a stack of " + std::to_string(depth) +
+                   " frames is deeper than the limit of " +
+                   std::to_string(options_.max_frames_per_stack) + "; its samples are skipped");
+      return;
+    }
+    untagged_frames_.clear();
+    for (size_t i = 0; i < depth; ++i) {
+      const uint32_t index = frames->Get(i);
+      if (strings == nullptr || index >= strings->size() || strings->Get(index) == nullptr) {
+        ++bad_references;
+        return;
+      }
+      untagged_frames_.push_back(strings->Get(index)->string_view());
+    }
+    std::string_view thread;
+    if (strings != nullptr && sample.thread() < strings->size() &&
+        strings->Get(sample.thread()) != nullptr) {
+      thread = strings->Get(sample.thread())->string_view();
+    }
+    UntaggedSample view;
+    view.executor_id = batch.executor_id() ? batch.executor_id()->string_view() : "";
+    view.start_epoch_ns = batch.start_epoch_ns();
+    view.end_epoch_ns = batch.end_epoch_ns();
+    view.thread = thread;
+    view.frames = untagged_frames_;
+    view.category = category;
+    view.samples = sample.samples();
+    view.weight_ns = sample.weight_ns();
+    options_.untagged(options_.untagged_context, view);
   }
 
   uint64_t bad_categories() const { return bad_categories_; }
@@ -173,6 +220,7 @@ class BatchLoader {
   ProfileFileSummary& summary_;
   std::vector<FrameId> frame_ids_;  // batch string index -> model frame id
   std::vector<FrameId> path_;
+  std::vector<std::string_view> untagged_frames_;
   uint64_t bad_categories_ = 0;
   uint64_t bad_task_time_categories_ = 0;
 };

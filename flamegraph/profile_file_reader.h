@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -31,6 +32,21 @@ struct TaskTimeRow {
 };
 using TaskTimeReceiver = void (*)(void* context, const TaskTimeRow& row);
 
+// One sample of a verified batch outside any task (stage id -1: the driver's threads, the JVM's
+// own, an executor's non-task threads), with the batch it came in. The views live only for the
+// call; the reader keeps none of it.
+struct UntaggedSample {
+  std::string_view executor_id;   // Batch.executor_id ("driver" on the driver)
+  int64_t start_epoch_ns = 0;     // the window the batch covers
+  int64_t end_epoch_ns = 0;
+  std::string_view thread;        // thread name (or its pool prefix)
+  std::span<const std::string_view> frames;  // root first
+  Category category = Category::kOther;
+  uint64_t samples = 0;
+  uint64_t weight_ns = 0;
+};
+using UntaggedSampleReceiver = void (*)(void* context, const UntaggedSample& sample);
+
 struct ProfileFileReadOptions {
   std::string source_name = "<input>";
   std::optional<int32_t> stage_id;   // only samples of this stage
@@ -44,6 +60,11 @@ struct ProfileFileReadOptions {
   // the rows are not read. The receiver bounds what it keeps.
   TaskTimeReceiver task_times = nullptr;
   void* task_times_context = nullptr;
+  // ReadProfileFileByStage only: receives every sample outside a task that passes category (a
+  // stage_id filter leaves them all out); null: they are only counted in `untagged_weight`.
+  // Samples whose stack is invalid or too deep are skipped and reported as for tagged ones.
+  UntaggedSampleReceiver untagged = nullptr;
+  void* untagged_context = nullptr;
 };
 
 struct ProfileFileSummary {

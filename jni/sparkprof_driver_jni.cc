@@ -8,6 +8,7 @@
 #include <chrono>
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "driver-aggregator/driver_aggregator.h"
+#include "driver-aggregator/python_driver_batch.h"
 #include "jni/jni_strings.h"
 
 namespace {
@@ -108,6 +110,32 @@ JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAggregator_ingest0(JNIEnv* env, j
         env->ExceptionClear();
         return false;
       }));
+}
+
+// The Python driver program's samples of one window (io.sparkprof.PythonDriverProfiling): made a
+// batch (driver-aggregator/python_driver_batch.h) and queued as ingest0 queues one. Returns the
+// same outcomes; a file or window the converter refuses is 2 (invalid). Never throws.
+JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAggregator_ingestPythonDriver0(
+    JNIEnv* env, jclass, jbyteArray file, jlong start_epoch_ns, jlong end_epoch_ns) {
+  std::shared_ptr<DriverAggregator> aggregator = CurrentAggregator();
+  if (aggregator == nullptr || file == nullptr) return -1;
+  const jsize length = env->GetArrayLength(file);
+  if (length < 0 || static_cast<size_t>(length) > sparkprof::driver::kMaxPythonDriverFileBytes) {
+    return static_cast<jint>(IngestOutcome::kTooLarge);
+  }
+  std::string text(static_cast<size_t>(length), '\0');
+  env->GetByteArrayRegion(file, 0, length, reinterpret_cast<jbyte*>(text.data()));
+  if (env->ExceptionCheck()) {
+    env->ExceptionClear();
+    return static_cast<jint>(IngestOutcome::kInvalid);
+  }
+  sparkprof::Result<std::string> batch =
+      sparkprof::driver::PythonDriverBatch(text, start_epoch_ns, end_epoch_ns);
+  if (!batch.ok()) return static_cast<jint>(IngestOutcome::kInvalid);
+  return static_cast<jint>(aggregator->Enqueue(batch->size(), [&](uint8_t* destination) {
+    std::memcpy(destination, batch->data(), batch->size());
+    return true;
+  }));
 }
 
 // Waits until every batch queued before the call was folded, at most `timeout_ms`; false when

@@ -99,7 +99,7 @@ Platform PlatformOf(const model::ApplicationModel& model) {
   return Platform::kNone;
 }
 
-NoTaskGap LongestNoTaskGap(const DiagnosisInput& input) {
+std::vector<NoTaskGap> NoTaskGaps(const DiagnosisInput& input) {
   const model::ApplicationModel& m = *input.model;
   std::vector<std::pair<int64_t, int64_t>> intervals;
   for (const model::TaskAttempt& task : m.tasks) {
@@ -109,16 +109,22 @@ NoTaskGap LongestNoTaskGap(const DiagnosisInput& input) {
          task.ended() ? std::max(task.finish_time_ms, task.launch_time_ms) : m.end_time_ms});
   }
   std::sort(intervals.begin(), intervals.end());
-  NoTaskGap gap;
+  std::vector<NoTaskGap> gaps;
   int64_t cursor = std::max(input.phases.first_slot_ms, m.start_time_ms);
   for (const auto& [launch, finish] : intervals) {
-    if (launch > cursor && launch - cursor > gap.ms) gap = {launch - cursor, cursor};
+    if (launch > cursor) gaps.push_back({launch - cursor, cursor});
     cursor = std::max(cursor, finish);
   }
-  if (m.end_time_ms > cursor && m.end_time_ms - cursor > gap.ms) {
-    gap = {m.end_time_ms - cursor, cursor};
+  if (m.end_time_ms > cursor) gaps.push_back({m.end_time_ms - cursor, cursor});
+  return gaps;
+}
+
+NoTaskGap LongestNoTaskGap(const DiagnosisInput& input) {
+  NoTaskGap longest;
+  for (const NoTaskGap& gap : NoTaskGaps(input)) {
+    if (gap.ms > longest.ms) longest = gap;  // the first of equal ones, as before
   }
-  return gap;
+  return longest;
 }
 
 bool Simulated(const DiagnosisInput& input, const whatif::Scenario& scenario,

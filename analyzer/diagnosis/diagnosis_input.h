@@ -90,6 +90,8 @@ struct NoTaskGap {
   int64_t start_ms = -1;
 };
 NoTaskGap LongestNoTaskGap(const DiagnosisInput& input);
+// Every such stretch, in time order.
+std::vector<NoTaskGap> NoTaskGaps(const DiagnosisInput& input);
 
 // What a scenario saves, by the what-if simulator (analyzer/whatif): the replay as run minus the
 // replay with the change. False when the model does not reproduce this run well enough to trust

@@ -695,6 +695,9 @@ Result<ApplicationProfile> ApplicationProfileFromBytes(std::string_view bytes,
   TaskTimeTable task_times(options.max_profiled_tasks);
   read_options.task_times = &TaskTimeTable::Receive;
   read_options.task_times_context = &task_times;
+  DriverProfileBuilder driver;
+  read_options.untagged = &DriverProfileBuilder::Receive;
+  read_options.untagged_context = &driver;
   flamegraph::ReadReport report;
   flamegraph::ProfileFileSummary summary;
   ApplicationProfile profile;
@@ -711,6 +714,7 @@ Result<ApplicationProfile> ApplicationProfileFromBytes(std::string_view bytes,
     model.reset();  // the summary is all that is kept
   }
   task_times.MoveInto(profile.stages, source_name, profile, report);
+  profile.driver = driver.Finish(source_name, report);
   profile.problem_count = report.problem_count;
   profile.problems = std::move(report.messages);
   return profile;

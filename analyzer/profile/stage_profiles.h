@@ -30,6 +30,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analyzer/profile/driver_profile.h"
 #include "common/category.h"
 #include "common/status.h"
 #include "flamegraph/profile_model.h"
@@ -186,6 +187,9 @@ struct ApplicationProfile {
   uint64_t problem_count = 0;
   std::vector<std::string> problems;  // the first few, located (file: byte N: ...)
   uint64_t untagged_ns = 0;           // samples outside any task (driver, JVM threads)
+  // The driver's own samples in time (batches from executor "driver"), for what the driver did
+  // while no task ran; empty when the driver was not sampled.
+  DriverProfile driver;
   std::vector<StageProfile> stages;   // by (stage id, attempt)
   // Task-time rows not in any StageProfile::tasks: rows of task attempts beyond the first
   // max_profiled_tasks, and rows of stage attempts without stack samples (GC pauses only). Each

@@ -362,6 +362,30 @@ void WriteProfile(const Analysis& analysis, JsonWriter& out) {
   FieldMs(out, "python_worker_cpu_ms", python);
   FieldMs(out, "python_worker_off_cpu_ms", python_off_cpu);
   FieldMs(out, "outside_tasks_ms", p->untagged_ns);
+  if (!p->driver.empty()) {
+    // (minor 10) The driver's own samples (docs/report-schema.md, profile.driver).
+    const profile::DriverTime driver = p->driver.Total();
+    out.Key("driver").BeginObject();
+    out.Field("windows", static_cast<int64_t>(p->driver.windows.size()))
+        .Field("windows_left_out", static_cast<int64_t>(p->driver.windows_left_out))
+        .Field("sampled_ms", driver.covered_ms);
+    FieldMs(out, "threads_ms", driver.threads_ns);
+    FieldMs(out, "threads_off_cpu_ms", driver.off_cpu_ns);
+    FieldMs(out, "jvm_threads_ms", driver.jvm_ns);
+    out.Key("top").BeginArray();
+    for (size_t i = 0; i < driver.activities.size() && i < 5; ++i) {
+      const profile::DriverActivity& activity = p->driver.activities[driver.activities[i].activity];
+      out.BeginObject()
+          .Field("thread", activity.thread)
+          .Field("frame", activity.frame)
+          .Field("application", activity.application)
+          .Field("python", activity.python);
+      FieldMs(out, "ms", driver.activities[i].ns);
+      out.EndObject();
+    }
+    out.EndArray();
+    out.EndObject();
+  }
   out.Key("categories_ms").BeginObject();
   for (int c = 0; c < kCategoryCount; ++c) {
     if (totals[c] == 0) continue;

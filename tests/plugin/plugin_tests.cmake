@@ -82,6 +82,15 @@ if(DEFINED SPARKPROF_TEST_JDKS_DIR AND EXISTS ${SPARKPROF_TEST_JDKS_DIR}/21/bin/
     FAIL_REGULAR_EXPRESSION "(^|\n)FAIL|hs_err|SIGSEGV")
 endif()
 
+# The Python driver sampler in each release's interpreter with pyspark (the JVM stood in for).
+foreach(version IN LISTS SPARKPROF_SPARK_VERSIONS)
+  add_test(NAME python_driver_sampler_${version}
+           COMMAND ${Python3_EXECUTABLE} ${plugin_test_dir}/python_driver_sampler_test.py
+                   ${SPARKPROF_SPARK_ROOT}/${version}/venv/bin/python)
+  set_tests_properties(python_driver_sampler_${version} PROPERTIES TIMEOUT 120
+    LABELS "plugin;python" SKIP_RETURN_CODE 77)
+endforeach()
+
 add_test(NAME plugin_jar_contents
   COMMAND ${Python3_EXECUTABLE} ${plugin_test_dir}/check_jar.py ${SPARKPROF_PLUGIN_JAR})
 set_tests_properties(plugin_jar_contents PROPERTIES LABELS plugin)

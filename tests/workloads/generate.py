@@ -63,6 +63,9 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 DEFAULT_AGENT = os.path.join(REPO, "build", "native-agent", "libsparkprof.so")
 DEFAULT_PLUGIN_JAR = os.path.join(REPO, "build", "spark-plugin", "maven",
                                   "sparkprof-spark-0.1.0.jar")
+# The PySpark driver's interpreter with sparkprof's Python driver sampler (docs/agent.md).
+PYTHON_DRIVER_WRAPPER = os.path.join(REPO, "spark-plugin", "src", "main", "python",
+                                     "sparkprof-python")
 PROFILE_SUFFIX = ".sparkprof.zstd"
 
 
@@ -214,6 +217,8 @@ def submit_conf(workload, event_dir, ui_port, sparkprof=None, profile_dir=""):
     conf["spark.cores.max"] = str(shape["workers"] * shape["cores"])
     if workload.get("profile"):
         conf.update(sparkprof.conf(profile_dir))
+        if workload.get("python_driver"):
+            conf["spark.pyspark.driver.python"] = PYTHON_DRIVER_WRAPPER
     conf.update(workload.get("conf", {}))
     conf["spark.eventLog.dir"] = "file://" + event_dir
     conf["spark.ui.port"] = str(ui_port)

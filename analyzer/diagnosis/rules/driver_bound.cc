@@ -10,17 +10,102 @@
 //   Interactive sessions (application name containing "shell": Spark shell, PySparkShell,
 //   Databricks Shell) are reported as info: the gaps are mostly the user's think time.
 //   The longest no-task gap is reported so the user can find it in the job timeline.
+//   With the driver's own samples (profile::DriverProfile: the driver JVM's agent, and the Python
+//   driver program when its sampler runs), the finding says what the driver did in the gaps: its
+//   threads' CPU there and the activities (thread and frame) that held most of it, named as frame
+//   evidence: at most 3, each holding at least 10% of that CPU (smaller ones are noise beside the
+//   cause). No threshold decides anything: the samples explain, the rule fires as before. When
+//   the driver's threads were on CPU for under half of the sampled gap time, most of the gap was
+//   spent waiting (I/O, sleep, a Python driver program the JVM waited for): said so, since CPU
+//   samples cannot name a wait.
 #include <algorithm>
 #include <cctype>
 #include <string>
 #include <vector>
 
 #include "analyzer/diagnosis/rules/rules.h"
+#include "analyzer/profile/driver_profile.h"
 
 namespace sparkprof::diagnosis::rules {
 
 namespace {
 constexpr double kWarningShare = 0.30;
+constexpr size_t kDriverFrames = 3;
+constexpr double kDriverFrameShare = 0.10;
+constexpr double kMostlyWaitingShare = 0.5;
+
+int64_t NsToMs(uint64_t ns) { return static_cast<int64_t>(ns / 1'000'000); }
+
+// What the driver's samples say of the no-task gaps: evidence, frames and one paragraph (empty
+// without driver samples over the gaps).
+std::string ExplainDriverSamples(const DiagnosisInput& input, Finding& f) {
+  if (input.profile == nullptr || input.profile->driver.empty()) return "";
+  const profile::DriverProfile& driver = input.profile->driver;
+  std::vector<std::pair<int64_t, int64_t>> intervals;
+  int64_t gap_ms = 0;
+  for (const NoTaskGap& gap : NoTaskGaps(input)) {
+    intervals.push_back({gap.start_ms, gap.start_ms + gap.ms});
+    gap_ms += gap.ms;
+  }
+  const profile::DriverTime time = driver.Within(intervals);
+  if (time.covered_ms <= 0) return "";
+  const uint64_t on_cpu_ns = time.threads_ns - std::min(time.off_cpu_ns, time.threads_ns);
+  const double cpu_share =
+      static_cast<double>(NsToMs(on_cpu_ns)) / static_cast<double>(time.covered_ms);
+  f.evidence.push_back({"driver_sampled_gap_ms", static_cast<double>(time.covered_ms), "ms"});
+  f.evidence.push_back({"driver_threads_cpu_ms", static_cast<double>(NsToMs(on_cpu_ns)), "ms"});
+  f.evidence.push_back({"driver_jvm_threads_ms", static_cast<double>(NsToMs(time.jvm_ns)), "ms"});
+  std::string text = " The driver was sampled over " + Millis(time.covered_ms) + " of the " +
+                     Millis(gap_ms) + " with no task running: its threads were on CPU for " +
+                     Millis(NsToMs(on_cpu_ns)) + " (" + Fixed(100 * std::min(cpu_share, 9.99), 0) +
+                     "% of that time" +
+                     (time.jvm_ns >= 1'000'000
+                          ? "; the JVM's own GC and compiler threads " + Millis(NsToMs(time.jvm_ns))
+                          : std::string()) +
+                     ")";
+  std::string listed;
+  for (size_t i = 0; i < time.activities.size() && i < kDriverFrames; ++i) {
+    const profile::DriverActivityTime& entry = time.activities[i];
+    const profile::DriverActivity& activity = driver.activities[entry.activity];
+    if (entry.ns < 1'000'000 ||
+        static_cast<double>(entry.ns) < kDriverFrameShare * static_cast<double>(on_cpu_ns)) {
+      break;
+    }
+    FrameEvidence frame;
+    frame.stage_id = -1;
+    frame.frame = activity.frame;
+    frame.application_frame = activity.application ? activity.frame : std::string();
+    frame.category = activity.python ? "python_driver" : "driver_cpu";
+    frame.ms = static_cast<double>(entry.ns) / 1e6;
+    f.frames.push_back(frame);
+    listed += std::string(listed.empty() ? "" : "; ") + Millis(NsToMs(entry.ns)) + " in " +
+              activity.frame + (activity.thread.empty() ? "" : " (thread " + activity.thread + ")");
+  }
+  if (!listed.empty()) text += ", most of it: " + listed;
+  text += ".";
+  if (cpu_share < kMostlyWaitingShare) {
+    text += time.python
+                ? " For the rest of the sampled gap the driver's threads were not on CPU: they "
+                  "waited (file listing and other I/O, sleeps, results)."
+                : " For the rest of the sampled gap the driver JVM's threads were not on CPU: "
+                  "they waited (file listing and other I/O, sleeps, results, or a Python driver "
+                  "program, whose own time the JVM's samples do not show; "
+                  "spark.pyspark.driver.python=sparkprof-python samples it).";
+  }
+  if (!f.frames.empty() && !f.frames.front().application_frame.empty()) {
+    f.recommendations.insert(
+        f.recommendations.begin(),
+        {"", "look at " + f.frames.front().frame + ": it ran on the driver while the executors "
+                 "waited; move its work into DataFrame/RDD operations on the executors, or run it "
+                 "concurrently with the jobs",
+         Millis(NsToMs(static_cast<uint64_t>(f.frames.front().ms * 1e6))) +
+             " of the driver's CPU in the gaps with no task was in it (sampled)"});
+  }
+  f.confidence = {ConfidenceLevel::kHigh,
+                  "sampled: the driver's own CPU samples over " + Millis(time.covered_ms) +
+                      " of the gaps with no task running show what it did"};
+  return text;
+}
 constexpr double kCriticalShare = 0.60;
 constexpr int64_t kMinDriverMs = 60'000;
 constexpr int64_t kShortRunGapMs = 20'000;
@@ -80,6 +165,7 @@ void DriverBound(const DiagnosisInput& input, std::vector<Finding>& out) {
                   (interactive ? std::string(" This is an interactive shell session: gaps between "
                                              "the user's commands count here too.")
                                : std::string());
+  f.explanation += ExplainDriverSamples(input, f);
   f.recommendations.push_back({"",
                                "look at what the application does in the gap (driver log, job "
                                "descriptions): replace collect()/toPandas() loops and per-row "

@@ -161,9 +161,34 @@ def own_cpu(spark, scratch):
     cpu_work(spark, "own cpu: hash strings")
 
 
+def python_driver_busy(spark, scratch):
+    """The driver collects 500k rows and scores each in its own Python loop (score_on_driver)
+    between two short jobs, while the executors stay allocated. Run under sparkprof's Python
+    driver sampler (manifest "python_driver": true: spark.pyspark.driver.python=sparkprof-python),
+    which names the function."""
+    job(spark, "python driver busy: collect 500k rows to the driver")
+    rows = spark.range(0, 500_000, 1, 4).collect()
+    scores = score_on_driver(rows)
+    job(spark, "python driver busy: a job with the scores")
+    spark.sparkContext.parallelize(scores[:1000], 4).count()
+
+
+def score_on_driver(rows):
+    """The driver's own per-row work: the arithmetic of checksum, written out here."""
+    scores = []
+    for row in rows:
+        value = 0
+        for _ in range(40):
+            for character in "order-%d" % row.id:
+                value = (value * 31 + ord(character)) % 1_000_000_007
+        scores.append(value)
+    return scores
+
+
 WORKLOADS = {f.__name__: f for f in [
     slow_python_udf, heavy_map_in_pandas, builtin_checksum, tiny_python_partitions,
-    few_python_partitions, python_lock, slow_external_call, oversubscribed_cpu, own_cpu]}
+    few_python_partitions, python_lock, slow_external_call, oversubscribed_cpu, own_cpu,
+    python_driver_busy]}
 
 if __name__ == "__main__":
     main(WORKLOADS)

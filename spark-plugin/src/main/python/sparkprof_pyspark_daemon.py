@@ -103,6 +103,76 @@ def _clean(text):
                    for c in text)
 
 
+class FrameNames(object):
+    """A code object and line as the profile names the frame: "qualname (where:line)", where is
+    "pyspark/..." or "py4j/..." for Spark's Python side, "<site>/..." and "<stdlib>/..." for
+    installed packages and the standard library, else the file's base name (the application's
+    code). Memoised, at most _MAX_FRAME_NAMES at once. Also used by sparkprof_driver.py."""
+
+    def __init__(self):
+        self.roots = _path_roots()
+        self.names = {}
+
+    def name(self, code, line):
+        key = (code, line)
+        name = self.names.get(key)
+        if name is not None:
+            return name
+        path = os.path.normpath(code.co_filename) if code.co_filename else "?"
+        where = None
+        for package in ("pyspark", "py4j"):
+            marker = os.sep + package + os.sep
+            if marker in path:
+                where = package + "/" + path.rsplit(marker, 1)[1].replace(os.sep, "/")
+                break
+        if where is None:
+            for root, label in self.roots:
+                if path.startswith(root):
+                    where = label + path[len(root):].replace(os.sep, "/")
+                    break
+        if where is None:
+            where = path if path.startswith("<") else os.path.basename(path)
+        qualname = getattr(code, "co_qualname", code.co_name)
+        name = _clean("%s (%s:%d)" % (qualname, where, line if line is not None else 0))
+        if len(self.names) >= _MAX_FRAME_NAMES:
+            self.names.clear()
+        self.names[key] = name
+        return name
+
+
+def stack_names(frame, frame_names, skip_files):
+    """The stack from `frame` outwards as frame names, root first; frames of the files in
+    `skip_files` (the sampler's own) left out; at most _MAX_DEPTH, then "[truncated]"."""
+    names = []
+    while frame is not None and len(names) < _MAX_DEPTH:
+        if frame.f_code.co_filename not in skip_files:
+            names.append(frame_names.name(frame.f_code, frame.f_lineno))
+        frame = frame.f_back
+    if frame is not None:
+        names.append("[truncated]")
+    names.reverse()
+    return names
+
+
+def add_stack(stacks, key, cpu_ns, off_ns, samples, max_stacks):
+    """Adds to stacks[key] = [cpu ns, off-CPU ns, samples]; past max_stacks distinct keys the
+    time goes to one folded key. True when it was folded."""
+    entry = stacks.get(key)
+    folded = False
+    if entry is None:
+        if len(stacks) >= max_stacks:
+            folded = True
+            key = "[python: stacks beyond the cap]"
+            entry = stacks.get(key)
+        if entry is None:
+            entry = [0, 0, 0]
+            stacks[key] = entry
+    entry[0] += cpu_ns
+    entry[1] += off_ns
+    entry[2] += samples
+    return folded
+
+
 class _Sampler(object):
     def __init__(self, settings):
         self.settings = settings
@@ -116,11 +186,10 @@ class _Sampler(object):
             self._run_delay()
         except (OSError, ValueError, IndexError, AttributeError):
             self.schedstat_fd = None  # no split of the run delay: all off-CPU time is the wait
-        self.roots = _path_roots()
+        self.frame_names = FrameNames()
         self.lock = threading.Lock()
         self.active = False
         self.ids_before = None
-        self.names = {}
         self.reset_task()
         self.seq = 0
         self.files_dropped = 0
@@ -179,30 +248,6 @@ class _Sampler(object):
                 _log("Python unprofiled in worker %d from now on: sampling failed: %r"
                      % (os.getpid(), error))
 
-    def _frame_name(self, code, line):
-        key = (code, line)
-        name = self.names.get(key)
-        if name is not None:
-            return name
-        path = os.path.normpath(code.co_filename) if code.co_filename else "?"
-        where = None
-        marker = os.sep + "pyspark" + os.sep
-        if marker in path:
-            where = "pyspark/" + path.rsplit(marker, 1)[1].replace(os.sep, "/")
-        else:
-            for root, label in self.roots:
-                if path.startswith(root):
-                    where = label + path[len(root):].replace(os.sep, "/")
-                    break
-        if where is None:
-            where = path if path.startswith("<") else os.path.basename(path)
-        qualname = getattr(code, "co_qualname", code.co_name)
-        name = _clean("%s (%s:%d)" % (qualname, where, line if line is not None else 0))
-        if len(self.names) >= _MAX_FRAME_NAMES:
-            self.names.clear()
-        self.names[key] = name
-        return name
-
     def _sample_locked(self):
         if self.task_ids is None:
             from pyspark.taskcontext import TaskContext
@@ -218,14 +263,7 @@ class _Sampler(object):
         self.wall_base = now
         self.cpu_base = cpu
         self.delay_base = delay
-        names = []
-        while frame is not None and len(names) < _MAX_DEPTH:
-            if frame.f_code.co_filename != _THIS_FILE:  # this module's own frames: not shown
-                names.append(self._frame_name(frame.f_code, frame.f_lineno))
-            frame = frame.f_back
-        if frame is not None:
-            names.append("[truncated]")
-        names.reverse()  # root first
+        names = stack_names(frame, self.frame_names, (_THIS_FILE,))  # not this module's frames
         key = "\t".join(names) if names else "[no Python frame]"
         waits_for_jvm = False
         if off_ns > 0:
@@ -255,18 +293,8 @@ class _Sampler(object):
                       0 if largest in (cpu_ns, waited_ns) else 1)
 
     def _add(self, key, cpu_ns, off_ns, samples):
-        entry = self.stacks.get(key)
-        if entry is None:
-            if len(self.stacks) >= self.settings["max_stacks"]:
-                self.folded += 1
-                key = "[python: stacks beyond the cap]"
-                entry = self.stacks.get(key)
-            if entry is None:
-                entry = [0, 0, 0]
-                self.stacks[key] = entry
-        entry[0] += cpu_ns
-        entry[1] += off_ns
-        entry[2] += samples
+        if add_stack(self.stacks, key, cpu_ns, off_ns, samples, self.settings["max_stacks"]):
+            self.folded += 1
 
     def note_context(self, context):
         """This task's ids, as soon as they are known (every sample, and when Spark 4 sets the

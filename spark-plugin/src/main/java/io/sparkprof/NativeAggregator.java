@@ -56,6 +56,15 @@ public final class NativeAggregator {
   }
 
   /**
+   * Hands the Python driver program's samples of one window ({@link PythonDriverProfiling}) to
+   * the aggregator, as a batch of executor "driver" outside any task; never throws. Returns an
+   * outcome code as {@link #ingest} (2, invalid, for a file or window refused).
+   */
+  public static int ingestPythonDriver(byte[] file, long startEpochNs, long endEpochNs) {
+    return ingestPythonDriver0(file, startEpochNs, endEpochNs);
+  }
+
+  /**
    * Waits until every batch handed to {@link #ingest} before this call was folded, at most
    * {@code timeoutMs}; false when the time ran out or the aggregator is not running.
    */
@@ -127,6 +136,8 @@ public final class NativeAggregator {
   private static native void setApplication0(String applicationId, String applicationName);
 
   private static native int ingest0(byte[] batch);
+
+  private static native int ingestPythonDriver0(byte[] file, long startEpochNs, long endEpochNs);
 
   private static native boolean drain0(long timeoutMs);
 

@@ -135,6 +135,16 @@ public final class SparkProfConfig {
   public static final String PYTHON_ENABLED = "spark.sparkprof.python.enabled";
 
   /**
+   * Boolean, default {@code true}: the driver samples its own JVM -- the application's main
+   * thread, query planning, file listing on the driver -- outside any task, so the report can say
+   * what the driver did while no task ran (the driver-bound finding). It drains the agent its JVM
+   * was started with ({@code -agentpath} in {@code spark.driver.extraJavaOptions}) or, in a
+   * plugin-only install, starts the agent from the jar. In local mode the executor side, which
+   * shares the driver's JVM, already does this.
+   */
+  public static final String DRIVER_ENABLED = "spark.sparkprof.driver.enabled";
+
+  /**
    * Duration, default {@code 10ms}: the Python workers' sampling interval (1ms..1s).
    */
   public static final String PYTHON_INTERVAL = "spark.sparkprof.python.interval";
@@ -224,6 +234,7 @@ public final class SparkProfConfig {
   private final long finalBatchTimeoutMs;
   private final boolean s3aMetricsEnabled;
   private final boolean pythonEnabled;
+  private final boolean driverEnabled;
   private final long pythonIntervalMs;
   private final boolean otelEnabled;
   private final String otelEndpoint;
@@ -263,6 +274,7 @@ public final class SparkProfConfig {
     finalBatchTimeoutMs = clamp(parseDurationMs(lookup, FINAL_BATCH_TIMEOUT, 5000), 0, 600_000);
     s3aMetricsEnabled = parseBoolean(lookup, S3A_METRICS_ENABLED, true);
     pythonEnabled = parseBoolean(lookup, PYTHON_ENABLED, true);
+    driverEnabled = parseBoolean(lookup, DRIVER_ENABLED, true);
     pythonIntervalMs = clamp(parseDurationMs(lookup, PYTHON_INTERVAL, 10), 1, 1000);
     otelEnabled = parseBoolean(lookup, OTEL_ENABLED, false);
     otelEndpoint = parseString(lookup, OTEL_ENDPOINT, "");
@@ -334,6 +346,8 @@ public final class SparkProfConfig {
   public boolean s3aMetricsEnabled() { return s3aMetricsEnabled; }
 
   public boolean pythonEnabled() { return pythonEnabled; }
+
+  public boolean driverEnabled() { return driverEnabled; }
 
   public long pythonIntervalMs() { return pythonIntervalMs; }
 

@@ -39,6 +39,8 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
   /** Completed stage attempts whose flame graph is not written yet ("stage:attempt"). */
   private final Map<String, int[]> pendingFlameGraphs = new ConcurrentHashMap<>();
   private volatile boolean badBatchLogged;
+  private volatile boolean drainsDriverAgent;  // this plugin drains the driver JVM's agent
+  private final Object driverDrainLock = new Object();
   private volatile SparkProfListener listener;
   private volatile boolean ownQueue;  // the listener is on its own listener-bus queue
   /** The OpenTelemetry export at the end, when spark.sparkprof.otel.enabled. */
@@ -83,6 +85,7 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
         return thread;
       });
       running = true;
+      startDriverSampling(sc);
       if (sc != null) {
         listener = new SparkProfListener(this, sc.conf(), liveFeed(config));
         listener.logStart(sparkVersion(sc));
@@ -106,6 +109,52 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
       }
     }
     return Collections.emptyMap();
+  }
+
+  /**
+   * With {@code spark.sparkprof.driver.enabled}: the agent in this JVM ({@code -agentpath}, or
+   * started from the jar in a plugin-only install) is drained every flush interval into the
+   * aggregator, so the driver's own samples join the profile (executor id "driver"). Local mode
+   * is left to the executor plugin sharing this JVM. Never throws; a failure leaves the driver
+   * unsampled after one log line.
+   */
+  private void startDriverSampling(SparkContext sc) {
+    if (!config.driverEnabled()) return;
+    try {
+      if (sc != null && sc.isLocal()) return;  // the executor side drains this JVM's agent
+      if (!NativeAgent.isLoaded()) {
+        String outcome = NativeAgent.startFromJar(config.agentOptions());
+        if (!NativeAgent.STARTED.equals(outcome) && !NativeAgent.ALREADY_RUNNING.equals(outcome)) {
+          SparkProfPlugin.log("driver unsampled: " + outcome);
+          return;
+        }
+      }
+      long intervalMs = config.flushIntervalMs();
+      flameGraphWriter.scheduleWithFixedDelay(this::drainDriverAgent, intervalMs, intervalMs,
+          TimeUnit.MILLISECONDS);
+      drainsDriverAgent = true;
+    } catch (RuntimeException | LinkageError e) {
+      SparkProfPlugin.log("driver unsampled: " + e);
+    }
+  }
+
+  /** One batch of this JVM's agent into the aggregator; on the flame-graph thread and at the end. */
+  private void drainDriverAgent() {
+    if (!drainsDriverAgent || SparkProfExecutorPlugin.drainsThisJvm) return;
+    try {
+      byte[] batch;
+      synchronized (driverDrainLock) {  // the scheduled drain may still run at shutdown
+        batch = NativeAgent.drainBatchOrNull();
+      }
+      if (batch == null) return;
+      int outcome = NativeAggregator.ingest(batch);
+      if (outcome != NativeAggregator.ACCEPTED && outcome != NativeAggregator.NOT_RUNNING) {
+        logBadBatchOnce("a batch of the driver's own samples was dropped ("
+            + NativeAggregator.outcomeName(outcome) + ")");
+      }
+    } catch (RuntimeException | LinkageError e) {
+      logBadBatchOnce("a batch of the driver's own samples was dropped: " + e);
+    }
   }
 
   /** The native model, and the copy file when {@code spark.sparkprof.liveEventLog} is set. */
@@ -363,7 +412,8 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
             + config.finalBatchTimeoutMs() + " ms; the report and flame graphs may miss the "
             + "last batches");
       }
-      SparkProfPlugin.log("driver status at shutdown: " + NativeAggregator.status());
+      SparkProfPlugin.log("driver status at shutdown: " + NativeAggregator.status()
+          + PythonDriverProfiling.counts());
     } catch (RuntimeException | LinkageError e) {
       SparkProfPlugin.log("draining the ingest queue: " + e);
     }
@@ -373,8 +423,9 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
   public void shutdown() {
     if (!running) return;
     awaitFinalBatches();
-    drainIngestQueue();
     flameGraphWriter.shutdownNow();
+    drainDriverAgent();  // the driver's last samples, behind the executors' last batches
+    drainIngestQueue();
     for (String key : pendingFlameGraphs.keySet()) writeFlameGraph(key);
     writeReport();
     running = false;

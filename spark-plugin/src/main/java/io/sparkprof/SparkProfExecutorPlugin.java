@@ -33,6 +33,12 @@ public final class SparkProfExecutorPlugin implements ExecutorPlugin {
   private static final ThreadLocal<TaskIds> CURRENT =
       ThreadLocal.withInitial(TaskIds::new);
 
+  /**
+   * True once an executor plugin in this JVM drains the agent (local mode: the driver's JVM);
+   * the driver plugin then leaves the agent to it.
+   */
+  static volatile boolean drainsThisJvm;
+
   private volatile boolean active;
   private PluginContext context;
   private ScheduledExecutorService flusher;
@@ -67,6 +73,7 @@ public final class SparkProfExecutorPlugin implements ExecutorPlugin {
       long intervalMs = config.flushIntervalMs();
       flusher.scheduleWithFixedDelay(this::flush, intervalMs, intervalMs, TimeUnit.MILLISECONDS);
       active = true;
+      drainsThisJvm = true;
     } catch (RuntimeException | LinkageError e) {
       SparkProfPlugin.log("executor plugin disabled: " + e);
     }

@@ -19,7 +19,8 @@ import scala.Tuple2;
 /**
  * The workloads whose planted problem is in the executors' JVM code, where only the profile
  * shows it (the event log calls all of it run time): Java serialization of a shuffle, regular
- * expressions compiled per record, a lock every task takes per record; each with its control.
+ * expressions compiled per record, a lock every task takes per record; each with its control --
+ * and one in the driver's JVM: a per-row loop over collected results while the executors wait.
  *
  * <p>Usage: {@code spark-submit --class io.sparkprof.workloads.ProfiledJvm JAR WORKLOAD
  * SCRATCH_DIR}, as the Python workloads (apps/common.py): each job is labelled with
@@ -41,6 +42,7 @@ public final class ProfiledJvm {
     WORKLOADS.put("regex_hoisted", (sc, scratch) -> parseLines(sc, true));
     WORKLOADS.put("jvm_lock", (sc, scratch) -> lockedWork(sc, true));
     WORKLOADS.put("jvm_no_lock", (sc, scratch) -> lockedWork(sc, false));
+    WORKLOADS.put("driver_busy", (sc, scratch) -> driverBusy(sc));
   }
 
   public static void main(String[] args) {
@@ -184,5 +186,30 @@ public final class ProfiledJvm {
       }
     }).reduce((a, b) -> a ^ b);
     System.out.println("work " + sum);
+  }
+
+  /**
+   * A short job whose 100,000 results the driver collects and then scores one by one in its own
+   * loop ({@link #scoreOnDriver}, ~0.4 ms of arithmetic a row) while both executors stay
+   * allocated and idle; then a second short job with the scores.
+   */
+  static void driverBusy(JavaSparkContext sc) {
+    sc.setJobDescription("driver busy: collect 100k rows to the driver");
+    List<Long> rows = sc.parallelize(upTo(100_000), 4).map(i -> (long) i * 7919).collect();
+    long[] scores = scoreOnDriver(rows);
+    sc.setJobDescription("driver busy: a job with the scores");
+    long count = sc.parallelize(upTo(scores.length), 4).filter(i -> scores[i] % 2 == 0).count();
+    System.out.println("even scores " + count);
+  }
+
+  /** The driver's own per-row work: the arithmetic of {@link #work}, written out here. */
+  static long[] scoreOnDriver(List<Long> rows) {
+    long[] scores = new long[rows.size()];
+    for (int r = 0; r < scores.length; r++) {
+      long x = rows.get(r);
+      for (int i = 0; i < 200_000; i++) x = x * 6364136223846793005L + 1442695040888963407L;
+      scores[r] = x;
+    }
+    return scores;
   }
 }
