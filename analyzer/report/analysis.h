@@ -31,7 +31,8 @@ inline constexpr const char* kReportSchema = "sparkprof.report/v1";
 // input.not_read (what the source held around the log and was not read, with why) and
 // stages[].profile.sites[].inlined_callees_unknown and counts.photon_shuffle_write_tasks; 10 =
 // totals.photon_peak_memory_largest_operator_bytes_max, the several-application document's
-// not_analysed and not_analysed_left_out, and zips compressed as logs in input.not_read.
+// not_analysed and not_analysed_left_out, zips compressed as logs in input.not_read,
+// profile.driver and driver-bound's frames of the driver (stage_id -1).
 inline constexpr int64_t kReportSchemaMinor = 10;
 
 struct TaskTimeline;  // html_report.h
