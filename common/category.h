@@ -65,6 +65,10 @@ constexpr bool IsPythonWorker(Category category) {
   return category == Category::kPython || category == Category::kPythonOffCpu;
 }
 
+// The frame the agent puts above a Python worker's own frames, under the JVM frame that waited on
+// the worker (native-agent/drain.h); flame graphs draw its subtree within that frame's wait.
+inline constexpr std::string_view kPythonWorkerFrame = "[python worker]";
+
 constexpr int CategoryIndex(Category category) { return static_cast<int>(category); }
 
 // "compute", "serialization", "s3a_write", ... (the schema's spelling); "other" when out of range.

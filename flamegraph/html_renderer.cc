@@ -1,9 +1,11 @@
 #include "flamegraph/html_renderer.h"
 
+#include <charconv>
 #include <vector>
 
 #include "flamegraph/escaping.h"
 #include "flamegraph/frame_names.h"
+#include "flamegraph/python_worker_layout.h"
 
 namespace sparkprof::flamegraph {
 
@@ -13,16 +15,46 @@ extern const char kFlamegraphViewerCss[];
 
 namespace {
 
+// A drawn width: at most three decimals, trailing zeros dropped.
+void AppendWidth(double width, std::string& out) {
+  char buffer[64];
+  auto [end, error] =
+      std::to_chars(buffer, buffer + sizeof buffer, width, std::chars_format::fixed, 3);
+  if (error != std::errc()) {
+    out.push_back('0');
+    return;
+  }
+  std::string_view text(buffer, static_cast<size_t>(end - buffer));
+  while (text.ends_with('0')) text.remove_suffix(1);
+  if (text.ends_with('.')) text.remove_suffix(1);
+  out.append(text);
+}
+
 // Everything the viewer needs, as compact JSON. Nodes are in depth-first order (children in
 // alphabetical order) as five numbers each: name index, category, total, self, child count; the
-// viewer rebuilds positions from that, which keeps the file small.
+// viewer rebuilds positions from that, which keeps the file small. Where a node is drawn at
+// another width than its total (python_worker_layout.h), "drawn" holds [node, width] pairs and
+// "pythonWorkers" [node, wait, 1 within the wait / 0 beside] triples, by index in "nodes".
 void AppendProfileJson(const ProfileModel& model, const HtmlRenderOptions& options,
                        const DiffProfile* diff, std::string& out) {
-  std::vector<Category> dominant = model.DominantCategories();
+  DrawnWidths drawn = ComputeDrawnWidths(model);
+  std::vector<NodeId> drawn_within_waits;
+  for (const PythonWorkerSubtree& subtree : drawn.python_workers) {
+    if (subtree.within_wait) drawn_within_waits.push_back(subtree.node);
+  }
+  // A frame's colour is its own time's: the worker time drawn within its wait is not in it.
+  std::vector<Category> dominant = model.DominantCategories(drawn_within_waits);
   std::vector<uint32_t> name_index(model.strings().size(), UINT32_MAX);
   std::vector<FrameId> used_frames;
   std::string nodes;
   std::string before;
+  std::string drawn_widths;
+  std::string python_workers;
+  std::vector<const PythonWorkerSubtree*> worker_at(model.node_count(), nullptr);
+  for (const PythonWorkerSubtree& subtree : drawn.python_workers) {
+    worker_at[subtree.node] = &subtree;
+  }
+  uint64_t emitted = 0;
   nodes.reserve(model.node_count() * 16);
   int categories_present = 0;
   for (uint64_t weight : model.category_totals()) categories_present += weight > 0 ? 1 : 0;
@@ -59,6 +91,20 @@ void AppendProfileJson(const ProfileModel& model, const HtmlRenderOptions& optio
       if (!before.empty()) before.push_back(',');
       AppendDecimal(diff->before_totals[node], before);
     }
+    if (drawn.width[node] != static_cast<double>(model.node(node).total)) {
+      if (!drawn_widths.empty()) drawn_widths.push_back(',');
+      AppendDecimal(emitted, drawn_widths);
+      drawn_widths.push_back(',');
+      AppendWidth(drawn.width[node], drawn_widths);
+    }
+    if (const PythonWorkerSubtree* subtree = worker_at[node]) {
+      if (!python_workers.empty()) python_workers.push_back(',');
+      AppendDecimal(emitted, python_workers);
+      python_workers.push_back(',');
+      AppendDecimal(subtree->wait, python_workers);
+      python_workers.append(subtree->within_wait ? ",1" : ",0");
+    }
+    ++emitted;
     pending.push_back({std::move(children), 0});
   };
   emit(kRootNode);
@@ -110,6 +156,13 @@ void AppendProfileJson(const ProfileModel& model, const HtmlRenderOptions& optio
   out.append("],\"nodes\":[");
   out.append(nodes);
   out.push_back(']');
+  if (!python_workers.empty()) {
+    out.append(",\"drawn\":[");
+    out.append(drawn_widths);
+    out.append("],\"pythonWorkers\":[");
+    out.append(python_workers);
+    out.push_back(']');
+  }
   if (diff != nullptr) {
     out.append(",\"diff\":{\"beforeTotal\":");
     AppendDecimal(diff->before_grand_total, out);

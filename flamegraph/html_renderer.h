@@ -4,7 +4,8 @@
 //
 // Viewer: click to zoom, reset (button or Escape), substring/regex search with matched share,
 // hover tooltip (frame, weight, share of total and of parent, self, category), category colours
-// with legend and per-category totals, icicle toggle, colour by category or frame kind.
+// with legend and per-category totals, icicle toggle, colour by category or frame kind. A Python
+// worker's "[python worker]" subtree is drawn within the wait it overlaps (python_worker_layout.h).
 #pragma once
 
 #include <cstdint>

@@ -298,7 +298,7 @@ void ProfileModel::ForEachStack(const StackVisitor& visit) const {
   }
 }
 
-std::vector<Category> ProfileModel::DominantCategories() const {
+std::vector<Category> ProfileModel::DominantCategories(std::span<const NodeId> drawn_apart) const {
   std::vector<Category> dominant(node_count_, Category::kOther);
   // accumulated[d] holds the category weights of the node currently open at depth d.
   std::vector<CategoryWeights> accumulated;
@@ -328,7 +328,7 @@ std::vector<Category> ProfileModel::DominantCategories() const {
       }
     }
     dominant[node] = static_cast<Category>(best);
-    if (depth > 0) {
+    if (depth > 0 && !std::binary_search(drawn_apart.begin(), drawn_apart.end(), node)) {
       for (int i = 0; i < kCategoryCount; ++i) {
         accumulated[depth - 1][i] = SaturatingAdd(accumulated[depth - 1][i], weights[i]);
       }

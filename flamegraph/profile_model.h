@@ -115,8 +115,10 @@ class ProfileModel {
   // a node's categories in category order, so the output of a collapsed writer is sorted like
   // flamegraph.pl's input and the same whatever order its stacks were added in.
   void ForEachStack(const StackVisitor& visit) const;
-  // The category holding most of each node's total weight (ties go to the lower index).
-  std::vector<Category> DominantCategories() const;
+  // The category holding most of each node's total weight (ties go to the lower index). The
+  // subtrees of `drawn_apart` (ascending ids) count for themselves but not for their ancestors:
+  // the flame graph draws them within their parent's wait (python_worker_layout.h).
+  std::vector<Category> DominantCategories(std::span<const NodeId> drawn_apart = {}) const;
   // Root-first frames from the outermost frame to `node`.
   std::vector<FrameId> PathTo(NodeId node) const;
 

@@ -16,12 +16,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/category.h"
 #include "native-agent/task_tag.h"
 
 namespace sparkprof::agent {
 
-// The frame above a worker's own frames, and the thread name its samples carry.
-inline constexpr std::string_view kPythonWorkerFrame = "[python worker]";
+// The frame above a worker's own frames (common/category.h), and the thread name its samples carry.
+using ::sparkprof::kPythonWorkerFrame;
 inline constexpr std::string_view kPythonWorkerThread = "python worker";
 
 inline constexpr size_t kMaxPythonProfileBytes = size_t{1} << 20;  // one task's file

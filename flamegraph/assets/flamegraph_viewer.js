@@ -17,25 +17,34 @@
   var self = new Float64Array(count);
   var parent = new Int32Array(count);
   var depth = new Uint32Array(count);
-  var start = new Float64Array(count);      // left edge, in weight units
+  var start = new Float64Array(count);      // left edge, in drawn weight units
+  // Drawn width, in weight units: the total, except where a Python worker's subtree is drawn
+  // within the wait it overlaps (flamegraph/python_worker_layout.h). Tooltips show real weights.
+  var drawnWidth = new Float64Array(count);
   var subtreeEnd = new Uint32Array(count);  // one past the last node of the subtree
   var before = data.diff ? data.diff.before : null;
   var maxDepth = 0;
   (function rebuild() {
     var open = [];  // [node, children still to place, next child's left edge]
+    var drawnPairs = data.drawn || [];
     for (var i = 0; i < count; i++) {
       var base = i * 5;
       nameOf[i] = flat[base];
       categoryOf[i] = flat[base + 1];
       total[i] = flat[base + 2];
       self[i] = flat[base + 3];
+      drawnWidth[i] = total[i];
+    }
+    for (var p = 0; p < drawnPairs.length; p += 2) drawnWidth[drawnPairs[p]] = drawnPairs[p + 1];
+    for (i = 0; i < count; i++) {
+      base = i * 5;
       while (open.length && open[open.length - 1][1] === 0) subtreeEnd[open.pop()[0]] = i;
       if (open.length) {
         var top = open[open.length - 1];
         parent[i] = top[0];
         depth[i] = depth[top[0]] + 1;
         start[i] = top[2];
-        top[2] += total[i];
+        top[2] += drawnWidth[i];
         top[1]--;
       } else {
         parent[i] = -1;
@@ -48,6 +57,25 @@
 
   var grandTotal = count ? total[0] : 0;
   var names = data.names;
+
+  // ---- Python workers' subtrees -------------------------------------------------------------
+  // workerOf[node]: index in data.pythonWorkers (triples: node, parent's wait, 1 drawn within the
+  // wait / 0 beside) of the "[python worker]" subtree holding the node, or -1.
+  var workers = data.pythonWorkers || [];
+  var workerOf = new Int32Array(count).fill(-1);
+  for (var w = 0; w < workers.length; w += 3) workerOf[workers[w]] = w;
+  for (var v = 1; v < count; v++) if (workerOf[v] < 0) workerOf[v] = workerOf[parent[v]];
+  function drawnWithinWait(node) { return workerOf[node] >= 0 && workers[workerOf[node] + 2] === 1; }
+  // The time a tooltip names: the real total inside a worker's subtree; elsewhere the frame's
+  // own (task thread's) time, which is its drawn width: no worker time drawn within a wait.
+  function shownWeight(node) { return workerOf[node] >= 0 ? total[node] : drawnWidth[node]; }
+  var taskTotal = count ? drawnWidth[0] : 0;
+  var withinWaitTime = 0;
+  var besideCount = 0;
+  for (w = 0; w < workers.length; w += 3) {
+    if (workers[w + 2] === 1) withinWaitTime += total[workers[w]];
+    else besideCount++;
+  }
 
   // ---- Formatting -----------------------------------------------------------------------------
   function formatWeight(value) {
@@ -153,7 +181,9 @@
   document.title = data.title;
   document.getElementById('subtitle').textContent = data.subtitle;
   document.getElementById('summary').textContent =
-      'Total ' + formatWeight(grandTotal) + ' · ' + (count - 1).toLocaleString('en-US') + ' frames shown' +
+      'Total ' + formatWeight(taskTotal) + ' · ' +
+      (withinWaitTime ? 'Python workers ' + formatWeight(withinWaitTime) +
+          ' more, drawn within the python_wait they overlap · ' : '') + (count - 1).toLocaleString('en-US') + ' frames shown' +
       (data.prunedNodes ? ' · ' + data.prunedNodes.toLocaleString('en-US') + ' narrower frames hidden' : '') +
       (data.diff ? ' · diff: widths from the new profile, red = more, blue = less (normalised); ' +
           'before total ' + formatWeight(data.diff.beforeTotal) +
@@ -191,6 +221,11 @@
       var text = name + ': ' + formatWeight(weight) + ' (' + percent(weight, categoryTotal) + ')';
       legendItem(legend, state.colorMode === 'category' ? hsl(CATEGORY_HSL[i], 0.5) : 'transparent', text);
     });
+    if (workers.length) {
+      legendItem(legend, 'transparent', 'python, python_off_cpu: real time; each [python worker] subtree is ' +
+          'drawn to scale within the python_wait of the frame above it' +
+          (besideCount ? ' (' + besideCount + ' beside it at real width: that frame has no python_wait)' : ''));
+    }
   }
 
   // ---- Drawing ------------------------------------------------------------------------------
@@ -230,12 +265,12 @@
     if (!count || !grandTotal) return;
     var zoom = state.zoom;
     var left = start[zoom];
-    var scale = canvasWidth / total[zoom];
+    var scale = canvasWidth / drawnWidth[zoom];
     for (var up = parent[zoom]; up !== -1; up = parent[up]) drawFrame(up, 0, canvasWidth, true);
     drawFrame(zoom, 0, canvasWidth, false);
     var end = subtreeEnd[zoom];
     for (var i = zoom + 1; i < end;) {
-      var width = total[i] * scale;
+      var width = drawnWidth[i] * scale;
       if (width < 0.35) {  // too narrow to see, and so is everything above it
         i = subtreeEnd[i];
         continue;
@@ -257,7 +292,7 @@
     var path = [];
     for (var up = node; up > 0; up = parent[up]) path.unshift(names[nameOf[up]]);
     document.getElementById('breadcrumb').textContent =
-        node === 0 ? '' : 'Zoomed to: ' + path.join(' ▸ ') + ' (' + percent(total[node], grandTotal) + ')';
+        node === 0 ? '' : 'Zoomed to: ' + path.join(' ▸ ') + ' (' + percent(shownWeight(node), workerOf[node] >= 0 ? grandTotal : taskTotal) + ')';
     document.body.dataset.zoom = node === 0 ? '' : names[nameOf[node]];
     render();
   }
@@ -285,10 +320,25 @@
   function showTooltip(node, clientX, clientY) {
     tooltip.textContent = '';
     tooltipLine(names[nameOf[node]], 'tip-name');
-    var parentTotal = parent[node] >= 0 ? total[parent[node]] : total[node];
-    tooltipLine(formatWeight(total[node]) + ' — ' + percent(total[node], grandTotal) + ' of total, ' +
-        percent(total[node], parentTotal) + ' of parent');
-    tooltipLine('self: ' + formatWeight(self[node]) + ' (' + percent(self[node], grandTotal) + ')');
+    var weight = shownWeight(node);
+    var whole = workerOf[node] >= 0 ? grandTotal : taskTotal;
+    var up = parent[node];
+    var parentTotal = up < 0 ? weight : workerOf[up] === workerOf[node] ? shownWeight(up) : total[up];
+    tooltipLine(formatWeight(weight) + ' — ' + percent(weight, whole) + ' of total, ' +
+        percent(weight, parentTotal) + ' of parent');
+    tooltipLine('self: ' + formatWeight(self[node]) + ' (' + percent(self[node], whole) + ')');
+    if (workerOf[node] >= 0) {
+      var top = workers[workerOf[node]];
+      var waited = names[nameOf[parent[top]]];
+      tooltipLine(drawnWithinWait(node)
+          ? 'Python worker: drawn to scale within the ' + formatWeight(workers[workerOf[node] + 1]) +
+              ' python_wait of ' + waited + ' it overlaps (the worker\'s ' + formatWeight(total[top]) +
+              ' drawn ' + percent(drawnWidth[top], total[top]) + ' wide)'
+          : 'Python worker: drawn at its real width beside ' + waited + ', which has no python_wait to draw it within');
+    } else if (total[node] !== drawnWidth[node]) {
+      tooltipLine('plus ' + formatWeight(total[node] - drawnWidth[node]) +
+          ' of Python worker time, drawn within the python_wait it overlaps');
+    }
     tooltipLine('category: ' + data.categories[categoryOf[node]] +
         ' · kind: ' + data.kinds[data.nameKinds[nameOf[node]]]);
     if (data.diff) {

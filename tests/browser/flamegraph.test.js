@@ -1,6 +1,7 @@
 // Browser test for the HTML flame graph: renders a profile with the sparkprof CLI, opens it in
 // Debian's headless Chromium through playwright-core (no browser download), and checks that it
-// loads without console errors, that search and zoom work, and that a screenshot is not blank.
+// loads without console errors, that search and zoom work, that a screenshot is not blank, and
+// that a PySpark worker's subtree is drawn within the wait it overlaps.
 //
 // Usage: node flamegraph.test.js SPARKPROF_BINARY OUTPUT_DIR
 // Exit codes: 0 pass, 1 fail, 77 skipped (no Chromium or no node_modules: run setup.sh).
@@ -50,6 +51,56 @@ function writeProfile(file) {
   lines.push(`${run};</script><img src=x onerror="window.__pwned=1"><!-- 20`);
   fs.writeFileSync(file, lines.join('\n') + '\n');
   return 1250;  // total samples
+}
+
+// A PySpark stage (issue 28): the task thread waited 1,000 samples on its worker in the socket
+// read, and the worker's subtree under that read holds 1,500 (python 1,200, python_off_cpu 300).
+function writePySparkProfile(file) {
+  const read = 'org/apache/spark/executor/Executor$TaskRunner.run;org/apache/spark/api/python/PythonRunner$$anon$3.read;java/net/SocketInputStream.read';
+  fs.writeFileSync(file, [
+    '[category=compute];org/apache/spark/executor/Executor$TaskRunner.run;scala/collection/Iterator$$anon$10.next 500',
+    `[category=python_wait];${read} 1000`,
+    `[category=python];${read};[python worker];udf (app.py:3) 1200`,
+    `[category=python_off_cpu];${read};[python worker];udf (app.py:3);fetch (app.py:9) 300`,
+  ].join('\n') + '\n');
+}
+
+// The [python worker] subtree is drawn within the wait it overlaps; tooltips keep real weights.
+async function checkPythonWorkerDrawnWithinWait(browser, outputDir) {
+  const input = path.join(outputDir, 'pyspark-stage.collapsed');
+  const html = path.join(outputDir, 'pyspark-stage.html');
+  writePySparkProfile(input);
+  execFileSync(sparkprof, ['flamegraph', input, '-o', html], { stdio: 'inherit' });
+  const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+  const errors = [];
+  page.on('pageerror', (error) => errors.push(String(error)));
+  await page.goto('file://' + html);
+  await page.waitForFunction(() => window.sparkprofFlameGraph !== undefined);
+  const find = (text) => page.evaluate((t) => window.sparkprofFlameGraph.findFrame(t), text);
+  const taskRunner = await find('TaskRunner.run');
+  const read = await find('SocketInputStream.read');
+  const worker = await find('[python worker]');
+  const udf = await find('udf (app.py:3)');
+  // The task is 1,500 samples wide (500 compute + 1,000 wait), the read its 1,000 of wait.
+  check(Math.abs(read.width / taskRunner.width - 1000 / 1500) < 0.01,
+        `the frame that waited is as wide as its wait (${Math.round(read.width)} of ${Math.round(taskRunner.width)} px)`);
+  check(worker.width <= read.width + 0.5 && udf.width <= read.width + 0.5 &&
+        worker.x - worker.width / 2 >= read.x - read.width / 2 - 0.5,
+        `the worker's subtree fits within the wait (${Math.round(worker.width)} px)`);
+  await page.mouse.move(worker.x, worker.y);
+  const tip = await page.textContent('#tooltip');
+  check(tip.includes('1,500 samples') && tip.includes('drawn to scale within the 1,000 samples python_wait'),
+        `the worker's tooltip keeps its real time and says it is drawn within the wait: "${tip}"`);
+  await page.mouse.move(read.x, read.y);
+  const readTip = await page.textContent('#tooltip');
+  check(readTip.includes('1,000 samples') && readTip.includes('plus 1,500 samples of Python worker time'),
+        `the waiting frame's tooltip names its wait and the worker time within it: "${readTip}"`);
+  const legend = await page.textContent('#legend');
+  check(legend.includes('python: 1,200 samples') && legend.includes('drawn to scale within the python_wait'),
+        `legend keeps the real Python time and says how it is drawn: "${legend}"`);
+  check(errors.length === 0, `no page errors ${errors.join(' | ')}`);
+  await page.screenshot({ path: path.join(outputDir, 'pyspark-stage.png') });
+  await page.close();
 }
 
 async function countColours(browser, pngBuffer) {
@@ -148,6 +199,8 @@ async function main() {
     check(colours >= 10, `screenshot is not blank (${colours} distinct colours)`);
     check(consoleErrors.length === 0, `no console errors ${consoleErrors.join(' | ')}`);
     check(requests.length === 0, `no network requests ${requests.join(' ')}`);
+
+    await checkPythonWorkerDrawnWithinWait(browser, outputDir);
   } finally {
     await browser.close();
   }
