@@ -5,7 +5,8 @@
 // (the thread waits while the worker works), so drawn at its real width the subtree would make
 // the frame, and every frame above it, as wide as the wait *plus* the worker's time. Instead the
 // subtree is drawn within the wait: it adds nothing to its ancestors' widths and each of its frames
-// is drawn `its time x wait / subtree time` wide (never wider than the wait), in the gap the
+// is drawn `its time x min(wait / subtree time, 1)` wide (shrunk to fit the wait, never
+// stretched beyond its real time), in the gap the
 // wait leaves as the frame's self time. A frame with no python_wait time of its own has no wait
 // to draw within: its worker subtree is drawn at its real width beside, as before.
 //

@@ -66,6 +66,20 @@ TEST(PythonWorkerLayoutTest, WorkerSubtreeIsDrawnWithinTheWaitItOverlaps) {
 
 // The page: tooltips and the legend read "nodes" and "categoryTotals" (real: 1.5 s), the layout
 // reads "drawn" (the read, Executor.run and root less the worker; the subtree scaled).
+TEST(PythonWorkerLayoutTest, AWorkerShorterThanItsWaitIsNotStretched) {
+  // The worker computed 200 ms of a 1 s wait (it waited for its input the rest).
+  ProfileModel model(WeightUnit::kNanoseconds);
+  model.AddStack(Frames{"Executor.run", "PythonRunner.read"}, Category::kPythonWait, 1000 * kMs);
+  model.AddStack(Frames{"Executor.run", "PythonRunner.read", "[python worker]", "udf (app.py:3)"},
+                 Category::kPython, 200 * kMs);
+  DrawnWidths drawn = ComputeDrawnWidths(model);
+  EXPECT_DOUBLE_EQ(drawn.width[FindPath(model, {"Executor.run", "PythonRunner.read"})],
+                   1000.0 * kMs);
+  EXPECT_DOUBLE_EQ(
+      drawn.width[FindPath(model, {"Executor.run", "PythonRunner.read", "[python worker]"})],
+      200.0 * kMs);
+}
+
 TEST(PythonWorkerLayoutTest, PageCarriesRealTimesAndDrawnWidths) {
   ProfileModel model = PySparkStage();
   std::string html;
