@@ -47,7 +47,8 @@ struct TaskRow {
 
 // One batch holding `samples` (and `task_rows`), size-prefixed as the driver saves them.
 std::string ProfileBatch(const std::vector<Sample>& samples, const char* mode = "cpu+wall",
-                         const std::vector<TaskRow>& task_rows = {}) {
+                         const std::vector<TaskRow>& task_rows = {},
+                         const char* executor = "1", int64_t start_ns = 0, int64_t end_ns = 1) {
   flatbuffers::FlatBufferBuilder builder;
   std::vector<std::string> strings;
   auto index_of = [&](const std::string& frame) {
@@ -76,8 +77,9 @@ std::string ProfileBatch(const std::vector<Sample>& samples, const char* mode = 
     times.push_back(schema::CreateTaskCategoryTime(builder, row.stage, 0, row.task, row.category,
                                                    ns / kIntervalNs, ns));
   }
-  auto batch = schema::CreateBatchDirect(builder, 1, "1", "host", 1, 0, 1, kIntervalNs, mode,
-                                         &string_offsets, &stacks, &rows, &times);
+  auto batch = schema::CreateBatchDirect(builder, 1, executor, "host", 1, start_ns, end_ns,
+                                         kIntervalNs, mode, &string_offsets, &stacks, &rows,
+                                         &times);
   schema::FinishSizePrefixedBatchBuffer(builder, batch);
   return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
 }
@@ -409,7 +411,9 @@ TEST_F(ProfileRulesTest, WaitsLocksAndStarvation) {
     EXPECT_FALSE(found[0]->explanation.empty());
     // Each is reported only by its own rule.
     for (const Case& other : cases) {
-      if (std::string(other.rule) != c.rule) EXPECT_TRUE(FindingsOf(a, other.rule).empty());
+      if (std::string(other.rule) != c.rule) {
+        EXPECT_TRUE(FindingsOf(a, other.rule).empty());
+      }
     }
   }
   // Blocked entering a monitor from compiled code, walked from the caller past the VM's stub:
@@ -540,6 +544,61 @@ TEST_F(ProfileRulesTest, TheSlowestTaskIsComparedWithTheMedianByCategory) {
   const std::string json = report::RenderJsonSection(a);
   EXPECT_NE(json.find("\"slowest_vs_median\": \"" + words + "\""), std::string::npos);
   EXPECT_NE(json.find("\"task_rows_left_out\": 0"), std::string::npos);
+}
+
+// The driver's own samples over a long no-task stretch: driver-bound names the application's
+// frame the driver was in, and its expected impact is that code spread over the slots.
+TEST_F(ProfileRulesTest, DriverBoundNamesTheDriversFrameAndMovesItOntoTheSlots) {
+  testing::SyntheticApp app = TwoStages();
+  app.driver_gap_ms = 60'000;
+  const int64_t start_ns = app.start_ms * 1'000'000;
+  // One driver window of 200 s over the whole run: 150 s in the application's loop, 15 s in
+  // Spark's planner (under the application's main), 10 s of GC; the executors' batch holds the
+  // stages.
+  const std::string profile =
+      ProfileBatch({{0, {"Executor.run", "com.acme.Job.map"}, schema::Category::compute, 30'000}}) +
+      ProfileBatch(
+          {{-1,
+            {"org.apache.spark.deploy.SparkSubmit.main", "com.acme.Job.main",
+             "com.acme.Job.scoreOnDriver", "java.lang.Math.floorMod"},
+            schema::Category::compute, 150'000},
+           {-1,
+            {"com.acme.Job.main", "org.apache.spark.sql.Dataset.collect",
+             "org.apache.spark.sql.catalyst.rules.RuleExecutor.execute", "scala.collection.Map.get"},
+            schema::Category::compute, 15'000},
+           {-1, {"[GC]"}, schema::Category::gc, 10'000}},
+          "cpu", {}, "driver", start_ns, start_ns + int64_t{200'000} * 1'000'000);
+  report::Analysis analysis = Analyze(app, profile);
+  std::vector<const Finding*> found = FindingsOf(analysis, "driver-bound");
+  ASSERT_EQ(found.size(), 1u);
+  const Finding& f = *found[0];
+  ASSERT_NE(analysis.profile, nullptr);
+  ASSERT_EQ(analysis.profile->driver.windows.size(), 1u);
+  ASSERT_FALSE(f.frames.empty()) << f.explanation;
+  EXPECT_EQ(f.frames[0].stage_id, -1);
+  EXPECT_EQ(f.frames[0].frame, "com.acme.Job.scoreOnDriver");
+  EXPECT_EQ(f.frames[0].application_frame, "com.acme.Job.scoreOnDriver");
+  EXPECT_EQ(f.frames[0].category, "driver_cpu");
+  // The planner under main holds 15 of the 165 s (9%): under the 10% a frame needs to be named.
+  EXPECT_EQ(f.frames.size(), 1u);
+  const double cpu_ms = EvidenceValue(f, "driver_threads_cpu_ms");
+  EXPECT_GT(cpu_ms, 0);
+  EXPECT_NEAR(EvidenceValue(f, "driver_jvm_threads_ms"), cpu_ms * 10 / 165, 2);
+  // The window covers every gap: all of it was sampled.
+  EXPECT_NEAR(EvidenceValue(f, "driver_sampled_gap_ms"), EvidenceValue(f, "driver_only_ms"),
+              EvidenceValue(f, "driver_only_ms") * 0.1);
+  EXPECT_EQ(f.confidence.level, ConfidenceLevel::kHigh);
+  // Application code: scoreOnDriver's 150 s and main's 15 s (the planner sits under main), at
+  // least half the driver-only time; 8 slots.
+  const double application_ms = cpu_ms;
+  EXPECT_NEAR(static_cast<double>(f.impact.time_saved_ms_high), application_ms * 7 / 8, 3);
+  EXPECT_EQ(f.impact.time_saved_ms_low, f.impact.time_saved_ms_high / 2);
+  EXPECT_NE(f.impact.method.find("8 task slots"), std::string::npos) << f.impact.method;
+  EXPECT_NE(f.explanation.find("in com.acme.Job.scoreOnDriver (thread "), std::string::npos)
+      << f.explanation;
+  ASSERT_FALSE(f.recommendations.empty());
+  EXPECT_NE(f.recommendations[0].value.find("look at com.acme.Job.scoreOnDriver"),
+            std::string::npos);
 }
 
 }  // namespace
