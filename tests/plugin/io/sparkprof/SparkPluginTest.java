@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.Comparator;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -422,6 +423,19 @@ public final class SparkPluginTest {
     values.remove("spark.sparkprof.ingestQueue.maxBytes");
     SparkConf sparkConf = new SparkConf(false).set(SparkProfConfig.FLUSH_INTERVAL, "3s");
     check(SparkProfConfig.from(sparkConf).flushIntervalMs() == 3000, "read from a real SparkConf");
+    check(defaults.driverEnabled() && !SparkProfConfig.from(
+        Collections.singletonMap(SparkProfConfig.DRIVER_ENABLED, "false")::get).driverEnabled(),
+        "spark.sparkprof.driver.enabled: on by default, can be turned off");
+    // The workers' interpreter: the driver's choice (conf, then its PYSPARK_PYTHON, then python3)
+    // wins over the executor's own environment.
+    SparkConf python = new SparkConf(false);
+    check(PythonWorkerProfiling.driverChoice(python, null).equals("python3")
+        && PythonWorkerProfiling.driverChoice(python, "/opt/venv/bin/python")
+            .equals("/opt/venv/bin/python")
+        && PythonWorkerProfiling.driverChoice(python.set("spark.pyspark.python", "/conf/python"),
+            "/opt/venv/bin/python").equals("/conf/python")
+        && PythonWorkerProfiling.pythonExecutable(new SparkConf(false), "/from/driver")
+            .equals("/from/driver"), "the workers' interpreter is the driver's choice");
     otelConfigChecks();
   }
 

@@ -53,7 +53,8 @@ final class PythonWorkerProfiling {
   }
 
   /** Sets the workers up, or returns null after one log line saying why not. Never throws. */
-  static PythonWorkerProfiling setUp(SparkConf conf, String executorId, SparkProfConfig config) {
+  static PythonWorkerProfiling setUp(SparkConf conf, String executorId, SparkProfConfig config,
+      String driverPython) {
     try {
       if (!config.pythonEnabled()) return null;
       String reason = unsupportedReason(conf, executorId);
@@ -68,7 +69,7 @@ final class PythonWorkerProfiling {
       writeAtomically(directory, DAEMON_MODULE + ".py", daemonSource());
       // A daemon module Python cannot find would fail every Python task: ask the workers'
       // interpreter first (-m from this directory, as Spark starts the daemon).
-      String probe = probe(conf, directory);
+      String probe = probe(conf, driverPython, directory);
       if (probe != null) {
         SparkProfPlugin.log("Python workers unprofiled: " + probe);
         return null;
@@ -84,11 +85,26 @@ final class PythonWorkerProfiling {
 
   static final long PROBE_TIMEOUT_MS = 10_000;
 
-  /** The interpreter Spark starts the workers with (PythonRunner's choice, its default). */
-  static String pythonExecutable(SparkConf conf) {
+  /** Key of the driver plugin's extraConf entry naming the workers' interpreter. */
+  static final String DRIVER_PYTHON_EXEC = "pythonExec";
+
+  /**
+   * The interpreter Spark starts the workers with. The driver decides it (PySpark's
+   * {@code pythonExec}: {@code spark.pyspark.python}, which spark-submit passes to the Python
+   * driver as PYSPARK_PYTHON, else the driver's PYSPARK_PYTHON, else python3) and every Python
+   * task carries it, so the driver plugin computes it the same way ({@link #driverChoice}) and
+   * hands it to the executors in its extraConf; an executor's own environment is only the
+   * fallback (an older driver plugin, or none).
+   */
+  static String pythonExecutable(SparkConf conf, String fromDriver) {
+    if (fromDriver != null && !fromDriver.isEmpty()) return fromDriver;
+    return driverChoice(conf, System.getenv("PYSPARK_PYTHON"));
+  }
+
+  /** PySpark's choice from the conf and a PYSPARK_PYTHON value (null when unset). */
+  static String driverChoice(SparkConf conf, String environment) {
     String configured = conf.get("spark.pyspark.python", "");
     if (!configured.isEmpty()) return configured;
-    String environment = System.getenv("PYSPARK_PYTHON");
     return environment != null && !environment.isEmpty() ? environment : "python3";
   }
 
@@ -97,8 +113,8 @@ final class PythonWorkerProfiling {
    * null when it answers, else why not (the interpreter missing, -m not finding the module from
    * here, e.g. under PYTHONSAFEPATH, or no answer within PROBE_TIMEOUT_MS).
    */
-  static String probe(SparkConf conf, Path directory) {
-    String python = pythonExecutable(conf);
+  static String probe(SparkConf conf, String driverPython, Path directory) {
+    String python = pythonExecutable(conf, driverPython);
     Process process = null;
     try {
       ProcessBuilder builder =

@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.lang.management.ManagementFactory;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -53,15 +54,20 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
 
   @Override
   public Map<String, String> init(SparkContext sc, PluginContext pluginContext) {
+    // For the executors' plugin init (extraConf): what they cannot see from where they run.
+    Map<String, String> extraConf = new HashMap<>();
     try {
       config = SparkProfConfig.from(pluginContext.conf());
       if (!config.problems().isEmpty()) SparkProfPlugin.log(config.problems());
       if (!config.enabled()) return Collections.emptyMap();
+      // The workers' interpreter as PySpark's driver picks it: the executors probe that one.
+      extraConf.put(PythonWorkerProfiling.DRIVER_PYTHON_EXEC, PythonWorkerProfiling.driverChoice(
+          pluginContext.conf(), System.getenv("PYSPARK_PYTHON")));
       if (!NativeAggregator.isAvailable()) {
         String library = driverLibraryPath(config);
         if (library == null) {
           // Plugin-only install: the copy inside this jar (a failure is logged there, once).
-          if (NativeLibraries.loadDriverLibraryFromJar() != null) return Collections.emptyMap();
+          if (NativeLibraries.loadDriverLibraryFromJar() != null) return extraConf;
         } else {
           try {
             NativeLibraries.loadDriverDependenciesFromJar();
@@ -69,13 +75,13 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
           } catch (UnsatisfiedLinkError | SecurityException e) {
             SparkProfPlugin.log("driver: cannot load " + library + " (" + e.getMessage()
                 + "); no metrics or flame graphs");
-            return Collections.emptyMap();
+            return extraConf;
           }
         }
         if (!NativeAggregator.isAvailable()) {
           SparkProfPlugin.log("driver: " + DRIVER_LIBRARY + " is loaded by another class loader; "
               + "no metrics or flame graphs");
-          return Collections.emptyMap();
+          return extraConf;
         }
       }
       int port = NativeAggregator.start(config);
@@ -108,7 +114,7 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
         NativeAggregator.stop();  // started, so the natives are there: this does not throw
       }
     }
-    return Collections.emptyMap();
+    return extraConf;
   }
 
   /**

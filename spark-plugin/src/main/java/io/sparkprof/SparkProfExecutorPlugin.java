@@ -61,7 +61,8 @@ public final class SparkProfExecutorPlugin implements ExecutorPlugin {
       if (!NativeAgent.isLoaded()) NativeAgent.startFromJar(config.agentOptions());
       if (!NativeAgent.isLoaded()) return;
       nameExecutor(ctx.executorID());
-      python = PythonWorkerProfiling.setUp(ctx.conf(), ctx.executorID(), config);
+      python = PythonWorkerProfiling.setUp(ctx.conf(), ctx.executorID(), config,
+          extraConf == null ? null : extraConf.get(PythonWorkerProfiling.DRIVER_PYTHON_EXEC));
       if (config.s3aMetricsEnabled()) {
         s3a = S3aStatistics.createOrNull(SparkProfExecutorPlugin.class.getClassLoader());
       }
