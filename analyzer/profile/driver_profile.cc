@@ -77,14 +77,15 @@ uint32_t DriverProfileBuilder::ActivityOf(const flamegraph::UntaggedSample& samp
   activity.frame = activity.python ? PythonFunctionName(chosen) : std::string(chosen);
   activity.frame = Bounded(activity.frame.empty() ? "[no frames]" : activity.frame,
                            kMaxFrameBytes);
-  std::string key = activity.thread + '\t' + activity.frame;
+  activity.off_cpu = IsOffCpu(sample.category) || sample.category == Category::kPythonOffCpu;
+  std::string key = activity.thread + '\t' + activity.frame + (activity.off_cpu ? "\t1" : "\t0");
   if (auto found = activity_index_.find(key); found != activity_index_.end()) {
     return found->second;
   }
   if (profile_.activities.size() >= kMaxDriverActivities) {
     if (overflow_activity_ == UINT32_MAX) {
       overflow_activity_ = static_cast<uint32_t>(profile_.activities.size());
-      profile_.activities.push_back({"", "[more activities than kept]", false, false});
+      profile_.activities.push_back({"", "[more activities than kept]", false, false, false});
     }
     profile_.activities_left_out_ns += sample.weight_ns;
     return overflow_activity_;

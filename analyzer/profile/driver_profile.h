@@ -9,7 +9,8 @@
 // samples in proportion to how much of the window the interval covers (as if spread evenly over
 // it; the error is at most one window at each end of the interval).
 //
-// Each sample is charged to one "activity": its thread and the frame that says what it did --
+// Each sample is charged to one "activity": its thread, whether it was on CPU, and the frame that
+// says what it did --
 // the innermost frame of the application's code (JVM or Python: the function the driver program
 // was in), else the innermost frame outside the JDK and Scala's library (the Spark or Hadoop code
 // it was in), else its innermost frame. A window keeps its kTopActivities largest activities;
@@ -36,6 +37,7 @@ struct DriverActivity {
   std::string frame;
   bool application = false;  // `frame` is the application's own code
   bool python = false;       // `frame` is a Python frame (the Python driver program)
+  bool off_cpu = false;      // its samples were off CPU (the Python driver's own waits)
 };
 
 struct DriverActivityTime {
@@ -102,7 +104,8 @@ class DriverProfileBuilder {
   uint32_t ActivityOf(const flamegraph::UntaggedSample& sample);
 
   DriverProfile profile_;
-  std::unordered_map<std::string, uint32_t> activity_index_;  // thread + '\t' + frame
+  // thread + '\t' + frame + '\t' + off CPU
+  std::unordered_map<std::string, uint32_t> activity_index_;
   std::map<std::pair<int64_t, int64_t>, OpenWindow> open_;    // by (start, end)
   uint32_t overflow_activity_ = UINT32_MAX;  // "[more activities than kept]", once needed
 };

@@ -89,7 +89,8 @@ TEST(DriverProfileTest, ActivitiesAreTheApplicationsFrameElseSparksAndTimeIsShar
   EXPECT_EQ(driver.windows[0].jvm_ns, 1000 * kMs);
   EXPECT_EQ(driver.windows[1].threads_ns, 3400 * kMs);
   EXPECT_EQ(driver.windows[1].off_cpu_ns, 400 * kMs);
-  ASSERT_EQ(driver.activities.size(), 3u);  // both Python stacks are one function
+  // Both Python stacks are one function: on CPU and off CPU apart.
+  ASSERT_EQ(driver.activities.size(), 4u);
   EXPECT_EQ(driver.activities[0].thread, "main");
   EXPECT_EQ(driver.activities[0].frame, "com.acme.Job.scoreOnDriver");
   EXPECT_TRUE(driver.activities[0].application);
@@ -99,6 +100,9 @@ TEST(DriverProfileTest, ActivitiesAreTheApplicationsFrameElseSparksAndTimeIsShar
   EXPECT_EQ(driver.activities[2].frame, "score (app.py)");
   EXPECT_TRUE(driver.activities[2].python);
   EXPECT_TRUE(driver.activities[2].application);
+  EXPECT_FALSE(driver.activities[2].off_cpu);
+  EXPECT_EQ(driver.activities[3].frame, "score (app.py)");
+  EXPECT_TRUE(driver.activities[3].off_cpu);
 
   // Half of each window: [102.5 s, 107.5 s).
   const std::vector<std::pair<int64_t, int64_t>> gap = {{102'500, 107'500}};
@@ -107,10 +111,11 @@ TEST(DriverProfileTest, ActivitiesAreTheApplicationsFrameElseSparksAndTimeIsShar
   EXPECT_EQ(time.threads_ns, 3200 * kMs);
   EXPECT_EQ(time.jvm_ns, 500 * kMs);
   EXPECT_EQ(time.off_cpu_ns, 200 * kMs);
-  ASSERT_EQ(time.activities.size(), 3u);
+  ASSERT_EQ(time.activities.size(), 4u);
   EXPECT_EQ(driver.activities[time.activities[0].activity].frame, "com.acme.Job.scoreOnDriver");
   EXPECT_EQ(time.activities[0].ns, 1500 * kMs);
-  EXPECT_EQ(time.activities[1].ns, 1200 * kMs);  // the Python function, on and off CPU
+  EXPECT_EQ(time.activities[1].ns, 1000 * kMs);  // the Python function on CPU
+  EXPECT_EQ(time.activities[3].ns, 200 * kMs);   // and off CPU
   EXPECT_TRUE(time.python);
   // Outside every window, and hostile times that would overflow in ns: nothing, no crash.
   const std::vector<std::pair<int64_t, int64_t>> outside = {{0, 1000},

@@ -379,7 +379,8 @@ void WriteProfile(const Analysis& analysis, JsonWriter& out) {
           .Field("thread", activity.thread)
           .Field("frame", activity.frame)
           .Field("application", activity.application)
-          .Field("python", activity.python);
+          .Field("python", activity.python)
+          .Field("off_cpu", activity.off_cpu);
       FieldMs(out, "ms", driver.activities[i].ns);
       out.EndObject();
     }

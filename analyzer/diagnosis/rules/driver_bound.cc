@@ -13,13 +13,15 @@
 //   With the driver's own samples (profile::DriverProfile: the driver JVM's agent, and the Python
 //   driver program when its sampler runs), the finding says what the driver did in the gaps: its
 //   threads' CPU there and the activities (thread and frame) that held most of it, named as frame
-//   evidence: at most 3, each holding at least 10% of that CPU (smaller ones are noise beside the
-//   cause). No threshold decides anything: the samples explain, the rule fires as before. When
+//   evidence: at most 3, each holding at least 10% of the threads' sampled time (smaller ones are
+//   noise beside the cause). No threshold decides anything: the samples explain, the rule fires as before. When
 //   the driver's threads were on CPU for under half of the sampled gap time, most of the gap was
 //   spent waiting (I/O, sleep, a Python driver program the JVM waited for): said so, since CPU
-//   samples cannot name a wait. When the application's own frames hold at least half of the
-//   driver-only time, the expected impact is that code moved onto the executors' slots (its time
-//   x (1 - 1/slots) high, half that low) instead of 25-75% of the driver-only time.
+//   samples cannot name a wait. When the application's own frames on CPU hold at least half of
+//   the driver-only time, the expected impact is that code moved onto the executors' slots (its
+//   time x (1 - 1/slots) high, half that low) instead of 25-75% of the driver-only time; a wait
+//   (the Python driver's own time off CPU: a sleep, a call to another system) does not count:
+//   spreading it over slots need not shorten it.
 #include <algorithm>
 #include <cctype>
 #include <string>
@@ -55,7 +57,8 @@ std::string ExplainDriverSamples(const DiagnosisInput& input, Finding& f,
   if (time.covered_ms <= 0) return "";
   const uint64_t on_cpu_ns = time.threads_ns - std::min(time.off_cpu_ns, time.threads_ns);
   for (const profile::DriverActivityTime& entry : time.activities) {
-    if (driver.activities[entry.activity].application) application_ns += entry.ns;
+    const profile::DriverActivity& activity = driver.activities[entry.activity];
+    if (activity.application && !activity.off_cpu) application_ns += entry.ns;
   }
   const double cpu_share =
       static_cast<double>(NsToMs(on_cpu_ns)) / static_cast<double>(time.covered_ms);
@@ -75,18 +78,22 @@ std::string ExplainDriverSamples(const DiagnosisInput& input, Finding& f,
     const profile::DriverActivityTime& entry = time.activities[i];
     const profile::DriverActivity& activity = driver.activities[entry.activity];
     if (entry.ns < 1'000'000 ||
-        static_cast<double>(entry.ns) < kDriverFrameShare * static_cast<double>(on_cpu_ns)) {
+        static_cast<double>(entry.ns) <
+            kDriverFrameShare * static_cast<double>(time.threads_ns)) {
       break;
     }
     FrameEvidence frame;
     frame.stage_id = -1;
     frame.frame = activity.frame;
     frame.application_frame = activity.application ? activity.frame : std::string();
-    frame.category = activity.python ? "python_driver" : "driver_cpu";
+    frame.category = !activity.python  ? "driver_cpu"
+                     : activity.off_cpu ? "python_driver_off_cpu"
+                                        : "python_driver";
     frame.ms = static_cast<double>(entry.ns) / 1e6;
     f.frames.push_back(frame);
-    listed += std::string(listed.empty() ? "" : "; ") + Millis(NsToMs(entry.ns)) + " in " +
-              activity.frame + (activity.thread.empty() ? "" : " (thread " + activity.thread + ")");
+    listed += std::string(listed.empty() ? "" : "; ") + Millis(NsToMs(entry.ns)) +
+              (activity.off_cpu ? " off CPU in " : " in ") + activity.frame +
+              (activity.thread.empty() ? "" : " (thread " + activity.thread + ")");
   }
   if (!listed.empty()) text += ", most of it: " + listed;
   text += ".";
