@@ -21,7 +21,8 @@
 # through Spark's own Py4J gateway, io.sparkprof.PythonDriverProfiling.add(file, start, end), in
 # the workers' file format (its task line is unused: "task 0 0 0 0"), with the window's epoch ns.
 # Before a SparkContext exists the stacks wait (bounded); SparkContext.stop first sends what is
-# left. Nothing is written to disk.
+# left and ends the sampling (a SparkContext made after it is not sampled). Nothing is written to
+# disk.
 #
 # It must never harm the program: any failure turns sampling off after one line on stderr
 # ("sparkprof: Python driver unprofiled ..."), and the program runs on unchanged.
@@ -167,6 +168,8 @@ class DriverSampler(object):
             self.sent += 1
 
     def stop(self):
+        if self.stopped:
+            return
         self.flush()
         with self.lock:
             self.stopped = True
@@ -190,8 +193,10 @@ def _send_before_stop(sampler):
     original = pyspark.context.SparkContext.stop
 
     def stop(self, *args, **kwargs):
+        # The last window, then no more: once the driver JVM stops there is nowhere to send one
+        # (a SparkContext made after this one is not sampled).
         try:
-            sampler.flush()
+            sampler.stop()
         except Exception:
             pass
         return original(self, *args, **kwargs)
