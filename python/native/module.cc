@@ -46,6 +46,9 @@ struct AnalysisResult {
   std::shared_ptr<RaisedErrors> errors = std::make_shared<RaisedErrors>();
   // Prepared on the first what-if and shared by every later one (sparkprof.what_if, recommend).
   std::unique_ptr<whatif::LazySimulator> simulator;
+  // When no Spark event could be read: the entry of the several-application report's
+  // not_analysed list (where the log is, and why), as the CLI writes it.
+  source::DiscoveryWarning not_analysed;
 };
 
 // The pricing options of `sparkprof analyze|whatif` (cli/cost_options.h, docs/cost.md) as the
@@ -160,6 +163,12 @@ AnalysisResult AnalyzeApplication(const Discovery& discovery, size_t index,
       report::Analyze(discovery.result.applications[index], options, cost_options.options,
                       profile));
   result.simulator = std::make_unique<whatif::LazySimulator>(result.analysis->model);
+  if (!result.analysis->read.analysable()) {
+    report::NotAnalysedList entry;
+    entry.Add(discovery.result.applications[index],
+              report::NothingAnalysableWhy(result.analysis->read));
+    result.not_analysed = std::move(entry.entries.front());
+  }
   return result;
 }
 
@@ -225,15 +234,29 @@ std::vector<const report::Analysis*> Pointers(const std::vector<const AnalysisRe
   return pointers;
 }
 
-nb::str Render(const std::vector<const AnalysisResult*>& results, const std::string& format) {
+// `not_analysed`: the applications of the same input that gave no report, in the input's order
+// (listed after the others when there are several, as the CLI does).
+nb::str Render(const std::vector<const AnalysisResult*>& results, const std::string& format,
+               const std::vector<const AnalysisResult*>& not_analysed = {}) {
   if (!report::IsReportFormat(format)) {
     throw nb::value_error("format must be one of text, md, json, html");
   }
   std::vector<const report::Analysis*> pointers = Pointers(results);
+  report::NotAnalysedList missing;
+  for (const AnalysisResult* result : not_analysed) {
+    if (result->analysis->read.analysable()) {
+      throw nb::value_error("not_analysed holds an application that was analysed");
+    }
+    if (missing.entries.size() < report::NotAnalysedList::kMax) {
+      missing.entries.push_back(result->not_analysed);
+    } else {
+      ++missing.left_out;
+    }
+  }
   std::string text;
   {
     nb::gil_scoped_release release;
-    text = report::RenderReport(format, pointers);
+    text = report::RenderReport(format, pointers, missing);
   }
   return Utf8(text);
 }
@@ -344,6 +367,10 @@ NB_MODULE(_native, m) {
                      return problems;
                    })
       .def_prop_ro("problems_not_kept", [](const AnalysisResult& r) { return r.problems_not_kept; })
+      .def_prop_ro("not_analysed",
+                   [](const AnalysisResult& r) {
+                     return nb::make_tuple(Utf8(r.not_analysed.path), Utf8(r.not_analysed.message));
+                   })
       .def_prop_ro("errors", [](const AnalysisResult& r) { return Exceptions(*r.errors); })
       .def_prop_ro("spark_properties",
                    [](const AnalysisResult& r) { return r.analysis->model.spark_properties; })
@@ -391,7 +418,9 @@ NB_MODULE(_native, m) {
         "(each application's what-if JSON object, the document `sparkprof whatif --format json` "
         "writes for all of them).");
   m.def("render", &Render, nb::arg("analyses"), nb::arg("format"),
-        "The report of several applications, as `sparkprof analyze --format FORMAT` writes it.");
+        nb::arg("not_analysed") = std::vector<const AnalysisResult*>{},
+        "The report of several applications, as `sparkprof analyze --format FORMAT` writes it; "
+        "`not_analysed`: the input's applications in which no Spark event could be read.");
   // The reports' number formats, so the fleet commands print figures as the reports do.
   m.def("human_bytes", &report::HumanBytes, nb::arg("bytes"));
   m.def("human_duration_ms", &report::HumanDurationMs, nb::arg("millis"));

@@ -218,6 +218,25 @@ def test_workers_give_the_same_report(
     assert names == [r.input.name for r in sparkprof.analyze(path).reports]
 
 
+@pytest.mark.parametrize("output_format", ["json", "text", "md", "html"])
+def test_logs_without_events_are_listed_with_why_as_the_cli_does(
+    tmp_path: Path,
+    demo_logs: dict[str, Path],
+    cli_report: Callable[..., str],
+    output_format: str,
+) -> None:
+    for name in ("app-a", "app-b"):
+        (tmp_path / name).write_bytes(demo_logs["plain"].read_bytes())
+    (tmp_path / "empty").write_bytes(b"")
+    (tmp_path / "notes.txt").write_text("not an event log\n")
+    report = sparkprof.analyze(tmp_path)
+    assert sorted(report.skipped) == ["empty", "notes.txt"]
+    whys = {Path(entry.path).name: entry.message for entry in report.not_analysed}
+    assert whys["empty"] == "no Spark events could be read: empty"
+    assert whys["notes.txt"].startswith("no Spark events could be read: 1 line(s)")
+    assert report.render(output_format) == cli_report(tmp_path, output_format)
+
+
 def test_nothing_analysable(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("not an event log\n")
     with pytest.raises(sparkprof.NothingAnalysableError) as raised:

@@ -78,6 +78,8 @@ class Report:
     applications: list[AnalysedApplication]
     warnings: list[DiscoveryWarning]
     skipped: list[str]  # logs in which no Spark event could be read
+    # The same logs as the engine read them (the report's not_analysed list: where, and why).
+    unread: list[_native.Analysis] = field(default_factory=list, repr=False, compare=False)
 
     @property
     def application(self) -> ApplicationReport:
@@ -95,13 +97,20 @@ class Report:
         return [problem for application in self.applications for problem in application.problems]
 
     @property
+    def not_analysed(self) -> list[DiscoveryWarning]:
+        """The logs of ``skipped`` with why (the report's ``not_analysed`` list; path: the log's
+        file, or the folder holding its parts)."""
+        return [DiscoveryWarning(*native.not_analysed) for native in self.unread]
+
+    @property
     def json(self) -> str:
         """Byte for byte what ``sparkprof analyze SOURCE --format json`` writes."""
         return self.render("json")
 
     def render(self, format: str = "text") -> str:
         """``text``, ``md``, ``json`` or ``html``, exactly as ``sparkprof analyze`` writes it."""
-        return _native.render([application.native for application in self.applications], format)
+        natives = [application.native for application in self.applications]
+        return _native.render(natives, format, self.unread)
 
     def any_finding_at_or_above(self, severity: Literal["warning", "critical"]) -> bool:
         """What ``sparkprof analyze --fail-on SEVERITY`` tests (exit code 3)."""
@@ -180,6 +189,7 @@ class Discovery:
             for index, found in enumerate(self.native.applications)
         ]
         self.skipped: list[str] = []
+        self.unread: list[_native.Analysis] = []  # the skipped logs as the engine read them
 
     def analyse(
         self, indices: Iterable[int] | None = None, workers: int = 1
@@ -224,6 +234,7 @@ class Discovery:
         error = errors[0] if errors else None
         if not native.analysable:
             self.skipped.append(native.log_name)
+            self.unread.append(native)
             return Outcome(index, None, error)
         analysed = AnalysedApplication(
             report=ApplicationReport.from_json(native.render("json")),
@@ -311,7 +322,7 @@ def analyze(
         raise NothingAnalysableError(
             nothing_message(source, name, discovery.skipped), discovery.warnings, discovery.skipped
         )
-    return Report(analysed, discovery.warnings, discovery.skipped)
+    return Report(analysed, discovery.warnings, discovery.skipped, discovery.unread)
 
 
 def nothing_message(source: Source, name: str | None, skipped: list[str]) -> str:
