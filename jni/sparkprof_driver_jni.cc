@@ -17,6 +17,7 @@
 
 #include "driver-aggregator/driver_aggregator.h"
 #include "driver-aggregator/python_driver_batch.h"
+#include "jni/java_exceptions.h"
 #include "jni/jni_strings.h"
 
 namespace {
@@ -24,6 +25,7 @@ namespace {
 using sparkprof::driver::AggregatorOptions;
 using sparkprof::driver::DriverAggregator;
 using sparkprof::driver::IngestOutcome;
+using sparkprof::jni::ThrowJava;
 
 // One aggregator per JVM, started by DriverPlugin.init and kept until stop(). Calls after stop()
 // find no aggregator and do nothing.
@@ -33,12 +35,6 @@ std::shared_ptr<DriverAggregator> g_aggregator;
 std::shared_ptr<DriverAggregator> CurrentAggregator() {
   std::lock_guard<std::mutex> lock(g_lifecycle_mutex);
   return g_aggregator;
-}
-
-void ThrowJava(JNIEnv* env, const char* class_name, const std::string& message) {
-  if (env->ExceptionCheck()) return;
-  jclass exception = env->FindClass(class_name);
-  if (exception != nullptr) env->ThrowNew(exception, message.c_str());
 }
 
 // Every string crosses as standard UTF-8 (jni_strings.h): an emoji in spark.app.name must not

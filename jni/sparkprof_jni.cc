@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "jni/java_exceptions.h"
 #include "jni/jni_strings.h"
 #include "native-agent/agent.h"
 #include "native-agent/agent_counters.h"
@@ -19,16 +20,10 @@ namespace {
 
 using sparkprof::agent::Agent;
 using sparkprof::agent::CurrentAgent;
+using sparkprof::jni::ThrowJava;
 
 // Batches above this are refused rather than handed to Spark RPC.
 constexpr size_t kMaxBatchBytes = 64u << 20;
-
-// The one place an error becomes a Java exception.
-void ThrowJava(JNIEnv* env, const char* class_name, const std::string& message) {
-  if (env->ExceptionCheck()) return;
-  jclass exception = env->FindClass(class_name);
-  if (exception != nullptr) env->ThrowNew(exception, message.c_str());
-}
 
 }  // namespace
 
