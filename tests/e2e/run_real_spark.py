@@ -65,6 +65,8 @@ REPORT_EXCEPTIONS = {
 }
 
 # The driver plugin's log lines that say something went wrong (spark-plugin/src/main/java).
+# sparkprof's lines hold "sparkprof: ": the agent's start them, the plugin's come through Spark's
+# logger ("26/11/29 06:30:00 WARN sparkprof: ...").
 DRIVER_PROBLEMS = ["plugin disabled", "profiling off", "cannot load", "no metrics or flame graphs",
                    "was not recorded", "not written", "further drops are counted",
                    "outputs stay in", "cannot write"]
@@ -131,7 +133,7 @@ def check_run(run, facts, cluster):
     check(url is not None and url.endswith(f":{run.metrics_url.split(':')[-1]}"),
           f"the driver log says the aggregator started, metrics at {url}")
     problems = [line for line in driver_log.splitlines()
-                if line.startswith("sparkprof:") and any(p in line for p in DRIVER_PROBLEMS)]
+                if "sparkprof: " in line and any(p in line for p in DRIVER_PROBLEMS)]
     check(not problems, f"the driver log has no sparkprof problem line: {problems[:3]}")
     executor_logs = []
     for worker in cluster.workers():
@@ -148,7 +150,7 @@ def check_run(run, facts, cluster):
           f"{len(late)} of {len(executor_logs)} executors had the plugin start the agent "
           f"(expected {expected_late}: {'plugin-only' if run.plugin_only else '-agentpath'})")
     broken = [line for p in executor_logs for line in read_tail(p, 50_000_000).splitlines()
-              if line.startswith("sparkprof:") and any(
+              if "sparkprof: " in line and any(
                   problem in line for problem in ("profiling off", "plugin disabled",
                                                   "could not send", "could not pass"))]
     check(not broken, f"no executor log reports profiling off, the plugin disabled or a failed "

@@ -201,7 +201,7 @@ final class ApplicationTrace extends SparkListener {
           ? environmentTraceparent : config.otelTraceparent();
       trace = new Trace(TracingSdk.build(config, ids), ids, traceparent);
     } catch (RuntimeException | LinkageError e) {
-      SparkProfPlugin.log("OpenTelemetry: no spans, the SDK could not be set up: " + e);
+      Log.warn("OpenTelemetry: no spans, the SDK could not be set up: " + e);
       return;
     }
     long intervalMs = config.otelJobSpansIntervalMs();
@@ -287,7 +287,7 @@ final class ApplicationTrace extends SparkListener {
       }
       t.built.sdk.getSdkTracerProvider().forceFlush();  // ship now, do not wait for it
     } catch (IOException | RuntimeException | LinkageError e) {
-      SparkProfPlugin.log("OpenTelemetry: live job spans stopped, the rest follow at the "
+      Log.warn("OpenTelemetry: live job spans stopped, the rest follow at the "
           + "application's end: " + e);
       liveExport.shutdown();
     }
@@ -321,24 +321,24 @@ final class ApplicationTrace extends SparkListener {
       long exported = t.built.counts.exported.get();
       String what = emitted.spans + " spans of trace " + emitted.traceId;
       if (!emitted.sampled) {
-        SparkProfPlugin.log("OpenTelemetry: " + what + " not sampled (samplingRatio or the "
+        Log.info("OpenTelemetry: " + what + " not sampled (samplingRatio or the "
             + "parent's flag), none exported" + t.parentNote);
       } else if (t.built.counts.delivered(flushed.isSuccess(), emitted.spans)) {
         // Fewer than emitted when a Connect request's own parent was not sampled.
-        SparkProfPlugin.log("OpenTelemetry: " + exported + " of " + what + " exported ("
+        Log.info("OpenTelemetry: " + exported + " of " + what + " exported ("
             + t.built.destination + ") in " + elapsedMs + " ms"
             + (liveSpans > 0 ? " (" + liveSpans + " of them as their jobs ended)" : "")
             + (emitted.left > 0 ? ", " + emitted.left + " stage spans left out" : "")
             + t.parentNote);
       } else {
         long pending = t.built.counts.pending.get();
-        SparkProfPlugin.log("OpenTelemetry: " + what + " not exported ("
+        Log.warn("OpenTelemetry: " + what + " not exported ("
             + t.built.destination + "): " + exported + " delivered within " + timeoutMs
             + " ms" + (pending > 0 ? ", " + pending + " still in flight (retried)" : "")
             + "; the application is not affected" + t.parentNote);
       }
     } catch (IOException | RuntimeException | LinkageError e) {
-      SparkProfPlugin.log("OpenTelemetry: no spans from " + reportJson + ": " + e);
+      Log.warn("OpenTelemetry: no spans from " + reportJson + ": " + e);
     } finally {
       // The export and the shutdown share one timeout (at least 100 ms for the shutdown).
       long leftMs = config.otelExportTimeoutMs() - (System.nanoTime() - started) / 1_000_000L;
@@ -469,7 +469,7 @@ final class ApplicationTrace extends SparkListener {
       phaseEndsMs.put(phase, cursorMs);
     }
     if (!applicationSpan.getSpanContext().getSpanId().equals(t.applicationSpanId)) {
-      SparkProfPlugin.log("OpenTelemetry: the SDK did not use the reserved span ids; the spans "
+      Log.warn("OpenTelemetry: the SDK did not use the reserved span ids; the spans "
           + "of jobs exported as they ended have no parent in this trace");
     }
 

@@ -97,13 +97,26 @@ public final class NativeLibraries {
     return loadOnce(AGENT_LIBRARY);
   }
 
+  /** Where {@link #log} goes once a plugin side set it ({@link Log}); null: stderr. */
+  private static volatile java.util.function.Consumer<String> logSink;
+
   /**
-   * The one way sparkprof's JVM side logs: a line on stderr (in the driver or executor log). The
-   * same format as {@code SparkProfPlugin.log}, which these classes cannot call: they must load
-   * and be tested without Spark's classes.
+   * Warnings of these classes (and {@link NativeAgent}'s): through {@link Log} (Spark's logger)
+   * once a plugin side called {@link #logTo}, else a {@code sparkprof:} line on stderr. These
+   * classes cannot call {@link Log} themselves: they must load and be tested without Spark's
+   * classes (slf4j included).
    */
   static void log(String message) {
-    System.err.println("sparkprof: " + message);
+    java.util.function.Consumer<String> sink = logSink;
+    if (sink != null) {
+      sink.accept(message);
+    } else {
+      System.err.println("sparkprof: " + message);
+    }
+  }
+
+  static void logTo(java.util.function.Consumer<String> sink) {
+    logSink = sink;
   }
 
   /** Null when this JVM can load the libraries the jar carries, else why not. */

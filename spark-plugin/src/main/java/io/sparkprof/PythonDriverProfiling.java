@@ -36,7 +36,7 @@ public final class PythonDriverProfiling {
         FILES_REFUSED.incrementAndGet();
         if (!refusalLogged) {
           refusalLogged = true;
-          SparkProfPlugin.log("a file of the Python driver's samples was refused ("
+          Log.warn("a file of the Python driver's samples was refused ("
               + NativeAggregator.outcomeName(outcome) + "); further refusals are counted, not "
               + "logged");
         }

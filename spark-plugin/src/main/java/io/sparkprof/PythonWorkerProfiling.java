@@ -59,7 +59,7 @@ final class PythonWorkerProfiling {
       if (!config.pythonEnabled()) return null;
       String reason = unsupportedReason(conf, executorId);
       if (reason != null) {
-        SparkProfPlugin.log("Python workers unprofiled: " + reason);
+        Log.warn("Python workers unprofiled: " + reason);
         return null;
       }
       Path directory = Paths.get(System.getProperty("user.dir")).toAbsolutePath();
@@ -71,13 +71,13 @@ final class PythonWorkerProfiling {
       // interpreter first (-m from this directory, as Spark starts the daemon).
       String probe = probe(conf, driverPython, directory);
       if (probe != null) {
-        SparkProfPlugin.log("Python workers unprofiled: " + probe);
+        Log.warn("Python workers unprofiled: " + probe);
         return null;
       }
       conf.set("spark.python.daemon.module", DAEMON_MODULE);
       return new PythonWorkerProfiling(spool);
     } catch (IOException | RuntimeException e) {
-      SparkProfPlugin.log("Python workers unprofiled: could not set up sparkprof's daemon in the "
+      Log.warn("Python workers unprofiled: could not set up sparkprof's daemon in the "
           + "executor's working directory: " + e);
       return null;
     }
@@ -211,7 +211,7 @@ final class PythonWorkerProfiling {
     filesRefused.incrementAndGet();
     if (!refusalLogged) {
       refusalLogged = true;
-      SparkProfPlugin.log("a Python worker profile was not used: " + why
+      Log.warn("a Python worker profile was not used: " + why
           + " (further ones are counted, not logged)");
     }
   }

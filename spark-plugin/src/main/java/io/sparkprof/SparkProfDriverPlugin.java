@@ -57,8 +57,9 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
     // For the executors' plugin init (extraConf): what they cannot see from where they run.
     Map<String, String> extraConf = new HashMap<>();
     try {
+      Log.routeNativeLibraries();
       config = SparkProfConfig.from(pluginContext.conf());
-      if (!config.problems().isEmpty()) SparkProfPlugin.log(config.problems());
+      if (!config.problems().isEmpty()) Log.warn(config.problems());
       if (!config.enabled()) return Collections.emptyMap();
       // The workers' interpreter as PySpark's driver picks it: the executors probe that one.
       extraConf.put(PythonWorkerProfiling.DRIVER_PYTHON_EXEC, PythonWorkerProfiling.driverChoice(
@@ -73,13 +74,13 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
             NativeLibraries.loadDriverDependenciesFromJar();
             System.load(library);
           } catch (UnsatisfiedLinkError | SecurityException e) {
-            SparkProfPlugin.log("driver: cannot load " + library + " (" + e.getMessage()
+            Log.warn("driver: cannot load " + library + " (" + e.getMessage()
                 + "); no metrics or flame graphs");
             return extraConf;
           }
         }
         if (!NativeAggregator.isAvailable()) {
-          SparkProfPlugin.log("driver: " + DRIVER_LIBRARY + " is loaded by another class loader; "
+          Log.warn("driver: " + DRIVER_LIBRARY + " is loaded by another class loader; "
               + "no metrics or flame graphs");
           return extraConf;
         }
@@ -102,12 +103,12 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
           SparkCompat.addListener(sc, trace);
         }
       }
-      SparkProfPlugin.log("driver aggregator started"
+      Log.info("driver aggregator started"
           + (port >= 0 ? ", metrics at http://" + config.prometheusBindAddress() + ":" + port
               + "/metrics" : ", no metrics endpoint")
           + ", stage flame graphs in " + config.outputDir());
     } catch (RuntimeException | LinkageError e) {
-      SparkProfPlugin.log("driver plugin disabled: " + e);
+      Log.warn("driver plugin disabled: " + e);
       if (running) {
         running = false;
         flameGraphWriter.shutdownNow();
@@ -131,7 +132,7 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
       if (!NativeAgent.isLoaded()) {
         String outcome = NativeAgent.startFromJar(config.agentOptions());
         if (!NativeAgent.STARTED.equals(outcome) && !NativeAgent.ALREADY_RUNNING.equals(outcome)) {
-          SparkProfPlugin.log("driver unsampled: " + outcome);
+          Log.warn("driver unsampled: " + outcome);
           return;
         }
       }
@@ -140,7 +141,7 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
           TimeUnit.MILLISECONDS);
       drainsDriverAgent = true;
     } catch (RuntimeException | LinkageError e) {
-      SparkProfPlugin.log("driver unsampled: " + e);
+      Log.warn("driver unsampled: " + e);
     }
   }
 
@@ -169,7 +170,7 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
     try {
       liveEventLogCopy = new BufferedOutputStream(new FileOutputStream(config.liveEventLog()));
     } catch (IOException | SecurityException e) {
-      SparkProfPlugin.log(SparkProfConfig.LIVE_EVENT_LOG + ": cannot write "
+      Log.warn(SparkProfConfig.LIVE_EVENT_LOG + ": cannot write "
           + config.liveEventLog() + " (" + e.getMessage() + "); the live feed is not copied");
       return NativeAggregator::onEvent;
     }
@@ -196,7 +197,7 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
       try {
         copy.close();
       } catch (IOException e) {
-        SparkProfPlugin.log("live event log copy: " + e.getMessage());
+        Log.warn("live event log copy: " + e.getMessage());
       }
     }
   }
@@ -245,7 +246,7 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
     try {
       NativeAggregator.setApplication(appId, pluginContext.conf().get("spark.app.name", ""));
     } catch (RuntimeException | LinkageError e) {
-      SparkProfPlugin.log("outputs stay in " + config.outputDir() + ": " + e.getMessage());
+      Log.warn("outputs stay in " + config.outputDir() + ": " + e.getMessage());
     }
   }
 
@@ -280,7 +281,7 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
   private void logBadBatchOnce(String what) {
     if (badBatchLogged) return;
     badBatchLogged = true;
-    SparkProfPlugin.log(what + "; further drops are counted in sparkprof_driver_batches_total, "
+    Log.warn(what + "; further drops are counted in sparkprof_driver_batches_total, "
         + "not logged");
   }
 
@@ -306,7 +307,7 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
     try {
       NativeAggregator.writeStageFlameGraph(stage[0], stage[1]);
     } catch (RuntimeException | LinkageError e) {
-      SparkProfPlugin.log("flame graph of stage " + stage[0] + " (attempt " + stage[1]
+      Log.warn("flame graph of stage " + stage[0] + " (attempt " + stage[1]
           + ") not written: " + e.getMessage());
     }
   }
@@ -355,7 +356,7 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
       }
     }
     if (!missing.isEmpty() || !ended) {
-      SparkProfPlugin.log("stopped waiting after " + config.finalBatchTimeoutMs() + " ms for "
+      Log.warn("stopped waiting after " + config.finalBatchTimeoutMs() + " ms for "
           + (ended ? "" : "the application's end and ") + "the last batches of executors "
           + missing + "; the report and flame graphs may miss their last samples");
     }
@@ -366,7 +367,7 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
     SparkProfListener events = listener;
     closeLiveEventLogCopy();
     if (events != null) {
-      SparkProfPlugin.log(String.format(java.util.Locale.ROOT, "listener: %d events forwarded, "
+      Log.info(String.format(java.util.Locale.ROOT, "listener: %d events forwarded, "
           + "%.1f us each on the listener thread after the first (%.1f ms; %.1f us of CPU), "
           + "%.0f%% of it making the JSON lines, %d not recorded; %s", events.events(),
           events.nanosPerEvent() / 1e3, events.firstEventNanos() / 1e6,
@@ -377,11 +378,11 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
     try {
       String paths = NativeAggregator.finishApplication();
       if (paths != null && !paths.isEmpty()) {
-        SparkProfPlugin.log("report written: " + paths.replace('\n', ' '));
+        Log.info("report written: " + paths.replace('\n', ' '));
       }
       exportTrace(paths);
     } catch (RuntimeException | LinkageError e) {
-      SparkProfPlugin.log("report not written: " + e.getMessage());
+      Log.warn("report not written: " + e.getMessage());
       ApplicationTrace export = trace;
       if (export != null) export.abandon();
     }
@@ -396,14 +397,14 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
       if (path.endsWith(".json")) reportJson = new File(path);
     }
     if (reportJson == null) {
-      SparkProfPlugin.log("OpenTelemetry: no application span, no report.json was written");
+      Log.warn("OpenTelemetry: no application span, no report.json was written");
       export.abandon();
       return;
     }
     try {
       export.export(reportJson);
     } catch (RuntimeException | LinkageError e) {
-      SparkProfPlugin.log("OpenTelemetry: no spans: " + e);
+      Log.warn("OpenTelemetry: no spans: " + e);
     }
   }
 
@@ -414,14 +415,14 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
   private void drainIngestQueue() {
     try {
       if (!NativeAggregator.drain(config.finalBatchTimeoutMs())) {
-        SparkProfPlugin.log("the ingest queue was not drained within "
+        Log.warn("the ingest queue was not drained within "
             + config.finalBatchTimeoutMs() + " ms; the report and flame graphs may miss the "
             + "last batches");
       }
-      SparkProfPlugin.log("driver status at shutdown: " + NativeAggregator.status()
+      Log.info("driver status at shutdown: " + NativeAggregator.status()
           + PythonDriverProfiling.counts());
     } catch (RuntimeException | LinkageError e) {
-      SparkProfPlugin.log("draining the ingest queue: " + e);
+      Log.warn("draining the ingest queue: " + e);
     }
   }
 
@@ -438,7 +439,7 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
     try {
       NativeAggregator.stop();
     } catch (RuntimeException | LinkageError e) {
-      SparkProfPlugin.log("stopping the aggregator: " + e);
+      Log.warn("stopping the aggregator: " + e);
     }
   }
 }

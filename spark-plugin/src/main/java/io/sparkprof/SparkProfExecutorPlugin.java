@@ -52,8 +52,9 @@ public final class SparkProfExecutorPlugin implements ExecutorPlugin {
   @Override
   public void init(PluginContext ctx, Map<String, String> extraConf) {
     try {
+      Log.routeNativeLibraries();
       SparkProfConfig config = SparkProfConfig.from(ctx.conf());
-      if (!config.problems().isEmpty()) SparkProfPlugin.log(config.problems());
+      if (!config.problems().isEmpty()) Log.warn(config.problems());
       if (!config.enabled()) return;
       // Plugin-only install: no -agentpath, so start the copy inside this jar (its failure
       // reason is logged once by startFromJar; profiling stays off).
@@ -76,7 +77,7 @@ public final class SparkProfExecutorPlugin implements ExecutorPlugin {
       active = true;
       drainsThisJvm = true;
     } catch (RuntimeException | LinkageError e) {
-      SparkProfPlugin.log("executor plugin disabled: " + e);
+      Log.warn("executor plugin disabled: " + e);
     }
   }
 
@@ -86,7 +87,7 @@ public final class SparkProfExecutorPlugin implements ExecutorPlugin {
       NativeAgent.nameExecutor(executorId);
     } catch (RuntimeException | LinkageError e) {
       // E.g. an older libsparkprof.so without setExecutorId: profiling goes on regardless.
-      SparkProfPlugin.log("executor " + executorId + ": could not pass the executor id to the "
+      Log.warn("executor " + executorId + ": could not pass the executor id to the "
           + "native agent; its batches keep the agent's default id: " + e);
     }
   }
@@ -152,7 +153,7 @@ public final class SparkProfExecutorPlugin implements ExecutorPlugin {
         sendFailures.incrementAndGet();
         if (!sendFailureLogged) {
           sendFailureLogged = true;
-          SparkProfPlugin.log("could not send a profile batch to the driver (further failures "
+          Log.warn("could not send a profile batch to the driver (further failures "
               + "are counted, not logged): " + e);
         }
       }

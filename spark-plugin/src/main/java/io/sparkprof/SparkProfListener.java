@@ -167,7 +167,7 @@ final class SparkProfListener extends SparkFirehoseListener {
     failures.incrementAndGet();
     if (failureLogged) return;
     failureLogged = true;
-    SparkProfPlugin.log("a listener event was not recorded (further failures are counted, not "
+    Log.warn("a listener event was not recorded (further failures are counted, not "
         + "logged): " + e);
   }
 }

@@ -19,9 +19,4 @@ public final class SparkProfPlugin implements SparkPlugin {
   public ExecutorPlugin executorPlugin() {
     return new SparkProfExecutorPlugin();
   }
-
-  /** The one way sparkprof's JVM side logs: a line on stderr (in the driver or executor log). */
-  static void log(String message) {
-    System.err.println("sparkprof: " + message);
-  }
 }
