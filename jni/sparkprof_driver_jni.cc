@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "driver-aggregator/driver_aggregator.h"
+#include "driver-aggregator/driver_settings.h"
 #include "driver-aggregator/python_driver_batch.h"
 #include "jni/java_exceptions.h"
 #include "jni/jni_strings.h"
@@ -23,6 +24,7 @@
 namespace {
 
 using sparkprof::driver::AggregatorOptions;
+using sparkprof::driver::ApplyDriverSettings;
 using sparkprof::driver::DriverAggregator;
 using sparkprof::driver::IngestOutcome;
 using sparkprof::jni::ThrowJava;
@@ -41,40 +43,36 @@ std::shared_ptr<DriverAggregator> CurrentAggregator() {
 // reach a label as modified UTF-8, which Prometheus refuses.
 std::string ToString(JNIEnv* env, jstring text) { return sparkprof::jni::ToUtf8(env, text); }
 
+// A String[] as strings (null elements as ""); none for a null array.
+std::vector<std::string> ToStrings(JNIEnv* env, jobjectArray array) {
+  std::vector<std::string> strings;
+  if (array == nullptr) return strings;
+  const jsize length = env->GetArrayLength(array);
+  strings.reserve(static_cast<size_t>(length));
+  for (jsize i = 0; i < length; ++i) {
+    auto element = static_cast<jstring>(env->GetObjectArrayElement(array, i));
+    strings.push_back(ToString(env, element));
+    if (element != nullptr) env->DeleteLocalRef(element);
+  }
+  return strings;
+}
+
 }  // namespace
 
 extern "C" {
 
 // Returns the bound Prometheus port (-1 without one); throws IllegalStateException on failure.
-JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAggregator_start0(
-    JNIEnv* env, jclass, jstring prometheus_bind_address, jstring output_dir, jint max_batch_bytes,
-    jint max_batches_per_second, jint max_nodes_per_stage, jint max_stages, jlong max_total_nodes,
-    jlong max_profile_file_bytes, jlong metrics_refresh_interval_ms,
-    jint ingest_queue_max_batches, jlong ingest_queue_max_bytes) {
+// `settings`: the driver aggregator's keys the user set (key, value, ...; driver_settings.h),
+// whose refused values settingsProblems0 reported; their defaults are AggregatorOptions'.
+JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAggregator_start0(JNIEnv* env, jclass,
+                                                                 jstring prometheus_bind_address,
+                                                                 jstring output_dir,
+                                                                 jobjectArray settings) {
   AggregatorOptions options;
   options.prometheus_bind_address = ToString(env, prometheus_bind_address);
   options.output_dir = ToString(env, output_dir);
   options.hold_metrics_until_application = true;  // registerMetrics(appId) labels the series
-  if (max_batch_bytes > 0) options.max_batch_bytes = static_cast<size_t>(max_batch_bytes);
-  if (max_batches_per_second > 0) {
-    options.max_batches_per_second = static_cast<uint32_t>(max_batches_per_second);
-  }
-  if (max_nodes_per_stage > 0)
-    options.max_nodes_per_stage = static_cast<size_t>(max_nodes_per_stage);
-  if (max_stages > 0) options.max_stages = static_cast<size_t>(max_stages);
-  if (max_total_nodes > 0) options.max_total_nodes = static_cast<size_t>(max_total_nodes);
-  if (max_profile_file_bytes >= 0) {
-    options.max_profile_file_bytes = static_cast<uint64_t>(max_profile_file_bytes);
-  }
-  if (metrics_refresh_interval_ms >= 0) {
-    options.live_refresh_interval_ms = static_cast<int64_t>(metrics_refresh_interval_ms);
-  }
-  if (ingest_queue_max_batches > 0) {
-    options.ingest_queue.max_batches = static_cast<size_t>(ingest_queue_max_batches);
-  }
-  if (ingest_queue_max_bytes > 0) {
-    options.ingest_queue.max_bytes = static_cast<uint64_t>(ingest_queue_max_bytes);
-  }
+  options = ApplyDriverSettings(std::move(options), ToStrings(env, settings)).options;
   std::lock_guard<std::mutex> lock(g_lifecycle_mutex);
   if (g_aggregator) return g_aggregator->port();  // a second init in one JVM reuses the first
   auto started = DriverAggregator::Start(std::move(options));
@@ -89,6 +87,18 @@ JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAggregator_start0(
                  "go on\n", g_aggregator->metrics_error().c_str());
   }
   return g_aggregator->port();
+}
+
+// The refused values among `settings` (as start0 takes them), one sentence each, joined by "; ";
+// "" when every value is used. Never throws.
+JNIEXPORT jstring JNICALL Java_io_sparkprof_NativeAggregator_settingsProblems0(
+    JNIEnv* env, jclass, jobjectArray settings) {
+  std::string joined;
+  for (const std::string& problem :
+       ApplyDriverSettings(AggregatorOptions{}, ToStrings(env, settings)).problems) {
+    joined += (joined.empty() ? "" : "; ") + problem;
+  }
+  return sparkprof::jni::ToJavaString(env, joined);
 }
 
 // Copies the batch into the aggregator's ingest queue and returns: Spark's dispatcher thread never

@@ -378,7 +378,7 @@ public final class SparkPluginTest {
     SparkProfConfig defaults = SparkProfConfig.from(values::get);
     check(defaults.enabled() && defaults.flushIntervalMs() == 5000
         && defaults.prometheusPort() == 9405 && defaults.prometheusEndpoint().equals("127.0.0.1:9405")
-        && defaults.maxBatchBytes() == 16 << 20 && defaults.maxProfileFileBytes() == 1L << 30
+        && defaults.driverSettings().length == 0
         && defaults.liveEventLog().isEmpty() && defaults.problems().isEmpty(), "defaults");
     values.put("spark.sparkprof.flushInterval", "2s");
     values.put("spark.sparkprof.prometheus.port", "-1");
@@ -386,9 +386,10 @@ public final class SparkPluginTest {
     values.put("spark.sparkprof.maxProfileFileBytes", "0");
     values.put("spark.sparkprof.enabled", " FALSE ");
     SparkProfConfig set = SparkProfConfig.from(values::get);
-    check(set.flushIntervalMs() == 2000 && set.prometheusEndpoint().isEmpty()
-        && set.maxBatchBytes() == 4 << 20 && set.maxProfileFileBytes() == 0 && !set.enabled()
-        && set.problems().isEmpty(), "values with units");
+    check(set.flushIntervalMs() == 2000 && set.prometheusEndpoint().isEmpty() && !set.enabled()
+        && Arrays.asList(set.driverSettings()).equals(Arrays.asList(
+            "spark.sparkprof.maxBatchBytes", "4194304", "spark.sparkprof.maxProfileFileBytes", "0"))
+        && set.problems().isEmpty(), "values with units: " + Arrays.toString(set.driverSettings()));
     values.put("spark.sparkprof.flushInterval", "soon");
     values.put("spark.sparkprof.prometheus.port", "70000");
     values.put("spark.sparkprof.enabled", "yes");
@@ -399,30 +400,33 @@ public final class SparkPluginTest {
         && bad.problems().contains("spark.sparkprof.prometheus.port=70000 is not valid, using -1 "
             + "(no /metrics endpoint)"),
         "a port that is not one serves no endpoint, said: " + bad.problems());
-    check(defaults.metricsRefreshIntervalMs() == 1000, "live metrics refresh at most every second");
     values.put("spark.sparkprof.metricsRefreshInterval", "250ms");
-    check(SparkProfConfig.from(values::get).metricsRefreshIntervalMs() == 250,
-        "metricsRefreshInterval takes a duration");
+    check(Arrays.asList(SparkProfConfig.from(values::get).driverSettings())
+        .containsAll(Arrays.asList("spark.sparkprof.metricsRefreshInterval", "250")),
+        "metricsRefreshInterval takes a duration, passed on in milliseconds");
     values.put("spark.sparkprof.flushInterval", "10");
     check(SparkProfConfig.from(values::get).flushIntervalMs() == 100,
         "a bare number is milliseconds, clamped to 100 ms");
-    check(defaults.ingestQueueMaxBatches() == 1024 && defaults.ingestQueueMaxBytes() == 256L << 20,
-        "ingest queue limits default to 1024 batches and 256 MiB");
     values.put("spark.sparkprof.ingestQueue.maxBatches", "64");
     values.put("spark.sparkprof.ingestQueue.maxBytes", "32m");
     SparkProfConfig queue = SparkProfConfig.from(values::get);
-    check(queue.ingestQueueMaxBatches() == 64 && queue.ingestQueueMaxBytes() == 32L << 20,
-        "ingestQueue.maxBatches and maxBytes are read");
+    check(Arrays.asList(queue.driverSettings()).containsAll(Arrays.asList(
+        "spark.sparkprof.ingestQueue.maxBatches", "64", "spark.sparkprof.ingestQueue.maxBytes",
+        "33554432")), "ingestQueue.maxBatches and maxBytes are passed on");
+    // The native side owns the ranges and defaults (driver_settings_test): a value Spark's parser
+    // refuses goes there as given, to be refused with the default named.
     values.put("spark.sparkprof.ingestQueue.maxBatches", "100000");
     values.put("spark.sparkprof.ingestQueue.maxBytes", "lots");
     SparkProfConfig badQueue = SparkProfConfig.from(values::get);
-    check(badQueue.ingestQueueMaxBatches() == 1024 && badQueue.ingestQueueMaxBytes() == 256L << 20
-        && badQueue.problems().contains("ingestQueue"), "bad ingest queue limits use the defaults: "
-        + badQueue.problems());
+    check(Arrays.asList(badQueue.driverSettings()).containsAll(Arrays.asList(
+        "spark.sparkprof.ingestQueue.maxBatches", "100000", "spark.sparkprof.ingestQueue.maxBytes",
+        "lots")) && !badQueue.problems().contains("ingestQueue"),
+        "driver limits are checked natively: " + Arrays.toString(badQueue.driverSettings()));
     values.remove("spark.sparkprof.ingestQueue.maxBatches");
     values.remove("spark.sparkprof.ingestQueue.maxBytes");
     SparkConf sparkConf = new SparkConf(false).set(SparkProfConfig.FLUSH_INTERVAL, "3s");
     check(SparkProfConfig.from(sparkConf).flushIntervalMs() == 3000, "read from a real SparkConf");
+    unitChecks();
     check(defaults.driverEnabled() && !SparkProfConfig.from(
         Collections.singletonMap(SparkProfConfig.DRIVER_ENABLED, "false")::get).driverEnabled(),
         "spark.sparkprof.driver.enabled: on by default, can be turned off");
@@ -437,6 +441,41 @@ public final class SparkPluginTest {
         && PythonWorkerProfiling.pythonExecutable(new SparkConf(false), "/from/driver")
             .equals("/from/driver"), "the workers' interpreter is the driver's choice");
     otelConfigChecks();
+  }
+
+  /** Durations and sizes in Spark's own syntax; a bare number keeps each key's unit. */
+  static void unitChecks() {
+    SparkProfConfig units = SparkProfConfig.from(conf(
+        "flushInterval", "1min", "finalBatchTimeout", "2min", "python.interval", "20ms",
+        "otel.exportTimeout", "1m", "otel.jobSpansInterval", "1h", "maxBatchBytes", "1gb",
+        "ingestQueue.maxBytes", "512k", "maxProfileFileBytes", "1048576",
+        "metricsRefreshInterval", "2min")::get);
+    check(units.problems().isEmpty() && units.flushIntervalMs() == 60_000
+        && units.finalBatchTimeoutMs() == 120_000 && units.pythonIntervalMs() == 20
+        && units.otelExportTimeoutMs() == 60_000 && units.otelJobSpansIntervalMs() == 3_600_000
+        && Arrays.asList(units.driverSettings()).equals(Arrays.asList(
+            "spark.sparkprof.maxBatchBytes", "1073741824",
+            "spark.sparkprof.maxProfileFileBytes", "1048576",
+            "spark.sparkprof.metricsRefreshInterval", "120000",
+            "spark.sparkprof.ingestQueue.maxBytes", "524288")),
+        "Spark's units are accepted: " + units.problems() + " "
+            + Arrays.toString(units.driverSettings()));
+    SparkProfConfig bare = SparkProfConfig.from(conf("flushInterval", "1500",
+        "python.interval", "5", "otel.exportTimeout", "2 fortnights")::get);
+    check(bare.flushIntervalMs() == 1500 && bare.pythonIntervalMs() == 5
+        && bare.otelExportTimeoutMs() == 10_000
+        && bare.problems().equals("spark.sparkprof.otel.exportTimeout=2 fortnights is not valid, "
+            + "using 10000ms"), "a bare number keeps its unit; an unknown unit is said: "
+            + bare.problems());
+  }
+
+  /** spark.sparkprof.KEY, VALUE, ... as a map (keys without their prefix). */
+  static Map<String, String> conf(String... keyValues) {
+    Map<String, String> values = new HashMap<>();
+    for (int i = 0; i + 1 < keyValues.length; i += 2) {
+      values.put("spark.sparkprof." + keyValues[i], keyValues[i + 1]);
+    }
+    return values;
   }
 
   /** spark.sparkprof.otel.*: parsing, the SDK properties they become, traceparent parents. */

@@ -36,14 +36,15 @@ public final class NativeAggregator {
   /**
    * Starts the aggregator of this JVM (a second call returns the first one's port). Returns the
    * bound Prometheus port, or -1 without an endpoint. Throws IllegalStateException when the port
-   * cannot be bound or the output directory cannot be created.
+   * cannot be bound or the output directory cannot be created. The aggregator's limits are the
+   * keys the user set ({@link SparkProfConfig#driverSettings}); the native side owns their
+   * defaults and ranges, and a value it refuses is logged, once, with the default it uses.
    */
   public static int start(SparkProfConfig config) {
-    return start0(config.prometheusEndpoint(), config.outputDir(), config.maxBatchBytes(),
-        config.maxBatchesPerSecond(), config.maxNodesPerStage(), config.maxStages(),
-        config.maxTotalNodes(),
-        config.maxProfileFileBytes(), config.metricsRefreshIntervalMs(),
-        config.ingestQueueMaxBatches(), config.ingestQueueMaxBytes());
+    String[] settings = config.driverSettings();
+    String problems = settingsProblems0(settings);
+    if (problems != null && !problems.isEmpty()) Log.warn(problems);
+    return start0(config.prometheusEndpoint(), config.outputDir(), settings);
   }
 
   /**
@@ -128,10 +129,12 @@ public final class NativeAggregator {
     stop0();
   }
 
+  /** {@code settings}: key, value, key, value... (driver-aggregator/driver_settings.h). */
   private static native int start0(String prometheusBindAddress, String outputDir,
-      int maxBatchBytes, int maxBatchesPerSecond, int maxNodesPerStage, int maxStages,
-      long maxTotalNodes, long maxProfileFileBytes, long metricsRefreshIntervalMs,
-      int ingestQueueMaxBatches, long ingestQueueMaxBytes);
+      String[] settings);
+
+  /** What start0 would refuse in {@code settings} and the default it would use; "" if nothing. */
+  private static native String settingsProblems0(String[] settings);
 
   private static native void setApplication0(String applicationId, String applicationName);
 

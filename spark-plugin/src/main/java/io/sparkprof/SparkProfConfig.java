@@ -1,12 +1,22 @@
 package io.sparkprof;
 
-import java.util.Locale;
+import java.util.ArrayList;
+import java.util.List;
 import org.apache.spark.SparkConf;
+import org.apache.spark.network.util.JavaUtils;
 
 /**
  * Every {@code spark.sparkprof.*} key, typed, with its default. This class is the one place the
  * keys are documented. A value that does not parse is reported once (by the caller, through
  * {@link #problems()}) and its default is used: a typo in a profiler key never stops a job.
+ *
+ * <p>Durations and sizes are read with Spark's own parser (as {@code SparkConf.getTimeAsMs} and
+ * {@code getSizeAsBytes} read them): {@code 1min}, {@code 30s}, {@code 2h}; {@code 16m},
+ * {@code 512k}, {@code 1g}, {@code 1gb}. A bare number keeps the unit each key names.
+ *
+ * <p>The driver aggregator's limits ({@link #DRIVER_SETTINGS}) are not interpreted here: their
+ * defaults, ranges and checks are the native library's ({@code
+ * driver-aggregator/driver_settings.h}); {@link #driverSettings()} passes on what the user set.
  */
 public final class SparkProfConfig {
   /** Boolean, default {@code true}. {@code false} turns both plugin sides into no-ops. */
@@ -14,8 +24,8 @@ public final class SparkProfConfig {
 
   /**
    * Duration, default {@code 5s}: how often each executor drains its agent and sends one batch to
-   * the driver. Accepts {@code ms}, {@code s}, {@code m} suffixes; a bare number is milliseconds.
-   * Clamped to 100ms..10m.
+   * the driver. Spark's units ({@code ms}, {@code s}, {@code m} or {@code min}, {@code h}); a bare
+   * number is milliseconds. Clamped to 100ms..10m.
    */
   public static final String FLUSH_INTERVAL = "spark.sparkprof.flushInterval";
 
@@ -42,42 +52,43 @@ public final class SparkProfConfig {
   public static final String OUTPUT_DIR = "spark.sparkprof.outputDir";
 
   /**
-   * Size, default {@code 16m}: largest batch the driver accepts; larger ones are counted and
-   * dropped. Accepts {@code k}, {@code m}, {@code g} suffixes; a bare number is bytes. Max 1g.
+   * Size (a bare number is bytes), driver aggregator's default: largest batch the driver accepts;
+   * larger ones are counted and dropped.
    */
   public static final String MAX_BATCH_BYTES = "spark.sparkprof.maxBatchBytes";
 
   /**
-   * Size, default {@code 1g}: cap of the saved profile {@code <outputDir>/<appId>/profile.sparkprof}
-   * (every accepted batch, for {@code sparkprof flamegraph}); {@code 0} writes none.
+   * Size (a bare number is bytes), driver aggregator's default: cap of the saved profile {@code
+   * <outputDir>/<appId>/profile.sparkprof} (every accepted batch, for {@code sparkprof
+   * flamegraph}); {@code 0} writes none.
    */
   public static final String MAX_PROFILE_FILE_BYTES = "spark.sparkprof.maxProfileFileBytes";
 
-  /** Integer, default {@code 2000}: batches the driver accepts per second over all executors. */
+  /** Integer, driver aggregator's default: batches accepted per second over all executors. */
   public static final String MAX_BATCHES_PER_SECOND = "spark.sparkprof.maxBatchesPerSecond";
 
-  /** Integer, default {@code 200000}: call-tree nodes kept per stage attempt on the driver. */
+  /** Integer, driver aggregator's default: call-tree nodes kept per stage attempt. */
   public static final String MAX_NODES_PER_STAGE = "spark.sparkprof.maxNodesPerStage";
 
-  /** Integer, default {@code 256}: stage attempts whose profiles the driver keeps in memory. */
+  /** Integer, driver aggregator's default: stage attempts whose profiles the driver keeps. */
   public static final String MAX_STAGES = "spark.sparkprof.maxStages";
 
   /**
-   * Integer, default {@code 4000000}: call-tree nodes kept over all stage attempts (about 85 bytes
-   * each, so ~340 MiB of driver native memory); past it the least recently fed stages are dropped.
+   * Integer, driver aggregator's default: call-tree nodes kept over all stage attempts (about 85
+   * bytes each of driver native memory); past it the least recently fed stages are dropped.
    */
   public static final String MAX_TOTAL_NODES = "spark.sparkprof.maxTotalNodes";
 
   /**
-   * Integer, default {@code 1024} (1 to 65534): executor batches waiting between Spark's plugin
+   * Integer, driver aggregator's default: executor batches waiting between Spark's plugin
    * dispatcher thread and the driver's ingest thread; past it a batch is dropped and counted as
    * {@code sparkprof_driver_batches_total{outcome="queue_full"}}.
    */
   public static final String INGEST_QUEUE_MAX_BATCHES = "spark.sparkprof.ingestQueue.maxBatches";
 
   /**
-   * Size, default {@code 256m}: bytes of the batches waiting in the driver's ingest queue (native
-   * memory); past it a batch is dropped and counted as {@code queue_full}.
+   * Size (a bare number is bytes), driver aggregator's default: bytes of the batches waiting in
+   * the driver's ingest queue (native memory); past it a batch is dropped ({@code queue_full}).
    */
   public static final String INGEST_QUEUE_MAX_BYTES = "spark.sparkprof.ingestQueue.maxBytes";
 
@@ -89,10 +100,10 @@ public final class SparkProfConfig {
   public static final String LIBRARY_PATH = "spark.sparkprof.libraryPath";
 
   /**
-   * Duration, default {@code 1s}: the live metrics that need the whole application model (phase
-   * breakdown, resource wait, spill, skew, task duration histograms) are recomputed at a scrape
-   * when at least this long passed since the last time; task and executor counts are current at
-   * every scrape. Clamped to 1ms..10m.
+   * Duration (a bare number is milliseconds), driver aggregator's default: the live metrics that
+   * need the whole application model (phase breakdown, resource wait, spill, skew, task duration
+   * histograms) are recomputed at a scrape when at least this long passed since the last time;
+   * task and executor counts are current at every scrape.
    */
   public static final String METRICS_REFRESH_INTERVAL = "spark.sparkprof.metricsRefreshInterval";
 
@@ -208,6 +219,22 @@ public final class SparkProfConfig {
    */
   public static final String OTEL_JOB_SPANS_INTERVAL = "spark.sparkprof.otel.jobSpansInterval";
 
+  /**
+   * The driver aggregator's keys (driver-aggregator/driver_settings.cc owns their defaults and
+   * ranges), each with how its value is passed on: sizes as bytes, durations as milliseconds.
+   */
+  static final String[][] DRIVER_SETTINGS = {
+    {MAX_BATCH_BYTES, "bytes"},
+    {MAX_BATCHES_PER_SECOND, "count"},
+    {MAX_NODES_PER_STAGE, "count"},
+    {MAX_STAGES, "count"},
+    {MAX_TOTAL_NODES, "count"},
+    {MAX_PROFILE_FILE_BYTES, "bytes"},
+    {METRICS_REFRESH_INTERVAL, "ms"},
+    {INGEST_QUEUE_MAX_BATCHES, "count"},
+    {INGEST_QUEUE_MAX_BYTES, "bytes"},
+  };
+
   /** Reads a key; null when unset. */
   public interface Lookup {
     String get(String key);
@@ -219,16 +246,8 @@ public final class SparkProfConfig {
   private final int prometheusPort;
   private final String prometheusBindAddress;
   private final String outputDir;
-  private final int maxBatchBytes;
-  private final int maxBatchesPerSecond;
-  private final int maxNodesPerStage;
-  private final int maxStages;
-  private final long maxTotalNodes;
-  private final int ingestQueueMaxBatches;
-  private final long ingestQueueMaxBytes;
-  private final long maxProfileFileBytes;
   private final String libraryPath;
-  private final long metricsRefreshIntervalMs;
+  private final String[] driverSettings;
   private final String liveEventLog;
   private final String agentOptions;
   private final long finalBatchTimeoutMs;
@@ -256,19 +275,8 @@ public final class SparkProfConfig {
         "-1 (no /metrics endpoint)");
     prometheusBindAddress = parseString(lookup, PROMETHEUS_BIND_ADDRESS, "127.0.0.1");
     outputDir = parseString(lookup, OUTPUT_DIR, defaultOutputDir());
-    maxBatchBytes =
-        (int) clamp(parseSize(lookup, MAX_BATCH_BYTES, 16L << 20, false), 1024, 1L << 30);
-    maxBatchesPerSecond = (int) parseLong(lookup, MAX_BATCHES_PER_SECOND, 2000, 1, 1_000_000);
-    maxNodesPerStage = (int) parseLong(lookup, MAX_NODES_PER_STAGE, 200_000, 100, 100_000_000);
-    maxStages = (int) parseLong(lookup, MAX_STAGES, 256, 1, 1_000_000);
-    maxTotalNodes = parseLong(lookup, MAX_TOTAL_NODES, 4_000_000, 1_000, 1_000_000_000);
-    ingestQueueMaxBatches = (int) parseLong(lookup, INGEST_QUEUE_MAX_BATCHES, 1024, 1, 65_534);
-    ingestQueueMaxBytes =
-        clamp(parseSize(lookup, INGEST_QUEUE_MAX_BYTES, 256L << 20, false), 1L << 20, 1L << 40);
-    maxProfileFileBytes = parseSize(lookup, MAX_PROFILE_FILE_BYTES, 1L << 30, true);
+    driverSettings = readDriverSettings(lookup);
     libraryPath = parseString(lookup, LIBRARY_PATH, "");
-    metricsRefreshIntervalMs =
-        clamp(parseDurationMs(lookup, METRICS_REFRESH_INTERVAL, 1000), 1, 600_000);
     liveEventLog = parseString(lookup, LIVE_EVENT_LOG, "");
     agentOptions = parseString(lookup, AGENT_OPTIONS, "");
     finalBatchTimeoutMs = clamp(parseDurationMs(lookup, FINAL_BATCH_TIMEOUT, 5000), 0, 600_000);
@@ -321,25 +329,14 @@ public final class SparkProfConfig {
     return "/tmp/sparkprof-" + safe;
   }
 
-  public int maxBatchBytes() { return maxBatchBytes; }
-
-  public int maxBatchesPerSecond() { return maxBatchesPerSecond; }
-
-  public int maxNodesPerStage() { return maxNodesPerStage; }
-
-  public int maxStages() { return maxStages; }
-
-  public long maxTotalNodes() { return maxTotalNodes; }
-
-  public int ingestQueueMaxBatches() { return ingestQueueMaxBatches; }
-
-  public long ingestQueueMaxBytes() { return ingestQueueMaxBytes; }
-
-  public long maxProfileFileBytes() { return maxProfileFileBytes; }
+  /**
+   * The {@link #DRIVER_SETTINGS} the user set, as key, value, key, value...: sizes in bytes and
+   * durations in milliseconds, read with Spark's parser; a value it refuses is passed as given,
+   * for the native side to refuse with the default it uses. The native side checks every range.
+   */
+  public String[] driverSettings() { return driverSettings.clone(); }
 
   public String libraryPath() { return libraryPath; }
-
-  public long metricsRefreshIntervalMs() { return metricsRefreshIntervalMs; }
 
   public long finalBatchTimeoutMs() { return finalBatchTimeoutMs; }
 
@@ -459,48 +456,44 @@ public final class SparkProfConfig {
   private long parseDurationMs(Lookup lookup, String key, long fallbackMs) {
     String value = trimmed(lookup, key);
     if (value == null) return fallbackMs;
-    String lower = value.toLowerCase(Locale.ROOT);
-    long unitMs = 1;
-    String digits = lower;
-    if (lower.endsWith("ms")) {
-      digits = lower.substring(0, lower.length() - 2);
-    } else if (lower.endsWith("s")) {
-      unitMs = 1000;
-      digits = lower.substring(0, lower.length() - 1);
-    } else if (lower.endsWith("m")) {
-      unitMs = 60_000;
-      digits = lower.substring(0, lower.length() - 1);
-    }
-    try {
-      long parsed = Long.parseLong(digits.trim());
-      if (parsed >= 0 && parsed <= Long.MAX_VALUE / unitMs) return parsed * unitMs;
-    } catch (NumberFormatException e) {
-      // reported below
-    }
+    Long parsed = sparkDurationMs(value);
+    if (parsed != null) return parsed;
     problem(key, value, fallbackMs + "ms");
     return fallbackMs;
   }
 
-  private long parseSize(Lookup lookup, String key, long fallback, boolean zeroAllowed) {
-    String value = trimmed(lookup, key);
-    if (value == null) return fallback;
-    String lower = value.toLowerCase(Locale.ROOT);
-    if (lower.endsWith("b")) lower = lower.substring(0, lower.length() - 1);
-    long unit = 1;
-    if (lower.endsWith("k")) unit = 1L << 10;
-    else if (lower.endsWith("m")) unit = 1L << 20;
-    else if (lower.endsWith("g")) unit = 1L << 30;
-    String digits = unit == 1 ? lower : lower.substring(0, lower.length() - 1);
+  /** Spark's duration syntax (a bare number is milliseconds); null when it is not one, or < 0. */
+  static Long sparkDurationMs(String value) {
     try {
-      long parsed = Long.parseLong(digits.trim());
-      if ((parsed > 0 || (zeroAllowed && parsed == 0)) && parsed <= (1L << 40) / unit) {
-        return parsed * unit;
-      }
+      long parsed = JavaUtils.timeStringAsMs(value);
+      return parsed >= 0 ? parsed : null;
     } catch (NumberFormatException e) {
-      // reported below
+      return null;
     }
-    problem(key, value, fallback + " bytes");
-    return fallback;
+  }
+
+  /** Spark's size syntax (a bare number is bytes); null when it is not one. */
+  static Long sparkSizeBytes(String value) {
+    try {
+      long parsed = JavaUtils.byteStringAsBytes(value);
+      return parsed >= 0 ? parsed : null;
+    } catch (NumberFormatException e) {
+      return null;
+    }
+  }
+
+  private static String[] readDriverSettings(Lookup lookup) {
+    List<String> settings = new ArrayList<>();
+    for (String[] setting : DRIVER_SETTINGS) {
+      String value = trimmed(lookup, setting[0]);
+      if (value == null) continue;
+      Long converted = null;
+      if (setting[1].equals("bytes")) converted = sparkSizeBytes(value);
+      if (setting[1].equals("ms")) converted = sparkDurationMs(value);
+      settings.add(setting[0]);
+      settings.add(converted != null ? Long.toString(converted) : value);
+    }
+    return settings.toArray(new String[0]);
   }
 
   private static long clamp(long value, long min, long max) {
