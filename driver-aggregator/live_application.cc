@@ -10,152 +10,41 @@
 #include "common/json_writer.h"
 
 namespace sparkprof::driver {
-namespace {
 
-// Physical bounds for values from events. Spark's own values are far inside them (epoch ms now
-// are ~2^41; 2^50 bytes is a petabyte per task); values outside come only from a broken or
-// hostile event, and clamping them keeps every sum the engine forms within int64.
-constexpr int64_t kMaxTimeMs = int64_t{1} << 45;
-constexpr int64_t kMaxAmount = int64_t{1} << 50;
-
-void ClampTime(int64_t& t) { t = std::clamp<int64_t>(t, -1, kMaxTimeMs); }
-void ClampAmount(int64_t& v) { v = std::clamp<int64_t>(v, 0, kMaxAmount); }
-void ClampSigned(int64_t& v) { v = std::clamp<int64_t>(v, -kMaxAmount, kMaxAmount); }
-void ClampCount(int32_t& v) { v = std::clamp<int32_t>(v, 0, 1 << 24); }
-
-void Clamp(eventlog::TaskInfo& info) {
-  ClampTime(info.launch_time_ms);
-  ClampTime(info.finish_time_ms);
-  ClampTime(info.getting_result_time_ms);
-}
-
-void Clamp(eventlog::StageInfo& stage) {
-  ClampCount(stage.num_tasks);
-  ClampTime(stage.submission_time_ms);
-  ClampTime(stage.completion_time_ms);
-  for (eventlog::Accumulable& accumulable : stage.accumulables) ClampSigned(accumulable.value);
-}
-
-void Clamp(eventlog::ExecutorMetricPeaks& p) {
-  for (int64_t* v :
-       {&p.jvm_heap_memory_bytes, &p.jvm_off_heap_memory_bytes, &p.on_heap_execution_memory_bytes,
-        &p.off_heap_execution_memory_bytes, &p.on_heap_storage_memory_bytes,
-        &p.on_heap_unified_memory_bytes, &p.direct_pool_memory_bytes,
-        &p.process_tree_jvm_rss_memory_bytes, &p.process_tree_python_rss_memory_bytes,
-        &p.minor_gc_count, &p.minor_gc_time_ms, &p.major_gc_count, &p.major_gc_time_ms,
-        &p.total_gc_time_ms}) {
-    ClampAmount(*v);
-  }
-}
-
-void Clamp(eventlog::TaskMetrics& m) {
-  for (int64_t* v : {&m.executor_deserialize_time_ms,
-                     &m.executor_deserialize_cpu_time_ns,
-                     &m.executor_run_time_ms,
-                     &m.executor_cpu_time_ns,
-                     &m.peak_execution_memory_bytes,
-                     &m.result_size_bytes,
-                     &m.jvm_gc_time_ms,
-                     &m.result_serialization_time_ms,
-                     &m.memory_bytes_spilled,
-                     &m.disk_bytes_spilled,
-                     &m.shuffle_remote_blocks_fetched,
-                     &m.shuffle_local_blocks_fetched,
-                     &m.shuffle_fetch_wait_time_ms,
-                     &m.shuffle_remote_bytes_read,
-                     &m.shuffle_remote_bytes_read_to_disk,
-                     &m.shuffle_local_bytes_read,
-                     &m.shuffle_records_read,
-                     &m.shuffle_remote_requests_duration_ms,
-                     &m.shuffle_push_merged_remote_bytes_read,
-                     &m.shuffle_push_merged_local_bytes_read,
-                     &m.shuffle_push_merged_fetch_fallback_count,
-                     &m.shuffle_push_corrupt_merged_block_chunks,
-                     &m.shuffle_bytes_written,
-                     &m.shuffle_write_time_ns,
-                     &m.shuffle_records_written,
-                     &m.input_bytes_read,
-                     &m.input_records_read,
-                     &m.output_bytes_written,
-                     &m.output_records_written}) {
-    ClampAmount(*v);
-  }
-}
-
-}  // namespace
-
-// Forwards every typed event to the ModelBuilder, then updates the counts that must be current
-// at every scrape. Same definitions as the engine's phase sweep (phase_breakdown.h): a task runs
+// Forwards every event (its values bounded by the parser: value_bounds.h) to the ModelBuilder,
+// then updates the counts that must be current at every scrape. Same definitions as the engine's phase sweep (phase_breakdown.h): a task runs
 // from its start to its end; a submitted stage attempt has num_tasks pending, each launch of one
 // of its tasks takes one (floored at 0), its completion releases the rest.
 class LiveApplication::Tee final : public eventlog::EventSink {
  public:
   Tee(model::ModelBuilder& builder, LiveCounts& counts) : builder_(builder), counts_(counts) {}
 
-  void OnLogStart(const eventlog::LogStartEvent& e) override { builder_.OnLogStart(e); }
-  void OnDatabricksMetadata(const eventlog::DatabricksMetadataEvent& event) override {
-    eventlog::DatabricksMetadataEvent e = event;
-    ClampTime(e.timestamp_ms);
-    builder_.OnDatabricksMetadata(e);
+  void OnEvent(const eventlog::Event& event) override {
+    builder_.OnEvent(event);
+    std::visit([this](const auto& e) { Count(e); }, event);
   }
-  void OnApplicationStart(const eventlog::ApplicationStartEvent& event) override {
-    eventlog::ApplicationStartEvent e = event;
-    ClampTime(e.timestamp_ms);
-    builder_.OnApplicationStart(e);
-  }
-  void OnApplicationEnd(const eventlog::ApplicationEndEvent& event) override {
-    eventlog::ApplicationEndEvent e = event;
-    ClampTime(e.timestamp_ms);
-    builder_.OnApplicationEnd(e);
-    counts_.application_ended = true;
-  }
-  void OnEnvironmentUpdate(const eventlog::EnvironmentUpdateEvent& e) override {
-    builder_.OnEnvironmentUpdate(e);
-  }
-  void OnResourceProfileAdded(const eventlog::ResourceProfileAddedEvent& e) override {
-    builder_.OnResourceProfileAdded(e);
-  }
-  void OnExecutorAdded(const eventlog::ExecutorAddedEvent& event) override {
-    eventlog::ExecutorAddedEvent e = event;
-    ClampTime(e.timestamp_ms);
-    ClampCount(e.total_cores);
-    builder_.OnExecutorAdded(e);
+
+ private:
+  // One per event type (a type without one does not compile): the counts it changes.
+  void Count(const eventlog::LogStartEvent&) {}
+  void Count(const eventlog::DatabricksMetadataEvent&) {}
+  void Count(const eventlog::ApplicationStartEvent&) {}
+  void Count(const eventlog::ApplicationEndEvent&) { counts_.application_ended = true; }
+  void Count(const eventlog::EnvironmentUpdateEvent&) {}
+  void Count(const eventlog::ResourceProfileAddedEvent&) {}
+  void Count(const eventlog::ExecutorAddedEvent& e) {
     executor_cores_[e.executor_id] = std::max(e.total_cores, 0);
     Recount();
   }
-  void OnExecutorRemoved(const eventlog::ExecutorRemovedEvent& event) override {
-    eventlog::ExecutorRemovedEvent e = event;
-    ClampTime(e.timestamp_ms);
-    builder_.OnExecutorRemoved(e);
+  void Count(const eventlog::ExecutorRemovedEvent& e) {
     executor_cores_.erase(e.executor_id);
     Recount();
   }
-  void OnExclusion(const eventlog::ExclusionEvent& event) override {
-    eventlog::ExclusionEvent e = event;
-    ClampTime(e.timestamp_ms);
-    builder_.OnExclusion(e);
-  }
-  void OnBlockManager(const eventlog::BlockManagerEvent& event) override {
-    eventlog::BlockManagerEvent e = event;
-    ClampTime(e.timestamp_ms);
-    ClampAmount(e.max_memory_bytes);
-    builder_.OnBlockManager(e);
-  }
-  void OnJobStart(const eventlog::JobStartEvent& event) override {
-    eventlog::JobStartEvent e = event;
-    ClampTime(e.submission_time_ms);
-    for (eventlog::StageInfo& stage : e.stage_infos) Clamp(stage);
-    builder_.OnJobStart(e);
-  }
-  void OnJobEnd(const eventlog::JobEndEvent& event) override {
-    eventlog::JobEndEvent e = event;
-    ClampTime(e.completion_time_ms);
-    builder_.OnJobEnd(e);
-  }
-  void OnStageSubmitted(const eventlog::StageSubmittedEvent& event) override {
-    eventlog::StageSubmittedEvent e = event;
-    Clamp(e.stage);
-    builder_.OnStageSubmitted(e);
+  void Count(const eventlog::ExclusionEvent&) {}
+  void Count(const eventlog::BlockManagerEvent&) {}
+  void Count(const eventlog::JobStartEvent&) {}
+  void Count(const eventlog::JobEndEvent&) {}
+  void Count(const eventlog::StageSubmittedEvent& e) {
     StageKey key{e.stage.stage_id, e.stage.attempt};
     if (completed_.count(key) != 0 || pending_.count(key) != 0) return;
     int64_t tasks = std::max<int64_t>(e.stage.num_tasks, 0);
@@ -168,10 +57,7 @@ class LiveApplication::Tee final : public eventlog::EventSink {
     pending_[key] = tasks;
     counts_.pending_tasks += tasks;
   }
-  void OnStageCompleted(const eventlog::StageCompletedEvent& event) override {
-    eventlog::StageCompletedEvent e = event;
-    Clamp(e.stage);
-    builder_.OnStageCompleted(e);
+  void Count(const eventlog::StageCompletedEvent& e) {
     StageKey key{e.stage.stage_id, e.stage.attempt};
     auto it = pending_.find(key);
     if (it != pending_.end()) {
@@ -180,10 +66,7 @@ class LiveApplication::Tee final : public eventlog::EventSink {
     }
     if (completed_.insert(key).second) ++counts_.stages_completed;
   }
-  void OnTaskStart(const eventlog::TaskStartEvent& event) override {
-    eventlog::TaskStartEvent e = event;
-    Clamp(e.info);
-    builder_.OnTaskStart(e);
+  void Count(const eventlog::TaskStartEvent& e) {
     if (ended_tasks_.count(e.info.task_id) == 0 && running_.insert(e.info.task_id).second) {
       ++counts_.running_tasks;
     }
@@ -198,45 +81,18 @@ class LiveApplication::Tee final : public eventlog::EventSink {
       ++launched_early_[key];
     }
   }
-  void OnTaskEnd(const eventlog::TaskEndEvent& event) override {
-    eventlog::TaskEndEvent e = event;
-    Clamp(e.info);
-    Clamp(e.metrics);
-    Clamp(e.executor_metrics);
-    builder_.OnTaskEnd(e);
+  void Count(const eventlog::TaskEndEvent& e) {
     if (running_.erase(e.info.task_id) != 0) --counts_.running_tasks;
     // Bounded: task ids are remembered only so a late duplicate TaskStart does not count.
     if (ended_tasks_.size() < kMaxEndedTasksRemembered) ended_tasks_.insert(e.info.task_id);
   }
-  void OnStageExecutorMetrics(const eventlog::StageExecutorMetricsEvent& event) override {
-    eventlog::StageExecutorMetricsEvent e = event;
-    Clamp(e.peaks);
-    builder_.OnStageExecutorMetrics(e);
-  }
-  void OnSqlExecutionStart(const eventlog::SqlExecutionStartEvent& event) override {
-    eventlog::SqlExecutionStartEvent e = event;
-    ClampTime(e.time_ms);
-    builder_.OnSqlExecutionStart(e);
-  }
-  void OnSqlExecutionEnd(const eventlog::SqlExecutionEndEvent& event) override {
-    eventlog::SqlExecutionEndEvent e = event;
-    ClampTime(e.time_ms);
-    builder_.OnSqlExecutionEnd(e);
-  }
-  void OnSqlAdaptiveUpdate(const eventlog::SqlAdaptiveUpdateEvent& e) override {
-    builder_.OnSqlAdaptiveUpdate(e);
-  }
-  void OnSqlDriverAccumUpdates(const eventlog::SqlDriverAccumUpdatesEvent& event) override {
-    eventlog::SqlDriverAccumUpdatesEvent e = event;
-    for (auto& update : e.updates) ClampSigned(update.second);
-    builder_.OnSqlDriverAccumUpdates(e);
-  }
-  void OnOtherEvent(std::string_view event_name, int64_t timestamp_ms) override {
-    ClampTime(timestamp_ms);
-    builder_.OnOtherEvent(event_name, timestamp_ms);
-  }
+  void Count(const eventlog::StageExecutorMetricsEvent&) {}
+  void Count(const eventlog::SqlExecutionStartEvent&) {}
+  void Count(const eventlog::SqlExecutionEndEvent&) {}
+  void Count(const eventlog::SqlAdaptiveUpdateEvent&) {}
+  void Count(const eventlog::SqlDriverAccumUpdatesEvent&) {}
+  void Count(const eventlog::OtherEvent&) {}
 
- private:
   using StageKey = std::pair<int32_t, int32_t>;
   static constexpr size_t kMaxEndedTasksRemembered = 1u << 20;
 

@@ -11,7 +11,9 @@
 namespace sparkprof::eventlog {
 namespace {
 
-class CountingSink final : public EventSink {};
+class CountingSink final : public EventSink {
+  void OnEvent(const Event&) override {}
+};
 
 const std::string kLine = R"({"Event":"SparkListenerLogStart","Spark Version":"3.5.1"})" "\n";
 

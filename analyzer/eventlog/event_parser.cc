@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 
+#include "analyzer/eventlog/value_bounds.h"
 #include "common/terminal_text.h"
 
 namespace sparkprof::eventlog {
@@ -189,13 +190,10 @@ error_code ReadIntUnbounded(ondemand::value& value, int64_t* out) {
   }
 }
 
-// Every number of an event, clamped to +-2^53 (epoch ms for 285,000 years, 9 PB, 104 days of ns):
-// Spark's own values are far inside, values outside come only from broken or hostile logs, and
-// the bound keeps the sums and products the engine forms over them within int64.
+// Every number of an event, within kMaxInteger (value_bounds.h).
 error_code ReadInt(ondemand::value& value, int64_t* out) {
-  constexpr int64_t kMax = int64_t{1} << 53;
   error_code code = ReadIntUnbounded(value, out);
-  if (code == simdjson::SUCCESS) *out = std::clamp<int64_t>(*out, -kMax, kMax);
+  if (code == simdjson::SUCCESS) *out = std::clamp<int64_t>(*out, -kMaxInteger, kMaxInteger);
   return code;
 }
 
@@ -466,7 +464,7 @@ TaskLocality ParseLocality(std::string_view text) {
 constexpr size_t kParserDoublingLimit = 16 << 20;
 
 struct EventParser::Impl {
-  EventSink& sink;
+  EventSink* sink;  // null: a parser whose caller takes each event (ParseLineUncounted)
   ParserLimits limits;
   ondemand::parser parser;
   ondemand::document* doc = nullptr;  // the line being parsed
@@ -474,11 +472,14 @@ struct EventParser::Impl {
   // After the top-level object's last field: anything left is trailing garbage.
   bool AtEnd() { return doc->current_location().error() == simdjson::OUT_OF_BOUNDS; }
 
-  // Reused between lines so steady-state parsing does not allocate.
-  TaskStartEvent task_start;
-  TaskEndEvent task_end;
-  StageSubmittedEvent stage_submitted;
-  StageCompletedEvent stage_completed;
+  // The events of the commonest lines, reused between lines so steady-state parsing does not
+  // allocate; every other event is built afresh in `fresh`.
+  Event task_start{std::in_place_type<TaskStartEvent>};
+  Event task_end{std::in_place_type<TaskEndEvent>};
+  Event stage_submitted{std::in_place_type<StageSubmittedEvent>};
+  Event stage_completed{std::in_place_type<StageCompletedEvent>};
+  Event fresh;
+  Event* produced = nullptr;  // the line's event, once it parsed in full
   std::string scratch;
   // Why the current event is malformed, when an error code alone would not say it.
   const char* problem = nullptr;
@@ -486,7 +487,7 @@ struct EventParser::Impl {
   bool photon_plan_seen = false;
   bool line_photon_plan = false;  // ... in the line being parsed
 
-  Impl(EventSink& s, ParserLimits l) : sink(s), limits(l) {}
+  Impl(EventSink* s, ParserLimits l) : sink(s), limits(l) {}
 
   error_code ParseAccumulables(ondemand::value& value, std::vector<Accumulable>* out) {
     out->clear();
@@ -933,7 +934,7 @@ struct EventParser::Impl {
       "Task Executor Metrics", "Task Metrics"}};
 
   error_code TaskEnd(Object& object) {
-    TaskEndEvent& event = task_end;
+    TaskEndEvent& event = std::get<TaskEndEvent>(task_end);
     event.stage_id = -1;
     event.stage_attempt = 0;
     event.task_type.clear();
@@ -982,14 +983,14 @@ struct EventParser::Impl {
       return simdjson::NO_SUCH_FIELD;
     }
     if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    sink.OnTaskEnd(event);
+    produced = &task_end;
     return simdjson::SUCCESS;
   }
 
   static constexpr KeyTable kTaskStartKeys{{"Event", "Stage ID", "Stage Attempt ID", "Task Info"}};
 
   error_code TaskStart(Object& object) {
-    TaskStartEvent& event = task_start;
+    TaskStartEvent& event = std::get<TaskStartEvent>(task_start);
     event.stage_id = -1;
     event.stage_attempt = 0;
     bool saw_info = false;
@@ -1010,12 +1011,12 @@ struct EventParser::Impl {
     if (e) return e;
     if (!saw_info) return simdjson::NO_SUCH_FIELD;
     if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    sink.OnTaskStart(event);
+    produced = &task_start;
     return simdjson::SUCCESS;
   }
 
   error_code StageSubmitted(Object& object) {
-    StageSubmittedEvent& event = stage_submitted;
+    StageSubmittedEvent& event = std::get<StageSubmittedEvent>(stage_submitted);
     event.scheduler_pool.clear();
     bool saw_info = false;
     error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
@@ -1034,12 +1035,12 @@ struct EventParser::Impl {
     if (e) return e;
     if (!saw_info) return simdjson::NO_SUCH_FIELD;
     if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    sink.OnStageSubmitted(event);
+    produced = &stage_submitted;
     return simdjson::SUCCESS;
   }
 
   error_code StageCompleted(Object& object) {
-    StageCompletedEvent& event = stage_completed;
+    StageCompletedEvent& event = std::get<StageCompletedEvent>(stage_completed);
     bool saw_info = false;
     error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "Stage Info") {
@@ -1051,12 +1052,12 @@ struct EventParser::Impl {
     if (e) return e;
     if (!saw_info) return simdjson::NO_SUCH_FIELD;
     if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    sink.OnStageCompleted(event);
+    produced = &stage_completed;
     return simdjson::SUCCESS;
   }
 
   error_code JobStart(Object& object) {
-    JobStartEvent event;
+    JobStartEvent& event = fresh.emplace<JobStartEvent>();
     error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "Job ID") return ReadInt32(v, &event.job_id);
       if (key == "Submission Time") return ReadInt(v, &event.submission_time_ms);
@@ -1083,12 +1084,12 @@ struct EventParser::Impl {
     });
     if (e) return e;
     if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    sink.OnJobStart(event);
+    produced = &fresh;
     return simdjson::SUCCESS;
   }
 
   error_code JobEnd(Object& object) {
-    JobEndEvent event;
+    JobEndEvent& event = fresh.emplace<JobEndEvent>();
     error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "Job ID") return ReadInt32(v, &event.job_id);
       if (key == "Completion Time") return ReadInt(v, &event.completion_time_ms);
@@ -1111,12 +1112,12 @@ struct EventParser::Impl {
     });
     if (e) return e;
     if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    sink.OnJobEnd(event);
+    produced = &fresh;
     return simdjson::SUCCESS;
   }
 
   error_code ApplicationStart(Object& object) {
-    ApplicationStartEvent event;
+    ApplicationStartEvent& event = fresh.emplace<ApplicationStartEvent>();
     error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "App Name") return ReadString(v, &event.app_name, 1024);
       if (key == "App ID") return ReadString(v, &event.app_id, 256);
@@ -1127,12 +1128,12 @@ struct EventParser::Impl {
     });
     if (e) return e;
     if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    sink.OnApplicationStart(event);
+    produced = &fresh;
     return simdjson::SUCCESS;
   }
 
   error_code ApplicationEnd(Object& object) {
-    ApplicationEndEvent event;
+    ApplicationEndEvent& event = fresh.emplace<ApplicationEndEvent>();
     error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "Timestamp") return ReadInt(v, &event.timestamp_ms);
       if (key == "ExitCode") return ReadInt32(v, &event.exit_code);
@@ -1140,24 +1141,24 @@ struct EventParser::Impl {
     });
     if (e) return e;
     if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    sink.OnApplicationEnd(event);
+    produced = &fresh;
     return simdjson::SUCCESS;
   }
 
   error_code LogStart(Object& object) {
-    LogStartEvent event;
+    LogStartEvent& event = fresh.emplace<LogStartEvent>();
     error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "Spark Version") return ReadString(v, &event.spark_version, 128);
       return simdjson::SUCCESS;
     });
     if (e) return e;
     if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    sink.OnLogStart(event);
+    produced = &fresh;
     return simdjson::SUCCESS;
   }
 
   error_code DatabricksMetadata(Object& object) {
-    DatabricksMetadataEvent event;
+    DatabricksMetadataEvent& event = fresh.emplace<DatabricksMetadataEvent>();
     error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "Spark Version") return ReadString(v, &event.spark_version, 128);
       if (key == "Timestamp") return ReadInt(v, &event.timestamp_ms);
@@ -1166,12 +1167,12 @@ struct EventParser::Impl {
     });
     if (e) return e;
     if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    sink.OnDatabricksMetadata(event);
+    produced = &fresh;
     return simdjson::SUCCESS;
   }
 
   error_code EnvironmentUpdate(Object& object) {
-    EnvironmentUpdateEvent event;
+    EnvironmentUpdateEvent& event = fresh.emplace<EnvironmentUpdateEvent>();
     error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "Spark Properties") return ReadStringMap(v, &event.spark_properties);
       if (key == "JVM Information") return ReadStringMap(v, &event.jvm_information);
@@ -1190,12 +1191,12 @@ struct EventParser::Impl {
     });
     if (e) return e;
     if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    sink.OnEnvironmentUpdate(event);
+    produced = &fresh;
     return simdjson::SUCCESS;
   }
 
   error_code ResourceProfileAdded(Object& object) {
-    ResourceProfileAddedEvent event;
+    ResourceProfileAddedEvent& event = fresh.emplace<ResourceProfileAddedEvent>();
     error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "Resource Profile Id") return ReadInt32(v, &event.resource_profile_id);
       if (key == "Executor Resource Requests") {
@@ -1226,12 +1227,12 @@ struct EventParser::Impl {
     });
     if (e) return e;
     if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    sink.OnResourceProfileAdded(event);
+    produced = &fresh;
     return simdjson::SUCCESS;
   }
 
   error_code ExecutorAdded(Object& object) {
-    ExecutorAddedEvent event;
+    ExecutorAddedEvent& event = fresh.emplace<ExecutorAddedEvent>();
     error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "Timestamp") return ReadInt(v, &event.timestamp_ms);
       if (key == "Executor ID") return ReadString(v, &event.executor_id, 256);
@@ -1248,12 +1249,12 @@ struct EventParser::Impl {
     });
     if (e) return e;
     if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    sink.OnExecutorAdded(event);
+    produced = &fresh;
     return simdjson::SUCCESS;
   }
 
   error_code ExecutorRemoved(Object& object) {
-    ExecutorRemovedEvent event;
+    ExecutorRemovedEvent& event = fresh.emplace<ExecutorRemovedEvent>();
     error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "Timestamp") return ReadInt(v, &event.timestamp_ms);
       if (key == "Executor ID") return ReadString(v, &event.executor_id, 256);
@@ -1262,12 +1263,12 @@ struct EventParser::Impl {
     });
     if (e) return e;
     if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    sink.OnExecutorRemoved(event);
+    produced = &fresh;
     return simdjson::SUCCESS;
   }
 
   error_code BlockManager(Object& object, bool added) {
-    BlockManagerEvent event;
+    BlockManagerEvent& event = fresh.emplace<BlockManagerEvent>();
     event.added = added;
     error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "Timestamp") return ReadInt(v, &event.timestamp_ms);
@@ -1283,12 +1284,12 @@ struct EventParser::Impl {
     });
     if (e) return e;
     if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    sink.OnBlockManager(event);
+    produced = &fresh;
     return simdjson::SUCCESS;
   }
 
   error_code Exclusion(Object& object, std::string_view name) {
-    ExclusionEvent event;
+    ExclusionEvent& event = fresh.emplace<ExclusionEvent>();
     event.event_name = std::string(name);
     event.excluded = name.find("Unblacklisted") == std::string_view::npos &&
                      name.find("Unexcluded") == std::string_view::npos;
@@ -1302,12 +1303,12 @@ struct EventParser::Impl {
     });
     if (e) return e;
     if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    sink.OnExclusion(event);
+    produced = &fresh;
     return simdjson::SUCCESS;
   }
 
   error_code StageExecutorMetrics(Object& object) {
-    StageExecutorMetricsEvent event;
+    StageExecutorMetricsEvent& event = fresh.emplace<StageExecutorMetricsEvent>();
     error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "Executor ID") return ReadString(v, &event.executor_id, 256);
       if (key == "Stage ID") return ReadInt32(v, &event.stage_id);
@@ -1317,12 +1318,12 @@ struct EventParser::Impl {
     });
     if (e) return e;
     if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    sink.OnStageExecutorMetrics(event);
+    produced = &fresh;
     return simdjson::SUCCESS;
   }
 
   error_code SqlExecutionStart(Object& object) {
-    SqlExecutionStartEvent event;
+    SqlExecutionStartEvent& event = fresh.emplace<SqlExecutionStartEvent>();
     error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "executionId") return ReadInt(v, &event.execution_id);
       if (key == "rootExecutionId") return ReadInt(v, &event.root_execution_id);
@@ -1341,12 +1342,12 @@ struct EventParser::Impl {
     });
     if (e) return e;
     if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    sink.OnSqlExecutionStart(event);
+    produced = &fresh;
     return simdjson::SUCCESS;
   }
 
   error_code SqlExecutionEnd(Object& object) {
-    SqlExecutionEndEvent event;
+    SqlExecutionEndEvent& event = fresh.emplace<SqlExecutionEndEvent>();
     error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "executionId") return ReadInt(v, &event.execution_id);
       if (key == "time") return ReadInt(v, &event.time_ms);
@@ -1358,12 +1359,12 @@ struct EventParser::Impl {
     });
     if (e) return e;
     if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    sink.OnSqlExecutionEnd(event);
+    produced = &fresh;
     return simdjson::SUCCESS;
   }
 
   error_code SqlAdaptiveUpdate(Object& object) {
-    SqlAdaptiveUpdateEvent event;
+    SqlAdaptiveUpdateEvent& event = fresh.emplace<SqlAdaptiveUpdateEvent>();
     error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "executionId") return ReadInt(v, &event.execution_id);
       if (key == "physicalPlanDescription") {
@@ -1374,12 +1375,12 @@ struct EventParser::Impl {
     });
     if (e) return e;
     if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    sink.OnSqlAdaptiveUpdate(event);
+    produced = &fresh;
     return simdjson::SUCCESS;
   }
 
   error_code SqlDriverAccumUpdates(Object& object) {
-    SqlDriverAccumUpdatesEvent event;
+    SqlDriverAccumUpdatesEvent& event = fresh.emplace<SqlDriverAccumUpdatesEvent>();
     error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
       if (key == "executionId") return ReadInt(v, &event.execution_id);
       if (key == "accumUpdates") {
@@ -1402,7 +1403,7 @@ struct EventParser::Impl {
     });
     if (e) return e;
     if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    sink.OnSqlDriverAccumUpdates(event);
+    produced = &fresh;
     return simdjson::SUCCESS;
   }
 
@@ -1416,7 +1417,12 @@ struct EventParser::Impl {
     });
     if (e) return e;
     if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    sink.OnOtherEvent(name, timestamp_ms);
+    // Kept from the last such line, its name's buffer reused: lines of one kind come in runs.
+    auto* other = std::get_if<OtherEvent>(&fresh);
+    if (other == nullptr) other = &fresh.emplace<OtherEvent>();
+    other->name.assign(name);
+    other->timestamp_ms = timestamp_ms;
+    produced = &fresh;
     return simdjson::SUCCESS;
   }
 };
@@ -1453,13 +1459,15 @@ bool IsExclusionEvent(std::string_view name) {
 }  // namespace
 
 EventParser::EventParser(EventSink& sink, ParserLimits limits)
-    : impl_(std::make_unique<Impl>(sink, limits)) {}
+    : impl_(std::make_unique<Impl>(&sink, limits)) {}
+
+EventParser::EventParser(ParserLimits limits) : impl_(std::make_unique<Impl>(nullptr, limits)) {}
+
+EventSink& EventParser::sink() const { return *impl_->sink; }
 
 EventParser::~EventParser() = default;
 
 bool EventParser::photon_plan_seen() const { return impl_->photon_plan_seen; }
-
-EventSink& EventParser::sink() const { return impl_->sink; }
 
 void EventParser::set_photon_plan_seen(bool seen) { impl_->photon_plan_seen = seen; }
 
@@ -1476,7 +1484,9 @@ void EventParser::CountEvent(std::string_view event_name, bool interpreted) {
 Status EventParser::ParseLine(const char* data, size_t size, size_t capacity) {
   LineInfo info;
   Status status = ParseLineUncounted(data, size, capacity, &info);
-  if (status.ok()) CountEvent(info.event_name, info.interpreted);
+  if (!status.ok()) return status;
+  impl_->sink->OnEvent(*info.event);
+  CountEvent(info.event_name, info.interpreted);
   return status;
 }
 
@@ -1485,6 +1495,7 @@ Status EventParser::ParseLineUncounted(const char* data, size_t size, size_t cap
   info->event_name.clear();
   info->interpreted = true;
   info->photon_plan = false;
+  info->event = nullptr;
   if (capacity < size + simdjson::SIMDJSON_PADDING) {
     return Internal("line buffer lacks JSON parser padding");
   }
@@ -1532,6 +1543,7 @@ Status EventParser::ParseLineUncounted(const char* data, size_t size, size_t cap
   Impl& p = *impl_;
   p.doc = &doc;
   p.problem = nullptr;
+  p.produced = nullptr;
   p.line_photon_plan = false;
   std::string_view n = event_name;
   std::string_view short_name = n;
@@ -1595,6 +1607,9 @@ Status EventParser::ParseLineUncounted(const char* data, size_t size, size_t cap
     return Corrupt("invalid " + event_name + ": " + simdjson::error_message(result));
   }
   info->interpreted = interpreted;
+  if (p.produced == nullptr) return Internal("the line parsed but gave no event");
+  BoundValues(*p.produced);
+  info->event = p.produced;
   return Status::Ok();
 }
 

@@ -1,4 +1,5 @@
-// Turns one event-log JSON line into a typed event (events.h) and hands it to an EventSink.
+// Turns one event-log JSON line into a typed event (events.h, its values bounded by
+// value_bounds.h) and hands it to an EventSink.
 // Knows every key variation from Spark 1.2 to 4.1 and Databricks (spark-facts.md section 4).
 #pragma once
 
@@ -24,6 +25,8 @@ struct ParserLimits {
 class EventParser {
  public:
   explicit EventParser(EventSink& sink, ParserLimits limits = {});
+  // Without a sink: only ParseLineUncounted, whose caller takes each event.
+  explicit EventParser(ParserLimits limits);
   ~EventParser();
   EventParser(const EventParser&) = delete;
   EventParser& operator=(const EventParser&) = delete;
@@ -37,11 +40,14 @@ class EventParser {
   static constexpr size_t kRequiredPadding = 64;
 
   // For a reader that parses lines on several threads (ParallelLineParser): ParseLine without
-  // counting the event, which the caller does with CountEvent() as it delivers lines in log order.
+  // delivering or counting the event, which the caller does with CountEvent() as it delivers
+  // lines in log order.
   struct LineInfo {
     std::string event_name;    // as written in "Event" (empty when the line has none)
     bool interpreted = true;   // false: counted as unknown too
     bool photon_plan = false;  // the line held a plan with a Photon node
+    // The line's event when it parsed: the parser's own, valid until its next line.
+    const Event* event = nullptr;
   };
   Status ParseLineUncounted(const char* data, size_t size, size_t capacity, LineInfo* info);
   void CountEvent(std::string_view event_name, bool interpreted);
@@ -53,7 +59,7 @@ class EventParser {
 
   // Events seen, by "Event" name as written.
   const std::map<std::string, int64_t, std::less<>>& event_counts() const { return event_counts_; }
-  EventSink& sink() const;
+  EventSink& sink() const;  // a parser made with one
   // Events the parser does not interpret, by name (a subset of event_counts).
   const std::map<std::string, int64_t, std::less<>>& unknown_events() const {
     return unknown_events_;

@@ -6,22 +6,30 @@
 #include <tuple>
 #include <vector>
 
+#include "analyzer/eventlog/value_bounds.h"
+
 namespace sparkprof::eventlog {
 namespace {
 
 class RecordingSink : public EventSink {
  public:
-  void OnTaskEnd(const TaskEndEvent& e) override { task_ends.push_back(e); }
-  void OnTaskStart(const TaskStartEvent& e) override { task_starts.push_back(e); }
-  void OnStageCompleted(const StageCompletedEvent& e) override { stages.push_back(e.stage); }
-  void OnApplicationStart(const ApplicationStartEvent& e) override { app_start = e; }
-  void OnLogStart(const LogStartEvent& e) override { version = e.spark_version; }
-  void OnDatabricksMetadata(const DatabricksMetadataEvent& e) override { version = e.spark_version; }
-  void OnExecutorRemoved(const ExecutorRemovedEvent& e) override { removed.push_back(e); }
-  void OnSqlExecutionStart(const SqlExecutionStartEvent& e) override { sql.push_back(e); }
-  void OnJobStart(const JobStartEvent& e) override { jobs.push_back(e); }
-  void OnExclusion(const ExclusionEvent& e) override { exclusions.push_back(e); }
-  void OnOtherEvent(std::string_view name, int64_t ts) override { others.emplace_back(name); }
+  void OnEvent(const Event& event) override {
+    std::visit(Overloaded{
+                   [&](const TaskEndEvent& e) { task_ends.push_back(e); },
+                   [&](const TaskStartEvent& e) { task_starts.push_back(e); },
+                   [&](const StageCompletedEvent& e) { stages.push_back(e.stage); },
+                   [&](const ApplicationStartEvent& e) { app_start = e; },
+                   [&](const LogStartEvent& e) { version = e.spark_version; },
+                   [&](const DatabricksMetadataEvent& e) { version = e.spark_version; },
+                   [&](const ExecutorRemovedEvent& e) { removed.push_back(e); },
+                   [&](const SqlExecutionStartEvent& e) { sql.push_back(e); },
+                   [&](const JobStartEvent& e) { jobs.push_back(e); },
+                   [&](const ExclusionEvent& e) { exclusions.push_back(e); },
+                   [&](const OtherEvent& e) { others.push_back(e.name); },
+                   [](const auto&) {},
+               },
+               event);
+  }
 
   std::vector<TaskEndEvent> task_ends;
   std::vector<TaskStartEvent> task_starts;
@@ -99,6 +107,38 @@ TEST(EventParser, TaskEndAllMetricsInTheirUnits) {
 
 // Keys and strings are read in place unless they hold a backslash: escaped spellings (in keys,
 // in values, across the scan's 8-byte words) give what their unescaped text gives.
+// value_bounds.h: times, amounts and declared counts are bounded by the parser, once, for every
+// sink; an accumulator's value only within kMaxInteger (a stage's sum can pass kMaxAmount).
+TEST(EventParser, HostileValuesAreBoundedBeforeAnySinkSeesThem) {
+  RecordingSink sink;
+  EventParser parser(sink);
+  ASSERT_TRUE(Parse(parser,
+                    R"({"Event":"SparkListenerTaskEnd","Stage ID":1,"Stage Attempt ID":0,)"
+                    R"("Task End Reason":{"Reason":"Success"},"Task Info":{"Task ID":1,)"
+                    R"("Launch Time":-7,"Finish Time":99999999999999999,"Executor ID":"1",)"
+                    R"("Host":"h"},"Task Executor Metrics":{"JVMHeapMemory":-99999999999999999},)"
+                    R"("Task Metrics":{"Executor Run Time":9223372036854775807,)"
+                    R"("Peak Execution Memory":-4611686018427387904,"Memory Bytes Spilled":-5}})")
+                  .ok());
+  ASSERT_EQ(sink.task_ends.size(), 1u);
+  const TaskEndEvent& e = sink.task_ends[0];
+  EXPECT_EQ(e.info.launch_time_ms, -1);
+  EXPECT_EQ(e.info.finish_time_ms, kMaxTimeMs);
+  EXPECT_EQ(e.executor_metrics.jvm_heap_memory_bytes, -kMaxAmount);
+  EXPECT_EQ(e.metrics.executor_run_time_ms, kMaxAmount);
+  EXPECT_EQ(e.metrics.peak_execution_memory_bytes, -kMaxAmount);
+  EXPECT_EQ(e.metrics.memory_bytes_spilled, -5);  // a real log's negative value stays
+  ASSERT_TRUE(Parse(parser,
+                    R"({"Event":"SparkListenerStageCompleted","Stage Info":{"Stage ID":2,)"
+                    R"("Stage Attempt ID":0,"Stage Name":"s","Number of Tasks":2147483647,)"
+                    R"("Accumulables":[{"ID":3,"Name":"n","Value":4611686018427387904}]}})")
+                  .ok());
+  ASSERT_EQ(sink.stages.size(), 1u);
+  EXPECT_EQ(sink.stages[0].num_tasks, kMaxDeclaredCount);
+  ASSERT_EQ(sink.stages[0].accumulables.size(), 1u);
+  EXPECT_EQ(sink.stages[0].accumulables[0].value, kMaxInteger);
+}
+
 TEST(EventParser, EscapedKeysAndStringsReadAsTheirText) {
   auto replace = [](std::string text, const std::string& from, const std::string& to) {
     const size_t at = text.find(from);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace sparkprof::eventlog {
@@ -329,34 +330,38 @@ struct SqlDriverAccumUpdatesEvent {
   std::vector<std::pair<int64_t, int64_t>> updates;  // accumulator id, value
 };
 
-// Receives typed events in log order. Every method has an empty default.
+// Any event the parser does not interpret (name as written in "Event"), and its timestamp if it
+// had a recognisable one (-1 otherwise). Lets the model track the last time seen.
+struct OtherEvent {
+  std::string name;
+  int64_t timestamp_ms = -1;
+};
+
+// One event, as a line of the log gives it: the one list of the events sparkprof reads. A sink
+// visits it with a handler for every alternative (std::visit), so an event added here is a compile
+// error in every sink that does not handle it. Values are within value_bounds.h's bounds.
+using Event = std::variant<LogStartEvent, DatabricksMetadataEvent, ApplicationStartEvent,
+                           ApplicationEndEvent, EnvironmentUpdateEvent, ResourceProfileAddedEvent,
+                           ExecutorAddedEvent, ExecutorRemovedEvent, ExclusionEvent,
+                           BlockManagerEvent, JobStartEvent, JobEndEvent, StageSubmittedEvent,
+                           StageCompletedEvent, TaskStartEvent, TaskEndEvent,
+                           StageExecutorMetricsEvent, SqlExecutionStartEvent, SqlExecutionEndEvent,
+                           SqlAdaptiveUpdateEvent, SqlDriverAccumUpdatesEvent, OtherEvent>;
+
+// Receives events in log order.
 class EventSink {
  public:
   virtual ~EventSink() = default;
-  virtual void OnLogStart(const LogStartEvent&) {}
-  virtual void OnDatabricksMetadata(const DatabricksMetadataEvent&) {}
-  virtual void OnApplicationStart(const ApplicationStartEvent&) {}
-  virtual void OnApplicationEnd(const ApplicationEndEvent&) {}
-  virtual void OnEnvironmentUpdate(const EnvironmentUpdateEvent&) {}
-  virtual void OnResourceProfileAdded(const ResourceProfileAddedEvent&) {}
-  virtual void OnExecutorAdded(const ExecutorAddedEvent&) {}
-  virtual void OnExecutorRemoved(const ExecutorRemovedEvent&) {}
-  virtual void OnExclusion(const ExclusionEvent&) {}
-  virtual void OnBlockManager(const BlockManagerEvent&) {}
-  virtual void OnJobStart(const JobStartEvent&) {}
-  virtual void OnJobEnd(const JobEndEvent&) {}
-  virtual void OnStageSubmitted(const StageSubmittedEvent&) {}
-  virtual void OnStageCompleted(const StageCompletedEvent&) {}
-  virtual void OnTaskStart(const TaskStartEvent&) {}
-  virtual void OnTaskEnd(const TaskEndEvent&) {}
-  virtual void OnStageExecutorMetrics(const StageExecutorMetricsEvent&) {}
-  virtual void OnSqlExecutionStart(const SqlExecutionStartEvent&) {}
-  virtual void OnSqlExecutionEnd(const SqlExecutionEndEvent&) {}
-  virtual void OnSqlAdaptiveUpdate(const SqlAdaptiveUpdateEvent&) {}
-  virtual void OnSqlDriverAccumUpdates(const SqlDriverAccumUpdatesEvent&) {}
-  // Any event the parser does not interpret (name as written in "Event"), and its timestamp
-  // if it had a recognisable one. Lets the model track the last time seen.
-  virtual void OnOtherEvent(std::string_view event_name, int64_t timestamp_ms) {}
+  virtual void OnEvent(const Event& event) = 0;
 };
+
+// Handlers joined into one visitor: std::visit(Overloaded{[](const TaskEndEvent&) {...}, ...}, e).
+// A sink that means to ignore the events it names no handler for ends with `[](const auto&) {}`.
+template <typename... Handlers>
+struct Overloaded : Handlers... {
+  using Handlers::operator()...;
+};
+template <typename... Handlers>
+Overloaded(Handlers...) -> Overloaded<Handlers...>;
 
 }  // namespace sparkprof::eventlog

@@ -6,105 +6,9 @@
 #include <span>
 #include <string>
 #include <system_error>
-#include <type_traits>
 #include <utility>
-#include <variant>
 
 namespace sparkprof::eventlog {
-
-namespace {
-
-struct OtherEvent {
-  std::string name;
-  int64_t timestamp_ms = -1;
-};
-
-// What one line gave the sink (each line gives at most one event).
-using RecordedEvent =
-    std::variant<std::monostate, LogStartEvent, DatabricksMetadataEvent, ApplicationStartEvent,
-                 ApplicationEndEvent, EnvironmentUpdateEvent, ResourceProfileAddedEvent,
-                 ExecutorAddedEvent, ExecutorRemovedEvent, ExclusionEvent, BlockManagerEvent,
-                 JobStartEvent, JobEndEvent, StageSubmittedEvent, StageCompletedEvent,
-                 TaskStartEvent, TaskEndEvent, StageExecutorMetricsEvent, SqlExecutionStartEvent,
-                 SqlExecutionEndEvent, SqlAdaptiveUpdateEvent, SqlDriverAccumUpdatesEvent,
-                 OtherEvent>;
-
-// Keeps a copy of the event the parser delivers for the line being parsed (into an entry that
-// may hold an earlier line's event: assigning reuses its strings and vectors).
-class RecordingSink final : public EventSink {
- public:
-  RecordedEvent* into = nullptr;
-  bool recorded = false;  // whether the line gave an event
-
-  void OnLogStart(const LogStartEvent& e) override { Record(e); }
-  void OnDatabricksMetadata(const DatabricksMetadataEvent& e) override { Record(e); }
-  void OnApplicationStart(const ApplicationStartEvent& e) override { Record(e); }
-  void OnApplicationEnd(const ApplicationEndEvent& e) override { Record(e); }
-  void OnEnvironmentUpdate(const EnvironmentUpdateEvent& e) override { Record(e); }
-  void OnResourceProfileAdded(const ResourceProfileAddedEvent& e) override { Record(e); }
-  void OnExecutorAdded(const ExecutorAddedEvent& e) override { Record(e); }
-  void OnExecutorRemoved(const ExecutorRemovedEvent& e) override { Record(e); }
-  void OnExclusion(const ExclusionEvent& e) override { Record(e); }
-  void OnBlockManager(const BlockManagerEvent& e) override { Record(e); }
-  void OnJobStart(const JobStartEvent& e) override { Record(e); }
-  void OnJobEnd(const JobEndEvent& e) override { Record(e); }
-  void OnStageSubmitted(const StageSubmittedEvent& e) override { Record(e); }
-  void OnStageCompleted(const StageCompletedEvent& e) override { Record(e); }
-  void OnTaskStart(const TaskStartEvent& e) override { Record(e); }
-  void OnTaskEnd(const TaskEndEvent& e) override { Record(e); }
-  void OnStageExecutorMetrics(const StageExecutorMetricsEvent& e) override { Record(e); }
-  void OnSqlExecutionStart(const SqlExecutionStartEvent& e) override { Record(e); }
-  void OnSqlExecutionEnd(const SqlExecutionEndEvent& e) override { Record(e); }
-  void OnSqlAdaptiveUpdate(const SqlAdaptiveUpdateEvent& e) override { Record(e); }
-  void OnSqlDriverAccumUpdates(const SqlDriverAccumUpdatesEvent& e) override { Record(e); }
-  void OnOtherEvent(std::string_view name, int64_t timestamp_ms) override {
-    Record(OtherEvent{std::string(name), timestamp_ms});
-  }
-
- private:
-  template <typename Event>
-  void Record(Event&& event) {
-    *into = std::forward<Event>(event);
-    recorded = true;
-  }
-};
-
-void Replay(const RecordedEvent& recorded, EventSink& sink) {
-  std::visit(
-      [&](const auto& e) {
-        using T = std::decay_t<decltype(e)>;
-        if constexpr (std::is_same_v<T, LogStartEvent>) sink.OnLogStart(e);
-        else if constexpr (std::is_same_v<T, DatabricksMetadataEvent>) sink.OnDatabricksMetadata(e);
-        else if constexpr (std::is_same_v<T, ApplicationStartEvent>) sink.OnApplicationStart(e);
-        else if constexpr (std::is_same_v<T, ApplicationEndEvent>) sink.OnApplicationEnd(e);
-        else if constexpr (std::is_same_v<T, EnvironmentUpdateEvent>) sink.OnEnvironmentUpdate(e);
-        else if constexpr (std::is_same_v<T, ResourceProfileAddedEvent>) {
-          sink.OnResourceProfileAdded(e);
-        } else if constexpr (std::is_same_v<T, ExecutorAddedEvent>) sink.OnExecutorAdded(e);
-        else if constexpr (std::is_same_v<T, ExecutorRemovedEvent>) sink.OnExecutorRemoved(e);
-        else if constexpr (std::is_same_v<T, ExclusionEvent>) sink.OnExclusion(e);
-        else if constexpr (std::is_same_v<T, BlockManagerEvent>) sink.OnBlockManager(e);
-        else if constexpr (std::is_same_v<T, JobStartEvent>) sink.OnJobStart(e);
-        else if constexpr (std::is_same_v<T, JobEndEvent>) sink.OnJobEnd(e);
-        else if constexpr (std::is_same_v<T, StageSubmittedEvent>) sink.OnStageSubmitted(e);
-        else if constexpr (std::is_same_v<T, StageCompletedEvent>) sink.OnStageCompleted(e);
-        else if constexpr (std::is_same_v<T, TaskStartEvent>) sink.OnTaskStart(e);
-        else if constexpr (std::is_same_v<T, TaskEndEvent>) sink.OnTaskEnd(e);
-        else if constexpr (std::is_same_v<T, StageExecutorMetricsEvent>) {
-          sink.OnStageExecutorMetrics(e);
-        } else if constexpr (std::is_same_v<T, SqlExecutionStartEvent>) sink.OnSqlExecutionStart(e);
-        else if constexpr (std::is_same_v<T, SqlExecutionEndEvent>) sink.OnSqlExecutionEnd(e);
-        else if constexpr (std::is_same_v<T, SqlAdaptiveUpdateEvent>) sink.OnSqlAdaptiveUpdate(e);
-        else if constexpr (std::is_same_v<T, SqlDriverAccumUpdatesEvent>) {
-          sink.OnSqlDriverAccumUpdates(e);
-        } else if constexpr (std::is_same_v<T, OtherEvent>) {
-          sink.OnOtherEvent(e.name, e.timestamp_ms);
-        }
-      },
-      recorded);
-}
-
-}  // namespace
 
 struct ParallelLineParser::Batch {
   struct Entry {
@@ -116,7 +20,7 @@ struct ParallelLineParser::Batch {
     Status status;
     EventParser::LineInfo info;
     bool photon_plan_seen = false;  // the state the line was parsed with
-    RecordedEvent event;
+    Event event;                    // a copy of the parser's, when the line parsed
   };
   std::vector<LineBuffer> buffers;  // hold the lines' bytes
   // The first `size` entries are this batch's lines; the others are kept from an earlier use of
@@ -130,8 +34,7 @@ struct ParallelLineParser::Batch {
 };
 
 struct ParallelLineParser::Recorder {
-  explicit Recorder(const ParserLimits& limits) : parser(sink, limits) {}
-  RecordingSink sink;
+  explicit Recorder(const ParserLimits& limits) : parser(limits) {}
   EventParser parser;
 
   // Parses every line of `batch` into its entries, with the Photon state `photon_plan_seen`
@@ -140,15 +43,15 @@ struct ParallelLineParser::Recorder {
     for (Batch::Entry& entry : batch.lines()) {
       entry.photon_plan_seen = photon_plan_seen.load(std::memory_order_relaxed);
       parser.set_photon_plan_seen(entry.photon_plan_seen);
-      sink.into = &entry.event;
-      sink.recorded = false;
       try {
         entry.status = parser.ParseLineUncounted(entry.data, entry.size, entry.capacity,
                                                  &entry.info);
+        // Assigning into the entry's event from an earlier use reuses its strings and vectors.
+        if (entry.status.ok()) entry.event = *entry.info.event;
       } catch (const std::bad_alloc&) {
         entry.status = Internal("out of memory while parsing this line");
       }
-      if (!entry.status.ok() || !sink.recorded) entry.event = std::monostate{};
+      entry.info.event = nullptr;  // the parser's, overwritten by its next line
       if (entry.info.photon_plan) photon_plan_seen.store(true, std::memory_order_relaxed);
     }
   }
@@ -309,13 +212,16 @@ void ParallelLineParser::DeliverFront() {
       // Parsed with a Photon state this line does not have in log order: parse it again here.
       EventParser::LineInfo info;
       Status status = ordered_.ParseLineUncounted(entry.data, entry.size, entry.capacity, &info);
-      if (status.ok()) ordered_.CountEvent(info.event_name, info.interpreted);
+      if (status.ok()) {
+        sink_.OnEvent(*info.event);
+        ordered_.CountEvent(info.event_name, info.interpreted);
+      }
       on_line_(entry.position, status);
       continue;
     }
     if (entry.info.photon_plan) ordered_.set_photon_plan_seen(true);
     if (entry.status.ok()) {
-      Replay(entry.event, sink_);
+      sink_.OnEvent(entry.event);
       ordered_.CountEvent(entry.info.event_name, entry.info.interpreted);
     }
     on_line_(entry.position, entry.status);
@@ -332,7 +238,7 @@ void ParallelLineParser::Recycle(std::shared_ptr<Batch> batch) {
       // Task events come back with the same fields; others (plans) would hold their memory.
       if (!std::holds_alternative<TaskEndEvent>(entry.event) &&
           !std::holds_alternative<TaskStartEvent>(entry.event)) {
-        entry.event = std::monostate{};
+        entry.event = Event{};
       }
     }
     batch->size = 0;

@@ -2,10 +2,10 @@
 // would: the sink sees the same events in the same order, the caller the same status per line.
 //
 // Batches of lines are views into the line reader's buffers (kept, not copied); each worker
-// parses whole batches with its own EventParser into recorded events (so does the read-ahead
+// parses whole batches with its own EventParser into copies of their events (so does the read-ahead
 // thread decompressing the log, while it waits for the caller to take its bytes: on two cores,
 // a worker beside it would take its core from the decompression); the calling thread reads
-// the lines, replays finished batches in order into the sink and counts their events on the
+// the lines, delivers finished batches' events in order to the sink and counts their events on the
 // `ordered` parser. When enough batches are in flight it parses too instead of waiting: the
 // oldest batch no worker took, straight into the sink with `ordered` when every line before it
 // was delivered. The one state a line leaves for the next -- whether a Photon plan was seen --
@@ -75,7 +75,7 @@ class ParallelLineParser {
   void Finish();
 
   struct Batch;     // public for the implementation's helpers
-  struct Recorder;  // a parser whose events are kept in the batch
+  struct Recorder;  // a parser whose events are copied into the batch
 
  private:
   void Submit();

@@ -16,16 +16,23 @@ namespace {
 class TraceSink final : public EventSink {
  public:
   std::string trace;
-  void OnLogStart(const LogStartEvent& e) override { trace += "log " + e.spark_version + "\n"; }
-  void OnTaskEnd(const TaskEndEvent& e) override {
-    trace += "end " + std::to_string(e.info.task_id) + " " +
-             std::to_string(e.info.photon_peak_memory_bytes) + "\n";
-  }
-  void OnSqlExecutionStart(const SqlExecutionStartEvent& e) override {
-    trace += "sql " + std::to_string(e.execution_id) + " " + std::to_string(e.plan.size()) + "\n";
-  }
-  void OnOtherEvent(std::string_view name, int64_t timestamp_ms) override {
-    trace += std::string(name) + " " + std::to_string(timestamp_ms) + "\n";
+  void OnEvent(const Event& event) override {
+    std::visit(Overloaded{
+                   [&](const LogStartEvent& e) { trace += "log " + e.spark_version + "\n"; },
+                   [&](const TaskEndEvent& e) {
+                     trace += "end " + std::to_string(e.info.task_id) + " " +
+                              std::to_string(e.info.photon_peak_memory_bytes) + "\n";
+                   },
+                   [&](const SqlExecutionStartEvent& e) {
+                     trace += "sql " + std::to_string(e.execution_id) + " " +
+                              std::to_string(e.plan.size()) + "\n";
+                   },
+                   [&](const OtherEvent& e) {
+                     trace += e.name + " " + std::to_string(e.timestamp_ms) + "\n";
+                   },
+                   [](const auto&) {},
+               },
+               event);
   }
 };
 

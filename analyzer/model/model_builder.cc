@@ -13,14 +13,6 @@ namespace {
 
 constexpr size_t kMaxReasonKeyBytes = 200;
 
-// Physical bounds for a task's counters (2^50 bytes is a petabyte, 2^50 ns 13 days): only a broken
-// or hostile log goes beyond them, and clamping keeps the sums the engine forms within int64.
-// Symmetric, so a real log's (rare) negative values stay as they are.
-int64_t ClampAmount(int64_t value) {
-  constexpr int64_t kMax = int64_t{1} << 50;
-  return std::clamp<int64_t>(value, -kMax, kMax);
-}
-
 uint32_t ClampMs(int64_t value) {
   if (value <= 0) return 0;
   return value > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(value);
@@ -98,23 +90,23 @@ const char* StageStatusName(StageStatus status) {
 
 TaskAttemptMetrics TaskAttemptMetrics::From(const eventlog::TaskMetrics& m) {
   TaskAttemptMetrics out;
-  out.executor_cpu_time_ns = ClampAmount(m.executor_cpu_time_ns);
-  out.executor_deserialize_cpu_time_ns = ClampAmount(m.executor_deserialize_cpu_time_ns);
-  out.shuffle_write_time_ns = ClampAmount(m.shuffle_write_time_ns);
-  out.peak_execution_memory_bytes = ClampAmount(m.peak_execution_memory_bytes);
-  out.result_size_bytes = ClampAmount(m.result_size_bytes);
-  out.memory_bytes_spilled = ClampAmount(m.memory_bytes_spilled);
-  out.disk_bytes_spilled = ClampAmount(m.disk_bytes_spilled);
-  out.shuffle_remote_bytes_read = ClampAmount(m.shuffle_remote_bytes_read);
-  out.shuffle_local_bytes_read = ClampAmount(m.shuffle_local_bytes_read);
-  out.shuffle_remote_bytes_read_to_disk = ClampAmount(m.shuffle_remote_bytes_read_to_disk);
-  out.shuffle_records_read = ClampAmount(m.shuffle_records_read);
-  out.shuffle_bytes_written = ClampAmount(m.shuffle_bytes_written);
-  out.shuffle_records_written = ClampAmount(m.shuffle_records_written);
-  out.input_bytes_read = ClampAmount(m.input_bytes_read);
-  out.input_records_read = ClampAmount(m.input_records_read);
-  out.output_bytes_written = ClampAmount(m.output_bytes_written);
-  out.output_records_written = ClampAmount(m.output_records_written);
+  out.executor_cpu_time_ns = m.executor_cpu_time_ns;
+  out.executor_deserialize_cpu_time_ns = m.executor_deserialize_cpu_time_ns;
+  out.shuffle_write_time_ns = m.shuffle_write_time_ns;
+  out.peak_execution_memory_bytes = m.peak_execution_memory_bytes;
+  out.result_size_bytes = m.result_size_bytes;
+  out.memory_bytes_spilled = m.memory_bytes_spilled;
+  out.disk_bytes_spilled = m.disk_bytes_spilled;
+  out.shuffle_remote_bytes_read = m.shuffle_remote_bytes_read;
+  out.shuffle_local_bytes_read = m.shuffle_local_bytes_read;
+  out.shuffle_remote_bytes_read_to_disk = m.shuffle_remote_bytes_read_to_disk;
+  out.shuffle_records_read = m.shuffle_records_read;
+  out.shuffle_bytes_written = m.shuffle_bytes_written;
+  out.shuffle_records_written = m.shuffle_records_written;
+  out.input_bytes_read = m.input_bytes_read;
+  out.input_records_read = m.input_records_read;
+  out.output_bytes_written = m.output_bytes_written;
+  out.output_records_written = m.output_records_written;
   out.executor_run_time_ms = ClampMs(m.executor_run_time_ms);
   out.executor_deserialize_time_ms = ClampMs(m.executor_deserialize_time_ms);
   out.jvm_gc_time_ms = ClampMs(m.jvm_gc_time_ms);
@@ -205,17 +197,17 @@ uint32_t ModelBuilder::TaskIndex(int64_t task_id, int32_t attempt, bool* created
   return it->second;
 }
 
-void ModelBuilder::OnLogStart(const eventlog::LogStartEvent& event) {
+void ModelBuilder::On(const eventlog::LogStartEvent& event) {
   model_.spark_version = event.spark_version;
 }
 
-void ModelBuilder::OnDatabricksMetadata(const eventlog::DatabricksMetadataEvent& event) {
+void ModelBuilder::On(const eventlog::DatabricksMetadataEvent& event) {
   model_.databricks = true;
   if (model_.spark_version.empty()) model_.spark_version = event.spark_version;
   SeeTime(event.timestamp_ms);
 }
 
-void ModelBuilder::OnApplicationStart(const eventlog::ApplicationStartEvent& event) {
+void ModelBuilder::On(const eventlog::ApplicationStartEvent& event) {
   model_.app_name = event.app_name;
   model_.app_id = event.app_id;
   model_.attempt_id = event.attempt_id;
@@ -225,14 +217,14 @@ void ModelBuilder::OnApplicationStart(const eventlog::ApplicationStartEvent& eve
   SeeTime(event.timestamp_ms);
 }
 
-void ModelBuilder::OnApplicationEnd(const eventlog::ApplicationEndEvent& event) {
+void ModelBuilder::On(const eventlog::ApplicationEndEvent& event) {
   model_.complete = true;
   model_.end_time_ms = event.timestamp_ms;
   model_.exit_code = event.exit_code;
   SeeTime(event.timestamp_ms);
 }
 
-void ModelBuilder::OnEnvironmentUpdate(const eventlog::EnvironmentUpdateEvent& event) {
+void ModelBuilder::On(const eventlog::EnvironmentUpdateEvent& event) {
   model_.spark_properties = event.spark_properties;
   model_.jvm_information = event.jvm_information;
   // Logs without ApplicationStart (continuations) still name themselves in their properties.
@@ -244,7 +236,7 @@ void ModelBuilder::OnEnvironmentUpdate(const eventlog::EnvironmentUpdateEvent& e
   }
 }
 
-void ModelBuilder::OnResourceProfileAdded(const eventlog::ResourceProfileAddedEvent& event) {
+void ModelBuilder::On(const eventlog::ResourceProfileAddedEvent& event) {
   ResourceProfile& profile = model_.resource_profiles[event.resource_profile_id];
   profile.id = event.resource_profile_id;
   profile.executor_cores = event.executor_cores;
@@ -254,7 +246,7 @@ void ModelBuilder::OnResourceProfileAdded(const eventlog::ResourceProfileAddedEv
   profile.task_cpus = event.task_cpus;
 }
 
-void ModelBuilder::OnExecutorAdded(const eventlog::ExecutorAddedEvent& event) {
+void ModelBuilder::On(const eventlog::ExecutorAddedEvent& event) {
   ++model_.executor_added_events;
   Executor& executor = ExecutorById(event.executor_id);
   executor.host = event.host;
@@ -267,7 +259,7 @@ void ModelBuilder::OnExecutorAdded(const eventlog::ExecutorAddedEvent& event) {
   SeeTime(event.timestamp_ms);
 }
 
-void ModelBuilder::OnExecutorRemoved(const eventlog::ExecutorRemovedEvent& event) {
+void ModelBuilder::On(const eventlog::ExecutorRemovedEvent& event) {
   ++model_.executor_removed_events;
   Executor& executor = ExecutorById(event.executor_id);
   executor.removed_time_ms = event.timestamp_ms;
@@ -277,13 +269,13 @@ void ModelBuilder::OnExecutorRemoved(const eventlog::ExecutorRemovedEvent& event
   SeeTime(event.timestamp_ms);
 }
 
-void ModelBuilder::OnExclusion(const eventlog::ExclusionEvent& event) {
+void ModelBuilder::On(const eventlog::ExclusionEvent& event) {
   model_.exclusions.push_back({event.event_name, event.timestamp_ms, event.executor_or_host,
                                event.stage_id, event.excluded});
   SeeTime(event.timestamp_ms);
 }
 
-void ModelBuilder::OnBlockManager(const eventlog::BlockManagerEvent& event) {
+void ModelBuilder::On(const eventlog::BlockManagerEvent& event) {
   SeeTime(event.timestamp_ms);
   if (!event.added) return;
   // Spark 1.x has no ExecutorAdded for the driver; the block manager still names it.
@@ -295,7 +287,7 @@ void ModelBuilder::OnBlockManager(const eventlog::BlockManagerEvent& event) {
   }
 }
 
-void ModelBuilder::OnJobStart(const eventlog::JobStartEvent& event) {
+void ModelBuilder::On(const eventlog::JobStartEvent& event) {
   Job& job = model_.jobs[event.job_id];
   job.job_id = event.job_id;
   job.submission_time_ms = event.submission_time_ms;
@@ -321,7 +313,7 @@ void ModelBuilder::OnJobStart(const eventlog::JobStartEvent& event) {
   SeeTime(event.submission_time_ms);
 }
 
-void ModelBuilder::OnJobEnd(const eventlog::JobEndEvent& event) {
+void ModelBuilder::On(const eventlog::JobEndEvent& event) {
   Job& job = model_.jobs[event.job_id];
   job.job_id = event.job_id;
   job.completion_time_ms = event.completion_time_ms;
@@ -330,7 +322,7 @@ void ModelBuilder::OnJobEnd(const eventlog::JobEndEvent& event) {
   SeeTime(event.completion_time_ms);
 }
 
-void ModelBuilder::OnStageSubmitted(const eventlog::StageSubmittedEvent& event) {
+void ModelBuilder::On(const eventlog::StageSubmittedEvent& event) {
   const eventlog::StageInfo& info = event.stage;
   StageAttempt& stage = Stage(info.stage_id, info.attempt);
   stage.submitted = true;
@@ -345,7 +337,7 @@ void ModelBuilder::OnStageSubmitted(const eventlog::StageSubmittedEvent& event) 
   SeeTime(info.submission_time_ms);
 }
 
-void ModelBuilder::OnStageCompleted(const eventlog::StageCompletedEvent& event) {
+void ModelBuilder::On(const eventlog::StageCompletedEvent& event) {
   const eventlog::StageInfo& info = event.stage;
   StageAttempt& stage = Stage(info.stage_id, info.attempt);
   if (!stage.submitted) ++model_.stage_completions_without_submit;
@@ -386,7 +378,7 @@ void ModelBuilder::OnStageCompleted(const eventlog::StageCompletedEvent& event) 
   SeeTime(info.completion_time_ms);
 }
 
-void ModelBuilder::OnTaskStart(const eventlog::TaskStartEvent& event) {
+void ModelBuilder::On(const eventlog::TaskStartEvent& event) {
   ++model_.task_start_events;
   bool created = false;
   uint32_t index = TaskIndex(event.info.task_id, event.info.attempt, &created);
@@ -407,7 +399,7 @@ void ModelBuilder::OnTaskStart(const eventlog::TaskStartEvent& event) {
   SeeTime(event.info.launch_time_ms);
 }
 
-void ModelBuilder::OnTaskEnd(const eventlog::TaskEndEvent& event) {
+void ModelBuilder::On(const eventlog::TaskEndEvent& event) {
   ++model_.task_end_events;
   const std::string& reason =
       event.reason.reason.empty() ? std::string("Success") : event.reason.reason;
@@ -461,13 +453,13 @@ void ModelBuilder::OnTaskEnd(const eventlog::TaskEndEvent& event) {
   task.has_metrics = event.has_metrics;
   if (event.has_metrics) task.metrics = TaskAttemptMetrics::From(event.metrics);
   if (task.metrics.peak_execution_memory_bytes == 0 && event.info.photon_peak_memory_bytes > 0) {
-    task.metrics.peak_execution_memory_bytes = ClampAmount(event.info.photon_peak_memory_bytes);
+    task.metrics.peak_execution_memory_bytes = event.info.photon_peak_memory_bytes;
     task.metrics.photon_peak_memory_largest_operator_bytes =
-        ClampAmount(event.info.photon_peak_memory_largest_operator_bytes);
+        event.info.photon_peak_memory_largest_operator_bytes;
     if (!duplicate) ++model_.photon_peak_memory_tasks;
   }
   if (task.metrics.shuffle_write_time_ns == 0 && event.info.photon_shuffle_write_ns > 0) {
-    task.metrics.shuffle_write_time_ns = ClampAmount(event.info.photon_shuffle_write_ns);
+    task.metrics.shuffle_write_time_ns = event.info.photon_shuffle_write_ns;
     if (!duplicate) ++model_.photon_shuffle_write_tasks;
   }
   if (event.executor_metrics.present && !event.info.executor_id.empty()) {
@@ -476,7 +468,7 @@ void ModelBuilder::OnTaskEnd(const eventlog::TaskEndEvent& event) {
   SeeTime(event.info.finish_time_ms);
 }
 
-void ModelBuilder::OnStageExecutorMetrics(const eventlog::StageExecutorMetricsEvent& event) {
+void ModelBuilder::On(const eventlog::StageExecutorMetricsEvent& event) {
   Stage(event.stage_id, event.stage_attempt)
       .executor_peaks[event.executor_id]
       .MergeMax(event.peaks);
@@ -494,7 +486,7 @@ void ModelBuilder::RegisterSqlMetrics(
   }
 }
 
-void ModelBuilder::OnSqlExecutionStart(const eventlog::SqlExecutionStartEvent& event) {
+void ModelBuilder::On(const eventlog::SqlExecutionStartEvent& event) {
   SqlExecution& sql = model_.sql_executions[event.execution_id];
   sql.execution_id = event.execution_id;
   sql.root_execution_id = event.root_execution_id;
@@ -507,7 +499,7 @@ void ModelBuilder::OnSqlExecutionStart(const eventlog::SqlExecutionStartEvent& e
   SeeTime(event.time_ms);
 }
 
-void ModelBuilder::OnSqlExecutionEnd(const eventlog::SqlExecutionEndEvent& event) {
+void ModelBuilder::On(const eventlog::SqlExecutionEndEvent& event) {
   SqlExecution& sql = model_.sql_executions[event.execution_id];
   sql.execution_id = event.execution_id;
   sql.end_time_ms = event.time_ms;
@@ -515,7 +507,7 @@ void ModelBuilder::OnSqlExecutionEnd(const eventlog::SqlExecutionEndEvent& event
   SeeTime(event.time_ms);
 }
 
-void ModelBuilder::OnSqlAdaptiveUpdate(const eventlog::SqlAdaptiveUpdateEvent& event) {
+void ModelBuilder::On(const eventlog::SqlAdaptiveUpdateEvent& event) {
   SqlExecution& sql = model_.sql_executions[event.execution_id];
   sql.execution_id = event.execution_id;
   if (!event.physical_plan.empty()) sql.physical_plan = event.physical_plan;
@@ -523,7 +515,7 @@ void ModelBuilder::OnSqlAdaptiveUpdate(const eventlog::SqlAdaptiveUpdateEvent& e
   RegisterSqlMetrics(event.execution_id, event.metrics);
 }
 
-void ModelBuilder::OnSqlDriverAccumUpdates(const eventlog::SqlDriverAccumUpdatesEvent& event) {
+void ModelBuilder::On(const eventlog::SqlDriverAccumUpdatesEvent& event) {
   for (const auto& [accumulator_id, value] : event.updates) {
     sql_metric_values_[accumulator_id] = value;
   }
@@ -539,8 +531,10 @@ void ModelBuilder::OnSqlDriverAccumUpdates(const eventlog::SqlDriverAccumUpdates
   }
 }
 
-void ModelBuilder::OnOtherEvent(std::string_view event_name, int64_t timestamp_ms) {
-  SeeTime(timestamp_ms);
+void ModelBuilder::On(const eventlog::OtherEvent& event) { SeeTime(event.timestamp_ms); }
+
+void ModelBuilder::OnEvent(const eventlog::Event& event) {
+  std::visit([this](const auto& e) { On(e); }, event);
 }
 
 void ModelBuilder::BuildSqlWrites() {

@@ -24,28 +24,7 @@ class ModelBuilder final : public eventlog::EventSink {
   static constexpr size_t kMaxReservedTaskAttempts = size_t{1} << 18;
   void ReserveTaskAttempts(size_t expected);
 
-  void OnLogStart(const eventlog::LogStartEvent& event) override;
-  void OnDatabricksMetadata(const eventlog::DatabricksMetadataEvent& event) override;
-  void OnApplicationStart(const eventlog::ApplicationStartEvent& event) override;
-  void OnApplicationEnd(const eventlog::ApplicationEndEvent& event) override;
-  void OnEnvironmentUpdate(const eventlog::EnvironmentUpdateEvent& event) override;
-  void OnResourceProfileAdded(const eventlog::ResourceProfileAddedEvent& event) override;
-  void OnExecutorAdded(const eventlog::ExecutorAddedEvent& event) override;
-  void OnExecutorRemoved(const eventlog::ExecutorRemovedEvent& event) override;
-  void OnExclusion(const eventlog::ExclusionEvent& event) override;
-  void OnBlockManager(const eventlog::BlockManagerEvent& event) override;
-  void OnJobStart(const eventlog::JobStartEvent& event) override;
-  void OnJobEnd(const eventlog::JobEndEvent& event) override;
-  void OnStageSubmitted(const eventlog::StageSubmittedEvent& event) override;
-  void OnStageCompleted(const eventlog::StageCompletedEvent& event) override;
-  void OnTaskStart(const eventlog::TaskStartEvent& event) override;
-  void OnTaskEnd(const eventlog::TaskEndEvent& event) override;
-  void OnStageExecutorMetrics(const eventlog::StageExecutorMetricsEvent& event) override;
-  void OnSqlExecutionStart(const eventlog::SqlExecutionStartEvent& event) override;
-  void OnSqlExecutionEnd(const eventlog::SqlExecutionEndEvent& event) override;
-  void OnSqlAdaptiveUpdate(const eventlog::SqlAdaptiveUpdateEvent& event) override;
-  void OnSqlDriverAccumUpdates(const eventlog::SqlDriverAccumUpdatesEvent& event) override;
-  void OnOtherEvent(std::string_view event_name, int64_t timestamp_ms) override;
+  void OnEvent(const eventlog::Event& event) override;
 
   // Completes derived fields (stage task index, SQL metric values, end time) and hands the
   // model over. The builder is empty afterwards.
@@ -54,6 +33,30 @@ class ModelBuilder final : public eventlog::EventSink {
   const ApplicationModel& model() const { return model_; }
 
  private:
+  // One per event type (a type without one does not compile); values are within value_bounds.h's
+  // bounds.
+  void On(const eventlog::LogStartEvent& event);
+  void On(const eventlog::DatabricksMetadataEvent& event);
+  void On(const eventlog::ApplicationStartEvent& event);
+  void On(const eventlog::ApplicationEndEvent& event);
+  void On(const eventlog::EnvironmentUpdateEvent& event);
+  void On(const eventlog::ResourceProfileAddedEvent& event);
+  void On(const eventlog::ExecutorAddedEvent& event);
+  void On(const eventlog::ExecutorRemovedEvent& event);
+  void On(const eventlog::ExclusionEvent& event);
+  void On(const eventlog::BlockManagerEvent& event);
+  void On(const eventlog::JobStartEvent& event);
+  void On(const eventlog::JobEndEvent& event);
+  void On(const eventlog::StageSubmittedEvent& event);
+  void On(const eventlog::StageCompletedEvent& event);
+  void On(const eventlog::TaskStartEvent& event);
+  void On(const eventlog::TaskEndEvent& event);
+  void On(const eventlog::StageExecutorMetricsEvent& event);
+  void On(const eventlog::SqlExecutionStartEvent& event);
+  void On(const eventlog::SqlExecutionEndEvent& event);
+  void On(const eventlog::SqlAdaptiveUpdateEvent& event);
+  void On(const eventlog::SqlDriverAccumUpdatesEvent& event);
+  void On(const eventlog::OtherEvent& event);
   void SeeTime(int64_t timestamp_ms);
   Executor& ExecutorById(std::string_view executor_id);
   StageAttempt& Stage(int32_t stage_id, int32_t attempt);

@@ -16,28 +16,32 @@ using namespace sparkprof;
 class TraceSink final : public eventlog::EventSink {
  public:
   std::string trace;
-  void OnLogStart(const eventlog::LogStartEvent& e) override { trace += "log" + e.spark_version; }
-  void OnJobStart(const eventlog::JobStartEvent& e) override {
-    trace += "job" + std::to_string(e.job_id);
-  }
-  void OnStageCompleted(const eventlog::StageCompletedEvent& e) override {
-    trace += "stage" + std::to_string(e.stage.stage_id);
-  }
-  void OnTaskStart(const eventlog::TaskStartEvent& e) override {
-    trace += "start" + std::to_string(e.info.task_id);
-  }
-  void OnTaskEnd(const eventlog::TaskEndEvent& e) override {
-    trace += "end" + std::to_string(e.info.task_id) + "/" +
-             std::to_string(e.info.photon_peak_memory_bytes) + "/" +
-             std::to_string(e.info.photon_peak_memory_largest_operator_bytes) + "/" +
-             e.reason.reason + "/" +
-             std::to_string(e.metrics.executor_run_time_ms);
-  }
-  void OnSqlExecutionStart(const eventlog::SqlExecutionStartEvent& e) override {
-    trace += "sql" + std::to_string(e.execution_id) + "/" + std::to_string(e.plan.size());
-  }
-  void OnOtherEvent(std::string_view name, int64_t timestamp_ms) override {
-    trace += std::string(name) + std::to_string(timestamp_ms);
+  void OnEvent(const eventlog::Event& event) override {
+    using namespace eventlog;
+    std::visit(Overloaded{
+                   [&](const LogStartEvent& e) { trace += "log" + e.spark_version; },
+                   [&](const JobStartEvent& e) { trace += "job" + std::to_string(e.job_id); },
+                   [&](const StageCompletedEvent& e) {
+                     trace += "stage" + std::to_string(e.stage.stage_id);
+                   },
+                   [&](const TaskStartEvent& e) {
+                     trace += "start" + std::to_string(e.info.task_id);
+                   },
+                   [&](const TaskEndEvent& e) {
+                     trace += "end" + std::to_string(e.info.task_id) + "/" +
+                              std::to_string(e.info.photon_peak_memory_bytes) + "/" +
+                              std::to_string(e.info.photon_peak_memory_largest_operator_bytes) +
+                              "/" + e.reason.reason + "/" +
+                              std::to_string(e.metrics.executor_run_time_ms);
+                   },
+                   [&](const SqlExecutionStartEvent& e) {
+                     trace += "sql" + std::to_string(e.execution_id) + "/" +
+                              std::to_string(e.plan.size());
+                   },
+                   [&](const OtherEvent& e) { trace += e.name + std::to_string(e.timestamp_ms); },
+                   [](const auto&) {},
+               },
+               event);
   }
 };
 
