@@ -10,7 +10,7 @@
 #include "analyzer/codec/byte_order.h"
 #include "analyzer/codec/decoder_stream.h"
 #include "analyzer/codec/lz4_block_format.h"
-#include "analyzer/codec/xxhash32.h"
+#include "analyzer/codec/lz4_java_checksum.h"
 
 namespace sparkprof::codec {
 namespace {

@@ -5,7 +5,7 @@
 #include "analyzer/codec/byte_order.h"
 #include "analyzer/codec/codec_test_util.h"
 #include "analyzer/codec/lz4_block_writer.h"
-#include "analyzer/codec/xxhash32.h"
+#include "analyzer/codec/lz4_java_checksum.h"
 
 namespace sparkprof::codec {
 namespace {

@@ -6,7 +6,7 @@
 #include <bit>
 
 #include "analyzer/codec/byte_order.h"
-#include "analyzer/codec/xxhash32.h"
+#include "analyzer/codec/lz4_java_checksum.h"
 
 namespace sparkprof::codec {
 namespace {

@@ -1,9 +1,12 @@
-#include "analyzer/codec/xxhash32.h"
+#include "analyzer/codec/lz4_java_checksum.h"
 
 #include <gtest/gtest.h>
 #include <lz4frame.h>
 
 #include <string>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #include "analyzer/codec/byte_order.h"
 #include "analyzer/codec/codec_test_util.h"
@@ -14,6 +17,10 @@ extern "C" unsigned int LZ4_XXH32(const void* input, size_t length, unsigned int
 
 namespace sparkprof::codec {
 namespace {
+
+uint32_t Xxh32(std::string_view data, uint32_t seed) {
+  return XXH32(data.data(), data.size(), seed);
+}
 
 TEST(Xxh32, PublishedVectors) {
   EXPECT_EQ(Xxh32("", 0), 0x02CC5D05u);
@@ -50,6 +57,7 @@ TEST(Xxh32, MatchesLiblz4WithTheLz4JavaSeed) {
 TEST(Xxh32, Lz4JavaChecksumKeepsTwentyEightBits) {
   std::string content = testing::SampleEventLogText(5000);
   EXPECT_EQ(Lz4JavaBlockChecksum(content), Xxh32(content, 0x9747b28c) & 0x0FFFFFFF);
+  EXPECT_EQ(Lz4JavaBlockChecksum(content) & ~kLz4JavaChecksumMask, 0u);
 }
 
 }  // namespace
