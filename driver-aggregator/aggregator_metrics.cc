@@ -6,20 +6,21 @@ namespace sparkprof::driver {
 namespace {
 
 // The unlabelled child of a new counter or gauge family.
-Result<metrics::Counter*> AddCounter(metrics::Registry& registry, std::string name,
-                                     std::string help) {
+Result<prometheus::Counter*> AddCounter(metrics::PrometheusRegistry& registry, std::string name,
+                                        std::string help) {
   SPARKPROF_ASSIGN_OR_RETURN(auto* family, registry.AddCounter(std::move(name), std::move(help)));
-  return &family->WithLabels();
+  return &family->Add({});
 }
 
-Result<metrics::Gauge*> AddGauge(metrics::Registry& registry, std::string name, std::string help) {
+Result<prometheus::Gauge*> AddGauge(metrics::PrometheusRegistry& registry, std::string name,
+                                    std::string help) {
   SPARKPROF_ASSIGN_OR_RETURN(auto* family, registry.AddGauge(std::move(name), std::move(help)));
-  return &family->WithLabels();
+  return &family->Add({});
 }
 
 }  // namespace
 
-Result<AggregatorMetrics> AggregatorMetrics::Register(metrics::Registry& registry) {
+Result<AggregatorMetrics> AggregatorMetrics::Register(metrics::PrometheusRegistry& registry) {
   AggregatorMetrics m;
   SPARKPROF_ASSIGN_OR_RETURN(
       m.batches, registry.AddCounter("sparkprof_driver_batches_total",
@@ -42,7 +43,7 @@ Result<AggregatorMetrics> AggregatorMetrics::Register(metrics::Registry& registr
   for (int i = 0; i < flamegraph::kCategoryCount; ++i) {
     auto category = static_cast<flamegraph::Category>(i);
     m.task_time_seconds[i] =
-        &task_time->WithLabels({{"category", std::string(flamegraph::CategoryName(category))}});
+        &task_time->Add({{"category", std::string(flamegraph::CategoryName(category))}});
   }
   SPARKPROF_ASSIGN_OR_RETURN(
       auto* jvm_thread_cpu,
@@ -52,7 +53,7 @@ Result<AggregatorMetrics> AggregatorMetrics::Register(metrics::Registry& registr
                           "summed over executors; not task time."));
   for (auto category : {flamegraph::Category::kGc, flamegraph::Category::kJit,
                         flamegraph::Category::kVm}) {
-    m.jvm_thread_cpu_seconds[flamegraph::CategoryIndex(category)] = &jvm_thread_cpu->WithLabels(
+    m.jvm_thread_cpu_seconds[flamegraph::CategoryIndex(category)] = &jvm_thread_cpu->Add(
         {{"category", std::string(flamegraph::CategoryName(category))}});
   }
 
@@ -61,7 +62,7 @@ Result<AggregatorMetrics> AggregatorMetrics::Register(metrics::Registry& registr
       registry.AddHistogram("spark_gc_pause_seconds",
                             "Stop-the-world GC pauses reported by the executors' agents.",
                             {0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}));
-  m.gc_pause_seconds = &gc->WithLabels();
+  m.gc_pause_seconds = &gc->Add({});
 
   SPARKPROF_ASSIGN_OR_RETURN(
       m.agent_samples, AddCounter(registry, "spark_agent_samples_total",
@@ -70,7 +71,7 @@ Result<AggregatorMetrics> AggregatorMetrics::Register(metrics::Registry& registr
       auto* dropped,
       registry.AddCounter("spark_agent_samples_dropped_total",
                           "Samples the agents counted but could not keep, summed over executors."));
-  m.agent_samples_dropped_ring_full = &dropped->WithLabels({{"reason", "ring_full"}});
+  m.agent_samples_dropped_ring_full = &dropped->Add({{"reason", "ring_full"}});
   SPARKPROF_ASSIGN_OR_RETURN(
       m.agent_walk_failures,
       AddCounter(registry, "spark_agent_walk_failures_total",
@@ -106,10 +107,12 @@ Result<AggregatorMetrics> AggregatorMetrics::Register(metrics::Registry& registr
                         "name (spark.app.name)."));
 
   SPARKPROF_ASSIGN_OR_RETURN(
-      m.events, registry.AddCounter("sparkprof_driver_events_total",
+      auto* events, registry.AddCounter("sparkprof_driver_events_total",
                                     "Listener events received as event-log JSON lines, by "
                                     "outcome (accepted, rejected: not an event, too long, or "
                                     "after the application's report)."));
+  m.events[kEventAccepted] = &events->Add({{"outcome", "accepted"}});
+  m.events[kEventRejected] = &events->Add({{"outcome", "rejected"}});
   SPARKPROF_ASSIGN_OR_RETURN(
       m.resource_wait_seconds,
       AddGauge(registry, "spark_resource_wait_seconds",
@@ -144,15 +147,15 @@ Result<AggregatorMetrics> AggregatorMetrics::Register(metrics::Registry& registr
                         "task_wait, shuffle, io_write, gc, idle_slots); the phases sum to 1."));
   for (const char* phase : {"resource_wait", "driver_only", "compute", "task_wait", "shuffle",
                             "io_write", "gc", "idle_slots"}) {
-    m.phase_breakdown_ratio->WithLabels({{"phase", phase}});
+    m.phase_breakdown_ratio->Add({{"phase", phase}});
   }
   SPARKPROF_ASSIGN_OR_RETURN(
       auto* spill, registry.AddCounter("spark_spill_bytes_total",
                                        "Bytes spilled by finished task attempts: medium=memory "
                                        "is the in-memory size of spilled data, medium=disk its "
                                        "size on disk."));
-  m.spill_memory_bytes = &spill->WithLabels({{"medium", "memory"}});
-  m.spill_disk_bytes = &spill->WithLabels({{"medium", "disk"}});
+  m.spill_memory_bytes = &spill->Add({{"medium", "memory"}});
+  m.spill_disk_bytes = &spill->Add({{"medium", "disk"}});
   SPARKPROF_ASSIGN_OR_RETURN(m.running_tasks, AddGauge(registry, "spark_running_tasks",
                                                        "Task attempts started and not ended."));
   SPARKPROF_ASSIGN_OR_RETURN(
@@ -180,8 +183,8 @@ Result<AggregatorMetrics> AggregatorMetrics::Register(metrics::Registry& registr
           "SQL task commit time, written files, or output without shuffle "
           "output) or compute (every other stage).",
           {0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600}));
-  m.task_duration_compute_seconds = &durations->WithLabels({{"stage_kind", "compute"}});
-  m.task_duration_write_seconds = &durations->WithLabels({{"stage_kind", "write"}});
+  m.task_duration_compute_seconds = &durations->Add({{"stage_kind", "compute"}});
+  m.task_duration_write_seconds = &durations->Add({{"stage_kind", "write"}});
   return m;
 }
 

@@ -109,15 +109,12 @@ Result<std::unique_ptr<DriverAggregator>> DriverAggregator::Start(AggregatorOpti
   SPARKPROF_RETURN_IF_ERROR(aggregator->executor_metrics_.Register(aggregator->registry_));
   SPARKPROF_RETURN_IF_ERROR(aggregator->run_context_.Register(aggregator->registry_));
   for (int i = 0; i < kIngestOutcomeCount; ++i) {  // every outcome visible from the first scrape
-    aggregator->metrics_.batches->WithLabels(
+    aggregator->metrics_.batches->Add(
         {{"outcome", IngestOutcomeName(static_cast<IngestOutcome>(i))}});
   }
   if (!aggregator->options_.output_dir.empty()) {
     Status usable = UsableOutputDirectory(aggregator->options_.output_dir);
     if (!usable.ok()) return IoError(usable.message() + " (set spark.sparkprof.outputDir)");
-  }
-  for (const char* outcome : {"accepted", "rejected"}) {
-    aggregator->metrics_.events->WithLabels({{"outcome", outcome}});
   }
   aggregator->live_ = std::make_unique<LiveApplication>(aggregator->options_.live);
   DriverAggregator* self = aggregator.get();  // the exposer stops before the aggregator goes
@@ -131,7 +128,7 @@ Result<std::unique_ptr<DriverAggregator>> DriverAggregator::Start(AggregatorOpti
   aggregator->registry_.AddCollectCallback([self] { self->RefreshLiveMetricsIfDue(); });
   if (!aggregator->options_.prometheus_bind_address.empty()) {
     auto exposer = metrics::HttpExposer::Start(aggregator->options_.prometheus_bind_address,
-                                               aggregator->registry_);
+                                               [self] { return self->registry_.Render(); });
     // A taken port (a second driver on a shared gateway host in client mode) costs the
     // endpoint, not the application's reports and flame graphs.
     if (exposer.ok()) {
@@ -145,7 +142,7 @@ Result<std::unique_ptr<DriverAggregator>> DriverAggregator::Start(AggregatorOpti
 
 // Refusals only; an accepted batch is counted under the lock it already holds.
 void DriverAggregator::Count(IngestOutcome outcome) {
-  metrics_.batches->WithLabels({{"outcome", IngestOutcomeName(outcome)}}).Increment();
+  metrics_.batches->Add({{"outcome", IngestOutcomeName(outcome)}}).Increment();
   std::lock_guard<std::mutex> lock(mutex_);
   ++outcome_counts_[static_cast<int>(outcome)];
 }
@@ -248,7 +245,7 @@ IngestOutcome DriverAggregator::IngestAt(std::span<const uint8_t> bytes,
       auto category = flamegraph::CategoryFromSchemaValue(static_cast<uint32_t>(time->category()));
       int index = flamegraph::CategoryIndex(category.value_or(flamegraph::Category::kOther));
       if (time->task_attempt_id() < 0) {  // not task time; gc/jit/vm: the JVM's own threads
-        if (metrics::Counter* jvm_cpu = metrics_.jvm_thread_cpu_seconds[index])
+        if (prometheus::Counter* jvm_cpu = metrics_.jvm_thread_cpu_seconds[index])
           jvm_cpu->Increment(Seconds(time->time_ns()));
         continue;
       }
@@ -277,7 +274,7 @@ IngestOutcome DriverAggregator::IngestAt(std::span<const uint8_t> bytes,
     if (it != executors_.end()) {
       ExecutorHealth& last = *it->second;
       // Cumulative counters: add the growth; a smaller value means the agent restarted.
-      auto add = [](metrics::Counter* counter, uint64_t& previous, uint64_t now_value) {
+      auto add = [](prometheus::Counter* counter, uint64_t& previous, uint64_t now_value) {
         counter->Increment(
             static_cast<double>(now_value >= previous ? now_value - previous : now_value));
         previous = now_value;
@@ -412,7 +409,7 @@ IngestOutcome DriverAggregator::IngestAt(std::span<const uint8_t> bytes,
   }
   SaveToProfileFileLocked(bytes);
   ++outcome_counts_[static_cast<int>(IngestOutcome::kAccepted)];
-  metrics_.batches->WithLabels({{"outcome", "accepted"}}).Increment();
+  metrics_.batches->Add({{"outcome", "accepted"}}).Increment();
   metrics_.batch_bytes->Increment(static_cast<double>(bytes.size()));
   return IngestOutcome::kAccepted;
 }
@@ -436,7 +433,7 @@ void DriverAggregator::SaveToProfileFileLocked(std::span<const uint8_t> bytes) {
 
 Status DriverAggregator::OnEvent(std::string_view json_line) {
   Status status = live_->OnEventLine(json_line);
-  metrics_.events->WithLabels({{"outcome", status.ok() ? "accepted" : "rejected"}}).Increment();
+  metrics_.events[status.ok() ? kEventAccepted : kEventRejected]->Increment();
   return status;
 }
 
@@ -485,7 +482,7 @@ void DriverAggregator::RefreshLiveMetrics(int64_t now_ms) {
   metrics_.phase_wall_seconds->Set(SecondsFromMs(p.wall_ms));
   const std::array<int64_t, diagnosis::kPhaseCount> phase_ms = diagnosis::PhaseMs(p);
   for (int i = 0; i < diagnosis::kPhaseCount; ++i) {
-    metrics_.phase_breakdown_ratio->WithLabels({{"phase", diagnosis::kPhaseNames[i]}})
+    metrics_.phase_breakdown_ratio->Add({{"phase", diagnosis::kPhaseNames[i]}})
         .Set(p.Ratio(phase_ms[i]));
   }
   if (snapshot.memory_spill_bytes > spill_memory_reported_) {
@@ -503,7 +500,7 @@ void DriverAggregator::RefreshLiveMetrics(int64_t now_ms) {
   run_context_.UpdatePhases(snapshot.phases, snapshot.model_end_ms);
   run_context_.UpdateAirflow(ReadAirflowContext(snapshot.spark_properties, ::getenv));
   for (const CompletedStage& stage : snapshot.newly_completed) {
-    metrics::Histogram* histogram = stage.write_stage ? metrics_.task_duration_write_seconds
+    prometheus::Histogram* histogram = stage.write_stage ? metrics_.task_duration_write_seconds
                                                       : metrics_.task_duration_compute_seconds;
     for (int64_t ms : stage.successful_task_ms) histogram->Observe(SecondsFromMs(ms));
   }
@@ -574,7 +571,7 @@ Status DriverAggregator::SetApplication(const std::string& application_id,
     application_labels_set_ = true;
     SetApplicationLabels(application_id, application_name);
     if (application_info_ != nullptr) application_info_->Set(0);
-    application_info_ = &metrics_.application_info->WithLabels(
+    application_info_ = &metrics_.application_info->Add(
         {{"application_id", application_id}, {"application_name", application_name}});
     application_info_->Set(1);
   }

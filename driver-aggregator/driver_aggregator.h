@@ -33,7 +33,7 @@
 #include "driver-aggregator/s3a_io.h"
 #include "flamegraph/profile_model.h"
 #include "metrics/http_exposer.h"
-#include "metrics/registry.h"
+#include "metrics/prometheus_registry.h"
 
 namespace sparkprof::driver {
 
@@ -160,7 +160,7 @@ class DriverAggregator {
   // Why the /metrics endpoint did not start ("" when it did, or none was asked for). The
   // aggregator runs on without it: reports and flame graphs do not depend on a free port.
   const std::string& metrics_error() const { return metrics_error_; }
-  const metrics::Registry& registry() const { return registry_; }
+  const metrics::PrometheusRegistry& registry() const { return registry_; }
   // One-line JSON: port, batches by outcome, stages, executors.
   std::string StatusJson() const;
 
@@ -180,7 +180,7 @@ class DriverAggregator {
   void SetApplicationLabels(const std::string& id, const std::string& name);
 
   const AggregatorOptions options_;
-  metrics::Registry registry_;
+  metrics::PrometheusRegistry registry_;
   AggregatorMetrics metrics_;
   std::unique_ptr<metrics::HttpExposer> exposer_;
   std::string metrics_error_;
@@ -205,7 +205,7 @@ class DriverAggregator {
   uint32_t rate_window_batches_ = 0;
   uint64_t outcome_counts_[kIngestOutcomeCount] = {};
   std::string application_dir_;
-  metrics::Gauge* application_info_ = nullptr;  // the current application's series
+  prometheus::Gauge* application_info_ = nullptr;  // the current application's series
   bool application_labels_set_ = false;         // by SetApplication, else from the events
   ProfileFileWriter profile_file_{options_.max_profile_file_bytes};
   bool profile_file_failed_ = false;  // not retried for every batch

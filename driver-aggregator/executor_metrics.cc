@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "analyzer/diagnosis/rules/failure_cause.h"
+#include "analyzer/model/failure_causes.h"
 
 namespace sparkprof::driver {
 namespace {
@@ -12,12 +12,12 @@ constexpr const char* kOtherExecutors = "other";
 
 }  // namespace
 
-Status ExecutorMetrics::Register(metrics::Registry& registry) {
+Status ExecutorMetrics::Register(metrics::PrometheusRegistry& registry) {
   SPARKPROF_ASSIGN_OR_RETURN(
       auto* added, registry.AddCounter("spark_executors_added_total",
                                        "Executors that registered with the driver (the driver "
                                        "itself not counted)."));
-  added_ = &added->WithLabels();
+  added_ = &added->Add({});
   SPARKPROF_ASSIGN_OR_RETURN(
       removed_,
       registry.AddCounter("spark_executors_removed_total",
@@ -26,7 +26,7 @@ Status ExecutorMetrics::Register(metrics::Registry& registry) {
                           "OutOfMemoryError exits), node (worker or node lost, heartbeats, "
                           "preemption, decommission), other."));
   for (const char* reason : {"released", "memory", "node", "other"}) {
-    removed_->WithLabels({{"reason", reason}});
+    removed_->Add({{"reason", reason}});
   }
   SPARKPROF_ASSIGN_OR_RETURN(
       peak_memory_,
@@ -59,8 +59,8 @@ void ExecutorMetrics::Update(const LiveSnapshot& snapshot) {
     const std::string label = Label(executor.executor_id);
     if (counted_added_.insert(executor.executor_id).second) added_->Increment();
     if (executor.removed && counted_removed_.insert(executor.executor_id).second) {
-      const char* reason = diagnosis::rules::ClassifyRemovalReason(executor.removed_reason);
-      removed_->WithLabels({{"reason", reason != nullptr ? reason : "released"}}).Increment();
+      const char* reason = model::ClassifyRemovalReason(executor.removed_reason);
+      removed_->Add({{"reason", reason != nullptr ? reason : "released"}}).Increment();
     }
     const model::ExecutorMetricPeaks& p = executor.peaks;
     const std::pair<const char*, int64_t> areas[] = {
@@ -71,7 +71,7 @@ void ExecutorMetrics::Update(const LiveSnapshot& snapshot) {
         {"task_execution", executor.peak_task_execution_memory_bytes}};
     for (const auto& [area, bytes] : areas) {
       if (!p.present && std::string(area) != "task_execution") continue;
-      metrics::Gauge& gauge = peak_memory_->WithLabels({{"executor_id", label}, {"area", area}});
+      prometheus::Gauge& gauge = peak_memory_->Add({{"executor_id", label}, {"area", area}});
       // "other" holds the largest of the executors it stands for.
       gauge.Set(std::max(gauge.Value(), static_cast<double>(std::max<int64_t>(bytes, 0))));
     }
@@ -81,8 +81,10 @@ void ExecutorMetrics::Update(const LiveSnapshot& snapshot) {
       const std::string& id =
           i < stage.successful_task_executor_ids.size() ? stage.successful_task_executor_ids[i]
                                                         : std::string();
-      task_duration_->WithLabels({{"executor_id", Label(id)}})
-          .Observe(static_cast<double>(stage.successful_task_ms[i]) / 1000.0);
+      const std::string label = Label(id);
+      prometheus::Histogram*& histogram = task_duration_by_label_[label];
+      if (histogram == nullptr) histogram = &task_duration_->Add({{"executor_id", label}});
+      histogram->Observe(static_cast<double>(stage.successful_task_ms[i]) / 1000.0);
     }
   }
 }

@@ -15,7 +15,7 @@
 
 #include "common/status.h"
 #include "driver-aggregator/live_application.h"
-#include "metrics/registry.h"
+#include "metrics/prometheus_registry.h"
 
 namespace sparkprof::driver {
 
@@ -24,7 +24,7 @@ class ExecutorMetrics {
   explicit ExecutorMetrics(size_t max_labelled_executors = 64)
       : max_labelled_(max_labelled_executors) {}
 
-  Status Register(metrics::Registry& registry);
+  Status Register(metrics::PrometheusRegistry& registry);
   // Called with every snapshot that has model figures, in order; not thread-safe (the caller
   // serialises snapshots).
   void Update(const LiveSnapshot& snapshot);
@@ -33,10 +33,12 @@ class ExecutorMetrics {
   std::string Label(const std::string& executor_id);
 
   const size_t max_labelled_;
-  metrics::Counter* added_ = nullptr;
-  metrics::Family<metrics::Counter>* removed_ = nullptr;
-  metrics::Family<metrics::Gauge>* peak_memory_ = nullptr;
-  metrics::Family<metrics::Histogram>* task_duration_ = nullptr;
+  prometheus::Counter* added_ = nullptr;
+  prometheus::Family<prometheus::Counter>* removed_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* peak_memory_ = nullptr;
+  metrics::HistogramFamily* task_duration_ = nullptr;
+  // task_duration_'s children by executor_id label (one lookup per task, no allocation).
+  std::map<std::string, prometheus::Histogram*> task_duration_by_label_;
   std::set<std::string> labelled_;
   std::set<std::string> counted_added_;
   std::set<std::string> counted_removed_;

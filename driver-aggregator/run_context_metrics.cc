@@ -72,7 +72,7 @@ AirflowContext ReadAirflowContext(
   return context;
 }
 
-Status RunContextMetrics::Register(metrics::Registry& registry) {
+Status RunContextMetrics::Register(metrics::PrometheusRegistry& registry) {
   SPARKPROF_ASSIGN_OR_RETURN(
       active_, registry.AddGauge("spark_phase_active",
                                  "1 for the phase that took most of the wall time since the "
@@ -86,7 +86,7 @@ Status RunContextMetrics::Register(metrics::Registry& registry) {
       end_, registry.AddGauge("spark_phase_end_timestamp_seconds",
                               "When the phase was last seen growing (epoch seconds, at the live "
                               "refresh's resolution); absent until it started."));
-  for (const char* phase : kPhaseNames) active_->WithLabels({{"phase", phase}});
+  for (const char* phase : kPhaseNames) active_->Add({{"phase", phase}});
   SPARKPROF_ASSIGN_OR_RETURN(
       airflow_,
       registry.AddGauge("spark_airflow_info",
@@ -113,14 +113,14 @@ void RunContextMetrics::UpdatePhases(const diagnosis::PhaseBreakdown& phases,
     }
     if (!started_[i]) {
       started_[i] = true;
-      start_->WithLabels({{"phase", kPhaseNames[i]}})
+      start_->Add({{"phase", kPhaseNames[i]}})
           .Set(static_cast<double>(interval_start_ms) / 1000.0);
     }
-    end_->WithLabels({{"phase", kPhaseNames[i]}}).Set(static_cast<double>(model_end_ms) / 1000.0);
+    end_->Add({{"phase", kPhaseNames[i]}}).Set(static_cast<double>(model_end_ms) / 1000.0);
   }
   if (best >= 0) {  // no growth (no time passed): the previous state holds
     for (size_t i = 0; i < now.size(); ++i) {
-      active_->WithLabels({{"phase", kPhaseNames[i]}}).Set(static_cast<int>(i) == best ? 1 : 0);
+      active_->Add({{"phase", kPhaseNames[i]}}).Set(static_cast<int>(i) == best ? 1 : 0);
     }
   }
   previous_ms_ = now;
@@ -131,7 +131,7 @@ void RunContextMetrics::UpdateAirflow(const AirflowContext& context) {
   if (airflow_ == nullptr || airflow_set_ || context.empty()) return;
   airflow_set_ = true;
   airflow_
-      ->WithLabels({{"dag_id", context.dag_id},
+      ->Add({{"dag_id", context.dag_id},
                     {"task_id", context.task_id},
                     {"run_id", context.run_id},
                     {"try_number", context.try_number},

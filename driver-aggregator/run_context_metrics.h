@@ -20,7 +20,7 @@
 
 #include "analyzer/diagnosis/phase_breakdown.h"
 #include "common/status.h"
-#include "metrics/registry.h"
+#include "metrics/prometheus_registry.h"
 
 namespace sparkprof::driver {
 
@@ -48,17 +48,17 @@ std::string TraceIdOf(const std::string& traceparent);
 
 class RunContextMetrics {
  public:
-  Status Register(metrics::Registry& registry);
+  Status Register(metrics::PrometheusRegistry& registry);
   // A snapshot's phases, the model's end (epoch ms); serialised by the caller.
   void UpdatePhases(const diagnosis::PhaseBreakdown& phases, int64_t model_end_ms);
   // Sets the info series once, when the context is not empty.
   void UpdateAirflow(const AirflowContext& context);
 
  private:
-  metrics::Family<metrics::Gauge>* active_ = nullptr;
-  metrics::Family<metrics::Gauge>* start_ = nullptr;
-  metrics::Family<metrics::Gauge>* end_ = nullptr;
-  metrics::Family<metrics::Gauge>* airflow_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* active_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* start_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* end_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* airflow_ = nullptr;
   std::array<int64_t, diagnosis::kPhaseCount> previous_ms_{};
   int64_t previous_end_ms_ = -1;
   std::array<bool, diagnosis::kPhaseCount> started_{};

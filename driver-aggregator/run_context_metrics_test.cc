@@ -45,7 +45,7 @@ TEST(RunContextMetricsTest, AirflowContextPrefersSparkPropertiesAndCleansValues)
 }
 
 TEST(RunContextMetricsTest, PhaseTimelineMarksTheGrowingPhaseAndItsInterval) {
-  metrics::Registry registry;
+  metrics::PrometheusRegistry registry;
   RunContextMetrics metrics;
   ASSERT_TRUE(metrics.Register(registry).ok());
   diagnosis::PhaseBreakdown phases;
@@ -74,7 +74,7 @@ TEST(RunContextMetricsTest, PhaseTimelineMarksTheGrowingPhaseAndItsInterval) {
 }
 
 TEST(RunContextMetricsTest, AirflowInfoIsOneSeriesSetOnce) {
-  metrics::Registry registry;
+  metrics::PrometheusRegistry registry;
   RunContextMetrics metrics;
   ASSERT_TRUE(metrics.Register(registry).ok());
   metrics.UpdateAirflow({});
@@ -89,7 +89,7 @@ TEST(RunContextMetricsTest, AirflowInfoIsOneSeriesSetOnce) {
 }
 
 TEST(ExecutorMetricsTest, LifecyclePeaksAndDurationsWithACappedExecutorLabel) {
-  metrics::Registry registry;
+  metrics::PrometheusRegistry registry;
   ExecutorMetrics metrics(2);
   ASSERT_TRUE(metrics.Register(registry).ok());
   LiveSnapshot snapshot;

@@ -45,61 +45,61 @@ model::S3aIo FromRow(const schema::S3aStatistics& row) {
 
 }  // namespace
 
-Status S3aIoTotals::RegisterMetrics(metrics::Registry& registry) {
+Status S3aIoTotals::RegisterMetrics(metrics::PrometheusRegistry& registry) {
   Metrics m;
   SPARKPROF_ASSIGN_OR_RETURN(
       auto* bytes, registry.AddCounter("spark_s3a_bytes_total",
                                        "Bytes the executors wrote to and read from S3A file "
                                        "systems (Hadoop's FileSystem statistics of scheme s3a), "
                                        "by direction (write, read)."));
-  m.bytes_written = &bytes->WithLabels({{"direction", "write"}});
-  m.bytes_read = &bytes->WithLabels({{"direction", "read"}});
+  m.bytes_written = &bytes->Add({{"direction", "write"}});
+  m.bytes_read = &bytes->Add({{"direction", "read"}});
   SPARKPROF_ASSIGN_OR_RETURN(
       auto* operations,
       registry.AddCounter("spark_s3a_filesystem_operations_total",
                           "File system operations on S3A (Hadoop's write and read operation "
                           "counts), by direction (write, read)."));
-  m.write_operations = &operations->WithLabels({{"direction", "write"}});
-  m.read_operations = &operations->WithLabels({{"direction", "read"}});
+  m.write_operations = &operations->Add({{"direction", "write"}});
+  m.read_operations = &operations->Add({{"direction", "read"}});
   SPARKPROF_ASSIGN_OR_RETURN(
       auto* requests,
       registry.AddCounter("spark_s3a_requests_total",
                           "S3 requests of the executors' S3A file systems (their IOStatistics), "
                           "by request: put, multipart_initiate, multipart_complete, get, head, "
                           "list, delete, copy."));
-  m.put = &requests->WithLabels({{"request", "put"}});
-  m.multipart_initiate = &requests->WithLabels({{"request", "multipart_initiate"}});
-  m.multipart_complete = &requests->WithLabels({{"request", "multipart_complete"}});
-  m.get = &requests->WithLabels({{"request", "get"}});
-  m.head = &requests->WithLabels({{"request", "head"}});
-  m.list = &requests->WithLabels({{"request", "list"}});
-  m.delete_requests = &requests->WithLabels({{"request", "delete"}});
-  m.copy = &requests->WithLabels({{"request", "copy"}});
+  m.put = &requests->Add({{"request", "put"}});
+  m.multipart_initiate = &requests->Add({{"request", "multipart_initiate"}});
+  m.multipart_complete = &requests->Add({{"request", "multipart_complete"}});
+  m.get = &requests->Add({{"request", "get"}});
+  m.head = &requests->Add({{"request", "head"}});
+  m.list = &requests->Add({{"request", "list"}});
+  m.delete_requests = &requests->Add({{"request", "delete"}});
+  m.copy = &requests->Add({{"request", "copy"}});
   SPARKPROF_ASSIGN_OR_RETURN(
       auto* durations,
       registry.AddCounter("spark_s3a_request_duration_seconds_total",
                           "Summed durations of S3 requests of the executors' S3A file systems, "
                           "by request: put, multipart_initiate, get, head, list."));
-  m.put_seconds = &durations->WithLabels({{"request", "put"}});
-  m.multipart_initiate_seconds = &durations->WithLabels({{"request", "multipart_initiate"}});
-  m.get_seconds = &durations->WithLabels({{"request", "get"}});
-  m.head_seconds = &durations->WithLabels({{"request", "head"}});
-  m.list_seconds = &durations->WithLabels({{"request", "list"}});
+  m.put_seconds = &durations->Add({{"request", "put"}});
+  m.multipart_initiate_seconds = &durations->Add({{"request", "multipart_initiate"}});
+  m.get_seconds = &durations->Add({{"request", "get"}});
+  m.head_seconds = &durations->Add({{"request", "head"}});
+  m.list_seconds = &durations->Add({{"request", "list"}});
   SPARKPROF_ASSIGN_OR_RETURN(
       auto* blocks, registry.AddCounter("spark_s3a_block_uploads_total",
                                         "Blocks S3A output streams uploaded (the parts of "
                                         "multipart uploads; a small file is one block)."));
-  m.block_uploads = &blocks->WithLabels();
+  m.block_uploads = &blocks->Add({});
   SPARKPROF_ASSIGN_OR_RETURN(
       auto* retries, registry.AddCounter("spark_s3a_retries_total",
                                          "S3 requests S3A retried (store_io_retry)."));
-  m.retries = &retries->WithLabels();
+  m.retries = &retries->Add({});
   SPARKPROF_ASSIGN_OR_RETURN(
       auto* throttled,
       registry.AddCounter("spark_s3a_throttled_total",
                           "S3 requests throttled by the store (store_io_throttled; 503 Slow "
                           "Down), each retried."));
-  m.throttled = &throttled->WithLabels();
+  m.throttled = &throttled->Add({});
   std::lock_guard<std::mutex> lock(mutex_);
   metrics_ = m;
   registered_ = true;
@@ -108,10 +108,10 @@ Status S3aIoTotals::RegisterMetrics(metrics::Registry& registry) {
 
 void S3aIoTotals::Export(const model::S3aIo& d) const {
   if (!registered_) return;
-  auto add = [](metrics::Counter* counter, int64_t value) {
+  auto add = [](prometheus::Counter* counter, int64_t value) {
     if (value > 0) counter->Increment(static_cast<double>(value));
   };
-  auto add_ms = [](metrics::Counter* counter, int64_t ms) {
+  auto add_ms = [](prometheus::Counter* counter, int64_t ms) {
     if (ms > 0) counter->Increment(static_cast<double>(ms) / 1000.0);
   };
   const Metrics& m = metrics_;

@@ -16,7 +16,7 @@
 
 #include "analyzer/model/application_model.h"
 #include "common/status.h"
-#include "metrics/registry.h"
+#include "metrics/prometheus_registry.h"
 
 namespace sparkprof::schema {
 struct Batch;  // schema/profile_generated.h
@@ -30,7 +30,7 @@ class S3aIoTotals {
   explicit S3aIoTotals(size_t max_stages = 10'000) : max_stages_(max_stages) {}
 
   // Registers the spark_s3a_* families; every series exists (at 0) from the first scrape.
-  Status RegisterMetrics(metrics::Registry& registry);
+  Status RegisterMetrics(metrics::PrometheusRegistry& registry);
 
   // Adds a verified batch's S3A rows (none: nothing happens).
   void Add(const schema::Batch& batch);
@@ -43,26 +43,26 @@ class S3aIoTotals {
 
  private:
   struct Metrics {
-    metrics::Counter* bytes_written = nullptr;
-    metrics::Counter* bytes_read = nullptr;
-    metrics::Counter* write_operations = nullptr;
-    metrics::Counter* read_operations = nullptr;
-    metrics::Counter* put = nullptr;
-    metrics::Counter* multipart_initiate = nullptr;
-    metrics::Counter* multipart_complete = nullptr;
-    metrics::Counter* get = nullptr;
-    metrics::Counter* head = nullptr;
-    metrics::Counter* list = nullptr;
-    metrics::Counter* delete_requests = nullptr;
-    metrics::Counter* copy = nullptr;
-    metrics::Counter* block_uploads = nullptr;
-    metrics::Counter* retries = nullptr;
-    metrics::Counter* throttled = nullptr;
-    metrics::Counter* put_seconds = nullptr;
-    metrics::Counter* multipart_initiate_seconds = nullptr;
-    metrics::Counter* get_seconds = nullptr;
-    metrics::Counter* head_seconds = nullptr;
-    metrics::Counter* list_seconds = nullptr;
+    prometheus::Counter* bytes_written = nullptr;
+    prometheus::Counter* bytes_read = nullptr;
+    prometheus::Counter* write_operations = nullptr;
+    prometheus::Counter* read_operations = nullptr;
+    prometheus::Counter* put = nullptr;
+    prometheus::Counter* multipart_initiate = nullptr;
+    prometheus::Counter* multipart_complete = nullptr;
+    prometheus::Counter* get = nullptr;
+    prometheus::Counter* head = nullptr;
+    prometheus::Counter* list = nullptr;
+    prometheus::Counter* delete_requests = nullptr;
+    prometheus::Counter* copy = nullptr;
+    prometheus::Counter* block_uploads = nullptr;
+    prometheus::Counter* retries = nullptr;
+    prometheus::Counter* throttled = nullptr;
+    prometheus::Counter* put_seconds = nullptr;
+    prometheus::Counter* multipart_initiate_seconds = nullptr;
+    prometheus::Counter* get_seconds = nullptr;
+    prometheus::Counter* head_seconds = nullptr;
+    prometheus::Counter* list_seconds = nullptr;
   };
   void Export(const model::S3aIo& delta) const;
 

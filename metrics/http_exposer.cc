@@ -41,15 +41,15 @@ bool IsHttpParseError(const beast::error_code& error) {
 }  // namespace
 
 struct HttpExposer::Server {
-  Server(const Registry& registry, HttpExposerLimits limits)
-      : registry(registry), limits(std::move(limits)) {}
+  Server(std::function<std::string()> render, HttpExposerLimits limits)
+      : render(std::move(render)), limits(std::move(limits)) {}
 
   void Accept();
   void Admit(tcp::socket socket);
   void CloseEverything();  // only while the event loop is not running
   void Fail(const std::string& message);
 
-  const Registry& registry;
+  const std::function<std::string()> render;
   const HttpExposerLimits limits;
   HttpExposer* owner = nullptr;  // its counters
   // Connections held, oldest first. Declared before `io`, whose destruction destroys the
@@ -132,7 +132,7 @@ class HttpExposer::Session : public std::enable_shared_from_this<Session> {
       Respond(http::status::not_found, "only GET /metrics\n", method == http::verb::get);
     } else {
       response_.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
-      Respond(http::status::ok, server_.registry.Render(), method == http::verb::get);
+      Respond(http::status::ok, server_.render(), method == http::verb::get);
       server_.owner->requests_served_.fetch_add(1);
     }
   }
@@ -280,7 +280,7 @@ Status ParseBindAddress(const std::string& text, std::string* host, int* first_p
 }
 
 Result<std::unique_ptr<HttpExposer>> HttpExposer::Start(const std::string& bind_address,
-                                                        const Registry& registry,
+                                                        std::function<std::string()> render,
                                                         HttpExposerLimits limits) {
   std::string host;
   int first_port = 0;
@@ -290,7 +290,7 @@ Result<std::unique_ptr<HttpExposer>> HttpExposer::Start(const std::string& bind_
   if (limits.request_deadline_ms <= 0) limits.request_deadline_ms = 1;
   std::unique_ptr<Server> server;
   try {
-    server = std::make_unique<Server>(registry, std::move(limits));
+    server = std::make_unique<Server>(std::move(render), std::move(limits));
   } catch (const std::exception& e) {
     return IoError(std::string("cannot start the /metrics server: ") + e.what());
   }

@@ -1,5 +1,9 @@
-// A small HTTP/1.1 server that serves one Registry at GET /metrics, for the executor agent and the
-// driver aggregator alike.
+// A small HTTP/1.1 server that serves one exposition at GET /metrics, for the executor agent
+// (metrics/registry.h) and the driver aggregator (metrics/prometheus_registry.h) alike.
+//
+// Not prometheus-cpp's pull server (civetweb): it has no deadline for a whole request and a fixed
+// pool of worker threads, so two clients that never finish their request hold every scrape for
+// civetweb's 30 s request timeout (measured: bench/RESULTS.md, "Driver exposition").
 //
 // Built on Boost.Beast/Asio (header-only, so the agent library still needs only libc): one
 // background thread runs an event loop that serves every connection concurrently. A hostile or
@@ -18,7 +22,6 @@
 #include <string>
 
 #include "common/status.h"
-#include "metrics/registry.h"
 
 namespace sparkprof::metrics {
 
@@ -38,8 +41,9 @@ class HttpExposer {
  public:
   // `bind_address` is "[HOST:]PORT" or "[HOST:]FIRST-LAST" (see ParseBindAddress); a range binds
   // the first free port in it.
+  // `render` returns the exposition (text format 0.0.4); it runs on the serving thread.
   static Result<std::unique_ptr<HttpExposer>> Start(const std::string& bind_address,
-                                                    const Registry& registry,
+                                                    std::function<std::string()> render,
                                                     HttpExposerLimits limits = {});
   ~HttpExposer();  // Stop()
   HttpExposer(const HttpExposer&) = delete;
@@ -52,7 +56,7 @@ class HttpExposer {
   // Connections closed at their deadline before a whole request arrived or the answer left.
   uint64_t connections_timed_out() const { return connections_timed_out_.load(); }
   // Closes the listener and every connection and joins the thread; waits for no client (at most
-  // for one Render() in progress). Idempotent.
+  // for one exposition in progress). Idempotent.
   void Stop();
 
   static constexpr size_t kMaxRequestBytes = 8192;

@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "metrics/registry.h"
+
 namespace sparkprof::metrics {
 namespace {
 
@@ -66,7 +68,8 @@ struct Served {
     auto counter = registry.AddCounter("hits_total", "Hits.");
     EXPECT_TRUE(counter.ok());
     (*counter)->WithLabels().Increment(7);
-    auto started = HttpExposer::Start("127.0.0.1:0", registry, std::move(limits));
+    auto started = HttpExposer::Start(
+        "127.0.0.1:0", [this] { return registry.Render(); }, std::move(limits));
     EXPECT_TRUE(started.ok()) << started.status().ToString();
     exposer = std::move(*started);
     port = exposer->port();
@@ -266,7 +269,8 @@ TEST(HttpExposerTest, ReportsAFailureOnTheServingThread) {
   std::atomic<int> failures{0};
   HttpExposerLimits limits;
   limits.on_failure = [&failures](const std::string&) { failures.fetch_add(1); };
-  auto exposer = HttpExposer::Start("127.0.0.1:0", registry, limits);
+  auto exposer = HttpExposer::Start(
+      "127.0.0.1:0", [&registry] { return registry.Render(); }, limits);
   ASSERT_TRUE(exposer.ok());
   EXPECT_EQ(Exchange((*exposer)->port(), kScrape), "");
   for (int i = 0; i < 100 && failures.load() == 0; ++i) {
@@ -299,17 +303,17 @@ TEST(HttpExposerTest, ParsesBindAddresses) {
 }
 
 TEST(HttpExposerTest, ReportsBindFailureAsStatus) {
-  Registry registry;
-  auto first = HttpExposer::Start("127.0.0.1:0", registry);
+  auto render = [] { return std::string(); };
+  auto first = HttpExposer::Start("127.0.0.1:0", render);
   ASSERT_TRUE(first.ok());
-  auto second = HttpExposer::Start("127.0.0.1:" + std::to_string((*first)->port()), registry);
+  auto second = HttpExposer::Start("127.0.0.1:" + std::to_string((*first)->port()), render);
   EXPECT_FALSE(second.ok());
 }
 
 // Several executors on one host share one setting: each binds the next free port of the range.
 TEST(HttpExposerTest, PortRangeBindsTheFirstFreePort) {
-  Registry registry;
-  auto probe = HttpExposer::Start("127.0.0.1:0", registry);
+  auto render = [] { return std::string(); };
+  auto probe = HttpExposer::Start("127.0.0.1:0", render);
   ASSERT_TRUE(probe.ok());
   int base = (*probe)->port();
   (*probe)->Stop();
@@ -317,7 +321,7 @@ TEST(HttpExposerTest, PortRangeBindsTheFirstFreePort) {
   std::string range = "127.0.0.1:" + std::to_string(base) + "-" + std::to_string(base + 20);
   std::vector<std::unique_ptr<HttpExposer>> executors;
   for (int i = 0; i < 3; ++i) {
-    auto started = HttpExposer::Start(range, registry);
+    auto started = HttpExposer::Start(range, render);
     if (!started.ok()) continue;  // another process took a port of the range: try on
     executors.push_back(std::move(*started));
   }

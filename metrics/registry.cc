@@ -5,7 +5,6 @@
 #include <cmath>
 #include <type_traits>
 
-#include "common/utf8.h"
 
 namespace sparkprof::metrics {
 namespace {
@@ -72,36 +71,23 @@ void AppendHeader(std::string& out, const std::string& name, const std::string& 
   out += '\n';
 }
 
-// A series' labels with the registry's common labels added (its own win on a name clash), sorted.
-Labels WithCommon(const Labels& own, const Labels& common) {
-  if (common.empty()) return own;
-  Labels merged = own;
-  for (const auto& label : common) {
-    bool present = std::any_of(own.begin(), own.end(),
-                               [&](const auto& mine) { return mine.first == label.first; });
-    if (!present) merged.push_back(label);
-  }
-  std::sort(merged.begin(), merged.end());
-  return merged;
-}
-
 template <typename Metric>
 void RenderFamily(std::string& out, const std::string& name, const std::string& help,
-                  const std::map<Labels, std::unique_ptr<Metric>>& children, const Labels& common) {
+                  const std::map<Labels, std::unique_ptr<Metric>>& children) {
   if constexpr (std::is_same_v<Metric, Counter>) {
     AppendHeader(out, name, help, "counter");
     for (const auto& [own, metric] : children) {
-      AppendSample(out, name, WithCommon(own, common), metric->Value());
+      AppendSample(out, name, own, metric->Value());
     }
   } else if constexpr (std::is_same_v<Metric, Gauge>) {
     AppendHeader(out, name, help, "gauge");
     for (const auto& [own, metric] : children) {
-      AppendSample(out, name, WithCommon(own, common), metric->Value());
+      AppendSample(out, name, own, metric->Value());
     }
   } else {
     AppendHeader(out, name, help, "histogram");
     for (const auto& [own, metric] : children) {
-      const Labels labels = WithCommon(own, common);
+      const Labels& labels = own;
       std::vector<uint64_t> counts = metric->BucketCounts();
       uint64_t cumulative = 0;
       const auto& bounds = metric->upper_bounds();
@@ -226,52 +212,34 @@ void Registry::AddCollectCallback(std::function<void()> callback) {
   collect_callbacks_.push_back(std::move(callback));
 }
 
-void Registry::SetCommonLabels(const Labels& labels) {
-  Labels sorted = SortedLabels(labels);
-  std::lock_guard<std::mutex> lock(mutex_);
-  common_labels_ = std::move(sorted);
-}
-
-Labels Registry::CommonLabels() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return common_labels_;
-}
-
-void Registry::HoldUntilCommonLabels(bool hold) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  hold_until_common_labels_ = hold;
-}
-
 std::string Registry::Render() const {
   std::vector<std::function<void()>> callbacks;
   std::vector<Entry> entries;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (hold_until_common_labels_ && common_labels_.empty()) return {};
     callbacks = collect_callbacks_;
     entries = entries_;
   }
   for (const auto& callback : callbacks) callback();
-  const Labels common = CommonLabels();  // after the callbacks: they may set it
   std::string out;
   for (const Entry& entry : entries) {
     switch (entry.type) {
       case MetricType::kCounter: {
         auto* family = static_cast<Family<Counter>*>(entry.family);
         std::lock_guard<std::mutex> lock(family->mutex_);
-        RenderFamily(out, family->name(), family->help(), family->children_, common);
+        RenderFamily(out, family->name(), family->help(), family->children_);
         break;
       }
       case MetricType::kGauge: {
         auto* family = static_cast<Family<Gauge>*>(entry.family);
         std::lock_guard<std::mutex> lock(family->mutex_);
-        RenderFamily(out, family->name(), family->help(), family->children_, common);
+        RenderFamily(out, family->name(), family->help(), family->children_);
         break;
       }
       case MetricType::kHistogram: {
         auto* family = static_cast<Family<Histogram>*>(entry.family);
         std::lock_guard<std::mutex> lock(family->mutex_);
-        RenderFamily(out, family->name(), family->help(), family->children_, common);
+        RenderFamily(out, family->name(), family->help(), family->children_);
         break;
       }
     }
@@ -281,15 +249,13 @@ std::string Registry::Render() const {
 
 namespace {
 
-// The text format escapes '\\' and newline everywhere, and '"' inside label values. It must be
-// UTF-8: one malformed byte (say, an application name that crossed JNI as modified UTF-8) makes
-// Prometheus reject the whole scrape, so such bytes become U+FFFD.
+// The text format escapes '\\' and newline everywhere, and '"' inside label values. (The agent's
+// help and labels are its own ASCII constants; the driver's registry repairs UTF-8 in the values
+// it is given, metrics/prometheus_registry.cc.)
 std::string Escape(std::string_view text, bool escape_quotes) {
-  std::string valid;
-  utf8::AppendValid(valid, text);
   std::string out;
-  out.reserve(valid.size());
-  for (char c : valid) {
+  out.reserve(text.size());
+  for (char c : text) {
     if (c == '\\') {
       out += "\\\\";
     } else if (c == '\n') {

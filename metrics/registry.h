@@ -1,6 +1,8 @@
-// A small, self-contained Prometheus client: counter, gauge and histogram families with labels,
-// rendered in the text exposition format 0.0.4. Written here because prometheus-cpp is not
-// packaged for the project's base image (Debian bookworm); the API is deliberately close to it.
+// The executor agent's Prometheus registry: counter, gauge and histogram families with labels,
+// rendered in the text exposition format 0.0.4, with nothing beyond libc and the C++ runtime
+// linked into libsparkprof.so. The driver uses prometheus-cpp (metrics/prometheus_registry.h);
+// the agent cannot (Debian ships it as shared libraries only, and the agent's .so must need
+// only libc: docs/agent.md, "Libraries").
 //
 // Thread safety: metric updates are lock-free atomics; creating a labelled child and rendering
 // take the family's mutex. References returned by WithLabels() stay valid for the registry's life.
@@ -103,16 +105,6 @@ class Registry {
   // Runs before every Render(): lets owners copy their own counters into gauges lazily.
   void AddCollectCallback(std::function<void()> callback);
 
-  // Labels every rendered series carries in addition to its own (like a scrape target's labels,
-  // but set by the process: the driver's application_id and application_name). A series' own
-  // label of the same name wins. Invalid label names are dropped; an empty list removes them.
-  void SetCommonLabels(const Labels& labels);
-  Labels CommonLabels() const;
-  // While set and no common labels are set yet, Render() returns an empty exposition: no series
-  // is ever served without the labels that identify it (the driver learns the application id
-  // only after its endpoint is up).
-  void HoldUntilCommonLabels(bool hold);
-
   // Text exposition format 0.0.4 (Content-Type: text/plain; version=0.0.4).
   std::string Render() const;
 
@@ -130,8 +122,6 @@ class Registry {
   std::vector<Entry> entries_;
   std::vector<std::shared_ptr<void>> owned_;
   std::vector<std::function<void()>> collect_callbacks_;
-  Labels common_labels_;  // sorted, valid names only
-  bool hold_until_common_labels_ = false;
 };
 
 // Escaping rules of the text format, exposed for tests and for other renderers.

@@ -8,41 +8,6 @@
 namespace sparkprof::metrics {
 namespace {
 
-TEST(RegistryTest, CommonLabelsJoinEverySeriesAndOwnLabelsWin) {
-  Registry registry;
-  auto counter = registry.AddCounter("tasks_total", "Tasks.");
-  ASSERT_TRUE(counter.ok());
-  (*counter)->WithLabels({{"kind", "compute"}}).Increment(2);
-  auto info = registry.AddGauge("app_info", "The application.");
-  ASSERT_TRUE(info.ok());
-  (*info)->WithLabels({{"application_id", "own"}}).Set(1);
-  auto histogram = registry.AddHistogram("d_seconds", "Durations.", {1});
-  ASSERT_TRUE(histogram.ok());
-  (*histogram)->WithLabels().Observe(0.5);
-  registry.SetCommonLabels({{"application_name", "etl \"nightly\"\n"},
-                            {"application_id", "app-1"},
-                            {"bad name", "dropped"}});
-  EXPECT_EQ(
-      registry.Render(),
-      "# HELP tasks_total Tasks.\n"
-      "# TYPE tasks_total counter\n"
-      "tasks_total{application_id=\"app-1\",application_name=\"etl \\\"nightly\\\"\\n\","
-      "kind=\"compute\"} 2\n"
-      "# HELP app_info The application.\n"
-      "# TYPE app_info gauge\n"
-      "app_info{application_id=\"own\",application_name=\"etl \\\"nightly\\\"\\n\"} 1\n"
-      "# HELP d_seconds Durations.\n"
-      "# TYPE d_seconds histogram\n"
-      "d_seconds_bucket{application_id=\"app-1\",application_name=\"etl \\\"nightly\\\"\\n\","
-      "le=\"1\"} 1\n"
-      "d_seconds_bucket{application_id=\"app-1\",application_name=\"etl \\\"nightly\\\"\\n\","
-      "le=\"+Inf\"} 1\n"
-      "d_seconds_sum{application_id=\"app-1\",application_name=\"etl \\\"nightly\\\"\\n\"} 0.5\n"
-      "d_seconds_count{application_id=\"app-1\",application_name=\"etl \\\"nightly\\\"\\n\"} 1\n");
-  registry.SetCommonLabels({});
-  EXPECT_NE(registry.Render().find("tasks_total{kind=\"compute\"} 2\n"), std::string::npos);
-}
-
 TEST(RegistryTest, RendersCounterGaugeAndHistogramInTextFormat) {
   Registry registry;
   auto counter = registry.AddCounter("samples_total", "Samples taken.");
@@ -84,34 +49,6 @@ TEST(RegistryTest, EscapesHelpAndLabelValues) {
   EXPECT_NE(text.find("x_total{path=\"a\\\\b\\\"c\\nd\"} 1\n"), std::string::npos);
 }
 
-// Prometheus rejects a whole scrape for one malformed UTF-8 byte in a label (issue 15: an emoji
-// in spark.app.name as JNI's modified UTF-8). Well-formed text, emoji included, passes unchanged.
-TEST(RegistryTest, LabelValuesAreAlwaysValidUtf8) {
-  Registry registry;
-  auto counter = registry.AddCounter("x_total", "X.");
-  ASSERT_TRUE(counter.ok());
-  const std::string emoji = "caf\xc3\xa9 \xf0\x9f\x98\x80";
-  const std::string modified_utf8_emoji = "\xed\xa0\xbd\xed\xb8\x80";  // two surrogates
-  const std::string replacement = "\xef\xbf\xbd";
-  (*counter)->WithLabels({{"app", emoji}}).Increment();
-  (*counter)->WithLabels({{"app", modified_utf8_emoji}}).Increment();
-  (*counter)->WithLabels({{"app", "a\xff\xc0\x80z\xf0\x9f"}}).Increment();
-  registry.SetCommonLabels({{"application_name", "\xed\xa0\xbd!"}});
-  std::string text = registry.Render();
-  EXPECT_NE(text.find("app=\"" + emoji + "\""), std::string::npos) << text;
-  std::string six_replacements;
-  for (int i = 0; i < 6; ++i) six_replacements += replacement;
-  EXPECT_NE(text.find("app=\"" + six_replacements + "\""), std::string::npos) << text;
-  EXPECT_NE(text.find("app=\"a" + replacement + replacement + replacement + "z" + replacement +
-                      replacement + "\""),
-            std::string::npos)
-      << text;
-  EXPECT_NE(text.find("application_name=\"" + replacement + replacement + replacement + "!\""),
-            std::string::npos)
-      << text;
-  EXPECT_EQ(text.find("\xed\xa0"), std::string::npos);
-}
-
 TEST(RegistryTest, LabelsAreSortedAndChildrenReused) {
   Registry registry;
   auto counter = registry.AddCounter("c_total", "c");
@@ -151,20 +88,6 @@ TEST(RegistryTest, CollectCallbackRunsBeforeRender) {
   registry.AddCollectCallback([&] { (*gauge)->WithLabels().Set(++calls); });
   EXPECT_NE(registry.Render().find("g 1\n"), std::string::npos);
   EXPECT_NE(registry.Render().find("g 2\n"), std::string::npos);
-}
-
-TEST(RegistryTest, HoldUntilCommonLabelsServesNothingUnlabelled) {
-  Registry registry;
-  auto counter = registry.AddCounter("jobs_total", "Jobs.");
-  ASSERT_TRUE(counter.ok());
-  (*counter)->WithLabels().Increment();
-  registry.HoldUntilCommonLabels(true);
-  EXPECT_EQ(registry.Render(), "");
-  registry.SetCommonLabels({{"application_id", "app-1"}});
-  EXPECT_NE(registry.Render().find("jobs_total{application_id=\"app-1\"} 1"), std::string::npos);
-  registry.HoldUntilCommonLabels(false);
-  registry.SetCommonLabels({});
-  EXPECT_NE(registry.Render().find("jobs_total 1"), std::string::npos);
 }
 
 }  // namespace

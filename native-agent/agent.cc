@@ -279,7 +279,8 @@ void Agent::SetUpMetrics() {
   limits.on_failure = [](const std::string& message) {
     LogLine("%s; /metrics disabled, profiling continues", message.c_str());
   };
-  auto exposer = metrics::HttpExposer::Start(options_.prometheus, metrics_, std::move(limits));
+  auto exposer = metrics::HttpExposer::Start(
+      options_.prometheus, [this] { return metrics_.Render(); }, std::move(limits));
   if (!exposer.ok()) {
     LogLine("prometheus=%s: %s; /metrics disabled, profiling continues",
             options_.prometheus.c_str(), exposer.status().message().c_str());

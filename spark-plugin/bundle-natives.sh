@@ -2,7 +2,8 @@
 # Stages the native libraries the plugin jar carries (plugin-only install) into OUT_DIR:
 # libsparkprof.so and libsparkprof_driver.so without debug sections, and the shared libraries the
 # driver library needs that a Spark node's image may lack (everything but glibc, libstdc++ and
-# libgcc: today libsimdjson), listed in load order in driver-dependencies.txt.
+# libgcc: today libsimdjson and libprometheus-cpp-core), listed in load order in
+# driver-dependencies.txt.
 # Usage: bundle-natives.sh AGENT_SO DRIVER_SO OUT_DIR
 set -euo pipefail
 agent="$1" driver="$2" out="$3"

@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "metrics/http_exposer.h"
+#include "metrics/registry.h"
 
 namespace {
 
@@ -31,7 +32,8 @@ struct Server {
     if (counter.ok()) (*counter)->WithLabels({{"label", "value"}}).Increment();
     sparkprof::metrics::HttpExposerLimits limits;
     limits.request_deadline_ms = 500;  // an input that stops short of a request ends quickly
-    auto started = sparkprof::metrics::HttpExposer::Start("127.0.0.1:0", registry, limits);
+    auto started = sparkprof::metrics::HttpExposer::Start(
+        "127.0.0.1:0", [this] { return registry.Render(); }, limits);
     if (!started.ok()) __builtin_trap();
     exposer = std::move(*started);
   }
