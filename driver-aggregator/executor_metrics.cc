@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "analyzer/diagnosis/rules/failure_cause.h"
+#include "analyzer/model/failure_causes.h"
 
 namespace sparkprof::driver {
 namespace {
@@ -59,7 +59,7 @@ void ExecutorMetrics::Update(const LiveSnapshot& snapshot) {
     const std::string label = Label(executor.executor_id);
     if (counted_added_.insert(executor.executor_id).second) added_->Increment();
     if (executor.removed && counted_removed_.insert(executor.executor_id).second) {
-      const char* reason = diagnosis::rules::ClassifyRemovalReason(executor.removed_reason);
+      const char* reason = model::ClassifyRemovalReason(executor.removed_reason);
       removed_->Add({{"reason", reason != nullptr ? reason : "released"}}).Increment();
     }
     const model::ExecutorMetricPeaks& p = executor.peaks;

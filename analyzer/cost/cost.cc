@@ -8,14 +8,15 @@
 #include <memory>
 #include <utility>
 
-#include "analyzer/diagnosis/diagnosis_input.h"
+#include "analyzer/model/platform.h"
+#include "analyzer/model/spark_values.h"
 #include "analyzer/whatif/simulator.h"
+#include "common/human_format.h"
 #include "common/parallel.h"
 
 namespace sparkprof::cost {
 namespace {
 
-using diagnosis::Fixed;
 
 constexpr double kMsPerHour = 3'600'000.0;
 constexpr int64_t kMaxMiB = int64_t{1} << 30;  // 1 PiB: anything above is a hostile property
@@ -36,7 +37,7 @@ int64_t SizeMiB(const std::string& text, int64_t fallback, bool bytes_default = 
     if (!(bytes > 0)) return fallback;
     return static_cast<int64_t>(std::min(bytes / 1048576.0, static_cast<double>(kMaxMiB)));
   }
-  return std::clamp<int64_t>(diagnosis::ParseSizeMiB(text, fallback), 0, kMaxMiB);
+  return std::clamp<int64_t>(model::ParseSizeMiB(text, fallback), 0, kMaxMiB);
 }
 
 // Memory one JVM asks its host for: heap + overhead (+ off-heap, + PySpark), in GiB.
@@ -67,10 +68,10 @@ std::pair<std::string, std::string> DetectCloud(const model::ApplicationModel& m
   std::string provider = Property(model, "spark.databricks.clusterUsageTags.cloudProvider");
   for (char& c : provider) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (!provider.empty()) return {provider, "Databricks cluster tags"};
-  switch (diagnosis::PlatformOf(model)) {
-    case diagnosis::Platform::kEmr:
+  switch (model::PlatformOf(model)) {
+    case model::Platform::kEmr:
       return {"aws", "EMR settings in the log"};
-    case diagnosis::Platform::kDataproc:
+    case model::Platform::kDataproc:
       return {"gcp", "Dataproc settings in the log"};
     default:
       break;
@@ -159,10 +160,10 @@ RunCost ComputeCost(const model::ApplicationModel& model, const CostOptions& opt
     return out;
   }
   const bool flat = options.price_per_core_hour >= 0 && options.price_per_gib_hour >= 0;
-  const bool databricks = diagnosis::PlatformOf(model) == diagnosis::Platform::kDatabricks;
+  const bool databricks = model::PlatformOf(model) == model::Platform::kDatabricks;
   std::tie(out.cloud, out.cloud_source) = DetectCloud(model, options);
   // local[N] only: local-cluster[...] runs its tasks in executor JVMs.
-  const bool local = diagnosis::ClusterManagerOf(model) == diagnosis::ClusterManager::kLocal;
+  const bool local = model::ClusterManagerOf(model) == model::ClusterManager::kLocal;
 
   // Executors' shape and lifetimes.
   std::map<int32_t, int32_t> cores_seen;  // cores -> executors

@@ -25,53 +25,7 @@ void MakeDiagnosisInput(const model::ApplicationModel& model, DiagnosisInput& in
   if (profile != nullptr) input.task_decompositions = DecomposeTasks(model, *profile);
 }
 
-const char* ClusterManagerName(ClusterManager manager) {
-  switch (manager) {
-    case ClusterManager::kUnknown:
-      return "unknown";
-    case ClusterManager::kLocal:
-      return "local";
-    case ClusterManager::kLocalCluster:
-      return "local-cluster";
-    case ClusterManager::kStandalone:
-      return "standalone";
-    case ClusterManager::kYarn:
-      return "YARN";
-    case ClusterManager::kKubernetes:
-      return "Kubernetes";
-    case ClusterManager::kMesos:
-      return "Mesos";
-  }
-  return "unknown";
-}
-
-const char* PlatformName(Platform platform) {
-  switch (platform) {
-    case Platform::kNone:
-      return "";
-    case Platform::kDatabricks:
-      return "Databricks";
-    case Platform::kEmr:
-      return "EMR";
-    case Platform::kDataproc:
-      return "Dataproc";
-  }
-  return "";
-}
-
 ClusterManager DiagnosisInput::Manager() const { return ClusterManagerOf(*model); }
-
-ClusterManager ClusterManagerOf(const model::ApplicationModel& model) {
-  const std::string* set = model.SparkProperty("spark.master");
-  const std::string master = set != nullptr ? *set : "";
-  if (master.rfind("local-cluster", 0) == 0) return ClusterManager::kLocalCluster;
-  if (master.rfind("local", 0) == 0) return ClusterManager::kLocal;
-  if (master.rfind("yarn", 0) == 0) return ClusterManager::kYarn;
-  if (master.rfind("k8s://", 0) == 0) return ClusterManager::kKubernetes;
-  if (master.rfind("mesos://", 0) == 0) return ClusterManager::kMesos;
-  if (master.rfind("spark://", 0) == 0) return ClusterManager::kStandalone;
-  return ClusterManager::kUnknown;
-}
 
 std::string DiagnosisInput::SingleExecutorHost() const {
   std::string host;
@@ -85,19 +39,6 @@ std::string DiagnosisInput::SingleExecutorHost() const {
 }
 
 Platform DiagnosisInput::GetPlatform() const { return PlatformOf(*model); }
-
-Platform PlatformOf(const model::ApplicationModel& model) {
-  if (model.databricks) return Platform::kDatabricks;
-  for (const auto& [key, value] : model.spark_properties) {
-    if (key.rfind("spark.databricks.", 0) == 0) return Platform::kDatabricks;
-    if (key.rfind("spark.emr.", 0) == 0 || key.rfind("spark.hadoop.fs.s3.emr", 0) == 0 ||
-        key == "spark.sql.emr.internal.extensions") {
-      return Platform::kEmr;
-    }
-    if (key.rfind("spark.dataproc.", 0) == 0) return Platform::kDataproc;
-  }
-  return Platform::kNone;
-}
 
 std::vector<NoTaskGap> NoTaskGaps(const DiagnosisInput& input) {
   const model::ApplicationModel& m = *input.model;
@@ -146,66 +87,6 @@ bool DiagnosisInput::AqeCoalesces() const {
   const std::string enabled = Property("spark.sql.adaptive.enabled", default_on ? "true" : "false");
   return enabled == "true" &&
          Property("spark.sql.adaptive.coalescePartitions.enabled", "true") == "true";
-}
-
-std::string Bytes(int64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  int unit = 0;
-  while (value >= 1024.0 && unit < 4) {
-    value /= 1024.0;
-    ++unit;
-  }
-  char text[32];
-  std::snprintf(text, sizeof(text), unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
-  return text;
-}
-
-std::string Millis(int64_t millis) {
-  char text[48];
-  if (millis < 1000) {
-    std::snprintf(text, sizeof(text), "%lld ms", static_cast<long long>(millis));
-  } else if (millis < 60'000) {
-    std::snprintf(text, sizeof(text), "%.1f s", millis / 1000.0);
-  } else if (millis < 3'600'000) {
-    std::snprintf(text, sizeof(text), "%lldm %02llds", static_cast<long long>(millis / 60'000),
-                  static_cast<long long>(millis / 1000 % 60));
-  } else {
-    std::snprintf(text, sizeof(text), "%lldh %02lldm", static_cast<long long>(millis / 3'600'000),
-                  static_cast<long long>(millis / 60'000 % 60));
-  }
-  return text;
-}
-
-std::string Fixed(double value, int decimals) {
-  char text[48];
-  std::snprintf(text, sizeof(text), "%.*f", decimals, value);
-  return text;
-}
-
-int64_t ParseSizeMiB(const std::string& text, int64_t fallback) {
-  // strtod takes "nan", "inf", "1e999" and hex ("0x10"): a size is none of them.
-  if (text.empty() || text.find_first_of("xX") != std::string::npos) return fallback;
-  char* end = nullptr;
-  const double number = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || !std::isfinite(number) || number <= 0) return fallback;
-  std::string suffix(end);
-  while (!suffix.empty() && std::isspace(static_cast<unsigned char>(suffix.back()))) {
-    suffix.pop_back();
-  }
-  for (char& c : suffix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (suffix.size() == 2 && suffix[1] == 'b' && suffix[0] != 'b') suffix.pop_back();  // "gb"
-  double scale = 0;  // MiB per unit
-  if (suffix.empty() || suffix == "m") scale = 1;
-  else if (suffix == "b") scale = 1.0 / (1 << 20);
-  else if (suffix == "k") scale = 1.0 / 1024;
-  else if (suffix == "g") scale = 1024;
-  else if (suffix == "t") scale = 1024.0 * 1024;
-  else if (suffix == "p") scale = 1024.0 * 1024 * 1024;
-  else return fallback;  // "4gx", "lots"
-  const double mib = number * scale;
-  if (!(mib >= 1) || mib > static_cast<double>(kMaxSizeMiB)) return fallback;
-  return static_cast<int64_t>(mib);
 }
 
 }  // namespace sparkprof::diagnosis

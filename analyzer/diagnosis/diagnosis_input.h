@@ -6,34 +6,35 @@
 #include <vector>
 
 #include "analyzer/diagnosis/phase_breakdown.h"
-#include "analyzer/diagnosis/sql_plans.h"
 #include "analyzer/diagnosis/stage_stats.h"
 #include "analyzer/diagnosis/task_decomposition.h"
 #include "analyzer/model/application_model.h"
+#include "analyzer/model/platform.h"
+#include "analyzer/model/spark_values.h"
+#include "analyzer/model/sql_plans.h"
 #include "analyzer/profile/stage_profiles.h"
 #include "analyzer/whatif/simulator.h"
+#include "common/human_format.h"
 
 namespace sparkprof::diagnosis {
 
-// Where the application ran: advice names the settings of that cluster manager and platform.
-// kLocal: local[N], tasks run as threads of the driver JVM. kLocalCluster: local-cluster[N,C,M],
-// Spark's test mode that starts a Master, N Workers and their executor JVMs on this host.
-enum class ClusterManager {
-  kUnknown,
-  kLocal,
-  kLocalCluster,
-  kStandalone,
-  kYarn,
-  kKubernetes,
-  kMesos
-};
-enum class Platform { kNone, kDatabricks, kEmr, kDataproc };
-const char* ClusterManagerName(ClusterManager manager);  // "local", "standalone", "YARN", ...
-const char* PlatformName(Platform platform);             // "", "Databricks", "EMR", "Dataproc"
-// The managed platform the run's settings show (Databricks, EMR, Dataproc), else kNone.
-Platform PlatformOf(const model::ApplicationModel& model);
-// From spark.master (Databricks clusters are standalone underneath; platform says Databricks).
-ClusterManager ClusterManagerOf(const model::ApplicationModel& model);
+// Where the application ran (analyzer/model/platform.h), in the rules' words.
+using model::ClusterManager;
+using model::ClusterManagerName;
+using model::ClusterManagerOf;
+using model::Platform;
+using model::PlatformName;
+using model::PlatformOf;
+// Spark's size strings (analyzer/model/spark_values.h).
+using model::kMaxSizeMiB;
+using model::ParseSizeMiB;
+// The SQL plans as trees (analyzer/model/sql_plans.h).
+using model::BroadcastableSides;
+using model::BroadcastableSidesOf;
+using model::BuildSqlPlans;
+using model::IsJoin;
+using model::SqlPlan;
+using model::StagesByAccumulator;
 
 struct DiagnosisInput {
   const model::ApplicationModel* model = nullptr;
@@ -110,15 +111,5 @@ void MakeDiagnosisInput(const model::ApplicationModel& model, DiagnosisInput& in
                         const whatif::LazySimulator* simulator = nullptr,
                         const profile::ApplicationProfile* profile = nullptr);
 
-// Short human forms for explanations ("1.5 GiB", "4m 12s", "8.3 s", "120 ms").
-std::string Bytes(int64_t bytes);
-std::string Millis(int64_t millis);
-std::string Fixed(double value, int decimals = 1);
-// Spark size string parsing: "8g", "512m", "2gb", "4096" (MiB when unitless, as
-// spark.executor.memory). Anything else -- negative, zero, under 1 MiB, NaN, infinite, more
-// than kMaxSizeMiB, an unknown unit -- gives `fallback`: a hostile log never reaches undefined
-// behaviour, and sums like memory + memory / 2 in a recommendation cannot overflow.
-inline constexpr int64_t kMaxSizeMiB = int64_t{1} << 30;  // 1 PiB: more than any machine
-int64_t ParseSizeMiB(const std::string& text, int64_t fallback);
 
 }  // namespace sparkprof::diagnosis

@@ -526,8 +526,8 @@ TEST_F(ProfileRulesTest, TheSlowestTaskIsComparedWithTheMedianByCategory) {
   const std::string words = SlowestVsMedianText(*tasks);
   const std::string expected_start =
       "task 9 (executor " + tasks->slowest[0].executor + ") ran " +
-      Millis(tasks->slowest[0].duration_ms) + " against a median of " +
-      Millis(tasks->median.duration_ms) + " (task " + std::to_string(tasks->median.task_id) +
+      HumanDurationMs(tasks->slowest[0].duration_ms) + " against a median of " +
+      HumanDurationMs(tasks->median.duration_ms) + " (task " + std::to_string(tasks->median.task_id) +
       "): 9.0 s more of it in serialization";
   EXPECT_EQ(words.rfind(expected_start, 0), 0u) << words;
   EXPECT_EQ(words.find("gc"), std::string::npos) << words;  // 500 ms: under a quarter of 9 s

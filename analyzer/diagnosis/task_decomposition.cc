@@ -39,7 +39,7 @@ DecomposedTask Decompose(const model::ApplicationModel& model, const model::Task
   return out;
 }
 
-std::string Ms(uint64_t ns) { return Millis(static_cast<int64_t>(ns / 1'000'000)); }
+std::string Ms(uint64_t ns) { return HumanDurationMs(static_cast<int64_t>(ns / 1'000'000)); }
 
 // "task 412 (executor 3)"
 std::string TaskName(const DecomposedTask& task) {
@@ -138,8 +138,8 @@ std::string SlowestVsMedianText(const StageTaskDecomposition& d) {
   const DecomposedTask& slow = d.slowest.front();
   const DecomposedTask& median = d.median;
   if (slow.task_id == median.task_id || slow.duration_ms <= median.duration_ms) return "";
-  std::string text = TaskName(slow) + " ran " + Millis(slow.duration_ms) + " against a median of " +
-                     Millis(median.duration_ms) + " (task " + std::to_string(median.task_id) + ")";
+  std::string text = TaskName(slow) + " ran " + HumanDurationMs(slow.duration_ms) + " against a median of " +
+                     HumanDurationMs(median.duration_ms) + " (task " + std::to_string(median.task_id) + ")";
   if (!slow.sampled) {
     return text + "; the profile holds no samples of it" +
            (d.profile_left_tasks_out ? " (some tasks are beyond its per-task limit)" : "");

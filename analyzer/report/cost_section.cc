@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "analyzer/report/format.h"
+#include "common/human_format.h"
 
 namespace sparkprof::report {
 namespace {

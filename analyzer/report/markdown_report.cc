@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "analyzer/report/cost_section.h"
-#include "analyzer/report/format.h"
+#include "common/human_format.h"
 #include "analyzer/report/profile_view.h"
 #include "common/terminal_text.h"
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "analyzer/report/format.h"
+#include "common/human_format.h"
 
 namespace sparkprof::report {
 

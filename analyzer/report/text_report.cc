@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "analyzer/report/cost_section.h"
-#include "analyzer/report/format.h"
+#include "common/human_format.h"
 #include "analyzer/report/markdown_report.h"
 #include "analyzer/report/profile_view.h"
 #include "common/terminal_text.h"

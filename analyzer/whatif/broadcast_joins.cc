@@ -5,7 +5,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "analyzer/diagnosis/sql_plans.h"
+#include "analyzer/model/sql_plans.h"
 
 namespace sparkprof::whatif {
 
@@ -24,10 +24,10 @@ std::vector<int32_t> Sorted(std::vector<int32_t> ids) {
 std::vector<BroadcastCandidate> FindBroadcastCandidates(const model::ApplicationModel& model,
                                                         int64_t max_small_bytes) {
   std::vector<BroadcastCandidate> out;
-  const auto stages_by_accumulator = diagnosis::StagesByAccumulator(model);
-  const std::vector<diagnosis::SqlPlan> plans =
-      diagnosis::BuildSqlPlans(model, stages_by_accumulator);
-  for (const diagnosis::SqlPlan& plan : plans) {
+  const auto stages_by_accumulator = model::StagesByAccumulator(model);
+  const std::vector<model::SqlPlan> plans =
+      model::BuildSqlPlans(model, stages_by_accumulator);
+  for (const model::SqlPlan& plan : plans) {
     std::unordered_map<int64_t, const model::SqlMetric*> metric_by_id;
     for (const model::SqlMetric& metric : plan.sql().metrics) {
       metric_by_id[metric.accumulator_id] = &metric;
@@ -48,7 +48,7 @@ std::vector<BroadcastCandidate> FindBroadcastCandidates(const model::Application
     auto is_exchange = [&](int32_t n) {
       return plan.Kind(n) == "Exchange" || plan.Kind(n) == "ShuffleExchange";
     };
-    auto is_join = [&](int32_t n) { return diagnosis::IsJoin(plan.Kind(n)); };
+    auto is_join = [&](int32_t n) { return model::IsJoin(plan.Kind(n)); };
     for (int32_t join = 0; join < static_cast<int32_t>(plan.nodes().size()); ++join) {
       const std::string_view kind = plan.Kind(join);
       if (kind != "SortMergeJoin" && kind != "ShuffledHashJoin") continue;
@@ -67,8 +67,8 @@ std::vector<BroadcastCandidate> FindBroadcastCandidates(const model::Application
       if (!usable) continue;
       const int small = bytes[0] <= bytes[1] ? 0 : 1;
       const int large = 1 - small;
-      const diagnosis::BroadcastableSides can =
-          diagnosis::BroadcastableSidesOf(plan.node(join).simple_string);
+      const model::BroadcastableSides can =
+          model::BroadcastableSidesOf(plan.node(join).simple_string);
       if (!(small == 0 ? can.left : can.right)) continue;
       if (bytes[small] > max_small_bytes) continue;
       if (static_cast<double>(bytes[large]) <

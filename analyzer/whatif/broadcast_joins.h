@@ -1,5 +1,5 @@
 // `--fix broadcast`: the sort-merge joins of a run that a broadcast hash join could replace, read
-// from the SQL plans (analyzer/diagnosis/sql_plans.h), with the stages that ran each part.
+// from the SQL plans (analyzer/model/sql_plans.h), with the stages that ran each part.
 //
 // A join qualifies when it is a SortMergeJoin or ShuffledHashJoin with a shuffle exchange below
 // each input, the smaller input's "data size" (rows as Spark holds them in memory: what the

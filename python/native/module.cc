@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "analyzer/report/analysis.h"
-#include "analyzer/report/format.h"
+#include "common/human_format.h"
 #include "analyzer/report/render.h"
 #include "analyzer/report/whatif_json.h"
 #include "analyzer/source/log_source.h"
@@ -422,10 +422,10 @@ NB_MODULE(_native, m) {
         "The report of several applications, as `sparkprof analyze --format FORMAT` writes it; "
         "`not_analysed`: the input's applications in which no Spark event could be read.");
   // The reports' number formats, so the fleet commands print figures as the reports do.
-  m.def("human_bytes", &report::HumanBytes, nb::arg("bytes"));
-  m.def("human_duration_ms", &report::HumanDurationMs, nb::arg("millis"));
-  m.def("percent", &report::Percent, nb::arg("ratio"));
-  m.def("format_epoch_ms", &report::FormatEpochMs, nb::arg("epoch_ms"));
+  m.def("human_bytes", &HumanBytes, nb::arg("bytes"));
+  m.def("human_duration_ms", &HumanDurationMs, nb::arg("millis"));
+  m.def("percent", &Percent, nb::arg("ratio"));
+  m.def("format_epoch_ms", &FormatEpochMs, nb::arg("epoch_ms"));
   m.def(
       "any_finding_at_or_above",
       [](const std::vector<const AnalysisResult*>& results, const std::string& severity) {

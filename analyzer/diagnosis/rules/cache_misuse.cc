@@ -142,7 +142,7 @@ void RecomputedCachedPlans(const DiagnosisInput& input, int64_t total_run_ms,
           " later job(s) produced " + std::to_string(recomputed) +
           " of those rows again: cached blocks that did not fit in storage memory, or were "
           "evicted for others, are recomputed from the source at every use, an estimated " +
-          Millis(recompute_ms) + " of task time.";
+          HumanDurationMs(recompute_ms) + " of task time.";
       f.recommendations.push_back(
           {"", "persist(StorageLevel.MEMORY_AND_DISK) instead of a memory-only level, or cache "
                "fewer columns/rows (select and filter before cache())",
@@ -261,9 +261,9 @@ void CacheMisuse(const DiagnosisInput& input, std::vector<Finding>& out) {
         what + " was read by " + std::to_string(jobs.size()) + " jobs, but " +
         std::to_string(short_uses) + " later use(s) found as few as " +
         std::to_string(fewest_cached) + " of its " + std::to_string(rdd.partitions) +
-        " partitions cached (" + Bytes(rdd.max_memory_bytes) + " in memory at most): blocks "
+        " partitions cached (" + HumanBytes(rdd.max_memory_bytes) + " in memory at most): blocks "
         "that did not fit, or were evicted for newer ones, were recomputed from the lineage "
-        "every time, an estimated " + Millis(recompute_ms) + " of task time.";
+        "every time, an estimated " + HumanDurationMs(recompute_ms) + " of task time.";
     if (!rdd.use_disk) {
       f.recommendations.push_back(
           {"", "persist(StorageLevel.MEMORY_AND_DISK) (or DISK_ONLY for large data)",
@@ -272,7 +272,7 @@ void CacheMisuse(const DiagnosisInput& input, std::vector<Finding>& out) {
     }
     f.recommendations.push_back(
         {input.TaskHeapKey(),
-         "+" + Bytes(std::max<int64_t>(rdd.max_memory_bytes / std::max(1, fewest_cached) *
+         "+" + HumanBytes(std::max<int64_t>(rdd.max_memory_bytes / std::max(1, fewest_cached) *
                                            (rdd.partitions - fewest_cached),
                                        1 << 20)),
          "roughly what the missing partitions need in storage memory (storageFraction " +
@@ -309,7 +309,7 @@ void CacheMisuse(const DiagnosisInput& input, std::vector<Finding>& out) {
                            StorageName(first) + ")";
   f.title = "Cached and never reused: " +
             (unused.size() == 1 ? what : std::to_string(unused.size()) + " cached RDDs, e.g. " + what) +
-            (counts_known ? ", " + Bytes(stored) + " stored" : std::string());
+            (counts_known ? ", " + HumanBytes(stored) + " stored" : std::string());
   f.evidence = {
       {"cached_rdds_never_reused", static_cast<double>(unused.size()), "count"},
       {"first_rdd_id", static_cast<double>(first.rdd_id), "count"},
@@ -318,14 +318,14 @@ void CacheMisuse(const DiagnosisInput& input, std::vector<Finding>& out) {
   };
   f.explanation =
       what + (unused.size() > 1 ? " and " + std::to_string(unused.size() - 1) + " more" : "") +
-      " were persisted" + (counts_known ? " (" + Bytes(stored) + " stored)" : std::string()) +
+      " were persisted" + (counts_known ? " (" + HumanBytes(stored) + " stored)" : std::string()) +
       ", but only the query that computed each (stage " + std::to_string(unused.front().stage_id) +
       " for the first) used it. A cache takes storage memory from execution (more spill and GC "
       "for everything else) and time to store the blocks; these saved nothing.";
   f.recommendations.push_back(
       {"", "remove the cache()/persist() calls, or unpersist() as soon as the last user finished",
        "no later query read them in this run"});
-  f.impact.method = "frees " + (counts_known ? Bytes(stored) : std::string("the")) +
+  f.impact.method = "frees " + (counts_known ? HumanBytes(stored) : std::string("the")) +
                     " storage memory they held for execution; the time saved (storing the "
                     "blocks) is small and not estimated";
   f.cost_ms = 0;

@@ -100,19 +100,19 @@ void DataSkew(const DiagnosisInput& input, std::vector<Finding>& out) {
         {"successful_tasks", static_cast<double>(stage.successful_tasks), "tasks"},
     };
     std::string head = "Stage " + std::to_string(stage.stage_id) + " (" + stage.name +
-                       "): its longest task took " + Millis(stage.max_task_ms) + ", " +
+                       "): its longest task took " + HumanDurationMs(stage.max_task_ms) + ", " +
                        Fixed(skew.time_ratio) + "x the median task (" +
-                       Millis(stage.median_task_ms) +
+                       HumanDurationMs(stage.median_task_ms) +
                        "). The stage cannot finish before that task, "
                        "so for about " +
-                       Millis(tail_ms) + " most of the " + std::to_string(input.slots()) +
+                       HumanDurationMs(tail_ms) + " most of the " + std::to_string(input.slots()) +
                        " task slots had nothing to do. ";
     const std::string aqe = input.Property("spark.sql.adaptive.enabled", "true");
     if (skew.kind == SkewKind::kData && stage.shuffle_read_bytes == 0) {
       f.title = "Skewed input in stage " + std::to_string(stage.stage_id) + ": one split holds " +
                 Fixed(std::max(skew.bytes_ratio, skew.records_ratio)) + "x the median data";
-      f.explanation = head + "That task also read " + Bytes(stage.max_task_read_bytes) +
-                      " against a median of " + Bytes(stage.median_read_bytes) + " (" +
+      f.explanation = head + "That task also read " + HumanBytes(stage.max_task_read_bytes) +
+                      " against a median of " + HumanBytes(stage.median_read_bytes) + " (" +
                       Fixed(skew.bytes_ratio) + "x bytes, " + Fixed(skew.records_ratio) +
                       "x records). The stage reads files, not a shuffle, so the skew is in the "
                       "input splits: one file is much larger than the others or cannot be split "
@@ -123,7 +123,7 @@ void DataSkew(const DiagnosisInput& input, std::vector<Finding>& out) {
       f.recommendations.push_back(
           {"spark.sql.files.maxPartitionBytes", std::to_string(split_mib) + "m",
            std::to_string(split_mib) + " MiB splits (about twice the median task's " +
-               Bytes(stage.median_read_bytes) +
+               HumanBytes(stage.median_read_bytes) +
                ", within 16-128 MiB) cut a large splittable file into pieces like the others"});
       f.recommendations.push_back(
           {"", "rewrite the input as evenly sized files in a splittable format (Parquet/ORC, no "
@@ -132,8 +132,8 @@ void DataSkew(const DiagnosisInput& input, std::vector<Finding>& out) {
     } else if (skew.kind == SkewKind::kData) {
       f.title = "Data skew in stage " + std::to_string(stage.stage_id) + ": one partition holds " +
                 Fixed(std::max(skew.bytes_ratio, skew.records_ratio)) + "x the median data";
-      f.explanation = head + "That task also read " + Bytes(stage.max_task_read_bytes) +
-                      " against a median of " + Bytes(stage.median_read_bytes) + " (" +
+      f.explanation = head + "That task also read " + HumanBytes(stage.max_task_read_bytes) +
+                      " against a median of " + HumanBytes(stage.median_read_bytes) + " (" +
                       Fixed(skew.bytes_ratio) + "x bytes, " + Fixed(skew.records_ratio) +
                       "x records): the work is unevenly split by key, not slowed by a machine. "
                       "More memory or executors would not shorten it; splitting the hot key would.";
@@ -162,7 +162,7 @@ void DataSkew(const DiagnosisInput& input, std::vector<Finding>& out) {
         f.recommendations.push_back(
             {"spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes",
              std::to_string(threshold_mib) + "m",
-             "the skewed partition is " + Bytes(stage.max_task_read_bytes) +
+             "the skewed partition is " + HumanBytes(stage.max_task_read_bytes) +
                  ", under the 256 MB default, so AQE leaves it alone; half its size (and at least "
                  "2x the median) catches it without splitting normal partitions"});
       }
@@ -190,11 +190,11 @@ void DataSkew(const DiagnosisInput& input, std::vector<Finding>& out) {
       f.title = std::string(host ? "Slow host in stage " : "Straggler tasks in stage ") +
                 std::to_string(stage.stage_id) + ": " + Fixed(skew.time_ratio) +
                 "x the median task time with even data";
-      f.explanation = head + "The longest task read " + Bytes(stage.max_task_read_bytes) +
-                      ", about as much as the median task (" + Bytes(stage.median_read_bytes) +
+      f.explanation = head + "The longest task read " + HumanBytes(stage.max_task_read_bytes) +
+                      ", about as much as the median task (" + HumanBytes(stage.median_read_bytes) +
                       "), so the data is evenly split. " +
                       (host ? "The other tasks on its host " + stage.max_task_host + " took " +
-                                  Millis(stage.max_task_host_median_ms) +
+                                  HumanDurationMs(stage.max_task_host_median_ms) +
                                   " (median), also slow: the machine is the likely cause."
                             : std::string("Its host ran other tasks at normal speed, so look at "
                                           "what differs for that task (GC, a slow record, an "
@@ -245,7 +245,7 @@ void DataSkew(const DiagnosisInput& input, std::vector<Finding>& out) {
             "simulated (sparkprof whatif --fix skew, this stage only): the run replayed with "
             "its tasks above 2x the median split into median-sized pieces (no more than pay "
             "for their per-task cost on this run's slots) saves " +
-            Millis(simulated.saved_ms) + " of wall time (high; the model reproduces this run "
+            HumanDurationMs(simulated.saved_ms) + " of wall time (high; the model reproduces this run "
             "within " + Fixed(100 * simulated.self_prediction_error, 1) +
             "%), three quarters of it (low: splitting costs a little)";
       }

@@ -65,12 +65,12 @@ std::string ExplainDriverSamples(const DiagnosisInput& input, Finding& f,
   f.evidence.push_back({"driver_sampled_gap_ms", static_cast<double>(time.covered_ms), "ms"});
   f.evidence.push_back({"driver_threads_cpu_ms", static_cast<double>(NsToMs(on_cpu_ns)), "ms"});
   f.evidence.push_back({"driver_jvm_threads_ms", static_cast<double>(NsToMs(time.jvm_ns)), "ms"});
-  std::string text = " The driver was sampled over " + Millis(time.covered_ms) + " of the " +
-                     Millis(gap_ms) + " with no task running: its threads were on CPU for " +
-                     Millis(NsToMs(on_cpu_ns)) + " (" + Fixed(100 * std::min(cpu_share, 9.99), 0) +
+  std::string text = " The driver was sampled over " + HumanDurationMs(time.covered_ms) + " of the " +
+                     HumanDurationMs(gap_ms) + " with no task running: its threads were on CPU for " +
+                     HumanDurationMs(NsToMs(on_cpu_ns)) + " (" + Fixed(100 * std::min(cpu_share, 9.99), 0) +
                      "% of that time" +
                      (time.jvm_ns >= 1'000'000
-                          ? "; the JVM's own GC and compiler threads " + Millis(NsToMs(time.jvm_ns))
+                          ? "; the JVM's own GC and compiler threads " + HumanDurationMs(NsToMs(time.jvm_ns))
                           : std::string()) +
                      ")";
   std::string listed;
@@ -91,7 +91,7 @@ std::string ExplainDriverSamples(const DiagnosisInput& input, Finding& f,
                                         : "python_driver";
     frame.ms = static_cast<double>(entry.ns) / 1e6;
     f.frames.push_back(frame);
-    listed += std::string(listed.empty() ? "" : "; ") + Millis(NsToMs(entry.ns)) +
+    listed += std::string(listed.empty() ? "" : "; ") + HumanDurationMs(NsToMs(entry.ns)) +
               (activity.off_cpu ? " off CPU in " : " in ") + activity.frame +
               (activity.thread.empty() ? "" : " (thread " + activity.thread + ")");
   }
@@ -112,11 +112,11 @@ std::string ExplainDriverSamples(const DiagnosisInput& input, Finding& f,
         {"", "look at " + f.frames.front().frame + ": it ran on the driver while the executors "
                  "waited; move its work into DataFrame/RDD operations on the executors, or run it "
                  "concurrently with the jobs",
-         Millis(NsToMs(static_cast<uint64_t>(f.frames.front().ms * 1e6))) +
+         HumanDurationMs(NsToMs(static_cast<uint64_t>(f.frames.front().ms * 1e6))) +
              " of the driver's CPU in the gaps with no task was in it (sampled)"});
   }
   f.confidence = {ConfidenceLevel::kHigh,
-                  "sampled: the driver's own CPU samples over " + Millis(time.covered_ms) +
+                  "sampled: the driver's own CPU samples over " + HumanDurationMs(time.covered_ms) +
                       " of the gaps with no task running show what it did"};
   return text;
 }
@@ -162,20 +162,20 @@ void DriverBound(const DiagnosisInput& input, std::vector<Finding>& out) {
       {"result_bytes_to_driver", static_cast<double>(result_bytes), "bytes"},
       {"peak_slots", static_cast<double>(p.peak_slots), "cores"},
   };
-  f.title = "The driver worked alone for " + Millis(p.driver_only_ms) + " (" +
+  f.title = "The driver worked alone for " + HumanDurationMs(p.driver_only_ms) + " (" +
             Fixed(100 * share, 0) + "% of the run)";
-  f.explanation = "For " + Millis(p.driver_only_ms) +
+  f.explanation = "For " + HumanDurationMs(p.driver_only_ms) +
                   " no task ran although executors were there: "
                   "the driver was planning queries, listing files, collecting results or running "
                   "code outside Spark, while " +
                   std::to_string(p.peak_slots) +
                   " task slots waited. "
                   "The longest such gap was " +
-                  Millis(longest_gap) + ", starting " +
-                  Millis(std::max<int64_t>(gap_start - m.start_time_ms, 0)) +
+                  HumanDurationMs(longest_gap) + ", starting " +
+                  HumanDurationMs(std::max<int64_t>(gap_start - m.start_time_ms, 0)) +
                   " into the run. Tasks "
                   "sent " +
-                  Bytes(result_bytes) + " of results to the driver in total." +
+                  HumanBytes(result_bytes) + " of results to the driver in total." +
                   (interactive ? std::string(" This is an interactive shell session: gaps between "
                                              "the user's commands count here too.")
                                : std::string());
@@ -189,7 +189,7 @@ void DriverBound(const DiagnosisInput& input, std::vector<Finding>& out) {
                                "the executors are idle for the whole driver-only time"});
   if (result_bytes >= (1ll << 30)) {
     f.recommendations.push_back({"", "write large results to storage instead of collecting them",
-                                 Bytes(result_bytes) + " of task results went to the driver"});
+                                 HumanBytes(result_bytes) + " of task results went to the driver"});
   }
   // Sampled: the application's own code on the driver is the work that can move. Spread over
   // the executors' slots it takes about 1/slots of its time, so moving it saves its time
@@ -205,7 +205,7 @@ void DriverBound(const DiagnosisInput& input, std::vector<Finding>& out) {
     f.impact.core_hours_saved_low = CoreHours(f.impact.time_saved_ms_low, p.peak_slots);
     f.impact.core_hours_saved_high = CoreHours(f.impact.time_saved_ms_high, p.peak_slots);
     f.impact.method =
-        "the application's own code sampled on the driver in the gaps (" + Millis(application_ms) +
+        "the application's own code sampled on the driver in the gaps (" + HumanDurationMs(application_ms) +
         ") moved onto the executors' " + std::to_string(slots) +
         " task slots, where it takes about 1/" + std::to_string(slots) +
         " of its time: its time x (1 - 1/" + std::to_string(slots) +

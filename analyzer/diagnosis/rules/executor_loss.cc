@@ -3,7 +3,7 @@
 // Classification of ExecutorRemoved reasons (and tasks ended with ExecutorLostFailure):
 //   memory  - "exceeding ... memory limits", "OOMKilled", "exit code 137", exit code 52 (Spark's
 //             OOM exit), "OutOfMemory": the container outgrew its memory (heap + overhead);
-//             Dr. Elephant advises +1 GB overhead. (failure_cause.h)
+//             Dr. Elephant advises +1 GB overhead. (analyzer/model/failure_causes.h)
 //   node    - "worker lost", "disassociated", "heartbeat", "preempt", "decommission"
 //             (spot/preemptible nodes, network partitions).
 //   other   - any other reason.
@@ -15,7 +15,7 @@
 #include <map>
 #include <set>
 
-#include "analyzer/diagnosis/rules/failure_cause.h"
+#include "analyzer/model/failure_causes.h"
 #include "analyzer/diagnosis/rules/rules.h"
 
 namespace sparkprof::diagnosis::rules {
@@ -46,7 +46,7 @@ void ExecutorLoss(const DiagnosisInput& input, std::vector<Finding>& out) {
     if (executor.removed_time_ms < 0) continue;
     // Removal at the very end is the shutdown, whatever it says.
     if (m.complete && m.end_time_ms >= 0 && executor.removed_time_ms >= m.end_time_ms) continue;
-    const char* cls = ClassifyRemovalReason(executor.removed_reason, container_limits);
+    const char* cls = model::ClassifyRemovalReason(executor.removed_reason, container_limits);
     if (cls == nullptr) continue;
     // After the last task, with no task failing with it: a shutdown, unless it was killed for
     // memory (a sign even when it cost nothing this time).

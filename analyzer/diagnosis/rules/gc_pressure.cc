@@ -125,8 +125,8 @@ void GcPressure(const DiagnosisInput& input, std::vector<Finding>& out) {
     }
   }
   std::string head =
-      "Tasks spent " + Millis(gc) + " in garbage collection, " + Fixed(100 * share, 1) +
-      "% of their " + Millis(run) + " run time (Spark's UI marks over 10% red). " +
+      "Tasks spent " + HumanDurationMs(gc) + " in garbage collection, " + Fixed(100 * share, 1) +
+      "% of their " + HumanDurationMs(run) + " run time (Spark's UI marks over 10% red). " +
       (executors_text.empty() ? std::string() : "Executors over 10%: " + executors_text + ". ");
   if (skew_share >= kRootCauseShare) {
     f.stage_ids = skewed_stages;
@@ -148,7 +148,7 @@ void GcPressure(const DiagnosisInput& input, std::vector<Finding>& out) {
     }
     f.title = "GC pressure: executor heaps are full";
     int64_t cores = std::atoll(input.Property("spark.executor.cores", "0").c_str());
-    f.explanation = head + "The JVM heap peaked at " + Bytes(heap_peak) + ", " +
+    f.explanation = head + "The JVM heap peaked at " + HumanBytes(heap_peak) + ", " +
                     Fixed(100 * heap_share, 0) + "% of " + heap_key + " (" +
                     std::to_string(memory_mib) +
                     " MiB): the heap is too "

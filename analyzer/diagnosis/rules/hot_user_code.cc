@@ -88,7 +88,7 @@ void HotUserCode(const DiagnosisInput& input, std::vector<Finding>& out) {
     }
     f.explanation = "Stage " + std::to_string(top.stage_id) + " spent " +
                     TimeAndShare(top, time->on_cpu_ns) + " " + advice.what + ", called from `" + time->application_frame +
-                    "` (" + Millis(static_cast<int64_t>(time->application_frame_ns / 1'000'000)) +
+                    "` (" + HumanDurationMs(static_cast<int64_t>(time->application_frame_ns / 1'000'000)) +
                     " of it): work that could be done once is done for every record.";
     f.recommendations.push_back({"", advice.fix, "the cost is per call; the result is the same every time"});
     if (!JudgeProfiledCauses(input, causes,
@@ -133,9 +133,9 @@ void HotUserCode(const DiagnosisInput& input, std::vector<Finding>& out) {
                         static_cast<double>(shown.on_cpu_inclusive_ns) / 1e6});
   }
   f.explanation = "The application's own code `" + frame.frame + "` (and what it calls) held " +
-                  Millis(static_cast<int64_t>(frame.on_cpu_inclusive_ns / 1'000'000)) + " of stage " +
+                  HumanDurationMs(static_cast<int64_t>(frame.on_cpu_inclusive_ns / 1'000'000)) + " of stage " +
                   std::to_string(top.stage_id) + "'s " +
-                  Millis(static_cast<int64_t>(top.stage.on_cpu_ns / 1'000'000)) +
+                  HumanDurationMs(static_cast<int64_t>(top.stage.on_cpu_ns / 1'000'000)) +
                   " on CPU. The stage's flame graph shows which of its calls cost most; no known "
                   "per-record pattern (regex compilation, exceptions, date formats, reflection) "
                   "stands out, so the saving depends on the change.";

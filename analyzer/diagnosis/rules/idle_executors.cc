@@ -159,7 +159,7 @@ void IdleExecutors(const DiagnosisInput& input, std::vector<Finding>& out) {
   f.explanation = "Executors held " + Fixed(allocated_core_ms / 3'600'000.0, 1) +
                   " core-hours; tasks used " + Fixed(busy / 3'600'000.0, 1) +
                   ". The rest was paid for and idle: while the driver worked alone (" +
-                  Millis(input.phases.driver_only_ms) +
+                  HumanDurationMs(input.phases.driver_only_ms) +
                   " with no task running), during stage tails, and whenever fewer tasks were "
                   "ready than cores. 95% of the time tasks ran, at most " +
                   std::to_string(p95_running) + " ran at once, which " +
@@ -226,7 +226,7 @@ void IdleExecutors(const DiagnosisInput& input, std::vector<Finding>& out) {
           "simulated (sparkprof whatif --set spark.executor.instances=" +
           std::to_string(executors_needed) + "): the run replayed with " +
           std::to_string(executors_needed) + " executors holds " + Fixed(saved, 2) +
-          " fewer core-hours (high) and ends " + Millis(std::max<int64_t>(slower, 0)) +
+          " fewer core-hours (high) and ends " + HumanDurationMs(std::max<int64_t>(slower, 0)) +
           " later; half of it (low) with dynamic allocation, which releases executors only after "
           "the idle timeout (self-prediction error " +
           Fixed(100 * p.self_prediction_error, 1) + "%)";

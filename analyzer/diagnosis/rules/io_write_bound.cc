@@ -118,11 +118,11 @@ void AddS3aEvidence(const model::ApplicationModel& m, int32_t stage_id, Finding&
   f.evidence.push_back({prefix + "throttled", static_cast<double>(requests.throttled), "count"});
   f.explanation += std::string("S3A (measured by the plugin; requests over the whole "
                                "application): ") +
-                   (stage.measured ? Bytes(stage.bytes_written) + " written by the stage, "
+                   (stage.measured ? HumanBytes(stage.bytes_written) + " written by the stage, "
                                            : std::string()) +
                    std::to_string(requests.multipart_initiated) + " multipart uploads of " +
                    std::to_string(requests.multipart_parts) + " blocks, PUT requests " +
-                   Millis(requests.put_ms) + " in total, " + std::to_string(requests.retries) +
+                   HumanDurationMs(requests.put_ms) + " in total, " + std::to_string(requests.retries) +
                    " retries, " + std::to_string(requests.throttled) + " throttled" +
                    (requests.throttled > 0 ? " (the store asked to slow down: fewer, larger "
                                              "files or more prefixes)"
@@ -169,7 +169,7 @@ void SmallFiles(const DiagnosisInput& input, const WriteCommit& commit, const St
   f.stage_ids = {write.stage_id};
   f.recipe = "docs/recipes/troubleshoot/s3-write-slow.md";
   f.title = "Job " + std::to_string(commit.job_id) + " wrote " + std::to_string(files) +
-            " files of " + Bytes(average) + " on average";
+            " files of " + HumanBytes(average) + " on average";
   f.evidence = {
       {"written_files", static_cast<double>(files), "count"},
       {"output_bytes", static_cast<double>(write.output_bytes), "bytes"},
@@ -179,11 +179,11 @@ void SmallFiles(const DiagnosisInput& input, const WriteCommit& commit, const St
       {"job_commit_ms", static_cast<double>(std::max<int64_t>(commit.commit_ms(), 0)), "ms"},
   };
   f.explanation =
-      "Stage " + std::to_string(write.stage_id) + " wrote " + Bytes(write.output_bytes) + " as " +
-      std::to_string(files) + " files (" + Bytes(average) + " each on average; " +
+      "Stage " + std::to_string(write.stage_id) + " wrote " + HumanBytes(write.output_bytes) + " as " +
+      std::to_string(files) + " files (" + HumanBytes(average) + " each on average; " +
       std::to_string(target) + " files of ~128 MiB would hold it). Every file costs a create, a "
       "task commit and its share of the job commit (a rename on object stores with the classic "
-      "committer): " + Millis(write.task_commit_ms) + " of task commit time here. Every later "
+      "committer): " + HumanDurationMs(write.task_commit_ms) + " of task commit time here. Every later "
       "read pays again: a task or a split and a footer read per file.";
   f.recommendations.push_back(
       {"", "coalesce(" + std::to_string(target) + ") or repartition by the output's partition "
@@ -275,17 +275,17 @@ void IoWriteBound(const DiagnosisInput& input, std::vector<Finding>& out) {
         {"write_task_p95_ms", static_cast<double>(write->p95_task_ms), "ms"},
         {"compute_task_p95_ms", static_cast<double>(compute_p95), "ms"},
     };
-    f.title = "Writing output costs " + Millis(write_wall) + " in job " + std::to_string(job_id) +
-              (gap_fires ? " (" + Millis(gap) + " committing after the last task)" : std::string());
-    f.explanation = "Job " + std::to_string(job_id) + " writes " + Bytes(write->output_bytes) +
+    f.title = "Writing output costs " + HumanDurationMs(write_wall) + " in job " + std::to_string(job_id) +
+              (gap_fires ? " (" + HumanDurationMs(gap) + " committing after the last task)" : std::string());
+    f.explanation = "Job " + std::to_string(job_id) + " writes " + HumanBytes(write->output_bytes) +
                     " in " + std::to_string(write->written_files) + " files (stage " +
                     std::to_string(write->stage_id) + (delta ? ", a Delta table" : "") + "). ";
     if (gap >= kExplainCommitMs) {
       f.explanation +=
-          "After its last task ended, the driver needed " + Millis(gap) + " (" +
+          "After its last task ended, the driver needed " + HumanDurationMs(gap) + " (" +
           Fixed(100 * p.Ratio(gap), 0) + "% of the run) to commit the output" +
           (commit.after_job_ms > 0
-               ? std::string(", ") + Millis(commit.after_job_ms) +
+               ? std::string(", ") + HumanDurationMs(commit.after_job_ms) +
                      " of it after the job had ended (Spark SQL's \"job commit time\": " +
                      std::to_string(sql_job_commit_ms) + " ms)"
                : std::string()) +
@@ -309,9 +309,9 @@ void IoWriteBound(const DiagnosisInput& input, std::vector<Finding>& out) {
     AddS3aEvidence(m, write->stage_id, f);
     const double cpu_share = CpuShare(m, write->stage_id);
     if (tasks_fire) {
-      f.explanation += "Its tasks' p95 was " + Millis(write->p95_task_ms) + " against " +
-                       Millis(compute_p95) + " in the other stages; tasks spent " +
-                       Millis(write->task_commit_ms) + " committing their files" +
+      f.explanation += "Its tasks' p95 was " + HumanDurationMs(write->p95_task_ms) + " against " +
+                       HumanDurationMs(compute_p95) + " in the other stages; tasks spent " +
+                       HumanDurationMs(write->task_commit_ms) + " committing their files" +
                        (cpu_share > 0 ? " and " + Fixed(100 * cpu_share, 0) +
                                             "% of their run time on CPU"
                                       : std::string()) +
@@ -332,13 +332,13 @@ void IoWriteBound(const DiagnosisInput& input, std::vector<Finding>& out) {
     if (delta && gap_fires) {
       f.recommendations.push_back(
           {"", "check for concurrent writers to the table and for a long _delta_log without a recent checkpoint",
-           "a Delta commit is a log write plus a conflict check; " + Millis(gap) +
+           "a Delta commit is a log write plus a conflict check; " + HumanDurationMs(gap) +
                " after the last task points at conflict retries or a slow log, not at renames"});
     }
     if (write->written_files > 100 && write->output_bytes / write->written_files < 32 * kMiB) {
       int64_t files = std::max<int64_t>(1, (write->output_bytes + 128 * kMiB - 1) / (128 * kMiB));
       const std::string reason = std::to_string(write->written_files) + " files of " +
-                                 Bytes(write->output_bytes / write->written_files) +
+                                 HumanBytes(write->output_bytes / write->written_files) +
                                  " on average; ~128 MiB files cut the per-file write and commit "
                                  "cost and the cost of reading them later";
       if (delta) {

@@ -5,7 +5,7 @@
 // Per failed job: the stage whose failure aborted it (a failed stage attempt of the job; the one
 // Spark names "Job aborted due to stage failure", else the last to fail), the task index that
 // failed most often in that stage and its last failure (exception class and first message line),
-// and the cause (failure_cause.h) with the fix for that cause:
+// and the cause (analyzer/model/failure_causes.h) with the fix for that cause:
 //   out of memory   -> smaller partitions, more memory per task (heap, or overhead when the
 //                      container was killed);
 //   fetch failure   -> keep shuffle files when executors go (external shuffle service /
@@ -20,7 +20,7 @@
 #include <map>
 #include <set>
 
-#include "analyzer/diagnosis/rules/failure_cause.h"
+#include "analyzer/model/failure_causes.h"
 #include "analyzer/diagnosis/rules/rules.h"
 
 namespace sparkprof::diagnosis::rules {
@@ -47,10 +47,10 @@ struct FailedTask {
   const model::TaskAttempt* last = nullptr;
 };
 
-void AddCauseAdvice(const DiagnosisInput& input, FailureCause cause, const StageStats* stage,
-                    const std::string& exception, Finding& f) {
+void AddCauseAdvice(const DiagnosisInput& input, model::FailureCause cause,
+                    const StageStats* stage, const std::string& exception, Finding& f) {
   switch (cause) {
-    case FailureCause::kOutOfMemory: {
+    case model::FailureCause::kOutOfMemory: {
       f.category = Category::kResourceConfiguration;
       const std::string heap_key = input.TaskHeapKey();
       const std::string heap = input.Property(heap_key.c_str(), "1g");
@@ -71,13 +71,13 @@ void AddCauseAdvice(const DiagnosisInput& input, FailureCause cause, const Stage
           stage->max_task_read_bytes > 4 * std::max<int64_t>(1, stage->median_read_bytes)) {
         f.recommendations.push_back(
             {"", "split the hot key (salting) or enable AQE skew handling",
-             "the stage's largest task read " + Bytes(stage->max_task_read_bytes) +
-                 " against a median of " + Bytes(stage->median_read_bytes) +
+             "the stage's largest task read " + HumanBytes(stage->max_task_read_bytes) +
+                 " against a median of " + HumanBytes(stage->median_read_bytes) +
                  ": the oversized partition is the one that does not fit"});
       }
       break;
     }
-    case FailureCause::kFetchFailure:
+    case model::FailureCause::kFetchFailure:
       f.category = Category::kResourceConfiguration;
       f.recommendations.push_back(
           {"spark.shuffle.service.enabled", "true",
@@ -89,15 +89,15 @@ void AddCauseAdvice(const DiagnosisInput& input, FailureCause cause, const Stage
           {"", "find why executors went away (the executor-loss finding, executor logs)",
            "fetch failures are the consequence; the stage failed after its retries ran out"});
       break;
-    case FailureCause::kExecutorLost:
+    case model::FailureCause::kExecutorLost:
       f.category = Category::kResourceConfiguration;
       f.recommendations.push_back(
           {"", "read the lost executors' logs and the cluster manager's removal reason",
            "the task failed because its executor died each time; more memory overhead helps if the "
            "container was killed for memory"});
       break;
-    case FailureCause::kUserCode:
-    case FailureCause::kNone:
+    case model::FailureCause::kUserCode:
+    case model::FailureCause::kNone:
       f.category = Category::kAlgorithmic;
       f.recommendations.push_back(
           {"", "fix the code or the input record that throws " +
@@ -142,7 +142,7 @@ void JobFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
         auto [begin, end] = m.TasksOf(stage);
         for (const uint32_t* it = begin; it != end; ++it) {
           const model::TaskAttempt& task = m.tasks[*it];
-          if (ClassifyTaskFailure(m, task) == FailureCause::kNone) continue;
+          if (model::ClassifyTaskFailure(m, task) == model::FailureCause::kNone) continue;
           ++failed_attempts;
           FailedTask& entry = by_index[task.index];
           entry.index = task.index;
@@ -160,11 +160,11 @@ void JobFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
         !job.failure_message_head.empty()
             ? job.failure_message_head
             : (failed_stage != nullptr ? failed_stage->failure_reason : std::string());
-    FailureCause cause = FailureCause::kUserCode;
+    model::FailureCause cause = model::FailureCause::kUserCode;
     std::string exception = ExceptionClassIn(message);
     std::string task_message;
     if (worst.last != nullptr) {
-      cause = ClassifyTaskFailure(m, *worst.last);
+      cause = model::ClassifyTaskFailure(m, *worst.last);
       if (worst.last->failure != model::kNone) {
         const model::TaskFailure& failure = m.task_failures[worst.last->failure];
         if (!failure.exception_class.empty()) exception = failure.exception_class;
@@ -176,9 +176,9 @@ void JobFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
                      [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
       if (lower.find("fetchfailed") != std::string::npos ||
           lower.find("fetch failed") != std::string::npos) {
-        cause = FailureCause::kFetchFailure;
+        cause = model::FailureCause::kFetchFailure;
       } else if (lower.find("outofmemory") != std::string::npos) {
-        cause = FailureCause::kOutOfMemory;
+        cause = model::FailureCause::kOutOfMemory;
       }
     }
     const StageStats* stats = nullptr;
@@ -216,7 +216,7 @@ void JobFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
         {"task_failures", static_cast<double>(worst.failures), "count"},
     };
     f.explanation = "Job " + std::to_string(job_id) + what + " was aborted after " +
-                    Millis(duration);
+                    HumanDurationMs(duration);
     if (failed_stage != nullptr) {
       f.explanation += ": stage " + std::to_string(failed_stage->stage_id) + " (" +
                        failed_stage->name + ") failed";
@@ -227,7 +227,8 @@ void JobFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
                        (exception.empty() ? std::string() : " with " + exception) +
                        (task_message.empty() ? std::string() : ": \"" + task_message + "\"");
     }
-    f.explanation += ". Spark's message: \"" + message + "\". Cause: " + FailureCauseName(cause) +
+    f.explanation += ". Spark's message: \"" + message +
+                     "\". Cause: " + model::FailureCauseName(cause) +
                      ". The job's result was not produced; its time and everything after it in "
                      "the application are lost until this is fixed.";
     AddCauseAdvice(input, cause, stats, exception, f);

@@ -80,9 +80,9 @@ void PerTaskOverhead(const DiagnosisInput& input, std::vector<Finding>& out) {
   f.explanation =
       "Stage " + std::to_string(top.stage_id) + "'s Python workers spent " +
       Fixed(100 * setup_share, 0) + "% of their " +
-      Millis(static_cast<int64_t>(worker_ns / 1'000'000)) +
+      HumanDurationMs(static_cast<int64_t>(worker_ns / 1'000'000)) +
       " on each task's setup (imports, the task's function, pyspark's own loop) and " +
-      Millis(static_cast<int64_t>(top.stage.python_application_ns / 1'000'000)) +
+      HumanDurationMs(static_cast<int64_t>(top.stage.python_application_ns / 1'000'000)) +
       " in the application's Python code" +
       (hottest.empty() ? std::string() : "; most in `" + hottest + "`") +
       ". Their task threads waited " + TimeAndShare(top) +

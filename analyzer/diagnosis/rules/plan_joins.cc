@@ -129,7 +129,7 @@ void BroadcastJoinMissed(const DiagnosisInput& input, const SqlPlan& plan, int32
   const std::string threshold = input.Property("spark.sql.autoBroadcastJoinThreshold", "10485760");
   const int64_t threshold_bytes = threshold == "-1" ? -1 : ParseSizeMiB(threshold, 10) * kMiB;
   f.title = "Sort-merge join in SQL execution " + std::to_string(plan.sql().execution_id) +
-            " shuffled both sides; its " + Bytes(bytes[small]) + " side fits a broadcast";
+            " shuffled both sides; its " + HumanBytes(bytes[small]) + " side fits a broadcast";
   f.evidence = {
       {"sql_execution_id", static_cast<double>(plan.sql().execution_id), "count"},
       {"plan_node", static_cast<double>(join), "count"},
@@ -141,13 +141,13 @@ void BroadcastJoinMissed(const DiagnosisInput& input, const SqlPlan& plan, int32
       {"share_of_task_time", share, "ratio"},
   };
   f.explanation =
-      Where(plan, join) + " joined a " + Bytes(bytes[small]) + " input with a " +
-      Bytes(bytes[large]) + " one by shuffling and sorting both. A broadcast hash join would " +
+      Where(plan, join) + " joined a " + HumanBytes(bytes[small]) + " input with a " +
+      HumanBytes(bytes[large]) + " one by shuffling and sorting both. A broadcast hash join would " +
       "send the small side to every executor once and read the large side where it lies: no " +
-      "shuffle write of " + Bytes(bytes[large]) + ", no fetch, no sort. The shuffle and sort " +
-      "cost " + Millis(shuffle_task_ms) + " of task time here (" + Fixed(100 * share, 0) +
+      "shuffle write of " + HumanBytes(bytes[large]) + ", no fetch, no sort. The shuffle and sort " +
+      "cost " + HumanDurationMs(shuffle_task_ms) + " of task time here (" + Fixed(100 * share, 0) +
       "% of the run's). spark.sql.autoBroadcastJoinThreshold is " +
-      (threshold == "-1" ? std::string("-1 (broadcast joins off)") : Bytes(threshold_bytes)) +
+      (threshold == "-1" ? std::string("-1 (broadcast joins off)") : HumanBytes(threshold_bytes)) +
       (threshold_bytes >= bytes[small]
            ? ", above the small side's size: the optimizer's estimate for that side was larger "
              "(missing or stale table statistics), so only a hint or fresh statistics help."
@@ -157,13 +157,13 @@ void BroadcastJoinMissed(const DiagnosisInput& input, const SqlPlan& plan, int32
   if (threshold_bytes < bytes[small]) {
     f.recommendations.push_back(
         {"spark.sql.autoBroadcastJoinThreshold", std::to_string(wanted_mib) + "m",
-         "1.5x the small side's " + Bytes(bytes[small]) +
+         "1.5x the small side's " + HumanBytes(bytes[small]) +
              "; with adaptive execution on, the join is switched to a broadcast at run time "
              "once the shuffle shows the real size"});
   }
   f.recommendations.push_back(
       {"", "broadcast the small side explicitly: broadcast(df) or /*+ BROADCAST(t) */",
-       "a hint works whatever the statistics say; the side is " + Bytes(bytes[small])});
+       "a hint works whatever the statistics say; the side is " + HumanBytes(bytes[small])});
   f.impact.time_saved_ms_low = saving / 2;
   f.impact.time_saved_ms_high = saving;
   f.impact.core_hours_saved_low = CoreHours(shuffle_task_ms / 2, 1);
@@ -185,7 +185,7 @@ void BroadcastJoinMissed(const DiagnosisInput& input, const SqlPlan& plan, int32
     f.impact.method =
         "simulated (sparkprof whatif --fix broadcast, this join only): the run replayed with the "
         "join stage removed and the small side broadcast saves " +
-        Millis(simulated.saved_ms) + " of wall time (high; the model reproduces this run within " +
+        HumanDurationMs(simulated.saved_ms) + " of wall time (high; the model reproduces this run within " +
         Fixed(100 * simulated.self_prediction_error, 1) +
         "%), half of it (low: the broadcast's own cost and a slower probe)";
   }
@@ -218,7 +218,7 @@ void BroadcastTooLarge(const DiagnosisInput& input, const SqlPlan& plan, int32_t
                   "BroadcastExchange's own SQL metrics; the heap sizes are this run's settings"};
   if (join >= 0) f.stage_ids = plan.Stages(join);
   f.recipe = "docs/recipes/troubleshoot/oom-and-spill.md";
-  f.title = "Broadcast of " + Bytes(bytes) + " in SQL execution " +
+  f.title = "Broadcast of " + HumanBytes(bytes) + " in SQL execution " +
             std::to_string(plan.sql().execution_id) + " (" + Fixed(100 * share, 0) +
             "% of the smaller heap)";
   f.evidence = {
@@ -232,9 +232,9 @@ void BroadcastTooLarge(const DiagnosisInput& input, const SqlPlan& plan, int32_t
       {"broadcast_ms", static_cast<double>(send_ms), "ms"},
   };
   f.explanation =
-      Where(plan, exchange) + " broadcast " + Bytes(bytes) + ". The driver collected it (" +
-      Millis(collect_ms) + "), built the hash table (" + Millis(build_ms) + ") and sent it (" +
-      Millis(send_ms) + "); every executor keeps a copy in its heap. That is " +
+      Where(plan, exchange) + " broadcast " + HumanBytes(bytes) + ". The driver collected it (" +
+      HumanDurationMs(collect_ms) + "), built the hash table (" + HumanDurationMs(build_ms) + ") and sent it (" +
+      HumanDurationMs(send_ms) + "); every executor keeps a copy in its heap. That is " +
       Fixed(100 * share, 0) + "% of the smaller of the driver's (" + std::to_string(driver_mib) +
       " MiB) and the executors' (" + std::to_string(executor_mib) +
       " MiB) heap: memory pressure, GC and out-of-memory failures on both sides.";
@@ -300,7 +300,7 @@ void NestedLoopOrExplodingJoin(const DiagnosisInput& input, const SqlPlan& plan,
     f.explanation =
         Where(plan, join) + " has no equality condition Spark can hash on, so it compares every "
         "row of one input with every row of the other (" + inputs + " input rows, " + rows_text +
-        " output rows). Its stages took " + Millis(time.run_ms) + " of task time (" +
+        " output rows). Its stages took " + HumanDurationMs(time.run_ms) + " of task time (" +
         Fixed(100 * share, 0) + "% of the run's). The cost grows with the product of the inputs.";
     f.recommendations.push_back(
         {"", "give the join an equality condition (a key, or a bucket of a range condition: "
@@ -318,7 +318,7 @@ void NestedLoopOrExplodingJoin(const DiagnosisInput& input, const SqlPlan& plan,
         Where(plan, join) + " produced " + rows_text + " rows from inputs of " + inputs +
         " rows: " + Fixed(ratio) + "x its larger input. Keys that repeat on both sides multiply " +
         "(a many-to-many join); every later operator pays for the extra rows. Its stages took " +
-        Millis(time.run_ms) + " of task time.";
+        HumanDurationMs(time.run_ms) + " of task time.";
     f.recommendations.push_back(
         {"", "make the join key unique on one side (deduplicate or aggregate before the join), "
              "or add the missing key column",

@@ -118,7 +118,7 @@ void FullScan(const DiagnosisInput& input, std::vector<Finding>& out) {
           "SQL execution " + std::to_string(plan.sql().execution_id) + ", plan node " +
           std::to_string(n) + " " + scan.name + " read " + std::to_string(scanned) + " rows" +
           (files >= 0 ? " from " + std::to_string(files) + " files" : std::string()) +
-          (bytes >= 0 ? " (" + Bytes(bytes) + ")" : std::string()) +
+          (bytes >= 0 ? " (" + HumanBytes(bytes) + ")" : std::string()) +
           (partitions >= 0 ? " in " + std::to_string(partitions) + " partitions" : std::string()) +
           "; the Filter above it (node " + std::to_string(filter) + ") kept " +
           std::to_string(kept) + ". " +
@@ -210,10 +210,10 @@ void PythonUdf(const DiagnosisInput& input, std::vector<Finding>& out) {
       f.explanation =
           "SQL execution " + std::to_string(plan.sql().execution_id) + ", plan node " +
           std::to_string(n) + " " + plan.node(n).name + ": the stages running it took " +
-          Millis(run_ms) + " of task time, " + Fixed(100 * share, 0) +
+          HumanDurationMs(run_ms) + " of task time, " + Fixed(100 * share, 0) +
           "% of the run's. The JVM was busy only " + Fixed(100 * jvm_cpu, 0) +
           "% of that time: the rows went to Python worker processes" +
-          (sent >= 0 ? " (" + Bytes(sent) + " sent, " + Bytes(returned) + " returned)"
+          (sent >= 0 ? " (" + HumanBytes(sent) + " sent, " + HumanBytes(returned) + " returned)"
                      : std::string()) +
           ", were converted there and back, and evaluated by the interpreter " +
           (row_at_a_time ? "one row at a time." : "in Arrow batches.");

@@ -120,16 +120,16 @@ bool JudgeProfiledCauses(const DiagnosisInput& input, const std::vector<Profiled
 }
 
 std::string TimeAndShare(const ProfiledCause& cause, uint64_t on_cpu_ns) {
-  std::string text = Millis(Ms(cause.ns)) + " (" + Fixed(100 * cause.share, 0) + "% of stage " +
-                     std::to_string(cause.stage_id) + "'s " + Millis(Ms(cause.stage.task_ns)) +
+  std::string text = HumanDurationMs(Ms(cause.ns)) + " (" + Fixed(100 * cause.share, 0) + "% of stage " +
+                     std::to_string(cause.stage_id) + "'s " + HumanDurationMs(Ms(cause.stage.task_ns)) +
                      " of sampled task time";
   const uint64_t starved =
       cause.stage.category_ns[CategoryIndex(TaskCategory::kCpuStarved)];
   if (on_cpu_ns > 0 && starved > 0 && cause.ns > on_cpu_ns) {
-    text += ": " + Millis(Ms(on_cpu_ns)) + " on CPU, with its part of the " +
-            Millis(Ms(starved)) + " the threads waited for a CPU, i.e. x (" +
-            Millis(Ms(cause.stage.on_cpu_ns)) + " on CPU + " + Millis(Ms(starved)) + ") / " +
-            Millis(Ms(cause.stage.on_cpu_ns));
+    text += ": " + HumanDurationMs(Ms(on_cpu_ns)) + " on CPU, with its part of the " +
+            HumanDurationMs(Ms(starved)) + " the threads waited for a CPU, i.e. x (" +
+            HumanDurationMs(Ms(cause.stage.on_cpu_ns)) + " on CPU + " + HumanDurationMs(Ms(starved)) + ") / " +
+            HumanDurationMs(Ms(cause.stage.on_cpu_ns));
   }
   return text + ")";
 }
@@ -143,7 +143,7 @@ std::string SitesText(const profile::StageProfile& stage, TaskCategory category,
     if (!site->application_frame.empty() && site->application_frame != site->frame) {
       text += " under `" + site->application_frame + "`";
     }
-    text += " (" + Millis(Ms(site->ns)) +
+    text += " (" + HumanDurationMs(Ms(site->ns)) +
             (site->inlined_callees_unknown
                  ? "; sampled in a VM stub it called: the code it inlined is not known"
                  : "") +
@@ -171,7 +171,7 @@ Confidence ProfileConfidence(const DiagnosisInput& input, const ProfiledCause& c
   Confidence confidence;
   confidence.level = samples >= 1000 ? ConfidenceLevel::kHigh : ConfidenceLevel::kMedium;
   confidence.reason = "measured by the agent's stack samples (mode " + modes + ", every " +
-                      Millis(interval_ns / 1'000'000) + "): ~" + std::to_string(samples) +
+                      HumanDurationMs(interval_ns / 1'000'000) + "): ~" + std::to_string(samples) +
                       " samples of the cause among ~" + std::to_string(stage_samples) +
                       " of the stage; the share's standard error is about " +
                       Fixed(100 * std::sqrt(cause.share * (1 - cause.share) /

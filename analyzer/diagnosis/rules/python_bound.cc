@@ -127,18 +127,18 @@ void PythonBound(const DiagnosisInput& input, std::vector<Finding>& out) {
                           std::string(::sparkprof::CategoryName(TaskCategory::kPythonOffCpu)),
                           static_cast<double>(off_ns) / 1e6});
     }
-    in_python = " In the Python workers (" + Millis(static_cast<int64_t>(worker_ns / 1'000'000)) +
-                " sampled: " + Millis(static_cast<int64_t>(top.stage.python_ns / 1'000'000)) +
+    in_python = " In the Python workers (" + HumanDurationMs(static_cast<int64_t>(worker_ns / 1'000'000)) +
+                " sampled: " + HumanDurationMs(static_cast<int64_t>(top.stage.python_ns / 1'000'000)) +
                 " on CPU), `" + hot->function + "` held " +
                 Fixed(100.0 * static_cast<double>(hot->ns) / static_cast<double>(worker_ns), 0) +
-                "% (" + Millis(static_cast<int64_t>(hot->ns / 1'000'000)) + ", most at `" + hot->frame +
-                "`): " + Millis(static_cast<int64_t>(hot->on_cpu_ns / 1'000'000)) + " on CPU";
+                "% (" + HumanDurationMs(static_cast<int64_t>(hot->ns / 1'000'000)) + ", most at `" + hot->frame +
+                "`): " + HumanDurationMs(static_cast<int64_t>(hot->on_cpu_ns / 1'000'000)) + " on CPU";
     if (waiting_ns > 0) {
-      in_python += ", " + Millis(static_cast<int64_t>(waiting_ns / 1'000'000)) + " waiting" +
+      in_python += ", " + HumanDurationMs(static_cast<int64_t>(waiting_ns / 1'000'000)) + " waiting" +
                    (hot->waited_in.empty() ? "" : " (most in `" + hot->waited_in + "`)");
     }
     if (hot->runnable_ns > 0) {
-      in_python += ", " + Millis(static_cast<int64_t>(hot->runnable_ns / 1'000'000)) +
+      in_python += ", " + HumanDurationMs(static_cast<int64_t>(hot->runnable_ns / 1'000'000)) +
                    " runnable with no CPU free";
     }
     in_python += ".";
@@ -148,7 +148,7 @@ void PythonBound(const DiagnosisInput& input, std::vector<Finding>& out) {
   const std::string sites = SitesText(top.stage, TaskCategory::kPythonWait);
   if (!sites.empty()) where += ", in " + sites;
   where += "; the JVM side ran on CPU for only " +
-           Millis(static_cast<int64_t>(top.stage.on_cpu_ns / 1'000'000)) + "." + in_python;
+           HumanDurationMs(static_cast<int64_t>(top.stage.on_cpu_ns / 1'000'000)) + "." + in_python;
   if (causes.size() > 1) {
     where += " " + std::to_string(causes.size() - 1) +
              " more stage(s) waited >= 10% of their time on Python too.";

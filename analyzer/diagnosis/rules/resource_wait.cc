@@ -134,8 +134,8 @@ std::string WhatTheWaitWas(const DiagnosisInput& input, const FirstExecutor& fir
   if (first.requested_ms >= 0) {
     const int64_t before_request = std::max<int64_t>(first.requested_ms - start_ms, 0);
     const int64_t startup = first.added_ms - first.requested_ms;
-    return "The first executor was requested " + Millis(before_request) +
-           " after the start and registered " + Millis(startup) +
+    return "The first executor was requested " + HumanDurationMs(before_request) +
+           " after the start and registered " + HumanDurationMs(startup) +
            " after its request (the log's request and registration times). " +
            (startup >= before_request
                 ? "Most of the wait was executor start-up: from the request to the registration "
@@ -191,7 +191,7 @@ void ResourceWait(const DiagnosisInput& input, std::vector<Finding>& out) {
   f.severity = Severity::kCritical;  // capped by the expected saving (severity.h)
   f.recipe = "docs/recipes/troubleshoot/resource-wait-long.md";
   const bool local = input.Manager() == ClusterManager::kLocal;
-  f.title = "Waited " + Millis(p.resource_wait_ms) +
+  f.title = "Waited " + HumanDurationMs(p.resource_wait_ms) +
             (local ? " before the first task could run" : " for executors before any task could run");
   f.evidence = {
       {"resource_wait_ms", static_cast<double>(p.resource_wait_ms), "ms"},
@@ -208,14 +208,14 @@ void ResourceWait(const DiagnosisInput& input, std::vector<Finding>& out) {
         {"first_executor_request_offset_ms",
          static_cast<double>(std::max<int64_t>(first.requested_ms - m.start_time_ms, 0)), "ms"});
   }
-  f.explanation = "The application started, then spent " + Millis(p.resource_wait_ms) + " (" +
-                  Fixed(100 * share, 0) + "% of its " + Millis(p.wall_ms) + ") before " +
+  f.explanation = "The application started, then spent " + HumanDurationMs(p.resource_wait_ms) + " (" +
+                  Fixed(100 * share, 0) + "% of its " + HumanDurationMs(p.wall_ms) + ") before " +
                   (local ? std::string("its first task ran. ")
                          : std::string("the first executor registered. ")) +
                   WhatTheWaitWas(input, first, m.start_time_ms);
   if (p.slot_starved_wall_ms > 0) {
     f.explanation += " Later, tasks waited for a free slot during " +
-                     Millis(p.slot_starved_wall_ms) + " (" +
+                     HumanDurationMs(p.slot_starved_wall_ms) + " (" +
                      Fixed(100 * p.Ratio(p.slot_starved_wall_ms), 0) +
                      "% of the run), at most " + std::to_string(p.peak_queued_tasks) +
                      " of them at once: demand beyond the " + std::to_string(p.peak_slots) +

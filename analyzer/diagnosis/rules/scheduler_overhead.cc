@@ -59,12 +59,12 @@ void SchedulerOverhead(const DiagnosisInput& input, std::vector<Finding>& out) {
       {"task_attempts", static_cast<double>(tasks), "tasks"},
   };
   f.title = Fixed(100 * share, 0) + "% of task time is scheduling and (de)serialisation overhead";
-  f.explanation = "Of " + Millis(duration) + " of task time, " + Millis(overhead) +
-                  " was spent outside the tasks' own work: " + Millis(scheduler_delay) +
+  f.explanation = "Of " + HumanDurationMs(duration) + " of task time, " + HumanDurationMs(overhead) +
+                  " was spent outside the tasks' own work: " + HumanDurationMs(scheduler_delay) +
                   " scheduler delay (waiting to start, shipping the task, fetching results), " +
-                  Millis(deserialize) + " deserialising tasks and " + Millis(result) +
+                  HumanDurationMs(deserialize) + " deserialising tasks and " + HumanDurationMs(result) +
                   " serialising or fetching results, over " + std::to_string(tasks) +
-                  " task attempts (" + Millis(overhead / std::max<int64_t>(tasks, 1)) + " each).";
+                  " task attempts (" + HumanDurationMs(overhead / std::max<int64_t>(tasks, 1)) + " each).";
   if (scheduler_delay >= deserialize && scheduler_delay >= result) {
     f.recommendations.push_back(
         {"",
@@ -77,7 +77,7 @@ void SchedulerOverhead(const DiagnosisInput& input, std::vector<Finding>& out) {
         {"",
          "broadcast large objects (sc.broadcast) instead of capturing them in "
          "closures or UDFs",
-         "task deserialisation takes " + Millis(deserialize) +
+         "task deserialisation takes " + HumanDurationMs(deserialize) +
              ": every task ships what its closure references (the first tasks on a new executor "
              "also "
              "load classes, so short applications show some of this anyway)"});
@@ -86,7 +86,7 @@ void SchedulerOverhead(const DiagnosisInput& input, std::vector<Finding>& out) {
     f.recommendations.push_back({"",
                                  "return less to the driver (aggregate on the executors, write "
                                  "results out instead of collect())",
-                                 "result serialisation and fetching take " + Millis(result)});
+                                 "result serialisation and fetching take " + HumanDurationMs(result)});
   }
   if (f.recommendations.empty()) {
     f.recommendations.push_back({"", "use fewer, larger tasks", "overhead is paid per task"});

@@ -83,13 +83,13 @@ void SerializationBound(const DiagnosisInput& input, std::vector<Finding>& out) 
   where += ".";
   if (causes.size() > 1) {
     where += " " + std::to_string(causes.size() - 1) + " more stage(s) spent >= 10% there too (" +
-             Millis(static_cast<int64_t>((serialization - top.ns) / 1'000'000)) + ").";
+             HumanDurationMs(static_cast<int64_t>((serialization - top.ns) / 1'000'000)) + ").";
   }
   Efficiency efficiency;
   if (closure * 2 >= serialization) {
     f.title = "Tasks spend their time deserialising a large closure";
     f.explanation =
-        where + " Most of it (" + Millis(static_cast<int64_t>(closure / 1'000'000)) +
+        where + " Most of it (" + HumanDurationMs(static_cast<int64_t>(closure / 1'000'000)) +
         ") is Spark reading each task's closure, which is always Java-serialised: the function "
         "captures a large object (a lookup table, a model, a collection), and every task "
         "deserialises its own copy.";
@@ -101,7 +101,7 @@ void SerializationBound(const DiagnosisInput& input, std::vector<Finding>& out) 
   } else if (java * 2 >= serialization &&
              (!kryo_configured || by_application * 4 >= serialization)) {
     f.title = "Java serialization dominates the task time";
-    f.explanation = where + " " + Millis(static_cast<int64_t>(java / 1'000'000)) +
+    f.explanation = where + " " + HumanDurationMs(static_cast<int64_t>(java / 1'000'000)) +
                     " of it is the JDK's ObjectOutputStream/ObjectInputStream.";
     if (by_application * 4 >= serialization) {
       std::string callers;
@@ -111,7 +111,7 @@ void SerializationBound(const DiagnosisInput& input, std::vector<Finding>& out) 
         }
       }
       f.explanation += " The application's own code calls it for " +
-                       Millis(static_cast<int64_t>(by_application / 1'000'000)) +
+                       HumanDurationMs(static_cast<int64_t>(by_application / 1'000'000)) +
                        (callers.empty() ? std::string() : " (" + callers + ")") +
                        ": objects are copied or stored by writing and parsing a byte stream.";
       f.recommendations.push_back(
@@ -123,7 +123,7 @@ void SerializationBound(const DiagnosisInput& input, std::vector<Finding>& out) 
     if (!kryo_configured && java > by_application && (java - by_application) * 4 >= serialization) {
       f.explanation +=
           " Spark's serializer writes " +
-          Millis(static_cast<int64_t>((java - by_application) / 1'000'000)) +
+          HumanDurationMs(static_cast<int64_t>((java - by_application) / 1'000'000)) +
           " of it (shuffled or cached objects): spark.serializer is " +
           (serializer.empty() ? std::string("not set (JavaSerializer, the default)")
                               : "'" + serializer + "'") +
@@ -141,7 +141,7 @@ void SerializationBound(const DiagnosisInput& input, std::vector<Finding>& out) 
   } else {
     f.title = "Serialization dominates the task time";
     f.explanation =
-        where + (kryo > 0 ? " " + Millis(static_cast<int64_t>(kryo / 1'000'000)) +
+        where + (kryo > 0 ? " " + HumanDurationMs(static_cast<int64_t>(kryo / 1'000'000)) +
                                 " of it is Kryo."
                           : std::string()) +
         " The serializer itself is not the slow one; the amount of data serialised is.";

@@ -65,12 +65,12 @@ void SpeculationWaste(const DiagnosisInput& input, std::vector<Finding>& out) {
       {"lost_share_of_task_time", share, "ratio"},
   };
   const std::string multiplier = input.Property("spark.speculation.multiplier", "1.5");
-  f.title = "Speculation threw away " + Millis(lost_ms) + " of task time (" +
+  f.title = "Speculation threw away " + HumanDurationMs(lost_ms) + " of task time (" +
             Fixed(100 * share, 0) + "%)";
   f.explanation =
       std::to_string(speculative) + " speculative copies were launched; " + std::to_string(wins) +
       " finished first. " + std::to_string(losers) +
-      " attempts lost the race and were killed, after running " + Millis(lost_ms) +
+      " attempts lost the race and were killed, after running " + HumanDurationMs(lost_ms) +
       " in total. Copies of tasks that are slow because of their data (skew) always lose: "
       "the copy has the same partition to process.";
   if (std::atof(multiplier.c_str()) < 3.0) {

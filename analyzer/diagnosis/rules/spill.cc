@@ -79,8 +79,8 @@ void Spill(const DiagnosisInput& input, std::vector<Finding>& out) {
     int64_t io_ms_high = static_cast<int64_t>(2.0 * stage.disk_spill_bytes / (100.0 * kMB) * 1000);
     std::string head =
         "Stage " + std::to_string(stage.stage_id) + " (" + stage.name + ") spilled " +
-        Bytes(stage.memory_spill_bytes) + " of in-memory data (" + Bytes(stage.disk_spill_bytes) +
-        " on disk) while reading " + Bytes(read) +
+        HumanBytes(stage.memory_spill_bytes) + " of in-memory data (" + HumanBytes(stage.disk_spill_bytes) +
+        " on disk) while reading " + HumanBytes(read) +
         ". Spilling means a task's sort or aggregation buffer did not fit in its share "
         "of execution memory, so it was written to local disk and read back. ";
     if (skew_is_cause) {
@@ -152,8 +152,8 @@ void Spill(const DiagnosisInput& input, std::vector<Finding>& out) {
                std::to_string(advisory_mib) + "m",
                "AQE is on and merged the shuffle into " + std::to_string(stage.num_tasks) +
                    " tasks of about " +
-                   Bytes(stage.shuffle_read_bytes / std::max(stage.num_tasks, 1)) + "; " +
-                   Bytes(stage.shuffle_read_bytes) + " / " + std::to_string(want) + " (" +
+                   HumanBytes(stage.shuffle_read_bytes / std::max(stage.num_tasks, 1)) + "; " +
+                   HumanBytes(stage.shuffle_read_bytes) + " / " + std::to_string(want) + " (" +
                    std::to_string(factor) +
                    "x the tasks, and at most 128 MiB of read + spilled data per task) keeps each "
                    "task's buffers in memory"});
@@ -167,7 +167,7 @@ void Spill(const DiagnosisInput& input, std::vector<Finding>& out) {
           int64_t target = std::max(current * factor, by_size);
           f.recommendations.push_back(
               {"spark.sql.shuffle.partitions", std::to_string(target),
-               "this stage read " + Bytes(stage.shuffle_read_bytes) + " in " +
+               "this stage read " + HumanBytes(stage.shuffle_read_bytes) + " in " +
                    std::to_string(stage.num_tasks) + " tasks and spilled; " +
                    std::to_string(factor) + "x the current " + std::to_string(current) +
                    " partitions (and at least 128 MiB per partition of read + spilled data) keeps "
@@ -212,7 +212,7 @@ void Spill(const DiagnosisInput& input, std::vector<Finding>& out) {
         if (stage.photon_peak_memory_largest_operator_max > 0) {
           f.explanation += " By its largest operator's peak instead (a lower bound; the figure "
                            "spark-rapids-tools reports), a task held at most " +
-                           Bytes(stage.photon_peak_memory_largest_operator_max) + ".";
+                           HumanBytes(stage.photon_peak_memory_largest_operator_max) + ".";
         }
       }
       f.explanation += ")";

@@ -92,7 +92,7 @@ void TaskFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
             "%): " + classes.front().first;
   f.explanation =
       std::to_string(failed) + " of " + std::to_string(ended) + " task attempts failed (" +
-      class_text + ") and were retried, wasting " + Millis(failed_ms) + " of task time." +
+      class_text + ") and were retried, wasting " + HumanDurationMs(failed_ms) + " of task time." +
       (first_message.empty() ? std::string() : " First message: \"" + first_message + "\".");
 
   bool skewed_oom = false;

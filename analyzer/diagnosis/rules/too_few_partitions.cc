@@ -88,8 +88,8 @@ void TooFewPartitions(const DiagnosisInput& input, std::vector<Finding>& out) {
               std::to_string(stage.num_tasks) + " tasks on " + std::to_string(slots) + " slots";
     f.explanation =
         "Stage " + std::to_string(stage.stage_id) + " (" + stage.name + ") ran for " +
-        Millis(stage.task_span_ms) + " (first task start to last task end) with " + std::to_string(stage.num_tasks) +
-        " tasks, each reading " + Bytes(stage.median_read_bytes) + " (median), while " +
+        HumanDurationMs(stage.task_span_ms) + " (first task start to last task end) with " + std::to_string(stage.num_tasks) +
+        " tasks, each reading " + HumanBytes(stage.median_read_bytes) + " (median), while " +
         std::to_string(slots) + " task slots were available. " +
         (few ? "With fewer tasks than slots, " + std::to_string(slots - stage.num_tasks) +
                    " cores had nothing to do for the whole stage. "
@@ -99,7 +99,7 @@ void TooFewPartitions(const DiagnosisInput& input, std::vector<Finding>& out) {
         std::to_string(target) +
         " partitions give every core 2 tasks (so a slow one is "
         "balanced by the others)" +
-        (read > 0 ? " and about " + Bytes(read / target) + " each." : std::string("."));
+        (read > 0 ? " and about " + HumanBytes(read / target) + " each." : std::string("."));
     if (read == 0) {
       f.recommendations.push_back(
           {"",
@@ -123,7 +123,7 @@ void TooFewPartitions(const DiagnosisInput& input, std::vector<Finding>& out) {
           {"spark.sql.adaptive.advisoryPartitionSizeInBytes", std::to_string(advisory_mib) + "m",
            "AQE is on and merges shuffle partitions up to this size (64 MiB by default), so it "
            "sets the task count: " +
-               Bytes(read) + " / " + std::to_string(target) + " partitions"});
+               HumanBytes(read) + " / " + std::to_string(target) + " partitions"});
       const int64_t current =
           std::atoll(input.Property("spark.sql.shuffle.partitions", "200").c_str());
       if (current < target) {
@@ -139,14 +139,14 @@ void TooFewPartitions(const DiagnosisInput& input, std::vector<Finding>& out) {
            "an explicit partition count overrides both settings"});
     } else if (stage.shuffle_read_bytes >= stage.input_bytes) {
       f.recommendations.push_back({"spark.sql.shuffle.partitions", std::to_string(target),
-                                   "max(2 x " + std::to_string(slots) + " slots, " + Bytes(read) +
+                                   "max(2 x " + std::to_string(slots) + " slots, " + HumanBytes(read) +
                                        " / 128 MiB); or .repartition(" + std::to_string(target) +
                                        ") before this stage"});
     } else {
       int64_t split_mib = std::max<int64_t>(1, read / target / kMiB);
       f.recommendations.push_back({"spark.sql.files.maxPartitionBytes",
                                    std::to_string(split_mib) + "m",
-                                   Bytes(read) + " of input over " + std::to_string(target) +
+                                   HumanBytes(read) + " of input over " + std::to_string(target) +
                                        " splits; if the files are unsplittable (gzip), repartition "
                                        "after reading instead"});
     }
@@ -173,7 +173,7 @@ void TooFewPartitions(const DiagnosisInput& input, std::vector<Finding>& out) {
       f.impact.method =
           "simulated (sparkprof whatif): the run replayed with stage " +
           std::to_string(stage.stage_id) + "'s work spread over " + std::to_string(target) +
-          " tasks saves " + Millis(simulated.saved_ms) +
+          " tasks saves " + HumanDurationMs(simulated.saved_ms) +
           " of wall time (high; the model reproduces this run within " +
           Fixed(100 * simulated.self_prediction_error, 1) +
           "%), half of it (low: larger tasks rarely split perfectly)";

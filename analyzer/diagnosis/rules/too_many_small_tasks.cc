@@ -48,13 +48,13 @@ void TooManySmallTasks(const DiagnosisInput& input, std::vector<Finding>& out) {
         {"recommended_partitions", static_cast<double>(target), "count"},
     };
     f.title = "Stage " + std::to_string(stage.stage_id) + " runs " + std::to_string(tasks) +
-              " tasks of " + Millis(stage.median_task_ms) + " (median)";
+              " tasks of " + HumanDurationMs(stage.median_task_ms) + " (median)";
     f.explanation = "Stage " + std::to_string(stage.stage_id) + " (" + stage.name + ") ran " +
                     std::to_string(tasks) + " tasks with a median of " +
-                    Millis(stage.median_task_ms) + ", reading " + Bytes(read) + " in total (" +
-                    Bytes(tasks > 0 ? read / tasks : 0) +
+                    HumanDurationMs(stage.median_task_ms) + ", reading " + HumanBytes(read) + " in total (" +
+                    HumanBytes(tasks > 0 ? read / tasks : 0) +
                     " each). Every task pays scheduling, deserialisation and result handling (" +
-                    Millis(overhead_per_task) +
+                    HumanDurationMs(overhead_per_task) +
                     " per task here beyond its run time), so tiny tasks "
                     "spend a large share on overhead. " +
                     std::to_string(target) + " partitions keep every one of the " +
@@ -68,7 +68,7 @@ void TooManySmallTasks(const DiagnosisInput& input, std::vector<Finding>& out) {
     } else if (stage.shuffle_read_bytes >= stage.input_bytes) {
       f.recommendations.push_back(
           {"spark.sql.shuffle.partitions", std::to_string(target),
-           "max(2 x " + std::to_string(slots) + " slots, " + Bytes(read) + " / 128 MiB)"});
+           "max(2 x " + std::to_string(slots) + " slots, " + HumanBytes(read) + " / 128 MiB)"});
       if (input.AqeCoalesces()) {
         f.recommendations.push_back(
             {"", "find where the " + std::to_string(tasks) +

@@ -12,7 +12,7 @@
 
 #include "analyzer/model/application_model.h"
 
-namespace sparkprof::diagnosis {
+namespace sparkprof::model {
 
 class SqlPlan {
  public:
@@ -48,12 +48,12 @@ class SqlPlan {
 
 // Every SQL execution with a plan. `stages_by_accumulator` must outlive the plans.
 std::vector<SqlPlan> BuildSqlPlans(
-    const model::ApplicationModel& model,
+    const ApplicationModel& model,
     const std::unordered_map<int64_t, std::vector<int32_t>>& stages_by_accumulator);
 
 // Accumulator id -> ids of the stages whose StageCompleted accumulables carry it.
 std::unordered_map<int64_t, std::vector<int32_t>> StagesByAccumulator(
-    const model::ApplicationModel& model);
+    const ApplicationModel& model);
 
 // Join nodes: "SortMergeJoin", "ShuffledHashJoin", "BroadcastHashJoin",
 // "BroadcastNestedLoopJoin", "CartesianProduct" (and Photon/GPU names ending in those).
@@ -68,4 +68,4 @@ struct BroadcastableSides {
 };
 BroadcastableSides BroadcastableSidesOf(const std::string& simple_string);
 
-}  // namespace sparkprof::diagnosis
+}  // namespace sparkprof::model

@@ -1,8 +1,8 @@
-#include "analyzer/diagnosis/rules/failure_cause.h"
+#include "analyzer/model/failure_causes.h"
 
 #include <cctype>
 
-namespace sparkprof::diagnosis::rules {
+namespace sparkprof::model {
 
 namespace {
 std::string Lower(std::string text) {
@@ -54,8 +54,8 @@ const char* ClassifyRemovalReason(const std::string& reason_raw, bool exit_137_i
   return "other";
 }
 
-FailureCause ClassifyTaskFailure(const model::ApplicationModel& model,
-                                 const model::TaskAttempt& task) {
+FailureCause ClassifyTaskFailure(const ApplicationModel& model,
+                                 const TaskAttempt& task) {
   switch (task.end) {
     case model::TaskEndKind::kSuccess:
     case model::TaskEndKind::kNotEnded:
@@ -89,4 +89,4 @@ FailureCause ClassifyTaskFailure(const model::ApplicationModel& model,
   return FailureCause::kUserCode;
 }
 
-}  // namespace sparkprof::diagnosis::rules
+}  // namespace sparkprof::model

@@ -1,8 +1,8 @@
-#include "analyzer/diagnosis/sql_plans.h"
+#include "analyzer/model/sql_plans.h"
 
 #include <algorithm>
 
-namespace sparkprof::diagnosis {
+namespace sparkprof::model {
 
 SqlPlan::SqlPlan(const model::SqlExecution& sql,
                  const std::unordered_map<int64_t, std::vector<int32_t>>& stages_by_accumulator)
@@ -73,7 +73,7 @@ int64_t SqlPlan::OutputRows(int32_t index) const {
 }
 
 std::vector<SqlPlan> BuildSqlPlans(
-    const model::ApplicationModel& model,
+    const ApplicationModel& model,
     const std::unordered_map<int64_t, std::vector<int32_t>>& stages_by_accumulator) {
   std::vector<SqlPlan> plans;
   for (const auto& [id, sql] : model.sql_executions) {
@@ -83,7 +83,7 @@ std::vector<SqlPlan> BuildSqlPlans(
 }
 
 std::unordered_map<int64_t, std::vector<int32_t>> StagesByAccumulator(
-    const model::ApplicationModel& model) {
+    const ApplicationModel& model) {
   std::unordered_map<int64_t, std::vector<int32_t>> out;
   for (const auto& [key, stage] : model.stages) {
     for (const auto& [id, value] : stage.accumulables) {
@@ -113,4 +113,4 @@ BroadcastableSides BroadcastableSidesOf(const std::string& simple) {
   return {true, true};  // Inner, Cross
 }
 
-}  // namespace sparkprof::diagnosis
+}  // namespace sparkprof::model

@@ -1,13 +1,13 @@
 // Why a task or an executor failed, from what Spark logged: the task end reason, the exception
-// class and message, and the executor's removal reason. Shared by job-failures (which must give the
-// fix for the cause), task-failures and executor-loss.
+// class and message, and the executor's removal reason. Shared by the rules job-failures (which
+// must give the fix for the cause) and executor-loss, and the live driver's executor metrics.
 #pragma once
 
 #include <string>
 
 #include "analyzer/model/application_model.h"
 
-namespace sparkprof::diagnosis::rules {
+namespace sparkprof::model {
 
 enum class FailureCause {
   kNone,          // not a failure of the work (killed speculation loser, commit denied, resubmitted)
@@ -29,7 +29,7 @@ const char* ClassifyRemovalReason(const std::string& reason, bool exit_137_is_me
 
 // The cause of one failed attempt; executor removal reasons in the model refine
 // ExecutorLostFailure (an executor killed for memory is an out-of-memory failure).
-FailureCause ClassifyTaskFailure(const model::ApplicationModel& model,
-                                 const model::TaskAttempt& task);
+FailureCause ClassifyTaskFailure(const ApplicationModel& model,
+                                 const TaskAttempt& task);
 
-}  // namespace sparkprof::diagnosis::rules
+}  // namespace sparkprof::model

@@ -1,9 +1,9 @@
-#include "analyzer/report/format.h"
+#include "common/human_format.h"
 
 #include <cstdio>
 #include <ctime>
 
-namespace sparkprof::report {
+namespace sparkprof {
 
 int64_t SaturatingInt64(double value) {
   if (!(value == value)) return 0;
@@ -54,6 +54,12 @@ std::string Percent(double ratio) {
   return buffer;
 }
 
+std::string Fixed(double value, int decimals) {
+  char buffer[48];
+  std::snprintf(buffer, sizeof(buffer), "%.*f", decimals, value);
+  return buffer;
+}
+
 std::string FormatEpochMs(int64_t epoch_ms) {
   if (epoch_ms <= 0) return "unknown";
   std::time_t seconds = static_cast<std::time_t>(epoch_ms / 1000);
@@ -64,4 +70,4 @@ std::string FormatEpochMs(int64_t epoch_ms) {
   return buffer;
 }
 
-}  // namespace sparkprof::report
+}  // namespace sparkprof
