@@ -7,15 +7,13 @@ import os
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Union, cast
+from typing import Any, Literal, Union, cast
 
 from sparkprof import _native
 from sparkprof._tree import BinaryStream, ChunkStream, Root, fsspec_root, local_root, stream_root
 from sparkprof.pricing import CostOptions
 from sparkprof.report import ApplicationReport
-
-if TYPE_CHECKING:
-    from sparkprof.what_if import Settings, WhatifPrediction
+from sparkprof.whatif_prediction import Settings, WhatifPrediction, predict
 
 Source = Union[str, "os.PathLike[str]", BinaryStream, Iterable[bytes]]
 ReadErrorPolicy = Literal["raise", "report"]
@@ -66,9 +64,7 @@ class AnalysedApplication:
     def whatif(self, settings: Settings = (), fixes: Iterable[str] = ()) -> WhatifPrediction:
         """This run replayed as it was and with ``settings`` / ``fixes`` (see sparkprof.whatif);
         the log is not read again."""
-        from sparkprof.what_if import simulate
-
-        return simulate(self, settings, fixes)
+        return predict(self.native, settings, fixes)
 
 
 @dataclass(frozen=True)
