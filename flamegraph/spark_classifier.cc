@@ -4,13 +4,10 @@
 #include <optional>
 #include <vector>
 
-#ifdef SPARKPROF_HAVE_FRAME_CLASSIFIER
-#include "native-agent/frame_classifier.h"
-#endif
+#include "common/frame_classifier.h"
 
 namespace sparkprof::flamegraph {
 
-#ifdef SPARKPROF_HAVE_FRAME_CLASSIFIER
 FrameClassifier SparkFrameClassifier() {
   return [innermost_first = std::vector<std::string_view>()](
              std::span<const std::string_view> root_first) mutable {
@@ -43,9 +40,5 @@ PerFrameClassifier SparkPerFrameClassifier() {
   };
   return result;
 }
-#else
-FrameClassifier SparkFrameClassifier() { return {}; }
-PerFrameClassifier SparkPerFrameClassifier() { return {}; }
-#endif
 
 }  // namespace sparkprof::flamegraph

@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "native-agent/frame_classifier.h"
+#include "common/frame_classifier.h"
 #include "native-agent/task_tag.h"
 
 namespace sparkprof::agent {

@@ -1,6 +1,6 @@
 // Every rule in frame_classifier_rules.cc is exercised here with real class and method names
 // (reference/spark-facts.md section 7); a rule without a test frame fails RulesAreAllCovered.
-#include "native-agent/frame_classifier.h"
+#include "common/frame_classifier.h"
 
 #include <gtest/gtest.h>
 

@@ -8,7 +8,7 @@
 // also pull upstream iterators (e.g. SortShuffleWriter.write pulls the whole map-side pipeline,
 // so it is not a rule; ExternalSorter.writePartitionedMapOutput is). Frames shared by several
 // kinds of work are weak.
-#include "native-agent/frame_classifier.h"
+#include "common/frame_classifier.h"
 
 namespace sparkprof::classifier {
 namespace {

@@ -1,4 +1,4 @@
-#include "native-agent/frame_classifier.h"
+#include "common/frame_classifier.h"
 
 #include <string>
 #include <vector>
