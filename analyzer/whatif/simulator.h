@@ -28,6 +28,8 @@
 
 namespace sparkprof::whatif {
 
+struct PreparedRun;  // simulator_internal.h
+
 // The changes a what-if applies; -1 / false = as the run had it. Combinations are simulated
 // together (they are not additive).
 struct Scenario {
@@ -107,8 +109,7 @@ class Simulator {
   Prediction Simulate(const Scenario& scenario) const;
 
  private:
-  struct Prepared;
-  std::unique_ptr<const Prepared> prepared_;
+  std::unique_ptr<const PreparedRun> prepared_;
 };
 
 // A Simulator built on first use, for callers that may not need one (the diagnosis rules' expected
