@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "analyzer/diagnosis/test_util.h"
+#include "analyzer/testing/analysis_test_util.h"
 #include "analyzer/report/html_report.h"
 #include "analyzer/report/json_report.h"
 #include "analyzer/report/markdown_report.h"
@@ -20,7 +20,7 @@
 namespace sparkprof {
 namespace {
 
-using diagnosis::test_util::AnalyzeText;
+using test_util::AnalyzeText;
 
 constexpr const char* kHostileName = "<script>alert('name')</script> | `etl`";
 constexpr const char* kHostileSql = "</script><img src=x onerror=alert(2)> SELECT a|b";

@@ -8,14 +8,14 @@
 #include <cmath>
 #include <string>
 
-#include "analyzer/diagnosis/test_util.h"
+#include "analyzer/testing/analysis_test_util.h"
 #include "analyzer/report/render.h"
 
 namespace sparkprof::cost {
 namespace {
 
-using diagnosis::test_util::AnalyzeShared;
-using diagnosis::test_util::AnalyzeText;
+using test_util::AnalyzeShared;
+using test_util::AnalyzeText;
 
 TEST(Catalogue, BuiltInParsesWithASourceAndDateForEveryPrice) {
   const PriceCatalogue& c = BuiltinCatalogue();

@@ -11,7 +11,7 @@
 
 #include "analyzer/diagnosis/diagnose.h"
 #include "analyzer/diagnosis/diagnosis_input.h"
-#include "analyzer/diagnosis/test_util.h"
+#include "analyzer/testing/analysis_test_util.h"
 #include "analyzer/report/render.h"
 
 namespace sparkprof::diagnosis {

@@ -5,7 +5,7 @@
 #include <regex>
 #include <string>
 
-#include "analyzer/diagnosis/test_util.h"
+#include "analyzer/testing/analysis_test_util.h"
 #include "analyzer/testing/synthetic_app.h"
 
 namespace sparkprof::diagnosis {

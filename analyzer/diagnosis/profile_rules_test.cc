@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "analyzer/diagnosis/diagnosis_input.h"
-#include "analyzer/diagnosis/test_util.h"
+#include "analyzer/testing/analysis_test_util.h"
 #include "analyzer/report/html_report.h"
 #include "analyzer/report/json_report.h"
 #include "analyzer/report/markdown_report.h"

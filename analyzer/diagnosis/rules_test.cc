@@ -9,7 +9,7 @@
 
 #include "analyzer/diagnosis/diagnosis_input.h"
 #include "analyzer/diagnosis/severity.h"
-#include "analyzer/diagnosis/test_util.h"
+#include "analyzer/testing/analysis_test_util.h"
 #include "analyzer/report/html_report.h"
 #include "analyzer/report/json_report.h"
 #include "analyzer/report/markdown_report.h"

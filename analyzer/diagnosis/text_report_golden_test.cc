@@ -9,7 +9,7 @@
 #include <sstream>
 #include <string>
 
-#include "analyzer/diagnosis/test_util.h"
+#include "analyzer/testing/analysis_test_util.h"
 #include "analyzer/report/text_report.h"
 #include "analyzer/testing/synthetic_app.h"
 

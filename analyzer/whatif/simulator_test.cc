@@ -12,14 +12,14 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/diagnosis/test_util.h"
+#include "analyzer/testing/analysis_test_util.h"
 #include "analyzer/testing/synthetic_app.h"
 
 namespace sparkprof::whatif {
 namespace {
 
-using diagnosis::test_util::AnalyzeShared;
-using diagnosis::test_util::AnalyzeText;
+using test_util::AnalyzeShared;
+using test_util::AnalyzeText;
 
 // A scan and an aggregate of `tasks` tasks each; the aggregate's last (`skewed_first`: first)
 // `skewed` tasks take `skew` x longer and read as much more.
@@ -143,7 +143,7 @@ TEST(Simulator, SettingsAreParsedOrRefused) {
 
 // A real event log of the workload corpus or the validation suite (zstd), analysed.
 std::optional<report::Analysis> AnalyzeFixture(const std::string& relative) {
-  return diagnosis::test_util::AnalyzeFile(
+  return test_util::AnalyzeFile(
       std::filesystem::path(SPARKPROF_SOURCE_DIR) / relative, relative);
 }
 
@@ -379,7 +379,7 @@ TEST(Simulator, ShufflePartitionsLeaveSinglePartitionCoalescedAndRddStagesAlone)
 // error distribution is printed; the median must stay within 5% and 80% of the logs too.
 TEST(Simulator, SelfPredictionOnTheSharedLogs) {
   namespace fs = std::filesystem;
-  const fs::path root = diagnosis::test_util::kEventLogs;
+  const fs::path root = test_util::kEventLogs;
   if (!fs::exists(root)) GTEST_SKIP() << "no shared event logs";
   std::vector<std::pair<double, std::string>> errors;
   for (const auto& entry : fs::recursive_directory_iterator(root)) {

@@ -10,7 +10,11 @@
 #include "analyzer/report/analysis.h"
 #include "common/input_stream.h"
 
-namespace sparkprof::diagnosis::test_util {
+namespace sparkprof::test_util {
+
+using diagnosis::Evidence;
+using diagnosis::Finding;
+using diagnosis::Recommendation;
 
 inline report::Analysis AnalyzeText(const std::string& log_text) {
   source::ApplicationLog log;
@@ -70,4 +74,4 @@ inline bool RecommendsKey(const Finding& f, const std::string& key) {
   return false;
 }
 
-}  // namespace sparkprof::diagnosis::test_util
+}  // namespace sparkprof::test_util
