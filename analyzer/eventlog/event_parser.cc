@@ -472,6 +472,15 @@ struct EventParser::Impl {
   // After the top-level object's last field: anything left is trailing garbage.
   bool AtEnd() { return doc->current_location().error() == simdjson::OUT_OF_BOUNDS; }
 
+  // How every event's parse ends: a field's error, else trailing content, else `slot` holds the
+  // line's event.
+  error_code Done(error_code e, Event& slot) {
+    if (e) return e;
+    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
+    produced = &slot;
+    return simdjson::SUCCESS;
+  }
+
   // The events of the commonest lines, reused between lines so steady-state parsing does not
   // allocate; every other event is built afresh in `fresh`.
   Event task_start{std::in_place_type<TaskStartEvent>};
@@ -982,9 +991,7 @@ struct EventParser::Impl {
       problem = "no \"Task ID\" in \"Task Info\"; the task is not counted";
       return simdjson::NO_SUCH_FIELD;
     }
-    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    produced = &task_end;
-    return simdjson::SUCCESS;
+    return Done(simdjson::SUCCESS, task_end);
   }
 
   static constexpr KeyTable kTaskStartKeys{{"Event", "Stage ID", "Stage Attempt ID", "Task Info"}};
@@ -1010,9 +1017,7 @@ struct EventParser::Impl {
     });
     if (e) return e;
     if (!saw_info) return simdjson::NO_SUCH_FIELD;
-    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    produced = &task_start;
-    return simdjson::SUCCESS;
+    return Done(simdjson::SUCCESS, task_start);
   }
 
   error_code StageSubmitted(Object& object) {
@@ -1034,9 +1039,7 @@ struct EventParser::Impl {
     });
     if (e) return e;
     if (!saw_info) return simdjson::NO_SUCH_FIELD;
-    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    produced = &stage_submitted;
-    return simdjson::SUCCESS;
+    return Done(simdjson::SUCCESS, stage_submitted);
   }
 
   error_code StageCompleted(Object& object) {
@@ -1051,9 +1054,7 @@ struct EventParser::Impl {
     });
     if (e) return e;
     if (!saw_info) return simdjson::NO_SUCH_FIELD;
-    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    produced = &stage_completed;
-    return simdjson::SUCCESS;
+    return Done(simdjson::SUCCESS, stage_completed);
   }
 
   error_code JobStart(Object& object) {
@@ -1082,10 +1083,7 @@ struct EventParser::Impl {
       }
       return simdjson::SUCCESS;
     });
-    if (e) return e;
-    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    produced = &fresh;
-    return simdjson::SUCCESS;
+    return Done(e, fresh);
   }
 
   error_code JobEnd(Object& object) {
@@ -1110,10 +1108,7 @@ struct EventParser::Impl {
       }
       return simdjson::SUCCESS;
     });
-    if (e) return e;
-    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    produced = &fresh;
-    return simdjson::SUCCESS;
+    return Done(e, fresh);
   }
 
   error_code ApplicationStart(Object& object) {
@@ -1126,10 +1121,7 @@ struct EventParser::Impl {
       if (key == "Timestamp") return ReadInt(v, &event.timestamp_ms);
       return simdjson::SUCCESS;
     });
-    if (e) return e;
-    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    produced = &fresh;
-    return simdjson::SUCCESS;
+    return Done(e, fresh);
   }
 
   error_code ApplicationEnd(Object& object) {
@@ -1139,10 +1131,7 @@ struct EventParser::Impl {
       if (key == "ExitCode") return ReadInt32(v, &event.exit_code);
       return simdjson::SUCCESS;
     });
-    if (e) return e;
-    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    produced = &fresh;
-    return simdjson::SUCCESS;
+    return Done(e, fresh);
   }
 
   error_code LogStart(Object& object) {
@@ -1151,10 +1140,7 @@ struct EventParser::Impl {
       if (key == "Spark Version") return ReadString(v, &event.spark_version, 128);
       return simdjson::SUCCESS;
     });
-    if (e) return e;
-    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    produced = &fresh;
-    return simdjson::SUCCESS;
+    return Done(e, fresh);
   }
 
   error_code DatabricksMetadata(Object& object) {
@@ -1165,10 +1151,7 @@ struct EventParser::Impl {
       if (key == "Rollover Number") return ReadInt(v, &event.rollover_number);
       return simdjson::SUCCESS;
     });
-    if (e) return e;
-    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    produced = &fresh;
-    return simdjson::SUCCESS;
+    return Done(e, fresh);
   }
 
   error_code EnvironmentUpdate(Object& object) {
@@ -1189,10 +1172,7 @@ struct EventParser::Impl {
       }
       return simdjson::SUCCESS;
     });
-    if (e) return e;
-    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    produced = &fresh;
-    return simdjson::SUCCESS;
+    return Done(e, fresh);
   }
 
   error_code ResourceProfileAdded(Object& object) {
@@ -1225,10 +1205,7 @@ struct EventParser::Impl {
       }
       return simdjson::SUCCESS;
     });
-    if (e) return e;
-    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    produced = &fresh;
-    return simdjson::SUCCESS;
+    return Done(e, fresh);
   }
 
   error_code ExecutorAdded(Object& object) {
@@ -1247,10 +1224,7 @@ struct EventParser::Impl {
       }
       return simdjson::SUCCESS;
     });
-    if (e) return e;
-    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    produced = &fresh;
-    return simdjson::SUCCESS;
+    return Done(e, fresh);
   }
 
   error_code ExecutorRemoved(Object& object) {
@@ -1261,10 +1235,7 @@ struct EventParser::Impl {
       if (key == "Removed Reason") return ReadString(v, &event.reason, 4096);
       return simdjson::SUCCESS;
     });
-    if (e) return e;
-    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    produced = &fresh;
-    return simdjson::SUCCESS;
+    return Done(e, fresh);
   }
 
   error_code BlockManager(Object& object, bool added) {
@@ -1282,10 +1253,7 @@ struct EventParser::Impl {
       }
       return simdjson::SUCCESS;
     });
-    if (e) return e;
-    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    produced = &fresh;
-    return simdjson::SUCCESS;
+    return Done(e, fresh);
   }
 
   error_code Exclusion(Object& object, std::string_view name) {
@@ -1301,10 +1269,7 @@ struct EventParser::Impl {
       if (key == "stageId") return ReadInt32(v, &event.stage_id);
       return simdjson::SUCCESS;
     });
-    if (e) return e;
-    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    produced = &fresh;
-    return simdjson::SUCCESS;
+    return Done(e, fresh);
   }
 
   error_code StageExecutorMetrics(Object& object) {
@@ -1316,10 +1281,7 @@ struct EventParser::Impl {
       if (key == "Executor Metrics") return ParseExecutorMetrics(v, &event.peaks);
       return simdjson::SUCCESS;
     });
-    if (e) return e;
-    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    produced = &fresh;
-    return simdjson::SUCCESS;
+    return Done(e, fresh);
   }
 
   error_code SqlExecutionStart(Object& object) {
@@ -1340,10 +1302,7 @@ struct EventParser::Impl {
       if (key == "time") return ReadInt(v, &event.time_ms);
       return simdjson::SUCCESS;
     });
-    if (e) return e;
-    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    produced = &fresh;
-    return simdjson::SUCCESS;
+    return Done(e, fresh);
   }
 
   error_code SqlExecutionEnd(Object& object) {
@@ -1357,10 +1316,7 @@ struct EventParser::Impl {
       }
       return simdjson::SUCCESS;
     });
-    if (e) return e;
-    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    produced = &fresh;
-    return simdjson::SUCCESS;
+    return Done(e, fresh);
   }
 
   error_code SqlAdaptiveUpdate(Object& object) {
@@ -1373,10 +1329,7 @@ struct EventParser::Impl {
       if (key == "sparkPlanInfo") return ParsePlanInfo(v, 0, &event.metrics, &event.plan);
       return simdjson::SUCCESS;
     });
-    if (e) return e;
-    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    produced = &fresh;
-    return simdjson::SUCCESS;
+    return Done(e, fresh);
   }
 
   error_code SqlDriverAccumUpdates(Object& object) {
@@ -1401,10 +1354,7 @@ struct EventParser::Impl {
       }
       return simdjson::SUCCESS;
     });
-    if (e) return e;
-    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
-    produced = &fresh;
-    return simdjson::SUCCESS;
+    return Done(e, fresh);
   }
 
   // Walks an event we do not interpret to its end (so a truncated line is still caught),
@@ -1416,14 +1366,12 @@ struct EventParser::Impl {
       return simdjson::SUCCESS;
     });
     if (e) return e;
-    if (!AtEnd()) return simdjson::TRAILING_CONTENT;
     // Kept from the last such line, its name's buffer reused: lines of one kind come in runs.
     auto* other = std::get_if<OtherEvent>(&fresh);
     if (other == nullptr) other = &fresh.emplace<OtherEvent>();
     other->name.assign(name);
     other->timestamp_ms = timestamp_ms;
-    produced = &fresh;
-    return simdjson::SUCCESS;
+    return Done(simdjson::SUCCESS, fresh);
   }
 };
 
