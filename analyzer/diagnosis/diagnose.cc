@@ -146,35 +146,9 @@ Diagnosis Diagnose(const model::ApplicationModel& model, const whatif::LazySimul
   DiagnosisInput input;
   MakeDiagnosisInput(model, input, simulator, profile);
   Diagnosis result;
-  // Root-cause rules first in this list only for readability; RankFindings orders the report.
-  rules::JobFailures(input, result.findings);
-  rules::DataSkew(input, result.findings);
-  rules::Spill(input, result.findings);
-  rules::GcPressure(input, result.findings);
-  rules::TaskFailures(input, result.findings);
-  rules::ExecutorLoss(input, result.findings);
-  rules::ResourceWait(input, result.findings);
-  rules::IoWriteBound(input, result.findings);
-  rules::TooFewPartitions(input, result.findings);
-  rules::TooManySmallTasks(input, result.findings);
-  rules::ShuffleBottleneck(input, result.findings);
-  rules::DriverBound(input, result.findings);
-  rules::IdleExecutors(input, result.findings);
-  rules::SchedulerOverhead(input, result.findings);
-  rules::FetchFailures(input, result.findings);
-  rules::SpeculationWaste(input, result.findings);
-  rules::PlanJoins(input, result.findings);
-  rules::FullScan(input, result.findings);
-  rules::PythonUdf(input, result.findings);
-  rules::CacheMisuse(input, result.findings);
-  // The profile's rules (silent without a profile).
-  rules::SerializationBound(input, result.findings);
-  rules::PythonBound(input, result.findings);
-  rules::PerTaskOverhead(input, result.findings);
-  rules::IoWaitBound(input, result.findings);
-  rules::LockContention(input, result.findings);
-  rules::CpuOversubscription(input, result.findings);
-  rules::HotUserCode(input, result.findings);
+  for (const rules::Rule& rule : rules::AllRules()) {
+    if (rule.evaluate != nullptr) rule.evaluate(input, result.findings);
+  }
   CapSeverityBySaving(input, result.findings);
   RankFindings(result.findings);
   result.phases = input.phases;

@@ -3,11 +3,15 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <filesystem>
+#include <fstream>
 #include <regex>
+#include <sstream>
 #include <set>
 #include <string>
 
 #include "analyzer/diagnosis/diagnosis_input.h"
+#include "analyzer/diagnosis/rules/rules.h"
 #include "analyzer/diagnosis/severity.h"
 #include "analyzer/testing/analysis_test_util.h"
 #include "analyzer/report/html_report.h"
@@ -787,6 +791,35 @@ TEST(Reports, JsonFindingsCarryTheIssueKeysAndEscapeLogStrings) {
 
 namespace sparkprof::diagnosis {
 namespace {
+
+// The rules table (rules/rules.cc): one row per rule id, each id documented in the report schema,
+// each recipe a page that exists, the first row evaluated; a finding of every rule the synthetic
+// demo log triggers carries its row's recipe.
+TEST(RulesTable, EveryRowIsDocumentedAndLinksARecipeThatExists) {
+  const std::filesystem::path repo = SPARKPROF_SOURCE_DIR;
+  std::ifstream schema_file(repo / "docs/report-schema.md");
+  std::stringstream schema;
+  schema << schema_file.rdbuf();
+  std::set<std::string> ids;
+  ASSERT_FALSE(rules::AllRules().empty());
+  EXPECT_NE(rules::AllRules().front().evaluate, nullptr);
+  for (const rules::Rule& rule : rules::AllRules()) {
+    EXPECT_TRUE(ids.insert(rule.id).second) << rule.id << " has two rows";
+    EXPECT_NE(schema.str().find(std::string("`") + rule.id + "`"), std::string::npos)
+        << rule.id << " is not in docs/report-schema.md";
+    EXPECT_TRUE(std::filesystem::exists(repo / rule.recipe)) << rule.recipe;
+    EXPECT_EQ(rules::FindRule(rule.id), &rule);
+  }
+  EXPECT_EQ(rules::FindRule("no-such-rule"), nullptr);
+  const report::Analysis analysis =
+      AnalyzeText(sparkprof::testing::GenerateEventLog(sparkprof::testing::DemoApp()));
+  ASSERT_FALSE(analysis.findings.empty());
+  for (const Finding& f : analysis.findings) {
+    const rules::Rule* rule = rules::FindRule(f.rule);
+    ASSERT_NE(rule, nullptr) << f.rule << " has no row";
+    EXPECT_EQ(f.recipe, rule->recipe) << f.rule;
+  }
+}
 
 TEST(ParseSizeMiB, SparkSizesAndHostileValues) {
   EXPECT_EQ(ParseSizeMiB("4g", 1), 4096);

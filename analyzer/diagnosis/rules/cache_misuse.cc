@@ -114,16 +114,13 @@ void RecomputedCachedPlans(const DiagnosisInput& input, int64_t total_run_ms,
       const int64_t recompute_ms = static_cast<int64_t>(static_cast<double>(first_ms) * share);
       const double run_share =
           total_run_ms > 0 ? static_cast<double>(recompute_ms) / total_run_ms : 0;
-      Finding f;
-      f.rule = "cache-misuse";
-      f.category = Category::kAlgorithmic;
+      Finding f = NewFinding("cache-misuse");
       f.severity = run_share >= 0.25 ? Severity::kCritical : Severity::kWarning;
       f.confidence = {ConfidenceLevel::kMedium,
                       "stages of later jobs updated the cached plan's own row counter (SQL "
                       "metrics), which happens only when they recompute it; the time is estimated "
                       "from the stages that first computed it"};
       f.stage_ids = stage_ids;
-      f.recipe = "docs/recipes/troubleshoot/oom-and-spill.md";
       f.title = "Cache did not hold in SQL execution " + std::to_string(plan.sql().execution_id) +
                 ": " + Fixed(100 * share, 0) + "% of the cached rows were computed again";
       f.evidence = {
@@ -210,11 +207,8 @@ void CacheMisuse(const DiagnosisInput& input, std::vector<Finding>& out) {
         fewest_cached = std::min(fewest_cached, rdd.uses[i].cached_partitions);
       }
     }
-    Finding f;
-    f.rule = "cache-misuse";
-    f.category = Category::kAlgorithmic;
+    Finding f = NewFinding("cache-misuse");
     f.stage_ids = stage_ids;
-    f.recipe = "docs/recipes/troubleshoot/oom-and-spill.md";
     f.evidence = {
         {"rdd_id", static_cast<double>(id), "count"},
         {"partitions", static_cast<double>(rdd.partitions), "count"},
@@ -288,9 +282,7 @@ void CacheMisuse(const DiagnosisInput& input, std::vector<Finding>& out) {
   }
   if (unused.empty()) return;
   int64_t stored = 0;
-  Finding f;
-  f.rule = "cache-misuse";
-  f.category = Category::kAlgorithmic;
+  Finding f = NewFinding("cache-misuse");
   for (const Unused& u : unused) {
     stored += u.stored;
     if (f.stage_ids.size() < 50 &&
@@ -303,7 +295,6 @@ void CacheMisuse(const DiagnosisInput& input, std::vector<Finding>& out) {
   f.confidence = {ConfidenceLevel::kHigh,
                   "only the query that computed each cached RDD lists it (RDD Info of the "
                   "completed stages, their jobs' SQL executions)"};
-  f.recipe = "docs/recipes/troubleshoot/oom-and-spill.md";
   const model::CachedRdd& first = *unused.front().rdd;
   const std::string what = "RDD " + std::to_string(first.rdd_id) + " (" + first.name + ", " +
                            StorageName(first) + ")";

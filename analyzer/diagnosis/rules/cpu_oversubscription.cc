@@ -26,10 +26,7 @@ void CpuOversubscription(const DiagnosisInput& input, std::vector<Finding>& out)
   for (const ProfiledCause& cause : causes) starved += cause.ns;
   const ProfiledCause& top = causes.front();
 
-  Finding f;
-  f.rule = "cpu-oversubscription";
-  f.category = Category::kResourceConfiguration;
-  f.recipe = "docs/recipes/troubleshoot/cpu-oversubscription.md";
+  Finding f = NewFinding("cpu-oversubscription");
   f.confidence = ProfileConfidence(input, top);
   f.evidence = {
       {"cpu_starved_ms", static_cast<double>(starved / 1'000'000), "ms"},

@@ -77,15 +77,12 @@ void DataSkew(const DiagnosisInput& input, std::vector<Finding>& out) {
     SkewAssessment skew = AssessSkew(stage, input.phases.wall_ms);
     if (skew.kind == SkewKind::kNone) continue;
     if (skew.kind != SkewKind::kData && skew.warm_up) continue;
-    Finding f;
-    f.rule = "data-skew";
-    f.category = Category::kDataDistribution;
+    Finding f = NewFinding("data-skew");
     f.confidence = {ConfidenceLevel::kHigh,
                     "the task durations of one stage attempt, as Spark's TaskEnd events record "
                     "them; the slow tasks' input and shuffle bytes are in the evidence"};
     f.severity = skew.time_ratio >= kCriticalRatio ? Severity::kCritical : Severity::kWarning;
     f.stage_ids = {stage.stage_id};
-    f.recipe = "docs/recipes/troubleshoot/data-skew-diagnosis.md";
     const int64_t tail_ms = stage.max_task_ms - stage.median_task_ms;
     f.cost_ms = tail_ms;
     f.evidence = {
@@ -180,13 +177,11 @@ void DataSkew(const DiagnosisInput& input, std::vector<Finding>& out) {
     } else {
       // Even data: not skew. A straggler is fixed by speculation or the host, not by the keys.
       bool host = skew.kind == SkewKind::kSlowHost;
-      f.rule = "straggler";
-      f.category = Category::kResourceConfiguration;
+      SetRule(f, "straggler");
       f.confidence = {ConfidenceLevel::kMedium,
                       "task durations are measured and the slow task read no more than the "
                       "median, so the data is even; why it was slow is not in the log" +
                           std::string(host ? " (its host's other tasks were slow too)" : "")};
-      f.recipe = "docs/recipes/troubleshoot/data-skew-diagnosis.md";
       f.title = std::string(host ? "Slow host in stage " : "Straggler tasks in stage ") +
                 std::to_string(stage.stage_id) + ": " + Fixed(skew.time_ratio) +
                 "x the median task time with even data";

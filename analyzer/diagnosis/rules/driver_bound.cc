@@ -139,9 +139,7 @@ void DriverBound(const DiagnosisInput& input, std::vector<Finding>& out) {
   int64_t result_bytes = 0;
   for (const model::TaskAttempt& task : m.tasks) result_bytes += task.metrics.result_size_bytes;
 
-  Finding f;
-  f.rule = "driver-bound";
-  f.category = Category::kAlgorithmic;
+  Finding f = NewFinding("driver-bound");
   f.confidence = {ConfidenceLevel::kMedium,
                   "inferred: wall time with no task running while executors were held; the log "
                   "does not say what the driver did then"};
@@ -152,7 +150,6 @@ void DriverBound(const DiagnosisInput& input, std::vector<Finding>& out) {
   f.severity = interactive               ? Severity::kInfo
                : share >= kCriticalShare ? Severity::kCritical
                                          : Severity::kWarning;
-  f.recipe = "docs/recipes/troubleshoot/slow-spark-jobs.md";
   f.evidence = {
       {"driver_only_ms", static_cast<double>(p.driver_only_ms), "ms"},
       {"driver_only_share", share, "ratio"},

@@ -73,15 +73,12 @@ void ExecutorLoss(const DiagnosisInput& input, std::vector<Finding>& out) {
     }
   }
   if (lost == 0 && lost_tasks == 0) return;
-  Finding f;
-  f.rule = "executor-loss";
-  f.category = Category::kResourceConfiguration;
+  Finding f = NewFinding("executor-loss");
   f.confidence = {ConfidenceLevel::kHigh,
                   "ExecutorRemoved events and the tasks that failed with ExecutorLostFailure, as "
                   "Spark logged them"};
   f.severity = (lost >= 3 || (executors > 0 && lost * 10 >= executors)) ? Severity::kCritical
                                                                         : Severity::kWarning;
-  f.recipe = "docs/recipes/troubleshoot/oom-and-spill.md";
   f.stage_ids.assign(stages.begin(), stages.end());
   f.evidence = {
       {"executors_lost", static_cast<double>(lost), "count"},

@@ -82,14 +82,11 @@ void FetchFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
     if (stage.status == model::StageStatus::kFailed) ++failed_stage_attempts;
   }
 
-  Finding f;
-  f.rule = "fetch-failures";
-  f.category = Category::kResourceConfiguration;
+  Finding f = NewFinding("fetch-failures");
   f.confidence = {ConfidenceLevel::kHigh,
                   "FetchFailed task ends and the stage attempts they failed, as Spark logged them"};
   f.severity = count >= kCriticalCount ? Severity::kCritical : Severity::kWarning;
   f.stage_ids.assign(stages.begin(), stages.end());
-  f.recipe = "docs/recipes/troubleshoot/shuffle-bottleneck.md";
   f.evidence = {
       {"fetch_failures", static_cast<double>(count), "tasks"},
       {"serving_hosts", static_cast<double>(hosts.size()), "count"},

@@ -79,13 +79,10 @@ void GcPressure(const DiagnosisInput& input, std::vector<Finding>& out) {
   const double heap_share =
       heap_peak > 0 ? static_cast<double>(heap_peak) / (memory_mib * 1048576.0) : 0;
 
-  Finding f;
-  f.rule = "gc-pressure";
-  f.category = Category::kResourceConfiguration;
+  Finding f = NewFinding("gc-pressure");
   f.confidence = {ConfidenceLevel::kHigh,
                   "JVM GC time is measured by every task (Spark's jvmGCTime metric)"};
   f.severity = share >= kCriticalShare ? Severity::kCritical : Severity::kWarning;
-  f.recipe = "docs/recipes/troubleshoot/gc-pressure.md";
   f.evidence = {
       {"gc_time_ms", static_cast<double>(gc), "ms"},
       {"run_time_ms", static_cast<double>(run), "ms"},

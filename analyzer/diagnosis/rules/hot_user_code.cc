@@ -65,10 +65,7 @@ void HotUserCode(const DiagnosisInput& input, std::vector<Finding>& out) {
     const profile::PatternTime* time = top.stage.FindPattern(advice.pattern);
     uint64_t total = 0;
     for (const ProfiledCause& cause : causes) total += cause.ns;
-    Finding f;
-    f.rule = "hot-user-code";
-    f.category = Category::kAlgorithmic;
-    f.recipe = "docs/recipes/troubleshoot/hot-user-code.md";
+    Finding f = NewFinding("hot-user-code");
     f.confidence = ProfileConfidence(input, top);
     f.title = "Tasks spend their CPU " + std::string(advice.what) + " in " +
               time->application_frame;
@@ -112,10 +109,7 @@ void HotUserCode(const DiagnosisInput& input, std::vector<Finding>& out) {
   if (causes.empty()) return;
   const ProfiledCause& top = causes.front();
   const profile::FrameTime& frame = top.stage.top_application.front();
-  Finding f;
-  f.rule = "hot-user-code";
-  f.category = Category::kAlgorithmic;
-  f.recipe = "docs/recipes/troubleshoot/hot-user-code.md";
+  Finding f = NewFinding("hot-user-code");
   f.confidence = ProfileConfidence(input, top);
   const double cpu_share =
       static_cast<double>(frame.on_cpu_inclusive_ns) / static_cast<double>(top.stage.on_cpu_ns);

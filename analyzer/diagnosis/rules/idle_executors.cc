@@ -136,14 +136,11 @@ void IdleExecutors(const DiagnosisInput& input, std::vector<Finding>& out) {
   const bool fewer = executors_needed < executors_had;
   const bool local = input.LocalMode();
 
-  Finding f;
-  f.rule = "idle-executors";
-  f.category = Category::kResourceConfiguration;
+  Finding f = NewFinding("idle-executors");
   f.confidence = {ConfidenceLevel::kHigh,
                   "executor lifetimes and task run times from the log: idle slot time is "
                   "measured, not estimated"};
   f.severity = idle_share >= kCriticalIdle ? Severity::kCritical : Severity::kWarning;
-  f.recipe = "docs/recipes/troubleshoot/slow-spark-jobs.md";
   f.evidence = {
       {"allocated_core_hours", allocated_core_ms / 3'600'000.0, "core-hours"},
       {"busy_core_hours", busy / 3'600'000.0, "core-hours"},

@@ -36,10 +36,7 @@ void IoWaitBound(const DiagnosisInput& input, std::vector<Finding>& out) {
     }
   }
 
-  Finding f;
-  f.rule = "io-wait-bound";
-  f.category = Category::kResourceConfiguration;
-  f.recipe = "docs/recipes/troubleshoot/io-wait-bound.md";
+  Finding f = NewFinding("io-wait-bound");
   f.confidence = ProfileConfidence(input, top);
   f.evidence = {
       {"io_wait_ms", static_cast<double>(wait / 1'000'000), "ms"},

@@ -159,15 +159,12 @@ void SmallFiles(const DiagnosisInput& input, const WriteCommit& commit, const St
                         0);
   const int64_t saving = std::llround(
       (commit_ms + static_cast<double>(task_off_cpu_ms) / slots) * extra_share);
-  Finding f;
-  f.rule = "small-files";
-  f.category = Category::kDataDistribution;
+  Finding f = NewFinding("small-files");
   f.severity = average < kSmallFileWarningBytes ? Severity::kWarning : Severity::kInfo;
   f.confidence = {ConfidenceLevel::kHigh,
                   "the file count and bytes are Spark SQL's write metrics (number of written "
                   "files, written output)"};
   f.stage_ids = {write.stage_id};
-  f.recipe = "docs/recipes/troubleshoot/s3-write-slow.md";
   f.title = "Job " + std::to_string(commit.job_id) + " wrote " + std::to_string(files) +
             " files of " + HumanBytes(average) + " on average";
   f.evidence = {
@@ -246,9 +243,7 @@ void IoWriteBound(const DiagnosisInput& input, std::vector<Finding>& out) {
     const bool hadoop_committer = !delta && !databricks;
     const int64_t sql_job_commit_ms =
         commit.write != nullptr ? std::max<int64_t>(commit.write->job_commit_ms, 0) : 0;
-    Finding f;
-    f.rule = "io-write-bound";
-    f.category = Category::kResourceConfiguration;
+    Finding f = NewFinding("io-write-bound");
     f.confidence = {ConfidenceLevel::kMedium,
                     "commit time is measured (SQL commit metrics, job end after the last task); "
                     "how much a committer change saves depends on the file system"};
@@ -264,7 +259,6 @@ void IoWriteBound(const DiagnosisInput& input, std::vector<Finding>& out) {
                           "is I/O"};
     }
     f.stage_ids = {write->stage_id};
-    f.recipe = "docs/recipes/troubleshoot/s3-write-slow.md";
     f.evidence = {
         {"job_commit_gap_ms", static_cast<double>(gap), "ms"},
         {"job_commit_gap_share", p.Ratio(gap), "ratio"},

@@ -188,13 +188,11 @@ void JobFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
       }
     }
 
-    Finding f;
-    f.rule = "job-failures";
+    Finding f = NewFinding("job-failures");
     f.severity = Severity::kCritical;
     f.confidence = {ConfidenceLevel::kHigh,
                     "the JobEnd result, the failed stage and its failed task attempts are in the "
                     "log; the cause is read from the exception Spark recorded"};
-    f.recipe = "docs/recipes/troubleshoot/slow-spark-jobs.md";
     if (failed_stage != nullptr) f.stage_ids = {failed_stage->stage_id};
     const std::string what = job.description.empty() ? "" : " (" + job.description + ")";
     f.title = "Job " + std::to_string(job_id) + what + " failed";
@@ -246,12 +244,10 @@ void JobFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
   // a broadcast that could not be built, a write that could not commit).
   for (const auto& [id, sql] : m.sql_executions) {
     if (sql.error_message_head.empty() || sql_with_failed_job.count(id) != 0) continue;
-    Finding f;
-    f.rule = "job-failures";
+    Finding f = NewFinding("job-failures");
     f.severity = Severity::kCritical;
     f.category = Category::kAlgorithmic;
     f.confidence = {ConfidenceLevel::kHigh, "SQLExecutionEnd carries the error message"};
-    f.recipe = "docs/recipes/troubleshoot/slow-spark-jobs.md";
     f.title = "SQL execution " + std::to_string(id) + " failed: " + sql.error_message_head;
     f.evidence = {{"sql_execution_id", static_cast<double>(id), "count"},
                   {"jobs", static_cast<double>(sql.job_ids.size()), "count"}};
@@ -269,14 +265,12 @@ void JobFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
   }
 
   if (m.exit_code > 0 && found == 0) {
-    Finding f;
-    f.rule = "job-failures";
+    Finding f = NewFinding("job-failures");
     f.severity = Severity::kCritical;
     f.category = Category::kAlgorithmic;
     f.confidence = {ConfidenceLevel::kMedium,
                     "ApplicationEnd's exit code; no job or SQL execution in the log failed, so the "
                     "error happened on the driver outside Spark's jobs"};
-    f.recipe = "docs/recipes/troubleshoot/slow-spark-jobs.md";
     f.title = "The application exited with code " + std::to_string(m.exit_code);
     f.evidence = {{"exit_code", static_cast<double>(m.exit_code), "count"}};
     f.explanation = "Spark recorded exit code " + std::to_string(m.exit_code) +

@@ -26,10 +26,7 @@ void LockContention(const DiagnosisInput& input, std::vector<Finding>& out) {
     }
   }
 
-  Finding f;
-  f.rule = "lock-contention";
-  f.category = Category::kAlgorithmic;
-  f.recipe = "docs/recipes/troubleshoot/lock-contention.md";
+  Finding f = NewFinding("lock-contention");
   f.confidence = ProfileConfidence(input, top);
   f.evidence = {
       {"lock_wait_ms", static_cast<double>(wait / 1'000'000), "ms"},

@@ -53,10 +53,7 @@ void PerTaskOverhead(const DiagnosisInput& input, std::vector<Finding>& out) {
   const int64_t slots = std::max<int64_t>(input.slots(), 1);
   const int64_t target = std::max<int64_t>(2 * slots, 1);
 
-  Finding f;
-  f.rule = "per-task-overhead";
-  f.category = Category::kDataDistribution;
-  f.recipe = "docs/recipes/troubleshoot/python-bound.md";
+  Finding f = NewFinding("per-task-overhead");
   f.confidence = ProfileConfidence(input, top);
   f.evidence = {
       {"top_stage_python_worker_ms", static_cast<double>(worker_ns / 1'000'000), "ms"},

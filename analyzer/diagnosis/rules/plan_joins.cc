@@ -111,9 +111,7 @@ void BroadcastJoinMissed(const DiagnosisInput& input, const SqlPlan& plan, int32
   const int64_t shuffle_task_ms = write_ns / 1'000'000 + join_time.fetch_wait_ms + sort_ms;
   const double share = static_cast<double>(shuffle_task_ms) / TotalRunMs(input);
 
-  Finding f;
-  f.rule = "broadcast-join-missed";
-  f.category = Category::kAlgorithmic;
+  Finding f = NewFinding("broadcast-join-missed");
   const int64_t saving = shuffle_task_ms / input.slots();
   // Worth a warning when it saves time here or when it shuffles a lot for nothing (on a real
   // cluster that is network and disk).
@@ -125,7 +123,6 @@ void BroadcastJoinMissed(const DiagnosisInput& input, const SqlPlan& plan, int32
                   "plan node; the saving assumes the broadcast costs less than the shuffle it "
                   "replaces, true for a side this much smaller"};
   f.stage_ids = Union(join_stages, plan.Stages(exchange[large]));
-  f.recipe = "docs/recipes/troubleshoot/slow-spark-jobs.md";
   const std::string threshold = input.Property("spark.sql.autoBroadcastJoinThreshold", "10485760");
   const int64_t threshold_bytes = threshold == "-1" ? -1 : ParseSizeMiB(threshold, 10) * kMiB;
   f.title = "Sort-merge join in SQL execution " + std::to_string(plan.sql().execution_id) +
@@ -209,15 +206,12 @@ void BroadcastTooLarge(const DiagnosisInput& input, const SqlPlan& plan, int32_t
   int32_t join = plan.node(exchange).parent;
   while (join >= 0 && !IsJoin(plan.Kind(join))) join = plan.node(join).parent;
 
-  Finding f;
-  f.rule = "broadcast-too-large";
-  f.category = Category::kAlgorithmic;
+  Finding f = NewFinding("broadcast-too-large");
   f.severity = share >= kTooLargeCritical ? Severity::kCritical : Severity::kWarning;
   f.confidence = {ConfidenceLevel::kHigh,
                   "the broadcast's size and its collect/build/broadcast times are the "
                   "BroadcastExchange's own SQL metrics; the heap sizes are this run's settings"};
   if (join >= 0) f.stage_ids = plan.Stages(join);
-  f.recipe = "docs/recipes/troubleshoot/oom-and-spill.md";
   f.title = "Broadcast of " + HumanBytes(bytes) + " in SQL execution " +
             std::to_string(plan.sql().execution_id) + " (" + Fixed(100 * share, 0) +
             "% of the smaller heap)";
@@ -274,15 +268,12 @@ void NestedLoopOrExplodingJoin(const DiagnosisInput& input, const SqlPlan& plan,
       return;
     }
   }
-  Finding f;
-  f.rule = nested ? "nested-loop-join" : "exploding-join";
-  f.category = Category::kAlgorithmic;
+  Finding f = NewFinding(nested ? "nested-loop-join" : "exploding-join");
   f.severity = share >= 0.5 ? Severity::kCritical : Severity::kWarning;
   f.confidence = {ConfidenceLevel::kHigh,
                   "the join node's output rows and its inputs' rows are Spark's SQL metrics for "
                   "this plan"};
   f.stage_ids = stages;
-  f.recipe = "docs/recipes/troubleshoot/slow-spark-jobs.md";
   const std::string rows_text = std::to_string(rows);
   f.evidence = {
       {"sql_execution_id", static_cast<double>(plan.sql().execution_id), "count"},

@@ -83,9 +83,7 @@ void FullScan(const DiagnosisInput& input, std::vector<Finding>& out) {
           stage_run_ms += s.run_time_ms;
         }
       }
-      Finding f;
-      f.rule = "full-scan";
-      f.category = Category::kAlgorithmic;
+      Finding f = NewFinding("full-scan");
       f.severity = Severity::kWarning;
       f.confidence =
           no_partition_filter
@@ -99,7 +97,6 @@ void FullScan(const DiagnosisInput& input, std::vector<Finding>& out) {
                                "% of the rows; whether the format could have skipped data "
                                "depends on its layout"};
       f.stage_ids = stages;
-      f.recipe = "docs/recipes/troubleshoot/slow-spark-jobs.md";
       f.title = "Full scan in SQL execution " + std::to_string(plan.sql().execution_id) + ": " +
                 std::to_string(scanned) + " rows read, " + Fixed(100 * selectivity, 1) +
                 "% kept by the filter";
@@ -185,16 +182,13 @@ void PythonUdf(const DiagnosisInput& input, std::vector<Finding>& out) {
       const int64_t returned = plan.Metric(n, "data returned from Python workers");
       const int64_t rows = plan.Metric(n, "number of output rows");
       const bool row_at_a_time = plan.Kind(n) == "BatchEvalPython";
-      Finding f;
-      f.rule = "python-udf";
-      f.category = Category::kAlgorithmic;
+      Finding f = NewFinding("python-udf");
       f.severity = share >= 0.5 ? Severity::kCritical : Severity::kWarning;
       f.confidence = {ConfidenceLevel::kMedium,
                       "the stage runs a Python UDF node and holds this share of the task time; "
                       "the JVM's CPU time in it is low because the UDF runs in Python workers, "
                       "which Spark's metrics do not time separately"};
       f.stage_ids = stages;
-      f.recipe = "docs/recipes/troubleshoot/slow-spark-jobs.md";
       f.title = "Python UDF (" + std::string(plan.Kind(n)) + ") takes " + Fixed(100 * share, 0) +
                 "% of the task time in SQL execution " + std::to_string(plan.sql().execution_id);
       f.evidence = {

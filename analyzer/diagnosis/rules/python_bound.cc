@@ -84,10 +84,7 @@ void PythonBound(const DiagnosisInput& input, std::vector<Finding>& out) {
   const bool arrow_row_udf = kind == PythonKind::kArrow && RunsArrowBatchedRowUdf(input, top.stage_id);
   if (arrow_row_udf) kind = PythonKind::kRowUdf;
 
-  Finding f;
-  f.rule = "python-bound";
-  f.category = Category::kAlgorithmic;
-  f.recipe = "docs/recipes/troubleshoot/python-bound.md";
+  Finding f = NewFinding("python-bound");
   f.confidence = ProfileConfidence(input, top);
   f.evidence = {
       {"python_wait_ms", static_cast<double>(wait / 1'000'000), "ms"},

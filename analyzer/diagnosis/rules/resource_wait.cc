@@ -183,13 +183,10 @@ void ResourceWait(const DiagnosisInput& input, std::vector<Finding>& out) {
   if (p.resource_wait_ms < kMinWaitMs || share < kWarningShare) return;
   const model::ApplicationModel& m = *input.model;
   const FirstExecutor first = FirstRegistered(m);
-  Finding f;
-  f.rule = "resource-wait";
-  f.category = Category::kResourceConfiguration;
+  Finding f = NewFinding("resource-wait");
   f.confidence = {ConfidenceLevel::kHigh,
                   "measured from the application start to the first executor's registration"};
   f.severity = Severity::kCritical;  // capped by the expected saving (severity.h)
-  f.recipe = "docs/recipes/troubleshoot/resource-wait-long.md";
   const bool local = input.Manager() == ClusterManager::kLocal;
   f.title = "Waited " + HumanDurationMs(p.resource_wait_ms) +
             (local ? " before the first task could run" : " for executors before any task could run");

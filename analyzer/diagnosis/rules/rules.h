@@ -1,16 +1,36 @@
-// Every diagnosis rule: one function per file, appending its findings. The ids are the ones
-// issue 3 and docs/report-schema.md name; thresholds and their sources sit in each file.
+// Every diagnosis rule: a row of the table in rules.cc -- its id, the category and recipe its
+// findings carry, the function that evaluates it -- and a file holding that function, which
+// appends its findings. The ids are the ones docs/report-schema.md names; thresholds and their
+// sources sit in each file. A new rule is one file and one row (and its declaration below).
 // A rule's severity thresholds ("ratio >= 8: critical") say how bad its pattern can be; the
 // severity a performance finding ends with is at most what its expected saving allows
 // (analyzer/diagnosis/severity.h, applied by Diagnose() to every finding; failures exempt).
 #pragma once
 
+#include <span>
+#include <string_view>
 #include <vector>
 
 #include "analyzer/diagnosis/diagnosis_input.h"
 #include "analyzer/diagnosis/finding.h"
 
 namespace sparkprof::diagnosis::rules {
+
+using Evaluate = void (*)(const DiagnosisInput& input, std::vector<Finding>& out);
+struct Rule {
+  const char* id;      // the findings' `rule`
+  Category category;   // their category (a rule may set another for one finding: job-failures
+                       // by the failure's cause)
+  const char* recipe;  // the docs page their report links
+  Evaluate evaluate;   // null: evaluated by the function of the row above
+};
+// In evaluation order.
+std::span<const Rule> AllRules();
+const Rule* FindRule(std::string_view id);  // null for an id no row has
+// A finding of rule `id`, with the table's category and recipe; SetRule gives an existing finding
+// another rule's id, category and recipe.
+Finding NewFinding(std::string_view id);
+void SetRule(Finding& f, std::string_view id);
 
 // job_failures.cc
 void JobFailures(const DiagnosisInput& input, std::vector<Finding>& out);

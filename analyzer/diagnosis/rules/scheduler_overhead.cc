@@ -41,14 +41,11 @@ void SchedulerOverhead(const DiagnosisInput& input, std::vector<Finding>& out) {
   if (share < kWarningShare) return;
   const int64_t scheduler_delay = std::max<int64_t>(overhead - deserialize - result, 0);
 
-  Finding f;
-  f.rule = "scheduler-overhead";
-  f.category = Category::kResourceConfiguration;
+  Finding f = NewFinding("scheduler-overhead");
   f.confidence = {ConfidenceLevel::kMedium,
                   "inferred from task wall time outside executor run time (launch, "
                   "deserialisation, result fetch)"};
   f.severity = share >= kCriticalShare ? Severity::kCritical : Severity::kWarning;
-  f.recipe = "docs/recipes/troubleshoot/slow-spark-jobs.md";
   f.evidence = {
       {"overhead_ms", static_cast<double>(overhead), "ms"},
       {"task_time_ms", static_cast<double>(duration), "ms"},

@@ -58,10 +58,7 @@ void SerializationBound(const DiagnosisInput& input, std::vector<Finding>& out) 
   const bool kryo_configured = serializer.find("Kryo") != std::string::npos;
   const ProfiledCause& top = causes.front();
 
-  Finding f;
-  f.rule = "serialization-bound";
-  f.category = Category::kAlgorithmic;
-  f.recipe = "docs/recipes/troubleshoot/serialization-bound.md";
+  Finding f = NewFinding("serialization-bound");
   f.confidence = ProfileConfidence(input, top);
   f.evidence = {
       {"serialization_ms", static_cast<double>(serialization / 1'000'000), "ms"},

@@ -23,15 +23,12 @@ void ShuffleBottleneck(const DiagnosisInput& input, std::vector<Finding>& out) {
     const double share = static_cast<double>(shuffle_ms) / stage.run_time_ms;
     if (share < kWarningShare) continue;
     const bool fetch = stage.fetch_wait_ms >= stage.shuffle_write_ms;
-    Finding f;
-    f.rule = "shuffle-bottleneck";
-    f.category = Category::kResourceConfiguration;
+    Finding f = NewFinding("shuffle-bottleneck");
     f.confidence = {ConfidenceLevel::kMedium,
                     "fetch wait and shuffle write time are measured per task; whether disks or "
                     "the network limit them is not in the log"};
     f.severity = share >= kCriticalShare ? Severity::kCritical : Severity::kWarning;
     f.stage_ids = {stage.stage_id};
-    f.recipe = "docs/recipes/troubleshoot/shuffle-bottleneck.md";
     f.evidence = {
         {"fetch_wait_ms", static_cast<double>(stage.fetch_wait_ms), "ms"},
         {"shuffle_write_ms", static_cast<double>(stage.shuffle_write_ms), "ms"},

@@ -49,14 +49,11 @@ void SpeculationWaste(const DiagnosisInput& input, std::vector<Finding>& out) {
   const double share = static_cast<double>(lost_ms) / task_ms;
   if (share < kWarningShare) return;
 
-  Finding f;
-  f.rule = "speculation-waste";
-  f.category = Category::kResourceConfiguration;
+  Finding f = NewFinding("speculation-waste");
   f.confidence = {ConfidenceLevel::kHigh,
                   "speculative attempts and their outcome (killed or used) are in the log"};
   f.severity = share >= kCriticalShare ? Severity::kCritical : Severity::kWarning;
   f.stage_ids.assign(stages.begin(), stages.end());
-  f.recipe = "docs/recipes/troubleshoot/data-skew-diagnosis.md";
   f.evidence = {
       {"speculative_attempts", static_cast<double>(speculative), "tasks"},
       {"speculative_wins", static_cast<double>(wins), "tasks"},

@@ -50,14 +50,11 @@ void Spill(const DiagnosisInput& input, std::vector<Finding>& out) {
     const double slow_share = static_cast<double>(stage.slow_task_spill_bytes) / spill;
     const bool skew_is_cause = skew.kind == SkewKind::kData && slow_share >= kRootCauseShare;
 
-    Finding f;
-    f.rule = "spill";
-    f.category = Category::kResourceConfiguration;
+    Finding f = NewFinding("spill");
     f.confidence = {ConfidenceLevel::kHigh,
                     "memory and disk bytes spilled are Spark's own task metrics"};
     f.severity = critical ? Severity::kCritical : Severity::kWarning;
     f.stage_ids = {stage.stage_id};
-    f.recipe = "docs/recipes/troubleshoot/oom-and-spill.md";
     f.evidence = {
         {"memory_spill_bytes", static_cast<double>(stage.memory_spill_bytes), "bytes"},
         {"disk_spill_bytes", static_cast<double>(stage.disk_spill_bytes), "bytes"},

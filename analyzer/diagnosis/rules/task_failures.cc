@@ -66,13 +66,10 @@ void TaskFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
   const double rate = static_cast<double>(failed) / ended;
   if (rate < kWarningRate && oom == 0) return;
 
-  Finding f;
-  f.rule = "task-failures";
-  f.category = Category::kAlgorithmic;
+  Finding f = NewFinding("task-failures");
   f.confidence = {ConfidenceLevel::kHigh,
                   "failed task ends with their exception class and message, as Spark logged them"};
   f.severity = rate >= kCriticalRate ? Severity::kCritical : Severity::kWarning;
-  f.recipe = "docs/recipes/troubleshoot/slow-spark-jobs.md";
   for (const auto& [stage, count] : by_stage) f.stage_ids.push_back(stage);
   f.evidence = {
       {"failed_attempts", static_cast<double>(failed), "tasks"},

@@ -65,15 +65,12 @@ void TooFewPartitions(const DiagnosisInput& input, std::vector<Finding>& out) {
     const int64_t target =
         std::max<int64_t>(2 * slots, (read + kTargetPartitionBytes - 1) / kTargetPartitionBytes);
     if (target <= stage.num_tasks) continue;
-    Finding f;
-    f.rule = "too-few-partitions";
-    f.category = Category::kDataDistribution;
+    Finding f = NewFinding("too-few-partitions");
     f.confidence = {ConfidenceLevel::kMedium,
                     "task counts against slots and bytes per task are measured; the better "
                     "partition count is an estimate from the stage's bytes"};
     f.severity = Severity::kWarning;
     f.stage_ids = {stage.stage_id};
-    f.recipe = "docs/recipes/troubleshoot/shuffle-bottleneck.md";
     f.evidence = {
         {"tasks", static_cast<double>(stage.num_tasks), "tasks"},
         {"slots", static_cast<double>(slots), "cores"},

@@ -29,14 +29,11 @@ void TooManySmallTasks(const DiagnosisInput& input, std::vector<Finding>& out) {
     const int64_t read = stage.input_bytes + stage.shuffle_read_bytes;
     const int64_t target = std::max<int64_t>(2 * slots, (read + 128 * kMiB - 1) / (128 * kMiB));
     if (target >= tasks) continue;
-    Finding f;
-    f.rule = "too-many-small-tasks";
-    f.category = Category::kDataDistribution;
+    Finding f = NewFinding("too-many-small-tasks");
     f.confidence = {ConfidenceLevel::kHigh,
                     "task counts and per-task run times and bytes are measured"};
     f.severity = Severity::kWarning;
     f.stage_ids = {stage.stage_id};
-    f.recipe = "docs/recipes/troubleshoot/shuffle-bottleneck.md";
     const int64_t overhead_per_task =
         tasks > 0 ? stage.scheduling_overhead_ms / std::max<int64_t>(tasks, 1) : 0;
     f.evidence = {
