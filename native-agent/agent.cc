@@ -674,45 +674,32 @@ std::vector<uint8_t> Agent::DrainBatch(JNIEnv* jni) {
 
 std::string Agent::StatusText() {
   HealthSnapshot health = ReadHealthCounters();
-  char text[768];
-  std::snprintf(
-      text, sizeof(text),
-      "{\"running\":%s,\"mode\":\"%s\",\"interval_ns\":%lld,\"walker\":\"%s\",\"threads\":%zu,"
-      "\"samples_taken\":%llu,\"samples_dropped_ring_full\":%llu,\"samples_walk_failed\":%llu,"
-      "\"walk_crashes_recovered\":%llu,\"walk_time_ns_total\":%llu,\"batches_encoded\":%llu,"
-      "\"native_memory_bytes\":%llu}",
-      running_.load() && !shutting_down_.load() ? "true" : "false",
-      SamplingModeName(options_.mode),
-      static_cast<long long>(options_.interval_ns), use_jvmti_walker_ ? "jvmti" : "agct",
-      registry_.LiveCount(), static_cast<unsigned long long>(health.samples_taken),
-      static_cast<unsigned long long>(health.samples_dropped_ring_full),
-      static_cast<unsigned long long>(health.samples_walk_failed),
-      static_cast<unsigned long long>(health.walk_crashes_recovered),
-      static_cast<unsigned long long>(health.walk_time_ns_total),
-      static_cast<unsigned long long>(health.batches_encoded),
-      static_cast<unsigned long long>(health.native_memory_bytes));
-  std::string json(text);
-  json.pop_back();  // the closing brace
-  json += ",\"executor_id\":";
-  JsonWriter::AppendQuoted(json, executor_id_.Get(), /*html_safe=*/false);
-  json += ",\"late_start\":";
-  json += late_start_.load() ? "true" : "false";
-  json += ",\"rings_shrunk\":" + std::to_string(health.rings_shrunk);
-  json += ",\"threads_unprofiled_ring_memory\":" +
-          std::to_string(health.threads_unprofiled_ring_memory);
-  json += ",\"python_profiles_added\":" + std::to_string(g_counters.python_profiles_added.load());
-  json += ",\"python_profiles_refused\":" +
-          std::to_string(g_counters.python_profiles_refused.load());
-  json += ",\"python_profiles_unknown_task\":" +
-          std::to_string(g_counters.python_profiles_unknown_task.load());
-  json += ",\"python_profiles_queue_full\":" +
-          std::to_string(g_counters.python_profiles_queue_full.load());
-  json += ",\"python_worker_files_dropped\":" +
-          std::to_string(g_counters.python_worker_files_dropped.load());
-  json += ",\"compiled_method_load\":";
-  json += compiled_method_load_ ? "true" : "false";
-  json += '}';
-  return json;
+  JsonWriter json(JsonWriter::Options{.indent = 0});
+  json.BeginObject();
+  json.Field("running", running_.load() && !shutting_down_.load());
+  json.Field("mode", SamplingModeName(options_.mode));
+  json.Field("interval_ns", options_.interval_ns);
+  json.Field("walker", use_jvmti_walker_ ? "jvmti" : "agct");
+  json.Key("threads").Uint(registry_.LiveCount());
+  json.Key("samples_taken").Uint(health.samples_taken);
+  json.Key("samples_dropped_ring_full").Uint(health.samples_dropped_ring_full);
+  json.Key("samples_walk_failed").Uint(health.samples_walk_failed);
+  json.Key("walk_crashes_recovered").Uint(health.walk_crashes_recovered);
+  json.Key("walk_time_ns_total").Uint(health.walk_time_ns_total);
+  json.Key("batches_encoded").Uint(health.batches_encoded);
+  json.Key("native_memory_bytes").Uint(health.native_memory_bytes);
+  json.Field("executor_id", executor_id_.Get());
+  json.Field("late_start", late_start_.load());
+  json.Key("rings_shrunk").Uint(health.rings_shrunk);
+  json.Key("threads_unprofiled_ring_memory").Uint(health.threads_unprofiled_ring_memory);
+  json.Key("python_profiles_added").Uint(g_counters.python_profiles_added.load());
+  json.Key("python_profiles_refused").Uint(g_counters.python_profiles_refused.load());
+  json.Key("python_profiles_unknown_task").Uint(g_counters.python_profiles_unknown_task.load());
+  json.Key("python_profiles_queue_full").Uint(g_counters.python_profiles_queue_full.load());
+  json.Key("python_worker_files_dropped").Uint(g_counters.python_worker_files_dropped.load());
+  json.Field("compiled_method_load", compiled_method_load_);
+  json.EndObject();
+  return json.Take();
 }
 
 void Agent::SetExecutorId(std::string_view id) {

@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+#include <simdjson.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -55,8 +57,66 @@ TEST(ProfileWritersTest, CollapsedAndJsonDescribeTheProfile) {
   EXPECT_NE(json.find("concurrent GC phases are not pauses"), std::string::npos);
 }
 
-TEST(ProfileWritersTest, JsonEscapeHandlesControlCharacters) {
-  EXPECT_EQ(JsonEscape("a\"b\\c\n\x01"), "a\\\"b\\\\c\\n\\u0001");
+// Thread names are whatever the JVM and /proc give: an emoji (as UTF-8, and as the surrogate
+// pair JVMTI's modified UTF-8 writes), invalid bytes and control characters must still give a
+// document a JSON parser accepts, with the names it can keep kept.
+TEST(ProfileWritersTest, JsonIsValidForAnyThreadName) {
+  const std::string names[] = {
+      "worker \xF0\x9F\x94\xA5",         // U+1F525 in UTF-8
+      "jvmti \xED\xA0\xBD\xED\xB4\xA5",  // the same in modified UTF-8 (two surrogates)
+      "bytes \xFF\xFE end \xF0\x9F",     // invalid, and a sequence cut short
+      std::string("ctl \x01\x1B[m\x7F\t\"q\" \\ \0 nul", 21),
+      "bidi \xE2\x80\xAE \xC2\x85",  // U+202E, U+0085
+  };
+  ThreadRegistry registry;
+  NamesResolver resolver;
+  GcMonitor gc;
+  TaskTimeline timeline;
+  Drain drain(DrainConfig{}, registry, resolver, gc, timeline);
+  pid_t tid = 1;
+  for (const std::string& name : names) {
+    ThreadState* state = registry.Add(std::make_unique<ThreadState>(tid++, 8, 4));
+    state->name = name;
+    SampleRecord* record = state->ring.TryReserve();
+    record->tag = TaskTag{1, 0, 9};
+    record->weight_ns = 10'000'000;
+    record->off_cpu_ns = 0;
+    record->cpu_starved_ns = 0;
+    record->jvm_thread_state = -1;
+    record->idle_before_us = 0;
+    record->partial_walk_error = 0;
+    record->frames[0] = RawFrame{0, reinterpret_cast<const void*>(uintptr_t{1})};
+    record->num_frames = 1;
+    state->ring.Commit();
+  }
+  drain.RunCycle();
+  ReportContext context{"cpu \xFF", "cpu: timer_create per thread", "AsyncGetCallTrace", 1, 7, 1,
+                        2};
+  std::string json = RenderJson(context, drain, HealthSnapshot{});
+
+  simdjson::dom::parser parser;
+  simdjson::dom::element document;
+  ASSERT_EQ(parser.parse(json).get(document), simdjson::SUCCESS) << json;
+  std::vector<std::string> parsed;
+  for (simdjson::dom::element thread : document["threads"].get_array()) {
+    std::string_view name;
+    ASSERT_EQ(thread["thread"].get_string().get(name), simdjson::SUCCESS) << json;
+    parsed.emplace_back(name);
+  }
+  std::sort(parsed.begin(), parsed.end());
+  const std::string replacement = "\xEF\xBF\xBD";
+  std::vector<std::string> expected = {
+      "bidi \xE2\x80\xAE \xC2\x85",  // escaped in the text (\u202e), kept in the value
+      "bytes " + replacement + replacement + " end " + replacement + replacement,
+      std::string("ctl \x01\x1B[m\x7F\t\"q\" \\ \0 nul", 21),
+      "jvmti " + replacement + replacement + replacement + replacement + replacement + replacement,
+      "worker \xF0\x9F\x94\xA5",
+  };
+  EXPECT_EQ(parsed, expected) << json;
+  EXPECT_NE(json.find("\\u202e"), std::string::npos) << json;
+  std::string_view mode;
+  ASSERT_EQ(document["mode"].get_string().get(mode), simdjson::SUCCESS);
+  EXPECT_EQ(mode, "cpu " + replacement);
 }
 
 TEST(ProfileWritersTest, WritesFilesAtomically) {
