@@ -3,7 +3,9 @@
 //
 // Why not boost::lockfree::spsc_queue: its push() copies a T whose size is fixed at compile time,
 // while our record size depends on the `depth` option, and a copy would mean walking the stack into
-// a temporary and memcpy'ing depth x 16 bytes per sample. Here the handler reserves the next slot,
+// a temporary and memcpy'ing depth x 16 bytes per sample (bench/sample_ring_bench.cc: a put costs
+// 1.7-2.6x this ring's at depth 64, 34-37x at depth 2048; a compile-time capacity would also drop
+// the `ring` option and the ringmemory budget). Here the handler reserves the next slot,
 // lets the stack walker write straight into it, and publishes it with one release store. All memory
 // is allocated in the constructor (on ThreadStart, outside any handler); nothing allocates later.
 #pragma once
