@@ -65,4 +65,38 @@ void AppendValid(std::string& out, std::string_view text) {
   }
 }
 
+std::string FromModified(std::string_view modified) {
+  std::string out;
+  out.reserve(modified.size());
+  auto byte = [&](size_t i) { return static_cast<unsigned char>(modified[i]); };
+  // ED A0..AF xx: the high surrogate's 3-byte form; ED B0..BF xx: the low one's.
+  auto surrogate_half = [&](size_t i, unsigned char second_high_bits) {
+    return i + 3 <= modified.size() && byte(i) == 0xED &&
+           (byte(i + 1) & 0xF0) == second_high_bits && (byte(i + 2) & 0xC0) == 0x80;
+  };
+  size_t i = 0;
+  while (i < modified.size()) {
+    if (byte(i) == 0xC0 && i + 1 < modified.size() && byte(i + 1) == 0x80) {
+      out.push_back('\0');
+      i += 2;
+    } else if (surrogate_half(i, 0xA0) && surrogate_half(i + 3, 0xB0)) {
+      uint32_t high = ((byte(i + 1) & 0x0F) << 6) | (byte(i + 2) & 0x3F);
+      uint32_t low = ((byte(i + 4) & 0x0F) << 6) | (byte(i + 5) & 0x3F);
+      Append(out, 0x10000 + (high << 10) + low);
+      i += 6;
+    } else {
+      uint32_t code_point = 0;
+      size_t length = Decode(modified.substr(i), code_point);
+      if (length == 0) {
+        Append(out, kReplacementCharacter);
+        length = 1;
+      } else {
+        out.append(modified.data() + i, length);
+      }
+      i += length;
+    }
+  }
+  return out;
+}
+
 }  // namespace sparkprof::utf8

@@ -23,4 +23,10 @@ void Append(std::string& out, uint32_t code_point);
 // well-formed text is appended unchanged.
 void AppendValid(std::string& out, std::string_view text);
 
+// Standard UTF-8 of the modified UTF-8 that JVMTI and JNI's "UTF" functions return: a
+// supplementary character (an emoji) is two 3-byte surrogates and becomes one 4-byte sequence, NUL
+// is C0 80 and becomes 00; anything else malformed (a lone surrogate among it) becomes U+FFFD per
+// byte, as AppendValid does.
+std::string FromModified(std::string_view modified);
+
 }  // namespace sparkprof::utf8

@@ -1,5 +1,7 @@
 #include "native-agent/method_resolver.h"
 
+#include "common/utf8.h"
+
 namespace sparkprof::agent {
 
 void PreallocateMethodIds(jvmtiEnv* jvmti, jclass klass) {
@@ -57,9 +59,10 @@ std::string JvmtiMethodResolver::Resolve(const void* method_id) {
   char* name = nullptr;
   if (jvmti_->GetClassSignature(klass, &signature, nullptr) == JVMTI_ERROR_NONE &&
       jvmti_->GetMethodName(method, &name, nullptr, nullptr) == JVMTI_ERROR_NONE) {
-    result = ClassNameFromSignature(signature);
+    // JVMTI's strings are modified UTF-8 (an emoji in an identifier is two surrogates).
+    result = utf8::FromModified(ClassNameFromSignature(signature));
     result += '.';
-    result += name;
+    result += utf8::FromModified(name);
   }
   if (signature != nullptr) jvmti_->Deallocate(reinterpret_cast<unsigned char*>(signature));
   if (name != nullptr) jvmti_->Deallocate(reinterpret_cast<unsigned char*>(name));
@@ -70,7 +73,8 @@ std::string JvmtiMethodResolver::Resolve(const void* method_id) {
 std::string ThreadName(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread) {
   jvmtiThreadInfo info{};
   if (jvmti->GetThreadInfo(thread, &info) != JVMTI_ERROR_NONE) return "";
-  std::string name = info.name != nullptr ? info.name : "";
+  // Modified UTF-8, as every JVMTI string: an emoji in the name is two surrogates.
+  std::string name = info.name != nullptr ? utf8::FromModified(info.name) : "";
   if (info.name != nullptr) jvmti->Deallocate(reinterpret_cast<unsigned char*>(info.name));
   if (info.thread_group != nullptr) jni->DeleteLocalRef(info.thread_group);
   if (info.context_class_loader != nullptr) jni->DeleteLocalRef(info.context_class_loader);

@@ -451,6 +451,13 @@ public final class AgentWorkloads {
         computeFor(millis);
         break;
       }
+      case "threadname": {
+        // An emoji (two surrogates in JVMTI's modified UTF-8) and a control character (issue 31).
+        Thread worker = new Thread(() -> computeFor(millis), "worker \ud83d\udd25 \u0001ctl");
+        worker.start();
+        worker.join();
+        break;
+      }
       case "waits":
         waits(millis);
         break;

@@ -30,7 +30,7 @@ foreach(test_case serialization interval_1ms cpu_accounting_1ms cpu_accounting_1
                   walk_failures switches_off jvmti_walker threads_500 class_churn gc_churn
                   exit_while_sampling tagged bad_options loaded_twice wall_mode prometheus
                   prometheus_hostile_clients out_unwritable
-                  ring_memory_budget executor_id_utf8 no_agent
+                  ring_memory_budget executor_id_utf8 thread_name_utf8 no_agent
                   plugin_start plugin_start_with_agentpath cpu_wall_waits cpu_wall_starved)
   add_test(NAME agent_jvm_${test_case}
     COMMAND ${Python3_EXECUTABLE} ${SPARKPROF_AGENT_TEST_DIR}/run_agent_case.py

@@ -512,6 +512,17 @@ def case_executor_id_utf8(c):
         fail("the executor id was refused", run)
 
 
+def case_thread_name_utf8(c):
+    """A thread named with an emoji (JVMTI hands it over in modified UTF-8, as two surrogates) and
+    a control character: PATH.json is valid UTF-8 JSON and keeps the name (issue 31)."""
+    run = c.run("interval=5ms,out=" + c.out, ["threadname", 1])
+    c.profile(run)
+    with open(c.out + ".json", encoding="utf-8", errors="strict") as f:
+        names = [t["thread"] for t in json.load(f)["threads"]]
+    if "worker \U0001F525 \x01ctl" not in names:
+        fail("the thread's name did not survive: %r" % names, run)
+
+
 def case_no_agent(c):
     run = c.run(None, ["noagent"], agentpaths=[])
     if "loaded=false" not in run.stdout or "batch=null" not in run.stdout:
