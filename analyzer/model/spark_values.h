@@ -13,4 +13,12 @@ namespace sparkprof::model {
 inline constexpr int64_t kMaxSizeMiB = int64_t{1} << 30;  // 1 PiB: more than any machine
 int64_t ParseSizeMiB(const std::string& text, int64_t fallback);
 
+// A Spark size ("512m", "8g", "1t", "64k", "1048576b"; a bare number in `unit` bytes) in bytes;
+// -1 when it is not one (or negative, or past 10^15 units).
+int64_t ParseSizeBytes(const std::string& text, int64_t unit);
+// A Spark duration ("60s", "500ms", "2min", "1h"; a bare number in `unit_ms`) in ms, at most
+// kMaxDurationMs; -1 when it is not one.
+inline constexpr int64_t kMaxDurationMs = 365ll * 24 * 3600 * 1000;  // a year
+int64_t ParseDurationMs(const std::string& text, int64_t unit_ms);
+
 }  // namespace sparkprof::model

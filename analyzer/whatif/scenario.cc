@@ -25,39 +25,6 @@ int64_t ParseCount(const std::string& text, bool& ok) {
   return ok ? value : -1;
 }
 
-int64_t ParseSizeBytes(const std::string& text, int64_t unit) {
-  if (text.empty()) return -1;
-  char* end = nullptr;
-  const double value = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || !(value >= 0) || value > 1e15) return -1;
-  std::string suffix(end);
-  for (char& c : suffix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (suffix.size() == 2 && suffix[1] == 'b' && suffix[0] != 'b') suffix.pop_back();  // "mb"
-  double scale = static_cast<double>(unit);
-  if (suffix == "b") scale = 1;
-  else if (suffix == "k") scale = 1024.0;
-  else if (suffix == "m") scale = 1024.0 * 1024;
-  else if (suffix == "g") scale = 1024.0 * 1024 * 1024;
-  else if (suffix == "t") scale = 1024.0 * 1024 * 1024 * 1024;
-  else if (!suffix.empty()) return -1;
-  const double bytes = value * scale;
-  return bytes > 9e18 ? -1 : static_cast<int64_t>(bytes);
-}
-
-int64_t ParseDurationMs(const std::string& text, int64_t unit_ms) {
-  char* end = nullptr;
-  const double value = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || !(value >= 0) || value > 1e12) return -1;
-  const std::string suffix(end);
-  double scale = static_cast<double>(unit_ms);
-  if (suffix == "ms") scale = 1;
-  else if (suffix == "s") scale = 1000;
-  else if (suffix == "m" || suffix == "min") scale = 60'000;
-  else if (suffix == "h") scale = 3'600'000;
-  else if (!suffix.empty()) return -1;
-  return static_cast<int64_t>(std::min(value * scale, static_cast<double>(kMaxMs)));
-}
-
 std::string PropertyOr(const model::ApplicationModel& m, const char* key,
                        const std::string& fallback) {
   const std::string* value = m.SparkProperty(key);

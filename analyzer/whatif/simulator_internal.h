@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "analyzer/model/application_model.h"
+#include "analyzer/model/spark_values.h"
 #include "analyzer/whatif/simulator.h"
 
 namespace sparkprof::whatif {
@@ -33,12 +34,11 @@ inline int64_t Span(int64_t a, int64_t b) {
 }
 
 // Settings as Spark writes them (scenario.cc). A count from 1 to 1000000 (`ok` false otherwise);
-// a Spark size ("512m", "8g", "1t", "64k", "1048576b", a bare number in `unit` bytes), -1 when
-// not one; a Spark duration ("60s", "500ms", "2min", "1h", a bare number in `unit_ms`), -1 when
-// not one; a Spark property of the run, `fallback` when it is not set or empty.
+// sizes and durations as analyzer/model/spark_values.h reads them; a Spark property of the run,
+// `fallback` when it is not set or empty.
 int64_t ParseCount(const std::string& text, bool& ok);
-int64_t ParseSizeBytes(const std::string& text, int64_t unit);
-int64_t ParseDurationMs(const std::string& text, int64_t unit_ms);
+using model::ParseDurationMs;
+using model::ParseSizeBytes;
 std::string PropertyOr(const model::ApplicationModel& m, const char* key,
                        const std::string& fallback);
 
