@@ -179,9 +179,8 @@ template <typename Histogram>
 void Replay(const prometheus::ClientMetric& metric, Histogram& histogram) {
   uint64_t previous = 0;
   for (const auto& bucket : metric.histogram.bucket) {
-    double value = bucket.upper_bound == std::numeric_limits<double>::infinity()
-                       ? 1e9
-                       : bucket.upper_bound;
+    double value =
+        bucket.upper_bound == std::numeric_limits<double>::infinity() ? 1e9 : bucket.upper_bound;
     for (uint64_t i = previous; i < bucket.cumulative_count; ++i) histogram.Observe(value);
     previous = bucket.cumulative_count;
   }
@@ -279,11 +278,12 @@ int main(int argc, char** argv) {
   };
   row("hand-written (baseline, before)", handwritten);
   row("prometheus-cpp (driver, after)", library);
-  std::printf("ratio after/before: exposition CPU %.2fx, held memory %.2fx, "
-              "exposition peak %.2fx\n",
-              library.render_us / handwritten.render_us,
-              static_cast<double>(library.held_bytes) / static_cast<double>(handwritten.held_bytes),
-              static_cast<double>(library.render_peak_bytes) /
-                  static_cast<double>(handwritten.render_peak_bytes));
+  std::printf(
+      "ratio after/before: exposition CPU %.2fx, held memory %.2fx, "
+      "exposition peak %.2fx\n",
+      library.render_us / handwritten.render_us,
+      static_cast<double>(library.held_bytes) / static_cast<double>(handwritten.held_bytes),
+      static_cast<double>(library.render_peak_bytes) /
+          static_cast<double>(handwritten.render_peak_bytes));
   return 0;
 }

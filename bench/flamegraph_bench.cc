@@ -58,8 +58,7 @@ uint64_t Mix(uint64_t x) {
 std::string ShortFrameName(uint64_t id) {
   static const char* packages[] = {"org/apache/spark/", "scala/collection/", "java/util/",
                                    "java/io/",          "java/nio/",         "sun/nio/ch/"};
-  return std::string(packages[id % 6]) + "C" + std::to_string(id % 997) + ".m" +
-         std::to_string(id);
+  return std::string(packages[id % 6]) + "C" + std::to_string(id % 997) + ".m" + std::to_string(id);
 }
 
 std::string MakeCollapsed(size_t unique_stacks, uint64_t samples, const std::string& shape) {

@@ -35,7 +35,7 @@ struct AnalyzeOptions {
   int max_problems_printed = 20;
   uint64_t max_decompressed_bytes = eventlog::kDefaultMaxDecodedBytes;
   uint64_t max_expansion_ratio = eventlog::kDefaultMaxExpansionRatio;
-  int threads = 0;  // 0: every available CPU
+  int threads = 0;      // 0: every available CPU
   std::string profile;  // --profile: a *.sparkprof file or the driver's output directory
   CostFlags cost;
 };
@@ -58,7 +58,7 @@ struct AppOutcome {
   std::unique_ptr<report::Analysis> analysis;  // html: the page is written at the end
   std::vector<std::string> messages;
   std::string not_analysed_why;  // when not analysed: why, for the report's not_analysed list
-  bool done = false;  // guarded by OrderedPrinter's mutex
+  bool done = false;             // guarded by OrderedPrinter's mutex
 };
 
 // Prints each application's messages and hands it to `on_ready` once it and every application
@@ -179,10 +179,10 @@ std::unique_ptr<report::Analysis> AnalyzeOne(const source::ApplicationLog& log,
     } else {
       for (const std::string& problem : analysis->profile->problems) messages.push_back(problem);
       if (analysis->profile->problem_count > analysis->profile->problems.size()) {
-        messages.push_back(analysis->profile->source + ": " +
-                           std::to_string(analysis->profile->problem_count -
-                                          analysis->profile->problems.size()) +
-                           " more problem(s) not shown");
+        messages.push_back(
+            analysis->profile->source + ": " +
+            std::to_string(analysis->profile->problem_count - analysis->profile->problems.size()) +
+            " more problem(s) not shown");
       }
     }
   }

@@ -12,8 +12,8 @@ namespace sparkprof::cli {
 
 // Exit codes shared by every subcommand (documented in README.md).
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitUsage = 1;           // bad command line
-inline constexpr int kExitNothingAnalysable = 2;  // no input could be read at all
+inline constexpr int kExitUsage = 1;                // bad command line
+inline constexpr int kExitNothingAnalysable = 2;    // no input could be read at all
 inline constexpr int kExitFindingsAtThreshold = 3;  // --fail-on matched a finding
 
 void RegisterAnalyzeCommand(CLI::App& app, int& exit_code);

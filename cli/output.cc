@@ -22,9 +22,7 @@ void PrintMessage(std::string_view program, std::string_view message) {
 }
 
 ReportStream::ReportStream(std::string path, std::string_view program)
-    : path_(std::move(path)),
-      program_(program),
-      to_stdout_(path_.empty() || path_ == "-") {
+    : path_(std::move(path)), program_(program), to_stdout_(path_.empty() || path_ == "-") {
   name_ = to_stdout_ ? "standard output" : path_;
 }
 
@@ -68,8 +66,7 @@ bool ReportStream::Close() {
   return !failed_;
 }
 
-bool WriteReportOutput(const std::string& path, const std::string& text,
-                       std::string_view program) {
+bool WriteReportOutput(const std::string& path, const std::string& text, std::string_view program) {
   ReportStream stream(path, program);
   stream.Write(text);
   return stream.Close();

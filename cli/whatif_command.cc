@@ -69,8 +69,7 @@ void WriteText(const report::Analysis& a, const whatif::Prediction& p, std::ostr
   }
   out << "  executors   " << p.actual_executors << " x " << p.actual_cores_per_executor
       << " cores, " << p.actual_executor_memory_mb << " MiB -> " << p.predicted_executors << " x "
-      << p.predicted_cores_per_executor << " cores, " << p.predicted_executor_memory_mb
-      << " MiB\n";
+      << p.predicted_cores_per_executor << " cores, " << p.predicted_executor_memory_mb << " MiB\n";
   bool header = false;
   for (const whatif::StagePrediction& s : p.stages) {
     if (s.predicted_ms == s.baseline_ms && s.predicted_tasks == s.actual_tasks) continue;

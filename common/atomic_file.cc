@@ -16,8 +16,8 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents) {
   std::string temporary = path + ".tmp.XXXXXX";
   int fd = mkostemp(temporary.data(), O_CLOEXEC);
   if (fd < 0) {
-    return IoError("cannot write " + path + ": cannot create a temporary file next to it: " +
-                   std::strerror(errno));
+    return IoError("cannot write " + path +
+                   ": cannot create a temporary file next to it: " + std::strerror(errno));
   }
   auto fail = [&](const char* what, int error) {
     if (fd >= 0) ::close(fd);

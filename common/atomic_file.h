@@ -24,7 +24,8 @@ int OpenForWritingNoFollow(const std::string& path, std::string* error);
 // unless another user could read or redirect them there: it (symlinks followed: a user may point
 // it anywhere) must belong to this user or root and not be writable by every user without the
 // sticky bit (/tmp has it); `directory` itself may be a symlink only when this user or root made
-// it (one planted by another user is refused whatever it points to). Errors name the directory and what is wrong (e.g. the owner's uid).
+// it (one planted by another user is refused whatever it points to). Errors name the directory and
+// what is wrong (e.g. the owner's uid).
 Status UsableOutputDirectory(const std::string& directory);
 
 // UsableOutputDirectory(parent), then creates `parent`/`name` (mode 0755) or accepts it if it

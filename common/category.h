@@ -48,10 +48,26 @@ enum class Category : uint8_t {
 inline constexpr int kCategoryCount = 21;
 
 inline constexpr std::array<std::string_view, kCategoryCount> kCategoryNames = {
-    "compute",     "serialization", "s3a_write",          "s3a_read", "shuffle_write",
-    "shuffle_read", "spill",        "file_io",            "gc",       "other",
-    "jit",         "vm",            "python_wait",        "shuffle_fetch_wait", "io_wait",
-    "lock_wait",   "sleep",         "cpu_starved",        "off_cpu_other",      "python",
+    "compute",
+    "serialization",
+    "s3a_write",
+    "s3a_read",
+    "shuffle_write",
+    "shuffle_read",
+    "spill",
+    "file_io",
+    "gc",
+    "other",
+    "jit",
+    "vm",
+    "python_wait",
+    "shuffle_fetch_wait",
+    "io_wait",
+    "lock_wait",
+    "sleep",
+    "cpu_starved",
+    "off_cpu_other",
+    "python",
     "python_off_cpu",
 };
 

@@ -307,8 +307,7 @@ const WaitCase kRealWaits[] = {
      Category::kIoWait},
     // JDBC source: the driver's socket read under JDBCRDD's iterator.
     {{"sun.nio.ch.Net.poll", "sun.nio.ch.NioSocketImpl.park", "sun.nio.ch.NioSocketImpl.implRead",
-      "org.postgresql.core.PGStream.receiveChar",
-      "org.postgresql.jdbc.PgResultSet.next",
+      "org.postgresql.core.PGStream.receiveChar", "org.postgresql.jdbc.PgResultSet.next",
       "org.apache.spark.sql.execution.datasources.jdbc.JDBCRDD$$anon$1.getNext"},
      Category::kIoWait},
     // Local disk: a shuffle or spill file read, and a write that blocks (JDK 17 and 21+).
@@ -378,7 +377,8 @@ TEST(FrameClassifierTest, WaitRulesAreAllCovered) {
 TEST(FrameClassifierTest, ABlockedThreadWithoutAWaitFrameWaitsForAMonitor) {
   // synchronized (monitor) { ... } blocked: HotSpot says _thread_blocked, the innermost frame is
   // the method holding the synchronized block.
-  std::vector<std::string_view> entering = {"AgentWorkloads.lambda$waits$2", "java.lang.Thread.run"};
+  std::vector<std::string_view> entering = {"AgentWorkloads.lambda$waits$2",
+                                            "java.lang.Thread.run"};
   EXPECT_EQ(ClassifyOffCpuStack(entering, /*blocked_in_jvm=*/true), Category::kLockWait);
   EXPECT_EQ(ClassifyOffCpuStack(entering, /*blocked_in_jvm=*/false), Category::kOffCpuOther);
   // Parked and sleeping threads are blocked too: their frames decide.

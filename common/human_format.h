@@ -14,6 +14,6 @@ std::string HumanBytes(int64_t bytes);        // "1.5 GiB", "512 B", "-2.0 KiB"
 std::string HumanDurationMs(int64_t millis);  // "2h 03m", "4m 12s", "8.3 s", "120 ms"; "n/a" < 0
 std::string Percent(double ratio);            // "12.5%"
 std::string Fixed(double value, int decimals = 1);  // "3.1"
-std::string FormatEpochMs(int64_t epoch_ms);  // "2024-02-13 18:58:22 UTC"
+std::string FormatEpochMs(int64_t epoch_ms);        // "2024-02-13 18:58:22 UTC"
 
 }  // namespace sparkprof

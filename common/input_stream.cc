@@ -2,8 +2,8 @@
 
 #include <fcntl.h>
 #include <linux/magic.h>
-#include <sys/statfs.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -73,7 +73,9 @@ class PrefixedInputStream final : public InputStream {
     }
     return rest_->Read(buffer, size);
   }
-  uint64_t input_offset() const override { return rest_->input_offset() - (head_.size() - head_offset_); }
+  uint64_t input_offset() const override {
+    return rest_->input_offset() - (head_.size() - head_offset_);
+  }
 
  private:
   std::string head_;
@@ -105,7 +107,8 @@ Result<std::unique_ptr<InputStream>> OpenFileInputStream(const std::string& path
   if (::fstatfs(fd, &filesystem) == 0 &&
       (filesystem.f_type == PROC_SUPER_MAGIC || filesystem.f_type == SYSFS_MAGIC)) {
     ::close(fd);
-    return InvalidArgument("cannot read " + path + ": a kernel interface file in /proc or /sys, "
+    return InvalidArgument("cannot read " + path +
+                           ": a kernel interface file in /proc or /sys, "
                            "not an event log");
   }
   return std::unique_ptr<InputStream>(new FileInputStream(fd, path));

@@ -52,8 +52,8 @@ class ApartOnCpus {
  private:
   bool apart_ = false;
   ApartOnCpus* outer_ = nullptr;  // the one that kept the caller apart already, if any
-  cpu_set_t callers_cpus_;  // the caller's CPUs before any pinning
-  cpu_set_t mine_;          // the CPUs it holds (released when destroyed)
+  cpu_set_t callers_cpus_;        // the caller's CPUs before any pinning
+  cpu_set_t mine_;                // the CPUs it holds (released when destroyed)
 };
 
 }  // namespace sparkprof

@@ -275,11 +275,11 @@ class ThreadedReadAheadStream final : public ReadAheadStream {
   std::condition_variable helped_;  // a call of the idle work returned
   bool stopping_ = false;
   std::shared_ptr<const std::function<bool()>> help_;  // the idle work (guarded by mutex_)
-  bool helping_ = false;  // the producer is calling it (guarded by mutex_)
-  bool woken_ = false;    // WakeForIdleWork() since the producer last looked for work
+  bool helping_ = false;   // the producer is calling it (guarded by mutex_)
+  bool woken_ = false;     // WakeForIdleWork() since the producer last looked for work
   bool finished_ = false;  // the producer read to the end and stopped helping (guarded)
-  size_t filled_ = 0;   // slots [0, filled_) were produced (guarded by mutex_)
-  size_t consume_ = 0;  // the slot being served (guarded by mutex_ for writes)
+  size_t filled_ = 0;      // slots [0, filled_) were produced (guarded by mutex_)
+  size_t consume_ = 0;     // the slot being served (guarded by mutex_ for writes)
   // The consumer's own state.
   bool slot_ready_ = false;
   size_t served_ = 0;
@@ -290,8 +290,7 @@ class ThreadedReadAheadStream final : public ReadAheadStream {
 
 std::unique_ptr<ReadAheadStream> MakeReadAheadStream(InputStream& inner, size_t buffer_bytes,
                                                      size_t buffers, bool apart_from_caller) {
-  return std::make_unique<ThreadedReadAheadStream>(inner, buffer_bytes, buffers,
-                                                   apart_from_caller);
+  return std::make_unique<ThreadedReadAheadStream>(inner, buffer_bytes, buffers, apart_from_caller);
 }
 
 }  // namespace sparkprof

@@ -4,14 +4,22 @@ namespace sparkprof {
 
 const char* StatusCodeName(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "ok";
-    case StatusCode::kInvalidArgument: return "invalid argument";
-    case StatusCode::kNotFound: return "not found";
-    case StatusCode::kCorrupt: return "corrupt";
-    case StatusCode::kTooLarge: return "too large";
-    case StatusCode::kUnsupported: return "unsupported";
-    case StatusCode::kIoError: return "i/o error";
-    case StatusCode::kInternal: return "internal error";
+    case StatusCode::kOk:
+      return "ok";
+    case StatusCode::kInvalidArgument:
+      return "invalid argument";
+    case StatusCode::kNotFound:
+      return "not found";
+    case StatusCode::kCorrupt:
+      return "corrupt";
+    case StatusCode::kTooLarge:
+      return "too large";
+    case StatusCode::kUnsupported:
+      return "unsupported";
+    case StatusCode::kIoError:
+      return "i/o error";
+    case StatusCode::kInternal:
+      return "internal error";
   }
   return "unknown";
 }

@@ -38,7 +38,9 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+inline Status InvalidArgument(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
 inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
 inline Status Corrupt(std::string m) { return {StatusCode::kCorrupt, std::move(m)}; }
 inline Status TooLarge(std::string m) { return {StatusCode::kTooLarge, std::move(m)}; }
@@ -49,7 +51,7 @@ inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : storage_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : storage_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : storage_(std::move(status)) {  // NOLINT: implicit by design
     assert(!std::get<Status>(storage_).ok() && "Result built from an ok Status");
   }
@@ -78,15 +80,15 @@ class [[nodiscard]] Result {
 #define SPARKPROF_CONCAT(a, b) SPARKPROF_CONCAT_INNER(a, b)
 
 // Returns the Status from the enclosing function when `expr` is not ok.
-#define SPARKPROF_RETURN_IF_ERROR(expr)        \
-  do {                                         \
-    ::sparkprof::Status status_ = (expr);      \
-    if (!status_.ok()) return status_;         \
+#define SPARKPROF_RETURN_IF_ERROR(expr)   \
+  do {                                    \
+    ::sparkprof::Status status_ = (expr); \
+    if (!status_.ok()) return status_;    \
   } while (false)
 
 // `SPARKPROF_ASSIGN_OR_RETURN(auto x, MakeX());`
-#define SPARKPROF_ASSIGN_OR_RETURN(lhs, expr)                                   \
-  auto SPARKPROF_CONCAT(result_, __LINE__) = (expr);                            \
-  if (!SPARKPROF_CONCAT(result_, __LINE__).ok())                                \
-    return SPARKPROF_CONCAT(result_, __LINE__).status();                        \
+#define SPARKPROF_ASSIGN_OR_RETURN(lhs, expr)            \
+  auto SPARKPROF_CONCAT(result_, __LINE__) = (expr);     \
+  if (!SPARKPROF_CONCAT(result_, __LINE__).ok())         \
+    return SPARKPROF_CONCAT(result_, __LINE__).status(); \
   lhs = std::move(SPARKPROF_CONCAT(result_, __LINE__)).value()

@@ -53,8 +53,7 @@ size_t Utf8CutBytes(std::string_view text, size_t max_bytes) {
   if (max_bytes >= text.size()) return text.size();
   size_t end = max_bytes;
   // Back up over continuation bytes (at most 3: a longer run is invalid anyway).
-  for (int i = 0; i < 3 && end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80;
-       ++i) {
+  for (int i = 0; i < 3 && end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80; ++i) {
     --end;
   }
   return (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80 ? max_bytes : end;

@@ -18,12 +18,17 @@ TEST(TerminalTextTest, KeepsPrintableTextAndUnicode) {
 TEST(TerminalTextTest, ReplacesC0C1AndBidiControls) {
   EXPECT_EQ(SanitizeForTerminal("a\x1b[2Jb\nc\td\x7f"), "a?[2Jb?c?d?");
   // U+009B (CSI in UTF-8: C2 9B) starts an escape sequence on terminals that honour C1.
-  EXPECT_EQ(SanitizeForTerminal("x\xC2\x9B" "31mred"), "x?31mred");
+  EXPECT_EQ(SanitizeForTerminal("x\xC2\x9B"
+                                "31mred"),
+            "x?31mred");
   EXPECT_EQ(SanitizeForTerminal("\xC2\x80\xC2\x9F\xC2\xA0"), "??\xC2\xA0");  // NBSP is fine
   // RLO ... PDF: "Trojan Source" reordering; LRI..PDI isolates; LRM/RLM/ALM marks.
-  EXPECT_EQ(SanitizeForTerminal("a\xE2\x80\xAE" "cba\xE2\x80\xAC" "d"), "a?cba?d");
-  for (char32_t c : {0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069,
-                     0x200E, 0x200F, 0x061C, 0x2028, 0x2029}) {
+  EXPECT_EQ(SanitizeForTerminal("a\xE2\x80\xAE"
+                                "cba\xE2\x80\xAC"
+                                "d"),
+            "a?cba?d");
+  for (char32_t c : {0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069, 0x200E,
+                     0x200F, 0x061C, 0x2028, 0x2029}) {
     EXPECT_TRUE(IsUnsafeForTerminal(c)) << std::hex << static_cast<uint32_t>(c);
   }
   EXPECT_FALSE(IsUnsafeForTerminal(0x2030));
@@ -32,11 +37,13 @@ TEST(TerminalTextTest, ReplacesC0C1AndBidiControls) {
 }
 
 TEST(TerminalTextTest, ReplacesInvalidUtf8ByteByByte) {
-  EXPECT_EQ(SanitizeForTerminal("a\xFF" "b"), "a?b");
-  EXPECT_EQ(SanitizeForTerminal("\xC0\xAF"), "??");              // overlong '/'
-  EXPECT_EQ(SanitizeForTerminal("\xED\xA0\x80"), "???");         // surrogate
-  EXPECT_EQ(SanitizeForTerminal("\xF4\x90\x80\x80"), "????");    // past U+10FFFF
-  EXPECT_EQ(SanitizeForTerminal("\xE6\x97"), "??");              // cut short
+  EXPECT_EQ(SanitizeForTerminal("a\xFF"
+                                "b"),
+            "a?b");
+  EXPECT_EQ(SanitizeForTerminal("\xC0\xAF"), "??");            // overlong '/'
+  EXPECT_EQ(SanitizeForTerminal("\xED\xA0\x80"), "???");       // surrogate
+  EXPECT_EQ(SanitizeForTerminal("\xF4\x90\x80\x80"), "????");  // past U+10FFFF
+  EXPECT_EQ(SanitizeForTerminal("\xE6\x97"), "??");            // cut short
   EXPECT_EQ(SanitizeForTerminal("\xE2\x80\xAE", "\xEF\xBF\xBD"), "\xEF\xBF\xBD");
 }
 
@@ -54,7 +61,9 @@ TEST(TerminalTextTest, TruncatesByCharacterNeverInsideOne) {
 }
 
 TEST(TerminalTextTest, ByteLimitsNeverCutACharacter) {
-  const std::string text = "ab\xE6\x97\xA5" "c";  // a b 日 c: 6 bytes
+  const std::string text =
+      "ab\xE6\x97\xA5"
+      "c";  // a b 日 c: 6 bytes
   EXPECT_EQ(Utf8CutBytes(text, 2), 2u);
   EXPECT_EQ(Utf8CutBytes(text, 3), 2u);
   EXPECT_EQ(Utf8CutBytes(text, 4), 2u);
@@ -65,7 +74,11 @@ TEST(TerminalTextTest, ByteLimitsNeverCutACharacter) {
 
 TEST(TerminalTextTest, JsonEscapesC1AndBidiControlsAndKeepsThem) {
   std::string out;
-  JsonWriter::AppendQuoted(out, "a\xC2\x9B" "b\xE2\x80\xAE" "c\xE2\x80\xA8", false);
+  JsonWriter::AppendQuoted(out,
+                           "a\xC2\x9B"
+                           "b\xE2\x80\xAE"
+                           "c\xE2\x80\xA8",
+                           false);
   EXPECT_EQ(out, "\"a\\u009bb\\u202ec\\u2028\"");
 }
 

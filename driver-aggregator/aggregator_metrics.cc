@@ -51,10 +51,10 @@ Result<AggregatorMetrics> AggregatorMetrics::Register(metrics::PrometheusRegistr
                           "CPU of the executors' own JVM threads by category (gc: GC workers and "
                           "concurrent GC, jit: compiler threads, vm: the VM thread and helpers), "
                           "summed over executors; not task time."));
-  for (auto category : {flamegraph::Category::kGc, flamegraph::Category::kJit,
-                        flamegraph::Category::kVm}) {
-    m.jvm_thread_cpu_seconds[flamegraph::CategoryIndex(category)] = &jvm_thread_cpu->Add(
-        {{"category", std::string(flamegraph::CategoryName(category))}});
+  for (auto category :
+       {flamegraph::Category::kGc, flamegraph::Category::kJit, flamegraph::Category::kVm}) {
+    m.jvm_thread_cpu_seconds[flamegraph::CategoryIndex(category)] =
+        &jvm_thread_cpu->Add({{"category", std::string(flamegraph::CategoryName(category))}});
   }
 
   SPARKPROF_ASSIGN_OR_RETURN(
@@ -108,9 +108,9 @@ Result<AggregatorMetrics> AggregatorMetrics::Register(metrics::PrometheusRegistr
 
   SPARKPROF_ASSIGN_OR_RETURN(
       auto* events, registry.AddCounter("sparkprof_driver_events_total",
-                                    "Listener events received as event-log JSON lines, by "
-                                    "outcome (accepted, rejected: not an event, too long, or "
-                                    "after the application's report)."));
+                                        "Listener events received as event-log JSON lines, by "
+                                        "outcome (accepted, rejected: not an event, too long, or "
+                                        "after the application's report)."));
   m.events[kEventAccepted] = &events->Add({{"outcome", "accepted"}});
   m.events[kEventRejected] = &events->Add({{"outcome", "rejected"}});
   SPARKPROF_ASSIGN_OR_RETURN(

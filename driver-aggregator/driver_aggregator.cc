@@ -501,7 +501,7 @@ void DriverAggregator::RefreshLiveMetrics(int64_t now_ms) {
   run_context_.UpdateAirflow(ReadAirflowContext(snapshot.spark_properties, ::getenv));
   for (const CompletedStage& stage : snapshot.newly_completed) {
     prometheus::Histogram* histogram = stage.write_stage ? metrics_.task_duration_write_seconds
-                                                      : metrics_.task_duration_compute_seconds;
+                                                         : metrics_.task_duration_compute_seconds;
     for (int64_t ms : stage.successful_task_ms) histogram->Observe(SecondsFromMs(ms));
   }
 }
@@ -610,8 +610,8 @@ Result<std::string> DriverAggregator::WriteStageFlameGraph(int32_t stage_id,
     return InvalidArgument("no flame graph directory configured (spark.sparkprof.outputDir)");
   }
   // Batches of the stage may still wait in the queue behind its completion: fold them first.
-  ingest_queue_->Drain(std::chrono::milliseconds(std::max<int64_t>(
-      options_.flamegraph_drain_timeout_ms, 0)));
+  ingest_queue_->Drain(
+      std::chrono::milliseconds(std::max<int64_t>(options_.flamegraph_drain_timeout_ms, 0)));
   std::string html;
   std::string dir;
   {
@@ -631,7 +631,8 @@ Result<std::string> DriverAggregator::WriteStageFlameGraph(int32_t stage_id,
                       std::to_string(stage_attempt) + ": " +
                       std::to_string(options_.max_flamegraph_files) +
                       " flame graph files written already; `sparkprof flamegraph "
-                      "profile.sparkprof --stage " + std::to_string(stage_id) + "` draws it");
+                      "profile.sparkprof --stage " +
+                      std::to_string(stage_id) + "` draws it");
     }
     flamegraphs_written_.insert(key);
     const flamegraph::ProfileModel& model = it->second->tree.model();

@@ -14,9 +14,9 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
-#include <set>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -25,10 +25,10 @@
 
 #include "common/status.h"
 #include "driver-aggregator/aggregator_metrics.h"
+#include "driver-aggregator/executor_metrics.h"
 #include "driver-aggregator/ingest_queue.h"
 #include "driver-aggregator/live_application.h"
 #include "driver-aggregator/profile_file_writer.h"
-#include "driver-aggregator/executor_metrics.h"
 #include "driver-aggregator/run_context_metrics.h"
 #include "driver-aggregator/s3a_io.h"
 #include "flamegraph/profile_model.h"
@@ -185,9 +185,9 @@ class DriverAggregator {
   std::unique_ptr<metrics::HttpExposer> exposer_;
   std::string metrics_error_;
   std::unique_ptr<LiveApplication> live_;
-  S3aIoTotals s3a_;  // the executors' S3A statistics
-  ExecutorMetrics executor_metrics_;  // under live_metrics_mutex_
-  RunContextMetrics run_context_;     // under live_metrics_mutex_
+  S3aIoTotals s3a_;                            // the executors' S3A statistics
+  ExecutorMetrics executor_metrics_;           // under live_metrics_mutex_
+  RunContextMetrics run_context_;              // under live_metrics_mutex_
   std::unique_ptr<IngestQueue> ingest_queue_;  // stopped first in the destructor
 
   std::mutex live_metrics_mutex_;  // guards the three below; taken before mutex_, never inside it
@@ -206,7 +206,7 @@ class DriverAggregator {
   uint64_t outcome_counts_[kIngestOutcomeCount] = {};
   std::string application_dir_;
   prometheus::Gauge* application_info_ = nullptr;  // the current application's series
-  bool application_labels_set_ = false;         // by SetApplication, else from the events
+  bool application_labels_set_ = false;            // by SetApplication, else from the events
   ProfileFileWriter profile_file_{options_.max_profile_file_bytes};
   bool profile_file_failed_ = false;  // not retried for every batch
   // Set when the end-of-application report read the file: later batches are not appended.

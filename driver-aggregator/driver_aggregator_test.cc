@@ -1,10 +1,10 @@
 #include "driver-aggregator/driver_aggregator.h"
-#include "driver-aggregator/profile_file_writer.h"
 #include "analyzer/profile/stage_profiles.h"
 #include "common/atomic_file.h"
+#include "driver-aggregator/profile_file_writer.h"
 
-#include <gtest/gtest.h>
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -70,8 +70,8 @@ std::vector<uint8_t> MakeBatch(const std::string& executor, const std::vector<Sa
     stacks2.push_back(fb::CreateStackDirect(final_builder, &frames));
     uint32_t thread = intern("Executor task launch worker-N");
     samples2.push_back(fb::CreateStackSample(final_builder, static_cast<uint32_t>(i),
-                                             specs[i].stage_id, 0, specs[i].task_attempt_id,
-                                             thread, specs[i].category, 1, specs[i].weight_ns));
+                                             specs[i].stage_id, 0, specs[i].task_attempt_id, thread,
+                                             specs[i].category, 1, specs[i].weight_ns));
     times2.push_back(fb::CreateTaskCategoryTime(final_builder, specs[i].stage_id, 0,
                                                 specs[i].task_attempt_id, specs[i].category, 1,
                                                 specs[i].weight_ns));
@@ -138,16 +138,14 @@ TEST(DriverAggregatorTest, MergesStagesAndExportsCategoryTime) {
 
 TEST(DriverAggregatorTest, JvmThreadCpuIsExecutorCpuNotTaskTime) {
   auto aggregator = StartOrDie({});
-  auto batch = MakeBatch("1",
-                         {{{"[jvm gc]", "[G1 Conc#N]"}, -1, fb::Category::gc, 2'000'000'000, -1},
-                          {{"[jvm jit]", "[C2 CompilerThre]"}, -1, fb::Category::jit, 500'000'000,
-                           -1},
-                          {{"[jvm vm]", "[VM Thread]"}, -1, fb::Category::vm, 250'000'000, -1},
-                          {{"Main.compute"}, 3, fb::Category::compute, 1'000'000'000}});
+  auto batch =
+      MakeBatch("1", {{{"[jvm gc]", "[G1 Conc#N]"}, -1, fb::Category::gc, 2'000'000'000, -1},
+                      {{"[jvm jit]", "[C2 CompilerThre]"}, -1, fb::Category::jit, 500'000'000, -1},
+                      {{"[jvm vm]", "[VM Thread]"}, -1, fb::Category::vm, 250'000'000, -1},
+                      {{"Main.compute"}, 3, fb::Category::compute, 1'000'000'000}});
   EXPECT_EQ(aggregator->Ingest(batch), IngestOutcome::kAccepted);
   std::string text = aggregator->registry().Render();
-  EXPECT_NE(text.find("spark_jvm_thread_cpu_seconds_total{category=\"gc\"} 2\n"),
-            std::string::npos)
+  EXPECT_NE(text.find("spark_jvm_thread_cpu_seconds_total{category=\"gc\"} 2\n"), std::string::npos)
       << text;
   EXPECT_NE(text.find("spark_jvm_thread_cpu_seconds_total{category=\"jit\"} 0.5\n"),
             std::string::npos);
@@ -164,9 +162,9 @@ TEST(DriverAggregatorTest, JvmThreadCpuIsExecutorCpuNotTaskTime) {
 // A batch the real agent drained from a JVM whose tagged thread (stage 3, TID 17) serialized
 // objects (driver-aggregator/fuzz/corpus/driver_ingest/agent_batch.bin, also a fuzz seed).
 TEST(DriverAggregatorTest, IngestsARealAgentBatch) {
-  std::ifstream in(
-      std::string(SPARKPROF_SOURCE_DIR) + "/driver-aggregator/fuzz/corpus/driver_ingest/agent_batch.bin",
-      std::ios::binary);
+  std::ifstream in(std::string(SPARKPROF_SOURCE_DIR) +
+                       "/driver-aggregator/fuzz/corpus/driver_ingest/agent_batch.bin",
+                   std::ios::binary);
   std::vector<uint8_t> batch((std::istreambuf_iterator<char>(in)),
                              std::istreambuf_iterator<char>());
   ASSERT_FALSE(batch.empty());
@@ -352,12 +350,13 @@ TEST(DriverAggregatorTest, StageFlameGraphFilesAreCapped) {
   auto third = aggregator->WriteStageFlameGraph(2, 0);
   ASSERT_FALSE(third.ok());
   EXPECT_EQ(third.status().code(), StatusCode::kNotFound);
-  EXPECT_NE(third.status().message().find("--stage 2"), std::string::npos) << third.status().ToString();
+  EXPECT_NE(third.status().message().find("--stage 2"), std::string::npos)
+      << third.status().ToString();
   EXPECT_TRUE(aggregator->WriteStageFlameGraph(1, 0).ok());  // rewritten, not a new file
   EXPECT_FALSE(std::filesystem::exists(options.output_dir + "/stage-2-attempt-0.html"));
-  EXPECT_NE(aggregator->registry().Render().find(
-                "sparkprof_driver_flamegraphs_over_limit_total 1\n"),
-            std::string::npos);
+  EXPECT_NE(
+      aggregator->registry().Render().find("sparkprof_driver_flamegraphs_over_limit_total 1\n"),
+      std::string::npos);
   EXPECT_EQ(aggregator->StageWeightNs({2, 0}), 1'000'000u);
   std::filesystem::remove_all(options.output_dir);
 }
@@ -468,8 +467,8 @@ TEST(DriverAggregatorTest, ConcurrentIngestFlameGraphsAndScrapes) {
 // name is refused, its target untouched. (Flame graphs and reports go through
 // WriteFileAtomically, tested in native-agent/profile_writers_test.cc.)
 TEST(DriverAggregatorTest, OutputFilesNeverFollowAPlantedSymlink) {
-  std::string directory = ::testing::TempDir() + "/sparkprof_driver_symlink." +
-                          std::to_string(::getpid());
+  std::string directory =
+      ::testing::TempDir() + "/sparkprof_driver_symlink." + std::to_string(::getpid());
   std::filesystem::remove_all(directory);
   std::filesystem::create_directories(directory);
   std::string victim = directory + "/victim";
@@ -492,8 +491,8 @@ TEST(DriverAggregatorTest, OutputFilesNeverFollowAPlantedSymlink) {
 // user made is followed. Needs root (lchown) to plant as another user.
 TEST(DriverAggregatorTest, OutputDirectorySymlinkPlantedByAnotherUserIsRefused) {
   if (::geteuid() != 0) GTEST_SKIP() << "planting a symlink as another user needs root";
-  std::string directory = ::testing::TempDir() + "/sparkprof_driver_outlink." +
-                          std::to_string(::getpid());
+  std::string directory =
+      ::testing::TempDir() + "/sparkprof_driver_outlink." + std::to_string(::getpid());
   std::filesystem::remove_all(directory);
   std::filesystem::create_directories(directory + "/target");
   const std::string link = directory + "/sparkprof-root";
@@ -518,8 +517,8 @@ TEST(DriverAggregatorTest, OutputDirectorySymlinkPlantedByAnotherUserIsRefused) 
 // application starts (a symlink, a file, another user's directory) is refused with the reason;
 // an output directory every user may write to without the sticky bit is refused as a whole.
 TEST(DriverAggregatorTest, ApplicationDirectoryPlantedByAnotherUserIsRefused) {
-  std::string directory = ::testing::TempDir() + "/sparkprof_driver_planted." +
-                          std::to_string(::getpid());
+  std::string directory =
+      ::testing::TempDir() + "/sparkprof_driver_planted." + std::to_string(::getpid());
   std::filesystem::remove_all(directory);
   std::filesystem::create_directories(directory + "/elsewhere");
   std::filesystem::create_symlink(directory + "/elsewhere", directory + "/app-link");
@@ -595,8 +594,7 @@ TEST(DriverAggregatorTest, StopsPromptlyWhileAMetricsClientDrips) {
   std::this_thread::sleep_for(std::chrono::milliseconds(600));
   auto start = std::chrono::steady_clock::now();
   aggregator.reset();
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(seconds, 2.0);  // generous: it closes the socket at once
   dripper.join();
   close(fd);
@@ -753,8 +751,8 @@ TEST(DriverAggregatorTest, StageFlameGraphWaitsNoLongerThanTheDrainTimeout) {
   const size_t at = html.find(" s sampled task time");
   ASSERT_NE(at, std::string::npos);
   size_t number = at;
-  while (number > 0 && (std::isdigit(static_cast<unsigned char>(html[number - 1])) ||
-                        html[number - 1] == '.')) {
+  while (number > 0 &&
+         (std::isdigit(static_cast<unsigned char>(html[number - 1])) || html[number - 1] == '.')) {
     --number;
   }
   // Batches (1 ms each) in the graph.
@@ -776,7 +774,8 @@ TEST(DriverAggregatorTest, IngestQueueBytesLimitAtAndPastItIsCountedAsQueueFull)
   ASSERT_TRUE(aggregator->DrainIngestQueue(std::chrono::seconds(60)));
   std::vector<uint8_t> larger = batch;
   larger.push_back(0);  // one byte past it
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(EnqueueCopy(*aggregator, larger), IngestOutcome::kQueueFull);
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(EnqueueCopy(*aggregator, larger), IngestOutcome::kQueueFull);
   ASSERT_TRUE(aggregator->DrainIngestQueue(std::chrono::seconds(60)));
   EXPECT_EQ(aggregator->StageWeightNs({3, 0}), 1000u);
   std::string text = aggregator->registry().Render();

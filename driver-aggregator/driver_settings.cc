@@ -39,9 +39,7 @@ constexpr DriverSetting kSettings[] = {
      [](AggregatorOptions& o, int64_t v) { o.ingest_queue.max_bytes = static_cast<uint64_t>(v); }},
     {"spark.sparkprof.maxProfileFileBytes", SettingUnit::kBytes, 0, kTiB, 0, kTiB,
      [](const AggregatorOptions& o) { return static_cast<int64_t>(o.max_profile_file_bytes); },
-     [](AggregatorOptions& o, int64_t v) {
-       o.max_profile_file_bytes = static_cast<uint64_t>(v);
-     }},
+     [](AggregatorOptions& o, int64_t v) { o.max_profile_file_bytes = static_cast<uint64_t>(v); }},
     {"spark.sparkprof.metricsRefreshInterval", SettingUnit::kMilliseconds, 0, kMax, 1, 600'000,
      [](const AggregatorOptions& o) { return o.live_refresh_interval_ms; },
      [](AggregatorOptions& o, int64_t v) { o.live_refresh_interval_ms = v; }},
@@ -110,9 +108,9 @@ AppliedSettings ApplyDriverSettings(AggregatorOptions options,
     int64_t value = 0;
     if (!ParseWholeNumber(text, value) || value < setting->min_accepted ||
         value > setting->max_accepted) {
-      applied.problems.push_back(
-          key + "=" + text + " is not valid (" + Allowed(*setting) + "), using " +
-          FormatSettingValue(setting->unit, setting->get(applied.options)));
+      applied.problems.push_back(key + "=" + text + " is not valid (" + Allowed(*setting) +
+                                 "), using " +
+                                 FormatSettingValue(setting->unit, setting->get(applied.options)));
       continue;
     }
     setting->set(applied.options, std::clamp(value, setting->min_used, setting->max_used));

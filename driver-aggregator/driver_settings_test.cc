@@ -25,15 +25,12 @@ TEST(DriverSettingsTest, NothingSetKeepsEveryDefault) {
 // The plugin passes sizes in bytes and durations in milliseconds (Spark's parser read the units:
 // maxBatchBytes=32m, ingestQueue.maxBytes=2g, metricsRefreshInterval=1min).
 TEST(DriverSettingsTest, SetValuesAreUsed) {
-  AppliedSettings applied = Apply({"spark.sparkprof.maxBatchBytes", "33554432",
-                                   "spark.sparkprof.maxBatchesPerSecond", "500",
-                                   "spark.sparkprof.maxNodesPerStage", "1000",
-                                   "spark.sparkprof.maxStages", "8",
-                                   "spark.sparkprof.maxTotalNodes", "5000",
-                                   "spark.sparkprof.ingestQueue.maxBatches", "64",
-                                   "spark.sparkprof.ingestQueue.maxBytes", "2147483648",
-                                   "spark.sparkprof.maxProfileFileBytes", "0",
-                                   "spark.sparkprof.metricsRefreshInterval", " 60000 "});
+  AppliedSettings applied = Apply(
+      {"spark.sparkprof.maxBatchBytes", "33554432", "spark.sparkprof.maxBatchesPerSecond", "500",
+       "spark.sparkprof.maxNodesPerStage", "1000", "spark.sparkprof.maxStages", "8",
+       "spark.sparkprof.maxTotalNodes", "5000", "spark.sparkprof.ingestQueue.maxBatches", "64",
+       "spark.sparkprof.ingestQueue.maxBytes", "2147483648", "spark.sparkprof.maxProfileFileBytes",
+       "0", "spark.sparkprof.metricsRefreshInterval", " 60000 "});
   EXPECT_TRUE(applied.problems.empty()) << applied.problems.front();
   const AggregatorOptions& options = applied.options;
   EXPECT_EQ(options.max_batch_bytes, size_t{32} << 20);
@@ -48,11 +45,10 @@ TEST(DriverSettingsTest, SetValuesAreUsed) {
 }
 
 TEST(DriverSettingsTest, RefusedValuesKeepTheDefaultAndSaySo) {
-  AppliedSettings applied = Apply({"spark.sparkprof.ingestQueue.maxBatches", "100000",
-                                   "spark.sparkprof.ingestQueue.maxBytes", "lots",
-                                   "spark.sparkprof.maxBatchBytes", "0",
-                                   "spark.sparkprof.maxStages", "-1",
-                                   "spark.sparkprof.maxTotalNodes", "1.5"});
+  AppliedSettings applied =
+      Apply({"spark.sparkprof.ingestQueue.maxBatches", "100000",
+             "spark.sparkprof.ingestQueue.maxBytes", "lots", "spark.sparkprof.maxBatchBytes", "0",
+             "spark.sparkprof.maxStages", "-1", "spark.sparkprof.maxTotalNodes", "1.5"});
   EXPECT_EQ(applied.options.ingest_queue.max_batches, 1024u);
   EXPECT_EQ(applied.options.ingest_queue.max_bytes, uint64_t{256} << 20);
   EXPECT_EQ(applied.options.max_batch_bytes, size_t{16} << 20);
@@ -68,9 +64,9 @@ TEST(DriverSettingsTest, RefusedValuesKeepTheDefaultAndSaySo) {
 }
 
 TEST(DriverSettingsTest, ValuesInRangeAreClampedToWhatIsUsed) {
-  AppliedSettings applied = Apply({"spark.sparkprof.maxBatchBytes", "10",
-                                   "spark.sparkprof.ingestQueue.maxBytes", "1024",
-                                   "spark.sparkprof.metricsRefreshInterval", "0"});
+  AppliedSettings applied =
+      Apply({"spark.sparkprof.maxBatchBytes", "10", "spark.sparkprof.ingestQueue.maxBytes", "1024",
+             "spark.sparkprof.metricsRefreshInterval", "0"});
   EXPECT_TRUE(applied.problems.empty());
   EXPECT_EQ(applied.options.max_batch_bytes, 1024u);
   EXPECT_EQ(applied.options.ingest_queue.max_bytes, uint64_t{1} << 20);
@@ -82,8 +78,8 @@ TEST(DriverSettingsTest, ValuesInRangeAreClampedToWhatIsUsed) {
 }
 
 TEST(DriverSettingsTest, UnknownKeysAndMissingValuesAreProblems) {
-  AppliedSettings applied = Apply({"spark.sparkprof.flushInterval", "5000",
-                                   "spark.sparkprof.maxStages"});
+  AppliedSettings applied =
+      Apply({"spark.sparkprof.flushInterval", "5000", "spark.sparkprof.maxStages"});
   ASSERT_EQ(applied.problems.size(), 2u);
   EXPECT_EQ(applied.problems[0],
             "spark.sparkprof.flushInterval is not a driver aggregator setting; ignored");

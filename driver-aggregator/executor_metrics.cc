@@ -78,9 +78,9 @@ void ExecutorMetrics::Update(const LiveSnapshot& snapshot) {
   }
   for (const CompletedStage& stage : snapshot.newly_completed) {
     for (size_t i = 0; i < stage.successful_task_ms.size(); ++i) {
-      const std::string& id =
-          i < stage.successful_task_executor_ids.size() ? stage.successful_task_executor_ids[i]
-                                                        : std::string();
+      const std::string& id = i < stage.successful_task_executor_ids.size()
+                                  ? stage.successful_task_executor_ids[i]
+                                  : std::string();
       const std::string label = Label(id);
       prometheus::Histogram*& histogram = task_duration_by_label_[label];
       if (histogram == nullptr) histogram = &task_duration_->Add({{"executor_id", label}});

@@ -35,8 +35,7 @@ std::unique_ptr<IngestQueue::Batch> IngestQueue::Reserve(size_t size) {
       dropped_.fetch_add(1, std::memory_order_relaxed);
       return nullptr;
     }
-  } while (!queued_batches_.compare_exchange_weak(batches, batches + 1,
-                                                  std::memory_order_relaxed));
+  } while (!queued_batches_.compare_exchange_weak(batches, batches + 1, std::memory_order_relaxed));
   uint64_t bytes = queued_bytes_.load(std::memory_order_relaxed);
   do {
     if (size > limits_.max_bytes || bytes > limits_.max_bytes - size) {

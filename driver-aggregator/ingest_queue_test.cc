@@ -106,7 +106,7 @@ TEST(IngestQueueTest, BytesAreBoundedAtAndPastTheLimit) {
                     [&](std::span<const uint8_t>, IngestQueue::Clock::time_point) { gate.Wait(); });
   EXPECT_EQ(OfferNumber(queue, 1, 1001), IngestQueue::Offered::kFull);  // alone past the limit
   EXPECT_EQ(OfferNumber(queue, 2, 600), IngestQueue::Offered::kQueued);
-  EXPECT_EQ(OfferNumber(queue, 3, 401), IngestQueue::Offered::kFull);   // 1001 bytes
+  EXPECT_EQ(OfferNumber(queue, 3, 401), IngestQueue::Offered::kFull);    // 1001 bytes
   EXPECT_EQ(OfferNumber(queue, 4, 400), IngestQueue::Offered::kQueued);  // exactly 1000
   EXPECT_EQ(queue.queued_bytes(), 1000u);
   EXPECT_EQ(OfferNumber(queue, 5, 8), IngestQueue::Offered::kFull);
@@ -137,7 +137,8 @@ TEST(IngestQueueTest, DrainWaitsForWhatWasQueuedBeforeItAndTimesOutOtherwise) {
     std::this_thread::sleep_for(milliseconds(1));
     last = NumberOf(batch);
   });
-  for (uint32_t i = 1; i <= 50; ++i) ASSERT_EQ(OfferNumber(queue, i), IngestQueue::Offered::kQueued);
+  for (uint32_t i = 1; i <= 50; ++i)
+    ASSERT_EQ(OfferNumber(queue, i), IngestQueue::Offered::kQueued);
   EXPECT_FALSE(queue.Drain(milliseconds(50)));  // the consumer is held
   gate.Open();
   EXPECT_TRUE(queue.Drain(milliseconds(30000)));
@@ -149,10 +150,10 @@ TEST(IngestQueueTest, DrainWaitsForWhatWasQueuedBeforeItAndTimesOutOtherwise) {
 TEST(IngestQueueTest, StopDiscardsWhatIsQueuedAndRefusesMore) {
   Gate gate;
   auto queue = std::make_unique<IngestQueue>(
-      IngestQueueLimits{}, [&](std::span<const uint8_t>, IngestQueue::Clock::time_point) {
-        gate.Wait();
-      });
-  for (uint32_t i = 0; i < 20; ++i) ASSERT_EQ(OfferNumber(*queue, i), IngestQueue::Offered::kQueued);
+      IngestQueueLimits{},
+      [&](std::span<const uint8_t>, IngestQueue::Clock::time_point) { gate.Wait(); });
+  for (uint32_t i = 0; i < 20; ++i)
+    ASSERT_EQ(OfferNumber(*queue, i), IngestQueue::Offered::kQueued);
   gate.WaitUntilHeld();
   // A drain waiting when the queue stops returns (false) instead of waiting for the rest.
   auto drain = std::async(std::launch::async, [&] { return queue->Drain(milliseconds(60000)); });
@@ -184,9 +185,15 @@ TEST(IngestQueueTest, ManyProducersFloodingWhileItStopsNeitherDeadlockNorLeak) {
       producers.emplace_back([&, p] {
         for (uint32_t i = 0; go; ++i) {
           switch (OfferNumber(*queue, i, 512 + p)) {
-            case IngestQueue::Offered::kQueued: ++queued; break;
-            case IngestQueue::Offered::kFull: ++full; break;
-            default: ++stopped; break;
+            case IngestQueue::Offered::kQueued:
+              ++queued;
+              break;
+            case IngestQueue::Offered::kFull:
+              ++full;
+              break;
+            default:
+              ++stopped;
+              break;
           }
         }
       });

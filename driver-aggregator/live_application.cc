@@ -12,9 +12,10 @@
 namespace sparkprof::driver {
 
 // Forwards every event (its values bounded by the parser: value_bounds.h) to the ModelBuilder,
-// then updates the counts that must be current at every scrape. Same definitions as the engine's phase sweep (phase_breakdown.h): a task runs
-// from its start to its end; a submitted stage attempt has num_tasks pending, each launch of one
-// of its tasks takes one (floored at 0), its completion releases the rest.
+// then updates the counts that must be current at every scrape. Same definitions as the engine's
+// phase sweep (phase_breakdown.h): a task runs from its start to its end; a submitted stage attempt
+// has num_tasks pending, each launch of one of its tasks takes one (floored at 0), its completion
+// releases the rest.
 class LiveApplication::Tee final : public eventlog::EventSink {
  public:
   Tee(model::ModelBuilder& builder, LiveCounts& counts) : builder_(builder), counts_(counts) {}
@@ -282,7 +283,8 @@ std::string LiveApplication::EndedJobsJson(const std::vector<int32_t>& job_ids) 
   std::set<int32_t> ended;
   JsonWriter out;
   out.BeginObject();
-  out.Key("application").BeginObject()
+  out.Key("application")
+      .BeginObject()
       .Field("id", model.app_id)
       .Field("name", model.app_name)
       .Field("start_ms", model.start_time_ms)

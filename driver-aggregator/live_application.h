@@ -79,7 +79,7 @@ struct ExecutorSnapshot {
   std::string executor_id;
   bool removed = false;
   std::string removed_reason;
-  model::ExecutorMetricPeaks peaks;  // max over its tasks' and stages' peaks
+  model::ExecutorMetricPeaks peaks;              // max over its tasks' and stages' peaks
   int64_t peak_task_execution_memory_bytes = 0;  // max "Peak Execution Memory" of its tasks
 };
 
@@ -137,10 +137,9 @@ class LiveApplication {
   // calls return an error. `amend` adds what the live feed measured beyond the events (the
   // executors' S3A statistics) to the finished model before the diagnosis reads it.
   // `profile_path` (optional): the saved profile the diagnosis reads (report::AttachProfile).
-  Result<report::Analysis> Finish(
-      const std::string& input_name,
-      const std::function<void(model::ApplicationModel&)>& amend = {},
-      const std::string& profile_path = "");
+  Result<report::Analysis> Finish(const std::string& input_name,
+                                  const std::function<void(model::ApplicationModel&)>& amend = {},
+                                  const std::string& profile_path = "");
   bool finished() const;
 
  private:

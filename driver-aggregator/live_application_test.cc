@@ -352,8 +352,8 @@ TEST(DriverAggregatorLive, MetricsEqualTheEnginePhasesAndReportsAreWritten) {
 // The driver's report.json carries its live feed's batch counts, queue_full included: batches
 // the ingest queue had no room for (here: every batch is larger than its byte limit).
 TEST(DriverAggregatorLive, ReportJsonCountsBatchesDroppedForAFullIngestQueue) {
-  const fs::path dir = fs::temp_directory_path() / ("sparkprof_queue_full_" +
-                                                    std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("sparkprof_queue_full_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   AggregatorOptions options;
   options.output_dir = dir.string();

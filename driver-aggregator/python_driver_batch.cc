@@ -15,10 +15,9 @@ namespace {
 // Samples of one part of a stack: its share of the stack's samples by time, at least 1.
 uint64_t SamplesOf(uint64_t part_ns, uint64_t total_ns, uint64_t samples) {
   if (total_ns == 0 || samples == 0) return 0;
-  const uint64_t share = static_cast<uint64_t>(static_cast<double>(samples) *
-                                               static_cast<double>(part_ns) /
-                                               static_cast<double>(total_ns) +
-                                               0.5);
+  const uint64_t share = static_cast<uint64_t>(
+      static_cast<double>(samples) * static_cast<double>(part_ns) / static_cast<double>(total_ns) +
+      0.5);
   return share > 0 ? share : 1;
 }
 
@@ -27,8 +26,8 @@ uint64_t SamplesOf(uint64_t part_ns, uint64_t total_ns, uint64_t samples) {
 Result<std::string> PythonDriverBatch(std::string_view file, int64_t start_epoch_ns,
                                       int64_t end_epoch_ns) {
   if (end_epoch_ns <= start_epoch_ns || start_epoch_ns <= 0) {
-    return InvalidArgument("the Python driver's window [" + std::to_string(start_epoch_ns) +
-                           ", " + std::to_string(end_epoch_ns) + ") ns is empty or inverted");
+    return InvalidArgument("the Python driver's window [" + std::to_string(start_epoch_ns) + ", " +
+                           std::to_string(end_epoch_ns) + ") ns is empty or inverted");
   }
   agent::PythonTaskProfile parsed;
   if (std::optional<std::string> error = agent::ParsePythonProfile(file, parsed)) {
@@ -66,10 +65,9 @@ Result<std::string> PythonDriverBatch(std::string_view file, int64_t start_epoch
           SamplesOf(record.off_cpu_ns, total, record.samples), record.off_cpu_ns));
     }
   }
-  auto batch = schema::CreateBatchDirect(builder, 1, "driver", "", static_cast<int32_t>(
-                                             parsed.worker_pid), start_epoch_ns, end_epoch_ns,
-                                         parsed.interval_ns, "python-driver", &strings, &stacks,
-                                         &samples);
+  auto batch = schema::CreateBatchDirect(
+      builder, 1, "driver", "", static_cast<int32_t>(parsed.worker_pid), start_epoch_ns,
+      end_epoch_ns, parsed.interval_ns, "python-driver", &strings, &stacks, &samples);
   schema::FinishBatchBuffer(builder, batch);
   return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
 }

@@ -21,9 +21,9 @@ inline constexpr std::string_view kPythonDriverThread = "python driver";
 // The largest file taken (the workers' per-task limit, native-agent/python_profile.h).
 inline constexpr size_t kMaxPythonDriverFileBytes = size_t{1} << 20;
 
-// A Batch (schema/profile.fbs) as the agent's drain hands one over, not size-prefixed: each stack's CPU as category python and its own
-// time off CPU as python_off_cpu, under kPythonDriverFrame. Fails, saying why, on a file the
-// parser refuses or a window that is empty or inverted.
+// A Batch (schema/profile.fbs) as the agent's drain hands one over, not size-prefixed: each stack's
+// CPU as category python and its own time off CPU as python_off_cpu, under kPythonDriverFrame.
+// Fails, saying why, on a file the parser refuses or a window that is empty or inverted.
 Result<std::string> PythonDriverBatch(std::string_view file, int64_t start_epoch_ns,
                                       int64_t end_epoch_ns);
 

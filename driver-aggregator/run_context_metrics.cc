@@ -113,8 +113,7 @@ void RunContextMetrics::UpdatePhases(const diagnosis::PhaseBreakdown& phases,
     }
     if (!started_[i]) {
       started_[i] = true;
-      start_->Add({{"phase", kPhaseNames[i]}})
-          .Set(static_cast<double>(interval_start_ms) / 1000.0);
+      start_->Add({{"phase", kPhaseNames[i]}}).Set(static_cast<double>(interval_start_ms) / 1000.0);
     }
     end_->Add({{"phase", kPhaseNames[i]}}).Set(static_cast<double>(model_end_ms) / 1000.0);
   }
@@ -132,10 +131,10 @@ void RunContextMetrics::UpdateAirflow(const AirflowContext& context) {
   airflow_set_ = true;
   airflow_
       ->Add({{"dag_id", context.dag_id},
-                    {"task_id", context.task_id},
-                    {"run_id", context.run_id},
-                    {"try_number", context.try_number},
-                    {"trace_id", context.trace_id}})
+             {"task_id", context.task_id},
+             {"run_id", context.run_id},
+             {"try_number", context.try_number},
+             {"trace_id", context.trace_id}})
       .Set(1);
 }
 

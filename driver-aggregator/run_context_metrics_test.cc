@@ -25,17 +25,19 @@ TEST(RunContextMetricsTest, TraceIdOfReadsW3cTraceparentsOnly) {
 
 TEST(RunContextMetricsTest, AirflowContextPrefersSparkPropertiesAndCleansValues) {
   std::map<std::string, std::string> env = {
-      {"AIRFLOW_CTX_DAG_ID", "nightly_etl"}, {"AIRFLOW_CTX_TASK_ID", "env_task"},
-      {"AIRFLOW_CTX_DAG_RUN_ID", "scheduled__2026-11-24"}, {"AIRFLOW_CTX_TRY_NUMBER", "2"},
+      {"AIRFLOW_CTX_DAG_ID", "nightly_etl"},
+      {"AIRFLOW_CTX_TASK_ID", "env_task"},
+      {"AIRFLOW_CTX_DAG_RUN_ID", "scheduled__2026-11-24"},
+      {"AIRFLOW_CTX_TRY_NUMBER", "2"},
       {"TRACEPARENT", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}};
   auto getenv = [&env](const char* name) -> const char* {
     auto it = env.find(name);
     return it == env.end() ? nullptr : it->second.c_str();
   };
-  AirflowContext context = ReadAirflowContext(
-      {{"spark.sparkprof.airflow.taskId", "load\n\x1b[31mred"},
-       {"spark.sparkprof.airflow.dagId", std::string(300, 'd')}},
-      getenv);
+  AirflowContext context =
+      ReadAirflowContext({{"spark.sparkprof.airflow.taskId", "load\n\x1b[31mred"},
+                          {"spark.sparkprof.airflow.dagId", std::string(300, 'd')}},
+                         getenv);
   EXPECT_EQ(context.dag_id, std::string(200, 'd'));
   EXPECT_EQ(context.task_id, "load[31mred");
   EXPECT_EQ(context.run_id, "scheduled__2026-11-24");
@@ -57,8 +59,7 @@ TEST(RunContextMetricsTest, PhaseTimelineMarksTheGrowingPhaseAndItsInterval) {
   EXPECT_TRUE(Has(text, "spark_phase_active{phase=\"compute\"} 0")) << text;
   EXPECT_TRUE(Has(text, "spark_phase_start_timestamp_seconds{phase=\"resource_wait\"} 1000000.5"))
       << text;
-  EXPECT_EQ(text.find("spark_phase_start_timestamp_seconds{phase=\"compute\"}"),
-            std::string::npos);
+  EXPECT_EQ(text.find("spark_phase_start_timestamp_seconds{phase=\"compute\"}"), std::string::npos);
 
   phases.wall_ms = 10000;
   phases.resource_wait_ms = 5000;
@@ -82,8 +83,9 @@ TEST(RunContextMetricsTest, AirflowInfoIsOneSeriesSetOnce) {
   metrics.UpdateAirflow({"dag", "task", "run", "1", ""});
   metrics.UpdateAirflow({"other", "task", "run", "1", ""});
   std::string text = registry.Render();
-  EXPECT_TRUE(Has(text, "spark_airflow_info{dag_id=\"dag\",run_id=\"run\",task_id=\"task\","
-                        "trace_id=\"\",try_number=\"1\"} 1"))
+  EXPECT_TRUE(Has(text,
+                  "spark_airflow_info{dag_id=\"dag\",run_id=\"run\",task_id=\"task\","
+                  "trace_id=\"\",try_number=\"1\"} 1"))
       << text;
   EXPECT_EQ(text.find("dag_id=\"other\""), std::string::npos);
 }
@@ -123,8 +125,7 @@ TEST(ExecutorMetricsTest, LifecyclePeaksAndDurationsWithACappedExecutorLabel) {
       << text;
   EXPECT_TRUE(Has(text, "spark_executor_task_duration_seconds_count{executor_id=\"other\"} 4"))
       << text;  // executor 3 is past the cap of 2 (the same stage was passed twice)
-  EXPECT_TRUE(Has(text, "spark_executor_task_duration_seconds_count{executor_id=\"1\"} 2"))
-      << text;
+  EXPECT_TRUE(Has(text, "spark_executor_task_duration_seconds_count{executor_id=\"1\"} 2")) << text;
 }
 
 }  // namespace

@@ -42,7 +42,6 @@ model::S3aIo FromRow(const schema::S3aStatistics& row) {
   return io;
 }
 
-
 }  // namespace
 
 Status S3aIoTotals::RegisterMetrics(metrics::PrometheusRegistry& registry) {
@@ -85,14 +84,14 @@ Status S3aIoTotals::RegisterMetrics(metrics::PrometheusRegistry& registry) {
   m.get_seconds = &durations->Add({{"request", "get"}});
   m.head_seconds = &durations->Add({{"request", "head"}});
   m.list_seconds = &durations->Add({{"request", "list"}});
-  SPARKPROF_ASSIGN_OR_RETURN(
-      auto* blocks, registry.AddCounter("spark_s3a_block_uploads_total",
-                                        "Blocks S3A output streams uploaded (the parts of "
-                                        "multipart uploads; a small file is one block)."));
+  SPARKPROF_ASSIGN_OR_RETURN(auto* blocks,
+                             registry.AddCounter("spark_s3a_block_uploads_total",
+                                                 "Blocks S3A output streams uploaded (the parts of "
+                                                 "multipart uploads; a small file is one block)."));
   m.block_uploads = &blocks->Add({});
   SPARKPROF_ASSIGN_OR_RETURN(
-      auto* retries, registry.AddCounter("spark_s3a_retries_total",
-                                         "S3 requests S3A retried (store_io_retry)."));
+      auto* retries,
+      registry.AddCounter("spark_s3a_retries_total", "S3 requests S3A retried (store_io_retry)."));
   m.retries = &retries->Add({});
   SPARKPROF_ASSIGN_OR_RETURN(
       auto* throttled,

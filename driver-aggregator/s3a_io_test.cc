@@ -78,8 +78,8 @@ TEST(S3aIoTest, ExecutorRowsMakeTheMetricsAndStageRowsTheStageTotals) {
             IngestOutcome::kAccepted);
 
   std::string text = aggregator.registry().Render();
-  EXPECT_TRUE(Has(text, "spark_s3a_bytes_total{direction=\"write\"} " +
-                            std::to_string(15 << 20))) << text;
+  EXPECT_TRUE(Has(text, "spark_s3a_bytes_total{direction=\"write\"} " + std::to_string(15 << 20)))
+      << text;
   EXPECT_TRUE(Has(text, "spark_s3a_requests_total{request=\"multipart_initiate\"} 3")) << text;
   EXPECT_TRUE(Has(text, "spark_s3a_requests_total{request=\"put\"} 2")) << text;
   EXPECT_TRUE(Has(text, "spark_s3a_block_uploads_total 8")) << text;

@@ -19,8 +19,8 @@ struct HashSeeds {
 // Per process, so which stacks collide cannot be known in advance.
 const HashSeeds& Seeds() {
   static const HashSeeds seeds = [] {
-    uint64_t entropy = static_cast<uint64_t>(
-        std::chrono::steady_clock::now().time_since_epoch().count());
+    uint64_t entropy =
+        static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
     try {
       std::random_device device;
       entropy ^= (static_cast<uint64_t>(device()) << 32) | device();
@@ -65,9 +65,7 @@ void HashStack(std::span<const FrameId> frames, uint64_t& low, uint64_t& high) {
   uint64_t h = ~f;
   const FrameId* frame = frames.data();
   size_t left = frames.size();
-  auto word = [](const FrameId* pair) {
-    return pair[0] | (static_cast<uint64_t>(pair[1]) << 32);
-  };
+  auto word = [](const FrameId* pair) { return pair[0] | (static_cast<uint64_t>(pair[1]) << 32); };
   for (; left >= 8; left -= 8, frame += 8) {
     uint64_t first = word(frame);
     uint64_t second = word(frame + 2);
@@ -95,9 +93,8 @@ void HashStack(std::span<const FrameId> frames, uint64_t& low, uint64_t& high) {
     b = std::rotl((b + *frame) * kMultiplierB, 31);
   }
   low = Finalise(a ^ std::rotl(c, 13) ^ std::rotl(e, 29) ^ std::rotl(g, 41) ^ frames.size());
-  high = Finalise(b + std::rotl(d, 7) + std::rotl(f, 19) + std::rotl(h, 37) +
-                  std::rotl(low, 17)) |
-         1;
+  high =
+      Finalise(b + std::rotl(d, 7) + std::rotl(f, 19) + std::rotl(h, 37) + std::rotl(low, 17)) | 1;
 }
 
 // Slot of a (node, category) key in the weight sums: one multiply, the product's top bits.

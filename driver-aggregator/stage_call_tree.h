@@ -64,8 +64,7 @@ class StageCallTree {
   }
   // Whether the table knows the stack; if so, its node in `node` (kNoNode for a stack that folded).
   bool Find(const StackKey& key, flamegraph::NodeId& node) const;
-  flamegraph::NodeId FindOrInsert(std::span<const flamegraph::FrameId> frames,
-                                  const StackKey& key);
+  flamegraph::NodeId FindOrInsert(std::span<const flamegraph::FrameId> frames, const StackKey& key);
   // The "[overflow: stage call tree full]" node under the root, which takes the weight of stacks
   // that did not fit (made even when the tree is full: one node past the cap).
   flamegraph::NodeId OverflowNode();

@@ -73,8 +73,8 @@ TEST(StageCallTreeTest, StacksDifferingOnlyInOrderOrDepthAreDifferentNodes) {
   std::vector<FrameId> ba = Intern(tree, {"b", "a"});
   std::vector<FrameId> aba = Intern(tree, {"a", "b", "a"});
   std::vector<FrameId> a = Intern(tree, {"a"});
-  std::vector<NodeId> nodes = {tree.FindOrInsert(ab), tree.FindOrInsert(ba),
-                               tree.FindOrInsert(aba), tree.FindOrInsert(a)};
+  std::vector<NodeId> nodes = {tree.FindOrInsert(ab), tree.FindOrInsert(ba), tree.FindOrInsert(aba),
+                               tree.FindOrInsert(a)};
   for (size_t i = 0; i < nodes.size(); ++i) {
     for (size_t j = i + 1; j < nodes.size(); ++j) EXPECT_NE(nodes[i], nodes[j]);
   }
@@ -145,7 +145,7 @@ TEST(StageCallTreeTest, WeightSumsPastTheirTableAreAddedAndNothingIsLost) {
       expected += 3;
     }
   }
-  tree.AddWeight(nodes[0], Category::kCompute, 0);  // nothing
+  tree.AddWeight(nodes[0], Category::kCompute, 0);           // nothing
   tree.AddWeight(nodes[0], Category::kCompute, UINT64_MAX);  // saturates, never wraps
   const ProfileModel& model = tree.model();
   EXPECT_EQ(model.total_weight(), UINT64_MAX);

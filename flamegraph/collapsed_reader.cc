@@ -176,9 +176,8 @@ void CollapsedReader::ReadLine(std::string_view line) {
   ++stacks_read_;
 
   // Remember this line's frames for the next one (only the part past the shared prefix is new).
-  size_t keep_bytes = shared == 0 ? 0
-                                  : previous_frames_[shared - 1].first +
-                                        previous_frames_[shared - 1].second;
+  size_t keep_bytes =
+      shared == 0 ? 0 : previous_frames_[shared - 1].first + previous_frames_[shared - 1].second;
   previous_text_.resize(keep_bytes);
   previous_frames_.resize(shared);
   previous_ids_.resize(shared);

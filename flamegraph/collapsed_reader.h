@@ -39,11 +39,11 @@ struct PerFrameClassifier {
 inline constexpr size_t kDefaultMaxTreeNodes = size_t{4} << 20;
 
 struct CollapsedReadOptions {
-  std::string source_name = "<input>";  // used in messages: "<source_name>:<line>: ..."
-  FrameClassifier classifier;           // empty: Category::kOther
+  std::string source_name = "<input>";      // used in messages: "<source_name>:<line>: ..."
+  FrameClassifier classifier;               // empty: Category::kOther
   PerFrameClassifier per_frame_classifier;  // when set, used instead of `classifier`
-  size_t max_line_bytes = 1 << 20;      // longer lines are skipped with a warning
-  size_t max_frames_per_stack = 8192;   // deeper stacks are skipped with a warning
+  size_t max_line_bytes = 1 << 20;          // longer lines are skipped with a warning
+  size_t max_frames_per_stack = 8192;       // deeper stacks are skipped with a warning
   // Nodes of the call tree (distinct stack prefixes); a stack that would add nodes past it is
   // skipped with a warning (a stack already in the tree still counts). docs/limits.md.
   size_t max_tree_nodes = kDefaultMaxTreeNodes;
@@ -84,8 +84,8 @@ class CollapsedReader {
   std::vector<std::string_view> frames_;
   std::vector<FrameId> ids_;
   std::vector<uint64_t> hashes_;
-  std::vector<uint32_t> frame_results_;        // per_frame_classifier's result by frame id
-  std::vector<uint32_t> stack_results_;        // one stack's results, innermost first
+  std::vector<uint32_t> frame_results_;  // per_frame_classifier's result by frame id
+  std::vector<uint32_t> stack_results_;  // one stack's results, innermost first
   // The previous line's frames, copied (the piece it came from may be gone) with their ids.
   std::string previous_text_;
   std::vector<std::pair<uint32_t, uint32_t>> previous_frames_;  // offset, size in previous_text_

@@ -42,9 +42,8 @@ TEST(CollapsedTest, UnsortedInputWithDuplicatesComesBackSortedAndMerged) {
 // pieces split a line, a '\r\n' or a frame; including a last line without a line break and a
 // line past the length limit that spans pieces.
 TEST(CollapsedTest, PiecesOfAnySizeReadLikeTheWhole) {
-  std::string text =
-      "b;c 1\r\na 2\n\n# comment\nb;c;dd 3\n[category=gc] 7\nbad line\n" +
-      std::string(40, 'x') + " 1\nb;c 4";
+  std::string text = "b;c 1\r\na 2\n\n# comment\nb;c;dd 3\n[category=gc] 7\nbad line\n" +
+                     std::string(40, 'x') + " 1\nb;c 4";
   CollapsedReadOptions options;
   options.max_line_bytes = 30;
   ProfileModel whole;
@@ -184,8 +183,8 @@ TEST(CollapsedTest, ProblemMessagesKeptAtAndPastTheLimit) {
 }
 
 TEST(ProfileLoaderTest, FileSizeLimitAtAndPastIt) {
-  std::filesystem::path path = std::filesystem::temp_directory_path() /
-                               ("sparkprof_loader_" + std::to_string(::getpid()));
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("sparkprof_loader_" + std::to_string(::getpid()));
   const std::string text = "main;work 10\n";
   std::ofstream(path, std::ios::binary) << text;
   LoadOptions options;
@@ -210,12 +209,11 @@ TEST(ProfileLoaderTest, BigFileStreamsAndPerFrameRulesMatchTheWholeStackClassifi
                           "java/io/FileOutputStream.writeBytes", "scala/collection/Iterator.next"};
   for (int i = 0; i < 30000; ++i) {
     text += "java/lang/Thread.run;org/apache/spark/executor/Executor$TaskRunner.run;f" +
-            std::to_string(i % 977) + ";" + leaves[i % 5] + " " + std::to_string(1 + i % 3) +
-            "\n";
+            std::to_string(i % 977) + ";" + leaves[i % 5] + " " + std::to_string(1 + i % 3) + "\n";
   }
   ASSERT_GT(text.size(), size_t{2} << 20);
-  std::filesystem::path path = std::filesystem::temp_directory_path() /
-                               ("sparkprof_stream_" + std::to_string(::getpid()));
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("sparkprof_stream_" + std::to_string(::getpid()));
   std::ofstream(path, std::ios::binary) << text;
   LoadOptions options;
   options.per_frame_classifier = SparkPerFrameClassifier();

@@ -35,8 +35,7 @@ class BatchLoader {
       : options_(options), model_(model), report_(report), summary_(summary) {}
   BatchLoader(const ProfileFileReadOptions& options, StageModelSelector select, void* context,
               ReadReport& report, ProfileFileSummary& summary)
-      : options_(options), select_(select), context_(context), report_(report),
-        summary_(summary) {}
+      : options_(options), select_(select), context_(context), report_(report), summary_(summary) {}
 
   void Load(const schema::Batch& batch, size_t batch_offset) {
     NoteBatch(batch);
@@ -196,8 +195,9 @@ class BatchLoader {
   // The batch's sampling mode, interval and executor, for the summary (bounded: a hostile file
   // cannot grow the sets without limit).
   void NoteBatch(const schema::Batch& batch) {
-    if (const auto* mode = batch.mode(); mode != nullptr && mode->size() <= kMaxModeBytes &&
-                                         summary_.modes.size() < ProfileFileSummary::kMaxKeptModes) {
+    if (const auto* mode = batch.mode();
+        mode != nullptr && mode->size() <= kMaxModeBytes &&
+        summary_.modes.size() < ProfileFileSummary::kMaxKeptModes) {
       summary_.modes.insert(mode->str());
     }
     if (batch.interval_ns() > 0 &&
@@ -327,9 +327,8 @@ Status ReadProfileFile(std::string_view bytes, const ProfileFileReadOptions& opt
 }
 
 Status ReadProfileFileByStage(std::string_view bytes, const ProfileFileReadOptions& options,
-                              StageModelSelector select, void* context,
-                              uint64_t& untagged_weight, ReadReport& report,
-                              ProfileFileSummary* summary) {
+                              StageModelSelector select, void* context, uint64_t& untagged_weight,
+                              ReadReport& report, ProfileFileSummary* summary) {
   ProfileFileSummary local_summary;
   ProfileFileSummary& counts = summary ? *summary : local_summary;
   BatchLoader loader(options, select, context, report, counts);

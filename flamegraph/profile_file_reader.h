@@ -25,7 +25,7 @@ namespace sparkprof::flamegraph {
 struct TaskTimeRow {
   int32_t stage_id = -1;
   int32_t stage_attempt = -1;
-  int64_t task_attempt_id = -1;  // -1: the JVM's own threads (gc, jit, vm), not a task
+  int64_t task_attempt_id = -1;          // -1: the JVM's own threads (gc, jit, vm), not a task
   Category category = Category::kOther;  // an unknown schema value reads as other (counted)
   uint64_t samples = 0;
   uint64_t time_ns = 0;
@@ -36,10 +36,10 @@ using TaskTimeReceiver = void (*)(void* context, const TaskTimeRow& row);
 // own, an executor's non-task threads), with the batch it came in. The views live only for the
 // call; the reader keeps none of it.
 struct UntaggedSample {
-  std::string_view executor_id;   // Batch.executor_id ("driver" on the driver)
-  int64_t start_epoch_ns = 0;     // the window the batch covers
+  std::string_view executor_id;  // Batch.executor_id ("driver" on the driver)
+  int64_t start_epoch_ns = 0;    // the window the batch covers
   int64_t end_epoch_ns = 0;
-  std::string_view thread;        // thread name (or its pool prefix)
+  std::string_view thread;                   // thread name (or its pool prefix)
   std::span<const std::string_view> frames;  // root first
   Category category = Category::kOther;
   uint64_t samples = 0;
@@ -70,10 +70,10 @@ struct ProfileFileReadOptions {
 struct ProfileFileSummary {
   uint64_t batches_read = 0;
   uint64_t batches_skipped = 0;
-  uint64_t samples_read = 0;      // StackSample entries added to the model
-  uint64_t samples_filtered = 0;  // left out by stage/category
+  uint64_t samples_read = 0;         // StackSample entries added to the model
+  uint64_t samples_filtered = 0;     // left out by stage/category
   uint64_t task_time_rows_read = 0;  // rows handed to options.task_times
-  std::set<int32_t> stage_ids;    // stages seen in the file, for "--stage N not found" messages
+  std::set<int32_t> stage_ids;       // stages seen in the file, for "--stage N not found" messages
   // What the batches say of how they were sampled: Batch.mode ("cpu", "wall", "cpu+wall"; at
   // most kMaxKeptModes distinct, each at most 16 bytes) and the smallest positive interval.
   static constexpr size_t kMaxKeptModes = 8;
@@ -86,7 +86,7 @@ struct ProfileFileSummary {
 // Where ReadProfileFileByStage puts a sample: the model of its stage attempt, or null to leave
 // it out (counted as filtered). Called for samples with a task tag only (stage id >= 0).
 using StageModelSelector = ProfileModel* (*)(void* context, int32_t stage_id,
-                                              int32_t stage_attempt);
+                                             int32_t stage_attempt);
 
 // True when `bytes` starts like a size-prefixed buffer with the "SPPF" identifier.
 bool LooksLikeProfileFile(std::string_view bytes);
@@ -101,8 +101,7 @@ Status ReadProfileFile(std::string_view bytes, const ProfileFileReadOptions& opt
 // outside tasks (stage id -1) are counted in `untagged_weight` (in options.weight's unit).
 // options.stage_id and options.category still filter.
 Status ReadProfileFileByStage(std::string_view bytes, const ProfileFileReadOptions& options,
-                              StageModelSelector select, void* context,
-                              uint64_t& untagged_weight, ReadReport& report,
-                              ProfileFileSummary* summary);
+                              StageModelSelector select, void* context, uint64_t& untagged_weight,
+                              ReadReport& report, ProfileFileSummary* summary);
 
 }  // namespace sparkprof::flamegraph

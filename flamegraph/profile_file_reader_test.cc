@@ -163,8 +163,8 @@ TEST(ProfileFileReaderTest, BatchAndStackDepthLimitsAtAndPastTheLimit) {
   EXPECT_NE(batch_past.status.message().find("more than the limit"), std::string::npos);
   options.max_batch_bytes = declared;
   options.max_frames_per_stack = 2;
-  Loaded deep = Read(batch + MakeBatch({"x"}, {{0}}, {{0, 1, schema::Category::compute, 1}}),
-                     options);
+  Loaded deep =
+      Read(batch + MakeBatch({"x"}, {{0}}, {{0, 1, schema::Category::compute, 1}}), options);
   ASSERT_TRUE(deep.status.ok()) << deep.status.ToString();
   EXPECT_EQ(deep.model.total_weight(), 1u);  // the 3-frame stack skipped, the 1-frame one read
   EXPECT_EQ(deep.report.problem_count, 1u);

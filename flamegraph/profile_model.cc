@@ -27,9 +27,8 @@ ProfileNode ProfileModel::node(NodeId id) const {
   result.depth = stored.depth;
   result.first_self_weight = stored.first_self_weight;
   result.total = stored.total;
-  ForEachSelfWeight(id, [&](Category, uint64_t weight) {
-    result.self = SaturatingAdd(result.self, weight);
-  });
+  ForEachSelfWeight(
+      id, [&](Category, uint64_t weight) { result.self = SaturatingAdd(result.self, weight); });
   return result;
 }
 

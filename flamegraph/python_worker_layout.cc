@@ -35,8 +35,8 @@ DrawnWidths ComputeDrawnWidths(const ProfileModel& model) {
     if (subtree != nullptr && subtree->within_wait) {
       // Shrunk to fit a shorter wait, never stretched: a worker that worked 0.2 s of a 1 s wait
       // is drawn 0.2 s wide (the rest of the wait is the worker waiting for the JVM or idle).
-      const double scale = std::min(
-          static_cast<double>(subtree->wait) / static_cast<double>(subtree->time), 1.0);
+      const double scale =
+          std::min(static_cast<double>(subtree->wait) / static_cast<double>(subtree->time), 1.0);
       const double scaled = static_cast<double>(node.total) * scale;
       drawn.width[id] = std::min(scaled, static_cast<double>(subtree->wait));
     } else {

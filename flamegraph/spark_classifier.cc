@@ -32,8 +32,8 @@ PerFrameClassifier SparkPerFrameClassifier() {
         matches.emplace_back();
       } else {
         const classifier::FrameRule& rule = rules[result - 1];
-        matches.push_back(classifier::FrameMatch{rule.category, rule.strength,
-                                                 static_cast<int>(result - 1)});
+        matches.push_back(
+            classifier::FrameMatch{rule.category, rule.strength, static_cast<int>(result - 1)});
       }
     }
     return classifier::CombineMatches(matches, /*thread_name=*/"");

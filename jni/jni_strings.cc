@@ -55,9 +55,8 @@ std::u16string Utf16FromUtf8(std::string_view text) {
 
 std::string ToUtf8(JNIEnv* env, jstring text, size_t max_chars) {
   if (text == nullptr) return {};
-  const jsize length =
-      static_cast<jsize>(std::min<size_t>(static_cast<size_t>(env->GetStringLength(text)),
-                                          max_chars));
+  const jsize length = static_cast<jsize>(
+      std::min<size_t>(static_cast<size_t>(env->GetStringLength(text)), max_chars));
   std::u16string units(static_cast<size_t>(length), u'\0');
   env->GetStringRegion(text, 0, length, reinterpret_cast<jchar*>(units.data()));
   if (env->ExceptionCheck()) {

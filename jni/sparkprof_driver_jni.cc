@@ -5,8 +5,8 @@
 // return value, not an exception.
 #include <jni.h>
 
-#include <chrono>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -83,16 +83,18 @@ JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAggregator_start0(JNIEnv* env, jc
   }
   g_aggregator = std::shared_ptr<DriverAggregator>(std::move(started).value());
   if (!g_aggregator->metrics_error().empty()) {
-    std::fprintf(stderr, "sparkprof: driver: no /metrics endpoint (%s); reports and flame graphs "
-                 "go on\n", g_aggregator->metrics_error().c_str());
+    std::fprintf(stderr,
+                 "sparkprof: driver: no /metrics endpoint (%s); reports and flame graphs "
+                 "go on\n",
+                 g_aggregator->metrics_error().c_str());
   }
   return g_aggregator->port();
 }
 
 // The refused values among `settings` (as start0 takes them), one sentence each, joined by "; ";
 // "" when every value is used. Never throws.
-JNIEXPORT jstring JNICALL Java_io_sparkprof_NativeAggregator_settingsProblems0(
-    JNIEnv* env, jclass, jobjectArray settings) {
+JNIEXPORT jstring JNICALL
+Java_io_sparkprof_NativeAggregator_settingsProblems0(JNIEnv* env, jclass, jobjectArray settings) {
   std::string joined;
   for (const std::string& problem :
        ApplyDriverSettings(AggregatorOptions{}, ToStrings(env, settings)).problems) {
@@ -121,8 +123,10 @@ JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAggregator_ingest0(JNIEnv* env, j
 // The Python driver program's samples of one window (io.sparkprof.PythonDriverProfiling): made a
 // batch (driver-aggregator/python_driver_batch.h) and queued as ingest0 queues one. Returns the
 // same outcomes; a file or window the converter refuses is 2 (invalid). Never throws.
-JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAggregator_ingestPythonDriver0(
-    JNIEnv* env, jclass, jbyteArray file, jlong start_epoch_ns, jlong end_epoch_ns) {
+JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAggregator_ingestPythonDriver0(JNIEnv* env, jclass,
+                                                                              jbyteArray file,
+                                                                              jlong start_epoch_ns,
+                                                                              jlong end_epoch_ns) {
   std::shared_ptr<DriverAggregator> aggregator = CurrentAggregator();
   if (aggregator == nullptr || file == nullptr) return -1;
   const jsize length = env->GetArrayLength(file);
@@ -228,7 +232,7 @@ JNIEXPORT jstring JNICALL Java_io_sparkprof_NativeAggregator_finishApplication0(
 // The ended jobs among `job_ids` with their stage attempts, as JSON (LiveApplication::
 // EndedJobsJson); "" once the application finished, null without an aggregator. Never throws.
 JNIEXPORT jstring JNICALL Java_io_sparkprof_NativeAggregator_endedJobsJson0(JNIEnv* env, jclass,
-                                                                          jintArray job_ids) {
+                                                                            jintArray job_ids) {
   std::shared_ptr<DriverAggregator> aggregator = CurrentAggregator();
   if (aggregator == nullptr || job_ids == nullptr) return nullptr;
   std::vector<int32_t> ids(static_cast<size_t>(env->GetArrayLength(job_ids)));

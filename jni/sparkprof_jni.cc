@@ -96,7 +96,7 @@ JNIEXPORT void JNICALL Java_io_sparkprof_NativeAgent_addS3aStatistics(JNIEnv* en
 // One Python worker's profile file (native-agent/python_profile.h) for the next batch. Returns
 // Agent::PythonOutcome: 0 queued, 1 too large, 2 queue full, 3 no agent running. Never throws.
 JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAgent_addPythonProfile0(JNIEnv* env, jclass,
-                                                                      jbyteArray bytes) {
+                                                                       jbyteArray bytes) {
   Agent* agent = CurrentAgent();
   if (agent == nullptr || bytes == nullptr) return 3;
   const jsize length = env->GetArrayLength(bytes);
@@ -118,8 +118,7 @@ JNIEXPORT void JNICALL Java_io_sparkprof_NativeAgent_setExecutorId(JNIEnv* env, 
   // One character more than can fit, so an over-long id reaches the agent and is refused there
   // with its reason. Standard UTF-8: a supplementary character is one 4-byte sequence, and NUL
   // becomes U+FFFD (so it cannot cut the id short).
-  std::string utf8 =
-      sparkprof::jni::ToUtf8(env, id, sparkprof::agent::kMaxExecutorIdBytes + 1);
+  std::string utf8 = sparkprof::jni::ToUtf8(env, id, sparkprof::agent::kMaxExecutorIdBytes + 1);
   agent->SetExecutorId(utf8);
 }
 

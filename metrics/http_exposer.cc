@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <signal.h>
 
+#include <algorithm>
+#include <array>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -12,8 +14,6 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
-#include <algorithm>
-#include <array>
 #include <chrono>
 #include <list>
 #include <string_view>

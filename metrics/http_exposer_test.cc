@@ -135,7 +135,7 @@ TEST(HttpExposerTest, ConnectionsAtAndPastTheLimit) {
   // A scrape is the 9th connection: wait until it is answered, so all 8 were accepted first.
   EXPECT_TRUE(IsOkScrape(Exchange(served.port, kScrape)));
   EXPECT_EQ(served.exposer->connections_shed(), 1u);  // the scrape evicted the oldest idle one
-  EXPECT_EQ(ReadAll(idle[0]), "");                     // closed
+  EXPECT_EQ(ReadAll(idle[0]), "");                    // closed
   for (int fd : idle) close(fd);
 }
 

@@ -50,8 +50,8 @@ auto Register(Builder builder, prometheus::Registry& registry, const std::string
 
 // Throw: a second family of the same name is a bug, not a family to merge into.
 PrometheusRegistry::PrometheusRegistry()
-    : registry_(std::make_shared<prometheus::Registry>(
-          prometheus::Registry::InsertBehavior::Throw)) {}
+    : registry_(
+          std::make_shared<prometheus::Registry>(prometheus::Registry::InsertBehavior::Throw)) {}
 
 Result<prometheus::Family<prometheus::Counter>*> PrometheusRegistry::AddCounter(
     const std::string& name, const std::string& help) {

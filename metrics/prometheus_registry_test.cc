@@ -27,18 +27,31 @@ TEST(PrometheusRegistryTest, CommonLabelsJoinEverySeriesInLabelOrder) {
   EXPECT_EQ(registry.Render(),
             "# HELP tasks_total Tasks\\nby kind \\\\ stage.\n"
             "# TYPE tasks_total counter\n"
-            "tasks_total{" + app + ",kind=\"compute\"} 2\n"
-            "tasks_total{" + app + ",kind=\"shuffle\"} 0\n"
-            "tasks_total{" + app + ",kind=\"write\"} 0\n"
-            "# HELP app_info The application.\n"
-            "# TYPE app_info gauge\n"
-            "app_info{application_id=\"own\",application_name=\"etl \\\"nightly\\\"\\n\"} 1\n"
-            "# HELP d_seconds Durations.\n"
-            "# TYPE d_seconds histogram\n"
-            "d_seconds_count{" + app + "} 1\n"
-            "d_seconds_sum{" + app + "} 0.5\n"
-            "d_seconds_bucket{" + app + ",le=\"1\"} 1\n"
-            "d_seconds_bucket{" + app + ",le=\"+Inf\"} 1\n");
+            "tasks_total{" +
+                app +
+                ",kind=\"compute\"} 2\n"
+                "tasks_total{" +
+                app +
+                ",kind=\"shuffle\"} 0\n"
+                "tasks_total{" +
+                app +
+                ",kind=\"write\"} 0\n"
+                "# HELP app_info The application.\n"
+                "# TYPE app_info gauge\n"
+                "app_info{application_id=\"own\",application_name=\"etl \\\"nightly\\\"\\n\"} 1\n"
+                "# HELP d_seconds Durations.\n"
+                "# TYPE d_seconds histogram\n"
+                "d_seconds_count{" +
+                app +
+                "} 1\n"
+                "d_seconds_sum{" +
+                app +
+                "} 0.5\n"
+                "d_seconds_bucket{" +
+                app +
+                ",le=\"1\"} 1\n"
+                "d_seconds_bucket{" +
+                app + ",le=\"+Inf\"} 1\n");
   registry.SetCommonLabels({});
   EXPECT_NE(registry.Render().find("tasks_total{kind=\"compute\"} 2\n"), std::string::npos);
 }

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <type_traits>
 
-
 namespace sparkprof::metrics {
 namespace {
 

@@ -127,8 +127,9 @@ void Agent::Start(JNIEnv* jni, jthread current_thread, bool late_start) {
     if (options_.vm_structs) {
       EnableAnchorRepairIfRecognised(jni);
     } else {
-      LogLine("vmstructs=off: AsyncGetCallTrace alone (no last Java frame repair, no stepping "
-              "over stub frames)");
+      LogLine(
+          "vmstructs=off: AsyncGetCallTrace alone (no last Java frame repair, no stepping "
+          "over stub frames)");
     }
     std::string error;
     if (!InstallCrashGuard(&error)) {
@@ -170,8 +171,8 @@ void Agent::Start(JNIEnv* jni, jthread current_thread, bool late_start) {
   }
   StartAgentThread(jni, "sparkprof-drain", DrainThreadMain);
   if (use_jvmti_walker_) StartAgentThread(jni, "sparkprof-jvmti-sampler", JvmtiSamplerMain);
-  LogLine("profiling: mode=%s interval=%lldus %s, walker=%s%s%s%s",
-          SamplingModeName(options_.mode), static_cast<long long>(options_.interval_ns / 1000),
+  LogLine("profiling: mode=%s interval=%lldus %s, walker=%s%s%s%s", SamplingModeName(options_.mode),
+          static_cast<long long>(options_.interval_ns / 1000),
           use_jvmti_walker_ ? "(JVMTI sampler)" : sampler_.mechanism().c_str(),
           use_jvmti_walker_ ? "jvmti" : "AsyncGetCallTrace",
           out_path_.empty() ? "" : ", out=", out_path_.c_str(),
@@ -181,10 +182,9 @@ void Agent::Start(JNIEnv* jni, jthread current_thread, bool late_start) {
 void Agent::EnableAnchorRepairIfRecognised(JNIEnv* jni) {
   Result<VmStructsTable> table = FindVmStructsTable();
   Result<VmTypesTable> types = FindVmTypesTable();
-  Result<HotSpotLayout> layout =
-      !table.ok()   ? Result<HotSpotLayout>(table.status())
-      : !types.ok() ? Result<HotSpotLayout>(types.status())
-                    : ReadHotSpotLayout(*table, *types);
+  Result<HotSpotLayout> layout = !table.ok()   ? Result<HotSpotLayout>(table.status())
+                                 : !types.ok() ? Result<HotSpotLayout>(types.status())
+                                               : ReadHotSpotLayout(*table, *types);
   Status checked = layout.ok() ? CheckLayoutOnCurrentThread(*layout, jni) : layout.status();
   if (checked.ok()) checked = CheckCodeCache(*layout);
   if (checked.ok()) {
@@ -203,9 +203,10 @@ void Agent::EnableAnchorRepairIfRecognised(JNIEnv* jni) {
     if (object_class != nullptr) jni->DeleteLocalRef(object_class);
   }
   if (checked.ok() && EnableAnchorRepair(*layout)) return;
-  LogLine("HotSpot's VM structures not recognised (%s); samples of threads stopped in the VM "
-          "may stay [unknown_not_Java] or [not_walkable_not_Java]",
-          checked.ok() ? "x86-64 only" : checked.message().c_str());
+  LogLine(
+      "HotSpot's VM structures not recognised (%s); samples of threads stopped in the VM "
+      "may stay [unknown_not_Java] or [not_walkable_not_Java]",
+      checked.ok() ? "x86-64 only" : checked.message().c_str());
 }
 
 void Agent::SetUpMetrics() {
@@ -297,20 +298,22 @@ ThreadState* Agent::RegisterCurrentThread(JNIEnv* jni, jthread thread, std::stri
     t_refused_for_ring_memory = true;  // this thread stays unprofiled; no retry per task
     g_counters.threads_unprofiled_ring_memory.fetch_add(1);
     if (!ring_refusal_logged_.exchange(true)) {
-      LogLine("ringmemory=%s is used up by %zu threads' rings; threads started from now on are "
-              "not profiled (counted as threads_unprofiled_ring_memory)",
-              MebibytesText(ring_budget_.budget_bytes()).c_str(), registry_.LiveCount());
+      LogLine(
+          "ringmemory=%s is used up by %zu threads' rings; threads started from now on are "
+          "not profiled (counted as threads_unprofiled_ring_memory)",
+          MebibytesText(ring_budget_.budget_bytes()).c_str(), registry_.LiveCount());
     }
     return nullptr;
   }
   if (slots < SampleRing::RoundedCapacity(options_.ring)) {
     g_counters.rings_shrunk.fetch_add(1);
     if (!ring_shrink_logged_.exchange(true)) {
-      LogLine("ring=%u x depth=%d needs %s per thread; rings get %u slots or fewer to stay within "
-              "ringmemory=%s (counted as rings_shrunk)",
-              options_.ring, options_.depth,
-              MebibytesText(SampleRing::MemoryBytesFor(options_.ring, options_.depth)).c_str(),
-              slots, MebibytesText(ring_budget_.budget_bytes()).c_str());
+      LogLine(
+          "ring=%u x depth=%d needs %s per thread; rings get %u slots or fewer to stay within "
+          "ringmemory=%s (counted as rings_shrunk)",
+          options_.ring, options_.depth,
+          MebibytesText(SampleRing::MemoryBytesFor(options_.ring, options_.depth)).c_str(), slots,
+          MebibytesText(ring_budget_.budget_bytes()).c_str());
     }
   }
   auto state = std::make_unique<ThreadState>(CurrentTid(), slots, options_.depth, &ring_budget_);
@@ -406,9 +409,10 @@ void Agent::ProbeSchedstat() {
   if (fd >= 0) close(fd);
   if (!read) {
     schedstat_usable_.store(false);
-    LogLine("cannot read /proc/self/task/<tid>/schedstat (%s); task threads' off-CPU time is not "
-            "split into cpu_starved (run delay)",
-            fd < 0 ? strerror(errno) : "unexpected content");
+    LogLine(
+        "cannot read /proc/self/task/<tid>/schedstat (%s); task threads' off-CPU time is not "
+        "split into cpu_starved (run delay)",
+        fd < 0 ? strerror(errno) : "unexpected content");
     return;
   }
   schedstat_usable_.store(true);
@@ -421,8 +425,9 @@ void Agent::ProbeSchedstat() {
 void Agent::OnSchedstatUnreadable() {
   if (!schedstat_usable_.exchange(false)) return;
   sampler_.set_read_schedstat(false);
-  LogLine("a task thread's /proc/self/task/<tid>/schedstat became unreadable; from now on "
-          "off-CPU time is not split into cpu_starved (run delay)");
+  LogLine(
+      "a task thread's /proc/self/task/<tid>/schedstat became unreadable; from now on "
+      "off-CPU time is not split into cpu_starved (run delay)");
 }
 
 void Agent::StartAgentThread(JNIEnv* jni, const char* name, jvmtiStartFunction body) {
@@ -634,8 +639,10 @@ void Agent::AddQueuedPythonProfilesLocked() {
       g_counters.python_profiles_refused.fetch_add(1);
       if (!python_refusal_logged_) {
         python_refusal_logged_ = true;
-        LogLine("a Python worker's profile was refused (%s); further refusals are counted "
-                "(python_profiles_refused)", error->c_str());
+        LogLine(
+            "a Python worker's profile was refused (%s); further refusals are counted "
+            "(python_profiles_refused)",
+            error->c_str());
       }
       continue;
     }

@@ -96,7 +96,6 @@ class Agent {
   void OnSchedstatUnreadable();
 
  private:
-
   JavaVM* vm_;
   jvmtiEnv* jvmti_;
   AgentOptions options_;
@@ -120,7 +119,7 @@ class Agent {
   JvmtiMethodResolver resolver_;
   Drain drain_;
   std::unique_ptr<JvmInternalThreads> jvm_threads_;  // CPU mode: GC/JIT/VM threads' CPU
-  S3aRows s3a_rows_;  // the plugin's S3A statistics for the next batch
+  S3aRows s3a_rows_;                     // the plugin's S3A statistics for the next batch
   void AddQueuedPythonProfilesLocked();  // under drain_mutex_
   std::mutex python_mutex_;
   std::vector<std::string> python_queue_;  // under python_mutex_

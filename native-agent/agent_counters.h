@@ -7,26 +7,27 @@
 
 namespace sparkprof::agent {
 
-static_assert(std::atomic<uint64_t>::is_always_lock_free, "signal handler needs lock-free counters");
+static_assert(std::atomic<uint64_t>::is_always_lock_free,
+              "signal handler needs lock-free counters");
 
 struct AgentCounters {
-  std::atomic<uint64_t> signals_received{0};        // every profiling signal that reached us
-  std::atomic<uint64_t> samples_taken{0};           // signals on a registered thread, ring slot taken
+  std::atomic<uint64_t> signals_received{0};  // every profiling signal that reached us
+  std::atomic<uint64_t> samples_taken{0};     // signals on a registered thread, ring slot taken
   std::atomic<uint64_t> samples_dropped_ring_full{0};
-  std::atomic<uint64_t> samples_no_thread_state{0}; // signal on a thread the agent does not know
-  std::atomic<uint64_t> samples_reentrant{0};       // a signal arrived while the handler ran
-  std::atomic<uint64_t> samples_walk_failed{0};     // walker returned an error code (<= 0)
-  std::atomic<uint64_t> walk_crashes_recovered{0};  // SIGSEGV/SIGBUS inside the walk, recovered
-  std::atomic<uint64_t> walk_anchor_repairs{0};     // last Java frames mended (hotspot_layout.h)
-  std::atomic<uint64_t> walk_stub_steps{0};         // walks retried past a stub's frame
-  std::atomic<uint64_t> walk_deopt_walks{0};        // deoptimizing threads walked by the agent
-  std::atomic<uint64_t> walk_entry_frames_named{0}; // a method's prologue/epilogue frame named
-  std::atomic<uint64_t> walk_waiting_in_stub{0};    // threads waiting in a stub walked by the agent
+  std::atomic<uint64_t> samples_no_thread_state{0};  // signal on a thread the agent does not know
+  std::atomic<uint64_t> samples_reentrant{0};        // a signal arrived while the handler ran
+  std::atomic<uint64_t> samples_walk_failed{0};      // walker returned an error code (<= 0)
+  std::atomic<uint64_t> walk_crashes_recovered{0};   // SIGSEGV/SIGBUS inside the walk, recovered
+  std::atomic<uint64_t> walk_anchor_repairs{0};      // last Java frames mended (hotspot_layout.h)
+  std::atomic<uint64_t> walk_stub_steps{0};          // walks retried past a stub's frame
+  std::atomic<uint64_t> walk_deopt_walks{0};         // deoptimizing threads walked by the agent
+  std::atomic<uint64_t> walk_entry_frames_named{0};  // a method's prologue/epilogue frame named
+  std::atomic<uint64_t> walk_waiting_in_stub{0};  // threads waiting in a stub walked by the agent
   std::atomic<uint64_t> walk_time_ns_total{0};
-  std::atomic<uint64_t> gc_pauses_dropped{0};       // GC pause ring full
-  std::atomic<uint64_t> stacks_dropped_cap{0};      // samples folded into "[overflow]"
+  std::atomic<uint64_t> gc_pauses_dropped{0};   // GC pause ring full
+  std::atomic<uint64_t> stacks_dropped_cap{0};  // samples folded into "[overflow]"
   std::atomic<uint64_t> batches_encoded{0};
-  std::atomic<uint64_t> native_memory_bytes{0};     // rings + tables (approximate, updated by drain)
+  std::atomic<uint64_t> native_memory_bytes{0};  // rings + tables (approximate, updated by drain)
   std::atomic<uint64_t> threads_registered{0};
   std::atomic<uint64_t> timer_create_failures{0};
   std::atomic<uint64_t> rings_shrunk{0};                    // to fit the ringmemory= budget

@@ -93,7 +93,8 @@ StartOutcome Load(JavaVM* vm, const char* options_text, StartedBy started_by) {
     return StartOutcome::kFailed;
   }
   jvmtiEnv* jvmti = nullptr;
-  if (vm->GetEnv(reinterpret_cast<void**>(&jvmti), JVMTI_VERSION_1_2) != JNI_OK || jvmti == nullptr) {
+  if (vm->GetEnv(reinterpret_cast<void**>(&jvmti), JVMTI_VERSION_1_2) != JNI_OK ||
+      jvmti == nullptr) {
     LogLine("JVMTI 1.2 is not available; the JVM runs without profiling");
     return StartOutcome::kFailed;
   }

@@ -57,7 +57,8 @@ Status ValidateExecutorId(std::string_view id) {
 }
 
 const char kOptionHelp[] =
-    "options: interval=10ms mode=cpu+wall|cpu|wall out=PATH dump=SECONDS depth=1..2048 ring=4..65536 "
+    "options: interval=10ms mode=cpu+wall|cpu|wall out=PATH dump=SECONDS depth=1..2048 "
+    "ring=4..65536 "
     "ringmemory=64k..64g maxstacks=100..10000000 prometheus=[HOST:]PORT[-LAST] walker=agct|jvmti "
     "executor=ID vmstructs=on|off jvmthreads=on|off";
 

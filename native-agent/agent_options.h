@@ -25,8 +25,8 @@ struct AgentOptions {
   uint32_t ring = 32;                // sample slots per thread ring (rounded up to a power of 2)
   // All threads' rings together (ring_budget.h): rings shrink, then threads go unprofiled.
   uint64_t ring_memory_bytes = kDefaultRingMemoryBytes;
-  uint32_t max_stacks = 20'000;      // distinct stacks per profile; more fold into "[overflow]"
-  std::string prometheus;            // "HOST:PORT" or "PORT"; "" = no /metrics server
+  uint32_t max_stacks = 20'000;  // distinct stacks per profile; more fold into "[overflow]"
+  std::string prometheus;        // "HOST:PORT" or "PORT"; "" = no /metrics server
   WalkerChoice walker = WalkerChoice::kAsyncGetCallTrace;  // `walker=jvmti` forces the fallback
   std::string executor_id;  // `executor=`; "" = not given: "driver" until the plugin names it
   // `vmstructs=off`: the walker never reads or mends HotSpot's structures (anchor repair, stub

@@ -68,8 +68,8 @@ TEST(AgentOptionsTest, RingMemoryTakesASize) {
   EXPECT_EQ(ParseAgentOptions("ringmemory=512M").value().ring_memory_bytes, uint64_t{512} << 20);
   EXPECT_EQ(ParseAgentOptions("ringmemory=65536").value().ring_memory_bytes, 65536u);
   EXPECT_EQ(ParseBytes("64k").value(), 65536u);
-  EXPECT_FALSE(ParseAgentOptions("ringmemory=1k").ok());    // below 64k
-  EXPECT_FALSE(ParseAgentOptions("ringmemory=65g").ok());   // above 64g
+  EXPECT_FALSE(ParseAgentOptions("ringmemory=1k").ok());   // below 64k
+  EXPECT_FALSE(ParseAgentOptions("ringmemory=65g").ok());  // above 64g
   EXPECT_FALSE(ParseAgentOptions("ringmemory=m").ok());
   EXPECT_FALSE(ParseAgentOptions("ringmemory=-1m").ok());
   EXPECT_FALSE(ParseAgentOptions("ringmemory=99999999999999999999g").ok());

@@ -18,8 +18,7 @@ static_assert(static_cast<int>(schema::Category::other) == CategoryIndex(Categor
 
 std::vector<uint8_t> EncodeBatch(const BatchHeader& header, const Profile& pending,
                                  const StringTable& strings, const std::vector<GcPause>& pauses,
-                                 const HealthSnapshot& health,
-                                 const std::vector<S3aRow>& s3a) {
+                                 const HealthSnapshot& health, const std::vector<S3aRow>& s3a) {
   namespace fb = sparkprof::schema;
   flatbuffers::FlatBufferBuilder builder(16 * 1024);
 

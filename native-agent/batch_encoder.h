@@ -25,7 +25,6 @@ struct BatchHeader {
 
 std::vector<uint8_t> EncodeBatch(const BatchHeader& header, const Profile& pending,
                                  const StringTable& strings, const std::vector<GcPause>& pauses,
-                                 const HealthSnapshot& health,
-                                 const std::vector<S3aRow>& s3a = {});
+                                 const HealthSnapshot& health, const std::vector<S3aRow>& s3a = {});
 
 }  // namespace sparkprof::agent

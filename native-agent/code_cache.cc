@@ -35,14 +35,14 @@ bool FindCodeBlob(const HotSpotLayout& layout, uintptr_t pc, CodeBlobInfo* blob)
   for (int32_t i = 0; i < count; ++i) {
     const uintptr_t heap = LoadVm<uintptr_t>(data + i * sizeof(uintptr_t));
     if (heap == 0) return false;
-    const uintptr_t low = LoadVm<uintptr_t>(heap + layout.heap_memory_offset +
-                                            layout.space_low_offset);
-    const uintptr_t high = LoadVm<uintptr_t>(heap + layout.heap_memory_offset +
-                                             layout.space_high_offset);
+    const uintptr_t low =
+        LoadVm<uintptr_t>(heap + layout.heap_memory_offset + layout.space_low_offset);
+    const uintptr_t high =
+        LoadVm<uintptr_t>(heap + layout.heap_memory_offset + layout.space_high_offset);
     if (pc < low || pc >= high) continue;
     const int32_t log2_segment = LoadVm<int32_t>(heap + layout.heap_log2_segment_offset);
-    const uintptr_t segment_map = LoadVm<uintptr_t>(heap + layout.heap_segment_map_offset +
-                                                    layout.space_low_offset);
+    const uintptr_t segment_map =
+        LoadVm<uintptr_t>(heap + layout.heap_segment_map_offset + layout.space_low_offset);
     if (log2_segment < kMinLog2Segment || log2_segment > kMaxLog2Segment || segment_map == 0) {
       return false;
     }

@@ -142,8 +142,8 @@ TEST(CodeCacheTest, AddressesOutsideBlobsAreNotFound) {
   cache.AddBlob(6, 4, "Interpreter, or not", 6);
   EXPECT_TRUE(FindCodeBlob(cache.layout(), cache.At(7), &found));
   EXPECT_FALSE(found.is_interpreter);
-  EXPECT_FALSE(FindCodeBlob(cache.layout(), cache.At(2, 0), &found));  // the block header
-  EXPECT_FALSE(FindCodeBlob(cache.layout(), cache.At(10), &found));    // a free segment
+  EXPECT_FALSE(FindCodeBlob(cache.layout(), cache.At(2, 0), &found));       // the block header
+  EXPECT_FALSE(FindCodeBlob(cache.layout(), cache.At(10), &found));         // a free segment
   EXPECT_FALSE(FindCodeBlob(cache.layout(), cache.At(kSegments), &found));  // past the cache
   EXPECT_FALSE(FindCodeBlob(cache.layout(), 0, &found));
 }

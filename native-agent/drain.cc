@@ -83,8 +83,8 @@ Category Drain::ClassifyWait(std::span<const uint32_t> frames_root_first, bool b
       classifier::WaitFrameMatch match = classifier::MatchWaitFrame(strings_.Get(id));
       cached = (match.primitive_rule + 1) | ((match.wait_rule + 1) << 16);
     }
-    wait_matches_.push_back(classifier::WaitFrameMatch{
-        static_cast<int16_t>((cached & 0xFFFF) - 1), static_cast<int16_t>((cached >> 16) - 1)});
+    wait_matches_.push_back(classifier::WaitFrameMatch{static_cast<int16_t>((cached & 0xFFFF) - 1),
+                                                       static_cast<int16_t>((cached >> 16) - 1)});
   }
   return classifier::CombineWaitMatches(wait_matches_, blocked_in_jvm);
 }
@@ -136,7 +136,8 @@ void Drain::DrainThread(ThreadState* state) {
         ++walk_outcomes_.complete;
       }
       int frames = std::min(record->num_frames, state->ring.depth());
-      for (int i = frames - 1; i >= 0; --i) frame_ids_.push_back(FrameId(record->frames[i].method_id));
+      for (int i = frames - 1; i >= 0; --i)
+        frame_ids_.push_back(FrameId(record->frames[i].method_id));
       category = Classify(frame_ids_, thread_id);
       // Also for a sample all on CPU: idle time the next one carries may be charged to it.
       waited = ClassifyWait(frame_ids_, record->jvm_thread_state == kThreadBlocked);
@@ -304,8 +305,7 @@ std::vector<GcPause> Drain::TakePendingPauses() {
 size_t Drain::memory_bytes() const {
   return registry_.RingMemoryBytes() + strings_.memory_bytes() + cumulative_.memory_bytes() +
          pending_.memory_bytes() + method_names_.size() * 48 + frame_rule_cache_.size() * 2 +
-         frame_wait_cache_.size() * 4 +
-         recent_pauses_.size() * sizeof(GcPause);
+         frame_wait_cache_.size() * 4 + recent_pauses_.size() * sizeof(GcPause);
 }
 
 }  // namespace sparkprof::agent

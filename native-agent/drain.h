@@ -113,7 +113,6 @@ class Drain {
                                                int64_t off_cpu_ns, int64_t cpu_starved_ns);
 
  private:
-
   DrainConfig config_;
   ThreadRegistry& registry_;
   MethodNameResolver& resolver_;

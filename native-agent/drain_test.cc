@@ -80,7 +80,8 @@ TEST_F(DrainFixture, AggregatesPerTagThreadAndStackWithCategories) {
   EXPECT_EQ(by_category[Category::kOther], 1u);  // the failed walk
   // Stacks are stored root first.
   const auto& first = profile.stacks()[0];
-  EXPECT_EQ(drain.strings().Get(first.front()), "org.apache.spark.executor.Executor$TaskRunner.run");
+  EXPECT_EQ(drain.strings().Get(first.front()),
+            "org.apache.spark.executor.Executor$TaskRunner.run");
   EXPECT_EQ(drain.strings().Get(first.back()), "java.io.ObjectOutputStream.writeObject");
   // Task times: the tag got 2 serialization + 1 compute samples of 10 ms.
   auto it = profile.task_times().find(TaskCategoryKey{tag, Category::kSerialization});
@@ -225,10 +226,10 @@ TEST_F(DrainFixture, AWallSampleSplitsIntoOnCpuWaitAndRunDelay) {
     record->num_frames = i;
     state->ring.Commit();
   };
-  write({10, 5, 1}, 1'000'000, 9'000'000, 2'000'000, -1);          // mostly asleep
-  write({11, 12, 13, 1}, 0, 10'000'000, 0, -1);                    // waiting for shuffle blocks
-  write({5, 1}, 2'000'000, 8'000'000, 0, kThreadBlocked);          // blocked entering a monitor
-  write({4, 5, 1}, 3'000'000, 7'000'000, 7'000'000, -1);           // runnable, no CPU free
+  write({10, 5, 1}, 1'000'000, 9'000'000, 2'000'000, -1);  // mostly asleep
+  write({11, 12, 13, 1}, 0, 10'000'000, 0, -1);            // waiting for shuffle blocks
+  write({5, 1}, 2'000'000, 8'000'000, 0, kThreadBlocked);  // blocked entering a monitor
+  write({4, 5, 1}, 3'000'000, 7'000'000, 7'000'000, -1);   // runnable, no CPU free
   drain.RunCycle();
   const Profile& profile = drain.cumulative();
   auto time_of = [&](Category category) {
@@ -279,10 +280,10 @@ TEST_F(DrainFixture, IdleTimeGoesToThePreviousSamplesWait) {
     record->num_frames = num_frames != 0 ? num_frames : i;
     state->ring.Commit();
   };
-  write({10, 5, 1}, 0, 10'000'000, 0);          // asleep
-  write({4, 5, 1}, 2'000'000, 0, 500'000);      // woke after 500 ms unsignalled: computing now
-  write({10, 5, 1}, 0, 10'000'000, 0);          // asleep again
-  write({}, 0, 0, 300'000, kIdleOnlyRecord);    // the tag changed after 300 ms more asleep
+  write({10, 5, 1}, 0, 10'000'000, 0);        // asleep
+  write({4, 5, 1}, 2'000'000, 0, 500'000);    // woke after 500 ms unsignalled: computing now
+  write({10, 5, 1}, 0, 10'000'000, 0);        // asleep again
+  write({}, 0, 0, 300'000, kIdleOnlyRecord);  // the tag changed after 300 ms more asleep
   drain.RunCycle();
   const Profile& profile = drain.cumulative();
   auto sleep = profile.task_times().find(TaskCategoryKey{tag, Category::kSleep});

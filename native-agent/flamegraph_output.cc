@@ -7,7 +7,8 @@
 
 namespace sparkprof::agent {
 
-Status WriteFlameGraphHtml(const std::string& path, const Drain& drain, const ReportContext& context) {
+Status WriteFlameGraphHtml(const std::string& path, const Drain& drain,
+                           const ReportContext& context) {
   flamegraph::ProfileModel model(flamegraph::WeightUnit::kSamples);
   const Profile& profile = drain.cumulative();
   std::vector<flamegraph::FrameId> frames;

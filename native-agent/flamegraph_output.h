@@ -11,6 +11,7 @@
 namespace sparkprof::agent {
 
 // Renders every stack of the drain's cumulative profile, coloured by category, and writes it.
-Status WriteFlameGraphHtml(const std::string& path, const Drain& drain, const ReportContext& context);
+Status WriteFlameGraphHtml(const std::string& path, const Drain& drain,
+                           const ReportContext& context);
 
 }  // namespace sparkprof::agent

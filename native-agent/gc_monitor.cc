@@ -33,8 +33,8 @@ void GcMonitor::OnGarbageCollectionFinish() {
   if (head - tail_.load(std::memory_order_acquire) >= kCapacity) {
     g_counters.gc_pauses_dropped.fetch_add(1, std::memory_order_relaxed);
   } else {
-    pauses_[head % kCapacity] = GcPause{start_epoch_ns_, start_monotonic_ns_,
-                                        MonotonicNowNs() - start_monotonic_ns_};
+    pauses_[head % kCapacity] =
+        GcPause{start_epoch_ns_, start_monotonic_ns_, MonotonicNowNs() - start_monotonic_ns_};
     head_.store(head + 1, std::memory_order_release);
   }
   start_monotonic_ns_ = 0;
@@ -92,7 +92,8 @@ void TaskTimeline::AttributePauses(std::span<const GcPause> pauses,
     for (const Interval& interval : closed_) charge_overlaps(interval);
     for (const auto& [key, interval] : open_) charge_overlaps(interval);
   }
-  std::erase_if(closed_, [&](const Interval& interval) { return interval.end_ns < forget_before_ns; });
+  std::erase_if(closed_,
+                [&](const Interval& interval) { return interval.end_ns < forget_before_ns; });
 }
 
 }  // namespace sparkprof::agent

@@ -40,7 +40,7 @@ TEST(TaskTimelineTest, ChargesOnlyTheOverlap) {
   int a = 0, b = 0;
   timeline.Begin(&a, TaskTag{1, 0, 10}, 100);
   timeline.End(&a, 200);
-  timeline.Begin(&b, TaskTag{1, 0, 11}, 150);  // still running
+  timeline.Begin(&b, TaskTag{1, 0, 11}, 150);    // still running
   std::vector<GcPause> pauses = {{0, 180, 50}};  // 180..230
   std::map<int64_t, int64_t> charged;
   timeline.AttributePauses(

@@ -201,9 +201,10 @@ Status CheckMethodIdLookup(const HotSpotLayout& layout, jmethodID method_id) {
   const auto id = reinterpret_cast<uintptr_t>(method_id);
   if (!usable(id)) return Unsupported("this JVM's jmethodIDs are not pointers");
   const auto method = ReadAt<uintptr_t>(method_id, 0);
-  const void* const_method = usable(method)
-      ? ReadAt<const void*>(reinterpret_cast<const void*>(method), layout.method_const_offset)
-      : nullptr;
+  const void* const_method =
+      usable(method)
+          ? ReadAt<const void*>(reinterpret_cast<const void*>(method), layout.method_const_offset)
+          : nullptr;
   if (!usable(reinterpret_cast<uintptr_t>(const_method))) {
     return Unsupported("a jmethodID does not lead to a Method with a ConstMethod");
   }
@@ -260,7 +261,7 @@ Status CheckLayoutOnCurrentThread(const HotSpotLayout& layout, JNIEnv* env) {
   auto state = ReadAt<int32_t>(thread, layout.thread_state_offset);
   if (state != kThreadInNative) {
     return Unsupported("this thread's state reads " + std::to_string(state) +
-                              " where 'in native' (4) was expected");
+                       " where 'in native' (4) was expected");
   }
   auto last_java_sp =
       ReadAt<uintptr_t>(thread, layout.thread_anchor_offset + layout.anchor_sp_offset);

@@ -53,29 +53,29 @@ struct HotSpotLayout {
   uintptr_t code_heaps_address = 0;
   uintptr_t code_low_bound_address = 0;
   uintptr_t code_high_bound_address = 0;
-  size_t array_length_offset = 0;         // GrowableArrayBase::_len (an int)
-  size_t array_data_offset = 0;           // GrowableArray<int>::_data (any element type)
-  size_t heap_memory_offset = 0;          // CodeHeap::_memory (a VirtualSpace)
-  size_t heap_segment_map_offset = 0;     // CodeHeap::_segmap (a VirtualSpace)
-  size_t heap_log2_segment_offset = 0;    // CodeHeap::_log2_segment_size (an int)
-  size_t space_low_offset = 0;            // VirtualSpace::_low
-  size_t space_high_offset = 0;           // VirtualSpace::_high
-  size_t block_header_offset = 0;         // HeapBlock::_header
-  size_t block_used_offset = 0;           // HeapBlock::Header::_used (a bool)
-  size_t block_size = 0;                  // sizeof(HeapBlock): the blob follows its block header
-  size_t blob_name_offset = 0;            // CodeBlob::_name (const char*)
-  size_t blob_size_offset = 0;            // CodeBlob::_size (an int, bytes)
-  size_t blob_frame_size_offset = 0;      // CodeBlob::_frame_size (an int, words)
+  size_t array_length_offset = 0;       // GrowableArrayBase::_len (an int)
+  size_t array_data_offset = 0;         // GrowableArray<int>::_data (any element type)
+  size_t heap_memory_offset = 0;        // CodeHeap::_memory (a VirtualSpace)
+  size_t heap_segment_map_offset = 0;   // CodeHeap::_segmap (a VirtualSpace)
+  size_t heap_log2_segment_offset = 0;  // CodeHeap::_log2_segment_size (an int)
+  size_t space_low_offset = 0;          // VirtualSpace::_low
+  size_t space_high_offset = 0;         // VirtualSpace::_high
+  size_t block_header_offset = 0;       // HeapBlock::_header
+  size_t block_used_offset = 0;         // HeapBlock::Header::_used (a bool)
+  size_t block_size = 0;                // sizeof(HeapBlock): the blob follows its block header
+  size_t blob_name_offset = 0;          // CodeBlob::_name (const char*)
+  size_t blob_size_offset = 0;          // CodeBlob::_size (an int, bytes)
+  size_t blob_frame_size_offset = 0;    // CodeBlob::_frame_size (an int, words)
 
   // For naming the frames of a thread in the deoptimization handler (stack_walker.cc).
   size_t nmethod_method_offset = 0;  // CompiledMethod::_method (JDK 17, 21) or nmethod::_method
-  size_t method_const_offset = 0;         // Method::_constMethod
+  size_t method_const_offset = 0;    // Method::_constMethod
   size_t const_method_constants_offset = 0;  // ConstMethod::_constants
-  size_t const_method_idnum_offset = 0;   // ConstMethod::_method_idnum (a u2)
-  size_t pool_holder_offset = 0;          // ConstantPool::_pool_holder
-  size_t klass_method_ids_offset = 0;     // InstanceKlass::_methods_jmethod_ids
-  size_t thread_stack_base_offset = 0;    // JavaThread::_stack_base (the stack's high end)
-  size_t thread_stack_size_offset = 0;    // JavaThread::_stack_size
+  size_t const_method_idnum_offset = 0;      // ConstMethod::_method_idnum (a u2)
+  size_t pool_holder_offset = 0;             // ConstantPool::_pool_holder
+  size_t klass_method_ids_offset = 0;        // InstanceKlass::_methods_jmethod_ids
+  size_t thread_stack_base_offset = 0;       // JavaThread::_stack_base (the stack's high end)
+  size_t thread_stack_size_offset = 0;       // JavaThread::_stack_size
   size_t thread_vframe_array_offset = 0;  // JavaThread::_vframe_array_head: set while frames move
 };
 

@@ -23,10 +23,14 @@ struct Entry {
 };
 
 VmStructsTable TableOf(const std::vector<Entry>& entries) {
-  return VmStructsTable{entries.data(),           sizeof(Entry),
-                        offsetof(Entry, type_name), offsetof(Entry, field_name),
-                        offsetof(Entry, is_static), offsetof(Entry, offset),
-                        offsetof(Entry, type_string), offsetof(Entry, address)};
+  return VmStructsTable{entries.data(),
+                        sizeof(Entry),
+                        offsetof(Entry, type_name),
+                        offsetof(Entry, field_name),
+                        offsetof(Entry, is_static),
+                        offsetof(Entry, offset),
+                        offsetof(Entry, type_string),
+                        offsetof(Entry, address)};
 }
 
 // HotSpot's VMTypeEntry (vmStructs.hpp).

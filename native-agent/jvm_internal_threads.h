@@ -39,7 +39,7 @@ struct JvmThreadCpu {
   pid_t tid;
   std::string name;  // comm
   Category category;
-  int64_t cpu_ns;    // CPU used since the previous poll (or since the thread began, see below)
+  int64_t cpu_ns;  // CPU used since the previous poll (or since the thread began, see below)
   // cpu_ns in samples of the interval, remainders carried to the thread's next poll, so a
   // JVM thread counts as many samples as a sampled thread using the same CPU would.
   uint64_t samples;

@@ -7,8 +7,9 @@ namespace {
 
 TEST(MethodResolverTest, ClassNamesFromJvmtiSignatures) {
   EXPECT_EQ(ClassNameFromSignature("Ljava/io/ObjectOutputStream;"), "java.io.ObjectOutputStream");
-  EXPECT_EQ(ClassNameFromSignature("Lorg/apache/spark/sql/execution/datasources/FileScanRDD$$anon$1;"),
-            "org.apache.spark.sql.execution.datasources.FileScanRDD$$anon$1");
+  EXPECT_EQ(
+      ClassNameFromSignature("Lorg/apache/spark/sql/execution/datasources/FileScanRDD$$anon$1;"),
+      "org.apache.spark.sql.execution.datasources.FileScanRDD$$anon$1");
   // Hidden classes (lambdas, LambdaForms) lose their per-run address suffix.
   EXPECT_EQ(ClassNameFromSignature("LAgentWorkloads$$Lambda$14.0x0000000800c0b3c8;"),
             "AgentWorkloads$$Lambda$14");

@@ -28,7 +28,7 @@ uint32_t StringTable::Intern(std::string_view text) {
 size_t SampleKeyHash::operator()(const SampleKey& key) const {
   size_t seed = Mix(key.stack, key.thread);
   seed = Mix(seed, static_cast<uint64_t>(key.tag.task_attempt_id) ^
-                      (static_cast<uint64_t>(key.category) << 56));
+                       (static_cast<uint64_t>(key.category) << 56));
   return Mix(seed, (static_cast<uint64_t>(static_cast<uint32_t>(key.tag.stage_id)) << 32) |
                        static_cast<uint32_t>(key.tag.stage_attempt));
 }

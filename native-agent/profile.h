@@ -79,7 +79,9 @@ class Profile {
   void Clear();
 
   const std::vector<std::vector<uint32_t>>& stacks() const { return stacks_; }
-  const std::unordered_map<SampleKey, SampleCount, SampleKeyHash>& samples() const { return samples_; }
+  const std::unordered_map<SampleKey, SampleCount, SampleKeyHash>& samples() const {
+    return samples_;
+  }
   const std::map<TaskCategoryKey, TaskCategoryTotal>& task_times() const { return task_times_; }
   uint64_t total_samples() const { return total_samples_; }
   uint64_t stacks_dropped_cap() const { return stacks_dropped_cap_; }

@@ -45,8 +45,10 @@ TEST(ProfileWritersTest, CollapsedAndJsonDescribeTheProfile) {
   }
   drain.RunCycle();
 
-  EXPECT_EQ(RenderCollapsed(drain.cumulative(), drain.strings()), "Main.main;Weird_name_with\"quotes 3\n");
-  ReportContext context{"cpu", "cpu: timer_create per thread", "AsyncGetCallTrace", 10'000'000, 7, 1, 2};
+  EXPECT_EQ(RenderCollapsed(drain.cumulative(), drain.strings()),
+            "Main.main;Weird_name_with\"quotes 3\n");
+  ReportContext context{
+      "cpu", "cpu: timer_create per thread", "AsyncGetCallTrace", 10'000'000, 7, 1, 2};
   std::string json = RenderJson(context, drain, HealthSnapshot{});
   EXPECT_NE(json.find("\"samples\":3"), std::string::npos) << json;
   EXPECT_NE(json.find("{\"stage_id\":1,\"stage_attempt\":0,\"task_attempt_id\":9,\"categories\":"
@@ -174,7 +176,7 @@ TEST(ProfileWritersTest, NeverWritesThroughAPlantedSymlink) {
   }
   ASSERT_TRUE(WriteFileAtomically(path, "main;work 3\n").ok());
   EXPECT_EQ(ReadFile(victim), "precious\n");
-  struct stat info{};
+  struct stat info {};
   ASSERT_EQ(lstat(path.c_str(), &info), 0);
   EXPECT_TRUE(S_ISREG(info.st_mode)) << "the symlink itself was replaced by the new file";
   EXPECT_EQ(info.st_mode & 0777, 0644u);
@@ -189,7 +191,8 @@ TEST(ProfileWritersTest, FailedWriteIsAnErrorAndLeavesNothingBehind) {
   ASSERT_TRUE(WriteFileAtomically(path, "old").ok());
   rlimit previous{};
   ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &previous), 0);
-  struct sigaction ignore{}, previous_action{};
+  struct sigaction ignore {
+  }, previous_action{};
   ignore.sa_handler = SIG_IGN;
   sigaction(SIGXFSZ, &ignore, &previous_action);
   rlimit small = previous;

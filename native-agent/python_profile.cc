@@ -146,8 +146,7 @@ std::optional<std::string> ParsePythonProfile(std::string_view text, PythonTaskP
       have_totals = true;
     } else if (kind == "s") {
       if (out.stacks.size() >= kMaxPythonStacks) {
-        return LineError(line_number,
-                         "more than " + std::to_string(kMaxPythonStacks) + " stacks");
+        return LineError(line_number, "more than " + std::to_string(kMaxPythonStacks) + " stacks");
       }
       PythonStackRecord stack;
       if (!ParseTime(NextField(rest), stack.cpu_ns) ||
@@ -171,8 +170,8 @@ std::optional<std::string> ParsePythonProfile(std::string_view text, PythonTaskP
       }
       out.stacks.push_back(std::move(stack));
     } else {
-      return LineError(line_number, "unknown record '" +
-                                        SanitisePythonFrame(kind.substr(0, 32)) + "'");
+      return LineError(line_number,
+                       "unknown record '" + SanitisePythonFrame(kind.substr(0, 32)) + "'");
     }
   }
   if (line_number == 0) return LineError(1, "an empty file");

@@ -73,10 +73,10 @@ TEST(PythonProfileTest, RefusesMalformedFilesNamingTheLine) {
 TEST(PythonProfileTest, FrameNamesAreBoundedAndPrintable) {
   EXPECT_EQ(SanitisePythonFrame("f (a.py:1)"), "f (a.py:1)");
   EXPECT_EQ(SanitisePythonFrame("a\x1b]0;x\x07z"), "a?]0;x?z");
-  EXPECT_EQ(SanitisePythonFrame("caf\xc3\xa9"), "caf\xc3\xa9");       // UTF-8 kept
-  EXPECT_EQ(SanitisePythonFrame("bad\xc3(\xff"), "bad?(?");            // malformed: '?'
-  EXPECT_EQ(SanitisePythonFrame("c1\xc2\x9b"), "c1??");                // a C1 control (CSI)
-  EXPECT_EQ(SanitisePythonFrame("\xed\xa0\x80"), "???");               // a surrogate
+  EXPECT_EQ(SanitisePythonFrame("caf\xc3\xa9"), "caf\xc3\xa9");  // UTF-8 kept
+  EXPECT_EQ(SanitisePythonFrame("bad\xc3(\xff"), "bad?(?");      // malformed: '?'
+  EXPECT_EQ(SanitisePythonFrame("c1\xc2\x9b"), "c1??");          // a C1 control (CSI)
+  EXPECT_EQ(SanitisePythonFrame("\xed\xa0\x80"), "???");         // a surrogate
   EXPECT_EQ(SanitisePythonFrame(""), "?");
   EXPECT_EQ(SanitisePythonFrame(std::string(2000, 'y')).size(), kMaxPythonFrameBytes);
 }

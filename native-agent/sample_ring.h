@@ -21,8 +21,8 @@ namespace sparkprof::agent {
 
 // Layout-compatible with HotSpot's ASGCT_CallFrame {jint lineno; jmethodID method_id;}.
 struct RawFrame {
-  int32_t bci_or_line;      // AsyncGetCallTrace: bci, or -3 for a native frame
-  const void* method_id;    // jmethodID
+  int32_t bci_or_line;    // AsyncGetCallTrace: bci, or -3 for a native frame
+  const void* method_id;  // jmethodID
 };
 
 struct SampleRecord {
@@ -37,7 +37,7 @@ struct SampleRecord {
   int64_t off_cpu_ns;
   // The part of off_cpu_ns the kernel counted as run delay (runnable, waiting for a CPU).
   int64_t cpu_starved_ns;
-  int32_t num_frames;    // > 0: frames valid; <= 0: walker error code (see stack_walker.h)
+  int32_t num_frames;  // > 0: frames valid; <= 0: walker error code (see stack_walker.h)
   // When num_frames > 0 but the first walk failed and a retry kept the outer frames: the first
   // walk's error code (the drain marks the break with it); 0 for a complete walk.
   int32_t partial_walk_error;
@@ -49,7 +49,7 @@ struct SampleRecord {
   // since its previous wall sample, so it was still in that sample's wait): the drain charges it
   // to the previous sample's stack and wait kind.
   int32_t idle_before_us;
-  RawFrame frames[1];    // really `depth` frames: the ring sizes slots accordingly
+  RawFrame frames[1];  // really `depth` frames: the ring sizes slots accordingly
 
   static size_t BytesFor(int depth) {
     return offsetof(SampleRecord, frames) + sizeof(RawFrame) * static_cast<size_t>(depth);
@@ -63,7 +63,8 @@ inline constexpr int32_t kIdleOnlyRecord = -1000;
 // A slot is this header plus 16 bytes a frame (docs/agent.md's `ring` row says so).
 static_assert(offsetof(SampleRecord, frames) == 56 && sizeof(RawFrame) == 16);
 
-static_assert(std::atomic<uint32_t>::is_always_lock_free, "ring indices are used in a signal handler");
+static_assert(std::atomic<uint32_t>::is_always_lock_free,
+              "ring indices are used in a signal handler");
 
 class SampleRing {
  public:
@@ -89,7 +90,9 @@ class SampleRing {
     return Slot(head);
   }
   // async-signal-safe: publishes the slot returned by the last TryReserve().
-  void Commit() { head_.store(head_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
+  void Commit() {
+    head_.store(head_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
 
   // Consumer side (not async-signal-safe by contract; one consumer at a time).
   const SampleRecord* Peek() const {

@@ -80,9 +80,12 @@ IdleCheck StillIdleInItsWait(ThreadState* state, int64_t run_delay_ns) {
 
 const char* SamplingModeName(SamplingMode mode) {
   switch (mode) {
-    case SamplingMode::kCpu: return "cpu";
-    case SamplingMode::kWall: return "wall";
-    case SamplingMode::kCpuWall: return "cpu+wall";
+    case SamplingMode::kCpu:
+      return "cpu";
+    case SamplingMode::kWall:
+      return "wall";
+    case SamplingMode::kCpuWall:
+      return "cpu+wall";
   }
   return "cpu";
 }
@@ -93,17 +96,18 @@ int Sampler::signal_number() const { return mode_ == SamplingMode::kWall ? SIGVT
 
 std::string Sampler::mechanism() const {
   if (mode_ == SamplingMode::kWall) return "wall: tgkill";
-  std::string cpu = use_setitimer_ ? "cpu: setitimer (process-wide)" : "cpu: timer_create per thread";
+  std::string cpu =
+      use_setitimer_ ? "cpu: setitimer (process-wide)" : "cpu: timer_create per thread";
   if (mode_ == SamplingMode::kCpuWall) cpu += "; task threads: wall tgkill";
   return cpu;
 }
 
 Status Sampler::Start() {
   std::string error;
-  if (!InstallSampleHandler(signal_number(),
-                            mode_ == SamplingMode::kWall ? SignalSource::kWallTimer
-                                                         : SignalSource::kCpuTimer,
-                            &error)) {
+  if (!InstallSampleHandler(
+          signal_number(),
+          mode_ == SamplingMode::kWall ? SignalSource::kWallTimer : SignalSource::kCpuTimer,
+          &error)) {
     return Internal(error);
   }
   if (mode_ == SamplingMode::kCpuWall &&
@@ -239,11 +243,12 @@ void Sampler::WallTimerLoop() {
     }
     for (pid_t tid : targets) syscall(SYS_tgkill, pid, tid, signo);
     // Each thread should be signalled about once per interval: spread the ticks.
-    int64_t ticks_per_interval =
-        std::max<int64_t>(1, (static_cast<int64_t>(live) + kWallThreadsPerTick - 1) / kWallThreadsPerTick);
+    int64_t ticks_per_interval = std::max<int64_t>(
+        1, (static_cast<int64_t>(live) + kWallThreadsPerTick - 1) / kWallThreadsPerTick);
     int64_t tick_ns = std::max(kMinWallTickNs, interval_ns_ / ticks_per_interval);
     std::unique_lock<std::mutex> lock(wall_mutex_);
-    wall_wakeup_.wait_for(lock, std::chrono::nanoseconds(tick_ns), [this] { return stopped_.load(); });
+    wall_wakeup_.wait_for(lock, std::chrono::nanoseconds(tick_ns),
+                          [this] { return stopped_.load(); });
   }
 }
 

@@ -19,7 +19,8 @@ namespace {
 // async-signal-safe: a fixed three-frame "stack".
 int FakeWalker(void*, RawFrame* frames, int max_frames, void*, int32_t*) {
   int n = max_frames < 3 ? max_frames : 3;
-  for (int i = 0; i < n; ++i) frames[i] = RawFrame{i, reinterpret_cast<const void*>(uintptr_t(i + 1))};
+  for (int i = 0; i < n; ++i)
+    frames[i] = RawFrame{i, reinterpret_cast<const void*>(uintptr_t(i + 1))};
   return n;
 }
 

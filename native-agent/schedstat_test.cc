@@ -21,9 +21,9 @@ TEST(SchedstatTest, ParsesTheRunDelayField) {
 }
 
 TEST(SchedstatTest, RefusesMalformedText) {
-  for (const char* text : {"", "\n", "12 34\n", "12  34 5\n", "12 -34 5\n", "12 abc 5\n",
-                           "12 34 5 6\n", "12 34 5x\n", " 12 34 5\n", "1 18446744073709551615 3\n",
-                           "1 99999999999999999999999 3\n"}) {
+  for (const char* text :
+       {"", "\n", "12 34\n", "12  34 5\n", "12 -34 5\n", "12 abc 5\n", "12 34 5 6\n", "12 34 5x\n",
+        " 12 34 5\n", "1 18446744073709551615 3\n", "1 99999999999999999999999 3\n"}) {
     EXPECT_FALSE(ParseSchedstatRunDelayNs(text).has_value()) << '"' << text << '"';
   }
 }

@@ -76,8 +76,7 @@ void FillWallSplit(ThreadState* state, SampleRecord* record) {
   record->idle_before_us = static_cast<int32_t>(idle_before_ns / 1000);
   wall_mark_ns -= idle_before_ns % 1000;  // the microseconds not carried stay in this sample
   WallSplit split = SplitWallInterval(
-      wall_now_ns - wall_mark_ns,
-      cpu_now_ns - state->last_cpu_ns.load(std::memory_order_relaxed),
+      wall_now_ns - wall_mark_ns, cpu_now_ns - state->last_cpu_ns.load(std::memory_order_relaxed),
       state->run_delay_mark_ns.load(std::memory_order_relaxed), run_delay_now_ns);
   state->wall_mark_ns.store(wall_now_ns, std::memory_order_relaxed);
   if (cpu_now_ns > 0) state->last_cpu_ns.store(cpu_now_ns, std::memory_order_relaxed);
@@ -192,8 +191,8 @@ void MarkTaskWallBaseline(ThreadState* state, int64_t run_delay_ns, int64_t carr
     int64_t mark_ns = state->run_delay_mark_ns.load(std::memory_order_relaxed);
     int64_t floor_ns = run_delay_ns - carry_ns;
     mark_ns = mark_ns < 0 || mark_ns > run_delay_ns ? run_delay_ns
-              : mark_ns < floor_ns                ? floor_ns
-                                                  : mark_ns;
+              : mark_ns < floor_ns                  ? floor_ns
+                                                    : mark_ns;
     state->run_delay_mark_ns.store(mark_ns, std::memory_order_relaxed);
     PublishRunDelay(state->run_delay_ns, run_delay_ns);
   }
@@ -214,7 +213,8 @@ WallSplit SplitWallInterval(int64_t wall_delta_ns, int64_t cpu_delta_ns, int64_t
                             int64_t run_delay_now_ns) {
   WallSplit split;
   if (wall_delta_ns <= 0) return split;
-  split.on_cpu_ns = cpu_delta_ns <= 0 ? 0 : (cpu_delta_ns < wall_delta_ns ? cpu_delta_ns : wall_delta_ns);
+  split.on_cpu_ns =
+      cpu_delta_ns <= 0 ? 0 : (cpu_delta_ns < wall_delta_ns ? cpu_delta_ns : wall_delta_ns);
   split.off_cpu_ns = wall_delta_ns - split.on_cpu_ns;
   if (run_delay_mark_ns >= 0 && run_delay_now_ns > run_delay_mark_ns) {
     int64_t delay_ns = run_delay_now_ns - run_delay_mark_ns;

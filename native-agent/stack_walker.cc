@@ -408,8 +408,7 @@ int AddMethodEnteredOrLeft(void* ucontext, RawFrame* frames, int walked, int max
   if (!RegistersOf(static_cast<ucontext_t*>(ucontext), &registers)) return walked;
   CodeBlobInfo blob;
   if (!FindCodeBlob(g_layout, *registers.pc, &blob) || !blob.is_nmethod) return walked;
-  jmethodID method_id =
-      MethodIdOf(LoadVm<uintptr_t>(blob.start + g_layout.nmethod_method_offset));
+  jmethodID method_id = MethodIdOf(LoadVm<uintptr_t>(blob.start + g_layout.nmethod_method_offset));
   if (method_id == nullptr) return walked;
   for (int f = walked; f > 0; --f) frames[f] = frames[f - 1];
   frames[0].bci_or_line = 0;
@@ -487,8 +486,8 @@ int AsyncGetCallTraceWalker(void* walk_context, RawFrame* frames, int max_frames
   // AsyncGetCallTrace uses the thread's last Java frame, which other registers cannot mend.
   if (result != kUnknownJava && result != kNotWalkableJava) return result;
   bool from_return_address = false;
-  int retried = RetryFromCaller(function, env, frames, max_frames, ucontext, result,
-                                &from_return_address);
+  int retried =
+      RetryFromCaller(function, env, frames, max_frames, ucontext, result, &from_return_address);
   if (retried <= 0) return retried;
   if (from_return_address) {
     int completed = AddMethodEnteredOrLeft(ucontext, frames, retried, max_frames);
@@ -501,19 +500,32 @@ int AsyncGetCallTraceWalker(void* walk_context, RawFrame* frames, int max_frames
 // not async-signal-safe
 std::string_view WalkErrorFrameName(int code) {
   switch (code) {
-    case kNoJavaFrame: return "[no_Java_frame]";
-    case kNoClassLoad: return "[no_class_load]";
-    case kGcActive: return "[gc_active]";
-    case kUnknownNotJava: return "[unknown_not_Java]";
-    case kNotWalkableNotJava: return "[not_walkable_not_Java]";
-    case kUnknownJava: return "[unknown_Java]";
-    case kNotWalkableJava: return "[not_walkable_Java]";
-    case kUnknownState: return "[unknown_state]";
-    case kThreadExit: return "[thread_exit]";
-    case kDeopt: return "[deoptimization]";
-    case kSafepoint: return "[safepoint]";
-    case kWalkCrashed: return "[walk_crashed]";
-    default: return "[walk_error]";
+    case kNoJavaFrame:
+      return "[no_Java_frame]";
+    case kNoClassLoad:
+      return "[no_class_load]";
+    case kGcActive:
+      return "[gc_active]";
+    case kUnknownNotJava:
+      return "[unknown_not_Java]";
+    case kNotWalkableNotJava:
+      return "[not_walkable_not_Java]";
+    case kUnknownJava:
+      return "[unknown_Java]";
+    case kNotWalkableJava:
+      return "[not_walkable_Java]";
+    case kUnknownState:
+      return "[unknown_state]";
+    case kThreadExit:
+      return "[thread_exit]";
+    case kDeopt:
+      return "[deoptimization]";
+    case kSafepoint:
+      return "[safepoint]";
+    case kWalkCrashed:
+      return "[walk_crashed]";
+    default:
+      return "[walk_error]";
   }
 }
 

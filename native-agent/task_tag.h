@@ -15,7 +15,8 @@ struct TaskTag {
   bool operator==(const TaskTag&) const = default;
 };
 
-static_assert(std::atomic<int32_t>::is_always_lock_free && std::atomic<int64_t>::is_always_lock_free &&
+static_assert(std::atomic<int32_t>::is_always_lock_free &&
+                  std::atomic<int64_t>::is_always_lock_free &&
                   std::atomic<uint32_t>::is_always_lock_free,
               "task tag slots are read in the signal handler");
 

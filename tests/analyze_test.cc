@@ -75,8 +75,8 @@ void ExpectGolden(const std::string& actual, const std::string& golden_name) {
   ASSERT_TRUE(in) << "missing " << golden << " (run with SPARKPROF_UPDATE_GOLDEN=1)";
   std::stringstream expected;
   expected << in.rdbuf();
-  EXPECT_EQ(actual, expected.str()) << "report differs from " << golden
-                                    << "; if intended, rerun with SPARKPROF_UPDATE_GOLDEN=1";
+  EXPECT_EQ(actual, expected.str())
+      << "report differs from " << golden << "; if intended, rerun with SPARKPROF_UPDATE_GOLDEN=1";
 }
 
 TEST_F(AnalyzeTest, GoldenDemoReport) {
@@ -89,11 +89,15 @@ TEST_F(AnalyzeTest, GoldenSharedLogs) {
   fs::path logs = SPARKPROF_SHARED_EVENTLOGS;
   if (!fs::exists(logs)) GTEST_SKIP() << "no shared event logs";
   // A speculative task killed after another attempt won, six executors removed (Spark 3.1, YARN).
-  const std::string speculation = "apache+spark/core/src/test/resources/spark-events/application_1628109047826_1317105";
+  const std::string speculation =
+      "apache+spark/core/src/test/resources/spark-events/application_1628109047826_1317105";
   // A Spark 1.2 log: no LogStart, no CPU times, no shuffle metrics objects.
-  const std::string spark12 = "apache+spark/core/src/test/resources/spark-events/local-1422981759269";
+  const std::string spark12 =
+      "apache+spark/core/src/test/resources/spark-events/local-1422981759269";
   // A failed stage and job (task failed 4 times, PythonException), zstd.
-  const std::string failed = "kubeflow+mcp-apache-spark-history-server/skills/cli/e2e/spark-events/local-1776286786993.zstd";
+  const std::string failed =
+      "kubeflow+mcp-apache-spark-history-server/skills/cli/e2e/spark-events/"
+      "local-1776286786993.zstd";
   for (const std::string& label : {speculation, spark12, failed}) {
     SCOPED_TRACE(label);
     report::Analysis analysis = AnalyzeAs((logs / label).string(), label);
@@ -122,8 +126,8 @@ TEST_F(AnalyzeTest, ThreadsGiveTheSameReportOnEverySharedLog) {
       ++at;
     }
     const size_t from = at > 300 ? at - 300 : 0;
-    FAIL() << "reports differ at byte " << at << ":\n--threads 1: "
-           << single.out.substr(from, 400) << "\n--threads 4: " << threaded.out.substr(from, 400);
+    FAIL() << "reports differ at byte " << at << ":\n--threads 1: " << single.out.substr(from, 400)
+           << "\n--threads 4: " << threaded.out.substr(from, 400);
   }
   // The directory's applications are analysed side by side: what each prints on stderr still
   // comes in the directory's order, the same lines as with one thread.
@@ -173,7 +177,8 @@ TEST_F(AnalyzeTest, EveryCodecGivesTheSameModel) {
     EXPECT_EQ(analysis.read.files[0].codec, codec::FormatName(format));
     EXPECT_EQ(analysis.read.files[0].decoded_bytes, log.size());
     EXPECT_EQ(analysis.summary.counts.task_attempts, reference.summary.counts.task_attempts);
-    EXPECT_EQ(analysis.summary.totals.disk_bytes_spilled, reference.summary.totals.disk_bytes_spilled);
+    EXPECT_EQ(analysis.summary.totals.disk_bytes_spilled,
+              reference.summary.totals.disk_bytes_spilled);
     EXPECT_TRUE(analysis.read.files[0].error.empty()) << analysis.read.files[0].error;
   }
 }
@@ -227,7 +232,8 @@ TEST_F(AnalyzeTest, CompressedZipNamedLikeAPartIsNamedWithWhy) {
                             .c_str()),
             0);
   std::ifstream in(zip, std::ios::binary);
-  const std::string zip_bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string zip_bytes((std::istreambuf_iterator<char>(in)),
+                              std::istreambuf_iterator<char>());
   fs::create_directories(dir_ / "delivery");
   Write("delivery/eventlog-2024-01-01--10-00.gz", *codec::Encode(codec::Format::kGzip, zip_bytes));
   Write("delivery/eventlog", log.substr(half));
@@ -272,7 +278,8 @@ TEST_F(AnalyzeTest, CorruptLineIsLocatedAndTheRestAnalysed) {
 
   Run run = RunCli("analyze " + path);
   EXPECT_EQ(run.exit_code, 0);
-  EXPECT_NE(run.err.find("corrupt.json:41 (byte " + std::to_string(line_start) + ")"), std::string::npos)
+  EXPECT_NE(run.err.find("corrupt.json:41 (byte " + std::to_string(line_start) + ")"),
+            std::string::npos)
       << run.err;
 }
 
@@ -281,7 +288,8 @@ TEST_F(AnalyzeTest, CorruptLineIsLocatedAndTheRestAnalysed) {
 TEST_F(AnalyzeTest, ProfileThatCannotBeUsedIsSaidNotFatal) {
   std::string path = Write("app.json", DemoLog());
   const fs::path dir = fs::path(path).parent_path();
-  Run run = RunCli("analyze --format json --profile " + (dir / "no-such-dir").string() + " " + path);
+  Run run =
+      RunCli("analyze --format json --profile " + (dir / "no-such-dir").string() + " " + path);
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.err.find("profile not used"), std::string::npos) << run.err;
   EXPECT_NE(run.out.find("\"available\": false"), std::string::npos);
@@ -446,7 +454,9 @@ TEST_F(AnalyzeTest, NothingAnalysableExitsTwo) {
   std::ofstream(zip_dir / "image.png", std::ios::binary) << random;
   std::ofstream(zip_dir / "notes.txt") << text;
   std::string zip = (dir_ / "notlogs.zip").string();
-  ASSERT_EQ(std::system(("cd " + zip_dir.string() + " && zip -q " + zip + " image.png notes.txt").c_str()), 0);
+  ASSERT_EQ(std::system(
+                ("cd " + zip_dir.string() + " && zip -q " + zip + " image.png notes.txt").c_str()),
+            0);
   Run notlog = RunCli("analyze " + zip);
   EXPECT_EQ(notlog.exit_code, 2);
   // A path that does not exist.
@@ -578,11 +588,11 @@ TEST_F(AnalyzeTest, DirectoryReportNamesTheApplicationsNotAnalysed) {
   EXPECT_EQ(std::string_view(rolling.at(0)["why"]),
             "no Spark events could be read: 1 line(s), none a Spark event");
   EXPECT_EQ(int64_t(few_report["not_analysed_left_out"]), 0);
-  const std::string line = few + "/eventlog_v2_local-1: no Spark events could be read: 1 line(s), "
-                                 "none a Spark event";
+  const std::string line = few +
+                           "/eventlog_v2_local-1: no Spark events could be read: 1 line(s), "
+                           "none a Spark event";
   Run text = RunCli("analyze -q " + few);
-  EXPECT_NE(text.out.find("\nNot analysed (no report above)\n  " + line + "\n"),
-            std::string::npos)
+  EXPECT_NE(text.out.find("\nNot analysed (no report above)\n  " + line + "\n"), std::string::npos)
       << text.out;
   Run markdown = RunCli("analyze -q --format md " + few);
   EXPECT_NE(markdown.out.find("## Not analysed (no report above)\n\n- "), std::string::npos)
@@ -692,8 +702,7 @@ TEST_F(AnalyzeTest, DirectoryReportWrittenAsApplicationsFinish) {
   EXPECT_EQ(page.out.find("id=\"app3\""), std::string::npos);
   EXPECT_LT(page.out.find(">nightly-etl</a><a href=\"#app2\">second</a>"), page.out.size());
   for (const char* format : {"json", "text", "md", "html"}) {
-    Run full = RunCli(std::string("analyze -q --format ") + format + " " +
-                          (dir_ / "one").string(),
+    Run full = RunCli(std::string("analyze -q --format ") + format + " " + (dir_ / "one").string(),
                       "> /dev/full");
     EXPECT_EQ(full.exit_code, 1) << format;
     size_t messages = 0;

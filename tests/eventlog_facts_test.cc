@@ -71,7 +71,8 @@ std::optional<source::ApplicationLog> LogForLabel(const std::string& label) {
   for (const source::ApplicationLog& log : found->applications) {
     for (const source::LogPart& part : log.parts) {
       const std::string& name = part.display_name;
-      if (name.size() >= entry.size() && name.compare(name.size() - entry.size(), entry.size(), entry) == 0) {
+      if (name.size() >= entry.size() &&
+          name.compare(name.size() - entry.size(), entry.size(), entry) == 0) {
         source::ApplicationLog single = log;
         single.parts = {part};
         return single;

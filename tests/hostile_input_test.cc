@@ -19,7 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kCsi = "\xC2\x9B";           // U+009B, a C1 control: CSI
+const std::string kCsi = "\xC2\x9B";              // U+009B, a C1 control: CSI
 const std::string kRightToLeft = "\xE2\x80\xAE";  // U+202E RIGHT-TO-LEFT OVERRIDE
 const std::string kIsolate = "\xE2\x81\xA6";      // U+2066 LEFT-TO-RIGHT ISOLATE
 
@@ -55,8 +55,7 @@ TEST_F(HostileInputTest, ReportThatCannotBeWrittenExitsOneWithAMessage) {
   for (const char* format : {"text", "json", "md", "html"}) {
     Run to_stdout = RunCli("analyze --format " + std::string(format) + " " + log, "> /dev/full");
     EXPECT_EQ(to_stdout.exit_code, 1) << format << ": " << to_stdout.err;
-    EXPECT_NE(to_stdout.err.find("cannot write the report to standard output"),
-              std::string::npos)
+    EXPECT_NE(to_stdout.err.find("cannot write the report to standard output"), std::string::npos)
         << to_stdout.err;
     Run to_file = RunCli("analyze --format " + std::string(format) + " -o /dev/full " + log);
     EXPECT_EQ(to_file.exit_code, 1) << format;
@@ -79,9 +78,9 @@ TEST_F(HostileInputTest, OutputOverItsOwnInputIsRefused) {
   EXPECT_EQ(Slurp(log), log_text);
   // Another name for the same file, a rolling directory's part, stdout appending to it.
   fs::create_hard_link(log, dir_ / "link.json");
-  EXPECT_EQ(RunCli("analyze " + log + " --format json -o " + (dir_ / "link.json").string())
-                .exit_code, 1);
-  fs::create_directories(dir_ / "eventlog_v2_app" );
+  EXPECT_EQ(
+      RunCli("analyze " + log + " --format json -o " + (dir_ / "link.json").string()).exit_code, 1);
+  fs::create_directories(dir_ / "eventlog_v2_app");
   std::string part = Write("eventlog_v2_app/events_1_app", log_text);
   Write("eventlog_v2_app/appstatus_app", "");
   EXPECT_EQ(RunCli("analyze " + (dir_ / "eventlog_v2_app").string() + " -o " + part).exit_code, 1);
@@ -152,8 +151,8 @@ TEST_F(HostileInputTest, FileNamesAndFileContentAreSafeOnStderr) {
   EXPECT_NE(analyze.err.find("log?2J?]0;title??.json:1"), std::string::npos) << analyze.err;
   std::string collapsed = Write("stacks" + kCsi + ".collapsed",
                                 "main;work 10\nbad" + kCsi + "31m\x1b[2J" + kRightToLeft + "\n");
-  Run flamegraph = RunCli("flamegraph " + Quoted(collapsed) + " -o " +
-                          (dir_ / "graph.html").string());
+  Run flamegraph =
+      RunCli("flamegraph " + Quoted(collapsed) + " -o " + (dir_ / "graph.html").string());
   EXPECT_EQ(flamegraph.exit_code, 0) << flamegraph.err;
   EXPECT_NE(flamegraph.err.find("problem(s) skipped"), std::string::npos) << flamegraph.err;
   EXPECT_TRUE(IsTerminalSafe(flamegraph.err)) << flamegraph.err;
@@ -181,17 +180,15 @@ TEST_F(HostileInputTest, LongNamesAreCutByCharacter) {
 // A TaskEnd without a reason was counted as a successful task.
 TEST_F(HostileInputTest, MalformedTaskEndIsReportedNotCountedAsSuccess) {
   std::string log_text = DemoLog();
-  std::string malformed =
-      R"({"Event":"SparkListenerTaskEnd","Stage ID":0,"Stage Attempt ID":0,)"
-      R"("Task Info":{"Task ID":999999,"Index":0,"Attempt":0,"Launch Time":1,)"
-      R"("Executor ID":"1","Host":"h","Locality":"ANY","Finish Time":2}})";
+  std::string malformed = R"({"Event":"SparkListenerTaskEnd","Stage ID":0,"Stage Attempt ID":0,)"
+                          R"("Task Info":{"Task ID":999999,"Index":0,"Attempt":0,"Launch Time":1,)"
+                          R"("Executor ID":"1","Host":"h","Locality":"ANY","Finish Time":2}})";
   size_t cut = log_text.find('\n', log_text.find("SparkListenerTaskEnd")) + 1;
-  std::string log = Write("app.json", log_text.substr(0, cut) + malformed + "\n" +
-                                          log_text.substr(cut));
+  std::string log =
+      Write("app.json", log_text.substr(0, cut) + malformed + "\n" + log_text.substr(cut));
   Run run = RunCli("analyze --format json " + log);
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_NE(run.err.find("invalid SparkListenerTaskEnd: no \"Task End Reason\""),
-            std::string::npos)
+  EXPECT_NE(run.err.find("invalid SparkListenerTaskEnd: no \"Task End Reason\""), std::string::npos)
       << run.err;
   EXPECT_NE(run.out.find("invalid SparkListenerTaskEnd"), std::string::npos);
   Run clean = RunCli("analyze --format json " + Write("clean.json", log_text));
@@ -238,18 +235,18 @@ TEST_F(HostileInputTest, DecompressionLimitsStopWithAClearErrorAndAnalyseTheRest
   Run at = RunCli("analyze --format json --max-decompressed-bytes " + size + " " + log);
   EXPECT_EQ(at.exit_code, 0);
   EXPECT_EQ(at.err.find("decompressed more than"), std::string::npos) << at.err;
-  Run past = RunCli("analyze --max-decompressed-bytes " + std::to_string(log_text.size() - 1) +
-                    " " + log);
+  Run past =
+      RunCli("analyze --max-decompressed-bytes " + std::to_string(log_text.size() - 1) + " " + log);
   EXPECT_EQ(past.exit_code, 0) << past.err;  // what was read is still analysed
-  EXPECT_NE(past.err.find("app.zstd: decompressed more than"), std::string::npos)
-      << past.err;
+  EXPECT_NE(past.err.find("app.zstd: decompressed more than"), std::string::npos) << past.err;
   EXPECT_NE(past.err.find("; analysed the "), std::string::npos) << past.err;
   EXPECT_EQ(RunCli("analyze --max-decompressed-bytes 1GiB " + log).exit_code, 0);
   EXPECT_EQ(RunCli("analyze --max-decompressed-bytes lots " + log).exit_code, 1);
 
   // 80 MB of one repeated event compress to a few KB: past the default ratio of 1000 once the
   // check starts (after 64 MiB).
-  std::string line = R"({"Event":"SparkListenerLogStart","Spark Version":"3.5.1"})" "\n";
+  std::string line = R"({"Event":"SparkListenerLogStart","Spark Version":"3.5.1"})"
+                     "\n";
   std::string bomb_text;
   bomb_text.reserve(80u << 20);
   while (bomb_text.size() < (80u << 20)) bomb_text += line;

@@ -8,8 +8,8 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <map>
+#include <regex>
 #include <sstream>
 #include <string>
 
@@ -31,11 +31,12 @@ std::string ReadAll(const fs::path& path) {
 std::map<std::string, std::string> RecipePaths() {
   std::map<std::string, std::string> paths;
   const std::regex recipe(R"re("(docs/recipes/[A-Za-z0-9_./-]+\.md)")re");
-  for (const fs::directory_entry& entry : fs::directory_iterator(kSource / "analyzer/diagnosis/rules")) {
+  for (const fs::directory_entry& entry :
+       fs::directory_iterator(kSource / "analyzer/diagnosis/rules")) {
     if (entry.path().extension() != ".cc") continue;
     const std::string text = ReadAll(entry.path());
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), recipe); it != std::sregex_iterator();
-         ++it) {
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), recipe);
+         it != std::sregex_iterator(); ++it) {
       paths.emplace((*it)[1].str(), entry.path().filename().string());
     }
   }
@@ -60,9 +61,12 @@ TEST(Recipes, EveryRecipeARuleNamesExistsAndIsWritten) {
 TEST(Recipes, IssueListedPagesExist) {
   // The pages issue 3 lists, including the guide no rule links to directly.
   for (const char* path : {"docs/recipes/troubleshoot/slow-spark-jobs.md",
-                           "docs/recipes/troubleshoot/data-skew-diagnosis.md", "docs/recipes/troubleshoot/oom-and-spill.md",
-                           "docs/recipes/troubleshoot/shuffle-bottleneck.md", "docs/recipes/troubleshoot/gc-pressure.md",
-                           "docs/recipes/troubleshoot/resource-wait-long.md", "docs/recipes/troubleshoot/s3-write-slow.md",
+                           "docs/recipes/troubleshoot/data-skew-diagnosis.md",
+                           "docs/recipes/troubleshoot/oom-and-spill.md",
+                           "docs/recipes/troubleshoot/shuffle-bottleneck.md",
+                           "docs/recipes/troubleshoot/gc-pressure.md",
+                           "docs/recipes/troubleshoot/resource-wait-long.md",
+                           "docs/recipes/troubleshoot/s3-write-slow.md",
                            "docs/recipes/observability/spark-profiling-guide.md"}) {
     SCOPED_TRACE(path);
     const fs::path page = kSource / path;
@@ -118,8 +122,8 @@ TEST(Recipes, RelativeDocsLinksResolve) {
     std::string text = ReadAll(entry.path());
     // Links inside fenced code blocks are examples, not links.
     text = std::regex_replace(text, std::regex("```[^`]*```"), "");
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), link); it != std::sregex_iterator();
-         ++it) {
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), link);
+         it != std::sregex_iterator(); ++it) {
       const std::string target = (*it)[1].str();
       if (std::regex_search(target, std::regex("^[a-z]+:"))) continue;  // http:, https:, mailto:
       const std::string where = fs::relative(entry.path(), kSource).string();
@@ -140,8 +144,8 @@ TEST(Recipes, AlertRunbooksResolve) {
   const std::string text = ReadAll(rules);
   const std::regex runbook(R"re(runbook_url:\s*(\S+))re");
   std::size_t runbooks = 0;
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), runbook); it != std::sregex_iterator();
-       ++it) {
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), runbook);
+       it != std::sregex_iterator(); ++it) {
     ExpectTargetExists(kSource, (*it)[1].str(), "sparkprof-alerts.rules.yaml");
     ++runbooks;
   }

@@ -8,12 +8,12 @@
 #include <utility>
 #include <vector>
 
-#include "analyzer/testing/analysis_test_util.h"
 #include "analyzer/report/html_report.h"
 #include "analyzer/report/json_report.h"
 #include "analyzer/report/markdown_report.h"
 #include "analyzer/report/render.h"
 #include "analyzer/report/text_report.h"
+#include "analyzer/testing/analysis_test_util.h"
 #include "analyzer/testing/synthetic_app.h"
 #include "common/json_writer.h"
 
@@ -80,7 +80,8 @@ TEST(HtmlReportTest, SelfContainedWithTimelineStagesAndFindings) {
             std::string::npos);
   EXPECT_NE(html.find("<article class=\"finding critical\""), std::string::npos);
   EXPECT_NE(html.find("id=\"app1-stage-1-0\""), std::string::npos);
-  EXPECT_NE(html.find("href=\"docs/recipes/troubleshoot/data-skew-diagnosis.md\""), std::string::npos);
+  EXPECT_NE(html.find("href=\"docs/recipes/troubleshoot/data-skew-diagnosis.md\""),
+            std::string::npos);
   EXPECT_NE(html.find("--conf spark.sql.adaptive.skewJoin.enabled=true"), std::string::npos);
 }
 
@@ -141,8 +142,9 @@ TEST(ReportAssemblerTest, SectionsMakeTheSameReportAsOnePiece) {
   report::NotAnalysedList not_analysed;
   not_analysed.entries = {{"logs/<b>x.gz</b>", "a zip archive compressed as gzip, ..."}};
   not_analysed.left_out = 2;
-  for (const auto& [set, missing] : {std::pair{sets[0], not_analysed}, std::pair{sets[1],
-                                     report::NotAnalysedList{}}, std::pair{sets[2], not_analysed}}) {
+  for (const auto& [set, missing] :
+       {std::pair{sets[0], not_analysed}, std::pair{sets[1], report::NotAnalysedList{}},
+        std::pair{sets[2], not_analysed}}) {
     JsonWriter nested;
     if (set.size() == 1) {
       report::WriteJsonReport(*set[0], nested);

@@ -171,8 +171,8 @@ int64_t DescribeExecutors(const model::ApplicationModel& model, RunCost& out) {
     if (e.is_driver()) continue;
     ++out.executors;
     if (e.total_cores > 0) ++cores_seen[e.total_cores];
-    const int64_t begin = e.added_time_ms >= 0 ? std::max(e.added_time_ms, model.start_time_ms)
-                                                : model.start_time_ms;
+    const int64_t begin =
+        e.added_time_ms >= 0 ? std::max(e.added_time_ms, model.start_time_ms) : model.start_time_ms;
     int64_t end = e.removed_time_ms >= 0 ? e.removed_time_ms : model.end_time_ms;
     end = std::clamp(end, begin, std::max(begin, model.end_time_ms));
     out.executor_hours += static_cast<double>(end - begin) / kMsPerHour;
@@ -217,8 +217,8 @@ const InstanceType* PickInstanceType(const model::ApplicationModel& model,
       name = type->name;
       return type;
     }
-    out.reason = "instance type " + given + " is not in the price catalogue (" +
-                 catalogue.origin + "): pass --prices with it, or flat rates";
+    out.reason = "instance type " + given + " is not in the price catalogue (" + catalogue.origin +
+                 "): pass --prices with it, or flat rates";
     return nullptr;
   }
   const std::string tagged = Property(model, tag);
@@ -233,9 +233,8 @@ const InstanceType* PickInstanceType(const model::ApplicationModel& model,
                               "priced as the cheapest catalogue type it fits");
   }
   if (const InstanceType* type = Cheapest(catalogue, out.cloud, shape)) {
-    source = "inferred: the cheapest " + out.cloud + " type with " +
-             std::to_string(shape.cores) + " vCPUs and " + Fixed(shape.memory_gib, 1) +
-             " GiB";
+    source = "inferred: the cheapest " + out.cloud + " type with " + std::to_string(shape.cores) +
+             " vCPUs and " + Fixed(shape.memory_gib, 1) + " GiB";
     name = type->name;
     return type;
   }
@@ -251,14 +250,14 @@ bool PickInstanceTypes(const model::ApplicationModel& model, Pricing& pricing, R
       model, catalogue, options.instance_type, "spark.databricks.clusterUsageTags.clusterNodeType",
       out.executor_shape, out, out.executor_instance, out.executor_instance_source);
   if (!out.reason.empty()) return false;
-  pricing.driver_type = PickInstanceType(
-      model, catalogue, options.driver_instance_type,
-      "spark.databricks.clusterUsageTags.driverNodeType", pricing.driver_shape, out,
-      out.driver_instance, out.driver_instance_source);
+  pricing.driver_type =
+      PickInstanceType(model, catalogue, options.driver_instance_type,
+                       "spark.databricks.clusterUsageTags.driverNodeType", pricing.driver_shape,
+                       out, out.driver_instance, out.driver_instance_source);
   if (!out.reason.empty()) return false;
   if (pricing.driver_type == nullptr || (pricing.executor_type == nullptr && out.executors > 0)) {
-    out.reason = "no " + out.cloud + " instance type in the price catalogue (" +
-                 catalogue.origin + ") fits the executors or the driver";
+    out.reason = "no " + out.cloud + " instance type in the price catalogue (" + catalogue.origin +
+                 ") fits the executors or the driver";
     return false;
   }
   out.region = pricing.driver_type->region;
@@ -266,8 +265,8 @@ bool PickInstanceTypes(const model::ApplicationModel& model, Pricing& pricing, R
       Property(model, "spark.databricks.clusterUsageTags.region",
                Property(model, "spark.databricks.clusterUsageTags.dataPlaneRegion"));
   if (!run_region.empty() && run_region != out.region) {
-    out.assumptions.push_back("the run was in " + run_region + "; the prices are " +
-                              out.region + "'s (pass --prices for another region)");
+    out.assumptions.push_back("the run was in " + run_region + "; the prices are " + out.region +
+                              "'s (pass --prices for another region)");
   }
   return true;
 }
@@ -285,8 +284,9 @@ void PriceDbus(Pricing& pricing, double wall_hours, RunCost& out) {
       out.dbus = (out.executor_hours / out.executors_per_instance + wall_hours) * dbu_rate;
       out.dbu_cost = out.dbus * options.dbu_price;
     } else {
-      out.assumptions.push_back("DBUs not priced: no DBU rate for the node type (pass "
-                                "--dbus-per-instance-hour)");
+      out.assumptions.push_back(
+          "DBUs not priced: no DBU rate for the node type (pass "
+          "--dbus-per-instance-hour)");
     }
   }
 }
@@ -301,16 +301,15 @@ void PriceLifetimes(Pricing& pricing, RunCost& out) {
         pricing.databricks ? 1
                            : std::max(1, ExecutorsPerInstance(*executor_type, out.executor_shape));
   }
-  const double executor_hourly =
-      executor_type != nullptr || pricing.flat
-          ? pricing.Hourly(executor_type, out.executor_shape, options.spot,
-                           out.executors_per_instance)
-          : 0;
-  pricing.driver_hourly = pricing.Hourly(
-      pricing.driver_type, driver_shape, false,
-      pricing.databricks || pricing.flat
-          ? 1
-          : std::max(1, ExecutorsPerInstance(*pricing.driver_type, driver_shape)));
+  const double executor_hourly = executor_type != nullptr || pricing.flat
+                                     ? pricing.Hourly(executor_type, out.executor_shape,
+                                                      options.spot, out.executors_per_instance)
+                                     : 0;
+  pricing.driver_hourly =
+      pricing.Hourly(pricing.driver_type, driver_shape, false,
+                     pricing.databricks || pricing.flat
+                         ? 1
+                         : std::max(1, ExecutorsPerInstance(*pricing.driver_type, driver_shape)));
   const double wall_hours = static_cast<double>(out.wall_ms) / kMsPerHour;
   out.executor_cost = out.executor_hours * executor_hourly;
   out.driver_cost = wall_hours * pricing.driver_hourly;
@@ -326,8 +325,8 @@ void DescribeMethod(const Pricing& pricing, RunCost& out) {
                  " per core-hour + " + Money(options.price_per_gib_hour, out.currency) +
                  " per GiB-hour of each executor's and the driver's lifetime";
     out.current_cluster = std::to_string(std::max(out.max_concurrent_executors, 0)) +
-                          " executors of " + std::to_string(out.executor_shape.cores) +
-                          " cores, " + Fixed(out.executor_shape.memory_gib, 1) + " GiB";
+                          " executors of " + std::to_string(out.executor_shape.cores) + " cores, " +
+                          Fixed(out.executor_shape.memory_gib, 1) + " GiB";
   } else {
     out.method = pricing.databricks
                      ? "each executor holds one worker node for its lifetime (Databricks)"
@@ -338,8 +337,9 @@ void DescribeMethod(const Pricing& pricing, RunCost& out) {
     out.method += std::string(options.spot ? ", executors at spot prices" : ", on-demand") +
                   "; the driver holds its instance share for the whole run";
     if (out.executors == 0) {
-      out.method = "no executors besides the driver: it holds its instance share for the whole "
-                   "run, on-demand";
+      out.method =
+          "no executors besides the driver: it holds its instance share for the whole "
+          "run, on-demand";
     }
     const int32_t instances =
         (std::max(out.max_concurrent_executors, 0) + out.executors_per_instance - 1) /
@@ -376,7 +376,7 @@ struct FrontierPlan {
   double heap_per_core_mb = 0;
   int64_t slots_now = 0;  // the run's peak executors x cores
   std::vector<const InstanceType*> candidates;
-  std::vector<double> multipliers;  // of slots_now
+  std::vector<double> multipliers;                  // of slots_now
   std::map<std::pair<int32_t, int32_t>, int> runs;  // (executors, vCPUs) to simulate
 };
 
@@ -413,8 +413,7 @@ FrontierPlan PlanFrontier(const model::ApplicationModel& model, const Pricing& p
   plan.slots_now =
       static_cast<int64_t>(std::max(out.max_concurrent_executors, 1)) * out.executor_shape.cores;
   for (const InstanceType* type : pricing.catalogue.OfCloud(out.cloud)) {
-    if (type->memory_gib / type->vcpus >= 0.9 * plan.per_core_memory &&
-        type->vcpus >= task_cpus) {
+    if (type->memory_gib / type->vcpus >= 0.9 * plan.per_core_memory && type->vcpus >= task_cpus) {
       plan.candidates.push_back(type);
     }
   }
@@ -436,8 +435,7 @@ FrontierPlan PlanFrontier(const model::ApplicationModel& model, const Pricing& p
 
 // Each planned (executors, vCPUs) simulated, on all cores, by key.
 std::map<std::pair<int32_t, int32_t>, whatif::Prediction> SimulatePoints(
-    const whatif::Simulator& simulator, const FrontierPlan& plan, int32_t run_cores,
-    int threads) {
+    const whatif::Simulator& simulator, const FrontierPlan& plan, int32_t run_cores, int threads) {
   std::vector<std::pair<std::pair<int32_t, int32_t>, whatif::Scenario>> points;
   for (auto& [key, unused] : plan.runs) {
     whatif::Scenario scenario;
@@ -449,8 +447,8 @@ std::map<std::pair<int32_t, int32_t>, whatif::Prediction> SimulatePoints(
     // Each task keeps the heap it had: the executor's heap grows with its cores (the
     // candidate types have at least the run's memory per vCPU).
     if (scenario.cores_per_executor > 0 && plan.heap_per_core_mb > 0) {
-      scenario.executor_memory_mb = static_cast<int64_t>(
-          std::min(plan.heap_per_core_mb * scenario.cores_per_executor, 1e9));
+      scenario.executor_memory_mb =
+          static_cast<int64_t>(std::min(plan.heap_per_core_mb * scenario.cores_per_executor, 1e9));
     }
     points.emplace_back(key, scenario);
   }
@@ -463,9 +461,8 @@ std::map<std::pair<int32_t, int32_t>, whatif::Prediction> SimulatePoints(
     return points[a].first.second < points[b].first.second;
   });
   std::vector<whatif::Prediction> simulated(points.size());
-  ParallelFor(points.size(), ThreadsOrAvailable(threads), [&](size_t i) {
-    simulated[order[i]] = simulator.Simulate(points[order[i]].second);
-  });
+  ParallelFor(points.size(), ThreadsOrAvailable(threads),
+              [&](size_t i) { simulated[order[i]] = simulator.Simulate(points[order[i]].second); });
   std::map<std::pair<int32_t, int32_t>, whatif::Prediction> predicted;
   for (size_t i = 0; i < points.size(); ++i) {
     predicted.emplace(points[i].first, std::move(simulated[i]));
@@ -526,8 +523,8 @@ void AddPoints(const Pricing& pricing, const FrontierPlan& plan, const whatif::P
       point.count = count;
       point.cores_per_executor = type->vcpus;
       point.predicted_wall_ms = p.predicted_wall_ms;
-      point.cost = PointCost(pricing, *type, PointExecutorHours(out, p, count), 1,
-                             p.predicted_wall_ms);
+      point.cost =
+          PointCost(pricing, *type, PointExecutorHours(out, p, count), 1, p.predicted_wall_ms);
       out.points.push_back(point);
     }
   }
@@ -585,8 +582,10 @@ void AddFrontier(const model::ApplicationModel& model, const Pricing& pricing,
   out.self_prediction_error = base.self_prediction_error;
   const FrontierPlan plan = PlanFrontier(model, pricing, base, budget, out);
   if (base.self_prediction_error > 0.25) {
-    out.frontier_note = "no frontier: the simulator does not reproduce this run (self-"
-                        "prediction error " + Fixed(100 * base.self_prediction_error, 0) + "%)";
+    out.frontier_note =
+        "no frontier: the simulator does not reproduce this run (self-"
+        "prediction error " +
+        Fixed(100 * base.self_prediction_error, 0) + "%)";
     return;
   }
   if (static_cast<int64_t>(plan.runs.size()) + 1 > budget) {
@@ -642,7 +641,8 @@ void AdviseSpot(const Pricing& pricing, RunCost& out) {
       "% off on-demand on " + out.cloud + "). An interruption gives " +
       std::to_string(spot.interruption_notice_s) +
       " s notice; Spark then re-runs the lost executor's running tasks and any shuffle output "
-      "it held (on this run about " + Duration(spot.work_per_executor_ms) +
+      "it held (on this run about " +
+      Duration(spot.work_per_executor_ms) +
       " of task time per executor). Keep the driver on on-demand capacity, and on Spark 3.1+ "
       "set spark.decommission.enabled=true and "
       "spark.storage.decommission.shuffleBlocks.enabled=true so executors hand over their "
@@ -709,8 +709,8 @@ RunCost ComputeCost(const model::ApplicationModel& model, const CostOptions& opt
 
   // Spot advice, on the basis of the recommended cluster when there is one (set below).
   out.spot.work_per_executor_ms = out.executors > 0 ? task_ms / out.executors : 0;
-  if (!options.frontier || pricing.flat || pricing.executor_type == nullptr ||
-      out.executors == 0 || model.tasks.empty()) {
+  if (!options.frontier || pricing.flat || pricing.executor_type == nullptr || out.executors == 0 ||
+      model.tasks.empty()) {
     if (options.frontier && !model.tasks.empty()) {
       out.frontier_note = pricing.flat
                               ? "no frontier with flat rates (no instance types to compare)"

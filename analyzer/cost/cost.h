@@ -23,10 +23,10 @@ struct CostOptions {
   // cores x per_core + memory GiB x per_gib.
   double price_per_core_hour = -1;
   double price_per_gib_hour = -1;
-  bool spot = false;             // the run's executors were on spot capacity
-  double dbu_price = -1;         // currency per DBU (Databricks); -1: DBUs not priced
+  bool spot = false;                   // the run's executors were on spot capacity
+  double dbu_price = -1;               // currency per DBU (Databricks); -1: DBUs not priced
   double dbus_per_instance_hour = -1;  // overrides the catalogue's dbu_per_hour
-  double max_slowdown = 0.10;    // the recommendation: cheapest point within this slowdown
+  double max_slowdown = 0.10;          // the recommendation: cheapest point within this slowdown
   bool frontier = true;
   // The frontier replays every task once per point: at most this many tasks x points.
   int64_t max_simulated_tasks = 5'000'000;
@@ -41,19 +41,19 @@ struct ExecutorShape {
 
 struct FrontierPoint {
   std::string instance;
-  int32_t count = 0;               // executors, one per instance using all its vCPUs
+  int32_t count = 0;  // executors, one per instance using all its vCPUs
   int32_t cores_per_executor = 0;
   int64_t predicted_wall_ms = 0;
-  double cost = 0;                 // executors + driver (+ DBUs), on-demand
-  bool on_frontier = false;        // no other point is both faster and cheaper
-  bool current = false;            // the run's own cluster, simulated as it ran
+  double cost = 0;           // executors + driver (+ DBUs), on-demand
+  bool on_frontier = false;  // no other point is both faster and cheaper
+  bool current = false;      // the run's own cluster, simulated as it ran
 };
 
 struct SpotAdvice {
   bool available = false;
   double discount_low = 0;
   double discount_high = 0;
-  double cost_low = 0;   // the recommended (or current) cluster with executors on spot
+  double cost_low = 0;  // the recommended (or current) cluster with executors on spot
   double cost_high = 0;
   int32_t interruption_notice_s = 0;
   int64_t work_per_executor_ms = 0;  // task time one lost executor held, on average
@@ -76,9 +76,9 @@ struct RunCost {
   std::string driver_instance_source;
   ExecutorShape executor_shape;
   int32_t executors_per_instance = 1;
-  int32_t executors = 0;                 // executors with cores (not the driver)
+  int32_t executors = 0;  // executors with cores (not the driver)
   int32_t max_concurrent_executors = 0;
-  double executor_hours = 0;             // executor lifetimes summed
+  double executor_hours = 0;  // executor lifetimes summed
   double executor_cost = 0;
   double driver_cost = 0;
   double dbus = 0;
@@ -93,7 +93,7 @@ struct RunCost {
   double saving_fraction = 0;         // 1 - recommended / current (like for like)
   double max_slowdown = 0;
   double self_prediction_error = 0;
-  std::string frontier_note;          // why there is no frontier, or what limited it
+  std::string frontier_note;  // why there is no frontier, or what limited it
   SpotAdvice spot;
   std::vector<std::string> assumptions;
 };
@@ -107,7 +107,7 @@ RunCost ComputeCost(const model::ApplicationModel& model, const CostOptions& opt
 // the run's executors). Negative when `run` is unavailable.
 struct ScenarioCost {
   double actual = -1;
-  double baseline = -1;   // the run replayed as it was
+  double baseline = -1;  // the run replayed as it was
   double predicted = -1;
 };
 ScenarioCost PriceScenario(const RunCost& run, const whatif::Prediction& p);

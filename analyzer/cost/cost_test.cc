@@ -8,8 +8,8 @@
 #include <cmath>
 #include <string>
 
-#include "analyzer/testing/analysis_test_util.h"
 #include "analyzer/report/render.h"
+#include "analyzer/testing/analysis_test_util.h"
 
 namespace sparkprof::cost {
 namespace {
@@ -49,9 +49,9 @@ TEST(Catalogue, ErrorsNameTheFileTheEntryAndTheField) {
   const std::string good = R"({"cloud":"aws","name":"a","vcpus":4,"memory_gib":16,)"
                            R"("on_demand_per_hour":0.2})";
   EXPECT_TRUE(ParseCatalogue(head + good + "]}", "mine.json", c, error)) << error;
-  EXPECT_FALSE(ParseCatalogue(
-      head + good + R"(,{"cloud":"aws","name":"b","vcpus":4,"memory_gib":16}]})", "mine.json",
-      c, error));
+  EXPECT_FALSE(
+      ParseCatalogue(head + good + R"(,{"cloud":"aws","name":"b","vcpus":4,"memory_gib":16}]})",
+                     "mine.json", c, error));
   EXPECT_EQ(error, "mine.json: instances[1].on_demand_per_hour: missing");
   EXPECT_FALSE(ParseCatalogue(head + R"({"cloud":"aws","name":"b","vcpus":-4,"memory_gib":16,)"
                                      R"("on_demand_per_hour":1}]})",
@@ -83,8 +83,8 @@ TEST(Catalogue, StringsThatWouldActOnATerminalAreRefused) {
     return R"({"cloud":"aws","name":")" + name + R"(","region":")" + region +
            R"(","vcpus":4,"memory_gib":16,"on_demand_per_hour":0.2})";
   };
-  EXPECT_TRUE(ParseCatalogue(head + instance("r5.2xlarge \u00e9", "eu-west-3") + "]}", "p.json",
-                             c, error))
+  EXPECT_TRUE(
+      ParseCatalogue(head + instance("r5.2xlarge \u00e9", "eu-west-3") + "]}", "p.json", c, error))
       << error;
   for (const std::string hostile :
        {R"(a\u001b]0;owned\u0007)", R"(a\u001b[2J)", "a\u009b31m", "a\u202eb", R"(a\n)"}) {
@@ -109,7 +109,8 @@ std::string OneHourLog(const std::string& extra_properties = "") {
   add(R"({"Event":"SparkListenerLogStart","Spark Version":"3.5.9"})");
   add(R"({"Event":"SparkListenerEnvironmentUpdate","JVM Information":{},"Spark Properties":{)"
       R"("spark.master":"spark://h:7077","spark.executor.memory":"4g","spark.driver.memory":"2g")" +
-      extra_properties + R"(},"Hadoop Properties":{},"System Properties":{},)"
+      extra_properties +
+      R"(},"Hadoop Properties":{},"System Properties":{},)"
       R"("Classpath Entries":{}})");
   add(R"({"Event":"SparkListenerApplicationStart","App Name":"t","App ID":"app-1",)"
       R"("Timestamp":0,"User":"u"})");
@@ -251,8 +252,8 @@ TEST(Frontier, DataprocIsPricedOnGcpAndDatabricksFromItsNodeTypes) {
   const RunCost with_dbus = ComputeCost(databricks->model, dbu);
   EXPECT_GT(with_dbus.dbus, 0);
   EXPECT_NEAR(with_dbus.dbu_cost, with_dbus.dbus * 0.15, 1e-9);
-  EXPECT_NEAR(with_dbus.total,
-              with_dbus.executor_cost + with_dbus.driver_cost + with_dbus.dbu_cost, 1e-9);
+  EXPECT_NEAR(with_dbus.total, with_dbus.executor_cost + with_dbus.driver_cost + with_dbus.dbu_cost,
+              1e-9);
 }
 
 TEST(Report, CostSectionInEveryFormat) {

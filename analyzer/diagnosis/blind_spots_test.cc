@@ -11,8 +11,8 @@
 
 #include "analyzer/diagnosis/diagnose.h"
 #include "analyzer/diagnosis/diagnosis_input.h"
-#include "analyzer/testing/analysis_test_util.h"
 #include "analyzer/report/render.h"
+#include "analyzer/testing/analysis_test_util.h"
 
 namespace sparkprof::diagnosis {
 namespace {
@@ -52,8 +52,8 @@ class Log {
     }
     Add(R"({"Event":"SparkListenerJobStart","Job ID":)" + std::to_string(job) +
         R"(,"Submission Time":)" + std::to_string(at) + R"(,"Stage Infos":[)" + infos +
-        R"(],"Stage IDs":[)" + ids + R"(],"Properties":{"spark.job.description":")" +
-        description + R"("}})");
+        R"(],"Stage IDs":[)" + ids + R"(],"Properties":{"spark.job.description":")" + description +
+        R"("}})");
   }
   void StageSubmitted(int stage, int attempt, int64_t at) {
     Add(R"({"Event":"SparkListenerStageSubmitted","Stage Info":{"Stage ID":)" +
@@ -87,8 +87,8 @@ class Log {
             int64_t shuffle_write_bytes = 0) {
     const std::string info =
         R"("Task Info":{"Task ID":)" + std::to_string(tid) + R"(,"Index":)" +
-        std::to_string(index) + R"(,"Attempt":)" + std::to_string(attempt) +
-        R"(,"Launch Time":)" + std::to_string(launch) + R"(,"Executor ID":")" + executor +
+        std::to_string(index) + R"(,"Attempt":)" + std::to_string(attempt) + R"(,"Launch Time":)" +
+        std::to_string(launch) + R"(,"Executor ID":")" + executor +
         R"(","Host":"127.0.0.1","Locality":"PROCESS_LOCAL","Speculative":false,"Getting Result Time":0,"Finish Time":)" +
         std::to_string(finish) + R"(,"Failed":false,"Killed":false,"Accumulables":[]})";
     Add(R"({"Event":"SparkListenerTaskStart","Stage ID":)" + std::to_string(stage) +
@@ -102,8 +102,8 @@ class Log {
     Add(R"({"Event":"SparkListenerTaskEnd","Stage ID":)" + std::to_string(stage) +
         R"(,"Stage Attempt ID":0,"Task Type":"ShuffleMapTask","Task End Reason":)" + reason +
         R"(,"Task Info":{"Task ID":)" + std::to_string(tid) + R"(,"Index":)" +
-        std::to_string(index) + R"(,"Attempt":)" + std::to_string(attempt) +
-        R"(,"Launch Time":)" + std::to_string(launch) + R"(,"Executor ID":")" + executor +
+        std::to_string(index) + R"(,"Attempt":)" + std::to_string(attempt) + R"(,"Launch Time":)" +
+        std::to_string(launch) + R"(,"Executor ID":")" + executor +
         R"(","Host":"127.0.0.1","Locality":"PROCESS_LOCAL","Speculative":false,"Getting Result Time":0,"Finish Time":)" +
         std::to_string(finish) +
         R"(,"Failed":false,"Killed":false,"Accumulables":[]},"Task Metrics":{"Executor Run Time":)" +
@@ -309,7 +309,8 @@ TEST(ExecutorLoss, RemovalAfterTheLastTaskIsNotALossButALossMidRunIs) {
     log.End(20000);
     return AnalyzeText(log.text());
   };
-  EXPECT_TRUE(FindingsOf(run(15000, "worker lost: 127.0.0.1 disassociated"), "executor-loss").empty());
+  EXPECT_TRUE(
+      FindingsOf(run(15000, "worker lost: 127.0.0.1 disassociated"), "executor-loss").empty());
   EXPECT_EQ(FindingsOf(run(5000, "worker lost: 127.0.0.1 disassociated"), "executor-loss").size(),
             1u);
   // On a standalone cluster (the Log's master) nothing enforces a container limit: SIGKILL is
@@ -355,8 +356,8 @@ TEST(Ranking, FailuresFirstThenSavingWithSymptomsAfterTheirRoot) {
   };
   RankFindings(findings);
   EXPECT_EQ(Rules(findings),
-            (std::vector<std::string>{"job-failures", "task-failures", "resource-wait",
-                                      "data-skew", "spill", "gc-pressure"}));
+            (std::vector<std::string>{"job-failures", "task-failures", "resource-wait", "data-skew",
+                                      "spill", "gc-pressure"}));
   EXPECT_EQ(findings[1].symptom_of, "job-failures");
   EXPECT_EQ(findings[4].symptom_of, "data-skew");
   EXPECT_EQ(findings[5].symptom_of, "");
@@ -372,10 +373,9 @@ TEST(Photon, ZeroTaskMetricsAreFilledFromPhotonsSqlMetrics) {
   log.JobStart(0, {0}, 2000, "photon");
   log.StageSubmitted(0, 0, 2000);
   for (int i = 0; i < 4; ++i) log.Task(0, i, i, 0, "0", 2000, 30000, kSuccess, 27000, 1 << 20);
-  log.StageCompleted(
-      0, 0, 2000, 30000, "",
-      Acc(1, "total time spent producing shuffle files", 40'000'000'000) + "," +
-          Acc(2, "num bytes spilled to disk due to memory pressure", 3ll << 30));
+  log.StageCompleted(0, 0, 2000, 30000, "",
+                     Acc(1, "total time spent producing shuffle files", 40'000'000'000) + "," +
+                         Acc(2, "num bytes spilled to disk due to memory pressure", 3ll << 30));
   log.JobEnd(0, 30000);
   log.End(31000);
   report::Analysis a = AnalyzeText(log.text());
@@ -397,8 +397,8 @@ std::string Node(const std::string& name, const std::string& simple,
                  const std::vector<std::string>& children,
                  const std::vector<std::tuple<int64_t, std::string, std::string>>& metrics,
                  const std::string& metadata = "{}") {
-  std::string out = R"({"nodeName":")" + name + R"(","simpleString":")" + simple +
-                    R"(","children":[)";
+  std::string out =
+      R"({"nodeName":")" + name + R"(","simpleString":")" + simple + R"(","children":[)";
   for (size_t i = 0; i < children.size(); ++i) out += (i ? "," : "") + children[i];
   out += R"(],"metadata":)" + metadata + R"(,"metrics":[)";
   for (size_t i = 0; i < metrics.size(); ++i) {
@@ -417,11 +417,11 @@ std::string Acc(int64_t id, const std::string& name, int64_t value) {
 // One SQL query in three stages (two maps and the stage reading the plan's top node), with the
 // plan and the metric values given; each stage's tasks run 4 x run_ms.
 report::Analysis PlanRun(const std::string& plan, const std::vector<std::string>& stage_accs,
-                         int64_t run_ms = 5000,
-                         const std::string& threshold = "-1") {
+                         int64_t run_ms = 5000, const std::string& threshold = "-1") {
   Log log;
-  log.Add(R"({"Event":"SparkListenerEnvironmentUpdate","JVM Information":{},"Spark Properties":{"spark.master":"spark://h:7077","spark.sql.autoBroadcastJoinThreshold":")" +
-          threshold + R"("},"Hadoop Properties":{},"System Properties":{},"Classpath Entries":{}})");
+  log.Add(
+      R"({"Event":"SparkListenerEnvironmentUpdate","JVM Information":{},"Spark Properties":{"spark.master":"spark://h:7077","spark.sql.autoBroadcastJoinThreshold":")" +
+      threshold + R"("},"Hadoop Properties":{},"System Properties":{},"Classpath Entries":{}})");
   log.Executor("0", 1500);
   log.SqlStart(0, 2000, plan);
   const int stages = static_cast<int>(stage_accs.size());
@@ -546,23 +546,25 @@ TEST(Photon, PeakMemoryByBothDefinitionsInEveryReport) {
                           "need not coincide); 100.0 MiB as its largest operator's peak "
                           "(spark-rapids-tools' figure: a lower bound)"),
               std::string::npos)
-        << format << ":\n" << report;
+        << format << ":\n"
+        << report;
   }
 }
 
-
 TEST(PlanRules, SortMergeJoinWithASmallSideIsABroadcastMissed) {
-  const std::string small = Node("Exchange", "Exchange hashpartitioning(k#1, 200)",
-                                 {Node("Scan parquet dim", "Scan parquet dim", {}, {{1, "number of output rows", "sum"}})},
-                                 {{2, "data size", "size"}, {3, "shuffle write time", "nsTiming"}});
-  const std::string large = Node("Exchange", "Exchange hashpartitioning(k#2, 200)",
-                                 {Node("Scan parquet fact", "Scan parquet fact", {}, {{4, "number of output rows", "sum"}})},
-                                 {{5, "data size", "size"}, {6, "shuffle write time", "nsTiming"}});
-  const std::string join = Node(
-      "SortMergeJoin", "SortMergeJoin [k#2], [k#1], Inner",
-      {Node("Sort", "Sort [k#2 ASC]", {large}, {{7, "sort time", "timing"}}),
-       Node("Sort", "Sort [k#1 ASC]", {small}, {{8, "sort time", "timing"}})},
-      {{9, "number of output rows", "sum"}});
+  const std::string small = Node(
+      "Exchange", "Exchange hashpartitioning(k#1, 200)",
+      {Node("Scan parquet dim", "Scan parquet dim", {}, {{1, "number of output rows", "sum"}})},
+      {{2, "data size", "size"}, {3, "shuffle write time", "nsTiming"}});
+  const std::string large = Node(
+      "Exchange", "Exchange hashpartitioning(k#2, 200)",
+      {Node("Scan parquet fact", "Scan parquet fact", {}, {{4, "number of output rows", "sum"}})},
+      {{5, "data size", "size"}, {6, "shuffle write time", "nsTiming"}});
+  const std::string join =
+      Node("SortMergeJoin", "SortMergeJoin [k#2], [k#1], Inner",
+           {Node("Sort", "Sort [k#2 ASC]", {large}, {{7, "sort time", "timing"}}),
+            Node("Sort", "Sort [k#1 ASC]", {small}, {{8, "sort time", "timing"}})},
+           {{9, "number of output rows", "sum"}});
   report::Analysis a = PlanRun(
       join, {Acc(1, "number of output rows", 1000) + "," + Acc(2, "data size", 2 << 20) + "," +
                  Acc(3, "shuffle write time", 100'000'000),
@@ -580,33 +582,36 @@ TEST(PlanRules, SortMergeJoinWithASmallSideIsABroadcastMissed) {
             missed[0]->stage_ids.end());
   EXPECT_NE(missed[0]->explanation.find("SQL execution 0, plan node"), std::string::npos);
   // A left outer join cannot broadcast its left side: no finding when that side is the small one.
-  const std::string left_outer = Node(
-      "SortMergeJoin", "SortMergeJoin [k#1], [k#2], LeftOuter",
-      {Node("Sort", "Sort [k#1 ASC]", {small}, {{8, "sort time", "timing"}}),
-       Node("Sort", "Sort [k#2 ASC]", {large}, {{7, "sort time", "timing"}})},
-      {{9, "number of output rows", "sum"}});
-  report::Analysis b = PlanRun(
-      left_outer, {Acc(2, "data size", 2 << 20), Acc(5, "data size", 900 << 20),
-                   Acc(9, "number of output rows", 10)});
+  const std::string left_outer =
+      Node("SortMergeJoin", "SortMergeJoin [k#1], [k#2], LeftOuter",
+           {Node("Sort", "Sort [k#1 ASC]", {small}, {{8, "sort time", "timing"}}),
+            Node("Sort", "Sort [k#2 ASC]", {large}, {{7, "sort time", "timing"}})},
+           {{9, "number of output rows", "sum"}});
+  report::Analysis b =
+      PlanRun(left_outer, {Acc(2, "data size", 2 << 20), Acc(5, "data size", 900 << 20),
+                           Acc(9, "number of output rows", 10)});
   EXPECT_TRUE(FindingsOf(b, "broadcast-join-missed").empty());
 }
 
 TEST(PlanRules, NestedLoopAndExplodingJoins) {
-  const std::string left = Node("Scan parquet a", "Scan parquet a", {}, {{1, "number of output rows", "sum"}});
-  const std::string right = Node("Scan parquet b", "Scan parquet b", {}, {{2, "number of output rows", "sum"}});
+  const std::string left =
+      Node("Scan parquet a", "Scan parquet a", {}, {{1, "number of output rows", "sum"}});
+  const std::string right =
+      Node("Scan parquet b", "Scan parquet b", {}, {{2, "number of output rows", "sum"}});
   report::Analysis a = PlanRun(
-      Node("BroadcastNestedLoopJoin", "BroadcastNestedLoopJoin BuildRight, Inner, (x#1 < y#2)",
-           {left, Node("BroadcastExchange", "BroadcastExchange IdentityBroadcastMode", {right}, {})},
-           {{3, "number of output rows", "sum"}}),
-      {Acc(1, "number of output rows", 20000) + "," + Acc(2, "number of output rows", 3000) +
-       "," + Acc(3, "number of output rows", 30'000'000)});
+      Node(
+          "BroadcastNestedLoopJoin", "BroadcastNestedLoopJoin BuildRight, Inner, (x#1 < y#2)",
+          {left, Node("BroadcastExchange", "BroadcastExchange IdentityBroadcastMode", {right}, {})},
+          {{3, "number of output rows", "sum"}}),
+      {Acc(1, "number of output rows", 20000) + "," + Acc(2, "number of output rows", 3000) + "," +
+       Acc(3, "number of output rows", 30'000'000)});
   ASSERT_EQ(FindingsOf(a, "nested-loop-join").size(), 1u);
   EXPECT_TRUE(FindingsOf(a, "exploding-join").empty());  // one finding per join
   report::Analysis b = PlanRun(
-      Node("BroadcastHashJoin", "BroadcastHashJoin [k#1], [k#2], Inner, BuildRight",
-           {left, right}, {{3, "number of output rows", "sum"}}),
-      {Acc(1, "number of output rows", 200000) + "," + Acc(2, "number of output rows", 3000) +
-       "," + Acc(3, "number of output rows", 5'000'000)});
+      Node("BroadcastHashJoin", "BroadcastHashJoin [k#1], [k#2], Inner, BuildRight", {left, right},
+           {{3, "number of output rows", "sum"}}),
+      {Acc(1, "number of output rows", 200000) + "," + Acc(2, "number of output rows", 3000) + "," +
+       Acc(3, "number of output rows", 5'000'000)});
   auto exploding = FindingsOf(b, "exploding-join");
   ASSERT_EQ(exploding.size(), 1u);
   EXPECT_NEAR(test_util::EvidenceValue(*exploding[0], "output_over_larger_input"), 25, 0.01);
@@ -614,18 +619,19 @@ TEST(PlanRules, NestedLoopAndExplodingJoins) {
 
 TEST(PlanRules, FullScanOfAPartitionedTableWithoutPartitionFilter) {
   auto run = [](const std::string& partition_filters, const std::string& pushed) {
-    const std::string scan = Node(
-        "Scan parquet db.events", "FileScan parquet db.events", {},
-        {{1, "number of output rows", "sum"}, {2, "number of files read", "sum"},
-         {3, "number of partitions read", "sum"}, {4, "size of files read", "size"}},
-        R"({"PartitionFilters":")" + partition_filters + R"(","PushedFilters":")" + pushed +
-            R"(","Format":"Parquet"})");
-    const std::string plan = Node(
-        "WholeStageCodegen (1)", "WholeStageCodegen (1)",
-        {Node("Filter", "Filter (upper(day#3) = 2024-01-01)",
-              {Node("ColumnarToRow", "ColumnarToRow", {scan}, {})},
-              {{5, "number of output rows", "sum"}})},
-        {});
+    const std::string scan =
+        Node("Scan parquet db.events", "FileScan parquet db.events", {},
+             {{1, "number of output rows", "sum"},
+              {2, "number of files read", "sum"},
+              {3, "number of partitions read", "sum"},
+              {4, "size of files read", "size"}},
+             R"({"PartitionFilters":")" + partition_filters + R"(","PushedFilters":")" + pushed +
+                 R"(","Format":"Parquet"})");
+    const std::string plan = Node("WholeStageCodegen (1)", "WholeStageCodegen (1)",
+                                  {Node("Filter", "Filter (upper(day#3) = 2024-01-01)",
+                                        {Node("ColumnarToRow", "ColumnarToRow", {scan}, {})},
+                                        {{5, "number of output rows", "sum"}})},
+                                  {});
     return PlanRun(plan, {Acc(1, "number of output rows", 4'000'000) + "," +
                           Acc(2, "number of files read", 365) + "," +
                           Acc(3, "number of partitions read", 365) + "," +
@@ -651,13 +657,15 @@ TEST(PlanRules, PythonUdfDominatingTheRun) {
   const std::string plan = Node(
       "BatchEvalPython", "BatchEvalPython [score(x#1)#5]",
       {Node("Scan ExistingRDD", "Scan ExistingRDD", {}, {{1, "number of output rows", "sum"}})},
-      {{2, "number of output rows", "sum"}, {3, "data sent to Python workers", "size"},
+      {{2, "number of output rows", "sum"},
+       {3, "data sent to Python workers", "size"},
        {4, "data returned from Python workers", "size"}});
-  report::Analysis a = PlanRun(
-      plan, {Acc(1, "number of output rows", 1'000'000) + "," + Acc(2, "number of output rows", 1'000'000) +
-             "," + Acc(3, "data sent to Python workers", 40 << 20) + "," +
-             Acc(4, "data returned from Python workers", 8 << 20)},
-      9000);
+  report::Analysis a = PlanRun(plan,
+                               {Acc(1, "number of output rows", 1'000'000) + "," +
+                                Acc(2, "number of output rows", 1'000'000) + "," +
+                                Acc(3, "data sent to Python workers", 40 << 20) + "," +
+                                Acc(4, "data returned from Python workers", 8 << 20)},
+                               9000);
   auto udf = FindingsOf(a, "python-udf");
   ASSERT_EQ(udf.size(), 1u);
   EXPECT_EQ(udf[0]->stage_ids, std::vector<int32_t>{0});

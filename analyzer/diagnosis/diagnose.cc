@@ -119,10 +119,10 @@ void RankFindings(std::vector<Finding>& findings) {
   for (size_t i = 0; i < findings.size(); ++i) {
     const Finding& f = findings[i];
     const Finding* root = &findings[root_of(i)];
-    keys.push_back({{root->rule == "job-failures", root->expected_saving_ms(), root->cost_ms,
-                     root == &f ? 0 : 1, f.expected_saving_ms(), f.cost_ms,
-                     static_cast<int>(f.severity)},
-                    i});
+    keys.push_back(
+        {{root->rule == "job-failures", root->expected_saving_ms(), root->cost_ms,
+          root == &f ? 0 : 1, f.expected_saving_ms(), f.cost_ms, static_cast<int>(f.severity)},
+         i});
   }
   std::stable_sort(keys.begin(), keys.end(), [](const auto& a, const auto& b) {
     const Key& x = a.first;

@@ -82,8 +82,8 @@ bool Simulated(const DiagnosisInput& input, const whatif::Scenario& scenario,
 bool DiagnosisInput::AqeCoalesces() const {
   int major = 0, minor = 0;
   std::sscanf(model->spark_version.c_str(), "%d.%d", &major, &minor);
-  const bool default_on = model->databricks || major > 3 || (major == 3 && minor >= 2) ||
-                          model->spark_version.empty();
+  const bool default_on =
+      model->databricks || major > 3 || (major == 3 && minor >= 2) || model->spark_version.empty();
   const std::string enabled = Property("spark.sql.adaptive.enabled", default_on ? "true" : "false");
   return enabled == "true" &&
          Property("spark.sql.adaptive.coalescePartitions.enabled", "true") == "true";

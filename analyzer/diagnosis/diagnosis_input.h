@@ -70,7 +70,8 @@ struct DiagnosisInput {
   }
   // Adaptive execution merges small shuffle partitions up to
   // spark.sql.adaptive.advisoryPartitionSizeInBytes: spark.sql.adaptive.enabled (default true
-  // since Spark 3.2, false before) and spark.sql.adaptive.coalescePartitions.enabled (default true).
+  // since Spark 3.2, false before) and spark.sql.adaptive.coalescePartitions.enabled (default
+  // true).
   bool AqeCoalesces() const;
   // From spark.master (Databricks clusters are standalone underneath; platform says Databricks).
   ClusterManager Manager() const;
@@ -102,14 +103,12 @@ struct SimulatedSaving {
   double self_prediction_error = 0;
   double core_hours_saved = 0;
 };
-bool Simulated(const DiagnosisInput& input, const whatif::Scenario& scenario,
-               SimulatedSaving& out);
+bool Simulated(const DiagnosisInput& input, const whatif::Scenario& scenario, SimulatedSaving& out);
 
 // Fills `input` (not copyable: its plans point into it). `simulator`, when given, must be over
 // `model` and outlive `input`.
 void MakeDiagnosisInput(const model::ApplicationModel& model, DiagnosisInput& input,
                         const whatif::LazySimulator* simulator = nullptr,
                         const profile::ApplicationProfile* profile = nullptr);
-
 
 }  // namespace sparkprof::diagnosis

@@ -68,8 +68,8 @@ PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model,
   std::vector<Change> changes;
   // Two per executor and task, one per pending-count change (at most one per task and two per
   // stage), two per write commit: reserved, not grown.
-  changes.reserve(2 * model.executors.size() + 3 * model.tasks.size() +
-                  2 * model.stages.size() + 2 * model.jobs.size());
+  changes.reserve(2 * model.executors.size() + 3 * model.tasks.size() + 2 * model.stages.size() +
+                  2 * model.jobs.size());
   int64_t first_launch = -1;
   for (const model::Executor& executor : model.executors) {
     if (executor.total_cores <= 0) continue;
@@ -112,8 +112,8 @@ PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model,
     struct StageChange {
       int64_t time_ms;
       int order;
-      int kind;      // 0 submit, 1 launch, 2 complete
-      int32_t tasks;  // a submit's task count
+      int kind;        // 0 submit, 1 launch, 2 complete
+      int32_t tasks;   // a submit's task count
       uint32_t stage;  // index into `pending`
     };
     std::vector<StageChange> stage_changes;
@@ -181,7 +181,8 @@ PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model,
         const int64_t after_first_slot =
             std::min(dt, to - std::max(now, std::min(to, p.first_slot_ms)));
         starved_wall += after_first_slot;
-        if (after_first_slot > 0) p.peak_queued_tasks = std::max(p.peak_queued_tasks, pending_total);
+        if (after_first_slot > 0)
+          p.peak_queued_tasks = std::max(p.peak_queued_tasks, pending_total);
       }
     }
     now = to;
@@ -241,9 +242,9 @@ PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model,
         std::max(static_cast<double>(p.task_slot_ms) - measured_slot_ms, 0.0);
     const double cpu_share =
         measured_work_ms > 0 ? static_cast<double>(cpu) / measured_work_ms : 0.0;
-    p.compute_slot_ms = std::min(
-        SaturatingMs(static_cast<double>(cpu) * scale + unmeasured_slot_ms * cpu_share),
-        task_work_slot_ms);
+    p.compute_slot_ms =
+        std::min(SaturatingMs(static_cast<double>(cpu) * scale + unmeasured_slot_ms * cpu_share),
+                 task_work_slot_ms);
   }
   p.task_wait_slot_ms = task_work_slot_ms - p.compute_slot_ms;
   p.idle_slot_ms = std::max<int64_t>(p.capacity_slot_ms - p.task_slot_ms, 0);
@@ -266,9 +267,9 @@ PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model,
   int64_t task_commit_wall = share(p.io_write_slot_ms);
   p.io_write_ms = commit_gap + task_commit_wall;
   // compute takes the rounding remainder so the partition sums exactly to the running time.
-  p.compute_ms = std::max<int64_t>(running_wall - p.gc_ms - p.shuffle_ms - p.idle_slots_ms -
-                                       task_commit_wall - p.task_wait_ms,
-                                   0);
+  p.compute_ms = std::max<int64_t>(
+      running_wall - p.gc_ms - p.shuffle_ms - p.idle_slots_ms - task_commit_wall - p.task_wait_ms,
+      0);
   return p;
 }
 
@@ -295,16 +296,15 @@ std::vector<std::pair<sparkprof::Category, int64_t>> TaskWaitByKind(
   int64_t assigned = 0;
   for (int i = 0; i < kCategoryCount; ++i) {
     if (off_cpu_ns[i] == 0) continue;
-    const auto ms = static_cast<int64_t>(std::floor(
-        static_cast<double>(phases.task_wait_ms) * static_cast<double>(off_cpu_ns[i]) / total_ns));
+    const auto ms = static_cast<int64_t>(std::floor(static_cast<double>(phases.task_wait_ms) *
+                                                    static_cast<double>(off_cpu_ns[i]) / total_ns));
     by_kind.emplace_back(static_cast<sparkprof::Category>(i), ms);
     assigned += ms;
   }
   // Most first (category order among equals); the largest takes what flooring left.
-  std::stable_sort(by_kind.begin(), by_kind.end(),
-                   [&](const auto& a, const auto& b) {
-                     return off_cpu_ns[CategoryIndex(a.first)] > off_cpu_ns[CategoryIndex(b.first)];
-                   });
+  std::stable_sort(by_kind.begin(), by_kind.end(), [&](const auto& a, const auto& b) {
+    return off_cpu_ns[CategoryIndex(a.first)] > off_cpu_ns[CategoryIndex(b.first)];
+  });
   by_kind.front().second += phases.task_wait_ms - assigned;
   return by_kind;
 }

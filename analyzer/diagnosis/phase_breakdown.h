@@ -80,7 +80,7 @@ struct PhaseBreakdown {
   int64_t task_slot_ms = 0;
   int64_t gc_slot_ms = 0;
   int64_t shuffle_slot_ms = 0;
-  int64_t io_write_slot_ms = 0;  // task commit time
+  int64_t io_write_slot_ms = 0;   // task commit time
   int64_t compute_slot_ms = 0;    // on CPU (all of the task work when !cpu_measured)
   int64_t task_wait_slot_ms = 0;  // the rest of the task work
   // Some task attempt with metrics logged an executor CPU time: compute is on-CPU time only.

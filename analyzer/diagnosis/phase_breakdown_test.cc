@@ -31,8 +31,8 @@ std::string WithCpuTime(const std::string& log, double cpu_share) {
     const std::smatch& m = *it;
     const auto cpu_ns = static_cast<int64_t>(std::stod(m[1].str()) * cpu_share * 1e6);
     out.append(log, last, static_cast<size_t>(m.position(0)) - last);
-    out += "\"Executor Run Time\":" + m[1].str() + ",\"Executor CPU Time\":" +
-           std::to_string(cpu_ns);
+    out +=
+        "\"Executor Run Time\":" + m[1].str() + ",\"Executor CPU Time\":" + std::to_string(cpu_ns);
     last = static_cast<size_t>(m.position(0) + m.length(0));
   }
   EXPECT_GT(last, 0u) << "no task metrics with a CPU time in the log";

@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "analyzer/diagnosis/diagnosis_input.h"
-#include "analyzer/testing/analysis_test_util.h"
 #include "analyzer/report/html_report.h"
 #include "analyzer/report/json_report.h"
 #include "analyzer/report/markdown_report.h"
 #include "analyzer/report/text_report.h"
+#include "analyzer/testing/analysis_test_util.h"
 #include "analyzer/testing/synthetic_app.h"
 #include "schema/profile_generated.h"
 
@@ -47,8 +47,8 @@ struct TaskRow {
 
 // One batch holding `samples` (and `task_rows`), size-prefixed as the driver saves them.
 std::string ProfileBatch(const std::vector<Sample>& samples, const char* mode = "cpu+wall",
-                         const std::vector<TaskRow>& task_rows = {},
-                         const char* executor = "1", int64_t start_ns = 0, int64_t end_ns = 1) {
+                         const std::vector<TaskRow>& task_rows = {}, const char* executor = "1",
+                         int64_t start_ns = 0, int64_t end_ns = 1) {
   flatbuffers::FlatBufferBuilder builder;
   std::vector<std::string> strings;
   auto index_of = [&](const std::string& frame) {
@@ -77,9 +77,9 @@ std::string ProfileBatch(const std::vector<Sample>& samples, const char* mode = 
     times.push_back(schema::CreateTaskCategoryTime(builder, row.stage, 0, row.task, row.category,
                                                    ns / kIntervalNs, ns));
   }
-  auto batch = schema::CreateBatchDirect(builder, 1, executor, "host", 1, start_ns, end_ns,
-                                         kIntervalNs, mode, &string_offsets, &stacks, &rows,
-                                         &times);
+  auto batch =
+      schema::CreateBatchDirect(builder, 1, executor, "host", 1, start_ns, end_ns, kIntervalNs,
+                                mode, &string_offsets, &stacks, &rows, &times);
   schema::FinishSizePrefixedBatchBuffer(builder, batch);
   return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
 }
@@ -175,8 +175,8 @@ const std::vector<std::string> kJavaSerialization = {
     "java.io.ObjectOutputStream.writeObject0"};
 
 TEST_F(ProfileRulesTest, SerializationBoundNamesTheStageFramesAndKryo) {
-  report::Analysis a =
-      Analyze(TwoStages(), StageZeroProfile(0.77, kJavaSerialization, schema::Category::serialization));
+  report::Analysis a = Analyze(
+      TwoStages(), StageZeroProfile(0.77, kJavaSerialization, schema::Category::serialization));
   ASSERT_NE(a.profile, nullptr) << a.profile_error;
   auto found = FindingsOf(a, "serialization-bound");
   ASSERT_EQ(found.size(), 1u);
@@ -217,24 +217,26 @@ TEST_F(ProfileRulesTest, SerializationBoundNamesTheStageFramesAndKryo) {
 TEST_F(ProfileRulesTest, SilentWithoutProfileBelowShareOrWithFewSamples) {
   EXPECT_TRUE(FindingsOf(Analyze(TwoStages(), ""), "serialization-bound").empty());
   EXPECT_TRUE(FindingsOf(Analyze(TwoStages(), StageZeroProfile(0.05, kJavaSerialization,
-                                                                schema::Category::serialization)),
+                                                               schema::Category::serialization)),
                          "serialization-bound")
                   .empty());
   // 90 samples of stage 0 (0.9 s): too few to judge, whatever their share.
-  EXPECT_TRUE(FindingsOf(Analyze(TwoStages(), StageZeroProfile(0.9, kJavaSerialization,
-                                                                schema::Category::serialization,
-                                                                900)),
-                         "serialization-bound")
-                  .empty());
+  EXPECT_TRUE(
+      FindingsOf(Analyze(TwoStages(), StageZeroProfile(0.9, kJavaSerialization,
+                                                       schema::Category::serialization, 900)),
+                 "serialization-bound")
+          .empty());
 }
 
 TEST_F(ProfileRulesTest, KryoAlreadyConfiguredIsNotToldToUseKryo) {
   testing::SyntheticApp app = TwoStages();
-  app.extra_properties.push_back({"spark.serializer", "org.apache.spark.serializer.KryoSerializer"});
-  report::Analysis a = Analyze(app, StageZeroProfile(0.6,
-                                                     {"org.apache.spark.serializer.KryoSerializationStream.writeObject",
-                                                      "com.esotericsoftware.kryo.Kryo.writeClassAndObject"},
-                                                     schema::Category::serialization));
+  app.extra_properties.push_back(
+      {"spark.serializer", "org.apache.spark.serializer.KryoSerializer"});
+  report::Analysis a = Analyze(
+      app, StageZeroProfile(0.6,
+                            {"org.apache.spark.serializer.KryoSerializationStream.writeObject",
+                             "com.esotericsoftware.kryo.Kryo.writeClassAndObject"},
+                            schema::Category::serialization));
   auto found = FindingsOf(a, "serialization-bound");
   ASSERT_EQ(found.size(), 1u);
   EXPECT_FALSE(RecommendsKey(*found[0], "spark.serializer"));
@@ -242,12 +244,13 @@ TEST_F(ProfileRulesTest, KryoAlreadyConfiguredIsNotToldToUseKryo) {
 }
 
 TEST_F(ProfileRulesTest, ClosureDeserialisationAdvisesABroadcast) {
-  report::Analysis a = Analyze(
-      TwoStages(), StageZeroProfile(0.5,
-                                    {"org.apache.spark.serializer.JavaSerializerInstance.deserialize",
-                                     "org.apache.spark.serializer.JavaDeserializationStream.readObject",
-                                     "java.io.ObjectInputStream.readObject"},
-                                    schema::Category::serialization));
+  report::Analysis a =
+      Analyze(TwoStages(),
+              StageZeroProfile(0.5,
+                               {"org.apache.spark.serializer.JavaSerializerInstance.deserialize",
+                                "org.apache.spark.serializer.JavaDeserializationStream.readObject",
+                                "java.io.ObjectInputStream.readObject"},
+                               schema::Category::serialization));
   auto found = FindingsOf(a, "serialization-bound");
   ASSERT_EQ(found.size(), 1u);
   EXPECT_NE(found[0]->title.find("closure"), std::string::npos) << found[0]->title;
@@ -256,12 +259,12 @@ TEST_F(ProfileRulesTest, ClosureDeserialisationAdvisesABroadcast) {
 
 TEST_F(ProfileRulesTest, PythonBoundRowUdfAndArrow) {
   report::Analysis row = Analyze(
-      TwoStages(), StageZeroProfile(0.8,
-                                    {"org.apache.spark.sql.execution.python.BatchEvalPythonExec.evaluate",
-                                     "org.apache.spark.api.python.BasePythonRunner$ReaderIterator.hasNext",
-                                     "java.io.DataInputStream.readInt",
-                                     "sun.nio.ch.NioSocketImpl.read"},
-                                    schema::Category::python_wait));
+      TwoStages(),
+      StageZeroProfile(0.8,
+                       {"org.apache.spark.sql.execution.python.BatchEvalPythonExec.evaluate",
+                        "org.apache.spark.api.python.BasePythonRunner$ReaderIterator.hasNext",
+                        "java.io.DataInputStream.readInt", "sun.nio.ch.NioSocketImpl.read"},
+                       schema::Category::python_wait));
   auto found = FindingsOf(row, "python-bound");
   ASSERT_EQ(found.size(), 1u);
   EXPECT_NE(found[0]->title.find("row-at-a-time"), std::string::npos) << found[0]->title;
@@ -300,14 +303,15 @@ TEST_F(ProfileRulesTest, PythonBoundNamesTheWorkersFunction) {
     samples.insert(samples.end(), python.begin(), python.end());
     return Analyze(TwoStages(), ProfileBatch(samples));
   };
-  report::Analysis computing = run({
-      {0, worker({"main (<stdlib>/runpy.py:198)", "udf (job.py:14)", "checksum (job.py:41)"}),
-       schema::Category::python, 15000},
-      {0, worker({"main (<stdlib>/runpy.py:198)", "udf (job.py:14)", "checksum (job.py:40)"}),
-       schema::Category::python, 5000},
-      {0, worker({"main (<stdlib>/runpy.py:198)", "udf (job.py:14)", "checksum (job.py:41)",
-                  "[runnable: waiting for a CPU]"}),
-       schema::Category::python_off_cpu, 2000}});
+  report::Analysis computing =
+      run({{0, worker({"main (<stdlib>/runpy.py:198)", "udf (job.py:14)", "checksum (job.py:41)"}),
+            schema::Category::python, 15000},
+           {0, worker({"main (<stdlib>/runpy.py:198)", "udf (job.py:14)", "checksum (job.py:40)"}),
+            schema::Category::python, 5000},
+           {0,
+            worker({"main (<stdlib>/runpy.py:198)", "udf (job.py:14)", "checksum (job.py:41)",
+                    "[runnable: waiting for a CPU]"}),
+            schema::Category::python_off_cpu, 2000}});
   ASSERT_NE(computing.profile, nullptr);
   const profile::StageProfile* stage = computing.profile->Find(0, 0);
   ASSERT_NE(stage, nullptr);
@@ -334,11 +338,12 @@ TEST_F(ProfileRulesTest, PythonBoundNamesTheWorkersFunction) {
   }
   EXPECT_TRUE(named);
 
-  report::Analysis calling = run({
-      {0, worker({"udf (job.py:20)", "lookup (job.py:31)", "urlopen (<stdlib>/urllib/request.py:215)",
-                  "SocketIO.readinto (<stdlib>/socket.py:706)"}),
-       schema::Category::python_off_cpu, 18000},
-      {0, worker({"udf (job.py:20)", "lookup (job.py:30)"}), schema::Category::python, 1000}});
+  report::Analysis calling = run(
+      {{0,
+        worker({"udf (job.py:20)", "lookup (job.py:31)", "urlopen (<stdlib>/urllib/request.py:215)",
+                "SocketIO.readinto (<stdlib>/socket.py:706)"}),
+        schema::Category::python_off_cpu, 18000},
+       {0, worker({"udf (job.py:20)", "lookup (job.py:30)"}), schema::Category::python, 1000}});
   found = FindingsOf(calling, "python-bound");
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0]->title, "Tasks wait on Python code that waits on the network");
@@ -351,9 +356,9 @@ TEST_F(ProfileRulesTest, PythonBoundNamesTheWorkersFunction) {
 // Workers that spend most of their time setting each task up (imports, pyspark's loop) rather
 // than in the application's code: per-task-overhead, judged by that share, not by task counts.
 TEST_F(ProfileRulesTest, PerTaskOverheadWhenTheWorkersMostlySetUp) {
-  const std::vector<std::string> wait = {
-      "org.apache.spark.api.python.PythonRDD.compute",
-      "org.apache.spark.api.python.PythonRunner$$anon$3.read", "java.io.DataInputStream.readInt"};
+  const std::vector<std::string> wait = {"org.apache.spark.api.python.PythonRDD.compute",
+                                         "org.apache.spark.api.python.PythonRunner$$anon$3.read",
+                                         "java.io.DataInputStream.readInt"};
   auto worker = [&](std::vector<std::string> python) {
     std::vector<std::string> frames = Under(wait);
     frames.push_back("[python worker]");
@@ -363,13 +368,15 @@ TEST_F(ProfileRulesTest, PerTaskOverheadWhenTheWorkersMostlySetUp) {
   auto run = [&](int64_t setup_ms, int64_t application_ms) {
     return Analyze(
         TwoStages(),
-        ProfileBatch({{0, Under(wait), schema::Category::python_wait, 25600},
-                      {0, Under({"com.acme.Job.map"}), schema::Category::compute, 6400},
-                      {1, Under({"com.acme.Job.reduce"}), schema::Category::compute, 2000},
-                      {0, worker({"main (pyspark/worker.py:1200)", "_read_directory (<frozen zipimport>:492)"}),
-                       schema::Category::python, setup_ms},
-                      {0, worker({"main (pyspark/worker.py:1300)", "<lambda> (job.py:7)"}),
-                       schema::Category::python, application_ms}}));
+        ProfileBatch(
+            {{0, Under(wait), schema::Category::python_wait, 25600},
+             {0, Under({"com.acme.Job.map"}), schema::Category::compute, 6400},
+             {1, Under({"com.acme.Job.reduce"}), schema::Category::compute, 2000},
+             {0,
+              worker({"main (pyspark/worker.py:1200)", "_read_directory (<frozen zipimport>:492)"}),
+              schema::Category::python, setup_ms},
+             {0, worker({"main (pyspark/worker.py:1300)", "<lambda> (job.py:7)"}),
+              schema::Category::python, application_ms}}));
   };
   report::Analysis setting_up = run(9000, 1000);
   auto found = FindingsOf(setting_up, "per-task-overhead");
@@ -419,9 +426,9 @@ TEST_F(ProfileRulesTest, WaitsLocksAndStarvation) {
   // Blocked entering a monitor from compiled code, walked from the caller past the VM's stub:
   // the explanation names the compiled frame and says its inlined code is not known.
   report::Analysis stub = Analyze(
-      TwoStages(), StageZeroProfile(0.5, {"scala.collection.Iterator$$anon$10.next",
-                                          "[not_walkable_not_Java]"},
-                                    schema::Category::lock_wait));
+      TwoStages(),
+      StageZeroProfile(0.5, {"scala.collection.Iterator$$anon$10.next", "[not_walkable_not_Java]"},
+                       schema::Category::lock_wait));
   auto stub_found = FindingsOf(stub, "lock-contention");
   ASSERT_EQ(stub_found.size(), 1u);
   EXPECT_NE(stub_found[0]->explanation.find(
@@ -430,20 +437,21 @@ TEST_F(ProfileRulesTest, WaitsLocksAndStarvation) {
             std::string::npos)
       << stub_found[0]->explanation;
   // Off-CPU causes need off-CPU samples: a CPU-only profile holds none, and says so.
-  report::Analysis cpu_only = Analyze(TwoStages(), ProfileBatch({{0, Under({"com.acme.Job.map"}),
-                                                                   schema::Category::compute, 32000}},
-                                                                 "cpu"));
+  report::Analysis cpu_only = Analyze(
+      TwoStages(),
+      ProfileBatch({{0, Under({"com.acme.Job.map"}), schema::Category::compute, 32000}}, "cpu"));
   ASSERT_NE(cpu_only.profile, nullptr);
   EXPECT_FALSE(cpu_only.profile->has_off_cpu());
   EXPECT_NE(report::RenderText(cpu_only).find("CPU samples only"), std::string::npos);
 }
 
 TEST_F(ProfileRulesTest, HotUserCodeNamesRegexCompiledPerRecord) {
-  report::Analysis a = Analyze(
-      TwoStages(), StageZeroProfile(0.4,
-                                    {"com.acme.Parser.parse", "java.lang.String.split",
-                                     "java.util.regex.Pattern.compile", "java.util.regex.Pattern.expr"},
-                                    schema::Category::compute));
+  report::Analysis a =
+      Analyze(TwoStages(),
+              StageZeroProfile(0.4,
+                               {"com.acme.Parser.parse", "java.lang.String.split",
+                                "java.util.regex.Pattern.compile", "java.util.regex.Pattern.expr"},
+                               schema::Category::compute));
   auto found = FindingsOf(a, "hot-user-code");
   ASSERT_EQ(found.size(), 1u);
   EXPECT_NE(found[0]->title.find("regular expressions"), std::string::npos) << found[0]->title;
@@ -527,8 +535,8 @@ TEST_F(ProfileRulesTest, TheSlowestTaskIsComparedWithTheMedianByCategory) {
   const std::string expected_start =
       "task 9 (executor " + tasks->slowest[0].executor + ") ran " +
       HumanDurationMs(tasks->slowest[0].duration_ms) + " against a median of " +
-      HumanDurationMs(tasks->median.duration_ms) + " (task " + std::to_string(tasks->median.task_id) +
-      "): 9.0 s more of it in serialization";
+      HumanDurationMs(tasks->median.duration_ms) + " (task " +
+      std::to_string(tasks->median.task_id) + "): 9.0 s more of it in serialization";
   EXPECT_EQ(words.rfind(expected_start, 0), 0u) << words;
   EXPECT_EQ(words.find("gc"), std::string::npos) << words;  // 500 ms: under a quarter of 9 s
   EXPECT_NE(straggler[0]->explanation.find(" The agent's samples: " + words + "."),
@@ -557,17 +565,19 @@ TEST_F(ProfileRulesTest, DriverBoundNamesTheDriversFrameAndMovesItOntoTheSlots) 
   // stages.
   const std::string profile =
       ProfileBatch({{0, {"Executor.run", "com.acme.Job.map"}, schema::Category::compute, 30'000}}) +
-      ProfileBatch(
-          {{-1,
-            {"org.apache.spark.deploy.SparkSubmit.main", "com.acme.Job.main",
-             "com.acme.Job.scoreOnDriver", "java.lang.Math.floorMod"},
-            schema::Category::compute, 150'000},
-           {-1,
-            {"com.acme.Job.main", "org.apache.spark.sql.Dataset.collect",
-             "org.apache.spark.sql.catalyst.rules.RuleExecutor.execute", "scala.collection.Map.get"},
-            schema::Category::compute, 15'000},
-           {-1, {"[GC]"}, schema::Category::gc, 10'000}},
-          "cpu", {}, "driver", start_ns, start_ns + int64_t{200'000} * 1'000'000);
+      ProfileBatch({{-1,
+                     {"org.apache.spark.deploy.SparkSubmit.main", "com.acme.Job.main",
+                      "com.acme.Job.scoreOnDriver", "java.lang.Math.floorMod"},
+                     schema::Category::compute,
+                     150'000},
+                    {-1,
+                     {"com.acme.Job.main", "org.apache.spark.sql.Dataset.collect",
+                      "org.apache.spark.sql.catalyst.rules.RuleExecutor.execute",
+                      "scala.collection.Map.get"},
+                     schema::Category::compute,
+                     15'000},
+                    {-1, {"[GC]"}, schema::Category::gc, 10'000}},
+                   "cpu", {}, "driver", start_ns, start_ns + int64_t{200'000} * 1'000'000);
   report::Analysis analysis = Analyze(app, profile);
   std::vector<const Finding*> found = FindingsOf(analysis, "driver-bound");
   ASSERT_EQ(found.size(), 1u);

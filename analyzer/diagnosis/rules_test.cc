@@ -6,18 +6,18 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
-#include <sstream>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "analyzer/diagnosis/diagnosis_input.h"
 #include "analyzer/diagnosis/rules/rules.h"
 #include "analyzer/diagnosis/severity.h"
-#include "analyzer/testing/analysis_test_util.h"
 #include "analyzer/report/html_report.h"
 #include "analyzer/report/json_report.h"
 #include "analyzer/report/markdown_report.h"
 #include "analyzer/report/text_report.h"
+#include "analyzer/testing/analysis_test_util.h"
 #include "analyzer/testing/synthetic_app.h"
 
 namespace sparkprof::diagnosis {
@@ -147,7 +147,7 @@ TEST(Severity, PerformanceFollowsTheSavingFailuresStayCritical) {
   Finding saves_time;
   saves_time.impact.time_saved_ms_low = 0;
   saves_time.impact.time_saved_ms_high = 20'000;  // the middle, 10 s of 100 s
-  saves_time.impact.core_hours_saved_high = 9;  // task time: not capacity released
+  saves_time.impact.core_hours_saved_high = 9;    // task time: not capacity released
   EXPECT_NEAR(SavingShare(saves_time, 100'000, 10), 0.1, 1e-9);
   EXPECT_TRUE(IsFailureRule("job-failures"));
   EXPECT_TRUE(IsFailureRule("executor-loss"));
@@ -194,7 +194,8 @@ std::string WaitWords(const report::Analysis& a) {
   auto wait = FindingsOf(a, "resource-wait");
   if (wait.size() != 1u) return "(no resource-wait finding)";
   std::string words = wait[0]->explanation;
-  for (const Recommendation& r : wait[0]->recommendations) words += " | " + r.value + " " + r.reason;
+  for (const Recommendation& r : wait[0]->recommendations)
+    words += " | " + r.value + " " + r.reason;
   return words;
 }
 
@@ -341,7 +342,8 @@ TEST(Rules, TooManySmallTasksOnSynthetic) {
   auto overhead = FindingsOf(a, "scheduler-overhead");
   ASSERT_EQ(overhead.size(), 1u);
   EXPECT_GE(EvidenceValue(*overhead[0], "overhead_share"), 0.2);
-  report::Analysis demo = AnalyzeText(sparkprof::testing::GenerateEventLog(sparkprof::testing::DemoApp()));
+  report::Analysis demo =
+      AnalyzeText(sparkprof::testing::GenerateEventLog(sparkprof::testing::DemoApp()));
   EXPECT_TRUE(FindingsOf(demo, "scheduler-overhead").empty());
 }
 
@@ -368,7 +370,8 @@ TEST(Rules, ShuffleBottleneckOnSynthetic) {
   EXPECT_EQ(EvidenceValue(*shuffle[0], "fetch_wait_ms"), 64 * 2500);
   EXPECT_TRUE(RecommendsKey(*shuffle[0], "spark.reducer.maxSizeInFlight"));
   // The demo's 40 ms of fetch wait per task stays under the threshold.
-  report::Analysis demo = AnalyzeText(sparkprof::testing::GenerateEventLog(sparkprof::testing::DemoApp()));
+  report::Analysis demo =
+      AnalyzeText(sparkprof::testing::GenerateEventLog(sparkprof::testing::DemoApp()));
   EXPECT_TRUE(FindingsOf(demo, "shuffle-bottleneck").empty());
   EXPECT_TRUE(FindingsOf(demo, "driver-bound").empty());
   EXPECT_TRUE(FindingsOf(demo, "idle-executors").empty());  // under 1 allocated core-hour
@@ -390,7 +393,8 @@ TEST(Rules, FetchFailuresOnSyntheticAreClassified) {
   EXPECT_EQ(EvidenceValue(*fetch[0], "class_lost-worker"), 3);
   EXPECT_TRUE(RecommendsKey(*fetch[0], "spark.shuffle.service.enabled"));
   EXPECT_TRUE(FindingsOf(a, "task-failures").empty()) << "fetch failures are not reported twice";
-  report::Analysis demo = AnalyzeText(sparkprof::testing::GenerateEventLog(sparkprof::testing::DemoApp()));
+  report::Analysis demo =
+      AnalyzeText(sparkprof::testing::GenerateEventLog(sparkprof::testing::DemoApp()));
   EXPECT_TRUE(FindingsOf(demo, "fetch-failures").empty());
 }
 
@@ -419,13 +423,15 @@ TEST(Rules, SpeculationWasteOnSkewedCopies) {
 TEST(SharedLogs, SpeculationWasteOnSparkShellLog) {
   // Stage 0: a speculative copy ran 53 s and was killed when the original won (42% of task time).
   // spark.speculation.multiplier is already 4 there: the rule must not suggest lowering it to 3.
-  SHARED_OR_SKIP(a, "apache+spark/core/src/test/resources/spark-events/application_1628109047826_1317105");
+  SHARED_OR_SKIP(
+      a, "apache+spark/core/src/test/resources/spark-events/application_1628109047826_1317105");
   auto waste = FindingsOf(*a, "speculation-waste");
   ASSERT_EQ(waste.size(), 1u);
   EXPECT_EQ(EvidenceValue(*waste[0], "killed_losing_attempts"), 1);
   EXPECT_FALSE(RecommendsKey(*waste[0], "spark.speculation.multiplier"));
   // No speculation at all: silent.
-  report::Analysis demo = AnalyzeText(sparkprof::testing::GenerateEventLog(sparkprof::testing::DemoApp()));
+  report::Analysis demo =
+      AnalyzeText(sparkprof::testing::GenerateEventLog(sparkprof::testing::DemoApp()));
   EXPECT_TRUE(FindingsOf(demo, "speculation-waste").empty());
 }
 
@@ -445,22 +451,24 @@ TEST(SharedLogs, IdleExecutorsOnNdsQ66) {
 
 TEST(SharedLogs, SchedulerOverheadOnMultipleAttempts) {
   // 107 task attempts spent 1m 21s deserialising out of 4m 32s of task time (31% overhead).
-  SHARED_OR_SKIP(a, std::string(kRapids) + "spark-events-qualification/multiple_attempts/attempt_1_eventlog.zstd");
+  SHARED_OR_SKIP(a, std::string(kRapids) +
+                        "spark-events-qualification/multiple_attempts/attempt_1_eventlog.zstd");
   auto overhead = FindingsOf(*a, "scheduler-overhead");
   ASSERT_EQ(overhead.size(), 1u);
   EXPECT_NEAR(EvidenceValue(*overhead[0], "overhead_share"), 0.31, 0.01);
-  EXPECT_GT(EvidenceValue(*overhead[0], "deserialize_ms"), EvidenceValue(*overhead[0], "scheduler_delay_ms"));
+  EXPECT_GT(EvidenceValue(*overhead[0], "deserialize_ms"),
+            EvidenceValue(*overhead[0], "scheduler_delay_ms"));
 }
 
 TEST(SharedLogs, DriverBoundOnSparkShellSession) {
   // A YARN spark-shell session: 2m 19s of 4m 34s with no task running (1m 47s in one gap).
-  SHARED_OR_SKIP(a, "apache+spark/core/src/test/resources/spark-events/application_1628109047826_1317105");
+  SHARED_OR_SKIP(
+      a, "apache+spark/core/src/test/resources/spark-events/application_1628109047826_1317105");
   auto driver = FindingsOf(*a, "driver-bound");
   ASSERT_EQ(driver.size(), 1u);
   EXPECT_EQ(driver[0]->severity, Severity::kInfo);  // interactive shell
   EXPECT_NEAR(EvidenceValue(*driver[0], "longest_gap_ms"), 107000, 1000);
 }
-
 
 TEST(SharedLogs, DataSkewOnMultipleAttemptsStage3) {
   // facts.json: stage 3 has 30 tasks, max 18.3 s against a median of 3.0 s (ratio 6.05).
@@ -550,9 +558,10 @@ TEST(SharedLogs, IoWriteBoundReadsTheSqlJobCommitAfterTheJob) {
   // "job commit time" = 5548 and "number of written files" = 2 in a DriverAccumUpdates after the
   // JobEnd (accumulators 350 and 345, registered by an AQE re-plan). The SQL execution ends
   // 5556 ms after the job. Before: job_commit_gap_ms=1, written_files=0, all of it driver-only.
-  SHARED_OR_SKIP(a, "kubeflow+mcp-apache-spark-history-server/examples/basic/events/"
-                    "eventlog_v2_spark-110be3a8424d4a2789cb88134418217b/"
-                    "events_1_spark-110be3a8424d4a2789cb88134418217b");
+  SHARED_OR_SKIP(a,
+                 "kubeflow+mcp-apache-spark-history-server/examples/basic/events/"
+                 "eventlog_v2_spark-110be3a8424d4a2789cb88134418217b/"
+                 "events_1_spark-110be3a8424d4a2789cb88134418217b");
   ASSERT_EQ(a->model.sql_writes.size(), 1u);
   const model::SqlWrite& write = a->model.sql_writes[0];
   EXPECT_EQ(write.execution_id, 2);
@@ -630,9 +639,10 @@ TEST(SharedLogs, IdleExecutorsNeverRecommendsMoreExecutorsThanTheRunHad) {
 TEST(SharedLogs, TooFewPartitionsAfterRepartitionByNumberAsksForTheCodeChange) {
   // Spark 3.5, AQE on: stage 7 reads the shuffle of `Exchange RoundRobinPartitioning(2),
   // REPARTITION_BY_NUM` in 2 tasks. Neither spark.sql.shuffle.partitions nor AQE sets that count.
-  SHARED_OR_SKIP(a, "kubeflow+mcp-apache-spark-history-server/examples/basic/events/"
-                    "eventlog_v2_spark-110be3a8424d4a2789cb88134418217b/"
-                    "events_1_spark-110be3a8424d4a2789cb88134418217b");
+  SHARED_OR_SKIP(a,
+                 "kubeflow+mcp-apache-spark-history-server/examples/basic/events/"
+                 "eventlog_v2_spark-110be3a8424d4a2789cb88134418217b/"
+                 "events_1_spark-110be3a8424d4a2789cb88134418217b");
   auto few = FindingsOf(*a, "too-few-partitions");
   ASSERT_EQ(few.size(), 1u);
   EXPECT_FALSE(RecommendsKey(*few[0], "spark.sql.shuffle.partitions"));
@@ -828,11 +838,11 @@ TEST(ParseSizeMiB, SparkSizesAndHostileValues) {
   EXPECT_EQ(ParseSizeMiB("4096", 1), 4096);
   EXPECT_EQ(ParseSizeMiB("1t", 1), 1 << 20);
   EXPECT_EQ(ParseSizeMiB("2048k", 1), 2);
-  EXPECT_EQ(ParseSizeMiB("1p", 1), kMaxSizeMiB);      // at the limit
-  EXPECT_EQ(ParseSizeMiB("1025t", 7), 7);            // past it
-  EXPECT_EQ(ParseSizeMiB("1073741825", 7), 7);       // past it, in MiB
-  for (const char* hostile : {"-4g", "0", "0.5", "nan", "inf", "-inf", "1e300g", "1e999",
-                              "0x10", "4gx", "lots", "g", "1k"}) {
+  EXPECT_EQ(ParseSizeMiB("1p", 1), kMaxSizeMiB);  // at the limit
+  EXPECT_EQ(ParseSizeMiB("1025t", 7), 7);         // past it
+  EXPECT_EQ(ParseSizeMiB("1073741825", 7), 7);    // past it, in MiB
+  for (const char* hostile : {"-4g", "0", "0.5", "nan", "inf", "-inf", "1e300g", "1e999", "0x10",
+                              "4gx", "lots", "g", "1k"}) {
     EXPECT_EQ(ParseSizeMiB(hostile, 1024), 1024) << hostile;
   }
 }

@@ -5,8 +5,8 @@
 namespace sparkprof::diagnosis {
 
 bool IsFailureRule(std::string_view rule) {
-  constexpr std::string_view kFailureRules[] = {"job-failures", "task-failures",
-                                                "executor-loss", "fetch-failures"};
+  constexpr std::string_view kFailureRules[] = {"job-failures", "task-failures", "executor-loss",
+                                                "fetch-failures"};
   return std::find(std::begin(kFailureRules), std::end(kFailureRules), rule) !=
          std::end(kFailureRules);
 }
@@ -16,12 +16,12 @@ double HeldCoreHours(const model::ApplicationModel& model) {
   double core_ms = 0;
   for (const model::Executor& executor : model.executors) {
     if (executor.total_cores <= 0) continue;
-    const int64_t added = std::max(
-        executor.added_time_ms >= 0 ? executor.added_time_ms : model.start_time_ms,
-        model.start_time_ms);
-    const int64_t removed = std::min(
-        executor.removed_time_ms >= 0 ? executor.removed_time_ms : model.end_time_ms,
-        model.end_time_ms);
+    const int64_t added =
+        std::max(executor.added_time_ms >= 0 ? executor.added_time_ms : model.start_time_ms,
+                 model.start_time_ms);
+    const int64_t removed =
+        std::min(executor.removed_time_ms >= 0 ? executor.removed_time_ms : model.end_time_ms,
+                 model.end_time_ms);
     if (removed <= added) continue;
     core_ms += static_cast<double>(executor.total_cores) * static_cast<double>(removed - added);
   }

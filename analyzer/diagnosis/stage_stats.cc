@@ -21,8 +21,7 @@ int64_t SelectNearestRank(std::vector<int64_t>& values, double p) {
   if (values.empty()) return 0;
   size_t rank = static_cast<size_t>(std::ceil(p * static_cast<double>(values.size())));
   rank = std::clamp<size_t>(rank, 1, values.size());
-  std::nth_element(values.begin(), values.begin() + static_cast<ptrdiff_t>(rank - 1),
-                   values.end());
+  std::nth_element(values.begin(), values.begin() + static_cast<ptrdiff_t>(rank - 1), values.end());
   return values[rank - 1];
 }
 
@@ -76,8 +75,8 @@ std::vector<StageStats> ComputeStageStats(const model::ApplicationModel& model) 
       int64_t duration = std::max<int64_t>(task.duration_ms(), 0);
       s.total_task_ms += duration;
       if (task.launch_time_ms >= 0) {
-        first_launch = first_launch < 0 ? task.launch_time_ms
-                                        : std::min(first_launch, task.launch_time_ms);
+        first_launch =
+            first_launch < 0 ? task.launch_time_ms : std::min(first_launch, task.launch_time_ms);
         last_finish = std::max(last_finish, task.finish_time_ms);
       }
       const model::TaskAttemptMetrics& m = task.metrics;
@@ -95,9 +94,8 @@ std::vector<StageStats> ComputeStageStats(const model::ApplicationModel& model) 
         s.shuffle_write_ms += m.shuffle_write_time_ns / 1'000'000;
         s.peak_execution_memory_max =
             std::max(s.peak_execution_memory_max, m.peak_execution_memory_bytes);
-        s.photon_peak_memory_largest_operator_max =
-            std::max(s.photon_peak_memory_largest_operator_max,
-                     m.photon_peak_memory_largest_operator_bytes);
+        s.photon_peak_memory_largest_operator_max = std::max(
+            s.photon_peak_memory_largest_operator_max, m.photon_peak_memory_largest_operator_bytes);
         s.scheduling_overhead_ms += std::max<int64_t>(duration - m.executor_run_time_ms, 0);
       }
       if (task.end != model::TaskEndKind::kSuccess) {
@@ -110,7 +108,8 @@ std::vector<StageStats> ComputeStageStats(const model::ApplicationModel& model) 
       read_records.push_back(ReadRecords(task));
       if (longest == nullptr || duration > longest->duration_ms()) longest = &task;
     }
-    if (first_launch >= 0 && last_finish >= first_launch) s.task_span_ms = last_finish - first_launch;
+    if (first_launch >= 0 && last_finish >= first_launch)
+      s.task_span_ms = last_finish - first_launch;
     if (s.output_bytes > 0 && s.shuffle_write_bytes == 0) s.write_stage = true;
     s.successful_tasks = static_cast<int64_t>(durations.size());
     std::vector<int64_t> sorted = durations;

@@ -72,8 +72,8 @@ struct StageStats {
   int64_t shuffle_write_ms = 0;
   int64_t scheduling_overhead_ms = 0;  // sum of (duration - executor run time) over ended attempts
   // Figures taken from Photon's SQL metrics because Spark's task metrics are 0 under Photon
-  // ("shuffle write time", "spill", "peak memory"; "" when none): shuffle_write_ms from "total time spent
-  // producing shuffle files", disk_spill_bytes from "num bytes spilled to disk due to memory
+  // ("shuffle write time", "spill", "peak memory"; "" when none): shuffle_write_ms from "total time
+  // spent producing shuffle files", disk_spill_bytes from "num bytes spilled to disk due to memory
   // pressure", peak_execution_memory_max from the tasks' "peak memory usage" updates summed over
   // their operators (model::ApplicationModel::photon_peak_memory_tasks). Rules using them say so.
   std::string photon_figures;

@@ -81,8 +81,8 @@ std::vector<StageTaskDecomposition> DecomposeTasks(const model::ApplicationModel
     const size_t n = candidates.size();
     const size_t median_position = n - (n + 1) / 2;
     std::nth_element(candidates.begin(),
-                     candidates.begin() + static_cast<ptrdiff_t>(median_position),
-                     candidates.end(), Slower);
+                     candidates.begin() + static_cast<ptrdiff_t>(median_position), candidates.end(),
+                     Slower);
     decomposition.median = Decompose(model, *candidates[median_position].task, stage);
     const size_t shown = std::min(kSlowestTasksShown, n);
     std::partial_sort(candidates.begin(), candidates.begin() + static_cast<ptrdiff_t>(shown),
@@ -120,10 +120,9 @@ std::vector<CategoryExcess> LargestExcess(const DecomposedTask& slow, const Deco
     const uint64_t median_ns = median.time.category_ns[c];
     if (slow_ns > median_ns) excess.push_back({category, slow_ns - median_ns});
   }
-  std::stable_sort(excess.begin(), excess.end(),
-                   [](const CategoryExcess& a, const CategoryExcess& b) {
-                     return a.extra_ns > b.extra_ns;
-                   });
+  std::stable_sort(
+      excess.begin(), excess.end(),
+      [](const CategoryExcess& a, const CategoryExcess& b) { return a.extra_ns > b.extra_ns; });
   std::vector<CategoryExcess> shown;
   for (const CategoryExcess& item : excess) {
     if (shown.size() >= count) break;
@@ -138,8 +137,9 @@ std::string SlowestVsMedianText(const StageTaskDecomposition& d) {
   const DecomposedTask& slow = d.slowest.front();
   const DecomposedTask& median = d.median;
   if (slow.task_id == median.task_id || slow.duration_ms <= median.duration_ms) return "";
-  std::string text = TaskName(slow) + " ran " + HumanDurationMs(slow.duration_ms) + " against a median of " +
-                     HumanDurationMs(median.duration_ms) + " (task " + std::to_string(median.task_id) + ")";
+  std::string text = TaskName(slow) + " ran " + HumanDurationMs(slow.duration_ms) +
+                     " against a median of " + HumanDurationMs(median.duration_ms) + " (task " +
+                     std::to_string(median.task_id) + ")";
   if (!slow.sampled) {
     return text + "; the profile holds no samples of it" +
            (d.profile_left_tasks_out ? " (some tasks are beyond its per-task limit)" : "");
@@ -175,9 +175,8 @@ std::string TaskCategoriesText(const DecomposedTask& task, size_t count) {
                    [](const auto& a, const auto& b) { return a.first > b.first; });
   std::string text;
   for (size_t i = 0; i < categories.size() && i < count; ++i) {
-    text += (i == 0 ? "" : ", ") +
-            std::string(::sparkprof::CategoryName(categories[i].second)) + " " +
-            Ms(categories[i].first);
+    text += (i == 0 ? "" : ", ") + std::string(::sparkprof::CategoryName(categories[i].second)) +
+            " " + Ms(categories[i].first);
   }
   const uint64_t python = PythonWorkerNs(task);
   if (python > 0) text += std::string(text.empty() ? "" : "; ") + "Python worker " + Ms(python);

@@ -28,11 +28,11 @@ inline constexpr size_t kSlowestTasksShown = 3;
 
 struct DecomposedTask {
   int64_t task_id = -1;
-  int32_t index = -1;     // the partition
-  int32_t attempt = 0;    // the task's attempt number
-  std::string executor;   // "" when the log does not name it
+  int32_t index = -1;    // the partition
+  int32_t attempt = 0;   // the task's attempt number
+  std::string executor;  // "" when the log does not name it
   int64_t duration_ms = 0;
-  bool sampled = false;   // the profile holds time of this task attempt
+  bool sampled = false;    // the profile holds time of this task attempt
   profile::TaskTime time;  // zeros when not sampled
 };
 

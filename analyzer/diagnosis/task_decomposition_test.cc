@@ -32,10 +32,12 @@ StageTaskDecomposition Stage(DecomposedTask slowest, DecomposedTask median) {
 }
 
 TEST(TaskDecompositionTest, NamesTheCategoriesHoldingTheExtraTime) {
-  const StageTaskDecomposition stage = Stage(
-      Task(412, 10'300, {{TimeCategory::kSerialization, 8'300}, {TimeCategory::kGc, 2'100},
-                         {TimeCategory::kCompute, 200}}),
-      Task(77, 251, {{TimeCategory::kSerialization, 200}, {TimeCategory::kCompute, 40}}));
+  const StageTaskDecomposition stage =
+      Stage(Task(412, 10'300,
+                 {{TimeCategory::kSerialization, 8'300},
+                  {TimeCategory::kGc, 2'100},
+                  {TimeCategory::kCompute, 200}}),
+            Task(77, 251, {{TimeCategory::kSerialization, 200}, {TimeCategory::kCompute, 40}}));
   EXPECT_EQ(SlowestVsMedianText(stage),
             "task 412 (executor 3) ran 10.3 s against a median of 251 ms (task 77): 8.1 s more "
             "of it in serialization, 2.1 s more in gc");
@@ -49,9 +51,9 @@ TEST(TaskDecompositionTest, NamesTheCategoriesHoldingTheExtraTime) {
 
 TEST(TaskDecompositionTest, PythonWorkersUnsampledTasksAndNoSlowerTask) {
   // The task thread waited on its worker; the worker's own extra time is said beside it.
-  StageTaskDecomposition python = Stage(
-      Task(5, 6'000, {{TimeCategory::kPythonWait, 5'000}, {TimeCategory::kPython, 4'000}}),
-      Task(2, 1'000, {{TimeCategory::kPythonWait, 800}, {TimeCategory::kPython, 700}}));
+  StageTaskDecomposition python =
+      Stage(Task(5, 6'000, {{TimeCategory::kPythonWait, 5'000}, {TimeCategory::kPython, 4'000}}),
+            Task(2, 1'000, {{TimeCategory::kPythonWait, 800}, {TimeCategory::kPython, 700}}));
   EXPECT_EQ(SlowestVsMedianText(python),
             "task 5 (executor 3) ran 6.0 s against a median of 1.0 s (task 2): 4.2 s more of it "
             "in python_wait; its Python worker ran 3.3 s more");

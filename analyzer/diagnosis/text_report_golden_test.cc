@@ -9,8 +9,8 @@
 #include <sstream>
 #include <string>
 
-#include "analyzer/testing/analysis_test_util.h"
 #include "analyzer/report/text_report.h"
+#include "analyzer/testing/analysis_test_util.h"
 #include "analyzer/testing/synthetic_app.h"
 
 namespace sparkprof::diagnosis {

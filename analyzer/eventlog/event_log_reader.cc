@@ -20,8 +20,8 @@ void Problem(const ReaderOptions& options, const std::string& message, bool per_
 // the part's expansion ratio. Serves every byte up to the limit, then the error.
 class DecodedBudgetStream final : public InputStream {
  public:
-  DecodedBudgetStream(InputStream& decoded, uint64_t compressed_bytes,
-                      const ReaderOptions& options, uint64_t* decoded_so_far)
+  DecodedBudgetStream(InputStream& decoded, uint64_t compressed_bytes, const ReaderOptions& options,
+                      uint64_t* decoded_so_far)
       : decoded_(decoded),
         compressed_bytes_(compressed_bytes),
         options_(options),
@@ -29,8 +29,8 @@ class DecodedBudgetStream final : public InputStream {
 
   Result<size_t> Read(char* buffer, size_t size) override {
     if (!error_.ok()) return error_;
-    uint64_t left = options_.max_decoded_bytes - std::min(*decoded_so_far_,
-                                                          options_.max_decoded_bytes);
+    uint64_t left =
+        options_.max_decoded_bytes - std::min(*decoded_so_far_, options_.max_decoded_bytes);
     uint64_t ratio_left = UINT64_MAX;
     if (options_.max_expansion_ratio > 0 && compressed_bytes_ > 0) {
       uint64_t allowed = compressed_bytes_ > UINT64_MAX / options_.max_expansion_ratio
@@ -48,7 +48,8 @@ class DecodedBudgetStream final : public InputStream {
     if (served > left) {
       error_ = TooLarge("decompressed more than " + std::to_string(options_.max_decoded_bytes) +
                         " bytes for this application (--max-decompressed-bytes); stopped at "
-                        "compressed byte " + std::to_string(decoded_.input_offset()));
+                        "compressed byte " +
+                        std::to_string(decoded_.input_offset()));
       served = static_cast<size_t>(left);
     } else if (served > ratio_left) {
       error_ = TooLarge("expands more than " + std::to_string(options_.max_expansion_ratio) +
@@ -115,8 +116,9 @@ void ReadEventStream(InputStream& stream, const std::string& display_name, Event
     if (report.bad_lines.size() < options.max_bad_lines_kept) {
       report.bad_lines.push_back({display_name, number, byte_offset, error});
     }
-    Problem(options, display_name + ":" + std::to_string(number) + " (byte " +
-                         std::to_string(byte_offset) + "): " + error,
+    Problem(options,
+            display_name + ":" + std::to_string(number) + " (byte " + std::to_string(byte_offset) +
+                "): " + error,
             /*per_line=*/true);
     if (file.events == 0 && ++leading_bad_lines >= options.max_leading_bad_lines) {
       gave_up = true;
@@ -139,9 +141,8 @@ void ReadEventStream(InputStream& stream, const std::string& display_name, Event
       parallel->Add(line);
       return true;
     }
-    const bool keep_reading =
-        on_parsed(line.number, line.byte_offset, line.last_without_newline,
-                  parser.ParseLine(line.data, line.size, line.capacity));
+    const bool keep_reading = on_parsed(line.number, line.byte_offset, line.last_without_newline,
+                                        parser.ParseLine(line.data, line.size, line.capacity));
     if (file.events > 0 && threads > 1) {
       parallel = std::make_unique<ParallelLineParser>(
           parser, parser.sink(), options.parser, threads,
@@ -166,8 +167,9 @@ void ReadEventStream(InputStream& stream, const std::string& display_name, Event
     if (report.bad_lines.size() < options.max_bad_lines_kept) {
       report.bad_lines.push_back({display_name, oversized.number, oversized.byte_offset, error});
     }
-    Problem(options, display_name + ":" + std::to_string(oversized.number) + " (byte " +
-                         std::to_string(oversized.byte_offset) + "): " + error,
+    Problem(options,
+            display_name + ":" + std::to_string(oversized.number) + " (byte " +
+                std::to_string(oversized.byte_offset) + "): " + error,
             /*per_line=*/true);
   }
   if (gave_up) {
@@ -175,8 +177,8 @@ void ReadEventStream(InputStream& stream, const std::string& display_name, Event
                  " lines are not event JSON; skipped the rest of the file";
     Problem(options, display_name + ": " + file.error);
   } else if (!lines.stream_status.ok()) {
-    file.error = lines.stream_status.message() + "; analysed the " +
-                 std::to_string(file.events) + " events before it";
+    file.error = lines.stream_status.message() + "; analysed the " + std::to_string(file.events) +
+                 " events before it";
     Problem(options, display_name + ": " + file.error);
   }
 }
@@ -213,8 +215,8 @@ ReadReport ReadApplicationLog(const source::ApplicationLog& log, EventSink& sink
     }
     DecodedBudgetStream budget(*decoded->stream, part.size_bytes, options, &decoded_bytes);
     // A plain file on disk is read here, one copy per buffer: cheaper than a thread's hand-over.
-    const bool plain_disk_file = decoded->format == codec::Format::kPlain &&
-                                 log.archive.empty() && !part.disk_file.empty();
+    const bool plain_disk_file =
+        decoded->format == codec::Format::kPlain && log.archive.empty() && !part.disk_file.empty();
     if (read_ahead && !plain_disk_file) {
       // Decoding (and the budget's count) runs ahead on its own thread while this one parses,
       // each on a CPU of its own.

@@ -15,7 +15,8 @@ class CountingSink final : public EventSink {
   void OnEvent(const Event&) override {}
 };
 
-const std::string kLine = R"({"Event":"SparkListenerLogStart","Spark Version":"3.5.1"})" "\n";
+const std::string kLine = R"({"Event":"SparkListenerLogStart","Spark Version":"3.5.1"})"
+                          "\n";
 
 // One application of one in-memory part whose "compressed" size is `size_bytes`.
 source::ApplicationLog OnePart(const std::string& text, uint64_t size_bytes) {
@@ -163,7 +164,7 @@ TEST(EventLogReader, BadLinesKeptAtAndPastTheLimit) {
   ReaderOptions options;
   options.max_bad_lines_kept = 2;
   ReadReport report = Read(OnePart(kLine + "x\ny\nz\n", 0), options);
-  EXPECT_EQ(report.bad_line_count, 3);  // all counted
+  EXPECT_EQ(report.bad_line_count, 3);     // all counted
   ASSERT_EQ(report.bad_lines.size(), 2u);  // the first two kept
   EXPECT_EQ(report.bad_lines[1].line, 3);
 }

@@ -624,8 +624,8 @@ struct EventParser::Impl {
         info->photon_peak_memory_largest_operator_bytes =
             std::max(info->photon_peak_memory_largest_operator_bytes, update);
       }
-      int64_t* out = kind == Kind::kPeak ? &info->photon_peak_memory_bytes
-                                         : &info->photon_shuffle_write_ns;
+      int64_t* out =
+          kind == Kind::kPeak ? &info->photon_peak_memory_bytes : &info->photon_shuffle_write_ns;
       *out = update > std::numeric_limits<int64_t>::max() - *out
                  ? std::numeric_limits<int64_t>::max()
                  : *out + update;
@@ -633,10 +633,10 @@ struct EventParser::Impl {
     });
   }
 
-  static constexpr KeyTable kTaskInfoKeys{{
-      "Task ID", "Index", "Attempt", "Partition ID", "Launch Time", "Executor ID", "Host",
-      "Locality", "Speculative", "Getting Result Time", "Finish Time", "Failed", "Killed",
-      "Accumulables"}};
+  static constexpr KeyTable kTaskInfoKeys{{"Task ID", "Index", "Attempt", "Partition ID",
+                                           "Launch Time", "Executor ID", "Host", "Locality",
+                                           "Speculative", "Getting Result Time", "Finish Time",
+                                           "Failed", "Killed", "Accumulables"}};
 
   error_code ParseTaskInfo(ondemand::value& value, TaskInfo* info) {
     info->task_id = -1;
@@ -879,8 +879,8 @@ struct EventParser::Impl {
         PlanNode* n = node();
         if (n == nullptr) return simdjson::SUCCESS;
         if (auto e = ReadString(v, &scratch)) return e;
-        node()->simple_string = scratch.substr(0, Utf8CutBytes(scratch,
-                                                               limits.max_plan_string_bytes));
+        node()->simple_string =
+            scratch.substr(0, Utf8CutBytes(scratch, limits.max_plan_string_bytes));
         return simdjson::SUCCESS;
       }
       if (key == "metadata") {
@@ -938,9 +938,9 @@ struct EventParser::Impl {
     return simdjson::SUCCESS;
   }
 
-  static constexpr KeyTable kTaskEndKeys{{
-      "Event", "Stage ID", "Stage Attempt ID", "Task Type", "Task End Reason", "Task Info",
-      "Task Executor Metrics", "Task Metrics"}};
+  static constexpr KeyTable kTaskEndKeys{{"Event", "Stage ID", "Stage Attempt ID", "Task Type",
+                                          "Task End Reason", "Task Info", "Task Executor Metrics",
+                                          "Task Metrics"}};
 
   error_code TaskEnd(Object& object) {
     TaskEndEvent& event = std::get<TaskEndEvent>(task_end);

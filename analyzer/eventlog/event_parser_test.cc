@@ -128,10 +128,9 @@ TEST(EventParser, HostileValuesAreBoundedBeforeAnySinkSeesThem) {
   EXPECT_EQ(e.metrics.executor_run_time_ms, kMaxAmount);
   EXPECT_EQ(e.metrics.peak_execution_memory_bytes, -kMaxAmount);
   EXPECT_EQ(e.metrics.memory_bytes_spilled, -5);  // a real log's negative value stays
-  ASSERT_TRUE(Parse(parser,
-                    R"({"Event":"SparkListenerStageCompleted","Stage Info":{"Stage ID":2,)"
-                    R"("Stage Attempt ID":0,"Stage Name":"s","Number of Tasks":2147483647,)"
-                    R"("Accumulables":[{"ID":3,"Name":"n","Value":4611686018427387904}]}})")
+  ASSERT_TRUE(Parse(parser, R"({"Event":"SparkListenerStageCompleted","Stage Info":{"Stage ID":2,)"
+                            R"("Stage Attempt ID":0,"Stage Name":"s","Number of Tasks":2147483647,)"
+                            R"("Accumulables":[{"ID":3,"Name":"n","Value":4611686018427387904}]}})")
                   .ok());
   ASSERT_EQ(sink.stages.size(), 1u);
   EXPECT_EQ(sink.stages[0].num_tasks, kMaxDeclaredCount);
@@ -344,11 +343,24 @@ TEST(EventParser, MalformedTaskEndIsABadLineNotASuccess) {
 TEST(EventParser, DatabricksMetadataAndUnknownEvents) {
   RecordingSink sink;
   EventParser parser(sink);
-  ASSERT_TRUE(Parse(parser, R"({"Event":"DBCEventLoggingListenerMetadata","Spark Version":"3.3.0","Timestamp":1707850702370,"Rollover Number":0})").ok());
+  ASSERT_TRUE(
+      Parse(
+          parser,
+          R"({"Event":"DBCEventLoggingListenerMetadata","Spark Version":"3.3.0","Timestamp":1707850702370,"Rollover Number":0})")
+          .ok());
   EXPECT_EQ(sink.version, "3.3.0");
-  ASSERT_TRUE(Parse(parser, R"({"Event":"org.apache.spark.sql.catalyst.catalog.CreateTableEvent","database":"d","name":"t"})").ok());
-  ASSERT_TRUE(Parse(parser, R"({"Event":"org.apache.spark.scheduler.SparkListenerExecutorBlacklisted","time":1479252044930,"executorId":"2","taskFailures":4})").ok());
-  EXPECT_EQ(parser.unknown_events().count("org.apache.spark.sql.catalyst.catalog.CreateTableEvent"), 1u);
+  ASSERT_TRUE(
+      Parse(
+          parser,
+          R"({"Event":"org.apache.spark.sql.catalyst.catalog.CreateTableEvent","database":"d","name":"t"})")
+          .ok());
+  ASSERT_TRUE(
+      Parse(
+          parser,
+          R"({"Event":"org.apache.spark.scheduler.SparkListenerExecutorBlacklisted","time":1479252044930,"executorId":"2","taskFailures":4})")
+          .ok());
+  EXPECT_EQ(parser.unknown_events().count("org.apache.spark.sql.catalyst.catalog.CreateTableEvent"),
+            1u);
   ASSERT_EQ(sink.exclusions.size(), 1u);
   EXPECT_EQ(sink.exclusions[0].executor_or_host, "2");
   EXPECT_TRUE(sink.exclusions[0].excluded);
@@ -396,13 +408,18 @@ TEST(EventParser, HostileValuesAreTolerated) {
   RecordingSink sink;
   EventParser parser(sink);
   // Numbers of the wrong type or out of range do not abort the event.
-  ASSERT_TRUE(Parse(parser, R"({"Event":"SparkListenerExecutorRemoved","Timestamp":1e300,"Executor ID":12,"Removed Reason":null})").ok());
+  ASSERT_TRUE(
+      Parse(
+          parser,
+          R"({"Event":"SparkListenerExecutorRemoved","Timestamp":1e300,"Executor ID":12,"Removed Reason":null})")
+          .ok());
   ASSERT_EQ(sink.removed.size(), 1u);
   EXPECT_EQ(sink.removed[0].executor_id, "12");
   EXPECT_GT(sink.removed[0].timestamp_ms, 0);
   EXPECT_TRUE(sink.removed[0].reason.empty());
   // Deep nesting in a plan is bounded, not a stack overflow.
-  std::string deep = R"({"Event":"org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart","executionId":1,"sparkPlanInfo":)";
+  std::string deep =
+      R"({"Event":"org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart","executionId":1,"sparkPlanInfo":)";
   for (int i = 0; i < 2000; ++i) deep += R"({"nodeName":"n","children":[)";
   for (int i = 0; i < 2000; ++i) deep += "]}";
   deep += "}";
@@ -412,8 +429,8 @@ TEST(EventParser, HostileValuesAreTolerated) {
 // ParserLimits (docs/limits.md), each at the limit and one past it.
 std::string SqlStart(const std::string& plan_info, const std::string& physical_plan = "p") {
   return R"({"Event":"org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart",)"
-         R"("executionId":1,"physicalPlanDescription":")" + physical_plan +
-         R"(","sparkPlanInfo":)" + plan_info + R"(,"time":1})";
+         R"("executionId":1,"physicalPlanDescription":")" +
+         physical_plan + R"(","sparkPlanInfo":)" + plan_info + R"(,"time":1})";
 }
 
 std::string NestedPlan(int nodes) {
@@ -465,7 +482,8 @@ TEST(EventParser, FailureMessageLimitAtAndPastTheLimit) {
   auto message = [&](const std::string& description) {
     std::string line =
         R"({"Event":"SparkListenerTaskEnd","Stage ID":1,"Stage Attempt ID":0,)"
-        R"("Task End Reason":{"Reason":"ExceptionFailure","Description":")" + description +
+        R"("Task End Reason":{"Reason":"ExceptionFailure","Description":")" +
+        description +
         R"("},"Task Info":{"Task ID":1,"Index":0,"Attempt":0,"Launch Time":1,)"
         R"("Executor ID":"1","Host":"h","Locality":"ANY","Finish Time":2,"Failed":true}})";
     EXPECT_TRUE(Parse(parser, line).ok());

@@ -85,7 +85,14 @@ struct Accumulable {
   bool is_sql = false;  // "Metadata":"sql"
 };
 
-enum class TaskLocality : uint8_t { kUnknown, kProcessLocal, kNodeLocal, kRackLocal, kNoPref, kAny };
+enum class TaskLocality : uint8_t {
+  kUnknown,
+  kProcessLocal,
+  kNodeLocal,
+  kRackLocal,
+  kNoPref,
+  kAny
+};
 const char* TaskLocalityName(TaskLocality locality);
 
 struct TaskInfo {
@@ -215,7 +222,7 @@ struct StageInfo {
   std::string failure_reason;
   bool has_failure_reason = false;
   int32_t resource_profile_id = 0;
-  std::vector<Accumulable> accumulables;  // SQL and internal metrics; filled on completion
+  std::vector<Accumulable> accumulables;   // SQL and internal metrics; filled on completion
   std::vector<CachedRddInfo> cached_rdds;  // persisted RDDs in "RDD Info"; filled on completion
 };
 
@@ -254,12 +261,12 @@ struct TaskStartEvent {
 // "Task End Reason".
 struct TaskEndReason {
   std::string reason;  // as written: Success, ExceptionFailure, FetchFailed, TaskKilled, ...
-  std::string exception_class;   // ExceptionFailure "Class Name"
-  std::string message_head;      // first line: Description / Kill Reason / Message / Loss Reason
-  std::string executor_id;       // ExecutorLostFailure
+  std::string exception_class;  // ExceptionFailure "Class Name"
+  std::string message_head;     // first line: Description / Kill Reason / Message / Loss Reason
+  std::string executor_id;      // ExecutorLostFailure
   bool exit_caused_by_app = true;
   int32_t fetch_shuffle_id = -1;
-  std::string fetch_host;        // FetchFailed "Block Manager Address".Host
+  std::string fetch_host;  // FetchFailed "Block Manager Address".Host
 };
 
 struct TaskEndEvent {

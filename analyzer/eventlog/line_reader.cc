@@ -137,8 +137,7 @@ LineReaderResult ReadChunkLines(ReadAheadStream& stream, const LineReaderOptions
       if (!end_partial(/*without_newline=*/false)) return result;
     }
     while (at < chunk.size) {
-      const char* newline =
-          static_cast<const char*>(std::memchr(data + at, '\n', chunk.size - at));
+      const char* newline = static_cast<const char*>(std::memchr(data + at, '\n', chunk.size - at));
       if (newline == nullptr) break;
       const size_t size = static_cast<size_t>(newline - data) - at;
       if (size > options.max_line_bytes) {
@@ -172,9 +171,9 @@ LineReaderResult ReadLines(InputStream& stream, const LineReaderOptions& options
   const size_t initial_capacity = std::max<size_t>(options.initial_buffer_bytes, 4096);
   ReadBuffer buffer = NewBuffer(initial_capacity + padding);
   std::vector<ReadBuffer> retired;  // earlier buffers consumers held, reused once they let go
-  size_t begin = 0;  // first unconsumed byte
-  size_t end = 0;    // one past the last valid byte
-  uint64_t offset_of_begin = 0;  // decoded stream offset of buffer[begin]
+  size_t begin = 0;                 // first unconsumed byte
+  size_t end = 0;                   // one past the last valid byte
+  uint64_t offset_of_begin = 0;     // decoded stream offset of buffer[begin]
   size_t kept_end = 0;  // what a consumer may hold of `buffer` (lines and padding) ends here
 
   // While skipping an oversized line we do not buffer it, only count it.
@@ -184,9 +183,9 @@ LineReaderResult ReadLines(InputStream& stream, const LineReaderOptions& options
   bool stopped = false;
   auto deliver = [&](size_t line_begin, size_t line_end, bool without_newline) {
     size_t size = line_end - line_begin;
-    const HandedOn handed = HandOn(result, buffer.shared, line_begin, size,
-                                   offset_of_begin + (line_begin - begin), without_newline,
-                                   on_line);
+    const HandedOn handed =
+        HandOn(result, buffer.shared, line_begin, size, offset_of_begin + (line_begin - begin),
+               without_newline, on_line);
     if (handed.line) kept_end = line_begin + size + padding;
     if (handed.stop) stopped = true;
   };

@@ -27,11 +27,11 @@ using LineBuffer = std::shared_ptr<const std::vector<char>>;
 
 struct Line {
   const char* data;
-  size_t size;      // without the newline (and without a trailing '\r')
-  size_t capacity;  // readable bytes from data (>= size + padding; kept: size + padding)
-  const LineBuffer* buffer;  // holds `data`
-  int64_t number;   // 1-based
-  uint64_t byte_offset;  // of the line's first byte in the decoded stream
+  size_t size;                // without the newline (and without a trailing '\r')
+  size_t capacity;            // readable bytes from data (>= size + padding; kept: size + padding)
+  const LineBuffer* buffer;   // holds `data`
+  int64_t number;             // 1-based
+  uint64_t byte_offset;       // of the line's first byte in the decoded stream
   bool last_without_newline;  // the stream ended inside this line (maybe cut mid-write)
 };
 

@@ -131,8 +131,8 @@ Collected CollectKeeping(const std::string& text, LineReaderOptions options, siz
     c.lines.emplace_back(line.data, line.size);
     c.numbers.push_back(line.number);
     c.offsets.push_back(line.byte_offset);
-    kept.push_back({*line.buffer, line.data,
-                    std::string(line.data, line.size + options.padding_bytes)});
+    kept.push_back(
+        {*line.buffer, line.data, std::string(line.data, line.size + options.padding_bytes)});
     if (kept.size() > hold) {
       check(kept.front());
       kept.pop_front();
@@ -147,16 +147,15 @@ Collected CollectKeeping(const std::string& text, LineReaderOptions options, siz
 std::string Summary(const Collected& c) {
   std::string text;
   for (size_t i = 0; i < c.lines.size(); ++i) {
-    text += std::to_string(c.numbers[i]) + "@" + std::to_string(c.offsets[i]) + " " + c.lines[i] +
-            "\n";
+    text +=
+        std::to_string(c.numbers[i]) + "@" + std::to_string(c.offsets[i]) + " " + c.lines[i] + "\n";
   }
   for (const OversizedLine& line : c.result.oversized) {
     text += "oversized " + std::to_string(line.number) + "@" + std::to_string(line.byte_offset) +
             " " + std::to_string(line.size_bytes) + "\n";
   }
-  return text + std::to_string(c.result.lines) + " lines, " +
-         std::to_string(c.result.blank_lines) + " blank, " + std::to_string(c.result.bytes) +
-         " bytes";
+  return text + std::to_string(c.result.lines) + " lines, " + std::to_string(c.result.blank_lines) +
+         " blank, " + std::to_string(c.result.bytes) + " bytes";
 }
 
 TEST(LineReader, KeptBuffersAreNotWrittenAndGiveTheSameLines) {
@@ -170,10 +169,10 @@ TEST(LineReader, KeptBuffersAreNotWrittenAndGiveTheSameLines) {
     if (i == 50) text += std::string(9000, 'L') + "\n";    // longer than the buffer
     if (i == 90) text += std::string(20000, 'M') + "\n";   // at the limit
     if (i == 120) text += std::string(20001, 'O') + "\n";  // one byte past: skipped
-    if (i == 150) text += "x\n   \n\n";                     // short and blank lines
+    if (i == 150) text += "x\n   \n\n";                    // short and blank lines
   }
-  for (const std::string& ending : {std::string(), std::string("last"),
-                                    std::string(20000, 'E'), std::string(30000, 'F')}) {
+  for (const std::string& ending :
+       {std::string(), std::string("last"), std::string(20000, 'E'), std::string(30000, 'F')}) {
     SCOPED_TRACE(ending.size());
     const std::string input = text + ending;  // a last line without newline (or none)
     const Collected plain = Collect(input, options);

@@ -44,8 +44,8 @@ struct ParallelLineParser::Recorder {
       entry.photon_plan_seen = photon_plan_seen.load(std::memory_order_relaxed);
       parser.set_photon_plan_seen(entry.photon_plan_seen);
       try {
-        entry.status = parser.ParseLineUncounted(entry.data, entry.size, entry.capacity,
-                                                 &entry.info);
+        entry.status =
+            parser.ParseLineUncounted(entry.data, entry.size, entry.capacity, &entry.info);
         // Assigning into the entry's event from an earlier use reuses its strings and vectors.
         if (entry.status.ok()) entry.event = *entry.info.event;
       } catch (const std::bad_alloc&) {

@@ -60,8 +60,8 @@ class ParallelLineParser {
   // events go to `sink`, counts and the Photon state to `ordered` (whose sink must be `sink`).
   // With `reading` (the read-ahead stream the lines come from), its thread parses while it
   // waits for free buffers, and counts as one of the threads (threads - 2 workers start).
-  ParallelLineParser(EventParser& ordered, EventSink& sink, const ParserLimits& limits,
-                     int threads, OnLine on_line, ReadAheadStream* reading = nullptr);
+  ParallelLineParser(EventParser& ordered, EventSink& sink, const ParserLimits& limits, int threads,
+                     OnLine on_line, ReadAheadStream* reading = nullptr);
   // Delivers nothing more; stops and joins the workers. On the thread that made it (the workers
   // were kept on other CPUs than that thread while it parsed: its CPUs are given back).
   ~ParallelLineParser();
@@ -97,8 +97,8 @@ class ParallelLineParser {
   size_t max_in_flight_;
   std::shared_ptr<Batch> filling_;
   std::deque<std::shared_ptr<Batch>> in_order_;  // submitted, not yet delivered
-  std::vector<std::shared_ptr<Batch>> spare_;     // delivered, kept for their vectors
-  std::unique_ptr<Recorder> helper_;              // this thread's, for batches out of order
+  std::vector<std::shared_ptr<Batch>> spare_;    // delivered, kept for their vectors
+  std::unique_ptr<Recorder> helper_;             // this thread's, for batches out of order
 
   std::mutex mutex_;
   std::condition_variable work_ready_;
@@ -107,8 +107,8 @@ class ParallelLineParser {
   bool stopping_ = false;
   std::vector<std::thread> workers_;
   std::atomic<bool> photon_plan_seen_{false};
-  ReadAheadStream* reading_ = nullptr;  // helps parse while it waits (null: it does not)
-  std::optional<ApartOnCpus> apart_;    // the workers on other CPUs than this thread
+  ReadAheadStream* reading_ = nullptr;          // helps parse while it waits (null: it does not)
+  std::optional<ApartOnCpus> apart_;            // the workers on other CPUs than this thread
   std::unique_ptr<Recorder> reading_recorder_;  // used on the reading thread only
 };
 

@@ -39,19 +39,24 @@ class TraceSink final : public EventSink {
 std::string TaskEnd(int id) {
   return R"({"Event":"SparkListenerTaskEnd","Stage ID":1,"Stage Attempt ID":0,)"
          R"("Task Type":"ResultTask","Task End Reason":{"Reason":"Success"},"Task Info":)"
-         R"({"Task ID":)" + std::to_string(id) +
+         R"({"Task ID":)" +
+         std::to_string(id) +
          R"(,"Index":0,"Attempt":0,"Launch Time":1000,"Executor ID":"1","Host":"h",)"
          R"("Finish Time":2000,"Accumulables":[{"ID":1,"Name":"peak memory usage",)"
-         R"("Update":)" + std::to_string(1000 + id) + R"(,"Value":5}]},)"
-         R"("Task Metrics":{"Executor Run Time":5}})" "\n";
+         R"("Update":)" +
+         std::to_string(1000 + id) +
+         R"(,"Value":5}]},)"
+         R"("Task Metrics":{"Executor Run Time":5}})"
+         "\n";
 }
 
 std::string SqlStart(int id, const std::string& node, size_t filler_bytes = 0) {
   return R"({"Event":"org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart",)"
-         R"("executionId":)" + std::to_string(id) +
-         R"(,"description":"q","details":"","physicalPlanDescription":")" +
+         R"("executionId":)" +
+         std::to_string(id) + R"(,"description":"q","details":"","physicalPlanDescription":")" +
          std::string(filler_bytes, 'p') + R"(","sparkPlanInfo":{"nodeName":")" + node +
-         R"(","simpleString":"x","children":[],"metadata":{},"metrics":[]},"time":1000})" "\n";
+         R"(","simpleString":"x","children":[],"metadata":{},"metrics":[]},"time":1000})"
+         "\n";
 }
 
 struct Outcome {
@@ -100,16 +105,19 @@ void ExpectSameAsOneThread(const std::string& text, LineReaderOptions lines = {}
 }
 
 TEST(ParallelLineParser, PhotonPlanMidwayBadLinesAndBigLinesAsOneThreadReadsThem) {
-  std::string text = R"({"Event":"SparkListenerLogStart","Spark Version":"3.5.1"})" "\n";
+  std::string text = R"({"Event":"SparkListenerLogStart","Spark Version":"3.5.1"})"
+                     "\n";
   int id = 0;
   for (int i = 0; i < 3000; ++i) text += TaskEnd(id++);  // many batches before the plan
   text += "{not json\n";
-  text += R"({"Event":"SparkListenerTaskEnd","Task Info":{"Task ID":1}})" "\n";  // no reason
+  text += R"({"Event":"SparkListenerTaskEnd","Task Info":{"Task ID":1}})"
+          "\n";                                         // no reason
   text += SqlStart(1, "WholeStageCodegen", 100 << 10);  // parsed in order for its size
   for (int i = 0; i < 500; ++i) text += TaskEnd(id++);
   text += SqlStart(2, "PhotonShuffleExchangeSink");  // from here, Photon's peak memory is read
   for (int i = 0; i < 3000; ++i) text += TaskEnd(id++);
-  text += R"({"Event":"SparkListenerSomethingNew","Timestamp":7})" "\n";
+  text += R"({"Event":"SparkListenerSomethingNew","Timestamp":7})"
+          "\n";
   text += "\n   \n";
   text += TaskEnd(id++).substr(0, 80);  // cut last line, no newline
   const Outcome one = ReadWith(text, 1);
@@ -134,7 +142,8 @@ TEST(ParallelLineParser, SmallReadBuffersLinesAtAndPastTheLimitAndACutLastLine) 
   LineReaderOptions lines;
   lines.initial_buffer_bytes = 4096;
   lines.max_line_bytes = 8192;
-  std::string text = R"({"Event":"SparkListenerLogStart","Spark Version":"3.5.1"})" "\n";
+  std::string text = R"({"Event":"SparkListenerLogStart","Spark Version":"3.5.1"})"
+                     "\n";
   int id = 0;
   for (int i = 0; i < 400; ++i) {
     text += TaskEnd(id++);

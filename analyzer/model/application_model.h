@@ -1,9 +1,10 @@
 // The model of one Spark application attempt, built from typed events (live or from a log).
 // Everything downstream -- summaries, rules, reports, metrics -- reads this.
 //
-// Memory: one TaskAttempt is at most 232 bytes (static_assert below) and tasks are the only thing that
-// grows with the log; failure details live in a side table, strings are interned, per-stage task
-// lists are one index array built at Finish(). 10M task attempts fit in ~2.3 GB (the History Server needs several KB each).
+// Memory: one TaskAttempt is at most 232 bytes (static_assert below) and tasks are the only thing
+// that grows with the log; failure details live in a side table, strings are interned, per-stage
+// task lists are one index array built at Finish(). 10M task attempts fit in ~2.3 GB (the History
+// Server needs several KB each).
 #pragma once
 
 #include <cstdint>
@@ -82,7 +83,9 @@ struct TaskAttemptMetrics {
   uint32_t shuffle_remote_requests_duration_ms = 0;
 
   static TaskAttemptMetrics From(const eventlog::TaskMetrics& metrics);
-  int64_t shuffle_bytes_read() const { return shuffle_remote_bytes_read + shuffle_local_bytes_read; }
+  int64_t shuffle_bytes_read() const {
+    return shuffle_remote_bytes_read + shuffle_local_bytes_read;
+  }
 };
 
 struct TaskAttempt {
@@ -359,7 +362,7 @@ struct ApplicationModel {
   std::map<int32_t, Job> jobs;
   std::map<std::pair<int32_t, int32_t>, StageAttempt> stages;  // (stage id, attempt)
   std::map<int64_t, SqlExecution> sql_executions;
-  std::vector<SqlWrite> sql_writes;  // by task commit accumulator id (Finish())
+  std::vector<SqlWrite> sql_writes;          // by task commit accumulator id (Finish())
   std::map<int32_t, CachedRdd> cached_rdds;  // by RDD id
   std::vector<ExclusionRecord> exclusions;
 
@@ -376,8 +379,8 @@ struct ApplicationModel {
   int64_t executor_removed_events = 0;
   int64_t max_concurrent_executors = 0;
   std::map<std::string, int64_t> executor_removal_reasons;  // first line: count
-  int64_t duplicate_task_ends = 0;     // a second TaskEnd for the same task id + attempt
-  int64_t resubmitted_task_ends = 0;   // "Resubmitted" after the attempt's Success (not duplicates)
+  int64_t duplicate_task_ends = 0;    // a second TaskEnd for the same task id + attempt
+  int64_t resubmitted_task_ends = 0;  // "Resubmitted" after the attempt's Success (not duplicates)
   int64_t task_ends_without_start = 0;  // continuation logs
   // Tasks whose "Peak Execution Memory" was 0 and whose peak was taken from Photon's per-operator
   // "peak memory usage" (summed over the task's operators: an upper bound; see

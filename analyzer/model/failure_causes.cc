@@ -54,8 +54,7 @@ const char* ClassifyRemovalReason(const std::string& reason_raw, bool exit_137_i
   return "other";
 }
 
-FailureCause ClassifyTaskFailure(const ApplicationModel& model,
-                                 const TaskAttempt& task) {
+FailureCause ClassifyTaskFailure(const ApplicationModel& model, const TaskAttempt& task) {
   switch (task.end) {
     case model::TaskEndKind::kSuccess:
     case model::TaskEndKind::kNotEnded:

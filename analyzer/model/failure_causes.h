@@ -10,8 +10,8 @@
 namespace sparkprof::model {
 
 enum class FailureCause {
-  kNone,          // not a failure of the work (killed speculation loser, commit denied, resubmitted)
-  kOutOfMemory,   // java.lang.OutOfMemoryError, a container killed for memory, exit code 52/137
+  kNone,         // not a failure of the work (killed speculation loser, commit denied, resubmitted)
+  kOutOfMemory,  // java.lang.OutOfMemoryError, a container killed for memory, exit code 52/137
   kFetchFailure,  // shuffle output could not be fetched (its executor or node went away)
   kExecutorLost,  // the executor died or was removed for another reason
   kUserCode,      // an exception thrown by the application's code or its data
@@ -29,7 +29,6 @@ const char* ClassifyRemovalReason(const std::string& reason, bool exit_137_is_me
 
 // The cause of one failed attempt; executor removal reasons in the model refine
 // ExecutorLostFailure (an executor killed for memory is an out-of-memory failure).
-FailureCause ClassifyTaskFailure(const ApplicationModel& model,
-                                 const TaskAttempt& task);
+FailureCause ClassifyTaskFailure(const ApplicationModel& model, const TaskAttempt& task);
 
 }  // namespace sparkprof::model

@@ -73,8 +73,8 @@ class ModelBuilder final : public eventlog::EventSink {
   std::unordered_map<uint64_t, uint32_t> sparse_task_by_key_;
   std::unordered_map<int64_t, int64_t> sql_metric_values_;  // accumulator id -> latest value
   std::unordered_map<int64_t, std::pair<int64_t, size_t>> sql_metric_owner_;  // id -> (exec, slot)
-  // Driver updates with exactly five ids (a write's driver-side metrics; see SqlWrite): the smallest
-  // id -> execution id, kept only when the five ids are those of the write layout.
+  // Driver updates with exactly five ids (a write's driver-side metrics; see SqlWrite): the
+  // smallest id -> execution id, kept only when the five ids are those of the write layout.
   std::unordered_map<int64_t, int64_t> write_driver_updates_;
   int64_t live_executors_ = 0;
 };

@@ -20,13 +20,20 @@ int64_t ParseSizeMiB(const std::string& text, int64_t fallback) {
   for (char& c : suffix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (suffix.size() == 2 && suffix[1] == 'b' && suffix[0] != 'b') suffix.pop_back();  // "gb"
   double scale = 0;  // MiB per unit
-  if (suffix.empty() || suffix == "m") scale = 1;
-  else if (suffix == "b") scale = 1.0 / (1 << 20);
-  else if (suffix == "k") scale = 1.0 / 1024;
-  else if (suffix == "g") scale = 1024;
-  else if (suffix == "t") scale = 1024.0 * 1024;
-  else if (suffix == "p") scale = 1024.0 * 1024 * 1024;
-  else return fallback;  // "4gx", "lots"
+  if (suffix.empty() || suffix == "m")
+    scale = 1;
+  else if (suffix == "b")
+    scale = 1.0 / (1 << 20);
+  else if (suffix == "k")
+    scale = 1.0 / 1024;
+  else if (suffix == "g")
+    scale = 1024;
+  else if (suffix == "t")
+    scale = 1024.0 * 1024;
+  else if (suffix == "p")
+    scale = 1024.0 * 1024 * 1024;
+  else
+    return fallback;  // "4gx", "lots"
   const double mib = number * scale;
   if (!(mib >= 1) || mib > static_cast<double>(kMaxSizeMiB)) return fallback;
   return static_cast<int64_t>(mib);
@@ -41,12 +48,18 @@ int64_t ParseSizeBytes(const std::string& text, int64_t unit) {
   for (char& c : suffix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (suffix.size() == 2 && suffix[1] == 'b' && suffix[0] != 'b') suffix.pop_back();  // "mb"
   double scale = static_cast<double>(unit);
-  if (suffix == "b") scale = 1;
-  else if (suffix == "k") scale = 1024.0;
-  else if (suffix == "m") scale = 1024.0 * 1024;
-  else if (suffix == "g") scale = 1024.0 * 1024 * 1024;
-  else if (suffix == "t") scale = 1024.0 * 1024 * 1024 * 1024;
-  else if (!suffix.empty()) return -1;
+  if (suffix == "b")
+    scale = 1;
+  else if (suffix == "k")
+    scale = 1024.0;
+  else if (suffix == "m")
+    scale = 1024.0 * 1024;
+  else if (suffix == "g")
+    scale = 1024.0 * 1024 * 1024;
+  else if (suffix == "t")
+    scale = 1024.0 * 1024 * 1024 * 1024;
+  else if (!suffix.empty())
+    return -1;
   const double bytes = value * scale;
   return bytes > 9e18 ? -1 : static_cast<int64_t>(bytes);
 }
@@ -57,11 +70,16 @@ int64_t ParseDurationMs(const std::string& text, int64_t unit_ms) {
   if (end == text.c_str() || !(value >= 0) || value > 1e12) return -1;
   const std::string suffix(end);
   double scale = static_cast<double>(unit_ms);
-  if (suffix == "ms") scale = 1;
-  else if (suffix == "s") scale = 1000;
-  else if (suffix == "m" || suffix == "min") scale = 60'000;
-  else if (suffix == "h") scale = 3'600'000;
-  else if (!suffix.empty()) return -1;
+  if (suffix == "ms")
+    scale = 1;
+  else if (suffix == "s")
+    scale = 1000;
+  else if (suffix == "m" || suffix == "min")
+    scale = 60'000;
+  else if (suffix == "h")
+    scale = 3'600'000;
+  else if (!suffix.empty())
+    return -1;
   return static_cast<int64_t>(std::min(value * scale, static_cast<double>(kMaxDurationMs)));
 }
 

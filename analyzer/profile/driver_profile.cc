@@ -75,8 +75,7 @@ uint32_t DriverProfileBuilder::ActivityOf(const flamegraph::UntaggedSample& samp
   }
   if (chosen.empty() && !sample.frames.empty()) chosen = sample.frames.back();
   activity.frame = activity.python ? PythonFunctionName(chosen) : std::string(chosen);
-  activity.frame = Bounded(activity.frame.empty() ? "[no frames]" : activity.frame,
-                           kMaxFrameBytes);
+  activity.frame = Bounded(activity.frame.empty() ? "[no frames]" : activity.frame, kMaxFrameBytes);
   activity.off_cpu = IsOffCpu(sample.category) || sample.category == Category::kPythonOffCpu;
   std::string key = activity.thread + '\t' + activity.frame + (activity.off_cpu ? "\t1" : "\t0");
   if (auto found = activity_index_.find(key); found != activity_index_.end()) {
@@ -136,7 +135,8 @@ DriverProfile DriverProfileBuilder::Finish(const std::string& source_name,
       return a.ns != b.ns ? a.ns > b.ns : a.activity < b.activity;
     });
     if (window.top.size() > kTopActivities) {
-      for (size_t i = kTopActivities; i < window.top.size(); ++i) window.other_ns += window.top[i].ns;
+      for (size_t i = kTopActivities; i < window.top.size(); ++i)
+        window.other_ns += window.top[i].ns;
       window.top.resize(kTopActivities);
     }
     profile_.windows.push_back(std::move(window));

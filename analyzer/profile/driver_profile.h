@@ -106,7 +106,7 @@ class DriverProfileBuilder {
   DriverProfile profile_;
   // thread + '\t' + frame + '\t' + off CPU
   std::unordered_map<std::string, uint32_t> activity_index_;
-  std::map<std::pair<int64_t, int64_t>, OpenWindow> open_;    // by (start, end)
+  std::map<std::pair<int64_t, int64_t>, OpenWindow> open_;  // by (start, end)
   uint32_t overflow_activity_ = UINT32_MAX;  // "[more activities than kept]", once needed
 };
 

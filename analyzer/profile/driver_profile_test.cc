@@ -54,8 +54,7 @@ std::string WindowBatch(const char* executor, int64_t start_s, int64_t end_s,
 }
 
 const char* kMain[] = {"java.lang.Thread.run", "org.apache.spark.deploy.SparkSubmit.main",
-                       "com.acme.Job.main", "com.acme.Job.scoreOnDriver",
-                       "java.lang.Long.valueOf"};
+                       "com.acme.Job.main", "com.acme.Job.scoreOnDriver", "java.lang.Long.valueOf"};
 
 TEST(DriverProfileTest, ActivitiesAreTheApplicationsFrameElseSparksAndTimeIsSharedByOverlap) {
   const std::vector<const char*> main_stack(std::begin(kMain), std::end(kMain));
@@ -63,24 +62,26 @@ TEST(DriverProfileTest, ActivitiesAreTheApplicationsFrameElseSparksAndTimeIsShar
       WindowBatch("driver", 100, 105,
                   {{"main", main_stack, schema::Category::compute, 3000},
                    {"C2 CompilerThread0", {"[jit]"}, schema::Category::jit, 1000}}) +
-      WindowBatch("driver", 105, 110,
-                  {{"dag-scheduler-event-loop",
-                    {"java.lang.Thread.run", "org.apache.spark.util.EventLoop$$anon$1.run",
-                     "org.apache.spark.scheduler.DAGScheduler.handleJobSubmitted",
-                     "java.util.HashMap.get"},
-                    schema::Category::compute, 1000},
-                   {"python-driver",
-                    {"<module> (app.py:3)", "score (app.py:10)", "fsum (<stdlib>/math.py:1)"},
-                    schema::Category::python, 2000},
-                   {"python-driver",
-                    {"<module> (app.py:3)", "score (app.py:12)", "[sleep]"},
-                    schema::Category::python_off_cpu, 400}}) +
+      WindowBatch(
+          "driver", 105, 110,
+          {{"dag-scheduler-event-loop",
+            {"java.lang.Thread.run", "org.apache.spark.util.EventLoop$$anon$1.run",
+             "org.apache.spark.scheduler.DAGScheduler.handleJobSubmitted", "java.util.HashMap.get"},
+            schema::Category::compute,
+            1000},
+           {"python-driver",
+            {"<module> (app.py:3)", "score (app.py:10)", "fsum (<stdlib>/math.py:1)"},
+            schema::Category::python,
+            2000},
+           {"python-driver",
+            {"<module> (app.py:3)", "score (app.py:12)", "[sleep]"},
+            schema::Category::python_off_cpu,
+            400}}) +
       // An executor's threads outside tasks, and a driver task thread (local mode): not the
       // driver's own time.
       WindowBatch("1", 100, 105, {{"heartbeat", main_stack, schema::Category::compute, 500}}) +
       WindowBatch("driver", 100, 105,
-                  {{"Executor task launch worker", main_stack, schema::Category::compute, 700,
-                    2}});
+                  {{"Executor task launch worker", main_stack, schema::Category::compute, 700, 2}});
   Result<ApplicationProfile> loaded = ApplicationProfileFromBytes(bytes, "p.sparkprof");
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   const DriverProfile& driver = loaded->driver;
@@ -118,8 +119,7 @@ TEST(DriverProfileTest, ActivitiesAreTheApplicationsFrameElseSparksAndTimeIsShar
   EXPECT_EQ(time.activities[3].ns, 200 * kMs);   // and off CPU
   EXPECT_TRUE(time.python);
   // Outside every window, and hostile times that would overflow in ns: nothing, no crash.
-  const std::vector<std::pair<int64_t, int64_t>> outside = {{0, 1000},
-                                                            {INT64_MAX / 2, INT64_MAX}};
+  const std::vector<std::pair<int64_t, int64_t>> outside = {{0, 1000}, {INT64_MAX / 2, INT64_MAX}};
   EXPECT_EQ(driver.Within(outside).covered_ms, 0);
 }
 

@@ -23,17 +23,55 @@ using flamegraph::ProfileModel;
 // A frame under these is "framework"; everything else (including lambdas of the user's classes)
 // is the application's.
 constexpr std::string_view kFrameworkPrefixes[] = {
-    "java.",          "javax.",           "jdk.",         "sun.",          "com.sun.",
-    "scala.",         "org.apache.spark.", "org.apache.hadoop.", "org.apache.parquet.",
-    "org.apache.orc.", "org.apache.arrow.", "org.apache.commons.", "org.apache.log4j.",
-    "org.apache.logging.", "org.apache.hive.", "org.apache.avro.", "org.apache.zookeeper.",
-    "io.netty.",      "com.esotericsoftware.", "com.fasterxml.", "com.google.",
-    "com.twitter.chill.", "org.xerial.",  "net.jpountz.", "com.github.luben.", "org.slf4j.",
-    "org.codehaus.",  "org.json4s.",      "py4j.",        "org.objenesis.",
-    "org.roaringbitmap.", "io.delta.",    "org.apache.iceberg.", "com.amazonaws.",
-    "software.amazon.", "io.dropwizard.", "com.codahale.", "org.glassfish.", "org.eclipse.jetty.",
-    "org.antlr.",     "org.sparkproject.", "shaded.", "org.apache.curator.", "org.apache.ivy.",
-    "org.apache.thrift.", "org.apache.zstd.", "com.univocity.", "org.apache.datasketches.", "[",
+    "java.",
+    "javax.",
+    "jdk.",
+    "sun.",
+    "com.sun.",
+    "scala.",
+    "org.apache.spark.",
+    "org.apache.hadoop.",
+    "org.apache.parquet.",
+    "org.apache.orc.",
+    "org.apache.arrow.",
+    "org.apache.commons.",
+    "org.apache.log4j.",
+    "org.apache.logging.",
+    "org.apache.hive.",
+    "org.apache.avro.",
+    "org.apache.zookeeper.",
+    "io.netty.",
+    "com.esotericsoftware.",
+    "com.fasterxml.",
+    "com.google.",
+    "com.twitter.chill.",
+    "org.xerial.",
+    "net.jpountz.",
+    "com.github.luben.",
+    "org.slf4j.",
+    "org.codehaus.",
+    "org.json4s.",
+    "py4j.",
+    "org.objenesis.",
+    "org.roaringbitmap.",
+    "io.delta.",
+    "org.apache.iceberg.",
+    "com.amazonaws.",
+    "software.amazon.",
+    "io.dropwizard.",
+    "com.codahale.",
+    "org.glassfish.",
+    "org.eclipse.jetty.",
+    "org.antlr.",
+    "org.sparkproject.",
+    "shaded.",
+    "org.apache.curator.",
+    "org.apache.ivy.",
+    "org.apache.thrift.",
+    "org.apache.zstd.",
+    "com.univocity.",
+    "org.apache.datasketches.",
+    "[",
 };
 // The JDK itself: a site is the innermost frame outside it.
 constexpr std::string_view kJdkPrefixes[] = {"java.", "javax.", "jdk.", "sun.", "com.sun.", "["};
@@ -51,7 +89,8 @@ bool IsSparkprofPluginFrame(std::string_view frame) {
   constexpr std::string_view kPackage = "io.sparkprof.";
   if (!frame.starts_with(kPackage)) return false;
   const std::string_view rest = frame.substr(kPackage.size());
-  return rest.starts_with("shaded.") || (!rest.empty() && rest.front() >= 'A' && rest.front() <= 'Z');
+  return rest.starts_with("shaded.") ||
+         (!rest.empty() && rest.front() >= 'A' && rest.front() <= 'Z');
 }
 
 bool IsFrameworkFrame(std::string_view frame) {
@@ -67,31 +106,39 @@ struct PatternRule {
   std::array<std::string_view, 6> prefixes;  // empty entries are unused
 };
 const PatternRule kPatterns[kPatternCount] = {
-    {Pattern::kJavaSerialization, "java_serialization",
+    {Pattern::kJavaSerialization,
+     "java_serialization",
      {"java.io.ObjectOutputStream.", "java.io.ObjectInputStream."}},
     {Pattern::kKryo, "kryo", {"com.esotericsoftware.kryo."}},
     {Pattern::kRegexCompile,
      "regex_compile",
      {"java.util.regex.Pattern.compile", "java.lang.String.replaceAll", "java.lang.String.split",
       "java.lang.String.matches", "java.lang.String.replaceFirst"}},
-    {Pattern::kExceptionCreation, "exception_creation",
+    {Pattern::kExceptionCreation,
+     "exception_creation",
      {"java.lang.Throwable.<init>", "java.lang.Throwable.fillInStackTrace"}},
-    {Pattern::kJsonParsing, "json_parsing",
+    {Pattern::kJsonParsing,
+     "json_parsing",
      {"com.fasterxml.jackson.", "com.google.gson.", "org.json.", "org.json4s.", "ujson.",
       "com.alibaba.fastjson."}},
     {Pattern::kPythonRunner, "python_runner", {"org.apache.spark.api.python."}},
-    {Pattern::kReflection, "reflection",
+    {Pattern::kReflection,
+     "reflection",
      {"java.lang.reflect.Method.invoke", "java.lang.Class.forName"}},
-    {Pattern::kDateFormatting, "date_formatting",
+    {Pattern::kDateFormatting,
+     "date_formatting",
      {"java.text.SimpleDateFormat.<init>", "java.time.format.DateTimeFormatter.ofPattern"}},
-    {Pattern::kClosureSerialization, "closure_serialization",
+    {Pattern::kClosureSerialization,
+     "closure_serialization",
      {"org.apache.spark.serializer.JavaSerializerInstance.deserialize",
       "org.apache.spark.serializer.JavaSerializerInstance.serialize"}},
-    {Pattern::kPythonRowUdf, "python_row_udf",
+    {Pattern::kPythonRowUdf,
+     "python_row_udf",
      {"org.apache.spark.sql.execution.python.BatchEvalPython*",
       "org.apache.spark.sql.execution.python.PythonUDFRunner*",
       "org.apache.spark.sql.execution.python.PythonUDFWithNamedArgumentsRunner*"}},
-    {Pattern::kPythonArrow, "python_arrow",
+    {Pattern::kPythonArrow,
+     "python_arrow",
      {"org.apache.spark.sql.execution.python.Arrow*",
       "org.apache.spark.sql.execution.python.MapInBatch*",
       "org.apache.spark.sql.execution.python.MapInPandas*",
@@ -110,9 +157,7 @@ bool Matches(std::string_view name, std::string_view entry) {
 // String.split and replaceAll compile a regex per call only for patterns longer than one
 // character (or with special characters); their time under Pattern.compile is what counts, so
 // those entry points are only matched when Pattern.compile sits below them: see PatternOf.
-bool IsStringRegexEntry(std::string_view frame) {
-  return frame.starts_with("java.lang.String.");
-}
+bool IsStringRegexEntry(std::string_view frame) { return frame.starts_with("java.lang.String."); }
 
 // The category a frame's time is called: the one holding most of it, run delay aside (a
 // runnable thread waits to run that same code), unless the frame has nothing else.
@@ -180,7 +225,8 @@ class Summarizer {
       uint64_t& ns = sites_[SiteKey{c, site, application, partial}];
       ns = flamegraph::SaturatingAdd(ns, weight);
       if (site == application) {
-        out_.application_site_ns[c] = flamegraph::SaturatingAdd(out_.application_site_ns[c], weight);
+        out_.application_site_ns[c] =
+            flamegraph::SaturatingAdd(out_.application_site_ns[c], weight);
       }
     }
     // Inclusive sums, once per frame per sample; patterns likewise.
@@ -292,8 +338,7 @@ class Summarizer {
       if (a.second != b.second) return a.second > b.second;
       return std::make_tuple(name_of(a.first.frame), name_of(a.first.application),
                              a.first.partial) <
-             std::make_tuple(name_of(b.first.frame), name_of(b.first.application),
-                             b.first.partial);
+             std::make_tuple(name_of(b.first.frame), name_of(b.first.application), b.first.partial);
     });
     int last_category = -1;
     size_t kept = 0;
@@ -404,9 +449,8 @@ class Summarizer {
     }
     std::vector<std::pair<const std::string*, const Function*>> sorted;
     for (const auto& [name, function] : functions) sorted.emplace_back(&name, &function);
-    std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
-      return a.second->all > b.second->all;
-    });
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const auto& a, const auto& b) { return a.second->all > b.second->all; });
     if (sorted.size() > kTopFrames) sorted.resize(kTopFrames);
     for (const auto& [name, function] : sorted) {
       PythonFrameTime time;
@@ -448,8 +492,8 @@ class Summarizer {
   };
   struct SiteHash {
     size_t operator()(const SiteKey& key) const {
-      return std::hash<uint64_t>()((static_cast<uint64_t>(key.frame) << 32 | key.application) *
-                                   31 + key.category * 2 + (key.partial ? 1 : 0));
+      return std::hash<uint64_t>()((static_cast<uint64_t>(key.frame) << 32 | key.application) * 31 +
+                                   key.category * 2 + (key.partial ? 1 : 0));
     }
   };
   struct PythonSums {
@@ -468,8 +512,8 @@ class Summarizer {
     if (kind == kUnknownKind) {
       const std::string_view name = model_.FrameName(frame);
       kind = StartsWithAny(name, kJdkPrefixes) ? kJdk
-             : IsFrameworkFrame(name)           ? kFramework
-                                                : kApplication;
+             : IsFrameworkFrame(name)          ? kFramework
+                                               : kApplication;
     }
     return kind;
   }
@@ -544,15 +588,13 @@ const PatternTime* StageProfile::FindPattern(Pattern pattern) const {
 }
 
 const TaskTime* StageProfile::FindTask(int64_t task_attempt_id) const {
-  auto it = std::lower_bound(
-      tasks.begin(), tasks.end(), task_attempt_id,
-      [](const TaskTime& task, int64_t id) { return task.task_attempt_id < id; });
+  auto it =
+      std::lower_bound(tasks.begin(), tasks.end(), task_attempt_id,
+                       [](const TaskTime& task, int64_t id) { return task.task_attempt_id < id; });
   return it != tasks.end() && it->task_attempt_id == task_attempt_id ? &*it : nullptr;
 }
 
-uint64_t TaskTime::task_ns() const {
-  return flamegraph::SaturatingAdd(on_cpu_ns(), off_cpu_ns());
-}
+uint64_t TaskTime::task_ns() const { return flamegraph::SaturatingAdd(on_cpu_ns(), off_cpu_ns()); }
 
 uint64_t TaskTime::on_cpu_ns() const {
   uint64_t sum = 0;
@@ -619,8 +661,8 @@ StageProfile ApplicationProfile::Combined(int32_t stage_id) const {
       continue;
     }
     for (int c = 0; c < kCategoryCount; ++c) {
-      combined.category_ns[c] = flamegraph::SaturatingAdd(combined.category_ns[c],
-                                                          stage.category_ns[c]);
+      combined.category_ns[c] =
+          flamegraph::SaturatingAdd(combined.category_ns[c], stage.category_ns[c]);
     }
     combined.task_ns = flamegraph::SaturatingAdd(combined.task_ns, stage.task_ns);
     combined.on_cpu_ns = flamegraph::SaturatingAdd(combined.on_cpu_ns, stage.on_cpu_ns);
@@ -637,10 +679,9 @@ StageProfile ApplicationProfile::Combined(int32_t stage_id) const {
     // Task ids are unique across a stage's attempts: the union stays one row per task.
     combined.tasks.insert(combined.tasks.end(), stage.tasks.begin(), stage.tasks.end());
   }
-  std::sort(combined.tasks.begin(), combined.tasks.end(),
-            [](const TaskTime& a, const TaskTime& b) {
-              return a.task_attempt_id < b.task_attempt_id;
-            });
+  std::sort(combined.tasks.begin(), combined.tasks.end(), [](const TaskTime& a, const TaskTime& b) {
+    return a.task_attempt_id < b.task_attempt_id;
+  });
   return combined;
 }
 
@@ -745,8 +786,7 @@ Result<ApplicationProfile> LoadApplicationProfile(const std::string& path,
     profile->problems.insert(
         profile->problems.begin(),
         path + ": the driver had not finished this profile (" +
-            std::filesystem::path(path).filename().string() +
-            std::string(kInProgressMarkerSuffix) +
+            std::filesystem::path(path).filename().string() + std::string(kInProgressMarkerSuffix) +
             " is beside it: the driver is still running, or was stopped before the "
             "application's end); what it holds is read, a last batch cut short is skipped");
     ++profile->problem_count;
@@ -757,8 +797,8 @@ Result<ApplicationProfile> LoadApplicationProfile(const std::string& path,
 std::string ApplicationDirectoryName(const std::string& application_id) {
   std::string name = application_id.empty() ? std::string("unknown-application") : application_id;
   for (char& c : name) {
-    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                      (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '.' || c == '_' || c == '-';
     if (!keep) c = '_';
   }
   if (name == "." || name == "..") name = "_";

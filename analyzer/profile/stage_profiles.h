@@ -41,7 +41,8 @@ using CategoryNs = std::array<uint64_t, kCategoryCount>;
 
 // The frame the agent puts above a Python worker's own frames (native-agent/python_profile.h).
 inline constexpr std::string_view kPythonWorkerFrame = "[python worker]";
-// The innermost frame of a worker's run delay (runnable, no CPU free): the worker's sampler adds it.
+// The innermost frame of a worker's run delay (runnable, no CPU free): the worker's sampler adds
+// it.
 inline constexpr std::string_view kPythonRunnableFrame = "[runnable: waiting for a CPU]";
 
 // Frames whose inclusive time names a pattern a rule explains (serialization by the JDK, regex
@@ -97,7 +98,7 @@ struct Site {
 
 struct PatternTime {
   Pattern pattern = Pattern::kJavaSerialization;
-  uint64_t ns = 0;         // inclusive, on and off CPU
+  uint64_t ns = 0;  // inclusive, on and off CPU
   uint64_t on_cpu_ns = 0;
   // The innermost application frame above the pattern on most of its time ("" when none).
   std::string application_frame;
@@ -107,9 +108,9 @@ struct PatternTime {
 // A Python function of the application in the workers' samples: the innermost one on each
 // sample (or the innermost Python frame when the sample has none of the application's).
 struct PythonFrameTime {
-  std::string function;     // "qualname (file.py)"
-  std::string frame;        // its line with the most time: "qualname (file.py:line)"
-  uint64_t ns = 0;          // the function's time, on and off CPU
+  std::string function;  // "qualname (file.py)"
+  std::string frame;     // its line with the most time: "qualname (file.py:line)"
+  uint64_t ns = 0;       // the function's time, on and off CPU
   uint64_t on_cpu_ns = 0;
   // Off CPU runnable, waiting for a CPU (the worker's run delay; under kPythonRunnableFrame).
   uint64_t runnable_ns = 0;
@@ -143,10 +144,10 @@ struct StageProfile {
   // their per-task setup -- imports, unpickling the task's function, pyspark's own loop.
   uint64_t python_application_ns = 0;
   std::vector<PythonFrameTime> top_python;  // most time first (kTopFrames)
-  std::vector<FrameTime> top_self;         // most self time first (kTopFrames)
-  std::vector<FrameTime> top_application;  // application frames, most on-CPU inclusive first
-  std::vector<Site> sites;                 // per category with time, most first (kSitesPerCategory)
-  std::vector<PatternTime> patterns;       // patterns with time, most first
+  std::vector<FrameTime> top_self;          // most self time first (kTopFrames)
+  std::vector<FrameTime> top_application;   // application frames, most on-CPU inclusive first
+  std::vector<Site> sites;            // per category with time, most first (kSitesPerCategory)
+  std::vector<PatternTime> patterns;  // patterns with time, most first
   // Per category, the time whose site is an application frame: the user's code itself called
   // into the JDK (ObjectOutputStream in a deep copy, Thread.sleep in a UDF), not Spark.
   CategoryNs application_site_ns{};
@@ -164,8 +165,7 @@ struct StageProfile {
   uint64_t RunnableNs(uint64_t on_cpu) const;
 
   double Share(Category category) const {
-    return task_ns > 0 ? static_cast<double>(category_ns[CategoryIndex(category)]) / task_ns
-                       : 0.0;
+    return task_ns > 0 ? static_cast<double>(category_ns[CategoryIndex(category)]) / task_ns : 0.0;
   }
   const PatternTime* FindPattern(Pattern pattern) const;
   // The task attempt's time, or null when the profile holds none of it.
@@ -178,10 +178,10 @@ inline constexpr size_t kTopFrames = 10;
 inline constexpr size_t kSitesPerCategory = 3;
 
 struct ApplicationProfile {
-  std::string source;               // the file read ("" when built live without one)
-  std::vector<std::string> modes;   // Batch.mode values seen: "cpu", "wall", "cpu+wall"
-  int64_t interval_ns = 0;          // the smallest sampling interval seen
-  uint64_t executors = 0;           // distinct executor ids that sent batches
+  std::string source;              // the file read ("" when built live without one)
+  std::vector<std::string> modes;  // Batch.mode values seen: "cpu", "wall", "cpu+wall"
+  int64_t interval_ns = 0;         // the smallest sampling interval seen
+  uint64_t executors = 0;          // distinct executor ids that sent batches
   uint64_t batches_read = 0;
   uint64_t batches_skipped = 0;
   uint64_t problem_count = 0;
@@ -190,7 +190,7 @@ struct ApplicationProfile {
   // The driver's own samples in time (batches from executor "driver"), for what the driver did
   // while no task ran; empty when the driver was not sampled.
   DriverProfile driver;
-  std::vector<StageProfile> stages;   // by (stage id, attempt)
+  std::vector<StageProfile> stages;  // by (stage id, attempt)
   // Task-time rows not in any StageProfile::tasks: rows of task attempts beyond the first
   // max_profiled_tasks, and rows of stage attempts without stack samples (GC pauses only). Each
   // kind is named in `problems`; the stage figures come from the samples and lose nothing.

@@ -27,8 +27,9 @@ TEST(StageProfilesTest, CategoriesOnAndOffCpuAndPythonApart) {
   Add(model, {"java.lang.Thread.run", "com.acme.Job.map", "java.io.ObjectOutputStream.writeObject"},
       Category::kSerialization, 600);
   Add(model, {"java.lang.Thread.run", "com.acme.Job.map"}, Category::kCompute, 200);
-  Add(model, {"java.lang.Thread.run", "org.apache.spark.api.python.BasePythonRunner$ReaderIterator.next",
-              "java.io.DataInputStream.readInt"},
+  Add(model,
+      {"java.lang.Thread.run", "org.apache.spark.api.python.BasePythonRunner$ReaderIterator.next",
+       "java.io.DataInputStream.readInt"},
       Category::kPythonWait, 150);
   Add(model, {"[python] udf.py:f"}, Category::kPython, 140);
   Add(model, {"java.lang.Thread.run", "com.acme.Job.map", "java.lang.Thread.sleep"},
@@ -76,8 +77,8 @@ TEST(StageProfilesTest, RunDelayBelongsToTheWorkWaitingToRun) {
   ProfileModel model(WeightUnit::kNanoseconds);
   Add(model, {"com.acme.Job.map", "java.io.ObjectOutputStream.writeObject"},
       Category::kSerialization, 300);
-  Add(model, {"com.acme.Job.map", "java.io.ObjectOutputStream.writeObject"},
-      Category::kCpuStarved, 500);
+  Add(model, {"com.acme.Job.map", "java.io.ObjectOutputStream.writeObject"}, Category::kCpuStarved,
+      500);
   Add(model, {"com.acme.Job.map"}, Category::kCompute, 100);
   Add(model, {"com.acme.Job.map"}, Category::kCpuStarved, 100);
   StageProfile stage = SummarizeStage(model, 0, 0);
@@ -115,11 +116,12 @@ TEST(StageProfilesTest, TiedSitesWithoutApplicationFramesAreOrderedSafely) {
 // callees are not known; the same frame with whole stacks is a site of its own.
 TEST(StageProfilesTest, SitesOfPartialWalksSayTheirInlinedCalleesAreUnknown) {
   ProfileModel model(WeightUnit::kNanoseconds);
-  Add(model, {"java.lang.Thread.run", "scala.collection.Iterator$$anon$10.next",
-              "[not_walkable_not_Java]"},
+  Add(model,
+      {"java.lang.Thread.run", "scala.collection.Iterator$$anon$10.next",
+       "[not_walkable_not_Java]"},
       Category::kLockWait, 300);
-  Add(model, {"java.lang.Thread.run", "scala.collection.Iterator$$anon$10.next",
-              "com.acme.Job.lambda$1"},
+  Add(model,
+      {"java.lang.Thread.run", "scala.collection.Iterator$$anon$10.next", "com.acme.Job.lambda$1"},
       Category::kLockWait, 100);
   StageProfile stage = SummarizeStage(model, 0, 0);
   std::vector<const Site*> sites = stage.SitesOf(Category::kLockWait);
@@ -135,13 +137,14 @@ TEST(StageProfilesTest, SitesOfPartialWalksSayTheirInlinedCalleesAreUnknown) {
 
 TEST(StageProfilesTest, RecursionCountsOnceAndStringSplitNeedsCompile) {
   ProfileModel model(WeightUnit::kNanoseconds);
-  Add(model, {"com.acme.Tree.walk", "com.acme.Tree.walk", "com.acme.Tree.walk"},
-      Category::kCompute, 100);
+  Add(model, {"com.acme.Tree.walk", "com.acme.Tree.walk", "com.acme.Tree.walk"}, Category::kCompute,
+      100);
   // A one-character split does not compile a regex: no pattern time.
   Add(model, {"com.acme.Parser.parse", "java.lang.String.split", "java.lang.String.indexOf"},
       Category::kCompute, 30);
-  Add(model, {"com.acme.Parser.parse", "java.lang.String.split",
-              "java.util.regex.Pattern.compile", "java.util.regex.Pattern.expr"},
+  Add(model,
+      {"com.acme.Parser.parse", "java.lang.String.split", "java.util.regex.Pattern.compile",
+       "java.util.regex.Pattern.expr"},
       Category::kCompute, 70);
   StageProfile stage = SummarizeStage(model, 0, 0);
   ASSERT_GE(stage.top_application.size(), 2u);
@@ -156,8 +159,9 @@ TEST(StageProfilesTest, RecursionCountsOnceAndStringSplitNeedsCompile) {
   EXPECT_EQ(regex->ns, 70 * kMs);
   // Reflection inside Java serialization is serialization's, not a per-record pattern.
   ProfileModel nested(WeightUnit::kNanoseconds);
-  Add(nested, {"com.acme.Copier.copy", "java.io.ObjectInputStream.readObject",
-               "java.io.ObjectStreamClass.invokeReadObject", "java.lang.reflect.Method.invoke"},
+  Add(nested,
+      {"com.acme.Copier.copy", "java.io.ObjectInputStream.readObject",
+       "java.io.ObjectStreamClass.invokeReadObject", "java.lang.reflect.Method.invoke"},
       Category::kSerialization, 40);
   Add(nested, {"com.acme.Plugin.call", "java.lang.reflect.Method.invoke"}, Category::kCompute, 10);
   StageProfile with_reflection = SummarizeStage(nested, 0, 0);
@@ -264,8 +268,10 @@ TEST(StageProfilesTest, TaskTimesAreSummedAcrossBatchesAndExecutors) {
                            {1, 8, schema::Category::compute, 50},
                            {-1, -1, schema::Category::gc, 999},  // the JVM's own threads
                            {1, 7, schema::Category::python, 40}}) +
-      TaskTimesBatch({1}, {{1, 7, schema::Category::serialization, 200},
-                           {1, 7, schema::Category::io_wait, 60}}, "2");
+      TaskTimesBatch(
+          {1},
+          {{1, 7, schema::Category::serialization, 200}, {1, 7, schema::Category::io_wait, 60}},
+          "2");
   Result<ApplicationProfile> loaded = ApplicationProfileFromBytes(bytes, "t.sparkprof");
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   const StageProfile* stage = loaded->Find(1, 0);
@@ -342,8 +348,8 @@ TEST(StageProfilesTest, AProfileOverTheSizeLimitIsRefusedByName) {
 }
 
 TEST(StageProfilesTest, FindsTheDriversLayout) {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("sparkprof-profile-test-" + std::to_string(getpid()));
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("sparkprof-profile-test-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir / "app-20260101-0001");
   std::ofstream(dir / "app-20260101-0001" / "profile.sparkprof") << "x";
   EXPECT_EQ(FindProfileFor(dir.string(), "app-20260101-0001"),

@@ -4,7 +4,6 @@
 #include <string>
 #include <utility>
 
-
 namespace sparkprof::profile {
 
 void TaskTimeTable::Receive(void* context, const flamegraph::TaskTimeRow& row) {
@@ -70,8 +69,7 @@ void TaskTimeTable::MoveInto(std::vector<StageProfile>& stages, const std::strin
                 "figures include them");
   }
   if (rows_without_stage > 0) {
-    report.Warn(source_name + ": " + std::to_string(rows_without_stage) +
-                " task-time row(s) (" +
+    report.Warn(source_name + ": " + std::to_string(rows_without_stage) + " task-time row(s) (" +
                 std::to_string(ns_without_stage / 1'000'000) + " ms" +
                 ") belong to stage attempts without stack samples (GC pauses only) and are left "
                 "out of the per-task view");

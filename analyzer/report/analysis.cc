@@ -32,9 +32,8 @@ uint64_t EstimatedJsonBytes(const source::ApplicationLog& log,
   for (const source::LogPart& part : log.parts) {
     const codec::Format format =
         codec::FormatFromFileName(part.display_name).value_or(codec::Format::kPlain);
-    json_bytes += format == codec::Format::kPlain
-                      ? part.size_bytes
-                      : part.size_bytes * decoded_per_compressed_byte;
+    json_bytes += format == codec::Format::kPlain ? part.size_bytes
+                                                  : part.size_bytes * decoded_per_compressed_byte;
   }
   return json_bytes;
 }

@@ -89,8 +89,7 @@ std::string NothingAnalysableWhy(const eventlog::ReadReport& read);
 // per-application folders (profile::FindProfileFor); the application's profile is read into
 // Analysis::profile before the diagnosis, or why it could not be into profile_error.
 Analysis Analyze(const source::ApplicationLog& log, const eventlog::ReaderOptions& options = {},
-                 const cost::CostOptions& cost_options = {},
-                 const std::string& profile_path = "");
+                 const cost::CostOptions& cost_options = {}, const std::string& profile_path = "");
 
 // Reads the application's profile from `profile_path` (see Analyze) into `analysis`.
 void AttachProfile(Analysis& analysis, const std::string& profile_path);

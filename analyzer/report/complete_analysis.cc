@@ -1,5 +1,5 @@
-// CompleteAnalysis (and AttachProfile) in its own object file: the driver's shared library links it without pulling in
-// Analyze's log reading (codecs, zips) and their shared-library dependencies.
+// CompleteAnalysis (and AttachProfile) in its own object file: the driver's shared library links it
+// without pulling in Analyze's log reading (codecs, zips) and their shared-library dependencies.
 #include <future>
 #include <memory>
 #include <system_error>

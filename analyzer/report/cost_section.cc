@@ -39,17 +39,16 @@ CostSection DescribeCost(const cost::RunCost& c) {
     if (c.recommended == c.current) {
       s.recommendation = "The current cluster is already the cheapest of the " +
                          std::to_string(c.points.size()) + " simulated within " +
-                         Percent0(c.max_slowdown) + " of its time (" +
-                         cost::Money(now.cost, cur) + ", " +
-                         HumanDurationMs(now.predicted_wall_ms) + " simulated).";
+                         Percent0(c.max_slowdown) + " of its time (" + cost::Money(now.cost, cur) +
+                         ", " + HumanDurationMs(now.predicted_wall_ms) + " simulated).";
     } else {
-      s.recommendation = "Recommended: " + Cluster(rec) + " = " + cost::Money(rec.cost, cur) +
-                         " per run, predicted " + HumanDurationMs(rec.predicted_wall_ms) +
-                         ", against " + cost::Money(now.cost, cur) + " and " +
-                         HumanDurationMs(now.predicted_wall_ms) +
-                         " for the current cluster simulated the same way: " +
-                         Percent0(c.saving_fraction) + " cheaper (the cheapest point within " +
-                         Percent0(c.max_slowdown) + " of the current time).";
+      s.recommendation =
+          "Recommended: " + Cluster(rec) + " = " + cost::Money(rec.cost, cur) +
+          " per run, predicted " + HumanDurationMs(rec.predicted_wall_ms) + ", against " +
+          cost::Money(now.cost, cur) + " and " + HumanDurationMs(now.predicted_wall_ms) +
+          " for the current cluster simulated the same way: " + Percent0(c.saving_fraction) +
+          " cheaper (the cheapest point within " + Percent0(c.max_slowdown) +
+          " of the current time).";
     }
   }
   for (size_t i = 0; i < c.points.size(); ++i) {
@@ -70,8 +69,9 @@ CostSection DescribeCost(const cost::RunCost& c) {
   }
   if (c.spot.available) s.spot = c.spot.advice;
   s.notes.push_back("Priced: " + c.method + ". Executors' instance: " +
-                    (c.executor_instance.empty() ? "none" : c.executor_instance + " (" +
-                                                                c.executor_instance_source + ")") +
+                    (c.executor_instance.empty()
+                         ? "none"
+                         : c.executor_instance + " (" + c.executor_instance_source + ")") +
                     "; driver: " + c.driver_instance + " (" + c.driver_instance_source +
                     "); cloud: " + c.cloud + " (" + c.cloud_source + "); prices: " + c.catalogue +
                     " catalogue.");

@@ -10,9 +10,9 @@
 #include <utility>
 
 #include "analyzer/report/cost_section.h"
-#include "common/human_format.h"
 #include "analyzer/report/markdown_report.h"
 #include "analyzer/report/profile_view.h"
+#include "common/human_format.h"
 #include "common/terminal_text.h"
 
 namespace sparkprof::report {
@@ -210,8 +210,8 @@ struct StageBar {
 
 // Where a stage attempt ran: submission (else its first task launch) to completion (else its last
 // task finish, else the application end for one still running).
-std::vector<StageBar> StageBars(const model::ApplicationModel& model,
-                                const TaskTimeline& timeline, const TimeRange& range) {
+std::vector<StageBar> StageBars(const model::ApplicationModel& model, const TaskTimeline& timeline,
+                                const TimeRange& range) {
   std::vector<StageBar> bars;
   for (const auto& [key, stage] : model.stages) {
     int64_t first_launch = -1, last_finish = -1;
@@ -666,8 +666,8 @@ void WriteStageLines(const std::vector<StageProfileView>& views, const char* not
              ": " + Shortened(text, 400) + "</li>\n";
   }
   if (items.empty()) return;
-  out += std::string("<p class=\"note\">") + note + ":</p>\n<ul class=\"" + list_class +
-         "\">\n" + items + "</ul>\n";
+  out += std::string("<p class=\"note\">") + note + ":</p>\n<ul class=\"" + list_class + "\">\n" +
+         items + "</ul>\n";
 }
 
 // The agent's profile: the stages with the most sampled task time and where it went.
@@ -692,7 +692,8 @@ void WriteProfile(const Analysis& analysis, std::string& out) {
     const int64_t on_ms = static_cast<int64_t>(stage.on_cpu_ns / 1'000'000);
     const int64_t off_ms = static_cast<int64_t>(stage.off_cpu_ns / 1'000'000);
     out += "<tr><td>" + Int(stage.stage_id) + "." + Int(stage.stage_attempt) + "</td>" +
-           NumberCell(task_ms, HumanDurationMs(task_ms)) + NumberCell(on_ms, HumanDurationMs(on_ms)) +
+           NumberCell(task_ms, HumanDurationMs(task_ms)) +
+           NumberCell(on_ms, HumanDurationMs(on_ms)) +
            (p.has_off_cpu() ? NumberCell(off_ms, HumanDurationMs(off_ms))
                             : std::string("<td class=\"num\">-</td>")) +
            "<td>" + Escape(CategorySharesText(view)) + "</td><td><code>" +
@@ -704,15 +705,15 @@ void WriteProfile(const Analysis& analysis, std::string& out) {
   }
   out += "</tbody></table>\n";
   const std::vector<StageProfileView> views = StageProfileViews(p);
-  WriteStageLines(views, "The Python workers (sampled in the worker, apart from task time)",
-                  "python-workers",
-                  [](const profile::StageProfile& stage) { return PythonWorkersText(stage); }, out);
-  WriteStageLines(views, "The slowest task against the median task (sampled time)",
-                  "slowest-tasks",
-                  [&analysis](const profile::StageProfile& stage) {
-                    return SlowestTaskText(analysis.task_decompositions, stage);
-                  },
-                  out);
+  WriteStageLines(
+      views, "The Python workers (sampled in the worker, apart from task time)", "python-workers",
+      [](const profile::StageProfile& stage) { return PythonWorkersText(stage); }, out);
+  WriteStageLines(
+      views, "The slowest task against the median task (sampled time)", "slowest-tasks",
+      [&analysis](const profile::StageProfile& stage) {
+        return SlowestTaskText(analysis.task_decompositions, stage);
+      },
+      out);
 }
 
 // List items "<what>: path: why", the first ones of a bounded list, then how many more.
@@ -723,8 +724,8 @@ void AppendPathsWithWhy(const std::vector<source::DiscoveryWarning>& entries, ui
            Shortened(entry.message, 300) + "</li>\n";
   }
   if (left_out > 0) {
-    out += "<li>" + Int(static_cast<int64_t>(left_out)) + " more " + what +
-           " (all on stderr)</li>\n";
+    out +=
+        "<li>" + Int(static_cast<int64_t>(left_out)) + " more " + what + " (all on stderr)</li>\n";
   }
 }
 
@@ -760,8 +761,7 @@ void WriteCost(const cost::RunCost& c, const std::string& id, std::string& out) 
            "</strong></p>\n";
   }
   if (!c.points.empty()) {
-    constexpr double kWidth = 640, kHeight = 260, kLeft = 70, kRight = 20, kTop = 14,
-                     kBottom = 40;
+    constexpr double kWidth = 640, kHeight = 260, kLeft = 70, kRight = 20, kTop = 14, kBottom = 40;
     int64_t max_ms = 1, min_ms = INT64_MAX;
     double max_cost = 0;
     for (const cost::FrontierPoint& p : c.points) {
@@ -784,15 +784,16 @@ void WriteCost(const cost::RunCost& c, const std::string& id, std::string& out) 
            "\" role=\"img\" aria-label=\"predicted run time against cost per run\">\n";
     out += "<line class=\"axis\" x1=\"" + Coordinate(kLeft) + "\" y1=\"" +
            Coordinate(kHeight - kBottom) + "\" x2=\"" + Coordinate(kWidth - kRight) + "\" y2=\"" +
-           Coordinate(kHeight - kBottom) + "\"/>\n<line class=\"axis\" x1=\"" +
-           Coordinate(kLeft) + "\" y1=\"" + Coordinate(kTop) + "\" x2=\"" + Coordinate(kLeft) +
-           "\" y2=\"" + Coordinate(kHeight - kBottom) + "\"/>\n";
+           Coordinate(kHeight - kBottom) + "\"/>\n<line class=\"axis\" x1=\"" + Coordinate(kLeft) +
+           "\" y1=\"" + Coordinate(kTop) + "\" x2=\"" + Coordinate(kLeft) + "\" y2=\"" +
+           Coordinate(kHeight - kBottom) + "\"/>\n";
     out += "<text class=\"label\" x=\"" + Coordinate((kWidth + kLeft) / 2) + "\" y=\"" +
            Coordinate(kHeight - 8) + "\" text-anchor=\"middle\">predicted run time (" +
-           HumanDurationMs(min_ms) + " to " + HumanDurationMs(max_ms) + ")</text>\n<text class=\"label\" x=\"12\" y=\"" +
-           Coordinate(kTop + 4) + "\">" + Escape(cost::Money(max_cost, c.currency)) +
-           "</text>\n<text class=\"label\" x=\"12\" y=\"" + Coordinate(kHeight - kBottom) +
-           "\">" + Escape(cost::Money(0, c.currency)) + "</text>\n";
+           HumanDurationMs(min_ms) + " to " + HumanDurationMs(max_ms) +
+           ")</text>\n<text class=\"label\" x=\"12\" y=\"" + Coordinate(kTop + 4) + "\">" +
+           Escape(cost::Money(max_cost, c.currency)) +
+           "</text>\n<text class=\"label\" x=\"12\" y=\"" + Coordinate(kHeight - kBottom) + "\">" +
+           Escape(cost::Money(0, c.currency)) + "</text>\n";
     std::string path;
     for (const cost::FrontierPoint& p : c.points) {
       if (!p.on_frontier) continue;
@@ -807,8 +808,8 @@ void WriteCost(const cost::RunCost& c, const std::string& id, std::string& out) 
       if (static_cast<int32_t>(i) == c.recommended) kind += " recommended";
       out += "<circle class=\"" + kind + "\" cx=\"" + Coordinate(x(p.predicted_wall_ms)) +
              "\" cy=\"" + Coordinate(y(p.cost)) + "\" r=\"" +
-             (p.current || static_cast<int32_t>(i) == c.recommended ? "6" : "3.5") +
-             "\"><title>" + Int(p.count) + " x " + Escape(p.instance) + ": " +
+             (p.current || static_cast<int32_t>(i) == c.recommended ? "6" : "3.5") + "\"><title>" +
+             Int(p.count) + " x " + Escape(p.instance) + ": " +
              HumanDurationMs(p.predicted_wall_ms) + ", " + Escape(cost::Money(p.cost, c.currency)) +
              (p.current ? " (current, simulated)" : "") +
              (static_cast<int32_t>(i) == c.recommended ? " (recommended)" : "") +
@@ -817,8 +818,9 @@ void WriteCost(const cost::RunCost& c, const std::string& id, std::string& out) 
     out += "</svg>\n";
   }
   if (!s.frontier.empty()) {
-    out += "<table class=\"frontier\"><thead><tr><th>cluster</th><th>predicted time</th>"
-           "<th>cost per run</th><th></th></tr></thead><tbody>\n";
+    out +=
+        "<table class=\"frontier\"><thead><tr><th>cluster</th><th>predicted time</th>"
+        "<th>cost per run</th><th></th></tr></thead><tbody>\n";
     for (const CostRow& row : s.frontier) {
       out += "<tr><td>" + Shortened(row.cluster, 200) + "</td><td class=\"num\">" +
              Escape(row.predicted) + "</td><td class=\"num\">" + Escape(row.cost) + "</td><td>" +
@@ -1060,13 +1062,14 @@ std::string HtmlPageHead(const std::vector<HtmlSection>& sections) {
 std::string HtmlPageTail(size_t sections, const NotAnalysedList& not_analysed) {
   std::string out;
   if (sections > 1 && !not_analysed.empty()) {
-    out += "<section class=\"not-analysed\" id=\"not-analysed\">\n"
-           "<h2>Not analysed (no report above)</h2>\n<ul class=\"input\">\n";
+    out +=
+        "<section class=\"not-analysed\" id=\"not-analysed\">\n"
+        "<h2>Not analysed (no report above)</h2>\n<ul class=\"input\">\n";
     AppendPathsWithWhy(not_analysed.entries, not_analysed.left_out, "not analysed", out);
     out += "</ul>\n</section>\n";
   }
-  out += "<p class=\"note\">Generated by sparkprof (report schema " +
-         std::string(kReportSchema) + ").</p>\n</main>\n";
+  out += "<p class=\"note\">Generated by sparkprof (report schema " + std::string(kReportSchema) +
+         ").</p>\n</main>\n";
   out += kScript;
   out += "</body>\n</html>\n";
   return out;

@@ -50,8 +50,10 @@ void WritePhases(const diagnosis::PhaseBreakdown& p, const profile::ApplicationP
   const auto task_wait_by_kind = diagnosis::TaskWaitByKind(p, profile);
   for (int i = 0; i < diagnosis::kPhaseCount; ++i) {
     const std::string_view name = diagnosis::kPhaseNames[i];
-    out.Key(name).BeginObject().Field("ms", phase_ms[i]).FieldDouble("ratio", p.Ratio(phase_ms[i]),
-                                                                     4);
+    out.Key(name)
+        .BeginObject()
+        .Field("ms", phase_ms[i])
+        .FieldDouble("ratio", p.Ratio(phase_ms[i]), 4);
     if (name == "task_wait" && !task_wait_by_kind.empty()) {
       out.Key("by_kind").BeginObject();
       for (const auto& [category, ms] : task_wait_by_kind) out.Field(CategoryName(category), ms);
@@ -67,7 +69,8 @@ void WritePhases(const diagnosis::PhaseBreakdown& p, const profile::ApplicationP
       .Field("peak_queued_tasks", p.peak_queued_tasks)
       .Field("first_slot_ms", p.first_slot_ms)
       .Field("peak_slots", static_cast<int64_t>(p.peak_slots));
-  out.Key("slot_ms").BeginObject()
+  out.Key("slot_ms")
+      .BeginObject()
       .Field("capacity", p.capacity_slot_ms)
       .Field("tasks", p.task_slot_ms)
       .Field("compute", p.compute_slot_ms)
@@ -85,7 +88,8 @@ void WriteFinding(const diagnosis::Finding& f, JsonWriter& out) {
       .Field("rule", f.rule)
       .Field("severity", diagnosis::SeverityName(f.severity))
       .Field("category", diagnosis::CategoryName(f.category));
-  out.Key("confidence").BeginObject()
+  out.Key("confidence")
+      .BeginObject()
       .Field("level", diagnosis::ConfidenceLevelName(f.confidence.level))
       .Field("reason", f.confidence.reason)
       .EndObject();
@@ -117,12 +121,15 @@ void WriteFinding(const diagnosis::Finding& f, JsonWriter& out) {
     out.Field("reason", r.reason).EndObject();
   }
   out.EndArray();
-  out.Key("expected_impact").BeginObject()
-      .Key("time_saved_ms").BeginObject()
+  out.Key("expected_impact")
+      .BeginObject()
+      .Key("time_saved_ms")
+      .BeginObject()
       .Field("low", f.impact.time_saved_ms_low)
       .Field("high", f.impact.time_saved_ms_high)
       .EndObject()
-      .Key("core_hours_saved").BeginObject()
+      .Key("core_hours_saved")
+      .BeginObject()
       .FieldDouble("low", f.impact.core_hours_saved_low, 4)
       .FieldDouble("high", f.impact.core_hours_saved_high, 4)
       .EndObject()
@@ -188,7 +195,8 @@ void WriteCost(const cost::RunCost& c, JsonWriter& out) {
         .Field("current", p.current)
         .EndObject();
   };
-  out.Key("right_sizing").BeginObject()
+  out.Key("right_sizing")
+      .BeginObject()
       .Field("note", c.frontier_note)
       .FieldDouble("max_slowdown", c.max_slowdown, 3)
       .FieldDouble("self_prediction_error", c.self_prediction_error, 4);
@@ -415,7 +423,8 @@ void WriteStageSummary(const StageSummary& stage, JsonWriter& out,
       .Field("failure_reason", stage.failure_reason)
       .Field("task_attempts", stage.task_attempts)
       .Field("failed_task_attempts", stage.failed_task_attempts);
-  out.Key("task_duration_ms").BeginObject()
+  out.Key("task_duration_ms")
+      .BeginObject()
       .Field("p50", stage.task_duration_ms.p50)
       .Field("p95", stage.task_duration_ms.p95)
       .Field("max", stage.task_duration_ms.max)
@@ -455,7 +464,8 @@ void WriteJsonReport(const Analysis& analysis, JsonWriter& out) {
   const ApplicationSummary& s = analysis.summary;
   out.BeginObject();
   out.Field("schema", kReportSchema).Field("schema_minor", kReportSchemaMinor);
-  out.Key("application").BeginObject()
+  out.Key("application")
+      .BeginObject()
       .Field("id", m.app_id)
       .Field("name", m.app_name)
       .Field("attempt_id", m.attempt_id)
@@ -469,7 +479,8 @@ void WriteJsonReport(const Analysis& analysis, JsonWriter& out) {
       .EndObject();
 
   const Counts& c = s.counts;
-  out.Key("counts").BeginObject()
+  out.Key("counts")
+      .BeginObject()
       .Field("jobs", c.jobs)
       .Field("failed_jobs", c.failed_jobs)
       .Field("stages", c.stages)
@@ -488,7 +499,8 @@ void WriteJsonReport(const Analysis& analysis, JsonWriter& out) {
   out.Key("task_end_reasons");
   WriteCountMap(s.task_end_reasons, out);
 
-  out.Key("executors").BeginObject()
+  out.Key("executors")
+      .BeginObject()
       .Field("added", s.executors.added)
       .Field("removed", s.executors.removed)
       .Field("max_concurrent", s.executors.max_concurrent)
@@ -504,7 +516,8 @@ void WriteJsonReport(const Analysis& analysis, JsonWriter& out) {
         .Field("removed_ms", executor.removed_time_ms)
         .Field("removed_reason", executor.removed_reason);
     if (executor.peaks.present) {
-      out.Key("peaks").BeginObject()
+      out.Key("peaks")
+          .BeginObject()
           .Field("jvm_heap_memory_bytes", executor.peaks.jvm_heap_memory_bytes)
           .Field("jvm_off_heap_memory_bytes", executor.peaks.jvm_off_heap_memory_bytes)
           .Field("on_heap_execution_memory_bytes", executor.peaks.on_heap_execution_memory_bytes)
@@ -562,7 +575,8 @@ void WriteJsonReport(const Analysis& analysis, JsonWriter& out) {
   out.EndArray();
 
   const eventlog::ReadReport& r = analysis.read;
-  out.Key("input").BeginObject()
+  out.Key("input")
+      .BeginObject()
       .Field("name", analysis.log_name)
       .Field("layout", analysis.layout)
       .Field("in_progress_by_name", analysis.in_progress_by_name);

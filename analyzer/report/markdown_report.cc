@@ -8,8 +8,8 @@
 #include <string_view>
 
 #include "analyzer/report/cost_section.h"
-#include "common/human_format.h"
 #include "analyzer/report/profile_view.h"
+#include "common/human_format.h"
 #include "common/terminal_text.h"
 
 namespace sparkprof::report {
@@ -102,7 +102,8 @@ void WritePhases(const diagnosis::PhaseBreakdown& p, const profile::ApplicationP
   }
   const std::string backlog = BacklogText(p);
   if (!backlog.empty()) {
-    out << "\n" << static_cast<char>(std::toupper(static_cast<unsigned char>(backlog[0])))
+    out << "\n"
+        << static_cast<char>(std::toupper(static_cast<unsigned char>(backlog[0])))
         << backlog.substr(1) << ".\n";
   }
 }
@@ -131,8 +132,8 @@ void WriteFinding(int number, const diagnosis::Finding& f, std::ostringstream& o
     out << "| stage | category | sampled | frame | application frame |\n|---:|---|---:|---|---|\n";
     for (const diagnosis::FrameEvidence& frame : f.frames) {
       out << "| " << (frame.stage_id >= 0 ? std::to_string(frame.stage_id) : "driver") << " | "
-          << Cell(frame.category, 40) << " | "
-          << HumanDurationMs(SaturatingInt64(frame.ms)) << " | " << Code(frame.frame) << " | "
+          << Cell(frame.category, 40) << " | " << HumanDurationMs(SaturatingInt64(frame.ms))
+          << " | " << Code(frame.frame) << " | "
           << (frame.application_frame.empty() ? std::string("-") : Code(frame.application_frame))
           << " |\n";
     }
@@ -168,7 +169,8 @@ void WriteFindings(const Analysis& analysis, std::ostringstream& out) {
     out << "\n\nNone: no rule found a problem worth its threshold.\n";
     return;
   }
-  out << " (most important first: failures, then by expected saving, root causes before their symptoms)\n";
+  out << " (most important first: failures, then by expected saving, root causes before their "
+         "symptoms)\n";
   int number = 0;
   for (const diagnosis::Finding& f : analysis.findings) WriteFinding(++number, f, out);
 
@@ -419,7 +421,8 @@ static void WriteMarkdownProfile(const Analysis& analysis, std::ostringstream& o
   for (const StageProfileView& view : StageProfileViews(p)) {
     const std::string python = PythonWorkersText(*view.stage);
     if (python.empty()) continue;
-    if (!python_heading) out << "\nThe Python workers (sampled in the worker, apart from task time):\n\n";
+    if (!python_heading)
+      out << "\nThe Python workers (sampled in the worker, apart from task time):\n\n";
     python_heading = true;
     out << "- stage " << view.stage->stage_id << "." << view.stage->stage_attempt << ": "
         << Cell(python, 400) << "\n";

@@ -44,10 +44,9 @@ std::string CategorySharesText(const StageProfileView& view, size_t count) {
 std::string PythonWorkersText(const profile::StageProfile& stage) {
   const uint64_t worker_ns = stage.python_ns + stage.python_off_cpu_ns;
   if (worker_ns == 0) return "";
-  std::string text = HumanDurationMs(static_cast<int64_t>(stage.python_ns / 1'000'000)) +
-                     " on CPU, " +
-                     HumanDurationMs(static_cast<int64_t>(stage.python_off_cpu_ns / 1'000'000)) +
-                     " off CPU";
+  std::string text =
+      HumanDurationMs(static_cast<int64_t>(stage.python_ns / 1'000'000)) + " on CPU, " +
+      HumanDurationMs(static_cast<int64_t>(stage.python_off_cpu_ns / 1'000'000)) + " off CPU";
   if (!stage.top_python.empty()) {
     const profile::PythonFrameTime& hot = stage.top_python.front();
     text += "; most in " + hot.function + " (" +

@@ -70,12 +70,12 @@ struct Counts {
   int64_t failed_stage_attempts = 0;  // StageCompleted with a "Failure Reason"
   int64_t task_attempts = 0;          // distinct (task id, attempt) with a TaskEnd
   int64_t speculative_task_attempts = 0;
-  int64_t sql_executions = 0;         // distinct SQLExecutionStart ids
+  int64_t sql_executions = 0;  // distinct SQLExecutionStart ids
   int64_t failed_jobs = 0;
   int64_t task_start_without_end = 0;
   int64_t task_end_without_start = 0;
   int64_t resubmitted_tasks = 0;  // successful attempts whose shuffle output was lost (Resubmitted)
-  int64_t photon_peak_memory_tasks = 0;  // peak memory from Photon's operator peaks (model)
+  int64_t photon_peak_memory_tasks = 0;    // peak memory from Photon's operator peaks (model)
   int64_t photon_shuffle_write_tasks = 0;  // shuffle write time from Photon's timings (model)
 };
 
@@ -120,8 +120,8 @@ struct ApplicationSummary {
   ExecutorCounts executors;
   std::map<std::string, int64_t> task_end_reasons;
   Totals totals;
-  std::vector<StageSummary> stages;  // by (stage id, attempt)
-  std::vector<JobSummary> jobs;      // by job id
+  std::vector<StageSummary> stages;                       // by (stage id, attempt)
+  std::vector<JobSummary> jobs;                           // by job id
   std::map<int64_t, SqlExecutionSummary> sql_executions;  // by execution id
 };
 

@@ -9,9 +9,9 @@
 #include <utility>
 
 #include "analyzer/report/cost_section.h"
-#include "common/human_format.h"
 #include "analyzer/report/markdown_report.h"
 #include "analyzer/report/profile_view.h"
+#include "common/human_format.h"
 #include "common/terminal_text.h"
 
 namespace sparkprof::report {
@@ -72,8 +72,8 @@ std::string EvidenceValue(const diagnosis::Evidence& e) {
 void WritePhasesAndFindings(const Analysis& analysis, std::ostringstream& out) {
   const diagnosis::PhaseBreakdown& p = analysis.phases;
   if (p.wall_ms > 0) {
-    out << "\nPhase breakdown (wall time " << HumanDurationMs(p.wall_ms) << ", peak " << p.peak_slots
-        << " task slots)\n";
+    out << "\nPhase breakdown (wall time " << HumanDurationMs(p.wall_ms) << ", peak "
+        << p.peak_slots << " task slots)\n";
     const std::array<int64_t, diagnosis::kPhaseCount> phase_ms = diagnosis::PhaseMs(p);
     const auto task_wait_by_kind = diagnosis::TaskWaitByKind(p, analysis.profile.get());
     char line[200];
@@ -105,10 +105,12 @@ void WritePhasesAndFindings(const Analysis& analysis, std::ostringstream& out) {
     out << "\n  none: no rule found a problem worth its threshold\n";
     return;
   }
-  out << " (most important first: failures, then by expected saving, root causes before their symptoms)\n";
+  out << " (most important first: failures, then by expected saving, root causes before their "
+         "symptoms)\n";
   int number = 0;
   for (const diagnosis::Finding& f : analysis.findings) {
-    out << "\n" << ++number << ". [" << diagnosis::SeverityName(f.severity) << "] " << f.rule << ": "
+    out << "\n"
+        << ++number << ". [" << diagnosis::SeverityName(f.severity) << "] " << f.rule << ": "
         << Printable(f.title, 300) << "\n";
     out << "   " << diagnosis::CategoryName(f.category) << "; confidence "
         << diagnosis::ConfidenceLevelName(f.confidence.level);
@@ -126,8 +128,8 @@ void WritePhasesAndFindings(const Analysis& analysis, std::ostringstream& out) {
     for (const diagnosis::FrameEvidence& frame : f.frames) {
       out << "   frame: "
           << (frame.stage_id >= 0 ? "stage " + std::to_string(frame.stage_id) : "driver") << " "
-          << Printable(frame.category, 40) << " "
-          << HumanDurationMs(SaturatingInt64(frame.ms)) << " in " << Printable(frame.frame, 200);
+          << Printable(frame.category, 40) << " " << HumanDurationMs(SaturatingInt64(frame.ms))
+          << " in " << Printable(frame.frame, 200);
       if (!frame.application_frame.empty() && frame.application_frame != frame.frame) {
         out << " under " << Printable(frame.application_frame, 200);
       }
@@ -155,7 +157,8 @@ void WritePhasesAndFindings(const Analysis& analysis, std::ostringstream& out) {
   std::vector<std::pair<std::string, std::string>> changes;
   for (const diagnosis::Finding& f : analysis.findings) {
     for (const diagnosis::Recommendation& r : f.recommendations) {
-      // Alternatives ("only if ...", "alternatively ...") and placeholders are not defaults to paste.
+      // Alternatives ("only if ...", "alternatively ...") and placeholders are not defaults to
+      // paste.
       if (r.config_key.empty() || r.value.find('<') != std::string::npos ||
           r.reason.rfind("only if", 0) == 0 || r.reason.rfind("alternatively", 0) == 0 ||
           r.value.find(' ') != std::string::npos) {
@@ -209,8 +212,8 @@ static void WriteTextProfile(const Analysis& analysis, std::ostringstream& out) 
     const profile::StageProfile& stage = *view.stage;
     out << "  stage " << stage.stage_id << "." << stage.stage_attempt << ": "
         << HumanDurationMs(static_cast<int64_t>(stage.task_ns / 1'000'000))
-        << " sampled task time, " << HumanDurationMs(static_cast<int64_t>(stage.on_cpu_ns / 1'000'000))
-        << " on CPU";
+        << " sampled task time, "
+        << HumanDurationMs(static_cast<int64_t>(stage.on_cpu_ns / 1'000'000)) << " on CPU";
     if (p.has_off_cpu()) {
       out << ", " << HumanDurationMs(static_cast<int64_t>(stage.off_cpu_ns / 1'000'000))
           << " off CPU";
@@ -258,12 +261,14 @@ std::string RenderText(const Analysis& analysis) {
   out << "  " << c.jobs << " jobs (" << c.failed_jobs << " failed), " << c.stages << " stages in "
       << c.stage_attempts << " attempts (" << c.failed_stage_attempts << " failed), "
       << c.task_attempts << " task attempts";
-  if (c.speculative_task_attempts > 0) out << " (" << c.speculative_task_attempts << " speculative)";
+  if (c.speculative_task_attempts > 0)
+    out << " (" << c.speculative_task_attempts << " speculative)";
   out << ", " << c.sql_executions << " SQL executions\n";
   out << "  executors: " << s.executors.added << " added, " << s.executors.removed
       << " removed, at most " << s.executors.max_concurrent << " at once\n";
   if (c.task_start_without_end > 0) {
-    out << "  " << c.task_start_without_end << " task attempts started but never ended in this log\n";
+    out << "  " << c.task_start_without_end
+        << " task attempts started but never ended in this log\n";
   }
 
   const Totals& t = s.totals;
@@ -334,13 +339,14 @@ std::string RenderText(const Analysis& analysis) {
     if (!file.error.empty()) out << "    problem: " << Printable(file.error, 300) << "\n";
   }
   if (r.bad_line_count > 0) {
-    out << "  " << r.bad_line_count << " unreadable line(s) skipped; first: "
-        << Printable(r.bad_lines.front().file, 200) << ":" << r.bad_lines.front().line << ": "
-        << Printable(r.bad_lines.front().error, 200) << "\n";
+    out << "  " << r.bad_line_count
+        << " unreadable line(s) skipped; first: " << Printable(r.bad_lines.front().file, 200) << ":"
+        << r.bad_lines.front().line << ": " << Printable(r.bad_lines.front().error, 200) << "\n";
   }
   if (!r.unknown_events.empty()) {
     out << "  events not interpreted:";
-    for (const auto& [name, count] : r.unknown_events) out << " " << Printable(name, 100) << " (" << count << ")";
+    for (const auto& [name, count] : r.unknown_events)
+      out << " " << Printable(name, 100) << " (" << count << ")";
     out << "\n";
   }
   for (const source::DiscoveryWarning& skipped : analysis.not_read) {

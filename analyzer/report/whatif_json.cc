@@ -16,18 +16,21 @@ void WriteWhatifJson(const Analysis& a, const whatif::Prediction& p, JsonWriter&
   out.Key("changes").BeginArray();
   for (const std::string& change : p.changes) out.String(change);
   out.EndArray();
-  out.Key("actual").BeginObject()
+  out.Key("actual")
+      .BeginObject()
       .Field("wall_ms", p.actual_wall_ms)
       .FieldDouble("core_hours", p.actual_core_hours, 6)
       .Field("executors", static_cast<int64_t>(p.actual_executors))
       .Field("cores_per_executor", static_cast<int64_t>(p.actual_cores_per_executor))
       .Field("executor_memory_mb", p.actual_executor_memory_mb)
       .EndObject();
-  out.Key("baseline").BeginObject()
+  out.Key("baseline")
+      .BeginObject()
       .Field("wall_ms", p.baseline_wall_ms)
       .FieldDouble("core_hours", p.baseline_core_hours, 6)
       .EndObject();
-  out.Key("predicted").BeginObject()
+  out.Key("predicted")
+      .BeginObject()
       .Field("wall_ms", p.predicted_wall_ms)
       .FieldDouble("core_hours", p.predicted_core_hours, 6)
       .Field("executors", static_cast<int64_t>(p.predicted_executors))

@@ -207,10 +207,9 @@ std::unique_ptr<Folder> MakeArchiveRootFolder(std::shared_ptr<ZipArchive> archiv
   const std::string& archive_name = tree->archive->source().display_name;
   uint64_t count = tree->archive->entry_count();
   if (count > limits.max_archive_entries) {
-    warnings->push_back({archive_name, "archive has " + std::to_string(count) +
-                                           " entries; only the first " +
-                                           std::to_string(limits.max_archive_entries) +
-                                           " are searched"});
+    warnings->push_back(
+        {archive_name, "archive has " + std::to_string(count) + " entries; only the first " +
+                           std::to_string(limits.max_archive_entries) + " are searched"});
     count = limits.max_archive_entries;
   }
   for (uint64_t index = 0; index < count; ++index) {

@@ -21,9 +21,9 @@ struct FileEntry {
   std::string display_name;  // "dir/name" or "logs.zip!dir/name"
   uint64_t size_bytes = 0;
   uint64_t declared_bytes = 0;  // an archive entry's declared uncompressed size; 0 if unknown
-  std::string disk_path;     // empty for an archive entry
-  std::string disk_file;     // the file on disk holding the bytes (see LogPart::disk_file)
-  std::string archive;       // the archive chain holding the entry; empty on disk
+  std::string disk_path;        // empty for an archive entry
+  std::string disk_file;        // the file on disk holding the bytes (see LogPart::disk_file)
+  std::string archive;          // the archive chain holding the entry; empty on disk
   // Independent stream for a LogPart: may be called after discovery has finished.
   StreamOpener open;
   // Cheaper stream for looking inside during discovery (shares the open archive); valid only
@@ -34,7 +34,7 @@ struct FileEntry {
 class Folder;
 
 struct FolderListing {
-  std::vector<FileEntry> files;               // junk names removed, sorted by name
+  std::vector<FileEntry> files;                  // junk names removed, sorted by name
   std::vector<std::unique_ptr<Folder>> folders;  // junk names removed, sorted by name
 };
 

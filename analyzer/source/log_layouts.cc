@@ -58,19 +58,23 @@ std::optional<ApplicationLog> MakeRollingLog(const Folder& folder,
       events.push_back({*parsed, &file});
     } else if (IsAppStatusName(file.name)) {
       if (status != nullptr) {
-        warnings->push_back({file.display_name, "second appstatus file in a rolling directory; "
-                                                "using " + status->name});
+        warnings->push_back({file.display_name,
+                             "second appstatus file in a rolling directory; "
+                             "using " +
+                                 status->name});
       } else {
         status = &file;
       }
     } else {
-      warnings->push_back({file.display_name, "ignored: not an events_<N>_ or appstatus_ file "
-                                              "of the rolling event log around it"});
+      warnings->push_back({file.display_name,
+                           "ignored: not an events_<N>_ or appstatus_ file "
+                           "of the rolling event log around it"});
     }
   }
   if (events.empty()) {
-    warnings->push_back({folder.display_name(), "rolling event-log directory holds no "
-                                                "events_<N>_ files; skipped"});
+    warnings->push_back({folder.display_name(),
+                         "rolling event-log directory holds no "
+                         "events_<N>_ files; skipped"});
     return std::nullopt;
   }
   std::sort(events.begin(), events.end(), [](const EventFile& a, const EventFile& b) {
@@ -92,24 +96,24 @@ std::optional<ApplicationLog> MakeRollingLog(const Folder& folder,
     log.in_progress_by_name = HasInProgressSuffix(status->name);
   }
   if (!events.front().parsed.compact && events.front().parsed.index != 1) {
-    warnings->push_back({folder.display_name(),
-                         "rolling event log starts at events_" +
-                             std::to_string(events.front().parsed.index) +
-                             "; earlier files are missing, so early events are lost"});
+    warnings->push_back(
+        {folder.display_name(), "rolling event log starts at events_" +
+                                    std::to_string(events.front().parsed.index) +
+                                    "; earlier files are missing, so early events are lost"});
   }
   for (size_t i = 0; i < events.size(); ++i) {
     if (i > 0) {
       uint64_t previous = events[i - 1].parsed.index;
       uint64_t current = events[i].parsed.index;
       if (current == previous) {
-        warnings->push_back({events[i].file->display_name,
-                             "same index as " + events[i - 1].file->name +
-                                 "; both are read, events may repeat"});
+        warnings->push_back(
+            {events[i].file->display_name,
+             "same index as " + events[i - 1].file->name + "; both are read, events may repeat"});
       } else if (current != previous + 1) {
-        warnings->push_back({folder.display_name(),
-                             "rolling event log skips from events_" + std::to_string(previous) +
-                                 " to events_" + std::to_string(current) +
-                                 "; events in between are lost"});
+        warnings->push_back({folder.display_name(), "rolling event log skips from events_" +
+                                                        std::to_string(previous) + " to events_" +
+                                                        std::to_string(current) +
+                                                        "; events in between are lost"});
       }
     }
     log.parts.push_back(ToPart(*events[i].file));

@@ -28,6 +28,7 @@ std::optional<ApplicationLog> MakeRollingLog(const Folder& folder,
 // Moves the Databricks parts (`eventlog`, `eventlog-YYYY-MM-DD--HH-MM[.gz]`) out of `files`
 // and, when there are any, returns them as one application: dated parts by time, then the
 // current part.
-std::optional<ApplicationLog> TakeDatabricksLog(const Folder& folder, std::vector<FileEntry>* files);
+std::optional<ApplicationLog> TakeDatabricksLog(const Folder& folder,
+                                                std::vector<FileEntry>* files);
 
 }  // namespace sparkprof::source

@@ -32,7 +32,7 @@ bool HasInProgressSuffix(std::string_view name) { return name.ends_with(kInProgr
 
 std::string_view StripCodecExtension(std::string_view name) {
   static constexpr std::array<std::string_view, 5> kCodecExtensions = {".lz4", ".snappy", ".zstd",
-                                                                      ".lzf", ".gz"};
+                                                                       ".lzf", ".gz"};
   for (std::string_view extension : kCodecExtensions) {
     if (name.size() > extension.size() && name.ends_with(extension)) {
       return name.substr(0, name.size() - extension.size());
@@ -93,8 +93,8 @@ std::optional<DatabricksPartName> ParseDatabricksPartName(std::string_view name)
   constexpr std::string_view kDatedPattern = "eventlog-9999-99-99--99-99";
   if (!MatchesDigitPattern(stem, kDatedPattern)) return std::nullopt;
   // The fixed-width, most-significant-first layout makes string order equal time order.
-  return DatabricksPartName{.current = false,
-                            .time_key = std::string(stem.substr(kDatabricksCurrentPart.size() + 1))};
+  return DatabricksPartName{
+      .current = false, .time_key = std::string(stem.substr(kDatabricksCurrentPart.size() + 1))};
 }
 
 }  // namespace sparkprof::source

@@ -60,7 +60,7 @@ TEST(LogNamesTest, CompressedArchiveNames) {
   EXPECT_EQ(CompressedArchiveName("a.zip!d/eventlog-2022-01-14--17-00.gz", ".gz"),
             "eventlog-2022-01-14--17-00.zip.gz");
   EXPECT_EQ(CompressedArchiveName("dir/app-1", ".lz4"), "app-1.zip.lz4");  // no codec named
-  EXPECT_EQ(CompressedArchiveName("x.gz", ".zstd"), "x.zip.zstd");  // the bytes' codec wins
+  EXPECT_EQ(CompressedArchiveName("x.gz", ".zstd"), "x.zip.zstd");         // the bytes' codec wins
 }
 
 }  // namespace

@@ -117,7 +117,8 @@ class Walker {
     }
     FolderListing listing = folder.List(&result_.warnings);
     if (IsRollingFolder(folder.name(), listing.files)) {
-      if (std::optional<ApplicationLog> log = MakeRollingLog(folder, listing.files, &result_.warnings)) {
+      if (std::optional<ApplicationLog> log =
+              MakeRollingLog(folder, listing.files, &result_.warnings)) {
         result_.applications.push_back(std::move(*log));
       }
       for (const auto& child : listing.folders) {
@@ -137,8 +138,9 @@ class Walker {
           archives.push_back(std::move(file));
           continue;
         }
-        Warn(file.display_name, "ignored: not a part (eventlog, eventlog-YYYY-MM-DD--HH-MM"
-                                "[.codec]) of the Databricks event log around it");
+        Warn(file.display_name,
+             "ignored: not a part (eventlog, eventlog-YYYY-MM-DD--HH-MM"
+             "[.codec]) of the Databricks event log around it");
       }
       listing.files = std::move(archives);
     }
@@ -214,7 +216,8 @@ class Walker {
   // An error is the warning's text.
   Result<OpenedArchive> OpenArchiveFile(const FileEntry& file) {
     Result<std::unique_ptr<InputStream>> stream = file.open_during_scan();
-    if (!stream.ok()) return Status(stream.status().code(), "skipped: " + stream.status().message());
+    if (!stream.ok())
+      return Status(stream.status().code(), "skipped: " + stream.status().message());
     Result<std::string> head = ReadHead(**stream, kSniffBytes);
     if (!head.ok()) return Status(head.status().code(), "skipped: " + head.status().message());
     OpenedArchive opened;
@@ -292,7 +295,6 @@ class Walker {
   }
 
  public:
-
   void WalkArchive(const ArchiveSource& source, int depth) {
     Result<std::shared_ptr<ZipArchive>> archive = ZipArchive::Open(source);
     if (!archive.ok()) {
@@ -361,7 +363,6 @@ class Walker {
   }
 
  public:
-
  private:
   // Symbolic links can make a directory its own descendant, or show one file twice.
   bool FirstVisit(const std::string& disk_path, const std::string& display_name) {
@@ -383,7 +384,7 @@ class Walker {
   DiscoveryLimits limits_;
   DiscoveryResult result_;
   std::set<std::string> visited_;
-  int archive_depth_ = 0;  // of the archive whose folders are being walked; 0 on disk
+  int archive_depth_ = 0;           // of the archive whose folders are being walked; 0 on disk
   uint64_t nested_bytes_held_ = 0;  // nested archives copied so far
 };
 

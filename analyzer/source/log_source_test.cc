@@ -196,9 +196,9 @@ TEST_F(LogSourceTest, RollingDirectoryFinishedAndWithTrailingSlash) {
 
 TEST_F(LogSourceTest, RollingCompactionDropsEverythingBeforeTheLastCompactFile) {
   fs::path dir = root_ / "eventlog_v2_app";
-  for (const char* name : {"events_1_app.zstd", "events_2_app.zstd.compact", "events_3_app.zstd",
-                           "events_4_app.zstd", "events_4_app.zstd.compact", "events_5_app.zstd",
-                           "events_6_app.zstd", "appstatus_app"}) {
+  for (const char* name :
+       {"events_1_app.zstd", "events_2_app.zstd.compact", "events_3_app.zstd", "events_4_app.zstd",
+        "events_4_app.zstd.compact", "events_5_app.zstd", "events_6_app.zstd", "appstatus_app"}) {
     WriteFile(dir / name, name);
   }
   DiscoveryResult result = DiscoverOk(root_);
@@ -287,7 +287,8 @@ TEST_F(LogSourceTest, DatabricksPartsInEveryWrappingAreReadInTimeOrder) {
       {"d/eventlog-2022-01-14--18-00.gz", Encoded(codec::Format::kZstd, "p18")},
       // A zip holding the gzipped part.
       {"d/eventlog-2022-01-14--19-00.gz.zip",
-       ZipBytes(scratch, {{"eventlog-2022-01-14--19-00.gz", Encoded(codec::Format::kGzip, "p19")}})},
+       ZipBytes(scratch,
+                {{"eventlog-2022-01-14--19-00.gz", Encoded(codec::Format::kGzip, "p19")}})},
       {"d/databricks_pricing.json", "{\n  \"price\": 1\n}\n"},
   };
   const std::vector<std::string> in_time_order = {"p15", "p17", "p18", "p19", "current"};
@@ -322,9 +323,9 @@ TEST_F(LogSourceTest, DatabricksPartsInEveryWrappingAreReadInTimeOrder) {
 TEST_F(LogSourceTest, ArchivesNamedAsPartsThatAreNotOneAreSearchedOrNamed) {
   const fs::path scratch = root_ / "scratch.zip";
   const std::string two = ZipBytes(scratch, {{"app-1", kLine}, {"app-2", kLine}});
-  const std::string big = Encoded(codec::Format::kGzip,
-                                  ZipBytes(scratch, {{"eventlog-2022-01-14--18-00",
-                                                      std::string(4096, ' ') + kLine, true}}));
+  const std::string big = Encoded(
+      codec::Format::kGzip,
+      ZipBytes(scratch, {{"eventlog-2022-01-14--18-00", std::string(4096, ' ') + kLine, true}}));
   WriteZip(root_ / "delivery.zip", {{"d/eventlog", "current"},
                                     {"d/eventlog-2022-01-14--17-00.zip", two},
                                     {"d/eventlog-2022-01-14--18-00.zip.gz", big}});
@@ -342,11 +343,12 @@ TEST_F(LogSourceTest, ArchivesNamedAsPartsThatAreNotOneAreSearchedOrNamed) {
 // its size is bounded like a zip's inside another: it has to be decompressed to be opened).
 // Only the name sends discovery into a compressed file: anything else costs a listing only.
 TEST_F(LogSourceTest, CompressedZipIsSearchedWithinTheNestedLimits) {
-  const std::string zip = ZipBytes(root_ / "scratch.zip", {{"eventlog_v2_app-1/events_1_app-1", kLine},
-                                                          {"eventlog_v2_app-1/appstatus_app-1", ""}});
-  const std::pair<codec::Format, const char*> formats[] = {
-      {codec::Format::kGzip, ".gz"}, {codec::Format::kZstd, ".zstd"},
-      {codec::Format::kLz4Block, ".lz4"}};
+  const std::string zip = ZipBytes(
+      root_ / "scratch.zip",
+      {{"eventlog_v2_app-1/events_1_app-1", kLine}, {"eventlog_v2_app-1/appstatus_app-1", ""}});
+  const std::pair<codec::Format, const char*> formats[] = {{codec::Format::kGzip, ".gz"},
+                                                           {codec::Format::kZstd, ".zstd"},
+                                                           {codec::Format::kLz4Block, ".lz4"}};
   for (const auto& [format, extension] : formats) {
     SCOPED_TRACE(codec::FormatName(format));
     fs::path input = root_ / (std::string("logs.zip") + extension);
@@ -369,10 +371,11 @@ TEST_F(LogSourceTest, CompressedZipIsSearchedWithinTheNestedLimits) {
 // extensions. It is a log to read, as it is (the reader names it then: EventLogReader.
 // CompressedZipNamedLikeALogIsNamedNotRead), never a set of applications found inside it.
 TEST_F(LogSourceTest, CompressedZipNamedLikeALogIsNotSearched) {
-  const std::string zip = ZipBytes(root_ / "scratch.zip", {{"eventlog_v2_app-1/events_1_app-1", kLine},
-                                                          {"eventlog_v2_app-1/appstatus_app-1", ""}});
-  for (const auto& [format, name] : {std::pair{codec::Format::kGzip, "x.gz"},
-                                     std::pair{codec::Format::kZstd, "x.zstd"}}) {
+  const std::string zip = ZipBytes(
+      root_ / "scratch.zip",
+      {{"eventlog_v2_app-1/events_1_app-1", kLine}, {"eventlog_v2_app-1/appstatus_app-1", ""}});
+  for (const auto& [format, name] :
+       {std::pair{codec::Format::kGzip, "x.gz"}, std::pair{codec::Format::kZstd, "x.zstd"}}) {
     SCOPED_TRACE(name);
     const std::string bytes = Encoded(format, zip);
     WriteFile(root_ / name, bytes);
@@ -450,10 +453,11 @@ TEST_F(LogSourceTest, HistoryServerZipWithTwoAttempts) {
   EXPECT_EQ(first.layout, "rolling");
   EXPECT_EQ(first.archive, zip.string());
   EXPECT_FALSE(first.in_progress_by_name);
-  EXPECT_EQ(PartNames(first),
-            (std::vector<std::string>{
-                zip.string() + "!eventlog_v2_application_1_0001_1/events_1_application_1_0001_1.zstd",
-                zip.string() + "!eventlog_v2_application_1_0001_1/events_2_application_1_0001_1.zstd"}));
+  EXPECT_EQ(
+      PartNames(first),
+      (std::vector<std::string>{
+          zip.string() + "!eventlog_v2_application_1_0001_1/events_1_application_1_0001_1.zstd",
+          zip.string() + "!eventlog_v2_application_1_0001_1/events_2_application_1_0001_1.zstd"}));
   EXPECT_EQ(ReadText(first.parts[0]), part1);
   EXPECT_EQ(ReadText(first.parts[1]), part2);
   EXPECT_EQ(ReadText(first.parts[1]), part2) << "open is callable more than once";
@@ -469,7 +473,8 @@ TEST_F(LogSourceTest, ZipIsRecognisedByMagicBytesNotName) {
   WriteZip(root_ / "download", {{"app-1.zstd", "x"}});
   DiscoveryResult result = DiscoverOk(root_ / "download");
   ASSERT_EQ(result.applications.size(), 1u);
-  EXPECT_EQ(result.applications[0].parts[0].display_name, (root_ / "download").string() + "!app-1.zstd");
+  EXPECT_EQ(result.applications[0].parts[0].display_name,
+            (root_ / "download").string() + "!app-1.zstd");
 }
 
 // The CLI loads libzip when it opens its first zip: from its soname, or with a reason.
@@ -538,8 +543,8 @@ TEST_F(LogSourceTest, ZippedRollingLogOpensTheArchiveOnceNotOncePerPart) {
   constexpr int kParts = 3000;
   std::vector<ZipEntrySpec> entries = {{"eventlog_v2_app-1/appstatus_app-1", ""}};
   for (int i = 1; i <= kParts; ++i) {
-    entries.push_back({"eventlog_v2_app-1/events_" + std::to_string(i) + "_app-1",
-                       "part " + std::to_string(i)});
+    entries.push_back(
+        {"eventlog_v2_app-1/events_" + std::to_string(i) + "_app-1", "part " + std::to_string(i)});
   }
   WriteZip(root_ / "rolling.zip", entries);
   DiscoveryResult result = DiscoverOk(root_ / "rolling.zip");
@@ -583,7 +588,9 @@ TEST_F(LogSourceTest, ManyZipFilesDoNotHoldManyFilesOpen) {
 TEST_F(LogSourceTest, NestedZipsTogetherAreCappedAndTheRestIsStillRead) {
   std::string inner = ZipBytes(root_ / "s.zip", {{"app-1", std::string(4000, 'x'), true}});
   fs::path outer = root_ / "outer.zip";
-  WriteZip(outer, {{"a.zip", inner, true}, {"b.zip", inner, true}, {"c.zip", inner, true},
+  WriteZip(outer, {{"a.zip", inner, true},
+                   {"b.zip", inner, true},
+                   {"c.zip", inner, true},
                    {"plain-app", kLine}});
   DiscoveryLimits limits;
   limits.max_nested_archive_total_bytes = 2 * inner.size();  // exactly two fit
@@ -639,11 +646,14 @@ TEST_F(LogSourceTest, CorruptAndEmptyZipsWarnNamingTheArchive) {
   WriteFile(root_ / "truncated.zip", good.substr(0, good.size() / 2));
   WriteFile(root_ / "garbage.zip", std::string("PK\3\4") + std::string(100, '\x7f'));
   WriteFile(root_ / "empty.zip", std::string("PK\5\6") + std::string(18, '\0'));
-  WriteZip(root_ / "junk.zip", {{"__MACOSX/", ""}, {"__MACOSX/._app", "junk"},
-                                {".DS_Store", "junk"}, {"dir/app.crc", "junk"}});
+  WriteZip(root_ / "junk.zip", {{"__MACOSX/", ""},
+                                {"__MACOSX/._app", "junk"},
+                                {".DS_Store", "junk"},
+                                {"dir/app.crc", "junk"}});
   DiscoveryResult result = DiscoverOk(root_);
   EXPECT_TRUE(result.applications.empty()) << AppNames(result)[0];
-  EXPECT_TRUE(HasWarning(result, "truncated.zip", "cannot open zip archive")) << WarningsText(result);
+  EXPECT_TRUE(HasWarning(result, "truncated.zip", "cannot open zip archive"))
+      << WarningsText(result);
   EXPECT_TRUE(HasWarning(result, "garbage.zip", "cannot open zip archive"));
   EXPECT_TRUE(HasWarning(result, "empty.zip", "no event logs"));
   EXPECT_TRUE(HasWarning(result, "junk.zip", "no event logs"));
@@ -785,15 +795,14 @@ TEST_F(SharedEventLogsTest, WholeCorpus) {
   Result<DiscoveryResult> result = Discover(shared_.string());
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   EXPECT_GT(result->applications.size(), 100u);
-  EXPECT_TRUE(std::is_sorted(result->applications.begin(), result->applications.end(),
-                             [](const ApplicationLog& a, const ApplicationLog& b) {
-                               return a.name < b.name;
-                             }));
+  EXPECT_TRUE(std::is_sorted(
+      result->applications.begin(), result->applications.end(),
+      [](const ApplicationLog& a, const ApplicationLog& b) { return a.name < b.name; }));
 
   const std::string qualification =
       "NVIDIA+spark-rapids-tools/core/src/test/resources/spark-events-qualification/";
-  const ApplicationLog* rolling =
-      Find(*result, qualification + "eventlog_v2_local-1623876083964/events_1_local-1623876083964.zstd");
+  const ApplicationLog* rolling = Find(
+      *result, qualification + "eventlog_v2_local-1623876083964/events_1_local-1623876083964.zstd");
   ASSERT_NE(rolling, nullptr);
   EXPECT_EQ(rolling->name, "eventlog_v2_local-1623876083964");
   EXPECT_EQ(rolling->layout, "rolling");
@@ -807,10 +816,12 @@ TEST_F(SharedEventLogsTest, WholeCorpus) {
   EXPECT_EQ(databricks->layout, "databricks");
   EXPECT_EQ(databricks->name, "db_sim_eventlog");
   ASSERT_EQ(databricks->parts.size(), 2u);
-  EXPECT_TRUE(databricks->parts[0].display_name.ends_with("db_sim_eventlog/eventlog-2021-06-15--15-00.gz"));
+  EXPECT_TRUE(
+      databricks->parts[0].display_name.ends_with("db_sim_eventlog/eventlog-2021-06-15--15-00.gz"));
   EXPECT_TRUE(databricks->parts[1].display_name.ends_with("db_sim_eventlog/eventlog"));
 
-  const ApplicationLog* zipped = Find(*result, "spark_log_parser/tests/logs/databricks.zip!eventlog-2");
+  const ApplicationLog* zipped =
+      Find(*result, "spark_log_parser/tests/logs/databricks.zip!eventlog-2");
   ASSERT_NE(zipped, nullptr);
   EXPECT_EQ(zipped->layout, "single");
   EXPECT_GT(ReadText(zipped->parts[0]).size(), 1000000u);

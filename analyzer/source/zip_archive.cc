@@ -15,11 +15,14 @@
 namespace sparkprof::source {
 
 // The libzip functions this file calls, through ZipLibrary's pointers of the same names.
-#define SPARKPROF_LIBZIP_FUNCTIONS(X)                                                            \
-  X(zip_discard) X(zip_error_fini) X(zip_error_init) X(zip_error_init_with_code)                \
-  X(zip_error_strerror) X(zip_fclose) X(zip_file_strerror) X(zip_fopen_index) X(zip_fread)      \
-  X(zip_get_num_entries) X(zip_open) X(zip_open_from_source) X(zip_source_buffer_create)        \
+// (clang-format 14 re-indents this list differently on every pass.)
+// clang-format off
+#define SPARKPROF_LIBZIP_FUNCTIONS(X)                                                       \
+  X(zip_discard) X(zip_error_fini) X(zip_error_init) X(zip_error_init_with_code)           \
+  X(zip_error_strerror) X(zip_fclose) X(zip_file_strerror) X(zip_fopen_index) X(zip_fread) \
+  X(zip_get_num_entries) X(zip_open) X(zip_open_from_source) X(zip_source_buffer_create)   \
   X(zip_source_free) X(zip_stat_index) X(zip_stat_init) X(zip_strerror)
+// clang-format on
 
 namespace {
 
@@ -38,12 +41,12 @@ Status LoadZipLibrary(const char* file_name, ZipLibrary* library) {
     return Unsupported(std::string("reading zip archives needs libzip, which did not load: ") +
                        (why != nullptr ? why : file_name));
   }
-#define SPARKPROF_ZIP_LOOKUP(name)                                                      \
-  library->name = reinterpret_cast<decltype(library->name)>(dlsym(handle, #name));      \
-  if (library->name == nullptr) {                                                       \
-    dlclose(handle);                                                                    \
+#define SPARKPROF_ZIP_LOOKUP(name)                                                       \
+  library->name = reinterpret_cast<decltype(library->name)>(dlsym(handle, #name));       \
+  if (library->name == nullptr) {                                                        \
+    dlclose(handle);                                                                     \
     return Unsupported(std::string("reading zip archives needs libzip 1.0 or later; ") + \
-                       file_name + " has no " #name);                                   \
+                       file_name + " has no " #name);                                    \
   }
   SPARKPROF_LIBZIP_FUNCTIONS(SPARKPROF_ZIP_LOOKUP)
 #undef SPARKPROF_ZIP_LOOKUP
@@ -150,8 +153,8 @@ ZipArchive::~ZipArchive() {
 
 Result<std::shared_ptr<ZipArchive>> ZipArchive::Open(const ArchiveSource& source) {
   if (const Status& loaded = Libzip().status; !loaded.ok()) {
-    return Status(loaded.code(), "cannot open zip archive " + source.display_name + ": " +
-                                     loaded.message());
+    return Status(loaded.code(),
+                  "cannot open zip archive " + source.display_name + ": " + loaded.message());
   }
   const ZipLibrary& lib = Zip();
   zip_t* zip = nullptr;
@@ -218,8 +221,7 @@ Result<std::unique_ptr<InputStream>> OpenZipEntryFresh(const ArchiveSource& sour
   SPARKPROF_ASSIGN_OR_RETURN(ZipEntryInfo info, archive->Entry(index));
   if (info.name != expected_name) {
     return NotFound("zip archive " + source.display_name + " changed since it was listed: entry #" +
-                    std::to_string(index) + " is now " + info.name + ", expected " +
-                    expected_name);
+                    std::to_string(index) + " is now " + info.name + ", expected " + expected_name);
   }
   return ZipArchive::OpenEntry(std::move(archive), index, display_name);
 }
@@ -321,8 +323,8 @@ Result<std::unique_ptr<InputStream>> ZipArchivePool::OpenEntry(uint64_t index,
   if (!info.ok()) return info.status();
   if (info->name != expected_name) {
     return NotFound("zip archive " + source_.display_name +
-                    " changed since it was listed: entry #" + std::to_string(index) +
-                    " is now " + info->name + ", expected " + expected_name);
+                    " changed since it was listed: entry #" + std::to_string(index) + " is now " +
+                    info->name + ", expected " + expected_name);
   }
   Result<std::unique_ptr<InputStream>> entry = ZipArchive::OpenEntry(archive, index, display_name);
   if (!entry.ok()) {

@@ -41,15 +41,20 @@ class Jitter {
   std::mt19937 engine_;
 };
 
-void WriteStageInfo(JsonWriter& w, int stage_id, const SyntheticStage& stage, int64_t submitted_ms,
-                    int64_t completed_ms, bool with_times, const std::vector<std::pair<int64_t, std::pair<std::string, int64_t>>>* accumulables) {
+void WriteStageInfo(
+    JsonWriter& w, int stage_id, const SyntheticStage& stage, int64_t submitted_ms,
+    int64_t completed_ms, bool with_times,
+    const std::vector<std::pair<int64_t, std::pair<std::string, int64_t>>>* accumulables) {
   w.BeginObject()
       .Field("Stage ID", static_cast<int64_t>(stage_id))
       .Field("Stage Attempt ID", static_cast<int64_t>(0))
       .Field("Stage Name", stage.name)
       .Field("Number of Tasks", static_cast<int64_t>(stage.tasks))
-      .Key("RDD Info").BeginArray().EndArray()
-      .Key("Parent IDs").BeginArray();
+      .Key("RDD Info")
+      .BeginArray()
+      .EndArray()
+      .Key("Parent IDs")
+      .BeginArray();
   for (int parent : stage.parents) w.Int(parent);
   w.EndArray().Field("Details", "org.apache.spark.sql.Dataset.collect(Dataset.scala:3418)");
   if (with_times) {
@@ -93,7 +98,9 @@ void WriteTaskInfo(JsonWriter& w, int64_t task_id, int index, int attempt, int64
       .Field("Finish Time", finish_ms)
       .Field("Failed", failed)
       .Field("Killed", speculative && finish_ms > 0)
-      .Key("Accumulables").BeginArray().EndArray()
+      .Key("Accumulables")
+      .BeginArray()
+      .EndArray()
       .EndObject();
 }
 
@@ -155,22 +162,44 @@ std::string GenerateEventLog(const SyntheticApp& app) {
   out.End();
   {
     JsonWriter& w = out.Begin("SparkListenerResourceProfileAdded");
-    w.Field("Resource Profile Id", static_cast<int64_t>(0)).Key("Executor Resource Requests").BeginObject();
-    w.Key("cores").BeginObject().Field("Resource Name", "cores")
-        .Field("Amount", static_cast<int64_t>(app.cores_per_executor)).Field("Discovery Script", "")
-        .Field("Vendor", "").EndObject();
-    w.Key("memory").BeginObject().Field("Resource Name", "memory")
-        .Field("Amount", app.executor_memory_mb).Field("Discovery Script", "")
-        .Field("Vendor", "").EndObject();
-    w.EndObject().Key("Task Resource Requests").BeginObject().Key("cpus").BeginObject()
-        .Field("Resource Name", "cpus").FieldDouble("Amount", 1.0).EndObject().EndObject();
+    w.Field("Resource Profile Id", static_cast<int64_t>(0))
+        .Key("Executor Resource Requests")
+        .BeginObject();
+    w.Key("cores")
+        .BeginObject()
+        .Field("Resource Name", "cores")
+        .Field("Amount", static_cast<int64_t>(app.cores_per_executor))
+        .Field("Discovery Script", "")
+        .Field("Vendor", "")
+        .EndObject();
+    w.Key("memory")
+        .BeginObject()
+        .Field("Resource Name", "memory")
+        .Field("Amount", app.executor_memory_mb)
+        .Field("Discovery Script", "")
+        .Field("Vendor", "")
+        .EndObject();
+    w.EndObject()
+        .Key("Task Resource Requests")
+        .BeginObject()
+        .Key("cpus")
+        .BeginObject()
+        .Field("Resource Name", "cpus")
+        .FieldDouble("Amount", 1.0)
+        .EndObject()
+        .EndObject();
     out.End();
   }
   {
     JsonWriter& w = out.Begin("SparkListenerEnvironmentUpdate");
-    w.Key("JVM Information").BeginObject().Field("Java Version", "17.0.10 (Eclipse Adoptium)")
-        .Field("Java Home", "/opt/java").Field("Scala Version", "version 2.12.18").EndObject();
-    w.Key("Spark Properties").BeginObject()
+    w.Key("JVM Information")
+        .BeginObject()
+        .Field("Java Version", "17.0.10 (Eclipse Adoptium)")
+        .Field("Java Home", "/opt/java")
+        .Field("Scala Version", "version 2.12.18")
+        .EndObject();
+    w.Key("Spark Properties")
+        .BeginObject()
         .Field("spark.app.name", app.app_name)
         .Field("spark.app.id", app.app_id)
         .Field("spark.master", app.master)
@@ -194,13 +223,20 @@ std::string GenerateEventLog(const SyntheticApp& app) {
   for (int e = 1; e <= app.executors; ++e) {
     JsonWriter& w = out.Begin("SparkListenerExecutorAdded");
     w.Field("Timestamp", executors_ready + e * 300).Field("Executor ID", std::to_string(e));
-    w.Key("Executor Info").BeginObject()
+    w.Key("Executor Info")
+        .BeginObject()
         .Field("Host", app.executors_on_one_host ? std::string("127.0.0.1")
                                                  : "worker-" + std::to_string(e) + ".cluster.local")
         .Field("Total Cores", static_cast<int64_t>(app.cores_per_executor))
-        .Key("Log Urls").BeginObject().EndObject()
-        .Key("Attributes").BeginObject().EndObject()
-        .Key("Resources").BeginObject().EndObject()
+        .Key("Log Urls")
+        .BeginObject()
+        .EndObject()
+        .Key("Attributes")
+        .BeginObject()
+        .EndObject()
+        .Key("Resources")
+        .BeginObject()
+        .EndObject()
         .Field("Resource Profile Id", static_cast<int64_t>(0));
     if (app.executor_request_delay_ms >= 0) {
       w.Field("Request Time", app.start_ms + app.executor_request_delay_ms);
@@ -211,22 +247,43 @@ std::string GenerateEventLog(const SyntheticApp& app) {
   now = executors_ready + app.executors * 300 + 500;
 
   // One SQL execution spanning all jobs; its write node carries the commit metrics.
-  const int64_t kTaskCommitAccumulator = 9001, kJobCommitAccumulator = 9002, kFilesAccumulator = 9003;
+  const int64_t kTaskCommitAccumulator = 9001, kJobCommitAccumulator = 9002,
+                kFilesAccumulator = 9003;
   {
     JsonWriter& w = out.Begin("org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart");
     w.Field("executionId", static_cast<int64_t>(0))
         .Field("description", app.sql_description)
         .Field("details", "org.apache.spark.sql.Dataset.save(Dataset.scala:120)")
-        .Field("physicalPlanDescription", "== Physical Plan ==\nExecute InsertIntoHadoopFsRelationCommand\n+- SortMergeJoin\n");
-    w.Key("sparkPlanInfo").BeginObject()
+        .Field(
+            "physicalPlanDescription",
+            "== Physical Plan ==\nExecute InsertIntoHadoopFsRelationCommand\n+- SortMergeJoin\n");
+    w.Key("sparkPlanInfo")
+        .BeginObject()
         .Field("nodeName", "Execute InsertIntoHadoopFsRelationCommand")
         .Field("simpleString", "Execute InsertIntoHadoopFsRelationCommand")
-        .Key("children").BeginArray().EndArray()
-        .Key("metadata").BeginObject().EndObject()
-        .Key("metrics").BeginArray()
-        .BeginObject().Field("name", "task commit time").Field("accumulatorId", kTaskCommitAccumulator).Field("metricType", "timing").EndObject()
-        .BeginObject().Field("name", "job commit time").Field("accumulatorId", kJobCommitAccumulator).Field("metricType", "timing").EndObject()
-        .BeginObject().Field("name", "number of written files").Field("accumulatorId", kFilesAccumulator).Field("metricType", "sum").EndObject()
+        .Key("children")
+        .BeginArray()
+        .EndArray()
+        .Key("metadata")
+        .BeginObject()
+        .EndObject()
+        .Key("metrics")
+        .BeginArray()
+        .BeginObject()
+        .Field("name", "task commit time")
+        .Field("accumulatorId", kTaskCommitAccumulator)
+        .Field("metricType", "timing")
+        .EndObject()
+        .BeginObject()
+        .Field("name", "job commit time")
+        .Field("accumulatorId", kJobCommitAccumulator)
+        .Field("metricType", "timing")
+        .EndObject()
+        .BeginObject()
+        .Field("name", "number of written files")
+        .Field("accumulatorId", kFilesAccumulator)
+        .Field("metricType", "sum")
+        .EndObject()
         .EndArray()
         .EndObject();
     w.Field("time", now).Key("modifiedConfigs").BeginObject().EndObject();
@@ -245,8 +302,11 @@ std::string GenerateEventLog(const SyntheticApp& app) {
       w.Key("Stage Infos").BeginArray();
       WriteStageInfo(w, stage_id, stage, 0, 0, false, nullptr);
       w.EndArray().Key("Stage IDs").BeginArray().Int(stage_id).EndArray();
-      w.Key("Properties").BeginObject().Field("spark.sql.execution.id", "0")
-          .Field("spark.job.description", app.sql_description).EndObject();
+      w.Key("Properties")
+          .BeginObject()
+          .Field("spark.sql.execution.id", "0")
+          .Field("spark.job.description", app.sql_description)
+          .EndObject();
       out.End();
     }
     int64_t stage_submitted = now + 20;
@@ -304,21 +364,25 @@ std::string GenerateEventLog(const SyntheticApp& app) {
       int64_t task_commit_ms = stage.write_stage && !fails ? 150 + run_ms / 20 : 0;
       task_commit_ms_total += task_commit_ms;
       double share = fails ? 0.5 : 1.0;
-      int64_t shuffle_read = static_cast<int64_t>(stage.shuffle_read_bytes_per_task * factor * share);
+      int64_t shuffle_read =
+          static_cast<int64_t>(stage.shuffle_read_bytes_per_task * factor * share);
       JsonWriter& w = out.Begin("SparkListenerTaskEnd");
       w.Field("Stage ID", static_cast<int64_t>(stage_id))
           .Field("Stage Attempt ID", static_cast<int64_t>(0))
           .Field("Task Type", s + 1 == app.stages.size() ? "ResultTask" : "ShuffleMapTask");
       w.Key("Task End Reason").BeginObject();
       if (fails && stage.failure_reason == "FetchFailed") {
-        std::string server = std::to_string((slot / app.cores_per_executor + 1) % app.executors + 1);
+        std::string server =
+            std::to_string((slot / app.cores_per_executor + 1) % app.executors + 1);
         w.Field("Reason", "FetchFailed")
-            .Key("Block Manager Address").BeginObject()
+            .Key("Block Manager Address")
+            .BeginObject()
             .Field("Executor ID", server)
             .Field("Host", "worker-" + server + ".cluster.local")
             .Field("Port", static_cast<int64_t>(7337))
             .EndObject()
-            .Field("Shuffle ID", static_cast<int64_t>(stage.parents.empty() ? 0 : stage.parents.front()))
+            .Field("Shuffle ID",
+                   static_cast<int64_t>(stage.parents.empty() ? 0 : stage.parents.front()))
             .Field("Map ID", static_cast<int64_t>(0))
             .Field("Map Index", static_cast<int64_t>(0))
             .Field("Reduce ID", static_cast<int64_t>(pending.index))
@@ -327,16 +391,22 @@ std::string GenerateEventLog(const SyntheticApp& app) {
         w.Field("Reason", "ExceptionFailure")
             .Field("Class Name", stage.failure_class)
             .Field("Description", stage.failure_message)
-            .Key("Stack Trace").BeginArray().EndArray()
+            .Key("Stack Trace")
+            .BeginArray()
+            .EndArray()
             .Field("Full Stack Trace", stage.failure_class + ": " + stage.failure_message)
-            .Key("Accumulator Updates").BeginArray().EndArray();
+            .Key("Accumulator Updates")
+            .BeginArray()
+            .EndArray();
       } else {
         w.Field("Reason", "Success");
       }
       w.EndObject().Key("Task Info");
       WriteTaskInfo(w, id, pending.index, pending.attempt, launch, finish, executor, fails);
-      w.Key("Task Executor Metrics").BeginObject()
-          .Field("JVMHeapMemory", static_cast<int64_t>((app.executor_memory_mb << 20) * (skewed ? 0.92 : 0.55)))
+      w.Key("Task Executor Metrics")
+          .BeginObject()
+          .Field("JVMHeapMemory",
+                 static_cast<int64_t>((app.executor_memory_mb << 20) * (skewed ? 0.92 : 0.55)))
           .Field("JVMOffHeapMemory", static_cast<int64_t>(180ll << 20))
           .Field("OnHeapExecutionMemory", static_cast<int64_t>(skewed ? 2ll << 30 : 256ll << 20))
           .Field("MajorGCCount", static_cast<int64_t>(skewed ? 6 : 0))
@@ -344,20 +414,25 @@ std::string GenerateEventLog(const SyntheticApp& app) {
           .Field("TotalGCTime", static_cast<int64_t>(run_ms * stage.gc_fraction))
           .EndObject();
       bool spills = stage.skewed_tasks > 0 ? skewed : true;
-      w.Key("Task Metrics").BeginObject()
+      w.Key("Task Metrics")
+          .BeginObject()
           .Field("Executor Deserialize Time", static_cast<int64_t>(12))
           .Field("Executor Deserialize CPU Time", static_cast<int64_t>(9'000'000))
           .Field("Executor Run Time", run_ms)
           .Field("Executor CPU Time", static_cast<int64_t>(run_ms * 800'000))
           .Field("Peak Execution Memory", static_cast<int64_t>(skewed ? 2ll << 30 : 200ll << 20))
           .Field("Result Size", static_cast<int64_t>(2400))
-          .Field("JVM GC Time", static_cast<int64_t>(run_ms * (skewed ? stage.gc_fraction * 3 : stage.gc_fraction)))
+          .Field("JVM GC Time", static_cast<int64_t>(
+                                    run_ms * (skewed ? stage.gc_fraction * 3 : stage.gc_fraction)))
           .Field("Result Serialization Time", static_cast<int64_t>(1))
           .Field("Memory Bytes Spilled", spills ? stage.memory_spill_bytes_per_task : 0)
           .Field("Disk Bytes Spilled", spills ? stage.disk_spill_bytes_per_task : 0);
-      w.Key("Shuffle Read Metrics").BeginObject()
-          .Field("Remote Blocks Fetched", static_cast<int64_t>(stage.shuffle_read_bytes_per_task > 0 ? 40 : 0))
-          .Field("Local Blocks Fetched", static_cast<int64_t>(stage.shuffle_read_bytes_per_task > 0 ? 10 : 0))
+      w.Key("Shuffle Read Metrics")
+          .BeginObject()
+          .Field("Remote Blocks Fetched",
+                 static_cast<int64_t>(stage.shuffle_read_bytes_per_task > 0 ? 40 : 0))
+          .Field("Local Blocks Fetched",
+                 static_cast<int64_t>(stage.shuffle_read_bytes_per_task > 0 ? 10 : 0))
           .Field("Fetch Wait Time", stage.shuffle_fetch_wait_ms_per_task)
           .Field("Remote Bytes Read", shuffle_read * 3 / 4)
           .Field("Remote Bytes Read To Disk", static_cast<int64_t>(0))
@@ -365,16 +440,21 @@ std::string GenerateEventLog(const SyntheticApp& app) {
           .Field("Total Records Read", shuffle_read / 100)
           .Field("Remote Requests Duration", stage.shuffle_fetch_wait_ms_per_task)
           .EndObject();
-      w.Key("Shuffle Write Metrics").BeginObject()
-          .Field("Shuffle Bytes Written", static_cast<int64_t>(stage.shuffle_write_bytes_per_task * share))
-          .Field("Shuffle Write Time", static_cast<int64_t>(stage.shuffle_write_bytes_per_task / 200))
+      w.Key("Shuffle Write Metrics")
+          .BeginObject()
+          .Field("Shuffle Bytes Written",
+                 static_cast<int64_t>(stage.shuffle_write_bytes_per_task * share))
+          .Field("Shuffle Write Time",
+                 static_cast<int64_t>(stage.shuffle_write_bytes_per_task / 200))
           .Field("Shuffle Records Written", stage.shuffle_write_bytes_per_task / 100)
           .EndObject();
-      w.Key("Input Metrics").BeginObject()
+      w.Key("Input Metrics")
+          .BeginObject()
           .Field("Bytes Read", static_cast<int64_t>(stage.input_bytes_per_task * share))
           .Field("Records Read", stage.input_bytes_per_task / 120)
           .EndObject();
-      w.Key("Output Metrics").BeginObject()
+      w.Key("Output Metrics")
+          .BeginObject()
           .Field("Bytes Written", fails ? 0 : stage.output_bytes_per_task)
           .Field("Records Written", fails ? 0 : stage.output_bytes_per_task / 150)
           .EndObject();
@@ -387,21 +467,29 @@ std::string GenerateEventLog(const SyntheticApp& app) {
         int64_t copy_id = task_id++;
         int64_t copy_launch = launch + run_ms / 2;
         JsonWriter& s1 = out.Begin("SparkListenerTaskStart");
-        s1.Field("Stage ID", static_cast<int64_t>(stage_id)).Field("Stage Attempt ID", static_cast<int64_t>(0)).Key("Task Info");
-        WriteTaskInfo(s1, copy_id, pending.index, pending.attempt + 1, copy_launch, 0, other, false, true);
+        s1.Field("Stage ID", static_cast<int64_t>(stage_id))
+            .Field("Stage Attempt ID", static_cast<int64_t>(0))
+            .Key("Task Info");
+        WriteTaskInfo(s1, copy_id, pending.index, pending.attempt + 1, copy_launch, 0, other, false,
+                      true);
         out.End();
         JsonWriter& e1 = out.Begin("SparkListenerTaskEnd");
         e1.Field("Stage ID", static_cast<int64_t>(stage_id))
             .Field("Stage Attempt ID", static_cast<int64_t>(0))
             .Field("Task Type", s + 1 == app.stages.size() ? "ResultTask" : "ShuffleMapTask");
-        e1.Key("Task End Reason").BeginObject()
+        e1.Key("Task End Reason")
+            .BeginObject()
             .Field("Reason", "TaskKilled")
             .Field("Kill Reason", "another attempt succeeded")
-            .Key("Accumulator Updates").BeginArray().EndArray()
+            .Key("Accumulator Updates")
+            .BeginArray()
+            .EndArray()
             .EndObject();
         e1.Key("Task Info");
-        WriteTaskInfo(e1, copy_id, pending.index, pending.attempt + 1, copy_launch, finish + 2, other, false, true);
-        e1.Key("Task Metrics").BeginObject()
+        WriteTaskInfo(e1, copy_id, pending.index, pending.attempt + 1, copy_launch, finish + 2,
+                      other, false, true);
+        e1.Key("Task Metrics")
+            .BeginObject()
             .Field("Executor Deserialize Time", static_cast<int64_t>(12))
             .Field("Executor Run Time", finish - copy_launch - 20)
             .Field("JVM GC Time", static_cast<int64_t>(0))
@@ -424,26 +512,39 @@ std::string GenerateEventLog(const SyntheticApp& app) {
     int64_t job_end = stage_completed + 10;
     if (stage.write_stage && stage.job_commit_ms > 0) {
       job_end += stage.job_commit_ms;
-      JsonWriter& w = out.Begin("org.apache.spark.sql.execution.ui.SparkListenerDriverAccumUpdates");
-      w.Field("executionId", static_cast<int64_t>(0)).Key("accumUpdates").BeginArray()
-          .BeginArray().Int(kJobCommitAccumulator).Int(stage.job_commit_ms).EndArray()
+      JsonWriter& w =
+          out.Begin("org.apache.spark.sql.execution.ui.SparkListenerDriverAccumUpdates");
+      w.Field("executionId", static_cast<int64_t>(0))
+          .Key("accumUpdates")
+          .BeginArray()
+          .BeginArray()
+          .Int(kJobCommitAccumulator)
+          .Int(stage.job_commit_ms)
+          .EndArray()
           .EndArray();
       out.End();
     }
-    out.Begin("SparkListenerJobEnd").Field("Job ID", static_cast<int64_t>(job_id))
-        .Field("Completion Time", job_end).Key("Job Result").BeginObject()
-        .Field("Result", "JobSucceeded").EndObject();
+    out.Begin("SparkListenerJobEnd")
+        .Field("Job ID", static_cast<int64_t>(job_id))
+        .Field("Completion Time", job_end)
+        .Key("Job Result")
+        .BeginObject()
+        .Field("Result", "JobSucceeded")
+        .EndObject();
     out.End();
     now = job_end + app.driver_gap_ms;
   }
   out.Begin("org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd")
-      .Field("executionId", static_cast<int64_t>(0)).Field("time", now - app.driver_gap_ms + 5);
+      .Field("executionId", static_cast<int64_t>(0))
+      .Field("time", now - app.driver_gap_ms + 5);
   out.End();
   for (int e = 1; e <= app.removed_executors && e <= app.executors; ++e) {
-    out.Begin("SparkListenerExecutorRemoved").Field("Timestamp", now + e)
+    out.Begin("SparkListenerExecutorRemoved")
+        .Field("Timestamp", now + e)
         .Field("Executor ID", std::to_string(e))
-        .Field("Removed Reason", "Container killed by YARN for exceeding physical memory limits. "
-                                 "9.1 GB of 9 GB physical memory used.");
+        .Field("Removed Reason",
+               "Container killed by YARN for exceeding physical memory limits. "
+               "9.1 GB of 9 GB physical memory used.");
     out.End();
   }
   if (app.end_application) {

@@ -25,8 +25,7 @@ std::vector<BroadcastCandidate> FindBroadcastCandidates(const model::Application
                                                         int64_t max_small_bytes) {
   std::vector<BroadcastCandidate> out;
   const auto stages_by_accumulator = model::StagesByAccumulator(model);
-  const std::vector<model::SqlPlan> plans =
-      model::BuildSqlPlans(model, stages_by_accumulator);
+  const std::vector<model::SqlPlan> plans = model::BuildSqlPlans(model, stages_by_accumulator);
   for (const model::SqlPlan& plan : plans) {
     std::unordered_map<int64_t, const model::SqlMetric*> metric_by_id;
     for (const model::SqlMetric& metric : plan.sql().metrics) {
@@ -97,9 +96,8 @@ std::vector<BroadcastCandidate> FindBroadcastCandidates(const model::Application
             c.sort_ms += std::max<int64_t>(plan.Metric(n, "sort time"), 0);
           }
           if (is_exchange(n)) break;
-          const int32_t next =
-              plan.FindBelow(n, [&](int32_t m) { return plan.Kind(m) == "Sort" || is_exchange(m); },
-                             is_join);
+          const int32_t next = plan.FindBelow(
+              n, [&](int32_t m) { return plan.Kind(m) == "Sort" || is_exchange(m); }, is_join);
           n = next;
         }
       }

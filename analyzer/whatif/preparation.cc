@@ -144,8 +144,7 @@ std::vector<Launches> LaunchesByExecutor(const model::ApplicationModel& m) {
 // The most tasks at once on `list`'s executor, whose tasks held their slots to `ends` (sorted):
 // launches against ends in time order, an end first at one instant; with `gaps`, also each
 // launch's wait since the earliest end not yet reused (when it reused one).
-int MostAtOnce(const Launches& list, const std::vector<int64_t>& ends,
-               std::vector<int64_t>* gaps) {
+int MostAtOnce(const Launches& list, const std::vector<int64_t>& ends, std::vector<int64_t>* gaps) {
   int most = 0;
   size_t ended = 0, reused = 0;
   for (size_t launch = 0; launch < list.size(); ++launch) {
@@ -222,8 +221,9 @@ std::map<std::string, int32_t> ListExecutors(const model::ApplicationModel& m,
     if (listed.count(id) != 0 || observed <= 0) continue;
     executors.push_back({0, kNever, observed});
   }
-  std::stable_sort(executors.begin(), executors.end(),
-                   [](const ExecutorSlots& a, const ExecutorSlots& b) { return a.added < b.added; });
+  std::stable_sort(
+      executors.begin(), executors.end(),
+      [](const ExecutorSlots& a, const ExecutorSlots& b) { return a.added < b.added; });
   return slots_of;
 }
 
@@ -238,7 +238,7 @@ std::vector<int64_t> SlotReleases(const model::ApplicationModel& m,
   for (uint32_t id = 0; id < launched_on.size(); ++id) {
     if (launched_on[id].empty()) continue;
     auto slots = slots_of.find(m.strings.Get(id));
-    if (slots == slots_of.end()) continue;  // slots taken from the seen concurrency
+    if (slots == slots_of.end()) continue;      // slots taken from the seen concurrency
     using Held = std::pair<int64_t, uint32_t>;  // finish, task
     std::priority_queue<Held, std::vector<Held>, std::greater<>> held;
     for (const auto& [launch, i] : launched_on[id]) {
@@ -266,9 +266,8 @@ int64_t MedianLaunchGapMs(const model::ApplicationModel& m,
     ends.clear();
     for (const auto& [launch, i] : list) {
       const model::TaskAttempt& t = m.tasks[i];
-      const int64_t end = slot_released[i] >= launch
-                              ? std::min(slot_released[i], t.finish_time_ms)
-                              : t.finish_time_ms;
+      const int64_t end = slot_released[i] >= launch ? std::min(slot_released[i], t.finish_time_ms)
+                                                     : t.finish_time_ms;
       ends.push_back(std::max(end, launch));
     }
     std::sort(ends.begin(), ends.end());
@@ -288,8 +287,8 @@ Work WorkOf(const model::TaskAttempt& t, int64_t slot_released, int64_t start) {
   if (t.has_metrics) {
     const model::TaskAttemptMetrics& x = t.metrics;
     work.input_bytes = std::max<int64_t>(x.input_bytes_read, 0);
-    work.records = std::max<int64_t>(x.input_records_read, 0) +
-                   std::max<int64_t>(x.shuffle_records_read, 0);
+    work.records =
+        std::max<int64_t>(x.input_records_read, 0) + std::max<int64_t>(x.shuffle_records_read, 0);
     work.shuffle_write_ms =
         std::clamp<int64_t>(x.shuffle_write_time_ns / 1'000'000, 0, work.duration_ms);
     work.fetch_wait_ms = std::min<int64_t>(x.shuffle_fetch_wait_time_ms, work.duration_ms);
@@ -530,9 +529,9 @@ MemoryRelation MemoryOf(const model::ApplicationModel& m, bool local_mode,
   MemoryRelation memory;
   const std::string heap_key = local_mode ? "spark.driver.memory" : "spark.executor.memory";
   int64_t heap_mb = -1;
-  if (auto profile = m.resource_profiles.find(0);
-      !local_mode && profile != m.resource_profiles.end() &&
-      profile->second.executor_memory_mb > 0) {
+  if (auto profile = m.resource_profiles.find(0); !local_mode &&
+                                                  profile != m.resource_profiles.end() &&
+                                                  profile->second.executor_memory_mb > 0) {
     heap_mb = profile->second.executor_memory_mb;
   }
   if (heap_mb <= 0) heap_mb = ParseSizeBytes(PropertyOr(m, heap_key.c_str(), "1g"), kMiB) / kMiB;

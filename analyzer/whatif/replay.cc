@@ -128,9 +128,9 @@ class TaskEnds {
     last_ = node.key;
     --size_;
     least_known_ = occupied_[0] != 0 || size_ == 0;
-    least_ = occupied_[0] != 0 ? (last_ & ~kDigitMask) | static_cast<uint64_t>(
-                                     __builtin_ctzll(occupied_[0]))
-                               : kNone;
+    least_ = occupied_[0] != 0
+                 ? (last_ & ~kDigitMask) | static_cast<uint64_t>(__builtin_ctzll(occupied_[0]))
+                 : kNone;
     return {static_cast<int64_t>(node.key ^ kSignBit), node.unit, node.executor};
   }
 
@@ -168,9 +168,9 @@ class TaskEnds {
   uint32_t free_ = kEnd;  // the free list of nodes_
   std::array<std::array<uint32_t, 64>, kLevels> heads_ = MakeHeads();
   std::array<uint64_t, kLevels> occupied_{};  // per level, its non-empty buckets
-  uint32_t levels_ = 0;                        // the levels with a non-empty bucket
-  uint64_t last_ = 0;                          // the last end popped (no end is earlier)
-  uint64_t least_ = kNone;                     // the earliest end, when least_known_
+  uint32_t levels_ = 0;                       // the levels with a non-empty bucket
+  uint64_t last_ = 0;                         // the last end popped (no end is earlier)
+  uint64_t least_ = kNone;                    // the earliest end, when least_known_
   bool least_known_ = true;
   size_t size_ = 0;
   static std::array<std::array<uint32_t, 64>, kLevels> MakeHeads() {
@@ -683,8 +683,8 @@ double CoreHours(const std::vector<ExecutorSlots>& executors, int64_t wall_ms) {
 }
 
 RunResult Replay(const std::vector<Unit>& units, const std::vector<JobInfo>& jobs,
-                 std::vector<ExecutorSlots> executors, int64_t app_tail_ms,
-                 int64_t real_wall_ms, int64_t launch_gap_ms, const Allocation& allocation) {
+                 std::vector<ExecutorSlots> executors, int64_t app_tail_ms, int64_t real_wall_ms,
+                 int64_t launch_gap_ms, const Allocation& allocation) {
   Scheduler scheduler(units, jobs, std::move(executors), launch_gap_ms, allocation);
   scheduler.Run();
   return scheduler.Result(app_tail_ms, real_wall_ms);

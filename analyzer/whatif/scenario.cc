@@ -132,10 +132,9 @@ std::vector<Work> Reshape(std::vector<Work> tasks, const Unit& unit, const Scena
                           int64_t fixed_ms, int64_t count, int64_t slots) {
   if (tasks.empty()) return tasks;
   const bool fix_here =
-      scenario.fix_skew &&
-      (scenario.skew_stages.empty() ||
-       std::find(scenario.skew_stages.begin(), scenario.skew_stages.end(), unit.stage_id) !=
-           scenario.skew_stages.end());
+      scenario.fix_skew && (scenario.skew_stages.empty() ||
+                            std::find(scenario.skew_stages.begin(), scenario.skew_stages.end(),
+                                      unit.stage_id) != scenario.skew_stages.end());
   int64_t new_count = -1;
   if (auto stage = scenario.stage_partitions.find(unit.stage_id);
       stage != scenario.stage_partitions.end()) {
@@ -165,14 +164,14 @@ std::vector<Work> Reshape(std::vector<Work> tasks, const Unit& unit, const Scena
       }
       const int64_t work = std::max<int64_t>(w.duration_ms - fixed_ms, 1);
       const int64_t piece = std::max<int64_t>(median - fixed_ms, 1);
-      const double worth = std::ceil(std::sqrt(static_cast<double>(work) * spare_slots /
-                                               static_cast<double>(std::max<int64_t>(fixed_ms, 1))));
+      const double worth =
+          std::ceil(std::sqrt(static_cast<double>(work) * spare_slots /
+                              static_cast<double>(std::max<int64_t>(fixed_ms, 1))));
       const int64_t pieces = std::clamp<int64_t>(
           std::min<int64_t>((work + piece - 1) / piece,
                             static_cast<int64_t>(std::min(worth, double(kMaxPieces)))),
           1,
-          std::min<int64_t>(kMaxPieces,
-                            kMaxStageTasks / static_cast<int64_t>(tasks.size()) + 1));
+          std::min<int64_t>(kMaxPieces, kMaxStageTasks / static_cast<int64_t>(tasks.size()) + 1));
       if (pieces == 1) {
         split.push_back(w);
         continue;
@@ -224,8 +223,7 @@ struct MemoryChange {
     const double heap = static_cast<double>(r.heap_mb) * kMiB;
     const double new_heap = static_cast<double>(new_heap_mb) * kMiB;
     const double live = std::min(static_cast<double>(r.live_bytes), 0.9 * heap);
-    gc_factor =
-        std::clamp((heap - live) / std::max(new_heap - live, 0.05 * new_heap), 0.2, 10.0);
+    gc_factor = std::clamp((heap - live) / std::max(new_heap - live, 0.05 * new_heap), 0.2, 10.0);
   }
   double old_pool;
   double new_pool;
@@ -253,10 +251,10 @@ void RescaleMemory(Work& w, const MemoryRelation& r, const MemoryChange& change)
   // A spilled byte is written and read back at the run's own disk rate. (Pricing it like a
   // byte the task read instead predicted a sort 46% faster without spill; the real run was 2%
   // faster: the spill files stay in the page cache and the sort dominates.)
-  const double spill_ms = std::min(static_cast<double>(w.disk_spilled_bytes) * r.spill_ms_per_byte,
-                                   0.8 * other_ms);
-  const double new_spill_ms = std::min(spilled_memory * disk_ratio * r.spill_ms_per_byte,
-                                       10.0 * std::max(other_ms, 1.0));
+  const double spill_ms =
+      std::min(static_cast<double>(w.disk_spilled_bytes) * r.spill_ms_per_byte, 0.8 * other_ms);
+  const double new_spill_ms =
+      std::min(spilled_memory * disk_ratio * r.spill_ms_per_byte, 10.0 * std::max(other_ms, 1.0));
   const double gc_factor = change.gc_factor;
   const double duration = static_cast<double>(w.duration_ms) - spill_ms + new_spill_ms -
                           static_cast<double>(w.gc_ms) * (1.0 - gc_factor);
@@ -314,7 +312,6 @@ int64_t Speculate(Unit& unit, double multiplier, double quantile) {
   return static_cast<int64_t>(copies.size());
 }
 
-
 // spark.executor.cores: every executor's slots.
 void ChangeCores(const PreparedRun& run, const Scenario& scenario, ChangedRun& changed,
                  std::vector<std::string>& changes) {
@@ -350,8 +347,7 @@ Allocation DynamicAllocation(const PreparedRun& run, const Scenario& scenario, b
   allocation.initial =
       scenario.executors > 0
           ? scenario.executors
-          : std::max({allocation.min,
-                      count_property("spark.dynamicAllocation.initialExecutors", 0),
+          : std::max({allocation.min, count_property("spark.dynamicAllocation.initialExecutors", 0),
                       run_dynamic ? 0 : count_property("spark.executor.instances", 0)});
   allocation.initial = std::min(allocation.initial, allocation.max);
   allocation.slots = slots_per_executor;
@@ -362,8 +358,7 @@ Allocation DynamicAllocation(const PreparedRun& run, const Scenario& scenario, b
   // An executor arrives as long after its request as the run's first one after the start.
   allocation.startup_ms = std::clamp<int64_t>(allocation.first_arrival_ms, 500, 60'000);
   allocation.backlog_ms = std::max<int64_t>(
-      ParseDurationMs(property("spark.dynamicAllocation.schedulerBacklogTimeout", "1s"), 1000),
-      1);
+      ParseDurationMs(property("spark.dynamicAllocation.schedulerBacklogTimeout", "1s"), 1000), 1);
   allocation.idle_timeout_ms = std::max<int64_t>(
       ParseDurationMs(property("spark.dynamicAllocation.executorIdleTimeout", "60s"), 1000), 1);
   return allocation;
@@ -417,20 +412,19 @@ void ChangeExecutors(const PreparedRun& run, const Scenario& scenario, ChangedRu
                      std::vector<std::string>& changes) {
   const bool run_dynamic =
       PropertyOr(*run.model, "spark.dynamicAllocation.enabled", "false") == "true";
-  const bool dynamic =
-      !run.local_mode && !changed.executors.empty() &&
-      (scenario.dynamic_allocation == 1 ||
-       (scenario.dynamic_allocation < 0 &&
-        (scenario.min_executors >= 0 || scenario.max_executors > 0)));
+  const bool dynamic = !run.local_mode && !changed.executors.empty() &&
+                       (scenario.dynamic_allocation == 1 ||
+                        (scenario.dynamic_allocation < 0 &&
+                         (scenario.min_executors >= 0 || scenario.max_executors > 0)));
   if (dynamic) {
     const Allocation& allocation = changed.allocation =
         DynamicAllocation(run, scenario, run_dynamic, changed.new_slots_per_executor);
-    changes.push_back("dynamic allocation " + std::string(run_dynamic ? "kept on" : "on") +
-                      ": " + std::to_string(allocation.initial) + " initial, min " +
-                      std::to_string(allocation.min) + ", max " +
-                      (allocation.max >= 100'000 ? std::string("unbounded")
-                                                 : std::to_string(allocation.max)) +
-                      " executors");
+    changes.push_back(
+        "dynamic allocation " + std::string(run_dynamic ? "kept on" : "on") + ": " +
+        std::to_string(allocation.initial) + " initial, min " + std::to_string(allocation.min) +
+        ", max " +
+        (allocation.max >= 100'000 ? std::string("unbounded") : std::to_string(allocation.max)) +
+        " executors");
   } else if (scenario.dynamic_allocation == 0 && run_dynamic && !changed.executors.empty()) {
     HoldExecutorsFixed(run, scenario, changed, changes);
   } else if (scenario.executors > 0 && !changed.executors.empty()) {
@@ -470,10 +464,10 @@ bool BroadcastJoin(const PreparedRun& run, const BroadcastCandidate& join, Chang
   const double ms_per_byte = written.bytes >= (1 << 20)
                                  ? static_cast<double>(written.ms) / written.bytes
                                  : 1000.0 / (100.0 * kMiB);
-  const int64_t broadcast_ms = std::min<int64_t>(
-      std::llround(static_cast<double>(join.small_bytes) * ms_per_byte *
-                   static_cast<double>(1 + changed.executors.size())),
-      kMaxMs);
+  const int64_t broadcast_ms =
+      std::min<int64_t>(std::llround(static_cast<double>(join.small_bytes) * ms_per_byte *
+                                     static_cast<double>(1 + changed.executors.size())),
+                        kMaxMs);
   for (size_t u : small) {
     for (Work& w : reshaped[u].tasks) {
       w.duration_ms = std::max<int64_t>(w.duration_ms - w.shuffle_write_ms, 1);
@@ -522,8 +516,9 @@ void BroadcastJoins(const PreparedRun& run, const Scenario& scenario, ChangedRun
     if (BroadcastJoin(run, join, changed, changes)) ++converted;
   }
   if (converted == 0) {
-    changes.push_back("--fix broadcast: no sort-merge join whose small side (<= 256 MiB, "
-                      "<= 1/8 of the other) a broadcast could replace; nothing changed");
+    changes.push_back(
+        "--fix broadcast: no sort-merge join whose small side (<= 256 MiB, "
+        "<= 1/8 of the other) a broadcast could replace; nothing changed");
   }
 }
 
@@ -533,10 +528,9 @@ void ChangeMemory(const PreparedRun& run, const Scenario& scenario, ChangedRun& 
   const MemoryRelation& memory = run.memory;
   changed.new_heap_mb =
       scenario.executor_memory_mb > 0 ? scenario.executor_memory_mb : memory.heap_mb;
-  changed.rescale_memory =
-      scenario.executor_memory_mb > 0 ||
-      (scenario.cores_per_executor > 0 &&
-       changed.new_slots_per_executor != changed.slots_per_executor);
+  changed.rescale_memory = scenario.executor_memory_mb > 0 ||
+                           (scenario.cores_per_executor > 0 &&
+                            changed.new_slots_per_executor != changed.slots_per_executor);
   if (!changed.rescale_memory) return;
   const int64_t new_heap_mb = changed.new_heap_mb;
   const MemoryChange change(memory, new_heap_mb, changed.slots_per_executor,
@@ -589,8 +583,9 @@ void ChangeSpeculation(const PreparedRun& run, const Scenario& scenario, Changed
                   static_cast<long long>(copies), multiplier, 100 * quantile);
     changes.push_back(text);
   } else if (scenario.speculation == 0) {
-    changes.push_back("spark.speculation=false: the run's own attempts are replayed as they "
-                      "ran (speculative copies it launched included)");
+    changes.push_back(
+        "spark.speculation=false: the run's own attempts are replayed as they "
+        "ran (speculative copies it launched included)");
   }
 }
 
@@ -600,8 +595,8 @@ void CountScanSplits(const PreparedRun& run, const Scenario& scenario, const Cha
   const model::ApplicationModel& m = *run.model;
   const Allocation& allocation = changed.allocation;
   const int64_t old_max = ParseSizeBytes(PropertyOr(m, "spark.sql.files.maxPartitionBytes", ""), 1);
-  const int64_t open_cost = std::max<int64_t>(
-      ParseSizeBytes(PropertyOr(m, "spark.sql.files.openCostInBytes", ""), 1), 0);
+  const int64_t open_cost =
+      std::max<int64_t>(ParseSizeBytes(PropertyOr(m, "spark.sql.files.openCostInBytes", ""), 1), 0);
   auto parallelism = [&](const std::vector<ExecutorSlots>& list) {
     bool ok = false;
     const int64_t set = ParseCount(PropertyOr(m, "spark.default.parallelism", ""), ok);
@@ -613,11 +608,10 @@ void CountScanSplits(const PreparedRun& run, const Scenario& scenario, const Cha
   const double old_split_max = old_max > 0 ? static_cast<double>(old_max) : 128.0 * kMiB;
   const double open = open_cost > 0 ? static_cast<double>(open_cost) : 4.0 * kMiB;
   const double old_parallelism = static_cast<double>(parallelism(run.executors));
-  const double new_parallelism = static_cast<double>(
-      parallelism(allocation.enabled ? std::vector<ExecutorSlots>(
-                                           std::max(allocation.initial, 1),
-                                           ExecutorSlots{0, kNever, allocation.slots})
-                                     : changed.executors));
+  const double new_parallelism = static_cast<double>(parallelism(
+      allocation.enabled ? std::vector<ExecutorSlots>(std::max(allocation.initial, 1),
+                                                      ExecutorSlots{0, kNever, allocation.slots})
+                         : changed.executors));
   int resplit = 0;
   const std::vector<Unit>& reshaped = changed.units();
   for (size_t u = 0; u < reshaped.size(); ++u) {
@@ -629,14 +623,14 @@ void CountScanSplits(const PreparedRun& run, const Scenario& scenario, const Cha
     const double old_split = std::min(old_split_max, std::max(open, total / old_parallelism));
     const double new_split = std::min(static_cast<double>(scenario.max_partition_bytes),
                                       std::max(open, total / new_parallelism));
-    const double count = std::round(static_cast<double>(reshaped[u].tasks.size()) *
-                                    old_split / new_split);
+    const double count =
+        std::round(static_cast<double>(reshaped[u].tasks.size()) * old_split / new_split);
     counts[u] = static_cast<int64_t>(std::clamp(count, 1.0, double(kMaxStageTasks)));
     if (counts[u] != static_cast<int64_t>(reshaped[u].tasks.size())) ++resplit;
   }
-  changes.push_back("spark.sql.files.maxPartitionBytes=" +
-                    std::to_string(scenario.max_partition_bytes) + " (" +
-                    std::to_string(resplit) + " file-scan stages re-split by their input bytes)");
+  changes.push_back(
+      "spark.sql.files.maxPartitionBytes=" + std::to_string(scenario.max_partition_bytes) + " (" +
+      std::to_string(resplit) + " file-scan stages re-split by their input bytes)");
 }
 
 // spark.sql.shuffle.partitions: it sets the count of SQL stages that read a hash or range
@@ -654,8 +648,7 @@ int CountShufflePartitions(const PreparedRun& run, const Scenario& scenario,
   const bool adaptive_default =
       m.spark_version.empty() || m.spark_version >= "3.2" || m.spark_version[0] >= '4';
   const bool coalescing =
-      PropertyOr(m, "spark.sql.adaptive.enabled", adaptive_default ? "true" : "false") ==
-          "true" &&
+      PropertyOr(m, "spark.sql.adaptive.enabled", adaptive_default ? "true" : "false") == "true" &&
       PropertyOr(m, "spark.sql.adaptive.coalescePartitions.enabled", "true") == "true";
   const std::vector<Unit>& reshaped = changed.units();
   for (size_t u = 0; u < reshaped.size(); ++u) {
@@ -685,11 +678,10 @@ void ResplitStages(const PreparedRun& run, const Scenario& scenario, ChangedRun&
   if (scenario.max_partition_bytes > 0) {
     CountScanSplits(run, scenario, changed, counts, changes);
   }
-  const int resplit_shuffles = scenario.shuffle_partitions > 0
-                                   ? CountShufflePartitions(run, scenario, changed, counts)
-                                   : 0;
-  if (!scenario.fix_skew && scenario.shuffle_partitions <= 0 &&
-      scenario.stage_partitions.empty() && scenario.max_partition_bytes <= 0) {
+  const int resplit_shuffles =
+      scenario.shuffle_partitions > 0 ? CountShufflePartitions(run, scenario, changed, counts) : 0;
+  if (!scenario.fix_skew && scenario.shuffle_partitions <= 0 && scenario.stage_partitions.empty() &&
+      scenario.max_partition_bytes <= 0) {
     return;
   }
   const Allocation& allocation = changed.allocation;
@@ -705,8 +697,8 @@ void ResplitStages(const PreparedRun& run, const Scenario& scenario, ChangedRun&
     int64_t fixed = kNever;
     for (const Work& w : unit.tasks) fixed = std::min(fixed, w.duration_ms);
     if (fixed == kNever) fixed = 0;
-    unit.tasks = Reshape(unit.tasks, unit, scenario, std::min<int64_t>(fixed, 200), counts[u],
-                         peak_slots);
+    unit.tasks =
+        Reshape(unit.tasks, unit, scenario, std::min<int64_t>(fixed, 200), counts[u], peak_slots);
   }
   if (scenario.fix_skew) {
     changes.push_back(
@@ -714,14 +706,13 @@ void ResplitStages(const PreparedRun& run, const Scenario& scenario, ChangedRun&
         "most sqrt(work x (slots - 1) / per-task cost) of them (more cost more than they save)");
   }
   for (const auto& [stage, count] : scenario.stage_partitions) {
-    changes.push_back("stage " + std::to_string(stage) + " re-split to " +
-                      std::to_string(count) + " tasks");
+    changes.push_back("stage " + std::to_string(stage) + " re-split to " + std::to_string(count) +
+                      " tasks");
   }
   if (scenario.shuffle_partitions > 0) {
-    changes.push_back("spark.sql.shuffle.partitions=" +
-                      std::to_string(scenario.shuffle_partitions) + " (" +
-                      std::to_string(resplit_shuffles) +
-                      " SQL stages that read a shuffle re-split)");
+    changes.push_back(
+        "spark.sql.shuffle.partitions=" + std::to_string(scenario.shuffle_partitions) + " (" +
+        std::to_string(resplit_shuffles) + " SQL stages that read a shuffle re-split)");
   }
 }
 
@@ -751,15 +742,14 @@ void ScaleMeasuredStages(const Scenario& scenario, ChangedRun& changed,
 }  // namespace
 
 ChangedRun::ChangedRun(const PreparedRun& run)
-    : executors(run.executors),
-      removed(run.units.size(), false),
-      prepared_units_(&run.units) {
-  slots_per_executor =
-      executors.empty() ? 1
-                        : std::max_element(executors.begin(), executors.end(),
-                                           [](const ExecutorSlots& a, const ExecutorSlots& b) {
-                                             return a.slots < b.slots;
-                                           })->slots;
+    : executors(run.executors), removed(run.units.size(), false), prepared_units_(&run.units) {
+  slots_per_executor = executors.empty()
+                           ? 1
+                           : std::max_element(executors.begin(), executors.end(),
+                                              [](const ExecutorSlots& a, const ExecutorSlots& b) {
+                                                return a.slots < b.slots;
+                                              })
+                                 ->slots;
   new_slots_per_executor = slots_per_executor;
 }
 
@@ -777,8 +767,8 @@ void ChangedRun::ShareUnits(std::shared_ptr<const std::vector<Unit>> units) {
 
 bool ChangedRun::ReplaysAsRun(const PreparedRun& run) const {
   return units_as_prepared() && !allocation.enabled &&
-         std::equal(executors.begin(), executors.end(), run.executors.begin(),
-                    run.executors.end(), [](const ExecutorSlots& a, const ExecutorSlots& b) {
+         std::equal(executors.begin(), executors.end(), run.executors.begin(), run.executors.end(),
+                    [](const ExecutorSlots& a, const ExecutorSlots& b) {
                       return a.added == b.added && a.removed == b.removed && a.slots == b.slots;
                     });
 }
@@ -809,8 +799,10 @@ std::vector<std::string> Assumptions(const PreparedRun& run, const Scenario& sce
       "driver-only gaps between jobs, the delay between a stage's parents and its first task, "
       "and each job's time after its last task (result fetch, commit) are kept",
       "tasks go FIFO to the first free slot, which is reused after the run's median dispatch gap "
-      "(" + std::to_string(run.launch_gap_ms) + " ms); locality waits are kept where the run shows "
-      "them; slots are not CPUs: more slots than the hosts' cores are assumed to scale"};
+      "(" +
+          std::to_string(run.launch_gap_ms) +
+          " ms); locality waits are kept where the run shows "
+          "them; slots are not CPUs: more slots than the hosts' cores are assumed to scale"};
   if (scenario.shuffle_partitions > 0) {
     assumptions.push_back(
         "the setting re-splits the SQL stages that ran that many tasks (or fewer, coalesced by "
@@ -849,11 +841,13 @@ std::vector<std::string> Assumptions(const PreparedRun& run, const Scenario& sce
   }
   if (allocation.enabled) {
     assumptions.push_back(
-        "dynamic allocation: executors requested after " +
-        std::to_string(allocation.backlog_ms) + " ms of waiting tasks, doubling per round up to "
-        "what the tasks need; each arrives " + std::to_string(allocation.startup_ms) +
+        "dynamic allocation: executors requested after " + std::to_string(allocation.backlog_ms) +
+        " ms of waiting tasks, doubling per round up to "
+        "what the tasks need; each arrives " +
+        std::to_string(allocation.startup_ms) +
         " ms after its request (the run's first executor's start-up); released after " +
-        std::to_string(allocation.idle_timeout_ms) + " ms idle (an external shuffle service is "
+        std::to_string(allocation.idle_timeout_ms) +
+        " ms idle (an external shuffle service is "
         "assumed: shuffle files and cached blocks do not keep an executor)");
   }
   if (scenario.speculation == 1) {

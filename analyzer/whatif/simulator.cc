@@ -48,8 +48,8 @@ Prediction Simulator::Simulate(const Scenario& scenario) const {
   const RunResult predicted =
       changed.ReplaysAsRun(run)
           ? run.baseline
-          : Replay(changed.units(), run.jobs, changed.executors, run.app_tail_ms,
-                   p.actual_wall_ms, run.launch_gap_ms, changed.allocation);
+          : Replay(changed.units(), run.jobs, changed.executors, run.app_tail_ms, p.actual_wall_ms,
+                   run.launch_gap_ms, changed.allocation);
   p.predicted_wall_ms = predicted.wall_ms;
   p.predicted_core_hours = predicted.core_hours;
   p.predicted_executors = changed.allocation.enabled

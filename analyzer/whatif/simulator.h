@@ -33,7 +33,7 @@ struct PreparedRun;  // simulator_internal.h
 // The changes a what-if applies; -1 / false = as the run had it. Combinations are simulated
 // together (they are not additive).
 struct Scenario {
-  int32_t executors = -1;           // spark.executor.instances (executors with cores, not the driver)
+  int32_t executors = -1;  // spark.executor.instances (executors with cores, not the driver)
   int32_t cores_per_executor = -1;  // spark.executor.cores
   int32_t shuffle_partitions = -1;  // spark.sql.shuffle.partitions: re-splits shuffle-read stages
   bool fix_skew = false;            // tasks above 2x the stage median split to the median
@@ -46,10 +46,10 @@ struct Scenario {
   bool fix_broadcast = false;        // sort-merge joins whose small side fits become broadcasts
   // With fix_broadcast, only these joins (SQL execution id, plan node); empty = every one.
   std::vector<std::pair<int64_t, int32_t>> broadcast_joins;
-  int32_t dynamic_allocation = -1;   // spark.dynamicAllocation.enabled: 0 off, 1 on
-  int32_t min_executors = -1;        // spark.dynamicAllocation.minExecutors
-  int32_t max_executors = -1;        // spark.dynamicAllocation.maxExecutors
-  int32_t speculation = -1;          // spark.speculation: 0 off, 1 on
+  int32_t dynamic_allocation = -1;  // spark.dynamicAllocation.enabled: 0 off, 1 on
+  int32_t min_executors = -1;       // spark.dynamicAllocation.minExecutors
+  int32_t max_executors = -1;       // spark.dynamicAllocation.maxExecutors
+  int32_t speculation = -1;         // spark.speculation: 0 off, 1 on
   // A code change the profile measured (analyzer/profile): the tasks of these stages (every
   // attempt) take this fraction of their time, e.g. 0.6 when 40% of their sampled time goes.
   std::map<int32_t, double> stage_task_time_factor;
@@ -90,7 +90,7 @@ struct Prediction {
   int32_t predicted_cores_per_executor = 0;
   int64_t actual_executor_memory_mb = 0;  // the heap per executor (spark.executor.memory)
   int64_t predicted_executor_memory_mb = 0;
-  std::vector<StagePrediction> stages;  // stage attempts with tasks, by (id, attempt)
+  std::vector<StagePrediction> stages;   // stage attempts with tasks, by (id, attempt)
   std::vector<std::string> changes;      // what the scenario changed, in words
   std::vector<std::string> assumptions;  // what the prediction rests on
 };

@@ -66,10 +66,10 @@ struct Unit {
   int32_t attempt = 0;
   int32_t job = -1;
   std::string name;
-  int64_t real_submit = -1;   // first task launch (or submission)
-  int64_t real_end = -1;      // last task end
-  std::vector<Work> tasks;    // in launch order
-  std::vector<size_t> deps;   // units that must complete first
+  int64_t real_submit = -1;  // first task launch (or submission)
+  int64_t real_end = -1;     // last task end
+  std::vector<Work> tasks;   // in launch order
+  std::vector<size_t> deps;  // units that must complete first
   int64_t delay_after_deps = 0;
   bool shuffle_read = false;  // re-split by shuffle_partitions
   // The first task of the stage on each executor takes this much longer (the stage's closure
@@ -82,14 +82,14 @@ struct JobInfo {
   int32_t job_id = -1;
   int64_t real_submit = -1;
   int64_t real_end = -1;
-  int32_t anchor_job = -1;   // the last job that had ended before this one was submitted
-  int64_t anchor_offset = 0; // real submit - real anchor time
-  int64_t tail_ms = 0;       // real job end - real last task end of its units
+  int32_t anchor_job = -1;    // the last job that had ended before this one was submitted
+  int64_t anchor_offset = 0;  // real submit - real anchor time
+  int64_t tail_ms = 0;        // real job end - real last task end of its units
   std::vector<size_t> units;
 };
 
 struct ExecutorSlots {
-  int64_t added = 0;    // relative to the application start
+  int64_t added = 0;  // relative to the application start
   int64_t removed = kNever;
   int32_t slots = 1;
 };
@@ -123,17 +123,16 @@ struct RunResult {
 
 // The discrete-event replay of `units` in `jobs` on `executors` (replay.cc).
 RunResult Replay(const std::vector<Unit>& units, const std::vector<JobInfo>& jobs,
-                 std::vector<ExecutorSlots> executors, int64_t app_tail_ms,
-                 int64_t real_wall_ms, int64_t launch_gap_ms,
-                 const Allocation& allocation = Allocation{});
+                 std::vector<ExecutorSlots> executors, int64_t app_tail_ms, int64_t real_wall_ms,
+                 int64_t launch_gap_ms, const Allocation& allocation = Allocation{});
 
 // What the memory rescaling reads from the run.
 struct MemoryRelation {
   int64_t heap_mb = 1024;
   double fraction = 0.6;
-  int64_t live_bytes = 0;         // the executors' peak storage + execution memory in use
-  double spill_ms_per_byte = 0;   // per disk byte spilled: written and read back
-  double disk_per_memory = 0.5;   // disk bytes per in-memory byte spilled
+  int64_t live_bytes = 0;        // the executors' peak storage + execution memory in use
+  double spill_ms_per_byte = 0;  // per disk byte spilled: written and read back
+  double disk_per_memory = 0.5;  // disk bytes per in-memory byte spilled
 };
 
 // The run's shuffle writes, over the tasks with metrics: what its disk rate is read from.

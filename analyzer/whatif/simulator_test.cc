@@ -56,7 +56,8 @@ report::Analysis Synthetic(int tasks, int64_t task_ms, int skewed = 0, double sk
 TEST(Simulator, ReproducesTheSyntheticRunAndScalesWithExecutors) {
   report::Analysis a = Synthetic(64, 4000);
   Prediction same = Simulate(a.model, Scenario{});
-  EXPECT_LE(same.self_prediction_error, 0.02) << same.baseline_wall_ms << " vs " << same.actual_wall_ms;
+  EXPECT_LE(same.self_prediction_error, 0.02)
+      << same.baseline_wall_ms << " vs " << same.actual_wall_ms;
   EXPECT_EQ(same.predicted_wall_ms, same.baseline_wall_ms);
   Scenario half;
   half.executors = 2;
@@ -143,8 +144,7 @@ TEST(Simulator, SettingsAreParsedOrRefused) {
 
 // A real event log of the workload corpus or the validation suite (zstd), analysed.
 std::optional<report::Analysis> AnalyzeFixture(const std::string& relative) {
-  return test_util::AnalyzeFile(
-      std::filesystem::path(SPARKPROF_SOURCE_DIR) / relative, relative);
+  return test_util::AnalyzeFile(std::filesystem::path(SPARKPROF_SOURCE_DIR) / relative, relative);
 }
 
 const StagePrediction* StageOf(const Prediction& p, int32_t stage_id) {

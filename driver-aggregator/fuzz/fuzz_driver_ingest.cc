@@ -1,5 +1,6 @@
 // Fuzzes the driver's batch ingest: whatever bytes arrive, Ingest() counts or merges them and
-// never crashes, and the metrics still render. Seeds: real agent batches (corpus/driver_ingest/, where scripts/test.sh finds them).
+// never crashes, and the metrics still render. Seeds: real agent batches (corpus/driver_ingest/,
+// where scripts/test.sh finds them).
 #include <cstddef>
 #include <cstdint>
 #include <memory>

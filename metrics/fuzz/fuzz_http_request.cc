@@ -49,8 +49,8 @@ std::string Exchange(int port, std::string_view request) {
   inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
   // A refused or failed connect is the machine's (ports in TIME_WAIT, a full backlog under load:
   // a clean-clone CI run at load 20 met one), not a finding: retry for a while.
-  for (int attempt = 0;
-       connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0; ++attempt) {
+  for (int attempt = 0; connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0;
+       ++attempt) {
     if (attempt == 200) __builtin_trap();  // ~4 s without a connection: the server is gone
     close(fd);
     usleep(20'000);

@@ -16,11 +16,11 @@
 #include <vector>
 
 #include "analyzer/report/analysis.h"
-#include "common/human_format.h"
 #include "analyzer/report/render.h"
 #include "analyzer/report/whatif_json.h"
 #include "analyzer/source/log_source.h"
 #include "analyzer/whatif/simulator.h"
+#include "common/human_format.h"
 #include "common/json_writer.h"
 #include "python/native/python_object.h"
 #include "python/native/python_tree.h"
@@ -142,8 +142,8 @@ Discovery Discover(nb::object tree_object, const std::string& path, const std::s
 }
 
 AnalysisResult AnalyzeApplication(const Discovery& discovery, size_t index,
-                                  size_t max_problems_kept, bool right_sizing,
-                                  const nb::dict& cost, const std::string& profile) {
+                                  size_t max_problems_kept, bool right_sizing, const nb::dict& cost,
+                                  const std::string& profile) {
   if (index >= discovery.result.applications.size()) throw nb::index_error("no such application");
   if (!discovery.tree) throw nb::value_error("this discovery was cleared");
   const PythonCostOptions cost_options = ReadCostOptions(cost, right_sizing);
@@ -159,9 +159,8 @@ AnalysisResult AnalyzeApplication(const Discovery& discovery, size_t index,
   };
   nb::gil_scoped_release release;
   ScopedRaisedErrors scope(result.errors);
-  result.analysis = std::make_unique<report::Analysis>(
-      report::Analyze(discovery.result.applications[index], options, cost_options.options,
-                      profile));
+  result.analysis = std::make_unique<report::Analysis>(report::Analyze(
+      discovery.result.applications[index], options, cost_options.options, profile));
   result.simulator = std::make_unique<whatif::LazySimulator>(result.analysis->model);
   if (!result.analysis->read.analysable()) {
     report::NotAnalysedList entry;
@@ -207,9 +206,9 @@ std::pair<std::vector<std::string>, std::string> Whatif(
   const bool many = results.size() > 1;
   if (many) document.BeginObject().Key("applications").BeginArray();
   for (const AnalysisResult* result : results) {
-    const whatif::Prediction prediction =
-        prepared ? result->simulator->Get().Simulate(scenario)
-                 : whatif::Simulate(result->analysis->model, scenario);
+    const whatif::Prediction prediction = prepared
+                                              ? result->simulator->Get().Simulate(scenario)
+                                              : whatif::Simulate(result->analysis->model, scenario);
     JsonWriter one;
     report::WriteWhatifJson(*result->analysis, prediction, one);
     each.push_back(one.Take());
@@ -389,23 +388,22 @@ NB_MODULE(_native, m) {
                      }
                      return list;
                    })
-      .def("render",
-           [](const AnalysisResult& r, const std::string& format) { return Render({&r}, format); },
-           nb::arg("format"))
+      .def(
+          "render",
+          [](const AnalysisResult& r, const std::string& format) { return Render({&r}, format); },
+          nb::arg("format"))
       .def(
           "whatif",
           [](const AnalysisResult& r, const std::vector<std::string>& settings,
-             const std::vector<std::string>& fixes, bool prepared) {
-            return Utf8(Whatif({&r}, settings, fixes, prepared).second);
-          },
+             const std::vector<std::string>& fixes,
+             bool prepared) { return Utf8(Whatif({&r}, settings, fixes, prepared).second); },
           nb::arg("settings"), nb::arg("fixes"), nb::arg("prepared") = true,
           "The run replayed as it was and with the settings (KEY=VALUE) and fixes (skew, "
           "broadcast) changed: the JSON `sparkprof whatif --format json` writes. The run is "
           "prepared for the simulator once and reused (prepared=False: prepared again).");
 
   m.def("discover", &Discover, nb::arg("tree"), nb::arg("path"), nb::arg("name"),
-        nb::arg("display_name"),
-        nb::arg("kind"), nb::arg("size_bytes"), nb::arg("local_path"),
+        nb::arg("display_name"), nb::arg("kind"), nb::arg("size_bytes"), nb::arg("local_path"),
         "Finds the applications under `path` of `tree` (see sparkprof/_tree.py).");
   m.def(
       "check_scenario",

@@ -55,8 +55,8 @@ Result<size_t> PythonInputStream::ReadWithGil(char* buffer, size_t size) {
   size_t got = 0;
   try {
     if (has_readinto_) {
-      nb::object view = nb::steal(PyMemoryView_FromMemory(buffer, static_cast<Py_ssize_t>(size),
-                                                          PyBUF_WRITE));
+      nb::object view =
+          nb::steal(PyMemoryView_FromMemory(buffer, static_cast<Py_ssize_t>(size), PyBUF_WRITE));
       if (!view.is_valid()) throw nb::python_error();
       nb::object result = file_->attr("readinto")(view);
       // The view points into engine memory: no Python code may keep using it.

@@ -51,14 +51,13 @@ class PythonFolder final : public source::Folder {
           {entry_.display_name, "cannot list directory: " + DescribeException(error)});
       tree_.errors_->exceptions.push_back(Share(nb::borrow(error.value())));
     } catch (const std::exception& error) {
-      warnings->push_back({entry_.display_name,
-                           std::string("cannot list directory: the listing is malformed: ") +
-                               error.what()});
+      warnings->push_back(
+          {entry_.display_name,
+           std::string("cannot list directory: the listing is malformed: ") + error.what()});
     }
-    std::sort(listing.files.begin(), listing.files.end(),
-              [](const source::FileEntry& a, const source::FileEntry& b) {
-                return a.name < b.name;
-              });
+    std::sort(
+        listing.files.begin(), listing.files.end(),
+        [](const source::FileEntry& a, const source::FileEntry& b) { return a.name < b.name; });
     std::sort(listing.folders.begin(), listing.folders.end(),
               [](const std::unique_ptr<source::Folder>& a,
                  const std::unique_ptr<source::Folder>& b) { return a->name() < b->name(); });

@@ -36,7 +36,7 @@ namespace {
 int32_t FirstJob(const model::ApplicationModel& m, int32_t stage_id, int32_t attempt) {
   auto stage = m.stages.find({stage_id, attempt});
   return stage != m.stages.end() && !stage->second.job_ids.empty() ? stage->second.job_ids.front()
-                                                                     : -1;
+                                                                   : -1;
 }
 
 // Spark 2+: recomputation of cached plans, from the SQL metrics of the plan below each
@@ -53,11 +53,10 @@ void RecomputedCachedPlans(const DiagnosisInput& input, int64_t total_run_ms,
       int32_t rows_node = -1;
       plan.FindBelow(n, [&](int32_t c) {
         for (int64_t id : plan.node(c).metric_ids) {
-          auto metric = std::find_if(plan.sql().metrics.begin(), plan.sql().metrics.end(),
-                                     [&](const model::SqlMetric& x) {
-                                       return x.accumulator_id == id &&
-                                              x.name == "number of output rows";
-                                     });
+          auto metric = std::find_if(
+              plan.sql().metrics.begin(), plan.sql().metrics.end(), [&](const model::SqlMetric& x) {
+                return x.accumulator_id == id && x.name == "number of output rows";
+              });
           if (metric != plan.sql().metrics.end()) {
             rows_id = id;
             rows_node = c;
@@ -141,8 +140,9 @@ void RecomputedCachedPlans(const DiagnosisInput& input, int64_t total_run_ms,
           "evicted for others, are recomputed from the source at every use, an estimated " +
           HumanDurationMs(recompute_ms) + " of task time.";
       f.recommendations.push_back(
-          {"", "persist(StorageLevel.MEMORY_AND_DISK) instead of a memory-only level, or cache "
-               "fewer columns/rows (select and filter before cache())",
+          {"",
+           "persist(StorageLevel.MEMORY_AND_DISK) instead of a memory-only level, or cache "
+           "fewer columns/rows (select and filter before cache())",
            "blocks that do not fit are then spilled to local disk once instead of recomputed"});
       f.recommendations.push_back(
           {input.TaskHeapKey(), "more than now",
@@ -218,8 +218,8 @@ void CacheMisuse(const DiagnosisInput& input, std::vector<Finding>& out) {
         {"jobs_using_it", static_cast<double>(jobs.size()), "count"},
         {"stages_listing_it", static_cast<double>(rdd.uses.size()), "count"},
     };
-    const std::string what = "RDD " + std::to_string(id) + " (" + rdd.name + ", " +
-                             StorageName(rdd) + ")";
+    const std::string what =
+        "RDD " + std::to_string(id) + " (" + rdd.name + ", " + StorageName(rdd) + ")";
     // Never reused: only the query (SQL execution; the job for RDD code) that computed it read
     // it -- AQE runs one query as several jobs, each listing the cached RDD. Collected into one
     // finding for the application (iterative libraries persist many such RDDs).
@@ -245,7 +245,8 @@ void CacheMisuse(const DiagnosisInput& input, std::vector<Finding>& out) {
     f.confidence = {ConfidenceLevel::kMedium,
                     "the cached partition counts are Spark's (RDD Info); the recomputation time "
                     "is estimated from the stage that first computed the data"};
-    f.evidence.push_back({"uses_with_partitions_missing", static_cast<double>(short_uses), "count"});
+    f.evidence.push_back(
+        {"uses_with_partitions_missing", static_cast<double>(short_uses), "count"});
     f.evidence.push_back({"fewest_cached_partitions", static_cast<double>(fewest_cached), "count"});
     f.evidence.push_back({"estimated_recompute_task_ms", static_cast<double>(recompute_ms), "ms"});
     f.title = "Cache did not hold: " + what + " had only " + std::to_string(fewest_cached) +
@@ -255,9 +256,11 @@ void CacheMisuse(const DiagnosisInput& input, std::vector<Finding>& out) {
         what + " was read by " + std::to_string(jobs.size()) + " jobs, but " +
         std::to_string(short_uses) + " later use(s) found as few as " +
         std::to_string(fewest_cached) + " of its " + std::to_string(rdd.partitions) +
-        " partitions cached (" + HumanBytes(rdd.max_memory_bytes) + " in memory at most): blocks "
+        " partitions cached (" + HumanBytes(rdd.max_memory_bytes) +
+        " in memory at most): blocks "
         "that did not fit, or were evicted for newer ones, were recomputed from the lineage "
-        "every time, an estimated " + HumanDurationMs(recompute_ms) + " of task time.";
+        "every time, an estimated " +
+        HumanDurationMs(recompute_ms) + " of task time.";
     if (!rdd.use_disk) {
       f.recommendations.push_back(
           {"", "persist(StorageLevel.MEMORY_AND_DISK) (or DISK_ONLY for large data)",
@@ -267,8 +270,8 @@ void CacheMisuse(const DiagnosisInput& input, std::vector<Finding>& out) {
     f.recommendations.push_back(
         {input.TaskHeapKey(),
          "+" + HumanBytes(std::max<int64_t>(rdd.max_memory_bytes / std::max(1, fewest_cached) *
-                                           (rdd.partitions - fewest_cached),
-                                       1 << 20)),
+                                                (rdd.partitions - fewest_cached),
+                                            1 << 20)),
          "roughly what the missing partitions need in storage memory (storageFraction " +
              storage_fraction + " of the unified memory)"});
     f.impact.time_saved_ms_low = recompute_ms / input.slots() / 2;
@@ -296,11 +299,12 @@ void CacheMisuse(const DiagnosisInput& input, std::vector<Finding>& out) {
                   "only the query that computed each cached RDD lists it (RDD Info of the "
                   "completed stages, their jobs' SQL executions)"};
   const model::CachedRdd& first = *unused.front().rdd;
-  const std::string what = "RDD " + std::to_string(first.rdd_id) + " (" + first.name + ", " +
-                           StorageName(first) + ")";
-  f.title = "Cached and never reused: " +
-            (unused.size() == 1 ? what : std::to_string(unused.size()) + " cached RDDs, e.g. " + what) +
-            (counts_known ? ", " + HumanBytes(stored) + " stored" : std::string());
+  const std::string what =
+      "RDD " + std::to_string(first.rdd_id) + " (" + first.name + ", " + StorageName(first) + ")";
+  f.title =
+      "Cached and never reused: " +
+      (unused.size() == 1 ? what : std::to_string(unused.size()) + " cached RDDs, e.g. " + what) +
+      (counts_known ? ", " + HumanBytes(stored) + " stored" : std::string());
   f.evidence = {
       {"cached_rdds_never_reused", static_cast<double>(unused.size()), "count"},
       {"first_rdd_id", static_cast<double>(first.rdd_id), "count"},

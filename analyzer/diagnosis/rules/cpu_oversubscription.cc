@@ -38,9 +38,13 @@ void CpuOversubscription(const DiagnosisInput& input, std::vector<Finding>& out)
   };
   f.title = "Task threads wait for a CPU";
   f.explanation =
-      "Stage " + std::to_string(top.stage_id) + "'s task threads were ready to run but had no "
-      "CPU for " + TimeAndShare(top) + " (the kernel's run delay): more threads wanted the "
-      "CPUs than there were. The run had up to " + std::to_string(input.slots()) +
+      "Stage " + std::to_string(top.stage_id) +
+      "'s task threads were ready to run but had no "
+      "CPU for " +
+      TimeAndShare(top) +
+      " (the kernel's run delay): more threads wanted the "
+      "CPUs than there were. The run had up to " +
+      std::to_string(input.slots()) +
       " task slots. Either the slots outnumber the cores the executors really get (a container "
       "quota, a shared host), or other processes on the hosts take the CPUs.";
   const int64_t cores = std::atoll(input.Property("spark.executor.cores", "0").c_str());
@@ -50,18 +54,22 @@ void CpuOversubscription(const DiagnosisInput& input, std::vector<Finding>& out)
     // The cores the slots really got: the on-CPU part of the time they wanted to run.
     const int64_t fitting = std::max<int64_t>(1, std::llround(cores * on_cpu / runnable));
     if (fitting < cores) {
-      f.recommendations.push_back(
-          {"spark.executor.cores", std::to_string(fitting),
-           "the slots ran " + Fixed(100 * on_cpu / runnable, 0) + "% of the time they wanted to: " +
-               std::to_string(cores) + " slots got about " + std::to_string(fitting) +
-               " CPUs' worth"});
+      f.recommendations.push_back({"spark.executor.cores", std::to_string(fitting),
+                                   "the slots ran " + Fixed(100 * on_cpu / runnable, 0) +
+                                       "% of the time they wanted to: " + std::to_string(cores) +
+                                       " slots got about " + std::to_string(fitting) +
+                                       " CPUs' worth"});
     }
   }
   f.recommendations.push_back(
-      {"", "give the executors hosts (or CPU quotas) of their own: check what else runs on the "
-           "hosts while the stage runs",
+      {"",
+       "give the executors hosts (or CPU quotas) of their own: check what else runs on the "
+       "hosts while the stage runs",
        "CPU taken by other processes shows as run delay of the task threads"});
-  if (!JudgeProfiledCauses(input, causes, {0.0, 0.50, "none when the run fills its own CPUs; up to half when others take them"}, f)) {
+  if (!JudgeProfiledCauses(
+          input, causes,
+          {0.0, 0.50, "none when the run fills its own CPUs; up to half when others take them"},
+          f)) {
     return;
   }
   out.push_back(std::move(f));

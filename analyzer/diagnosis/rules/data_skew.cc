@@ -115,16 +115,17 @@ void DataSkew(const DiagnosisInput& input, std::vector<Finding>& out) {
                       "input splits: one file is much larger than the others or cannot be split "
                       "(gzip). AQE's skew handling only splits shuffle partitions and cannot "
                       "help here; the split size and the file layout can.";
-      const int64_t split_mib = std::clamp<int64_t>(
-          std::max<int64_t>(2 * stage.median_read_bytes / kMiB, 16), 16, 128);
+      const int64_t split_mib =
+          std::clamp<int64_t>(std::max<int64_t>(2 * stage.median_read_bytes / kMiB, 16), 16, 128);
       f.recommendations.push_back(
           {"spark.sql.files.maxPartitionBytes", std::to_string(split_mib) + "m",
            std::to_string(split_mib) + " MiB splits (about twice the median task's " +
                HumanBytes(stage.median_read_bytes) +
                ", within 16-128 MiB) cut a large splittable file into pieces like the others"});
       f.recommendations.push_back(
-          {"", "rewrite the input as evenly sized files in a splittable format (Parquet/ORC, no "
-               "gzip), or .repartition() right after reading",
+          {"",
+           "rewrite the input as evenly sized files in a splittable format (Parquet/ORC, no "
+           "gzip), or .repartition() right after reading",
            "an unsplittable file is always read by one task, whatever the split size"});
     } else if (skew.kind == SkewKind::kData) {
       f.title = "Data skew in stage " + std::to_string(stage.stage_id) + ": one partition holds " +
@@ -240,8 +241,10 @@ void DataSkew(const DiagnosisInput& input, std::vector<Finding>& out) {
             "simulated (sparkprof whatif --fix skew, this stage only): the run replayed with "
             "its tasks above 2x the median split into median-sized pieces (no more than pay "
             "for their per-task cost on this run's slots) saves " +
-            HumanDurationMs(simulated.saved_ms) + " of wall time (high; the model reproduces this run "
-            "within " + Fixed(100 * simulated.self_prediction_error, 1) +
+            HumanDurationMs(simulated.saved_ms) +
+            " of wall time (high; the model reproduces this run "
+            "within " +
+            Fixed(100 * simulated.self_prediction_error, 1) +
             "%), three quarters of it (low: splitting costs a little)";
       }
     }

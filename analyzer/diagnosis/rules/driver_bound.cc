@@ -14,13 +14,13 @@
 //   driver program when its sampler runs), the finding says what the driver did in the gaps: its
 //   threads' CPU there and the activities (thread and frame) that held most of it, named as frame
 //   evidence: at most 3, each holding at least 10% of the threads' sampled time (smaller ones are
-//   noise beside the cause). No threshold decides anything: the samples explain, the rule fires as before. When
-//   the driver's threads were on CPU for under half of the sampled gap time, most of the gap was
-//   spent waiting (I/O, sleep, a Python driver program the JVM waited for): said so, since CPU
-//   samples cannot name a wait. When the application's own frames on CPU hold at least half of
-//   the driver-only time, the expected impact is that code moved onto the executors' slots (its
-//   time x (1 - 1/slots) high, half that low) instead of 25-75% of the driver-only time; a wait
-//   (the Python driver's own time off CPU: a sleep, a call to another system) does not count:
+//   noise beside the cause). No threshold decides anything: the samples explain, the rule fires as
+//   before. When the driver's threads were on CPU for under half of the sampled gap time, most of
+//   the gap was spent waiting (I/O, sleep, a Python driver program the JVM waited for): said so,
+//   since CPU samples cannot name a wait. When the application's own frames on CPU hold at least
+//   half of the driver-only time, the expected impact is that code moved onto the executors' slots
+//   (its time x (1 - 1/slots) high, half that low) instead of 25-75% of the driver-only time; a
+//   wait (the Python driver's own time off CPU: a sleep, a call to another system) does not count:
 //   spreading it over slots need not shorten it.
 #include <algorithm>
 #include <cctype>
@@ -65,28 +65,28 @@ std::string ExplainDriverSamples(const DiagnosisInput& input, Finding& f,
   f.evidence.push_back({"driver_sampled_gap_ms", static_cast<double>(time.covered_ms), "ms"});
   f.evidence.push_back({"driver_threads_cpu_ms", static_cast<double>(NsToMs(on_cpu_ns)), "ms"});
   f.evidence.push_back({"driver_jvm_threads_ms", static_cast<double>(NsToMs(time.jvm_ns)), "ms"});
-  std::string text = " The driver was sampled over " + HumanDurationMs(time.covered_ms) + " of the " +
-                     HumanDurationMs(gap_ms) + " with no task running: its threads were on CPU for " +
-                     HumanDurationMs(NsToMs(on_cpu_ns)) + " (" + Fixed(100 * std::min(cpu_share, 9.99), 0) +
-                     "% of that time" +
-                     (time.jvm_ns >= 1'000'000
-                          ? "; the JVM's own GC and compiler threads " + HumanDurationMs(NsToMs(time.jvm_ns))
-                          : std::string()) +
-                     ")";
+  std::string text =
+      " The driver was sampled over " + HumanDurationMs(time.covered_ms) + " of the " +
+      HumanDurationMs(gap_ms) + " with no task running: its threads were on CPU for " +
+      HumanDurationMs(NsToMs(on_cpu_ns)) + " (" + Fixed(100 * std::min(cpu_share, 9.99), 0) +
+      "% of that time" +
+      (time.jvm_ns >= 1'000'000
+           ? "; the JVM's own GC and compiler threads " + HumanDurationMs(NsToMs(time.jvm_ns))
+           : std::string()) +
+      ")";
   std::string listed;
   for (size_t i = 0; i < time.activities.size() && i < kDriverFrames; ++i) {
     const profile::DriverActivityTime& entry = time.activities[i];
     const profile::DriverActivity& activity = driver.activities[entry.activity];
     if (entry.ns < 1'000'000 ||
-        static_cast<double>(entry.ns) <
-            kDriverFrameShare * static_cast<double>(time.threads_ns)) {
+        static_cast<double>(entry.ns) < kDriverFrameShare * static_cast<double>(time.threads_ns)) {
       break;
     }
     FrameEvidence frame;
     frame.stage_id = -1;
     frame.frame = activity.frame;
     frame.application_frame = activity.application ? activity.frame : std::string();
-    frame.category = !activity.python  ? "driver_cpu"
+    frame.category = !activity.python   ? "driver_cpu"
                      : activity.off_cpu ? "python_driver_off_cpu"
                                         : "python_driver";
     frame.ms = static_cast<double>(entry.ns) / 1e6;
@@ -109,15 +109,17 @@ std::string ExplainDriverSamples(const DiagnosisInput& input, Finding& f,
   if (!f.frames.empty() && !f.frames.front().application_frame.empty()) {
     f.recommendations.insert(
         f.recommendations.begin(),
-        {"", "look at " + f.frames.front().frame + ": it ran on the driver while the executors "
-                 "waited; move its work into DataFrame/RDD operations on the executors, or run it "
-                 "concurrently with the jobs",
+        {"",
+         "look at " + f.frames.front().frame +
+             ": it ran on the driver while the executors "
+             "waited; move its work into DataFrame/RDD operations on the executors, or run it "
+             "concurrently with the jobs",
          HumanDurationMs(NsToMs(static_cast<uint64_t>(f.frames.front().ms * 1e6))) +
              " of the driver's CPU in the gaps with no task was in it (sampled)"});
   }
-  f.confidence = {ConfidenceLevel::kHigh,
-                  "sampled: the driver's own CPU samples over " + HumanDurationMs(time.covered_ms) +
-                      " of the gaps with no task running show what it did"};
+  f.confidence = {ConfidenceLevel::kHigh, "sampled: the driver's own CPU samples over " +
+                                              HumanDurationMs(time.covered_ms) +
+                                              " of the gaps with no task running show what it did"};
   return text;
 }
 constexpr double kCriticalShare = 0.60;
@@ -202,8 +204,8 @@ void DriverBound(const DiagnosisInput& input, std::vector<Finding>& out) {
     f.impact.core_hours_saved_low = CoreHours(f.impact.time_saved_ms_low, p.peak_slots);
     f.impact.core_hours_saved_high = CoreHours(f.impact.time_saved_ms_high, p.peak_slots);
     f.impact.method =
-        "the application's own code sampled on the driver in the gaps (" + HumanDurationMs(application_ms) +
-        ") moved onto the executors' " + std::to_string(slots) +
+        "the application's own code sampled on the driver in the gaps (" +
+        HumanDurationMs(application_ms) + ") moved onto the executors' " + std::to_string(slots) +
         " task slots, where it takes about 1/" + std::to_string(slots) +
         " of its time: its time x (1 - 1/" + std::to_string(slots) +
         ") at best, half that at worst (the rows must reach the executors); core-hours: all "

@@ -15,11 +15,10 @@
 #include <map>
 #include <set>
 
-#include "analyzer/model/failure_causes.h"
 #include "analyzer/diagnosis/rules/rules.h"
+#include "analyzer/model/failure_causes.h"
 
 namespace sparkprof::diagnosis::rules {
-
 
 void ExecutorLoss(const DiagnosisInput& input, std::vector<Finding>& out) {
   const model::ApplicationModel& m = *input.model;
@@ -37,9 +36,9 @@ void ExecutorLoss(const DiagnosisInput& input, std::vector<Finding>& out) {
   }
   int64_t executors = 0, lost = 0;
   const ClusterManager manager = input.Manager();
-  const bool container_limits =
-      manager != ClusterManager::kStandalone && manager != ClusterManager::kLocal &&
-      manager != ClusterManager::kLocalCluster;
+  const bool container_limits = manager != ClusterManager::kStandalone &&
+                                manager != ClusterManager::kLocal &&
+                                manager != ClusterManager::kLocalCluster;
   for (const model::Executor& executor : m.executors) {
     if (executor.is_driver()) continue;
     ++executors;
@@ -149,7 +148,8 @@ void ExecutorLoss(const DiagnosisInput& input, std::vector<Finding>& out) {
   if (resubmitted > 0 && !container_limits) {
     f.recommendations.push_back(
         {"spark.shuffle.service.enabled", "true",
-         std::to_string(resubmitted) + " finished map tasks had to run again because their "
+         std::to_string(resubmitted) +
+             " finished map tasks had to run again because their "
              "output died with the executor; the Workers' external shuffle service keeps it"});
   }
   f.impact.time_saved_ms_low = lost_task_ms / input.slots();

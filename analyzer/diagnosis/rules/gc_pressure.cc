@@ -150,8 +150,7 @@ void GcPressure(const DiagnosisInput& input, std::vector<Finding>& out) {
                     std::to_string(memory_mib) +
                     " MiB): the heap is too "
                     "small for what the tasks keep alive, so the collector runs again and again.";
-    f.recommendations.push_back({heap_key,
-                                 std::to_string((memory_mib * 3 / 2 + 1023) / 1024) + "g",
+    f.recommendations.push_back({heap_key, std::to_string((memory_mib * 3 / 2 + 1023) / 1024) + "g",
                                  "1.5x the current " + std::to_string(memory_mib) +
                                      " MiB (Dr. Elephant's "
                                      "GC step), since the heap peaked at " +
@@ -166,7 +165,8 @@ void GcPressure(const DiagnosisInput& input, std::vector<Finding>& out) {
     f.title = "GC pressure from object churn";
     f.explanation = head +
                     (heap_peak > 0 ? "The heap peaked at only " + Fixed(100 * heap_share, 0) +
-                                         "% of " + heap_key + ", so size is not the problem: "
+                                         "% of " + heap_key +
+                                         ", so size is not the problem: "
                                          "tasks allocate many short-lived objects. "
                                    : std::string("No heap peaks are logged, so heap size cannot "
                                                  "be checked; high GC with room in the heap "

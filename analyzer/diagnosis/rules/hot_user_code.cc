@@ -40,8 +40,7 @@ constexpr PatternAdvice kAdvice[] = {
      "to_timestamp on the column",
      0.80, 0.95},
     {profile::Pattern::kReflection, "reflective calls and class lookups",
-     "look the method or class up once, outside the per-record function",
-     0.80, 0.95},
+     "look the method or class up once, outside the per-record function", 0.80, 0.95},
     {profile::Pattern::kJsonParsing, "parsing JSON",
      "parse once per record with a reused ObjectMapper, or use from_json / get_json_object on "
      "the column",
@@ -67,27 +66,28 @@ void HotUserCode(const DiagnosisInput& input, std::vector<Finding>& out) {
     for (const ProfiledCause& cause : causes) total += cause.ns;
     Finding f = NewFinding("hot-user-code");
     f.confidence = ProfileConfidence(input, top);
-    f.title = "Tasks spend their CPU " + std::string(advice.what) + " in " +
-              time->application_frame;
+    f.title =
+        "Tasks spend their CPU " + std::string(advice.what) + " in " + time->application_frame;
     f.evidence = {
         {std::string(profile::PatternName(advice.pattern)) + "_ms",
          static_cast<double>(total / 1'000'000), "ms"},
         {"top_stage_share", top.share, "ratio"},
         {"top_stage_sampled_task_ms", static_cast<double>(top.stage.task_ns / 1'000'000), "ms"},
-        {"application_frame_ms", static_cast<double>(time->application_frame_ns / 1'000'000),
-         "ms"},
+        {"application_frame_ms", static_cast<double>(time->application_frame_ns / 1'000'000), "ms"},
         {"stages", static_cast<double>(causes.size()), "count"},
     };
     for (const ProfiledCause& cause : causes) {
       const profile::PatternTime* at = cause.stage.FindPattern(advice.pattern);
-      f.frames.push_back({cause.stage_id, at->application_frame, at->application_frame,
-                          "compute", static_cast<double>(at->on_cpu_ns) / 1e6});
+      f.frames.push_back({cause.stage_id, at->application_frame, at->application_frame, "compute",
+                          static_cast<double>(at->on_cpu_ns) / 1e6});
     }
     f.explanation = "Stage " + std::to_string(top.stage_id) + " spent " +
-                    TimeAndShare(top, time->on_cpu_ns) + " " + advice.what + ", called from `" + time->application_frame +
-                    "` (" + HumanDurationMs(static_cast<int64_t>(time->application_frame_ns / 1'000'000)) +
+                    TimeAndShare(top, time->on_cpu_ns) + " " + advice.what + ", called from `" +
+                    time->application_frame + "` (" +
+                    HumanDurationMs(static_cast<int64_t>(time->application_frame_ns / 1'000'000)) +
                     " of it): work that could be done once is done for every record.";
-    f.recommendations.push_back({"", advice.fix, "the cost is per call; the result is the same every time"});
+    f.recommendations.push_back(
+        {"", advice.fix, "the cost is per call; the result is the same every time"});
     if (!JudgeProfiledCauses(input, causes,
                              {advice.low, advice.high, "the per-record work hoisted out"}, f)) {
       continue;
@@ -116,7 +116,8 @@ void HotUserCode(const DiagnosisInput& input, std::vector<Finding>& out) {
   f.title = Fixed(100 * cpu_share, 0) + "% of stage " + std::to_string(top.stage_id) +
             "'s CPU is in " + frame.frame;
   f.evidence = {
-      {"application_frame_on_cpu_ms", static_cast<double>(frame.on_cpu_inclusive_ns / 1'000'000), "ms"},
+      {"application_frame_on_cpu_ms", static_cast<double>(frame.on_cpu_inclusive_ns / 1'000'000),
+       "ms"},
       {"stage_on_cpu_ms", static_cast<double>(top.stage.on_cpu_ns / 1'000'000), "ms"},
       {"share_of_stage_cpu", cpu_share, "ratio"},
       {"self_ms", static_cast<double>(frame.self_ns / 1'000'000), "ms"},
@@ -127,8 +128,8 @@ void HotUserCode(const DiagnosisInput& input, std::vector<Finding>& out) {
                         static_cast<double>(shown.on_cpu_inclusive_ns) / 1e6});
   }
   f.explanation = "The application's own code `" + frame.frame + "` (and what it calls) held " +
-                  HumanDurationMs(static_cast<int64_t>(frame.on_cpu_inclusive_ns / 1'000'000)) + " of stage " +
-                  std::to_string(top.stage_id) + "'s " +
+                  HumanDurationMs(static_cast<int64_t>(frame.on_cpu_inclusive_ns / 1'000'000)) +
+                  " of stage " + std::to_string(top.stage_id) + "'s " +
                   HumanDurationMs(static_cast<int64_t>(top.stage.on_cpu_ns / 1'000'000)) +
                   " on CPU. The stage's flame graph shows which of its calls cost most; no known "
                   "per-record pattern (regex compilation, exceptions, date formats, reflection) "

@@ -153,22 +153,22 @@ void IdleExecutors(const DiagnosisInput& input, std::vector<Finding>& out) {
   };
   f.title = Fixed(100 * idle_share, 0) + "% of the allocated executor cores ran no task (" +
             Fixed(idle_core_hours, 1) + " core-hours)";
-  f.explanation = "Executors held " + Fixed(allocated_core_ms / 3'600'000.0, 1) +
-                  " core-hours; tasks used " + Fixed(busy / 3'600'000.0, 1) +
-                  ". The rest was paid for and idle: while the driver worked alone (" +
-                  HumanDurationMs(input.phases.driver_only_ms) +
-                  " with no task running), during stage tails, and whenever fewer tasks were "
-                  "ready than cores. 95% of the time tasks ran, at most " +
-                  std::to_string(p95_running) + " ran at once, which " +
-                  (local ? "as many of the driver's " + std::to_string(cores) +
-                               " local task threads serve."
-                         : std::to_string(executors_needed) + " executors of " +
-                               std::to_string(cores) + " cores serve" +
-                               (fewer ? " (the run had " + std::to_string(executors_had) + ")."
-                                      : std::string(": the busy periods used all ") +
-                                            std::to_string(executors_had) +
-                                            " executors, so the waste is in the gaps between "
-                                            "them, not in the peak."));
+  f.explanation =
+      "Executors held " + Fixed(allocated_core_ms / 3'600'000.0, 1) + " core-hours; tasks used " +
+      Fixed(busy / 3'600'000.0, 1) +
+      ". The rest was paid for and idle: while the driver worked alone (" +
+      HumanDurationMs(input.phases.driver_only_ms) +
+      " with no task running), during stage tails, and whenever fewer tasks were "
+      "ready than cores. 95% of the time tasks ran, at most " +
+      std::to_string(p95_running) + " ran at once, which " +
+      (local ? "as many of the driver's " + std::to_string(cores) + " local task threads serve."
+             : std::to_string(executors_needed) + " executors of " + std::to_string(cores) +
+                   " cores serve" +
+                   (fewer ? " (the run had " + std::to_string(executors_had) + ")."
+                          : std::string(": the busy periods used all ") +
+                                std::to_string(executors_had) +
+                                " executors, so the waste is in the gaps between "
+                                "them, not in the peak."));
   if (local) {
     f.recommendations.push_back(
         {"spark.master", "local[" + std::to_string(std::max<int64_t>(1, p95_running)) + "]",
@@ -184,17 +184,19 @@ void IdleExecutors(const DiagnosisInput& input, std::vector<Finding>& out) {
           {"spark.dynamicAllocation.shuffleTracking.enabled", "true",
            "lets dynamic allocation work without an external shuffle service"});
     }
-  f.recommendations.push_back(
-      {"spark.dynamicAllocation.maxExecutors", std::to_string(executors_needed),
-       fewer ? "95% of the time tasks ran, at most " + std::to_string(p95_running) +
+    f.recommendations.push_back(
+        {"spark.dynamicAllocation.maxExecutors", std::to_string(executors_needed),
+         fewer
+             ? "95% of the time tasks ran, at most " + std::to_string(p95_running) +
                    " ran at once, i.e. " + std::to_string(executors_needed) + " executors of " +
                    std::to_string(cores) + " cores, fewer than the " +
                    std::to_string(executors_had) + " the run had"
              : "the cap the run had: at its busiest it kept all " + std::to_string(executors_had) +
                    " executors busy, so keep it; the saving comes from releasing them in the "
                    "gaps"});
-  f.recommendations.push_back({"spark.dynamicAllocation.executorIdleTimeout", "60s",
-                               "the default; an executor without tasks for a minute is released"});
+    f.recommendations.push_back(
+        {"spark.dynamicAllocation.executorIdleTimeout", "60s",
+         "the default; an executor without tasks for a minute is released"});
   }
   f.impact.time_saved_ms_low = 0;
   f.impact.time_saved_ms_high = 0;

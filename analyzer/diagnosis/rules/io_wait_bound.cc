@@ -1,7 +1,8 @@
 // io-wait-bound: task threads spend a large share of their time off CPU waiting for storage or
 // network I/O outside the shuffle (object store reads and listings, HDFS, local disk, JDBC): the
 // event log counts that time as run time and cannot tell it from computing. Needs off-CPU
-// samples (agent mode cpu+wall, the default; wall mode does not split a sample into on and off CPU).
+// samples (agent mode cpu+wall, the default; wall mode does not split a sample into on and off
+// CPU).
 //
 // Judgement: profile_judgement.h. Efficiency 20-60%: waiting for I/O can be cut (more
 // parallel requests, larger reads, a read pattern that fits the format, pruning what is read)
@@ -64,16 +65,19 @@ void IoWaitBound(const DiagnosisInput& input, std::vector<Finding>& out) {
          "threads (fs.s3a.threads.max)"});
   } else if (jdbc >= hdfs && jdbc >= other && jdbc > 0) {
     f.title = "Tasks wait for a JDBC source";
-    f.explanation = where + " Most of the wait is in JDBC calls: the database answers slower "
-                            "than the tasks consume.";
+    f.explanation = where +
+                    " Most of the wait is in JDBC calls: the database answers slower "
+                    "than the tasks consume.";
     f.recommendations.push_back(
-        {"", "read in parallel (partitionColumn, lowerBound, upperBound, numPartitions) and "
-             "raise the fetchsize option",
+        {"",
+         "read in parallel (partitionColumn, lowerBound, upperBound, numPartitions) and "
+         "raise the fetchsize option",
          "one connection per partition; a larger fetch size means fewer round trips"});
   } else if (hdfs > 0 && hdfs >= other) {
     f.title = "Tasks wait for HDFS";
-    f.explanation = where + " Most of the wait is in HDFS reads: remote blocks or busy "
-                            "datanodes.";
+    f.explanation = where +
+                    " Most of the wait is in HDFS reads: remote blocks or busy "
+                    "datanodes.";
     f.recommendations.push_back(
         {"spark.locality.wait", "3s",
          "keep tasks where their blocks are (the default; lower values trade locality for "
@@ -82,10 +86,12 @@ void IoWaitBound(const DiagnosisInput& input, std::vector<Finding>& out) {
     f.explanation = where + " The waits are in file or socket reads outside the shuffle.";
   }
   f.recommendations.push_back(
-      {"", "read less: prune partitions and columns (filters on partition columns, select only "
-           "the columns used) so fewer bytes are requested",
+      {"",
+       "read less: prune partitions and columns (filters on partition columns, select only "
+       "the columns used) so fewer bytes are requested",
        "the wait grows with the bytes requested"});
-  if (!JudgeProfiledCauses(input, causes, {0.20, 0.60, "faster or fewer reads; the bytes still arrive"}, f)) {
+  if (!JudgeProfiledCauses(input, causes,
+                           {0.20, 0.60, "faster or fewer reads; the bytes still arrive"}, f)) {
     return;
   }
   out.push_back(std::move(f));

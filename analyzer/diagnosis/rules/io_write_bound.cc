@@ -107,23 +107,25 @@ void AddS3aEvidence(const model::ApplicationModel& m, int32_t stage_id, Finding&
   const model::S3aIo& requests = m.s3a;
   if (!requests.measured || !requests.request_counts) return;
   const std::string prefix = "s3a_application_";
-  f.evidence.push_back({prefix + "multipart_uploads",
-                        static_cast<double>(requests.multipart_initiated), "count"});
+  f.evidence.push_back(
+      {prefix + "multipart_uploads", static_cast<double>(requests.multipart_initiated), "count"});
   f.evidence.push_back(
       {prefix + "block_uploads", static_cast<double>(requests.multipart_parts), "count"});
-  f.evidence.push_back({prefix + "put_requests", static_cast<double>(requests.put_requests),
-                        "count"});
+  f.evidence.push_back(
+      {prefix + "put_requests", static_cast<double>(requests.put_requests), "count"});
   f.evidence.push_back({prefix + "put_ms", static_cast<double>(requests.put_ms), "ms"});
   f.evidence.push_back({prefix + "retries", static_cast<double>(requests.retries), "count"});
   f.evidence.push_back({prefix + "throttled", static_cast<double>(requests.throttled), "count"});
-  f.explanation += std::string("S3A (measured by the plugin; requests over the whole "
-                               "application): ") +
+  f.explanation += std::string(
+                       "S3A (measured by the plugin; requests over the whole "
+                       "application): ") +
                    (stage.measured ? HumanBytes(stage.bytes_written) + " written by the stage, "
-                                           : std::string()) +
+                                   : std::string()) +
                    std::to_string(requests.multipart_initiated) + " multipart uploads of " +
                    std::to_string(requests.multipart_parts) + " blocks, PUT requests " +
-                   HumanDurationMs(requests.put_ms) + " in total, " + std::to_string(requests.retries) +
-                   " retries, " + std::to_string(requests.throttled) + " throttled" +
+                   HumanDurationMs(requests.put_ms) + " in total, " +
+                   std::to_string(requests.retries) + " retries, " +
+                   std::to_string(requests.throttled) + " throttled" +
                    (requests.throttled > 0 ? " (the store asked to slow down: fewer, larger "
                                              "files or more prefixes)"
                                            : "") +
@@ -157,8 +159,8 @@ void SmallFiles(const DiagnosisInput& input, const WriteCommit& commit, const St
       std::max<int64_t>(write.run_time_ms - write.cpu_time_ns / 1'000'000 - write.fetch_wait_ms -
                             write.gc_ms - write.task_commit_ms,
                         0);
-  const int64_t saving = std::llround(
-      (commit_ms + static_cast<double>(task_off_cpu_ms) / slots) * extra_share);
+  const int64_t saving =
+      std::llround((commit_ms + static_cast<double>(task_off_cpu_ms) / slots) * extra_share);
   Finding f = NewFinding("small-files");
   f.severity = average < kSmallFileWarningBytes ? Severity::kWarning : Severity::kInfo;
   f.confidence = {ConfidenceLevel::kHigh,
@@ -176,15 +178,20 @@ void SmallFiles(const DiagnosisInput& input, const WriteCommit& commit, const St
       {"job_commit_ms", static_cast<double>(std::max<int64_t>(commit.commit_ms(), 0)), "ms"},
   };
   f.explanation =
-      "Stage " + std::to_string(write.stage_id) + " wrote " + HumanBytes(write.output_bytes) + " as " +
-      std::to_string(files) + " files (" + HumanBytes(average) + " each on average; " +
-      std::to_string(target) + " files of ~128 MiB would hold it). Every file costs a create, a "
+      "Stage " + std::to_string(write.stage_id) + " wrote " + HumanBytes(write.output_bytes) +
+      " as " + std::to_string(files) + " files (" + HumanBytes(average) + " each on average; " +
+      std::to_string(target) +
+      " files of ~128 MiB would hold it). Every file costs a create, a "
       "task commit and its share of the job commit (a rename on object stores with the classic "
-      "committer): " + HumanDurationMs(write.task_commit_ms) + " of task commit time here. Every later "
+      "committer): " +
+      HumanDurationMs(write.task_commit_ms) +
+      " of task commit time here. Every later "
       "read pays again: a task or a split and a footer read per file.";
   f.recommendations.push_back(
-      {"", "coalesce(" + std::to_string(target) + ") or repartition by the output's partition "
-               "columns before writing (or the REBALANCE hint with adaptive execution)",
+      {"",
+       "coalesce(" + std::to_string(target) +
+           ") or repartition by the output's partition "
+           "columns before writing (or the REBALANCE hint with adaptive execution)",
        std::to_string(target) + " files of ~128 MiB instead of " + std::to_string(files)});
   f.recommendations.push_back(
       {"spark.sql.adaptive.advisoryPartitionSizeInBytes", "128m",
@@ -247,7 +254,7 @@ void IoWriteBound(const DiagnosisInput& input, std::vector<Finding>& out) {
     f.confidence = {ConfidenceLevel::kMedium,
                     "commit time is measured (SQL commit metrics, job end after the last task); "
                     "how much a committer change saves depends on the file system"};
-    f.severity = compute_bound                            ? Severity::kInfo
+    f.severity = compute_bound                           ? Severity::kInfo
                  : p.Ratio(write_wall) >= kCriticalShare ? Severity::kCritical
                                                          : Severity::kWarning;
     if (compute_bound) {
@@ -269,8 +276,10 @@ void IoWriteBound(const DiagnosisInput& input, std::vector<Finding>& out) {
         {"write_task_p95_ms", static_cast<double>(write->p95_task_ms), "ms"},
         {"compute_task_p95_ms", static_cast<double>(compute_p95), "ms"},
     };
-    f.title = "Writing output costs " + HumanDurationMs(write_wall) + " in job " + std::to_string(job_id) +
-              (gap_fires ? " (" + HumanDurationMs(gap) + " committing after the last task)" : std::string());
+    f.title = "Writing output costs " + HumanDurationMs(write_wall) + " in job " +
+              std::to_string(job_id) +
+              (gap_fires ? " (" + HumanDurationMs(gap) + " committing after the last task)"
+                         : std::string());
     f.explanation = "Job " + std::to_string(job_id) + " writes " + HumanBytes(write->output_bytes) +
                     " in " + std::to_string(write->written_files) + " files (stage " +
                     std::to_string(write->stage_id) + (delta ? ", a Delta table" : "") + "). ";
@@ -303,13 +312,13 @@ void IoWriteBound(const DiagnosisInput& input, std::vector<Finding>& out) {
     AddS3aEvidence(m, write->stage_id, f);
     const double cpu_share = CpuShare(m, write->stage_id);
     if (tasks_fire) {
-      f.explanation += "Its tasks' p95 was " + HumanDurationMs(write->p95_task_ms) + " against " +
-                       HumanDurationMs(compute_p95) + " in the other stages; tasks spent " +
-                       HumanDurationMs(write->task_commit_ms) + " committing their files" +
-                       (cpu_share > 0 ? " and " + Fixed(100 * cpu_share, 0) +
-                                            "% of their run time on CPU"
-                                      : std::string()) +
-                       ".";
+      f.explanation +=
+          "Its tasks' p95 was " + HumanDurationMs(write->p95_task_ms) + " against " +
+          HumanDurationMs(compute_p95) + " in the other stages; tasks spent " +
+          HumanDurationMs(write->task_commit_ms) + " committing their files" +
+          (cpu_share > 0 ? " and " + Fixed(100 * cpu_share, 0) + "% of their run time on CPU"
+                         : std::string()) +
+          ".";
     }
     if (hadoop_committer && gap >= kExplainCommitMs) {
       f.recommendations.push_back({"spark.hadoop.fs.s3a.committer.name", "magic",
@@ -325,7 +334,9 @@ void IoWriteBound(const DiagnosisInput& input, std::vector<Finding>& out) {
     }
     if (delta && gap_fires) {
       f.recommendations.push_back(
-          {"", "check for concurrent writers to the table and for a long _delta_log without a recent checkpoint",
+          {"",
+           "check for concurrent writers to the table and for a long _delta_log without a recent "
+           "checkpoint",
            "a Delta commit is a log write plus a conflict check; " + HumanDurationMs(gap) +
                " after the last task points at conflict retries or a slow log, not at renames"});
     }
@@ -356,12 +367,14 @@ void IoWriteBound(const DiagnosisInput& input, std::vector<Finding>& out) {
                       std::to_string(write->stage_id) + ")"
                 : "look at what stage " + std::to_string(write->stage_id) +
                       "'s tasks wait on (uploads, throttling, slow reads): sparkprof flamegraph "
-                      "--stage " + std::to_string(write->stage_id),
-           cpu_share > 0 ? Fixed(100 * cpu_share, 0) + "% of the write tasks' run time was CPU, so "
-                               + (busy ? std::string("they were encoding and computing, not "
-                                                     "waiting on storage")
-                                       : std::string("much of it was spent waiting"))
-                         : std::string("the write tasks' CPU time is not in the log")});
+                      "--stage " +
+                      std::to_string(write->stage_id),
+           cpu_share > 0
+               ? Fixed(100 * cpu_share, 0) + "% of the write tasks' run time was CPU, so " +
+                     (busy ? std::string("they were encoding and computing, not "
+                                         "waiting on storage")
+                           : std::string("much of it was spent waiting"))
+               : std::string("the write tasks' CPU time is not in the log")});
     }
     if (hadoop_committer) {
       f.impact.time_saved_ms_low = gap / 2;

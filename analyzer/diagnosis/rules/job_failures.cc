@@ -20,8 +20,8 @@
 #include <map>
 #include <set>
 
-#include "analyzer/model/failure_causes.h"
 #include "analyzer/diagnosis/rules/rules.h"
+#include "analyzer/model/failure_causes.h"
 
 namespace sparkprof::diagnosis::rules {
 
@@ -47,8 +47,8 @@ struct FailedTask {
   const model::TaskAttempt* last = nullptr;
 };
 
-void AddCauseAdvice(const DiagnosisInput& input, model::FailureCause cause,
-                    const StageStats* stage, const std::string& exception, Finding& f) {
+void AddCauseAdvice(const DiagnosisInput& input, model::FailureCause cause, const StageStats* stage,
+                    const std::string& exception, Finding& f) {
   switch (cause) {
     case model::FailureCause::kOutOfMemory: {
       f.category = Category::kResourceConfiguration;
@@ -63,10 +63,10 @@ void AddCauseAdvice(const DiagnosisInput& input, model::FailureCause cause,
            "a task ran out of memory: four times as many partitions give each task about a "
            "quarter of the rows to hold (for RDD code, pass more partitions to the shuffle or "
            ".repartition())"});
-      f.recommendations.push_back(
-          {heap_key, std::to_string(heap_mib + heap_mib / 2) + "m",
-           "50% more heap than the " + heap + " this run had, if the partitions cannot be made "
-           "smaller (one huge key, a large broadcast)"});
+      f.recommendations.push_back({heap_key, std::to_string(heap_mib + heap_mib / 2) + "m",
+                                   "50% more heap than the " + heap +
+                                       " this run had, if the partitions cannot be made "
+                                       "smaller (one huge key, a large broadcast)"});
       if (stage != nullptr &&
           stage->max_task_read_bytes > 4 * std::max<int64_t>(1, stage->median_read_bytes)) {
         f.recommendations.push_back(
@@ -100,8 +100,9 @@ void AddCauseAdvice(const DiagnosisInput& input, model::FailureCause cause,
     case model::FailureCause::kNone:
       f.category = Category::kAlgorithmic;
       f.recommendations.push_back(
-          {"", "fix the code or the input record that throws " +
-                   (exception.empty() ? std::string("the exception") : exception),
+          {"",
+           "fix the code or the input record that throws " +
+               (exception.empty() ? std::string("the exception") : exception),
            "the same task failed on every retry with the same exception: a deterministic error "
            "in the application or its data, which no setting and no retry fixes"});
       break;
@@ -213,8 +214,8 @@ void JobFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
         {"task_index", static_cast<double>(worst.index), "count"},
         {"task_failures", static_cast<double>(worst.failures), "count"},
     };
-    f.explanation = "Job " + std::to_string(job_id) + what + " was aborted after " +
-                    HumanDurationMs(duration);
+    f.explanation =
+        "Job " + std::to_string(job_id) + what + " was aborted after " + HumanDurationMs(duration);
     if (failed_stage != nullptr) {
       f.explanation += ": stage " + std::to_string(failed_stage->stage_id) + " (" +
                        failed_stage->name + ") failed";
@@ -254,8 +255,8 @@ void JobFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
     f.explanation = "SQL execution " + std::to_string(id) +
                     (sql.description.empty() ? std::string() : " (" + sql.description + ")") +
                     " ended with an error and no failed job: the error was raised on the driver "
-                    "(planning, a broadcast, the commit). Error: \"" + sql.error_message_head +
-                    "\".";
+                    "(planning, a broadcast, the commit). Error: \"" +
+                    sql.error_message_head + "\".";
     f.recommendations.push_back({"", "fix the error quoted above (driver log for the stack trace)",
                                  "no task failed, so no executor setting is involved"});
     f.impact.method = "the query's result was not produced";

@@ -1,6 +1,7 @@
 // lock-contention: task threads spend a large share of their time blocked on a monitor or a
 // java.util.concurrent lock: tasks that run in one executor JVM share its objects, and a lock
-// taken per record serialises them. Needs off-CPU samples (agent mode cpu+wall, the default; wall mode does not split a sample into on and off CPU).
+// taken per record serialises them. Needs off-CPU samples (agent mode cpu+wall, the default; wall
+// mode does not split a sample into on and off CPU).
 //
 // Judgement: profile_judgement.h. Efficiency 50-90%: removing a lock from the per-record path
 // (a per-thread or per-partition instance, a concurrent structure, work done once per
@@ -49,10 +50,12 @@ void LockContention(const DiagnosisInput& input, std::vector<Finding>& out) {
          "synchronous appenders take one lock for every task in the JVM"});
   }
   f.recommendations.push_back(
-      {"", "take the shared object off the per-record path: one instance per partition "
-           "(mapPartitions) or per thread, a concurrent structure, or a broadcast read-only copy",
+      {"",
+       "take the shared object off the per-record path: one instance per partition "
+       "(mapPartitions) or per thread, a concurrent structure, or a broadcast read-only copy",
        "each task then works on its own state without waiting for the others"});
-  if (!JudgeProfiledCauses(input, causes, {0.50, 0.90, "the wait goes; the work inside the lock stays"}, f)) {
+  if (!JudgeProfiledCauses(input, causes,
+                           {0.50, 0.90, "the wait goes; the work inside the lock stays"}, f)) {
     return;
   }
   out.push_back(std::move(f));

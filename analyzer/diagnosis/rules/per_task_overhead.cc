@@ -88,9 +88,10 @@ void PerTaskOverhead(const DiagnosisInput& input, std::vector<Finding>& out) {
       (tasks > 0 ? ", paid once by each of the stage's " + std::to_string(tasks) + " tasks" : "") +
       ".";
   f.recommendations.push_back(
-      {"", "fewer, larger tasks: about " + std::to_string(target) +
-               " partitions for this stage (rdd.coalesce(" + std::to_string(target) +
-               "), fewer partitions in parallelize or repartition, larger input splits)",
+      {"",
+       "fewer, larger tasks: about " + std::to_string(target) +
+           " partitions for this stage (rdd.coalesce(" + std::to_string(target) +
+           "), fewer partitions in parallelize or repartition, larger input splits)",
        "the setup is paid per task; " + std::to_string(target) + " is 2x the " +
            std::to_string(slots) + " task slots, enough to keep every slot busy"});
   Efficiency efficiency{0.50, 0.90, "the per-task setup paid by far fewer tasks"};

@@ -100,11 +100,11 @@ void BroadcastJoinMissed(const DiagnosisInput& input, const SqlPlan& plan, int32
   // What the shuffle of the large side cost: its map-side write, the join stage's fetch wait and
   // the sort of the large side.
   const int64_t write_ns = std::max<int64_t>(plan.Metric(exchange[large], "shuffle write time"), 0);
-  const int32_t sort = plan.Kind(children[large]) == "Sort"
-                           ? children[large]
-                           : plan.FindBelow(children[large],
-                                            [&](int32_t n) { return plan.Kind(n) == "Sort"; },
-                                            is_exchange);
+  const int32_t sort =
+      plan.Kind(children[large]) == "Sort"
+          ? children[large]
+          : plan.FindBelow(
+                children[large], [&](int32_t n) { return plan.Kind(n) == "Sort"; }, is_exchange);
   const int64_t sort_ms = sort >= 0 ? std::max<int64_t>(plan.Metric(sort, "sort time"), 0) : 0;
   const std::vector<int32_t> join_stages = plan.Stages(join);
   const StageTime join_time = TimeOf(input, join_stages);
@@ -115,9 +115,10 @@ void BroadcastJoinMissed(const DiagnosisInput& input, const SqlPlan& plan, int32
   const int64_t saving = shuffle_task_ms / input.slots();
   // Worth a warning when it saves time here or when it shuffles a lot for nothing (on a real
   // cluster that is network and disk).
-  f.severity = share >= 0.25                                          ? Severity::kCritical
-               : (saving >= kMinSavingMs || bytes[large] >= kMinWastedShuffleBytes) ? Severity::kWarning
-                                                                      : Severity::kInfo;
+  f.severity = share >= 0.25 ? Severity::kCritical
+               : (saving >= kMinSavingMs || bytes[large] >= kMinWastedShuffleBytes)
+                   ? Severity::kWarning
+                   : Severity::kInfo;
   f.confidence = {ConfidenceLevel::kHigh,
                   "both join inputs' sizes are Spark's own shuffle metrics (data size) for this "
                   "plan node; the saving assumes the broadcast costs less than the shuffle it "
@@ -139,10 +140,12 @@ void BroadcastJoinMissed(const DiagnosisInput& input, const SqlPlan& plan, int32
   };
   f.explanation =
       Where(plan, join) + " joined a " + HumanBytes(bytes[small]) + " input with a " +
-      HumanBytes(bytes[large]) + " one by shuffling and sorting both. A broadcast hash join would " +
+      HumanBytes(bytes[large]) +
+      " one by shuffling and sorting both. A broadcast hash join would " +
       "send the small side to every executor once and read the large side where it lies: no " +
-      "shuffle write of " + HumanBytes(bytes[large]) + ", no fetch, no sort. The shuffle and sort " +
-      "cost " + HumanDurationMs(shuffle_task_ms) + " of task time here (" + Fixed(100 * share, 0) +
+      "shuffle write of " + HumanBytes(bytes[large]) +
+      ", no fetch, no sort. The shuffle and sort " + "cost " + HumanDurationMs(shuffle_task_ms) +
+      " of task time here (" + Fixed(100 * share, 0) +
       "% of the run's). spark.sql.autoBroadcastJoinThreshold is " +
       (threshold == "-1" ? std::string("-1 (broadcast joins off)") : HumanBytes(threshold_bytes)) +
       (threshold_bytes >= bytes[small]
@@ -177,12 +180,14 @@ void BroadcastJoinMissed(const DiagnosisInput& input, const SqlPlan& plan, int32
   if (Simulated(input, fix, simulated) && simulated.saved_ms > saving) {
     f.impact.time_saved_ms_high = simulated.saved_ms;
     f.impact.time_saved_ms_low = simulated.saved_ms / 2;
-    f.impact.core_hours_saved_high = std::max(simulated.core_hours_saved, CoreHours(shuffle_task_ms, 1));
+    f.impact.core_hours_saved_high =
+        std::max(simulated.core_hours_saved, CoreHours(shuffle_task_ms, 1));
     f.impact.core_hours_saved_low = f.impact.core_hours_saved_high / 2;
     f.impact.method =
         "simulated (sparkprof whatif --fix broadcast, this join only): the run replayed with the "
         "join stage removed and the small side broadcast saves " +
-        HumanDurationMs(simulated.saved_ms) + " of wall time (high; the model reproduces this run within " +
+        HumanDurationMs(simulated.saved_ms) +
+        " of wall time (high; the model reproduces this run within " +
         Fixed(100 * simulated.self_prediction_error, 1) +
         "%), half of it (low: the broadcast's own cost and a slower probe)";
   }
@@ -225,13 +230,14 @@ void BroadcastTooLarge(const DiagnosisInput& input, const SqlPlan& plan, int32_t
       {"build_ms", static_cast<double>(build_ms), "ms"},
       {"broadcast_ms", static_cast<double>(send_ms), "ms"},
   };
-  f.explanation =
-      Where(plan, exchange) + " broadcast " + HumanBytes(bytes) + ". The driver collected it (" +
-      HumanDurationMs(collect_ms) + "), built the hash table (" + HumanDurationMs(build_ms) + ") and sent it (" +
-      HumanDurationMs(send_ms) + "); every executor keeps a copy in its heap. That is " +
-      Fixed(100 * share, 0) + "% of the smaller of the driver's (" + std::to_string(driver_mib) +
-      " MiB) and the executors' (" + std::to_string(executor_mib) +
-      " MiB) heap: memory pressure, GC and out-of-memory failures on both sides.";
+  f.explanation = Where(plan, exchange) + " broadcast " + HumanBytes(bytes) +
+                  ". The driver collected it (" + HumanDurationMs(collect_ms) +
+                  "), built the hash table (" + HumanDurationMs(build_ms) + ") and sent it (" +
+                  HumanDurationMs(send_ms) +
+                  "); every executor keeps a copy in its heap. That is " + Fixed(100 * share, 0) +
+                  "% of the smaller of the driver's (" + std::to_string(driver_mib) +
+                  " MiB) and the executors' (" + std::to_string(executor_mib) +
+                  " MiB) heap: memory pressure, GC and out-of-memory failures on both sides.";
   const std::string threshold = input.Property("spark.sql.autoBroadcastJoinThreshold", "10485760");
   f.recommendations.push_back(
       {"spark.sql.autoBroadcastJoinThreshold",
@@ -255,7 +261,8 @@ void NestedLoopOrExplodingJoin(const DiagnosisInput& input, const SqlPlan& plan,
   const int64_t rows = plan.Metric(join, "number of output rows");
   int64_t input_rows[2] = {-1, -1};
   const auto& children = plan.children(join);
-  for (size_t i = 0; i < children.size() && i < 2; ++i) input_rows[i] = plan.OutputRows(children[i]);
+  for (size_t i = 0; i < children.size() && i < 2; ++i)
+    input_rows[i] = plan.OutputRows(children[i]);
   const int64_t larger_input = std::max(input_rows[0], input_rows[1]);
   const std::vector<int32_t> stages = plan.Stages(join);
   const StageTime time = TimeOf(input, stages);
@@ -288,14 +295,16 @@ void NestedLoopOrExplodingJoin(const DiagnosisInput& input, const SqlPlan& plan,
   if (nested) {
     f.title = std::string(kind) + " in SQL execution " + std::to_string(plan.sql().execution_id) +
               ": " + inputs + " rows compared pairwise";
-    f.explanation =
-        Where(plan, join) + " has no equality condition Spark can hash on, so it compares every "
-        "row of one input with every row of the other (" + inputs + " input rows, " + rows_text +
-        " output rows). Its stages took " + HumanDurationMs(time.run_ms) + " of task time (" +
-        Fixed(100 * share, 0) + "% of the run's). The cost grows with the product of the inputs.";
+    f.explanation = Where(plan, join) +
+                    " has no equality condition Spark can hash on, so it compares every "
+                    "row of one input with every row of the other (" +
+                    inputs + " input rows, " + rows_text + " output rows). Its stages took " +
+                    HumanDurationMs(time.run_ms) + " of task time (" + Fixed(100 * share, 0) +
+                    "% of the run's). The cost grows with the product of the inputs.";
     f.recommendations.push_back(
-        {"", "give the join an equality condition (a key, or a bucket of a range condition: "
-             "join on floor(x / width) and filter the range after)",
+        {"",
+         "give the join an equality condition (a key, or a bucket of a range condition: "
+         "join on floor(x / width) and filter the range after)",
          "with an equi-join Spark hashes or sorts once instead of comparing all pairs"});
     f.recommendations.push_back(
         {"", "if a cross join is intended, filter and project both sides before it",
@@ -311,8 +320,9 @@ void NestedLoopOrExplodingJoin(const DiagnosisInput& input, const SqlPlan& plan,
         "(a many-to-many join); every later operator pays for the extra rows. Its stages took " +
         HumanDurationMs(time.run_ms) + " of task time.";
     f.recommendations.push_back(
-        {"", "make the join key unique on one side (deduplicate or aggregate before the join), "
-             "or add the missing key column",
+        {"",
+         "make the join key unique on one side (deduplicate or aggregate before the join), "
+         "or add the missing key column",
          "a key repeated n times on one side and m on the other yields n x m rows"});
   }
   f.impact.time_saved_ms_low = 0;

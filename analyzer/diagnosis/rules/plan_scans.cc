@@ -128,19 +128,20 @@ void FullScan(const DiagnosisInput& input, std::vector<Finding>& out) {
                  "a cast or an expression the source cannot evaluate, so every row was read "
                  "and filtered afterwards.");
       f.recommendations.push_back(
-          {"", "filter on the partition column directly (no function or cast around it), or "
-               "partition/bucket the table by the column the queries filter on",
+          {"",
+           "filter on the partition column directly (no function or cast around it), or "
+           "partition/bucket the table by the column the queries filter on",
            "Spark then lists and reads only the matching partitions; here " +
                Fixed(100 * (1 - selectivity), 0) + "% of the rows read were thrown away"});
       if (!no_partition_filter) {
         f.recommendations.push_back(
-            {"", "express the predicate with built-in comparisons on stored columns (not a "
-                 "Python/Scala UDF) so Parquet/ORC can skip row groups",
+            {"",
+             "express the predicate with built-in comparisons on stored columns (not a "
+             "Python/Scala UDF) so Parquet/ORC can skip row groups",
              "only pushed filters let the reader skip data"});
       }
-      const int64_t waste_ms =
-          static_cast<int64_t>(static_cast<double>(std::max(stage_run_ms, scan_ms)) *
-                               (1 - selectivity));
+      const int64_t waste_ms = static_cast<int64_t>(
+          static_cast<double>(std::max(stage_run_ms, scan_ms)) * (1 - selectivity));
       f.impact.time_saved_ms_low = waste_ms / input.slots() / 2;
       f.impact.time_saved_ms_high = waste_ms / input.slots();
       f.impact.core_hours_saved_high = CoreHours(waste_ms, 1);
@@ -212,8 +213,9 @@ void PythonUdf(const DiagnosisInput& input, std::vector<Finding>& out) {
           ", were converted there and back, and evaluated by the interpreter " +
           (row_at_a_time ? "one row at a time." : "in Arrow batches.");
       f.recommendations.push_back(
-          {"", "replace the UDF with built-in functions (pyspark.sql.functions) where they "
-               "express it",
+          {"",
+           "replace the UDF with built-in functions (pyspark.sql.functions) where they "
+           "express it",
            "built-in expressions run in the JVM, code-generated, with no transfer to Python"});
       if (row_at_a_time) {
         f.recommendations.push_back(
@@ -224,8 +226,8 @@ void PythonUdf(const DiagnosisInput& input, std::vector<Finding>& out) {
       f.impact.time_saved_ms_low = 0;
       f.impact.time_saved_ms_high =
           static_cast<int64_t>(static_cast<double>(wall_ms) * (1 - jvm_cpu));
-      f.impact.core_hours_saved_high = CoreHours(
-          static_cast<int64_t>(static_cast<double>(run_ms) * (1 - jvm_cpu)), 1);
+      f.impact.core_hours_saved_high =
+          CoreHours(static_cast<int64_t>(static_cast<double>(run_ms) * (1 - jvm_cpu)), 1);
       f.impact.method =
           "up to the UDF stages' wall time outside the JVM (high, a built-in replacement); "
           "nothing if the logic cannot be expressed otherwise (low)";

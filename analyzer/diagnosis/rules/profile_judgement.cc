@@ -10,13 +10,15 @@ namespace sparkprof::diagnosis::rules {
 
 namespace {
 
-int64_t Ms(uint64_t ns) { return static_cast<int64_t>(std::min<uint64_t>(ns / 1'000'000, INT64_MAX)); }
+int64_t Ms(uint64_t ns) {
+  return static_cast<int64_t>(std::min<uint64_t>(ns / 1'000'000, INT64_MAX));
+}
 
 }  // namespace
 
 bool EnoughSamples(const DiagnosisInput& input, const profile::StageProfile& stage) {
-  const int64_t interval_ns = input.profile->interval_ns > 0 ? input.profile->interval_ns
-                                                              : 10'000'000;
+  const int64_t interval_ns =
+      input.profile->interval_ns > 0 ? input.profile->interval_ns : 10'000'000;
   return stage.task_ns >= static_cast<uint64_t>(kMinSamples * interval_ns);
 }
 
@@ -73,18 +75,18 @@ bool JudgeProfiledCauses(const DiagnosisInput& input, const std::vector<Profiled
     f.impact.time_saved_ms_high = std::max(low.saved_ms, high.saved_ms);
     f.impact.core_hours_saved_low = std::min(low.core_hours_saved, high.core_hours_saved);
     f.impact.core_hours_saved_high = std::max(low.core_hours_saved, high.core_hours_saved);
-    f.impact.method =
-        "simulated (what-if replay): the tasks of stage(s) " + [&] {
-          std::string ids;
-          for (const ProfiledCause& cause : causes) {
-            ids += (ids.empty() ? "" : ", ") + std::to_string(cause.stage_id);
-          }
-          return ids;
-        }() +
-        " shortened by the cause's share of their sampled task time x " +
-        Fixed(100 * efficiency.low, 0) + "-" + Fixed(100 * efficiency.high, 0) + "% (" +
-        efficiency.source + "); the model reproduces this run within " +
-        Fixed(100 * high.self_prediction_error, 1) + "%";
+    f.impact.method = "simulated (what-if replay): the tasks of stage(s) " +
+                      [&] {
+                        std::string ids;
+                        for (const ProfiledCause& cause : causes) {
+                          ids += (ids.empty() ? "" : ", ") + std::to_string(cause.stage_id);
+                        }
+                        return ids;
+                      }() +
+                      " shortened by the cause's share of their sampled task time x " +
+                      Fixed(100 * efficiency.low, 0) + "-" + Fixed(100 * efficiency.high, 0) +
+                      "% (" + efficiency.source + "); the model reproduces this run within " +
+                      Fixed(100 * high.self_prediction_error, 1) + "%";
   } else {
     // No trustworthy replay: the stages' task spans shortened alike, capped at the wall time.
     double span_low = 0, span_high = 0;
@@ -113,23 +115,21 @@ bool JudgeProfiledCauses(const DiagnosisInput& input, const std::vector<Profiled
   f.cost_ms = std::min(f.cost_ms, wall_ms);
   const double high_share = static_cast<double>(f.impact.time_saved_ms_high) / wall_ms;
   if (!report_regardless && high_share < kMinWallShare && max_share < kMinShareAlone) return false;
-  f.severity = SeverityForSavingShare(
-      SavingShare(f, wall_ms, HeldCoreHours(*input.model)));
+  f.severity = SeverityForSavingShare(SavingShare(f, wall_ms, HeldCoreHours(*input.model)));
   for (const ProfiledCause& cause : causes) f.stage_ids.push_back(cause.stage_id);
   return true;
 }
 
 std::string TimeAndShare(const ProfiledCause& cause, uint64_t on_cpu_ns) {
-  std::string text = HumanDurationMs(Ms(cause.ns)) + " (" + Fixed(100 * cause.share, 0) + "% of stage " +
-                     std::to_string(cause.stage_id) + "'s " + HumanDurationMs(Ms(cause.stage.task_ns)) +
-                     " of sampled task time";
-  const uint64_t starved =
-      cause.stage.category_ns[CategoryIndex(TaskCategory::kCpuStarved)];
+  std::string text = HumanDurationMs(Ms(cause.ns)) + " (" + Fixed(100 * cause.share, 0) +
+                     "% of stage " + std::to_string(cause.stage_id) + "'s " +
+                     HumanDurationMs(Ms(cause.stage.task_ns)) + " of sampled task time";
+  const uint64_t starved = cause.stage.category_ns[CategoryIndex(TaskCategory::kCpuStarved)];
   if (on_cpu_ns > 0 && starved > 0 && cause.ns > on_cpu_ns) {
     text += ": " + HumanDurationMs(Ms(on_cpu_ns)) + " on CPU, with its part of the " +
             HumanDurationMs(Ms(starved)) + " the threads waited for a CPU, i.e. x (" +
-            HumanDurationMs(Ms(cause.stage.on_cpu_ns)) + " on CPU + " + HumanDurationMs(Ms(starved)) + ") / " +
-            HumanDurationMs(Ms(cause.stage.on_cpu_ns));
+            HumanDurationMs(Ms(cause.stage.on_cpu_ns)) + " on CPU + " +
+            HumanDurationMs(Ms(starved)) + ") / " + HumanDurationMs(Ms(cause.stage.on_cpu_ns));
   }
   return text + ")";
 }
@@ -170,14 +170,15 @@ Confidence ProfileConfidence(const DiagnosisInput& input, const ProfiledCause& c
   for (const std::string& mode : input.profile->modes) modes += (modes.empty() ? "" : ", ") + mode;
   Confidence confidence;
   confidence.level = samples >= 1000 ? ConfidenceLevel::kHigh : ConfidenceLevel::kMedium;
-  confidence.reason = "measured by the agent's stack samples (mode " + modes + ", every " +
-                      HumanDurationMs(interval_ns / 1'000'000) + "): ~" + std::to_string(samples) +
-                      " samples of the cause among ~" + std::to_string(stage_samples) +
-                      " of the stage; the share's standard error is about " +
-                      Fixed(100 * std::sqrt(cause.share * (1 - cause.share) /
-                                            std::max<double>(static_cast<double>(stage_samples), 1)),
-                            1) +
-                      " points";
+  confidence.reason =
+      "measured by the agent's stack samples (mode " + modes + ", every " +
+      HumanDurationMs(interval_ns / 1'000'000) + "): ~" + std::to_string(samples) +
+      " samples of the cause among ~" + std::to_string(stage_samples) +
+      " of the stage; the share's standard error is about " +
+      Fixed(100 * std::sqrt(cause.share * (1 - cause.share) /
+                            std::max<double>(static_cast<double>(stage_samples), 1)),
+            1) +
+      " points";
   return confidence;
 }
 

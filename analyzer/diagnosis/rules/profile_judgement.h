@@ -75,8 +75,7 @@ std::string TimeAndShare(const ProfiledCause& cause, uint64_t on_cpu_ns = 0);
 // most `count`, as "`frame` (1.2 s)" joined by ", ".
 std::string SitesText(const profile::StageProfile& stage, TaskCategory category, size_t count = 3);
 // Adds the cause's stage's sites of `category` (at most `count`) to f.frames.
-void AddSiteFrames(const ProfiledCause& cause, TaskCategory category, Finding& f,
-                   size_t count = 3);
+void AddSiteFrames(const ProfiledCause& cause, TaskCategory category, Finding& f, size_t count = 3);
 // The confidence a profile-based finding carries: high with >= 1,000 samples of the cause,
 // medium otherwise; the reason names the sample counts and the mode.
 Confidence ProfileConfidence(const DiagnosisInput& input, const ProfiledCause& cause);

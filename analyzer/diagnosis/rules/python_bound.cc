@@ -1,7 +1,8 @@
 // python-bound: task threads spend a large share of their time waiting on their Python worker
 // (PySpark UDFs, pandas UDFs, mapInPandas/applyInPandas, RDD lambdas): the JVM side of a Python
 // task is a thread blocked reading the worker's socket, which the event log calls run time.
-// Needs off-CPU samples (agent mode cpu+wall, the default; wall mode does not split a sample into on and off CPU).
+// Needs off-CPU samples (agent mode cpu+wall, the default; wall mode does not split a sample into
+// on and off CPU).
 //
 // Judgement: profile_judgement.h. The fix follows the frames that waited:
 //   * row-at-a-time Python UDFs (BatchEvalPythonExec / PythonUDFRunner): built-in functions run
@@ -81,7 +82,8 @@ void PythonBound(const DiagnosisInput& input, std::vector<Finding>& out) {
   }
   const ProfiledCause& top = causes.front();
   PythonKind kind = KindOf(top.stage);
-  const bool arrow_row_udf = kind == PythonKind::kArrow && RunsArrowBatchedRowUdf(input, top.stage_id);
+  const bool arrow_row_udf =
+      kind == PythonKind::kArrow && RunsArrowBatchedRowUdf(input, top.stage_id);
   if (arrow_row_udf) kind = PythonKind::kRowUdf;
 
   Finding f = NewFinding("python-bound");
@@ -94,7 +96,8 @@ void PythonBound(const DiagnosisInput& input, std::vector<Finding>& out) {
       {"stages", static_cast<double>(causes.size()), "count"},
   };
   if (python_cpu > 0) {
-    f.evidence.push_back({"python_worker_cpu_ms", static_cast<double>(python_cpu / 1'000'000), "ms"});
+    f.evidence.push_back(
+        {"python_worker_cpu_ms", static_cast<double>(python_cpu / 1'000'000), "ms"});
   }
   for (const ProfiledCause& cause : causes) AddSiteFrames(cause, TaskCategory::kPythonWait, f);
   const profile::PythonFrameTime* hot =
@@ -107,13 +110,14 @@ void PythonBound(const DiagnosisInput& input, std::vector<Finding>& out) {
     const uint64_t off_ns = hot->ns - std::min(hot->ns, hot->on_cpu_ns);
     const uint64_t waiting_ns = off_ns - std::min(off_ns, hot->runnable_ns);
     waits_in_python = 2 * waiting_ns >= worker_ns;
-    for (std::string_view network : {"socket.py", "ssl.py", "selectors.py", "http", "urllib",
-                                     "requests", "grpc"}) {
+    for (std::string_view network :
+         {"socket.py", "ssl.py", "selectors.py", "http", "urllib", "requests", "grpc"}) {
       waits_on_network |= hot->waited_in.find(network) != std::string::npos;
     }
     f.evidence.push_back({"python_worker_off_cpu_ms",
                           static_cast<double>(top.stage.python_off_cpu_ns / 1'000'000), "ms"});
-    f.evidence.push_back({"top_python_function_ms", static_cast<double>(hot->ns / 1'000'000), "ms"});
+    f.evidence.push_back(
+        {"top_python_function_ms", static_cast<double>(hot->ns / 1'000'000), "ms"});
     f.evidence.push_back({"top_python_function_share",
                           static_cast<double>(hot->ns) / static_cast<double>(worker_ns), "ratio"});
     f.frames.push_back({top.stage_id, hot->frame, hot->function,
@@ -124,14 +128,16 @@ void PythonBound(const DiagnosisInput& input, std::vector<Finding>& out) {
                           std::string(::sparkprof::CategoryName(TaskCategory::kPythonOffCpu)),
                           static_cast<double>(off_ns) / 1e6});
     }
-    in_python = " In the Python workers (" + HumanDurationMs(static_cast<int64_t>(worker_ns / 1'000'000)) +
-                " sampled: " + HumanDurationMs(static_cast<int64_t>(top.stage.python_ns / 1'000'000)) +
-                " on CPU), `" + hot->function + "` held " +
-                Fixed(100.0 * static_cast<double>(hot->ns) / static_cast<double>(worker_ns), 0) +
-                "% (" + HumanDurationMs(static_cast<int64_t>(hot->ns / 1'000'000)) + ", most at `" + hot->frame +
-                "`): " + HumanDurationMs(static_cast<int64_t>(hot->on_cpu_ns / 1'000'000)) + " on CPU";
+    in_python =
+        " In the Python workers (" + HumanDurationMs(static_cast<int64_t>(worker_ns / 1'000'000)) +
+        " sampled: " + HumanDurationMs(static_cast<int64_t>(top.stage.python_ns / 1'000'000)) +
+        " on CPU), `" + hot->function + "` held " +
+        Fixed(100.0 * static_cast<double>(hot->ns) / static_cast<double>(worker_ns), 0) + "% (" +
+        HumanDurationMs(static_cast<int64_t>(hot->ns / 1'000'000)) + ", most at `" + hot->frame +
+        "`): " + HumanDurationMs(static_cast<int64_t>(hot->on_cpu_ns / 1'000'000)) + " on CPU";
     if (waiting_ns > 0) {
-      in_python += ", " + HumanDurationMs(static_cast<int64_t>(waiting_ns / 1'000'000)) + " waiting" +
+      in_python += ", " + HumanDurationMs(static_cast<int64_t>(waiting_ns / 1'000'000)) +
+                   " waiting" +
                    (hot->waited_in.empty() ? "" : " (most in `" + hot->waited_in + "`)");
     }
     if (hot->runnable_ns > 0) {
@@ -161,18 +167,21 @@ void PythonBound(const DiagnosisInput& input, std::vector<Finding>& out) {
         " Vectorising it would not shorten the wait.";
     if (waits_on_network) {
       f.recommendations.push_back(
-          {"", "call the service once per batch instead of once per row: mapInPandas (or a "
-               "pandas_udf) that sends one bulk request per Arrow batch",
+          {"",
+           "call the service once per batch instead of once per row: mapInPandas (or a "
+           "pandas_udf) that sends one bulk request per Arrow batch",
            "the round trip is paid per call; a batch of 10,000 rows pays it once"});
       f.recommendations.push_back(
-          {"", "or overlap the calls: a thread pool inside mapInPandas (the worker waits on many "
-               "requests at once), and cache answers that repeat",
+          {"",
+           "or overlap the calls: a thread pool inside mapInPandas (the worker waits on many "
+           "requests at once), and cache answers that repeat",
            "while one call waits, the others proceed; the service's own capacity is the limit"});
     } else {
       f.recommendations.push_back(
-          {"", "remove the wait from the per-row path: a lock shared by all workers (a file "
-               "lock, a global resource) or a sleep serialises the tasks; give each worker its "
-               "own resource, or do the guarded work once per partition",
+          {"",
+           "remove the wait from the per-row path: a lock shared by all workers (a file "
+           "lock, a global resource) or a sleep serialises the tasks; give each worker its "
+           "own resource, or do the guarded work once per partition",
            "a task's time in this wait is time its slot does nothing"});
     }
     efficiency = {0.30, 0.80, "batched or overlapped waits, when the service is not the limit"};
@@ -187,8 +196,9 @@ void PythonBound(const DiagnosisInput& input, std::vector<Finding>& out) {
                       " The data already moves in Arrow batches (pandas UDF, mapInPandas or "
                       "applyInPandas): the Python function itself is the cost.";
       f.recommendations.push_back(
-          {"", "make the Python function vectorised end to end (pandas/NumPy operations on whole "
-               "columns, no per-row apply or loops), or express it with built-in functions",
+          {"",
+           "make the Python function vectorised end to end (pandas/NumPy operations on whole "
+           "columns, no per-row apply or loops), or express it with built-in functions",
            "row loops inside a pandas UDF run at Python speed, like a row-at-a-time UDF"});
       f.recommendations.push_back(
           {"spark.sql.execution.arrow.maxRecordsPerBatch", "50000",
@@ -217,18 +227,21 @@ void PythonBound(const DiagnosisInput& input, std::vector<Finding>& out) {
                        : " Each row crosses to a Python worker and back (pickled), and the "
                          "function runs once per row at Python speed.");
       f.recommendations.push_back(
-          {"", "replace the UDF with built-in functions (pyspark.sql.functions), which run in "
-               "the JVM",
+          {"",
+           "replace the UDF with built-in functions (pyspark.sql.functions), which run in "
+           "the JVM",
            "no worker round trip and no serialisation per row"});
       if (arrow_row_udf) {
         f.recommendations.push_back(
-            {"", "if it must stay Python: a vectorised pandas_udf whose code works on whole "
-                 "pandas Series (no per-element loop or apply)",
+            {"",
+             "if it must stay Python: a vectorised pandas_udf whose code works on whole "
+             "pandas Series (no per-element loop or apply)",
              "the rows already cross in Arrow batches; the per-row Python call is what remains"});
       } else {
         f.recommendations.push_back(
-            {"", "if it must stay Python: a vectorised pandas_udf, or @udf(useArrow=True) on "
-                 "Spark 3.5+ (spark.sql.execution.pythonUDF.arrow.enabled=true for all UDFs)",
+            {"",
+             "if it must stay Python: a vectorised pandas_udf, or @udf(useArrow=True) on "
+             "Spark 3.5+ (spark.sql.execution.pythonUDF.arrow.enabled=true for all UDFs)",
              "rows then cross in Arrow batches, and pandas code runs on whole columns"});
       }
       efficiency = {0.50, 0.90, "built-ins or Arrow-batched UDFs against row-at-a-time UDFs"};

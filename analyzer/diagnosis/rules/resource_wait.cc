@@ -30,8 +30,9 @@ void AddCapacityAdvice(const DiagnosisInput& input, Finding& f) {
   const Platform platform = input.GetPlatform();
   if (platform == Platform::kDatabricks) {
     f.recommendations.push_back(
-        {"", "attach the cluster to an instance pool with idle instances (or keep a minimum of "
-             "workers running)",
+        {"",
+         "attach the cluster to an instance pool with idle instances (or keep a minimum of "
+         "workers running)",
          "Databricks starts executors only when its VMs are up; a pool's idle instances skip "
          "the VM start"});
     return;
@@ -44,8 +45,9 @@ void AddCapacityAdvice(const DiagnosisInput& input, Finding& f) {
            "pending executor pods wait for a node; a higher pod priority lets the scheduler "
            "place (or preempt for) them first"});
       f.recommendations.push_back(
-          {"", "keep node headroom: cluster-autoscaler over-provisioning (low-priority "
-               "placeholder pods) or a pre-warmed node pool, and images pre-pulled on the nodes",
+          {"",
+           "keep node headroom: cluster-autoscaler over-provisioning (low-priority "
+           "placeholder pods) or a pre-warmed node pool, and images pre-pulled on the nodes",
            "on Kubernetes the wait is pod scheduling, node scale-up and the image pull"});
       f.recommendations.push_back(
           {"spark.kubernetes.allocation.batch.size", "20",
@@ -55,8 +57,9 @@ void AddCapacityAdvice(const DiagnosisInput& input, Finding& f) {
     case ClusterManager::kStandalone:
       if (!input.SingleExecutorHost().empty()) {
         f.recommendations.push_back(
-            {"", "start fewer, larger executors (spark.executor.cores) or keep other work off "
-                 "the host while they start",
+            {"",
+             "start fewer, larger executors (spark.executor.cores) or keep other work off "
+             "the host while they start",
              "the Workers start one JVM per executor on the same host; each loads Spark's "
              "classes before it registers, slower when the host's CPUs are busy"});
         break;
@@ -79,8 +82,9 @@ void AddCapacityAdvice(const DiagnosisInput& input, Finding& f) {
       break;
     case ClusterManager::kLocalCluster:
       f.recommendations.push_back(
-          {"", "run with fewer executor JVMs (or local[N], whose tasks run in the driver with no "
-               "executor to start), or keep other work off the host while they start",
+          {"",
+           "run with fewer executor JVMs (or local[N], whose tasks run in the driver with no "
+           "executor to start), or keep other work off the host while they start",
            "local-cluster starts a Worker and an executor JVM per executor on this host; each "
            "loads Spark's classes before it registers, which takes longer on a busy host"});
       break;
@@ -93,13 +97,15 @@ void AddCapacityAdvice(const DiagnosisInput& input, Finding& f) {
            "(or a less busy queue/node pool) removes it"});
       if (platform == Platform::kEmr) {
         f.recommendations.push_back(
-            {"", "raise the managed-scaling minimum (or the core/task fleet's on-demand "
-                 "capacity) for this job's schedule",
+            {"",
+             "raise the managed-scaling minimum (or the core/task fleet's on-demand "
+             "capacity) for this job's schedule",
              "EMR adds nodes only after YARN reports pending containers"});
       } else if (platform == Platform::kDataproc) {
         f.recommendations.push_back(
-            {"", "raise the autoscaling policy's minimum primary/secondary workers for this "
-                 "job's schedule",
+            {"",
+             "raise the autoscaling policy's minimum primary/secondary workers for this "
+             "job's schedule",
              "Dataproc scales up only after YARN reports pending memory"});
       }
       break;
@@ -139,7 +145,8 @@ std::string WhatTheWaitWas(const DiagnosisInput& input, const FirstExecutor& fir
            " after its request (the log's request and registration times). " +
            (startup >= before_request
                 ? "Most of the wait was executor start-up: from the request to the registration "
-                  "the cluster manager (" + std::string(ClusterManagerName(manager)) +
+                  "the cluster manager (" +
+                      std::string(ClusterManagerName(manager)) +
                       (platform.empty() ? std::string() : " on " + platform) +
                       ") found room, started the container or pod and its JVM."
                 : std::string("Most of the wait came before the driver asked for an executor: "
@@ -188,8 +195,9 @@ void ResourceWait(const DiagnosisInput& input, std::vector<Finding>& out) {
                   "measured from the application start to the first executor's registration"};
   f.severity = Severity::kCritical;  // capped by the expected saving (severity.h)
   const bool local = input.Manager() == ClusterManager::kLocal;
-  f.title = "Waited " + HumanDurationMs(p.resource_wait_ms) +
-            (local ? " before the first task could run" : " for executors before any task could run");
+  f.title =
+      "Waited " + HumanDurationMs(p.resource_wait_ms) +
+      (local ? " before the first task could run" : " for executors before any task could run");
   f.evidence = {
       {"resource_wait_ms", static_cast<double>(p.resource_wait_ms), "ms"},
       {"resource_wait_share", share, "ratio"},
@@ -205,18 +213,18 @@ void ResourceWait(const DiagnosisInput& input, std::vector<Finding>& out) {
         {"first_executor_request_offset_ms",
          static_cast<double>(std::max<int64_t>(first.requested_ms - m.start_time_ms, 0)), "ms"});
   }
-  f.explanation = "The application started, then spent " + HumanDurationMs(p.resource_wait_ms) + " (" +
-                  Fixed(100 * share, 0) + "% of its " + HumanDurationMs(p.wall_ms) + ") before " +
+  f.explanation = "The application started, then spent " + HumanDurationMs(p.resource_wait_ms) +
+                  " (" + Fixed(100 * share, 0) + "% of its " + HumanDurationMs(p.wall_ms) +
+                  ") before " +
                   (local ? std::string("its first task ran. ")
                          : std::string("the first executor registered. ")) +
                   WhatTheWaitWas(input, first, m.start_time_ms);
   if (p.slot_starved_wall_ms > 0) {
     f.explanation += " Later, tasks waited for a free slot during " +
                      HumanDurationMs(p.slot_starved_wall_ms) + " (" +
-                     Fixed(100 * p.Ratio(p.slot_starved_wall_ms), 0) +
-                     "% of the run), at most " + std::to_string(p.peak_queued_tasks) +
-                     " of them at once: demand beyond the " + std::to_string(p.peak_slots) +
-                     " slots.";
+                     Fixed(100 * p.Ratio(p.slot_starved_wall_ms), 0) + "% of the run), at most " +
+                     std::to_string(p.peak_queued_tasks) + " of them at once: demand beyond the " +
+                     std::to_string(p.peak_slots) + " slots.";
   }
   AddCapacityAdvice(input, f);
   const std::string memory = input.Property("spark.executor.memory", "1g");

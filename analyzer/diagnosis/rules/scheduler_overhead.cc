@@ -56,12 +56,13 @@ void SchedulerOverhead(const DiagnosisInput& input, std::vector<Finding>& out) {
       {"task_attempts", static_cast<double>(tasks), "tasks"},
   };
   f.title = Fixed(100 * share, 0) + "% of task time is scheduling and (de)serialisation overhead";
-  f.explanation = "Of " + HumanDurationMs(duration) + " of task time, " + HumanDurationMs(overhead) +
-                  " was spent outside the tasks' own work: " + HumanDurationMs(scheduler_delay) +
-                  " scheduler delay (waiting to start, shipping the task, fetching results), " +
-                  HumanDurationMs(deserialize) + " deserialising tasks and " + HumanDurationMs(result) +
-                  " serialising or fetching results, over " + std::to_string(tasks) +
-                  " task attempts (" + HumanDurationMs(overhead / std::max<int64_t>(tasks, 1)) + " each).";
+  f.explanation =
+      "Of " + HumanDurationMs(duration) + " of task time, " + HumanDurationMs(overhead) +
+      " was spent outside the tasks' own work: " + HumanDurationMs(scheduler_delay) +
+      " scheduler delay (waiting to start, shipping the task, fetching results), " +
+      HumanDurationMs(deserialize) + " deserialising tasks and " + HumanDurationMs(result) +
+      " serialising or fetching results, over " + std::to_string(tasks) + " task attempts (" +
+      HumanDurationMs(overhead / std::max<int64_t>(tasks, 1)) + " each).";
   if (scheduler_delay >= deserialize && scheduler_delay >= result) {
     f.recommendations.push_back(
         {"",
@@ -80,10 +81,11 @@ void SchedulerOverhead(const DiagnosisInput& input, std::vector<Finding>& out) {
              "load classes, so short applications show some of this anyway)"});
   }
   if (result * 3 >= overhead) {
-    f.recommendations.push_back({"",
-                                 "return less to the driver (aggregate on the executors, write "
-                                 "results out instead of collect())",
-                                 "result serialisation and fetching take " + HumanDurationMs(result)});
+    f.recommendations.push_back(
+        {"",
+         "return less to the driver (aggregate on the executors, write "
+         "results out instead of collect())",
+         "result serialisation and fetching take " + HumanDurationMs(result)});
   }
   if (f.recommendations.empty()) {
     f.recommendations.push_back({"", "use fewer, larger tasks", "overhead is paid per task"});

@@ -48,8 +48,8 @@ void SerializationBound(const DiagnosisInput& input, std::vector<Finding>& out) 
   for (const ProfiledCause& cause : causes) {
     serialization += cause.ns;
     const profile::StageProfile& stage = cause.stage;
-    by_application += stage.RunnableNs(
-        stage.application_site_ns[CategoryIndex(TaskCategory::kSerialization)]);
+    by_application +=
+        stage.RunnableNs(stage.application_site_ns[CategoryIndex(TaskCategory::kSerialization)]);
     java += stage.RunnableNs(PatternNs(stage, profile::Pattern::kJavaSerialization));
     closure += stage.RunnableNs(PatternNs(stage, profile::Pattern::kClosureSerialization));
     kryo += stage.RunnableNs(PatternNs(stage, profile::Pattern::kKryo));
@@ -91,8 +91,9 @@ void SerializationBound(const DiagnosisInput& input, std::vector<Finding>& out) 
         "captures a large object (a lookup table, a model, a collection), and every task "
         "deserialises its own copy.";
     f.recommendations.push_back(
-        {"", "broadcast the captured object (sc.broadcast / spark.sparkContext.broadcast) and "
-             "read .value inside the function",
+        {"",
+         "broadcast the captured object (sc.broadcast / spark.sparkContext.broadcast) and "
+         "read .value inside the function",
          "a broadcast is deserialised once per executor instead of once per task"});
     efficiency = {0.80, 0.95, "a broadcast is read once per executor; the small closure stays"};
   } else if (java * 2 >= serialization &&
@@ -112,8 +113,9 @@ void SerializationBound(const DiagnosisInput& input, std::vector<Finding>& out) 
                        (callers.empty() ? std::string() : " (" + callers + ")") +
                        ": objects are copied or stored by writing and parsing a byte stream.";
       f.recommendations.push_back(
-          {"", "copy the objects without Java serialization (copy constructors, or a copy "
-               "method per class), or keep them immutable and share them",
+          {"",
+           "copy the objects without Java serialization (copy constructors, or a copy "
+           "method per class), or keep them immutable and share them",
            "a copy walks the objects once; ObjectOutputStream writes class descriptors and every "
            "field as bytes, and ObjectInputStream parses them back"});
     }
@@ -134,14 +136,15 @@ void SerializationBound(const DiagnosisInput& input, std::vector<Finding>& out) 
            "spark.kryo.classesToRegister) Kryo writes a class id, not the class name, per "
            "record; the flag makes a missing registration an error instead of a slowdown"});
     }
-    efficiency = {0.50, 0.90, "Java serialization avoided: Kryo or a direct copy, Spark's tuning guide's 10x"};
+    efficiency = {0.50, 0.90,
+                  "Java serialization avoided: Kryo or a direct copy, Spark's tuning guide's 10x"};
   } else {
     f.title = "Serialization dominates the task time";
-    f.explanation =
-        where + (kryo > 0 ? " " + HumanDurationMs(static_cast<int64_t>(kryo / 1'000'000)) +
-                                " of it is Kryo."
-                          : std::string()) +
-        " The serializer itself is not the slow one; the amount of data serialised is.";
+    f.explanation = where +
+                    (kryo > 0 ? " " + HumanDurationMs(static_cast<int64_t>(kryo / 1'000'000)) +
+                                    " of it is Kryo."
+                              : std::string()) +
+                    " The serializer itself is not the slow one; the amount of data serialised is.";
     if (kryo_configured) {
       f.recommendations.push_back(
           {"spark.kryo.registrationRequired", "true",
@@ -149,9 +152,10 @@ void SerializationBound(const DiagnosisInput& input, std::vector<Finding>& out) 
            "class id per record instead of the class name"});
     }
     f.recommendations.push_back(
-        {"", "serialise less: DataFrame/Dataset operations on Spark's binary rows instead of "
-             "RDDs of objects, project columns before a shuffle, cache MEMORY_ONLY (deserialised) "
-             "data read many times",
+        {"",
+         "serialise less: DataFrame/Dataset operations on Spark's binary rows instead of "
+         "RDDs of objects, project columns before a shuffle, cache MEMORY_ONLY (deserialised) "
+         "data read many times",
          "the time is proportional to the objects serialised"});
     efficiency = {0.10, 0.40, "less data or registered classes; the data still has to be written"};
   }

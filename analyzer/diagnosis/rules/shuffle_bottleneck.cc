@@ -41,10 +41,12 @@ void ShuffleBottleneck(const DiagnosisInput& input, std::vector<Finding>& out) {
               "% of task time " + (fetch ? "waiting for shuffle fetches" : "writing shuffle files");
     f.explanation =
         "Tasks of stage " + std::to_string(stage.stage_id) + " (" + stage.name + ") waited " +
-        HumanDurationMs(stage.fetch_wait_ms) + " for shuffle blocks from other executors and spent " +
-        HumanDurationMs(stage.shuffle_write_ms) + " writing shuffle output, " + Fixed(100 * share, 0) +
-        "% of their " + HumanDurationMs(stage.run_time_ms) + " run time. They read " +
-        HumanBytes(stage.shuffle_read_bytes) + " and wrote " + HumanBytes(stage.shuffle_write_bytes) +
+        HumanDurationMs(stage.fetch_wait_ms) +
+        " for shuffle blocks from other executors and spent " +
+        HumanDurationMs(stage.shuffle_write_ms) + " writing shuffle output, " +
+        Fixed(100 * share, 0) + "% of their " + HumanDurationMs(stage.run_time_ms) +
+        " run time. They read " + HumanBytes(stage.shuffle_read_bytes) + " and wrote " +
+        HumanBytes(stage.shuffle_write_bytes) +
         " of shuffle data: the network or the disks of the serving executors are the limit, "
         "not the CPUs.";
     if (fetch) {

@@ -76,8 +76,8 @@ void Spill(const DiagnosisInput& input, std::vector<Finding>& out) {
     int64_t io_ms_high = static_cast<int64_t>(2.0 * stage.disk_spill_bytes / (100.0 * kMB) * 1000);
     std::string head =
         "Stage " + std::to_string(stage.stage_id) + " (" + stage.name + ") spilled " +
-        HumanBytes(stage.memory_spill_bytes) + " of in-memory data (" + HumanBytes(stage.disk_spill_bytes) +
-        " on disk) while reading " + HumanBytes(read) +
+        HumanBytes(stage.memory_spill_bytes) + " of in-memory data (" +
+        HumanBytes(stage.disk_spill_bytes) + " on disk) while reading " + HumanBytes(read) +
         ". Spilling means a task's sort or aggregation buffer did not fit in its share "
         "of execution memory, so it was written to local disk and read back. ";
     if (skew_is_cause) {
@@ -204,12 +204,14 @@ void Spill(const DiagnosisInput& input, std::vector<Finding>& out) {
                        " figures come from Photon's own SQL metrics: Spark's task metrics are 0 "
                        "for Photon tasks.";
       if (stage.photon_figures.find("peak memory") != std::string::npos) {
-        f.explanation += " A task's peak memory is the sum of its Photon operators' peaks, an "
-                         "upper bound: the operators' peaks need not coincide.";
+        f.explanation +=
+            " A task's peak memory is the sum of its Photon operators' peaks, an "
+            "upper bound: the operators' peaks need not coincide.";
         if (stage.photon_peak_memory_largest_operator_max > 0) {
-          f.explanation += " By its largest operator's peak instead (a lower bound; the figure "
-                           "spark-rapids-tools reports), a task held at most " +
-                           HumanBytes(stage.photon_peak_memory_largest_operator_max) + ".";
+          f.explanation +=
+              " By its largest operator's peak instead (a lower bound; the figure "
+              "spark-rapids-tools reports), a task held at most " +
+              HumanBytes(stage.photon_peak_memory_largest_operator_max) + ".";
         }
       }
       f.explanation += ")";

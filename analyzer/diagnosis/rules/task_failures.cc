@@ -94,7 +94,8 @@ void TaskFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
 
   bool skewed_oom = false;
   for (const StageStats& stage : input.stages) {
-    if (oom_by_stage.count(stage.stage_id) != 0 && AssessSkew(stage, input.phases.wall_ms).kind == SkewKind::kData)
+    if (oom_by_stage.count(stage.stage_id) != 0 &&
+        AssessSkew(stage, input.phases.wall_ms).kind == SkewKind::kData)
       skewed_oom = true;
   }
   if (oom > 0 && skewed_oom) {

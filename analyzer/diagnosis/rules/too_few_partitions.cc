@@ -85,9 +85,10 @@ void TooFewPartitions(const DiagnosisInput& input, std::vector<Finding>& out) {
               std::to_string(stage.num_tasks) + " tasks on " + std::to_string(slots) + " slots";
     f.explanation =
         "Stage " + std::to_string(stage.stage_id) + " (" + stage.name + ") ran for " +
-        HumanDurationMs(stage.task_span_ms) + " (first task start to last task end) with " + std::to_string(stage.num_tasks) +
-        " tasks, each reading " + HumanBytes(stage.median_read_bytes) + " (median), while " +
-        std::to_string(slots) + " task slots were available. " +
+        HumanDurationMs(stage.task_span_ms) + " (first task start to last task end) with " +
+        std::to_string(stage.num_tasks) + " tasks, each reading " +
+        HumanBytes(stage.median_read_bytes) + " (median), while " + std::to_string(slots) +
+        " task slots were available. " +
         (few ? "With fewer tasks than slots, " + std::to_string(slots - stage.num_tasks) +
                    " cores had nothing to do for the whole stage. "
              : std::string()) +
@@ -109,8 +110,9 @@ void TooFewPartitions(const DiagnosisInput& input, std::vector<Finding>& out) {
     } else if (stage.shuffle_read_bytes >= stage.input_bytes &&
                RepartitionedByNumber(*input.model, stage.stage_id)) {
       f.recommendations.push_back(
-          {"", "change the .repartition(" + std::to_string(stage.num_tasks) + ") before this stage to .repartition(" +
-                   std::to_string(target) + ")",
+          {"",
+           "change the .repartition(" + std::to_string(stage.num_tasks) +
+               ") before this stage to .repartition(" + std::to_string(target) + ")",
            "the plan repartitions to a fixed number (REPARTITION_BY_NUM): that number, not "
            "spark.sql.shuffle.partitions or AQE, sets this stage's " +
                std::to_string(stage.num_tasks) + " tasks"});
@@ -129,16 +131,17 @@ void TooFewPartitions(const DiagnosisInput& input, std::vector<Finding>& out) {
              "AQE only merges partitions, so the shuffle must start with at least " +
                  std::to_string(target) + " (" + std::to_string(current) + " now)"});
       }
-      f.recommendations.push_back(
-          {"", "if the plan repartitions to " + std::to_string(stage.num_tasks) +
-                   " (.repartition(n) or coalesce(n)), change that number to " +
-                   std::to_string(target) + " in the code",
-           "an explicit partition count overrides both settings"});
+      f.recommendations.push_back({"",
+                                   "if the plan repartitions to " +
+                                       std::to_string(stage.num_tasks) +
+                                       " (.repartition(n) or coalesce(n)), change that number to " +
+                                       std::to_string(target) + " in the code",
+                                   "an explicit partition count overrides both settings"});
     } else if (stage.shuffle_read_bytes >= stage.input_bytes) {
       f.recommendations.push_back({"spark.sql.shuffle.partitions", std::to_string(target),
-                                   "max(2 x " + std::to_string(slots) + " slots, " + HumanBytes(read) +
-                                       " / 128 MiB); or .repartition(" + std::to_string(target) +
-                                       ") before this stage"});
+                                   "max(2 x " + std::to_string(slots) + " slots, " +
+                                       HumanBytes(read) + " / 128 MiB); or .repartition(" +
+                                       std::to_string(target) + ") before this stage"});
     } else {
       int64_t split_mib = std::max<int64_t>(1, read / target / kMiB);
       f.recommendations.push_back({"spark.sql.files.maxPartitionBytes",
@@ -167,13 +170,13 @@ void TooFewPartitions(const DiagnosisInput& input, std::vector<Finding>& out) {
       f.impact.time_saved_ms_low = simulated.saved_ms / 2;
       f.impact.core_hours_saved_high = simulated.core_hours_saved;
       f.impact.core_hours_saved_low = simulated.core_hours_saved / 2;
-      f.impact.method =
-          "simulated (sparkprof whatif): the run replayed with stage " +
-          std::to_string(stage.stage_id) + "'s work spread over " + std::to_string(target) +
-          " tasks saves " + HumanDurationMs(simulated.saved_ms) +
-          " of wall time (high; the model reproduces this run within " +
-          Fixed(100 * simulated.self_prediction_error, 1) +
-          "%), half of it (low: larger tasks rarely split perfectly)";
+      f.impact.method = "simulated (sparkprof whatif): the run replayed with stage " +
+                        std::to_string(stage.stage_id) + "'s work spread over " +
+                        std::to_string(target) + " tasks saves " +
+                        HumanDurationMs(simulated.saved_ms) +
+                        " of wall time (high; the model reproduces this run within " +
+                        Fixed(100 * simulated.self_prediction_error, 1) +
+                        "%), half of it (low: larger tasks rarely split perfectly)";
     }
     out.push_back(std::move(f));
   }

@@ -48,8 +48,8 @@ void TooManySmallTasks(const DiagnosisInput& input, std::vector<Finding>& out) {
               " tasks of " + HumanDurationMs(stage.median_task_ms) + " (median)";
     f.explanation = "Stage " + std::to_string(stage.stage_id) + " (" + stage.name + ") ran " +
                     std::to_string(tasks) + " tasks with a median of " +
-                    HumanDurationMs(stage.median_task_ms) + ", reading " + HumanBytes(read) + " in total (" +
-                    HumanBytes(tasks > 0 ? read / tasks : 0) +
+                    HumanDurationMs(stage.median_task_ms) + ", reading " + HumanBytes(read) +
+                    " in total (" + HumanBytes(tasks > 0 ? read / tasks : 0) +
                     " each). Every task pays scheduling, deserialisation and result handling (" +
                     HumanDurationMs(overhead_per_task) +
                     " per task here beyond its run time), so tiny tasks "
@@ -58,8 +58,9 @@ void TooManySmallTasks(const DiagnosisInput& input, std::vector<Finding>& out) {
                     std::to_string(slots) + " slots busy.";
     if (read == 0) {
       f.recommendations.push_back(
-          {"", "create fewer partitions in the code (.coalesce(" + std::to_string(target) +
-                   "), or parallelize with numSlices=" + std::to_string(target) + ")",
+          {"",
+           "create fewer partitions in the code (.coalesce(" + std::to_string(target) +
+               "), or parallelize with numSlices=" + std::to_string(target) + ")",
            "the stage reads neither files nor shuffle data, so no SQL partition setting "
            "applies"});
     } else if (stage.shuffle_read_bytes >= stage.input_bytes) {
@@ -68,9 +69,10 @@ void TooManySmallTasks(const DiagnosisInput& input, std::vector<Finding>& out) {
            "max(2 x " + std::to_string(slots) + " slots, " + HumanBytes(read) + " / 128 MiB)"});
       if (input.AqeCoalesces()) {
         f.recommendations.push_back(
-            {"", "find where the " + std::to_string(tasks) +
-                     " partitions come from: a .repartition(n) or an RDD shuffle, which AQE "
-                     "does not coalesce",
+            {"",
+             "find where the " + std::to_string(tasks) +
+                 " partitions come from: a .repartition(n) or an RDD shuffle, which AQE "
+                 "does not coalesce",
              "AQE's partition coalescing is on in this run and would have merged these "
              "partitions up to spark.sql.adaptive.advisoryPartitionSizeInBytes if it applied"});
       } else {

@@ -18,30 +18,27 @@ class TraceSink final : public eventlog::EventSink {
   std::string trace;
   void OnEvent(const eventlog::Event& event) override {
     using namespace eventlog;
-    std::visit(Overloaded{
-                   [&](const LogStartEvent& e) { trace += "log" + e.spark_version; },
-                   [&](const JobStartEvent& e) { trace += "job" + std::to_string(e.job_id); },
-                   [&](const StageCompletedEvent& e) {
-                     trace += "stage" + std::to_string(e.stage.stage_id);
-                   },
-                   [&](const TaskStartEvent& e) {
-                     trace += "start" + std::to_string(e.info.task_id);
-                   },
-                   [&](const TaskEndEvent& e) {
-                     trace += "end" + std::to_string(e.info.task_id) + "/" +
-                              std::to_string(e.info.photon_peak_memory_bytes) + "/" +
-                              std::to_string(e.info.photon_peak_memory_largest_operator_bytes) +
-                              "/" + e.reason.reason + "/" +
-                              std::to_string(e.metrics.executor_run_time_ms);
-                   },
-                   [&](const SqlExecutionStartEvent& e) {
-                     trace += "sql" + std::to_string(e.execution_id) + "/" +
-                              std::to_string(e.plan.size());
-                   },
-                   [&](const OtherEvent& e) { trace += e.name + std::to_string(e.timestamp_ms); },
-                   [](const auto&) {},
-               },
-               event);
+    std::visit(
+        Overloaded{
+            [&](const LogStartEvent& e) { trace += "log" + e.spark_version; },
+            [&](const JobStartEvent& e) { trace += "job" + std::to_string(e.job_id); },
+            [&](const StageCompletedEvent& e) {
+              trace += "stage" + std::to_string(e.stage.stage_id);
+            },
+            [&](const TaskStartEvent& e) { trace += "start" + std::to_string(e.info.task_id); },
+            [&](const TaskEndEvent& e) {
+              trace += "end" + std::to_string(e.info.task_id) + "/" +
+                       std::to_string(e.info.photon_peak_memory_bytes) + "/" +
+                       std::to_string(e.info.photon_peak_memory_largest_operator_bytes) + "/" +
+                       e.reason.reason + "/" + std::to_string(e.metrics.executor_run_time_ms);
+            },
+            [&](const SqlExecutionStartEvent& e) {
+              trace += "sql" + std::to_string(e.execution_id) + "/" + std::to_string(e.plan.size());
+            },
+            [&](const OtherEvent& e) { trace += e.name + std::to_string(e.timestamp_ms); },
+            [](const auto&) {},
+        },
+        event);
   }
 };
 
@@ -64,8 +61,8 @@ std::string Read(const std::string& bytes, int threads, std::string* trace) {
   std::string summary = std::to_string(report.lines) + " " + std::to_string(report.events) + " " +
                         std::to_string(report.bad_line_count) + "\n";
   for (const eventlog::BadLine& bad : report.bad_lines) {
-    summary += std::to_string(bad.line) + ":" + std::to_string(bad.byte_offset) + " " +
-               bad.error + "\n";
+    summary +=
+        std::to_string(bad.line) + ":" + std::to_string(bad.byte_offset) + " " + bad.error + "\n";
   }
   for (const auto& [name, count] : report.event_counts) {
     summary += name + "=" + std::to_string(count) + "\n";
