@@ -34,7 +34,7 @@ class LiveApplication::Tee final : public eventlog::EventSink {
   void Count(const eventlog::EnvironmentUpdateEvent&) {}
   void Count(const eventlog::ResourceProfileAddedEvent&) {}
   void Count(const eventlog::ExecutorAddedEvent& e) {
-    executor_cores_[e.executor_id] = std::max(e.total_cores, 0);
+    executor_cores_[e.executor_id] = e.total_cores;  // 0 to kMaxDeclaredCount
     Recount();
   }
   void Count(const eventlog::ExecutorRemovedEvent& e) {
@@ -48,7 +48,7 @@ class LiveApplication::Tee final : public eventlog::EventSink {
   void Count(const eventlog::StageSubmittedEvent& e) {
     StageKey key{e.stage.stage_id, e.stage.attempt};
     if (completed_.count(key) != 0 || pending_.count(key) != 0) return;
-    int64_t tasks = std::max<int64_t>(e.stage.num_tasks, 0);
+    int64_t tasks = e.stage.num_tasks;  // 0 to kMaxDeclaredCount
     // Tasks may be reported before the submission (listener order is not guaranteed on retries).
     auto launched = launched_early_.find(key);
     if (launched != launched_early_.end()) {

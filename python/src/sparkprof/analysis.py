@@ -184,8 +184,12 @@ class Discovery:
             FoundLog(index, found["name"], found["layout"], [tuple(p) for p in found["parts"]])
             for index, found in enumerate(self.native.applications)
         ]
-        self.skipped: list[str] = []
-        self.unread: list[_native.Analysis] = []  # the skipped logs as the engine read them
+        self.unread: list[_native.Analysis] = []  # logs in which no Spark event could be read
+
+    @property
+    def skipped(self) -> list[str]:
+        """The names of the logs in which no Spark event could be read, in the order met."""
+        return [native.log_name for native in self.unread]
 
     def analyse(
         self, indices: Iterable[int] | None = None, workers: int = 1
@@ -229,7 +233,6 @@ class Discovery:
         errors = native.errors
         error = errors[0] if errors else None
         if not native.analysable:
-            self.skipped.append(native.log_name)
             self.unread.append(native)
             return Outcome(index, None, error)
         analysed = AnalysedApplication(
