@@ -9,6 +9,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # Each stage's banner says how long the run has taken so far (CI must stay well under an hour).
 stage() { echo "== $* ($((SECONDS / 60)) min $((SECONDS % 60)) s in)"; }
+# A clean clone's run leaves about 14 GiB (release, ASan and TSan builds, two Spark releases, the
+# S3A jars, the real-cluster tests' outputs); a disk that fills mid-run fails a link step with a
+# message far from its cause, so say it first.
+free_gib=$(df -Pk . | awk 'NR == 2 {print int($4 / 1048576)}')
+echo "test.sh: ${free_gib} GiB free on $(df -P . | awk 'NR == 2 {print $6}') (a clean run needs about 16)"
+if [ "${free_gib:-0}" -lt 16 ]; then
+  echo "test.sh: WARNING: under 16 GiB free; the run may fail with 'no space left on device'" >&2
+fi
 scripts/install-deps.sh --browser
 scripts/install-spark.sh
 scripts/install-jdks.sh

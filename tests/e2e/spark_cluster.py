@@ -10,6 +10,7 @@ process group (a Worker's group holds its executors).
 
 import ctypes
 import datetime
+import glob
 import json
 import os
 import re
@@ -279,6 +280,10 @@ class SparkCluster:
         for daemon in reversed(self.daemons):
             daemon.stop()
         self.daemons = []
+        # Workers copy every application jar into each executor's directory (the S3A bundle is
+        # 600 MB a copy); the copies are not evidence, the executors' logs beside them are kept.
+        for jar in glob.glob(os.path.join(self.work_dir, "worker-*", "app-*", "*", "*.jar")):
+            os.remove(jar)
 
     def log_tails(self, limit=3000):
         return "\n".join(f"--- {d.name} ({d.log_path})\n{read_tail(d.log_path, limit)}"
