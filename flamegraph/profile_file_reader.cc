@@ -40,6 +40,7 @@ class BatchLoader {
   void Load(const schema::Batch& batch, size_t batch_offset) {
     NoteBatch(batch);
     if (options_.task_times != nullptr) LoadTaskTimes(batch);
+    if (options_.cpu_use != nullptr) PassCpuUse(batch);
     const auto* strings = batch.strings();
     const auto* stacks = batch.stacks();
     const auto* samples = batch.samples();
@@ -191,6 +192,27 @@ class BatchLoader {
                                       category, row->samples(), row->time_ns()});
       ++summary_.task_time_rows_read;
     }
+  }
+  void PassCpuUse(const schema::Batch& batch) {
+    const schema::CpuUse* cpu = batch.cpu();
+    if (cpu == nullptr) return;
+    CpuUseRow row;
+    row.executor_id = batch.executor_id() ? batch.executor_id()->string_view() : "";
+    row.host = batch.host() ? batch.host()->string_view() : "";
+    row.pid = batch.pid();
+    row.start_epoch_ns = batch.start_epoch_ns();
+    row.end_epoch_ns = batch.end_epoch_ns();
+    row.host_cpus = cpu->host_cpus();
+    row.host_busy_ns = cpu->host_busy_ns();
+    row.host_steal_ns = cpu->host_steal_ns();
+    row.host_total_ns = cpu->host_total_ns();
+    row.process_cpu_ns = cpu->process_cpu_ns();
+    row.cgroup_version = cpu->cgroup_version();
+    row.cgroup_quota_millicpus = cpu->cgroup_quota_millicpus();
+    row.cgroup_periods = cpu->cgroup_periods();
+    row.cgroup_throttled_periods = cpu->cgroup_throttled_periods();
+    row.cgroup_throttled_ns = cpu->cgroup_throttled_ns();
+    options_.cpu_use(options_.cpu_use_context, row);
   }
   // The batch's sampling mode, interval and executor, for the summary (bounded: a hostile file
   // cannot grow the sets without limit).

@@ -47,6 +47,26 @@ struct UntaggedSample {
 };
 using UntaggedSampleReceiver = void (*)(void* context, const UntaggedSample& sample);
 
+// A verified batch's CPU use around its JVM (schema CpuUse): counters over the batch's window.
+struct CpuUseRow {
+  std::string_view executor_id;  // Batch.executor_id ("driver" on the driver)
+  std::string_view host;         // Batch.host
+  int32_t pid = 0;
+  int64_t start_epoch_ns = 0;
+  int64_t end_epoch_ns = 0;
+  uint32_t host_cpus = 0;  // 0: the host's figures were not read
+  uint64_t host_busy_ns = 0;
+  uint64_t host_steal_ns = 0;
+  uint64_t host_total_ns = 0;
+  uint64_t process_cpu_ns = 0;
+  uint8_t cgroup_version = 0;  // 0: no cgroup figures
+  uint32_t cgroup_quota_millicpus = 0;
+  uint64_t cgroup_periods = 0;
+  uint64_t cgroup_throttled_periods = 0;
+  uint64_t cgroup_throttled_ns = 0;
+};
+using CpuUseReceiver = void (*)(void* context, const CpuUseRow& row);
+
 struct ProfileFileReadOptions {
   std::string source_name = "<input>";
   std::optional<int32_t> stage_id;   // only samples of this stage
@@ -65,6 +85,9 @@ struct ProfileFileReadOptions {
   // Samples whose stack is invalid or too deep are skipped and reported as for tagged ones.
   UntaggedSampleReceiver untagged = nullptr;
   void* untagged_context = nullptr;
+  // Receives each verified batch's CpuUse (batches without one send none); null: not read.
+  CpuUseReceiver cpu_use = nullptr;
+  void* cpu_use_context = nullptr;
 };
 
 struct ProfileFileSummary {

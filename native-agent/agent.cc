@@ -673,8 +673,10 @@ std::vector<uint8_t> Agent::DrainBatch(JNIEnv* jni) {
   header.mode = SamplingModeName(options_.mode);
   batch_start_epoch_ns_ = header.end_epoch_ns;
   g_counters.batches_encoded.fetch_add(1);
-  std::vector<uint8_t> bytes =
-      EncodeBatch(header, drain_.pending(), drain_.strings(), pauses, ReadHealthCounters(), s3a);
+  // Read per batch sent: a window with nothing to send adds to the next one, as its start does.
+  const CpuUseDelta cpu = cpu_use_.TakeDelta();
+  std::vector<uint8_t> bytes = EncodeBatch(header, drain_.pending(), drain_.strings(), pauses,
+                                           ReadHealthCounters(), s3a, &cpu);
   drain_.pending().Clear();
   return bytes;
 }

@@ -20,6 +20,7 @@
 #include "metrics/http_exposer.h"
 #include "metrics/registry.h"
 #include "native-agent/agent_options.h"
+#include "native-agent/cpu_use.h"
 #include "native-agent/drain.h"
 #include "native-agent/executor_id.h"
 #include "native-agent/gc_monitor.h"
@@ -119,6 +120,7 @@ class Agent {
   JvmtiMethodResolver resolver_;
   Drain drain_;
   std::unique_ptr<JvmInternalThreads> jvm_threads_;  // CPU mode: GC/JIT/VM threads' CPU
+  CpuUseMeter cpu_use_;                              // host, process and cgroup CPU per batch
   S3aRows s3a_rows_;                     // the plugin's S3A statistics for the next batch
   void AddQueuedPythonProfilesLocked();  // under drain_mutex_
   std::mutex python_mutex_;

@@ -18,7 +18,8 @@ static_assert(static_cast<int>(schema::Category::other) == CategoryIndex(Categor
 
 std::vector<uint8_t> EncodeBatch(const BatchHeader& header, const Profile& pending,
                                  const StringTable& strings, const std::vector<GcPause>& pauses,
-                                 const HealthSnapshot& health, const std::vector<S3aRow>& s3a) {
+                                 const HealthSnapshot& health, const std::vector<S3aRow>& s3a,
+                                 const CpuUseDelta* cpu) {
   namespace fb = sparkprof::schema;
   flatbuffers::FlatBufferBuilder builder(16 * 1024);
 
@@ -85,10 +86,17 @@ std::vector<uint8_t> EncodeBatch(const BatchHeader& header, const Profile& pendi
   auto pauses_vector = builder.CreateVector(pause_offsets);
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::S3aStatistics>>> s3a_vector;
   if (!s3a_offsets.empty()) s3a_vector = builder.CreateVector(s3a_offsets);
-  auto batch =
-      fb::CreateBatch(builder, 1, executor, host, header.pid, header.start_epoch_ns,
-                      header.end_epoch_ns, header.interval_ns, mode, strings_vector, stacks_vector,
-                      samples_vector, tasks_vector, pauses_vector, health_offset, s3a_vector);
+  flatbuffers::Offset<fb::CpuUse> cpu_offset;
+  if (cpu != nullptr) {
+    cpu_offset = fb::CreateCpuUse(
+        builder, cpu->host_cpus, cpu->host_busy_ns, cpu->host_steal_ns, cpu->host_total_ns,
+        cpu->process_cpu_ns, static_cast<uint8_t>(cpu->cgroup.version), cpu->cgroup.quota_millicpus,
+        cpu->cgroup.periods, cpu->cgroup.throttled_periods, cpu->cgroup.throttled_ns);
+  }
+  auto batch = fb::CreateBatch(builder, 1, executor, host, header.pid, header.start_epoch_ns,
+                               header.end_epoch_ns, header.interval_ns, mode, strings_vector,
+                               stacks_vector, samples_vector, tasks_vector, pauses_vector,
+                               health_offset, s3a_vector, cpu_offset);
   fb::FinishBatchBuffer(builder, batch);
   return std::vector<uint8_t>(builder.GetBufferPointer(),
                               builder.GetBufferPointer() + builder.GetSize());

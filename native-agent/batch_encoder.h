@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "native-agent/cpu_use.h"
 #include "native-agent/drain.h"
 #include "native-agent/profile_writers.h"
 #include "native-agent/s3a_rows.h"
@@ -25,6 +26,7 @@ struct BatchHeader {
 
 std::vector<uint8_t> EncodeBatch(const BatchHeader& header, const Profile& pending,
                                  const StringTable& strings, const std::vector<GcPause>& pauses,
-                                 const HealthSnapshot& health, const std::vector<S3aRow>& s3a = {});
+                                 const HealthSnapshot& health, const std::vector<S3aRow>& s3a = {},
+                                 const CpuUseDelta* cpu = nullptr);
 
 }  // namespace sparkprof::agent

@@ -743,6 +743,9 @@ Result<ApplicationProfile> ApplicationProfileFromBytes(std::string_view bytes,
   flamegraph::ProfileFileSummary summary;
   ApplicationProfile profile;
   profile.source = source_name;
+  profile.cpu_use = ApplicationCpuUse(options.max_cpu_windows);
+  read_options.cpu_use = &ApplicationCpuUse::Receive;
+  read_options.cpu_use_context = &profile.cpu_use;
   SPARKPROF_RETURN_IF_ERROR(flamegraph::ReadProfileFileByStage(
       bytes, read_options, &StageModels::Select, &models, profile.untagged_ns, report, &summary));
   profile.modes.assign(summary.modes.begin(), summary.modes.end());
@@ -756,6 +759,12 @@ Result<ApplicationProfile> ApplicationProfileFromBytes(std::string_view bytes,
   }
   task_times.MoveInto(profile.stages, source_name, profile, report);
   profile.driver = driver.Finish(source_name, report);
+  if (profile.cpu_use.windows_left_out() > 0) {
+    report.Warn(source_name + ": " + std::to_string(profile.cpu_use.windows_left_out()) +
+                " batch windows of CPU use past the limit of " +
+                std::to_string(options.max_cpu_windows) +
+                " were left out (the run-delay causes are judged from the first ones)");
+  }
   profile.problem_count = report.problem_count;
   profile.problems = std::move(report.messages);
   return profile;

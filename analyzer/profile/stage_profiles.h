@@ -30,6 +30,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analyzer/profile/cpu_use.h"
 #include "analyzer/profile/driver_profile.h"
 #include "common/category.h"
 #include "common/status.h"
@@ -197,6 +198,9 @@ struct ApplicationProfile {
   uint64_t task_rows_left_out = 0;
   uint64_t task_ns_left_out = 0;
   size_t max_profiled_tasks = 0;  // the limit the per-task views were kept under
+  // The JVMs' host, process and cgroup CPU per batch window (empty for agents before it): what
+  // tells a task thread's run delay apart (cpu_use.h).
+  ApplicationCpuUse cpu_use;
 
   // Off-CPU time was sampled (mode "cpu+wall" on some executor: only that mode splits a task
   // thread's wall time into on- and off-CPU parts; "wall" samples carry no CPU split).
@@ -229,6 +233,8 @@ struct ProfileLoadOptions {
   // Task attempts whose per-category time is kept (StageProfile::tasks), over the application,
   // first come in file order; about 200 bytes each while reading (docs/limits.md).
   size_t max_profiled_tasks = 100'000;
+  // Batch windows of CPU use kept (ApplicationCpuUse), about 90 bytes each (docs/limits.md).
+  size_t max_cpu_windows = 200'000;
 };
 
 // Reads a saved profile (*.sparkprof) into per-stage summaries. Bad batches are skipped and

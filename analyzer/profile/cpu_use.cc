@@ -1,0 +1,144 @@
+#include "analyzer/profile/cpu_use.h"
+
+#include <algorithm>
+
+namespace sparkprof::profile {
+
+uint32_t CpuDuring::cpus() const {
+  uint32_t sum = 0;
+  for (const HostCpuDuring& host : hosts) sum += host.cpus;
+  return sum;
+}
+double CpuDuring::busy_cpus() const {
+  double sum = 0;
+  for (const HostCpuDuring& host : hosts) sum += host.busy_cpus;
+  return sum;
+}
+double CpuDuring::application_cpus() const {
+  double sum = 0;
+  for (const HostCpuDuring& host : hosts) sum += host.application_cpus;
+  return sum;
+}
+double CpuDuring::others_cpus() const {
+  double sum = 0;
+  for (const HostCpuDuring& host : hosts) sum += host.others_cpus();
+  return sum;
+}
+double CpuDuring::steal_cpus() const {
+  double sum = 0;
+  for (const HostCpuDuring& host : hosts) sum += host.steal_cpus;
+  return sum;
+}
+
+void ApplicationCpuUse::Receive(void* context, const flamegraph::CpuUseRow& row) {
+  static_cast<ApplicationCpuUse*>(context)->Add(row);
+}
+
+void ApplicationCpuUse::Add(const flamegraph::CpuUseRow& row) {
+  if (row.end_epoch_ns <= row.start_epoch_ns) return;  // no window to spread it over
+  if (windows_.size() >= max_windows_) {
+    ++windows_left_out_;
+    return;
+  }
+  const std::pair<std::string, int32_t> key(std::string(row.executor_id.substr(0, 256)), row.pid);
+  auto [it, inserted] = jvm_index_.emplace(key, static_cast<uint32_t>(jvms_.size()));
+  if (inserted) jvms_.push_back({key.first, std::string(row.host.substr(0, 256)), row.pid});
+  CpuUseWindow window;
+  window.jvm = it->second;
+  window.start_ns = row.start_epoch_ns;
+  window.end_ns = row.end_epoch_ns;
+  window.host_cpus = row.host_cpus;
+  window.host_busy_ns = row.host_busy_ns;
+  window.host_steal_ns = row.host_steal_ns;
+  window.host_total_ns = row.host_total_ns;
+  window.process_cpu_ns = row.process_cpu_ns;
+  window.cgroup_version = row.cgroup_version;
+  window.cgroup_quota_millicpus = row.cgroup_quota_millicpus;
+  window.cgroup_periods = row.cgroup_periods;
+  window.cgroup_throttled_periods = row.cgroup_throttled_periods;
+  window.cgroup_throttled_ns = row.cgroup_throttled_ns;
+  windows_.push_back(window);
+}
+
+CpuDuring ApplicationCpuUse::During(int64_t start_ms, int64_t end_ms) const {
+  CpuDuring during;
+  if (end_ms <= start_ms) return during;
+  const double span_ns = static_cast<double>(end_ms - start_ms) * 1e6;
+  const double start_ns = static_cast<double>(start_ms) * 1e6;
+  const double end_ns = static_cast<double>(end_ms) * 1e6;
+  during.span_s = span_ns / 1e9;
+
+  // Per JVM, over the part of the span its windows cover: its own CPU, its host's counters, its
+  // cgroup's counters (each window in proportion to its overlap).
+  struct JvmSums {
+    double covered_ns = 0, process_ns = 0;
+    double host_covered_ns = 0, host_busy_ns = 0, host_steal_ns = 0;
+    uint32_t host_cpus = 0;
+    double periods = 0, throttled_periods = 0, throttled_ns = 0;
+    bool cgroup = false;
+    uint32_t min_quota = 0;
+  };
+  std::vector<JvmSums> sums(jvms_.size());
+  for (const CpuUseWindow& window : windows_) {
+    const double overlap = std::min(end_ns, static_cast<double>(window.end_ns)) -
+                           std::max(start_ns, static_cast<double>(window.start_ns));
+    if (overlap <= 0) continue;
+    const double fraction = overlap / static_cast<double>(window.end_ns - window.start_ns);
+    JvmSums& jvm = sums[window.jvm];
+    jvm.covered_ns += overlap;
+    jvm.process_ns += fraction * static_cast<double>(window.process_cpu_ns);
+    if (window.host_cpus > 0 && window.host_total_ns > 0) {
+      jvm.host_covered_ns += overlap;
+      // Busy and steal as shares of the host's own clock (ticks), times the window's wall.
+      const double per_total = overlap * window.host_cpus / static_cast<double>(window.host_total_ns);
+      jvm.host_busy_ns += per_total * static_cast<double>(window.host_busy_ns);
+      jvm.host_steal_ns += per_total * static_cast<double>(window.host_steal_ns);
+      jvm.host_cpus = std::max(jvm.host_cpus, window.host_cpus);
+    }
+    if (window.cgroup_version != 0) {
+      jvm.cgroup = true;
+      jvm.periods += fraction * static_cast<double>(window.cgroup_periods);
+      jvm.throttled_periods += fraction * static_cast<double>(window.cgroup_throttled_periods);
+      jvm.throttled_ns += fraction * static_cast<double>(window.cgroup_throttled_ns);
+      if (window.cgroup_quota_millicpus > 0 &&
+          (jvm.min_quota == 0 || window.cgroup_quota_millicpus < jvm.min_quota)) {
+        jvm.min_quota = window.cgroup_quota_millicpus;
+      }
+    }
+  }
+
+  // Per host: the best-covering JVM's host rates; every JVM's own rate, over the span.
+  std::map<std::string, HostCpuDuring> hosts;
+  std::map<std::string, double> best_cover;
+  for (size_t i = 0; i < jvms_.size(); ++i) {
+    const JvmSums& jvm = sums[i];
+    if (jvm.covered_ns <= 0) continue;
+    HostCpuDuring& host = hosts[jvms_[i].host];
+    host.host = jvms_[i].host;
+    host.application_cpus += jvm.process_ns / jvm.covered_ns;
+    if (jvm.host_covered_ns > best_cover[jvms_[i].host]) {
+      best_cover[jvms_[i].host] = jvm.host_covered_ns;
+      host.cpus = jvm.host_cpus;
+      host.busy_cpus = jvm.host_busy_ns / jvm.host_covered_ns;
+      host.steal_cpus = jvm.host_steal_ns / jvm.host_covered_ns;
+    }
+    if (jvm.cgroup) {
+      ++during.cgroup_jvms;
+      if (jvm.throttled_periods >= 0.5) ++during.throttled_jvms;
+      during.periods += static_cast<uint64_t>(jvm.periods + 0.5);
+      during.throttled_periods += static_cast<uint64_t>(jvm.throttled_periods + 0.5);
+      during.throttled_ns += jvm.throttled_ns;
+      if (jvm.min_quota > 0 &&
+          (during.min_quota_millicpus == 0 || jvm.min_quota < during.min_quota_millicpus)) {
+        during.min_quota_millicpus = jvm.min_quota;
+      }
+    }
+  }
+  for (auto& [name, host] : hosts) {
+    if (host.cpus == 0) continue;  // no host figures: nothing to tell apart
+    during.hosts.push_back(host);
+  }
+  return during;
+}
+
+}  // namespace sparkprof::profile

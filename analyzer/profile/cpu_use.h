@@ -1,0 +1,101 @@
+// CPU use around the application's JVMs (the agent's Batch.cpu, native-agent/cpu_use.h): each
+// JVM's windows of host, process and cgroup CPU, and what they say about a span of time -- a
+// stage's -- in average CPUs, so that a task thread's run delay can be told apart:
+//   * other processes on the host: the host's busy time beyond this application's JVMs on it
+//     (the driver's too when it was sampled; otherwise the driver counts as another process);
+//   * the hypervisor: steal time;
+//   * the container's CPU quota: CFS throttling of the JVM's cgroup.
+// A window counts in proportion to its overlap with the span; a host's figures are the ones of
+// the JVM on it that covered the span best, as rates over the time it covered (each JVM on a
+// host reads the same host counters). At most ProfileLoadOptions::max_cpu_windows windows are
+// kept (docs/limits.md); later ones are counted and named as a problem.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "flamegraph/profile_file_reader.h"
+
+namespace sparkprof::profile {
+
+struct CpuUseWindow {
+  uint32_t jvm = 0;  // index into ApplicationCpuUse::jvms
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  uint32_t host_cpus = 0;  // 0: no host figures in this window
+  uint64_t host_busy_ns = 0;
+  uint64_t host_steal_ns = 0;
+  uint64_t host_total_ns = 0;
+  uint64_t process_cpu_ns = 0;
+  uint8_t cgroup_version = 0;
+  uint32_t cgroup_quota_millicpus = 0;
+  uint64_t cgroup_periods = 0;
+  uint64_t cgroup_throttled_periods = 0;
+  uint64_t cgroup_throttled_ns = 0;
+};
+
+struct CpuUseJvm {
+  std::string executor_id;
+  std::string host;
+  int32_t pid = 0;
+};
+
+// One host while the span ran, in average CPUs over the span.
+struct HostCpuDuring {
+  std::string host;
+  uint32_t cpus = 0;
+  double busy_cpus = 0;         // every process's CPU, this application's included
+  double application_cpus = 0;  // this application's JVMs on the host
+  double steal_cpus = 0;
+  double others_cpus() const { return busy_cpus > application_cpus ? busy_cpus - application_cpus : 0; }
+};
+
+struct CpuDuring {
+  double span_s = 0;
+  std::vector<HostCpuDuring> hosts;  // by host name
+  // The JVMs whose cgroup had a cpu controller, summed over the span.
+  uint32_t cgroup_jvms = 0;
+  uint32_t throttled_jvms = 0;       // JVMs throttled at least once
+  uint64_t periods = 0;
+  uint64_t throttled_periods = 0;
+  double throttled_ns = 0;           // summed over the JVMs' cgroups and their CPUs
+  uint32_t min_quota_millicpus = 0;  // the smallest quota seen (0: none)
+
+  bool has_hosts() const { return !hosts.empty(); }
+  uint32_t cpus() const;
+  double busy_cpus() const;
+  double application_cpus() const;
+  double others_cpus() const;
+  double steal_cpus() const;
+};
+
+class ApplicationCpuUse {
+ public:
+  explicit ApplicationCpuUse(size_t max_windows = 200'000) : max_windows_(max_windows) {}
+
+  // For ProfileFileReadOptions::cpu_use (context: this table).
+  static void Receive(void* context, const flamegraph::CpuUseRow& row);
+  void Add(const flamegraph::CpuUseRow& row);
+
+  bool empty() const { return windows_.empty(); }
+  size_t windows() const { return windows_.size(); }
+  uint64_t windows_left_out() const { return windows_left_out_; }
+  const std::vector<CpuUseJvm>& jvms() const { return jvms_; }
+
+  // What the hosts and cgroups did over [start_ms, end_ms] (epoch ms); empty hosts when no
+  // window overlaps it.
+  CpuDuring During(int64_t start_ms, int64_t end_ms) const;
+
+ private:
+  size_t max_windows_;
+  std::vector<CpuUseJvm> jvms_;
+  std::map<std::pair<std::string, int32_t>, uint32_t> jvm_index_;  // (executor id, pid)
+  std::vector<CpuUseWindow> windows_;
+  uint64_t windows_left_out_ = 0;
+};
+
+}  // namespace sparkprof::profile

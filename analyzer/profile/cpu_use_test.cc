@@ -1,0 +1,128 @@
+#include "analyzer/profile/cpu_use.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "analyzer/profile/stage_profiles.h"
+#include "schema/profile_generated.h"
+
+namespace sparkprof::profile {
+namespace {
+
+constexpr int64_t kSecondNs = 1'000'000'000;
+
+flamegraph::CpuUseRow Row(std::string_view executor, std::string_view host, int64_t start_s,
+                          int64_t end_s, double busy_cpus, uint32_t cpus, double process_cpus) {
+  flamegraph::CpuUseRow row;
+  row.executor_id = executor;
+  row.host = host;
+  row.pid = executor == "driver" ? 1 : 100;
+  row.start_epoch_ns = start_s * kSecondNs;
+  row.end_epoch_ns = end_s * kSecondNs;
+  const double wall = static_cast<double>((end_s - start_s) * kSecondNs);
+  row.host_cpus = cpus;
+  row.host_total_ns = static_cast<uint64_t>(wall * cpus);
+  row.host_busy_ns = static_cast<uint64_t>(wall * busy_cpus);
+  row.process_cpu_ns = static_cast<uint64_t>(wall * process_cpus);
+  return row;
+}
+
+// Two executors on one 2-CPU host, busy 1.9 CPUs: they use 0.4 + 0.5, so others use 1.0.
+TEST(ApplicationCpuUseTest, OthersAreTheHostsBusyTimeBeyondTheApplicationsJvms) {
+  ApplicationCpuUse use;
+  use.Add(Row("1", "h", 100, 110, 1.9, 2, 0.4));
+  use.Add(Row("2", "h", 101, 111, 1.9, 2, 0.5));
+  CpuDuring during = use.During(102'000, 108'000);
+  ASSERT_EQ(during.hosts.size(), 1u);
+  EXPECT_DOUBLE_EQ(during.span_s, 6.0);
+  EXPECT_EQ(during.cpus(), 2u);
+  EXPECT_NEAR(during.busy_cpus(), 1.9, 1e-9);
+  EXPECT_NEAR(during.application_cpus(), 0.9, 1e-9);
+  EXPECT_NEAR(during.others_cpus(), 1.0, 1e-9);
+  EXPECT_EQ(during.cgroup_jvms, 0u);
+  // Nothing overlaps: no hosts.
+  EXPECT_FALSE(use.During(200'000, 210'000).has_hosts());
+  EXPECT_FALSE(use.During(105'000, 105'000).has_hosts());
+}
+
+// Windows count in proportion to their overlap: a busy window and an idle one, half each.
+TEST(ApplicationCpuUseTest, PartialWindowsCountByOverlap) {
+  ApplicationCpuUse use;
+  use.Add(Row("1", "h", 0, 10, 2.0, 2, 2.0));
+  use.Add(Row("1", "h", 10, 20, 0.0, 2, 0.0));
+  CpuDuring during = use.During(5'000, 15'000);
+  EXPECT_NEAR(during.busy_cpus(), 1.0, 1e-9);
+  EXPECT_NEAR(during.application_cpus(), 1.0, 1e-9);
+  EXPECT_NEAR(during.others_cpus(), 0.0, 1e-9);
+}
+
+TEST(ApplicationCpuUseTest, ThrottlingSummedOverCgroupsAndTheSmallestQuota) {
+  ApplicationCpuUse use;
+  flamegraph::CpuUseRow a = Row("1", "h1", 0, 10, 0.5, 8, 0.5);
+  a.cgroup_version = 2;
+  a.cgroup_quota_millicpus = 500;
+  a.cgroup_periods = 100;
+  a.cgroup_throttled_periods = 80;
+  a.cgroup_throttled_ns = 4 * kSecondNs;
+  flamegraph::CpuUseRow b = Row("2", "h2", 0, 10, 0.2, 8, 0.1);
+  b.cgroup_version = 2;
+  b.cgroup_quota_millicpus = 2000;
+  b.cgroup_periods = 100;
+  use.Add(a);
+  use.Add(b);
+  CpuDuring during = use.During(0, 10'000);
+  EXPECT_EQ(during.hosts.size(), 2u);
+  EXPECT_EQ(during.cpus(), 16u);
+  EXPECT_EQ(during.cgroup_jvms, 2u);
+  EXPECT_EQ(during.throttled_jvms, 1u);
+  EXPECT_EQ(during.periods, 200u);
+  EXPECT_EQ(during.throttled_periods, 80u);
+  EXPECT_NEAR(during.throttled_ns, 4e9, 1);
+  EXPECT_EQ(during.min_quota_millicpus, 500u);
+}
+
+TEST(ApplicationCpuUseTest, BoundedAndEmptyWindowsRefused) {
+  ApplicationCpuUse use(2);
+  use.Add(Row("1", "h", 0, 1, 1, 2, 1));
+  use.Add(Row("1", "h", 1, 1, 1, 2, 1));  // no window: refused, not counted as kept
+  use.Add(Row("1", "h", 1, 2, 1, 2, 1));
+  use.Add(Row("1", "h", 2, 3, 1, 2, 1));
+  EXPECT_EQ(use.windows(), 2u);
+  EXPECT_EQ(use.windows_left_out(), 1u);
+}
+
+// Through a saved profile: a batch's CpuUse reaches ApplicationProfile::cpu_use.
+TEST(ApplicationCpuUseTest, ReadFromAProfileFile) {
+  flatbuffers::FlatBufferBuilder builder;
+  auto cpu = schema::CreateCpuUse(builder, 2, 18 * kSecondNs, 0, 20 * kSecondNs, 8 * kSecondNs, 1,
+                                  0, 100, 0, 0);
+  schema::BatchBuilder batch(builder);
+  auto executor = builder.CreateString("3");
+  auto host = builder.CreateString("worker-a");
+  auto mode = builder.CreateString("cpu+wall");
+  batch.add_executor_id(executor);
+  batch.add_host(host);
+  batch.add_mode(mode);
+  batch.add_pid(42);
+  batch.add_start_epoch_ns(1000 * kSecondNs);
+  batch.add_end_epoch_ns(1010 * kSecondNs);
+  batch.add_interval_ns(10'000'000);
+  batch.add_cpu(cpu);
+  schema::FinishSizePrefixedBatchBuffer(builder, batch.Finish());
+  std::string bytes(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
+  Result<ApplicationProfile> profile = ApplicationProfileFromBytes(bytes, "p.sparkprof");
+  ASSERT_TRUE(profile.ok()) << profile.status().message();
+  ASSERT_EQ(profile->cpu_use.windows(), 1u);
+  ASSERT_EQ(profile->cpu_use.jvms().size(), 1u);
+  EXPECT_EQ(profile->cpu_use.jvms()[0].host, "worker-a");
+  CpuDuring during = profile->cpu_use.During(1'000'000, 1'010'000);
+  ASSERT_EQ(during.hosts.size(), 1u);
+  EXPECT_NEAR(during.busy_cpus(), 1.8, 1e-9);
+  EXPECT_NEAR(during.application_cpus(), 0.8, 1e-9);
+  EXPECT_NEAR(during.others_cpus(), 1.0, 1e-9);
+}
+
+}  // namespace
+}  // namespace sparkprof::profile

@@ -1,0 +1,207 @@
+#include "native-agent/cpu_use.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "native-agent/batch_encoder.h"
+#include "schema/profile_generated.h"
+
+namespace sparkprof::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+void Write(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+}
+
+class FakeRoot {
+ public:
+  FakeRoot() : root_(fs::temp_directory_path() / ("cpu_use_test_" + std::to_string(getpid()))) {
+    fs::remove_all(root_);
+  }
+  ~FakeRoot() { fs::remove_all(root_); }
+  fs::path operator/(const std::string& relative) const { return root_ / relative; }
+  std::string str() const { return root_.string(); }
+
+ private:
+  fs::path root_;
+};
+
+TEST(CpuUseParse, ProcStatCpuLine) {
+  std::optional<HostTicks> ticks =
+      ParseProcStatCpuLine("cpu  100 5 50 1000 20 3 2 7 0 0\ncpu0 1 2 3 4 5 6 7 8 9 10\n");
+  ASSERT_TRUE(ticks);
+  EXPECT_EQ(ticks->busy, 100u + 5 + 50 + 3 + 2);
+  EXPECT_EQ(ticks->idle, 1020u);
+  EXPECT_EQ(ticks->steal, 7u);
+  EXPECT_EQ(ticks->total(), 1187u);
+  // Old kernels write four fields only after "cpu"; anything else is not the line.
+  EXPECT_TRUE(ParseProcStatCpuLine("cpu 1 2 3 4\n"));
+  EXPECT_FALSE(ParseProcStatCpuLine("cpu0 1 2 3 4 5\n"));
+  EXPECT_FALSE(ParseProcStatCpuLine("cpu 1 x 3 4 5\n"));
+  EXPECT_FALSE(ParseProcStatCpuLine(""));
+}
+
+TEST(CpuUseParse, CgroupMembershipV1AndV2) {
+  CgroupMembership v1 = ParseProcCgroup(
+      "12:pids:/\n4:cpu,cpuacct:/kubepods/pod1/abc\n1:name=systemd:/x\n0::/unified/x\n");
+  EXPECT_TRUE(v1.has_v1_cpu);
+  EXPECT_EQ(v1.v1_cpu_path, "/kubepods/pod1/abc");
+  EXPECT_TRUE(v1.has_v2);
+  EXPECT_EQ(v1.v2_path, "/unified/x");
+  CgroupMembership v2 = ParseProcCgroup("0::/\n");
+  EXPECT_FALSE(v2.has_v1_cpu);
+  EXPECT_TRUE(v2.has_v2);
+  EXPECT_EQ(v2.v2_path, "/");
+  // cpuset is not cpu.
+  EXPECT_FALSE(ParseProcCgroup("3:cpuset:/a\n").has_v1_cpu);
+}
+
+TEST(CpuUseParse, MountinfoFindsTheCpuHierarchyAndCgroup2) {
+  CgroupMounts mounts = ParseMountinfo(
+      "25 30 0:22 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n"
+      "26 25 0:23 / /sys/fs/cgroup/cpuset rw shared:9 - cgroup cgroup rw,cpuset\n"
+      "27 25 0:24 /kubepods /sys/fs/cgroup/cpu\\040x rw - cgroup cgroup rw,cpu,cpuacct\n"
+      "28 25 0:25 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n");
+  EXPECT_EQ(mounts.v1_cpu_mount, "/sys/fs/cgroup/cpu x");
+  EXPECT_EQ(mounts.v1_cpu_root, "/kubepods");
+  EXPECT_EQ(mounts.v2_mount, "/sys/fs/cgroup/unified");
+  EXPECT_EQ(mounts.v2_root, "/");
+}
+
+TEST(CpuUseParse, CgroupDirectoryBelowTheMountsRoot) {
+  EXPECT_EQ(CgroupDirectory("/m", "/", "/a/b"), "/m/a/b");
+  EXPECT_EQ(CgroupDirectory("/m", "/", "/"), "/m");
+  EXPECT_EQ(CgroupDirectory("/m", "/kubepods", "/kubepods/pod1"), "/m/pod1");
+  EXPECT_EQ(CgroupDirectory("/m", "/kubepods", "/kubepods"), "/m");
+  // Outside what the mount shows (another namespace's path): the mount itself, never "..".
+  EXPECT_EQ(CgroupDirectory("/m", "/kubepods", "/other"), "/m");
+  EXPECT_EQ(CgroupDirectory("/m", "/", "/a/../../etc"), "/m");
+}
+
+TEST(CpuUseParse, QuotasAndCpuStat) {
+  EXPECT_EQ(ParseCpuMax("max 100000\n"), 0u);
+  EXPECT_EQ(ParseCpuMax("50000 100000\n"), 500u);
+  EXPECT_EQ(ParseCpuMax("250000 100000"), 2500u);
+  EXPECT_FALSE(ParseCpuMax("x 100000"));
+  EXPECT_FALSE(ParseCpuMax("5 0"));
+  EXPECT_EQ(ParseCfsQuota("-1\n", "100000\n"), 0u);
+  EXPECT_EQ(ParseCfsQuota("150000\n", "100000\n"), 1500u);
+  EXPECT_FALSE(ParseCfsQuota("", "100000"));
+  const std::string stat = "nr_periods 40\nnr_throttled 12\nthrottled_time 900000\n";
+  EXPECT_EQ(CpuStatValue(stat, "nr_throttled"), 12u);
+  EXPECT_EQ(CpuStatValue(stat, "throttled_time"), 900000u);
+  EXPECT_FALSE(CpuStatValue(stat, "throttled_usec"));
+}
+
+// A fake /proc and cgroup v1 tree: the meter finds the cgroup from mountinfo and reports
+// differences between two readings.
+TEST(CpuUseMeterTest, DifferencesOfAFakeV1Tree) {
+  FakeRoot root;
+  const fs::path cgroup = root / "cg/cpu/pod";
+  Write(root / "proc/self/cgroup", "4:cpu,cpuacct:/pod\n0::/\n");
+  Write(root / "proc/self/mountinfo",
+        "27 25 0:24 / " + (root / "cg/cpu").string() + " rw - cgroup cgroup rw,cpu,cpuacct\n");
+  Write(root / "proc/stat", "cpu  100 0 100 800 0 0 0 0\n");
+  Write(cgroup / "cpu.stat", "nr_periods 10\nnr_throttled 1\nthrottled_time 1000\n");
+  Write(cgroup / "cpu.cfs_quota_us", "50000\n");
+  Write(cgroup / "cpu.cfs_period_us", "100000\n");
+  CpuUseMeter meter(CpuUseMeter::Paths{.proc = (root / "proc").string()});
+  EXPECT_EQ(meter.cgroup_version(), 1);
+  EXPECT_EQ(meter.cgroup_directory(), cgroup.string());
+
+  Write(root / "proc/stat", "cpu  250 0 150 900 0 0 0 10\n");
+  Write(cgroup / "cpu.stat", "nr_periods 30\nnr_throttled 9\nthrottled_time 51000\n");
+  CpuUseDelta delta = meter.TakeDelta();
+  const uint64_t tick = 1'000'000'000u / static_cast<uint64_t>(sysconf(_SC_CLK_TCK));
+  EXPECT_GT(delta.host_cpus, 0u);
+  EXPECT_EQ(delta.host_busy_ns, 200 * tick);
+  EXPECT_EQ(delta.host_steal_ns, 10 * tick);
+  EXPECT_EQ(delta.host_total_ns, 310 * tick);
+  EXPECT_EQ(delta.cgroup.version, 1);
+  EXPECT_EQ(delta.cgroup.quota_millicpus, 500u);
+  EXPECT_EQ(delta.cgroup.periods, 20u);
+  EXPECT_EQ(delta.cgroup.throttled_periods, 8u);
+  EXPECT_EQ(delta.cgroup.throttled_ns, 50000u);
+
+  // A counter that went backwards (a reset) gives 0, not a wrapped number.
+  Write(cgroup / "cpu.stat", "nr_periods 5\nnr_throttled 1\nthrottled_time 10\n");
+  delta = meter.TakeDelta();
+  EXPECT_EQ(delta.cgroup.periods, 0u);
+  EXPECT_EQ(delta.cgroup.throttled_ns, 0u);
+  EXPECT_EQ(delta.host_busy_ns, 0u);
+}
+
+TEST(CpuUseMeterTest, V2AndNothingReadable) {
+  FakeRoot root;
+  Write(root / "proc/self/cgroup", "0::/job\n");
+  Write(root / "proc/self/mountinfo",
+        "28 25 0:25 / " + (root / "cg2").string() + " rw - cgroup2 cgroup2 rw\n");
+  Write(root / "proc/stat", "cpu  1 0 1 8 0 0 0 0\n");
+  Write(root / "cg2/job/cpu.max", "200000 100000\n");
+  Write(root / "cg2/job/cpu.stat", "usage_usec 5\nnr_periods 4\nnr_throttled 2\nthrottled_usec 7\n");
+  CpuUseMeter meter(CpuUseMeter::Paths{.proc = (root / "proc").string()});
+  EXPECT_EQ(meter.cgroup_version(), 2);
+  Write(root / "cg2/job/cpu.stat",
+        "usage_usec 9\nnr_periods 14\nnr_throttled 5\nthrottled_usec 1007\n");
+  CpuUseDelta delta = meter.TakeDelta();
+  EXPECT_EQ(delta.cgroup.quota_millicpus, 2000u);
+  EXPECT_EQ(delta.cgroup.periods, 10u);
+  EXPECT_EQ(delta.cgroup.throttled_periods, 3u);
+  EXPECT_EQ(delta.cgroup.throttled_ns, 1'000'000u);
+
+  CpuUseMeter none(CpuUseMeter::Paths{.proc = (root / "missing").string()});
+  EXPECT_EQ(none.cgroup_version(), 0);
+  delta = none.TakeDelta();
+  EXPECT_EQ(delta.host_cpus, 0u);
+  EXPECT_EQ(delta.cgroup.version, 0);
+}
+
+// This machine's real files: the host's busy time grows while this thread burns CPU, and the
+// process's CPU is at most the host's busy time.
+TEST(CpuUseMeterTest, RealProcOfThisHost) {
+  CpuUseMeter meter;
+  volatile uint64_t sink = 0;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(120);
+  while (std::chrono::steady_clock::now() < until) sink = sink + 1;
+  CpuUseDelta delta = meter.TakeDelta();
+  ASSERT_GT(delta.host_cpus, 0u);
+  EXPECT_GT(delta.process_cpu_ns, 50'000'000u);
+  EXPECT_GT(delta.host_total_ns, 0u);
+  EXPECT_LE(delta.host_busy_ns, delta.host_total_ns);
+}
+
+TEST(CpuUseMeterTest, TheBatchCarriesIt) {
+  Profile empty(16, 0);
+  StringTable strings;
+  BatchHeader header;
+  header.executor_id = "1";
+  CpuUseDelta cpu;
+  cpu.host_cpus = 4;
+  cpu.host_busy_ns = 7;
+  cpu.process_cpu_ns = 3;
+  cpu.cgroup.version = 2;
+  cpu.cgroup.throttled_ns = 11;
+  std::vector<uint8_t> bytes = EncodeBatch(header, empty, strings, {}, {}, {}, &cpu);
+  const schema::Batch* batch = schema::GetBatch(bytes.data());
+  ASSERT_NE(batch->cpu(), nullptr);
+  EXPECT_EQ(batch->cpu()->host_cpus(), 4u);
+  EXPECT_EQ(batch->cpu()->host_busy_ns(), 7u);
+  EXPECT_EQ(batch->cpu()->process_cpu_ns(), 3u);
+  EXPECT_EQ(batch->cpu()->cgroup_version(), 2);
+  EXPECT_EQ(batch->cpu()->cgroup_throttled_ns(), 11u);
+  flatbuffers::Verifier verifier(bytes.data(), bytes.size());
+  EXPECT_TRUE(schema::VerifyBatchBuffer(verifier));
+  std::vector<uint8_t> without = EncodeBatch(header, empty, strings, {}, {});
+  EXPECT_EQ(schema::GetBatch(without.data())->cpu(), nullptr);
+}
+
+}  // namespace
+}  // namespace sparkprof::agent
