@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -392,6 +394,76 @@ TEST_F(ProfileRulesTest, PerTaskOverheadWhenTheWorkersMostlySetUp) {
   EXPECT_TRUE(FindingsOf(run(3000, 7000), "per-task-overhead").empty());
   // No worker samples (the JVM's profile only): nothing to judge by.
   EXPECT_TRUE(FindingsOf(run(0, 0), "per-task-overhead").empty());
+}
+
+// A batch with no samples, only the JVM's CPU use over [start_ms, end_ms] (schema CpuUse), in
+// average CPUs: the host's busy CPUs, this JVM's, and (cgroup v2) the quota's throttled time.
+std::string CpuUseBatch(int64_t start_ms, int64_t end_ms, uint32_t host_cpus, double busy_cpus,
+                        double process_cpus, double throttled_s = 0, uint32_t quota_millicpus = 0) {
+  flatbuffers::FlatBufferBuilder builder;
+  const double wall_ns = static_cast<double>(end_ms - start_ms) * 1e6;
+  auto cpu = schema::CreateCpuUse(
+      builder, host_cpus, static_cast<uint64_t>(busy_cpus * wall_ns), 0,
+      static_cast<uint64_t>(host_cpus * wall_ns), static_cast<uint64_t>(process_cpus * wall_ns),
+      quota_millicpus > 0 ? 2 : 0, quota_millicpus, 1000, throttled_s > 0 ? 500 : 0,
+      static_cast<uint64_t>(throttled_s * 1e9));
+  auto batch = schema::CreateBatchDirect(builder, 1, "1", "host", 7, start_ms * 1'000'000,
+                                         end_ms * 1'000'000, kIntervalNs, "cpu+wall", nullptr,
+                                         nullptr, nullptr, nullptr, nullptr, 0, nullptr, cpu);
+  schema::FinishSizePrefixedBatchBuffer(builder, batch);
+  return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
+}
+
+// With the agents' CPU use the run delay is told apart: other processes' CPU, the quota's
+// throttling, or the application's own threads -- each with its own words, figures and saving.
+TEST_F(ProfileRulesTest, RunDelayToldApartByTheJvmsCpuUse) {
+  const testing::SyntheticApp app = TwoStages();
+  const int64_t from = app.start_ms - 10'000, to = app.start_ms + 600'000;
+  const std::string starved =
+      StageZeroProfile(0.5, {"com.acme.Job.score"}, schema::Category::cpu_starved);
+  auto finding = [&](const std::string& cpu) {
+    report::Analysis a = Analyze(app, starved + cpu);
+    auto found = FindingsOf(a, "cpu-oversubscription");
+    EXPECT_EQ(found.size(), 1u);
+    return found.empty() ? Finding{} : *found[0];
+  };
+  const Finding unknown = finding("");
+  EXPECT_EQ(EvidenceValue(unknown, "host_cpus"), -1);  // absent
+
+  // Others: the 8-CPU host busy 7.9, this JVM 3.0: 4.9 CPUs of other processes.
+  const Finding others = finding(CpuUseBatch(from, to, 8, 7.9, 3.0));
+  EXPECT_EQ(EvidenceValue(others, "host_cpus"), 8);
+  EXPECT_NEAR(EvidenceValue(others, "other_processes_cpus"), 4.9, 0.01);
+  EXPECT_NEAR(EvidenceValue(others, "application_cpus"), 3.0, 0.01);
+  EXPECT_NE(others.explanation.find("were busy 7.90 on average: this application's JVMs used "
+                                    "3.00, other processes 4.90"),
+            std::string::npos)
+      << others.explanation;
+  EXPECT_NE(others.explanation.find("other processes held CPUs"), std::string::npos);
+  EXPECT_GT(others.impact.time_saved_ms_high, unknown.impact.time_saved_ms_high);
+  EXPECT_GT(others.impact.time_saved_ms_low, 0);
+
+  // Its own threads: the host busy only with this JVM: nothing claimed, more cores suggested.
+  const Finding own = finding(CpuUseBatch(from, to, 8, 3.0, 3.0));
+  EXPECT_NEAR(EvidenceValue(own, "other_processes_cpus"), 0.0, 0.01);
+  EXPECT_NE(own.explanation.find("own threads queueing"), std::string::npos) << own.explanation;
+  EXPECT_EQ(own.impact.time_saved_ms_high, 0);
+  EXPECT_EQ(own.severity, Severity::kInfo);
+  EXPECT_FALSE(RecommendsKey(own, "spark.executor.cores"));
+
+  // The quota: throttled for most of the stage's run delay.
+  const Finding quota = finding(CpuUseBatch(from, to, 8, 3.0, 3.0, 3000.0, 1500));
+  EXPECT_NEAR(EvidenceValue(quota, "cgroup_quota_cpus"), 1.5, 1e-9);
+  EXPECT_GT(EvidenceValue(quota, "run_delay_quota_share"), 0.9);
+  EXPECT_NE(quota.explanation.find("the quota's"), std::string::npos) << quota.explanation;
+  EXPECT_NE(quota.explanation.find("throttled 1 of 1 JVMs"), std::string::npos)
+      << quota.explanation;
+  EXPECT_GT(quota.impact.time_saved_ms_low, 0);
+  if (std::getenv("SPARKPROF_PRINT_FINDINGS") != nullptr) {
+    for (const Finding* f : {&unknown, &others, &own, &quota}) {
+      std::printf("%s\n  %s\n", f->explanation.c_str(), f->impact.method.c_str());
+    }
+  }
 }
 
 TEST_F(ProfileRulesTest, WaitsLocksAndStarvation) {

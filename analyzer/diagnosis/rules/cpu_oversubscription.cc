@@ -4,10 +4,18 @@
 // (spark.executor.cores over the container's CPU quota or the host's cores), other processes on
 // the host, or the JVM's own GC and JIT threads competing.
 //
-// Judgement: profile_judgement.h. Efficiency 0-50%: when this application's own threads fill
-// every CPU, fewer slots only reorder the work (nothing saved); when other processes take the
-// CPUs, the starved time is what a host of its own gives back (at most half is taken, since the
-// log cannot tell the two apart).
+// Which of them, from the JVMs' CPU use while the top stage ran (the agent's Batch.cpu,
+// analyzer/profile/cpu_use.h), by first principles:
+//   * a CPU-second another process (or the hypervisor: steal) used on the host is one a waiting
+//     task thread could have run in, so at most min(run delay, others' CPU time) of the run
+//     delay is theirs: `external = min(1, (others + steal) x span / run delay)`;
+//   * a throttled cgroup's threads wait while it is throttled: at most min(run delay, throttled
+//     time) is the quota's: `quota = min(1, throttled time / run delay)`;
+//   * the rest is this application's own threads queueing for the CPUs it has.
+// Judgement: profile_judgement.h. Efficiency: with CPU use, 50-90% of the external and quota part
+// (a host or quota of its own gives those CPUs back; what stays is the queueing for its own
+// CPUs) and nothing of the own part (fewer slots only reorder the work); without it (agents
+// before Batch.cpu) 0-50%, as the log cannot tell the two apart.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -50,7 +58,89 @@ void CpuOversubscription(const DiagnosisInput& input, std::vector<Finding>& out)
   const int64_t cores = std::atoll(input.Property("spark.executor.cores", "0").c_str());
   const double on_cpu = static_cast<double>(top.stage.on_cpu_ns);
   const double runnable = on_cpu + static_cast<double>(top.ns);
-  if (cores > 1 && runnable > 0 && input.Manager() != ClusterManager::kLocal) {
+
+  // The top stage's run (every attempt, submission to completion) and what the CPUs did in it.
+  int64_t first_ms = -1, last_ms = -1;
+  for (const StageStats& stats : input.stages) {
+    if (stats.stage_id != top.stage_id || stats.submission_ms < 0 || stats.completion_ms < 0) {
+      continue;
+    }
+    first_ms = first_ms < 0 ? stats.submission_ms : std::min(first_ms, stats.submission_ms);
+    last_ms = std::max(last_ms, stats.completion_ms);
+  }
+  profile::CpuDuring cpu;
+  if (input.profile != nullptr && first_ms >= 0)
+    cpu = input.profile->cpu_use.During(first_ms, last_ms);
+  const double starved_ns = static_cast<double>(top.ns);
+  double external = 0, quota = 0;
+  if (cpu.has_hosts() && starved_ns > 0) {
+    const double span_ns = cpu.span_s * 1e9;
+    external = std::min(1.0, (cpu.others_cpus() + cpu.steal_cpus()) * span_ns / starved_ns);
+    quota = std::min(1.0, cpu.throttled_ns / starved_ns);
+    f.evidence.push_back({"host_cpus", static_cast<double>(cpu.cpus()), "count"});
+    f.evidence.push_back({"host_busy_cpus", cpu.busy_cpus(), "cpus"});
+    f.evidence.push_back({"application_cpus", cpu.application_cpus(), "cpus"});
+    f.evidence.push_back({"other_processes_cpus", cpu.others_cpus(), "cpus"});
+    f.evidence.push_back({"steal_cpus", cpu.steal_cpus(), "cpus"});
+    f.evidence.push_back({"top_stage_span_ms", cpu.span_s * 1000, "ms"});
+    f.evidence.push_back({"run_delay_external_share", external, "ratio"});
+    std::string hosts = cpu.hosts.size() == 1
+                            ? "the host's " + std::to_string(cpu.cpus()) + " CPUs"
+                            : "the " + std::to_string(cpu.hosts.size()) + " hosts' " +
+                                  std::to_string(cpu.cpus()) + " CPUs";
+    f.explanation = "Stage " + std::to_string(top.stage_id) +
+                    "'s task threads were ready to run but had no CPU for " + TimeAndShare(top) +
+                    " (the kernel's run delay). While it ran (" +
+                    HumanDurationMs(std::llround(cpu.span_s * 1000)) + "), " + hosts +
+                    " were busy " + Fixed(cpu.busy_cpus(), 2) +
+                    " on average: this application's "
+                    "JVMs used " +
+                    Fixed(cpu.application_cpus(), 2) + ", other processes " +
+                    Fixed(cpu.others_cpus(), 2) +
+                    (cpu.steal_cpus() >= 0.005
+                         ? ", and the hypervisor took " + Fixed(cpu.steal_cpus(), 2) + " (steal)"
+                         : "") +
+                    ". The run had up to " + std::to_string(input.slots()) + " task slots.";
+  }
+  if (cpu.cgroup_jvms > 0) {
+    f.evidence.push_back({"cgroup_throttled_ms", cpu.throttled_ns / 1e6, "ms"});
+    f.evidence.push_back(
+        {"cgroup_throttled_periods", static_cast<double>(cpu.throttled_periods), "count"});
+    f.evidence.push_back({"cgroup_periods", static_cast<double>(cpu.periods), "count"});
+    if (cpu.min_quota_millicpus > 0) {
+      f.evidence.push_back({"cgroup_quota_cpus", cpu.min_quota_millicpus / 1000.0, "cpus"});
+    }
+    if (cpu.throttled_periods > 0) {
+      f.explanation += " The containers' CPU quota" +
+                       (cpu.min_quota_millicpus > 0
+                            ? " (" + Fixed(cpu.min_quota_millicpus / 1000.0, 2) + " CPUs at least)"
+                            : std::string()) +
+                       " throttled " + std::to_string(cpu.throttled_jvms) + " of " +
+                       std::to_string(cpu.cgroup_jvms) + " JVMs in " +
+                       std::to_string(cpu.throttled_periods) + " of " +
+                       std::to_string(cpu.periods) + " periods (" +
+                       HumanDurationMs(std::llround(cpu.throttled_ns / 1e6)) + " throttled).";
+    }
+  }
+  const bool told_apart = cpu.has_hosts();
+  const double outside = std::min(1.0, external + quota);
+  if (told_apart) {
+    f.evidence.push_back({"run_delay_quota_share", quota, "ratio"});
+    if (outside < 0.25) {
+      f.explanation +=
+          " The run delay is this application's own threads queueing for the CPUs it has: fewer "
+          "slots would only reorder the work; more cores (executors or larger hosts) shorten it.";
+    } else if (quota >= external) {
+      f.explanation +=
+          " Most of the run delay is the quota's: the threads wait while the "
+          "container is throttled.";
+    } else {
+      f.explanation +=
+          " Most of the run delay is theirs: other processes held CPUs the task "
+          "threads wanted.";
+    }
+  }
+  if (!told_apart && cores > 1 && runnable > 0 && input.Manager() != ClusterManager::kLocal) {
     // The cores the slots really got: the on-CPU part of the time they wanted to run.
     const int64_t fitting = std::max<int64_t>(1, std::llround(cores * on_cpu / runnable));
     if (fitting < cores) {
@@ -61,17 +151,39 @@ void CpuOversubscription(const DiagnosisInput& input, std::vector<Finding>& out)
                                        " CPUs' worth"});
     }
   }
-  f.recommendations.push_back(
-      {"",
-       "give the executors hosts (or CPU quotas) of their own: check what else runs on the "
-       "hosts while the stage runs",
-       "CPU taken by other processes shows as run delay of the task threads"});
-  if (!JudgeProfiledCauses(
-          input, causes,
-          {0.0, 0.50, "none when the run fills its own CPUs; up to half when others take them"},
-          f)) {
-    return;
+  if (told_apart && quota >= 0.25) {
+    const std::string key = input.Manager() == ClusterManager::kKubernetes
+                                ? "spark.kubernetes.executor.limit.cores"
+                                : "";
+    f.recommendations.push_back(
+        {key, cores > 0 && !key.empty() ? std::to_string(cores) : "",
+         "raise the executors' CPU limit to their task slots (or lower spark.executor.cores to the "
+         "quota): a throttled container's threads wait for the next period"});
   }
+  if (!told_apart || external >= 0.25) {
+    f.recommendations.push_back(
+        {"",
+         "give the executors hosts (or CPU quotas) of their own: check what else runs on the "
+         "hosts while the stage runs",
+         "CPU taken by other processes shows as run delay of the task threads"});
+  }
+  if (told_apart && outside < 0.25) {
+    f.recommendations.push_back(
+        {"", "add cores (more executors, or hosts with more CPUs) if the stage must be faster",
+         "the stage's threads wanted " + Fixed(runnable / std::max(1.0, cpu.span_s * 1e9), 1) +
+             " CPUs on average while the hosts had " + std::to_string(cpu.cpus())});
+  }
+  const Efficiency efficiency =
+      told_apart
+          ? Efficiency{0.5 * outside, 0.9 * outside,
+                       "the share of the run delay other processes' CPU time and the quota's "
+                       "throttling account for (" +
+                           Fixed(100 * outside, 0) +
+                           "%), half to 90% of it given back by a host or quota of its own; "
+                           "none of the application's own queueing"}
+          : Efficiency{0.0, 0.50,
+                       "none when the run fills its own CPUs; up to half when others take them"};
+  if (!JudgeProfiledCauses(input, causes, efficiency, f)) return;
   out.push_back(std::move(f));
 }
 
