@@ -281,7 +281,8 @@ CpuUseDelta CpuUseMeter::TakeDelta() {
   delta.cgroup.version = now.cgroup.version;
   delta.cgroup.quota_millicpus = now.cgroup.quota_millicpus;
   delta.cgroup.periods = Since(now.cgroup.periods, last_.cgroup.periods);
-  delta.cgroup.throttled_periods = Since(now.cgroup.throttled_periods, last_.cgroup.throttled_periods);
+  delta.cgroup.throttled_periods =
+      Since(now.cgroup.throttled_periods, last_.cgroup.throttled_periods);
   delta.cgroup.throttled_ns = Since(now.cgroup.throttled_ns, last_.cgroup.throttled_ns);
   last_ = now;
   return delta;

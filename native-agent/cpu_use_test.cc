@@ -146,7 +146,8 @@ TEST(CpuUseMeterTest, V2AndNothingReadable) {
         "28 25 0:25 / " + (root / "cg2").string() + " rw - cgroup2 cgroup2 rw\n");
   Write(root / "proc/stat", "cpu  1 0 1 8 0 0 0 0\n");
   Write(root / "cg2/job/cpu.max", "200000 100000\n");
-  Write(root / "cg2/job/cpu.stat", "usage_usec 5\nnr_periods 4\nnr_throttled 2\nthrottled_usec 7\n");
+  Write(root / "cg2/job/cpu.stat",
+        "usage_usec 5\nnr_periods 4\nnr_throttled 2\nthrottled_usec 7\n");
   CpuUseMeter meter(CpuUseMeter::Paths{.proc = (root / "proc").string()});
   EXPECT_EQ(meter.cgroup_version(), 2);
   Write(root / "cg2/job/cpu.stat",

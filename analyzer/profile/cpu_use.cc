@@ -90,7 +90,8 @@ CpuDuring ApplicationCpuUse::During(int64_t start_ms, int64_t end_ms) const {
     if (window.host_cpus > 0 && window.host_total_ns > 0) {
       jvm.host_covered_ns += overlap;
       // Busy and steal as shares of the host's own clock (ticks), times the window's wall.
-      const double per_total = overlap * window.host_cpus / static_cast<double>(window.host_total_ns);
+      const double per_total =
+          overlap * window.host_cpus / static_cast<double>(window.host_total_ns);
       jvm.host_busy_ns += per_total * static_cast<double>(window.host_busy_ns);
       jvm.host_steal_ns += per_total * static_cast<double>(window.host_steal_ns);
       jvm.host_cpus = std::max(jvm.host_cpus, window.host_cpus);

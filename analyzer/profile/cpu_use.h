@@ -51,7 +51,9 @@ struct HostCpuDuring {
   double busy_cpus = 0;         // every process's CPU, this application's included
   double application_cpus = 0;  // this application's JVMs on the host
   double steal_cpus = 0;
-  double others_cpus() const { return busy_cpus > application_cpus ? busy_cpus - application_cpus : 0; }
+  double others_cpus() const {
+    return busy_cpus > application_cpus ? busy_cpus - application_cpus : 0;
+  }
 };
 
 struct CpuDuring {
@@ -59,7 +61,7 @@ struct CpuDuring {
   std::vector<HostCpuDuring> hosts;  // by host name
   // The JVMs whose cgroup had a cpu controller, summed over the span.
   uint32_t cgroup_jvms = 0;
-  uint32_t throttled_jvms = 0;       // JVMs throttled at least once
+  uint32_t throttled_jvms = 0;  // JVMs throttled at least once
   uint64_t periods = 0;
   uint64_t throttled_periods = 0;
   double throttled_ns = 0;           // summed over the JVMs' cgroups and their CPUs
