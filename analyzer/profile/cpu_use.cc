@@ -123,6 +123,13 @@ CpuDuring ApplicationCpuUse::During(int64_t start_ms, int64_t end_ms) const {
       host.busy_cpus = jvm.host_busy_ns / jvm.host_covered_ns;
       host.steal_cpus = jvm.host_steal_ns / jvm.host_covered_ns;
     }
+    if (jvms_[i].executor_id != "driver") {
+      ++during.executor_jvms;
+      if (jvm.min_quota > 0) {
+        ++during.executors_with_quota;
+        during.quota_cpus += jvm.min_quota / 1000.0;
+      }
+    }
     if (jvm.cgroup) {
       ++during.cgroup_jvms;
       if (jvm.throttled_periods >= 0.5) ++during.throttled_jvms;

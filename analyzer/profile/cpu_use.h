@@ -66,6 +66,12 @@ struct CpuDuring {
   uint64_t throttled_periods = 0;
   double throttled_ns = 0;           // summed over the JVMs' cgroups and their CPUs
   uint32_t min_quota_millicpus = 0;  // the smallest quota seen (0: none)
+  // The executors' JVMs (every JVM but the driver's) over the span, and of them those with a
+  // quota, whose quotas (each JVM's smallest) add up to quota_cpus: when every executor has one,
+  // the executors together could never run more than quota_cpus x span.
+  uint32_t executor_jvms = 0;
+  uint32_t executors_with_quota = 0;
+  double quota_cpus = 0;
 
   bool has_hosts() const { return !hosts.empty(); }
   uint32_t cpus() const;

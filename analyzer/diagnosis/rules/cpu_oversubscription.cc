@@ -77,6 +77,16 @@ void CpuOversubscription(const DiagnosisInput& input, std::vector<Finding>& out)
     const double span_ns = cpu.span_s * 1e9;
     external = std::min(1.0, (cpu.others_cpus() + cpu.steal_cpus()) * span_ns / starved_ns);
     quota = std::min(1.0, cpu.throttled_ns / starved_ns);
+    if (cpu.throttled_periods > 0 && cpu.executor_jvms > 0 &&
+        cpu.executors_with_quota == cpu.executor_jvms) {
+      // Every executor under a quota: together they never run more than quota x span, so the
+      // runnable time beyond it waits whatever else the hosts do.
+      const double beyond = runnable - cpu.quota_cpus * span_ns;
+      quota = std::max(quota, std::min(1.0, std::max(0.0, beyond) / starved_ns));
+    }
+    // While a cgroup is throttled its threads cannot run, whoever holds the CPUs: the others'
+    // part is at most what the quota leaves.
+    external = std::min(external, 1.0 - quota);
     f.evidence.push_back({"host_cpus", static_cast<double>(cpu.cpus()), "count"});
     f.evidence.push_back({"host_busy_cpus", cpu.busy_cpus(), "cpus"});
     f.evidence.push_back({"application_cpus", cpu.application_cpus(), "cpus"});
@@ -110,6 +120,9 @@ void CpuOversubscription(const DiagnosisInput& input, std::vector<Finding>& out)
     if (cpu.min_quota_millicpus > 0) {
       f.evidence.push_back({"cgroup_quota_cpus", cpu.min_quota_millicpus / 1000.0, "cpus"});
     }
+    if (cpu.executor_jvms > 0 && cpu.executors_with_quota == cpu.executor_jvms) {
+      f.evidence.push_back({"executors_quota_cpus", cpu.quota_cpus, "cpus"});
+    }
     if (cpu.throttled_periods > 0) {
       f.explanation += " The containers' CPU quota" +
                        (cpu.min_quota_millicpus > 0
@@ -131,9 +144,11 @@ void CpuOversubscription(const DiagnosisInput& input, std::vector<Finding>& out)
           " The run delay is this application's own threads queueing for the CPUs it has: fewer "
           "slots would only reorder the work; more cores (executors or larger hosts) shorten it.";
     } else if (quota >= external) {
-      f.explanation +=
-          " Most of the run delay is the quota's: the threads wait while the "
-          "container is throttled.";
+      f.explanation += " Most of the run delay is the quota's: the executors' threads wanted " +
+                       Fixed(runnable / std::max(1.0, cpu.span_s * 1e9), 2) +
+                       " CPUs on average and their containers allow " +
+                       (cpu.quota_cpus > 0 ? Fixed(cpu.quota_cpus, 2) : std::string("fewer")) +
+                       "; they wait while throttled, whatever else the host runs.";
     } else {
       f.explanation +=
           " Most of the run delay is theirs: other processes held CPUs the task "
@@ -155,10 +170,17 @@ void CpuOversubscription(const DiagnosisInput& input, std::vector<Finding>& out)
     const std::string key = input.Manager() == ClusterManager::kKubernetes
                                 ? "spark.kubernetes.executor.limit.cores"
                                 : "";
-    f.recommendations.push_back(
-        {key, cores > 0 && !key.empty() ? std::to_string(cores) : "",
-         "raise the executors' CPU limit to their task slots (or lower spark.executor.cores to the "
-         "quota): a throttled container's threads wait for the next period"});
+    if (!key.empty() && cores > 0) {
+      f.recommendations.push_back({key, std::to_string(cores),
+                                   "a CPU limit below the task slots throttles the pod: its "
+                                   "threads wait for the next period"});
+    } else {
+      f.recommendations.push_back(
+          {"",
+           "raise the executors' container CPU limit to their task slots, or lower "
+           "spark.executor.cores to the limit",
+           "a throttled container's threads wait for the next period whatever the host has free"});
+    }
   }
   if (!told_apart || external >= 0.25) {
     f.recommendations.push_back(
