@@ -338,8 +338,9 @@ void RegisterAnalyzeCommand(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(0, 256));
   command->add_option(
       "--profile", options->profile,
-      "the agent's saved profile (profile.sparkprof) of the run, or the directory the driver "
-      "wrote it to (spark.sparkprof.outputDir): the report then explains task time by its stack "
+      "the agent's saved profile (profile.sparkprof, or compressed as event logs are: .zstd, "
+      ".gz, .lz4, ...) of the run, or the directory the driver wrote it to "
+      "(spark.sparkprof.outputDir): the report then explains task time by its stack "
       "samples, on and off CPU, per stage (docs/report-schema.md, profile)");
   AddCostOptions(command, options->cost);
   command->callback([options, &exit_code]() { exit_code = RunAnalyze(*options); });

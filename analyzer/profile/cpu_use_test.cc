@@ -1,10 +1,15 @@
 #include "analyzer/profile/cpu_use.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include "analyzer/codec/codec.h"
+#include "analyzer/codec/encode.h"
 #include "analyzer/profile/stage_profiles.h"
 #include "schema/profile_generated.h"
 
@@ -91,6 +96,44 @@ TEST(ApplicationCpuUseTest, BoundedAndEmptyWindowsRefused) {
   use.Add(Row("1", "h", 2, 3, 1, 2, 1));
   EXPECT_EQ(use.windows(), 2u);
   EXPECT_EQ(use.windows_left_out(), 1u);
+}
+
+std::string CpuOnlyProfile() {
+  flatbuffers::FlatBufferBuilder builder;
+  auto cpu = schema::CreateCpuUse(builder, 2, 18 * kSecondNs, 0, 20 * kSecondNs, 8 * kSecondNs, 1,
+                                  0, 100, 0, 0);
+  auto batch = schema::CreateBatchDirect(builder, 1, "3", "worker-a", 42, 1000 * kSecondNs,
+                                         1010 * kSecondNs, 10'000'000, "cpu+wall", nullptr, nullptr,
+                                         nullptr, nullptr, nullptr, 0, nullptr, cpu);
+  schema::FinishSizePrefixedBatchBuffer(builder, batch);
+  return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
+}
+
+// A profile kept compressed (as the workload fixtures are, *.sparkprof.zstd) reads as the file
+// itself; a corrupt one fails naming the codec.
+TEST(ApplicationCpuUseTest, CompressedProfileFilesAreRead) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("cpu_use_profile_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  for (codec::Format format : {codec::Format::kPlain, codec::Format::kZstd, codec::Format::kGzip,
+                               codec::Format::kLz4Block}) {
+    SCOPED_TRACE(codec::FormatName(format));
+    Result<std::string> bytes = codec::Encode(format, CpuOnlyProfile());
+    ASSERT_TRUE(bytes.ok());
+    const std::string path = (dir / "profile.sparkprof").string();
+    std::ofstream(path, std::ios::binary) << *bytes;
+    Result<ApplicationProfile> profile = LoadApplicationProfile(path);
+    ASSERT_TRUE(profile.ok()) << profile.status().message();
+    EXPECT_EQ(profile->cpu_use.windows(), 1u);
+  }
+  Result<std::string> zstd = codec::Encode(codec::Format::kZstd, CpuOnlyProfile());
+  const std::string cut = (dir / "cut.sparkprof.zstd").string();
+  std::ofstream(cut, std::ios::binary) << zstd->substr(0, zstd->size() / 2);
+  Result<ApplicationProfile> truncated = LoadApplicationProfile(cut);
+  EXPECT_FALSE(truncated.ok());
+  EXPECT_NE(truncated.status().message().find("zstd"), std::string::npos)
+      << truncated.status().message();
+  std::filesystem::remove_all(dir);
 }
 
 // Through a saved profile: a batch's CpuUse reaches ApplicationProfile::cpu_use.
