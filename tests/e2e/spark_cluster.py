@@ -166,14 +166,21 @@ class SparkCluster:
             self.env["JAVA_HOME"] = java_home
             self.env["PATH"] = os.path.join(java_home, "bin") + os.pathsep + self.env["PATH"]
 
-    def _start(self, name, arguments, extra_env=None):
+    def _start(self, name, arguments, extra_env=None, cgroup_procs=None):
         log_path = os.path.join(self.work_dir, f"{name}.log")
         env = dict(self.env, **(extra_env or {}))
+
+        def prepare_child():
+            die_with_parent()
+            if cgroup_procs:  # the daemon and every process it starts (executors) run in it
+                with open(cgroup_procs, "w") as procs:
+                    procs.write(str(os.getpid()))
+
         with open(log_path, "w") as log:
             process = subprocess.Popen(
                 [os.path.join(self.spark_home, "bin", "spark-class")] + arguments,
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-                cwd=self.work_dir, start_new_session=True, preexec_fn=die_with_parent)
+                cwd=self.work_dir, start_new_session=True, preexec_fn=prepare_child)
         daemon = Daemon(name, process, log_path)
         self.daemons.append(daemon)
         return daemon
@@ -196,8 +203,10 @@ class SparkCluster:
                  90, 0.3, master.process)
         return self.master_url
 
-    def start_workers(self, count, cores, memory, wait=True):
-        """count Workers with cores and memory each; with wait, until the Master lists them."""
+    def start_workers(self, count, cores, memory, wait=True, cgroup_procs=None):
+        """count Workers with cores and memory each; with wait, until the Master lists them.
+        With cgroup_procs (a cgroup's cgroup.procs file), the Workers and their executors run in
+        that cgroup."""
         workers = []
         for index in range(1, count + 1):
             work = os.path.join(self.work_dir, f"worker-{index}")
@@ -205,7 +214,8 @@ class SparkCluster:
             workers.append(self._start(f"worker-{index}", [
                 "org.apache.spark.deploy.worker.Worker", self.master_url, "--host", "127.0.0.1",
                 "--port", str(free_port()), "--webui-port", str(free_port()),
-                "--cores", str(cores), "--memory", memory, "--work-dir", work]))
+                "--cores", str(cores), "--memory", memory, "--work-dir", work],
+                cgroup_procs=cgroup_procs))
         if wait:
             self.wait_for_workers(count)
         return workers

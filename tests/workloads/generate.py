@@ -259,6 +259,50 @@ def build_jvm_apps(spark_home, java_home, work_root):
     return target
 
 
+def cpu_quota_cgroup(name, cpus):
+    """A cgroup of its own with a CFS quota of `cpus` CPUs (cgroup v1's cpu hierarchy or v2),
+    for a workload whose executors run in a container-like CPU limit. Returns (its cgroup.procs
+    file, a function that removes it); raises RuntimeError where no cgroup can be made (not
+    root, a read-only /sys/fs/cgroup): the run is then skipped with that reason."""
+    period = 100_000
+    quota = max(1000, int(cpus * period))
+    candidates = [("/sys/fs/cgroup/cpu", 1), ("/sys/fs/cgroup/cpu,cpuacct", 1),
+                  ("/sys/fs/cgroup", 2), ("/sys/fs/cgroup/unified", 2)]
+    for root, version in candidates:
+        marker = "cpu.cfs_quota_us" if version == 1 else "cgroup.controllers"
+        if not os.path.exists(os.path.join(root, marker)):
+            continue
+        if version == 2:
+            with open(os.path.join(root, "cgroup.controllers")) as f:
+                if "cpu" not in f.read().split():
+                    continue
+        path = os.path.join(root, f"sparkprof-workload-{name}-{os.getpid()}")
+        try:
+            os.makedirs(path, exist_ok=True)
+            if version == 1:
+                with open(os.path.join(path, "cpu.cfs_period_us"), "w") as f:
+                    f.write(str(period))
+                with open(os.path.join(path, "cpu.cfs_quota_us"), "w") as f:
+                    f.write(str(quota))
+            else:
+                with open(os.path.join(path, "cpu.max"), "w") as f:
+                    f.write(f"{quota} {period}")
+        except OSError as e:
+            shutil.rmtree(path, ignore_errors=True)
+            raise RuntimeError(f"cannot make a cgroup with a CPU quota under {root}: {e}") from e
+
+        def remove(path=path):
+            for _ in range(50):  # the processes in it must have ended
+                try:
+                    os.rmdir(path)
+                    return
+                except OSError:
+                    time.sleep(0.1)
+
+        return os.path.join(path, "cgroup.procs"), remove
+    raise RuntimeError("no cgroup cpu controller to set a CPU quota with")
+
+
 def run_workload(workload, spark_home, python, work_root, java_home=None, sparkprof=None,
                  jvm_jar=None):
     """Runs one workload on its own fresh cluster; returns the WorkloadRun."""
@@ -279,10 +323,14 @@ def run_workload(workload, spark_home, python, work_root, java_home=None, sparkp
     driver_memory = conf.pop("spark.driver.memory", DEFAULT_DRIVER_MEMORY)
     ui_url = "http://127.0.0.1:" + conf["spark.ui.port"]
     started = time.monotonic()
+    cgroup_procs, remove_cgroup = None, None
     try:
+        if shape.get("cpu_quota"):
+            cgroup_procs, remove_cgroup = cpu_quota_cgroup(name, shape["cpu_quota"])
         cluster.start_master()
         if not delay_s:
-            cluster.start_workers(shape["workers"], shape["cores"], shape["worker_memory"])
+            cluster.start_workers(shape["workers"], shape["cores"], shape["worker_memory"],
+                                  cgroup_procs=cgroup_procs)
         script = os.path.join(HERE, workload["script"])
         if is_jvm_workload(workload):
             driver = cluster.submit(jvm_jar, jvm_main_class(workload),
@@ -315,6 +363,8 @@ def run_workload(workload, spark_home, python, work_root, java_home=None, sparkp
     finally:
         run.wall_s = time.monotonic() - started
         cluster.stop()
+        if remove_cgroup:
+            remove_cgroup()
     check_run(workload, run, event_dir)
     if workload.get("profile"):
         find_profile(run, profile_dir)

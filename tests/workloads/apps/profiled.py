@@ -161,6 +161,12 @@ def own_cpu(spark, scratch):
     cpu_work(spark, "own cpu: hash strings")
 
 
+def cpu_quota(spark, scratch):
+    """Two task slots in a container-like cgroup whose CPU quota is half a CPU (manifest
+    "cpu_quota": the Worker and its executor run in it): the threads wait while it is throttled."""
+    cpu_work(spark, "cpu quota: hash strings")
+
+
 def python_driver_busy(spark, scratch):
     """The driver collects 500k rows and scores each in its own Python loop (score_on_driver)
     between two short jobs, while the executors stay allocated. Run under sparkprof's Python
@@ -188,7 +194,7 @@ def score_on_driver(rows):
 WORKLOADS = {f.__name__: f for f in [
     slow_python_udf, heavy_map_in_pandas, builtin_checksum, tiny_python_partitions,
     few_python_partitions, python_lock, slow_external_call, oversubscribed_cpu, own_cpu,
-    python_driver_busy]}
+    cpu_quota, python_driver_busy]}
 
 if __name__ == "__main__":
     main(WORKLOADS)
