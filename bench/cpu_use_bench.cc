@@ -1,0 +1,47 @@
+// What one CpuUse reading costs the agent's drain thread (native-agent/cpu_use.h): /proc/stat's
+// first line, the process CPU clock and the cgroup's cpu files, read and differenced, as the agent
+// does once per batch sent (spark.sparkprof.flushInterval, 5 s by default). Prints the thread CPU
+// and wall time per reading over `rounds` readings.
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "native-agent/cpu_use.h"
+
+namespace {
+
+double ThreadCpuUs() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) * 1e6 + static_cast<double>(now.tv_nsec) / 1e3;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int rounds = 2000;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "rounds=", 7) == 0) rounds = std::max(1, std::atoi(argv[i] + 7));
+  }
+  sparkprof::agent::CpuUseMeter meter;
+  uint64_t sink = 0;
+  const double cpu_start = ThreadCpuUs();
+  const auto wall_start = std::chrono::steady_clock::now();
+  for (int i = 0; i < rounds; ++i) sink += meter.TakeDelta().process_cpu_ns;
+  const double wall_us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - wall_start)
+          .count();
+  const double cpu_us = ThreadCpuUs() - cpu_start;
+  std::printf(
+      "cpu_use_bench: cgroup v%d (%s), %d readings: %.1f us CPU and %.1f us wall per reading; "
+      "at one batch per 5 s: %.5f%% of a core (checksum %llu)\n",
+      meter.cgroup_version(),
+      meter.cgroup_directory().empty() ? "none" : meter.cgroup_directory().c_str(), rounds,
+      cpu_us / rounds, wall_us / rounds, 100.0 * (cpu_us / rounds) / 5e6,
+      static_cast<unsigned long long>(sink));
+  return 0;
+}
