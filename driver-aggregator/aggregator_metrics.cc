@@ -58,6 +58,24 @@ Result<AggregatorMetrics> AggregatorMetrics::Register(metrics::PrometheusRegistr
   }
 
   SPARKPROF_ASSIGN_OR_RETURN(
+      m.jvm_process_cpu_seconds,
+      AddCounter(registry, "spark_jvm_process_cpu_seconds_total",
+                 "CPU of the JVMs whose agents report their CPU use (executors, and the driver "
+                 "when it samples its own JVM), summed: every thread, task or not."));
+  SPARKPROF_ASSIGN_OR_RETURN(
+      m.cgroup_throttled_seconds,
+      AddCounter(registry, "spark_cgroup_cpu_throttled_seconds_total",
+                 "Time the JVMs' cgroups were throttled by their CPU quota (CFS throttled time, "
+                 "summed over each cgroup's CPUs and over the JVMs)."));
+  SPARKPROF_ASSIGN_OR_RETURN(
+      auto* periods,
+      registry.AddCounter("spark_cgroup_cpu_periods_total",
+                          "CFS enforcement periods of the JVMs' cgroups, all of them and those in "
+                          "which the CPU quota ran out (throttled), summed over the JVMs."));
+  m.cgroup_periods = &periods->Add({{"state", "all"}});
+  m.cgroup_periods_throttled = &periods->Add({{"state", "throttled"}});
+
+  SPARKPROF_ASSIGN_OR_RETURN(
       auto* gc,
       registry.AddHistogram("spark_gc_pause_seconds",
                             "Stop-the-world GC pauses reported by the executors' agents.",

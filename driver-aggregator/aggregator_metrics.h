@@ -22,6 +22,11 @@ struct AggregatorMetrics {
   // {category}: only gc, jit and vm (the JVM's own threads); null for the others.
   prometheus::Counter* jvm_thread_cpu_seconds[flamegraph::kCategoryCount] = {};
   prometheus::Histogram* gc_pause_seconds = nullptr;
+  // The agents' CpuUse per batch (native-agent/cpu_use.h), summed over the JVMs that send it.
+  prometheus::Counter* jvm_process_cpu_seconds = nullptr;
+  prometheus::Counter* cgroup_throttled_seconds = nullptr;
+  prometheus::Counter* cgroup_periods = nullptr;            // {state="all"}
+  prometheus::Counter* cgroup_periods_throttled = nullptr;  // {state="throttled"}
   prometheus::Counter* agent_samples = nullptr;
   prometheus::Counter* agent_samples_dropped_ring_full = nullptr;
   prometheus::Counter* agent_walk_failures = nullptr;

@@ -159,6 +159,33 @@ TEST(DriverAggregatorTest, JvmThreadCpuIsExecutorCpuNotTaskTime) {
             std::string::npos);
 }
 
+// The agents' CpuUse: process CPU for every JVM that sends it, throttling only from those with a
+// cgroup cpu controller.
+TEST(DriverAggregatorTest, CpuUseAddsProcessCpuAndThrottling) {
+  auto aggregator = StartOrDie({});
+  auto with_cpu = [](const char* executor, uint8_t cgroup_version) {
+    flatbuffers::FlatBufferBuilder builder;
+    auto cpu = fb::CreateCpuUse(builder, 2, 0, 0, 0, 1'500'000'000, cgroup_version, 500, 100, 40,
+                                2'000'000'000);
+    auto batch =
+        fb::CreateBatchDirect(builder, 1, executor, "h", 1, 0, 1, 10'000'000, "cpu+wall", nullptr,
+                              nullptr, nullptr, nullptr, nullptr, 0, nullptr, cpu);
+    fb::FinishBatchBuffer(builder, batch);
+    return std::vector<uint8_t>(builder.GetBufferPointer(),
+                                builder.GetBufferPointer() + builder.GetSize());
+  };
+  EXPECT_EQ(aggregator->Ingest(with_cpu("1", 2)), IngestOutcome::kAccepted);
+  EXPECT_EQ(aggregator->Ingest(with_cpu("2", 0)), IngestOutcome::kAccepted);
+  std::string text = aggregator->registry().Render();
+  EXPECT_NE(text.find("spark_jvm_process_cpu_seconds_total 3\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("spark_cgroup_cpu_throttled_seconds_total 2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("spark_cgroup_cpu_periods_total{state=\"all\"} 100\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("spark_cgroup_cpu_periods_total{state=\"throttled\"} 40\n"),
+            std::string::npos)
+      << text;
+}
+
 // A batch the real agent drained from a JVM whose tagged thread (stage 3, TID 17) serialized
 // objects (driver-aggregator/fuzz/corpus/driver_ingest/agent_batch.bin, also a fuzz seed).
 TEST(DriverAggregatorTest, IngestsARealAgentBatch) {
