@@ -99,6 +99,18 @@ PROFILING = {
         ("Off-CPU task time by what it waited in", "timeseries", "s", 12, 8,
          [(f'sum by (category) (rate(spark_task_time_seconds_total{{{SEL},category=~"{OFF_CPU}"}}[$__rate_interval]))',
            "{{category}}")], {"stack": True}),
+        # Who held the CPUs while task threads waited for one (the agents' CPU use per batch).
+        ("CPU: the JVMs' own, task threads waiting for one, containers throttled", "timeseries", "s", 12, 8,
+         [(f'sum by ({APP}) (rate(spark_jvm_process_cpu_seconds_total{{{SEL}}}[$__rate_interval]))',
+           "JVMs' CPU: {{application_name}}"),
+          (f'sum by ({APP}) (rate(spark_task_time_seconds_total{{{SEL},category="cpu_starved"}}[$__rate_interval]))',
+           "waiting for a CPU: {{application_name}}"),
+          (f'sum by ({APP}) (rate(spark_cgroup_cpu_throttled_seconds_total{{{SEL}}}[$__rate_interval]))',
+           "throttled by the quota: {{application_name}}")], {}),
+        ("Containers' CPU periods throttled", "timeseries", "percentunit", 12, 8,
+         [(f'sum by ({APP}) (rate(spark_cgroup_cpu_periods_total{{{SEL},state="throttled"}}[$__rate_interval])) / '
+           f'sum by ({APP}) (rate(spark_cgroup_cpu_periods_total{{{SEL},state="all"}}[$__rate_interval]))',
+           "{{application_name}}")], {}),
         # The PySpark workers, sampled in the worker: on CPU (python) and waiting in their own code.
         ("Python workers: on CPU and waiting in their code (sampled)", "timeseries", "s", 12, 8,
          [(f'sum by (category) (rate(spark_task_time_seconds_total{{{SEL},category=~"{PY}"}}[$__rate_interval]))',
