@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git clang libclang-rt-14-dev
   libsimdjson-dev liblz4-dev libzstd-dev libsnappy-dev zlib1g-dev liblzf-dev libzip-dev
   libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev libflatbuffers-dev flatbuffers-compiler
-  prometheus-cpp-dev libxxhash-dev clang-format-14
+  prometheus-cpp-dev libxxhash-dev clang-format-14 clang-tidy-14
   flatbuffers-compiler-dev libboost-dev openjdk-17-jdk-headless maven zstd lz4 gzip zip unzip python3
   python3-venv python3-dev
 )
