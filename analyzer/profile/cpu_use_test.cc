@@ -138,23 +138,7 @@ TEST(ApplicationCpuUseTest, CompressedProfileFilesAreRead) {
 
 // Through a saved profile: a batch's CpuUse reaches ApplicationProfile::cpu_use.
 TEST(ApplicationCpuUseTest, ReadFromAProfileFile) {
-  flatbuffers::FlatBufferBuilder builder;
-  auto cpu = schema::CreateCpuUse(builder, 2, 18 * kSecondNs, 0, 20 * kSecondNs, 8 * kSecondNs, 1,
-                                  0, 100, 0, 0);
-  schema::BatchBuilder batch(builder);
-  auto executor = builder.CreateString("3");
-  auto host = builder.CreateString("worker-a");
-  auto mode = builder.CreateString("cpu+wall");
-  batch.add_executor_id(executor);
-  batch.add_host(host);
-  batch.add_mode(mode);
-  batch.add_pid(42);
-  batch.add_start_epoch_ns(1000 * kSecondNs);
-  batch.add_end_epoch_ns(1010 * kSecondNs);
-  batch.add_interval_ns(10'000'000);
-  batch.add_cpu(cpu);
-  schema::FinishSizePrefixedBatchBuffer(builder, batch.Finish());
-  std::string bytes(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
+  const std::string bytes = CpuOnlyProfile();
   Result<ApplicationProfile> profile = ApplicationProfileFromBytes(bytes, "p.sparkprof");
   ASSERT_TRUE(profile.ok()) << profile.status().message();
   ASSERT_EQ(profile->cpu_use.windows(), 1u);
