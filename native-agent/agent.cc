@@ -675,8 +675,9 @@ std::vector<uint8_t> Agent::DrainBatch(JNIEnv* jni) {
   g_counters.batches_encoded.fetch_add(1);
   // Read per batch sent: a window with nothing to send adds to the next one, as its start does.
   const CpuUseDelta cpu = cpu_use_.TakeDelta();
+  const MemoryUseReading memory = memory_use_.Read();
   std::vector<uint8_t> bytes = EncodeBatch(header, drain_.pending(), drain_.strings(), pauses,
-                                           ReadHealthCounters(), s3a, &cpu);
+                                           ReadHealthCounters(), s3a, &cpu, &memory);
   drain_.pending().Clear();
   return bytes;
 }

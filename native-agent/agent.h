@@ -24,6 +24,7 @@
 #include "native-agent/drain.h"
 #include "native-agent/executor_id.h"
 #include "native-agent/gc_monitor.h"
+#include "native-agent/memory_use.h"
 #include "native-agent/method_resolver.h"
 #include "native-agent/ring_budget.h"
 #include "native-agent/s3a_rows.h"
@@ -121,6 +122,7 @@ class Agent {
   Drain drain_;
   std::unique_ptr<JvmInternalThreads> jvm_threads_;  // CPU mode: GC/JIT/VM threads' CPU
   CpuUseMeter cpu_use_;                              // host, process and cgroup CPU per batch
+  MemoryUseMeter memory_use_;            // process, cgroup and Python workers' memory per batch
   S3aRows s3a_rows_;                     // the plugin's S3A statistics for the next batch
   void AddQueuedPythonProfilesLocked();  // under drain_mutex_
   std::mutex python_mutex_;

@@ -19,7 +19,7 @@ static_assert(static_cast<int>(schema::Category::other) == CategoryIndex(Categor
 std::vector<uint8_t> EncodeBatch(const BatchHeader& header, const Profile& pending,
                                  const StringTable& strings, const std::vector<GcPause>& pauses,
                                  const HealthSnapshot& health, const std::vector<S3aRow>& s3a,
-                                 const CpuUseDelta* cpu) {
+                                 const CpuUseDelta* cpu, const MemoryUseReading* memory) {
   namespace fb = sparkprof::schema;
   flatbuffers::FlatBufferBuilder builder(16 * 1024);
 
@@ -93,10 +93,18 @@ std::vector<uint8_t> EncodeBatch(const BatchHeader& header, const Profile& pendi
         cpu->process_cpu_ns, static_cast<uint8_t>(cpu->cgroup.version), cpu->cgroup.quota_millicpus,
         cpu->cgroup.periods, cpu->cgroup.throttled_periods, cpu->cgroup.throttled_ns);
   }
+  flatbuffers::Offset<fb::MemoryUse> memory_offset;
+  if (memory != nullptr) {
+    memory_offset = fb::CreateMemoryUse(
+        builder, memory->rss_bytes, memory->rss_peak_bytes, memory->threads,
+        static_cast<uint8_t>(memory->cgroup_version), memory->cgroup_usage_bytes,
+        memory->cgroup_limit_bytes, memory->cgroup_peak_bytes, memory->cgroup_anon_bytes,
+        memory->cgroup_file_bytes, memory->python_processes, memory->python_rss_bytes);
+  }
   auto batch = fb::CreateBatch(builder, 1, executor, host, header.pid, header.start_epoch_ns,
                                header.end_epoch_ns, header.interval_ns, mode, strings_vector,
                                stacks_vector, samples_vector, tasks_vector, pauses_vector,
-                               health_offset, s3a_vector, cpu_offset);
+                               health_offset, s3a_vector, cpu_offset, memory_offset);
   fb::FinishBatchBuffer(builder, batch);
   return std::vector<uint8_t>(builder.GetBufferPointer(),
                               builder.GetBufferPointer() + builder.GetSize());

@@ -9,6 +9,7 @@
 
 #include "native-agent/cpu_use.h"
 #include "native-agent/drain.h"
+#include "native-agent/memory_use.h"
 #include "native-agent/profile_writers.h"
 #include "native-agent/s3a_rows.h"
 
@@ -27,6 +28,7 @@ struct BatchHeader {
 std::vector<uint8_t> EncodeBatch(const BatchHeader& header, const Profile& pending,
                                  const StringTable& strings, const std::vector<GcPause>& pauses,
                                  const HealthSnapshot& health, const std::vector<S3aRow>& s3a = {},
-                                 const CpuUseDelta* cpu = nullptr);
+                                 const CpuUseDelta* cpu = nullptr,
+                                 const MemoryUseReading* memory = nullptr);
 
 }  // namespace sparkprof::agent

@@ -11,22 +11,6 @@
 namespace sparkprof::agent {
 namespace {
 
-// Small files only: the first `limit` bytes ("" when the file cannot be read).
-std::string ReadSmallFile(const std::string& path, size_t limit = 64 * 1024) {
-  std::string text;
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return text;
-  char buffer[4096];
-  while (text.size() < limit) {
-    ssize_t got = read(fd, buffer, sizeof(buffer));
-    if (got <= 0) break;
-    text.append(buffer, static_cast<size_t>(got));
-  }
-  close(fd);
-  if (text.size() > limit) text.resize(limit);
-  return text;
-}
-
 std::vector<std::string_view> Split(std::string_view text, char separator) {
   std::vector<std::string_view> parts;
   size_t start = 0;
@@ -103,6 +87,21 @@ uint64_t ProcessCpuNs() {
 
 }  // namespace
 
+std::string ReadSmallFile(const std::string& path, size_t limit) {
+  std::string text;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return text;
+  char buffer[4096];
+  while (text.size() < limit) {
+    ssize_t got = read(fd, buffer, sizeof(buffer));
+    if (got <= 0) break;
+    text.append(buffer, static_cast<size_t>(got));
+  }
+  close(fd);
+  if (text.size() > limit) text.resize(limit);
+  return text;
+}
+
 std::optional<HostTicks> ParseProcStatCpuLine(std::string_view text) {
   const size_t newline = text.find('\n');
   std::vector<std::string_view> fields = Fields(text.substr(0, newline));
@@ -120,7 +119,7 @@ std::optional<HostTicks> ParseProcStatCpuLine(std::string_view text) {
   return ticks;
 }
 
-CgroupMembership ParseProcCgroup(std::string_view text) {
+CgroupMembership ParseProcCgroup(std::string_view text, std::string_view controller) {
   CgroupMembership membership;
   for (std::string_view line : Split(text, '\n')) {
     const size_t first = line.find(':');
@@ -131,15 +130,15 @@ CgroupMembership ParseProcCgroup(std::string_view text) {
     if (line.substr(0, first) == "0" && controllers.empty()) {
       membership.has_v2 = true;
       membership.v2_path = std::string(path);
-    } else if (HasToken(controllers, "cpu")) {
-      membership.has_v1_cpu = true;
-      membership.v1_cpu_path = std::string(path);
+    } else if (HasToken(controllers, controller)) {
+      membership.has_v1 = true;
+      membership.v1_path = std::string(path);
     }
   }
   return membership;
 }
 
-CgroupMounts ParseMountinfo(std::string_view text) {
+CgroupMounts ParseMountinfo(std::string_view text, std::string_view controller) {
   CgroupMounts mounts;
   for (std::string_view line : Split(text, '\n')) {
     std::vector<std::string_view> fields = Fields(line);
@@ -153,9 +152,9 @@ CgroupMounts ParseMountinfo(std::string_view text) {
     if (dash == 0 || dash + 1 >= fields.size()) continue;
     const std::string_view type = fields[dash + 1];
     const std::string_view options = dash + 3 < fields.size() ? fields[dash + 3] : "";
-    if (type == "cgroup" && mounts.v1_cpu_mount.empty() && HasToken(options, "cpu")) {
-      mounts.v1_cpu_root = Unescape(fields[3]);
-      mounts.v1_cpu_mount = Unescape(fields[4]);
+    if (type == "cgroup" && mounts.v1_mount.empty() && HasToken(options, controller)) {
+      mounts.v1_root = Unescape(fields[3]);
+      mounts.v1_mount = Unescape(fields[4]);
     } else if (type == "cgroup2" && mounts.v2_mount.empty()) {
       mounts.v2_root = Unescape(fields[3]);
       mounts.v2_mount = Unescape(fields[4]);
@@ -211,28 +210,35 @@ std::optional<uint32_t> ParseCfsQuota(std::string_view quota_us, std::string_vie
   return static_cast<uint32_t>(std::min<uint64_t>(milli, UINT32_MAX));
 }
 
+CgroupLocation LocateCgroup(const std::string& proc, std::string_view controller,
+                            std::string_view v1_probe, std::string_view v2_probe) {
+  const CgroupMembership membership =
+      ParseProcCgroup(ReadSmallFile(proc + "/self/cgroup"), controller);
+  const CgroupMounts mounts =
+      ParseMountinfo(ReadSmallFile(proc + "/self/mountinfo", 1 << 20), controller);
+  if (membership.has_v1 && !mounts.v1_mount.empty()) {
+    std::string directory = CgroupDirectory(mounts.v1_mount, mounts.v1_root, membership.v1_path);
+    if (!ReadSmallFile(directory + "/" + std::string(v1_probe)).empty()) {
+      return {1, std::move(directory)};
+    }
+  }
+  if (membership.has_v2 && !mounts.v2_mount.empty()) {
+    // The unified hierarchy has some files of a controller that is not enabled; the probe (e.g.
+    // cpu.max, memory.max) is there only when it is.
+    std::string directory = CgroupDirectory(mounts.v2_mount, mounts.v2_root, membership.v2_path);
+    if (!ReadSmallFile(directory + "/" + std::string(v2_probe)).empty()) {
+      return {2, std::move(directory)};
+    }
+  }
+  return {};
+}
+
 CpuUseMeter::CpuUseMeter(Paths paths) : paths_(std::move(paths)) {
   const long ticks_per_second = sysconf(_SC_CLK_TCK);
   if (ticks_per_second > 0) tick_ns_ = 1'000'000'000 / ticks_per_second;
-  const CgroupMembership membership = ParseProcCgroup(ReadSmallFile(paths_.proc + "/self/cgroup"));
-  const CgroupMounts mounts =
-      ParseMountinfo(ReadSmallFile(paths_.proc + "/self/mountinfo", 1 << 20));
-  if (membership.has_v1_cpu && !mounts.v1_cpu_mount.empty()) {
-    std::string directory =
-        CgroupDirectory(mounts.v1_cpu_mount, mounts.v1_cpu_root, membership.v1_cpu_path);
-    if (!ReadSmallFile(directory + "/cpu.stat").empty()) {
-      cgroup_directory_ = std::move(directory);
-      cgroup_version_ = 1;
-    }
-  }
-  if (cgroup_version_ == 0 && membership.has_v2 && !mounts.v2_mount.empty()) {
-    std::string directory = CgroupDirectory(mounts.v2_mount, mounts.v2_root, membership.v2_path);
-    // The unified hierarchy has cpu.stat without the cpu controller; cpu.max says it is there.
-    if (!ReadSmallFile(directory + "/cpu.max").empty()) {
-      cgroup_directory_ = std::move(directory);
-      cgroup_version_ = 2;
-    }
-  }
+  CgroupLocation cgroup = LocateCgroup(paths_.proc, "cpu", "cpu.stat", "cpu.max");
+  cgroup_version_ = cgroup.version;
+  cgroup_directory_ = std::move(cgroup.directory);
   last_ = Read();
 }
 

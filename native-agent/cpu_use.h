@@ -30,28 +30,41 @@ struct HostTicks {
 // The first line of /proc/stat ("cpu  u n s i w irq softirq steal ..."); nullopt when it is not.
 std::optional<HostTicks> ParseProcStatCpuLine(std::string_view text);
 
-// Where the process's cpu controller is: v1 (the hierarchy whose controllers include "cpu") or
-// v2 (the unified hierarchy), and the process's path in it (/proc/self/cgroup).
+// Where the process's cgroup for a controller ("cpu", "memory") is: the v1 hierarchy whose
+// controllers include it, and the v2 (unified) hierarchy, with the process's path in each
+// (/proc/self/cgroup).
 struct CgroupMembership {
-  std::string v1_cpu_path;  // "" when no v1 hierarchy has the cpu controller
-  std::string v2_path;      // "" when the process is in no unified hierarchy
-  bool has_v1_cpu = false;
+  std::string v1_path;  // "" when no v1 hierarchy has the controller
+  std::string v2_path;  // "" when the process is in no unified hierarchy
+  bool has_v1 = false;
   bool has_v2 = false;
 };
-CgroupMembership ParseProcCgroup(std::string_view text);
+CgroupMembership ParseProcCgroup(std::string_view text, std::string_view controller);
 
-// The mount points of the v1 cpu hierarchy and of cgroup2 (/proc/self/mountinfo), each with the
-// root of the hierarchy that mount shows (a container sees its own cgroup as "/").
+// The mount points of the v1 hierarchy with `controller` and of cgroup2 (/proc/self/mountinfo),
+// each with the root of the hierarchy that mount shows (a container sees its own cgroup as "/").
 struct CgroupMounts {
-  std::string v1_cpu_mount, v1_cpu_root;
+  std::string v1_mount, v1_root;
   std::string v2_mount, v2_root;
 };
-CgroupMounts ParseMountinfo(std::string_view text);
+CgroupMounts ParseMountinfo(std::string_view text, std::string_view controller);
 
 // The directory of the process's cgroup under `mount`: `path` below `root` (a path outside the
 // mount's root -- another namespace's view -- is read at the mount itself).
 std::string CgroupDirectory(const std::string& mount, const std::string& root,
                             const std::string& path);
+
+// The process's cgroup directory for `controller` under `proc` ("/proc"): v1 first when a file
+// `v1_probe` is readable there, else v2 when `v2_probe` is; version 0 and "" when neither.
+struct CgroupLocation {
+  int version = 0;
+  std::string directory;
+};
+CgroupLocation LocateCgroup(const std::string& proc, std::string_view controller,
+                            std::string_view v1_probe, std::string_view v2_probe);
+
+// Small files only: the first `limit` bytes ("" when the file cannot be read).
+std::string ReadSmallFile(const std::string& path, size_t limit = 64 * 1024);
 
 // A cgroup's cpu limits and counters.
 struct CgroupCpu {

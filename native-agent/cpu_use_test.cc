@@ -51,17 +51,18 @@ TEST(CpuUseParse, ProcStatCpuLine) {
 
 TEST(CpuUseParse, CgroupMembershipV1AndV2) {
   CgroupMembership v1 = ParseProcCgroup(
-      "12:pids:/\n4:cpu,cpuacct:/kubepods/pod1/abc\n1:name=systemd:/x\n0::/unified/x\n");
-  EXPECT_TRUE(v1.has_v1_cpu);
-  EXPECT_EQ(v1.v1_cpu_path, "/kubepods/pod1/abc");
+      "12:pids:/\n4:cpu,cpuacct:/kubepods/pod1/abc\n1:name=systemd:/x\n0::/unified/x\n", "cpu");
+  EXPECT_TRUE(v1.has_v1);
+  EXPECT_EQ(v1.v1_path, "/kubepods/pod1/abc");
   EXPECT_TRUE(v1.has_v2);
   EXPECT_EQ(v1.v2_path, "/unified/x");
-  CgroupMembership v2 = ParseProcCgroup("0::/\n");
-  EXPECT_FALSE(v2.has_v1_cpu);
+  CgroupMembership v2 = ParseProcCgroup("0::/\n", "cpu");
+  EXPECT_FALSE(v2.has_v1);
   EXPECT_TRUE(v2.has_v2);
   EXPECT_EQ(v2.v2_path, "/");
   // cpuset is not cpu.
-  EXPECT_FALSE(ParseProcCgroup("3:cpuset:/a\n").has_v1_cpu);
+  EXPECT_FALSE(ParseProcCgroup("3:cpuset:/a\n", "cpu").has_v1);
+  EXPECT_TRUE(ParseProcCgroup("5:memory:/m\n", "memory").has_v1);
 }
 
 TEST(CpuUseParse, MountinfoFindsTheCpuHierarchyAndCgroup2) {
@@ -69,9 +70,10 @@ TEST(CpuUseParse, MountinfoFindsTheCpuHierarchyAndCgroup2) {
       "25 30 0:22 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n"
       "26 25 0:23 / /sys/fs/cgroup/cpuset rw shared:9 - cgroup cgroup rw,cpuset\n"
       "27 25 0:24 /kubepods /sys/fs/cgroup/cpu\\040x rw - cgroup cgroup rw,cpu,cpuacct\n"
-      "28 25 0:25 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n");
-  EXPECT_EQ(mounts.v1_cpu_mount, "/sys/fs/cgroup/cpu x");
-  EXPECT_EQ(mounts.v1_cpu_root, "/kubepods");
+      "28 25 0:25 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n",
+      "cpu");
+  EXPECT_EQ(mounts.v1_mount, "/sys/fs/cgroup/cpu x");
+  EXPECT_EQ(mounts.v1_root, "/kubepods");
   EXPECT_EQ(mounts.v2_mount, "/sys/fs/cgroup/unified");
   EXPECT_EQ(mounts.v2_root, "/");
 }
