@@ -1,16 +1,21 @@
-// What one CpuUse reading costs the agent's drain thread (native-agent/cpu_use.h): /proc/stat's
-// first line, the process CPU clock and the cgroup's cpu files, read and differenced, as the agent
-// does once per batch sent (spark.sparkprof.flushInterval, 5 s by default). Prints the thread CPU
-// and wall time per reading over `rounds` readings.
+// What one CpuUse reading (and one MemoryUse reading) costs the agent's drain thread
+// (native-agent/cpu_use.h): /proc/stat's first line, the process CPU clock and the cgroup's cpu
+// files, read and differenced, as the agent does once per batch sent
+// (spark.sparkprof.flushInterval, 5 s by default). Prints the thread CPU and wall time per reading
+// over `rounds` readings.
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
+#include <vector>
 
 #include "native-agent/cpu_use.h"
+#include "native-agent/memory_use.h"
 
 namespace {
 
@@ -42,6 +47,36 @@ int main(int argc, char** argv) {
       meter.cgroup_version(),
       meter.cgroup_directory().empty() ? "none" : meter.cgroup_directory().c_str(), rounds,
       cpu_us / rounds, wall_us / rounds, 100.0 * (cpu_us / rounds) / 5e6,
+      static_cast<unsigned long long>(sink));
+  // The memory reading walks every thread's children file (an executor JVM has ~100 threads):
+  // measured with as many threads here, parked.
+  int threads = 100;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "threads=", 8) == 0) threads = std::max(0, std::atoi(argv[i] + 8));
+  }
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> parked;
+  for (int i = 0; i < threads; ++i) {
+    parked.emplace_back([&stop] {
+      while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    });
+  }
+  sparkprof::agent::MemoryUseMeter memory;
+  const double memory_cpu_start = ThreadCpuUs();
+  const auto memory_wall_start = std::chrono::steady_clock::now();
+  const int memory_rounds = std::max(1, rounds / 10);
+  for (int i = 0; i < memory_rounds; ++i) sink += memory.Read().rss_bytes;
+  const double memory_wall_us = std::chrono::duration<double, std::micro>(
+                                    std::chrono::steady_clock::now() - memory_wall_start)
+                                    .count();
+  const double memory_cpu_us = ThreadCpuUs() - memory_cpu_start;
+  stop = true;
+  for (std::thread& thread : parked) thread.join();
+  std::printf(
+      "memory_use: cgroup v%d, %d threads in the process, %d readings: %.1f us CPU and %.1f us "
+      "wall per reading; at one batch per 5 s: %.5f%% of a core (checksum %llu)\n",
+      memory.cgroup_version(), threads + 1, memory_rounds, memory_cpu_us / memory_rounds,
+      memory_wall_us / memory_rounds, 100.0 * (memory_cpu_us / memory_rounds) / 5e6,
       static_cast<unsigned long long>(sink));
   return 0;
 }
