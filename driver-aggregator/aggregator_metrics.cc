@@ -76,6 +76,15 @@ Result<AggregatorMetrics> AggregatorMetrics::Register(metrics::PrometheusRegistr
   m.cgroup_periods_throttled = &periods->Add({{"state", "throttled"}});
 
   SPARKPROF_ASSIGN_OR_RETURN(
+      m.jvm_memory_bytes,
+      registry.AddGauge("spark_jvm_memory_bytes",
+                        "Memory of each JVM whose agent reports it, at its last batch, by kind: "
+                        "rss and rss_peak (the process's resident set and its high-water mark), "
+                        "container_usage, container_limit and container_peak (its memory "
+                        "cgroup), python_rss (the Python processes below it, summed). "
+                        "executor_id is \"driver\" for the driver; as many executors as the "
+                        "driver keeps agent health for (docs/metrics.md)."));
+  SPARKPROF_ASSIGN_OR_RETURN(
       auto* gc,
       registry.AddHistogram("spark_gc_pause_seconds",
                             "Stop-the-world GC pauses reported by the executors' agents.",

@@ -27,6 +27,8 @@ struct AggregatorMetrics {
   prometheus::Counter* cgroup_throttled_seconds = nullptr;
   prometheus::Counter* cgroup_periods = nullptr;            // {state="all"}
   prometheus::Counter* cgroup_periods_throttled = nullptr;  // {state="throttled"}
+  // The agents' MemoryUse, last report of each JVM: {executor_id, kind}.
+  prometheus::Family<prometheus::Gauge>* jvm_memory_bytes = nullptr;
   prometheus::Counter* agent_samples = nullptr;
   prometheus::Counter* agent_samples_dropped_ring_full = nullptr;
   prometheus::Counter* agent_walk_failures = nullptr;

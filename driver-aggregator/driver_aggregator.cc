@@ -297,6 +297,22 @@ IngestOutcome DriverAggregator::IngestAt(std::span<const uint8_t> bytes,
           static_cast<double>(health->native_memory_bytes()) -
           static_cast<double>(last.native_memory_bytes));
       last.native_memory_bytes = health->native_memory_bytes();
+      if (const schema::MemoryUse* memory = batch->memory()) {
+        const std::string executor = batch->executor_id() ? batch->executor_id()->str() : "?";
+        const std::pair<const char*, uint64_t> kinds[] = {
+            {"rss", memory->rss_bytes()},
+            {"rss_peak", memory->rss_peak_bytes()},
+            {"container_usage", memory->cgroup_usage_bytes()},
+            {"container_limit", memory->cgroup_limit_bytes()},
+            {"container_peak", memory->cgroup_peak_bytes()},
+            {"python_rss", memory->python_rss_bytes()}};
+        for (const auto& [kind, bytes] : kinds) {
+          // A figure the JVM could not read (no cgroup, no limit) is not a series.
+          if (bytes == 0) continue;
+          metrics_.jvm_memory_bytes->Add({{"executor_id", executor}, {"kind", kind}})
+              .Set(static_cast<double>(bytes));
+        }
+      }
     }
   }
 

@@ -186,6 +186,39 @@ TEST(DriverAggregatorTest, CpuUseAddsProcessCpuAndThrottling) {
       << text;
 }
 
+// The agents' MemoryUse: one gauge per executor and kind, the last report's; zeros (unreadable)
+// are no series.
+TEST(DriverAggregatorTest, MemoryUseGaugesPerExecutor) {
+  auto aggregator = StartOrDie({});
+  auto with_memory = [](const char* executor, uint64_t rss, uint64_t limit) {
+    flatbuffers::FlatBufferBuilder builder;
+    auto health = fb::CreateAgentHealth(builder);
+    auto memory =
+        fb::CreateMemoryUse(builder, rss, rss * 2, 40, 1, rss + 1, limit, 0, 0, 0, 2, 1000);
+    auto batch =
+        fb::CreateBatchDirect(builder, 1, executor, "h", 1, 0, 1, 10'000'000, "cpu+wall", nullptr,
+                              nullptr, nullptr, nullptr, nullptr, health, nullptr, 0, memory);
+    fb::FinishBatchBuffer(builder, batch);
+    return std::vector<uint8_t>(builder.GetBufferPointer(),
+                                builder.GetBufferPointer() + builder.GetSize());
+  };
+  EXPECT_EQ(aggregator->Ingest(with_memory("1", 100, 0)), IngestOutcome::kAccepted);
+  EXPECT_EQ(aggregator->Ingest(with_memory("1", 300, 0)), IngestOutcome::kAccepted);
+  EXPECT_EQ(aggregator->Ingest(with_memory("driver", 50, 4096)), IngestOutcome::kAccepted);
+  std::string text = aggregator->registry().Render();
+  EXPECT_NE(text.find("spark_jvm_memory_bytes{executor_id=\"1\",kind=\"rss\"} 300\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("spark_jvm_memory_bytes{executor_id=\"1\",kind=\"python_rss\"} 1000\n"),
+            std::string::npos);
+  EXPECT_NE(
+      text.find("spark_jvm_memory_bytes{executor_id=\"driver\",kind=\"container_limit\"} 4096\n"),
+      std::string::npos);
+  EXPECT_EQ(text.find("spark_jvm_memory_bytes{executor_id=\"1\",kind=\"container_limit\"}"),
+            std::string::npos);
+  EXPECT_EQ(text.find("kind=\"container_peak\""), std::string::npos);
+}
+
 // A batch the real agent drained from a JVM whose tagged thread (stage 3, TID 17) serialized
 // objects (driver-aggregator/fuzz/corpus/driver_ingest/agent_batch.bin, also a fuzz seed).
 TEST(DriverAggregatorTest, IngestsARealAgentBatch) {

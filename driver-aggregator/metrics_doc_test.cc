@@ -12,6 +12,7 @@
 
 #include "analyzer/testing/synthetic_app.h"
 #include "driver-aggregator/driver_aggregator.h"
+#include "schema/profile_generated.h"
 
 namespace sparkprof::driver {
 namespace {
@@ -66,6 +67,17 @@ std::string PopulatedExposition() {
     if (line.empty()) continue;
     EXPECT_TRUE(aggregator.OnEvent(line).ok()) << line.substr(0, 200);
   }
+  // One executor's agent batch with its memory (families labelled per JVM have no series before).
+  flatbuffers::FlatBufferBuilder builder;
+  auto health = schema::CreateAgentHealth(builder);
+  auto memory = schema::CreateMemoryUse(builder, 100, 200, 10, 1, 300, 400, 500, 0, 0, 1, 50);
+  auto batch =
+      schema::CreateBatchDirect(builder, 1, "1", "host", 7, 0, 1, 10'000'000, "cpu+wall", nullptr,
+                                nullptr, nullptr, nullptr, nullptr, health, nullptr, 0, memory);
+  schema::FinishBatchBuffer(builder, batch);
+  EXPECT_EQ(
+      aggregator.Ingest(std::span<const uint8_t>(builder.GetBufferPointer(), builder.GetSize())),
+      IngestOutcome::kAccepted);
   aggregator.RefreshLiveMetrics(-1);
   std::string exposition = aggregator.registry().Render();
   unsetenv("AIRFLOW_CTX_DAG_ID");
