@@ -41,6 +41,7 @@ class BatchLoader {
     NoteBatch(batch);
     if (options_.task_times != nullptr) LoadTaskTimes(batch);
     if (options_.cpu_use != nullptr) PassCpuUse(batch);
+    if (options_.memory_use != nullptr) PassMemoryUse(batch);
     const auto* strings = batch.strings();
     const auto* stacks = batch.stacks();
     const auto* samples = batch.samples();
@@ -213,6 +214,27 @@ class BatchLoader {
     row.cgroup_throttled_periods = cpu->cgroup_throttled_periods();
     row.cgroup_throttled_ns = cpu->cgroup_throttled_ns();
     options_.cpu_use(options_.cpu_use_context, row);
+  }
+  void PassMemoryUse(const schema::Batch& batch) {
+    const schema::MemoryUse* memory = batch.memory();
+    if (memory == nullptr) return;
+    MemoryUseRow row;
+    row.executor_id = batch.executor_id() ? batch.executor_id()->string_view() : "";
+    row.host = batch.host() ? batch.host()->string_view() : "";
+    row.pid = batch.pid();
+    row.end_epoch_ns = batch.end_epoch_ns();
+    row.rss_bytes = memory->rss_bytes();
+    row.rss_peak_bytes = memory->rss_peak_bytes();
+    row.threads = memory->threads();
+    row.cgroup_version = memory->cgroup_version();
+    row.cgroup_usage_bytes = memory->cgroup_usage_bytes();
+    row.cgroup_limit_bytes = memory->cgroup_limit_bytes();
+    row.cgroup_peak_bytes = memory->cgroup_peak_bytes();
+    row.cgroup_anon_bytes = memory->cgroup_anon_bytes();
+    row.cgroup_file_bytes = memory->cgroup_file_bytes();
+    row.python_processes = memory->python_processes();
+    row.python_rss_bytes = memory->python_rss_bytes();
+    options_.memory_use(options_.memory_use_context, row);
   }
   // The batch's sampling mode, interval and executor, for the summary (bounded: a hostile file
   // cannot grow the sets without limit).

@@ -67,6 +67,26 @@ struct CpuUseRow {
 };
 using CpuUseReceiver = void (*)(void* context, const CpuUseRow& row);
 
+// A verified batch's memory around its JVM (schema MemoryUse): gauges at the batch's end.
+struct MemoryUseRow {
+  std::string_view executor_id;
+  std::string_view host;
+  int32_t pid = 0;
+  int64_t end_epoch_ns = 0;
+  uint64_t rss_bytes = 0;
+  uint64_t rss_peak_bytes = 0;
+  uint32_t threads = 0;
+  uint8_t cgroup_version = 0;
+  uint64_t cgroup_usage_bytes = 0;
+  uint64_t cgroup_limit_bytes = 0;
+  uint64_t cgroup_peak_bytes = 0;
+  uint64_t cgroup_anon_bytes = 0;
+  uint64_t cgroup_file_bytes = 0;
+  uint32_t python_processes = 0;
+  uint64_t python_rss_bytes = 0;
+};
+using MemoryUseReceiver = void (*)(void* context, const MemoryUseRow& row);
+
 struct ProfileFileReadOptions {
   std::string source_name = "<input>";
   std::optional<int32_t> stage_id;   // only samples of this stage
@@ -88,6 +108,9 @@ struct ProfileFileReadOptions {
   // Receives each verified batch's CpuUse (batches without one send none); null: not read.
   CpuUseReceiver cpu_use = nullptr;
   void* cpu_use_context = nullptr;
+  // Receives each verified batch's MemoryUse (batches without one send none); null: not read.
+  MemoryUseReceiver memory_use = nullptr;
+  void* memory_use_context = nullptr;
 };
 
 struct ProfileFileSummary {

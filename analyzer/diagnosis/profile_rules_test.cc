@@ -466,6 +466,44 @@ TEST_F(ProfileRulesTest, RunDelayToldApartByTheJvmsCpuUse) {
   }
 }
 
+// With the agents' memory readings, executor-loss says what the lost executor last reported: its
+// container against its limit, its resident set, its Python workers (issue 29).
+TEST_F(ProfileRulesTest, ExecutorLossShowsTheLostExecutorsLastMemoryReport) {
+  testing::SyntheticApp app = TwoStages();
+  app.removed_executors = 1;  // executor 1, "Container killed by YARN for exceeding ..."
+  flatbuffers::FlatBufferBuilder builder;
+  constexpr uint64_t kGiB = uint64_t{1} << 30;
+  auto memory = schema::CreateMemoryUse(builder, 3 * kGiB, 7 * kGiB / 2, 80, 1, 9 * kGiB - kGiB / 8,
+                                        9 * kGiB, 9 * kGiB, 0, kGiB / 4, 4, 5 * kGiB);
+  auto batch = schema::CreateBatchDirect(
+      builder, 1, "1", "host", 7, 0, (app.start_ms + 30'000) * 1'000'000, kIntervalNs, "cpu+wall",
+      nullptr, nullptr, nullptr, nullptr, nullptr, 0, nullptr, 0, memory);
+  schema::FinishSizePrefixedBatchBuffer(builder, batch);
+  const std::string memory_batch(reinterpret_cast<const char*>(builder.GetBufferPointer()),
+                                 builder.GetSize());
+  report::Analysis a =
+      Analyze(app, StageZeroProfile(0.05, {"com.acme.Job.score"}, schema::Category::compute) +
+                       memory_batch);
+  auto loss = FindingsOf(a, "executor-loss");
+  ASSERT_EQ(loss.size(), 1u);
+  EXPECT_NE(loss[0]->explanation.find("Executor 1's last memory report"), std::string::npos)
+      << loss[0]->explanation;
+  EXPECT_NE(loss[0]->explanation.find("its container at 8.9 GiB of its 9.0 GiB limit (98.6%"),
+            std::string::npos)
+      << loss[0]->explanation;
+  EXPECT_NE(loss[0]->explanation.find("its Python workers 5.0 GiB in 4 processes"),
+            std::string::npos)
+      << loss[0]->explanation;
+  EXPECT_NEAR(EvidenceValue(*loss[0], "lost_executor_container_usage_share_max"), 0.986, 0.001);
+  // Without readings the finding is as before.
+  report::Analysis plain =
+      Analyze(app, StageZeroProfile(0.05, {"com.acme.Job.score"}, schema::Category::compute));
+  auto before = FindingsOf(plain, "executor-loss");
+  ASSERT_EQ(before.size(), 1u);
+  EXPECT_EQ(before[0]->explanation.find("memory report"), std::string::npos);
+  EXPECT_EQ(EvidenceValue(*before[0], "lost_executors_with_memory_reports"), -1);
+}
+
 TEST_F(ProfileRulesTest, WaitsLocksAndStarvation) {
   struct Case {
     const char* rule;

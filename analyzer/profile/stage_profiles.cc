@@ -747,6 +747,8 @@ Result<ApplicationProfile> ApplicationProfileFromBytes(std::string_view bytes,
   profile.cpu_use = ApplicationCpuUse(options.max_cpu_windows);
   read_options.cpu_use = &ApplicationCpuUse::Receive;
   read_options.cpu_use_context = &profile.cpu_use;
+  read_options.memory_use = &ApplicationMemoryUse::Receive;
+  read_options.memory_use_context = &profile.memory_use;
   SPARKPROF_RETURN_IF_ERROR(flamegraph::ReadProfileFileByStage(
       bytes, read_options, &StageModels::Select, &models, profile.untagged_ns, report, &summary));
   profile.modes.assign(summary.modes.begin(), summary.modes.end());
@@ -760,6 +762,11 @@ Result<ApplicationProfile> ApplicationProfileFromBytes(std::string_view bytes,
   }
   task_times.MoveInto(profile.stages, source_name, profile, report);
   profile.driver = driver.Finish(source_name, report);
+  if (profile.memory_use.jvms_left_out() > 0) {
+    report.Warn(source_name + ": memory readings of " +
+                std::to_string(profile.memory_use.jvms_left_out()) + " JVMs past the limit of " +
+                std::to_string(ApplicationMemoryUse::kMaxJvms) + " were left out");
+  }
   if (profile.cpu_use.windows_left_out() > 0) {
     report.Warn(source_name + ": " + std::to_string(profile.cpu_use.windows_left_out()) +
                 " batch windows of CPU use past the limit of " +

@@ -32,6 +32,7 @@
 
 #include "analyzer/profile/cpu_use.h"
 #include "analyzer/profile/driver_profile.h"
+#include "analyzer/profile/memory_use.h"
 #include "common/category.h"
 #include "common/status.h"
 #include "flamegraph/profile_model.h"
@@ -201,6 +202,8 @@ struct ApplicationProfile {
   // The JVMs' host, process and cgroup CPU per batch window (empty for agents before it): what
   // tells a task thread's run delay apart (cpu_use.h).
   ApplicationCpuUse cpu_use;
+  // The JVMs' memory per batch (empty for agents before it): per JVM its last reading and peaks.
+  ApplicationMemoryUse memory_use;
 
   // Off-CPU time was sampled (mode "cpu+wall" on some executor: only that mode splits a task
   // thread's wall time into on- and off-CPU parts; "wall" samples carry no CPU split).

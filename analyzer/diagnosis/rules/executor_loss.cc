@@ -14,11 +14,67 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "analyzer/diagnosis/rules/rules.h"
 #include "analyzer/model/failure_causes.h"
 
 namespace sparkprof::diagnosis::rules {
+
+namespace {
+
+// With the agents' memory readings (profile.memory_use): what each lost executor last reported --
+// its container against its limit, its resident set, its Python workers -- so a reader sees which
+// part grew before the loss (issue 29).
+void AddMemoryBeforeLoss(const DiagnosisInput& input,
+                         const std::vector<const model::Executor*>& lost_executors, Finding& f) {
+  if (input.profile == nullptr || input.profile->memory_use.empty()) return;
+  double max_share = -1;
+  uint64_t max_python = 0;
+  int described = 0;
+  for (const model::Executor* executor : lost_executors) {
+    const profile::JvmMemory* jvm = input.profile->memory_use.Find(executor->executor_id);
+    if (jvm == nullptr) continue;
+    const profile::MemoryReading& last = jvm->last;
+    max_python = std::max(max_python, jvm->max_python_rss_bytes);
+    std::string text = " Executor " + executor->executor_id + "'s last memory report";
+    if (executor->removed_time_ms >= 0 && last.time_ms >= 0 &&
+        executor->removed_time_ms >= last.time_ms) {
+      text +=
+          " (" + HumanDurationMs(executor->removed_time_ms - last.time_ms) + " before its removal)";
+    }
+    text += ":";
+    if (last.container_limit_bytes > 0) {
+      const double share = static_cast<double>(last.container_usage_bytes) /
+                           static_cast<double>(last.container_limit_bytes);
+      max_share = std::max(max_share, share);
+      text += " its container at " + HumanBytes(static_cast<int64_t>(last.container_usage_bytes)) +
+              " of its " + HumanBytes(static_cast<int64_t>(last.container_limit_bytes)) +
+              " limit (" + Percent(share) + "; " +
+              HumanBytes(static_cast<int64_t>(last.container_file_bytes)) + " of it page cache),";
+    }
+    text += " the JVM's resident set " + HumanBytes(static_cast<int64_t>(last.rss_bytes)) +
+            " (at most " + HumanBytes(static_cast<int64_t>(jvm->max_rss_bytes)) + " in the run)";
+    if (last.python_processes > 0 || jvm->max_python_rss_bytes > 0) {
+      text += ", its Python workers " + HumanBytes(static_cast<int64_t>(last.python_rss_bytes)) +
+              " in " + std::to_string(last.python_processes) + " processes (at most " +
+              HumanBytes(static_cast<int64_t>(jvm->max_python_rss_bytes)) + ")";
+    }
+    text += ".";
+    if (described++ < 3) f.explanation += text;
+  }
+  if (described == 0) return;
+  f.evidence.push_back(
+      {"lost_executors_with_memory_reports", static_cast<double>(described), "count"});
+  if (max_share >= 0) {
+    f.evidence.push_back({"lost_executor_container_usage_share_max", max_share, "ratio"});
+  }
+  f.evidence.push_back(
+      {"lost_executor_python_rss_max_bytes", static_cast<double>(max_python), "bytes"});
+}
+
+}  // namespace
 
 void ExecutorLoss(const DiagnosisInput& input, std::vector<Finding>& out) {
   const model::ApplicationModel& m = *input.model;
@@ -35,6 +91,7 @@ void ExecutorLoss(const DiagnosisInput& input, std::vector<Finding>& out) {
     }
   }
   int64_t executors = 0, lost = 0;
+  std::vector<const model::Executor*> lost_executors;
   const ClusterManager manager = input.Manager();
   const bool container_limits = manager != ClusterManager::kStandalone &&
                                 manager != ClusterManager::kLocal &&
@@ -57,6 +114,7 @@ void ExecutorLoss(const DiagnosisInput& input, std::vector<Finding>& out) {
     ++lost;
     ++by_class[cls];
     if (example.empty()) example = executor.removed_reason.substr(0, 200);
+    lost_executors.push_back(&executor);
   }
   int64_t lost_tasks = 0, lost_task_ms = 0, resubmitted = 0;
   std::set<int32_t> stages;  // where tasks failed with the executors or had to be recomputed
@@ -101,6 +159,7 @@ void ExecutorLoss(const DiagnosisInput& input, std::vector<Finding>& out) {
                             "them and their shuffle output had to be recomputed."
                       : std::string(" No running task failed with them, but their cached "
                                     "and shuffle data had to be recomputed if needed again."));
+  AddMemoryBeforeLoss(input, lost_executors, f);
   if (by_class["memory"] > 0 && !container_limits) {
     // Standalone/local: no container limit; an executor exiting for memory ran out of heap
     // (exit code 52) or was killed by the host's kernel.
