@@ -159,8 +159,7 @@ void MemoryUseMeter::ReadPython(MemoryUseReading& reading) const {
         if (ReadSmallFile(child_dir + "/comm", 64).starts_with("python")) {
           ++reading.python_processes;
           reading.python_rss_bytes +=
-              ParseStatmResidentBytes(ReadSmallFile(child_dir + "/statm"), page_size_)
-                  .value_or(0);
+              ParseStatmResidentBytes(ReadSmallFile(child_dir + "/statm"), page_size_).value_or(0);
         }
         queue.push_back(std::to_string(child));
       }
