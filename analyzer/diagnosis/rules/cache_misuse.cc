@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <set>
 
+#include "analyzer/diagnosis/rules/expected_impact.h"
 #include "analyzer/diagnosis/rules/rules.h"
 
 namespace sparkprof::diagnosis::rules {
@@ -147,14 +148,11 @@ void RecomputedCachedPlans(const DiagnosisInput& input, int64_t total_run_ms,
       f.recommendations.push_back(
           {input.TaskHeapKey(), "more than now",
            "storage memory is a share (spark.memory.storageFraction) of the unified memory"});
-      f.impact.time_saved_ms_low = recompute_ms / input.slots() / 2;
-      f.impact.time_saved_ms_high = recompute_ms / input.slots();
-      f.impact.core_hours_saved_high = CoreHours(recompute_ms, 1);
-      f.impact.method =
+      f.impact = HalfToAllOfTaskTime(
+          recompute_ms, input.slots(),
           "the materializing stages' task time times the share of rows recomputed, spread over "
-          "the slots (high); half (low)";
-      f.cost_ms = f.impact.time_saved_ms_high;
-      out.push_back(std::move(f));
+          "the slots (high); half (low)");
+      AddCostingItsSaving(std::move(f), out);
     }
   }
 }
@@ -274,14 +272,11 @@ void CacheMisuse(const DiagnosisInput& input, std::vector<Finding>& out) {
                                             1 << 20)),
          "roughly what the missing partitions need in storage memory (storageFraction " +
              storage_fraction + " of the unified memory)"});
-    f.impact.time_saved_ms_low = recompute_ms / input.slots() / 2;
-    f.impact.time_saved_ms_high = recompute_ms / input.slots();
-    f.impact.core_hours_saved_high = CoreHours(recompute_ms, 1);
-    f.impact.method =
+    f.impact = HalfToAllOfTaskTime(
+        recompute_ms, input.slots(),
         "the first computing stage's task time times the missing share of partitions, at every "
-        "reuse that found them missing, spread over the slots (high); half (low)";
-    f.cost_ms = f.impact.time_saved_ms_high;
-    out.push_back(std::move(f));
+        "reuse that found them missing, spread over the slots (high); half (low)");
+    AddCostingItsSaving(std::move(f), out);
   }
   if (unused.empty()) return;
   int64_t stored = 0;

@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analyzer/diagnosis/rules/expected_impact.h"
 #include "analyzer/diagnosis/rules/rules.h"
 #include "analyzer/diagnosis/rules/skew_assessment.h"
 
@@ -218,14 +219,11 @@ void DataSkew(const DiagnosisInput& input, std::vector<Finding>& out) {
         f.explanation += " The agent's samples: " + text + ".";
       }
     }
-    f.impact.time_saved_ms_low = std::max<int64_t>(stage.max_task_ms - stage.p95_task_ms, 0);
-    f.impact.time_saved_ms_high = tail_ms;
-    f.impact.core_hours_saved_low = CoreHours(f.impact.time_saved_ms_low, input.slots() - 1);
-    f.impact.core_hours_saved_high = CoreHours(f.impact.time_saved_ms_high, input.slots() - 1);
-    f.impact.method =
+    f.impact = WallTimeSaving(
+        std::max<int64_t>(stage.max_task_ms - stage.p95_task_ms, 0), tail_ms, input.slots() - 1,
         "the stage ends with its longest task; if that task shrank to the p95 task time (low) or "
         "the median (high), the stage would end that much earlier; core-hours are the other slots "
-        "held idle during that tail";
+        "held idle during that tail");
     if (skew.kind == SkewKind::kData) {
       // The what-if replay of the run with this stage's hot partitions split (AQE-style).
       whatif::Scenario fix;

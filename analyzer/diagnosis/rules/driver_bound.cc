@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/diagnosis/rules/expected_impact.h"
 #include "analyzer/diagnosis/rules/rules.h"
 #include "analyzer/profile/driver_profile.h"
 
@@ -198,32 +199,24 @@ void DriverBound(const DiagnosisInput& input, std::vector<Finding>& out) {
   const int64_t application_ms = NsToMs(application_ns);
   const int64_t slots = std::max<int64_t>(p.peak_slots, 1);
   if (application_ms > 0 && 2 * application_ms >= p.driver_only_ms) {
-    f.impact.time_saved_ms_high =
-        std::min(application_ms - application_ms / slots, p.driver_only_ms);
-    f.impact.time_saved_ms_low = f.impact.time_saved_ms_high / 2;
-    f.impact.core_hours_saved_low = CoreHours(f.impact.time_saved_ms_low, p.peak_slots);
-    f.impact.core_hours_saved_high = CoreHours(f.impact.time_saved_ms_high, p.peak_slots);
-    f.impact.method =
+    const int64_t saved_ms = std::min(application_ms - application_ms / slots, p.driver_only_ms);
+    f.impact = WallTimeSaving(
+        saved_ms / 2, saved_ms, p.peak_slots,
         "the application's own code sampled on the driver in the gaps (" +
-        HumanDurationMs(application_ms) + ") moved onto the executors' " + std::to_string(slots) +
-        " task slots, where it takes about 1/" + std::to_string(slots) +
-        " of its time: its time x (1 - 1/" + std::to_string(slots) +
-        ") at best, half that at worst (the rows must reach the executors); core-hours: all "
-        "slots are held meanwhile unless executors are released";
-    f.cost_ms = f.impact.time_saved_ms_high;
-    out.push_back(std::move(f));
+            HumanDurationMs(application_ms) + ") moved onto the executors' " +
+            std::to_string(slots) + " task slots, where it takes about 1/" + std::to_string(slots) +
+            " of its time: its time x (1 - 1/" + std::to_string(slots) +
+            ") at best, half that at worst (the rows must reach the executors); core-hours: all "
+            "slots are held meanwhile unless executors are released");
+    AddCostingItsSaving(std::move(f), out);
     return;
   }
-  f.impact.time_saved_ms_low = p.driver_only_ms / 4;
-  f.impact.time_saved_ms_high = p.driver_only_ms * 3 / 4;
-  f.impact.core_hours_saved_low = CoreHours(f.impact.time_saved_ms_low, p.peak_slots);
-  f.impact.core_hours_saved_high = CoreHours(f.impact.time_saved_ms_high, p.peak_slots);
-  f.impact.method =
-      "25-75% of the driver-only time (some planning is unavoidable; the rest is code "
-      "that can move to the executors or run concurrently); core-hours: all slots "
-      "are held meanwhile unless executors are released";
-  f.cost_ms = f.impact.time_saved_ms_high;
-  out.push_back(std::move(f));
+  f.impact = WallTimeSaving(p.driver_only_ms / 4, p.driver_only_ms * 3 / 4, p.peak_slots,
+                            "25-75% of the driver-only time (some planning is unavoidable; the "
+                            "rest is code that can move to the executors or run concurrently); "
+                            "core-hours: all slots are held meanwhile unless executors are "
+                            "released");
+  AddCostingItsSaving(std::move(f), out);
 }
 
 }  // namespace sparkprof::diagnosis::rules

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/diagnosis/rules/expected_impact.h"
 #include "analyzer/diagnosis/rules/rules.h"
 #include "analyzer/model/failure_causes.h"
 
@@ -211,17 +212,11 @@ void ExecutorLoss(const DiagnosisInput& input, std::vector<Finding>& out) {
              " finished map tasks had to run again because their "
              "output died with the executor; the Workers' external shuffle service keeps it"});
   }
-  f.impact.time_saved_ms_low = lost_task_ms / input.slots();
-  f.impact.time_saved_ms_high =
-      2 * lost_task_ms /
-      std::max<int64_t>(1, std::min<int64_t>(input.slots(), std::max<int64_t>(lost_tasks, 1)));
-  f.impact.core_hours_saved_low = CoreHours(lost_task_ms, 1);
-  f.impact.core_hours_saved_high = CoreHours(2 * lost_task_ms, 1);
-  f.impact.method =
+  f.impact = TaskTimeSaving(
+      {lost_task_ms, input.slots()}, {2 * lost_task_ms, ConcurrentTasks(input, lost_tasks)},
       "the lost task attempts' time (low, spread over all slots) up to twice it for the "
-      "recomputed shuffle output (high); the executor start-up time is not counted";
-  f.cost_ms = f.impact.time_saved_ms_high;
-  out.push_back(std::move(f));
+      "recomputed shuffle output (high); the executor start-up time is not counted");
+  AddCostingItsSaving(std::move(f), out);
 }
 
 }  // namespace sparkprof::diagnosis::rules

@@ -17,6 +17,7 @@
 #include <map>
 #include <set>
 
+#include "analyzer/diagnosis/rules/expected_impact.h"
 #include "analyzer/diagnosis/rules/rules.h"
 
 namespace sparkprof::diagnosis::rules {
@@ -140,16 +141,11 @@ void FetchFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
                                  "read the executor logs of the serving hosts around the failure",
                                  "the fetch error does not match a known cause"});
   }
-  f.impact.time_saved_ms_low = failed_ms / input.slots();
-  f.impact.time_saved_ms_high =
-      3 * failed_ms / std::max<int64_t>(1, std::min<int64_t>(input.slots(), count));
-  f.impact.core_hours_saved_low = CoreHours(failed_ms, 1);
-  f.impact.core_hours_saved_high = CoreHours(3 * failed_ms, 1);
-  f.impact.method =
+  f.impact = TaskTimeSaving(
+      {failed_ms, input.slots()}, {3 * failed_ms, ConcurrentTasks(input, count)},
       "the failed reduce attempts' time (low, spread over all slots) up to three times "
-      "it (high) for the map tasks re-run and the reduce tasks repeated";
-  f.cost_ms = f.impact.time_saved_ms_high;
-  out.push_back(std::move(f));
+      "it (high) for the map tasks re-run and the reduce tasks repeated");
+  AddCostingItsSaving(std::move(f), out);
 }
 
 }  // namespace sparkprof::diagnosis::rules

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <set>
 
+#include "analyzer/diagnosis/rules/expected_impact.h"
 #include "analyzer/diagnosis/rules/rules.h"
 
 namespace sparkprof::diagnosis::rules {
@@ -142,15 +143,12 @@ void FullScan(const DiagnosisInput& input, std::vector<Finding>& out) {
       }
       const int64_t waste_ms = static_cast<int64_t>(
           static_cast<double>(std::max(stage_run_ms, scan_ms)) * (1 - selectivity));
-      f.impact.time_saved_ms_low = waste_ms / input.slots() / 2;
-      f.impact.time_saved_ms_high = waste_ms / input.slots();
-      f.impact.core_hours_saved_high = CoreHours(waste_ms, 1);
-      f.impact.method =
+      f.impact = HalfToAllOfTaskTime(
+          waste_ms, input.slots(),
           "the scanning stages' task time times the share of rows the filter dropped, spread "
           "over the slots (high); half of it (low): reading less still costs listing and "
-          "opening files";
-      f.cost_ms = f.impact.time_saved_ms_high;
-      out.push_back(std::move(f));
+          "opening files");
+      AddCostingItsSaving(std::move(f), out);
     }
   }
 }
@@ -231,8 +229,7 @@ void PythonUdf(const DiagnosisInput& input, std::vector<Finding>& out) {
       f.impact.method =
           "up to the UDF stages' wall time outside the JVM (high, a built-in replacement); "
           "nothing if the logic cannot be expressed otherwise (low)";
-      f.cost_ms = f.impact.time_saved_ms_high;
-      out.push_back(std::move(f));
+      AddCostingItsSaving(std::move(f), out);
     }
   }
 }

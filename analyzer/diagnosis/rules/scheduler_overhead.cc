@@ -9,6 +9,7 @@
 // warning; >= 40% -> critical.
 #include <algorithm>
 
+#include "analyzer/diagnosis/rules/expected_impact.h"
 #include "analyzer/diagnosis/rules/rules.h"
 
 namespace sparkprof::diagnosis::rules {
@@ -91,15 +92,10 @@ void SchedulerOverhead(const DiagnosisInput& input, std::vector<Finding>& out) {
     f.recommendations.push_back({"", "use fewer, larger tasks", "overhead is paid per task"});
   }
   const int64_t slots = input.slots();
-  f.impact.time_saved_ms_low = overhead / 4 / slots;
-  f.impact.time_saved_ms_high = overhead * 3 / 4 / slots;
-  f.impact.core_hours_saved_low = CoreHours(overhead / 4, 1);
-  f.impact.core_hours_saved_high = CoreHours(overhead * 3 / 4, 1);
-  f.impact.method =
-      "25-75% of the overhead task time (some per-task cost always remains), spread "
-      "over the slots";
-  f.cost_ms = f.impact.time_saved_ms_high;
-  out.push_back(std::move(f));
+  f.impact = TaskTimeSaving({overhead / 4, slots}, {overhead * 3 / 4, slots},
+                            "25-75% of the overhead task time (some per-task cost always "
+                            "remains), spread over the slots");
+  AddCostingItsSaving(std::move(f), out);
 }
 
 }  // namespace sparkprof::diagnosis::rules

@@ -6,6 +6,7 @@
 //     critical; and >= 60 s of task time in total, so small stages do not count.
 #include <algorithm>
 
+#include "analyzer/diagnosis/rules/expected_impact.h"
 #include "analyzer/diagnosis/rules/rules.h"
 
 namespace sparkprof::diagnosis::rules {
@@ -67,15 +68,11 @@ void ShuffleBottleneck(const DiagnosisInput& input, std::vector<Finding>& out) {
       f.recommendations.push_back({"spark.shuffle.unsafe.file.output.buffer", "1m",
                                    "the same for the unsafe (Tungsten) shuffle writer"});
     }
-    const int64_t parallel =
-        std::max<int64_t>(1, std::min<int64_t>(input.slots(), stage.successful_tasks));
-    f.impact.time_saved_ms_low = shuffle_ms * 3 / 10 / parallel;
-    f.impact.time_saved_ms_high = shuffle_ms * 6 / 10 / parallel;
-    f.impact.core_hours_saved_low = CoreHours(shuffle_ms * 3 / 10, 1);
-    f.impact.core_hours_saved_high = CoreHours(shuffle_ms * 6 / 10, 1);
-    f.impact.method =
-        "30-60% of the stage's shuffle wait and write time, spread over its parallel "
-        "tasks (buffer and in-flight tuning overlap I/O; less data removes it)";
+    const int64_t parallel = ConcurrentTasks(input, stage.successful_tasks);
+    f.impact = TaskTimeSaving({shuffle_ms * 3 / 10, parallel}, {shuffle_ms * 6 / 10, parallel},
+                              "30-60% of the stage's shuffle wait and write time, spread over "
+                              "its parallel tasks (buffer and in-flight tuning overlap I/O; less "
+                              "data removes it)");
     f.cost_ms = f.impact.time_saved_ms_high;
     if (!stage.photon_figures.empty()) {
       f.explanation += " (The " + stage.photon_figures +

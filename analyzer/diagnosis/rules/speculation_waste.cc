@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 
+#include "analyzer/diagnosis/rules/expected_impact.h"
 #include "analyzer/diagnosis/rules/rules.h"
 
 namespace sparkprof::diagnosis::rules {
@@ -95,8 +96,7 @@ void SpeculationWaste(const DiagnosisInput& input, std::vector<Finding>& out) {
   f.impact.method =
       "the killed attempts held slots other tasks could have used: up to their time "
       "spread over all slots (wall), half to all of it in core-hours";
-  f.cost_ms = f.impact.time_saved_ms_high;
-  out.push_back(std::move(f));
+  AddCostingItsSaving(std::move(f), out);
 }
 
 }  // namespace sparkprof::diagnosis::rules

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "analyzer/diagnosis/rules/expected_impact.h"
 #include "analyzer/diagnosis/rules/rules.h"
 #include "analyzer/diagnosis/rules/skew_assessment.h"
 
@@ -150,16 +151,14 @@ void TaskFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
          "retries (spark.task.maxFailures) do not help a deterministic error; "
          "they only repeat the wasted work"});
   }
-  const int64_t parallel = std::max<int64_t>(1, std::min<int64_t>(input.slots(), failed));
   f.impact.time_saved_ms_low = failed_ms / input.slots();
-  f.impact.time_saved_ms_high = failed_ms / parallel;
+  f.impact.time_saved_ms_high = failed_ms / ConcurrentTasks(input, failed);
   f.impact.core_hours_saved_low = CoreHours(failed_ms, 1) / 2;
   f.impact.core_hours_saved_high = CoreHours(failed_ms, 1);
   f.impact.method =
       "the failed attempts' own time, spread over all slots (low) or over as many "
       "slots as there were failures (high); re-computation of lost output not counted";
-  f.cost_ms = f.impact.time_saved_ms_high;
-  out.push_back(std::move(f));
+  AddCostingItsSaving(std::move(f), out);
 }
 
 }  // namespace sparkprof::diagnosis::rules

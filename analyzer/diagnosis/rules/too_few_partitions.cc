@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "analyzer/diagnosis/rules/expected_impact.h"
 #include "analyzer/diagnosis/rules/rules.h"
 
 namespace sparkprof::diagnosis::rules {
@@ -152,14 +153,10 @@ void TooFewPartitions(const DiagnosisInput& input, std::vector<Finding>& out) {
     }
     const int64_t ideal = stage.total_task_ms / std::min<int64_t>(slots, target);
     const int64_t saved = std::max<int64_t>(stage.task_span_ms - ideal, 0);
-    f.impact.time_saved_ms_low = saved / 2;
-    f.impact.time_saved_ms_high = saved;
-    f.impact.core_hours_saved_low = CoreHours(f.impact.time_saved_ms_low, slots);
-    f.impact.core_hours_saved_high = CoreHours(saved, slots);
-    f.impact.method =
-        "the stage's running time (first task start to last task end) minus its total task "
-        "time spread evenly over the slots (high), "
-        "half of that gain (low: larger tasks rarely split perfectly)";
+    f.impact = WallTimeSaving(saved / 2, saved, slots,
+                              "the stage's running time (first task start to last task end) "
+                              "minus its total task time spread evenly over the slots (high), "
+                              "half of that gain (low: larger tasks rarely split perfectly)");
     f.cost_ms = saved;
     whatif::Scenario split;
     split.stage_partitions[stage.stage_id] =

@@ -7,6 +7,7 @@
 // Recommendation: max(2 x slots, ceil(bytes read / 128 MiB)) partitions, only when fewer than now.
 #include <algorithm>
 
+#include "analyzer/diagnosis/rules/expected_impact.h"
 #include "analyzer/diagnosis/rules/rules.h"
 
 namespace sparkprof::diagnosis::rules {
@@ -85,15 +86,10 @@ void TooManySmallTasks(const DiagnosisInput& input, std::vector<Finding>& out) {
                                    "make many tiny tasks (compact them upstream if possible)"});
     }
     const int64_t total_overhead = overhead_per_task * (tasks - target);
-    f.impact.time_saved_ms_low = total_overhead / slots / 2;
-    f.impact.time_saved_ms_high = total_overhead / slots;
-    f.impact.core_hours_saved_low = CoreHours(total_overhead / 2, 1);
-    f.impact.core_hours_saved_high = CoreHours(total_overhead, 1);
-    f.impact.method =
-        "per-task overhead (duration minus run time) times the tasks removed, spread "
-        "over the slots; half of it for the low end";
-    f.cost_ms = f.impact.time_saved_ms_high;
-    out.push_back(std::move(f));
+    f.impact = TaskTimeSaving({total_overhead / 2, slots}, {total_overhead, slots},
+                              "per-task overhead (duration minus run time) times the tasks "
+                              "removed, spread over the slots; half of it for the low end");
+    AddCostingItsSaving(std::move(f), out);
   }
 }
 
