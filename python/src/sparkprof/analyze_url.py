@@ -7,10 +7,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from sparkprof import pricing
 from sparkprof.analysis import NothingAnalysableError, analyze
+from sparkprof.storage_options import add_storage_option_argument
 
 # The native CLI's exit codes (cli/commands.h, README.md).
 EXIT_OK = 0
@@ -18,12 +18,6 @@ EXIT_USAGE = 1
 EXIT_NOTHING_ANALYSABLE = 2
 EXIT_FINDINGS_AT_THRESHOLD = 3
 MAX_PROBLEMS_PRINTED = 20
-
-
-def _option(text: str) -> tuple[str, Any]:
-    from sparkprof.fleet_cli import storage_option
-
-    return storage_option(text)
 
 
 def analyze_url_command(argv: Sequence[str]) -> int:
@@ -37,14 +31,7 @@ def analyze_url_command(argv: Sequence[str]) -> int:
     parser.add_argument("-o", "--output", help="write the report here instead of stdout")
     parser.add_argument("--fail-on", choices=["warning", "critical"])
     parser.add_argument("-q", "--quiet", action="store_true")
-    parser.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        type=_option,
-        metavar="KEY=VALUE",
-        help="fsspec storage option (Python only)",
-    )
+    add_storage_option_argument(parser, help="fsspec storage option (Python only)")
     pricing.add_arguments(parser)
     try:
         args = parser.parse_args(argv)

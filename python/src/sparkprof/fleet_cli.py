@@ -17,6 +17,7 @@ from sparkprof import pricing
 from sparkprof._native import format_epoch_ms, human_bytes, human_duration_ms
 from sparkprof.redaction import redact_cluster_shape
 from sparkprof.run_record import JobKeyRule
+from sparkprof.storage_options import add_storage_option_argument
 from sparkprof.store import (
     HistoryStore,
     Run,
@@ -74,16 +75,6 @@ def _table(rows: list[list[str]], header: list[str]) -> str:
 
 
 # collect
-
-
-def storage_option(text: str) -> tuple[str, Any]:
-    key, sep, value = text.partition("=")
-    if not sep:
-        raise argparse.ArgumentTypeError(f"--option wants KEY=VALUE, got {text!r}")
-    try:
-        return key, json.loads(value)
-    except json.JSONDecodeError:
-        return key, value
 
 
 def _size_argument(text: str) -> int:
@@ -157,13 +148,8 @@ def collect_command(argv: Sequence[str]) -> int:
         help="History Server: the most collect reads of one attempt's logs zip "
         "(default 4GiB; docs/limits.md); a larger one is recorded as failed, naming its URL",
     )
-    parser.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        type=storage_option,
-        metavar="KEY=VALUE",
-        help="fsspec storage option (VALUE as JSON when it parses), e.g. anon=true",
+    add_storage_option_argument(
+        parser, help="fsspec storage option (VALUE as JSON when it parses), e.g. anon=true"
     )
     cloud = parser.add_argument_group("cloud platforms")
     cloud.add_argument("--region", help="EMR / Dataproc region (EMR default: boto3's)")
@@ -655,13 +641,8 @@ def recommend_command(argv: Sequence[str]) -> int:
         "query from what the run read and wrote)",
     )
     parser.add_argument("--window", type=int, default=10, help="recent runs considered (--job)")
-    parser.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        type=storage_option,
-        metavar="KEY=VALUE",
-        help="fsspec storage option for reading the evidence runs' logs again",
+    add_storage_option_argument(
+        parser, help="fsspec storage option for reading the evidence runs' logs again"
     )
     pricing.add_arguments(parser)
     _store_argument(parser)
@@ -915,14 +896,7 @@ def reports_command(argv: Sequence[str]) -> int:
     parser.add_argument(
         "--workers", type=int, help="applications analysed at once (default: every core)"
     )
-    parser.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        type=storage_option,
-        metavar="KEY=VALUE",
-        help="fsspec storage option (VALUE as JSON when it parses)",
-    )
+    add_storage_option_argument(parser, help="fsspec storage option (VALUE as JSON when it parses)")
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
     args = parser.parse_args(argv)
     from sparkprof.report_files import write_reports

@@ -23,7 +23,7 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from sparkprof.fleet_cli import storage_option
+from sparkprof.storage_options import add_storage_option_argument
 
 # The Parquet schema, as (column, Spark SQL type).
 COLUMNS: list[tuple[str, str]] = [
@@ -123,12 +123,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--partitions", type=int, help="Spark tasks (default: one per log, at most 10,000)"
     )
-    parser.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        type=storage_option,
-        metavar="KEY=VALUE",
+    add_storage_option_argument(
+        parser,
         help="fsspec storage option for the logs and the listing (VALUE as JSON when it parses)",
     )
     args = parser.parse_args(argv)
