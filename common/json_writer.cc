@@ -161,4 +161,16 @@ JsonWriter& JsonWriter::Null() {
   return *this;
 }
 
+JsonWriter& JsonWriter::FieldArray(std::string_view key, std::span<const std::string> values) {
+  Key(key).BeginArray();
+  for (const std::string& value : values) String(value);
+  return EndArray();
+}
+
+JsonWriter& JsonWriter::FieldArray(std::string_view key, std::span<const int32_t> values) {
+  Key(key).BeginArray();
+  for (int32_t value : values) Int(value);
+  return EndArray();
+}
+
 }  // namespace sparkprof

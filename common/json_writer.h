@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +41,9 @@ class JsonWriter {
   JsonWriter& FieldDouble(std::string_view key, double value, int precision = 6) {
     return Key(key).Double(value, precision);
   }
+  // Key + an array of the values, in their order.
+  JsonWriter& FieldArray(std::string_view key, std::span<const std::string> values);
+  JsonWriter& FieldArray(std::string_view key, std::span<const int32_t> values);
 
   const std::string& str() const { return out_; }
   std::string Take() { return std::move(out_); }

@@ -93,9 +93,7 @@ void WriteFinding(const diagnosis::Finding& f, JsonWriter& out) {
       .Field("level", diagnosis::ConfidenceLevelName(f.confidence.level))
       .Field("reason", f.confidence.reason)
       .EndObject();
-  out.Key("stage_ids").BeginArray();
-  for (int32_t id : f.stage_ids) out.Int(id);
-  out.EndArray();
+  out.FieldArray("stage_ids", f.stage_ids);
   out.Field("title", f.title);
   out.Key("evidence").BeginArray();
   for (const diagnosis::Evidence& e : f.evidence) {
@@ -224,9 +222,7 @@ void WriteCost(const cost::RunCost& c, JsonWriter& out) {
         .Field("source", c.spot.source);
   }
   out.EndObject();
-  out.Key("assumptions").BeginArray();
-  for (const std::string& a : c.assumptions) out.String(a);
-  out.EndArray().EndObject();
+  out.FieldArray("assumptions", c.assumptions).EndObject();
 }
 
 // Nanoseconds as milliseconds, 9 significant digits (a sampled figure, not a count).
@@ -339,18 +335,14 @@ void WriteProfile(const Analysis& analysis, JsonWriter& out) {
     return;
   }
   out.Field("source", p->source);
-  out.Key("modes").BeginArray();
-  for (const std::string& mode : p->modes) out.String(mode);
-  out.EndArray();
+  out.FieldArray("modes", p->modes);
   out.FieldDouble("interval_ms", static_cast<double>(p->interval_ns) / 1e6, 6)
       .Field("off_cpu_sampled", p->has_off_cpu())
       .Field("executors", static_cast<int64_t>(p->executors))
       .Field("batches_read", static_cast<int64_t>(p->batches_read))
       .Field("batches_skipped", static_cast<int64_t>(p->batches_skipped))
       .Field("problem_count", static_cast<int64_t>(p->problem_count));
-  out.Key("problems").BeginArray();
-  for (const std::string& problem : p->problems) out.String(problem);
-  out.EndArray();
+  out.FieldArray("problems", p->problems);
   out.Field("max_profiled_tasks", static_cast<int64_t>(p->max_profiled_tasks))
       .Field("task_rows_left_out", static_cast<int64_t>(p->task_rows_left_out));
   FieldMs(out, "task_left_out_ms", p->task_ns_left_out);
@@ -444,9 +436,7 @@ void WriteJobSummary(const JobSummary& job, JsonWriter& out) {
       .Field("description", job.description)
       .Field("job_group", job.job_group)
       .Field("sql_execution_id", job.sql_execution_id);
-  out.Key("stage_ids").BeginArray();
-  for (int32_t id : job.stage_ids) out.Int(id);
-  out.EndArray();
+  out.FieldArray("stage_ids", job.stage_ids);
   out.Field("submission_ms", job.submission_ms)
       .Field("completion_ms", job.completion_ms)
       .Field("duration_ms", job.duration_ms)
@@ -557,9 +547,7 @@ void WriteJsonReport(const Analysis& analysis, JsonWriter& out) {
         .Field("start_ms", sql.start_time_ms)
         .Field("end_ms", sql.end_time_ms)
         .Field("error", sql.error_message_head);
-    out.Key("job_ids").BeginArray();
-    for (int32_t job : sql.job_ids) out.Int(job);
-    out.EndArray();
+    out.FieldArray("job_ids", sql.job_ids);
     auto summary = s.sql_executions.find(id);
     if (summary != s.sql_executions.end()) {
       const SqlExecutionSummary& q = summary->second;
