@@ -44,9 +44,7 @@ std::vector<StageStats> ComputeStageStats(const model::ApplicationModel& model) 
     s.num_tasks = stage.num_tasks;
     s.submission_ms = stage.submission_time_ms;
     s.completion_ms = stage.completion_time_ms;
-    if (s.submission_ms >= 0 && s.completion_ms >= s.submission_ms) {
-      s.duration_ms = s.completion_ms - s.submission_ms;
-    }
+    s.duration_ms = model::ElapsedMs(s.submission_ms, s.completion_ms);
     for (const auto& [id, acc] : stage.accumulables) {
       if (acc.name == "task commit time") {
         s.task_commit_ms += acc.value;
@@ -108,8 +106,7 @@ std::vector<StageStats> ComputeStageStats(const model::ApplicationModel& model) 
       read_records.push_back(ReadRecords(task));
       if (longest == nullptr || duration > longest->duration_ms()) longest = &task;
     }
-    if (first_launch >= 0 && last_finish >= first_launch)
-      s.task_span_ms = last_finish - first_launch;
+    s.task_span_ms = model::ElapsedMs(first_launch, last_finish);
     if (s.output_bytes > 0 && s.shuffle_write_bytes == 0) s.write_stage = true;
     s.successful_tasks = static_cast<int64_t>(durations.size());
     std::vector<int64_t> sorted = durations;

@@ -25,6 +25,12 @@ using eventlog::TaskLocality;
 
 inline constexpr uint32_t kNone = UINT32_MAX;
 
+// From `start_ms` to `end_ms` when both are known and in order; -1 otherwise (an end the log does
+// not have, or clocks that disagree).
+inline constexpr int64_t ElapsedMs(int64_t start_ms, int64_t end_ms) {
+  return start_ms >= 0 && end_ms >= start_ms ? end_ms - start_ms : -1;
+}
+
 // Interned strings (executor ids, hosts): tasks refer to them by index.
 class StringTable {
  public:
@@ -112,11 +118,7 @@ struct TaskAttempt {
 
   bool ended() const { return end != TaskEndKind::kNotEnded; }
   // Launch to finish, as the Spark UI shows it; -1 when unknown.
-  int64_t duration_ms() const {
-    return (ended() && launch_time_ms >= 0 && finish_time_ms >= launch_time_ms)
-               ? finish_time_ms - launch_time_ms
-               : -1;
-  }
+  int64_t duration_ms() const { return ended() ? ElapsedMs(launch_time_ms, finish_time_ms) : -1; }
 };
 static_assert(sizeof(TaskAttempt) <= 232, "TaskAttempt must stay compact (10M-task logs)");
 

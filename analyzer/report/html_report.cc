@@ -525,10 +525,7 @@ void WriteJobs(const model::ApplicationModel& m, const std::string& id, std::str
     std::string_view description = job.description;
     auto sql = m.sql_executions.find(job.sql_execution_id);
     if (description.empty() && sql != m.sql_executions.end()) description = sql->second.description;
-    int64_t duration =
-        job.submission_time_ms >= 0 && job.completion_time_ms >= job.submission_time_ms
-            ? job.completion_time_ms - job.submission_time_ms
-            : -1;
+    int64_t duration = model::ElapsedMs(job.submission_time_ms, job.completion_time_ms);
     out += "<tr>" + NumberCell(job_id, Int(job_id)) +
            NumberCell(job.sql_execution_id,
                       job.sql_execution_id >= 0 ? Int(job.sql_execution_id) : "") +

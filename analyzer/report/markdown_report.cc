@@ -222,9 +222,7 @@ void WriteLongestStages(const ApplicationSummary& s, std::ostringstream& out) {
 void WriteLongestJobs(const model::ApplicationModel& m, std::ostringstream& out) {
   std::vector<const model::Job*> jobs;
   for (const auto& [id, job] : m.jobs) {
-    if (job.submission_time_ms >= 0 && job.completion_time_ms >= job.submission_time_ms) {
-      jobs.push_back(&job);
-    }
+    if (model::ElapsedMs(job.submission_time_ms, job.completion_time_ms) >= 0) jobs.push_back(&job);
   }
   if (jobs.empty()) return;
   auto duration = [](const model::Job* job) {

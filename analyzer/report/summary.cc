@@ -98,9 +98,7 @@ ApplicationSummary Summarize(const model::ApplicationModel& model) {
     s.status = model::StageStatusName(stage.status);
     s.submission_ms = stage.submission_time_ms;
     s.completion_ms = stage.completion_time_ms;
-    if (s.submission_ms >= 0 && s.completion_ms >= s.submission_ms) {
-      s.duration_ms = s.completion_ms - s.submission_ms;
-    }
+    s.duration_ms = model::ElapsedMs(s.submission_ms, s.completion_ms);
     s.failure_reason = stage.failure_reason;
     std::vector<int64_t> durations;
     auto [begin, end] = model.TasksOf(stage);
@@ -128,9 +126,7 @@ ApplicationSummary Summarize(const model::ApplicationModel& model) {
     j.stage_ids = job.stage_ids;
     j.submission_ms = job.submission_time_ms;
     j.completion_ms = job.completion_time_ms;
-    if (j.submission_ms >= 0 && j.completion_ms >= j.submission_ms) {
-      j.duration_ms = j.completion_ms - j.submission_ms;
-    }
+    j.duration_ms = model::ElapsedMs(j.submission_ms, j.completion_ms);
     j.result = job.result == "JobSucceeded" ? "succeeded"
                : job.result.empty()         ? "unknown"
                                             : "failed";
@@ -140,9 +136,7 @@ ApplicationSummary Summarize(const model::ApplicationModel& model) {
     if (sql.start_time_ms < 0 && sql.description.empty()) continue;
     SqlExecutionSummary& q = summary.sql_executions[id];
     q.execution_id = id;
-    if (sql.start_time_ms >= 0 && sql.end_time_ms >= sql.start_time_ms) {
-      q.duration_ms = sql.end_time_ms - sql.start_time_ms;
-    }
+    q.duration_ms = model::ElapsedMs(sql.start_time_ms, sql.end_time_ms);
     q.result = !sql.error_message_head.empty() ? "failed"
                : sql.end_time_ms >= 0          ? "succeeded"
                                                : "unknown";

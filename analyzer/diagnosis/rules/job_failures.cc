@@ -202,9 +202,7 @@ void JobFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
     }
     if (!exception.empty()) f.title += ": " + exception;
     const int64_t duration =
-        job.submission_time_ms >= 0 && job.completion_time_ms >= job.submission_time_ms
-            ? job.completion_time_ms - job.submission_time_ms
-            : 0;
+        std::max<int64_t>(model::ElapsedMs(job.submission_time_ms, job.completion_time_ms), 0);
     f.evidence = {
         {"job_id", static_cast<double>(job_id), "count"},
         {"job_ms", static_cast<double>(duration), "ms"},
