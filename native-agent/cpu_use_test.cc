@@ -181,7 +181,8 @@ TEST(CpuUseMeterTest, RealProcOfThisHost) {
   EXPECT_LE(delta.host_busy_ns, delta.host_total_ns);
 }
 
-TEST(CpuUseMeterTest, TheBatchCarriesIt) {
+// The batch carries both readings, each absent when not given.
+TEST(CpuUseMeterTest, TheBatchCarriesCpuAndMemory) {
   Profile empty(16, 0);
   StringTable strings;
   BatchHeader header;
@@ -192,7 +193,15 @@ TEST(CpuUseMeterTest, TheBatchCarriesIt) {
   cpu.process_cpu_ns = 3;
   cpu.cgroup.version = 2;
   cpu.cgroup.throttled_ns = 11;
-  std::vector<uint8_t> bytes = EncodeBatch(header, empty, strings, {}, {}, {}, &cpu);
+  MemoryUseReading memory;
+  memory.rss_bytes = 5;
+  memory.cgroup_version = 1;
+  memory.cgroup_limit_bytes = 9;
+  memory.python_processes = 3;
+  memory.python_rss_bytes = 13;
+  std::vector<uint8_t> bytes = EncodeBatch(header, empty, strings, {}, {}, {}, &cpu, &memory);
+  flatbuffers::Verifier verifier(bytes.data(), bytes.size());
+  ASSERT_TRUE(schema::VerifyBatchBuffer(verifier));
   const schema::Batch* batch = schema::GetBatch(bytes.data());
   ASSERT_NE(batch->cpu(), nullptr);
   EXPECT_EQ(batch->cpu()->host_cpus(), 4u);
@@ -200,10 +209,15 @@ TEST(CpuUseMeterTest, TheBatchCarriesIt) {
   EXPECT_EQ(batch->cpu()->process_cpu_ns(), 3u);
   EXPECT_EQ(batch->cpu()->cgroup_version(), 2);
   EXPECT_EQ(batch->cpu()->cgroup_throttled_ns(), 11u);
-  flatbuffers::Verifier verifier(bytes.data(), bytes.size());
-  EXPECT_TRUE(schema::VerifyBatchBuffer(verifier));
+  ASSERT_NE(batch->memory(), nullptr);
+  EXPECT_EQ(batch->memory()->rss_bytes(), 5u);
+  EXPECT_EQ(batch->memory()->cgroup_version(), 1);
+  EXPECT_EQ(batch->memory()->cgroup_limit_bytes(), 9u);
+  EXPECT_EQ(batch->memory()->python_processes(), 3u);
+  EXPECT_EQ(batch->memory()->python_rss_bytes(), 13u);
   std::vector<uint8_t> without = EncodeBatch(header, empty, strings, {}, {});
   EXPECT_EQ(schema::GetBatch(without.data())->cpu(), nullptr);
+  EXPECT_EQ(schema::GetBatch(without.data())->memory(), nullptr);
 }
 
 }  // namespace

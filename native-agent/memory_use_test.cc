@@ -10,9 +10,6 @@
 #include <string>
 #include <thread>
 
-#include "native-agent/batch_encoder.h"
-#include "schema/profile_generated.h"
-
 namespace sparkprof::agent {
 namespace {
 
@@ -111,30 +108,6 @@ TEST(MemoryUseMeterTest, RealProcWithAChild) {
   }
   EXPECT_EQ(with_child.python_processes, 1u);
   EXPECT_GT(with_child.python_rss_bytes, 0u);
-}
-
-TEST(MemoryUseMeterTest, TheBatchCarriesIt) {
-  Profile empty(16, 0);
-  StringTable strings;
-  BatchHeader header;
-  header.executor_id = "1";
-  MemoryUseReading memory;
-  memory.rss_bytes = 5;
-  memory.cgroup_version = 1;
-  memory.cgroup_limit_bytes = 9;
-  memory.python_processes = 3;
-  memory.python_rss_bytes = 11;
-  std::vector<uint8_t> bytes = EncodeBatch(header, empty, strings, {}, {}, {}, nullptr, &memory);
-  flatbuffers::Verifier verifier(bytes.data(), bytes.size());
-  ASSERT_TRUE(schema::VerifyBatchBuffer(verifier));
-  const schema::MemoryUse* decoded = schema::GetBatch(bytes.data())->memory();
-  ASSERT_NE(decoded, nullptr);
-  EXPECT_EQ(decoded->rss_bytes(), 5u);
-  EXPECT_EQ(decoded->cgroup_version(), 1);
-  EXPECT_EQ(decoded->cgroup_limit_bytes(), 9u);
-  EXPECT_EQ(decoded->python_processes(), 3u);
-  EXPECT_EQ(decoded->python_rss_bytes(), 11u);
-  EXPECT_EQ(schema::GetBatch(bytes.data())->cpu(), nullptr);
 }
 
 }  // namespace

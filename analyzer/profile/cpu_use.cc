@@ -4,30 +4,32 @@
 
 namespace sparkprof::profile {
 
-uint32_t CpuDuring::cpus() const {
-  uint32_t sum = 0;
-  for (const HostCpuDuring& host : hosts) sum += host.cpus;
+namespace {
+
+// A figure summed over the hosts.
+template <typename Figure>
+auto SumOverHosts(const std::vector<HostCpuDuring>& hosts, Figure figure) {
+  decltype(figure(hosts.front())) sum{};
+  for (const HostCpuDuring& host : hosts) sum += figure(host);
   return sum;
+}
+
+}  // namespace
+
+uint32_t CpuDuring::cpus() const {
+  return SumOverHosts(hosts, [](const HostCpuDuring& h) { return h.cpus; });
 }
 double CpuDuring::busy_cpus() const {
-  double sum = 0;
-  for (const HostCpuDuring& host : hosts) sum += host.busy_cpus;
-  return sum;
+  return SumOverHosts(hosts, [](const HostCpuDuring& h) { return h.busy_cpus; });
 }
 double CpuDuring::application_cpus() const {
-  double sum = 0;
-  for (const HostCpuDuring& host : hosts) sum += host.application_cpus;
-  return sum;
+  return SumOverHosts(hosts, [](const HostCpuDuring& h) { return h.application_cpus; });
 }
 double CpuDuring::others_cpus() const {
-  double sum = 0;
-  for (const HostCpuDuring& host : hosts) sum += host.others_cpus();
-  return sum;
+  return SumOverHosts(hosts, [](const HostCpuDuring& h) { return h.others_cpus(); });
 }
 double CpuDuring::steal_cpus() const {
-  double sum = 0;
-  for (const HostCpuDuring& host : hosts) sum += host.steal_cpus;
-  return sum;
+  return SumOverHosts(hosts, [](const HostCpuDuring& h) { return h.steal_cpus; });
 }
 
 void ApplicationCpuUse::Receive(void* context, const flamegraph::CpuUseRow& row) {
