@@ -9,6 +9,7 @@
 #include <string>
 
 #include "native-agent/batch_encoder.h"
+#include "native-agent/test_files.h"
 #include "schema/profile_generated.h"
 
 namespace sparkprof::agent {
@@ -16,10 +17,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-void Write(const fs::path& path, const std::string& text) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path) << text;
-}
+using test_files::FakeCgroup;
+using test_files::Write;
 
 class FakeRoot {
  public:
@@ -108,9 +107,7 @@ TEST(CpuUseParse, QuotasAndCpuStat) {
 TEST(CpuUseMeterTest, DifferencesOfAFakeV1Tree) {
   FakeRoot root;
   const fs::path cgroup = root / "cg/cpu/pod";
-  Write(root / "proc/self/cgroup", "4:cpu,cpuacct:/pod\n0::/\n");
-  Write(root / "proc/self/mountinfo",
-        "27 25 0:24 / " + (root / "cg/cpu").string() + " rw - cgroup cgroup rw,cpu,cpuacct\n");
+  FakeCgroup(root / "proc", "4:cpu,cpuacct:/pod\n0::/\n", root / "cg/cpu", 1, "cpu,cpuacct");
   Write(root / "proc/stat", "cpu  100 0 100 800 0 0 0 0\n");
   Write(cgroup / "cpu.stat", "nr_periods 10\nnr_throttled 1\nthrottled_time 1000\n");
   Write(cgroup / "cpu.cfs_quota_us", "50000\n");
@@ -143,9 +140,7 @@ TEST(CpuUseMeterTest, DifferencesOfAFakeV1Tree) {
 
 TEST(CpuUseMeterTest, V2AndNothingReadable) {
   FakeRoot root;
-  Write(root / "proc/self/cgroup", "0::/job\n");
-  Write(root / "proc/self/mountinfo",
-        "28 25 0:25 / " + (root / "cg2").string() + " rw - cgroup2 cgroup2 rw\n");
+  FakeCgroup(root / "proc", "0::/job\n", root / "cg2", 2);
   Write(root / "proc/stat", "cpu  1 0 1 8 0 0 0 0\n");
   Write(root / "cg2/job/cpu.max", "200000 100000\n");
   Write(root / "cg2/job/cpu.stat",

@@ -1,4 +1,5 @@
 #include "native-agent/memory_use.h"
+#include "native-agent/test_files.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -15,10 +16,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-void Write(const fs::path& path, const std::string& text) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path) << text;
-}
+using test_files::FakeCgroup;
+using test_files::Write;
 
 TEST(MemoryUseParse, StatmStatusLimitsAndChildren) {
   EXPECT_EQ(ParseStatmResidentBytes("765 437 409 5 0 123 0\n", 4096), 437u * 4096);
@@ -43,9 +42,7 @@ TEST(MemoryUseMeterTest, AFakeTreeWithPythonDescendants) {
   const fs::path root = fs::temp_directory_path() / ("memory_use_test_" + std::to_string(getpid()));
   fs::remove_all(root);
   const fs::path proc = root / "proc";
-  Write(proc / "self/cgroup", "0::/pod\n");
-  Write(proc / "self/mountinfo",
-        "28 25 0:25 / " + (root / "cg2").string() + " rw - cgroup2 cgroup2 rw\n");
+  FakeCgroup(proc, "0::/pod\n", root / "cg2", 2);
   Write(proc / "self/statm", "1000 500 10 1 0 100 0\n");
   Write(proc / "self/status", "VmHWM:\t4096 kB\nThreads:\t77\n");
   Write(proc / "self/task/1/children", "");

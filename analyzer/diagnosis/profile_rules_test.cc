@@ -157,6 +157,15 @@ std::vector<std::string> Under(std::vector<std::string> frames) {
   return stack;
 }
 
+// A Python worker's frames below the JVM frames `wait` (under the task's), as the agent hangs them.
+std::vector<std::string> UnderPythonWorker(const std::vector<std::string>& wait,
+                                           const std::vector<std::string>& python) {
+  std::vector<std::string> frames = Under(wait);
+  frames.push_back("[python worker]");
+  frames.insert(frames.end(), python.begin(), python.end());
+  return frames;
+}
+
 // Stage 0's 32 s of task time: `share` of it in `frames`/`category`, the rest computing.
 std::string StageZeroProfile(double share, const std::vector<std::string>& frames,
                              schema::Category category, int64_t total_ms = 32000) {
@@ -291,11 +300,8 @@ TEST_F(ProfileRulesTest, PythonBoundNamesTheWorkersFunction) {
       "org.apache.spark.sql.execution.python.BatchEvalPythonExec.evaluate",
       "org.apache.spark.api.python.BasePythonRunner$ReaderIterator.hasNext",
       "java.io.DataInputStream.readInt"};
-  auto worker = [&](std::vector<std::string> python) {
-    std::vector<std::string> frames = Under(wait);
-    frames.push_back("[python worker]");
-    frames.insert(frames.end(), python.begin(), python.end());
-    return frames;
+  auto worker = [&](const std::vector<std::string>& python) {
+    return UnderPythonWorker(wait, python);
   };
   auto run = [&](std::vector<Sample> python) {
     std::vector<Sample> samples = {
@@ -361,11 +367,8 @@ TEST_F(ProfileRulesTest, PerTaskOverheadWhenTheWorkersMostlySetUp) {
   const std::vector<std::string> wait = {"org.apache.spark.api.python.PythonRDD.compute",
                                          "org.apache.spark.api.python.PythonRunner$$anon$3.read",
                                          "java.io.DataInputStream.readInt"};
-  auto worker = [&](std::vector<std::string> python) {
-    std::vector<std::string> frames = Under(wait);
-    frames.push_back("[python worker]");
-    frames.insert(frames.end(), python.begin(), python.end());
-    return frames;
+  auto worker = [&](const std::vector<std::string>& python) {
+    return UnderPythonWorker(wait, python);
   };
   auto run = [&](int64_t setup_ms, int64_t application_ms) {
     return Analyze(
