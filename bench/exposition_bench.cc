@@ -90,7 +90,7 @@ bool ParseArgs(int argc, char** argv, Config& config) {
                    argv[i]);
       return false;
     }
-    it->second = std::atoi(arg.c_str() + eq + 1);
+    it->second = static_cast<int>(std::strtol(arg.c_str() + eq + 1, nullptr, 10));
     if (it->second < (it->first == "removed" ? 0 : 1)) {
       std::fprintf(stderr, "%s is out of range\n", it->first.c_str());
       return false;

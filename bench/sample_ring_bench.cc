@@ -194,7 +194,7 @@ int Arg(int argc, char** argv, const char* name, int fallback) {
   std::string prefix = std::string(name) + "=";
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], prefix.c_str(), prefix.size()) == 0)
-      return std::atoi(argv[i] + prefix.size());
+      return static_cast<int>(std::strtol(argv[i] + prefix.size(), nullptr, 10));
   }
   return fallback;
 }

@@ -86,9 +86,10 @@ class [[nodiscard]] Result {
     if (!status_.ok()) return status_;    \
   } while (false)
 
-// `SPARKPROF_ASSIGN_OR_RETURN(auto x, MakeX());`
+// `SPARKPROF_ASSIGN_OR_RETURN(auto x, MakeX());`  NOLINTBEGIN(bugprone-macro-parentheses)
 #define SPARKPROF_ASSIGN_OR_RETURN(lhs, expr)            \
   auto SPARKPROF_CONCAT(result_, __LINE__) = (expr);     \
   if (!SPARKPROF_CONCAT(result_, __LINE__).ok())         \
     return SPARKPROF_CONCAT(result_, __LINE__).status(); \
   lhs = std::move(SPARKPROF_CONCAT(result_, __LINE__)).value()
+// NOLINTEND(bugprone-macro-parentheses): `lhs` declares (`auto x`), parentheses would not compile

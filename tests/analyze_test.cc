@@ -478,10 +478,11 @@ TEST_F(AnalyzeTest, LibzipIsLoadedOnlyForZips) {
   const std::string zip = (dir_ / "logs.zip").string();
   ASSERT_EQ(std::system(("cd " + zip_dir.string() + " && zip -q " + zip + " app-1").c_str()), 0);
   const std::string soname = SPARKPROF_LIBZIP_ON_USE;
-  ASSERT_EQ(::setenv("LD_DEBUG", "files", 1), 0);
+  // The test's only thread changes the environment the CLI children (std::system) inherit.
+  ASSERT_EQ(::setenv("LD_DEBUG", "files", 1), 0);  // NOLINT(concurrency-mt-unsafe): one thread
   Run plain = RunCli("analyze -q --format json " + log);
   Run zipped = RunCli("analyze -q --format json " + zip);
-  ::unsetenv("LD_DEBUG");
+  ::unsetenv("LD_DEBUG");  // NOLINT(concurrency-mt-unsafe): one thread
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   ASSERT_EQ(zipped.exit_code, 0) << zipped.err;
   EXPECT_NE(plain.err.find("file=libsimdjson"), std::string::npos) << "LD_DEBUG had no effect";
@@ -619,6 +620,7 @@ int64_t PeakRssKiB(const std::vector<std::string>& args) {
   std::vector<std::string> words = {SPARKPROF_CLI};
   words.insert(words.end(), args.begin(), args.end());
   std::vector<char*> argv;
+  argv.reserve(words.size() + 1);
   for (std::string& word : words) argv.push_back(word.data());
   argv.push_back(nullptr);
   posix_spawn_file_actions_t actions;

@@ -33,7 +33,8 @@ TEST(LzfStream, TruncatedHeader) {
 }
 
 TEST(LzfStream, BadMagicAndType) {
-  ExpectCorrupt(DecodeLzf(EncodeLzf("abc") + "ZX\0\0\0"), "bad chunk magic at byte 8");
+  ExpectCorrupt(DecodeLzf(EncodeLzf("abc") + std::string("ZX\0\0\0", 5)),
+                "bad chunk magic at byte 8");
   ExpectCorrupt(DecodeLzf(std::string("ZV\x02\0\0", 5)), "unknown chunk type 2 at byte 0");
 }
 

@@ -18,7 +18,6 @@ using testing::Drained;
 size_t BlockBytes(Format format) {
   switch (format) {
     case Format::kLz4Block:
-      return 32768;
     case Format::kSnappyJava:
       return 32768;
     case Format::kLzf:

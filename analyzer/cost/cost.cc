@@ -186,7 +186,8 @@ int64_t DescribeExecutors(const model::ApplicationModel& model, RunCost& out) {
   out.executor_shape.cores =
       common_cores > 0
           ? common_cores
-          : std::max(1, std::atoi(Property(model, "spark.executor.cores", "1").c_str()));
+          : std::max(1, static_cast<int>(std::strtol(
+                            Property(model, "spark.executor.cores", "1").c_str(), nullptr, 10)));
   out.executor_shape.cores = std::clamp(out.executor_shape.cores, 1, 4096);
   return task_ms;
 }
@@ -195,7 +196,9 @@ ExecutorShape DriverShape(const model::ApplicationModel& model, bool local) {
   ExecutorShape driver_shape;
   driver_shape.memory_gib = ProcessMemoryGiB(model, "driver");
   driver_shape.cores =
-      std::clamp(std::atoi(Property(model, "spark.driver.cores", "1").c_str()), 1, 4096);
+      std::clamp(static_cast<int>(
+                     std::strtol(Property(model, "spark.driver.cores", "1").c_str(), nullptr, 10)),
+                 1, 4096);
   if (local) {
     for (const model::Executor& e : model.executors) {
       if (e.is_driver() && e.total_cores > 0) driver_shape.cores = std::min(e.total_cores, 4096);

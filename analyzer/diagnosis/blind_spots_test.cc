@@ -41,7 +41,8 @@ class Log {
     Add(R"({"Event":"SparkListenerExecutorRemoved","Timestamp":)" + std::to_string(at) +
         R"(,"Executor ID":")" + id + R"(","Removed Reason":")" + reason + R"("})");
   }
-  void JobStart(int job, std::vector<int> stages, int64_t at, const std::string& description) {
+  void JobStart(int job, const std::vector<int>& stages, int64_t at,
+                const std::string& description) {
     std::string infos, ids;
     for (int s : stages) {
       if (!ids.empty()) ids += ",", infos += ",";
@@ -341,6 +342,7 @@ Finding Make(const char* rule, int64_t saving_ms, std::vector<int32_t> stages = 
 
 std::vector<std::string> Rules(const std::vector<Finding>& findings) {
   std::vector<std::string> out;
+  out.reserve(findings.size());
   for (const Finding& f : findings) out.push_back(f.rule);
   return out;
 }
@@ -426,6 +428,7 @@ report::Analysis PlanRun(const std::string& plan, const std::vector<std::string>
   log.SqlStart(0, 2000, plan);
   const int stages = static_cast<int>(stage_accs.size());
   std::vector<int> ids;
+  ids.reserve(stages);
   for (int s = 0; s < stages; ++s) ids.push_back(s);
   log.JobStart(0, ids, 2000, "query");
   int64_t now = 2000, tid = 0;

@@ -80,8 +80,11 @@ bool Simulated(const DiagnosisInput& input, const whatif::Scenario& scenario,
 }
 
 bool DiagnosisInput::AqeCoalesces() const {
-  int major = 0, minor = 0;
-  std::sscanf(model->spark_version.c_str(), "%d.%d", &major, &minor);
+  // "3.5.1" → 3 and 5; what fails to read stays 0.
+  const char* version = model->spark_version.c_str();
+  char* end = nullptr;
+  const long major = std::strtol(version, &end, 10);
+  const long minor = end != version && *end == '.' ? std::strtol(end + 1, nullptr, 10) : 0;
   const bool default_on =
       model->databricks || major > 3 || (major == 3 && minor >= 2) || model->spark_version.empty();
   const std::string enabled = Property("spark.sql.adaptive.enabled", default_on ? "true" : "false");

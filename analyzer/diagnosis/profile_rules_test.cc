@@ -72,6 +72,7 @@ std::string ProfileBatch(const std::vector<Sample>& samples, const char* mode = 
                                              ns / kIntervalNs, ns));
   }
   std::vector<flatbuffers::Offset<flatbuffers::String>> string_offsets;
+  string_offsets.reserve(strings.size());
   for (const std::string& text : strings) string_offsets.push_back(builder.CreateString(text));
   std::vector<flatbuffers::Offset<schema::TaskCategoryTime>> times;
   for (const TaskRow& row : task_rows) {

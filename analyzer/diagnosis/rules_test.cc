@@ -31,9 +31,12 @@ using test_util::RecommendsKey;
 
 const char* kRapids = "NVIDIA+spark-rapids-tools/core/src/test/resources/";
 
+// `var` is the name it declares, which parentheses would not compile.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define SHARED_OR_SKIP(var, label)                            \
   std::optional<report::Analysis> var = AnalyzeShared(label); \
   if (!var) GTEST_SKIP() << "shared event log not present: " << label
+// NOLINTEND(bugprone-macro-parentheses)
 
 // ---- Root cause before symptom: the README demo (skewed join that spills and OOMs) ----
 

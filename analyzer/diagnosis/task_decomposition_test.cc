@@ -11,7 +11,7 @@ using TimeCategory = ::sparkprof::Category;
 constexpr uint64_t kMs = 1'000'000;
 
 DecomposedTask Task(int64_t id, int64_t duration_ms,
-                    std::vector<std::pair<TimeCategory, uint64_t>> ms_by_category) {
+                    const std::vector<std::pair<TimeCategory, uint64_t>>& ms_by_category) {
   DecomposedTask task;
   task.task_id = id;
   task.executor = "3";

@@ -19,7 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Analyses `text`, naming the input `label` so the report does not depend on the machine.
-report::Analysis AnalyzeNamed(std::string text, const std::string& label) {
+report::Analysis AnalyzeNamed(const std::string& text, const std::string& label) {
   source::ApplicationLog log;
   log.name = label;
   log.layout = "single";

@@ -146,7 +146,7 @@ TEST(EventLogReader, CompressedZipNamedLikeALogIsNamedNotRead) {
   }
   // A plain zip is one discovery opens (or names) before: the reader's old answer stays; a
   // compressed part shorter than a zip's signature is read as it is.
-  const std::string plain_zip = zip;
+  const std::string& plain_zip = zip;
   ReadReport plain = Read(OnePart(plain_zip, plain_zip.size()), ReaderOptions{});
   EXPECT_FALSE(plain.files[0].not_read);
   EXPECT_NE(plain.files[0].error.find("a zip archive is not a compression codec"),

@@ -37,10 +37,10 @@ void CpuOversubscription(const DiagnosisInput& input, std::vector<Finding>& out)
   Finding f = NewFinding("cpu-oversubscription");
   f.confidence = ProfileConfidence(input, top);
   f.evidence = {
-      {"cpu_starved_ms", static_cast<double>(starved / 1'000'000), "ms"},
+      {"cpu_starved_ms", WholeMs(starved), "ms"},
       {"top_stage_cpu_starved_share", top.share, "ratio"},
-      {"top_stage_sampled_task_ms", static_cast<double>(top.stage.task_ns / 1'000'000), "ms"},
-      {"top_stage_on_cpu_ms", static_cast<double>(top.stage.on_cpu_ns / 1'000'000), "ms"},
+      {"top_stage_sampled_task_ms", WholeMs(top.stage.task_ns), "ms"},
+      {"top_stage_on_cpu_ms", WholeMs(top.stage.on_cpu_ns), "ms"},
       {"peak_task_slots", static_cast<double>(input.slots()), "count"},
       {"stages", static_cast<double>(causes.size()), "count"},
   };

@@ -69,11 +69,10 @@ void HotUserCode(const DiagnosisInput& input, std::vector<Finding>& out) {
     f.title =
         "Tasks spend their CPU " + std::string(advice.what) + " in " + time->application_frame;
     f.evidence = {
-        {std::string(profile::PatternName(advice.pattern)) + "_ms",
-         static_cast<double>(total / 1'000'000), "ms"},
+        {std::string(profile::PatternName(advice.pattern)) + "_ms", WholeMs(total), "ms"},
         {"top_stage_share", top.share, "ratio"},
-        {"top_stage_sampled_task_ms", static_cast<double>(top.stage.task_ns / 1'000'000), "ms"},
-        {"application_frame_ms", static_cast<double>(time->application_frame_ns / 1'000'000), "ms"},
+        {"top_stage_sampled_task_ms", WholeMs(top.stage.task_ns), "ms"},
+        {"application_frame_ms", WholeMs(time->application_frame_ns), "ms"},
         {"stages", static_cast<double>(causes.size()), "count"},
     };
     for (const ProfiledCause& cause : causes) {
@@ -116,11 +115,10 @@ void HotUserCode(const DiagnosisInput& input, std::vector<Finding>& out) {
   f.title = Fixed(100 * cpu_share, 0) + "% of stage " + std::to_string(top.stage_id) +
             "'s CPU is in " + frame.frame;
   f.evidence = {
-      {"application_frame_on_cpu_ms", static_cast<double>(frame.on_cpu_inclusive_ns / 1'000'000),
-       "ms"},
-      {"stage_on_cpu_ms", static_cast<double>(top.stage.on_cpu_ns / 1'000'000), "ms"},
+      {"application_frame_on_cpu_ms", WholeMs(frame.on_cpu_inclusive_ns), "ms"},
+      {"stage_on_cpu_ms", WholeMs(top.stage.on_cpu_ns), "ms"},
       {"share_of_stage_cpu", cpu_share, "ratio"},
-      {"self_ms", static_cast<double>(frame.self_ns / 1'000'000), "ms"},
+      {"self_ms", WholeMs(frame.self_ns), "ms"},
   };
   for (size_t i = 0; i < top.stage.top_application.size() && i < 3; ++i) {
     const profile::FrameTime& shown = top.stage.top_application[i];

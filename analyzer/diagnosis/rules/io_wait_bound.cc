@@ -40,9 +40,9 @@ void IoWaitBound(const DiagnosisInput& input, std::vector<Finding>& out) {
   Finding f = NewFinding("io-wait-bound");
   f.confidence = ProfileConfidence(input, top);
   f.evidence = {
-      {"io_wait_ms", static_cast<double>(wait / 1'000'000), "ms"},
+      {"io_wait_ms", WholeMs(wait), "ms"},
       {"top_stage_io_wait_share", top.share, "ratio"},
-      {"top_stage_sampled_task_ms", static_cast<double>(top.stage.task_ns / 1'000'000), "ms"},
+      {"top_stage_sampled_task_ms", WholeMs(top.stage.task_ns), "ms"},
       {"stages", static_cast<double>(causes.size()), "count"},
   };
   for (const ProfiledCause& cause : causes) AddSiteFrames(cause, TaskCategory::kIoWait, f);

@@ -56,11 +56,10 @@ void PerTaskOverhead(const DiagnosisInput& input, std::vector<Finding>& out) {
   Finding f = NewFinding("per-task-overhead");
   f.confidence = ProfileConfidence(input, top);
   f.evidence = {
-      {"top_stage_python_worker_ms", static_cast<double>(worker_ns / 1'000'000), "ms"},
+      {"top_stage_python_worker_ms", WholeMs(worker_ns), "ms"},
       {"top_stage_python_setup_share", setup_share, "ratio"},
-      {"top_stage_python_application_ms",
-       static_cast<double>(top.stage.python_application_ns / 1'000'000), "ms"},
-      {"top_stage_setup_wait_ms", static_cast<double>(top.ns / 1'000'000), "ms"},
+      {"top_stage_python_application_ms", WholeMs(top.stage.python_application_ns), "ms"},
+      {"top_stage_setup_wait_ms", WholeMs(top.ns), "ms"},
       {"stages", static_cast<double>(causes.size()), "count"},
   };
   if (tasks > 0) f.evidence.push_back({"top_stage_tasks", static_cast<double>(tasks), "count"});

@@ -133,7 +133,7 @@ void BroadcastJoinMissed(const DiagnosisInput& input, const SqlPlan& plan, int32
       {"plan_node", static_cast<double>(join), "count"},
       {"small_side_bytes", static_cast<double>(bytes[small]), "bytes"},
       {"large_side_bytes", static_cast<double>(bytes[large]), "bytes"},
-      {"large_side_shuffle_write_ms", static_cast<double>(write_ns / 1'000'000), "ms"},
+      {"large_side_shuffle_write_ms", WholeMs(write_ns), "ms"},
       {"join_fetch_wait_ms", static_cast<double>(join_time.fetch_wait_ms), "ms"},
       {"sort_ms", static_cast<double>(sort_ms), "ms"},
       {"share_of_task_time", share, "ratio"},

@@ -89,15 +89,14 @@ void PythonBound(const DiagnosisInput& input, std::vector<Finding>& out) {
   Finding f = NewFinding("python-bound");
   f.confidence = ProfileConfidence(input, top);
   f.evidence = {
-      {"python_wait_ms", static_cast<double>(wait / 1'000'000), "ms"},
+      {"python_wait_ms", WholeMs(wait), "ms"},
       {"top_stage_python_wait_share", top.share, "ratio"},
-      {"top_stage_sampled_task_ms", static_cast<double>(top.stage.task_ns / 1'000'000), "ms"},
-      {"top_stage_on_cpu_ms", static_cast<double>(top.stage.on_cpu_ns / 1'000'000), "ms"},
+      {"top_stage_sampled_task_ms", WholeMs(top.stage.task_ns), "ms"},
+      {"top_stage_on_cpu_ms", WholeMs(top.stage.on_cpu_ns), "ms"},
       {"stages", static_cast<double>(causes.size()), "count"},
   };
   if (python_cpu > 0) {
-    f.evidence.push_back(
-        {"python_worker_cpu_ms", static_cast<double>(python_cpu / 1'000'000), "ms"});
+    f.evidence.push_back({"python_worker_cpu_ms", WholeMs(python_cpu), "ms"});
   }
   for (const ProfiledCause& cause : causes) AddSiteFrames(cause, TaskCategory::kPythonWait, f);
   const profile::PythonFrameTime* hot =
@@ -114,10 +113,8 @@ void PythonBound(const DiagnosisInput& input, std::vector<Finding>& out) {
          {"socket.py", "ssl.py", "selectors.py", "http", "urllib", "requests", "grpc"}) {
       waits_on_network |= hot->waited_in.find(network) != std::string::npos;
     }
-    f.evidence.push_back({"python_worker_off_cpu_ms",
-                          static_cast<double>(top.stage.python_off_cpu_ns / 1'000'000), "ms"});
-    f.evidence.push_back(
-        {"top_python_function_ms", static_cast<double>(hot->ns / 1'000'000), "ms"});
+    f.evidence.push_back({"python_worker_off_cpu_ms", WholeMs(top.stage.python_off_cpu_ns), "ms"});
+    f.evidence.push_back({"top_python_function_ms", WholeMs(hot->ns), "ms"});
     f.evidence.push_back({"top_python_function_share",
                           static_cast<double>(hot->ns) / static_cast<double>(worker_ns), "ratio"});
     f.frames.push_back({top.stage_id, hot->frame, hot->function,

@@ -32,6 +32,14 @@ const Rule* FindRule(std::string_view id);  // null for an id no row has
 Finding NewFinding(std::string_view id);
 void SetRule(Finding& f, std::string_view id);
 
+// Nanoseconds as evidence in whole milliseconds: truncated on purpose, as the report has always
+// written them.
+template <typename Integer>
+double WholeMs(Integer ns) {
+  const Integer ms = ns / 1'000'000;
+  return static_cast<double>(ms);
+}
+
 // job_failures.cc
 void JobFailures(const DiagnosisInput& input, std::vector<Finding>& out);
 // data_skew.cc (data-skew and straggler)

@@ -61,13 +61,13 @@ void SerializationBound(const DiagnosisInput& input, std::vector<Finding>& out) 
   Finding f = NewFinding("serialization-bound");
   f.confidence = ProfileConfidence(input, top);
   f.evidence = {
-      {"serialization_ms", static_cast<double>(serialization / 1'000'000), "ms"},
+      {"serialization_ms", WholeMs(serialization), "ms"},
       {"top_stage_serialization_share", top.share, "ratio"},
-      {"top_stage_sampled_task_ms", static_cast<double>(top.stage.task_ns / 1'000'000), "ms"},
-      {"java_serialization_ms", static_cast<double>(java / 1'000'000), "ms"},
-      {"closure_serialization_ms", static_cast<double>(closure / 1'000'000), "ms"},
-      {"kryo_ms", static_cast<double>(kryo / 1'000'000), "ms"},
-      {"called_by_application_ms", static_cast<double>(by_application / 1'000'000), "ms"},
+      {"top_stage_sampled_task_ms", WholeMs(top.stage.task_ns), "ms"},
+      {"java_serialization_ms", WholeMs(java), "ms"},
+      {"closure_serialization_ms", WholeMs(closure), "ms"},
+      {"kryo_ms", WholeMs(kryo), "ms"},
+      {"called_by_application_ms", WholeMs(by_application), "ms"},
       {"stages", static_cast<double>(causes.size()), "count"},
   };
   for (const ProfiledCause& cause : causes) AddSiteFrames(cause, TaskCategory::kSerialization, f);
