@@ -11,6 +11,7 @@
 #include "analyzer/codec/codec.h"
 #include "analyzer/codec/encode.h"
 #include "analyzer/profile/stage_profiles.h"
+#include "analyzer/report/analysis.h"
 #include "schema/profile_generated.h"
 
 namespace sparkprof::profile {
@@ -109,8 +110,15 @@ std::string CpuOnlyProfile() {
   return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
 }
 
-// A profile kept compressed (as the workload fixtures are, *.sparkprof.zstd) reads as the file
-// itself; a corrupt one fails naming the codec.
+ProfileLoadOptions Decoding() {
+  ProfileLoadOptions options;
+  options.decoder = &report::DecodeProfileFile;
+  return options;
+}
+
+// A profile kept compressed (as the workload fixtures are, *.sparkprof.zstd) reads, through
+// report::DecodeProfileFile (what analyze --profile uses), as the file itself; a corrupt one
+// fails naming the codec.
 TEST(ApplicationCpuUseTest, CompressedProfileFilesAreRead) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("cpu_use_profile_" + std::to_string(getpid()));
@@ -122,14 +130,16 @@ TEST(ApplicationCpuUseTest, CompressedProfileFilesAreRead) {
     ASSERT_TRUE(bytes.ok());
     const std::string path = (dir / "profile.sparkprof").string();
     std::ofstream(path, std::ios::binary) << *bytes;
-    Result<ApplicationProfile> profile = LoadApplicationProfile(path);
+    Result<ApplicationProfile> profile = LoadApplicationProfile(path, Decoding());
     ASSERT_TRUE(profile.ok()) << profile.status().message();
     EXPECT_EQ(profile->cpu_use.windows(), 1u);
   }
   Result<std::string> zstd = codec::Encode(codec::Format::kZstd, CpuOnlyProfile());
   const std::string cut = (dir / "cut.sparkprof.zstd").string();
   std::ofstream(cut, std::ios::binary) << zstd->substr(0, zstd->size() / 2);
-  Result<ApplicationProfile> truncated = LoadApplicationProfile(cut);
+  Result<ApplicationProfile> truncated = LoadApplicationProfile(cut, Decoding());
+  // Without the decoder (the driver's own reading) a compressed file is not a profile.
+  EXPECT_FALSE(LoadApplicationProfile(cut).ok());
   EXPECT_FALSE(truncated.ok());
   EXPECT_NE(truncated.status().message().find("zstd"), std::string::npos)
       << truncated.status().message();

@@ -8,7 +8,6 @@
 #include <unordered_map>
 #include <utility>
 
-#include "analyzer/codec/codec.h"
 #include "analyzer/profile/task_times.h"
 #include "common/input_stream.h"
 #include "flamegraph/profile_file_reader.h"
@@ -778,34 +777,14 @@ Result<ApplicationProfile> ApplicationProfileFromBytes(std::string_view bytes,
   return profile;
 }
 
-namespace {
-
-// `file` as it is when it holds a profile (or anything not compressed), else its decoded bytes.
-Result<std::unique_ptr<InputStream>> DecompressedIfCompressed(std::unique_ptr<InputStream> file,
-                                                              const std::string& path,
-                                                              const ProfileLoadOptions& options) {
-  SPARKPROF_ASSIGN_OR_RETURN(std::string head, ReadHead(*file, codec::kSniffBytes));
-  const codec::Format format = codec::DetectFormat(head, path);
-  const bool compressed = format == codec::Format::kZstd || format == codec::Format::kGzip ||
-                          format == codec::Format::kLz4Block ||
-                          format == codec::Format::kSnappyJava || format == codec::Format::kLzf;
-  const bool profile = flamegraph::LooksLikeProfileFile(head);
-  std::unique_ptr<InputStream> whole = MakePrefixedInputStream(std::move(head), std::move(file));
-  if (!compressed || profile) return whole;
-  codec::DecoderLimits limits;
-  limits.max_output_bytes = options.max_file_bytes;
-  return codec::MakeDecoder(format, std::move(whole), limits);
-}
-
-}  // namespace
-
 Result<ApplicationProfile> LoadApplicationProfile(const std::string& path,
                                                   const ProfileLoadOptions& options) {
   // Refuses FIFOs and devices, and never blocks on a file without data (see input_stream.h).
   SPARKPROF_ASSIGN_OR_RETURN(std::unique_ptr<InputStream> file, OpenFileInputStream(path));
-  // A profile kept compressed (zstd, gzip, lz4, snappy, lzf: as event logs are) is read through
-  // the same decoders, bounded by the same limit on what they give.
-  SPARKPROF_ASSIGN_OR_RETURN(file, DecompressedIfCompressed(std::move(file), path, options));
+  if (options.decoder != nullptr) {
+    SPARKPROF_ASSIGN_OR_RETURN(file,
+                               options.decoder(std::move(file), path, options.max_file_bytes));
+  }
   std::string bytes;
   std::error_code size_error;
   const uint64_t file_bytes = std::filesystem::file_size(path, size_error);

@@ -34,6 +34,7 @@
 #include "analyzer/profile/driver_profile.h"
 #include "analyzer/profile/memory_use.h"
 #include "common/category.h"
+#include "common/input_stream.h"
 #include "common/status.h"
 #include "flamegraph/profile_model.h"
 
@@ -238,6 +239,12 @@ struct ProfileLoadOptions {
   size_t max_profiled_tasks = 100'000;
   // Batch windows of CPU use kept (ApplicationCpuUse), about 90 bytes each (docs/limits.md).
   size_t max_cpu_windows = 200'000;
+  // Reads a profile kept compressed: given the opened file, its path and the size limit, the
+  // stream to read (report::Analyze passes the event logs' codecs); null: the file as it is. A
+  // hook, so that the driver's library, which reads only its own profile, links no codec.
+  Result<std::unique_ptr<InputStream>> (*decoder)(std::unique_ptr<InputStream> file,
+                                                  const std::string& path,
+                                                  uint64_t max_bytes) = nullptr;
 };
 
 // Reads a saved profile (*.sparkprof) into per-stage summaries. Bad batches are skipped and

@@ -1,13 +1,17 @@
 #include "analyzer/report/analysis.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "analyzer/codec/codec.h"
 #include "analyzer/codec/format_detect.h"
 #include "analyzer/diagnosis/diagnose.h"
 #include "analyzer/model/model_builder.h"
+#include "common/input_stream.h"
+#include "flamegraph/profile_file_reader.h"
 
 namespace sparkprof::report {
 
@@ -65,6 +69,22 @@ std::string NothingAnalysableWhy(const eventlog::ReadReport& read) {
          " line(s), none a Spark event";
 }
 
+Result<std::unique_ptr<InputStream>> DecodeProfileFile(std::unique_ptr<InputStream> file,
+                                                       const std::string& path,
+                                                       uint64_t max_bytes) {
+  SPARKPROF_ASSIGN_OR_RETURN(std::string head, ReadHead(*file, codec::kSniffBytes));
+  const codec::Format format = codec::DetectFormat(head, path);
+  const bool compressed = format == codec::Format::kZstd || format == codec::Format::kGzip ||
+                          format == codec::Format::kLz4Block ||
+                          format == codec::Format::kSnappyJava || format == codec::Format::kLzf;
+  const bool profile = flamegraph::LooksLikeProfileFile(head);
+  std::unique_ptr<InputStream> whole = MakePrefixedInputStream(std::move(head), std::move(file));
+  if (!compressed || profile) return whole;
+  codec::DecoderLimits limits;
+  limits.max_output_bytes = max_bytes;
+  return codec::MakeDecoder(format, std::move(whole), limits);
+}
+
 Analysis Analyze(const source::ApplicationLog& log, const eventlog::ReaderOptions& options,
                  const cost::CostOptions& cost_options, const std::string& profile_path) {
   Analysis analysis;
@@ -85,7 +105,11 @@ Analysis Analyze(const source::ApplicationLog& log, const eventlog::ReaderOption
     }
   }
   analysis.model = builder.Finish();
-  if (!profile_path.empty()) AttachProfile(analysis, profile_path);
+  if (!profile_path.empty()) {
+    profile::ProfileLoadOptions profile_options;
+    profile_options.decoder = &DecodeProfileFile;
+    AttachProfile(analysis, profile_path, profile_options);
+  }
   CompleteAnalysis(analysis, cost_options);
   return analysis;
 }

@@ -92,7 +92,14 @@ Analysis Analyze(const source::ApplicationLog& log, const eventlog::ReaderOption
                  const cost::CostOptions& cost_options = {}, const std::string& profile_path = "");
 
 // Reads the application's profile from `profile_path` (see Analyze) into `analysis`.
-void AttachProfile(Analysis& analysis, const std::string& profile_path);
+void AttachProfile(Analysis& analysis, const std::string& profile_path,
+                   const profile::ProfileLoadOptions& options = {});
+
+// ProfileLoadOptions::decoder for a profile kept compressed as event logs are (zstd, gzip, lz4,
+// snappy, lzf: the event logs' decoders, bounded by the profile size limit); a file that starts
+// like a profile is read as it is. Analyze uses it; it lives with the log reading (codecs).
+Result<std::unique_ptr<InputStream>> DecodeProfileFile(std::unique_ptr<InputStream> file,
+                                                       const std::string& path, uint64_t max_bytes);
 
 // What Analyze does once the model is built (the driver's live path builds its own model):
 // summary, diagnosis, cost.

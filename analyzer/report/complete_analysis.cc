@@ -12,7 +12,8 @@
 
 namespace sparkprof::report {
 
-void AttachProfile(Analysis& analysis, const std::string& profile_path) {
+void AttachProfile(Analysis& analysis, const std::string& profile_path,
+                   const profile::ProfileLoadOptions& options) {
   const std::string file = profile::FindProfileFor(profile_path, analysis.model.app_id);
   if (file.empty()) {
     analysis.profile_error = profile_path + ": no profile.sparkprof for application '" +
@@ -21,7 +22,7 @@ void AttachProfile(Analysis& analysis, const std::string& profile_path) {
                              "/profile.sparkprof and <dir>/profile.sparkprof)";
     return;
   }
-  Result<profile::ApplicationProfile> loaded = profile::LoadApplicationProfile(file);
+  Result<profile::ApplicationProfile> loaded = profile::LoadApplicationProfile(file, options);
   if (!loaded.ok()) {
     analysis.profile_error = loaded.status().message();
     return;
