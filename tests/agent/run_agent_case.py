@@ -138,21 +138,29 @@ def check_cpu_accounting(c, interval):
     10/4 ms), and the JVM's own threads count as gc/jit/vm: the profile's time adds up to the
     process CPU. Allocation-heavy threads under G1 keep GC workers busy; the JVM is fresh, so
     the JIT compiles during the run."""
-    run = c.run("interval=%s,out=%s" % (interval, c.out), ["gcchurn", 3],
-                jvm_flags=["-Xmx128m", "-XX:+UseG1GC"])
-    profile, _ = c.profile(run)
-    categories = profile["total"]["categories"]
-    # Per-thread time is sampled time only (a task's gc time also holds the pauses it waited).
-    profiled_s = sum(v["time_ns"] for t in profile["threads"]
-                     for v in t["categories"].values()) / 1e9
-    ratio = profiled_s / run.cpu_seconds
-    shares = {k: round(v["time_ns"] / 1e9 / run.cpu_seconds, 3) for k, v in categories.items()}
-    print("interval=%s process cpu=%.2fs profiled=%.2fs ratio=%.3f samples=%d shares=%s" % (
-        interval, run.cpu_seconds, profiled_s, ratio, profile["samples"], shares))
     # Not counted: JVM start before the agent, its exit after, the agent's own threads and the
-    # few Java threads started before VMInit (Reference Handler, Finalizer, ...).
-    if not 0.85 <= ratio <= 1.02:
-        fail("profiled time is %.3f of the process CPU, expected 0.85..1.02" % ratio, run)
+    # few Java threads started before VMInit (Reference Handler, Finalizer, ...). Their share grows
+    # when other work holds the 2 CPUs (the ctest run beside it): one run out of range under load
+    # is run again, and both must be for the check to fail (a real accounting error is in both).
+    for attempt in (1, 2):
+        run = c.run("interval=%s,out=%s" % (interval, c.out), ["gcchurn", 3],
+                    jvm_flags=["-Xmx128m", "-XX:+UseG1GC"])
+        profile, _ = c.profile(run)
+        categories = profile["total"]["categories"]
+        # Per-thread time is sampled time only (a task's gc time also holds the pauses it waited).
+        profiled_s = sum(v["time_ns"] for t in profile["threads"]
+                         for v in t["categories"].values()) / 1e9
+        ratio = profiled_s / run.cpu_seconds
+        shares = {k: round(v["time_ns"] / 1e9 / run.cpu_seconds, 3)
+                  for k, v in categories.items()}
+        print("attempt %d: interval=%s process cpu=%.2fs profiled=%.2fs ratio=%.3f samples=%d "
+              "shares=%s" % (attempt, interval, run.cpu_seconds, profiled_s, ratio,
+                             profile["samples"], shares))
+        if 0.85 <= ratio <= 1.02:
+            break
+        if attempt == 2:
+            fail("profiled time is %.3f of the process CPU, expected 0.85..1.02 (in both runs)"
+                 % ratio, run)
     threads = {t["thread"]: t["categories"] for t in profile["threads"]}
     gc_threads = [n for n, cats in threads.items() if cats.get("gc", {}).get("time_ns", 0) > 0]
     jit_threads = [n for n, cats in threads.items() if cats.get("jit", {}).get("time_ns", 0) > 0]
