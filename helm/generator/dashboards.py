@@ -107,9 +107,12 @@ PROFILING = {
            "waiting for a CPU: {{application_name}}"),
           (f'sum by ({APP}) (rate(spark_cgroup_cpu_throttled_seconds_total{{{SEL}}}[$__rate_interval]))',
            "throttled by the quota: {{application_name}}")], {}),
+        # A busy group under a quota counts 10 periods a second (the 100 ms default period; 1 with
+        # the longest, 1 s): the divisor clamped at 1 leaves a busy group's share as it is, and a
+        # JVM without a quota (no periods) reads 0% instead of 0/0.
         ("Containers' CPU periods throttled", "timeseries", "percentunit", 12, 8,
          [(f'sum by ({APP}) (rate(spark_cgroup_cpu_periods_total{{{SEL},state="throttled"}}[$__rate_interval])) / '
-           f'sum by ({APP}) (rate(spark_cgroup_cpu_periods_total{{{SEL},state="all"}}[$__rate_interval]))',
+           f'clamp_min(sum by ({APP}) (rate(spark_cgroup_cpu_periods_total{{{SEL},state="all"}}[$__rate_interval])), 1)',
            "{{application_name}}")], {}),
         # The PySpark workers, sampled in the worker: on CPU (python) and waiting in their own code.
         ("Python workers: on CPU and waiting in their code (sampled)", "timeseries", "s", 12, 8,
