@@ -180,7 +180,7 @@ std::string CgroupDirectory(const std::string& mount, const std::string& root,
   return mount + relative;
 }
 
-std::optional<uint64_t> CpuStatValue(std::string_view text, std::string_view key) {
+std::optional<uint64_t> StatFileValue(std::string_view text, std::string_view key) {
   for (std::string_view line : Split(text, '\n')) {
     std::vector<std::string_view> fields = Fields(line);
     if (fields.size() == 2 && fields[0] == key) return ParseNumber<uint64_t>(fields[1]);
@@ -258,15 +258,15 @@ CpuUseReading CpuUseMeter::Read() const {
   CgroupCpu& cgroup = reading.cgroup;
   const std::string stat = ReadSmallFile(cgroup_directory_ + "/cpu.stat");
   cgroup.version = cgroup_version_;
-  cgroup.periods = CpuStatValue(stat, "nr_periods").value_or(0);
-  cgroup.throttled_periods = CpuStatValue(stat, "nr_throttled").value_or(0);
+  cgroup.periods = StatFileValue(stat, "nr_periods").value_or(0);
+  cgroup.throttled_periods = StatFileValue(stat, "nr_throttled").value_or(0);
   if (cgroup_version_ == 1) {
-    cgroup.throttled_ns = CpuStatValue(stat, "throttled_time").value_or(0);
+    cgroup.throttled_ns = StatFileValue(stat, "throttled_time").value_or(0);
     cgroup.quota_millicpus = ParseCfsQuota(ReadSmallFile(cgroup_directory_ + "/cpu.cfs_quota_us"),
                                            ReadSmallFile(cgroup_directory_ + "/cpu.cfs_period_us"))
                                  .value_or(0);
   } else {
-    cgroup.throttled_ns = CpuStatValue(stat, "throttled_usec").value_or(0) * 1000;
+    cgroup.throttled_ns = StatFileValue(stat, "throttled_usec").value_or(0) * 1000;
     cgroup.quota_millicpus = ParseCpuMax(ReadSmallFile(cgroup_directory_ + "/cpu.max")).value_or(0);
   }
   return reading;

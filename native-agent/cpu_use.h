@@ -74,8 +74,9 @@ struct CgroupCpu {
   uint64_t throttled_periods = 0;
   uint64_t throttled_ns = 0;
 };
-// "name value" lines of cpu.stat: the value of `key`, nullopt when absent.
-std::optional<uint64_t> CpuStatValue(std::string_view text, std::string_view key);
+// "name value" lines of a cgroup stat file (cpu.stat, memory.stat): the value of `key`, nullopt
+// when absent.
+std::optional<uint64_t> StatFileValue(std::string_view text, std::string_view key);
 // v2 cpu.max ("max 100000" or "50000 100000"): the quota in thousandths of a CPU, 0 for none.
 std::optional<uint32_t> ParseCpuMax(std::string_view text);
 // v1 cpu.cfs_quota_us (-1 for none) and cpu.cfs_period_us.

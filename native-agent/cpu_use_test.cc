@@ -97,9 +97,9 @@ TEST(CpuUseParse, QuotasAndCpuStat) {
   EXPECT_EQ(ParseCfsQuota("150000\n", "100000\n"), 1500u);
   EXPECT_FALSE(ParseCfsQuota("", "100000"));
   const std::string stat = "nr_periods 40\nnr_throttled 12\nthrottled_time 900000\n";
-  EXPECT_EQ(CpuStatValue(stat, "nr_throttled"), 12u);
-  EXPECT_EQ(CpuStatValue(stat, "throttled_time"), 900000u);
-  EXPECT_FALSE(CpuStatValue(stat, "throttled_usec"));
+  EXPECT_EQ(StatFileValue(stat, "nr_throttled"), 12u);
+  EXPECT_EQ(StatFileValue(stat, "throttled_time"), 900000u);
+  EXPECT_FALSE(StatFileValue(stat, "throttled_usec"));
 }
 
 // A fake /proc and cgroup v1 tree: the meter finds the cgroup from mountinfo and reports

@@ -21,19 +21,10 @@ std::optional<uint64_t> Number(std::string_view text) {
   return value;
 }
 
-// "name value" lines (memory.stat): the value of the first of `keys` present.
+// The value of the first of `keys` present in a "name value" stat file (memory.stat), else 0.
 uint64_t StatValue(std::string_view text, std::initializer_list<std::string_view> keys) {
   for (std::string_view key : keys) {
-    size_t at = 0;
-    while (at < text.size()) {
-      size_t end = text.find('\n', at);
-      if (end == std::string_view::npos) end = text.size();
-      std::string_view line = text.substr(at, end - at);
-      if (line.size() > key.size() && line.starts_with(key) && line[key.size()] == ' ') {
-        if (std::optional<uint64_t> value = Number(line.substr(key.size() + 1))) return *value;
-      }
-      at = end + 1;
-    }
+    if (std::optional<uint64_t> value = StatFileValue(text, key)) return *value;
   }
   return 0;
 }

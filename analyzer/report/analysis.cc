@@ -74,12 +74,11 @@ Result<std::unique_ptr<InputStream>> DecodeProfileFile(std::unique_ptr<InputStre
                                                        uint64_t max_bytes) {
   SPARKPROF_ASSIGN_OR_RETURN(std::string head, ReadHead(*file, codec::kSniffBytes));
   const codec::Format format = codec::DetectFormat(head, path);
-  const bool compressed = format == codec::Format::kZstd || format == codec::Format::kGzip ||
-                          format == codec::Format::kLz4Block ||
-                          format == codec::Format::kSnappyJava || format == codec::Format::kLzf;
-  const bool profile = flamegraph::LooksLikeProfileFile(head);
+  // A profile as it is, or what no codec reads (left for the profile reader to name): the file.
+  const bool as_is = flamegraph::LooksLikeProfileFile(head) || format == codec::Format::kZip ||
+                     format == codec::Format::kUnknownBinary;
   std::unique_ptr<InputStream> whole = MakePrefixedInputStream(std::move(head), std::move(file));
-  if (!compressed || profile) return whole;
+  if (as_is) return whole;  // MakeDecoder gives kPlain back unchanged
   codec::DecoderLimits limits;
   limits.max_output_bytes = max_bytes;
   return codec::MakeDecoder(format, std::move(whole), limits);
