@@ -98,6 +98,17 @@ bool Agent::Initialize() {
     }
   }
   compiled_method_load_ = capabilities.can_generate_compiled_method_load_events != 0;
+  if (options_.monitor_waits) {
+    // "Always" capabilities in HotSpot too; asked apart so a JVM refusing them only loses the
+    // monitor waits.
+    jvmtiCapabilities monitors{};
+    monitors.can_generate_monitor_events = 1;
+    monitors.can_get_monitor_info = 1;
+    monitor_capabilities_ = jvmti_->AddCapabilities(&monitors) == JVMTI_ERROR_NONE;
+    if (!monitor_capabilities_) {
+      LogLine("the JVM refused monitor event capabilities; monitor waits are not recorded");
+    }
+  }
   return true;
 }
 
@@ -155,6 +166,14 @@ void Agent::Start(JNIEnv* jni, jthread current_thread, bool late_start) {
         JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, JVMTI_EVENT_COMPILED_METHOD_LOAD,
         JVMTI_EVENT_VM_DEATH}) {
     jvmti_->SetEventNotificationMode(JVMTI_ENABLE, event, nullptr);
+  }
+  if (monitor_capabilities_) {
+    MonitorWaitConfig config;
+    config.depth = options_.depth;
+    config.waiter_stack_period_ns = options_.interval_ns;
+    monitor_waits_ = new MonitorWaits(config);
+    jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_MONITOR_CONTENDED_ENTER, nullptr);
+    jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_MONITOR_CONTENDED_ENTERED, nullptr);
   }
   if (options_.mode != SamplingMode::kWall && options_.jvm_internal_threads) {
     // Polled by the drain; an agent started in a running JVM counts their CPU from now on.
@@ -354,6 +373,19 @@ void Agent::OnThreadEnd(JNIEnv* jni, jthread thread) {
   state->end_cpu_ns.store(std::max<int64_t>(CurrentThreadCpuNs(), 1));  // the drain charges it
   timeline_.End(state, MonotonicNowNs());
   registry_.Retire(state);
+}
+
+void Agent::OnMonitorContendedEnter(JNIEnv* jni, jobject object) {
+  if (monitor_waits_ == nullptr || !running_.load() || shutting_down_.load()) return;
+  ThreadState* state = CurrentThreadState();
+  if (state == nullptr) return;
+  const TaskTag tag = state->tag.Read();
+  if (!tag.is_task()) return;
+  monitor_waits_->OnContendedEnter(jvmti_, jni, object, tag);
+}
+
+void Agent::OnMonitorContendedEntered() {
+  if (monitor_waits_ != nullptr) monitor_waits_->OnContendedEntered();
 }
 
 void Agent::SetTaskTag(JNIEnv* jni, const TaskTag& tag) {
@@ -655,6 +687,31 @@ void Agent::AddQueuedPythonProfilesLocked() {
   }
 }
 
+std::vector<MonitorWaitRow> Agent::TakeMonitorWaitsLocked() {
+  std::vector<MonitorWaitRow> rows;
+  if (monitor_waits_ == nullptr) return rows;
+  auto frames = [&](const std::vector<const void*>* methods) {
+    std::vector<uint32_t> ids;
+    if (methods == nullptr) return ids;
+    ids.reserve(methods->size());
+    for (const void* method : *methods) ids.push_back(drain_.InternMethod(method));
+    return ids;
+  };
+  for (const MonitorWaitDelta& delta : monitor_waits_->table().TakeDeltas()) {
+    MonitorWaitRow row;
+    row.stage_id = delta.stage_id;
+    row.stage_attempt = delta.stage_attempt;
+    row.monitor_class = drain_.InternText(delta.monitor_class);
+    row.waiter = frames(delta.waiter);
+    row.holder = frames(delta.holder);
+    if (!delta.holder_thread.empty()) row.holder_thread = drain_.InternText(delta.holder_thread);
+    row.waits = delta.waits;
+    row.wait_ns = delta.wait_ns;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
 std::vector<uint8_t> Agent::DrainBatch(JNIEnv* jni) {
   if (!running_.load()) return {};
   std::lock_guard<std::mutex> lock(drain_mutex_);
@@ -662,7 +719,8 @@ std::vector<uint8_t> Agent::DrainBatch(JNIEnv* jni) {
   AddQueuedPythonProfilesLocked();
   std::vector<GcPause> pauses = drain_.TakePendingPauses();
   std::vector<S3aRow> s3a = s3a_rows_.Take();
-  if (drain_.pending().empty() && pauses.empty() && s3a.empty()) return {};
+  std::vector<MonitorWaitRow> monitors = TakeMonitorWaitsLocked();
+  if (drain_.pending().empty() && pauses.empty() && s3a.empty() && monitors.empty()) return {};
   BatchHeader header;
   header.executor_id = executor_id_.Get();
   header.host = HostName();
@@ -677,7 +735,7 @@ std::vector<uint8_t> Agent::DrainBatch(JNIEnv* jni) {
   const CpuUseDelta cpu = cpu_use_.TakeDelta();
   const MemoryUseReading memory = memory_use_.Read();
   std::vector<uint8_t> bytes = EncodeBatch(header, drain_.pending(), drain_.strings(), pauses,
-                                           ReadHealthCounters(), s3a, &cpu, &memory);
+                                           ReadHealthCounters(), s3a, &cpu, &memory, monitors);
   drain_.pending().Clear();
   return bytes;
 }
@@ -708,6 +766,15 @@ std::string Agent::StatusText() {
   json.Key("python_profiles_queue_full").Uint(g_counters.python_profiles_queue_full.load());
   json.Key("python_worker_files_dropped").Uint(g_counters.python_worker_files_dropped.load());
   json.Field("compiled_method_load", compiled_method_load_);
+  json.Field("monitor_waits", monitor_waits_ != nullptr);
+  if (monitor_waits_ != nullptr) {
+    json.Key("monitor_wait_rows").Uint(monitor_waits_->table().rows());
+    json.Key("monitor_waits_dropped").Uint(monitor_waits_->table().dropped_waits());
+    json.Key("monitor_holder_looks").Uint(monitor_waits_->holder_looks());
+    json.Key("monitor_holder_looks_lost").Uint(monitor_waits_->holder_looks_lost());
+    json.Key("monitor_enter_ns_total").Uint(monitor_waits_->enter_ns());
+    json.Key("monitor_look_ns_total").Uint(monitor_waits_->look_ns());
+  }
   json.EndObject();
   return json.Take();
 }

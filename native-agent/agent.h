@@ -20,12 +20,14 @@
 #include "metrics/http_exposer.h"
 #include "metrics/registry.h"
 #include "native-agent/agent_options.h"
+#include "native-agent/batch_encoder.h"
 #include "native-agent/cpu_use.h"
 #include "native-agent/drain.h"
 #include "native-agent/executor_id.h"
 #include "native-agent/gc_monitor.h"
 #include "native-agent/memory_use.h"
 #include "native-agent/method_resolver.h"
+#include "native-agent/monitor_waits.h"
 #include "native-agent/ring_budget.h"
 #include "native-agent/s3a_rows.h"
 #include "native-agent/sampler.h"
@@ -49,6 +51,9 @@ class Agent {
   void OnThreadStart(JNIEnv* jni, jthread thread);
   void OnThreadEnd(JNIEnv* jni, jthread thread);
   void OnClassPrepare(jclass klass) { PreallocateMethodIds(jvmti_, klass); }
+  // On the contending thread; only task threads' waits are followed (monitor_waits.h).
+  void OnMonitorContendedEnter(JNIEnv* jni, jobject object);
+  void OnMonitorContendedEntered();
   GcMonitor& gc_monitor() { return gc_monitor_; }
 
   // JNI API for the plugin (called on the task thread itself for tags).
@@ -83,6 +88,8 @@ class Agent {
   void JvmtiSamplerLoop(JNIEnv* jni);
   void SampleWithJvmtiLocked(JNIEnv* jni);
   void RunDrainCycleLocked(JNIEnv* jni);
+  // The monitor waits since the last batch, their names interned in the drain's strings.
+  std::vector<MonitorWaitRow> TakeMonitorWaitsLocked();
   void RefreshThreadNamesLocked(JNIEnv* jni);
   // Writes the `out` files; false (after one log line per run of failures) when one failed.
   bool WriteOutputsLocked();
@@ -108,6 +115,8 @@ class Agent {
   std::atomic<bool> late_start_{false};  // read by StatusText on any thread
   // Whether HotSpot granted CompiledMethodLoad events (and so keeps non-safepoint debug info).
   bool compiled_method_load_ = false;
+  // Whether monitor contention events and GetObjectMonitorUsage were granted (monitors=on).
+  bool monitor_capabilities_ = false;
   std::atomic<bool> schedstat_usable_{false};
   ExecutorId executor_id_;
 
@@ -122,7 +131,10 @@ class Agent {
   Drain drain_;
   std::unique_ptr<JvmInternalThreads> jvm_threads_;  // CPU mode: GC/JIT/VM threads' CPU
   CpuUseMeter cpu_use_;                              // host, process and cgroup CPU per batch
-  MemoryUseMeter memory_use_;            // process, cgroup and Python workers' memory per batch
+  MemoryUseMeter memory_use_;  // process, cgroup and Python workers' memory per batch
+  // Monitors task threads waited to enter; null with monitors=off or without the capabilities.
+  // Never freed (a JVMTI callback may still run on another thread at exit).
+  MonitorWaits* monitor_waits_ = nullptr;
   S3aRows s3a_rows_;                     // the plugin's S3A statistics for the next batch
   void AddQueuedPythonProfilesLocked();  // under drain_mutex_
   std::mutex python_mutex_;

@@ -59,6 +59,13 @@ void JNICALL OnGcFinish(jvmtiEnv*) {
 void JNICALL OnCompiledMethodLoad(jvmtiEnv*, jmethodID, jint, const void*, jint,
                                   const jvmtiAddrLocationMap*, const void*) {}
 
+void JNICALL OnMonitorContendedEnter(jvmtiEnv*, JNIEnv* jni, jthread, jobject object) {
+  if (Agent* agent = CurrentAgent()) agent->OnMonitorContendedEnter(jni, object);
+}
+void JNICALL OnMonitorContendedEntered(jvmtiEnv*, JNIEnv*, jthread, jobject) {
+  if (Agent* agent = CurrentAgent()) agent->OnMonitorContendedEntered();
+}
+
 bool AlreadyLoadedByAnotherCopy() {
   const char* value = std::getenv(kLoadedEnvironmentVariable);
   return value != nullptr && std::to_string(getpid()) == value;
@@ -110,6 +117,8 @@ StartOutcome Load(JavaVM* vm, const char* options_text, StartedBy started_by) {
   callbacks.GarbageCollectionStart = OnGcStart;
   callbacks.GarbageCollectionFinish = OnGcFinish;
   callbacks.CompiledMethodLoad = OnCompiledMethodLoad;
+  callbacks.MonitorContendedEnter = OnMonitorContendedEnter;
+  callbacks.MonitorContendedEntered = OnMonitorContendedEntered;
   if (jvmti->SetEventCallbacks(&callbacks, sizeof(callbacks)) != JVMTI_ERROR_NONE) {
     LogLine("cannot set JVMTI callbacks; the JVM runs without profiling");
     return StartOutcome::kFailed;

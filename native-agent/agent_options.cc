@@ -60,7 +60,7 @@ const char kOptionHelp[] =
     "options: interval=10ms mode=cpu+wall|cpu|wall out=PATH dump=SECONDS depth=1..2048 "
     "ring=4..65536 "
     "ringmemory=64k..64g maxstacks=100..10000000 prometheus=[HOST:]PORT[-LAST] walker=agct|jvmti "
-    "executor=ID vmstructs=on|off jvmthreads=on|off";
+    "executor=ID vmstructs=on|off jvmthreads=on|off monitors=on|off";
 
 Result<int64_t> ParseDurationNs(std::string_view text) {
   struct Unit {
@@ -176,6 +176,8 @@ Result<AgentOptions> ParseAgentOptions(std::string_view text) {
       SPARKPROF_ASSIGN_OR_RETURN(options.vm_structs, ParseSwitch(key, value));
     } else if (key == "jvmthreads") {
       SPARKPROF_ASSIGN_OR_RETURN(options.jvm_internal_threads, ParseSwitch(key, value));
+    } else if (key == "monitors") {
+      SPARKPROF_ASSIGN_OR_RETURN(options.monitor_waits, ParseSwitch(key, value));
     } else if (key == "executor") {
       Status valid = ValidateExecutorId(value);
       if (!valid.ok()) return InvalidArgument("executor=: " + valid.message());

@@ -34,6 +34,8 @@ struct AgentOptions {
   bool vm_structs = true;
   // `jvmthreads=off`: the GC/JIT/VM threads' CPU is not polled (jvm_internal_threads.h).
   bool jvm_internal_threads = true;
+  // `monitors=off`: no JVMTI monitor contention events (monitor_waits.h).
+  bool monitor_waits = true;
 };
 
 // Executor ids are 1..kMaxExecutorIdBytes bytes of well-formed UTF-8 without control characters:

@@ -1,5 +1,6 @@
 #include "native-agent/batch_encoder.h"
 
+#include <map>
 #include <unordered_map>
 
 #include "schema/profile_generated.h"
@@ -19,7 +20,8 @@ static_assert(static_cast<int>(schema::Category::other) == CategoryIndex(Categor
 std::vector<uint8_t> EncodeBatch(const BatchHeader& header, const Profile& pending,
                                  const StringTable& strings, const std::vector<GcPause>& pauses,
                                  const HealthSnapshot& health, const std::vector<S3aRow>& s3a,
-                                 const CpuUseDelta* cpu, const MemoryUseReading* memory) {
+                                 const CpuUseDelta* cpu, const MemoryUseReading* memory,
+                                 const std::vector<MonitorWaitRow>& monitors) {
   namespace fb = sparkprof::schema;
   flatbuffers::FlatBufferBuilder builder(16 * 1024);
 
@@ -40,6 +42,30 @@ std::vector<uint8_t> EncodeBatch(const BatchHeader& header, const Profile& pendi
     frames.clear();
     for (uint32_t frame : stack) frames.push_back(local_string(frame));
     stack_offsets.push_back(fb::CreateStack(builder, builder.CreateVector(frames)));
+  }
+
+  // The monitor rows' stacks follow the samples' (each distinct one once).
+  std::map<std::vector<uint32_t>, int32_t> monitor_stacks;
+  auto monitor_stack = [&](const std::vector<uint32_t>& ids) -> int32_t {
+    if (ids.empty()) return -1;
+    auto [it, inserted] = monitor_stacks.emplace(ids, static_cast<int32_t>(stack_offsets.size()));
+    if (inserted) {
+      frames.clear();
+      for (uint32_t frame : ids) frames.push_back(local_string(frame));
+      stack_offsets.push_back(fb::CreateStack(builder, builder.CreateVector(frames)));
+    }
+    return it->second;
+  };
+  std::vector<flatbuffers::Offset<fb::MonitorWait>> monitor_offsets;
+  for (const MonitorWaitRow& row : monitors) {
+    const int32_t holder_thread =
+        row.holder_thread < 0
+            ? -1
+            : static_cast<int32_t>(local_string(static_cast<uint32_t>(row.holder_thread)));
+    monitor_offsets.push_back(
+        fb::CreateMonitorWait(builder, row.stage_id, row.stage_attempt,
+                              local_string(row.monitor_class), monitor_stack(row.waiter),
+                              monitor_stack(row.holder), holder_thread, row.waits, row.wait_ns));
   }
 
   std::vector<flatbuffers::Offset<fb::StackSample>> sample_offsets;
@@ -101,10 +127,12 @@ std::vector<uint8_t> EncodeBatch(const BatchHeader& header, const Profile& pendi
         memory->cgroup_limit_bytes, memory->cgroup_peak_bytes, memory->cgroup_anon_bytes,
         memory->cgroup_file_bytes, memory->python_processes, memory->python_rss_bytes);
   }
-  auto batch = fb::CreateBatch(builder, 1, executor, host, header.pid, header.start_epoch_ns,
-                               header.end_epoch_ns, header.interval_ns, mode, strings_vector,
-                               stacks_vector, samples_vector, tasks_vector, pauses_vector,
-                               health_offset, s3a_vector, cpu_offset, memory_offset);
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::MonitorWait>>> monitors_vector;
+  if (!monitor_offsets.empty()) monitors_vector = builder.CreateVector(monitor_offsets);
+  auto batch = fb::CreateBatch(
+      builder, 1, executor, host, header.pid, header.start_epoch_ns, header.end_epoch_ns,
+      header.interval_ns, mode, strings_vector, stacks_vector, samples_vector, tasks_vector,
+      pauses_vector, health_offset, s3a_vector, cpu_offset, memory_offset, monitors_vector);
   fb::FinishBatchBuffer(builder, batch);
   return std::vector<uint8_t>(builder.GetBufferPointer(),
                               builder.GetBufferPointer() + builder.GetSize());

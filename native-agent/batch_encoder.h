@@ -25,10 +25,23 @@ struct BatchHeader {
   std::string mode;
 };
 
+// A monitor wait row (schema MonitorWait) with its names as the drain's string ids.
+struct MonitorWaitRow {
+  int32_t stage_id = -1;
+  int32_t stage_attempt = -1;
+  uint32_t monitor_class = 0;
+  std::vector<uint32_t> waiter;  // root first; empty: not taken
+  std::vector<uint32_t> holder;
+  int64_t holder_thread = -1;  // string id, -1: unknown
+  uint64_t waits = 0;
+  uint64_t wait_ns = 0;
+};
+
 std::vector<uint8_t> EncodeBatch(const BatchHeader& header, const Profile& pending,
                                  const StringTable& strings, const std::vector<GcPause>& pauses,
                                  const HealthSnapshot& health, const std::vector<S3aRow>& s3a = {},
                                  const CpuUseDelta* cpu = nullptr,
-                                 const MemoryUseReading* memory = nullptr);
+                                 const MemoryUseReading* memory = nullptr,
+                                 const std::vector<MonitorWaitRow>& monitors = {});
 
 }  // namespace sparkprof::agent

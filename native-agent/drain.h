@@ -51,6 +51,9 @@ class Drain {
   // One pass. `before_free` runs for each retired thread just before its state is freed.
   void RunCycle(const std::function<void(ThreadState*)>& before_free = {});
 
+  // A method's or a text's id in strings() (for rows encoded beside the profile).
+  uint32_t InternMethod(const void* method_id) { return FrameId(method_id); }
+  uint32_t InternText(std::string_view text) { return InternName(text); }
   const Profile& cumulative() const { return cumulative_; }
   Profile& pending() { return pending_; }
   const StringTable& strings() const { return strings_; }

@@ -313,6 +313,71 @@ public final class AgentWorkloads {
     }
   }
 
+  /** A scorer every task shares: its synchronized method is the contended monitor. */
+  static final class SharedScorer {
+    long total;
+    long calls;
+
+    synchronized void score(long nanos) {
+      calls++;
+      long end = System.nanoTime() + nanos;
+      while (System.nanoTime() < end) total += total * 31 + 7;
+    }
+  }
+
+  static void scoreRecords(SharedScorer scorer, long millis) {
+    long end = System.nanoTime() + millis * 1_000_000L;
+    while (System.nanoTime() < end) scorer.score(500_000);
+  }
+
+  /**
+   * `monitors SECONDS DIR`: three task threads (tasks 220..222 of stage 11) and one untagged
+   * thread call one SharedScorer's synchronized method in a loop for SECONDS (each call holds it
+   * for 0.5 ms). Prints the tagged threads' blocked time as the JVM counts it
+   * (`blocked.tagged_ms`, ThreadMXBean contention monitoring), the untagged one's, and writes each
+   * drained batch to DIR/batch-N.bin (`batch_files=N`).
+   */
+  static void monitors(long millis, String dir) throws Exception {
+    java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+    mx.setThreadContentionMonitoringEnabled(true);
+    SharedScorer scorer = new SharedScorer();
+    int tagged = 3;
+    Thread[] threads = new Thread[tagged + 1];
+    long[] blockedMs = new long[threads.length];
+    for (int i = 0; i < threads.length; i++) {
+      final int index = i;
+      final boolean tag = i < tagged;
+      threads[i] = new Thread(() -> {
+        if (tag) NativeAgent.setTaskTag(11, 0, 220 + index);
+        scoreRecords(scorer, millis);
+        if (tag) NativeAgent.clearTaskTag();
+        // Read by the thread itself before it ends (a dead thread has no ThreadInfo).
+        blockedMs[index] = mx.getThreadInfo(Thread.currentThread().getId()).getBlockedTime();
+      }, tag ? "Executor task launch worker for task " + i + ".0 in stage 11.0 (TID " + (220 + i) + ")"
+             : "untagged-scorer");
+      threads[i].start();
+    }
+    int files = 0;
+    boolean last = false;
+    while (!last) {
+      Thread.sleep(500);
+      last = true;
+      for (Thread thread : threads) last &= !thread.isAlive();
+      byte[] batch = NativeAgent.drainBatch();
+      if (batch != null) {
+        java.nio.file.Files.write(java.nio.file.Paths.get(dir, "batch-" + files + ".bin"), batch);
+        files++;
+      }
+    }
+    long taggedMs = 0;
+    for (int i = 0; i < tagged; i++) taggedMs += blockedMs[i];
+    System.out.println("blocked.tagged_ms=" + taggedMs);
+    System.out.println("blocked.untagged_ms=" + blockedMs[tagged]);
+    System.out.println("calls=" + scorer.calls);
+    System.out.println("batch_files=" + files);
+    System.out.println("status=" + NativeAgent.status());
+  }
+
   /** `spinners` tagged threads (tasks 210..) spin for `millis`: more than the CPUs can run. */
   static void starved(long millis, int spinners) throws Exception {
     Thread[] threads = new Thread[spinners];
@@ -463,6 +528,9 @@ public final class AgentWorkloads {
         break;
       case "starved":
         starved(millis, Integer.parseInt(args[2]));
+        break;
+      case "monitors":
+        monitors(millis, args[2]);
         break;
       case "tasksleep": {
         // `tasksleep SECONDS N`: N task-tagged threads that only sleep (bench: what wall

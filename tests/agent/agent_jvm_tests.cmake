@@ -3,6 +3,8 @@
 # Included from native-agent/CMakeLists.txt (the agent's owner registers its own end-to-end tests).
 find_package(Java COMPONENTS Development)
 find_package(Python3 COMPONENTS Interpreter)
+# The monitor cases read drained batches as JSON through flatc (the schema compiler).
+find_program(SPARKPROF_FLATC flatc REQUIRED)
 if(NOT Java_JAVAC_EXECUTABLE OR NOT Python3_Interpreter_FOUND)
   message(STATUS "sparkprof: javac or python3 missing, agent JVM tests disabled")
   return()
@@ -31,12 +33,13 @@ foreach(test_case serialization interval_1ms cpu_accounting_1ms cpu_accounting_1
                   exit_while_sampling tagged bad_options loaded_twice wall_mode prometheus
                   prometheus_hostile_clients out_unwritable
                   ring_memory_budget executor_id_utf8 thread_name_utf8 no_agent
-                  plugin_start plugin_start_with_agentpath cpu_wall_waits cpu_wall_starved)
+                  plugin_start plugin_start_with_agentpath cpu_wall_waits cpu_wall_starved
+                  monitor_waits monitors_off)
   add_test(NAME agent_jvm_${test_case}
     COMMAND ${Python3_EXECUTABLE} ${SPARKPROF_AGENT_TEST_DIR}/run_agent_case.py
             --java ${Java_JAVA_EXECUTABLE} --lib $<TARGET_FILE:sparkprof_agent>
             --classes ${SPARKPROF_AGENT_TEST_CLASSES} --work ${CMAKE_BINARY_DIR}/tests/agent/work
-            ${test_case})
+            --flatc ${SPARKPROF_FLATC} ${test_case})
   set_tests_properties(agent_jvm_${test_case} PROPERTIES TIMEOUT 180 LABELS "jvm;agent")
 endforeach()
 
@@ -55,12 +58,13 @@ foreach(jdk 21 25)
   endif()
   foreach(test_case serialization walk_failures jvmti_walker cpu_accounting_10ms gc_churn
                     class_churn exit_while_sampling threads_500 prometheus plugin_start
-                    cpu_wall_waits)
+                    cpu_wall_waits monitor_waits)
     add_test(NAME agent_jvm_${jdk}_${test_case}
       COMMAND ${Python3_EXECUTABLE} ${SPARKPROF_AGENT_TEST_DIR}/run_agent_case.py
               --java ${jdk_java} --lib $<TARGET_FILE:sparkprof_agent>
               --classes ${SPARKPROF_AGENT_TEST_CLASSES}
-              --work ${CMAKE_BINARY_DIR}/tests/agent/work-jdk${jdk} ${test_case})
+              --work ${CMAKE_BINARY_DIR}/tests/agent/work-jdk${jdk} --flatc ${SPARKPROF_FLATC}
+              ${test_case})
     set_tests_properties(agent_jvm_${jdk}_${test_case} PROPERTIES TIMEOUT 180 LABELS "jvm;agent")
   endforeach()
 endforeach()

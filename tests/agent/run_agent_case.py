@@ -418,6 +418,98 @@ def case_cpu_wall_starved(c):
             fail("task %d: no compute time" % task, run)
 
 
+def decode_batches(c, directory):
+    """The drained batches in `directory` (batch-N.bin) as JSON, through flatc and the schema."""
+    schema = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "schema",
+                          "profile.fbs")
+    batches = []
+    for name in sorted(os.listdir(directory)):
+        if not name.endswith(".bin"):
+            continue
+        subprocess.run([c.args.flatc, "--json", "--strict-json", "--raw-binary",
+                        "--defaults-json", "-o", directory, schema, "--",
+                        os.path.join(directory, name)], check=True)
+        with open(os.path.join(directory, name[:-len(".bin")] + ".json")) as f:
+            batches.append(json.load(f))
+    return batches
+
+
+def case_monitor_waits(c):
+    """Task threads contending on one object's synchronized method: the agent times their waits
+    from the JVM's monitor events (as much as the JVM's own blocked-time count says), names the
+    object's class, the waiters' stacks and the holder's (looked at about once a second), and
+    leaves the untagged thread's waits out."""
+    batches_dir = os.path.join(c.work, "batches")
+    os.makedirs(batches_dir)
+    seconds = 4
+    run = c.run("interval=10ms", ["monitors", seconds, batches_dir])
+    status = json.loads(stdout_value(run, "status"))
+    print("status:", {k: v for k, v in status.items() if "monitor" in k})
+    if not status.get("monitor_waits"):
+        fail("monitor waits are off", run)
+    if status["monitor_waits_dropped"] != 0:
+        fail("waits dropped with a handful of keys", run)
+    looks = status["monitor_holder_looks"] + status["monitor_holder_looks_lost"]
+    if not 1 <= looks <= seconds + 2:
+        fail("expected about one look at the holder a second", run)
+    rows = []
+    for batch in decode_batches(c, batches_dir):
+        strings = batch.get("strings", [])
+        stacks = batch.get("stacks", [])
+        def frames(index):
+            return [strings[i] for i in stacks[index].get("frames", [])] if index >= 0 else []
+        for row in batch.get("monitor_waits", []):
+            rows.append({"stage": row["stage_id"], "class": strings[row["monitor_class"]],
+                         "waiter": frames(row["waiter_stack"]),
+                         "holder": frames(row["holder_stack"]),
+                         "holder_thread": strings[row["holder_thread"]]
+                         if row["holder_thread"] >= 0 else "",
+                         "waits": int(row["waits"]), "wait_ns": int(row["wait_ns"])})
+    if not rows:
+        fail("no monitor_waits rows in the batches", run)
+    if {r["stage"] for r in rows} != {11}:
+        fail("rows of other stages (the untagged thread?): %s" % {r["stage"] for r in rows}, run)
+    classes = {r["class"] for r in rows}
+    if classes != {"AgentWorkloads$SharedScorer"}:
+        fail("monitor classes %s" % classes, run)
+    waited_ms = sum(r["wait_ns"] for r in rows) / 1e6
+    blocked_ms = int(stdout_value(run, "blocked.tagged_ms"))
+    waits = sum(r["waits"] for r in rows)
+    print("rows %d, waits %d, waited %.0f ms; the JVM's blocked time of the tagged threads %d ms"
+          % (len(rows), waits, waited_ms, blocked_ms))
+    if not 0.75 <= waited_ms / max(blocked_ms, 1) <= 1.25:
+        fail("timed waits %.0f ms are not within 25%% of the JVM's blocked time %d ms"
+             % (waited_ms, blocked_ms), run)
+    with_waiter = [r for r in rows if r["waiter"]]
+    if sum(r["wait_ns"] for r in with_waiter) < 0.9 * sum(r["wait_ns"] for r in rows):
+        fail("most of the wait should come with the waiter's stack", run)
+    for r in with_waiter:
+        if not r["waiter"][-1].endswith("SharedScorer.score") or \
+                not any(f.endswith("AgentWorkloads.scoreRecords") for f in r["waiter"]):
+            fail("waiter stack %s" % r["waiter"], run)
+    holders = [r for r in rows if r["holder"]]
+    print("holders:", [(r["holder_thread"], r["holder"][-2:]) for r in holders])
+    if not holders and status["monitor_holder_looks"] > 0:
+        fail("a kept look without a holder stack", run)
+    # A look sees where the owner stands a moment after it owned the monitor (two safepoint
+    # operations and a handshake later, about as long as this loop holds it): it may have let go
+    # and taken it again in between (kept: it owns it still). So every look is in the loop.
+    for r in holders:
+        if not any(f.endswith("AgentWorkloads.scoreRecords") for f in r["holder"]):
+            fail("holder stack %s is not in the scoring loop" % r["holder"], run)
+
+
+def case_monitors_off(c):
+    batches_dir = os.path.join(c.work, "batches")
+    os.makedirs(batches_dir)
+    run = c.run("interval=10ms,monitors=off", ["monitors", 1, batches_dir])
+    status = json.loads(stdout_value(run, "status"))
+    if status.get("monitor_waits"):
+        fail("monitors=off left them on", run)
+    if any(b.get("monitor_waits") for b in decode_batches(c, batches_dir)):
+        fail("monitors=off sent rows", run)
+
+
 def case_bad_options(c):
     run = c.run("interval=bogus,out=" + c.out, ["compute", 0.2])
     lines = [l for l in run.stderr.splitlines() if l.startswith("sparkprof:")]
@@ -672,6 +764,7 @@ def main():
     parser.add_argument("--lib", required=True)
     parser.add_argument("--classes", required=True)
     parser.add_argument("--work", required=True)
+    parser.add_argument("--flatc", default="flatc")
     parser.add_argument("case", choices=sorted(CASES))
     args = parser.parse_args()
     CASES[args.case](Case(args, args.case))
