@@ -81,7 +81,10 @@ Result<AggregatorMetrics> AggregatorMetrics::Register(metrics::PrometheusRegistr
                         "Memory of each JVM whose agent reports it, at its last batch, by kind: "
                         "rss and rss_peak (the process's resident set and its high-water mark), "
                         "container_usage, container_limit and container_peak (its memory "
-                        "cgroup), python_rss (the Python processes below it, summed). "
+                        "cgroup), python_rss (the Python processes below it, summed); the JVM's "
+                        "own accounts: heap_used, heap_used_peak, heap_committed, heap_max, "
+                        "heap_after_gc, old_after_gc, metaspace, direct_buffers, direct_max, "
+                        "mapped_buffers; Spark's spark_execution and spark_storage. "
                         "executor_id is \"driver\" for the driver; as many executors as the "
                         "driver keeps agent health for (docs/metrics.md)."));
   SPARKPROF_ASSIGN_OR_RETURN(

@@ -305,7 +305,19 @@ IngestOutcome DriverAggregator::IngestAt(std::span<const uint8_t> bytes,
             {"container_usage", memory->cgroup_usage_bytes()},
             {"container_limit", memory->cgroup_limit_bytes()},
             {"container_peak", memory->cgroup_peak_bytes()},
-            {"python_rss", memory->python_rss_bytes()}};
+            {"python_rss", memory->python_rss_bytes()},
+            {"heap_used", memory->heap_used_bytes()},
+            {"heap_used_peak", memory->heap_used_peak_bytes()},
+            {"heap_committed", memory->heap_committed_bytes()},
+            {"heap_max", memory->heap_max_bytes()},
+            {"heap_after_gc", memory->heap_used_after_gc_bytes()},
+            {"old_after_gc", memory->old_used_after_gc_bytes()},
+            {"metaspace", memory->metaspace_used_bytes()},
+            {"direct_buffers", memory->direct_buffer_bytes()},
+            {"direct_max", memory->direct_buffer_max_bytes()},
+            {"mapped_buffers", memory->mapped_buffer_bytes()},
+            {"spark_execution", memory->spark_execution_bytes()},
+            {"spark_storage", memory->spark_storage_bytes()}};
         for (const auto& [kind, bytes] : kinds) {
           // A figure the JVM could not read (no cgroup, no limit) is not a series.
           if (bytes == 0) continue;

@@ -194,7 +194,8 @@ TEST(DriverAggregatorTest, MemoryUseGaugesPerExecutor) {
     flatbuffers::FlatBufferBuilder builder;
     auto health = fb::CreateAgentHealth(builder);
     auto memory =
-        fb::CreateMemoryUse(builder, rss, rss * 2, 40, 1, rss + 1, limit, 0, 0, 0, 2, 1000);
+        fb::CreateMemoryUse(builder, rss, rss * 2, 40, 1, rss + 1, limit, 0, 0, 0, 2, 1000,
+                            /*heap_used=*/rss * 3, /*heap_committed=*/0, /*heap_max=*/8192);
     auto batch =
         fb::CreateBatchDirect(builder, 1, executor, "h", 1, 0, 1, 10'000'000, "cpu+wall", nullptr,
                               nullptr, nullptr, nullptr, nullptr, health, nullptr, 0, memory);
@@ -217,6 +218,11 @@ TEST(DriverAggregatorTest, MemoryUseGaugesPerExecutor) {
   EXPECT_EQ(text.find("spark_jvm_memory_bytes{executor_id=\"1\",kind=\"container_limit\"}"),
             std::string::npos);
   EXPECT_EQ(text.find("kind=\"container_peak\""), std::string::npos);
+  EXPECT_NE(text.find("spark_jvm_memory_bytes{executor_id=\"1\",kind=\"heap_used\"} 900\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("spark_jvm_memory_bytes{executor_id=\"1\",kind=\"heap_max\"} 8192\n"),
+            std::string::npos);
+  EXPECT_EQ(text.find("kind=\"heap_committed\""), std::string::npos);
 }
 
 // A batch the real agent drained from a JVM whose tagged thread (stage 3, TID 17) serialized

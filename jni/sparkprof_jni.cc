@@ -93,6 +93,14 @@ JNIEXPORT void JNICALL Java_io_sparkprof_NativeAgent_addS3aStatistics(JNIEnv* en
   agent->AddS3aRows(flat, static_cast<size_t>(row_longs));
 }
 
+// Spark's execution and storage memory in use (the executor plugin's reading) for the next
+// batches. Never throws.
+JNIEXPORT void JNICALL Java_io_sparkprof_NativeAgent_setSparkMemory0(JNIEnv*, jclass,
+                                                                     jlong execution_bytes,
+                                                                     jlong storage_bytes) {
+  if (Agent* agent = CurrentAgent()) agent->SetSparkMemory(execution_bytes, storage_bytes);
+}
+
 // One Python worker's profile file (native-agent/python_profile.h) for the next batch. Returns
 // Agent::PythonOutcome: 0 queued, 1 too large, 2 queue full, 3 no agent running. Never throws.
 JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAgent_addPythonProfile0(JNIEnv* env, jclass,

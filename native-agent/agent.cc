@@ -31,6 +31,7 @@ std::atomic<Agent*> g_agent{nullptr};
 
 constexpr const char kAgentThreadPrefix[] = "sparkprof-";
 constexpr int64_t kNameRefreshNs = 1'000'000'000;
+constexpr int64_t kHeapReadPeriodNs = 1'000'000'000;  // the heap peak: one reading a second
 constexpr int kMaxJvmtiSampledThreads = 256;
 
 pid_t CurrentTid() { return static_cast<pid_t>(syscall(SYS_gettid)); }
@@ -166,6 +167,14 @@ void Agent::Start(JNIEnv* jni, jthread current_thread, bool late_start) {
         JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, JVMTI_EVENT_COMPILED_METHOD_LOAD,
         JVMTI_EVENT_VM_DEATH}) {
     jvmti_->SetEventNotificationMode(JVMTI_ENABLE, event, nullptr);
+  }
+  if (Result<JvmCounters*> counters = JvmCounters::OpenInProcess(); counters.ok()) {
+    jvm_counters_.store(*counters, std::memory_order_release);
+  } else {
+    LogLine(
+        "the JVM's memory counters were not found (%s): heap pools and after-GC use are not "
+        "reported",
+        counters.status().message().c_str());
   }
   if (monitor_capabilities_) {
     MonitorWaitConfig config;
@@ -595,6 +604,11 @@ void Agent::RefreshThreadNamesLocked(JNIEnv* jni) {
 
 void Agent::RunDrainCycleLocked(JNIEnv* jni) {
   int64_t now = MonotonicNowNs();
+  // The heap's use about once a second, for the batch window's peak (two native calls).
+  if (jni != nullptr && now - last_heap_read_ns_ >= kHeapReadPeriodNs) {
+    last_heap_read_ns_ = now;
+    heap_used_peak_bytes_ = std::max(heap_used_peak_bytes_, java_memory_.HeapUsed(jni));
+  }
   if (now - last_name_refresh_ns_ >= kNameRefreshNs) {
     last_name_refresh_ns_ = now;
     RefreshThreadNamesLocked(jni);
@@ -734,8 +748,27 @@ std::vector<uint8_t> Agent::DrainBatch(JNIEnv* jni) {
   // Read per batch sent: a window with nothing to send adds to the next one, as its start does.
   const CpuUseDelta cpu = cpu_use_.TakeDelta();
   const MemoryUseReading memory = memory_use_.Read();
-  std::vector<uint8_t> bytes = EncodeBatch(header, drain_.pending(), drain_.strings(), pauses,
-                                           ReadHealthCounters(), s3a, &cpu, &memory, monitors);
+  const int64_t jvm_read_start = CurrentThreadCpuNs();
+  JvmMemoryFigures jvm_memory;
+  if (JvmCounters* counters = jvm_counters_.load(std::memory_order_acquire)) {
+    jvm_memory.counters = counters->Read();
+  }
+  jvm_memory.java = java_memory_.Read(jni);
+  jvm_memory.heap_used_bytes =
+      jvm_memory.java.known
+          ? jvm_memory.java.heap_committed_bytes -
+                std::min(jvm_memory.java.heap_free_bytes, jvm_memory.java.heap_committed_bytes)
+          : jvm_memory.counters.heap_used_bytes;
+  jvm_memory.heap_used_peak_bytes = std::max(heap_used_peak_bytes_, jvm_memory.heap_used_bytes);
+  heap_used_peak_bytes_ = 0;
+  ++jvm_memory_reads_;
+  jvm_memory_read_ns_ +=
+      static_cast<uint64_t>(std::max<int64_t>(0, CurrentThreadCpuNs() - jvm_read_start));
+  jvm_memory.spark_execution_bytes = spark_execution_bytes_.load();
+  jvm_memory.spark_storage_bytes = spark_storage_bytes_.load();
+  std::vector<uint8_t> bytes =
+      EncodeBatch(header, drain_.pending(), drain_.strings(), pauses, ReadHealthCounters(), s3a,
+                  &cpu, &memory, monitors, &jvm_memory);
   drain_.pending().Clear();
   return bytes;
 }
@@ -766,6 +799,12 @@ std::string Agent::StatusText() {
   json.Key("python_profiles_queue_full").Uint(g_counters.python_profiles_queue_full.load());
   json.Key("python_worker_files_dropped").Uint(g_counters.python_worker_files_dropped.load());
   json.Field("compiled_method_load", compiled_method_load_);
+  json.Field("jvm_counters", jvm_counters_.load() != nullptr);
+  {
+    std::lock_guard<std::mutex> lock(drain_mutex_);
+    json.Key("jvm_memory_reads").Uint(jvm_memory_reads_);
+    json.Key("jvm_memory_read_cpu_ns_total").Uint(jvm_memory_read_ns_);
+  }
   json.Field("monitor_waits", monitor_waits_ != nullptr);
   if (monitor_waits_ != nullptr) {
     json.Key("monitor_wait_rows").Uint(monitor_waits_->table().rows());

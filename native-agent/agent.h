@@ -25,6 +25,7 @@
 #include "native-agent/drain.h"
 #include "native-agent/executor_id.h"
 #include "native-agent/gc_monitor.h"
+#include "native-agent/jvm_counters.h"
 #include "native-agent/memory_use.h"
 #include "native-agent/method_resolver.h"
 #include "native-agent/monitor_waits.h"
@@ -55,6 +56,13 @@ class Agent {
   void OnMonitorContendedEnter(JNIEnv* jni, jobject object);
   void OnMonitorContendedEntered();
   GcMonitor& gc_monitor() { return gc_monitor_; }
+  // From the GarbageCollectionFinish callback (world stopped: no JNI, no JVMTI, no allocation).
+  void OnGarbageCollectionFinish() {
+    gc_monitor_.OnGarbageCollectionFinish();
+    if (JvmCounters* counters = jvm_counters_.load(std::memory_order_acquire)) {
+      counters->OnGcFinish();
+    }
+  }
 
   // JNI API for the plugin (called on the task thread itself for tags).
   bool running() const { return running_.load(); }
@@ -66,6 +74,12 @@ class Agent {
   void SetExecutorId(std::string_view id);
   // S3A statistics rows for the next batch (S3aRows::Append); false: a layout this agent does
   // not know.
+  // Spark's execution and storage memory in use, as the executor plugin last read them; sent
+  // with the next batches.
+  void SetSparkMemory(int64_t execution_bytes, int64_t storage_bytes) {
+    spark_execution_bytes_.store(execution_bytes > 0 ? static_cast<uint64_t>(execution_bytes) : 0);
+    spark_storage_bytes_.store(storage_bytes > 0 ? static_cast<uint64_t>(storage_bytes) : 0);
+  }
   bool AddS3aRows(std::span<const int64_t> flat, size_t row_longs) {
     return s3a_rows_.Append(flat, row_longs);
   }
@@ -132,6 +146,15 @@ class Agent {
   std::unique_ptr<JvmInternalThreads> jvm_threads_;  // CPU mode: GC/JIT/VM threads' CPU
   CpuUseMeter cpu_use_;                              // host, process and cgroup CPU per batch
   MemoryUseMeter memory_use_;  // process, cgroup and Python workers' memory per batch
+  // HotSpot's counters (never freed: the GC callback may read them at exit); null when not found.
+  std::atomic<JvmCounters*> jvm_counters_{nullptr};
+  JavaMemoryFigures java_memory_;      // under drain_mutex_
+  uint64_t heap_used_peak_bytes_ = 0;  // under drain_mutex_: this batch window's most
+  uint64_t jvm_memory_reads_ = 0;      // under drain_mutex_: per batch, and their cost
+  uint64_t jvm_memory_read_ns_ = 0;
+  int64_t last_heap_read_ns_ = 0;  // under drain_mutex_
+  std::atomic<uint64_t> spark_execution_bytes_{0};
+  std::atomic<uint64_t> spark_storage_bytes_{0};
   // Monitors task threads waited to enter; null with monitors=off or without the capabilities.
   // Never freed (a JVMTI callback may still run on another thread at exit).
   MonitorWaits* monitor_waits_ = nullptr;

@@ -53,7 +53,7 @@ void JNICALL OnGcStart(jvmtiEnv*) {
   if (Agent* agent = CurrentAgent()) agent->gc_monitor().OnGarbageCollectionStart();
 }
 void JNICALL OnGcFinish(jvmtiEnv*) {
-  if (Agent* agent = CurrentAgent()) agent->gc_monitor().OnGarbageCollectionFinish();
+  if (Agent* agent = CurrentAgent()) agent->OnGarbageCollectionFinish();
 }
 // Enabled only so HotSpot records debug info at non-safepoints; nothing to do.
 void JNICALL OnCompiledMethodLoad(jvmtiEnv*, jmethodID, jint, const void*, jint,

@@ -21,7 +21,8 @@ std::vector<uint8_t> EncodeBatch(const BatchHeader& header, const Profile& pendi
                                  const StringTable& strings, const std::vector<GcPause>& pauses,
                                  const HealthSnapshot& health, const std::vector<S3aRow>& s3a,
                                  const CpuUseDelta* cpu, const MemoryUseReading* memory,
-                                 const std::vector<MonitorWaitRow>& monitors) {
+                                 const std::vector<MonitorWaitRow>& monitors,
+                                 const JvmMemoryFigures* jvm_memory) {
   namespace fb = sparkprof::schema;
   flatbuffers::FlatBufferBuilder builder(16 * 1024);
 
@@ -121,11 +122,46 @@ std::vector<uint8_t> EncodeBatch(const BatchHeader& header, const Profile& pendi
   }
   flatbuffers::Offset<fb::MemoryUse> memory_offset;
   if (memory != nullptr) {
-    memory_offset = fb::CreateMemoryUse(
-        builder, memory->rss_bytes, memory->rss_peak_bytes, memory->threads,
-        static_cast<uint8_t>(memory->cgroup_version), memory->cgroup_usage_bytes,
-        memory->cgroup_limit_bytes, memory->cgroup_peak_bytes, memory->cgroup_anon_bytes,
-        memory->cgroup_file_bytes, memory->python_processes, memory->python_rss_bytes);
+    const JvmMemoryFigures none;
+    const JvmMemoryFigures& jvm = jvm_memory != nullptr ? *jvm_memory : none;
+    std::vector<flatbuffers::Offset<fb::HeapPool>> pools;
+    for (const HeapPool& pool : jvm.counters.pools) {
+      pools.push_back(fb::CreateHeapPool(builder, builder.CreateString(pool.name), pool.used_bytes,
+                                         pool.committed_bytes, pool.max_bytes));
+    }
+    auto pools_vector = pools.empty() ? 0 : builder.CreateVector(pools);
+    fb::MemoryUseBuilder row(builder);
+    row.add_rss_bytes(memory->rss_bytes);
+    row.add_rss_peak_bytes(memory->rss_peak_bytes);
+    row.add_threads(memory->threads);
+    row.add_cgroup_version(static_cast<uint8_t>(memory->cgroup_version));
+    row.add_cgroup_usage_bytes(memory->cgroup_usage_bytes);
+    row.add_cgroup_limit_bytes(memory->cgroup_limit_bytes);
+    row.add_cgroup_peak_bytes(memory->cgroup_peak_bytes);
+    row.add_cgroup_anon_bytes(memory->cgroup_anon_bytes);
+    row.add_cgroup_file_bytes(memory->cgroup_file_bytes);
+    row.add_python_processes(memory->python_processes);
+    row.add_python_rss_bytes(memory->python_rss_bytes);
+    row.add_heap_used_bytes(jvm.heap_used_bytes);
+    row.add_heap_committed_bytes(jvm.java.heap_committed_bytes);
+    row.add_heap_max_bytes(jvm.java.heap_max_bytes);
+    row.add_heap_used_peak_bytes(jvm.heap_used_peak_bytes);
+    row.add_heap_used_after_gc_bytes(jvm.counters.heap_used_after_gc_bytes);
+    row.add_old_used_after_gc_bytes(jvm.counters.old_used_after_gc_bytes);
+    if (!pools.empty()) row.add_heap_pools(pools_vector);
+    row.add_metaspace_used_bytes(jvm.counters.metaspace_used_bytes);
+    row.add_metaspace_committed_bytes(jvm.counters.metaspace_committed_bytes);
+    row.add_class_space_used_bytes(jvm.counters.class_space_used_bytes);
+    row.add_java_threads(jvm.counters.java_threads);
+    row.add_gc_collections(jvm.counters.collections);
+    row.add_direct_buffer_bytes(jvm.java.direct_bytes);
+    row.add_direct_buffers(jvm.java.direct_count);
+    row.add_direct_buffer_max_bytes(jvm.java.direct_max_bytes);
+    row.add_mapped_buffer_bytes(jvm.java.mapped_bytes);
+    row.add_mapped_buffers(jvm.java.mapped_count);
+    row.add_spark_execution_bytes(jvm.spark_execution_bytes);
+    row.add_spark_storage_bytes(jvm.spark_storage_bytes);
+    memory_offset = row.Finish();
   }
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::MonitorWait>>> monitors_vector;
   if (!monitor_offsets.empty()) monitors_vector = builder.CreateVector(monitor_offsets);

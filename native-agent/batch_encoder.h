@@ -9,6 +9,7 @@
 
 #include "native-agent/cpu_use.h"
 #include "native-agent/drain.h"
+#include "native-agent/jvm_counters.h"
 #include "native-agent/memory_use.h"
 #include "native-agent/profile_writers.h"
 #include "native-agent/s3a_rows.h"
@@ -23,6 +24,16 @@ struct BatchHeader {
   int64_t end_epoch_ns = 0;
   int64_t interval_ns = 0;
   std::string mode;
+};
+
+// The JVM's own memory accounts for a batch's MemoryUse (schema fields after python_rss_bytes).
+struct JvmMemoryFigures {
+  uint64_t heap_used_bytes = 0;       // Runtime's figures, else the counters'
+  JvmMemoryReading counters;          // known = false: the counters were not found
+  uint64_t heap_used_peak_bytes = 0;  // over the batch's window
+  JavaMemoryReading java;
+  uint64_t spark_execution_bytes = 0;
+  uint64_t spark_storage_bytes = 0;
 };
 
 // A monitor wait row (schema MonitorWait) with its names as the drain's string ids.
@@ -42,6 +53,7 @@ std::vector<uint8_t> EncodeBatch(const BatchHeader& header, const Profile& pendi
                                  const HealthSnapshot& health, const std::vector<S3aRow>& s3a = {},
                                  const CpuUseDelta* cpu = nullptr,
                                  const MemoryUseReading* memory = nullptr,
-                                 const std::vector<MonitorWaitRow>& monitors = {});
+                                 const std::vector<MonitorWaitRow>& monitors = {},
+                                 const JvmMemoryFigures* jvm_memory = nullptr);
 
 }  // namespace sparkprof::agent

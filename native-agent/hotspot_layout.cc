@@ -163,6 +163,24 @@ Result<HotSpotLayout> ReadHotSpotLayout(const VmStructsTable& table, const VmTyp
   return layout;
 }
 
+Result<uintptr_t> StaticFieldAddress(const VmStructsTable& table, std::string_view type,
+                                     std::string_view field) {
+  constexpr int kMaxEntries = 100'000;  // as in ReadHotSpotLayout
+  const char* entry = static_cast<const char*>(table.entries);
+  for (int i = 0; entry != nullptr && i < kMaxEntries; ++i, entry += table.stride) {
+    auto entry_type = ReadAt<const char*>(entry, table.type_name_offset);
+    if (entry_type == nullptr) break;
+    auto entry_field = ReadAt<const char*>(entry, table.field_name_offset);
+    if (entry_field == nullptr || type != entry_type || field != entry_field) continue;
+    if (ReadAt<int32_t>(entry, table.is_static_offset) == 0) break;
+    auto address = ReadAt<uintptr_t>(entry, table.address_offset);
+    if (address == 0 || address % sizeof(void*) != 0) break;
+    return address;
+  }
+  return NotFound("the VM structure table has no usable static " + std::string(type) +
+                  "::" + std::string(field));
+}
+
 Result<VmStructsTable> FindVmStructsTable() {
   VmStructsTable table;
   SPARKPROF_ASSIGN_OR_RETURN(table.entries, ExportedValue<const void*>("gHotSpotVMStructs"));

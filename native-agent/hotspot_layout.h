@@ -103,6 +103,11 @@ struct VmStructsTable {
 // typed otherwise than expected, or implausible.
 Result<HotSpotLayout> ReadHotSpotLayout(const VmStructsTable& table, const VmTypesTable& types);
 
+// The address of a static field `type::field` the table lists (e.g. PerfMemory::_start); an
+// error when it lists none or an unusable address.
+Result<uintptr_t> StaticFieldAddress(const VmStructsTable& table, std::string_view type,
+                                     std::string_view field);
+
 // The exported tables of the libjvm in this process; an error when libjvm exports none.
 Result<VmStructsTable> FindVmStructsTable();
 Result<VmTypesTable> FindVmTypesTable();

@@ -79,8 +79,8 @@ int32_t MonitorWaitTable::InternStack(std::vector<const void*> frames) {
 MonitorWaitTable::Counters* MonitorWaitTable::FindRow(const TaskTag& tag, int32_t monitor_class,
                                                       int32_t waiter_stack, int32_t holder_stack,
                                                       int32_t holder_thread) {
-  const Key key{tag.stage_id,   tag.stage_attempt, monitor_class,
-                waiter_stack,   holder_stack,      holder_thread};
+  const Key key{tag.stage_id, tag.stage_attempt, monitor_class,
+                waiter_stack, holder_stack,      holder_thread};
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = row_index_.find(key);
   if (it != row_index_.end()) return &rows_[static_cast<size_t>(it->second)].counters;

@@ -36,7 +36,7 @@
 namespace sparkprof::agent {
 
 struct MonitorWaitConfig {
-  int depth = 64;                             // frames kept per stack
+  int depth = 64;                               // frames kept per stack
   int64_t waiter_stack_period_ns = 10'000'000;  // per thread
   int64_t holder_period_ns = 1'000'000'000;     // per JVM
   size_t max_keys = 4096;
@@ -48,7 +48,7 @@ struct MonitorWaitConfig {
 struct MonitorWaitDelta {
   int32_t stage_id = -1;
   int32_t stage_attempt = -1;
-  std::string_view monitor_class;               // valid as long as the table
+  std::string_view monitor_class;                    // valid as long as the table
   const std::vector<const void*>* waiter = nullptr;  // jmethodIDs, root first; null: not taken
   const std::vector<const void*>* holder = nullptr;
   std::string_view holder_thread;  // "" unknown
@@ -73,9 +73,9 @@ class MonitorWaitTable {
 
   explicit MonitorWaitTable(const MonitorWaitConfig& config) : config_(config) {}
 
-  int32_t InternClass(std::string_view name);          // kNone when full
+  int32_t InternClass(std::string_view name);            // kNone when full
   int32_t InternStack(std::vector<const void*> frames);  // root first; kNone when full or empty
-  int32_t InternThread(std::string_view name);         // kNone when full
+  int32_t InternThread(std::string_view name);           // kNone when full
   // The counters of this key's row, made when new (they stay in place for the table's life);
   // null when the table is full (the caller then counts the wait through DropWait).
   Counters* FindRow(const TaskTag& tag, int32_t monitor_class, int32_t waiter_stack,
@@ -149,8 +149,7 @@ class MonitorWaits {
   // operation on JDK 17.
   static jthread OwnerOf(jvmtiEnv* jvmti, jobject object);
   // At most once per holder_period_ns: the owner's stack and name, interned; false otherwise.
-  bool LookAtHolder(jvmtiEnv* jvmti, JNIEnv* jni, jobject object, int32_t* stack,
-                    int32_t* thread);
+  bool LookAtHolder(jvmtiEnv* jvmti, JNIEnv* jni, jobject object, int32_t* stack, int32_t* thread);
 
   const MonitorWaitConfig config_;
   MonitorWaitTable table_;

@@ -378,6 +378,61 @@ public final class AgentWorkloads {
     System.out.println("status=" + NativeAgent.status());
   }
 
+  static Object retained;
+
+  /**
+   * `jvmmemory SECONDS DIR`: holds 48 MiB of direct buffers, a 16 MiB mapped file and ~200 MiB
+   * of arrays through a full collection, then drains one batch to DIR/batch-0.bin and prints what
+   * the JVM's management beans say (`mx.NAME=BYTES`) for the test to compare with the batch.
+   */
+  static void jvmMemory(long millis, String dir) throws Exception {
+    java.util.List<java.nio.ByteBuffer> direct = new java.util.ArrayList<>();
+    for (int i = 0; i < 3; i++) direct.add(java.nio.ByteBuffer.allocateDirect(16 << 20));
+    java.nio.file.Path file = java.nio.file.Paths.get(dir, "mapped.bin");
+    java.nio.MappedByteBuffer mapped;
+    try (java.nio.channels.FileChannel channel = java.nio.channels.FileChannel.open(file,
+        java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.READ,
+        java.nio.file.StandardOpenOption.WRITE)) {
+      mapped = channel.map(java.nio.channels.FileChannel.MapMode.READ_WRITE, 0, 16 << 20);
+    }
+    long[][] arrays = new long[200][];
+    for (int i = 0; i < arrays.length; i++) arrays[i] = new long[128 * 1024];  // 1 MiB each
+    retained = arrays;
+    System.gc();
+    Thread.sleep(millis);
+    byte[] batch = NativeAgent.drainBatch();
+    java.nio.file.Files.write(java.nio.file.Paths.get(dir, "batch-0.bin"), batch);
+    for (java.lang.management.BufferPoolMXBean pool :
+        java.lang.management.ManagementFactory.getPlatformMXBeans(
+            java.lang.management.BufferPoolMXBean.class)) {
+      System.out.println("mx.buffer." + pool.getName() + "=" + pool.getMemoryUsed());
+    }
+    for (java.lang.management.MemoryPoolMXBean pool :
+        java.lang.management.ManagementFactory.getMemoryPoolMXBeans()) {
+      String name = pool.getName().replace(' ', '_');
+      System.out.println("mx.pool." + name + ".used=" + pool.getUsage().getUsed());
+      if (pool.getCollectionUsage() != null) {
+        System.out.println("mx.pool." + name + ".after_gc=" + pool.getCollectionUsage().getUsed());
+      }
+    }
+    Runtime runtime = Runtime.getRuntime();
+    System.out.println("mx.heap.max=" + runtime.maxMemory());
+    System.out.println("mx.heap.committed=" + runtime.totalMemory());
+    System.out.println("mx.heap.used=" + (runtime.totalMemory() - runtime.freeMemory()));
+    System.out.println("mx.threads=" + Thread.activeCount());
+    System.out.println("kept=" + direct.size() + mapped.capacity() + arrays.length);
+    // `jvmmemory SECONDS DIR DRAINS`: that many more batches (each reads the memory figures),
+    // for the agent's own count of what the readings cost (status()).
+    int drains = Integer.parseInt(System.getProperty("drains", "0"));
+    for (int i = 0; i < drains; i++) {
+      NativeAgent.setTaskTag(1, 0, i);  // something to send
+      computeFor(1);
+      NativeAgent.clearTaskTag();
+      NativeAgent.drainBatch();
+    }
+    System.out.println("status=" + NativeAgent.status());
+  }
+
   /** `spinners` tagged threads (tasks 210..) spin for `millis`: more than the CPUs can run. */
   static void starved(long millis, int spinners) throws Exception {
     Thread[] threads = new Thread[spinners];
@@ -531,6 +586,9 @@ public final class AgentWorkloads {
         break;
       case "monitors":
         monitors(millis, args[2]);
+        break;
+      case "jvmmemory":
+        jvmMemory(millis, args[2]);
         break;
       case "tasksleep": {
         // `tasksleep SECONDS N`: N task-tagged threads that only sleep (bench: what wall

@@ -499,6 +499,51 @@ def case_monitor_waits(c):
             fail("holder stack %s is not in the scoring loop" % r["holder"], run)
 
 
+def case_jvm_memory(c):
+    """The JVM's own memory accounts in a batch's MemoryUse, against what its management beans
+    say in the same JVM: heap max and committed, the old generation right after a full
+    collection, its pools by name, direct and mapped buffers -- under G1 and Parallel GC."""
+    for collector in ("-XX:+UseG1GC", "-XX:+UseParallelGC"):
+        batches_dir = os.path.join(c.work, collector.strip("-:+"))
+        os.makedirs(batches_dir)
+        run = c.run("interval=10ms", ["jvmmemory", 0.5, batches_dir],
+                    jvm_flags=["-Xmx512m", collector])
+        memory = decode_batches(c, batches_dir)[0]["memory"]
+        mx = {line.split("=", 1)[0]: int(line.split("=", 1)[1])
+              for line in run.stdout.splitlines() if line.startswith("mx.")
+              and line.split("=", 1)[1].isdigit()}
+        pools = {p["name"]: p for p in memory.get("heap_pools", [])}
+        print(collector, {k: v for k, v in memory.items() if k != "heap_pools"}, pools)
+        old_after_gc = [v for k, v in mx.items() if k.endswith(".after_gc") and "Old" in k]
+        checks = [
+            ("heap max is Runtime.maxMemory()", memory["heap_max_bytes"] == mx["mx.heap.max"]),
+            ("heap committed within the max",
+             0 < memory["heap_committed_bytes"] <= memory["heap_max_bytes"]),
+            ("heap used holds the 200 MiB of arrays",
+             200 << 20 <= memory["heap_used_bytes"] <= memory["heap_committed_bytes"]),
+            ("the peak is at least the last reading",
+             memory["heap_used_peak_bytes"] >= memory["heap_used_bytes"]),
+            ("pools eden, survivor and old", {"eden", "survivor", "old"} <= set(pools)),
+            ("the old pool holds the arrays", pools.get("old", {}).get("used_bytes", 0) >= 200 << 20),
+            ("old after GC as the old pool's collection usage",
+             old_after_gc and abs(memory["old_used_after_gc_bytes"] - old_after_gc[0])
+             <= 0.05 * old_after_gc[0]),
+            ("heap after GC at least the old generation after it",
+             memory["heap_used_after_gc_bytes"] >= memory["old_used_after_gc_bytes"] > 0),
+            ("48 MiB of direct buffers, three of them",
+             48 << 20 <= memory["direct_buffer_bytes"] <= mx["mx.buffer.direct"]
+             and memory["direct_buffers"] >= 3),
+            ("direct memory's maximum", memory["direct_buffer_max_bytes"] > 0),
+            ("the 16 MiB mapped file", memory["mapped_buffer_bytes"] == mx["mx.buffer.mapped"]
+             == 16 << 20 and memory["mapped_buffers"] == 1),
+            ("metaspace, threads, collections", memory["metaspace_used_bytes"] > 0
+             and memory["java_threads"] > 0 and memory["gc_collections"] >= 1),
+        ]
+        for what, ok in checks:
+            if not ok:
+                fail("%s: %s" % (collector, what), run)
+
+
 def case_monitors_off(c):
     batches_dir = os.path.join(c.work, "batches")
     os.makedirs(batches_dir)

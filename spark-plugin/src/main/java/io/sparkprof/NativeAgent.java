@@ -120,6 +120,22 @@ public final class NativeAgent {
     if (linked) setExecutorId(executorId);
   }
 
+  private static volatile boolean sparkMemoryLinked = true;
+
+  /**
+   * Spark's execution and storage memory in use, for the agent's next batches (its MemoryUse).
+   * An older agent library without this native is remembered and never called again; never
+   * throws.
+   */
+  public static void setSparkMemory(long executionBytes, long storageBytes) {
+    if (!linked || !sparkMemoryLinked) return;
+    try {
+      setSparkMemory0(executionBytes, storageBytes);
+    } catch (UnsatisfiedLinkError e) {
+      sparkMemoryLinked = false;
+    }
+  }
+
   /**
    * Hands rows of S3A statistics ({@link S3aStatistics}, {@code rowLongs} longs each) to the
    * agent for its next batch. Rows past the agent's bound are dropped and counted there.
@@ -172,6 +188,8 @@ public final class NativeAgent {
   public static native void setExecutorId(String id);
 
   private static native int addPythonProfile0(byte[] file);
+
+  private static native void setSparkMemory0(long executionBytes, long storageBytes);
 
   public static native String status();
 }

@@ -136,6 +136,25 @@ public final class SparkProfExecutorPlugin implements ExecutorPlugin {
     }
   }
 
+  private boolean sparkMemoryFailed;
+
+  /**
+   * Spark's execution and storage memory in use (its MemoryManager, on and off heap) to the agent
+   * for the batch about to be drained. Two long reads under the manager's lock; a Spark without
+   * them is tried once.
+   */
+  private void sendSparkMemory() {
+    if (sparkMemoryFailed) return;
+    try {
+      org.apache.spark.SparkEnv env = org.apache.spark.SparkEnv.get();
+      if (env == null) return;
+      org.apache.spark.memory.MemoryManager manager = env.memoryManager();
+      NativeAgent.setSparkMemory(manager.executionMemoryUsed(), manager.storageMemoryUsed());
+    } catch (RuntimeException | LinkageError e) {
+      sparkMemoryFailed = true;
+    }
+  }
+
   /** Drains the agent and sends one batch; runs on the flush thread and at shutdown. */
   void flush() {
     synchronized (flushLock) {
@@ -145,6 +164,7 @@ public final class SparkProfExecutorPlugin implements ExecutorPlugin {
           if (rows.length > 0) NativeAgent.addS3aRows(rows, S3aStatistics.ROW_LONGS);
         }
         if (python != null) python.collect();
+        sendSparkMemory();
         byte[] batch = NativeAgent.drainBatchOrNull();
         if (batch == null) return;
         context.send(batch);
