@@ -234,6 +234,36 @@ class BatchLoader {
     row.cgroup_file_bytes = memory->cgroup_file_bytes();
     row.python_processes = memory->python_processes();
     row.python_rss_bytes = memory->python_rss_bytes();
+    row.heap_used_bytes = memory->heap_used_bytes();
+    row.heap_committed_bytes = memory->heap_committed_bytes();
+    row.heap_max_bytes = memory->heap_max_bytes();
+    row.heap_used_peak_bytes = memory->heap_used_peak_bytes();
+    row.heap_used_after_gc_bytes = memory->heap_used_after_gc_bytes();
+    row.old_used_after_gc_bytes = memory->old_used_after_gc_bytes();
+    row.metaspace_used_bytes = memory->metaspace_used_bytes();
+    row.metaspace_committed_bytes = memory->metaspace_committed_bytes();
+    row.class_space_used_bytes = memory->class_space_used_bytes();
+    row.java_threads = memory->java_threads();
+    row.gc_collections = memory->gc_collections();
+    row.direct_buffer_bytes = memory->direct_buffer_bytes();
+    row.direct_buffers = memory->direct_buffers();
+    row.direct_buffer_max_bytes = memory->direct_buffer_max_bytes();
+    row.mapped_buffer_bytes = memory->mapped_buffer_bytes();
+    row.mapped_buffers = memory->mapped_buffers();
+    row.spark_execution_bytes = memory->spark_execution_bytes();
+    row.spark_storage_bytes = memory->spark_storage_bytes();
+    // Pools: a pool without a name, or past the limit, is left out (a writer sends a handful).
+    HeapPoolRow pools[MemoryUseRow::kMaxHeapPools];
+    size_t pool_count = 0;
+    if (const auto* heap_pools = memory->heap_pools()) {
+      for (const schema::HeapPool* pool : *heap_pools) {
+        if (pool_count == MemoryUseRow::kMaxHeapPools) break;
+        if (pool == nullptr || pool->name() == nullptr) continue;
+        pools[pool_count++] = HeapPoolRow{pool->name()->string_view(), pool->used_bytes(),
+                                          pool->committed_bytes(), pool->max_bytes()};
+      }
+    }
+    row.heap_pools = std::span<const HeapPoolRow>(pools, pool_count);
     options_.memory_use(options_.memory_use_context, row);
   }
   // The batch's sampling mode, interval and executor, for the summary (bounded: a hostile file

@@ -67,6 +67,14 @@ struct CpuUseRow {
 };
 using CpuUseReceiver = void (*)(void* context, const CpuUseRow& row);
 
+// One heap pool of a MemoryUse (schema HeapPool); the name's view lives only for the call.
+struct HeapPoolRow {
+  std::string_view name;
+  uint64_t used_bytes = 0;
+  uint64_t committed_bytes = 0;
+  uint64_t max_bytes = 0;
+};
+
 // A verified batch's memory around its JVM (schema MemoryUse): gauges at the batch's end.
 struct MemoryUseRow {
   std::string_view executor_id;
@@ -84,6 +92,27 @@ struct MemoryUseRow {
   uint64_t cgroup_file_bytes = 0;
   uint32_t python_processes = 0;
   uint64_t python_rss_bytes = 0;
+  // The JVM's own accounts (0 from agents before them, or where the JVM keeps none).
+  uint64_t heap_used_bytes = 0;
+  uint64_t heap_committed_bytes = 0;
+  uint64_t heap_max_bytes = 0;
+  uint64_t heap_used_peak_bytes = 0;
+  uint64_t heap_used_after_gc_bytes = 0;
+  uint64_t old_used_after_gc_bytes = 0;
+  std::span<const HeapPoolRow> heap_pools;  // at most kMaxHeapPools, the rest left out
+  uint64_t metaspace_used_bytes = 0;
+  uint64_t metaspace_committed_bytes = 0;
+  uint64_t class_space_used_bytes = 0;
+  uint32_t java_threads = 0;
+  uint64_t gc_collections = 0;
+  uint64_t direct_buffer_bytes = 0;
+  uint64_t direct_buffers = 0;
+  uint64_t direct_buffer_max_bytes = 0;
+  uint64_t mapped_buffer_bytes = 0;
+  uint64_t mapped_buffers = 0;
+  uint64_t spark_execution_bytes = 0;
+  uint64_t spark_storage_bytes = 0;
+  static constexpr size_t kMaxHeapPools = 16;
 };
 using MemoryUseReceiver = void (*)(void* context, const MemoryUseRow& row);
 

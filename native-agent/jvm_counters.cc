@@ -15,7 +15,8 @@ constexpr size_t kPrologueBytes = 32;
 constexpr size_t kPrologueUsedOffset = 8;
 constexpr size_t kPrologueEntryOffset = 24;
 constexpr size_t kPrologueEntriesOffset = 28;
-constexpr size_t kEntryHeaderBytes = 20;  // length, name offset, vector length, 4 bytes, data offset
+constexpr size_t kEntryHeaderBytes =
+    20;  // length, name offset, vector length, 4 bytes, data offset
 constexpr unsigned char kMagic[4] = {0xca, 0xfe, 0xc0, 0xc0};
 // A counter name longer than this is not one HotSpot writes: a misread region.
 constexpr size_t kMaxNameBytes = 1024;
@@ -108,8 +109,8 @@ Result<std::vector<PerfCounter>> ParsePerfCounters(const char* base, size_t capa
     const char type = base[offset + 12];
     const int32_t data_offset = Int32At(base, offset + 16);
     if (length < static_cast<int32_t>(kEntryHeaderBytes) ||
-        static_cast<size_t>(length) > end - offset || name_offset < 0 ||
-        name_offset >= length || data_offset < 0 || data_offset >= length || vector_length < 0) {
+        static_cast<size_t>(length) > end - offset || name_offset < 0 || name_offset >= length ||
+        data_offset < 0 || data_offset >= length || vector_length < 0) {
       return InvalidArgument(At(offset) + "entry " + std::to_string(i) +
                              " has an implausible length or offsets");
     }
@@ -130,7 +131,8 @@ Result<std::vector<PerfCounter>> ParsePerfCounters(const char* base, size_t capa
           (reinterpret_cast<uintptr_t>(entry + data_offset) % alignof(int64_t)) == 0) {
         counter.value = reinterpret_cast<const volatile int64_t*>(entry + data_offset);
       } else if (type == 'B' && vector_length > 0) {
-        const size_t room = std::min({static_cast<size_t>(vector_length), data_room, kMaxTextBytes});
+        const size_t room =
+            std::min({static_cast<size_t>(vector_length), data_room, kMaxTextBytes});
         counter.text = std::string(entry + data_offset, strnlen(entry + data_offset, room));
       }
       kept.push_back(std::move(counter));
@@ -231,10 +233,9 @@ JvmMemoryReading JvmCounters::Read() const {
   reading.heap_used_bytes = HeapUsed();
   for (const Space& space : spaces_) {
     // Survivor spaces (s0, s1) are one pool, as the JVM's memory pools show them.
-    const std::string name =
-        space.name == "s0" || space.name == "s1" ? "survivor"
-        : space.name.empty()                     ? "space " + std::to_string(space.generation)
-                                                 : space.name;
+    const std::string name = space.name == "s0" || space.name == "s1" ? "survivor"
+                             : space.name.empty() ? "space " + std::to_string(space.generation)
+                                                  : space.name;
     HeapPool* pool = nullptr;
     for (HeapPool& existing : reading.pools) {
       if (existing.name == name) pool = &existing;

@@ -51,7 +51,7 @@ struct HeapPool {
 };
 
 struct JvmMemoryReading {
-  bool known = false;  // the counters were found
+  bool known = false;            // the counters were found
   uint64_t heap_used_bytes = 0;  // the generations' spaces summed, as the counters last had it
   std::vector<HeapPool> pools;
   uint64_t metaspace_used_bytes = 0;

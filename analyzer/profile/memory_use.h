@@ -28,6 +28,33 @@ struct MemoryReading {
   uint64_t container_file_bytes = 0;
   uint32_t python_processes = 0;
   uint64_t python_rss_bytes = 0;
+  // The JVM's own accounts (0: not reported; native-agent/jvm_counters.h).
+  uint64_t heap_used_bytes = 0;
+  uint64_t heap_committed_bytes = 0;
+  uint64_t heap_max_bytes = 0;
+  uint64_t heap_used_after_gc_bytes = 0;
+  uint64_t old_used_after_gc_bytes = 0;
+  uint64_t old_used_bytes = 0;  // the "old" pool, 0 without one
+  uint64_t old_max_bytes = 0;
+  uint64_t metaspace_used_bytes = 0;
+  uint64_t direct_buffer_bytes = 0;
+  uint64_t direct_buffer_max_bytes = 0;
+  uint64_t mapped_buffer_bytes = 0;
+  uint32_t java_threads = 0;
+  uint64_t gc_collections = 0;
+  uint64_t spark_execution_bytes = 0;
+  uint64_t spark_storage_bytes = 0;
+};
+
+// One point of a JVM's memory over time: the batch's end and the figures a kill is judged by.
+// When a JVM's points pass kMaxTimelinePoints, neighbours are merged (the later time, each
+// figure's larger value), so a spike is never averaged away.
+struct MemoryPoint {
+  int64_t time_ms = 0;
+  uint64_t rss_bytes = 0;
+  uint64_t container_usage_bytes = 0;
+  uint64_t heap_used_bytes = 0;  // the window's peak where reported, else the reading
+  uint64_t python_rss_bytes = 0;
 };
 
 struct JvmMemory {
@@ -41,11 +68,27 @@ struct JvmMemory {
   uint64_t max_rss_bytes = 0;
   uint64_t max_container_bytes = 0;
   uint64_t max_python_rss_bytes = 0;
+  // The JVM's own accounts, largest over the readings (0: never reported).
+  bool jvm_accounts = false;         // some reading carried them
+  uint64_t max_heap_used_bytes = 0;  // the windows' peaks (about one reading a second)
+  uint64_t max_heap_after_gc_bytes = 0;
+  uint64_t max_old_after_gc_bytes = 0;
+  uint64_t max_metaspace_bytes = 0;
+  uint64_t max_direct_buffer_bytes = 0;
+  uint64_t max_mapped_buffer_bytes = 0;
+  uint64_t max_spark_execution_bytes = 0;
+  uint64_t max_spark_storage_bytes = 0;
+  // In time order, at most kMaxTimelinePoints; empty for JVMs past kMaxTimelineJvms.
+  std::vector<MemoryPoint> timeline;
 };
 
 class ApplicationMemoryUse {
  public:
   static constexpr size_t kMaxJvms = 100'000;
+  // Timelines: the first kMaxTimelineJvms JVMs keep one, of at most kMaxTimelinePoints points
+  // (about 40 bytes each: ~2.4 MB at the limits).
+  static constexpr size_t kMaxTimelineJvms = 1'000;
+  static constexpr size_t kMaxTimelinePoints = 60;
 
   static void Receive(void* context, const flamegraph::MemoryUseRow& row);
   void Add(const flamegraph::MemoryUseRow& row);
@@ -58,6 +101,7 @@ class ApplicationMemoryUse {
   const std::vector<JvmMemory>& jvms() const { return jvms_; }
 
  private:
+  static void AddPoint(std::vector<MemoryPoint>& timeline, const MemoryPoint& point);
   std::vector<JvmMemory> jvms_;
   std::map<std::pair<std::string, int32_t>, size_t> index_;
   uint64_t jvms_left_out_ = 0;

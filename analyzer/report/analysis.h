@@ -33,7 +33,7 @@ inline constexpr const char* kReportSchema = "sparkprof.report/v1";
 // totals.photon_peak_memory_largest_operator_bytes_max, the several-application document's
 // not_analysed and not_analysed_left_out, zips compressed as logs in input.not_read,
 // profile.driver and driver-bound's frames of the driver (stage_id -1).
-inline constexpr int64_t kReportSchemaMinor = 10;
+inline constexpr int64_t kReportSchemaMinor = 11;
 
 struct TaskTimeline;  // html_report.h
 

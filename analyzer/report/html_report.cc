@@ -711,6 +711,13 @@ void WriteProfile(const Analysis& analysis, std::string& out) {
         return SlowestTaskText(analysis.task_decompositions, stage);
       },
       out);
+  if (const std::vector<std::string> memory = MemoryLines(p); !memory.empty()) {
+    out +=
+        "<p class=\"note\">Memory (the agents' readings, the most over the run):</p>\n"
+        "<ul class=\"memory\">\n";
+    for (const std::string& line : memory) out += "<li>" + Shortened(line, 600) + "</li>\n";
+    out += "</ul>\n";
+  }
 }
 
 // List items "<what>: path: why", the first ones of a bounded list, then how many more.

@@ -399,6 +399,84 @@ void WriteProfile(const Analysis& analysis, JsonWriter& out) {
 
 }  // namespace
 
+// An executor's (or the driver's) memory as its agent measured it (profile.memory_use).
+void WriteJvmMemory(const profile::JvmMemory& jvm, JsonWriter& out) {
+  const profile::MemoryReading& last = jvm.last;
+  out.BeginObject()
+      .Field("pid", static_cast<int64_t>(jvm.pid))
+      .Key("readings")
+      .Uint(jvm.readings)
+      .Key("peaks")
+      .BeginObject()
+      .Key("rss_bytes")
+      .Uint(jvm.max_rss_bytes)
+      .Key("container_bytes")
+      .Uint(jvm.max_container_bytes)
+      .Key("python_rss_bytes")
+      .Uint(jvm.max_python_rss_bytes);
+  if (jvm.jvm_accounts) {
+    out.Key("heap_used_bytes")
+        .Uint(jvm.max_heap_used_bytes)
+        .Key("heap_used_after_gc_bytes")
+        .Uint(jvm.max_heap_after_gc_bytes)
+        .Key("old_used_after_gc_bytes")
+        .Uint(jvm.max_old_after_gc_bytes)
+        .Key("metaspace_bytes")
+        .Uint(jvm.max_metaspace_bytes)
+        .Key("direct_buffer_bytes")
+        .Uint(jvm.max_direct_buffer_bytes)
+        .Key("mapped_buffer_bytes")
+        .Uint(jvm.max_mapped_buffer_bytes)
+        .Key("spark_execution_bytes")
+        .Uint(jvm.max_spark_execution_bytes)
+        .Key("spark_storage_bytes")
+        .Uint(jvm.max_spark_storage_bytes);
+  }
+  out.EndObject()
+      .Key("last")
+      .BeginObject()
+      .Field("time_ms", last.time_ms)
+      .Key("rss_bytes")
+      .Uint(last.rss_bytes)
+      .Key("container_usage_bytes")
+      .Uint(last.container_usage_bytes)
+      .Key("container_limit_bytes")
+      .Uint(last.container_limit_bytes)
+      .Key("python_rss_bytes")
+      .Uint(last.python_rss_bytes);
+  if (jvm.jvm_accounts) {
+    out.Key("heap_used_bytes")
+        .Uint(last.heap_used_bytes)
+        .Key("heap_committed_bytes")
+        .Uint(last.heap_committed_bytes)
+        .Key("heap_max_bytes")
+        .Uint(last.heap_max_bytes)
+        .Key("heap_used_after_gc_bytes")
+        .Uint(last.heap_used_after_gc_bytes)
+        .Key("old_used_bytes")
+        .Uint(last.old_used_bytes)
+        .Key("old_max_bytes")
+        .Uint(last.old_max_bytes)
+        .Key("direct_buffer_max_bytes")
+        .Uint(last.direct_buffer_max_bytes)
+        .Field("java_threads", static_cast<int64_t>(last.java_threads))
+        .Key("gc_collections")
+        .Uint(last.gc_collections);
+  }
+  out.EndObject();
+  out.Key("timeline").BeginArray();
+  for (const profile::MemoryPoint& point : jvm.timeline) {
+    out.BeginArray()
+        .Int(point.time_ms)
+        .Uint(point.rss_bytes)
+        .Uint(point.container_usage_bytes)
+        .Uint(point.heap_used_bytes)
+        .Uint(point.python_rss_bytes)
+        .EndArray();
+  }
+  out.EndArray().EndObject();
+}
+
 void WriteStageSummary(const StageSummary& stage, JsonWriter& out,
                        const profile::StageProfile* profile,
                        const diagnosis::StageTaskDecomposition* tasks) {
@@ -517,9 +595,19 @@ void WriteJsonReport(const Analysis& analysis, JsonWriter& out) {
           .Field("minor_gc_time_ms", executor.peaks.minor_gc_time_ms)
           .EndObject();
     }
+    if (const profile::JvmMemory* jvm =
+            analysis.profile ? analysis.profile->memory_use.Find(executor.executor_id) : nullptr) {
+      out.Key("memory");
+      WriteJvmMemory(*jvm, out);
+    }
     out.EndObject();
   }
   out.EndArray();
+  if (const profile::JvmMemory* driver =
+          analysis.profile ? analysis.profile->memory_use.Find("driver") : nullptr) {
+    out.Key("driver_memory");
+    WriteJvmMemory(*driver, out);
+  }
   out.EndObject();
 
   out.Key("totals");

@@ -434,6 +434,10 @@ static void WriteMarkdownProfile(const Analysis& analysis, std::ostringstream& o
     out << "- stage " << view.stage->stage_id << "." << view.stage->stage_attempt << ": "
         << Cell(slowest, 400) << "\n";
   }
+  if (const std::vector<std::string> memory = MemoryLines(p); !memory.empty()) {
+    out << "\nMemory (the agents' readings, the most over the run):\n\n";
+    for (const std::string& line : memory) out << "- " << Cell(line, 600) << "\n";
+  }
 }
 
 std::string RenderMarkdown(const Analysis& analysis) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <tuple>
 
 #include "common/human_format.h"
 
@@ -80,6 +81,75 @@ std::string ProfileSourceText(const profile::ApplicationProfile& profile) {
     result += "; CPU samples only: time off CPU (waits) is not in this profile";
   }
   return result;
+}
+
+std::vector<std::string> MemoryLines(const profile::ApplicationProfile& profile) {
+  std::vector<const profile::JvmMemory*> jvms;
+  for (const profile::JvmMemory& jvm : profile.memory_use.jvms()) jvms.push_back(&jvm);
+  // The driver first, then executors by id (numerically where both are numbers).
+  auto rank = [](const profile::JvmMemory* jvm) {
+    const std::string& id = jvm->executor_id;
+    const bool numeric =
+        !id.empty() && id.size() < 10 &&
+        std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; });
+    return std::make_tuple(id != "driver", !numeric, numeric ? std::stoll(id) : 0LL, id,
+                           jvm->last.time_ms);
+  };
+  std::sort(
+      jvms.begin(), jvms.end(),
+      [&](const profile::JvmMemory* a, const profile::JvmMemory* b) { return rank(a) < rank(b); });
+  auto bytes = [](uint64_t value) { return HumanBytes(static_cast<int64_t>(value)); };
+  std::vector<std::string> lines;
+  for (size_t i = 0; i < jvms.size() && i < kMemoryJvmsShown; ++i) {
+    const profile::JvmMemory& jvm = *jvms[i];
+    std::vector<std::string> parts;
+    if (jvm.jvm_accounts) {
+      std::string heap = "heap at most " + bytes(jvm.max_heap_used_bytes);
+      if (jvm.last.heap_max_bytes > 0) heap += " of " + bytes(jvm.last.heap_max_bytes);
+      if (jvm.max_heap_after_gc_bytes > 0) {
+        heap += " (after GC at most " + bytes(jvm.max_heap_after_gc_bytes);
+        if (jvm.max_old_after_gc_bytes > 0) {
+          heap += ", old generation " + bytes(jvm.max_old_after_gc_bytes);
+        }
+        heap += ")";
+      }
+      parts.push_back(heap);
+    }
+    if (jvm.max_rss_bytes > 0) parts.push_back("resident set at most " + bytes(jvm.max_rss_bytes));
+    if (jvm.max_container_bytes > 0) {
+      std::string container = "container at most " + bytes(jvm.max_container_bytes);
+      if (jvm.last.container_limit_bytes > 0) {
+        container += " of its " + bytes(jvm.last.container_limit_bytes) + " limit";
+      }
+      parts.push_back(container);
+    }
+    if (jvm.max_direct_buffer_bytes > 0) {
+      std::string direct = "direct buffers " + bytes(jvm.max_direct_buffer_bytes);
+      if (jvm.last.direct_buffer_max_bytes > 0) {
+        direct += " of " + bytes(jvm.last.direct_buffer_max_bytes);
+      }
+      parts.push_back(direct);
+    }
+    if (jvm.max_mapped_buffer_bytes > 0) {
+      parts.push_back("mapped buffers " + bytes(jvm.max_mapped_buffer_bytes));
+    }
+    if (jvm.max_metaspace_bytes > 0) parts.push_back("metaspace " + bytes(jvm.max_metaspace_bytes));
+    if (jvm.max_python_rss_bytes > 0) {
+      parts.push_back("Python workers " + bytes(jvm.max_python_rss_bytes));
+    }
+    if (jvm.max_spark_execution_bytes > 0 || jvm.max_spark_storage_bytes > 0) {
+      parts.push_back("Spark execution memory " + bytes(jvm.max_spark_execution_bytes) +
+                      ", storage " + bytes(jvm.max_spark_storage_bytes));
+    }
+    std::string line = (jvm.executor_id == "driver" ? "driver" : "executor " + jvm.executor_id) +
+                       " (" + std::to_string(jvm.readings) + " readings): ";
+    for (size_t p = 0; p < parts.size(); ++p) line += (p > 0 ? ", " : "") + parts[p];
+    lines.push_back(std::move(line));
+  }
+  if (jvms.size() > kMemoryJvmsShown) {
+    lines.push_back(std::to_string(jvms.size() - kMemoryJvmsShown) + " more JVMs (report.json)");
+  }
+  return lines;
 }
 
 }  // namespace sparkprof::report

@@ -40,6 +40,13 @@ std::string PythonWorkersText(const profile::StageProfile& stage);
 std::string SlowestTaskText(const std::vector<diagnosis::StageTaskDecomposition>& decompositions,
                             const profile::StageProfile& stage);
 
+// The JVMs' memory as their agents measured it, one sentence each (the driver first, then the
+// executors by id; at most kMemoryJvmsShown, then "N more JVMs"), e.g. "executor 1: heap at most
+// 1.2 GiB of 2.0 GiB (after GC at most 800 MiB), resident set at most 2.5 GiB, container at most
+// 3.0 GiB of its 4.0 GiB limit, ...". Empty without memory readings.
+inline constexpr size_t kMemoryJvmsShown = 20;
+std::vector<std::string> MemoryLines(const profile::ApplicationProfile& profile);
+
 // "cpu+wall every 10 ms, 4 executors, 12 batches" (the profile's header line).
 std::string ProfileSourceText(const profile::ApplicationProfile& profile);
 

@@ -239,6 +239,10 @@ static void WriteTextProfile(const Analysis& analysis, std::ostringstream& out) 
           << " on CPU inclusive\n";
     }
   }
+  if (const std::vector<std::string> memory = MemoryLines(p); !memory.empty()) {
+    out << "  memory (the agents' readings, the most over the run):\n";
+    for (const std::string& line : memory) Wrapped(out, Printable(line, 600), "    ");
+  }
 }
 
 std::string RenderText(const Analysis& analysis) {
