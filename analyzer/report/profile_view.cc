@@ -116,12 +116,10 @@ std::vector<std::string> MemoryLines(const profile::ApplicationProfile& profile)
       parts.push_back(heap);
     }
     if (jvm.max_rss_bytes > 0) parts.push_back("resident set at most " + bytes(jvm.max_rss_bytes));
-    if (jvm.max_container_bytes > 0) {
-      std::string container = "container at most " + bytes(jvm.max_container_bytes);
-      if (jvm.last.container_limit_bytes > 0) {
-        container += " of its " + bytes(jvm.last.container_limit_bytes) + " limit";
-      }
-      parts.push_back(container);
+    // Without a limit the memory cgroup is the host's or a service's, not a container's.
+    if (jvm.max_container_bytes > 0 && jvm.last.container_limit_bytes > 0) {
+      parts.push_back("container at most " + bytes(jvm.max_container_bytes) + " of its " +
+                      bytes(jvm.last.container_limit_bytes) + " limit");
     }
     if (jvm.max_direct_buffer_bytes > 0) {
       std::string direct = "direct buffers " + bytes(jvm.max_direct_buffer_bytes);

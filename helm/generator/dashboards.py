@@ -114,6 +114,20 @@ PROFILING = {
          [(f'sum by ({APP}) (rate(spark_cgroup_cpu_periods_total{{{SEL},state="throttled"}}[$__rate_interval])) / '
            f'clamp_min(sum by ({APP}) (rate(spark_cgroup_cpu_periods_total{{{SEL},state="all"}}[$__rate_interval])), 1)',
            "{{application_name}}")], {}),
+        # Each JVM's memory as its agent reads it (issue 29): the heap's peak per batch window
+        # against its maximum, what stayed live after the last collection, and the process's
+        # resident set (heap, metaspace, buffers, threads and native memory together).
+        ("JVM memory per executor: heap peak, live after GC, resident set", "timeseries", "bytes", 12, 8,
+         [(f'max by (executor_id) (spark_jvm_memory_bytes{{{SEL},kind="heap_used_peak"}})',
+           "heap peak: {{executor_id}}"),
+          (f'max by (executor_id) (spark_jvm_memory_bytes{{{SEL},kind="heap_after_gc"}})',
+           "live after GC: {{executor_id}}"),
+          (f'max by (executor_id) (spark_jvm_memory_bytes{{{SEL},kind="rss"}})',
+           "resident set: {{executor_id}}")], {}),
+        ("Heap used of its maximum, per executor", "timeseries", "percentunit", 12, 8,
+         [(f'max by (executor_id) (spark_jvm_memory_bytes{{{SEL},kind="heap_used_peak"}}) / '
+           f'max by (executor_id) (spark_jvm_memory_bytes{{{SEL},kind="heap_max"}})',
+           "{{executor_id}}")], {}),
         # The PySpark workers, sampled in the worker: on CPU (python) and waiting in their own code.
         ("Python workers: on CPU and waiting in their code (sampled)", "timeseries", "s", 12, 8,
          [(f'sum by (category) (rate(spark_task_time_seconds_total{{{SEL},category=~"{PY}"}}[$__rate_interval]))',
