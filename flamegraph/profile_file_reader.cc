@@ -42,6 +42,7 @@ class BatchLoader {
     if (options_.task_times != nullptr) LoadTaskTimes(batch);
     if (options_.cpu_use != nullptr) PassCpuUse(batch);
     if (options_.memory_use != nullptr) PassMemoryUse(batch);
+    if (options_.monitor_waits != nullptr) PassMonitorWaits(batch, batch_offset);
     const auto* strings = batch.strings();
     const auto* stacks = batch.stacks();
     const auto* samples = batch.samples();
@@ -85,9 +86,7 @@ class BatchLoader {
       const auto* frames = stacks->Get(sample->stack())->frames();
       size_t depth = frames ? frames->size() : 0;
       if (depth > options_.max_frames_per_stack) {
-        report_.Warn(At(options_, batch_offset) + "a stack of " + std::to_string(depth) +
-                     " frames is deeper than the limit of " +
-                     std::to_string(options_.max_frames_per_stack) + "; its samples are skipped");
+        WarnTooDeep(batch_offset, depth, "its samples are skipped");
         continue;
       }
       path_.clear();
@@ -120,34 +119,18 @@ class BatchLoader {
   // is counted in `bad_references`, a too-deep one warned about, and neither is handed over).
   void PassUntagged(const schema::Batch& batch, const schema::StackSample& sample,
                     Category category, size_t batch_offset, uint64_t& bad_references) {
-    const auto* strings = batch.strings();
-    const auto* stacks = batch.stacks();
-    if (stacks == nullptr || sample.stack() >= stacks->size()) {
-      ++bad_references;
-      return;
-    }
-    const auto* frames = stacks->Get(sample.stack())->frames();
-    const size_t depth = frames ? frames->size() : 0;
-    if (depth > options_.max_frames_per_stack) {
-      report_.Warn(At(options_, batch_offset) + "a stack of " + std::to_string(depth) +
-                   " frames is deeper than the limit of " +
-                   std::to_string(options_.max_frames_per_stack) + "; its samples are skipped");
-      return;
-    }
-    untagged_frames_.clear();
-    for (size_t i = 0; i < depth; ++i) {
-      const uint32_t index = frames->Get(i);
-      if (strings == nullptr || index >= strings->size() || strings->Get(index) == nullptr) {
+    switch (ResolveStack(batch, sample.stack(), batch_offset, "its samples are skipped",
+                         untagged_frames_)) {
+      case StackLookup::kBadReference:
         ++bad_references;
         return;
-      }
-      untagged_frames_.push_back(strings->Get(index)->string_view());
+      case StackLookup::kTooDeep:
+        return;
+      case StackLookup::kResolved:
+        break;
     }
-    std::string_view thread;
-    if (strings != nullptr && sample.thread() < strings->size() &&
-        strings->Get(sample.thread()) != nullptr) {
-      thread = strings->Get(sample.thread())->string_view();
-    }
+    const flatbuffers::String* thread_name = StringAt(batch, sample.thread());
+    const std::string_view thread = thread_name ? thread_name->string_view() : std::string_view();
     UntaggedSample view;
     view.executor_id = batch.executor_id() ? batch.executor_id()->string_view() : "";
     view.start_epoch_ns = batch.start_epoch_ns();
@@ -160,12 +143,112 @@ class BatchLoader {
     options_.untagged(options_.untagged_context, view);
   }
 
+  // Hands each monitor-wait row of the batch to options_.monitor_waits with its names and stacks
+  // resolved; a row with an index outside the batch is counted and skipped (one warning for the
+  // batch), one with a too-deep stack warned about and skipped.
+  void PassMonitorWaits(const schema::Batch& batch, size_t batch_offset) {
+    const auto* rows = batch.monitor_waits();
+    if (rows == nullptr) return;
+    const std::string_view executor_id =
+        batch.executor_id() ? batch.executor_id()->string_view() : std::string_view();
+    uint64_t bad_references = 0;
+    for (const schema::MonitorWait* row : *rows) {
+      if (options_.stage_id && row->stage_id() != *options_.stage_id) continue;
+      const flatbuffers::String* monitor_class = StringAt(batch, row->monitor_class());
+      const flatbuffers::String* holder_thread =
+          row->holder_thread() == kNotTaken ? nullptr : StringAt(batch, row->holder_thread());
+      if (monitor_class == nullptr ||
+          (row->holder_thread() != kNotTaken && holder_thread == nullptr)) {
+        ++bad_references;
+        continue;
+      }
+      const char* skipped = "its monitor-wait row is skipped";
+      const StackLookup waiter =
+          ResolveOptionalStack(batch, row->waiter_stack(), batch_offset, skipped, waiter_frames_);
+      const StackLookup holder = waiter != StackLookup::kResolved
+                                     ? waiter
+                                     : ResolveOptionalStack(batch, row->holder_stack(),
+                                                            batch_offset, skipped, holder_frames_);
+      if (holder == StackLookup::kBadReference) ++bad_references;
+      if (holder != StackLookup::kResolved) continue;
+      MonitorWaitRow view;
+      view.executor_id = executor_id;
+      view.stage_id = row->stage_id();
+      view.stage_attempt = row->stage_attempt();
+      view.monitor_class = monitor_class->string_view();
+      view.waiter_frames = waiter_frames_;
+      view.holder_looked = row->holder_stack() != kNotTaken;
+      view.holder_frames = holder_frames_;
+      view.holder_thread = holder_thread ? holder_thread->string_view() : std::string_view();
+      view.waits = row->waits();
+      view.wait_ns = row->wait_ns();
+      options_.monitor_waits(options_.monitor_waits_context, view);
+      ++summary_.monitor_wait_rows_read;
+    }
+    if (bad_references > 0) {
+      report_.Warn(At(options_, batch_offset) + std::to_string(bad_references) +
+                   " monitor-wait row(s) refer to a stack or string index outside the batch; "
+                   "skipped");
+    }
+  }
+
   uint64_t bad_categories() const { return bad_categories_; }
   uint64_t bad_task_time_categories() const { return bad_task_time_categories_; }
   uint64_t untagged_weight() const { return untagged_weight_; }
 
  private:
   static constexpr FrameId kUnmapped = UINT32_MAX;
+  static constexpr int64_t kNotTaken = -1;  // a MonitorWait stack or thread that was not taken
+
+  enum class StackLookup { kResolved, kBadReference, kTooDeep };
+
+  // The batch's string at `index`, or null when there is none.
+  static const flatbuffers::String* StringAt(const schema::Batch& batch, int64_t index) {
+    const auto* strings = batch.strings();
+    if (strings == nullptr || index < 0 || static_cast<uint64_t>(index) >= strings->size()) {
+      return nullptr;
+    }
+    return strings->Get(static_cast<flatbuffers::uoffset_t>(index));
+  }
+  void WarnTooDeep(size_t batch_offset, size_t depth, const char* skipped) {
+    report_.Warn(At(options_, batch_offset) + "a stack of " + std::to_string(depth) +
+                 " frames is deeper than the limit of " +
+                 std::to_string(options_.max_frames_per_stack) + "; " + skipped);
+  }
+  // The frames (root first) of the batch's stack `index` into `out`; a stack deeper than the
+  // limit is warned about (`skipped` says what goes with it) and not resolved.
+  StackLookup ResolveStack(const schema::Batch& batch, int64_t index, size_t batch_offset,
+                           const char* skipped, std::vector<std::string_view>& out) {
+    out.clear();
+    const auto* stacks = batch.stacks();
+    if (stacks == nullptr || index < 0 || static_cast<uint64_t>(index) >= stacks->size()) {
+      return StackLookup::kBadReference;
+    }
+    const auto* frames = stacks->Get(static_cast<flatbuffers::uoffset_t>(index))->frames();
+    const size_t depth = frames ? frames->size() : 0;
+    if (depth > options_.max_frames_per_stack) {
+      WarnTooDeep(batch_offset, depth, skipped);
+      return StackLookup::kTooDeep;
+    }
+    for (size_t i = 0; i < depth; ++i) {
+      const flatbuffers::String* name = StringAt(batch, frames->Get(i));
+      if (name == nullptr) {
+        out.clear();
+        return StackLookup::kBadReference;
+      }
+      out.push_back(name->string_view());
+    }
+    return StackLookup::kResolved;
+  }
+  // The same for a stack index that may be kNotTaken (no stack: `out` left empty).
+  StackLookup ResolveOptionalStack(const schema::Batch& batch, int64_t index, size_t batch_offset,
+                                   const char* skipped, std::vector<std::string_view>& out) {
+    if (index == kNotTaken) {
+      out.clear();
+      return StackLookup::kResolved;
+    }
+    return ResolveStack(batch, index, batch_offset, skipped, out);
+  }
 
   // A schema category value; one this reader does not know (a newer writer, a corrupt file)
   // reads as other and is counted in `unknown`.
@@ -295,6 +378,8 @@ class BatchLoader {
   std::vector<FrameId> frame_ids_;  // batch string index -> model frame id
   std::vector<FrameId> path_;
   std::vector<std::string_view> untagged_frames_;
+  std::vector<std::string_view> waiter_frames_;
+  std::vector<std::string_view> holder_frames_;
   uint64_t bad_categories_ = 0;
   uint64_t bad_task_time_categories_ = 0;
 };

@@ -116,6 +116,26 @@ struct MemoryUseRow {
 };
 using MemoryUseReceiver = void (*)(void* context, const MemoryUseRow& row);
 
+// One row of a verified batch's monitor_waits (schema MonitorWait): task threads of one stage
+// attempt waited to enter monitors of one class, timed exactly by the JVM, with where they waited
+// and where the monitor's owner was as a wait began. Rows of the same key in later batches add
+// up; the reader hands each over as it is. The views live only for the call.
+struct MonitorWaitRow {
+  std::string_view executor_id;  // Batch.executor_id
+  int32_t stage_id = -1;
+  int32_t stage_attempt = -1;
+  std::string_view monitor_class;                   // the locked object's class
+  std::span<const std::string_view> waiter_frames;  // root first; empty: not taken
+  // Root first. holder_looked: the owner's stack was taken as these waits began (each of the
+  // row's waits is one look); false: not looked at, holder_frames empty.
+  bool holder_looked = false;
+  std::span<const std::string_view> holder_frames;
+  std::string_view holder_thread;  // the owner's thread name; "": unknown
+  uint64_t waits = 0;
+  uint64_t wait_ns = 0;
+};
+using MonitorWaitReceiver = void (*)(void* context, const MonitorWaitRow& row);
+
 struct ProfileFileReadOptions {
   std::string source_name = "<input>";
   std::optional<int32_t> stage_id;   // only samples of this stage
@@ -140,15 +160,22 @@ struct ProfileFileReadOptions {
   // Receives each verified batch's MemoryUse (batches without one send none); null: not read.
   MemoryUseReceiver memory_use = nullptr;
   void* memory_use_context = nullptr;
+  // Receives every monitor-wait row of each verified batch that passes stage_id (category does
+  // not apply); null: not read. A row whose class, stacks or thread name refer to an index
+  // outside its batch is skipped and counted (one warning per batch, naming its offset); one
+  // with a stack deeper than max_frames_per_stack is skipped with a warning.
+  MonitorWaitReceiver monitor_waits = nullptr;
+  void* monitor_waits_context = nullptr;
 };
 
 struct ProfileFileSummary {
   uint64_t batches_read = 0;
   uint64_t batches_skipped = 0;
-  uint64_t samples_read = 0;         // StackSample entries added to the model
-  uint64_t samples_filtered = 0;     // left out by stage/category
-  uint64_t task_time_rows_read = 0;  // rows handed to options.task_times
-  std::set<int32_t> stage_ids;       // stages seen in the file, for "--stage N not found" messages
+  uint64_t samples_read = 0;            // StackSample entries added to the model
+  uint64_t samples_filtered = 0;        // left out by stage/category
+  uint64_t task_time_rows_read = 0;     // rows handed to options.task_times
+  uint64_t monitor_wait_rows_read = 0;  // rows handed to options.monitor_waits
+  std::set<int32_t> stage_ids;  // stages seen in the file, for "--stage N not found" messages
   // What the batches say of how they were sampled: Batch.mode ("cpu", "wall", "cpu+wall"; at
   // most kMaxKeptModes distinct, each at most 16 bytes) and the smallest positive interval.
   static constexpr size_t kMaxKeptModes = 8;

@@ -20,10 +20,22 @@ struct SampleSpec {
   uint64_t samples;
 };
 
+// A monitor-wait row by raw indices (a test may name ones the batch does not hold).
+struct MonitorSpec {
+  int32_t stage;
+  uint32_t monitor_class;
+  int32_t waiter_stack;
+  int32_t holder_stack;
+  int32_t holder_thread;
+  uint64_t waits;
+  uint64_t wait_ms;
+};
+
 // One size-prefixed Batch, as the agent writes them.
 std::string MakeBatch(const std::vector<std::string>& strings,
                       const std::vector<std::vector<uint32_t>>& stacks,
-                      const std::vector<SampleSpec>& samples) {
+                      const std::vector<SampleSpec>& samples,
+                      const std::vector<MonitorSpec>& monitor_waits = {}) {
   flatbuffers::FlatBufferBuilder builder;
   std::vector<flatbuffers::Offset<schema::Stack>> stack_offsets;
   for (const auto& frames : stacks) {
@@ -34,10 +46,18 @@ std::string MakeBatch(const std::vector<std::string>& strings,
     sample_offsets.push_back(schema::CreateStackSample(
         builder, s.stack, s.stage, 0, 42, 0, s.category, s.samples, s.samples * 10'000'000));
   }
+  std::vector<flatbuffers::Offset<schema::MonitorWait>> monitor_offsets;
+  for (const MonitorSpec& row : monitor_waits) {
+    monitor_offsets.push_back(schema::CreateMonitorWait(
+        builder, row.stage, 0, row.monitor_class, row.waiter_stack, row.holder_stack,
+        row.holder_thread, row.waits, row.wait_ms * 1'000'000));
+  }
   std::vector<flatbuffers::Offset<flatbuffers::String>> string_offsets;
   for (const std::string& text : strings) string_offsets.push_back(builder.CreateString(text));
   auto batch = schema::CreateBatchDirect(builder, 1, "exec-1", "host", 123, 0, 1, 10'000'000, "cpu",
-                                         &string_offsets, &stack_offsets, &sample_offsets);
+                                         &string_offsets, &stack_offsets, &sample_offsets, nullptr,
+                                         nullptr, 0, nullptr, 0, 0,
+                                         monitor_waits.empty() ? nullptr : &monitor_offsets);
   schema::FinishSizePrefixedBatchBuffer(builder, batch);
   return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
 }
@@ -182,6 +202,118 @@ TEST(ProfileFileReaderTest, BadIndicesAndCategoriesAreCountedNotTrusted) {
   EXPECT_EQ(loaded.report.problem_count, 2u);
 }
 
+// What a receiver saw of the rows, copied out of the views (which live only for the call).
+struct SeenMonitorWait {
+  int32_t stage;
+  std::string monitor_class;
+  std::vector<std::string> waiter;
+  bool holder_looked;
+  std::vector<std::string> holder;
+  std::string thread;
+  uint64_t waits;
+  uint64_t wait_ns;
+};
+
+void KeepMonitorWait(void* context, const MonitorWaitRow& row) {
+  auto* seen = static_cast<std::vector<SeenMonitorWait>*>(context);
+  seen->push_back({row.stage_id, std::string(row.monitor_class),
+                   std::vector<std::string>(row.waiter_frames.begin(), row.waiter_frames.end()),
+                   row.holder_looked,
+                   std::vector<std::string>(row.holder_frames.begin(), row.holder_frames.end()),
+                   std::string(row.holder_thread), row.waits, row.wait_ns});
+}
+
+const std::vector<std::string> kMonitorStrings = {
+    "java.lang.Thread.run", "com.acme.Job.lockedWork", "com.acme.SharedScorer.score",
+    "com.acme.SharedScorer", "Executor task launch worker"};
+
+// Batches with monitor-wait rows only.
+std::string MonitorBatch(const std::vector<std::string>& strings,
+                         const std::vector<std::vector<uint32_t>>& stacks,
+                         const std::vector<MonitorSpec>& rows) {
+  return MakeBatch(strings, stacks, {}, rows);
+}
+
+std::string MonitorFile() {
+  return MonitorBatch(kMonitorStrings, {{0, 1}, {0, 1, 2}},
+                      {{3, 3, 0, 1, 4, 40, 300},     // waiter and holder, owner's thread known
+                       {3, 3, 0, -1, -1, 12, 90},    // the owner not looked at
+                       {5, 3, -1, -1, -1, 1, 2}}) +  // no stack taken at all
+         MonitorBatch(kMonitorStrings, {{0, 1}}, {{3, 3, 0, -1, 4, 8, 60}});
+}
+
+TEST(ProfileFileReaderTest, MonitorWaitRowsAreResolvedAndFilteredByStage) {
+  std::vector<SeenMonitorWait> seen;
+  ProfileFileReadOptions options;
+  options.monitor_waits = &KeepMonitorWait;
+  options.monitor_waits_context = &seen;
+  Loaded loaded = Read(MonitorFile(), options);
+  ASSERT_TRUE(loaded.status.ok()) << loaded.status.ToString();
+  EXPECT_EQ(loaded.report.problem_count, 0u);
+  EXPECT_EQ(loaded.summary.monitor_wait_rows_read, 4u);
+  ASSERT_EQ(seen.size(), 4u);
+  EXPECT_EQ(seen[0].stage, 3);
+  EXPECT_EQ(seen[0].monitor_class, "com.acme.SharedScorer");
+  EXPECT_EQ(seen[0].waiter,
+            (std::vector<std::string>{"java.lang.Thread.run", "com.acme.Job.lockedWork"}));
+  EXPECT_TRUE(seen[0].holder_looked);
+  EXPECT_EQ(seen[0].holder.back(), "com.acme.SharedScorer.score");
+  EXPECT_EQ(seen[0].thread, "Executor task launch worker");
+  EXPECT_EQ(seen[0].waits, 40u);
+  EXPECT_EQ(seen[0].wait_ns, 300'000'000u);
+  EXPECT_FALSE(seen[1].holder_looked);
+  EXPECT_TRUE(seen[1].holder.empty());
+  EXPECT_EQ(seen[1].thread, "");
+  EXPECT_TRUE(seen[2].waiter.empty());
+  EXPECT_EQ(seen[3].wait_ns, 60'000'000u);
+  // Samples alone: none here, and the rows go to the receiver only.
+  EXPECT_EQ(loaded.model.total_weight(), 0u);
+
+  seen.clear();
+  options.stage_id = 5;
+  Loaded stage_five = Read(MonitorFile(), options);
+  ASSERT_TRUE(stage_five.status.ok());
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].stage, 5);
+
+  // Without a receiver the rows are not read.
+  Loaded unread = Read(MonitorFile());
+  EXPECT_EQ(unread.summary.monitor_wait_rows_read, 0u);
+}
+
+// Every index a row holds is checked against its batch: a row naming a class, stack, frame or
+// thread the batch does not hold is skipped and counted (one warning per batch, at its offset);
+// a stack past max_frames_per_stack is skipped with a warning at its offset; the rest is read.
+TEST(ProfileFileReaderTest, MonitorWaitRowsWithBadIndicesOrDeepStacksAreSkippedAndNamed) {
+  const std::string good = MonitorBatch(kMonitorStrings, {{0, 1}}, {{3, 3, 0, -1, -1, 1, 10}});
+  const std::string hostile = MonitorBatch(kMonitorStrings, {{0, 1}, {0, 99}, {0, 1, 2}},
+                                           {{3, 99, 0, -1, -1, 1, 1},  // no string 99
+                                            {3, 3, 7, -1, -1, 1, 1},   // no stack 7
+                                            {3, 3, -2, -1, -1, 1, 1},  // -2 is no "not taken"
+                                            {3, 3, 0, 1, -1, 1, 1},    // frame string 99
+                                            {3, 3, 0, -1, 5, 1, 1},    // no thread string 5
+                                            {3, 3, 0, -1, -7, 1, 1},   // nor -7
+                                            {3, 3, 2, -1, -1, 1, 1},   // 3 frames: too deep
+                                            {3, 3, 0, 0, 4, 2, 20}});  // good
+  std::vector<SeenMonitorWait> seen;
+  ProfileFileReadOptions options;
+  options.monitor_waits = &KeepMonitorWait;
+  options.monitor_waits_context = &seen;
+  options.max_frames_per_stack = 2;
+  Loaded loaded = Read(good + hostile, options);
+  ASSERT_TRUE(loaded.status.ok()) << loaded.status.ToString();
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[1].waits, 2u);
+  EXPECT_EQ(seen[1].holder, seen[1].waiter);
+  ASSERT_EQ(loaded.report.messages.size(), 2u);
+  const std::string at = "test.sparkprof: byte " + std::to_string(good.size()) + ": ";
+  EXPECT_EQ(loaded.report.messages[0],
+            at + "a stack of 3 frames is deeper than the limit of 2; its monitor-wait row is "
+                 "skipped");
+  EXPECT_EQ(loaded.report.messages[1], at + "6 monitor-wait row(s) refer to a stack or string "
+                                            "index outside the batch; skipped");
+}
+
 TEST(ProfileFileReaderTest, NotAProfileAtAll) {
   Loaded loaded = Read(std::string(64, 'x'));
   EXPECT_FALSE(loaded.status.ok());
@@ -215,6 +347,8 @@ TEST(ProfileFileReaderTest, SeedCorpus) {
         << bad_refs;
     std::ofstream(std::string(directory) + "/truncated.sparkprof", std::ios::binary)
         << two_batches.substr(0, two_batches.size() - 5);
+    std::ofstream(std::string(directory) + "/monitor_waits.sparkprof", std::ios::binary)
+        << two_batches + MonitorFile();
   }
   std::ifstream seed(std::string(SPARKPROF_SOURCE_DIR) +
                          "/flamegraph/fuzz/corpus/profile_file_reader/two_batches.sparkprof",
@@ -223,6 +357,20 @@ TEST(ProfileFileReaderTest, SeedCorpus) {
   Loaded loaded = Read(bytes);
   EXPECT_TRUE(loaded.status.ok()) << loaded.status.ToString();
   EXPECT_EQ(loaded.model.total_weight(), 117u);
+  // The monitor-wait seed (also the stage-profile fuzzer's): its rows are read.
+  std::ifstream monitor_seed(
+      std::string(SPARKPROF_SOURCE_DIR) +
+          "/flamegraph/fuzz/corpus/profile_file_reader/monitor_waits.sparkprof",
+      std::ios::binary);
+  std::string monitor_bytes((std::istreambuf_iterator<char>(monitor_seed)),
+                            std::istreambuf_iterator<char>());
+  std::vector<SeenMonitorWait> seen;
+  ProfileFileReadOptions options;
+  options.monitor_waits = &KeepMonitorWait;
+  options.monitor_waits_context = &seen;
+  Loaded monitors = Read(monitor_bytes, options);
+  EXPECT_TRUE(monitors.status.ok()) << monitors.status.ToString();
+  EXPECT_EQ(seen.size(), 4u);
 }
 
 }  // namespace
