@@ -97,6 +97,28 @@ bool IsFrameworkFrame(std::string_view frame) {
   return StartsWithAny(frame, kFrameworkPrefixes) || IsSparkprofPluginFrame(frame);
 }
 
+// What a frame is, for sites and application frames (0: not yet known, in Summarizer's cache).
+constexpr uint8_t kUnknownKind = 0, kJdk = 1, kFramework = 2, kApplication = 3;
+uint8_t KindOfName(std::string_view frame) {
+  return StartsWithAny(frame, kJdkPrefixes) ? kJdk
+         : IsFrameworkFrame(frame)          ? kFramework
+                                            : kApplication;
+}
+
+// The positions (root first) of a stack's site -- its innermost frame outside the JDK -- and of
+// its innermost application frame, kNoFrame when none; kind_at(i) is frame i's kind.
+constexpr size_t kNoFrame = SIZE_MAX;
+template <typename KindAt>
+std::pair<size_t, size_t> SitePositions(size_t depth, KindAt&& kind_at) {
+  size_t site = kNoFrame;
+  for (size_t i = depth; i-- > 0;) {
+    const uint8_t kind = kind_at(i);
+    if (site == kNoFrame && kind != kJdk) site = i;
+    if (kind == kApplication) return {site, i};
+  }
+  return {site, kNoFrame};
+}
+
 // Frames naming a pattern: an entry ending in '.' matches every frame under that package or
 // class, one ending in '*' every frame starting with the rest; any other entry is one method,
 // matched whole (serialize is not serializeStream).
@@ -211,16 +233,10 @@ class Summarizer {
     // only from a compiled caller ends in its walk-error marker: that site's inlined callees
     // are not known.
     const bool partial = !frames.empty() && IsPartialWalkMarker(model_.FrameName(frames.back()));
-    FrameId site = kNone;
-    FrameId application = kNone;
-    for (size_t i = frames.size(); i-- > 0;) {
-      const uint8_t kind = KindOf(frames[i]);
-      if (site == kNone && kind != kJdk) site = frames[i];
-      if (kind == kApplication) {
-        application = frames[i];
-        break;
-      }
-    }
+    const auto [site_at, application_at] =
+        SitePositions(frames.size(), [&](size_t i) { return KindOf(frames[i]); });
+    const FrameId site = site_at == kNoFrame ? kNone : frames[site_at];
+    const FrameId application = application_at == kNoFrame ? kNone : frames[application_at];
     if (site != kNone) {
       uint64_t& ns = sites_[SiteKey{c, site, application, partial}];
       ns = flamegraph::SaturatingAdd(ns, weight);
@@ -466,7 +482,6 @@ class Summarizer {
   }
 
   static constexpr FrameId kNone = UINT32_MAX;
-  static constexpr uint8_t kUnknownKind = 0, kJdk = 1, kFramework = 2, kApplication = 3;
   static constexpr int8_t kUnknownPattern = -2, kNoPattern = -1;
   static constexpr uint32_t kSerializerPatterns =
       PatternBit(Pattern::kJavaSerialization) | PatternBit(Pattern::kKryo);
@@ -509,12 +524,7 @@ class Summarizer {
 
   uint8_t KindOf(FrameId frame) {
     uint8_t& kind = frame_kind_[frame];
-    if (kind == kUnknownKind) {
-      const std::string_view name = model_.FrameName(frame);
-      kind = StartsWithAny(name, kJdkPrefixes) ? kJdk
-             : IsFrameworkFrame(name)          ? kFramework
-                                               : kApplication;
-    }
+    if (kind == kUnknownKind) kind = KindOfName(model_.FrameName(frame));
     return kind;
   }
   // The pattern frames[i] starts, or -1. A String regex entry counts only with Pattern.compile
@@ -572,6 +582,40 @@ struct StageModels {
     return model.get();
   }
 };
+
+// Puts each stage attempt's monitors into its summary (profile.stages, sorted); counts and names
+// what had no summary to go to and what was past the table's limit.
+void AttachMonitors(const MonitorWaitTable& table, const std::string& source_name,
+                    ApplicationProfile& profile, flamegraph::ReadReport& report) {
+  uint64_t ns_without_stage = 0;
+  for (auto& [key, monitors] : table.Finish()) {
+    auto stage = std::lower_bound(profile.stages.begin(), profile.stages.end(), key,
+                                  [](const StageProfile& s, const std::pair<int32_t, int32_t>& k) {
+                                    return std::make_pair(s.stage_id, s.stage_attempt) < k;
+                                  });
+    if (stage == profile.stages.end() || stage->stage_id != key.first ||
+        stage->stage_attempt != key.second) {
+      ns_without_stage = flamegraph::SaturatingAdd(ns_without_stage, monitors.wait_ns);
+      continue;
+    }
+    stage->monitors = std::move(monitors);
+  }
+  profile.max_monitor_keys = table.max_keys();
+  profile.monitor_rows_left_out = table.rows_left_out();
+  profile.monitor_wait_ns_left_out =
+      flamegraph::SaturatingAdd(table.wait_ns_left_out(), ns_without_stage);
+  if (table.rows_left_out() > 0) {
+    report.Warn(source_name + ": " + std::to_string(table.rows_left_out()) +
+                " monitor-wait row(s) (" + std::to_string(table.wait_ns_left_out() / 1'000'000) +
+                " ms waiting) past the limit of " + std::to_string(table.max_keys()) +
+                " distinct monitor keys (docs/limits.md) are left out of the stages' monitors");
+  }
+  if (ns_without_stage > 0) {
+    report.Warn(source_name + ": monitor waits of " + std::to_string(ns_without_stage / 1'000'000) +
+                " ms belong to stage attempts without stack samples (or to no task) and are "
+                "left out of the stages' monitors");
+  }
+}
 
 }  // namespace
 
@@ -676,6 +720,7 @@ StageProfile ApplicationProfile::Combined(int32_t stage_id) const {
       combined.application_site_ns[c] =
           flamegraph::SaturatingAdd(combined.application_site_ns[c], stage.application_site_ns[c]);
     }
+    combined.monitors.Merge(stage.monitors);
     // Task ids are unique across a stage's attempts: the union stays one row per task.
     combined.tasks.insert(combined.tasks.end(), stage.tasks.begin(), stage.tasks.end());
   }
@@ -686,6 +731,15 @@ StageProfile ApplicationProfile::Combined(int32_t stage_id) const {
 }
 
 bool IsApplicationFrame(std::string_view frame) { return !IsFrameworkFrame(frame); }
+
+StackSite SiteOfStack(std::span<const std::string_view> frames) {
+  const auto [site, application] =
+      SitePositions(frames.size(), [&](size_t i) { return KindOfName(frames[i]); });
+  StackSite found;
+  if (site != kNoFrame) found.frame = frames[site];
+  if (application != kNoFrame) found.application_frame = frames[application];
+  return found;
+}
 
 bool IsPartialWalkMarker(std::string_view frame) {
   return frame == "[not_walkable_not_Java]" || frame == "[unknown_not_Java]" ||
@@ -748,6 +802,9 @@ Result<ApplicationProfile> ApplicationProfileFromBytes(std::string_view bytes,
   read_options.cpu_use_context = &profile.cpu_use;
   read_options.memory_use = &ApplicationMemoryUse::Receive;
   read_options.memory_use_context = &profile.memory_use;
+  MonitorWaitTable monitor_waits(options.max_monitor_keys);
+  read_options.monitor_waits = &MonitorWaitTable::Receive;
+  read_options.monitor_waits_context = &monitor_waits;
   SPARKPROF_RETURN_IF_ERROR(flamegraph::ReadProfileFileByStage(
       bytes, read_options, &StageModels::Select, &models, profile.untagged_ns, report, &summary));
   profile.modes.assign(summary.modes.begin(), summary.modes.end());
@@ -760,6 +817,7 @@ Result<ApplicationProfile> ApplicationProfileFromBytes(std::string_view bytes,
     model.reset();  // the summary is all that is kept
   }
   task_times.MoveInto(profile.stages, source_name, profile, report);
+  AttachMonitors(monitor_waits, source_name, profile, report);
   profile.driver = driver.Finish(source_name, report);
   if (profile.memory_use.jvms_left_out() > 0) {
     report.Warn(source_name + ": memory readings of " +

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +34,7 @@
 #include "analyzer/profile/cpu_use.h"
 #include "analyzer/profile/driver_profile.h"
 #include "analyzer/profile/memory_use.h"
+#include "analyzer/profile/monitor_waits.h"
 #include "common/category.h"
 #include "common/input_stream.h"
 #include "common/status.h"
@@ -155,6 +157,9 @@ struct StageProfile {
   // into the JDK (ObjectOutputStream in a deep copy, Thread.sleep in a UDF), not Spark.
   CategoryNs application_site_ns{};
   uint64_t distinct_stacks = 0;
+  // The monitors its task threads waited to enter, timed exactly by the JVM (monitor_waits.h);
+  // empty for agents before them, and when no task thread waited on a monitor.
+  StageMonitors monitors;
   // Per task attempt of this stage attempt, by task_attempt_id (docs/limits.md: at most
   // ProfileLoadOptions::max_profiled_tasks over the application; what was left out is counted in
   // ApplicationProfile::task_rows_left_out and named in its problems).
@@ -205,19 +210,34 @@ struct ApplicationProfile {
   ApplicationCpuUse cpu_use;
   // The JVMs' memory per batch (empty for agents before it): per JVM its last reading and peaks.
   ApplicationMemoryUse memory_use;
+  // Monitor waits not in any StageProfile::monitors, each kind named in `problems`: rows that
+  // would have added a key past max_monitor_keys (counted), and with them, in the wait, those of
+  // stage attempts without stack samples (or outside a task).
+  size_t max_monitor_keys = 0;
+  uint64_t monitor_rows_left_out = 0;
+  uint64_t monitor_wait_ns_left_out = 0;
 
   // Off-CPU time was sampled (mode "cpu+wall" on some executor: only that mode splits a task
   // thread's wall time into on- and off-CPU parts; "wall" samples carry no CPU split).
   bool has_off_cpu() const;
   const StageProfile* Find(int32_t stage_id, int32_t stage_attempt) const;
   // Every attempt of a stage, summed (for rules that judge a stage whatever its retries); the
-  // frames, sites and patterns are the first sampled attempt's; the tasks are every attempt's.
+  // frames, sites and patterns are the first sampled attempt's; the tasks and monitors are every
+  // attempt's.
   StageProfile Combined(int32_t stage_id) const;
 };
 
 // The summary of one stage attempt's call tree (weights in nanoseconds).
 StageProfile SummarizeStage(const flamegraph::ProfileModel& model, int32_t stage_id,
                             int32_t stage_attempt);
+
+// A stack's site as `sites` name them (frames root first): the innermost frame outside the JDK,
+// and the innermost application frame ("" each when none). The views point into `frames`.
+struct StackSite {
+  std::string_view frame;
+  std::string_view application_frame;
+};
+StackSite SiteOfStack(std::span<const std::string_view> frames);
 
 // True for the agent's markers of a stack walked only from a caller (native-agent/stack_walker.cc,
 // WalkErrorFrameName): "[not_walkable_not_Java]", "[unknown_not_Java]", "[not_walkable_Java]",
@@ -239,6 +259,10 @@ struct ProfileLoadOptions {
   size_t max_profiled_tasks = 100'000;
   // Batch windows of CPU use kept (ApplicationCpuUse), about 90 bytes each (docs/limits.md).
   size_t max_cpu_windows = 200'000;
+  // Distinct monitor-wait keys kept (MonitorWaitTable: stage attempt, monitor class, waiter
+  // site, holder site, owner's thread) over the application, first come in file order; about 150
+  // bytes each plus their names (docs/limits.md).
+  size_t max_monitor_keys = 20'000;
   // Reads a profile kept compressed: given the opened file, its path and the size limit, the
   // stream to read (report::Analyze passes the event logs' codecs); null: the file as it is. A
   // hook, so that the driver's library, which reads only its own profile, links no codec.
