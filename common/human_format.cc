@@ -48,6 +48,13 @@ std::string HumanDurationMs(int64_t millis) {
   return buffer;
 }
 
+std::string HumanDurationNs(uint64_t nanos) {
+  if (nanos >= 10'000'000) return HumanDurationMs(static_cast<int64_t>(nanos / 1'000'000));
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.2f ms", static_cast<double>(nanos) / 1e6);
+  return buffer;
+}
+
 std::string Percent(double ratio) {
   char buffer[32];
   std::snprintf(buffer, sizeof(buffer), "%.1f%%", ratio * 100.0);

@@ -12,7 +12,10 @@ int64_t SaturatingInt64(double value);
 
 std::string HumanBytes(int64_t bytes);        // "1.5 GiB", "512 B", "-2.0 KiB"
 std::string HumanDurationMs(int64_t millis);  // "2h 03m", "4m 12s", "8.3 s", "120 ms"; "n/a" < 0
-std::string Percent(double ratio);            // "12.5%"
+// A duration that may be short (a mean wait): below 10 ms with two decimals ("0.35 ms",
+// "7.50 ms"), from 10 ms on as HumanDurationMs.
+std::string HumanDurationNs(uint64_t nanos);
+std::string Percent(double ratio);                  // "12.5%"
 std::string Fixed(double value, int decimals = 1);  // "3.1"
 std::string FormatEpochMs(int64_t epoch_ms);        // "2024-02-13 18:58:22 UTC"
 

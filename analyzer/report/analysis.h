@@ -32,8 +32,11 @@ inline constexpr const char* kReportSchema = "sparkprof.report/v1";
 // stages[].profile.sites[].inlined_callees_unknown and counts.photon_shuffle_write_tasks; 10 =
 // totals.photon_peak_memory_largest_operator_bytes_max, the several-application document's
 // not_analysed and not_analysed_left_out, zips compressed as logs in input.not_read,
-// profile.driver and driver-bound's frames of the driver (stage_id -1).
-inline constexpr int64_t kReportSchemaMinor = 11;
+// profile.driver and driver-bound's frames of the driver (stage_id -1); 11 =
+// executors.list[].memory and executors.driver_memory (the agents' memory readings); 12 = the
+// monitors task threads waited to enter (stages[].profile.monitors and monitor_*,
+// profile.monitor_*).
+inline constexpr int64_t kReportSchemaMinor = 12;
 
 struct TaskTimeline;  // html_report.h
 

@@ -650,17 +650,18 @@ void WriteFindings(const Analysis& analysis, const std::string& id, std::string&
   out += "</pre>\n";
 }
 
-// A note and a list with a line per profiled stage, "stage 3.0: <text_of(stage)>" (stages whose
-// text is "" left out); nothing when no stage has one.
-template <typename TextOf>
+// A note and a list with an item "stage 3.0: <line>" for each of lines_of(stage) over the
+// profiled stages ("" lines left out); nothing when no stage has a line.
+template <typename LinesOf>
 void WriteStageLines(const std::vector<StageProfileView>& views, const char* note,
-                     const char* list_class, TextOf text_of, std::string& out) {
+                     const char* list_class, LinesOf lines_of, size_t max_chars, std::string& out) {
   std::string items;
   for (const StageProfileView& view : views) {
-    const std::string text = text_of(*view.stage);
-    if (text.empty()) continue;
-    items += "<li>stage " + Int(view.stage->stage_id) + "." + Int(view.stage->stage_attempt) +
-             ": " + Shortened(text, 400) + "</li>\n";
+    for (const std::string& line : lines_of(*view.stage)) {
+      if (line.empty()) continue;
+      items += "<li>stage " + Int(view.stage->stage_id) + "." + Int(view.stage->stage_attempt) +
+               ": " + Shortened(line, max_chars) + "</li>\n";
+    }
   }
   if (items.empty()) return;
   out += std::string("<p class=\"note\">") + note + ":</p>\n<ul class=\"" + list_class + "\">\n" +
@@ -704,13 +705,19 @@ void WriteProfile(const Analysis& analysis, std::string& out) {
   const std::vector<StageProfileView> views = StageProfileViews(p);
   WriteStageLines(
       views, "The Python workers (sampled in the worker, apart from task time)", "python-workers",
-      [](const profile::StageProfile& stage) { return PythonWorkersText(stage); }, out);
+      [](const profile::StageProfile& stage) {
+        return std::vector<std::string>{PythonWorkersText(stage)};
+      },
+      400, out);
   WriteStageLines(
       views, "The slowest task against the median task (sampled time)", "slowest-tasks",
       [&analysis](const profile::StageProfile& stage) {
-        return SlowestTaskText(analysis.task_decompositions, stage);
+        return std::vector<std::string>{SlowestTaskText(analysis.task_decompositions, stage)};
       },
-      out);
+      400, out);
+  WriteStageLines(
+      views, "The monitors task threads waited to enter (each wait timed by the JVM)", "monitors",
+      [](const profile::StageProfile& stage) { return MonitorLines(stage); }, 600, out);
   if (const std::vector<std::string> memory = MemoryLines(p); !memory.empty()) {
     out +=
         "<p class=\"note\">Memory (the agents' readings, the most over the run):</p>\n"

@@ -1,7 +1,9 @@
 #include "analyzer/report/json_report.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <string_view>
 #include <utility>
 
@@ -281,6 +283,56 @@ void WriteTaskDecomposition(const diagnosis::StageTaskDecomposition& tasks, Json
   out.Field("slowest_vs_median", diagnosis::SlowestVsMedianText(tasks)).EndObject();
 }
 
+// A count as a JSON integer (a hostile profile's saturated sum stays the largest one).
+int64_t CountOf(uint64_t count) {
+  return static_cast<int64_t>(std::min<uint64_t>(count, INT64_MAX));
+}
+
+// (minor 12) The monitors the stage attempt's task threads waited to enter (docs/report-schema.md,
+// stages[].profile.monitors); nothing when none.
+void WriteMonitors(const profile::StageMonitors& monitors, JsonWriter& out) {
+  if (monitors.empty()) return;
+  out.Field("monitor_waits", CountOf(monitors.waits));
+  FieldMs(out, "monitor_wait_ms", monitors.wait_ns);
+  out.Field("monitor_holder_looks", CountOf(monitors.holder_looks));
+  out.Key("monitors").BeginArray();
+  for (const profile::MonitorTime& monitor : monitors.classes) {
+    out.BeginObject().Field("class", monitor.monitor_class).Field("waits", CountOf(monitor.waits));
+    FieldMs(out, "wait_ms", monitor.wait_ns);
+    FieldMs(out, "mean_wait_ms", monitor.mean_wait_ns());
+    out.Field("holder_looks", CountOf(monitor.holder_looks));
+    out.Key("waiters").BeginArray();
+    for (const profile::MonitorWaiterSite& site : monitor.waiters) {
+      out.BeginObject()
+          .Field("frame", site.frame)
+          .Field("application_frame", site.application_frame)
+          .Field("waits", CountOf(site.waits));
+      FieldMs(out, "wait_ms", site.wait_ns);
+      out.EndObject();
+    }
+    out.EndArray();
+    out.Key("holders").BeginArray();
+    for (const profile::MonitorHolderSite& site : monitor.holders) {
+      out.BeginObject()
+          .Field("frame", site.frame)
+          .Field("application_frame", site.application_frame)
+          .Field("looks", CountOf(site.looks))
+          .EndObject();
+    }
+    out.EndArray();
+    out.Key("holder_threads").BeginArray();
+    for (const profile::MonitorHolderThread& thread : monitor.holder_threads) {
+      out.BeginObject()
+          .Field("thread", thread.thread)
+          .Field("looks", CountOf(thread.looks))
+          .EndObject();
+    }
+    out.EndArray();
+    out.EndObject();
+  }
+  out.EndArray();
+}
+
 void WriteStageProfile(const profile::StageProfile& stage,
                        const diagnosis::StageTaskDecomposition* tasks, JsonWriter& out) {
   out.BeginObject();
@@ -322,6 +374,7 @@ void WriteStageProfile(const profile::StageProfile& stage,
     out.EndObject();
   }
   out.EndArray();
+  WriteMonitors(stage.monitors, out);
   if (tasks != nullptr) WriteTaskDecomposition(*tasks, out);
   out.EndObject();
 }
@@ -346,6 +399,14 @@ void WriteProfile(const Analysis& analysis, JsonWriter& out) {
   out.Field("max_profiled_tasks", static_cast<int64_t>(p->max_profiled_tasks))
       .Field("task_rows_left_out", static_cast<int64_t>(p->task_rows_left_out));
   FieldMs(out, "task_left_out_ms", p->task_ns_left_out);
+  const bool monitors = p->monitor_rows_left_out > 0 || p->monitor_wait_ns_left_out > 0 ||
+                        std::any_of(p->stages.begin(), p->stages.end(),
+                                    [](const auto& stage) { return !stage.monitors.empty(); });
+  if (monitors) {  // (minor 12) only when the agent sent monitor waits
+    out.Field("max_monitor_keys", static_cast<int64_t>(p->max_monitor_keys))
+        .Field("monitor_rows_left_out", CountOf(p->monitor_rows_left_out));
+    FieldMs(out, "monitor_wait_left_out_ms", p->monitor_wait_ns_left_out);
+  }
   profile::CategoryNs totals{};
   uint64_t task = 0, on_cpu = 0, off_cpu = 0, python = 0, python_off_cpu = 0;
   for (const profile::StageProfile& stage : p->stages) {

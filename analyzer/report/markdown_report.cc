@@ -391,6 +391,23 @@ static void WriteCost(const cost::RunCost& c, std::ostringstream& out) {
   for (const std::string& note : s.notes) out << "- " << EscapeMarkdown(note) << "\n";
 }
 
+// After `note`, a list item "stage 3.0: <line>" for each of lines_of(stage) over the profiled
+// stages ("" lines left out); nothing when no stage has a line.
+template <typename LinesOf>
+static void WriteStageLines(const std::vector<StageProfileView>& views, const char* note,
+                            LinesOf lines_of, size_t max_chars, std::ostringstream& out) {
+  bool heading = false;
+  for (const StageProfileView& view : views) {
+    for (const std::string& line : lines_of(*view.stage)) {
+      if (line.empty()) continue;
+      if (!heading) out << "\n" << note << ":\n\n";
+      heading = true;
+      out << "- stage " << view.stage->stage_id << "." << view.stage->stage_attempt << ": "
+          << Cell(line, max_chars) << "\n";
+    }
+  }
+}
+
 // The agent's profile: the stages with the most sampled task time and where it went.
 static void WriteMarkdownProfile(const Analysis& analysis, std::ostringstream& out) {
   if (analysis.profile == nullptr) {
@@ -415,25 +432,22 @@ static void WriteMarkdownProfile(const Analysis& analysis, std::ostringstream& o
         << (stage.top_self.empty() ? std::string("-") : Code(stage.top_self.front().frame))
         << " |\n";
   }
-  bool python_heading = false;
-  for (const StageProfileView& view : StageProfileViews(p)) {
-    const std::string python = PythonWorkersText(*view.stage);
-    if (python.empty()) continue;
-    if (!python_heading)
-      out << "\nThe Python workers (sampled in the worker, apart from task time):\n\n";
-    python_heading = true;
-    out << "- stage " << view.stage->stage_id << "." << view.stage->stage_attempt << ": "
-        << Cell(python, 400) << "\n";
-  }
-  bool tasks_heading = false;
-  for (const StageProfileView& view : StageProfileViews(p)) {
-    const std::string slowest = SlowestTaskText(analysis.task_decompositions, *view.stage);
-    if (slowest.empty()) continue;
-    if (!tasks_heading) out << "\nThe slowest task against the median task (sampled time):\n\n";
-    tasks_heading = true;
-    out << "- stage " << view.stage->stage_id << "." << view.stage->stage_attempt << ": "
-        << Cell(slowest, 400) << "\n";
-  }
+  const std::vector<StageProfileView> views = StageProfileViews(p);
+  WriteStageLines(
+      views, "The Python workers (sampled in the worker, apart from task time)",
+      [](const profile::StageProfile& stage) {
+        return std::vector<std::string>{PythonWorkersText(stage)};
+      },
+      400, out);
+  WriteStageLines(
+      views, "The slowest task against the median task (sampled time)",
+      [&analysis](const profile::StageProfile& stage) {
+        return std::vector<std::string>{SlowestTaskText(analysis.task_decompositions, stage)};
+      },
+      400, out);
+  WriteStageLines(
+      views, "The monitors task threads waited to enter (each wait timed by the JVM)",
+      [](const profile::StageProfile& stage) { return MonitorLines(stage); }, 600, out);
   if (const std::vector<std::string> memory = MemoryLines(p); !memory.empty()) {
     out << "\nMemory (the agents' readings, the most over the run):\n\n";
     for (const std::string& line : memory) out << "- " << Cell(line, 600) << "\n";

@@ -64,6 +64,43 @@ std::string SlowestTaskText(const std::vector<diagnosis::StageTaskDecomposition>
   return tasks != nullptr ? diagnosis::SlowestVsMedianText(*tasks) : "";
 }
 
+namespace {
+
+// "frame", or "frame under application_frame" when the user's frame beneath it is another.
+std::string SiteText(const std::string& frame, const std::string& application_frame) {
+  if (application_frame.empty() || application_frame == frame) return frame;
+  return frame + " under " + application_frame;
+}
+
+}  // namespace
+
+std::vector<std::string> MonitorLines(const profile::StageProfile& stage) {
+  std::vector<std::string> lines;
+  for (const profile::MonitorTime& monitor : stage.monitors.classes) {
+    std::string line = monitor.monitor_class + ": " + std::to_string(monitor.waits) + " waits, " +
+                       HumanDurationMs(static_cast<int64_t>(monitor.wait_ns / 1'000'000)) +
+                       " waiting (" + HumanDurationNs(monitor.mean_wait_ns()) + " each)";
+    if (!monitor.waiters.empty()) {
+      line += ", in " +
+              SiteText(monitor.waiters.front().frame, monitor.waiters.front().application_frame);
+    }
+    if (!monitor.holders.empty()) {
+      const profile::MonitorHolderSite& holder = monitor.holders.front();
+      line += "; held in " + SiteText(holder.frame, holder.application_frame) + " (" +
+              std::to_string(holder.looks) + " of " + std::to_string(monitor.holder_looks) +
+              " looks)";
+    }
+    if (!monitor.holder_threads.empty()) {
+      const profile::MonitorHolderThread& thread = monitor.holder_threads.front();
+      line += std::string(monitor.holders.empty() ? "; held" : ",") + " by " + thread.thread +
+              " (" + std::to_string(thread.looks) + " of " + std::to_string(monitor.holder_looks) +
+              " looks)";
+    }
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
 std::string ProfileSourceText(const profile::ApplicationProfile& profile) {
   std::string modes;
   for (const std::string& mode : profile.modes) modes += (modes.empty() ? "" : ", ") + mode;

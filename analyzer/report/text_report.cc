@@ -226,6 +226,9 @@ static void WriteTextProfile(const Analysis& analysis, std::ostringstream& out) 
         !slowest.empty()) {
       out << "    slowest task: " << Printable(slowest, 400) << "\n";
     }
+    for (const std::string& monitor : MonitorLines(stage)) {
+      out << "    monitor " << Printable(monitor, 600) << "\n";
+    }
     for (size_t i = 0; i < stage.top_self.size() && i < 3; ++i) {
       const profile::FrameTime& frame = stage.top_self[i];
       out << "    hot frame: " << Printable(frame.frame, 160) << " "
