@@ -43,6 +43,9 @@ struct FrameEvidence {
   std::string application_frame;  // "" when no frame of the user's code is on those samples
   std::string category;           // the task-time category ("serialization", "lock_wait", ...)
   double ms = 0;                  // sampled task time in that frame and category
+  // lock-contention's monitor_holder frames: how many looks at a monitor's owner saw it there
+  // (ms 0); -1 for every other frame.
+  int64_t looks = -1;
 };
 
 // A configuration change (config_key set) or a code change (config_key empty, value holds the

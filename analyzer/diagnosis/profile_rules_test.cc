@@ -18,6 +18,7 @@
 #include "analyzer/report/markdown_report.h"
 #include "analyzer/report/text_report.h"
 #include "analyzer/testing/analysis_test_util.h"
+#include "analyzer/testing/profile_batch.h"
 #include "analyzer/testing/synthetic_app.h"
 #include "schema/profile_generated.h"
 
@@ -557,6 +558,126 @@ TEST_F(ProfileRulesTest, WaitsLocksAndStarvation) {
   ASSERT_NE(cpu_only.profile, nullptr);
   EXPECT_FALSE(cpu_only.profile->has_off_cpu());
   EXPECT_NE(report::RenderText(cpu_only).find("CPU samples only"), std::string::npos);
+}
+
+// Stage 0's contention on a com.acme.SharedScorer monitor as a loaded host samples it: 5% of the
+// task time lock_wait, 35% cpu_starved (the woken waiters queue for a CPU); the JVM timed the
+// waits exactly: 1600 of them, 12.8 s (40%). The owner was seen in SharedScorer.score at 9 of 11
+// looks.
+std::string SharedScorerContention(const char* mode = "cpu+wall") {
+  const std::vector<std::string> waiter = Under({"com.acme.Job.lockedWork"});
+  const std::string samples = ProfileBatch(
+      {
+          {0, Under({"com.acme.Job.lockedWork", "java.lang.Object.wait"}),
+           schema::Category::lock_wait, 1600},
+          {0, waiter, schema::Category::cpu_starved, 11200},
+          {0, Under({"com.acme.Job.map"}), schema::Category::compute, 19200},
+          {1, Under({"com.acme.Job.reduce"}), schema::Category::compute, 2000},
+      },
+      mode);
+  const char* worker = "Executor task launch worker";
+  test_util::ProfileBatchBuilder monitors(mode);
+  monitors
+      .MonitorWait({0, 0, "com.acme.SharedScorer", waiter,
+                    Under({"com.acme.SharedScorer.score", "java.lang.Math.exp"}), true, worker, 9,
+                    72})
+      .MonitorWait({0, 0, "com.acme.SharedScorer", waiter, waiter, true, "", 2, 16})
+      .MonitorWait({0, 0, "com.acme.SharedScorer", waiter, {}, false, "", 1589, 12712});
+  return samples + monitors.Bytes();
+}
+
+TEST_F(ProfileRulesTest, LockContentionNamesTheMonitorItsExactWaitAndItsHolders) {
+  report::Analysis a = Analyze(TwoStages(), SharedScorerContention());
+  auto found = FindingsOf(a, "lock-contention");
+  ASSERT_EQ(found.size(), 1u);
+  const Finding& f = *found[0];
+  EXPECT_EQ(f.stage_ids, std::vector<int32_t>{0});
+  EXPECT_EQ(f.title, "Tasks contend on a com.acme.SharedScorer monitor");
+  // The share is the exact wait's: the samples' 5% of lock_wait alone would not be named.
+  EXPECT_DOUBLE_EQ(EvidenceValue(f, "top_stage_lock_wait_share"), 0.4);
+  EXPECT_EQ(EvidenceValue(f, "lock_wait_ms"), 12800);
+  EXPECT_EQ(EvidenceValue(f, "sampled_lock_wait_ms"), 1600);
+  EXPECT_EQ(EvidenceValue(f, "monitor_wait_ms"), 12800);
+  EXPECT_EQ(EvidenceValue(f, "monitor_waits"), 1600);
+  EXPECT_DOUBLE_EQ(EvidenceValue(f, "mean_monitor_wait_ms"), 8.0);
+  EXPECT_EQ(EvidenceValue(f, "holder_looks"), 11);
+  EXPECT_EQ(EvidenceValue(f, "top_stage_sampled_lock_wait_ms"), 1600);
+  EXPECT_EQ(EvidenceValue(f, "top_stage_monitor_wait_ms"), 12800);
+  EXPECT_EQ(f.confidence.level, ConfidenceLevel::kHigh);
+  EXPECT_EQ(f.confidence.reason,
+            "the JVM timed each of the stage's 1600 monitor waits exactly (the agent's "
+            "contended-entry events), and the stage's sampled task time they are a share of holds "
+            "~3200 samples");
+  EXPECT_NE(f.explanation.find("Stage 0's task threads were blocked 12.8 s (40% of stage 0's "
+                               "32.0 s of sampled task time) waiting for locks, in "
+                               "`com.acme.Job.lockedWork` (1.6 s)"),
+            std::string::npos)
+      << f.explanation;
+  EXPECT_NE(f.explanation.find(
+                "The JVM timed the monitor waits exactly: 1600 waits to enter a "
+                "com.acme.SharedScorer monitor, 12.8 s in all (8.00 ms each), most in "
+                "`com.acme.Job.lockedWork` (12.8 s, 1600 waits); its owner was in "
+                "`com.acme.SharedScorer.score` at 9 of 11 looks, by thread Executor task launch "
+                "worker. The samples filed only 1.6 s of it as lock_wait"),
+            std::string::npos)
+      << f.explanation;
+  EXPECT_NE(f.recommendations.back().value.find("(the com.acme.SharedScorer the tasks lock)"),
+            std::string::npos);
+  // Frames: the sampled lock_wait site, then the monitor's waiters by wait and holders by looks.
+  ASSERT_EQ(f.frames.size(), 4u);
+  EXPECT_EQ(f.frames[0].category, "lock_wait");
+  EXPECT_EQ(f.frames[1].category, "monitor_wait");
+  EXPECT_EQ(f.frames[1].frame, "com.acme.Job.lockedWork");
+  EXPECT_DOUBLE_EQ(f.frames[1].ms, 12800);
+  EXPECT_EQ(f.frames[1].looks, -1);
+  EXPECT_EQ(f.frames[2].category, "monitor_holder");
+  EXPECT_EQ(f.frames[2].frame, "com.acme.SharedScorer.score");
+  EXPECT_EQ(f.frames[2].looks, 9);
+  EXPECT_EQ(f.frames[3].frame, "com.acme.Job.lockedWork");
+  EXPECT_EQ(f.frames[3].looks, 2);
+
+  // Every report prints the stage's monitor line; JSON holds the monitors and the looks.
+  const std::string line =
+      "com.acme.SharedScorer: 1600 waits, 12.8 s waiting (8.00 ms each), in "
+      "com.acme.Job.lockedWork; held in com.acme.SharedScorer.score (9 of 11 looks), by Executor "
+      "task launch worker (9 of 11 looks)";
+  EXPECT_NE(report::RenderText(a).find("    monitor " + line + "\n"), std::string::npos)
+      << report::RenderText(a);
+  EXPECT_NE(report::RenderMarkdown(a).find("- stage 0.0: " + line), std::string::npos);
+  EXPECT_NE(report::RenderHtml(a).find("<li>stage 0.0: " + line + "</li>"), std::string::npos);
+  EXPECT_NE(report::RenderText(a).find("monitor_holder 9 looks in com.acme.SharedScorer.score"),
+            std::string::npos);
+  std::string json;  // without the indentation, "key":value
+  const std::string pretty = report::RenderJsonSection(a);
+  for (size_t i = 0; i < pretty.size(); ++i) {
+    if (pretty[i] == '\n') {
+      while (i + 1 < pretty.size() && pretty[i + 1] == ' ') ++i;
+    } else if (pretty.compare(i, 3, "\": ") == 0) {
+      json += "\":";
+      i += 2;
+    } else {
+      json += pretty[i];
+    }
+  }
+  for (const char* expected :
+       {"\"schema_minor\":12", "\"monitor_waits\":1600",
+        "\"monitors\":[{\"class\":"
+        "\"com.acme.SharedScorer\",\"waits\":1600,\"wait_ms\":12800,\"mean_wait_ms\":8,"
+        "\"holder_looks\":11,\"waiters\":[{\"frame\":\"com.acme.Job.lockedWork\"",
+        "\"holders\":[{\"frame\":\"com.acme.SharedScorer.score\",\"application_frame\":"
+        "\"com.acme.SharedScorer.score\",\"looks\":9}",
+        "\"category\":\"monitor_holder\",\"ms\":0,\"looks\":9}", "\"monitor_rows_left_out\":0"}) {
+    EXPECT_NE(json.find(expected), std::string::npos) << expected;
+  }
+}
+
+// The exact wait is a share of task threads' wall time: CPU samples hold none, so with them the
+// rule reads the samples alone (no lock_wait: silent), as before the monitor waits.
+TEST_F(ProfileRulesTest, LockContentionNeedsWallTimeForTheMonitorWaitsShare) {
+  report::Analysis a = Analyze(TwoStages(), SharedScorerContention("cpu"));
+  EXPECT_TRUE(FindingsOf(a, "lock-contention").empty());
+  ASSERT_NE(a.profile, nullptr);
+  EXPECT_EQ(a.profile->Find(0, 0)->monitors.waits, 1600u);  // still in the profile
 }
 
 TEST_F(ProfileRulesTest, HotUserCodeNamesRegexCompiledPerRecord) {

@@ -35,7 +35,7 @@ inline constexpr const char* kReportSchema = "sparkprof.report/v1";
 // profile.driver and driver-bound's frames of the driver (stage_id -1); 11 =
 // executors.list[].memory and executors.driver_memory (the agents' memory readings); 12 = the
 // monitors task threads waited to enter (stages[].profile.monitors and monitor_*,
-// profile.monitor_*).
+// profile.monitor_*), and on lock-contention frames[].looks and the monitor evidence.
 inline constexpr int64_t kReportSchemaMinor = 12;
 
 struct TaskTimeline;  // html_report.h

@@ -588,9 +588,8 @@ void WriteFinding(const diagnosis::Finding& f, const std::string& anchor, const 
     for (const diagnosis::FrameEvidence& frame : f.frames) {
       out += "<tr><td class=\"num\">" +
              (frame.stage_id >= 0 ? Int(frame.stage_id) : std::string("driver")) + "</td><td>" +
-             Escape(frame.category) + "</td><td class=\"num\">" +
-             HumanDurationMs(SaturatingInt64(frame.ms)) + "</td><td><code>" +
-             Shortened(frame.frame, 300) + "</code></td><td><code>" +
+             Escape(frame.category) + "</td><td class=\"num\">" + FrameAmountText(frame) +
+             "</td><td><code>" + Shortened(frame.frame, 300) + "</code></td><td><code>" +
              Shortened(frame.application_frame, 300) + "</code></td></tr>";
     }
     out += "</tbody></table>\n";

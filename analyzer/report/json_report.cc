@@ -143,8 +143,9 @@ void WriteFinding(const diagnosis::Finding& f, JsonWriter& out) {
           .Field("frame", frame.frame)
           .Field("application_frame", frame.application_frame)
           .Field("category", frame.category)
-          .FieldDouble("ms", frame.ms, 9)
-          .EndObject();
+          .FieldDouble("ms", frame.ms, 9);
+      if (frame.looks >= 0) out.Field("looks", frame.looks);  // (minor 12)
+      out.EndObject();
     }
     out.EndArray();
   }

@@ -132,8 +132,8 @@ void WriteFinding(int number, const diagnosis::Finding& f, std::ostringstream& o
     out << "| stage | category | sampled | frame | application frame |\n|---:|---|---:|---|---|\n";
     for (const diagnosis::FrameEvidence& frame : f.frames) {
       out << "| " << (frame.stage_id >= 0 ? std::to_string(frame.stage_id) : "driver") << " | "
-          << Cell(frame.category, 40) << " | " << HumanDurationMs(SaturatingInt64(frame.ms))
-          << " | " << Code(frame.frame) << " | "
+          << Cell(frame.category, 40) << " | " << FrameAmountText(frame) << " | "
+          << Code(frame.frame) << " | "
           << (frame.application_frame.empty() ? std::string("-") : Code(frame.application_frame))
           << " |\n";
     }

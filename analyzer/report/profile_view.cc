@@ -101,6 +101,11 @@ std::vector<std::string> MonitorLines(const profile::StageProfile& stage) {
   return lines;
 }
 
+std::string FrameAmountText(const diagnosis::FrameEvidence& frame) {
+  if (frame.looks >= 0) return std::to_string(frame.looks) + " looks";
+  return HumanDurationMs(SaturatingInt64(frame.ms));
+}
+
 std::string ProfileSourceText(const profile::ApplicationProfile& profile) {
   std::string modes;
   for (const std::string& mode : profile.modes) modes += (modes.empty() ? "" : ", ") + mode;

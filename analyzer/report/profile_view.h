@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/diagnosis/finding.h"
 #include "analyzer/diagnosis/task_decomposition.h"
 #include "analyzer/profile/stage_profiles.h"
 
@@ -52,6 +53,10 @@ std::vector<std::string> MonitorLines(const profile::StageProfile& stage);
 // 3.0 GiB of its 4.0 GiB limit, ...". Empty without memory readings.
 inline constexpr size_t kMemoryJvmsShown = 20;
 std::vector<std::string> MemoryLines(const profile::ApplicationProfile& profile);
+
+// How much of a finding's frame is shown: its time ("1.2 s"), or for a monitor's holder frame
+// its looks ("9 looks").
+std::string FrameAmountText(const diagnosis::FrameEvidence& frame);
 
 // "cpu+wall every 10 ms, 4 executors, 12 batches" (the profile's header line).
 std::string ProfileSourceText(const profile::ApplicationProfile& profile);

@@ -128,8 +128,8 @@ void WritePhasesAndFindings(const Analysis& analysis, std::ostringstream& out) {
     for (const diagnosis::FrameEvidence& frame : f.frames) {
       out << "   frame: "
           << (frame.stage_id >= 0 ? "stage " + std::to_string(frame.stage_id) : "driver") << " "
-          << Printable(frame.category, 40) << " " << HumanDurationMs(SaturatingInt64(frame.ms))
-          << " in " << Printable(frame.frame, 200);
+          << Printable(frame.category, 40) << " " << FrameAmountText(frame) << " in "
+          << Printable(frame.frame, 200);
       if (!frame.application_frame.empty() && frame.application_frame != frame.frame) {
         out << " under " << Printable(frame.application_frame, 200);
       }
