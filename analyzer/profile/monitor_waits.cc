@@ -97,6 +97,30 @@ auto ValuesOf(const Map& map) {
   return values;
 }
 
+// An array class as the JVM names it ("[I", "[[Ljava.lang.String;") as Java code writes it
+// ("int[]", "java.lang.String[][]"); any other name as it is.
+std::string ReadableClassName(std::string_view name) {
+  size_t dimensions = 0;
+  while (dimensions < name.size() && name[dimensions] == '[') ++dimensions;
+  if (dimensions == 0) return std::string(name);
+  const std::string_view element = name.substr(dimensions);
+  std::string readable;
+  if (element.size() > 2 && element.front() == 'L' && element.back() == ';') {
+    readable = std::string(element.substr(1, element.size() - 2));
+  } else if (element.size() == 1) {
+    constexpr std::string_view kCodes = "BCDFIJSZ";
+    constexpr std::string_view kPrimitives[] = {"byte", "char", "double", "float",
+                                                "int",  "long", "short",  "boolean"};
+    const size_t code = kCodes.find(element.front());
+    if (code == std::string_view::npos) return std::string(name);
+    readable = std::string(kPrimitives[code]);
+  } else {
+    return std::string(name);
+  }
+  for (size_t i = 0; i < dimensions; ++i) readable += "[]";
+  return readable;
+}
+
 }  // namespace
 
 void StageMonitors::Merge(const StageMonitors& other) {
@@ -134,9 +158,13 @@ void MonitorWaitTable::Add(const flamegraph::MonitorWaitRow& row) {
   if (row.waits == 0 && row.wait_ns == 0) return;
   const StackSite waiter = SiteOfStack(row.waiter_frames);
   const StackSite holder = SiteOfStack(row.holder_frames);
-  const std::string_view names[] = {row.monitor_class,        waiter.frame,
-                                    waiter.application_frame, holder.frame,
-                                    holder.application_frame, row.holder_thread};
+  const std::string monitor_class = ReadableClassName(row.monitor_class);
+  const std::string_view names[] = {monitor_class,
+                                    waiter.frame,
+                                    waiter.application_frame,
+                                    holder.frame,
+                                    holder.application_frame,
+                                    row.holder_thread};
   // Names are added only for a key that is kept: past the limit, nothing grows.
   uint32_t ids[std::size(names)];
   bool known = true;

@@ -14,6 +14,9 @@
 //     there, and its threads' looks which thread owned the monitor (the agent names the owner
 //     only at a look).
 //
+// Class names of arrays read as Java writes them ("[I" is "int[]", "[Ljava.lang.Object;" is
+// "java.lang.Object[]").
+//
 // Gathered while a profile is read, bounded: at most `max_keys` distinct (stage attempt, class,
 // waiter site, holder site, owner's thread) keys over the application (docs/limits.md), each name
 // cut at kMaxMonitorNameBytes; rows that would add a key past the limit are counted, never kept,

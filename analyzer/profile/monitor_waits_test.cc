@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "analyzer/profile/stage_profiles.h"
+#include "analyzer/report/profile_view.h"
 #include "analyzer/testing/profile_batch.h"
 
 namespace sparkprof::profile {
@@ -180,6 +181,44 @@ TEST(MonitorWaitsTest, AttemptsAreCombinedByClassAndSite) {
   ASSERT_EQ(scorer.holders.size(), 1u);
   EXPECT_EQ(scorer.holders[0].looks, 15u);
   EXPECT_EQ(scorer.holder_threads[0].looks, 15u);
+}
+
+// Array classes read as Java writes them; the reports print the heaviest classes and sum the rest.
+TEST(MonitorWaitsTest, ArrayClassesReadAsJavaWritesThemAndTheReportsSumTheRest) {
+  ProfileBatchBuilder batch = StageOne();
+  const char* classes[] = {"[I", "[[Ljava.lang.String;", "[Q", "java.lang.Object", "[L;"};
+  uint64_t ms = 50;
+  for (const char* monitor_class : classes) {
+    batch.MonitorWait({1,
+                       0,
+                       monitor_class,
+                       Under({"com.acme.Job.lockedWork"}),
+                       {},
+                       false,
+                       "",
+                       ms == 10 ? 1u : 2u,
+                       ms});
+    ms -= 10;
+  }
+  Result<ApplicationProfile> loaded = ApplicationProfileFromBytes(batch.Bytes(), "m.sparkprof");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  const StageProfile& stage = *loaded->Find(1, 0);
+  std::vector<std::string> names;
+  for (const MonitorTime& monitor : stage.monitors.classes) names.push_back(monitor.monitor_class);
+  EXPECT_EQ(names, (std::vector<std::string>{"int[]", "java.lang.String[][]", "[Q",
+                                             "java.lang.Object", "[L;"}));
+  const std::vector<std::string> lines = report::MonitorLines(stage);
+  ASSERT_EQ(lines.size(), report::kMonitorLinesShown + 1);
+  EXPECT_EQ(lines[0], "int[]: 2 waits, 50 ms waiting (25 ms each), in com.acme.Job.lockedWork");
+  EXPECT_EQ(lines[2], "[Q: 2 waits, 30 ms waiting (15 ms each), in com.acme.Job.lockedWork");
+  EXPECT_EQ(lines[3], "other classes: 3 waits, 30 ms waiting");
+  // One wait is "1 wait".
+  StageProfile one;
+  one.monitors.waits = 1;
+  one.monitors.wait_ns = 2 * kMs;
+  one.monitors.classes.push_back({"java.lang.Object", 1, 2 * kMs, 0, {}, {}, {}});
+  EXPECT_EQ(report::MonitorLines(one),
+            std::vector<std::string>{"java.lang.Object: 1 wait, 2.00 ms waiting (2.00 ms each)"});
 }
 
 }  // namespace

@@ -66,6 +66,10 @@ std::string SlowestTaskText(const std::vector<diagnosis::StageTaskDecomposition>
 
 namespace {
 
+std::string WaitsText(uint64_t waits) {
+  return std::to_string(waits) + (waits == 1 ? " wait" : " waits");
+}
+
 // "frame", or "frame under application_frame" when the user's frame beneath it is another.
 std::string SiteText(const std::string& frame, const std::string& application_frame) {
   if (application_frame.empty() || application_frame == frame) return frame;
@@ -76,10 +80,14 @@ std::string SiteText(const std::string& frame, const std::string& application_fr
 
 std::vector<std::string> MonitorLines(const profile::StageProfile& stage) {
   std::vector<std::string> lines;
+  uint64_t shown_waits = 0, shown_ns = 0;
   for (const profile::MonitorTime& monitor : stage.monitors.classes) {
-    std::string line = monitor.monitor_class + ": " + std::to_string(monitor.waits) + " waits, " +
-                       HumanDurationMs(static_cast<int64_t>(monitor.wait_ns / 1'000'000)) +
-                       " waiting (" + HumanDurationNs(monitor.mean_wait_ns()) + " each)";
+    if (lines.size() == kMonitorLinesShown) break;
+    shown_waits += monitor.waits;
+    shown_ns += monitor.wait_ns;
+    std::string line = monitor.monitor_class + ": " + WaitsText(monitor.waits) + ", " +
+                       HumanDurationNs(monitor.wait_ns) + " waiting (" +
+                       HumanDurationNs(monitor.mean_wait_ns()) + " each)";
     if (!monitor.waiters.empty()) {
       line += ", in " +
               SiteText(monitor.waiters.front().frame, monitor.waiters.front().application_frame);
@@ -97,6 +105,10 @@ std::vector<std::string> MonitorLines(const profile::StageProfile& stage) {
               " looks)";
     }
     lines.push_back(std::move(line));
+  }
+  if (stage.monitors.waits > shown_waits || stage.monitors.wait_ns > shown_ns) {
+    lines.push_back("other classes: " + WaitsText(stage.monitors.waits - shown_waits) + ", " +
+                    HumanDurationNs(stage.monitors.wait_ns - shown_ns) + " waiting");
   }
   return lines;
 }

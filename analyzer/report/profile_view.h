@@ -41,10 +41,12 @@ std::string PythonWorkersText(const profile::StageProfile& stage);
 std::string SlowestTaskText(const std::vector<diagnosis::StageTaskDecomposition>& decompositions,
                             const profile::StageProfile& stage);
 
-// A line per monitor class the stage's task threads waited to enter, most wait first:
-// "com.acme.SharedScorer: 412 waits, 3.1 s waiting (7.52 ms each), in com.acme.Job.lockedWork;
-// held in com.acme.SharedScorer.score (9 of 11 looks), by Executor task launch worker (11 of 11
-// looks)". Empty without monitor waits.
+// A line per monitor class the stage's task threads waited to enter, most wait first (at most
+// kMonitorLinesShown, then one line for the rest: "other classes: 12 waits, 40 ms waiting"):
+// "com.acme.SharedScorer: 412 waits, 3.1 s waiting (7.52 ms each), in
+// com.acme.Job.lockedWork; held in com.acme.SharedScorer.score (9 of 11 looks), by Executor task
+// launch worker (11 of 11 looks)". Empty without monitor waits.
+inline constexpr size_t kMonitorLinesShown = 3;
 std::vector<std::string> MonitorLines(const profile::StageProfile& stage);
 
 // The JVMs' memory as their agents measured it, one sentence each (the driver first, then the
