@@ -592,7 +592,7 @@ TEST_F(ProfileRulesTest, LockContentionNamesTheMonitorItsExactWaitAndItsHolders)
   ASSERT_EQ(found.size(), 1u);
   const Finding& f = *found[0];
   EXPECT_EQ(f.stage_ids, std::vector<int32_t>{0});
-  EXPECT_EQ(f.title, "Tasks contend on a com.acme.SharedScorer monitor");
+  EXPECT_EQ(f.title, "Tasks contend on a monitor of class com.acme.SharedScorer");
   // The share is the exact wait's: the samples' 5% of lock_wait alone would not be named.
   EXPECT_DOUBLE_EQ(EvidenceValue(f, "top_stage_lock_wait_share"), 0.4);
   EXPECT_EQ(EvidenceValue(f, "lock_wait_ms"), 12800);
@@ -614,8 +614,8 @@ TEST_F(ProfileRulesTest, LockContentionNamesTheMonitorItsExactWaitAndItsHolders)
             std::string::npos)
       << f.explanation;
   EXPECT_NE(f.explanation.find(
-                "The JVM timed the monitor waits exactly: 1600 waits to enter a "
-                "com.acme.SharedScorer monitor, 12.8 s in all (8.00 ms each), most in "
+                "The JVM timed the monitor waits exactly: 1600 waits to enter a monitor of class "
+                "com.acme.SharedScorer, 12.8 s in all (8.00 ms each), most in "
                 "`com.acme.Job.lockedWork` (12.8 s, 1600 waits); its owner was in "
                 "`com.acme.SharedScorer.score` at 9 of 11 looks, by thread Executor task launch "
                 "worker. The samples filed only 1.6 s of it as lock_wait"),

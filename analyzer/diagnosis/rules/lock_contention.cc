@@ -66,8 +66,8 @@ std::string Quoted(const std::string& frame, const std::string& application_fram
 // The stage's heaviest monitor in words: the class, the exact wait, where the waiters waited and
 // where the owner was.
 std::string MonitorText(const profile::MonitorTime& monitor) {
-  std::string text = std::to_string(monitor.waits) + " waits to enter a " + monitor.monitor_class +
-                     " monitor, " + HumanDurationNs(monitor.wait_ns) + " in all (" +
+  std::string text = std::to_string(monitor.waits) + " waits to enter a monitor of class " +
+                     monitor.monitor_class + ", " + HumanDurationNs(monitor.wait_ns) + " in all (" +
                      HumanDurationNs(monitor.mean_wait_ns()) + " each)";
   if (!monitor.waiters.empty()) {
     const profile::MonitorWaiterSite& site = monitor.waiters.front();
@@ -176,7 +176,7 @@ void LockContention(const DiagnosisInput& input, std::vector<Finding>& out) {
                "wait's.";
     }
   }
-  f.title = monitor != nullptr ? "Tasks contend on a " + monitor->monitor_class + " monitor"
+  f.title = monitor != nullptr ? "Tasks contend on a monitor of class " + monitor->monitor_class
                                : "Tasks contend on a lock";
   f.explanation = where;
   if (logging) {
