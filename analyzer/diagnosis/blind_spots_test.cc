@@ -13,6 +13,7 @@
 #include "analyzer/diagnosis/diagnosis_input.h"
 #include "analyzer/report/render.h"
 #include "analyzer/testing/analysis_test_util.h"
+#include "analyzer/testing/event_log_lines.h"
 
 namespace sparkprof::diagnosis {
 namespace {
@@ -21,114 +22,7 @@ using test_util::AnalyzeText;
 using test_util::FindingsOf;
 using test_util::RecommendsKey;
 
-// A few Spark 3.5 events, written the way Spark writes them (only the keys sparkprof reads).
-class Log {
- public:
-  explicit Log(const std::string& master = "spark://127.0.0.1:7077") {
-    Add(R"({"Event":"SparkListenerLogStart","Spark Version":"3.5.9"})");
-    Add(R"({"Event":"SparkListenerEnvironmentUpdate","JVM Information":{},"Spark Properties":{"spark.master":")" +
-        master +
-        R"(","spark.app.id":"app-1"},"Hadoop Properties":{},"System Properties":{},"Classpath Entries":{}})");
-    Add(R"({"Event":"SparkListenerApplicationStart","App Name":"t","App ID":"app-1","Timestamp":1000,"User":"u"})");
-  }
-  void Add(const std::string& line) { text_ += line + "\n"; }
-  void Executor(const std::string& id, int64_t at) {
-    Add(R"({"Event":"SparkListenerExecutorAdded","Timestamp":)" + std::to_string(at) +
-        R"(,"Executor ID":")" + id +
-        R"(","Executor Info":{"Host":"127.0.0.1","Total Cores":2,"Log Urls":{}}})");
-  }
-  void ExecutorRemoved(const std::string& id, int64_t at, const std::string& reason) {
-    Add(R"({"Event":"SparkListenerExecutorRemoved","Timestamp":)" + std::to_string(at) +
-        R"(,"Executor ID":")" + id + R"(","Removed Reason":")" + reason + R"("})");
-  }
-  void JobStart(int job, const std::vector<int>& stages, int64_t at,
-                const std::string& description) {
-    std::string infos, ids;
-    for (int s : stages) {
-      if (!ids.empty()) ids += ",", infos += ",";
-      ids += std::to_string(s);
-      infos += R"({"Stage ID":)" + std::to_string(s) +
-               R"(,"Stage Attempt ID":0,"Stage Name":"stage )" + std::to_string(s) +
-               R"(","Number of Tasks":4,"Parent IDs":[],"Details":"","Accumulables":[]})";
-    }
-    Add(R"({"Event":"SparkListenerJobStart","Job ID":)" + std::to_string(job) +
-        R"(,"Submission Time":)" + std::to_string(at) + R"(,"Stage Infos":[)" + infos +
-        R"(],"Stage IDs":[)" + ids + R"(],"Properties":{"spark.job.description":")" + description +
-        R"("}})");
-  }
-  void StageSubmitted(int stage, int attempt, int64_t at) {
-    Add(R"({"Event":"SparkListenerStageSubmitted","Stage Info":{"Stage ID":)" +
-        std::to_string(stage) + R"(,"Stage Attempt ID":)" + std::to_string(attempt) +
-        R"(,"Stage Name":"stage )" + std::to_string(stage) +
-        R"(","Number of Tasks":4,"Parent IDs":[],"Details":"","Submission Time":)" +
-        std::to_string(at) + R"(,"Accumulables":[]},"Properties":{}})");
-  }
-  // accumulables: the JSON array's elements; rdds: "RDD Info" elements.
-  void StageCompleted(int stage, int attempt, int64_t submitted, int64_t at,
-                      const std::string& failure = "", const std::string& accumulables = "",
-                      const std::string& rdds = "") {
-    Add(R"({"Event":"SparkListenerStageCompleted","Stage Info":{"Stage ID":)" +
-        std::to_string(stage) + R"(,"Stage Attempt ID":)" + std::to_string(attempt) +
-        R"(,"Stage Name":"stage )" + std::to_string(stage) +
-        R"(","Number of Tasks":4,"RDD Info":[)" + rdds +
-        R"(],"Parent IDs":[],"Details":"","Submission Time":)" + std::to_string(submitted) +
-        R"(,"Completion Time":)" + std::to_string(at) +
-        (failure.empty() ? std::string() : R"(,"Failure Reason":")" + failure + R"(")") +
-        R"(,"Accumulables":[)" + accumulables + "]}}");
-  }
-  void SqlStart(int64_t id, int64_t at, const std::string& plan_info) {
-    Add(R"({"Event":"org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart","executionId":)" +
-        std::to_string(id) +
-        R"(,"description":"q","details":"","physicalPlanDescription":"","sparkPlanInfo":)" +
-        plan_info + R"(,"time":)" + std::to_string(at) + "}");
-  }
-  // reason: the whole "Task End Reason" object.
-  void Task(int stage, int64_t tid, int index, int attempt, const std::string& executor,
-            int64_t launch, int64_t finish, const std::string& reason, int64_t run_ms,
-            int64_t shuffle_write_bytes = 0) {
-    const std::string info =
-        R"("Task Info":{"Task ID":)" + std::to_string(tid) + R"(,"Index":)" +
-        std::to_string(index) + R"(,"Attempt":)" + std::to_string(attempt) + R"(,"Launch Time":)" +
-        std::to_string(launch) + R"(,"Executor ID":")" + executor +
-        R"(","Host":"127.0.0.1","Locality":"PROCESS_LOCAL","Speculative":false,"Getting Result Time":0,"Finish Time":)" +
-        std::to_string(finish) + R"(,"Failed":false,"Killed":false,"Accumulables":[]})";
-    Add(R"({"Event":"SparkListenerTaskStart","Stage ID":)" + std::to_string(stage) +
-        R"(,"Stage Attempt ID":0,)" + info + "}");
-    TaskEndOnly(stage, tid, index, attempt, executor, launch, finish, reason, run_ms,
-                shuffle_write_bytes);
-  }
-  void TaskEndOnly(int stage, int64_t tid, int index, int attempt, const std::string& executor,
-                   int64_t launch, int64_t finish, const std::string& reason, int64_t run_ms,
-                   int64_t shuffle_write_bytes = 0) {
-    Add(R"({"Event":"SparkListenerTaskEnd","Stage ID":)" + std::to_string(stage) +
-        R"(,"Stage Attempt ID":0,"Task Type":"ShuffleMapTask","Task End Reason":)" + reason +
-        R"(,"Task Info":{"Task ID":)" + std::to_string(tid) + R"(,"Index":)" +
-        std::to_string(index) + R"(,"Attempt":)" + std::to_string(attempt) + R"(,"Launch Time":)" +
-        std::to_string(launch) + R"(,"Executor ID":")" + executor +
-        R"(","Host":"127.0.0.1","Locality":"PROCESS_LOCAL","Speculative":false,"Getting Result Time":0,"Finish Time":)" +
-        std::to_string(finish) +
-        R"(,"Failed":false,"Killed":false,"Accumulables":[]},"Task Metrics":{"Executor Run Time":)" +
-        std::to_string(run_ms) + R"(,"Executor CPU Time":)" + std::to_string(run_ms * 1000000) +
-        R"(,"Shuffle Write Metrics":{"Shuffle Bytes Written":)" +
-        std::to_string(shuffle_write_bytes) +
-        R"(,"Shuffle Write Time":0,"Shuffle Records Written":10}}})");
-  }
-  void JobEnd(int job, int64_t at, const std::string& failure = "") {
-    Add(R"({"Event":"SparkListenerJobEnd","Job ID":)" + std::to_string(job) +
-        R"(,"Completion Time":)" + std::to_string(at) + R"(,"Job Result":)" +
-        (failure.empty() ? std::string(R"({"Result":"JobSucceeded"})")
-                         : R"({"Result":"JobFailed","Exception":{"Message":")" + failure +
-                               R"(","Stack Trace":[]}})") +
-        "}");
-  }
-  void End(int64_t at) {
-    Add(R"({"Event":"SparkListenerApplicationEnd","Timestamp":)" + std::to_string(at) + "}");
-  }
-  const std::string& text() const { return text_; }
-
- private:
-  std::string text_;
-};
+using Log = testing::EventLogLines;
 
 const char* kSuccess = R"({"Reason":"Success"})";
 const char* kUserException =
@@ -184,13 +78,26 @@ TEST(JobFailures, AFailedJobIsTheFirstFindingWithTheTaskAndTheException) {
   EXPECT_NE(a.summary.jobs[1].failure_reason.find("Job aborted"), std::string::npos);
 }
 
+// Issue 29: the heap named first; smaller partitions of what the stage reads -- this one reads
+// neither a shuffle nor files, so the code's own partition count, never
+// spark.sql.shuffle.partitions --, then more heap.
 TEST(JobFailures, OutOfMemoryFailuresAskForSmallerPartitionsAndMoreMemory) {
   report::Analysis a = AnalyzeText(FailedJob(kOom).text());
   ASSERT_FALSE(a.findings.empty());
   const Finding& f = a.findings.front();
   EXPECT_EQ(f.rule, "job-failures");
   EXPECT_EQ(f.category, Category::kResourceConfiguration);
-  EXPECT_TRUE(RecommendsKey(f, "spark.sql.shuffle.partitions"));
+  EXPECT_NE(f.title.find(": Executor heap exhausted (java.lang.OutOfMemoryError)"),
+            std::string::npos)
+      << f.title;
+  EXPECT_EQ(f.explanation.rfind("Executor heap exhausted: task 2 of stage 1 threw "
+                                "java.lang.OutOfMemoryError: Java heap space",
+                                0),
+            0u)
+      << f.explanation;
+  EXPECT_FALSE(RecommendsKey(f, "spark.sql.shuffle.partitions"));
+  ASSERT_FALSE(f.recommendations.empty());
+  EXPECT_NE(f.recommendations.front().value.find("more partitions"), std::string::npos);
   EXPECT_TRUE(RecommendsKey(f, "spark.executor.memory"));
   // The task failures are its symptom, ranked after it.
   auto failures = FindingsOf(a, "task-failures");

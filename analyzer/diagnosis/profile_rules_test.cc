@@ -27,6 +27,7 @@ namespace {
 
 using test_util::EvidenceValue;
 using test_util::FindingsOf;
+using test_util::RecommendedValue;
 using test_util::RecommendsKey;
 
 constexpr int64_t kIntervalNs = 10'000'000;
@@ -471,35 +472,59 @@ TEST_F(ProfileRulesTest, RunDelayToldApartByTheJvmsCpuUse) {
   }
 }
 
+// One memory reading of executor 1 (cgroup v1), 30 s into the app, as the agent sends it.
+struct Reading {
+  uint64_t rss, rss_peak, container_usage, container_limit, container_anon, container_file;
+  uint32_t python_processes;
+  uint64_t python_rss;
+};
+std::string MemoryBatch(const testing::SyntheticApp& app, const Reading& r) {
+  flatbuffers::FlatBufferBuilder builder;
+  auto memory = schema::CreateMemoryUse(builder, r.rss, r.rss_peak, 60, 1, r.container_usage,
+                                        r.container_limit, r.container_limit, r.container_anon,
+                                        r.container_file, r.python_processes, r.python_rss);
+  auto batch = schema::CreateBatchDirect(
+      builder, 1, "1", "host", 7, 0, (app.start_ms + 30'000) * 1'000'000, kIntervalNs, "cpu+wall",
+      nullptr, nullptr, nullptr, nullptr, nullptr, 0, nullptr, 0, memory);
+  schema::FinishSizePrefixedBatchBuffer(builder, batch);
+  return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
+}
+
 // With the agents' memory readings, executor-loss says what the lost executor last reported: its
 // container against its limit, its resident set, its Python workers (issue 29).
 TEST_F(ProfileRulesTest, ExecutorLossShowsTheLostExecutorsLastMemoryReport) {
   testing::SyntheticApp app = TwoStages();
   app.removed_executors = 1;  // executor 1, "Container killed by YARN for exceeding ..."
-  flatbuffers::FlatBufferBuilder builder;
+  app.extra_properties = {{"spark.executor.memory", "8g"}};
   constexpr uint64_t kGiB = uint64_t{1} << 30;
-  auto memory = schema::CreateMemoryUse(builder, 3 * kGiB, 7 * kGiB / 2, 80, 1, 9 * kGiB - kGiB / 8,
-                                        9 * kGiB, 9 * kGiB, 0, kGiB / 4, 4, 5 * kGiB);
-  auto batch = schema::CreateBatchDirect(
-      builder, 1, "1", "host", 7, 0, (app.start_ms + 30'000) * 1'000'000, kIntervalNs, "cpu+wall",
-      nullptr, nullptr, nullptr, nullptr, nullptr, 0, nullptr, 0, memory);
-  schema::FinishSizePrefixedBatchBuffer(builder, batch);
-  const std::string memory_batch(reinterpret_cast<const char*>(builder.GetBufferPointer()),
-                                 builder.GetSize());
+  const std::string memory_batch = MemoryBatch(
+      app, {3 * kGiB, 7 * kGiB / 2, 9 * kGiB - kGiB / 8, 9 * kGiB, 0, kGiB / 4, 4, 5 * kGiB});
   report::Analysis a =
       Analyze(app, StageZeroProfile(0.05, {"com.acme.Job.score"}, schema::Category::compute) +
                        memory_batch);
   auto loss = FindingsOf(a, "executor-loss");
   ASSERT_EQ(loss.size(), 1u);
-  EXPECT_NE(loss[0]->explanation.find("Executor 1's last memory report"), std::string::npos)
+  // The cause first, with the readings that show it (issue 29 goal 2).
+  EXPECT_EQ(loss[0]->title.rfind("Container memory limit exceeded", 0), 0u) << loss[0]->title;
+  EXPECT_EQ(loss[0]->explanation.rfind("Container memory limit exceeded: executor 1 was killed", 0),
+            0u)
       << loss[0]->explanation;
-  EXPECT_NE(loss[0]->explanation.find("its container at 8.9 GiB of its 9.0 GiB limit (98.6%"),
+  EXPECT_NE(loss[0]->explanation.find("in a container with a 9.0 GiB memory limit; its last "
+                                      "report"),
             std::string::npos)
       << loss[0]->explanation;
-  EXPECT_NE(loss[0]->explanation.find("its Python workers 5.0 GiB in 4 processes"),
+  EXPECT_NE(loss[0]->explanation.find("had 8.9 GiB of it in use (98.6%): the JVM 3.0 GiB "
+                                      "resident with at most 8.0 GiB of heap, its Python workers "
+                                      "5.0 GiB"),
             std::string::npos)
       << loss[0]->explanation;
   EXPECT_NEAR(EvidenceValue(*loss[0], "lost_executor_container_usage_share_max"), 0.986, 0.001);
+  EXPECT_EQ(EvidenceValue(*loss[0], "container_limit_bytes"), 9.0 * kGiB);
+  // YARN's container: heap + overhead. The Python workers held most of what grew outside the
+  // heap (5 GiB): their own budget, 25% above it; the overhead 25% above the 819 MiB the kill
+  // proves too small (the 512 MiB measured outside the heap is less).
+  EXPECT_EQ(RecommendedValue(*loss[0], "spark.executor.pyspark.memory"), "6400m");
+  EXPECT_EQ(RecommendedValue(*loss[0], "spark.executor.memoryOverhead"), "1024m");
   // Without readings the finding is as before.
   report::Analysis plain =
       Analyze(app, StageZeroProfile(0.05, {"com.acme.Job.score"}, schema::Category::compute));
@@ -507,6 +532,45 @@ TEST_F(ProfileRulesTest, ExecutorLossShowsTheLostExecutorsLastMemoryReport) {
   ASSERT_EQ(before.size(), 1u);
   EXPECT_EQ(before[0]->explanation.find("memory report"), std::string::npos);
   EXPECT_EQ(EvidenceValue(*before[0], "lost_executors_with_memory_reports"), -1);
+}
+
+// A standalone Worker in a memory cgroup (a container no cluster manager sized): exit code 137
+// alone says only SIGKILL; the agent's reading of the cgroup's limit makes it the limit, and the
+// fix fits the settings into it: heap 512 MiB + off-heap 1 GiB + Spark's 384 MiB native
+// allowance + the 140 MiB the Worker held > 1 GiB.
+TEST_F(ProfileRulesTest, SigkillUnderAMeasuredCgroupLimitIsTheContainerLimit) {
+  testing::SyntheticApp app = TwoStages();
+  app.master = "spark://127.0.0.1:7077";
+  app.removed_executors = 1;
+  app.removed_reason = "Command exited with code 137";
+  app.extra_properties = {{"spark.executor.memory", "512m"},
+                          {"spark.memory.offHeap.enabled", "true"},
+                          {"spark.memory.offHeap.size", "1g"}};
+  constexpr uint64_t kMiB = uint64_t{1} << 20;
+  const std::string memory_batch = MemoryBatch(
+      app, {850 * kMiB, 850 * kMiB, 1000 * kMiB, 1024 * kMiB, 980 * kMiB, 10 * kMiB, 0, 0});
+  const std::string profile =
+      StageZeroProfile(0.05, {"com.acme.Job.score"}, schema::Category::compute);
+  report::Analysis a = Analyze(app, profile + memory_batch);
+  auto loss = FindingsOf(a, "executor-loss");
+  ASSERT_EQ(loss.size(), 1u);
+  EXPECT_EQ(loss[0]->title.rfind("Container memory limit exceeded", 0), 0u) << loss[0]->title;
+  EXPECT_EQ(EvidenceValue(*loss[0], "lost_to_memory"), 1);
+  EXPECT_EQ(EvidenceValue(*loss[0], "other_processes_bytes"), 140.0 * kMiB);
+  EXPECT_NE(loss[0]->explanation.find("other processes 140.0 MiB"), std::string::npos)
+      << loss[0]->explanation;
+  EXPECT_FALSE(RecommendsKey(*loss[0], "spark.executor.memoryOverhead"));  // not Spark's container
+  EXPECT_EQ(RecommendedValue(*loss[0], "spark.memory.offHeap.enabled"), "false");
+  bool limit_advised = false;
+  for (const Recommendation& r : loss[0]->recommendations) {
+    // 25% above 512 MiB heap + 1 GiB off-heap + 384 MiB + 140 MiB = 2060 MiB, in 64 MiB steps.
+    if (r.value.find("a container memory limit of at least 2.6 GiB") == 0) limit_advised = true;
+  }
+  EXPECT_TRUE(limit_advised);
+  // The same log without readings: a SIGKILL after the last task, with no task lost, is the
+  // shutdown; only the cgroup's limit made it a sign of memory.
+  report::Analysis plain = Analyze(app, profile);
+  EXPECT_TRUE(FindingsOf(plain, "executor-loss").empty());
 }
 
 TEST_F(ProfileRulesTest, WaitsLocksAndStarvation) {

@@ -28,6 +28,29 @@ std::string FirstLine(std::string_view text, size_t max_bytes) {
   return std::string(text.substr(0, end));
 }
 
+std::string RootCauseLine(std::string_view text, size_t max_bytes) {
+  // Python: the traceback's frames are indented; the exception raised is the first line after
+  // the last "Traceback (most recent call last):" that starts in the first column.
+  constexpr std::string_view kTraceback = "Traceback (most recent call last):";
+  if (size_t at = text.rfind(kTraceback); at != std::string_view::npos) {
+    size_t line = text.find('\n', at);
+    while (line != std::string_view::npos && line + 1 < text.size()) {
+      const std::string_view rest = text.substr(line + 1);
+      if (!rest.empty() && rest.front() != ' ' && rest.front() != '\t' && rest.front() != '\r' &&
+          rest.front() != '\n') {
+        return FirstLine(rest, max_bytes);
+      }
+      line = text.find('\n', line + 1);
+    }
+  }
+  // Java: the innermost "Caused by: " of the stack trace.
+  constexpr std::string_view kCausedBy = "Caused by: ";
+  if (size_t at = text.rfind(kCausedBy); at != std::string_view::npos) {
+    return FirstLine(text.substr(at + kCausedBy.size()), max_bytes);
+  }
+  return "";
+}
+
 void ExecutorMetricPeaks::MergeMax(const ExecutorMetricPeaks& other) {
   if (!other.present) return;
   present = true;
@@ -817,6 +840,7 @@ struct EventParser::Impl {
     reason->reason.clear();
     reason->exception_class.clear();
     reason->message_head.clear();
+    reason->root_cause.clear();
     reason->executor_id.clear();
     reason->exit_caused_by_app = true;
     reason->fetch_shuffle_id = -1;
@@ -829,6 +853,15 @@ struct EventParser::Impl {
           key == "Loss Reason") {
         if (auto e2 = ReadString(v, &scratch)) return e2;
         reason->message_head = FirstLine(scratch, limits.max_message_bytes);
+        if (reason->root_cause.empty()) {
+          reason->root_cause = RootCauseLine(scratch, limits.max_message_bytes);
+        }
+        return simdjson::SUCCESS;
+      }
+      if (key == "Full Stack Trace") {
+        if (!reason->root_cause.empty()) return simdjson::SUCCESS;
+        if (auto e2 = ReadString(v, &scratch)) return e2;
+        reason->root_cause = RootCauseLine(scratch, limits.max_message_bytes);
         return simdjson::SUCCESS;
       }
       if (key == "Executor ID") return ReadString(v, &reason->executor_id, 256);

@@ -74,5 +74,9 @@ class EventParser {
 
 // First line of `text`, at most `max_bytes` long (cut on a UTF-8 boundary).
 std::string FirstLine(std::string_view text, size_t max_bytes);
+// The innermost cause an exception's text names, its first line at most `max_bytes` long: the
+// exception a Python traceback ends with (its last traceback's first unindented line), else
+// what the last "Caused by: " of a Java stack trace names; "" when the text has neither.
+std::string RootCauseLine(std::string_view text, size_t max_bytes);
 
 }  // namespace sparkprof::eventlog

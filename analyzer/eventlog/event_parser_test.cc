@@ -316,6 +316,44 @@ TEST(EventParser, FailureReasonsKeepClassAndFirstLine) {
   EXPECT_FALSE(sink.task_ends[0].has_metrics);
 }
 
+// Issue 29: what ran out is often only in the innermost cause -- the exception a Python
+// traceback ends with, the last "Caused by:" of a Java stack trace -- not in the first line.
+TEST(EventParser, FailureReasonsKeepTheRootCause) {
+  RecordingSink sink;
+  EventParser parser(sink);
+  auto root_cause = [&](const std::string& description, const std::string& full_stack_trace) {
+    std::string line =
+        R"({"Event":"SparkListenerTaskEnd","Stage ID":1,"Stage Attempt ID":0,)"
+        R"("Task End Reason":{"Reason":"ExceptionFailure","Class Name":"x.E","Description":")" +
+        description + R"(","Stack Trace":[],"Full Stack Trace":")" + full_stack_trace +
+        R"("},"Task Info":{"Task ID":1,"Index":0,"Attempt":0,"Launch Time":1,)"
+        R"("Executor ID":"1","Host":"h","Locality":"ANY","Finish Time":2,"Failed":true}})";
+    EXPECT_TRUE(Parse(parser, line).ok());
+    return sink.task_ends.back().reason.root_cause;
+  };
+  // Spark 4's PythonException: the traceback's frames are indented, the exception is not.
+  EXPECT_EQ(root_cause(R"([PYTHON_EXCEPTION] An exception was thrown from the Python worker: )"
+                       R"(Traceback (most recent call last):\n  File \"udf.py\", line 61, in f\n)"
+                       R"(    document = bytearray(300 << 20)\n               ^^^^\nMemoryError\n)"
+                       R"( SQLSTATE: 38000)",
+                       ""),
+            "MemoryError");
+  // Chained Python exceptions: the last traceback's.
+  EXPECT_EQ(root_cause(R"(Traceback (most recent call last):\n  File \"a.py\"\nKeyError: 'k'\n\n)"
+                       R"(During handling of the above exception, another exception occurred:\n\n)"
+                       R"(Traceback (most recent call last):\n  File \"b.py\"\nValueError: bad)",
+                       ""),
+            "ValueError: bad");
+  // Java: the last "Caused by:" of the full stack trace.
+  EXPECT_EQ(root_cause("Task failed while writing rows.",
+                       R"(org.apache.spark.SparkException: Task failed while writing rows.\n)"
+                       R"(\tat a.b(c.java:1)\nCaused by: java.io.IOException: No space left on )"
+                       R"(device\n\tat d.e(f.java:2))"),
+            "java.io.IOException: No space left on device");
+  EXPECT_EQ(root_cause("boom", R"(x.E: boom\n\tat a.b(c.java:1))"), "");
+  EXPECT_EQ(RootCauseLine("Caused by: " + std::string(600, 'x'), 512).size(), 512u);
+}
+
 // A TaskEnd without its reason (or without a task id) used to be counted as a success.
 TEST(EventParser, MalformedTaskEndIsABadLineNotASuccess) {
   RecordingSink sink;

@@ -263,7 +263,11 @@ struct TaskEndReason {
   std::string reason;  // as written: Success, ExceptionFailure, FetchFailed, TaskKilled, ...
   std::string exception_class;  // ExceptionFailure "Class Name"
   std::string message_head;     // first line: Description / Kill Reason / Message / Loss Reason
-  std::string executor_id;      // ExecutorLostFailure
+  // The innermost cause, first line: the exception a Python traceback in the description ends
+  // with ("MemoryError"), else the last "Caused by: " of the description or the Full Stack
+  // Trace ("java.io.IOException: No space left on device"); "" when there is none.
+  std::string root_cause;
+  std::string executor_id;  // ExecutorLostFailure
   bool exit_caused_by_app = true;
   int32_t fetch_shuffle_id = -1;
   std::string fetch_host;  // FetchFailed "Block Manager Address".Host

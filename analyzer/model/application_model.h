@@ -126,6 +126,7 @@ struct TaskFailure {
   std::string reason;           // as written ("ExceptionFailure", ...)
   std::string exception_class;  // ExceptionFailure "Class Name"
   std::string message_head;     // first line of the description / kill / loss reason
+  std::string root_cause;       // the innermost cause's first line (eventlog::TaskEndReason)
   std::string lost_executor_id;
   bool exit_caused_by_app = true;
   int32_t fetch_shuffle_id = -1;
@@ -252,6 +253,9 @@ struct Executor {
   int64_t request_time_ms = -1;
   int64_t removed_time_ms = -1;
   std::string removed_reason;
+  // The message of the last java.lang.OutOfMemoryError its tasks reported ("Java heap space",
+  // "Direct buffer memory"): which memory ran out before an exit with code 52.
+  std::string out_of_memory_message;
   int64_t max_memory_bytes = 0;  // block manager storage memory
   ExecutorMetricPeaks peaks;     // max over its task and stage peaks
   bool is_driver() const { return executor_id == "driver"; }

@@ -1,9 +1,12 @@
 // Why a task or an executor failed, from what Spark logged: the task end reason, the exception
-// class and message, and the executor's removal reason. Shared by the rules job-failures (which
-// must give the fix for the cause) and executor-loss, and the live driver's executor metrics.
+// class, message and root cause, and the executor's removal reason. Shared by the rules
+// job-failures (which must give the fix for the cause), task-failures and executor-loss, and the
+// live driver's executor metrics.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "analyzer/model/application_model.h"
 
@@ -11,20 +14,87 @@ namespace sparkprof::model {
 
 enum class FailureCause {
   kNone,         // not a failure of the work (killed speculation loser, commit denied, resubmitted)
-  kOutOfMemory,  // java.lang.OutOfMemoryError, a container killed for memory, exit code 52/137
+  kOutOfMemory,  // a memory ran out (see Exhaustion for which): OutOfMemoryError, a container
+                 // killed for memory, exit code 52/137, a Python MemoryError
+  kDiskFull,     // "No space left on device" on a local disk
   kFetchFailure,  // shuffle output could not be fetched (its executor or node went away)
   kExecutorLost,  // the executor died or was removed for another reason
   kUserCode,      // an exception thrown by the application's code or its data
 };
 const char* FailureCauseName(FailureCause cause);  // "out-of-memory", "fetch-failure", ...
 
+// What ran out when a task failed, an executor was lost or a job was aborted (issue 29), as
+// Spark's words name it:
+//   executor heap       java.lang.OutOfMemoryError "Java heap space" / "GC overhead limit
+//                       exceeded" in a task, or an executor that exited with code 52 (Spark's
+//                       exit code after any OutOfMemoryError: the heap unless its tasks said
+//                       otherwise);
+//   container memory    the cluster manager killed the container for exceeding its memory
+//                       limit (YARN's "... beyond the 'PHYSICAL' memory limit", Kubernetes'
+//                       OOMKilled) or it exited with 137 (SIGKILL) where a container limit
+//                       exists (exit_137_is_memory);
+//   Python memory       a MemoryError raised in a Python worker, or a Python worker that exited
+//                       without an exception (a process killed by signal, in practice the
+//                       kernel's OOM killer choosing the largest process);
+//   direct memory       java.lang.OutOfMemoryError "Direct buffer memory" (the JVM's
+//                       -XX:MaxDirectMemorySize, by default the heap's maximum);
+//   driver result size  "Total size of serialized results ... is bigger than
+//                       spark.driver.maxResultSize";
+//   driver heap         an OutOfMemoryError or "Not enough memory to build and broadcast" on the
+//                       driver (a job or query failing without a task failing for it);
+//   disk full           "No space left on device".
+enum class Exhaustion : uint8_t {
+  kUnknown,
+  kExecutorHeap,
+  kContainerMemory,
+  kPythonMemory,
+  kDirectMemory,
+  kDriverResultSize,
+  kDriverHeap,
+  kDiskFull,
+};
+// "executor-heap", "container-memory", "python-memory", "direct-memory", "driver-result-size",
+// "driver-heap", "disk-full", "unknown".
+const char* ExhaustionName(Exhaustion what);
+// The cause in words a report leads with: "executor heap exhausted", "container memory limit
+// exceeded", "Python worker memory exhausted", ...
+const char* ExhaustionWords(Exhaustion what);
+bool IsMemory(Exhaustion what);  // every kind but disk full and unknown
+
+// What Spark's words say of an exhaustion, with the figures they carry.
+struct ExhaustionReading {
+  Exhaustion what = Exhaustion::kUnknown;
+  int exit_code = -1;  // the executor's exit code ("exited with code 52", "Exit status: 137")
+  // YARN's "X of Y physical memory used": the container's use and limit when it was killed; the
+  // maxResultSize message: the serialized results counted so far and the limit.
+  int64_t used_bytes = -1;
+  int64_t limit_bytes = -1;
+  int64_t result_tasks = -1;  // maxResultSize: how many tasks' results were counted
+};
+
+// The exit code an executor's loss or removal reason names, -1 when none: "Command exited with
+// code 52" (standalone), "Exit status: 137" (YARN), "exit code 137" (Kubernetes).
+int ExitCodeIn(std::string_view text);
+// One text of Spark's: a removal or loss reason, a task's exception (class, message and root
+// cause joined), a job's or a stage's failure message. exit_137_is_memory: on YARN and
+// Kubernetes a SIGKILL is the container's memory limit; on a standalone or local cluster nothing
+// enforces one, so 137 there stays unknown (the host's OOM killer or an operator), unless the
+// words name memory. driver_side: the text comes from the driver (a job or query that failed
+// without a task failing for it): an OutOfMemoryError there is the driver's heap.
+ExhaustionReading ReadExhaustion(std::string_view text, bool exit_137_is_memory,
+                                 bool driver_side = false);
+
+// A failed task attempt's: its exception, or for ExecutorLostFailure its executor's removal.
+ExhaustionReading TaskExhaustion(const ApplicationModel& model, const TaskAttempt& task,
+                                 bool exit_137_is_memory);
+// A lost executor's: its removal reason, refined by the OutOfMemoryError its own tasks reported
+// before it exited with 52 (direct buffers rather than the heap).
+ExhaustionReading ExecutorExhaustion(const Executor& executor, bool exit_137_is_memory);
+
 // Executor removal reasons: "memory", "node" (worker/node lost, preempted, decommissioned),
 // "other", or nullptr for a normal release (dynamic allocation, explicit termination, idle,
-// stopped). Exit code 137 is SIGKILL: the kernel's or the container manager's OOM killer in
-// practice, but also a kill by hand, so callers say so.
-// exit_137_is_memory: on YARN and Kubernetes a SIGKILL is the container's memory limit; on a
-// standalone or local cluster nothing enforces one, so 137 there is "other" (the host's OOM
-// killer or an operator), unless the reason names memory.
+// stopped). Memory is any memory Exhaustion of the reason (ReadExhaustion, same
+// exit_137_is_memory).
 const char* ClassifyRemovalReason(const std::string& reason, bool exit_137_is_memory = true);
 
 // The cause of one failed attempt; executor removal reasons in the model refine

@@ -443,6 +443,13 @@ void ModelBuilder::On(const eventlog::TaskEndEvent& event) {
     failure.reason = reason;
     failure.exception_class = event.reason.exception_class;
     failure.message_head = event.reason.message_head;
+    failure.root_cause = event.reason.root_cause;
+    if (failure.exception_class.find("OutOfMemoryError") != std::string::npos) {
+      auto known = executor_index_.find(event.info.executor_id);
+      if (known != executor_index_.end()) {
+        model_.executors[known->second].out_of_memory_message = failure.message_head;
+      }
+    }
     failure.lost_executor_id = event.reason.executor_id;
     failure.exit_caused_by_app = event.reason.exit_caused_by_app;
     failure.fetch_shuffle_id = event.reason.fetch_shuffle_id;

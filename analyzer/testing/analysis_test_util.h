@@ -74,4 +74,12 @@ inline bool RecommendsKey(const Finding& f, const std::string& key) {
   return false;
 }
 
+// The value a finding recommends for `key`; "" when it recommends none.
+inline std::string RecommendedValue(const Finding& f, const std::string& key) {
+  for (const Recommendation& r : f.recommendations) {
+    if (r.config_key == key) return r.value;
+  }
+  return "";
+}
+
 }  // namespace sparkprof::test_util

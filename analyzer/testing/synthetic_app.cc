@@ -542,9 +542,7 @@ std::string GenerateEventLog(const SyntheticApp& app) {
     out.Begin("SparkListenerExecutorRemoved")
         .Field("Timestamp", now + e)
         .Field("Executor ID", std::to_string(e))
-        .Field("Removed Reason",
-               "Container killed by YARN for exceeding physical memory limits. "
-               "9.1 GB of 9 GB physical memory used.");
+        .Field("Removed Reason", app.removed_reason);
     out.End();
   }
   if (app.end_application) {

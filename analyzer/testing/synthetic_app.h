@@ -60,8 +60,11 @@ struct SyntheticApp {
   std::string sql_description = "INSERT OVERWRITE TABLE sales_daily SELECT ...";
   std::vector<std::pair<std::string, std::string>> extra_properties;
   std::vector<SyntheticStage> stages;  // one job per stage, in order
-  int removed_executors = 0;           // removed at the end, reason "Container killed..."
-  bool end_application = true;         // false: no ApplicationEnd (in-progress log)
+  int removed_executors = 0;           // removed at the end, for removed_reason
+  std::string removed_reason =
+      "Container killed by YARN for exceeding physical memory limits. 9.1 GB of 9 GB physical "
+      "memory used.";
+  bool end_application = true;  // false: no ApplicationEnd (in-progress log)
 };
 
 // The README demo: an ETL with a skewed join that spills, a slow write, and a wait for executors.

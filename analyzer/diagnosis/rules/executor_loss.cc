@@ -1,12 +1,13 @@
 // executor-loss: executors that went away during the run for reasons other than a normal release.
 //
-// Classification of ExecutorRemoved reasons (and tasks ended with ExecutorLostFailure):
-//   memory  - "exceeding ... memory limits", "OOMKilled", "exit code 137", exit code 52 (Spark's
-//             OOM exit), "OutOfMemory": the container outgrew its memory (heap + overhead);
-//             Dr. Elephant advises +1 GB overhead. (analyzer/model/failure_causes.h)
+// Each lost executor's cause comes first, with its numbers (rules/kill_causes.h: the executor's
+// heap, its container's memory limit -- a SIGKILL of an executor whose container has a limit,
+// the cluster manager's or one the agent read --, Python workers, direct buffers, a full disk),
+// and the fix sized from them. Removal reasons are also counted as
+//   memory  - any memory cause above (analyzer/model/failure_causes.h);
 //   node    - "worker lost", "disassociated", "heartbeat", "preempt", "decommission"
-//             (spot/preemptible nodes, network partitions).
-//   other   - any other reason.
+//             (spot/preemptible nodes, network partitions);
+//   other   - any other reason (a SIGKILL with no container limit: the host or an operator).
 //   Benign (not counted): dynamic allocation releases, "explicit termination request", "killed by
 //   driver", executors removed at the application end, or after the last task ended with no task
 //   failing with them (shutdown, release) unless killed for memory.
@@ -15,9 +16,11 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "analyzer/diagnosis/rules/expected_impact.h"
+#include "analyzer/diagnosis/rules/kill_causes.h"
 #include "analyzer/diagnosis/rules/rules.h"
 #include "analyzer/model/failure_causes.h"
 
@@ -28,8 +31,10 @@ namespace {
 // With the agents' memory readings (profile.memory_use): what each lost executor last reported --
 // its container against its limit, its resident set, its Python workers -- so a reader sees which
 // part grew before the loss (issue 29).
+// described_already: the executor whose readings the cause sentence already gave (not repeated).
 void AddMemoryBeforeLoss(const DiagnosisInput& input,
-                         const std::vector<const model::Executor*>& lost_executors, Finding& f) {
+                         const std::vector<const model::Executor*>& lost_executors,
+                         const model::Executor* described_already, Finding& f) {
   if (input.profile == nullptr || input.profile->memory_use.empty()) return;
   double max_share = -1;
   uint64_t max_python = 0;
@@ -63,7 +68,8 @@ void AddMemoryBeforeLoss(const DiagnosisInput& input,
               HumanBytes(static_cast<int64_t>(jvm->max_python_rss_bytes)) + ")";
     }
     text += ".";
-    if (described++ < 3) f.explanation += text;
+    if (executor != described_already && described < 3) f.explanation += text;
+    ++described;
   }
   if (described == 0) return;
   f.evidence.push_back(
@@ -80,7 +86,6 @@ void AddMemoryBeforeLoss(const DiagnosisInput& input,
 void ExecutorLoss(const DiagnosisInput& input, std::vector<Finding>& out) {
   const model::ApplicationModel& m = *input.model;
   std::map<std::string, int64_t> by_class;
-  std::string example;
   // An executor removed after the last task ended, with no task failing with it, cost nothing:
   // the shutdown or a dynamic-allocation release, whatever the reason says.
   int64_t last_task_end_ms = -1;
@@ -93,29 +98,29 @@ void ExecutorLoss(const DiagnosisInput& input, std::vector<Finding>& out) {
   }
   int64_t executors = 0, lost = 0;
   std::vector<const model::Executor*> lost_executors;
-  const ClusterManager manager = input.Manager();
-  const bool container_limits = manager != ClusterManager::kStandalone &&
-                                manager != ClusterManager::kLocal &&
-                                manager != ClusterManager::kLocalCluster;
+  std::vector<KillCause> causes;  // of lost_executors, in order
+  const bool container_limits = ContainerManagerLimitsMemory(input);
   for (const model::Executor& executor : m.executors) {
     if (executor.is_driver()) continue;
     ++executors;
     if (executor.removed_time_ms < 0) continue;
     // Removal at the very end is the shutdown, whatever it says.
     if (m.complete && m.end_time_ms >= 0 && executor.removed_time_ms >= m.end_time_ms) continue;
-    const char* cls = model::ClassifyRemovalReason(executor.removed_reason, container_limits);
-    if (cls == nullptr) continue;
+    const char* reason_class =
+        model::ClassifyRemovalReason(executor.removed_reason, container_limits);
+    if (reason_class == nullptr) continue;
+    KillCause cause = ExecutorKillCause(input, executor);
+    const std::string cls = model::IsMemory(cause.reading.what) ? "memory" : reason_class;
     // After the last task, with no task failing with it: a shutdown, unless it was killed for
     // memory (a sign even when it cost nothing this time).
     if (last_task_end_ms >= 0 && executor.removed_time_ms >= last_task_end_ms &&
-        lost_failures_by_executor.count(executor.executor_id) == 0 &&
-        std::string(cls) != "memory") {
+        lost_failures_by_executor.count(executor.executor_id) == 0 && cls != "memory") {
       continue;
     }
     ++lost;
     ++by_class[cls];
-    if (example.empty()) example = executor.removed_reason.substr(0, 200);
     lost_executors.push_back(&executor);
+    causes.push_back(std::move(cause));
   }
   int64_t lost_tasks = 0, lost_task_ms = 0, resubmitted = 0;
   std::set<int32_t> stages;  // where tasks failed with the executors or had to be recomputed
@@ -131,6 +136,18 @@ void ExecutorLoss(const DiagnosisInput& input, std::vector<Finding>& out) {
     }
   }
   if (lost == 0 && lost_tasks == 0) return;
+  // The cause the finding leads with: the most frequent known one, told by the executor whose
+  // readings show it best (the fullest container at its last report; else the first).
+  std::map<model::Exhaustion, int64_t> by_cause;
+  for (const KillCause& cause : causes) ++by_cause[cause.reading.what];
+  const auto rank = [&](const KillCause& c) {
+    return std::make_tuple(c.reading.what != model::Exhaustion::kUnknown, by_cause[c.reading.what],
+                           MeasuredLimitShare(c));
+  };
+  const KillCause* lead = causes.empty() ? nullptr : &causes.front();
+  for (const KillCause& cause : causes) {
+    if (rank(cause) > rank(*lead)) lead = &cause;
+  }
   Finding f = NewFinding("executor-loss");
   f.confidence = {ConfidenceLevel::kHigh,
                   "ExecutorRemoved events and the tasks that failed with ExecutorLostFailure, as "
@@ -148,8 +165,18 @@ void ExecutorLoss(const DiagnosisInput& input, std::vector<Finding>& out) {
       {"task_ms_lost", static_cast<double>(lost_task_ms), "ms"},
       {"resubmitted_tasks", static_cast<double>(resubmitted), "tasks"},
   };
+  const bool known = lead != nullptr && lead->reading.what != model::Exhaustion::kUnknown;
   f.title = std::to_string(lost) + " executor(s) lost during the run";
-  f.explanation =
+  if (known) {
+    f.title = CauseTitle(lead->reading.what) + ": " + std::to_string(by_cause[lead->reading.what]) +
+              " of " + std::to_string(lost) + " lost executor(s)";
+  }
+  const std::string lead_sentence =
+      lead != nullptr ? CauseSentence(input, *lead, f.stage_ids) : std::string();
+  f.explanation = lead_sentence.empty() ? "" : lead_sentence + " ";
+  const std::string example =
+      lead != nullptr ? lead->executor->removed_reason.substr(0, 200) : std::string();
+  f.explanation +=
       std::to_string(lost) + " of " + std::to_string(executors) +
       " executors were removed before the application ended (" +
       std::to_string(by_class["memory"]) + " for memory, " + std::to_string(by_class["node"]) +
@@ -160,49 +187,29 @@ void ExecutorLoss(const DiagnosisInput& input, std::vector<Finding>& out) {
                             "them and their shuffle output had to be recomputed."
                       : std::string(" No running task failed with them, but their cached "
                                     "and shuffle data had to be recomputed if needed again."));
-  AddMemoryBeforeLoss(input, lost_executors, f);
-  if (by_class["memory"] > 0 && !container_limits) {
-    // Standalone/local: no container limit; an executor exiting for memory ran out of heap
-    // (exit code 52) or was killed by the host's kernel.
-    int64_t memory_mib = ParseSizeMiB(input.Property("spark.executor.memory", "1g"), 1024);
-    f.recommendations.push_back(
-        {"spark.executor.memory", std::to_string(memory_mib + memory_mib / 2) + "m",
-         std::string(manager == ClusterManager::kLocalCluster
-                         ? "in local-cluster mode the executors are JVMs on this host and"
-                         : "on a standalone cluster") +
-             " nothing but the heap limits an executor: it ran out of heap (exit code 52) or the "
-             "host ran out of memory; 50% more heap, or fewer executors per host"});
-  } else if (by_class["memory"] > 0) {
-    int64_t memory_mib = ParseSizeMiB(input.Property("spark.executor.memory", "1g"), 1024);
-    int64_t overhead_mib = ParseSizeMiB(input.Property("spark.executor.memoryOverhead", ""),
-                                        std::max<int64_t>(384, memory_mib / 10));
-    f.explanation +=
-        " A container killed for memory grew beyond heap + overhead: off-heap buffers, "
-        "Netty, Python workers or native libraries, not the Java heap.";
-    f.recommendations.push_back(
-        {"spark.executor.memoryOverhead", std::to_string(overhead_mib + 1024) + "m",
-         "the current overhead is " + std::to_string(overhead_mib) + " MiB (max(384 MiB, 10% of " +
-             std::to_string(memory_mib) +
-             " MiB) unless set); +1 GiB is Dr. Elephant's step for containers "
-             "killed by the cluster manager"});
-  }
-  if (by_class["node"] > 0) {
-    f.recommendations.push_back({"spark.decommission.enabled", "true",
-                                 "on preemptible/spot nodes, lets executors hand over work when a "
-                                 "node is reclaimed"});
-    f.recommendations.push_back(
-        {"spark.storage.decommission.shuffleBlocks.enabled", "true",
-         "migrates shuffle files off a leaving node so they are not recomputed"});
+  const bool lead_readings_told =
+      known && lead->reading.what == model::Exhaustion::kContainerMemory;
+  AddMemoryBeforeLoss(input, lost_executors, lead_readings_told ? lead->executor : nullptr, f);
+  if (lead != nullptr) AddCauseEvidence(input, *lead, f);
+  if (!known || !AddCauseFix(input, *lead, f.stage_ids, f)) {
+    if (by_class["node"] > 0) {
+      f.recommendations.push_back({"spark.decommission.enabled", "true",
+                                   "on preemptible/spot nodes, lets executors hand over work "
+                                   "when a node is reclaimed"});
+      f.recommendations.push_back(
+          {"spark.storage.decommission.shuffleBlocks.enabled", "true",
+           "migrates shuffle files off a leaving node so they are not recomputed"});
+    }
   }
   if (f.recommendations.empty()) {
-    const bool sigkill = example.find("137") != std::string::npos;
+    const bool sigkill = lead != nullptr && lead->killed_by_signal();
     f.recommendations.push_back(
         {"",
          sigkill ? "find what sent SIGKILL (exit code 137): the host's kernel OOM killer (dmesg, "
                    "the Worker's log) or an operator"
                  : "read the executor logs for the removal reason quoted above",
-         sigkill ? "a standalone Worker does not kill its executors for memory; something on the "
-                   "host did"
+         sigkill ? "no container memory limit is known around the executor, and a standalone "
+                   "Worker does not kill its executors for memory; something on the host did"
                  : "the reason does not match a known pattern"});
   }
   if (resubmitted > 0 && !container_limits) {

@@ -6,8 +6,11 @@
 // Spark names "Job aborted due to stage failure", else the last to fail), the task index that
 // failed most often in that stage and its last failure (exception class and first message line),
 // and the cause (analyzer/model/failure_causes.h) with the fix for that cause:
-//   out of memory   -> smaller partitions, more memory per task (heap, or overhead when the
-//                      container was killed);
+//   a memory or the disk ran out -> said first, with its numbers and the fix sized from them
+//                      (rules/kill_causes.h: executor heap, container limit, Python worker,
+//                      direct buffers, the driver's result size or heap, a full disk); a job
+//                      aborted with no failed task to read (maxResultSize kills the tasks) is
+//                      read from Spark's message;
 //   fetch failure   -> keep shuffle files when executors go (external shuffle service /
 //                      decommissioning), then the reason the executors went;
 //   executor lost   -> the executors' own logs and the cluster manager's reason;
@@ -19,7 +22,9 @@
 #include <cstdlib>
 #include <map>
 #include <set>
+#include <vector>
 
+#include "analyzer/diagnosis/rules/kill_causes.h"
 #include "analyzer/diagnosis/rules/rules.h"
 #include "analyzer/model/failure_causes.h"
 
@@ -47,36 +52,13 @@ struct FailedTask {
   const model::TaskAttempt* last = nullptr;
 };
 
-void AddCauseAdvice(const DiagnosisInput& input, model::FailureCause cause, const StageStats* stage,
-                    const std::string& exception, Finding& f) {
+void AddCauseAdvice(const DiagnosisInput& input, model::FailureCause cause, const KillCause& kill,
+                    std::span<const int32_t> stage_ids, const std::string& exception, Finding& f) {
+  if (AddCauseFix(input, kill, stage_ids, f)) {
+    f.category = Category::kResourceConfiguration;
+    return;
+  }
   switch (cause) {
-    case model::FailureCause::kOutOfMemory: {
-      f.category = Category::kResourceConfiguration;
-      const std::string heap_key = input.TaskHeapKey();
-      const std::string heap = input.Property(heap_key.c_str(), "1g");
-      const int64_t heap_mib = ParseSizeMiB(heap, 1024);
-      const std::string partitions = input.Property("spark.sql.shuffle.partitions", "200");
-      const int64_t current = std::max<int64_t>(1, std::atoll(partitions.c_str()));
-      const int64_t more = std::max<int64_t>(current * 4, 2 * input.slots());
-      f.recommendations.push_back(
-          {"spark.sql.shuffle.partitions", std::to_string(more),
-           "a task ran out of memory: four times as many partitions give each task about a "
-           "quarter of the rows to hold (for RDD code, pass more partitions to the shuffle or "
-           ".repartition())"});
-      f.recommendations.push_back({heap_key, std::to_string(heap_mib + heap_mib / 2) + "m",
-                                   "50% more heap than the " + heap +
-                                       " this run had, if the partitions cannot be made "
-                                       "smaller (one huge key, a large broadcast)"});
-      if (stage != nullptr &&
-          stage->max_task_read_bytes > 4 * std::max<int64_t>(1, stage->median_read_bytes)) {
-        f.recommendations.push_back(
-            {"", "split the hot key (salting) or enable AQE skew handling",
-             "the stage's largest task read " + HumanBytes(stage->max_task_read_bytes) +
-                 " against a median of " + HumanBytes(stage->median_read_bytes) +
-                 ": the oversized partition is the one that does not fit"});
-      }
-      break;
-    }
     case model::FailureCause::kFetchFailure:
       f.category = Category::kResourceConfiguration;
       f.recommendations.push_back(
@@ -89,6 +71,8 @@ void AddCauseAdvice(const DiagnosisInput& input, model::FailureCause cause, cons
           {"", "find why executors went away (the executor-loss finding, executor logs)",
            "fetch failures are the consequence; the stage failed after its retries ran out"});
       break;
+    case model::FailureCause::kOutOfMemory:  // a cause kill_causes could not size
+    case model::FailureCause::kDiskFull:
     case model::FailureCause::kExecutorLost:
       f.category = Category::kResourceConfiguration;
       f.recommendations.push_back(
@@ -136,6 +120,7 @@ void JobFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
     // The task index that failed most often in that stage (all its attempts).
     FailedTask worst;
     int64_t failed_attempts = 0;
+    std::vector<const model::TaskAttempt*> failed_tasks;
     if (failed_stage != nullptr) {
       std::map<int32_t, FailedTask> by_index;
       for (const auto& [key, stage] : m.stages) {
@@ -145,6 +130,7 @@ void JobFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
           const model::TaskAttempt& task = m.tasks[*it];
           if (model::ClassifyTaskFailure(m, task) == model::FailureCause::kNone) continue;
           ++failed_attempts;
+          failed_tasks.push_back(&task);
           FailedTask& entry = by_index[task.index];
           entry.index = task.index;
           ++entry.failures;
@@ -163,30 +149,43 @@ void JobFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
             : (failed_stage != nullptr ? failed_stage->failure_reason : std::string());
     model::FailureCause cause = model::FailureCause::kUserCode;
     std::string exception = ExceptionClassIn(message);
-    std::string task_message;
+    std::string task_message, root_cause;
+    KillCause kill;
     if (worst.last != nullptr) {
       cause = model::ClassifyTaskFailure(m, *worst.last);
+      kill = TaskKillCause(input, *worst.last);
+      // A container kill is shown best by the attempt whose executor reported the fullest
+      // container last (readings come every flush interval; the kill falls between two).
+      for (const model::TaskAttempt* task : failed_tasks) {
+        if (kill.reading.what != model::Exhaustion::kContainerMemory) break;
+        KillCause other = TaskKillCause(input, *task);
+        if (other.reading.what == kill.reading.what &&
+            MeasuredLimitShare(other) > MeasuredLimitShare(kill)) {
+          kill = std::move(other);
+        }
+      }
       if (worst.last->failure != model::kNone) {
         const model::TaskFailure& failure = m.task_failures[worst.last->failure];
         if (!failure.exception_class.empty()) exception = failure.exception_class;
         task_message = failure.message_head;
+        root_cause = failure.root_cause.substr(0, 120);
       }
     } else {
+      // No failed task to read (maxResultSize kills the stage's tasks; a driver-side error):
+      // Spark's message says it, and an out-of-memory there is the driver's.
+      kill = MessageKillCause(input, message, /*driver_side=*/true);
       std::string lower = message;
       std::transform(lower.begin(), lower.end(), lower.begin(),
                      [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
       if (lower.find("fetchfailed") != std::string::npos ||
           lower.find("fetch failed") != std::string::npos) {
         cause = model::FailureCause::kFetchFailure;
-      } else if (lower.find("outofmemory") != std::string::npos) {
-        cause = model::FailureCause::kOutOfMemory;
       }
     }
-    const StageStats* stats = nullptr;
-    if (failed_stage != nullptr) {
-      for (const StageStats& s : input.stages) {
-        if (s.stage_id == failed_stage->stage_id && s.attempt == failed_stage->attempt) stats = &s;
-      }
+    if (model::IsMemory(kill.reading.what)) cause = model::FailureCause::kOutOfMemory;
+    if (kill.reading.what == model::Exhaustion::kDiskFull) cause = model::FailureCause::kDiskFull;
+    if (cause == model::FailureCause::kOutOfMemory && !model::IsMemory(kill.reading.what)) {
+      cause = model::FailureCause::kExecutorLost;  // a SIGKILL nothing ties to memory
     }
 
     Finding f = NewFinding("job-failures");
@@ -200,7 +199,15 @@ void JobFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
     if (failed_stage != nullptr) {
       f.title += " in stage " + std::to_string(failed_stage->stage_id);
     }
-    if (!exception.empty()) f.title += ": " + exception;
+    const bool known = kill.reading.what != model::Exhaustion::kUnknown;
+    if (known) {
+      // The innermost cause names it best ("MemoryError" rather than PythonException).
+      const std::string& named = root_cause.empty() ? exception : root_cause;
+      f.title += ": " + CauseTitle(kill.reading.what) +
+                 (named.empty() ? std::string() : " (" + named + ")");
+    } else if (!exception.empty()) {
+      f.title += ": " + exception;
+    }
     const int64_t duration =
         std::max<int64_t>(model::ElapsedMs(job.submission_time_ms, job.completion_time_ms), 0);
     f.evidence = {
@@ -212,7 +219,10 @@ void JobFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
         {"task_index", static_cast<double>(worst.index), "count"},
         {"task_failures", static_cast<double>(worst.failures), "count"},
     };
-    f.explanation =
+    const std::vector<int32_t> failed_stages = f.stage_ids;
+    const std::string cause_sentence = CauseSentence(input, kill, failed_stages);
+    f.explanation = cause_sentence.empty() ? "" : cause_sentence + " ";
+    f.explanation +=
         "Job " + std::to_string(job_id) + what + " was aborted after " + HumanDurationMs(duration);
     if (failed_stage != nullptr) {
       f.explanation += ": stage " + std::to_string(failed_stage->stage_id) + " (" +
@@ -224,11 +234,14 @@ void JobFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
                        (exception.empty() ? std::string() : " with " + exception) +
                        (task_message.empty() ? std::string() : ": \"" + task_message + "\"");
     }
-    f.explanation += ". Spark's message: \"" + message +
-                     "\". Cause: " + model::FailureCauseName(cause) +
-                     ". The job's result was not produced; its time and everything after it in "
-                     "the application are lost until this is fixed.";
-    AddCauseAdvice(input, cause, stats, exception, f);
+    f.explanation +=
+        ". Spark's message: \"" + message + "\"." +
+        (cause_sentence.empty() ? std::string(" Cause: ") + model::FailureCauseName(cause) + "."
+                                : std::string()) +
+        " The job's result was not produced; its time and everything after it in "
+        "the application are lost until this is fixed.";
+    AddCauseEvidence(input, kill, f);
+    AddCauseAdvice(input, cause, kill, failed_stages, exception, f);
     f.impact.time_saved_ms_low = 0;
     f.impact.time_saved_ms_high = duration;
     f.impact.method =
@@ -250,13 +263,27 @@ void JobFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
     f.title = "SQL execution " + std::to_string(id) + " failed: " + sql.error_message_head;
     f.evidence = {{"sql_execution_id", static_cast<double>(id), "count"},
                   {"jobs", static_cast<double>(sql.job_ids.size()), "count"}};
-    f.explanation = "SQL execution " + std::to_string(id) +
+    // The driver's own memory (a broadcast it could not build, a result too large) says so.
+    const KillCause kill = MessageKillCause(input, sql.error_message_head, /*driver_side=*/true);
+    const std::string cause_sentence = CauseSentence(input, kill, {});
+    if (kill.reading.what != model::Exhaustion::kUnknown) {
+      f.title = "SQL execution " + std::to_string(id) +
+                " failed: " + CauseTitle(kill.reading.what) + ": " + sql.error_message_head;
+    }
+    f.explanation = (cause_sentence.empty() ? "" : cause_sentence + " ") + "SQL execution " +
+                    std::to_string(id) +
                     (sql.description.empty() ? std::string() : " (" + sql.description + ")") +
                     " ended with an error and no failed job: the error was raised on the driver "
                     "(planning, a broadcast, the commit). Error: \"" +
                     sql.error_message_head + "\".";
-    f.recommendations.push_back({"", "fix the error quoted above (driver log for the stack trace)",
-                                 "no task failed, so no executor setting is involved"});
+    AddCauseEvidence(input, kill, f);
+    if (AddCauseFix(input, kill, {}, f)) {
+      f.category = Category::kResourceConfiguration;
+    } else {
+      f.recommendations.push_back({"",
+                                   "fix the error quoted above (driver log for the stack trace)",
+                                   "no task failed, so no executor setting is involved"});
+    }
     f.impact.method = "the query's result was not produced";
     f.cost_ms = 1;
     out.push_back(std::move(f));

@@ -8,6 +8,9 @@
 //   stages do not raise alarms. Zero spill never fires.
 // Root cause first: when the stage is data-skewed and >= 50% of its spill sits in the slow tasks,
 // the finding names skew and recommends skew fixes, not more memory for every executor.
+// The fix divides what the stage reads (shuffle partitions, file splits, or the code's own
+// partition count when it reads neither) and only then grows the memory the sort used: the heap,
+// or the off-heap pool when spark.memory.offHeap.enabled puts execution memory there.
 // Impact: spilled bytes are written and read back once; at 100-400 MB/s per task (local disk,
 // serialisation included) spread over the stage's parallelism.
 #include <algorithm>
@@ -170,24 +173,48 @@ void Spill(const DiagnosisInput& input, std::vector<Finding>& out) {
                    " partitions (and at least 128 MiB per partition of read + spilled data) keeps "
                    "each task's buffers in memory"});
         }
-      } else {
+      } else if (stage.input_bytes > 0) {
         int64_t target_mib = std::max<int64_t>(16, 128 / factor);
         f.recommendations.push_back(
             {"spark.sql.files.maxPartitionBytes", std::to_string(target_mib) + "m",
              "this stage scans files and spilled; input splits of " + std::to_string(target_mib) +
                  " MiB instead of 128 MiB give each task " + std::to_string(factor) +
                  "x less data"});
+      } else {
+        f.recommendations.push_back(
+            {"",
+             "split the stage's input into " + std::to_string(factor) +
+                 "x more partitions (numPartitions of spark.range or parallelize, or "
+                 "repartition before the sort or aggregation)",
+             "this stage reads neither a shuffle nor files: its partition count is the code's"});
       }
-      const char* heap_key = input.TaskHeapKey();
-      int64_t memory_mib = ParseSizeMiB(input.Property(heap_key, "1g"), 1024);
-      f.recommendations.push_back(
-          {heap_key, std::to_string(memory_mib * std::min<int64_t>(factor, 2) / 1024) + "g",
-           "only if repartitioning is not possible: " + std::to_string(memory_mib) + " MiB now; " +
-               (input.LocalMode()
-                    ? std::string("in local mode the tasks run in the driver, so its heap is "
-                                  "the one that counts (set it at launch: --driver-memory)")
-                    : std::string("more heap per task slot also removes spill, at a memory "
-                                  "cost on every executor"))});
+      if (input.Property("spark.memory.offHeap.enabled", "false") == "true") {
+        // Execution memory is then the off-heap pool: that is what the sort filled.
+        const int64_t off_heap_mib =
+            ParseSizeMiB(input.Property("spark.memory.offHeap.size", "0"), 0);
+        if (off_heap_mib > 0) {
+          f.recommendations.push_back(
+              {"spark.memory.offHeap.size",
+               std::to_string(off_heap_mib * std::min<int64_t>(factor, 2)) + "m",
+               "only if repartitioning is not possible: with spark.memory.offHeap.enabled the "
+               "tasks' execution memory is the " +
+                   std::to_string(off_heap_mib) +
+                   " MiB off-heap pool, not the heap; the executor's container must hold the "
+                   "larger pool too"});
+        }
+      } else {
+        const char* heap_key = input.TaskHeapKey();
+        int64_t memory_mib = ParseSizeMiB(input.Property(heap_key, "1g"), 1024);
+        f.recommendations.push_back(
+            {heap_key, std::to_string(memory_mib * std::min<int64_t>(factor, 2) / 1024) + "g",
+             "only if repartitioning is not possible: " + std::to_string(memory_mib) +
+                 " MiB now; " +
+                 (input.LocalMode()
+                      ? std::string("in local mode the tasks run in the driver, so its heap is "
+                                    "the one that counts (set it at launch: --driver-memory)")
+                      : std::string("more heap per task slot also removes spill, at a memory "
+                                    "cost on every executor"))});
+      }
       f.impact.method =
           "spilled bytes written and read back once at 100-400 MB/s per task, spread "
           "over the stage's parallel tasks";

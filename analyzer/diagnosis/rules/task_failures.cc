@@ -3,18 +3,22 @@
 // Thresholds and sources (analyzer-facts.md, section c):
 //   * failed attempts / ended attempts >= 5% -> warning, >= 20% -> critical: Dr. Elephant's tuning
 //     branch grades 0.05/0.1/0.15/0.2.
-//   * any java.lang.OutOfMemoryError -> at least warning: Dr. Elephant flags OOM even under 2%.
+//   * any attempt that ran out of memory (java.lang.OutOfMemoryError, a Python MemoryError) ->
+//     at least warning: Dr. Elephant flags OOM even under 2%.
 //   Killed attempts (speculation losers, cancelled jobs), resubmissions and commit denials are not
 //   failures of the work and are not counted; fetch failures and lost executors are left to the
 //   fetch-failures and executor-loss rules.
-// Root cause first: OOMs in a data-skewed stage point at skew, not at executor memory.
+// Root cause first: a memory or the disk that ran out is named first with its numbers and its
+// fix (rules/kill_causes.h: an OOM in a data-skewed stage points at the skew, not at executor
+// memory; a collecting aggregate at the aggregate, not at partitions).
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <set>
 
 #include "analyzer/diagnosis/rules/expected_impact.h"
+#include "analyzer/diagnosis/rules/kill_causes.h"
 #include "analyzer/diagnosis/rules/rules.h"
-#include "analyzer/diagnosis/rules/skew_assessment.h"
 
 namespace sparkprof::diagnosis::rules {
 
@@ -42,7 +46,10 @@ void TaskFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
   int64_t ended = 0, failed = 0, failed_ms = 0, oom = 0;
   std::map<std::string, int64_t> by_class;
   std::map<int32_t, int64_t> by_stage;
-  std::map<int32_t, int64_t> oom_by_stage;
+  // Attempts that ran out of a memory or the disk, by what ran out: the first of each, its stages.
+  std::map<model::Exhaustion, int64_t> by_exhaustion;
+  std::map<model::Exhaustion, const model::TaskAttempt*> first_of;
+  std::map<model::Exhaustion, std::set<int32_t>> stages_of;
   std::string first_message;
   for (const model::TaskAttempt& task : m.tasks) {
     if (!task.ended()) continue;
@@ -57,9 +64,12 @@ void TaskFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
       if (!failure.exception_class.empty()) cls = failure.exception_class;
       if (first_message.empty()) first_message = failure.message_head;
     }
-    if (cls.find("OutOfMemoryError") != std::string::npos) {
-      ++oom;
-      ++oom_by_stage[task.stage_id];
+    const model::Exhaustion what =
+        model::TaskExhaustion(m, task, ContainerManagerLimitsMemory(input)).what;
+    if (model::IsMemory(what)) ++oom;
+    if (what != model::Exhaustion::kUnknown) {
+      if (by_exhaustion[what]++ == 0) first_of[what] = &task;
+      stages_of[what].insert(task.stage_id);
     }
     ++by_class[cls];
   }
@@ -93,59 +103,22 @@ void TaskFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
       class_text + ") and were retried, wasting " + HumanDurationMs(failed_ms) + " of task time." +
       (first_message.empty() ? std::string() : " First message: \"" + first_message + "\".");
 
-  bool skewed_oom = false;
-  for (const StageStats& stage : input.stages) {
-    if (oom_by_stage.count(stage.stage_id) != 0 &&
-        AssessSkew(stage, input.phases.wall_ms).kind == SkewKind::kData)
-      skewed_oom = true;
+  // The cause the finding leads with: what ran out for the most attempts.
+  model::Exhaustion lead = model::Exhaustion::kUnknown;
+  for (const auto& [what, count] : by_exhaustion) {
+    if (lead == model::Exhaustion::kUnknown || count > by_exhaustion[lead]) lead = what;
   }
-  if (oom > 0 && skewed_oom) {
-    f.explanation +=
-        " The out-of-memory failures happened in a data-skewed stage: the task holding the "
-        "oversized partition ran out of heap. Fix the skew (see data-skew) rather than "
-        "raising memory for every executor.";
-    bool shuffle_skew = false;
-    for (const StageStats& stage : input.stages) {
-      if (oom_by_stage.count(stage.stage_id) != 0 && stage.shuffle_read_bytes > 0)
-        shuffle_skew = true;
-    }
-    if (shuffle_skew) {
-      f.recommendations.push_back({"spark.sql.adaptive.skewJoin.enabled", "true",
-                                   "splits the oversized partition that runs out of memory"});
-    } else {
-      f.recommendations.push_back(
-          {"", "rewrite the input as evenly sized, splittable files (Parquet/ORC, no gzip)",
-           "the failing stage reads files, not a shuffle: its oversized split is one large or "
-           "unsplittable file, which AQE cannot split"});
-    }
-  } else if (oom > 0) {
-    f.explanation +=
-        " Out-of-memory failures with even data mean partitions are too large for the "
-        "memory per task.";
-    bool reads_shuffle = false;
-    for (const StageStats& stage : input.stages) {
-      if (oom_by_stage.count(stage.stage_id) != 0 && stage.shuffle_read_bytes > 0)
-        reads_shuffle = true;
-    }
-    if (reads_shuffle) {
-      int64_t current = std::atoll(input.Property("spark.sql.shuffle.partitions", "200").c_str());
-      if (current <= 0) current = 200;
-      f.recommendations.push_back({"spark.sql.shuffle.partitions", std::to_string(current * 2),
-                                   "twice the current " + std::to_string(current) +
-                                       " halves the data per task (Dr. Elephant halves cores per "
-                                       "executor for the same effect)"});
-      if (input.AqeCoalesces()) {
-        f.recommendations.push_back(
-            {"spark.sql.adaptive.advisoryPartitionSizeInBytes", "32m",
-             "AQE is on and merges partitions back up to this size (64 MiB by default); half of "
-             "it keeps the smaller partitions"});
-      }
-    } else {
-      f.recommendations.push_back({"spark.sql.files.maxPartitionBytes", "64m",
-                                   "the failing stages read files, not a shuffle: half the "
-                                   "default 128 MiB split halves the data per task"});
-    }
-  } else {
+  if (lead != model::Exhaustion::kUnknown) {
+    const KillCause cause = TaskKillCause(input, *first_of[lead]);
+    const std::vector<int32_t> stages(stages_of[lead].begin(), stages_of[lead].end());
+    f.title = CauseTitle(lead) + ": " + std::to_string(by_exhaustion[lead]) + " of " +
+              std::to_string(failed) + " failed task attempts (" + Fixed(100 * rate, 1) +
+              "% failed): " + classes.front().first;
+    f.explanation = CauseSentence(input, cause, stages) + " " + f.explanation;
+    AddCauseEvidence(input, cause, f);
+    AddCauseFix(input, cause, stages, f);
+  }
+  if (f.recommendations.empty()) {
     f.recommendations.push_back(
         {"", "fix the exception the tasks throw (" + classes.front().first + ")",
          "retries (spark.task.maxFailures) do not help a deterministic error; "
