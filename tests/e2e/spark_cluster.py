@@ -172,8 +172,9 @@ class SparkCluster:
 
         def prepare_child():
             die_with_parent()
-            if cgroup_procs:  # the daemon and every process it starts (executors) run in it
-                with open(cgroup_procs, "w") as procs:
+            # The daemon and every process it starts (executors) run in the cgroups.
+            for path in [cgroup_procs] if isinstance(cgroup_procs, str) else cgroup_procs or []:
+                with open(path, "w") as procs:
                     procs.write(str(os.getpid()))
 
         with open(log_path, "w") as log:
@@ -205,8 +206,8 @@ class SparkCluster:
 
     def start_workers(self, count, cores, memory, wait=True, cgroup_procs=None):
         """count Workers with cores and memory each; with wait, until the Master lists them.
-        With cgroup_procs (a cgroup's cgroup.procs file), the Workers and their executors run in
-        that cgroup."""
+        With cgroup_procs (a cgroup's cgroup.procs file, or a list of them: one per cgroup v1
+        hierarchy), the Workers and their executors run in those cgroups."""
         workers = []
         for index in range(1, count + 1):
             work = os.path.join(self.work_dir, f"worker-{index}")

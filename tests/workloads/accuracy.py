@@ -14,6 +14,11 @@ file for `--profile`). Then:
 * an expectation with "frame" is found only when the finding's evidence frames (frames[]: the
   frame or the application frame) name it: a profile rule must point at the code planted, e.g.
   the Python function the workers ran;
+* an expectation with "cause" is found only when the finding's title names it (case
+  insensitive): a failure finding must say what ran out first, e.g. "Python worker memory";
+  with "recommends" only when each listed setting is among the finding's recommendations (a
+  key or its parent: "spark.memory.offHeap" matches spark.memory.offHeap.size), and with
+  "must_not_recommend" only when none of those is (a code change matches by its text);
 * a root expectation must rank above every other warning or critical finding (findings are
   ordered most important first);
 * a false positive is a warning or critical finding whose rule the workload neither expects nor
@@ -103,7 +108,8 @@ class Outcome:
     rule: str
     job: str
     root: bool
-    status: str        # found | missed | weak | wrong-stage | outranked | no-job
+    status: str        # found | missed | weak | wrong-stage | unnamed | wrong-cause |
+                       # wrong-advice | outranked | no-job
     detail: str = ""   # why, with the numbers from the report
     rank: int = 0      # 1-based position of the matching finding among all findings
     known_gap: str = ""
@@ -186,6 +192,9 @@ def match(expectation, findings, jobs, workload_gap):
     named = [(i, f) for i, f in strong if not frame or any(
         frame in e.get("frame", "") or frame in e.get("application_frame", "")
         for e in f.get("frames", []))]
+    cause = expectation.get("cause")
+    caused = [(i, f) for i, f in named if not cause or cause.lower() in f["title"].lower()]
+    advised = [(i, f) for i, f in caused if advice_problem(expectation, f) is None]
     if not of_rule:
         outcome.detail = "no finding"
     elif not on_stage:
@@ -200,8 +209,14 @@ def match(expectation, findings, jobs, workload_gap):
     elif not named:
         outcome.status = "unnamed"
         outcome.detail = f"{rule} names no frame with '{frame}'"
+    elif not caused:
+        outcome.status = "wrong-cause"
+        outcome.detail = f"{rule}'s title does not name '{cause}': {named[0][1]['title']}"
+    elif not advised:
+        outcome.status = "wrong-advice"
+        outcome.detail = advice_problem(expectation, caused[0][1])
     else:
-        index, _ = named[0]
+        index, _ = advised[0]
         outcome.status = "found"
         outcome.rank = index + 1
         above = [f["rule"] for f in findings[:index] if significant(f)]
@@ -209,6 +224,25 @@ def match(expectation, findings, jobs, workload_gap):
             outcome.status = "outranked"
             outcome.detail = f"ranked {index + 1}, below {', '.join(above)}"
     return outcome
+
+
+def advice_problem(expectation, finding):
+    """What is wrong with a finding's recommendations against the expectation's "recommends"
+    and "must_not_recommend" (config keys or their prefixes); None when nothing is."""
+    recommendations = finding.get("recommendations", [])
+    keys = [r.get("config", "") for r in recommendations]
+
+    def recommended(key):
+        return any(k == key or k.startswith(key + ".") for k in keys if k) or any(
+            key in r.get("change", "") for r in recommendations if r.get("kind") == "code")
+
+    missing = [k for k in expectation.get("recommends", []) if not recommended(k)]
+    unwanted = [k for k in expectation.get("must_not_recommend", []) if recommended(k)]
+    if not missing and not unwanted:
+        return None
+    problems = [f"does not recommend {', '.join(missing)}"] if missing else []
+    problems += [f"recommends {', '.join(unwanted)}"] if unwanted else []
+    return f"{finding['rule']} {' and '.join(problems)} (it recommends {', '.join(keys) or 'no setting'})"
 
 
 @dataclasses.dataclass
@@ -346,6 +380,18 @@ def markdown_table(header, rows):
     return "\n".join(lines)
 
 
+def expectation_text(expectation):
+    """"job-failures (root; names 'Python worker memory'; recommends spark.executor.pyspark.memory)"."""
+    parts = ["root"] if expectation.get("root") else []
+    if expectation.get("cause"):
+        parts.append(f"names '{expectation['cause']}'")
+    if expectation.get("recommends"):
+        parts.append("recommends " + ", ".join(expectation["recommends"]))
+    if expectation.get("must_not_recommend"):
+        parts.append("not " + ", ".join(expectation["must_not_recommend"]))
+    return expectation["rule"] + (f" ({'; '.join(parts)})" if parts else "")
+
+
 def markdown(workloads, versions, results):
     out = [
         "# Diagnosis accuracy on the workload corpus",
@@ -357,7 +403,9 @@ def markdown(workloads, versions, results):
         "A planted problem is found when a warning or critical finding has the expected rule on "
         "a stage of the job the manifest names; a root cause must rank above every other warning "
         "or critical finding. A false positive is a warning or critical finding whose rule the "
-        "workload neither expects nor allows; a control run may have no critical finding.",
+        "workload neither expects nor allows; a control run may have no critical finding. A "
+        "failure expectation may also ask the finding to name its cause in its title and to "
+        "recommend (or not) given settings.",
         "Workloads marked *(profiled)* ran with sparkprof's agent and plugin and are analysed "
         "with their run's profile (`analyze --profile`): only the profile shows their cause.",
         "",
@@ -370,7 +418,7 @@ def markdown(workloads, versions, results):
     ]
     rows = []
     for workload in workloads:
-        expected = ", ".join(e["rule"] + (" (root)" if e.get("root") else "")
+        expected = ", ".join(expectation_text(e)
                              for e in workload.get("expect", [])) or "control: nothing critical"
         name = f"`{workload['name']}`" + (" *(profiled)*" if workload.get("profile") else "")
         rows.append([name, workload["problem"], expected]

@@ -259,48 +259,112 @@ def build_jvm_apps(spark_home, java_home, work_root):
     return target
 
 
-def cpu_quota_cgroup(name, cpus):
-    """A cgroup of its own with a CFS quota of `cpus` CPUs (cgroup v1's cpu hierarchy or v2),
-    for a workload whose executors run in a container-like CPU limit. Returns (its cgroup.procs
-    file, a function that removes it); raises RuntimeError where no cgroup can be made (not
-    root, a read-only /sys/fs/cgroup): the run is then skipped with that reason."""
-    period = 100_000
-    quota = max(1000, int(cpus * period))
-    candidates = [("/sys/fs/cgroup/cpu", 1), ("/sys/fs/cgroup/cpu,cpuacct", 1),
-                  ("/sys/fs/cgroup", 2), ("/sys/fs/cgroup/unified", 2)]
+def own_cgroup(hierarchy_id_or_controller):
+    """This process's cgroup path in a v1 hierarchy (by its controller) or v2's ("" key), from
+    /proc/self/cgroup; "/" when it is not listed."""
+    with open("/proc/self/cgroup") as f:
+        for line in f:
+            _, controllers, path = line.rstrip("\n").split(":", 2)
+            if hierarchy_id_or_controller in controllers.split(","):
+                return path
+    return "/"
+
+
+def workload_cgroup(name, controller, v1_roots, v1_files, v2_files, final_figures=None):
+    """A cgroup of the workload's own for `controller` with the files written (cgroup v1's
+    hierarchy of the controller, else v2's where the controller is enabled), made below this
+    process's own cgroup so that whatever accounts for this process still accounts for the
+    workload. Returns (its cgroup.procs file, a function that removes it and returns
+    final_figures(path, version) as read just before, or {}); raises RuntimeError where none can
+    be made (not root, a read-only /sys/fs/cgroup): the run then fails naming why."""
+    candidates = [(root, 1) for root in v1_roots]
+    candidates += [("/sys/fs/cgroup", 2), ("/sys/fs/cgroup/unified", 2)]
     for root, version in candidates:
-        marker = "cpu.cfs_quota_us" if version == 1 else "cgroup.controllers"
+        marker = next(iter(v1_files)) if version == 1 else "cgroup.controllers"
         if not os.path.exists(os.path.join(root, marker)):
             continue
         if version == 2:
             with open(os.path.join(root, "cgroup.controllers")) as f:
-                if "cpu" not in f.read().split():
+                if controller not in f.read().split():
                     continue
-        path = os.path.join(root, f"sparkprof-workload-{name}-{os.getpid()}")
+        parent = own_cgroup(controller if version == 1 else "").lstrip("/")
+        if not os.path.isdir(os.path.join(root, parent)):
+            parent = ""
+        path = os.path.join(root, parent, f"sparkprof-workload-{name}-{os.getpid()}")
         try:
             os.makedirs(path, exist_ok=True)
-            if version == 1:
-                with open(os.path.join(path, "cpu.cfs_period_us"), "w") as f:
-                    f.write(str(period))
-                with open(os.path.join(path, "cpu.cfs_quota_us"), "w") as f:
-                    f.write(str(quota))
-            else:
-                with open(os.path.join(path, "cpu.max"), "w") as f:
-                    f.write(f"{quota} {period}")
+            for file, value in (v1_files if version == 1 else v2_files).items():
+                with open(os.path.join(path, file), "w") as f:
+                    f.write(value)
         except OSError as e:
             shutil.rmtree(path, ignore_errors=True)
-            raise RuntimeError(f"cannot make a cgroup with a CPU quota under {root}: {e}") from e
+            raise RuntimeError(f"cannot make a {controller} cgroup under {root}: {e}") from e
 
-        def remove(path=path):
+        def remove(path=path, version=version):
+            figures = final_figures(path, version) if final_figures else {}
             for _ in range(50):  # the processes in it must have ended
                 try:
                     os.rmdir(path)
-                    return
+                    break
                 except OSError:
                     time.sleep(0.1)
+            return figures
 
         return os.path.join(path, "cgroup.procs"), remove
-    raise RuntimeError("no cgroup cpu controller to set a CPU quota with")
+    raise RuntimeError(f"no cgroup {controller} controller to make the workload's cgroup with")
+
+
+def cpu_quota_cgroup(name, cpus):
+    """A cgroup with a CFS quota of `cpus` CPUs, for a workload whose executors run in a
+    container-like CPU limit (see workload_cgroup)."""
+    period = 100_000
+    quota = max(1000, int(cpus * period))
+    return workload_cgroup(
+        name, "cpu", ["/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"],
+        {"cpu.cfs_period_us": str(period), "cpu.cfs_quota_us": str(quota)},
+        {"cpu.max": f"{quota} {period}"})
+
+
+def memory_limit_cgroup(name, limit):
+    """A cgroup whose memory limit is `limit` (Spark's size syntax: "1g", "900m"), for a workload
+    whose Worker and executors run in a container-like memory limit: the kernel's OOM killer ends
+    the largest process in it when they outgrow the limit (see workload_cgroup)."""
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    text = limit.strip().lower().rstrip("b")
+    limit_bytes = int(float(text[:-1]) * units[text[-1]]) if text[-1] in units else int(text)
+    return workload_cgroup(
+        name, "memory", ["/sys/fs/cgroup/memory"],
+        {"memory.limit_in_bytes": str(limit_bytes)}, {"memory.max": str(limit_bytes)},
+        memory_cgroup_figures)
+
+
+def memory_cgroup_figures(path, version):
+    """What a memory cgroup went through: its limit, its peak usage and how many processes the
+    kernel's OOM killer ended in it (v1: memory.oom_control's oom_kill, kernels >= 4.13; v2:
+    memory.events). A figure the kernel does not keep is left out."""
+    def read(file):
+        try:
+            with open(os.path.join(path, file)) as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def keyed(text, key):
+        for line in text.splitlines():
+            if line.startswith(key + " "):
+                return int(line.split()[1])
+        return None
+
+    files = (("memory.limit_in_bytes", "memory.max_usage_in_bytes", "memory.oom_control")
+             if version == 1 else ("memory.max", "memory.peak", "memory.events"))
+    figures = {}
+    for key, text in (("limit_bytes", read(files[0])), ("peak_bytes", read(files[1]))):
+        if text.strip().isdigit():
+            figures[key] = int(text)
+    kills = keyed(read(files[2]), "oom_kill")
+    if kills is not None:
+        figures["oom_kills"] = kills
+    return figures
 
 
 def run_workload(workload, spark_home, python, work_root, java_home=None, sparkprof=None,
@@ -323,10 +387,14 @@ def run_workload(workload, spark_home, python, work_root, java_home=None, sparkp
     driver_memory = conf.pop("spark.driver.memory", DEFAULT_DRIVER_MEMORY)
     ui_url = "http://127.0.0.1:" + conf["spark.ui.port"]
     started = time.monotonic()
-    cgroup_procs, remove_cgroup = None, None
+    cgroup_procs, remove_cgroups = [], []
     try:
-        if shape.get("cpu_quota"):
-            cgroup_procs, remove_cgroup = cpu_quota_cgroup(name, shape["cpu_quota"])
+        for option, make in (("cpu_quota", cpu_quota_cgroup),
+                             ("memory_limit", memory_limit_cgroup)):
+            if shape.get(option):
+                procs, remove = make(name, shape[option])
+                cgroup_procs.append(procs)
+                remove_cgroups.append(remove)
         cluster.start_master()
         if not delay_s:
             cluster.start_workers(shape["workers"], shape["cores"], shape["worker_memory"],
@@ -363,12 +431,31 @@ def run_workload(workload, spark_home, python, work_root, java_home=None, sparkp
     finally:
         run.wall_s = time.monotonic() - started
         cluster.stop()
-        if remove_cgroup:
-            remove_cgroup()
+        for remove in remove_cgroups:
+            check_cgroup(shape, remove(), run)
     check_run(workload, run, event_dir)
     if workload.get("profile"):
         find_profile(run, profile_dir)
     return run
+
+
+def check_cgroup(shape, figures, run):
+    """Says what the workload's memory cgroup went through, and checks the cluster's "oom_kill"
+    (true: the kernel's OOM killer ended a process in it; false: none)."""
+    if "limit_bytes" not in figures:
+        return
+    mib = 1 << 20
+    text = (f"memory cgroup: peak {figures.get('peak_bytes', 0) / mib:.0f} MiB of its "
+            f"{figures['limit_bytes'] / mib:.0f} MiB limit")
+    if "oom_kills" in figures:
+        text += f", {figures['oom_kills']} OOM kill(s)"
+    run.action_done = "; ".join(t for t in (run.action_done, text) if t)
+    expected = shape.get("oom_kill")
+    if expected is None or "oom_kills" not in figures:
+        return
+    if expected != (figures["oom_kills"] > 0):
+        run.problems.append(f"the kernel's OOM killer ended {figures['oom_kills']} process(es) "
+                            f"in the memory cgroup; expected {'some' if expected else 'none'}")
 
 
 def find_profile(run, profile_dir):

@@ -1,5 +1,6 @@
-"""Failure workloads: a failed application, an executor killed by OutOfMemoryError, and an
-executor lost mid-stage (killed by generate.py while the stage runs).
+"""Failure workloads: a failed application, an executor killed by OutOfMemoryError, an executor
+lost mid-stage (killed by generate.py while the stage runs), a Python UDF out of its memory limit
+and a collect() over spark.driver.maxResultSize.
 
 spark-submit failures.py WORKLOAD SCRATCH_DIR (see tests/workloads/manifest.json).
 """
@@ -54,7 +55,32 @@ def executor_lost(spark, scratch):
     squares.collect()
 
 
-WORKLOADS = {f.__name__: f for f in [failed_application, executor_oom, executor_lost]}
+def expand_document(record_id):
+    """The UDF of python_memory_error: it builds a 300 MiB buffer for each record (standing for a
+    document expanded in memory), more than the Python worker may hold."""
+    document = bytearray(300 << 20)
+    return len(document) + record_id
+
+
+def python_memory_error(spark, scratch):
+    """A Python UDF whose every call holds 300 MiB, under spark.executor.pyspark.memory=256m (the
+    worker's address space limit): MemoryError in the worker on every attempt, the job aborted
+    after spark.task.maxFailures (2)."""
+    expand = F.udf(expand_document, "long")
+    job(spark, "python memory error: expand documents")
+    spark.range(0, 40, 1, 2).select(expand("id").alias("size")).agg(F.sum("size")).collect()
+
+
+def driver_max_result_size(spark, scratch):
+    """collect() of ~100 MiB of digests to a driver whose spark.driver.maxResultSize is 32m: the
+    serialized results of the first tasks pass the limit and the job is aborted."""
+    job(spark, "driver max result size: collect digests")
+    spark.range(0, 800_000, 1, 8).select(
+        F.sha2(F.col("id").cast("string"), 512).alias("digest")).collect()
+
+
+WORKLOADS = {f.__name__: f for f in [failed_application, executor_oom, executor_lost,
+                                      python_memory_error, driver_max_result_size]}
 
 if __name__ == "__main__":
     main(WORKLOADS)

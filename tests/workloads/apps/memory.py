@@ -1,4 +1,5 @@
-"""Memory and caching workloads: GC pressure, caches never reused or evicted, and a control.
+"""Memory and caching workloads: GC pressure, caches never reused or evicted, and a control;
+an executor killed by its memory cgroup's limit, and a control running close to the limit.
 
 spark-submit memory.py WORKLOAD SCRATCH_DIR (see tests/workloads/manifest.json; heap sizes come
 from the manifest's conf).
@@ -63,8 +64,33 @@ def cache_reused(spark, scratch):
         cached.where(F.col("store") % 7 == query).agg(F.sum("amount")).collect()
 
 
+def sort_off_heap(spark, description):
+    """One partition of 9M rows with a 64-character digest (~1 GiB as Spark's rows), sorted:
+    Spark's sorter puts every row into pages of its execution memory, off the heap
+    (spark.memory.offHeap.enabled in the manifest), until the off-heap size is used up and it
+    spills."""
+    job(spark, description)
+    rows = spark.range(0, 9_000_000, 1, 1).select(
+        F.col("id"), F.sha2(F.col("id").cast("string"), 256).alias("digest"))
+    rows.sortWithinPartitions("digest").write.format("noop").mode("overwrite").save()
+
+
+def cgroup_memory_kill(spark, scratch):
+    """The Worker and its executor run in a memory cgroup of 1 GiB (manifest "memory_limit");
+    the executor has a 512 MiB heap and 1 GiB of off-heap execution memory: the sort's off-heap
+    pages take the JVM past the cgroup's limit and the kernel's OOM killer ends it (exit 137)
+    before the sorter would spill. Each attempt on a new executor does the same."""
+    sort_off_heap(spark, "cgroup memory kill: sort off-heap")
+
+
+def cgroup_memory_fits(spark, scratch):
+    """The control: the same sort in the same 1 GiB cgroup with 256 MiB of off-heap memory, which
+    the sorter fills and then spills: the JVM runs close to the limit and survives."""
+    sort_off_heap(spark, "cgroup memory fits: sort off-heap")
+
+
 WORKLOADS = {f.__name__: f for f in [gc_pressure, cache_never_reused, cache_evicted,
-                                      cache_reused]}
+                                      cache_reused, cgroup_memory_kill, cgroup_memory_fits]}
 
 if __name__ == "__main__":
     main(WORKLOADS)
