@@ -56,6 +56,9 @@ TEST(Exhaustion, SparksWordsNameWhatRanOut) {
       {"java.lang.OutOfMemoryError: Java heap space", false, true, Exhaustion::kDriverHeap, -1},
       {"java.lang.OutOfMemoryError: Direct buffer memory", false, false, Exhaustion::kDirectMemory,
        -1},
+      {"io.netty.util.internal.OutOfDirectMemoryError: failed to allocate 16777216 byte(s) of "
+       "direct memory (used: 50331648, max: 67108864)",
+       false, false, Exhaustion::kDirectMemory, -1},
       {"org.apache.spark.api.python.PythonException: Traceback ...\nMemoryError", false, false,
        Exhaustion::kPythonMemory, -1},
       {"org.apache.spark.SparkException: Python worker exited unexpectedly (crashed)", false, false,

@@ -183,7 +183,7 @@ ExhaustionReading ReadExhaustion(std::string_view text, bool exit_137_is_memory,
     ReadResultSize(text, lower, reading);
   } else if (Has(lower, "no space left on device")) {
     reading.what = Exhaustion::kDiskFull;
-  } else if (Has(lower, "direct buffer memory")) {
+  } else if (Has(lower, "direct buffer memory") || Has(lower, "outofdirectmemoryerror")) {
     reading.what = Exhaustion::kDirectMemory;
   } else if (HasWord(lower, "memoryerror") || Has(lower, "python worker exited unexpectedly")) {
     reading.what = Exhaustion::kPythonMemory;

@@ -36,7 +36,8 @@ const char* FailureCauseName(FailureCause cause);  // "out-of-memory", "fetch-fa
 //   Python memory       a MemoryError raised in a Python worker, or a Python worker that exited
 //                       without an exception (a process killed by signal, in practice the
 //                       kernel's OOM killer choosing the largest process);
-//   direct memory       java.lang.OutOfMemoryError "Direct buffer memory" (the JVM's
+//   direct memory       java.lang.OutOfMemoryError "Direct buffer memory", Netty's
+//                       OutOfDirectMemoryError (both bounded by the JVM's
 //                       -XX:MaxDirectMemorySize, by default the heap's maximum);
 //   driver result size  "Total size of serialized results ... is bigger than
 //                       spark.driver.maxResultSize";
