@@ -477,12 +477,16 @@ struct Reading {
   uint64_t rss, rss_peak, container_usage, container_limit, container_anon, container_file;
   uint32_t python_processes;
   uint64_t python_rss;
+  // The JVM's own accounts (0: an agent that does not send them).
+  uint64_t heap_used = 0, heap_committed = 0, metaspace = 0, direct = 0, spark_execution = 0;
 };
 std::string MemoryBatch(const testing::SyntheticApp& app, const Reading& r) {
   flatbuffers::FlatBufferBuilder builder;
-  auto memory = schema::CreateMemoryUse(builder, r.rss, r.rss_peak, 60, 1, r.container_usage,
-                                        r.container_limit, r.container_limit, r.container_anon,
-                                        r.container_file, r.python_processes, r.python_rss);
+  auto memory = schema::CreateMemoryUse(
+      builder, r.rss, r.rss_peak, 60, 1, r.container_usage, r.container_limit, r.container_limit,
+      r.container_anon, r.container_file, r.python_processes, r.python_rss, r.heap_used,
+      r.heap_committed, r.heap_committed, r.heap_used, 0, 0, 0, r.metaspace, r.metaspace, 0, 0, 0,
+      r.direct, 0, 0, 0, 0, r.spark_execution);
   auto batch = schema::CreateBatchDirect(
       builder, 1, "1", "host", 7, 0, (app.start_ms + 30'000) * 1'000'000, kIntervalNs, "cpu+wall",
       nullptr, nullptr, nullptr, nullptr, nullptr, 0, nullptr, 0, memory);
@@ -547,8 +551,9 @@ TEST_F(ProfileRulesTest, SigkillUnderAMeasuredCgroupLimitIsTheContainerLimit) {
                           {"spark.memory.offHeap.enabled", "true"},
                           {"spark.memory.offHeap.size", "1g"}};
   constexpr uint64_t kMiB = uint64_t{1} << 20;
-  const std::string memory_batch = MemoryBatch(
-      app, {850 * kMiB, 850 * kMiB, 1000 * kMiB, 1024 * kMiB, 980 * kMiB, 10 * kMiB, 0, 0});
+  const std::string memory_batch =
+      MemoryBatch(app, {850 * kMiB, 850 * kMiB, 1000 * kMiB, 1024 * kMiB, 980 * kMiB, 10 * kMiB, 0,
+                        0, 200 * kMiB, 512 * kMiB, 60 * kMiB, 8 * kMiB, 300 * kMiB});
   const std::string profile =
       StageZeroProfile(0.05, {"com.acme.Job.score"}, schema::Category::compute);
   report::Analysis a = Analyze(app, profile + memory_batch);
@@ -558,6 +563,13 @@ TEST_F(ProfileRulesTest, SigkillUnderAMeasuredCgroupLimitIsTheContainerLimit) {
   EXPECT_EQ(EvidenceValue(*loss[0], "lost_to_memory"), 1);
   EXPECT_EQ(EvidenceValue(*loss[0], "other_processes_bytes"), 140.0 * kMiB);
   EXPECT_NE(loss[0]->explanation.find("other processes 140.0 MiB"), std::string::npos)
+      << loss[0]->explanation;
+  // The JVM's own accounts split its resident set.
+  EXPECT_NE(loss[0]->explanation.find(
+                "the JVM 850.0 MiB resident with at most 512.0 MiB of heap (heap 200.0 MiB in use "
+                "of 512.0 MiB committed, Spark's execution memory 300.0 MiB off the heap, direct "
+                "buffers 8.0 MiB, metaspace 60.0 MiB)"),
+            std::string::npos)
       << loss[0]->explanation;
   EXPECT_FALSE(RecommendsKey(*loss[0], "spark.executor.memoryOverhead"));  // not Spark's container
   EXPECT_EQ(RecommendedValue(*loss[0], "spark.memory.offHeap.enabled"), "false");

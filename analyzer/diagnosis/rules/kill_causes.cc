@@ -176,6 +176,22 @@ std::string HeapSentence(const DiagnosisInput& input, const KillCause& c,
   return text + GcShareText(input, stage_ids) + ".";
 }
 
+// What the JVM's own accounts (agents that send them) say its resident set held at the reading:
+// " (heap 300.0 MiB in use of 512.0 MiB committed, Spark's execution memory 700.0 MiB off the
+// heap, direct buffers 8.0 MiB, metaspace 60.0 MiB)"; "" without them.
+std::string JvmAccounts(const profile::MemoryReading& last, const ExecutorBudget& b) {
+  if (last.heap_committed_bytes == 0) return "";
+  auto bytes = [](uint64_t value) { return HumanBytes(static_cast<int64_t>(value)); };
+  std::string text = " (heap " + bytes(last.heap_used_bytes) + " in use of " +
+                     bytes(last.heap_committed_bytes) + " committed";
+  if (last.spark_execution_bytes > 0) {
+    text += ", Spark's execution memory " + bytes(last.spark_execution_bytes) +
+            (b.off_heap_mib > 0 ? " off the heap" : "");
+  }
+  return text + ", direct buffers " + bytes(last.direct_buffer_bytes) + ", metaspace " +
+         bytes(last.metaspace_used_bytes) + ")";
+}
+
 std::string ContainerSentence(const DiagnosisInput& input, const KillCause& c) {
   const ExecutorBudget b = BudgetOf(input, c.executor);
   std::string text = "Container memory limit exceeded: " + Who(c) + " was killed";
@@ -198,7 +214,7 @@ std::string ContainerSentence(const DiagnosisInput& input, const KillCause& c) {
     text += " had " + HumanBytes(usage) + " of it in use (" +
             Percent(static_cast<double>(usage) / static_cast<double>(limit)) + "): the JVM " +
             HumanBytes(static_cast<int64_t>(last.rss_bytes)) + " resident with at most " +
-            MiBText(b.heap_mib) + " of heap, its Python workers " +
+            MiBText(b.heap_mib) + " of heap" + JvmAccounts(last, b) + ", its Python workers " +
             HumanBytes(static_cast<int64_t>(last.python_rss_bytes)) + ", other processes " +
             HumanBytes(OtherProcessesBytes(last)) + ", page cache " +
             HumanBytes(static_cast<int64_t>(last.container_file_bytes));
