@@ -607,7 +607,7 @@ void Agent::RunDrainCycleLocked(JNIEnv* jni) {
   // The heap's use about once a second, for the batch window's peak (two native calls).
   if (jni != nullptr && now - last_heap_read_ns_ >= kHeapReadPeriodNs) {
     last_heap_read_ns_ = now;
-    heap_used_peak_bytes_ = std::max(heap_used_peak_bytes_, java_memory_.HeapUsed(jni));
+    heap_used_peak_bytes_ = std::max(heap_used_peak_bytes_, java_memory_.HeapUsed(jni, jvmti_));
   }
   if (now - last_name_refresh_ns_ >= kNameRefreshNs) {
     last_name_refresh_ns_ = now;
@@ -753,7 +753,7 @@ std::vector<uint8_t> Agent::DrainBatch(JNIEnv* jni) {
   if (JvmCounters* counters = jvm_counters_.load(std::memory_order_acquire)) {
     jvm_memory.counters = counters->Read();
   }
-  jvm_memory.java = java_memory_.Read(jni);
+  jvm_memory.java = java_memory_.Read(jni, jvmti_);
   jvm_memory.heap_used_bytes =
       jvm_memory.java.known
           ? jvm_memory.java.heap_committed_bytes -

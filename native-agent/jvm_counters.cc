@@ -259,60 +259,92 @@ JvmMemoryReading JvmCounters::Read() const {
   return reading;
 }
 
-void JavaMemoryFigures::Resolve(JNIEnv* jni) {
-  resolved_ = true;
-  auto global_class = [jni](const char* name) -> jclass {
-    jclass local = jni->FindClass(name);
-    if (local == nullptr) {
-      jni->ExceptionClear();
-      return nullptr;
-    }
-    auto global = static_cast<jclass>(jni->NewGlobalRef(local));
-    jni->DeleteLocalRef(local);
-    return global;
-  };
-  auto static_field = [jni](jclass klass, const char* name, const char* signature) -> jfieldID {
-    if (klass == nullptr) return nullptr;
-    jfieldID id = jni->GetStaticFieldID(klass, name, signature);
-    if (id == nullptr) jni->ExceptionClear();
-    return id;
-  };
-  if ((runtime_class_ = global_class("java/lang/Runtime")) != nullptr) {
-    jmethodID get = jni->GetStaticMethodID(runtime_class_, "getRuntime", "()Ljava/lang/Runtime;");
-    total_ = jni->GetMethodID(runtime_class_, "totalMemory", "()J");
-    max_ = jni->GetMethodID(runtime_class_, "maxMemory", "()J");
-    free_ = jni->GetMethodID(runtime_class_, "freeMemory", "()J");
-    if (jni->ExceptionCheck()) jni->ExceptionClear();
-    if (get != nullptr) {
-      jobject runtime = jni->CallStaticObjectMethod(runtime_class_, get);
+namespace {
+
+jclass GlobalClass(JNIEnv* jni, const char* name) {
+  jclass local = jni->FindClass(name);
+  if (local == nullptr) {
+    jni->ExceptionClear();
+    return nullptr;
+  }
+  auto global = static_cast<jclass>(jni->NewGlobalRef(local));
+  jni->DeleteLocalRef(local);
+  return global;
+}
+
+// A class the application has initialized already, as a global reference; null otherwise (the
+// agent never runs a class's initializer: reading a static of an uninitialized class would).
+jclass InitializedClass(JNIEnv* jni, jvmtiEnv* jvmti, const char* name) {
+  jclass klass = GlobalClass(jni, name);
+  if (klass == nullptr) return nullptr;
+  jint status = 0;
+  if (jvmti == nullptr || jvmti->GetClassStatus(klass, &status) != JVMTI_ERROR_NONE ||
+      (status & JVMTI_CLASS_STATUS_INITIALIZED) == 0) {
+    jni->DeleteGlobalRef(klass);
+    return nullptr;
+  }
+  return klass;
+}
+
+jfieldID StaticField(JNIEnv* jni, jclass klass, const char* name, const char* signature) {
+  if (klass == nullptr) return nullptr;
+  jfieldID id = jni->GetStaticFieldID(klass, name, signature);
+  if (id == nullptr) jni->ExceptionClear();
+  return id;
+}
+
+}  // namespace
+
+void JavaMemoryFigures::Resolve(JNIEnv* jni, jvmtiEnv* jvmti) {
+  if (!runtime_resolved_) {
+    runtime_resolved_ = true;
+    if ((runtime_class_ = GlobalClass(jni, "java/lang/Runtime")) != nullptr) {
+      jmethodID get = jni->GetStaticMethodID(runtime_class_, "getRuntime", "()Ljava/lang/Runtime;");
+      total_ = jni->GetMethodID(runtime_class_, "totalMemory", "()J");
+      max_ = jni->GetMethodID(runtime_class_, "maxMemory", "()J");
+      free_ = jni->GetMethodID(runtime_class_, "freeMemory", "()J");
       if (jni->ExceptionCheck()) jni->ExceptionClear();
-      if (runtime != nullptr) {
-        runtime_ = jni->NewGlobalRef(runtime);
-        jni->DeleteLocalRef(runtime);
+      if (get != nullptr) {
+        jobject runtime = jni->CallStaticObjectMethod(runtime_class_, get);
+        if (jni->ExceptionCheck()) jni->ExceptionClear();
+        if (runtime != nullptr) {
+          runtime_ = jni->NewGlobalRef(runtime);
+          jni->DeleteLocalRef(runtime);
+        }
       }
     }
   }
-  // JDK 11-25: static final AtomicLong RESERVED_MEMORY, COUNT; static volatile long MAX_MEMORY.
-  if ((bits_ = global_class("java/nio/Bits")) != nullptr) {
-    const char* atomic_long = "Ljava/util/concurrent/atomic/AtomicLong;";
-    reserved_ = static_field(bits_, "RESERVED_MEMORY", atomic_long);
-    count_ = static_field(bits_, "COUNT", atomic_long);
-    direct_max_ = static_field(bits_, "MAX_MEMORY", "J");
-    if (jclass atomic = jni->FindClass("java/util/concurrent/atomic/AtomicLong"); atomic) {
-      atomic_value_ = jni->GetFieldID(atomic, "value", "J");
-      if (atomic_value_ == nullptr) jni->ExceptionClear();
-      jni->DeleteLocalRef(atomic);
-    } else {
-      jni->ExceptionClear();
+  // The buffer classes once the JVM initialized them itself (most JVMs do early: Netty and NIO
+  // use direct buffers); tried again with later readings, at most kMaxBufferAttempts times.
+  if (bits_ == nullptr && buffer_attempts_ < kMaxBufferAttempts) {
+    ++buffer_attempts_;
+    // JDK 11-25: static final AtomicLong RESERVED_MEMORY, COUNT; static volatile long MAX_MEMORY.
+    if ((bits_ = InitializedClass(jni, jvmti, "java/nio/Bits")) != nullptr) {
+      const char* atomic_long = "Ljava/util/concurrent/atomic/AtomicLong;";
+      reserved_ = StaticField(jni, bits_, "RESERVED_MEMORY", atomic_long);
+      count_ = StaticField(jni, bits_, "COUNT", atomic_long);
+      direct_max_ = StaticField(jni, bits_, "MAX_MEMORY", "J");
+      if (jclass atomic = jni->FindClass("java/util/concurrent/atomic/AtomicLong"); atomic) {
+        atomic_value_ = jni->GetFieldID(atomic, "value", "J");
+        if (atomic_value_ == nullptr) jni->ExceptionClear();
+        jni->DeleteLocalRef(atomic);
+      } else {
+        jni->ExceptionClear();
+      }
     }
   }
-  // FileChannelImpl$DefaultUnmapper's static volatile int count, long totalSize (JDK 17-25;
-  // JDK 11 kept them in $Unmapper).
-  unmapper_ = global_class("sun/nio/ch/FileChannelImpl$DefaultUnmapper");
-  if (unmapper_ == nullptr) unmapper_ = global_class("sun/nio/ch/FileChannelImpl$Unmapper");
-  if (unmapper_ != nullptr) {
-    mapped_size_ = static_field(unmapper_, "totalSize", "J");
-    mapped_count_ = static_field(unmapper_, "count", "I");
+  if (unmapper_ == nullptr && unmapper_attempts_ < kMaxBufferAttempts) {
+    ++unmapper_attempts_;
+    // FileChannelImpl$DefaultUnmapper's static volatile int count, long totalSize (JDK 17-25;
+    // JDK 11 kept them in $Unmapper). Initialized with the first mapped buffer.
+    unmapper_ = InitializedClass(jni, jvmti, "sun/nio/ch/FileChannelImpl$DefaultUnmapper");
+    if (unmapper_ == nullptr) {
+      unmapper_ = InitializedClass(jni, jvmti, "sun/nio/ch/FileChannelImpl$Unmapper");
+    }
+    if (unmapper_ != nullptr) {
+      mapped_size_ = StaticField(jni, unmapper_, "totalSize", "J");
+      mapped_count_ = StaticField(jni, unmapper_, "count", "I");
+    }
   }
   if (jni->ExceptionCheck()) jni->ExceptionClear();
 }
@@ -327,15 +359,15 @@ uint64_t JavaMemoryFigures::CallLong(JNIEnv* jni, jmethodID method) const {
   return value > 0 ? static_cast<uint64_t>(value) : 0;
 }
 
-uint64_t JavaMemoryFigures::HeapUsed(JNIEnv* jni) {
-  if (!resolved_) Resolve(jni);
+uint64_t JavaMemoryFigures::HeapUsed(JNIEnv* jni, jvmtiEnv* jvmti) {
+  if (!runtime_resolved_) Resolve(jni, jvmti);
   const uint64_t total = CallLong(jni, total_);
   const uint64_t free = CallLong(jni, free_);
   return total > free ? total - free : 0;
 }
 
-JavaMemoryReading JavaMemoryFigures::Read(JNIEnv* jni) {
-  if (!resolved_) Resolve(jni);
+JavaMemoryReading JavaMemoryFigures::Read(JNIEnv* jni, jvmtiEnv* jvmti) {
+  Resolve(jni, jvmti);
   JavaMemoryReading reading;
   reading.heap_committed_bytes = CallLong(jni, total_);
   reading.heap_max_bytes = CallLong(jni, max_);

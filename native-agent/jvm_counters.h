@@ -18,6 +18,7 @@
 #pragma once
 
 #include <jni.h>
+#include <jvmti.h>
 
 #include <atomic>
 #include <cstddef>
@@ -120,18 +121,23 @@ struct JavaMemoryReading {
 };
 
 // Reads Runtime's heap figures and java.nio's buffer statics through JNI (native-method calls
-// and field reads; the classes are looked up once, on the first read, and every exception is
-// cleared). Call on a Java thread (a JNI call or an agent thread), one at a time.
+// and field reads; every exception is cleared). Runtime is looked up on the first read; the
+// buffer classes only once the JVM has initialized them itself (JVMTI GetClassStatus), so the
+// agent never runs a class initializer. Call on a Java thread (a JNI call or an agent thread),
+// one at a time.
 class JavaMemoryFigures {
  public:
-  JavaMemoryReading Read(JNIEnv* jni);
+  JavaMemoryReading Read(JNIEnv* jni, jvmtiEnv* jvmti);
   // Runtime.totalMemory() - freeMemory(): the heap in use now (0 when unknown).
-  uint64_t HeapUsed(JNIEnv* jni);
+  uint64_t HeapUsed(JNIEnv* jni, jvmtiEnv* jvmti);
+  static constexpr int kMaxBufferAttempts = 100;
 
  private:
-  void Resolve(JNIEnv* jni);
+  void Resolve(JNIEnv* jni, jvmtiEnv* jvmti);
   uint64_t CallLong(JNIEnv* jni, jmethodID method) const;
-  bool resolved_ = false;
+  bool runtime_resolved_ = false;
+  int buffer_attempts_ = 0;
+  int unmapper_attempts_ = 0;
   jclass runtime_class_ = nullptr;  // global references
   jobject runtime_ = nullptr;
   jmethodID total_ = nullptr, max_ = nullptr, free_ = nullptr;
