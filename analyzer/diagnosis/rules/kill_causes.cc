@@ -68,9 +68,10 @@ const StageStats* LastAttempt(const DiagnosisInput& input, int32_t stage_id) {
 // "collect_set", "" when none. Such an aggregate holds every value of a group as one object.
 std::string CollectingAggregate(const DiagnosisInput& input, std::span<const int32_t> stage_ids) {
   const model::ApplicationModel& m = *input.model;
-  for (const auto& [job_id, job] : m.jobs) {
+  for (const auto& entry : m.jobs) {
+    const auto& job = entry.second;  // not a structured binding: clang 14 cannot capture one
     if (job.sql_execution_id < 0) continue;
-    const bool runs_stage = std::any_of(stage_ids.begin(), stage_ids.end(), [&](int32_t id) {
+    const bool runs_stage = std::any_of(stage_ids.begin(), stage_ids.end(), [&job](int32_t id) {
       return std::find(job.stage_ids.begin(), job.stage_ids.end(), id) != job.stage_ids.end();
     });
     if (!runs_stage) continue;
