@@ -754,11 +754,8 @@ std::vector<uint8_t> Agent::DrainBatch(JNIEnv* jni) {
     jvm_memory.counters = counters->Read();
   }
   jvm_memory.java = java_memory_.Read(jni, jvmti_);
-  jvm_memory.heap_used_bytes =
-      jvm_memory.java.known
-          ? jvm_memory.java.heap_committed_bytes -
-                std::min(jvm_memory.java.heap_free_bytes, jvm_memory.java.heap_committed_bytes)
-          : jvm_memory.counters.heap_used_bytes;
+  jvm_memory.heap_used_bytes = jvm_memory.java.known ? jvm_memory.java.heap_used_bytes()
+                                                     : jvm_memory.counters.heap_used_bytes;
   jvm_memory.heap_used_peak_bytes = std::max(heap_used_peak_bytes_, jvm_memory.heap_used_bytes);
   heap_used_peak_bytes_ = 0;
   ++jvm_memory_reads_;

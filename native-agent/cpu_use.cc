@@ -36,15 +36,6 @@ std::vector<std::string_view> Fields(std::string_view line) {
   return fields;
 }
 
-template <typename T>
-std::optional<T> ParseNumber(std::string_view text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
-  T value{};
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
-  return value;
-}
-
 // mountinfo escapes spaces, tabs, newlines and backslashes in paths as \ooo.
 std::string Unescape(std::string_view text) {
   std::string out;

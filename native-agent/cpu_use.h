@@ -13,6 +13,7 @@
 // read is left at 0 (host_cpus 0, cgroup_version 0) and the rest is still reported.
 #pragma once
 
+#include <charconv>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -74,6 +75,17 @@ struct CgroupCpu {
   uint64_t throttled_periods = 0;
   uint64_t throttled_ns = 0;
 };
+// A whole decimal number, trailing newlines and spaces allowed ("12345\n"); nullopt for anything
+// else (the /proc and cgroup files' values).
+template <typename T>
+std::optional<T> ParseNumber(std::string_view text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+  T value{};
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return value;
+}
+
 // "name value" lines of a cgroup stat file (cpu.stat, memory.stat): the value of `key`, nullopt
 // when absent.
 std::optional<uint64_t> StatFileValue(std::string_view text, std::string_view key);

@@ -361,9 +361,10 @@ uint64_t JavaMemoryFigures::CallLong(JNIEnv* jni, jmethodID method) const {
 
 uint64_t JavaMemoryFigures::HeapUsed(JNIEnv* jni, jvmtiEnv* jvmti) {
   if (!runtime_resolved_) Resolve(jni, jvmti);
-  const uint64_t total = CallLong(jni, total_);
-  const uint64_t free = CallLong(jni, free_);
-  return total > free ? total - free : 0;
+  JavaMemoryReading reading;
+  reading.heap_committed_bytes = CallLong(jni, total_);
+  reading.heap_free_bytes = CallLong(jni, free_);
+  return reading.heap_used_bytes();
 }
 
 JavaMemoryReading JavaMemoryFigures::Read(JNIEnv* jni, jvmtiEnv* jvmti) {

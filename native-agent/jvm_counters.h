@@ -112,6 +112,10 @@ struct JavaMemoryReading {
   uint64_t heap_committed_bytes = 0;  // Runtime.totalMemory()
   uint64_t heap_max_bytes = 0;        // Runtime.maxMemory()
   uint64_t heap_free_bytes = 0;       // Runtime.freeMemory()
+  // Runtime.totalMemory() - freeMemory(): the heap in use.
+  uint64_t heap_used_bytes() const {
+    return heap_committed_bytes > heap_free_bytes ? heap_committed_bytes - heap_free_bytes : 0;
+  }
   bool buffers_known = false;
   uint64_t direct_bytes = 0;  // memory reserved by direct ByteBuffers (java.nio.Bits)
   uint64_t direct_count = 0;

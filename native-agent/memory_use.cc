@@ -12,13 +12,10 @@
 namespace sparkprof::agent {
 namespace {
 
+// ParseNumber, leading spaces and tabs allowed too ("VmHWM:\t  1234 kB" values).
 std::optional<uint64_t> Number(std::string_view text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  uint64_t value = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
-  return value;
+  return ParseNumber<uint64_t>(text);
 }
 
 // The value of the first of `keys` present in a "name value" stat file (memory.stat), else 0.
