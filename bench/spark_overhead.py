@@ -82,6 +82,16 @@ def measure(run, sparkprof):
     }
 
 
+def agent_cpu(run):
+    """The live report's profile.agent_cpu (the agents' own CPU against their JVMs'), or None."""
+    path = os.path.join(run.app_output_dir, "report.json") if run.output_dir else ""
+    try:
+        with open(path) as f:
+            return json.load(f).get("profile", {}).get("agent_cpu")
+    except (OSError, ValueError):
+        return None
+
+
 def compare_modes(args, cluster, work):
     """--modes: baseline, sparkprof cpu, sparkprof cpu+wall, async-profiler cpu+wall."""
     interval = "interval=" + args.interval
@@ -114,9 +124,15 @@ def compare_modes(args, cluster, work):
             jobs = JOB_LINE.findall(read_tail(run.driver_log, 10**8))
             m = measured[name] = {"executors_cpu_s": run.executors_cpu_s, "wall_s": run.wall_s,
                                   "jobs_s": sum(float(s) for _, s in jobs)}
+            own = agent_cpu(run) if profiled else None
+            if own:
+                m["agent_share"] = own["share"]
             print(f"round {index} {name:>24}: executors CPU {m['executors_cpu_s']:6.2f} s, wall "
                   f"{m['wall_s']:6.1f} s, jobs {m['jobs_s']:6.1f} s; load average "
-                  f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
+                  f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores" +
+                  (f"; the agents' own CPU {own['ms'] / 1000:.2f} s of their JVMs' "
+                   f"{own['jvm_cpu_ms'] / 1000:.1f} s ({100 * own['share']:.2f}%)" if own else ""),
+                  flush=True)
         results.append(measured)
     print()
     print(f"median over {len(results)} rounds of the ratio to the same round's baseline, "
@@ -130,6 +146,12 @@ def compare_modes(args, cluster, work):
             cells.append(f"{statistics.median(ratios):.3f} "
                          f"({', '.join(f'{x:.3f}' for x in ratios)})")
         print(f"| {name} | " + " | ".join(cells) + " |")
+    for name in names[1:]:
+        shares = [r[name]["agent_share"] for r in results if "agent_share" in r[name]]
+        if shares:
+            print(f"{name}: the agents' own CPU (report.json profile.agent_cpu), share of their "
+                  f"JVMs' CPU: median {100 * statistics.median(shares):.2f}% "
+                  f"({', '.join(f'{100 * x:.2f}%' for x in shares)})")
 
 
 def main():

@@ -63,6 +63,12 @@ Result<AggregatorMetrics> AggregatorMetrics::Register(metrics::PrometheusRegistr
                  "CPU of the JVMs whose agents report their CPU use (executors, and the driver "
                  "when it samples its own JVM), summed: every thread, task or not."));
   SPARKPROF_ASSIGN_OR_RETURN(
+      m.agent_cpu_seconds,
+      AddCounter(registry, "spark_agent_cpu_seconds_total",
+                 "The sparkprof agents' own CPU, summed over the JVMs that report it: their "
+                 "threads, batch encoding, stack walks and monitor-wait callbacks (what profiling "
+                 "costs; against spark_jvm_process_cpu_seconds_total)."));
+  SPARKPROF_ASSIGN_OR_RETURN(
       m.cgroup_throttled_seconds,
       AddCounter(registry, "spark_cgroup_cpu_throttled_seconds_total",
                  "Time the JVMs' cgroups were throttled by their CPU quota (CFS throttled time, "

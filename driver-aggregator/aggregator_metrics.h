@@ -24,6 +24,7 @@ struct AggregatorMetrics {
   prometheus::Histogram* gc_pause_seconds = nullptr;
   // The agents' CpuUse per batch (native-agent/cpu_use.h), summed over the JVMs that send it.
   prometheus::Counter* jvm_process_cpu_seconds = nullptr;
+  prometheus::Counter* agent_cpu_seconds = nullptr;
   prometheus::Counter* cgroup_throttled_seconds = nullptr;
   prometheus::Counter* cgroup_periods = nullptr;            // {state="all"}
   prometheus::Counter* cgroup_periods_throttled = nullptr;  // {state="throttled"}

@@ -255,6 +255,7 @@ IngestOutcome DriverAggregator::IngestAt(std::span<const uint8_t> bytes,
   s3a_.Add(*batch);
   if (const schema::CpuUse* cpu = batch->cpu()) {
     metrics_.jvm_process_cpu_seconds->Increment(Seconds(cpu->process_cpu_ns()));
+    metrics_.agent_cpu_seconds->Increment(Seconds(cpu->agent_cpu_ns()));
     if (cpu->cgroup_version() != 0) {
       metrics_.cgroup_throttled_seconds->Increment(Seconds(cpu->cgroup_throttled_ns()));
       metrics_.cgroup_periods->Increment(static_cast<double>(cpu->cgroup_periods()));

@@ -166,7 +166,7 @@ TEST(DriverAggregatorTest, CpuUseAddsProcessCpuAndThrottling) {
   auto with_cpu = [](const char* executor, uint8_t cgroup_version) {
     flatbuffers::FlatBufferBuilder builder;
     auto cpu = fb::CreateCpuUse(builder, 2, 0, 0, 0, 1'500'000'000, cgroup_version, 500, 100, 40,
-                                2'000'000'000);
+                                2'000'000'000, /*agent_cpu_ns=*/250'000'000);
     auto batch =
         fb::CreateBatchDirect(builder, 1, executor, "h", 1, 0, 1, 10'000'000, "cpu+wall", nullptr,
                               nullptr, nullptr, nullptr, nullptr, 0, nullptr, cpu);
@@ -178,6 +178,7 @@ TEST(DriverAggregatorTest, CpuUseAddsProcessCpuAndThrottling) {
   EXPECT_EQ(aggregator->Ingest(with_cpu("2", 0)), IngestOutcome::kAccepted);
   std::string text = aggregator->registry().Render();
   EXPECT_NE(text.find("spark_jvm_process_cpu_seconds_total 3\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("spark_agent_cpu_seconds_total 0.5\n"), std::string::npos) << text;
   EXPECT_NE(text.find("spark_cgroup_cpu_throttled_seconds_total 2\n"), std::string::npos) << text;
   EXPECT_NE(text.find("spark_cgroup_cpu_periods_total{state=\"all\"} 100\n"), std::string::npos)
       << text;

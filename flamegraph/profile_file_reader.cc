@@ -296,6 +296,7 @@ class BatchLoader {
     row.cgroup_periods = cpu->cgroup_periods();
     row.cgroup_throttled_periods = cpu->cgroup_throttled_periods();
     row.cgroup_throttled_ns = cpu->cgroup_throttled_ns();
+    row.agent_cpu_ns = cpu->agent_cpu_ns();
     options_.cpu_use(options_.cpu_use_context, row);
   }
   void PassMemoryUse(const schema::Batch& batch) {

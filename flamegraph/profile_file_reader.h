@@ -64,6 +64,7 @@ struct CpuUseRow {
   uint64_t cgroup_periods = 0;
   uint64_t cgroup_throttled_periods = 0;
   uint64_t cgroup_throttled_ns = 0;
+  uint64_t agent_cpu_ns = 0;  // the agent's own CPU in the window (0 from older agents)
 };
 using CpuUseReceiver = void (*)(void* context, const CpuUseRow& row);
 

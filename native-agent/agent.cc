@@ -155,6 +155,7 @@ void Agent::Start(JNIEnv* jni, jthread current_thread, bool late_start) {
     SetTaskWallSplit(options_.mode == SamplingMode::kCpuWall);
     if (options_.vm_structs) SetJavaThreadStateReader(HotSpotJavaThreadState);
     if (options_.mode == SamplingMode::kCpuWall) ProbeSchedstat();
+    sampler_.set_cpu_meter(&agent_cpu_);
     Status started = sampler_.Start();
     if (!started.ok()) {
       LogLine("cannot start sampling (%s); the JVM runs without profiling",
@@ -527,6 +528,7 @@ void Agent::RunPeriodicallyUntilShutdown(int64_t period_ns, const std::function<
 }
 
 void Agent::DrainLoop(JNIEnv* jni) {
+  agent_cpu_.AddCurrentThread();
   RunPeriodicallyUntilShutdown(DrainPeriodNs(), [this, jni] {
     RunDrainCycleLocked(jni);
     if (options_.dump_seconds > 0 && !out_path_.empty() &&
@@ -538,6 +540,7 @@ void Agent::DrainLoop(JNIEnv* jni) {
 }
 
 void Agent::JvmtiSamplerLoop(JNIEnv* jni) {
+  agent_cpu_.AddCurrentThread();
   RunPeriodicallyUntilShutdown(options_.interval_ns, [this, jni] { SampleWithJvmtiLocked(jni); });
 }
 
@@ -729,6 +732,16 @@ std::vector<MonitorWaitRow> Agent::TakeMonitorWaitsLocked() {
 std::vector<uint8_t> Agent::DrainBatch(JNIEnv* jni) {
   if (!running_.load()) return {};
   std::lock_guard<std::mutex> lock(drain_mutex_);
+  // On the plugin's thread that asked for the batch: its CPU here is the agent's, counted in the
+  // next batch's agent_cpu_ns (this one is encoded before its end).
+  const int64_t batch_cpu_start = CurrentThreadCpuNs();
+  struct AddBatchCpu {
+    uint64_t& total;
+    int64_t start;
+    ~AddBatchCpu() {
+      total += static_cast<uint64_t>(std::max<int64_t>(0, CurrentThreadCpuNs() - start));
+    }
+  } add_batch_cpu{batch_cpu_ns_, batch_cpu_start};
   RunDrainCycleLocked(jni);
   AddQueuedPythonProfilesLocked();
   std::vector<GcPause> pauses = drain_.TakePendingPauses();
@@ -746,7 +759,9 @@ std::vector<uint8_t> Agent::DrainBatch(JNIEnv* jni) {
   batch_start_epoch_ns_ = header.end_epoch_ns;
   g_counters.batches_encoded.fetch_add(1);
   // Read per batch sent: a window with nothing to send adds to the next one, as its start does.
-  const CpuUseDelta cpu = cpu_use_.TakeDelta();
+  CpuUseDelta cpu = cpu_use_.TakeDelta();
+  cpu.agent_cpu_ns = AgentCpuNsLocked() - agent_cpu_sent_ns_;
+  agent_cpu_sent_ns_ += cpu.agent_cpu_ns;
   const MemoryUseReading memory = memory_use_.Read();
   const int64_t jvm_read_start = CurrentThreadCpuNs();
   JvmMemoryFigures jvm_memory;
@@ -768,6 +783,12 @@ std::vector<uint8_t> Agent::DrainBatch(JNIEnv* jni) {
                   &cpu, &memory, monitors, &jvm_memory);
   drain_.pending().Clear();
   return bytes;
+}
+
+uint64_t Agent::AgentCpuNsLocked() {
+  uint64_t total = agent_cpu_.ThreadsNs() + batch_cpu_ns_ + g_counters.walk_time_ns_total.load();
+  if (monitor_waits_ != nullptr) total += monitor_waits_->enter_cpu_ns();
+  return std::max(total, agent_cpu_sent_ns_);
 }
 
 std::string Agent::StatusText() {
@@ -810,6 +831,7 @@ std::string Agent::StatusText() {
     json.Key("monitor_holder_looks_lost").Uint(monitor_waits_->holder_looks_lost());
     json.Key("monitor_enter_ns_total").Uint(monitor_waits_->enter_ns());
     json.Key("monitor_look_ns_total").Uint(monitor_waits_->look_ns());
+    json.Key("monitor_enter_cpu_ns_total").Uint(monitor_waits_->enter_cpu_ns());
   }
   json.EndObject();
   return json.Take();

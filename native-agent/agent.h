@@ -19,6 +19,7 @@
 
 #include "metrics/http_exposer.h"
 #include "metrics/registry.h"
+#include "native-agent/agent_cpu.h"
 #include "native-agent/agent_options.h"
 #include "native-agent/batch_encoder.h"
 #include "native-agent/cpu_use.h"
@@ -145,6 +146,11 @@ class Agent {
   Drain drain_;
   std::unique_ptr<JvmInternalThreads> jvm_threads_;  // CPU mode: GC/JIT/VM threads' CPU
   CpuUseMeter cpu_use_;                              // host, process and cgroup CPU per batch
+  AgentCpuMeter agent_cpu_;                          // the agent's own threads' CPU clocks
+  uint64_t agent_cpu_sent_ns_ = 0;                   // under drain_mutex_: up to the last batch
+  uint64_t batch_cpu_ns_ = 0;  // under drain_mutex_: DrainBatch's own CPU on the plugin's thread
+  // Under drain_mutex_: the agent's CPU so far (agent_cpu.h), never below what was sent.
+  uint64_t AgentCpuNsLocked();
   MemoryUseMeter memory_use_;  // process, cgroup and Python workers' memory per batch
   // HotSpot's counters (never freed: the GC callback may read them at exit); null when not found.
   std::atomic<JvmCounters*> jvm_counters_{nullptr};

@@ -118,7 +118,8 @@ std::vector<uint8_t> EncodeBatch(const BatchHeader& header, const Profile& pendi
     cpu_offset = fb::CreateCpuUse(
         builder, cpu->host_cpus, cpu->host_busy_ns, cpu->host_steal_ns, cpu->host_total_ns,
         cpu->process_cpu_ns, static_cast<uint8_t>(cpu->cgroup.version), cpu->cgroup.quota_millicpus,
-        cpu->cgroup.periods, cpu->cgroup.throttled_periods, cpu->cgroup.throttled_ns);
+        cpu->cgroup.periods, cpu->cgroup.throttled_periods, cpu->cgroup.throttled_ns,
+        cpu->agent_cpu_ns);
   }
   flatbuffers::Offset<fb::MemoryUse> memory_offset;
   if (memory != nullptr) {

@@ -102,6 +102,8 @@ struct CpuUseReading {
   uint64_t host_total_ns = 0;
   uint64_t process_cpu_ns = 0;
   CgroupCpu cgroup;
+  // The agent's own CPU (agent_cpu.h); filled by the agent per batch, not by the meter.
+  uint64_t agent_cpu_ns = 0;
 };
 
 // One batch's window: counters as differences since the previous TakeDelta (or since the meter

@@ -3,11 +3,14 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
+#include "native-agent/agent_cpu.h"
 #include "native-agent/batch_encoder.h"
 #include "native-agent/test_files.h"
 #include "schema/profile_generated.h"
@@ -186,6 +189,7 @@ TEST(CpuUseMeterTest, TheBatchCarriesCpuAndMemory) {
   cpu.host_cpus = 4;
   cpu.host_busy_ns = 7;
   cpu.process_cpu_ns = 3;
+  cpu.agent_cpu_ns = 2;
   cpu.cgroup.version = 2;
   cpu.cgroup.throttled_ns = 11;
   MemoryUseReading memory;
@@ -202,6 +206,7 @@ TEST(CpuUseMeterTest, TheBatchCarriesCpuAndMemory) {
   EXPECT_EQ(batch->cpu()->host_cpus(), 4u);
   EXPECT_EQ(batch->cpu()->host_busy_ns(), 7u);
   EXPECT_EQ(batch->cpu()->process_cpu_ns(), 3u);
+  EXPECT_EQ(batch->cpu()->agent_cpu_ns(), 2u);
   EXPECT_EQ(batch->cpu()->cgroup_version(), 2);
   EXPECT_EQ(batch->cpu()->cgroup_throttled_ns(), 11u);
   ASSERT_NE(batch->memory(), nullptr);
@@ -213,6 +218,34 @@ TEST(CpuUseMeterTest, TheBatchCarriesCpuAndMemory) {
   std::vector<uint8_t> without = EncodeBatch(header, empty, strings, {}, {});
   EXPECT_EQ(schema::GetBatch(without.data())->cpu(), nullptr);
   EXPECT_EQ(schema::GetBatch(without.data())->memory(), nullptr);
+}
+
+// The meter reads the CPU clocks of the threads registered with it: a thread that burns CPU shows
+// it, a thread that ended keeps its last reading, and a reading never goes backwards.
+TEST(AgentCpuMeterTest, SumsItsThreadsClocksAndKeepsEndedThreadsLastReading) {
+  AgentCpuMeter meter;
+  std::atomic<bool> registered{false}, stop{false};
+  std::thread busy([&] {
+    meter.AddCurrentThread();
+    registered.store(true);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(60);
+    volatile uint64_t spin = 0;
+    while (std::chrono::steady_clock::now() < until) spin = spin + 1;
+    while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  while (!registered.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(80));
+  const uint64_t running = meter.ThreadsNs();
+  EXPECT_GT(running, 30'000'000u);  // most of its 60 ms spin
+  EXPECT_LT(running, 5'000'000'000u);
+  stop.store(true);
+  busy.join();
+  const uint64_t ended = meter.ThreadsNs();
+  EXPECT_GE(ended, running);
+  EXPECT_EQ(meter.ThreadsNs(), ended);  // the ended thread's clock no longer moves it
+  // Room for kMaxThreads threads.
+  for (int i = 1; i < AgentCpuMeter::kMaxThreads; ++i) EXPECT_TRUE(meter.AddCurrentThread());
+  EXPECT_FALSE(meter.AddCurrentThread());
 }
 
 }  // namespace

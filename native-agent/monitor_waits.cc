@@ -1,5 +1,7 @@
 #include "native-agent/monitor_waits.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <functional>
 
@@ -156,6 +158,16 @@ jthread MonitorWaits::OwnerOf(jvmtiEnv* jvmti, jobject object) {
   return usage.owner;
 }
 
+namespace {
+
+int64_t ThreadCpuNs() {
+  timespec now{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now) != 0) return 0;
+  return static_cast<int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+}
+
+}  // namespace
+
 bool MonitorWaits::LookAtHolder(jvmtiEnv* jvmti, JNIEnv* jni, jobject object, int32_t* stack,
                                 int32_t* thread) {
   const int64_t now = MonotonicNowNs();
@@ -194,8 +206,11 @@ bool MonitorWaits::LookAtHolder(jvmtiEnv* jvmti, JNIEnv* jni, jobject object, in
 void MonitorWaits::OnContendedEnter(jvmtiEnv* jvmti, JNIEnv* jni, jobject object,
                                     const TaskTag& tag) {
   const int64_t start = MonotonicNowNs();
+  const int64_t cpu_start = ThreadCpuNs();
   Record(jvmti, jni, object, tag, start);
   enter_ns_.fetch_add(static_cast<uint64_t>(MonotonicNowNs() - start), std::memory_order_relaxed);
+  enter_cpu_ns_.fetch_add(static_cast<uint64_t>(std::max<int64_t>(0, ThreadCpuNs() - cpu_start)),
+                          std::memory_order_relaxed);
 }
 
 void MonitorWaits::Record(jvmtiEnv* jvmti, JNIEnv* jni, jobject object, const TaskTag& tag,

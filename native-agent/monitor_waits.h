@@ -138,6 +138,9 @@ class MonitorWaits {
   // part of it spent looking at holders (safepoint operations and a handshake).
   uint64_t enter_ns() const { return enter_ns_.load(std::memory_order_relaxed); }
   uint64_t look_ns() const { return look_ns_.load(std::memory_order_relaxed); }
+  // The CPU the waiting threads spent in OnContendedEnter (their thread CPU clocks): the agent's
+  // own CPU (agent_cpu.h). A holder look's safepoint operations run on the VM thread, not here.
+  uint64_t enter_cpu_ns() const { return enter_cpu_ns_.load(std::memory_order_relaxed); }
   // Looks left out: the owner had let go of the monitor by the time its stack was taken.
   uint64_t holder_looks_lost() const { return holder_looks_lost_.load(std::memory_order_relaxed); }
 
@@ -158,6 +161,7 @@ class MonitorWaits {
   std::atomic<uint64_t> holder_looks_lost_{0};
   std::atomic<uint64_t> enter_ns_{0};
   std::atomic<uint64_t> look_ns_{0};
+  std::atomic<uint64_t> enter_cpu_ns_{0};
 };
 
 }  // namespace sparkprof::agent

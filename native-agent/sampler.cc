@@ -136,6 +136,7 @@ Status Sampler::Start() {
     pthread_sigmask(SIG_BLOCK, &all, &previous);  // the timer thread takes no signals
     wall_thread_ = std::thread([this] { WallTimerLoop(); });
     pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    if (cpu_meter_ != nullptr) cpu_meter_->AddThread(wall_thread_.native_handle());
   }
   started_.store(true);
   return Status::Ok();

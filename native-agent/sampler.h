@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "common/status.h"
+#include "native-agent/agent_cpu.h"
 #include "native-agent/thread_state.h"
 
 namespace sparkprof::agent {
@@ -53,6 +54,8 @@ class Sampler {
   // Mode cpu+wall: whether the wall timer thread reads schedstat (false after a failed read).
   // Set before Start() by the agent from its probe.
   void set_read_schedstat(bool read) { read_schedstat_.store(read); }
+  // The wall timer thread's CPU clock is registered there when it starts (set before Start()).
+  void set_cpu_meter(AgentCpuMeter* meter) { cpu_meter_ = meter; }
   // Called (on the timer thread, at most once) when a schedstat read fails.
   void set_schedstat_failure_callback(void (*callback)()) { schedstat_failure_ = callback; }
 
@@ -67,6 +70,7 @@ class Sampler {
   bool use_setitimer_ = false;
   std::atomic<bool> read_schedstat_{false};
   void (*schedstat_failure_)() = nullptr;
+  AgentCpuMeter* cpu_meter_ = nullptr;
   std::atomic<bool> started_{false};
   std::atomic<bool> stopped_{false};
   std::thread wall_thread_;

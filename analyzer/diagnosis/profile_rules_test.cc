@@ -405,19 +405,42 @@ TEST_F(ProfileRulesTest, PerTaskOverheadWhenTheWorkersMostlySetUp) {
 // A batch with no samples, only the JVM's CPU use over [start_ms, end_ms] (schema CpuUse), in
 // average CPUs: the host's busy CPUs, this JVM's, and (cgroup v2) the quota's throttled time.
 std::string CpuUseBatch(int64_t start_ms, int64_t end_ms, uint32_t host_cpus, double busy_cpus,
-                        double process_cpus, double throttled_s = 0, uint32_t quota_millicpus = 0) {
+                        double process_cpus, double throttled_s = 0, uint32_t quota_millicpus = 0,
+                        uint64_t agent_cpu_ns = 0) {
   flatbuffers::FlatBufferBuilder builder;
   const double wall_ns = static_cast<double>(end_ms - start_ms) * 1e6;
   auto cpu = schema::CreateCpuUse(
       builder, host_cpus, static_cast<uint64_t>(busy_cpus * wall_ns), 0,
       static_cast<uint64_t>(host_cpus * wall_ns), static_cast<uint64_t>(process_cpus * wall_ns),
       quota_millicpus > 0 ? 2 : 0, quota_millicpus, 1000, throttled_s > 0 ? 500 : 0,
-      static_cast<uint64_t>(throttled_s * 1e9));
+      static_cast<uint64_t>(throttled_s * 1e9), agent_cpu_ns);
   auto batch = schema::CreateBatchDirect(builder, 1, "1", "host", 7, start_ms * 1'000'000,
                                          end_ms * 1'000'000, kIntervalNs, "cpu+wall", nullptr,
                                          nullptr, nullptr, nullptr, nullptr, 0, nullptr, cpu);
   schema::FinishSizePrefixedBatchBuffer(builder, batch);
   return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
+}
+
+// What profiling cost, from the agents' own CPU in their CpuUse: report.json's profile.agent_cpu
+// and the profile line of every report (a 100 s window of 2 CPUs: 200 s of JVM CPU, 0.5 s agent).
+TEST_F(ProfileRulesTest, TheAgentsOwnCpuIsReported) {
+  const testing::SyntheticApp app = TwoStages();
+  report::Analysis a = Analyze(
+      app, StageZeroProfile(0.5, {"com.acme.Job.score"}, schema::Category::compute) +
+               CpuUseBatch(app.start_ms, app.start_ms + 100'000, 4, 2.5, 2.0, 0, 0, 500'000'000));
+  const std::string json = report::RenderJsonSection(a);
+  EXPECT_NE(json.find("\"agent_cpu\": {\n"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"ms\": 500,\n"), std::string::npos);
+  EXPECT_NE(json.find("\"jvm_cpu_ms\": 200000,\n"), std::string::npos);
+  EXPECT_NE(json.find("\"share\": 0.0025\n"), std::string::npos);
+  EXPECT_NE(report::RenderText(a).find("the agents' own CPU 500 ms (0.25% of their JVMs' 3m 20s)"),
+            std::string::npos)
+      << report::RenderText(a);
+  // Without the figure (older agents) the key is absent.
+  report::Analysis old =
+      Analyze(app, StageZeroProfile(0.5, {"com.acme.Job.score"}, schema::Category::compute) +
+                       CpuUseBatch(app.start_ms, app.start_ms + 100'000, 4, 2.5, 2.0));
+  EXPECT_EQ(report::RenderJsonSection(old).find("\"agent_cpu\""), std::string::npos);
 }
 
 // With the agents' CPU use the run delay is told apart: other processes' CPU, the quota's
@@ -640,17 +663,21 @@ TEST_F(ProfileRulesTest, WaitsLocksAndStarvation) {
 // task time lock_wait, 35% cpu_starved (the woken waiters queue for a CPU); the JVM timed the
 // waits exactly: 1600 of them, 12.8 s (40%). The owner was seen in SharedScorer.score at 9 of 11
 // looks.
-std::string SharedScorerContention(const char* mode = "cpu+wall") {
+// `map_starved_ms` moves that much of com.acme.Job.map's compute to cpu_starved (the same
+// stage's run delay outside the lock).
+std::string SharedScorerContention(const char* mode = "cpu+wall", int64_t map_starved_ms = 0) {
   const std::vector<std::string> waiter = Under({"com.acme.Job.lockedWork"});
-  const std::string samples = ProfileBatch(
-      {
-          {0, Under({"com.acme.Job.lockedWork", "java.lang.Object.wait"}),
-           schema::Category::lock_wait, 1600},
-          {0, waiter, schema::Category::cpu_starved, 11200},
-          {0, Under({"com.acme.Job.map"}), schema::Category::compute, 19200},
-          {1, Under({"com.acme.Job.reduce"}), schema::Category::compute, 2000},
-      },
-      mode);
+  std::vector<Sample> rows = {
+      {0, Under({"com.acme.Job.lockedWork", "java.lang.Object.wait"}), schema::Category::lock_wait,
+       1600},
+      {0, waiter, schema::Category::cpu_starved, 11200},
+      {0, Under({"com.acme.Job.map"}), schema::Category::compute, 19200 - map_starved_ms},
+      {1, Under({"com.acme.Job.reduce"}), schema::Category::compute, 2000},
+  };
+  if (map_starved_ms > 0) {
+    rows.push_back({0, Under({"com.acme.Job.map"}), schema::Category::cpu_starved, map_starved_ms});
+  }
+  const std::string samples = ProfileBatch(rows, mode);
   const char* worker = "Executor task launch worker";
   test_util::ProfileBatchBuilder monitors(mode);
   monitors
@@ -736,7 +763,7 @@ TEST_F(ProfileRulesTest, LockContentionNamesTheMonitorItsExactWaitAndItsHolders)
     }
   }
   for (const char* expected :
-       {"\"schema_minor\":12", "\"monitor_waits\":1600",
+       {"\"schema_minor\":13", "\"monitor_waits\":1600",
         "\"monitors\":[{\"class\":"
         "\"com.acme.SharedScorer\",\"waits\":1600,\"wait_ms\":12800,\"mean_wait_ms\":8,"
         "\"holder_looks\":11,\"waiters\":[{\"frame\":\"com.acme.Job.lockedWork\"",
@@ -745,6 +772,30 @@ TEST_F(ProfileRulesTest, LockContentionNamesTheMonitorItsExactWaitAndItsHolders)
         "\"category\":\"monitor_holder\",\"ms\":0,\"looks\":9}", "\"monitor_rows_left_out\":0"}) {
     EXPECT_NE(json.find(expected), std::string::npos) << expected;
   }
+}
+
+// A woken monitor waiter queueing for a CPU is both run delay in the samples and part of the
+// JVM's exact wait: lock-contention claims it (the exact wait beyond the sampled lock_wait), and
+// cpu-oversubscription leaves it out -- silent when that is all the run delay, and judging only
+// the rest when the stage also queued elsewhere.
+TEST_F(ProfileRulesTest, RunDelayInsideMonitorWaitsIsClaimedOnce) {
+  report::Analysis a = Analyze(TwoStages(), SharedScorerContention());
+  ASSERT_EQ(FindingsOf(a, "lock-contention").size(), 1u);
+  EXPECT_TRUE(FindingsOf(a, "cpu-oversubscription").empty());
+
+  // 6.4 s more run delay in com.acme.Job.map, outside the lock: cpu_starved 17.6 s, of which the
+  // exact wait's 12.8 s - 1.6 s sampled lock_wait = 11.2 s is the lock's; 6.4 s (20%) is left.
+  report::Analysis both = Analyze(TwoStages(), SharedScorerContention("cpu+wall", 6400));
+  ASSERT_EQ(FindingsOf(both, "lock-contention").size(), 1u);
+  auto found = FindingsOf(both, "cpu-oversubscription");
+  ASSERT_EQ(found.size(), 1u);
+  const Finding& f = *found[0];
+  EXPECT_EQ(EvidenceValue(f, "cpu_starved_ms"), 6400);
+  EXPECT_DOUBLE_EQ(EvidenceValue(f, "top_stage_cpu_starved_share"), 0.2);
+  EXPECT_EQ(EvidenceValue(f, "top_stage_run_delay_in_monitor_waits_ms"), 11200);
+  EXPECT_NE(f.explanation.find("Another 11.2 s of its run delay is left to lock-contention"),
+            std::string::npos)
+      << f.explanation;
 }
 
 // The exact wait is a share of task threads' wall time: CPU samples hold none, so with them the

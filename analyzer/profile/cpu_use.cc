@@ -59,7 +59,13 @@ void ApplicationCpuUse::Add(const flamegraph::CpuUseRow& row) {
   window.cgroup_periods = row.cgroup_periods;
   window.cgroup_throttled_periods = row.cgroup_throttled_periods;
   window.cgroup_throttled_ns = row.cgroup_throttled_ns;
+  window.agent_cpu_ns = row.agent_cpu_ns;
   windows_.push_back(window);
+  process_cpu_ns_ += row.process_cpu_ns;
+  if (row.agent_cpu_ns > 0) {
+    agent_cpu_ns_ += row.agent_cpu_ns;
+    agent_measured_process_cpu_ns_ += row.process_cpu_ns;
+  }
 }
 
 CpuDuring ApplicationCpuUse::During(int64_t start_ms, int64_t end_ms) const {

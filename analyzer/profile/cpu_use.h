@@ -36,6 +36,7 @@ struct CpuUseWindow {
   uint64_t cgroup_periods = 0;
   uint64_t cgroup_throttled_periods = 0;
   uint64_t cgroup_throttled_ns = 0;
+  uint64_t agent_cpu_ns = 0;  // the agent's own CPU in the window (0 from older agents)
 };
 
 struct CpuUseJvm {
@@ -94,6 +95,12 @@ class ApplicationCpuUse {
   uint64_t windows_left_out() const { return windows_left_out_; }
   const std::vector<CpuUseJvm>& jvms() const { return jvms_; }
 
+  // Summed over every window kept: the JVMs' CPU, the agents' own CPU, and the JVMs' CPU in the
+  // windows whose agent measured its own (what agent_cpu_ns is a share of).
+  uint64_t process_cpu_ns() const { return process_cpu_ns_; }
+  uint64_t agent_cpu_ns() const { return agent_cpu_ns_; }
+  uint64_t agent_measured_process_cpu_ns() const { return agent_measured_process_cpu_ns_; }
+
   // What the hosts and cgroups did over [start_ms, end_ms] (epoch ms); empty hosts when no
   // window overlaps it.
   CpuDuring During(int64_t start_ms, int64_t end_ms) const;
@@ -104,6 +111,9 @@ class ApplicationCpuUse {
   std::map<std::pair<std::string, int32_t>, uint32_t> jvm_index_;  // (executor id, pid)
   std::vector<CpuUseWindow> windows_;
   uint64_t windows_left_out_ = 0;
+  uint64_t process_cpu_ns_ = 0;
+  uint64_t agent_cpu_ns_ = 0;
+  uint64_t agent_measured_process_cpu_ns_ = 0;
 };
 
 }  // namespace sparkprof::profile

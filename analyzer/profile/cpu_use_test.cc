@@ -110,6 +110,23 @@ std::string CpuOnlyProfile() {
   return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
 }
 
+// The agents' own CPU (agent_cpu_ns) is summed against the process CPU of the windows that carry
+// it; older agents' windows (0) count in the process CPU only.
+TEST(ApplicationCpuUseTest, AgentCpuIsAShareOfItsOwnWindowsProcessCpu) {
+  ApplicationCpuUse use;
+  flamegraph::CpuUseRow row = Row("1", "h", 0, 1, 1, 2, 1);
+  row.process_cpu_ns = 4'000'000'000;
+  row.agent_cpu_ns = 20'000'000;
+  use.Add(row);
+  row.start_epoch_ns = 1;
+  row.end_epoch_ns = 2;
+  row.agent_cpu_ns = 0;  // an agent before agent_cpu_ns
+  use.Add(row);
+  EXPECT_EQ(use.process_cpu_ns(), 8'000'000'000u);
+  EXPECT_EQ(use.agent_cpu_ns(), 20'000'000u);
+  EXPECT_EQ(use.agent_measured_process_cpu_ns(), 4'000'000'000u);
+}
+
 ProfileLoadOptions Decoding() {
   ProfileLoadOptions options;
   options.decoder = &report::DecodeProfileFile;

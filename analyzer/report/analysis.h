@@ -36,7 +36,7 @@ inline constexpr const char* kReportSchema = "sparkprof.report/v1";
 // executors.list[].memory and executors.driver_memory (the agents' memory readings); 12 = the
 // monitors task threads waited to enter (stages[].profile.monitors and monitor_*,
 // profile.monitor_*), and on lock-contention frames[].looks and the monitor evidence.
-inline constexpr int64_t kReportSchemaMinor = 12;
+inline constexpr int64_t kReportSchemaMinor = 13;
 
 struct TaskTimeline;  // html_report.h
 

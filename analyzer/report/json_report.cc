@@ -424,6 +424,19 @@ void WriteProfile(const Analysis& analysis, JsonWriter& out) {
   FieldMs(out, "python_worker_cpu_ms", python);
   FieldMs(out, "python_worker_off_cpu_ms", python_off_cpu);
   FieldMs(out, "outside_tasks_ms", p->untagged_ns);
+  if (p->cpu_use.agent_cpu_ns() > 0) {
+    // (minor 13) What profiling cost: the agents' own CPU against their JVMs' (agent_cpu.h).
+    const uint64_t jvms = p->cpu_use.agent_measured_process_cpu_ns();
+    out.Key("agent_cpu").BeginObject();
+    FieldMs(out, "ms", p->cpu_use.agent_cpu_ns());
+    FieldMs(out, "jvm_cpu_ms", jvms);
+    out.FieldDouble(
+        "share",
+        jvms == 0 ? 0.0
+                  : static_cast<double>(p->cpu_use.agent_cpu_ns()) / static_cast<double>(jvms),
+        6);
+    out.EndObject();
+  }
   if (!p->driver.empty()) {
     // (minor 10) The driver's own samples (docs/report-schema.md, profile.driver).
     const profile::DriverTime driver = p->driver.Total();

@@ -134,6 +134,14 @@ std::string ProfileSourceText(const profile::ApplicationProfile& profile) {
   if (!profile.has_off_cpu()) {
     result += "; CPU samples only: time off CPU (waits) is not in this profile";
   }
+  const uint64_t agent_ns = profile.cpu_use.agent_cpu_ns();
+  const uint64_t jvms_ns = profile.cpu_use.agent_measured_process_cpu_ns();
+  if (agent_ns > 0 && jvms_ns > 0) {
+    std::snprintf(text, sizeof(text), "%.2f%%",
+                  100.0 * static_cast<double>(agent_ns) / static_cast<double>(jvms_ns));
+    result += "; the agents' own CPU " + HumanDurationNs(agent_ns) + " (" + text +
+              " of their JVMs' " + HumanDurationNs(jvms_ns) + ")";
+  }
   return result;
 }
 

@@ -453,7 +453,18 @@ def case_monitor_waits(c):
     if not 1 <= looks <= seconds + 2:
         fail("expected about one look at the holder a second", run)
     rows = []
-    for batch in decode_batches(c, batches_dir):
+    batches = decode_batches(c, batches_dir)
+    # The agent's own CPU (agent_cpu.h) travels in each batch's CpuUse: its wall timer and drain
+    # threads, batch encoding, stack walks and these monitor callbacks -- some, and a small part
+    # of the JVM's CPU (a sanity bound, not a timing: docs/agent.md "The agent's own CPU").
+    agent_ns = sum(int(b.get("cpu", {}).get("agent_cpu_ns", 0)) for b in batches)
+    process_ns = sum(int(b.get("cpu", {}).get("process_cpu_ns", 0)) for b in batches)
+    print("the agent's own CPU %.1f ms of the JVM's %.0f ms (%.2f%%)"
+          % (agent_ns / 1e6, process_ns / 1e6, 100.0 * agent_ns / max(process_ns, 1)))
+    if not 0 < agent_ns < 0.1 * process_ns:
+        fail("the agent's own CPU %d ns is not within (0, 10%%) of the JVM's %d ns"
+             % (agent_ns, process_ns), run)
+    for batch in batches:
         strings = batch.get("strings", [])
         stacks = batch.get("stacks", [])
         def frames(index):

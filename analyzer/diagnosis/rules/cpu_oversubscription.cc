@@ -12,6 +12,8 @@
 //   * a throttled cgroup's threads wait while it is throttled: at most min(run delay, throttled
 //     time) is the quota's: `quota = min(1, throttled time / run delay)`;
 //   * the rest is this application's own threads queueing for the CPUs it has.
+// Run delay that may lie inside the JVM's exact monitor waits (what they hold beyond the sampled
+// lock_wait, profile_judgement.h) is lock-contention's and left out here: one wait, one claim.
 // Judgement: profile_judgement.h. Efficiency: with CPU use, 50-90% of the external and quota part
 // (a host or quota of its own gives those CPUs back; what stays is the queueing for its own
 // CPUs) and nothing of the own part (fewer slots only reorder the work); without it (agents
@@ -22,13 +24,17 @@
 
 #include "analyzer/diagnosis/rules/profile_judgement.h"
 #include "analyzer/diagnosis/rules/rules.h"
+#include "common/human_format.h"
 
 namespace sparkprof::diagnosis::rules {
 
 void CpuOversubscription(const DiagnosisInput& input, std::vector<Finding>& out) {
-  std::vector<ProfiledCause> causes = StagesWhere(input, [](const profile::StageProfile& stage) {
-    return stage.category_ns[CategoryIndex(TaskCategory::kCpuStarved)];
-  });
+  const bool wall_sampled = input.profile != nullptr && WallSampled(*input.profile);
+  std::vector<ProfiledCause> causes =
+      StagesWhere(input, [wall_sampled](const profile::StageProfile& stage) {
+        return stage.category_ns[CategoryIndex(TaskCategory::kCpuStarved)] -
+               RunDelayInMonitorWaitsNs(stage, wall_sampled);
+      });
   if (causes.empty()) return;
   uint64_t starved = 0;
   for (const ProfiledCause& cause : causes) starved += cause.ns;
@@ -134,6 +140,15 @@ void CpuOversubscription(const DiagnosisInput& input, std::vector<Finding>& out)
                        std::to_string(cpu.periods) + " periods (" +
                        HumanDurationMs(std::llround(cpu.throttled_ns / 1e6)) + " throttled).";
     }
+  }
+  // Run delay inside exact monitor waits is lock-contention's (profile_judgement.h).
+  const uint64_t in_monitors = RunDelayInMonitorWaitsNs(top.stage, wall_sampled);
+  if (in_monitors > 0) {
+    f.evidence.push_back({"top_stage_run_delay_in_monitor_waits_ms", WholeMs(in_monitors), "ms"});
+    f.explanation += " Another " + HumanDurationNs(in_monitors) +
+                     " of its run delay is left to lock-contention: the JVM's exact monitor "
+                     "waits hold that much more than the samples filed as lock_wait, and a "
+                     "woken waiter queueing for a CPU is still waiting for the lock.";
   }
   const bool told_apart = cpu.has_hosts();
   const double outside = std::min(1.0, external + quota);

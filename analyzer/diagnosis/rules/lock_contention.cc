@@ -35,21 +35,6 @@ uint64_t SampledLockNs(const profile::StageProfile& stage) {
   return stage.category_ns[CategoryIndex(TaskCategory::kLockWait)];
 }
 
-// Whether the samples hold task threads' wall time (modes wall and cpu+wall): the exact wait is
-// a share of nothing in CPU samples.
-bool WallSampled(const profile::ApplicationProfile& profile) {
-  return std::any_of(profile.modes.begin(), profile.modes.end(),
-                     [](const std::string& mode) { return mode == "wall" || mode == "cpu+wall"; });
-}
-
-// The stage's lock time: the larger of the sampled lock_wait and the exact monitor wait, at most
-// its sampled task time (see above).
-uint64_t LockNs(const profile::StageProfile& stage, bool wall_sampled) {
-  const uint64_t sampled = SampledLockNs(stage);
-  if (!wall_sampled) return sampled;
-  return std::max(sampled, std::min(stage.monitors.wait_ns, stage.task_ns));
-}
-
 bool IsLoggingName(std::string_view name) {
   return name.find("log4j") != std::string_view::npos ||
          name.find("logback") != std::string_view::npos;

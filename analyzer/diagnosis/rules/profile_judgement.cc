@@ -22,6 +22,23 @@ bool EnoughSamples(const DiagnosisInput& input, const profile::StageProfile& sta
   return stage.task_ns >= static_cast<uint64_t>(kMinSamples * interval_ns);
 }
 
+bool WallSampled(const profile::ApplicationProfile& profile) {
+  return std::any_of(profile.modes.begin(), profile.modes.end(),
+                     [](const std::string& mode) { return mode == "wall" || mode == "cpu+wall"; });
+}
+
+uint64_t LockNs(const profile::StageProfile& stage, bool wall_sampled) {
+  const uint64_t sampled = stage.category_ns[CategoryIndex(TaskCategory::kLockWait)];
+  if (!wall_sampled) return sampled;
+  return std::max(sampled, std::min(stage.monitors.wait_ns, stage.task_ns));
+}
+
+uint64_t RunDelayInMonitorWaitsNs(const profile::StageProfile& stage, bool wall_sampled) {
+  const uint64_t sampled = stage.category_ns[CategoryIndex(TaskCategory::kLockWait)];
+  const uint64_t beyond = LockNs(stage, wall_sampled) - sampled;  // LockNs >= sampled
+  return std::min(beyond, stage.category_ns[CategoryIndex(TaskCategory::kCpuStarved)]);
+}
+
 std::vector<ProfiledCause> CollectCauses(
     const DiagnosisInput& input,
     const std::vector<std::pair<int32_t, profile::StageProfile>>& stages,

@@ -80,6 +80,18 @@ void AddSiteFrames(const ProfiledCause& cause, TaskCategory category, Finding& f
 // medium otherwise; the reason names the sample counts and the mode.
 Confidence ProfileConfidence(const DiagnosisInput& input, const ProfiledCause& cause);
 
+// Whether the samples hold task threads' wall time (modes wall and cpu+wall): an exact wait is a
+// share of nothing in CPU samples.
+bool WallSampled(const profile::ApplicationProfile& profile);
+// A stage's lock time (lock-contention's measure): the larger of the sampled lock_wait and the
+// exact monitor wait (the JVM's contended entries, spin and run delay included), at most the
+// stage's sampled task time; the sampled lock_wait alone without wall samples.
+uint64_t LockNs(const profile::StageProfile& stage, bool wall_sampled);
+// The part of a stage's run delay (cpu_starved) that may lie inside its exact monitor waits: what
+// the exact wait holds beyond the sampled lock_wait, at most the run delay. lock-contention
+// claims it, so cpu-oversubscription leaves it out (one wait is never claimed twice).
+uint64_t RunDelayInMonitorWaitsNs(const profile::StageProfile& stage, bool wall_sampled);
+
 // ---- implementation of the template ----
 std::vector<ProfiledCause> CollectCauses(
     const DiagnosisInput& input,

@@ -136,10 +136,10 @@ def slow_external_call(spark, scratch):
         server.shutdown()
 
 
-def cpu_work(spark, description):
+def cpu_work(spark, description, rows=6_000_000):
     """A CPU-bound stage in the JVM: 8 tasks hashing strings with builtin functions."""
     job(spark, description)
-    spark.range(0, 6_000_000, 1, 8).select(
+    spark.range(0, rows, 1, 8).select(
         F.sha2(F.concat(F.lit("k"), F.col("id").cast("string")), 256).alias("h")).agg(
         F.max("h"), F.count("*")).collect()
 
@@ -149,7 +149,8 @@ def oversubscribed_cpu(spark, scratch):
     task threads are runnable but wait for a core."""
     burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     try:
-        cpu_work(spark, "oversubscribed cpu: hash strings")
+        # Sized so the stage is most of the run (its planted run delay then matters to the run).
+        cpu_work(spark, "oversubscribed cpu: hash strings", rows=24_000_000)
     finally:
         for burner in burners:
             burner.kill()
@@ -158,7 +159,7 @@ def oversubscribed_cpu(spark, scratch):
 
 def own_cpu(spark, scratch):
     """The control: the same stage, one task slot per core, nothing else burning CPU."""
-    cpu_work(spark, "own cpu: hash strings")
+    cpu_work(spark, "own cpu: hash strings", rows=24_000_000)
 
 
 def cpu_quota(spark, scratch):
