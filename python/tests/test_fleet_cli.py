@@ -131,3 +131,52 @@ def test_recommend_from_faster_runs_and_lasting_findings(
     text = sparkprof("recommend", "--job", "nightly-etl", store=store)
     assert "[high] spark.sql.shuffle.partitions=400 (now 200)" in text
     sparkprof("recommend", "--job", "no-such-job", store=store, expect=1)
+
+
+def test_the_advisors_record_of_applied_recommendations(
+    tmp_path: Path, demo_logs: dict[str, Path]
+) -> None:
+    """A later run that applied an earlier run's recommended setting is recorded with what was
+    predicted and what happened; recommend shows the hit rate per rule (advice_record.py)."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    magic = {"spark.hadoop.fs.s3a.committer.name": "magic"}
+    make_run(demo_logs["plain"], runs, 1)
+    make_run(demo_logs["plain"], runs, 2, settings=magic, duration_factor=0.6)  # helped
+    make_run(demo_logs["plain"], runs, 3)  # the default again: nothing applied
+    make_run(demo_logs["plain"], runs, 4, settings=magic, duration_factor=1.6)  # worse
+    make_run(demo_logs["plain"], runs, 5)
+    make_run(demo_logs["plain"], runs, 6, settings=magic, bytes_factor=3.0)  # other input
+    store = f"sqlite:///{tmp_path}/history.sqlite"
+    sparkprof("collect", "--event-log-dir", str(runs), store=store)
+    ids = [run["id"] for run in sparkprof_json("history", "nightly-etl", store=store)]
+
+    from sparkprof.store import HistoryStore
+
+    history = HistoryStore(store)
+    outcomes = {
+        (o.advised_run_id, o.applied_run_id): o
+        for o in history.advice_outcomes("nightly-etl")
+        if o.rule == "io-write-bound"
+    }
+    assert sorted(outcomes) == [(ids[0], ids[1]), (ids[2], ids[3]), (ids[4], ids[5])]
+    helped, worse, other = (outcomes[(ids[i], ids[i + 1])] for i in (0, 2, 4))
+    assert (helped.verdict, helped.recommended, helped.previous) == ("helped", "magic", None)
+    assert helped.after_ms < 0.7 * helped.before_ms and helped.input_ratio == 1.0
+    assert helped.predicted_high_ms > 0 and helped.within_prediction is not None
+    assert worse.verdict == "worse" and worse.after_ms > 1.1 * worse.before_ms
+    assert other.verdict == "not comparable" and other.input_ratio == pytest.approx(3.0, 0.01)
+    # Collecting again replaces the runs and their record, never doubles it.
+    sparkprof("collect", "--event-log-dir", str(runs), store=store)
+    assert (
+        len([o for o in history.advice_outcomes("nightly-etl") if o.rule == "io-write-bound"]) == 3
+    )
+    history.close()
+
+    result = sparkprof_json("recommend", "--job", "nightly-etl", store=store)
+    (rate,) = [r for r in result["job_record"] if r["key"] == "io-write-bound"]
+    assert (rate["helped"], rate["worse"], rate["not_comparable"], rate["judged"]) == (1, 1, 1, 2)
+    assert rate["rate"] == 0.5
+    text = sparkprof("recommend", "--job", "nightly-etl", store=store)
+    assert "io-write-bound: helped 1 of 2 (50%; no effect 0, worse 1)" in text
+    assert "1 more on runs with other input" in text

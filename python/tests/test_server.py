@@ -115,3 +115,36 @@ def test_endpoints_serve_the_stored_reports(
     assert served.run(str(kept.json()["stored_run_ids"][0])).source == "upload:a.lz4"
     page = client.get("/").text
     assert "nightly-etl" in page and f"/applications/{latest['id']}/report" in page
+
+
+def test_the_advisors_record_is_served(tmp_path: Path, demo_logs: dict[str, Path]) -> None:
+    """/advice, /metrics and the page show how often applied advice helped (advice_record.py):
+    run 2 applied run 1's recommended committer and finished 40% sooner."""
+    store = HistoryStore(f"sqlite:///{tmp_path}/history.sqlite")
+    magic = {"spark.hadoop.fs.s3a.committer.name": "magic"}
+    for day, applied, factor in ((1, None, 1.0), (2, magic, 0.6)):
+        path = make_run(demo_logs["plain"], tmp_path, day, settings=applied, duration_factor=factor)
+        store.save_run(next(sparkprof.iter_applications(path)), str(path))
+    app = create_app(store, access_for("127.0.0.1", _TOKEN))
+    client = TestClient(app, base_url="http://127.0.0.1:8080", headers=_WITH_TOKEN)
+    advice = client.get("/advice").json()
+    (rule,) = [r for r in advice["by_rule"] if r["key"] == "io-write-bound"]
+    assert (rule["helped"], rule["judged"], rule["rate"]) == (1, 1, 1.0)
+    (job,) = advice["by_job"]
+    assert job["key"] == "nightly-etl" and job["helped"] >= 1
+    (outcome,) = [o for o in advice["outcomes"] if o["rule"] == "io-write-bound"]
+    assert (outcome["setting"], outcome["recommended"], outcome["verdict"]) == (
+        "spark.hadoop.fs.s3a.committer.name",
+        "magic",
+        "helped",
+    )
+    metrics = client.get("/metrics")
+    assert metrics.headers["content-type"].startswith("text/plain")
+    assert 'sparkprof_advice_hit_ratio{rule="io-write-bound"} 1.0' in metrics.text
+    assert 'sparkprof_advice_outcomes{rule="io-write-bound",verdict="helped"} 1.0' in metrics.text
+    assert 'sparkprof_advice_job_hit_ratio{job="nightly-etl"}' in metrics.text
+    page = client.get("/").text
+    assert "The advisor's record" in page
+    assert "<td>io-write-bound</td><td>1 of 1</td><td>100%</td>" in page
+    assert "advice applied: nightly-etl: helped" in page
+    store.close()

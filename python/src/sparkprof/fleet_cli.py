@@ -667,7 +667,14 @@ def _recommend_for_job(args: argparse.Namespace) -> int:
         _say(f"sparkprof: {_t(error)}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:
-        _print_json({**vars(result), "items": [vars(item) for item in result.items]})
+        record = {
+            name: [{**vars(rate), "judged": rate.judged, "rate": rate.rate} for rate in rates]
+            for name, rates in (
+                ("job_record", result.job_record),
+                ("rule_record", result.rule_record),
+            )
+        }
+        _print_json({**vars(result), "items": [vars(item) for item in result.items], **record})
         return EXIT_OK
     _say(
         f"job {_t(result.job_key)}: latest run {result.latest_run_id}, "
@@ -680,6 +687,25 @@ def _recommend_for_job(args: argparse.Namespace) -> int:
         runs = ", ".join(map(str, item.evidence_run_ids))
         _say(f"[{item.confidence}] {_t(item.setting)}={_t(item.value)} (now {_t(now)})")
         _say(f"    from {_t(item.source)} (runs {runs}): {_t(item.reason)}")
+    from sparkprof.advice_record import describe_rate
+
+    if result.job_record:
+        _say("the advisor's record for this job (advice a later run applied), per rule:")
+        for rate in result.job_record:
+            _say(f"    {_t(describe_rate(rate))}")
+    if result.rule_record:
+        _say("the same rules over every job in the history:")
+        for rate in result.rule_record:
+            _say(f"    {_t(describe_rate(rate))}")
+    for memory in result.memory_outcomes:
+        peak = memory["measured_peak_bytes"]
+        measured = "not measured (no agent)" if peak is None else human_bytes(peak)
+        _say(
+            f"run {memory['applied_run_id']} applied {_t(memory['setting'])}="
+            f"{_t(memory['recommended'])} ({_t(memory['rule'])} in run {memory['advised_run_id']})"
+            f": peak of what it bounds {measured}; "
+            f"{'died again' if memory['died_after'] else 'did not die'}; {memory['verdict']}"
+        )
     return EXIT_OK
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sparkprof._native import human_duration_ms
+from sparkprof.advice_record import MEMORY_MEASURES, HitRate, size_bytes
 from sparkprof.store import HistoryStore, Run
 
 MIN_LASTING_RUNS = 3
@@ -60,6 +61,16 @@ class Recommendations:
     latest_run_id: int
     runs_considered: int
     items: list[Recommendation] = field(default_factory=list)
+    # The advisor's own record (advice_record.py): how often applied advice helped this job, per
+    # rule; and, for the rules recommended now, over every job in the store.
+    job_record: list[HitRate] = field(default_factory=list)
+    rule_record: list[HitRate] = field(default_factory=list)
+    # The job's latest applied memory settings (at most MEMORY_OUTCOMES): the recommended value
+    # against the peak the next run measured, and whether it died.
+    memory_outcomes: list[dict[str, Any]] = field(default_factory=list)
+
+
+MEMORY_OUTCOMES = 5
 
 
 def _settings(run: Run) -> dict[str, str]:
@@ -84,7 +95,30 @@ def recommend(store: HistoryStore, job_key: str, window: int = 10) -> Recommenda
     items = _from_findings(latest, runs, current, rejected) + _from_faster_runs(
         latest, runs, current
     )
-    return Recommendations(job_key, latest.id, len(runs), items)
+    rules_now = {item.source.removeprefix("finding ") for item in items}
+    return Recommendations(
+        job_key,
+        latest.id,
+        len(runs),
+        items,
+        store.advice_hit_rates(by="rule", job_key=job_key),
+        [rate for rate in store.advice_hit_rates(by="rule") if rate.key in rules_now],
+        [
+            {
+                "applied_run_id": o.applied_run_id,
+                "advised_run_id": o.advised_run_id,
+                "rule": o.rule,
+                "setting": o.setting,
+                "recommended": o.recommended,
+                "recommended_bytes": size_bytes(o.recommended),
+                "measured_peak_bytes": o.measured_peak_bytes,
+                "died_after": o.died_after,
+                "verdict": o.verdict,
+            }
+            for o in store.advice_outcomes(job_key)
+            if o.setting in MEMORY_MEASURES
+        ][:MEMORY_OUTCOMES],
+    )
 
 
 def _config_recommendations(run: Run) -> list[tuple[str, dict[str, Any]]]:

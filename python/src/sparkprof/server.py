@@ -13,11 +13,12 @@ from typing import Annotated, Any, Literal
 
 from fastapi import FastAPI, File, HTTPException, Query, Request, Security, UploadFile
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from fastapi.security import APIKeyHeader
 from pydantic import BaseModel, Field
 
 from sparkprof._native import format_epoch_ms, human_duration_ms
+from sparkprof.advice_record import HitRate, describe_rate
 from sparkprof.analysis import NothingAnalysableError, analyze
 from sparkprof.compare import compare
 from sparkprof.redaction import redact_cluster_shape, redact_properties
@@ -94,6 +95,51 @@ class RegressionOut(BaseModel):
     baseline_ms: float
     earlier_run_ids: list[int]
     likely_causes: list[str]
+
+
+class HitRateOut(BaseModel):
+    key: str = Field(description="the rule, or the job key")
+    helped: int
+    no_effect: int
+    worse: int
+    not_comparable: int
+    judged: int = Field(description="helped + no_effect + worse")
+    rate: float | None = Field(description="helped / judged; null when nothing was judged")
+    within_prediction: int
+    predicted: int
+
+
+class AdviceOutcomeOut(BaseModel):
+    job_key: str
+    advised_run_id: int
+    applied_run_id: int
+    rule: str
+    setting: str
+    recommended: str
+    previous: str | None
+    predicted_low_ms: float
+    predicted_high_ms: float
+    before_ms: int
+    after_ms: int
+    input_ratio: float | None
+    spill_before_bytes: int
+    spill_after_bytes: int
+    finding_gone: bool
+    died_before: bool
+    died_after: bool
+    measured_peak_bytes: int | None
+    verdict: str
+    within_prediction: bool | None
+
+
+class AdviceOut(BaseModel):
+    by_rule: list[HitRateOut]
+    by_job: list[HitRateOut]
+    outcomes: list[AdviceOutcomeOut] = Field(description="the latest 100, newest applied first")
+
+
+def _rate_out(rate: HitRate) -> HitRateOut:
+    return HitRateOut(**vars(rate), judged=rate.judged, rate=rate.rate)
 
 
 class AnalyzeOut(BaseModel):
@@ -279,6 +325,26 @@ def create_app(
             for r in find_regressions(store, job, rule)
         ]
 
+    @app.get("/advice", response_model=AdviceOut)
+    def advice(job: str | None = None) -> AdviceOut:
+        """The advisor's own record (advice_record.py): how often a recommendation a later run
+        applied helped, per rule and per job, and the latest outcomes; of one job with ``job``."""
+        return AdviceOut(
+            by_rule=[_rate_out(r) for r in store.advice_hit_rates("rule", job)],
+            by_job=[_rate_out(r) for r in store.advice_hit_rates("job", job)],
+            outcomes=[
+                AdviceOutcomeOut(**{k: getattr(o, k) for k in AdviceOutcomeOut.model_fields})
+                for o in store.advice_outcomes(job)
+            ],
+        )
+
+    @app.get("/metrics", response_class=PlainTextResponse)
+    def metrics_exposition() -> Response:
+        """Prometheus: the advisor's hit rate per rule and per job (prometheus_client)."""
+        return Response(
+            advice_exposition(store), media_type="text/plain; version=0.0.4; charset=utf-8"
+        )
+
     @app.post(
         "/feedback",
         response_model=FeedbackOut,
@@ -336,6 +402,55 @@ def create_app(
         return Response(status_code=204)
 
     return app
+
+
+def advice_exposition(store: HistoryStore) -> bytes:
+    """The advisor's record as Prometheus gauges, read from the store at each scrape."""
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.core import GaugeMetricFamily
+    from prometheus_client.registry import Collector
+
+    class AdviceCollector(Collector):
+        def collect(self) -> Any:
+            by_rule = store.advice_hit_rates("rule")
+            by_job = store.advice_hit_rates("job")
+            ratio = GaugeMetricFamily(
+                "sparkprof_advice_hit_ratio",
+                "Share of the recommendations a later run of the job applied that helped "
+                "(helped / judged; runs with other input not judged), per rule",
+                labels=["rule"],
+            )
+            outcomes = GaugeMetricFamily(
+                "sparkprof_advice_outcomes",
+                "Recommendations a later run applied, per rule and verdict",
+                labels=["rule", "verdict"],
+            )
+            for rate in by_rule:
+                if rate.rate is not None:
+                    ratio.add_metric([rate.key], rate.rate)
+                for verdict, count in (
+                    ("helped", rate.helped),
+                    ("no effect", rate.no_effect),
+                    ("worse", rate.worse),
+                    ("not comparable", rate.not_comparable),
+                ):
+                    outcomes.add_metric([rate.key, verdict], count)
+            job_ratio = GaugeMetricFamily(
+                "sparkprof_advice_job_hit_ratio",
+                "Share of the applied recommendations that helped, per job",
+                labels=["job"],
+            )
+            for rate in by_job:
+                if rate.rate is not None:
+                    job_ratio.add_metric([rate.key], rate.rate)
+            yield ratio
+            yield outcomes
+            yield job_ratio
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(AdviceCollector())
+    exposition: bytes = generate_latest(registry)
+    return exposition
 
 
 TREND_RUNS = 30  # runs per job on the page, latest last
@@ -407,6 +522,29 @@ document.getElementById('upload').addEventListener('submit', async (event) => {
 </script>"""
 
 
+def _advice_section(store: HistoryStore) -> str:
+    """The advisor's record per rule (one grouped query), when any advice was applied."""
+    rates = store.advice_hit_rates("rule")
+    if not rates:
+        return ""
+    rows = "".join(
+        f"<tr data-rule='{html.escape(r.key, quote=True)}'><td>{html.escape(r.key)}</td>"
+        f"<td>{r.helped} of {r.judged}</td>"
+        f"<td>{'-' if r.rate is None else f'{100 * r.rate:.0f}%'}</td>"
+        f"<td>{r.no_effect}</td><td>{r.worse}</td>"
+        f"<td>{f'{r.within_prediction} of {r.predicted}' if r.predicted else '-'}</td>"
+        f"<td>{r.not_comparable}</td></tr>"
+        for r in rates
+    )
+    return (
+        "<section class='advice'><h2>The advisor's record</h2><p>Recommendations a later run of "
+        "the same job applied, and what happened (<a href='/advice'>json</a>, "
+        "<a href='/metrics'>metrics</a>):</p><table><tr><th>rule</th><th>helped</th>"
+        "<th>hit rate</th><th>no effect</th><th>worse</th><th>saving as predicted</th>"
+        f"<th>other input (not judged)</th></tr>{rows}</table></section>"
+    )
+
+
 def _page(store: HistoryStore, page_number: int = 1, token: str | None = None) -> str:
     """A page of the jobs (JOBS_PER_PAGE, most recently run first) with their runs' durations
     over time (a trend line) and a table of the latest runs, each linking its HTML report (and
@@ -418,6 +556,7 @@ def _page(store: HistoryStore, page_number: int = 1, token: str | None = None) -
     first = (page_number - 1) * JOBS_PER_PAGE
     listed = store.jobs(limit=JOBS_PER_PAGE, offset=first)
     runs_by_job = store.latest_runs_by_job([key for key, _, _ in listed], TREND_RUNS)
+    job_rates = {rate.key: rate for rate in store.advice_hit_rates("job")}
     sections = []
     for key, count, _ in listed:
         runs = runs_by_job.get(key, [])
@@ -437,11 +576,17 @@ def _page(store: HistoryStore, page_number: int = 1, token: str | None = None) -
             )
         sections.append(
             f"<section class='job'><h2>{html.escape(key)} <small>({count} runs)</small></h2>"
-            f"{_trend_svg(key, runs)}<table><tr><th>run</th><th>start</th><th>duration</th>"
+            + (
+                f"<p class='advice-record'>advice applied: {html.escape(describe_rate(rate))}</p>"
+                if (rate := job_rates.get(key)) is not None
+                else ""
+            )
+            + f"{_trend_svg(key, runs)}<table><tr><th>run</th><th>start</th><th>duration</th>"
             f"<th>vs previous</th><th>findings</th><th>top finding</th><th></th></tr>"
             f"{''.join(rows)}</table></section>"
         )
     body = "".join(sections) or "<p>No runs yet: sparkprof collect ...</p>"
+    body = _advice_section(store) + body
     nav = ""
     if pages > 1:
         links = []

@@ -15,15 +15,17 @@ from typing import Any, TypeVar
 import platformdirs
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event, func, select
+from sqlalchemy import Engine, and_, create_engine, delete, event, func, or_, select
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session, load_only, selectinload, sessionmaker
 from sqlalchemy.orm.exc import StaleDataError
 
+from sparkprof import advice_record
 from sparkprof.analysis import AnalysedApplication
 from sparkprof.report import Finding, Stage
 from sparkprof.run_record import JobKeyRule, cluster_shape, settings_json
 from sparkprof.store.schema import (
+    AdviceOutcomeRow,
     CollectedFile,
     CollectedLog,
     Feedback,
@@ -190,9 +192,44 @@ class HistoryStore:
             run.findings = [_finding_row(index, f) for index, f in enumerate(report.findings)]
             session.flush()
             session.merge(RunHtml(run_id=run.id, html_gzip=html_gzip))
+            _record_advice(session, run)
             return run.id
 
         return self.run(str(self._write(store)))
+
+    # The advisor's own record (advice_record.py).
+
+    def advice_outcomes(
+        self, job_key: str | None = None, limit: int = 100
+    ) -> list[AdviceOutcomeRow]:
+        """The latest ``limit`` recorded outcomes (newest applied run first), of one job or all."""
+        with self.session() as session:
+            query = select(AdviceOutcomeRow)
+            if job_key is not None:
+                query = query.where(AdviceOutcomeRow.job_key == job_key)
+            query = query.order_by(
+                AdviceOutcomeRow.applied_run_id.desc(), AdviceOutcomeRow.id.desc()
+            ).limit(limit)
+            return list(session.scalars(query).all())
+
+    def advice_hit_rates(
+        self, by: str = "rule", job_key: str | None = None
+    ) -> list[advice_record.HitRate]:
+        """How often applied advice helped, per rule or per job (``by``), over every recorded
+        outcome (of one job with ``job_key``): counted in the database."""
+        key = AdviceOutcomeRow.rule if by == "rule" else AdviceOutcomeRow.job_key
+        with self.session() as session:
+            query = select(
+                key,
+                AdviceOutcomeRow.verdict,
+                AdviceOutcomeRow.within_prediction,
+                func.count(AdviceOutcomeRow.id),
+            ).group_by(key, AdviceOutcomeRow.verdict, AdviceOutcomeRow.within_prediction)
+            if job_key is not None:
+                query = query.where(AdviceOutcomeRow.job_key == job_key)
+            return advice_record.hit_rates(
+                (str(k), str(v), w, int(n)) for k, v, w, n in session.execute(query).all()
+            )
 
     def run_html(self, run_id: int) -> str | None:
         """The run's HTML report as the engine rendered it; None for a run stored before the
@@ -432,6 +469,57 @@ class HistoryStore:
                 row.seen_at = now()
 
         self._write(store)
+
+
+_ADVICE_COLUMNS = (
+    Run.id,
+    Run.job_key,
+    Run.start_ms,
+    Run.duration_ms,
+    Run.settings_json,
+    Run.report_json,
+)
+
+
+def _record_advice(session: Session, run: Run) -> None:
+    """Records the advice outcomes of the run's pairs in its job: (the run before it, it) and
+    (it, the run after it), in start order. What was recorded for the run, or between its two
+    neighbours (now not consecutive), is replaced."""
+    same_job = select(Run).options(load_only(*_ADVICE_COLUMNS)).where(Run.job_key == run.job_key)
+    earlier = or_(Run.start_ms < run.start_ms, and_(Run.start_ms == run.start_ms, Run.id < run.id))
+    later = or_(Run.start_ms > run.start_ms, and_(Run.start_ms == run.start_ms, Run.id > run.id))
+    before = session.scalars(
+        same_job.where(earlier).order_by(Run.start_ms.desc(), Run.id.desc()).limit(1)
+    ).one_or_none()
+    after = session.scalars(
+        same_job.where(later).order_by(Run.start_ms, Run.id).limit(1)
+    ).one_or_none()
+    stale = [
+        AdviceOutcomeRow.advised_run_id == run.id,
+        AdviceOutcomeRow.applied_run_id == run.id,
+    ]
+    if before is not None:
+        stale.append(AdviceOutcomeRow.advised_run_id == before.id)
+    if after is not None:
+        stale.append(AdviceOutcomeRow.applied_run_id == after.id)
+    session.execute(delete(AdviceOutcomeRow).where(or_(*stale)))
+    for advised, applied in ((before, run), (run, after)):
+        if advised is None or applied is None:
+            continue
+        judged = advice_record.judge(_facts(advised), _facts(applied))
+        for outcome in judged:
+            session.add(
+                AdviceOutcomeRow(
+                    job_key=run.job_key,
+                    advised_run_id=advised.id,
+                    applied_run_id=applied.id,
+                    **vars(outcome),
+                )
+            )
+
+
+def _facts(run: Run) -> advice_record.RunFacts:
+    return advice_record.facts(run.id, run.duration_ms, run.settings_json, run.report_json)
 
 
 def _stage_row(stage: Stage) -> StageFigures:

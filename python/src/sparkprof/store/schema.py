@@ -178,3 +178,42 @@ class CollectedLog(Base):
     message: Mapped[str] = mapped_column(Text)
     run_id: Mapped[int | None] = mapped_column(ForeignKey("runs.id", ondelete="SET NULL"))
     collected_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class AdviceOutcomeRow(Base):
+    """A recommendation an earlier run's finding made and the job's next run applied: what was
+    predicted and what happened (advice_record.py: the pairing and the verdict's rule). Written
+    when either run is stored; removed with either run."""
+
+    __tablename__ = "advice_outcomes"
+    __table_args__ = (
+        UniqueConstraint(
+            "advised_run_id", "applied_run_id", "rule", "setting", name="uq_advice_outcomes_pair"
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    job_key: Mapped[str] = mapped_column(String(512), index=True)
+    advised_run_id: Mapped[int] = mapped_column(
+        ForeignKey("runs.id", ondelete="CASCADE"), index=True
+    )
+    applied_run_id: Mapped[int] = mapped_column(
+        ForeignKey("runs.id", ondelete="CASCADE"), index=True
+    )
+    rule: Mapped[str] = mapped_column(String(64), index=True)
+    setting: Mapped[str] = mapped_column(String(255))
+    recommended: Mapped[str] = mapped_column(Text)
+    previous: Mapped[str | None] = mapped_column(Text, nullable=True)
+    predicted_low_ms: Mapped[float] = mapped_column(Float)
+    predicted_high_ms: Mapped[float] = mapped_column(Float)
+    before_ms: Mapped[int] = mapped_column(BigInteger)
+    after_ms: Mapped[int] = mapped_column(BigInteger)
+    input_ratio: Mapped[float | None] = mapped_column(Float, nullable=True)
+    spill_before_bytes: Mapped[int] = mapped_column(BigInteger)
+    spill_after_bytes: Mapped[int] = mapped_column(BigInteger)
+    finding_gone: Mapped[bool] = mapped_column(Boolean)
+    died_before: Mapped[bool] = mapped_column(Boolean)
+    died_after: Mapped[bool] = mapped_column(Boolean)
+    measured_peak_bytes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    verdict: Mapped[str] = mapped_column(String(16))
+    within_prediction: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
