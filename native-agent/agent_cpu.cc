@@ -21,8 +21,8 @@ uint64_t AgentCpuMeter::ThreadsNs() {
   for (size_t i = 0; i < static_cast<size_t>(count_); ++i) {
     timespec now{};
     if (clock_gettime(clocks_[i], &now) == 0) {
-      const uint64_t ns = static_cast<uint64_t>(now.tv_sec) * 1'000'000'000u +
-                          static_cast<uint64_t>(now.tv_nsec);
+      const uint64_t ns =
+          static_cast<uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(now.tv_nsec);
       last_ns_[i] = std::max(last_ns_[i], ns);
     }
     total += last_ns_[i];
