@@ -315,6 +315,22 @@ TEST(KillCauses, DirectBufferMemoryIsNotTheHeap) {
   EXPECT_EQ(RecommendedValue(*loss, "spark.executor.extraJavaOptions"),
             "-XX:MaxDirectMemorySize=2048m");  // twice the default: the 1 GiB heap
   EXPECT_FALSE(RecommendsKey(*loss, "spark.executor.memory"));
+
+  // The property as Spark logs it holds the options Spark adds itself (its module options, the
+  // IPv6 default): the fix keeps only the user's own and replaces the limit.
+  const std::string oom =
+      Threw("java.lang.OutOfMemoryError", "Cannot reserve 33554432 bytes of direct buffer memory");
+  report::Analysis logged = AnalyzeText(
+      FailingStage(oom, oom, "Command exited with code 52", "spark://127.0.0.1:7077",
+                   {{"spark.executor.extraJavaOptions",
+                     "-Djava.net.preferIPv6Addresses=false -XX:+IgnoreUnrecognizedVMOptions "
+                     "--add-opens=java.base/java.lang=ALL-UNNAMED -XX:MaxDirectMemorySize=256m "
+                     "-Dapp.mode=batch -Djdk.reflect.useDirectMethodHandle=false"}})
+          .text());
+  const Finding* job = Only(logged, "job-failures");
+  ASSERT_NE(job, nullptr);
+  EXPECT_EQ(RecommendedValue(*job, "spark.executor.extraJavaOptions"),
+            "-Dapp.mode=batch -XX:MaxDirectMemorySize=512m");
 }
 
 // "No space left on device" only in the stack trace's innermost cause.

@@ -221,7 +221,13 @@ ExhaustionReading TaskExhaustion(const ApplicationModel& model, const TaskAttemp
         failure->exception_class + ": " + failure->message_head + "\n" + failure->root_cause,
         exit_137_is_memory);
   }
-  if (task.end != TaskEndKind::kExecutorLostFailure || reading.what != Exhaustion::kUnknown) {
+  // A lost executor's words: an exit code alone (52 reads as the heap) is refined by what the
+  // executor itself reported, as ExecutorExhaustion does.
+  const bool exit_code_only = reading.what == Exhaustion::kExecutorHeap &&
+                              reading.exit_code == 52 && failure != nullptr &&
+                              Lower(failure->message_head).find("outofmemory") == std::string::npos;
+  if (task.end != TaskEndKind::kExecutorLostFailure ||
+      (reading.what != Exhaustion::kUnknown && !exit_code_only)) {
     return reading;
   }
   const std::string& executor_id =
@@ -230,6 +236,10 @@ ExhaustionReading TaskExhaustion(const ApplicationModel& model, const TaskAttemp
           : (task.executor != kNone ? model.strings.Get(task.executor) : std::string());
   if (const Executor* executor = model.FindExecutor(executor_id)) {
     ExhaustionReading removal = ExecutorExhaustion(*executor, exit_137_is_memory);
+    if (exit_code_only) {
+      if (removal.what == Exhaustion::kDirectMemory) reading.what = removal.what;
+      return reading;
+    }
     if (removal.what != Exhaustion::kUnknown || removal.exit_code >= 0) return removal;
   }
   return reading;

@@ -521,20 +521,43 @@ void PythonFix(const DiagnosisInput& input, const KillCause& c, Finding& f) {
        "the partition count"});
 }
 
+// Whether a JVM option is one Spark adds to spark.executor.extraJavaOptions itself, logged merged
+// into the property: org.apache.spark.launcher.JavaModuleOptions.defaultModuleOptions() of 3.5
+// and 4.x (read from their spark-launcher jars) and the IPv6 default. A user sets the rest.
+bool AddedBySpark(std::string_view option) {
+  static constexpr std::string_view kExact[] = {
+      "-XX:+IgnoreUnrecognizedVMOptions",
+      "-Djdk.reflect.useDirectMethodHandle=false",
+      "-Dio.netty.tryReflectionSetAccessible=true",
+      "-Dio.netty.allocator.type=pooled",
+      "-Dio.netty.handler.ssl.defaultEndpointVerificationAlgorithm=NONE",
+      "--add-modules=jdk.incubator.vector",
+      "--sun-misc-unsafe-memory-access=allow",
+      "--enable-native-access=ALL-UNNAMED",
+      "-Djava.net.preferIPv6Addresses=false",
+  };
+  return option.starts_with("--add-opens=") ||
+         std::find(std::begin(kExact), std::end(kExact), option) != std::end(kExact);
+}
+
 void DirectFix(const DiagnosisInput& input, const KillCause& c, std::span<const int32_t> stage_ids,
                Finding& f) {
   const ExecutorBudget b = BudgetOf(input, c.executor);
   const int64_t current = MaxDirectMemoryMiB(input);
   const int64_t limit = current > 0 ? current : b.heap_mib;
-  std::string options = input.Property("spark.executor.extraJavaOptions", "");
-  if (current > 0) {
-    const size_t at = options.find("-XX:MaxDirectMemorySize=");
-    const size_t end = options.find(' ', at);
-    options.erase(at, end == std::string::npos ? std::string::npos : end - at + 1);
+  // The user's own options, the direct-memory limit replaced.
+  std::string options;
+  const std::string logged = input.Property("spark.executor.extraJavaOptions", "");
+  for (size_t at = 0; at < logged.size();) {
+    const size_t end = std::min(logged.find(' ', at), logged.size());
+    const std::string_view option = std::string_view(logged).substr(at, end - at);
+    if (!option.empty() && !AddedBySpark(option) &&
+        !option.starts_with("-XX:MaxDirectMemorySize=")) {
+      options += std::string(option) + " ";
+    }
+    at = end + 1;
   }
-  while (!options.empty() && options.back() == ' ') options.pop_back();
-  options += (options.empty() ? "" : " ") + std::string("-XX:MaxDirectMemorySize=") +
-             MiBSetting(2 * limit);
+  options += std::string("-XX:MaxDirectMemorySize=") + MiBSetting(2 * limit);
   f.recommendations.push_back(
       {"spark.executor.extraJavaOptions", options,
        "twice the " + MiBText(limit) + " direct-buffer limit" +

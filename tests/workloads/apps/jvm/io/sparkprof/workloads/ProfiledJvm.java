@@ -1,8 +1,10 @@
 package io.sparkprof.workloads;
 
 import java.io.Serializable;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -20,7 +22,8 @@ import scala.Tuple2;
  * The workloads whose planted problem is in the executors' JVM code, where only the profile
  * shows it (the event log calls all of it run time): Java serialization of a shuffle, regular
  * expressions compiled per record, a lock every task takes per record; each with its control --
- * and one in the driver's JVM: a per-row loop over collected results while the executors wait.
+ * and one in the driver's JVM: a per-row loop over collected results while the executors wait;
+ * and one memory kill only the JVM's code can plant: direct buffers past their limit.
  *
  * <p>Usage: {@code spark-submit --class io.sparkprof.workloads.ProfiledJvm JAR WORKLOAD
  * SCRATCH_DIR}, as the Python workloads (apps/common.py): each job is labelled with
@@ -43,6 +46,7 @@ public final class ProfiledJvm {
     WORKLOADS.put("jvm_lock", (sc, scratch) -> lockedWork(sc, true));
     WORKLOADS.put("jvm_no_lock", (sc, scratch) -> lockedWork(sc, false));
     WORKLOADS.put("driver_busy", (sc, scratch) -> driverBusy(sc));
+    WORKLOADS.put("direct_buffer_oom", (sc, scratch) -> directBuffers(sc));
   }
 
   public static void main(String[] args) {
@@ -221,5 +225,32 @@ public final class ProfiledJvm {
       scores[r] = x;
     }
     return scores;
+  }
+
+  /**
+   * Each task keeps a 32 MiB direct buffer (its pages written) per record, 16 records a task,
+   * so a task wants 512 MiB of direct memory: past the executor's -XX:MaxDirectMemorySize (the
+   * manifest's 256m; Spark refuses to start an executor with less than its 200 MiB
+   * spark.network.maxRemoteBlockSizeFetchToMem) allocateDirect throws OutOfMemoryError: Cannot
+   * reserve ... bytes of direct buffer memory, and Spark ends the executor (exit code 52); every
+   * attempt does the same.
+   */
+  static void directBuffers(JavaSparkContext sc) {
+    sc.setJobDescription("direct buffer oom: 32 MiB direct buffers per record, kept");
+    sc.parallelize(upTo(64), 4)
+        .mapPartitions(
+            values -> {
+              List<ByteBuffer> kept = new ArrayList<>();
+              long sum = 0;
+              while (values.hasNext()) {
+                int value = values.next();
+                ByteBuffer buffer = ByteBuffer.allocateDirect(32 << 20);
+                for (int i = 0; i < buffer.capacity(); i += 4096) buffer.put(i, (byte) value);
+                kept.add(buffer);
+                sum += buffer.get(0);
+              }
+              return Collections.singletonList(sum + kept.size()).iterator();
+            })
+        .collect();
   }
 }
