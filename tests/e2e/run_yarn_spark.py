@@ -113,7 +113,9 @@ def run_on_yarn(cluster, yarn, args, files, work, metrics_port, mode):
     os.makedirs(run.event_log_dir, exist_ok=True)
     for entry in yarn.hdfs_list(EVENT_LOG_DIR):
         name = entry["pathSuffix"]
-        if run.app_id and name.startswith(run.app_id) and not name.endswith(".inprogress"):
+        # A file application_..., or (Spark 4's rolling default) a directory eventlog_v2_...
+        if (run.app_id and name.replace("eventlog_v2_", "").startswith(run.app_id)
+                and not name.endswith(".inprogress")):
             yarn.hdfs_get(f"{EVENT_LOG_DIR}/{name}", os.path.join(run.event_log_dir, name))
             run.event_log = os.path.join(run.event_log_dir, name)
     if mode == "cluster" and run.app_id:

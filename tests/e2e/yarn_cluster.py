@@ -46,6 +46,11 @@ class YarnSite:
             "yarn.nodemanager.pmem-check-enabled": str(self.pmem_check).lower(),
             "yarn.nodemanager.vmem-check-enabled": "false",
             "yarn.nodemanager.container-monitor.interval-ms": self.monitor_interval_ms,
+            # A MiniYARNCluster's NodeManager measures no container unless told to; and with
+            # "strict" memory enforcement (cgroups' OOM killer, on by default) its polling
+            # check never kills: this NodeManager has no cgroups, the polling check is the one.
+            "yarn.minicluster.control-resource-monitoring": "true",
+            "yarn.nodemanager.resource.memory.enforced": "false",
             # A full developer disk must not mark the only NodeManager unhealthy.
             "yarn.nodemanager.disk-health-checker.max-disk-utilization-per-disk-percentage": 99.5,
             # Container directories stay after the application for the checks (hs_err files).
