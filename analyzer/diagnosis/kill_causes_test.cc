@@ -87,6 +87,35 @@ TEST(Exhaustion, SparksWordsNameWhatRanOut) {
       true);
   EXPECT_NEAR(static_cast<double>(yarn.used_bytes) / kMiB, 5.6 * 1024, 0.01);
   EXPECT_EQ(yarn.limit_bytes, static_cast<int64_t>(5.5 * 1024 * kMiB));
+  // The words a real YARN wrote (Hadoop 3.5's NodeManager under Spark 3.5.9, the
+  // yarn_pmem_kill workload): Spark's removal reason and the NodeManager's diagnostics, whose
+  // exit code is the SIGTERM's 143, not 137.
+  const model::ExhaustionReading spark_words = model::ReadExhaustion(
+      "ExecutorLostFailure (executor 2 exited caused by one of the running tasks) Reason: "
+      "Container killed by YARN for exceeding physical memory limits. 939.9 MB of 896 MB physical "
+      "memory used. Consider boosting spark.executor.memoryOverhead.",
+      false);
+  EXPECT_EQ(spark_words.what, Exhaustion::kContainerMemory);
+  EXPECT_NEAR(static_cast<double>(spark_words.used_bytes) / kMiB, 939.9, 0.01);
+  EXPECT_EQ(spark_words.limit_bytes, 896 * kMiB);
+  const model::ExhaustionReading node_manager_words = model::ReadExhaustion(
+      "Container [pid=22686,containerID=container_1795971750739_0001_01_000002] is running "
+      "29118464B beyond the 'PHYSICAL' memory limit. Current usage: 923.8 MB of 896 MB physical "
+      "memory used; 3.7 GB of 1.8 GB virtual memory used. Killing container.\n"
+      "Dump of the process-tree for container_1795971750739_0001_01_000002 :\n"
+      "Container killed on request. Exit code is 143\n"
+      "Container exited with a non-zero exit code 143. ",
+      false);
+  EXPECT_EQ(node_manager_words.what, Exhaustion::kContainerMemory);
+  EXPECT_EQ(node_manager_words.exit_code, 143);
+  EXPECT_NEAR(static_cast<double>(node_manager_words.used_bytes) / kMiB, 923.8, 0.01);
+  EXPECT_EQ(node_manager_words.limit_bytes, 896 * kMiB);
+  EXPECT_STREQ(model::ClassifyRemovalReason("Container killed by YARN for exceeding physical "
+                                            "memory limits. 923.8 MB of 896 MB physical memory "
+                                            "used. Consider boosting "
+                                            "spark.executor.memoryOverhead.",
+                                            false),
+               "memory");
   const model::ExhaustionReading results = model::ReadExhaustion(
       "Total size of serialized results of 3 tasks (36.1 MiB) is bigger than "
       "spark.driver.maxResultSize (32.0 MiB)",

@@ -79,6 +79,29 @@ foreach(version IN LISTS SPARKPROF_SPARK_VERSIONS)
   endforeach()
 endforeach()
 
+# Spark on a real YARN (tests/e2e/run_yarn_spark.py): Hadoop's MiniYARNCluster and MiniDFSCluster
+# (Maven Central's hadoop-client-minicluster, tests/e2e/miniyarn/pom.xml, resolved into ~/.m2),
+# the demo submitted with --master yarn in client and in cluster mode as docs/quickstart-spark.md
+# says, the standalone test's checks. Label `yarn` selects them.
+foreach(version IN LISTS SPARKPROF_SPARK_VERSIONS)
+  foreach(mode client cluster)
+    set(name e2e_yarn_spark_${version}_${mode})
+    add_test(NAME ${name}
+      COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/run_yarn_spark.py
+        --spark-home ${SPARKPROF_SPARK_ROOT}/${version}/home
+        --deploy-mode ${mode}
+        --agent $<TARGET_FILE:sparkprof_agent>
+        --plugin-jar ${SPARKPROF_PLUGIN_JAR}
+        --demo-jar ${SPARKPROF_DEMO_JAR}
+        --sparkprof $<TARGET_FILE:sparkprof>
+        --flatc ${SPARKPROF_FLATC}
+        --work-dir ${CMAKE_CURRENT_BINARY_DIR}/e2e/yarn-spark/${version}-${mode})
+    # One at a time: a ResourceManager, NodeManager, DataNode, three containers and Prometheus.
+    set_tests_properties(${name} PROPERTIES
+      LABELS "e2e;jvm;spark;yarn" TIMEOUT 900 SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+  endforeach()
+endforeach()
+
 # S3A metrics, the dashboards' panel queries and the alert expressions against real servers
 # (tests/e2e/run_observability.py): one short run per release with moto's S3 server, hadoop-aws of
 # the release's Hadoop and a Prometheus (scripts/install-s3a.sh installs the first two into

@@ -149,29 +149,39 @@ def check_run(run, facts, cluster):
     check(len(late) == expected_late,
           f"{len(late)} of {len(executor_logs)} executors had the plugin start the agent "
           f"(expected {expected_late}: {'plugin-only' if run.plugin_only else '-agentpath'})")
+    check_executor_logs(executor_logs, cluster.work_dir)
+    check_demo_ran(facts, WORKERS, CORES_PER_WORKER)
+    wait_ms = facts.first_executor_ms - facts.start_ms
+    check(wait_ms >= WORKER_DELAY_S * 1000,
+          f"the application waited {wait_ms} ms for its first executor (Workers started "
+          f"{WORKER_DELAY_S} s after it registered)")
+
+
+def check_executor_logs(executor_logs, work_dir):
+    """No executor says profiling is off or a send failed; no JVM below work_dir crashed."""
     broken = [line for p in executor_logs for line in read_tail(p, 50_000_000).splitlines()
               if "sparkprof: " in line and any(
                   problem in line for problem in ("profiling off", "plugin disabled",
                                                   "could not send", "could not pass"))]
     check(not broken, f"no executor log reports profiling off, the plugin disabled or a failed "
                       f"send: {broken}")
-    crashes = [os.path.join(d, n) for d, _, names in os.walk(cluster.work_dir) for n in names
+    crashes = [os.path.join(d, n) for d, _, names in os.walk(work_dir) for n in names
                if n.startswith("hs_err")]
     check(not crashes, f"no JVM crashed: {crashes}")
 
+
+def check_demo_ran(facts, executors, cores):
+    """Spark (REST) ran every kind of the demo's jobs on the executors asked for, and the planted
+    spill and skew happened."""
     kinds = {kind for kind in facts.kind_of_job.values()}
     failed = [j["jobId"] for j in facts.jobs if j["status"] != "SUCCEEDED"]
     check(kinds == set(JOB_KINDS) and not failed,
           f"Spark ran the demo's {len(JOB_KINDS)} kinds of jobs ({len(facts.jobs)} jobs, "
           f"failed: {failed}): " + ", ".join(f"{k} stages {facts.ran[k]}" for k in JOB_KINDS))
-    check(len(facts.executors) == WORKERS
-          and all(e["totalCores"] == CORES_PER_WORKER for e in facts.executors),
-          f"{WORKERS} executors with {CORES_PER_WORKER} core(s) each: "
+    check(len(facts.executors) == executors
+          and all(e["totalCores"] == cores for e in facts.executors),
+          f"{executors} executors with {cores} core(s) each: "
           f"{[(e['id'], e['totalCores']) for e in facts.executors]}")
-    wait_ms = facts.first_executor_ms - facts.start_ms
-    check(wait_ms >= WORKER_DELAY_S * 1000,
-          f"the application waited {wait_ms} ms for its first executor (Workers started "
-          f"{WORKER_DELAY_S} s after it registered)")
     spill = facts.stage(facts.last_stage("spill"))
     check(spill["memoryBytesSpilled"] > 0 and spill["diskBytesSpilled"] > 0,
           f"the spill stage {spill['stageId']} spilled (REST: {spill['memoryBytesSpilled']} "
@@ -649,28 +659,24 @@ def write_demo_outputs(run, args):
     return status
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_common_arguments(parser):
+    """The arguments of every demo run (this script's and run_yarn_spark.py's)."""
     parser.add_argument("--spark-home", required=True)
     parser.add_argument("--java-home", default=os.environ.get("JAVA_HOME", ""))
     parser.add_argument("--agent", required=True, help="libsparkprof.so")
     parser.add_argument("--plugin-jar", required=True)
     parser.add_argument("--demo-jar", required=True)
-    parser.add_argument("--driver-library", default="",
-                        help="libsparkprof_driver.so, when it is not next to the agent")
     parser.add_argument("--sparkprof", required=True, help="the sparkprof CLI")
     parser.add_argument("--prometheus", default=os.environ.get("SPARKPROF_PROMETHEUS", ""))
     parser.add_argument("--flatc", default=shutil.which("flatc") or "flatc")
     parser.add_argument("--profile-schema", default=os.path.join(REPO, "schema", "profile.fbs"))
     parser.add_argument("--work-dir", required=True)
     parser.add_argument("--scale", type=float, default=1.0)
-    parser.add_argument("--plugin-only", action="store_true",
-                        help="no -agentpath: the plugin starts the agent and loads the driver "
-                             "library from its jar")
-    parser.add_argument("--demo", action="store_true", help="write the demo outputs, no checks")
-    parser.add_argument("--out", default="out")
-    args = parser.parse_args()
 
+
+def missing_prerequisite(args, need_prometheus=True):
+    """None when the run can go (args.prometheus then names the binary); else the exit code,
+    after saying why: 77 (skipped) without Spark, java or prometheus, 1 without a build output."""
     if not os.access(os.path.join(args.spark_home, "bin", "spark-submit"), os.X_OK):
         print(f"SKIPPED: no Spark at {args.spark_home} (scripts/install-spark.sh)")
         return SKIPPED
@@ -678,8 +684,8 @@ def main():
     if not java or not os.access(java, os.X_OK):
         print("SKIPPED: java is not installed")
         return SKIPPED
-    prometheus_binary = args.prometheus or shutil.which("prometheus") or ""
-    if not args.demo and not os.access(prometheus_binary, os.X_OK):
+    args.prometheus = args.prometheus or shutil.which("prometheus") or ""
+    if need_prometheus and not os.access(args.prometheus, os.X_OK):
         print("SKIPPED: prometheus is not installed (scripts/install-deps.sh --browser)")
         return SKIPPED
     for what, path in (("agent", args.agent), ("plugin jar", args.plugin_jar),
@@ -687,6 +693,24 @@ def main():
         if not os.path.exists(path):
             print(f"FAIL the {what} is missing: {path} (scripts/build.sh release)")
             return 1
+    return None
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_common_arguments(parser)
+    parser.add_argument("--driver-library", default="",
+                        help="libsparkprof_driver.so, when it is not next to the agent")
+    parser.add_argument("--plugin-only", action="store_true",
+                        help="no -agentpath: the plugin starts the agent and loads the driver "
+                             "library from its jar")
+    parser.add_argument("--demo", action="store_true", help="write the demo outputs, no checks")
+    parser.add_argument("--out", default="out")
+    args = parser.parse_args()
+
+    stop = missing_prerequisite(args, need_prometheus=not args.demo)
+    if stop is not None:
+        return stop
 
     work = os.path.abspath(args.work_dir)
     shutil.rmtree(work, ignore_errors=True)
@@ -705,7 +729,7 @@ def main():
         cluster.start_master()
         metrics_port = free_port()
         if not args.demo:
-            prometheus = Prometheus(prometheus_binary, work)
+            prometheus = Prometheus(args.prometheus, work)
             prometheus.start(SCRAPE_JOB, f"127.0.0.1:{metrics_port}")
         run = run_demo(cluster, args.demo_jar, files, work, True, metrics_port, args.scale,
                        start_workers=(WORKERS, CORES_PER_WORKER, WORKER_MEMORY, WORKER_DELAY_S))

@@ -12,6 +12,11 @@ Workloads whose script is a Java source under apps/jvm/ (the JVM-side planted pr
 compiled with javac against the release's own jars into one jar per run (<work>/jvm-apps.jar)
 and submitted with --class, the class named by the source's path.
 
+Workloads whose cluster says "manager": "yarn" run on a fresh real YARN instead (Hadoop's
+MiniYARNCluster and MiniDFSCluster, tests/e2e/yarn_cluster.py: one NodeManager with its
+physical-memory check on), submitted with --master yarn in client mode; the agent reaches the
+executors' containers through spark.yarn.dist.files, as docs/quickstart-spark.md says.
+
 Workloads whose manifest entry says "profile": true run with sparkprof's agent (-agentpath in the
 driver and the executors, its default mode cpu+wall) and plugin, as docs/quickstart-spark.md
 tells users; the profile the driver writes (<outputDir>/<app id>/profile.sparkprof) is kept
@@ -75,14 +80,18 @@ class Sparkprof:
     agent: str       # libsparkprof.so, libsparkprof_driver.so beside it
     plugin_jar: str
 
-    def conf(self, output_dir):
+    def conf(self, output_dir, yarn=False):
         agent = "-agentpath:" + os.path.abspath(self.agent)
-        return {"spark.plugins": "io.sparkprof.SparkProfPlugin",
+        conf = {"spark.plugins": "io.sparkprof.SparkProfPlugin",
                 "spark.jars": os.path.abspath(self.plugin_jar),
                 "spark.sparkprof.outputDir": output_dir,
                 "spark.sparkprof.prometheus.port": str(free_port()),
                 "spark.driver.extraJavaOptions": agent,
                 "spark.executor.extraJavaOptions": agent}
+        if yarn:  # client mode: the executors' containers get the agent shipped (--files)
+            conf["spark.yarn.dist.files"] = os.path.abspath(self.agent)
+            conf["spark.executor.extraJavaOptions"] = "-agentpath:./libsparkprof.so"
+        return conf
 
 
 def load_manifest(path=MANIFEST):
@@ -210,13 +219,20 @@ def wait_for_quiet_machine(max_wait_s, busy_limit=0.25):
     print(f"  the machine stayed busy ({busy:.0%}); running anyway", flush=True)
 
 
+def is_yarn_workload(workload):
+    return workload["cluster"].get("manager") == "yarn"
+
+
 def submit_conf(workload, event_dir, ui_port, sparkprof=None, profile_dir=""):
     conf = dict(BASE_CONF)
     shape = workload["cluster"]
     conf["spark.executor.cores"] = str(shape["cores"])
-    conf["spark.cores.max"] = str(shape["workers"] * shape["cores"])
+    if is_yarn_workload(workload):
+        conf["spark.executor.instances"] = str(shape["executors"])
+    else:
+        conf["spark.cores.max"] = str(shape["workers"] * shape["cores"])
     if workload.get("profile"):
-        conf.update(sparkprof.conf(profile_dir))
+        conf.update(sparkprof.conf(profile_dir, yarn=is_yarn_workload(workload)))
         if workload.get("python_driver"):
             conf["spark.pyspark.driver.python"] = PYTHON_DRIVER_WRAPPER
     conf.update(workload.get("conf", {}))
@@ -367,9 +383,61 @@ def memory_cgroup_figures(path, version):
     return figures
 
 
+def run_yarn_workload(workload, spark_home, work_root, java_home=None, sparkprof=None,
+                      jvm_jar=None):
+    """Runs one JVM workload on its own fresh YARN (tests/e2e/yarn_cluster.py: MiniYARNCluster,
+    one NodeManager of the shape's node_memory_mb with its physical-memory check on), submitted
+    in client mode; returns the WorkloadRun. The event log stays on the local disk (the driver
+    runs here); the NodeManager's view of each container's end is kept in the run's problems
+    when it differs from the manifest's "container_killed"."""
+    from yarn_cluster import MiniYarn, YarnSite  # noqa: E402 (only YARN workloads need it)
+    name = workload["name"]
+    work = os.path.join(work_root, name)
+    shutil.rmtree(work, ignore_errors=True)
+    event_dir = os.path.join(work, "eventlog")
+    os.makedirs(event_dir)
+    os.makedirs(os.path.join(work, "scratch"))
+    cluster = SparkCluster(spark_home, work, java_home)
+    run = WorkloadRun(name, cluster.version, driver_log=os.path.join(work, "driver.log"))
+    shape = workload["cluster"]
+    profile_dir = os.path.join(work, "sparkprof")
+    conf = submit_conf(workload, event_dir, free_port(), sparkprof, profile_dir)
+    conf["spark.yarn.jars"] = "local:" + os.path.join(cluster.spark_home, "jars", "*")
+    driver_memory = conf.pop("spark.driver.memory", DEFAULT_DRIVER_MEMORY)
+    yarn = MiniYarn(os.path.join(work, "yarn"),
+                    YarnSite(node_memory_mb=shape.get("node_memory_mb", 4096)), java_home)
+    started = time.monotonic()
+    try:
+        yarn.start()
+        cluster.master_url = "yarn"
+        driver = cluster.submit(jvm_jar, jvm_main_class(workload),
+                                [*workload.get("args", []), os.path.join(work, "scratch")], conf,
+                                driver_memory=driver_memory, log_path=run.driver_log,
+                                extra_env={"HADOOP_CONF_DIR": yarn.conf_dir})
+        run.exit_code, _ = wait_driver(driver, workload.get("timeout_s", DEFAULT_TIMEOUT_S))
+        text = read_tail(yarn.log_path, 200_000_000)
+        kills = text.count("beyond the 'PHYSICAL' memory limit")
+        run.action_done = f"the NodeManager killed {kills} container(s) over their memory"
+        if shape.get("container_killed") is not None and shape["container_killed"] != (kills > 0):
+            expected = "some" if shape["container_killed"] else "none"
+            run.problems.append(f"the NodeManager's physical-memory check killed {kills} "
+                                f"container(s); expected {expected}")
+    except RuntimeError as e:
+        run.problems.append(str(e))
+    finally:
+        run.wall_s = time.monotonic() - started
+        yarn.stop()
+    check_run(workload, run, event_dir)
+    if workload.get("profile"):
+        find_profile(run, profile_dir)
+    return run
+
+
 def run_workload(workload, spark_home, python, work_root, java_home=None, sparkprof=None,
                  jvm_jar=None):
     """Runs one workload on its own fresh cluster; returns the WorkloadRun."""
+    if is_yarn_workload(workload):
+        return run_yarn_workload(workload, spark_home, work_root, java_home, sparkprof, jvm_jar)
     name = workload["name"]
     work = os.path.join(work_root, name)
     shutil.rmtree(work, ignore_errors=True)

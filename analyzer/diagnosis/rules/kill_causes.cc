@@ -429,7 +429,9 @@ void ContainerFix(const DiagnosisInput& input, const KillCause& c, Finding& f) {
              " overhead, which the kill proves too small" +
              (source.empty() ? std::string(" (no reading measured the process)")
                              : ", and " + source) +
-             "; the container grows by the same"});
+             "; the container grows by the same. A floor: the kill stopped the growth at the "
+             "limit, so what the task would have taken is not known; if the next run dies "
+             "too, size it from what the task holds outside the heap"});
     if (b.pyspark_mib == 0 && python_mib > 0 && 2 * python_mib >= std::max<int64_t>(measured, 1)) {
       f.recommendations.push_back(
           {"spark.executor.pyspark.memory", MiBSetting(RoundUpMiB(kHeadroom * python_mib)),

@@ -93,8 +93,11 @@ void AddCapacityAdvice(const DiagnosisInput& input, Finding& f) {
     case ClusterManager::kUnknown:
       f.recommendations.push_back(
           {"spark.yarn.queue", "<a queue with guaranteed capacity>",
-           "the wait happens before Spark runs anything; only capacity reserved for this job "
-           "(or a less busy queue/node pool) removes it"});
+           input.Manager() == ClusterManager::kYarn
+               ? "the wait happens before Spark runs anything; only capacity reserved for this "
+                 "job (or a less busy queue) removes it"
+               : "the wait happens before Spark runs anything; only capacity reserved for this "
+                 "job (or a less busy queue/node pool) removes it"});
       if (platform == Platform::kEmr) {
         f.recommendations.push_back(
             {"",
@@ -109,6 +112,31 @@ void AddCapacityAdvice(const DiagnosisInput& input, Finding& f) {
              "Dataproc scales up only after YARN reports pending memory"});
       }
       break;
+  }
+}
+
+// What the cluster manager starts an executor in, and what "no room" means there: a YARN
+// NodeManager's container, a Kubernetes pod (images to pull), else either.
+const char* ExecutorVessel(ClusterManager manager) {
+  switch (manager) {
+    case ClusterManager::kYarn:
+      return "the container";
+    case ClusterManager::kKubernetes:
+      return "the pod";
+    default:
+      return "the container or pod";
+  }
+}
+
+const char* NoRoomReasons(ClusterManager manager) {
+  switch (manager) {
+    case ClusterManager::kYarn:
+      return "queue at its capacity, no NodeManager with the memory and vcores free, nodes "
+             "scaling up";
+    case ClusterManager::kKubernetes:
+      return "no node with the CPU and memory free, nodes scaling up, images pulling";
+    default:
+      return "queue full, nodes scaling up, images pulling";
   }
 }
 
@@ -148,7 +176,7 @@ std::string WhatTheWaitWas(const DiagnosisInput& input, const FirstExecutor& fir
                   "the cluster manager (" +
                       std::string(ClusterManagerName(manager)) +
                       (platform.empty() ? std::string() : " on " + platform) +
-                      ") found room, started the container or pod and its JVM."
+                      ") found room, started " + ExecutorVessel(manager) + " and its JVM."
                 : std::string("Most of the wait came before the driver asked for an executor: "
                               "the driver's own start-up, or dynamic allocation waiting for a "
                               "backlog of tasks."));
@@ -176,10 +204,10 @@ std::string WhatTheWaitWas(const DiagnosisInput& input, const FirstExecutor& fir
   }
   return "Nothing in Spark was slow during that time: the cluster manager (" +
          std::string(ClusterManagerName(manager)) +
-         (platform.empty() ? std::string() : " on " + platform) +
-         ") had no room (queue full, nodes scaling up, images pulling) or was slow to start "
-         "the executors; the log has no executor request times, so waiting for capacity and "
-         "start-up cannot be told apart.";
+         (platform.empty() ? std::string() : " on " + platform) + ") had no room (" +
+         NoRoomReasons(manager) +
+         ") or was slow to start the executors; the log has no executor request times, so "
+         "waiting for capacity and start-up cannot be told apart.";
 }
 
 }  // namespace

@@ -53,8 +53,7 @@ public final class SparkProfDemo {
       run(sc, "shuffle: 8-way repartition of a generated table",
           () -> shuffle(spark, records(2_000_000, scale)));
       run(sc, "parquet-write: a generated table written as Parquet files",
-          () -> parquetWrite(spark, records(1_500_000, scale),
-              new File(output, "parquet").getAbsolutePath()));
+          () -> parquetWrite(spark, records(1_500_000, scale), new File(output, "parquet")));
       run(sc, "spill: a sort of more rows than the executors' execution memory holds",
           () -> spill(sc, records(1_800_000, scale)));
       run(sc, "gc-churn: short-lived objects allocated for every record",
@@ -153,11 +152,13 @@ public final class SparkProfDemo {
   }
 
   /** (d) File output and the job commit of a Parquet write (FileOutputCommitter, _SUCCESS). */
-  static void parquetWrite(SparkSession spark, int rows, String path) {
+  static void parquetWrite(SparkSession spark, int rows, File path) {
     spark.range(0, rows, 1, 4)
         .selectExpr("id", "id % 97 AS bucket", "sha2(cast(id AS STRING), 256) AS digest",
             "cast(id * 31 % 100003 AS DOUBLE) / 7 AS amount")
-        .write().mode(SaveMode.Overwrite).parquet(path);
+        // A file: URI, so the files land on the local disk whatever the default file system is
+        // (HDFS when the application runs on YARN).
+        .write().mode(SaveMode.Overwrite).parquet(path.toURI().toString());
     check(new File(path, "_SUCCESS").exists(), "parquet-write", path);
   }
 

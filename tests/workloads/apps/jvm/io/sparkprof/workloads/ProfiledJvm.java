@@ -47,6 +47,12 @@ public final class ProfiledJvm {
     WORKLOADS.put("jvm_no_lock", (sc, scratch) -> lockedWork(sc, false));
     WORKLOADS.put("driver_busy", (sc, scratch) -> driverBusy(sc));
     WORKLOADS.put("direct_buffer_oom", (sc, scratch) -> directBuffers(sc));
+    WORKLOADS.put("yarn_pmem_kill", (sc, scratch) -> holdOffHeap(sc, 1024, 15,
+        "yarn pmem kill: a task holds 1 GiB of native memory outside the heap"));
+    // Held longer: YARN's start-up before the first executor (~30 s on a busy 2-core host,
+    // ApplicationMaster and executor containers) stays a small share of the control's run.
+    WORKLOADS.put("yarn_pmem_fits", (sc, scratch) -> holdOffHeap(sc, 1024, 150,
+        "yarn pmem fits: the same 1 GiB with the overhead sized for it"));
   }
 
   public static void main(String[] args) {
@@ -252,5 +258,44 @@ public final class ProfiledJvm {
               return Collections.singletonList(sum + kept.size()).iterator();
             })
         .collect();
+  }
+
+  /**
+   * One task that takes {@code mib} MiB of native memory outside the heap in 64 MiB blocks
+   * (sun.misc.Unsafe, as Spark's own off-heap pool and many native libraries allocate; every page
+   * written, so it is resident), holds it {@code holdSeconds} and frees it: on YARN the
+   * container's process tree outgrows an executor whose spark.executor.memoryOverhead does not
+   * cover it, and the NodeManager's physical-memory check kills the container.
+   */
+  static void holdOffHeap(JavaSparkContext sc, int mib, int holdSeconds, String description) {
+    sc.setJobDescription(description);
+    long held = sc.parallelize(upTo(1), 1).map(task -> {
+      Object unsafe = theUnsafe();
+      java.lang.reflect.Method allocate = unsafe.getClass().getMethod("allocateMemory", long.class);
+      java.lang.reflect.Method set =
+          unsafe.getClass().getMethod("setMemory", long.class, long.class, byte.class);
+      java.lang.reflect.Method free = unsafe.getClass().getMethod("freeMemory", long.class);
+      final long block = 64L << 20;
+      List<Long> blocks = new ArrayList<>();
+      try {
+        for (long taken = 0; taken < ((long) mib << 20); taken += block) {
+          long address = (Long) allocate.invoke(unsafe, block);
+          blocks.add(address);
+          set.invoke(unsafe, address, block, (byte) 1);
+          Thread.sleep(100);
+        }
+        Thread.sleep(holdSeconds * 1000L);
+        return (long) blocks.size() * block;
+      } finally {
+        for (long address : blocks) free.invoke(unsafe, address);
+      }
+    }).reduce(Long::sum);
+    System.out.println("held " + (held >> 20) + " MiB off the heap");
+  }
+
+  static Object theUnsafe() throws ReflectiveOperationException {
+    java.lang.reflect.Field field = Class.forName("sun.misc.Unsafe").getDeclaredField("theUnsafe");
+    field.setAccessible(true);
+    return field.get(null);
   }
 }
