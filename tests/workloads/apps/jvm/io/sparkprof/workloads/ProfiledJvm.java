@@ -23,7 +23,8 @@ import scala.Tuple2;
  * shows it (the event log calls all of it run time): Java serialization of a shuffle, regular
  * expressions compiled per record, a lock every task takes per record; each with its control --
  * and one in the driver's JVM: a per-row loop over collected results while the executors wait;
- * and one memory kill only the JVM's code can plant: direct buffers past their limit.
+ * and the memory kills only the JVM's code can plant: direct buffers past their limit, native
+ * memory past a YARN container's.
  *
  * <p>Usage: {@code spark-submit --class io.sparkprof.workloads.ProfiledJvm JAR WORKLOAD
  * SCRATCH_DIR}, as the Python workloads (apps/common.py): each job is labelled with
