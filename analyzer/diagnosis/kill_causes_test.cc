@@ -408,5 +408,33 @@ TEST(KillCauses, TheExecutorsOwnLogNamesWhatAnExitCodeAloneCannot) {
   EXPECT_EQ(EvidenceValue(loss, "log_line"), 1);
 }
 
+// Spark's words that name a memory stand: YARN says the container's limit, and the log's
+// OutOfMemoryError is quoted beside them, never in their place.
+TEST(KillCauses, SparksWordsThatNameTheMemoryStandBesideTheLog) {
+  const std::string yarn =
+      "Container killed by YARN for exceeding physical memory limits. 5.6 GB of 5.5 GB physical "
+      "memory used.";
+  const std::string event_log =
+      FailingStage(LostTo("0", yarn), LostTo("1", yarn), yarn, "yarn").text();
+  const std::filesystem::path logs = std::filesystem::temp_directory_path() /
+                                     ("sparkprof_kill_logs_yarn_" + std::to_string(getpid()));
+  std::filesystem::create_directories(logs);
+  std::ofstream(logs / "executor-0.log")
+      << "26/11/29 16:34:05 INFO Executor: Starting executor ID 0 on host h\n"
+         "26/11/29 16:35:00 ERROR Executor: Exception in task 0.0\n"
+         "java.lang.OutOfMemoryError: Java heap space\n";
+  const report::Analysis a = AnalyzeText(event_log, logs.string());
+  std::filesystem::remove_all(logs);
+  const std::vector<const Finding*> losses = FindingsOf(a, "executor-loss");
+  ASSERT_FALSE(losses.empty());
+  EXPECT_TRUE(StartsWith(losses.front()->title, "Container memory limit exceeded"))
+      << losses.front()->title;
+  EXPECT_NE(losses.front()->explanation.find(
+                "Its log also says: " + (logs / "executor-0.log").string() +
+                " line 3 at 26/11/29 16:35:00: java.lang.OutOfMemoryError: Java heap space."),
+            std::string::npos)
+      << losses.front()->explanation;
+}
+
 }  // namespace
 }  // namespace sparkprof::diagnosis

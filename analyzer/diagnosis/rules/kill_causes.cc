@@ -143,10 +143,13 @@ void Refine(const DiagnosisInput& input, KillCause& c) {
       c.task == nullptr || c.task->end == model::TaskEndKind::kExecutorLostFailure;
   if (input.logs == nullptr || c.executor == nullptr || !jvm_died) return;
   c.log = input.logs->CauseFor(c.executor->executor_id);
-  if (c.log == nullptr || WordsNameTheMemory(c)) return;
+  if (c.log == nullptr) return;
   const model::ExhaustionReading from_log =
       executor_logs::ReadingOf(*c.log, c.executor->is_driver());
-  c.cause_from_log = c.reading.what != from_log.what;
+  c.log_agrees = c.reading.what == from_log.what;
+  if (WordsNameTheMemory(c)) return;  // Spark's words stand; the line is quoted beside them
+  c.cause_from_log = !c.log_agrees;
+  c.log_agrees = true;
   c.reading.what = from_log.what;
   if (from_log.used_bytes > 0) {
     c.reading.used_bytes = from_log.used_bytes;
@@ -155,13 +158,14 @@ void Refine(const DiagnosisInput& input, KillCause& c) {
   if (c.reading.exit_code < 0) c.reading.exit_code = from_log.exit_code;
 }
 
-// " Its log said so: worker-1/app-1/0/stderr line 61 at 26/11/29 16:32:22: java.lang...".
+// " Its log names the cause ...: worker-1/app-1/0/stderr line 61 at 26/11/29 16:32:22: java...".
 std::string LogSentence(const KillCause& c) {
   if (c.log == nullptr) return "";
   const executor_logs::LogHit& hit = *c.log;
   std::string text = c.cause_from_log ? " Its log names the cause, where the event log gives only "
                                         "an exit code: "
-                                      : " Its log agrees: ";
+                     : c.log_agrees   ? " Its log agrees: "
+                                      : " Its log also says: ";
   text += hit.file + " line " + std::to_string(hit.line);
   if (!hit.time.empty()) text += " at " + hit.time;
   text += ": " + std::string(executor_logs::TextAfterTime(hit));

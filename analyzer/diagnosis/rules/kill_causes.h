@@ -68,6 +68,7 @@ struct KillCause {
   const model::TaskAttempt* task = nullptr;    // the failed attempt, when one is named
   const executor_logs::LogHit* log = nullptr;  // the lost JVM's log line that shows the cause
   bool cause_from_log = false;                 // reading.what came from that line
+  bool log_agrees = false;                     // that line names the cause Spark's words name
   bool killed_by_signal() const { return reading.exit_code == 137; }
 };
 
