@@ -21,9 +21,9 @@ def recorded_runs() -> list[Path]:
 
 def loss_explanation(report: sparkprof.Report) -> str:
     (application,) = report.applications
-    findings = [f for f in application.raw["findings"] if f["rule"] == "executor-loss"]
-    assert findings, [f["rule"] for f in application.raw["findings"]]
-    return findings[0]["explanation"]
+    findings = [f for f in application.report.raw["findings"] if f["rule"] == "executor-loss"]
+    assert findings, [f["rule"] for f in application.report.raw["findings"]]
+    return str(findings[0]["explanation"])
 
 
 @pytest.mark.parametrize("run", recorded_runs(), ids=lambda p: p.parent.name)
@@ -32,7 +32,7 @@ def test_logs_name_the_kernels_kill_from_a_path_and_a_url(run: Path) -> None:
     assert "cause unknown" in loss_explanation(sparkprof.analyze(event_log))
     local = sparkprof.analyze(event_log, logs=run / "logs")
     assert "Container memory limit exceeded" in loss_explanation(local)
-    logs = local.applications[0].raw["logs"]
+    logs = local.applications[0].report.raw["logs"]
     assert logs["available"] and "kernel" in logs["layouts"]
     assert any(hit["signal"] == "kernel-oom-kill" for hit in logs["hits"])
 
@@ -42,7 +42,7 @@ def test_logs_name_the_kernels_kill_from_a_path_and_a_url(run: Path) -> None:
             memory.pipe(f"/process-logs/{path.relative_to(run / 'logs')}", path.read_bytes())
     memory.pipe("/process-logs/not-a-log.jar", b"PK")
     remote = sparkprof.analyze(event_log, logs="memory://process-logs")
-    remote_hits = remote.applications[0].raw["logs"]["hits"]
+    remote_hits = remote.applications[0].report.raw["logs"]["hits"]
     assert [(h["signal"], h["executor_id"], h["line"]) for h in remote_hits] == [
         (h["signal"], h["executor_id"], h["line"]) for h in logs["hits"]
     ]
@@ -54,7 +54,7 @@ def test_missing_logs_are_said_not_fatal(tmp_path: Path) -> None:
     if not runs:
         pytest.skip("no recorded logs")
     report = sparkprof.analyze(str(runs[0] / "eventlog.zstd"), logs=tmp_path / "nope")
-    logs = report.applications[0].raw["logs"]
+    logs = report.applications[0].report.raw["logs"]
     assert logs["available"] is False
     assert "no such file or directory" in logs["reason"]
 
