@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "analyzer/executor_logs/executor_logs.h"
 #include "analyzer/report/analysis.h"
 #include "analyzer/report/html_report.h"
 #include "analyzer/report/render.h"
@@ -37,6 +38,7 @@ struct AnalyzeOptions {
   uint64_t max_expansion_ratio = eventlog::kDefaultMaxExpansionRatio;
   int threads = 0;      // 0: every available CPU
   std::string profile;  // --profile: a *.sparkprof file or the driver's output directory
+  std::string logs;     // --logs: the executors' and the driver's logs (a directory or a file)
   CostFlags cost;
 };
 
@@ -155,7 +157,7 @@ std::unique_ptr<report::Analysis> AnalyzeOne(const source::ApplicationLog& log,
   std::unique_ptr<report::Analysis> analysis;
   try {
     analysis = std::make_unique<report::Analysis>(
-        report::Analyze(log, reader_options, cost_options, options.profile));
+        report::Analyze(log, reader_options, cost_options, options.profile, options.logs));
   } catch (const std::bad_alloc&) {
     // Every input is bounded; this is the last line of defence, never an abort.
     messages.push_back(log.name + ": out of memory while analysing it; skipped (the other " +
@@ -183,6 +185,19 @@ std::unique_ptr<report::Analysis> AnalyzeOne(const source::ApplicationLog& log,
             analysis->profile->source + ": " +
             std::to_string(analysis->profile->problem_count - analysis->profile->problems.size()) +
             " more problem(s) not shown");
+      }
+    }
+  }
+  if (!options.logs.empty() && !options.quiet) {
+    if (analysis->logs == nullptr) {
+      messages.push_back(log.name + ": executor logs not used: " + analysis->logs_error);
+    } else {
+      const executor_logs::LogProblems& problems = analysis->logs->problems;
+      for (const std::string& problem : problems.messages) messages.push_back(problem);
+      if (problems.count > problems.messages.size()) {
+        messages.push_back(options.logs + ": " +
+                           std::to_string(problems.count - problems.messages.size()) +
+                           " more problem(s) not shown");
       }
     }
   }
@@ -342,6 +357,14 @@ void RegisterAnalyzeCommand(CLI::App& app, int& exit_code) {
       ".gz, .lz4, ...) of the run, or the directory the driver wrote it to "
       "(spark.sparkprof.outputDir): the report then explains task time by its stack "
       "samples, on and off CPU, per stage (docs/report-schema.md, profile)");
+  command->add_option(
+      "--logs", options->logs,
+      "the executors' and the driver's own logs, a directory or a file on this machine: a "
+      "standalone Worker's work directory, `yarn logs -applicationId ...` saved to a file, "
+      "`kubectl get pod -o json` beside `kubectl logs` files, a Databricks cluster log "
+      "delivery folder, dmesg -T output; what they say of OutOfMemoryErrors, container and "
+      "kernel kills, exit codes, Python workers, full disks and fetch failures joins the "
+      "event log's executors (docs/report-schema.md, logs)");
   AddCostOptions(command, options->cost);
   command->callback([options, &exit_code]() { exit_code = RunAnalyze(*options); });
 }

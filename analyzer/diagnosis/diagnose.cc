@@ -142,9 +142,10 @@ void RankFindings(std::vector<Finding>& findings) {
 }
 
 Diagnosis Diagnose(const model::ApplicationModel& model, const whatif::LazySimulator* simulator,
-                   const profile::ApplicationProfile* profile) {
+                   const profile::ApplicationProfile* profile,
+                   const executor_logs::ExecutorLogs* logs) {
   DiagnosisInput input;
-  MakeDiagnosisInput(model, input, simulator, profile);
+  MakeDiagnosisInput(model, input, simulator, profile, logs);
   Diagnosis result;
   for (const rules::Rule& rule : rules::AllRules()) {
     if (rule.evaluate != nullptr) rule.evaluate(input, result.findings);

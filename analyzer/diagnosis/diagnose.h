@@ -11,6 +11,10 @@
 #include "analyzer/profile/stage_profiles.h"
 #include "analyzer/whatif/simulator.h"
 
+namespace sparkprof::executor_logs {
+struct ExecutorLogs;  // analyzer/executor_logs/executor_logs.h
+}  // namespace sparkprof::executor_logs
+
 namespace sparkprof::diagnosis {
 
 struct Diagnosis {
@@ -21,10 +25,12 @@ struct Diagnosis {
 };
 
 // `simulator` (over `model`), when given, is shared with other users of the what-if simulator.
-// `profile`, when given, is the agent's samples of this application (the profile rules read it).
+// `profile`, when given, is the agent's samples of this application (the profile rules read it);
+// `logs`, the executors' and the driver's own logs (the kill causes read them).
 Diagnosis Diagnose(const model::ApplicationModel& model,
                    const whatif::LazySimulator* simulator = nullptr,
-                   const profile::ApplicationProfile* profile = nullptr);
+                   const profile::ApplicationProfile* profile = nullptr,
+                   const executor_logs::ExecutorLogs* logs = nullptr);
 
 // Links symptoms to root causes and orders the findings:
 //   1. job-failures first: the run did not produce its result.

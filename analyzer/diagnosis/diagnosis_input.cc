@@ -10,9 +10,11 @@ namespace sparkprof::diagnosis {
 
 void MakeDiagnosisInput(const model::ApplicationModel& model, DiagnosisInput& input,
                         const whatif::LazySimulator* simulator,
-                        const profile::ApplicationProfile* profile) {
+                        const profile::ApplicationProfile* profile,
+                        const executor_logs::ExecutorLogs* logs) {
   input.model = &model;
   input.profile = profile;
+  input.logs = logs;
   if (simulator == nullptr) {
     input.own_simulator = std::make_unique<whatif::LazySimulator>(model);
     simulator = input.own_simulator.get();

@@ -16,6 +16,10 @@
 #include "analyzer/whatif/simulator.h"
 #include "common/human_format.h"
 
+namespace sparkprof::executor_logs {
+struct ExecutorLogs;  // analyzer/executor_logs/executor_logs.h
+}  // namespace sparkprof::executor_logs
+
 namespace sparkprof::diagnosis {
 
 // Where the application ran (analyzer/model/platform.h), in the rules' words.
@@ -51,6 +55,9 @@ struct DiagnosisInput {
   const profile::ApplicationProfile* profile = nullptr;
   // With a profile: per stage attempt, its slowest and median tasks with their sampled time.
   std::vector<StageTaskDecomposition> task_decompositions;
+  // What the executors' and the driver's own logs said (sparkprof analyze --logs); null
+  // without them: the kill causes then read the event log (and the profile) alone.
+  const executor_logs::ExecutorLogs* logs = nullptr;
 
   DiagnosisInput() = default;
   DiagnosisInput(const DiagnosisInput&) = delete;
@@ -109,6 +116,7 @@ bool Simulated(const DiagnosisInput& input, const whatif::Scenario& scenario, Si
 // `model` and outlive `input`.
 void MakeDiagnosisInput(const model::ApplicationModel& model, DiagnosisInput& input,
                         const whatif::LazySimulator* simulator = nullptr,
-                        const profile::ApplicationProfile* profile = nullptr);
+                        const profile::ApplicationProfile* profile = nullptr,
+                        const executor_logs::ExecutorLogs* logs = nullptr);
 
 }  // namespace sparkprof::diagnosis

@@ -3,6 +3,10 @@
 // the findings that lead with it and the fix sized from its figures (rules/kill_causes.h).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -399,6 +403,82 @@ TEST(KillCauses, BroadcastOutOfMemoryOnTheDriverIsTheDriversHeap) {
   EXPECT_NE(job->title.find("failed: Driver heap exhausted"), std::string::npos) << job->title;
   EXPECT_EQ(RecommendedValue(*job, "spark.driver.memory"), "3072m");
   EXPECT_FALSE(RecommendsKey(*job, "spark.executor.memory"));
+}
+
+}  // namespace
+}  // namespace sparkprof::diagnosis
+
+namespace sparkprof::diagnosis {
+namespace {
+
+// Issue 29 goal 3: an executor lost on a standalone cluster with only "Command exited with code
+// 137" is a cause unknown to the event log; its stderr named its pid, and the kernel's line
+// names that pid killed in a memory cgroup: the container's limit, said with the line.
+TEST(KillCauses, TheExecutorsOwnLogNamesWhatAnExitCodeAloneCannot) {
+  const std::string lost = "Command exited with code 137";
+  const std::string event_log = FailingStage(LostTo("0", lost), LostTo("1", lost), lost).text();
+  const report::Analysis without_logs = AnalyzeText(event_log);
+  const Finding* alone = Only(without_logs, "executor-loss");
+  ASSERT_NE(alone, nullptr);
+  EXPECT_TRUE(StartsWith(alone->explanation, "Killed by SIGKILL (exit code 137), cause unknown"))
+      << alone->explanation;
+
+  const std::filesystem::path logs =
+      std::filesystem::temp_directory_path() / ("sparkprof_kill_logs_" + std::to_string(getpid()));
+  std::filesystem::create_directories(logs);
+  std::ofstream(logs / "executor-0.log")
+      << "26/11/29 16:34:00 INFO CoarseGrainedExecutorBackend: Started daemon with process name: "
+         "21596@vm\n"
+         "26/11/29 16:34:05 INFO Executor: Starting executor ID 0 on host 127.0.0.1\n";
+  std::ofstream(logs / "dmesg.txt")
+      << "[Sun Nov 29 16:34:21 2026] Memory cgroup out of memory: Killed process 21596 (java) "
+         "total-vm:3980668kB, anon-rss:908676kB\n";
+  const report::Analysis a = AnalyzeText(event_log, logs.string());
+  std::filesystem::remove_all(logs);
+  ASSERT_NE(a.logs, nullptr) << a.logs_error;
+  const std::vector<const Finding*> losses = FindingsOf(a, "executor-loss");
+  ASSERT_FALSE(losses.empty());
+  const Finding& loss = *losses.front();
+  ExpectLeadsWith(loss, "Container memory limit exceeded",
+                  "Container memory limit exceeded: executor 0 was killed (exit code 137, "
+                  "SIGKILL)");
+  EXPECT_NE(loss.explanation.find("Its log names the cause, where the event log gives only an "
+                                  "exit code: "),
+            std::string::npos)
+      << loss.explanation;
+  EXPECT_NE(loss.explanation.find("dmesg.txt line 1 at Sun Nov 29 16:34:21 2026: Memory cgroup "
+                                  "out of memory: Killed process 21596 (java)"),
+            std::string::npos)
+      << loss.explanation;
+  EXPECT_EQ(EvidenceValue(loss, "log_line"), 1);
+}
+
+// Spark's words that name a memory stand: YARN says the container's limit, and the log's
+// OutOfMemoryError is quoted beside them, never in their place.
+TEST(KillCauses, SparksWordsThatNameTheMemoryStandBesideTheLog) {
+  const std::string yarn =
+      "Container killed by YARN for exceeding physical memory limits. 5.6 GB of 5.5 GB physical "
+      "memory used.";
+  const std::string event_log =
+      FailingStage(LostTo("0", yarn), LostTo("1", yarn), yarn, "yarn").text();
+  const std::filesystem::path logs = std::filesystem::temp_directory_path() /
+                                     ("sparkprof_kill_logs_yarn_" + std::to_string(getpid()));
+  std::filesystem::create_directories(logs);
+  std::ofstream(logs / "executor-0.log")
+      << "26/11/29 16:34:05 INFO Executor: Starting executor ID 0 on host h\n"
+         "26/11/29 16:35:00 ERROR Executor: Exception in task 0.0\n"
+         "java.lang.OutOfMemoryError: Java heap space\n";
+  const report::Analysis a = AnalyzeText(event_log, logs.string());
+  std::filesystem::remove_all(logs);
+  const std::vector<const Finding*> losses = FindingsOf(a, "executor-loss");
+  ASSERT_FALSE(losses.empty());
+  EXPECT_TRUE(StartsWith(losses.front()->title, "Container memory limit exceeded"))
+      << losses.front()->title;
+  EXPECT_NE(losses.front()->explanation.find(
+                "Its log also says: " + (logs / "executor-0.log").string() +
+                " line 3 at 26/11/29 16:35:00: java.lang.OutOfMemoryError: Java heap space."),
+            std::string::npos)
+      << losses.front()->explanation;
 }
 
 }  // namespace

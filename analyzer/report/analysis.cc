@@ -9,6 +9,7 @@
 #include "analyzer/codec/codec.h"
 #include "analyzer/codec/format_detect.h"
 #include "analyzer/diagnosis/diagnose.h"
+#include "analyzer/executor_logs/executor_logs.h"
 #include "analyzer/model/model_builder.h"
 #include "common/input_stream.h"
 #include "flamegraph/profile_file_reader.h"
@@ -85,7 +86,8 @@ Result<std::unique_ptr<InputStream>> DecodeProfileFile(std::unique_ptr<InputStre
 }
 
 Analysis Analyze(const source::ApplicationLog& log, const eventlog::ReaderOptions& options,
-                 const cost::CostOptions& cost_options, const std::string& profile_path) {
+                 const cost::CostOptions& cost_options, const std::string& profile_path,
+                 const std::string& logs_path) {
   Analysis analysis;
   analysis.log_name = log.name;
   analysis.layout = log.layout;
@@ -109,8 +111,19 @@ Analysis Analyze(const source::ApplicationLog& log, const eventlog::ReaderOption
     profile_options.decoder = &DecodeProfileFile;
     AttachProfile(analysis, profile_path, profile_options);
   }
+  if (!logs_path.empty()) AttachExecutorLogs(analysis, logs_path);
   CompleteAnalysis(analysis, cost_options);
   return analysis;
+}
+
+void AttachExecutorLogs(Analysis& analysis, const std::string& logs_path) {
+  Result<executor_logs::ExecutorLogs> logs =
+      executor_logs::ReadExecutorLogs(logs_path, analysis.model.app_id);
+  if (!logs.ok()) {
+    analysis.logs_error = logs.status().message();
+    return;
+  }
+  analysis.logs = std::make_shared<const executor_logs::ExecutorLogs>(std::move(*logs));
 }
 
 void ReleaseTaskRecords(Analysis& analysis) {

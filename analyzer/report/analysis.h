@@ -18,6 +18,10 @@
 #include "analyzer/report/summary.h"
 #include "analyzer/source/log_source.h"
 
+namespace sparkprof::executor_logs {
+struct ExecutorLogs;  // analyzer/executor_logs/executor_logs.h
+}  // namespace sparkprof::executor_logs
+
 namespace sparkprof::report {
 
 inline constexpr const char* kReportSchema = "sparkprof.report/v1";
@@ -35,8 +39,10 @@ inline constexpr const char* kReportSchema = "sparkprof.report/v1";
 // profile.driver and driver-bound's frames of the driver (stage_id -1); 11 =
 // executors.list[].memory and executors.driver_memory (the agents' memory readings); 12 = the
 // monitors task threads waited to enter (stages[].profile.monitors and monitor_*,
-// profile.monitor_*), and on lock-contention frames[].looks and the monitor evidence.
-inline constexpr int64_t kReportSchemaMinor = 13;
+// profile.monitor_*), and on lock-contention frames[].looks and the monitor evidence. 14 = logs
+// (what the executors' and the driver's own logs said, `analyze --logs`) and the kill causes'
+// evidence log_line and log_line_repeats.
+inline constexpr int64_t kReportSchemaMinor = 14;
 
 struct TaskTimeline;  // html_report.h
 
@@ -62,6 +68,11 @@ struct Analysis {
   std::shared_ptr<const profile::ApplicationProfile> profile;
   // Why no profile was read although one was asked for ("" otherwise): reports say it.
   std::string profile_error;
+  // What the executors' and the driver's own logs said (`analyze --logs`); null without them.
+  // Set before CompleteAnalysis: the kill causes read it.
+  std::shared_ptr<const executor_logs::ExecutorLogs> logs;
+  // Why no logs were read although they were asked for ("" otherwise): reports say it.
+  std::string logs_error;
   // With a profile: per stage attempt, its slowest and median tasks with their sampled time
   // (drawn from the task records by CompleteAnalysis, so it outlives ReleaseTaskRecords).
   std::vector<diagnosis::StageTaskDecomposition> task_decompositions;
@@ -91,8 +102,16 @@ std::string NothingAnalysableWhy(const eventlog::ReadReport& read);
 // `profile_path` (optional): a saved profile (*.sparkprof), or a directory holding the driver's
 // per-application folders (profile::FindProfileFor); the application's profile is read into
 // Analysis::profile before the diagnosis, or why it could not be into profile_error.
+// `logs_path` (optional): the executors' and the driver's logs (executor_logs.h), read for this
+// application into Analysis::logs before the diagnosis, or why not into logs_error.
 Analysis Analyze(const source::ApplicationLog& log, const eventlog::ReaderOptions& options = {},
-                 const cost::CostOptions& cost_options = {}, const std::string& profile_path = "");
+                 const cost::CostOptions& cost_options = {}, const std::string& profile_path = "",
+                 const std::string& logs_path = "");
+
+// Reads the application's executor and driver logs from `logs_path` into `analysis` (its model
+// must be built: the application id picks its processes).
+// Bounded by executor_logs::LogReadLimits' defaults (docs/limits.md).
+void AttachExecutorLogs(Analysis& analysis, const std::string& logs_path);
 
 // Reads the application's profile from `profile_path` (see Analyze) into `analysis`.
 void AttachProfile(Analysis& analysis, const std::string& profile_path,

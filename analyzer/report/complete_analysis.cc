@@ -57,7 +57,7 @@ void CompleteAnalysis(Analysis& analysis, const cost::CostOptions& cost_options)
   }
   analysis.summary = Summarize(analysis.model);
   diagnosis::Diagnosis diagnosed =
-      diagnosis::Diagnose(analysis.model, &simulator, analysis.profile.get());
+      diagnosis::Diagnose(analysis.model, &simulator, analysis.profile.get(), analysis.logs.get());
   analysis.phases = diagnosed.phases;
   analysis.findings = std::move(diagnosed.findings);
   analysis.task_decompositions = std::move(diagnosed.task_decompositions);

@@ -9,7 +9,9 @@
 #include <tuple>
 #include <utility>
 
+#include "analyzer/executor_logs/executor_logs.h"
 #include "analyzer/report/cost_section.h"
+#include "analyzer/report/logs_view.h"
 #include "analyzer/report/markdown_report.h"
 #include "analyzer/report/profile_view.h"
 #include "common/human_format.h"
@@ -726,6 +728,26 @@ void WriteProfile(const Analysis& analysis, std::string& out) {
   }
 }
 
+// What the executors' and the driver's own logs said (`analyze --logs`).
+void WriteExecutorLogs(const Analysis& analysis, std::string& out) {
+  if (analysis.logs == nullptr) {
+    if (!analysis.logs_error.empty()) {
+      out += "<h2>Executor and driver logs</h2>\n<p class=\"note\">Not read: " +
+             Shortened(analysis.logs_error, 600) + "</p>\n";
+    }
+    return;
+  }
+  out += "<h2>Executor and driver logs</h2>\n<p class=\"note\">" +
+         Shortened(LogsSummaryText(*analysis.logs), 600) + ".</p>\n<ul class=\"logs\">\n";
+  for (const std::string& line : LogHitLines(*analysis.logs, 30)) {
+    out += "<li>" + Shortened(line, 600) + "</li>\n";
+  }
+  for (const std::string& problem : analysis.logs->problems.messages) {
+    out += "<li>problem: " + Shortened(problem, 600) + "</li>\n";
+  }
+  out += "</ul>\n";
+}
+
 // List items "<what>: path: why", the first ones of a bounded list, then how many more.
 void AppendPathsWithWhy(const std::vector<source::DiscoveryWarning>& entries, uint64_t left_out,
                         const std::string& what, std::string& out) {
@@ -857,6 +879,7 @@ void WriteApplication(const Analysis& analysis, size_t index, std::string& out) 
   WriteStages(analysis, id, out);
   WriteJobs(analysis.model, id, out);
   WriteProfile(analysis, out);
+  WriteExecutorLogs(analysis, out);
   WriteInput(analysis, out);
   out += "</section>\n";
 }

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "analyzer/executor_logs/executor_logs.h"
 #include "analyzer/report/render.h"
 
 namespace sparkprof::report {
@@ -378,6 +379,48 @@ void WriteStageProfile(const profile::StageProfile& stage,
   WriteMonitors(stage.monitors, out);
   if (tasks != nullptr) WriteTaskDecomposition(*tasks, out);
   out.EndObject();
+}
+
+// What the executors' and the driver's own logs said (`analyze --logs`).
+void WriteExecutorLogs(const Analysis& analysis, JsonWriter& out) {
+  out.Key("logs").BeginObject();
+  const executor_logs::ExecutorLogs* logs = analysis.logs.get();
+  out.Field("available", logs != nullptr);
+  if (logs == nullptr) {
+    out.Field("reason", analysis.logs_error).EndObject();
+    return;
+  }
+  out.Field("source", logs->source);
+  out.FieldArray("layouts", logs->layouts);
+  out.Field("files_read", static_cast<int64_t>(logs->files_read))
+      .Field("files_not_logs", static_cast<int64_t>(logs->files_not_logs))
+      .Field("files_left_out", static_cast<int64_t>(logs->files_left_out))
+      .Field("bytes_read", static_cast<int64_t>(logs->bytes_read))
+      .Field("lines_read", static_cast<int64_t>(logs->lines_read))
+      .Field("problem_count", static_cast<int64_t>(logs->problems.count));
+  out.FieldArray("problems", logs->problems.messages);
+  out.Field("hits_left_out", static_cast<int64_t>(logs->hits_left_out))
+      .Field("other_application_hits", static_cast<int64_t>(logs->other_application_hits));
+  out.Key("hits").BeginArray();
+  for (const executor_logs::LogHit& hit : logs->hits) {
+    const std::string& executor = logs->ExecutorOf(hit);
+    out.BeginObject()
+        .Field("executor_id", executor)
+        .Field("container", logs->processes[hit.process].container)
+        .Field("signal", executor_logs::LogSignalName(hit.signal))
+        .Field("cause",
+               model::ExhaustionName(executor_logs::ReadingOf(hit, executor == "driver").what))
+        .Field("file", hit.file)
+        .Field("line", static_cast<int64_t>(hit.line))
+        .Field("time", hit.time)
+        .Field("time_ms", hit.time_ms)
+        .Field("count", static_cast<int64_t>(hit.count))
+        .Field("last_time", hit.last_time)
+        .Field("exit_code", static_cast<int64_t>(hit.exit_code))
+        .Field("text", hit.text)
+        .EndObject();
+  }
+  out.EndArray().EndObject();
 }
 
 void WriteProfile(const Analysis& analysis, JsonWriter& out) {
@@ -775,6 +818,7 @@ void WriteJsonReport(const Analysis& analysis, JsonWriter& out) {
   WriteCost(analysis.cost, out);
   // Only when a profile was read or asked for: reports without one stay as they were.
   if (analysis.profile != nullptr || !analysis.profile_error.empty()) WriteProfile(analysis, out);
+  if (analysis.logs != nullptr || !analysis.logs_error.empty()) WriteExecutorLogs(analysis, out);
   if (!analysis.driver_batches.empty()) {
     out.Key("driver").BeginObject().Key("batches").BeginObject();
     for (const auto& [outcome, count] : analysis.driver_batches) out.Key(outcome).Uint(count);

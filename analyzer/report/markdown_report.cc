@@ -7,7 +7,9 @@
 #include <sstream>
 #include <string_view>
 
+#include "analyzer/executor_logs/executor_logs.h"
 #include "analyzer/report/cost_section.h"
+#include "analyzer/report/logs_view.h"
 #include "analyzer/report/profile_view.h"
 #include "common/human_format.h"
 #include "common/terminal_text.h"
@@ -454,6 +456,25 @@ static void WriteMarkdownProfile(const Analysis& analysis, std::ostringstream& o
   }
 }
 
+// What the executors' and the driver's own logs said (`analyze --logs`).
+static void WriteMarkdownLogs(const Analysis& analysis, std::ostringstream& out) {
+  if (analysis.logs == nullptr) {
+    if (!analysis.logs_error.empty()) {
+      out << "\n## Executor and driver logs\n\nNot read: " << Cell(analysis.logs_error, 600)
+          << "\n";
+    }
+    return;
+  }
+  out << "\n## Executor and driver logs\n\n"
+      << Cell(LogsSummaryText(*analysis.logs), 600) << ".\n\n";
+  for (const std::string& line : LogHitLines(*analysis.logs, 30)) {
+    out << "- " << Cell(line, 600) << "\n";
+  }
+  for (const std::string& problem : analysis.logs->problems.messages) {
+    out << "- problem: " << Cell(problem, 600) << "\n";
+  }
+}
+
 std::string RenderMarkdown(const Analysis& analysis) {
   std::ostringstream out;
   WriteHeader(analysis, out);
@@ -464,6 +485,7 @@ std::string RenderMarkdown(const Analysis& analysis) {
   WriteLongestStages(analysis.summary, out);
   WriteLongestJobs(analysis.model, out);
   WriteMarkdownProfile(analysis, out);
+  WriteMarkdownLogs(analysis, out);
   WriteInput(analysis, out);
   return out.str();
 }

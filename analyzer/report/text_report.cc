@@ -8,7 +8,9 @@
 #include <string_view>
 #include <utility>
 
+#include "analyzer/executor_logs/executor_logs.h"
 #include "analyzer/report/cost_section.h"
+#include "analyzer/report/logs_view.h"
 #include "analyzer/report/markdown_report.h"
 #include "analyzer/report/profile_view.h"
 #include "common/human_format.h"
@@ -248,6 +250,24 @@ static void WriteTextProfile(const Analysis& analysis, std::ostringstream& out) 
   }
 }
 
+// What the executors' and the driver's own logs said (`analyze --logs`).
+static void WriteTextLogs(const Analysis& analysis, std::ostringstream& out) {
+  if (analysis.logs == nullptr) {
+    if (!analysis.logs_error.empty()) {
+      out << "\nExecutor and driver logs\n  not read: " << Printable(analysis.logs_error, 400)
+          << "\n";
+    }
+    return;
+  }
+  out << "\nExecutor and driver logs (" << Printable(LogsSummaryText(*analysis.logs), 400) << ")\n";
+  for (const std::string& line : LogHitLines(*analysis.logs, 30)) {
+    Wrapped(out, Printable(line, 600), "  ");
+  }
+  for (const std::string& problem : analysis.logs->problems.messages) {
+    Wrapped(out, "problem: " + Printable(problem, 400), "  ");
+  }
+}
+
 std::string RenderText(const Analysis& analysis) {
   const model::ApplicationModel& m = analysis.model;
   const ApplicationSummary& s = analysis.summary;
@@ -336,6 +356,7 @@ std::string RenderText(const Analysis& analysis) {
   }
 
   WriteTextProfile(analysis, out);
+  WriteTextLogs(analysis, out);
 
   const eventlog::ReadReport& r = analysis.read;
   out << "\nInput\n";

@@ -16,7 +16,9 @@ using diagnosis::Evidence;
 using diagnosis::Finding;
 using diagnosis::Recommendation;
 
-inline report::Analysis AnalyzeText(const std::string& log_text) {
+// `logs_path` (optional): the executors' and the driver's logs, as `analyze --logs`.
+inline report::Analysis AnalyzeText(const std::string& log_text,
+                                    const std::string& logs_path = "") {
   source::ApplicationLog log;
   log.name = "synthetic";
   log.layout = "single";
@@ -26,7 +28,7 @@ inline report::Analysis AnalyzeText(const std::string& log_text) {
     return MakeMemoryInputStream(log_text);
   };
   log.parts.push_back(part);
-  return report::Analyze(log);
+  return report::Analyze(log, {}, {}, "", logs_path);
 }
 
 inline const std::filesystem::path kEventLogs = SPARKPROF_SHARED_EVENTLOGS;

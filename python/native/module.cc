@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "analyzer/executor_logs/executor_logs.h"
 #include "analyzer/report/analysis.h"
 #include "analyzer/report/render.h"
 #include "analyzer/report/whatif_json.h"
@@ -143,7 +144,7 @@ Discovery Discover(nb::object tree_object, const std::string& path, const std::s
 
 AnalysisResult AnalyzeApplication(const Discovery& discovery, size_t index,
                                   size_t max_problems_kept, bool right_sizing, const nb::dict& cost,
-                                  const std::string& profile) {
+                                  const std::string& profile, const std::string& logs) {
   if (index >= discovery.result.applications.size()) throw nb::index_error("no such application");
   if (!discovery.tree) throw nb::value_error("this discovery was cleared");
   const PythonCostOptions cost_options = ReadCostOptions(cost, right_sizing);
@@ -160,7 +161,7 @@ AnalysisResult AnalyzeApplication(const Discovery& discovery, size_t index,
   nb::gil_scoped_release release;
   ScopedRaisedErrors scope(result.errors);
   result.analysis = std::make_unique<report::Analysis>(report::Analyze(
-      discovery.result.applications[index], options, cost_options.options, profile));
+      discovery.result.applications[index], options, cost_options.options, profile, logs));
   result.simulator = std::make_unique<whatif::LazySimulator>(result.analysis->model);
   if (!result.analysis->read.analysable()) {
     report::NotAnalysedList entry;
@@ -347,11 +348,13 @@ NB_MODULE(_native, m) {
                    })
       .def("analyze", &AnalyzeApplication, nb::arg("index"), nb::arg("max_problems_kept") = 1000,
            nb::arg("right_sizing") = true, nb::arg("cost") = nb::dict(), nb::arg("profile") = "",
+           nb::arg("logs") = "",
            "Reads and analyses one application (the GIL is released while the engine works); "
            "right_sizing=False skips the cost section's instance frontier; `cost` holds the "
            "pricing options of `sparkprof analyze` (keys: the flags' names with underscores); "
            "`profile` is `sparkprof analyze --profile`: a *.sparkprof file or the driver's output "
-           "directory (\"\": none).");
+           "directory (\"\": none); `logs` is `sparkprof analyze --logs`: the executors' and the "
+           "driver's logs, a local directory or file (\"\": none).");
 
   nb::class_<AnalysisResult>(m, "Analysis", nb::type_slots(analysis_slots))
       .def_prop_ro("log_name", [](const AnalysisResult& r) { return Utf8(r.analysis->log_name); })
@@ -421,6 +424,21 @@ NB_MODULE(_native, m) {
         "`not_analysed`: the input's applications in which no Spark event could be read.");
   // The reports' number formats, so the fleet commands print figures as the reports do.
   m.def("human_bytes", &HumanBytes, nb::arg("bytes"));
+  m.def(
+      "is_executor_log_name",
+      [](const std::string& name) { return executor_logs::IsLogName(name); }, nb::arg("name"),
+      "Whether `sparkprof analyze --logs` looks at a file of this name (stderr, *.log, ...).");
+  m.def(
+      "executor_log_limits",
+      [] {
+        const executor_logs::LogReadLimits limits;
+        nb::dict out;
+        out["max_files"] = limits.max_files;
+        out["max_total_bytes"] = limits.max_total_bytes;
+        out["max_depth"] = limits.max_depth;
+        return out;
+      },
+      "The engine's bounds on the executor and driver logs it reads (docs/limits.md).");
   m.def("human_duration_ms", &HumanDurationMs, nb::arg("millis"));
   m.def("percent", &Percent, nb::arg("ratio"));
   m.def("format_epoch_ms", &FormatEpochMs, nb::arg("epoch_ms"));

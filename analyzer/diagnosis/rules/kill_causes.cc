@@ -8,6 +8,7 @@
 
 #include "analyzer/diagnosis/rules/skew_assessment.h"
 #include "analyzer/eventlog/event_parser.h"
+#include "analyzer/executor_logs/executor_logs.h"
 
 namespace sparkprof::diagnosis::rules {
 
@@ -117,7 +118,19 @@ bool MeasuredLimit(const KillCause& c) {
   return c.memory != nullptr && c.memory->last.container_limit_bytes > 0;
 }
 
-// A SIGKILL is the limit when the container has one (the manager's, or the agent read one).
+// Whether Spark's own words (the removal reason, the task's report of an OutOfMemoryError) name
+// the memory, not only an exit code.
+bool WordsNameTheMemory(const KillCause& c) {
+  if (c.executor != nullptr && !c.executor->out_of_memory_message.empty()) return true;
+  std::string lower = c.words;
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return lower.find("memory") != std::string::npos || lower.find("space") != std::string::npos ||
+         lower.find("oomkilled") != std::string::npos ||
+         lower.find("memoryerror") != std::string::npos;
+}
+
+// A SIGKILL is the limit when the container has one (the manager's, or the agent read one); the
+// lost JVM's own log names what an exit code alone does not.
 void Refine(const DiagnosisInput& input, KillCause& c) {
   if (c.executor != nullptr && input.profile != nullptr) {
     c.memory = input.profile->memory_use.Find(c.executor->executor_id);
@@ -125,6 +138,42 @@ void Refine(const DiagnosisInput& input, KillCause& c) {
   if (c.reading.what == model::Exhaustion::kUnknown && c.killed_by_signal() && MeasuredLimit(c)) {
     c.reading.what = model::Exhaustion::kContainerMemory;
   }
+  // A task's own exception is exact; the log speaks for a JVM that died.
+  const bool jvm_died =
+      c.task == nullptr || c.task->end == model::TaskEndKind::kExecutorLostFailure;
+  if (input.logs == nullptr || c.executor == nullptr || !jvm_died) return;
+  c.log = input.logs->CauseFor(c.executor->executor_id);
+  if (c.log == nullptr) return;
+  const model::ExhaustionReading from_log =
+      executor_logs::ReadingOf(*c.log, c.executor->is_driver());
+  c.log_agrees = c.reading.what == from_log.what;
+  if (WordsNameTheMemory(c)) return;  // Spark's words stand; the line is quoted beside them
+  c.cause_from_log = !c.log_agrees;
+  c.log_agrees = true;
+  c.reading.what = from_log.what;
+  if (from_log.used_bytes > 0) {
+    c.reading.used_bytes = from_log.used_bytes;
+    c.reading.limit_bytes = from_log.limit_bytes;
+  }
+  if (c.reading.exit_code < 0) c.reading.exit_code = from_log.exit_code;
+}
+
+// " Its log names the cause ...: worker-1/app-1/0/stderr line 61 at 26/11/29 16:32:22: java...".
+std::string LogSentence(const KillCause& c) {
+  if (c.log == nullptr) return "";
+  const executor_logs::LogHit& hit = *c.log;
+  std::string text = c.cause_from_log ? " Its log names the cause, where the event log gives only "
+                                        "an exit code: "
+                     : c.log_agrees   ? " Its log agrees: "
+                                      : " Its log also says: ";
+  text += hit.file + " line " + std::to_string(hit.line);
+  if (!hit.time.empty()) text += " at " + hit.time;
+  text += ": " + std::string(executor_logs::TextAfterTime(hit));
+  if (hit.count > 1) {
+    text += " (" + std::to_string(hit.count) + " times" +
+            (hit.last_time.empty() ? std::string() : ", the last at " + hit.last_time) + ")";
+  }
+  return text + ".";
 }
 
 // The innermost cause when Spark recorded one (a Python traceback's "MemoryError", a Java
@@ -203,6 +252,9 @@ std::string ContainerSentence(const DiagnosisInput& input, const KillCause& c) {
   if (c.reading.used_bytes > 0 && c.reading.limit_bytes > 0) {
     text += " with " + HumanBytes(c.reading.used_bytes) + " of its " +
             HumanBytes(c.reading.limit_bytes) + " limit in use";
+  } else if (c.reading.used_bytes > 0) {
+    text += " by the kernel's OOM killer in its memory cgroup, " +
+            HumanBytes(c.reading.used_bytes) + " resident";
   }
   if (MeasuredLimit(c)) {
     const profile::MemoryReading& last = c.memory->last;
@@ -400,6 +452,41 @@ void HeapFix(const DiagnosisInput& input, const KillCause& c, std::span<const in
                               : std::string())});
 }
 
+// A container that is not Spark's, killed by the kernel's OOM killer as its log says, with no
+// reading of its limit: the JVM's resident set when killed is at most the limit (less what the
+// other processes held), so the settings must fit in it.
+void KernelKillFix(const KillCause& c, const ExecutorBudget& b, Finding& f) {
+  if (c.reading.used_bytes <= 0 || c.reading.limit_bytes > 0) return;
+  const int64_t resident_mib = c.reading.used_bytes / kMiB;
+  const int64_t needed = b.heap_mib + b.off_heap_mib + b.pyspark_mib + b.overhead_mib;
+  if (needed <= resident_mib) return;
+  const std::string sum = "heap " + MiBText(b.heap_mib) +
+                          (b.off_heap_mib > 0 ? " + off-heap " + MiBText(b.off_heap_mib) : "") +
+                          (b.pyspark_mib > 0 ? " + Python " + MiBText(b.pyspark_mib) : "") +
+                          " + Spark's " + MiBText(b.overhead_mib) + " native allowance";
+  const std::string why = "the kernel killed the JVM at " + MiBText(resident_mib) +
+                          " resident: about what its container's limit left it; the settings ask "
+                          "for " +
+                          sum + " = " + MiBText(needed);
+  const int64_t room = resident_mib - b.heap_mib - b.pyspark_mib - b.overhead_mib;
+  if (b.off_heap_mib > 0) {
+    if (room >= 256) {
+      f.recommendations.push_back({"spark.memory.offHeap.size", MiBSetting(RoundDownMiB(room)),
+                                   "what is left of it for the off-heap pool: " + why});
+    } else {
+      f.recommendations.push_back(
+          {"spark.memory.offHeap.enabled", "false",
+           "no room is left for an off-heap pool: " + why +
+               " (Spark's execution memory then lives in the heap, which spills when full)"});
+    }
+  }
+  f.recommendations.push_back({"",
+                               "a container memory limit of at least " +
+                                   MiBText(RoundUpMiB(kHeadroom * needed)) +
+                                   " to keep these settings",
+                               why + "; 25% headroom above that"});
+}
+
 void ContainerFix(const DiagnosisInput& input, const KillCause& c, Finding& f) {
   const ExecutorBudget b = BudgetOf(input, c.executor);
   const int64_t budgets = b.heap_mib + b.off_heap_mib + b.pyspark_mib;
@@ -441,7 +528,10 @@ void ContainerFix(const DiagnosisInput& input, const KillCause& c, Finding& f) {
     }
     return;
   }
-  if (!MeasuredLimit(c)) return;
+  if (!MeasuredLimit(c)) {
+    KernelKillFix(c, b, f);
+    return;
+  }
   // A container that is not Spark's (a standalone Worker in a cgroup): the settings, Spark's
   // allowance for the JVM's native memory and the other processes it held must fit its limit.
   const profile::MemoryReading& last = c.memory->last;
@@ -670,8 +760,9 @@ std::string CauseTitle(model::Exhaustion what) {
   return words;
 }
 
-std::string CauseSentence(const DiagnosisInput& input, const KillCause& c,
-                          std::span<const int32_t> stage_ids) {
+namespace {
+std::string CauseSentenceOfSpark(const DiagnosisInput& input, const KillCause& c,
+                                 std::span<const int32_t> stage_ids) {
   switch (c.reading.what) {
     case model::Exhaustion::kExecutorHeap:
       return HeapSentence(input, c, stage_ids);
@@ -706,12 +797,24 @@ std::string CauseSentence(const DiagnosisInput& input, const KillCause& c,
   }
   return "";
 }
+}  // namespace
+
+std::string CauseSentence(const DiagnosisInput& input, const KillCause& c,
+                          std::span<const int32_t> stage_ids) {
+  std::string sentence = CauseSentenceOfSpark(input, c, stage_ids);
+  if (!sentence.empty()) sentence += LogSentence(c);
+  return sentence;
+}
 
 void AddCauseEvidence(const DiagnosisInput& input, const KillCause& c, Finding& f) {
   auto add = [&f](const char* name, double value, const char* unit) {
     f.evidence.push_back({name, value, unit});
   };
   if (c.reading.exit_code >= 0) add("exit_code", c.reading.exit_code, "count");
+  if (c.log != nullptr) {
+    add("log_line", static_cast<double>(c.log->line), "count");
+    add("log_line_repeats", static_cast<double>(c.log->count), "count");
+  }
   const ExecutorBudget b = BudgetOf(input, c.executor);
   switch (c.reading.what) {
     case model::Exhaustion::kExecutorHeap:

@@ -8,7 +8,11 @@
 // container has a memory limit is that limit -- the kernel's OOM killer sends SIGKILL when a
 // memory cgroup cannot reclaim below its limit -- even where no cluster manager enforces one
 // (a standalone Worker run in a container); without a limit it stays unknown (the host's OOM
-// killer or an operator).
+// killer or an operator). Then by the lost JVM's own log (sparkprof analyze --logs,
+// analyzer/executor_logs): where Spark's words name no memory -- an exit code alone ("Command
+// exited with code 137", or 52, which Spark uses after any OutOfMemoryError) -- the log's
+// OutOfMemoryError, Python MemoryError, container or kernel kill names it, and the finding says
+// which file, line and time showed it. Spark's own words, when they name a memory, are kept.
 //
 // The fix follows from how each memory is bounded (first principles, no fitted thresholds):
 //  * executor heap: a task's working set outgrew its share of the heap. More partitions split
@@ -50,6 +54,10 @@
 #include "analyzer/diagnosis/finding.h"
 #include "analyzer/model/failure_causes.h"
 
+namespace sparkprof::executor_logs {
+struct LogHit;  // analyzer/executor_logs/log_hits.h
+}  // namespace sparkprof::executor_logs
+
 namespace sparkprof::diagnosis::rules {
 
 struct KillCause {
@@ -58,6 +66,9 @@ struct KillCause {
   const model::Executor* executor = nullptr;   // the lost executor, when one is named
   const profile::JvmMemory* memory = nullptr;  // that JVM's memory readings, when measured
   const model::TaskAttempt* task = nullptr;    // the failed attempt, when one is named
+  const executor_logs::LogHit* log = nullptr;  // the lost JVM's log line that shows the cause
+  bool cause_from_log = false;                 // reading.what came from that line
+  bool log_agrees = false;                     // that line names the cause Spark's words name
   bool killed_by_signal() const { return reading.exit_code == 137; }
 };
 

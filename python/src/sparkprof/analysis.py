@@ -11,6 +11,7 @@ from typing import Any, Literal, Union, cast
 
 from sparkprof import _native
 from sparkprof._tree import BinaryStream, ChunkStream, Root, fsspec_root, local_root, stream_root
+from sparkprof.executor_logs import fetch_logs
 from sparkprof.pricing import CostOptions
 from sparkprof.report import ApplicationReport
 from sparkprof.whatif_prediction import Settings, WhatifPrediction, predict
@@ -165,6 +166,7 @@ class Discovery:
         right_sizing: bool = True,
         cost: CostOptions | None = None,
         profile: str | os.PathLike[str] | None = None,
+        logs: str | os.PathLike[str] | None = None,
     ) -> None:
         """``right_sizing=False`` leaves out the cost section's instance frontier (each of its
         points is a simulation; a what-if does not need them); ``cost`` prices the runs as the
@@ -176,6 +178,7 @@ class Discovery:
         self.right_sizing = right_sizing
         self.cost = (cost or CostOptions()).native()
         self.profile = os.fspath(profile) if profile is not None else ""
+        self.process_logs = os.fspath(logs) if logs is not None else ""
         self.native = discover(root)
         if on_read_error == "raise":
             _raise_first(self.native.errors)
@@ -226,7 +229,12 @@ class Discovery:
 
     def _analyze(self, index: int) -> _native.Analysis:
         return self.native.analyze(
-            index, self.max_problems_kept, self.right_sizing, self.cost, self.profile
+            index,
+            self.max_problems_kept,
+            self.right_sizing,
+            self.cost,
+            self.profile,
+            self.process_logs,
         )
 
     def _outcome(self, index: int, native: _native.Analysis) -> Outcome:
@@ -289,6 +297,7 @@ def analyze(
     workers: int = 1,
     cost: CostOptions | None = None,
     profile: str | os.PathLike[str] | None = None,
+    logs: str | os.PathLike[str] | None = None,
     **storage_options: Any,
 ) -> Report:
     """Reads the event logs in ``source`` through the native engine and returns the report.
@@ -311,12 +320,19 @@ def analyze(
     file, or the Spark plugin's output directory (``spark.sparkprof.outputDir``, where each
     application's profile is found by its id). The report then carries ``profile`` sections and
     the profile rules' findings; a profile that cannot be used is said in ``profile.reason``.
+    ``logs``: the executors' and the driver's own logs, as ``sparkprof analyze --logs``: a local
+    directory or file, or an fsspec URL (its log files are copied to a temporary directory
+    first, bounded as ``sparkprof.executor_logs.fetch_logs`` says). The report then carries
+    ``logs`` and the kill causes read them.
 
     Raises ``NothingAnalysableError`` when no Spark event could be read at all.
     """
     root = resolve(source, name, **storage_options)
-    discovery = Discovery(root, on_read_error, max_problems_kept, cost=cost, profile=profile)
-    analysed = [found for _, found in discovery.analyse(workers=workers) if found is not None]
+    with fetch_logs(logs, **storage_options) as local_logs:
+        discovery = Discovery(
+            root, on_read_error, max_problems_kept, cost=cost, profile=profile, logs=local_logs
+        )
+        analysed = [found for _, found in discovery.analyse(workers=workers) if found is not None]
     if not analysed:
         raise NothingAnalysableError(
             nothing_message(source, name, discovery.skipped), discovery.warnings, discovery.skipped

@@ -31,6 +31,11 @@ def analyze_url_command(argv: Sequence[str]) -> int:
     parser.add_argument("-o", "--output", help="write the report here instead of stdout")
     parser.add_argument("--fail-on", choices=["warning", "critical"])
     parser.add_argument("-q", "--quiet", action="store_true")
+    parser.add_argument(
+        "--logs",
+        help="the executors' and the driver's own logs: a directory, a file or a URL "
+        "(as the native command's --logs; a URL's log files are copied first)",
+    )
     add_storage_option_argument(parser, help="fsspec storage option (Python only)")
     pricing.add_arguments(parser)
     try:
@@ -42,6 +47,7 @@ def analyze_url_command(argv: Sequence[str]) -> int:
             args.path,
             on_read_error="report",
             cost=pricing.from_arguments(args),
+            logs=args.logs,
             **dict(args.option),
         )
     except FileNotFoundError:
