@@ -317,12 +317,18 @@ def check_prometheus(prometheus, run, facts):
     walks = series.last("spark_agent_walk_failures_total")
     # A ring drops (and counts) a sample only when the drain thread got no CPU for 32 sampling
     # intervals (320 ms at defaults): on a 2-vCPU machine running five JVMs that happens now and
-    # then, so a few counted drops (at most 0.1% of samples) pass; the stack and tree caps must
-    # not bite at all.
-    check(samples and samples > 100 and (ring or 0) <= 0.001 * samples and capped == 0
+    # then, so a few counted drops (at most 0.1% of samples) pass -- 1% when the host ran more
+    # than twice as many runnable threads as CPUs meanwhile (a CI run's parallel tests: the
+    # scheduler, not the agent, decides then; a drain that does not run drops far more). The
+    # stack and tree caps must not bite at all.
+    overloaded = os.getloadavg()[0] > 2 * (os.cpu_count() or 1)
+    allowed = 0.01 if overloaded else 0.001
+    check(samples and samples > 100 and (ring or 0) <= allowed * samples and capped == 0
           and folded == 0,
-          f"agents: {samples} samples, ring drops {ring} (at most 0.1%: the drain thread starved "
-          f"of CPU), stack cap {capped}, driver tree cap {folded}; walk failures {walks}")
+          f"agents: {samples} samples, ring drops {ring} (at most {100 * allowed:g}%: the drain "
+          f"thread starved of CPU; load average {os.getloadavg()[0]:.1f} on "
+          f"{os.cpu_count()} CPUs), stack cap {capped}, driver tree cap {folded}; "
+          f"walk failures {walks}")
     reporting = series.max("spark_agent_reporting_executors")
     check(reporting is not None and reporting >= len(facts.executors),
           f"spark_agent_reporting_executors = {reporting} (REST: {len(facts.executors)} executors)")

@@ -329,9 +329,10 @@ def create_app(
     def advice(job: str | None = None) -> AdviceOut:
         """The advisor's own record (advice_record.py): how often a recommendation a later run
         applied helped, per rule and per job, and the latest outcomes; of one job with ``job``."""
+        by_rule, by_job = store.advice_hit_rates_by_rule_and_job(job)
         return AdviceOut(
-            by_rule=[_rate_out(r) for r in store.advice_hit_rates("rule", job)],
-            by_job=[_rate_out(r) for r in store.advice_hit_rates("job", job)],
+            by_rule=[_rate_out(r) for r in by_rule],
+            by_job=[_rate_out(r) for r in by_job],
             outcomes=[
                 AdviceOutcomeOut(**{k: getattr(o, k) for k in AdviceOutcomeOut.model_fields})
                 for o in store.advice_outcomes(job)
@@ -412,8 +413,7 @@ def advice_exposition(store: HistoryStore) -> bytes:
 
     class AdviceCollector(Collector):
         def collect(self) -> Any:
-            by_rule = store.advice_hit_rates("rule")
-            by_job = store.advice_hit_rates("job")
+            by_rule, by_job = store.advice_hit_rates_by_rule_and_job()
             ratio = GaugeMetricFamily(
                 "sparkprof_advice_hit_ratio",
                 "Share of the recommendations a later run of the job applied that helped "
@@ -522,9 +522,8 @@ document.getElementById('upload').addEventListener('submit', async (event) => {
 </script>"""
 
 
-def _advice_section(store: HistoryStore) -> str:
-    """The advisor's record per rule (one grouped query), when any advice was applied."""
-    rates = store.advice_hit_rates("rule")
+def _advice_section(rates: list[HitRate]) -> str:
+    """The advisor's record per rule, when any advice was applied."""
     if not rates:
         return ""
     rows = "".join(
@@ -548,7 +547,8 @@ def _advice_section(store: HistoryStore) -> str:
 def _page(store: HistoryStore, page_number: int = 1, token: str | None = None) -> str:
     """A page of the jobs (JOBS_PER_PAGE, most recently run first) with their runs' durations
     over time (a trend line) and a table of the latest runs, each linking its HTML report (and
-    its JSON); links to the newer and older pages. Two queries whatever the history holds.
+    its JSON); links to the newer and older pages; the advisor's record. The same few queries
+    whatever the history holds (the jobs, their runs, one grouped query of the record).
     ``token``: put in the page (and the upload form shown) for a request that carried it."""
     total = store.job_count()
     pages = max(1, -(-total // JOBS_PER_PAGE))
@@ -556,7 +556,9 @@ def _page(store: HistoryStore, page_number: int = 1, token: str | None = None) -
     first = (page_number - 1) * JOBS_PER_PAGE
     listed = store.jobs(limit=JOBS_PER_PAGE, offset=first)
     runs_by_job = store.latest_runs_by_job([key for key, _, _ in listed], TREND_RUNS)
-    job_rates = {rate.key: rate for rate in store.advice_hit_rates("job")}
+    # The advisor's record per rule and per job: one grouped query.
+    rule_rates, job_rate_list = store.advice_hit_rates_by_rule_and_job()
+    job_rates = {rate.key: rate for rate in job_rate_list}
     sections = []
     for key, count, _ in listed:
         runs = runs_by_job.get(key, [])
@@ -586,7 +588,7 @@ def _page(store: HistoryStore, page_number: int = 1, token: str | None = None) -
             f"{''.join(rows)}</table></section>"
         )
     body = "".join(sections) or "<p>No runs yet: sparkprof collect ...</p>"
-    body = _advice_section(store) + body
+    body = _advice_section(rule_rates) + body
     nav = ""
     if pages > 1:
         links = []

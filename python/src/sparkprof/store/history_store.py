@@ -217,19 +217,36 @@ class HistoryStore:
     ) -> list[advice_record.HitRate]:
         """How often applied advice helped, per rule or per job (``by``), over every recorded
         outcome (of one job with ``job_key``): counted in the database."""
-        key = AdviceOutcomeRow.rule if by == "rule" else AdviceOutcomeRow.job_key
+        by_rule, by_job = self.advice_hit_rates_by_rule_and_job(job_key)
+        return by_rule if by == "rule" else by_job
+
+    def advice_hit_rates_by_rule_and_job(
+        self, job_key: str | None = None
+    ) -> tuple[list[advice_record.HitRate], list[advice_record.HitRate]]:
+        """Both views of the record from one grouped query (the serve page's one statement)."""
         with self.session() as session:
             query = select(
-                key,
+                AdviceOutcomeRow.rule,
+                AdviceOutcomeRow.job_key,
                 AdviceOutcomeRow.verdict,
                 AdviceOutcomeRow.within_prediction,
                 func.count(AdviceOutcomeRow.id),
-            ).group_by(key, AdviceOutcomeRow.verdict, AdviceOutcomeRow.within_prediction)
+            ).group_by(
+                AdviceOutcomeRow.rule,
+                AdviceOutcomeRow.job_key,
+                AdviceOutcomeRow.verdict,
+                AdviceOutcomeRow.within_prediction,
+            )
             if job_key is not None:
                 query = query.where(AdviceOutcomeRow.job_key == job_key)
-            return advice_record.hit_rates(
-                (str(k), str(v), w, int(n)) for k, v, w, n in session.execute(query).all()
-            )
+            rows = [
+                (str(rule), str(job), str(verdict), within, int(count))
+                for rule, job, verdict, within, count in session.execute(query).all()
+            ]
+        return (
+            advice_record.hit_rates((r, v, w, n) for r, _, v, w, n in rows),
+            advice_record.hit_rates((j, v, w, n) for _, j, v, w, n in rows),
+        )
 
     def run_html(self, run_id: int) -> str | None:
         """The run's HTML report as the engine rendered it; None for a run stored before the
