@@ -786,7 +786,10 @@ std::vector<uint8_t> Agent::DrainBatch(JNIEnv* jni) {
 }
 
 uint64_t Agent::AgentCpuNsLocked() {
-  uint64_t total = agent_cpu_.ThreadsNs() + batch_cpu_ns_ + g_counters.walk_time_ns_total.load();
+  uint64_t total = agent_cpu_.ThreadsNs() + batch_cpu_ns_;
+  // The signal handlers' walks run on the sampled threads; the JVMTI walker's on its own thread,
+  // whose CPU clock counts them already.
+  if (!use_jvmti_walker_) total += g_counters.walk_time_ns_total.load();
   if (monitor_waits_ != nullptr) total += monitor_waits_->enter_cpu_ns();
   return std::max(total, agent_cpu_sent_ns_);
 }
