@@ -57,7 +57,9 @@ _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 
 
 
 def size_bytes(text: str) -> int | None:
-    """A Spark size ("1536m", "1.5g", "2GiB") in bytes; None when it is not one."""
+    """A Spark size ("1536m", "1.5g", "2GiB") in bytes; None when it is not one. As Spark reads a
+    setting, every unit is binary ("2gb" is 2 GiB): not sizing.parse_size, which reads a user's
+    "10GB" of input as decimal."""
     match = _SIZE.match(text)
     if match is None:
         return None
