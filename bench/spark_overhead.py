@@ -39,6 +39,7 @@ from spark_cluster import SparkCluster, read_tail  # noqa: E402
 JOB_LINE = re.compile(r"^sparkprof-demo: ([a-z-]+): ([0-9.]+) s$", re.M)
 PLUGIN_LISTENER_LINE = re.compile(r"^sparkprof: listener: (.*)$", re.M)
 LISTENER = "io.sparkprof.SparkProfListener"
+JIT_THREADS = ("C1 CompilerThre", "C2 CompilerThre")  # thread_group names of HotSpot's compilers
 SPARK_LISTENERS = ["org.apache.spark.scheduler.EventLoggingListener",
                    "org.apache.spark.status.AppStatusListener"]
 
@@ -92,6 +93,31 @@ def agent_cpu(run):
         return None
 
 
+def print_thread_groups(results, names, top=14):
+    """Where the extra executor CPU went: per thread-name group, the median over rounds of each
+    variant's CPU seconds less the same round's baseline, the groups that moved most first."""
+    groups = {g for r in results for name in names for g in r[name]["threads"]}
+    diffs = {}
+    for name in names[1:]:
+        for group in groups:
+            diffs[(name, group)] = statistics.median(
+                r[name]["threads"].get(group, 0.0) - r["baseline"]["threads"].get(group, 0.0)
+                for r in results)
+    base = {g: statistics.median(r["baseline"]["threads"].get(g, 0.0) for r in results)
+            for g in groups}
+    order = sorted(groups, key=lambda g: -max(abs(diffs[(n, g)]) for n in names[1:]))
+    print()
+    print("executor CPU by thread group: baseline seconds, and each variant's median difference "
+          "to it (s)")
+    print("| thread group | baseline | " + " | ".join(names[1:]) + " |")
+    print("|---|---|" + "---|" * (len(names) - 1))
+    for group in order[:top]:
+        print(f"| {group} | {base[group]:.2f} | " +
+              " | ".join(f"{diffs[(n, group)]:+.2f}" for n in names[1:]) + " |")
+    print(f"| (all) | {sum(base.values()):.2f} | " +
+          " | ".join(f"{sum(diffs[(n, g)] for g in groups):+.2f}" for n in names[1:]) + " |")
+
+
 def compare_modes(args, cluster, work):
     """--modes: baseline, sparkprof cpu, sparkprof cpu+wall, async-profiler cpu+wall."""
     interval = "interval=" + args.interval
@@ -123,7 +149,12 @@ def compare_modes(args, cluster, work):
                                    f"{read_tail(run.driver_log)}")
             jobs = JOB_LINE.findall(read_tail(run.driver_log, 10**8))
             m = measured[name] = {"executors_cpu_s": run.executors_cpu_s, "wall_s": run.wall_s,
-                                  "jobs_s": sum(float(s) for _, s in jobs)}
+                                  "jobs_s": sum(float(s) for _, s in jobs),
+                                  "threads": run.executor_threads_cpu_s}
+            # The JIT compilers' threads hold a third of this short application's CPU and vary
+            # by seconds from run to run (what gets compiled when): the ratio without them too.
+            m["no_jit_cpu_s"] = m["executors_cpu_s"] - sum(
+                cpu for group, cpu in m["threads"].items() if group.startswith(JIT_THREADS))
             own = agent_cpu(run) if profiled else None
             if own:
                 m["agent_share"] = own["share"]
@@ -137,15 +168,17 @@ def compare_modes(args, cluster, work):
     print()
     print(f"median over {len(results)} rounds of the ratio to the same round's baseline, "
           f"Spark {cluster.version}, interval {args.interval}:")
-    print("| variant | executors' CPU | wall time | the demo's jobs |")
-    print("|---|---|---|---|")
+    print("| variant | executors' CPU | without the JIT compilers' threads | wall time | "
+          "the demo's jobs |")
+    print("|---|---|---|---|---|")
     for name in names[1:]:
         cells = []
-        for key in ("executors_cpu_s", "wall_s", "jobs_s"):
+        for key in ("executors_cpu_s", "no_jit_cpu_s", "wall_s", "jobs_s"):
             ratios = [r[name][key] / r["baseline"][key] for r in results if r["baseline"][key] > 0]
             cells.append(f"{statistics.median(ratios):.3f} "
                          f"({', '.join(f'{x:.3f}' for x in ratios)})")
         print(f"| {name} | " + " | ".join(cells) + " |")
+    print_thread_groups(results, names)
     for name in names[1:]:
         shares = [r[name]["agent_share"] for r in results if "agent_share" in r[name]]
         if shares:

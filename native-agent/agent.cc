@@ -1,5 +1,6 @@
 #include "native-agent/agent.h"
 
+#include <dlfcn.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -133,7 +134,10 @@ void Agent::Start(JNIEnv* jni, jthread current_thread, bool late_start) {
   // AsyncGetCallTrace also refuses to walk (ticks_no_class_load) unless ClassLoad is enabled.
   jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_CLASS_LOAD, nullptr);
   jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_CLASS_PREPARE, nullptr);
+  const int64_t method_ids_start_ns = CurrentThreadCpuNs();
   PreallocateMethodIdsForLoadedClasses(jvmti_, jni);
+  method_id_cpu_ns_.fetch_add(
+      static_cast<uint64_t>(std::max<int64_t>(0, CurrentThreadCpuNs() - method_ids_start_ns)));
 
   if (!use_jvmti_walker_) {
     if (options_.vm_structs) {
@@ -165,10 +169,10 @@ void Agent::Start(JNIEnv* jni, jthread current_thread, bool late_start) {
   }
   for (jvmtiEvent event :
        {JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END, JVMTI_EVENT_GARBAGE_COLLECTION_START,
-        JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, JVMTI_EVENT_COMPILED_METHOD_LOAD,
-        JVMTI_EVENT_VM_DEATH}) {
+        JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, JVMTI_EVENT_VM_DEATH}) {
     jvmti_->SetEventNotificationMode(JVMTI_ENABLE, event, nullptr);
   }
+  debug_non_safepoints_ = EnableNonSafepointDebugInfo();
   if (Result<JvmCounters*> counters = JvmCounters::OpenInProcess(); counters.ok()) {
     jvm_counters_.store(*counters, std::memory_order_release);
   } else {
@@ -206,6 +210,52 @@ void Agent::Start(JNIEnv* jni, jthread current_thread, bool late_start) {
           use_jvmti_walker_ ? "jvmti" : "AsyncGetCallTrace",
           out_path_.empty() ? "" : ", out=", out_path_.c_str(),
           late_start ? ", started in the running JVM" : "");
+}
+
+void Agent::OnClassPrepare(jclass klass) {
+  const int64_t start_ns = CurrentThreadCpuNs();
+  PreallocateMethodIds(jvmti_, klass);
+  method_id_cpu_ns_.fetch_add(
+      static_cast<uint64_t>(std::max<int64_t>(0, CurrentThreadCpuNs() - start_ns)),
+      std::memory_order_relaxed);
+}
+
+// HotSpot keeps the debug info that places a pc of compiled code in the right inlined method only
+// at safepoints, unless -XX:+DebugNonSafepoints, or, when that flag is left at its default, while
+// a JVMTI agent has CompiledMethodLoad events enabled (DebugInformationRecorder). Those events
+// cost: the JVM's Service Thread builds and posts an address map and the inlining records of every
+// method it compiles (0.36 s of the demo executors' 58 s of CPU, bench/RESULTS.md; async-profiler
+// avoids them the same way). So the agent sets the flag itself where HotSpot's flag table lists
+// it, and enables the events only where it does not. A value the user set stays as set.
+const char* Agent::EnableNonSafepointDebugInfo() {
+  std::string why;  // stays empty with vmstructs=off: the user chose it, and it was said
+  if (options_.vm_structs) {
+    Result<VmStructsTable> table = FindVmStructsTable();
+    Result<VmTypesTable> types = FindVmTypesTable();
+    Result<BoolFlag> flag = !table.ok()   ? Result<BoolFlag>(table.status())
+                            : !types.ok() ? Result<BoolFlag>(types.status())
+                                          : FindBoolFlag(*table, *types, "DebugNonSafepoints");
+    Dl_info library{};
+    if (flag.ok() && (dladdr(flag->value, &library) == 0 || library.dli_fname == nullptr ||
+                      std::strstr(library.dli_fname, "libjvm") == nullptr)) {
+      flag = InvalidArgument("the flag's value does not lie in libjvm");
+    }
+    if (flag.ok()) {
+      if (flag->set_explicitly) return "command line";
+      *static_cast<volatile bool*>(flag->value) = true;
+      return "flag";
+    }
+    why = flag.status().message();
+  }
+  if (!compiled_method_load_) return "off";
+  if (!why.empty()) {
+    LogLine(
+        "DebugNonSafepoints is not set through HotSpot's flag table (%s); CompiledMethodLoad "
+        "events keep the inlined frames' debug info instead",
+        why.c_str());
+  }
+  jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_COMPILED_METHOD_LOAD, nullptr);
+  return "event";
 }
 
 void Agent::EnableAnchorRepairIfRecognised(JNIEnv* jni) {
@@ -786,7 +836,7 @@ std::vector<uint8_t> Agent::DrainBatch(JNIEnv* jni) {
 }
 
 uint64_t Agent::AgentCpuNsLocked() {
-  uint64_t total = agent_cpu_.ThreadsNs() + batch_cpu_ns_;
+  uint64_t total = agent_cpu_.ThreadsNs() + batch_cpu_ns_ + method_id_cpu_ns_.load();
   // The signal handlers' walks run on the sampled threads; the JVMTI walker's on its own thread,
   // whose CPU clock counts them already.
   if (!use_jvmti_walker_) total += g_counters.walk_time_ns_total.load();
@@ -820,6 +870,8 @@ std::string Agent::StatusText() {
   json.Key("python_profiles_queue_full").Uint(g_counters.python_profiles_queue_full.load());
   json.Key("python_worker_files_dropped").Uint(g_counters.python_worker_files_dropped.load());
   json.Field("compiled_method_load", compiled_method_load_);
+  json.Field("debug_non_safepoints", debug_non_safepoints_.load());
+  json.Key("method_id_cpu_ns_total").Uint(method_id_cpu_ns_.load());
   json.Field("jvm_counters", jvm_counters_.load() != nullptr);
   {
     std::lock_guard<std::mutex> lock(drain_mutex_);

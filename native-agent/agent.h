@@ -52,7 +52,7 @@ class Agent {
   void OnVmDeath(JNIEnv* jni);
   void OnThreadStart(JNIEnv* jni, jthread thread);
   void OnThreadEnd(JNIEnv* jni, jthread thread);
-  void OnClassPrepare(jclass klass) { PreallocateMethodIds(jvmti_, klass); }
+  void OnClassPrepare(jclass klass);
   // On the contending thread; only task threads' waits are followed (monitor_waits.h).
   void OnMonitorContendedEnter(JNIEnv* jni, jobject object);
   void OnMonitorContendedEntered();
@@ -118,6 +118,9 @@ class Agent {
  public:
   // A schedstat read failed after the probe: cpu_starved off from now on, said once.
   void OnSchedstatUnreadable();
+  // Makes HotSpot record debug info at non-safepoints (samples in compiled code then name the
+  // right inlined method); returns how (debug_non_safepoints_'s values).
+  const char* EnableNonSafepointDebugInfo();
 
  private:
   JavaVM* vm_;
@@ -130,6 +133,12 @@ class Agent {
   std::atomic<bool> late_start_{false};  // read by StatusText on any thread
   // Whether HotSpot granted CompiledMethodLoad events (and so keeps non-safepoint debug info).
   bool compiled_method_load_ = false;
+  // How HotSpot was made to keep non-safepoint debug info (EnableNonSafepointDebugInfo): "flag",
+  // "event", "command line" (the user's -XX:[+-]DebugNonSafepoints stands) or "off".
+  std::atomic<const char*> debug_non_safepoints_{"off"};
+  // CPU the class-prepare callbacks (jmethodIDs for AsyncGetCallTrace) took on the threads that
+  // load classes, and the start's pass over the classes already loaded: the agent's own.
+  std::atomic<uint64_t> method_id_cpu_ns_{0};  // read by StatusText on any thread
   // Whether monitor contention events and GetObjectMonitorUsage were granted (monitors=on).
   bool monitor_capabilities_ = false;
   std::atomic<bool> schedstat_usable_{false};

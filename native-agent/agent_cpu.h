@@ -3,7 +3,8 @@
 // benchmark: the CPU clocks of the agent's own threads (the drain thread, the wall timer thread,
 // the JVMTI sampler thread when it runs), plus the time spent on other threads on the agent's
 // behalf that it times itself (the signal handler's stack walks, by the monotonic clock; the
-// monitor-wait callbacks and batch encoding, by the thread CPU clock).
+// monitor-wait callbacks, batch encoding and the class-prepare callbacks that give a new class's
+// methods their jmethodIDs, by the thread CPU clock).
 // Not in it: the kernel's signal delivery to a sampled thread (a few microseconds per sample),
 // the VM thread's part of a monitor holder look (a safepoint operation about once a second), and
 // the plugin's Java code (task tags, shipping batches). docs/agent.md "The agent's own CPU".

@@ -181,6 +181,92 @@ Result<uintptr_t> StaticFieldAddress(const VmStructsTable& table, std::string_vi
                   "::" + std::string(field));
 }
 
+Result<BoolFlag> FindBoolFlag(const VmStructsTable& table, const VmTypesTable& types,
+                              std::string_view name) {
+  if (table.entries == nullptr || table.stride == 0 || table.stride > 1024) {
+    return InvalidArgument("the VM structure table is empty or its entry size is implausible");
+  }
+  // JVMFlag's entries: offsets (or, for the two statics, addresses) and their C++ types.
+  struct Entry {
+    std::string_view field;
+    bool is_static;
+    uint64_t value = 0;
+    const char* type_string = nullptr;
+    bool found = false;
+  };
+  Entry entries[] = {{"_name", false}, {"_addr", false}, {"_flags", false},
+                     {"_type", false}, {"flags", true},  {"numFlags", true}};
+  enum { kName, kAddr, kFlags, kType, kTable, kCount };
+  constexpr int kMaxEntries = 100'000;  // as in ReadHotSpotLayout
+  const char* entry = static_cast<const char*>(table.entries);
+  for (int i = 0; i < kMaxEntries; ++i, entry += table.stride) {
+    auto type = ReadAt<const char*>(entry, table.type_name_offset);
+    if (type == nullptr) break;
+    auto field = ReadAt<const char*>(entry, table.field_name_offset);
+    if (field == nullptr || std::string_view(type) != "JVMFlag") continue;
+    for (Entry& wanted : entries) {
+      if (wanted.field != field ||
+          wanted.is_static != (ReadAt<int32_t>(entry, table.is_static_offset) != 0)) {
+        continue;
+      }
+      wanted.value =
+          ReadAt<uint64_t>(entry, wanted.is_static ? table.address_offset : table.offset_offset);
+      wanted.type_string = ReadAt<const char*>(entry, table.type_string_offset);
+      wanted.found = true;
+    }
+  }
+  for (const Entry& wanted : entries) {
+    if (!wanted.found) {
+      return NotFound("the VM structure table has no JVMFlag::" + std::string(wanted.field));
+    }
+    if (wanted.is_static ? (wanted.value == 0 || wanted.value % sizeof(void*) != 0)
+                         : wanted.value >= kMaxFieldOffset) {
+      return InvalidArgument("JVMFlag::" + std::string(wanted.field) + " reads implausibly");
+    }
+  }
+  SPARKPROF_ASSIGN_OR_RETURN(size_t flag_size, TypeSize(types, "JVMFlag"));
+  // The type's value: an enum whose first member is bool (HotSpot 16 and later: int or short),
+  // or the type's name (HotSpot 11: const char*).
+  const std::string_view type_type =
+      entries[kType].type_string != nullptr ? entries[kType].type_string : "";
+  const std::string_view flags_type =
+      entries[kFlags].type_string != nullptr ? entries[kFlags].type_string : "";
+  SPARKPROF_ASSIGN_OR_RETURN(size_t flags_size, TypeSize(types, flags_type));
+  if (flag_size < 16 || flag_size > 256 ||
+      (flags_size != 1 && flags_size != 2 && flags_size != 4) ||
+      (type_type != "int" && type_type != "short" && type_type != "const char*")) {
+    return InvalidArgument("HotSpot's JVMFlag reads implausibly (size " +
+                           std::to_string(flag_size) + ", _type " + std::string(type_type) + ")");
+  }
+  const auto* flags = ReadAt<const char*>(reinterpret_cast<const void*>(entries[kTable].value), 0);
+  const auto count = ReadAt<uint64_t>(reinterpret_cast<const void*>(entries[kCount].value), 0);
+  if (flags == nullptr || count == 0 || count > 10'000) {
+    return InvalidArgument("HotSpot's flag table holds " + std::to_string(count) + " flags");
+  }
+  for (uint64_t i = 0; i < count; ++i) {
+    const char* flag = flags + i * flag_size;
+    auto flag_name = ReadAt<const char*>(flag, entries[kName].value);
+    if (flag_name == nullptr || name != flag_name) continue;
+    bool is_bool = false;
+    if (type_type == "const char*") {
+      auto type_name = ReadAt<const char*>(flag, entries[kType].value);
+      is_bool = type_name != nullptr && std::string_view(type_name) == "bool";
+    } else {
+      is_bool = (type_type == "int" ? ReadAt<int32_t>(flag, entries[kType].value)
+                                    : ReadAt<int16_t>(flag, entries[kType].value)) == 0;
+    }
+    if (!is_bool) return InvalidArgument("-XX:" + std::string(name) + " is not a bool flag");
+    BoolFlag found;
+    found.value = ReadAt<bool*>(flag, entries[kAddr].value);
+    if (found.value == nullptr) return InvalidArgument(std::string(name) + " has no value");
+    uint32_t origin = 0;  // JVMFlag::Flags' low four bits: where the value came from, 0 default
+    std::memcpy(&origin, flag + entries[kFlags].value, flags_size);
+    found.set_explicitly = (origin & 0xF) != 0;
+    return found;
+  }
+  return NotFound("HotSpot's flag table has no " + std::string(name));
+}
+
 Result<VmStructsTable> FindVmStructsTable() {
   VmStructsTable table;
   SPARKPROF_ASSIGN_OR_RETURN(table.entries, ExportedValue<const void*>("gHotSpotVMStructs"));

@@ -108,6 +108,20 @@ Result<HotSpotLayout> ReadHotSpotLayout(const VmStructsTable& table, const VmTyp
 Result<uintptr_t> StaticFieldAddress(const VmStructsTable& table, std::string_view type,
                                      std::string_view field);
 
+// A `bool` product or diagnostic flag (-XX:...) as HotSpot's flag table lists it (JVMFlag::flags,
+// JVMFlag::numFlags and each entry's _name, _addr, _flags and _type, the Serviceability Agent's
+// own way in).
+struct BoolFlag {
+  bool* value = nullptr;        // where the JVM keeps the flag's value (libjvm's data)
+  bool set_explicitly = false;  // its value did not come from the default (command line,
+                                // ergonomics, management, ...): leave it alone
+};
+
+// Finds the bool flag `name`; an error when the table lists no flag table, the layout reads
+// implausibly, the flag is missing, or its type is not bool.
+Result<BoolFlag> FindBoolFlag(const VmStructsTable& table, const VmTypesTable& types,
+                              std::string_view name);
+
 // The exported tables of the libjvm in this process; an error when libjvm exports none.
 Result<VmStructsTable> FindVmStructsTable();
 Result<VmTypesTable> FindVmTypesTable();

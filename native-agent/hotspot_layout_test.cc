@@ -267,6 +267,83 @@ TEST(HotSpotLayoutTest, StaticEntriesAndImplausibleTablesAreRefused) {
   EXPECT_FALSE(ReadHotSpotLayout(TableOf(HotSpotLike()), VmTypesTable{}).ok());
 }
 
+// HotSpot 17's JVMFlag as far as the reader cares (the layout comes from the table, not from here).
+struct FakeFlag {
+  void* addr;
+  const char* name;
+  int16_t flags;
+  int16_t type;  // 0 bool, 1 int, ...
+};
+
+bool g_debug_non_safepoints = false;
+int g_other_flag = 0;
+FakeFlag g_flags[] = {
+    {&g_other_flag, "MaxInlineSize", 0, 1},
+    {&g_debug_non_safepoints, "DebugNonSafepoints", 0, 0},
+    {nullptr, nullptr, 0, 0},
+};
+FakeFlag* g_flag_table = g_flags;
+uint64_t g_flag_count = 2;
+
+std::vector<Entry> FlagTable(const char* type_string = "short") {
+  return {
+      {"JVMFlag", "_addr", nullptr, 0, offsetof(FakeFlag, addr), nullptr},
+      {"JVMFlag", "_name", "const char*", 0, offsetof(FakeFlag, name), nullptr},
+      {"JVMFlag", "_flags", "JVMFlag::Flags", 0, offsetof(FakeFlag, flags), nullptr},
+      {"JVMFlag", "_type", type_string, 0, offsetof(FakeFlag, type), nullptr},
+      {"JVMFlag", "flags", "JVMFlag*", 1, 0, &g_flag_table},
+      {"JVMFlag", "numFlags", "size_t", 1, 0, &g_flag_count},
+      {nullptr, nullptr, nullptr, 0, 0, nullptr},
+  };
+}
+
+const std::vector<TypeEntry>& FlagTypes() {
+  static const std::vector<TypeEntry> types = {
+      {"JVMFlag", nullptr, 0, 0, 0, sizeof(FakeFlag)},
+      {"JVMFlag::Flags", nullptr, 0, 1, 0, sizeof(int16_t)},
+      {nullptr, nullptr, 0, 0, 0, 0},
+  };
+  return types;
+}
+
+TEST(HotSpotLayoutTest, FindsABoolFlagsValueAndWhetherItWasSet) {
+  std::vector<Entry> entries = FlagTable();
+  Result<BoolFlag> flag =
+      FindBoolFlag(TableOf(entries), TypesOf(FlagTypes()), "DebugNonSafepoints");
+  ASSERT_TRUE(flag.ok()) << flag.status().message();
+  EXPECT_EQ(flag->value, &g_debug_non_safepoints);
+  EXPECT_FALSE(flag->set_explicitly);
+
+  g_flags[1].flags = 1;  // COMMAND_LINE
+  flag = FindBoolFlag(TableOf(entries), TypesOf(FlagTypes()), "DebugNonSafepoints");
+  g_flags[1].flags = 0;
+  ASSERT_TRUE(flag.ok());
+  EXPECT_TRUE(flag->set_explicitly);
+}
+
+TEST(HotSpotLayoutTest, AFlagThatIsNotABoolOrNotThereIsRefused) {
+  std::vector<Entry> entries = FlagTable();
+  const VmTypesTable types = TypesOf(FlagTypes());
+  Result<BoolFlag> flag = FindBoolFlag(TableOf(entries), types, "MaxInlineSize");
+  ASSERT_FALSE(flag.ok());
+  EXPECT_NE(flag.status().message().find("not a bool"), std::string::npos);
+  EXPECT_FALSE(FindBoolFlag(TableOf(entries), types, "NoSuchFlag").ok());
+
+  entries.erase(entries.begin() + 3);  // no _type: the flag's type cannot be checked
+  flag = FindBoolFlag(TableOf(entries), types, "DebugNonSafepoints");
+  ASSERT_FALSE(flag.ok());
+  EXPECT_NE(flag.status().message().find("JVMFlag::_type"), std::string::npos);
+
+  entries = FlagTable("double");  // a _type the reader does not know
+  EXPECT_FALSE(FindBoolFlag(TableOf(entries), types, "DebugNonSafepoints").ok());
+  uint64_t saved = g_flag_count;
+  g_flag_count = 1'000'000;  // not a flag table
+  EXPECT_FALSE(FindBoolFlag(TableOf(FlagTable()), types, "DebugNonSafepoints").ok());
+  g_flag_count = saved;
+  EXPECT_FALSE(FindBoolFlag(TableOf(FlagTable()), VmTypesTable{}, "DebugNonSafepoints").ok());
+  EXPECT_FALSE(FindBoolFlag(VmStructsTable{}, types, "DebugNonSafepoints").ok());
+}
+
 TEST(HotSpotLayoutTest, OutsideAJvmThereIsNoTable) {
   EXPECT_FALSE(FindVmStructsTable().ok());
   EXPECT_FALSE(FindVmTypesTable().ok());

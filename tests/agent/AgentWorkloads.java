@@ -606,6 +606,18 @@ public final class AgentWorkloads {
         joinAll(threads);
         break;
       }
+      case "debugflag": {
+        // What HotSpot now says of -XX:DebugNonSafepoints, after the agent's start.
+        com.sun.management.VMOption option =
+            java.lang.management.ManagementFactory.getPlatformMXBean(
+                    com.sun.management.HotSpotDiagnosticMXBean.class)
+                .getVMOption("DebugNonSafepoints");
+        computeFor(millis);
+        System.out.println("DebugNonSafepoints=" + option.getValue() + " origin="
+            + option.getOrigin());
+        System.out.println("status=" + NativeAgent.statusJson());
+        break;
+      }
       case "noagent":
         System.out.println("loaded=" + NativeAgent.isLoaded() + " status=" + NativeAgent.statusJson());
         NativeAgent.tagCurrentThread(1, 0, 1);

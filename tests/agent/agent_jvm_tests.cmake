@@ -34,7 +34,7 @@ foreach(test_case serialization interval_1ms cpu_accounting_1ms cpu_accounting_1
                   prometheus_hostile_clients out_unwritable
                   ring_memory_budget executor_id_utf8 thread_name_utf8 no_agent
                   plugin_start plugin_start_with_agentpath cpu_wall_waits cpu_wall_starved
-                  monitor_waits monitors_off jvm_memory)
+                  monitor_waits monitors_off jvm_memory debug_non_safepoints)
   add_test(NAME agent_jvm_${test_case}
     COMMAND ${Python3_EXECUTABLE} ${SPARKPROF_AGENT_TEST_DIR}/run_agent_case.py
             --java ${Java_JAVA_EXECUTABLE} --lib $<TARGET_FILE:sparkprof_agent>
@@ -58,7 +58,7 @@ foreach(jdk 21 25)
   endif()
   foreach(test_case serialization walk_failures jvmti_walker cpu_accounting_10ms gc_churn
                     class_churn exit_while_sampling threads_500 prometheus plugin_start
-                    cpu_wall_waits monitor_waits jvm_memory)
+                    cpu_wall_waits monitor_waits jvm_memory debug_non_safepoints)
     add_test(NAME agent_jvm_${jdk}_${test_case}
       COMMAND ${Python3_EXECUTABLE} ${SPARKPROF_AGENT_TEST_DIR}/run_agent_case.py
               --java ${jdk_java} --lib $<TARGET_FILE:sparkprof_agent>

@@ -679,6 +679,39 @@ def case_thread_name_utf8(c):
         fail("the thread's name did not survive: %r" % names, run)
 
 
+def case_debug_non_safepoints(c):
+    """Inlined frames need HotSpot's non-safepoint debug info: the agent sets DebugNonSafepoints
+    through HotSpot's flag table (no CompiledMethodLoad events, whose posting costs the Service
+    Thread), leaves a value set on the command line alone, and falls back to the events with
+    vmstructs=off."""
+    expected = [
+        ("", [], "flag", "true"),
+        ("", ["-XX:-DebugNonSafepoints"], "command line", "false"),
+        ("vmstructs=off", [], "event", "false"),
+    ]
+    for options, flags, how, value in expected:
+        # (a diagnostic flag: HotSpotDiagnosticMXBean lists it only when they are unlocked)
+        run = c.run(options + ("," if options else "") + "out=" + c.out, ["debugflag", 1],
+                    jvm_flags=["-XX:+UnlockDiagnosticVMOptions"] + flags)
+        status = json.loads(stdout_value(run, "status"))
+        print(options or "defaults", flags, "->", status["debug_non_safepoints"],
+              stdout_value(run, "DebugNonSafepoints"))
+        if status["debug_non_safepoints"] != how:
+            fail(f"{options or 'defaults'} {flags}: debug_non_safepoints is "
+                 f"{status['debug_non_safepoints']}, expected {how}", run)
+        if stdout_value(run, "DebugNonSafepoints").split()[0] != value:
+            fail(f"{options or 'defaults'} {flags}: DebugNonSafepoints reads "
+                 f"{stdout_value(run, 'DebugNonSafepoints')}, expected {value}", run)
+        # vmstructs=off is the user's choice and says so in its own line: nothing more.
+        if any("DebugNonSafepoints" in line for line in sparkprof_lines(run)):
+            fail("a line about DebugNonSafepoints where the flag table was read or not wanted", run)
+        if int(status["method_id_cpu_ns_total"]) <= 0:
+            fail("the class-prepare callbacks' CPU is not counted", run)
+    profile, collapsed = c.profile(run)
+    if "AgentWorkloads.computeFor" not in collapsed:
+        fail("the compute workload is missing from the profile", run)
+
+
 def case_no_agent(c):
     run = c.run(None, ["noagent"], agentpaths=[])
     if "loaded=false" not in run.stdout or "batch=null" not in run.stdout:

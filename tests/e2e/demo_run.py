@@ -12,7 +12,8 @@ import os
 import time
 
 from spark_cluster import (child_pids, executor_app_id, find_event_log, free_port, http_get,
-                           process_cpu_seconds, wait_for, wait_driver)
+                           process_cpu_seconds, thread_cpu_seconds, thread_group, wait_for,
+                           wait_driver)
 
 DEMO_CLASS = "io.sparkprof.demo.SparkProfDemo"
 JOB_KINDS = ["serialization", "skew", "shuffle", "parquet-write", "spill", "gc-churn"]
@@ -49,6 +50,9 @@ class DemoRun:
     wall_s: float = 0.0        # spark-submit start to exit
     driver_cpu_s: float = 0.0  # the driver JVM's CPU (rusage of spark-submit, which execs it)
     executors_cpu_s: float = 0.0  # CPU of the executor JVMs (last reading of each, every 1 s)
+    # The same by thread-name group (thread_group), summed over the executors: the last reading
+    # of each thread; a thread that ended within a second of its last reading lost that part.
+    executor_threads_cpu_s: dict = dataclasses.field(default_factory=dict)
     submitted_at: float = 0.0  # epoch seconds
 
     @property
@@ -133,6 +137,7 @@ def run_demo(cluster, demo_jar, files, run_dir, profiled=True, metrics_port=None
         cluster.start_workers(count, cores, memory, wait=False)
 
     executor_cpu_s = {}  # pid: (application id, CPU seconds)
+    thread_cpu_s = {}  # (pid, tid): (name, CPU seconds)
 
     def tick():
         # The executors run idle after the last job while the driver stops: a reading every
@@ -142,6 +147,8 @@ def run_demo(cluster, demo_jar, files, run_dir, profiled=True, metrics_port=None
             for pid in child_pids(worker.process.pid):
                 try:
                     executor_cpu_s[pid] = (executor_app_id(pid), process_cpu_seconds(pid))
+                    for tid, reading in thread_cpu_seconds(pid).items():
+                        thread_cpu_s[(pid, tid)] = reading
                 except OSError:
                     pass
         if run.metrics_url:
@@ -161,4 +168,8 @@ def run_demo(cluster, demo_jar, files, run_dir, profiled=True, metrics_port=None
         run.app_id = apps[0]
         run.event_log = find_event_log(run.event_log_dir, run.app_id) or ""
     run.executors_cpu_s = sum(cpu for app, cpu in executor_cpu_s.values() if app == run.app_id)
+    for (pid, _), (name, cpu) in thread_cpu_s.items():
+        if executor_cpu_s.get(pid, ("",))[0] == run.app_id:
+            group = thread_group(name)
+            run.executor_threads_cpu_s[group] = run.executor_threads_cpu_s.get(group, 0.0) + cpu
     return run

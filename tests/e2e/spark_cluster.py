@@ -85,6 +85,28 @@ def process_cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # proc(5) 14, 15
 
 
+def thread_cpu_seconds(pid):
+    """{tid: (name, CPU seconds)} of a process's live threads, from /proc/PID/task/TID/stat (the
+    name is the kernel's comm: a Java thread's name cut to 15 bytes)."""
+    threads = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                text = f.read()
+        except OSError:
+            continue  # exited between the listing and the read
+        name = text[text.index("(") + 1:text.rindex(")")]
+        fields = text.rsplit(")", 1)[1].split()
+        threads[int(tid)] = (name, (int(fields[11]) + int(fields[12])) / tick)
+    return threads
+
+
+def thread_group(name):
+    """A thread name without its number ("Executor task l", "GC Thread#", "C2 CompilerThre")."""
+    return re.sub(r"[-#]?[0-9]+$", "", name).rstrip("-# ") or name
+
+
 def child_pids(pid):
     """The running child processes of pid (all its threads' children; zombies left out: the
     launcher process spark-class starts before it execs the JVM stays one, never reaped)."""
