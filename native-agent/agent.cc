@@ -77,8 +77,10 @@ Agent::Agent(JavaVM* vm, jvmtiEnv* jvmti, AgentOptions options)
       ring_budget_(options_.ring_memory_bytes),
       sampler_(options_.mode, options_.interval_ns, registry_),
       resolver_(jvmti),
-      drain_(DrainConfig{options_.interval_ns, options_.max_stacks}, registry_, resolver_,
-             gc_monitor_, timeline_) {
+      drain_(DrainConfig{.interval_ns = options_.interval_ns,
+                         .max_stacks = options_.max_stacks,
+                         .keep_cumulative = !options_.out_path.empty()},
+             registry_, resolver_, gc_monitor_, timeline_) {
   // Weights are CPU clock advances only in cpu mode with the signal walker (Start may still fall
   // back to the JVMTI sampler, which switches this off).
   drain_.set_charge_cpu_tails(options_.mode != SamplingMode::kWall &&
@@ -673,10 +675,7 @@ void Agent::RunDrainCycleLocked(JNIEnv* jni) {
       state->thread_global_ref = nullptr;
     }
   });
-  uint64_t totals[classifier::kCategoryCount] = {};
-  for (const auto& [key, total] : drain_.cumulative().task_times()) {
-    totals[static_cast<size_t>(key.category)] += total.time_ns;
-  }
+  const auto& totals = drain_.category_time_ns();
   for (int i = 0; i < classifier::kCategoryCount; ++i) category_time_ns_[i].store(totals[i]);
 }
 
@@ -872,6 +871,7 @@ std::string Agent::StatusText() {
   json.Field("compiled_method_load", compiled_method_load_);
   json.Field("debug_non_safepoints", debug_non_safepoints_.load());
   json.Key("method_id_cpu_ns_total").Uint(method_id_cpu_ns_.load());
+  json.Key("profile_entries_folded").Uint(g_counters.profile_entries_folded.load());
   json.Field("jvm_counters", jvm_counters_.load() != nullptr);
   {
     std::lock_guard<std::mutex> lock(drain_mutex_);

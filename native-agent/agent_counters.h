@@ -26,6 +26,9 @@ struct AgentCounters {
   std::atomic<uint64_t> walk_time_ns_total{0};
   std::atomic<uint64_t> gc_pauses_dropped{0};   // GC pause ring full
   std::atomic<uint64_t> stacks_dropped_cap{0};  // samples folded into "[overflow]"
+  // Sample or task-time keys past a profile's entry bound, folded into keys without their task
+  // (DrainConfig::max_profile_entries).
+  std::atomic<uint64_t> profile_entries_folded{0};
   std::atomic<uint64_t> batches_encoded{0};
   std::atomic<uint64_t> native_memory_bytes{0};  // rings + tables (approximate, updated by drain)
   std::atomic<uint64_t> threads_registered{0};

@@ -1,6 +1,7 @@
 #include "native-agent/cpu_use.h"
 
 #include <gtest/gtest.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -170,8 +171,18 @@ TEST(CpuUseMeterTest, V2AndNothingReadable) {
 TEST(CpuUseMeterTest, RealProcOfThisHost) {
   CpuUseMeter meter;
   volatile uint64_t sink = 0;
-  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(120);
-  while (std::chrono::steady_clock::now() < until) sink = sink + 1;
+  // Burn 60 ms of this thread's CPU (not of wall time: a loaded host may give it less), within
+  // a generous wall-time bound.
+  auto thread_cpu_ns = [] {
+    timespec now{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    return static_cast<int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+  };
+  const int64_t cpu_until = thread_cpu_ns() + 60'000'000;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (thread_cpu_ns() < cpu_until && std::chrono::steady_clock::now() < give_up) {
+    for (int i = 0; i < 1000; ++i) sink = sink + 1;
+  }
   CpuUseDelta delta = meter.TakeDelta();
   ASSERT_GT(delta.host_cpus, 0u);
   EXPECT_GT(delta.process_cpu_ns, 50'000'000u);

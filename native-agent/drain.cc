@@ -27,8 +27,10 @@ Drain::Drain(const DrainConfig& config, ThreadRegistry& registry, MethodNameReso
       resolver_(resolver),
       gc_monitor_(gc_monitor),
       timeline_(timeline),
-      cumulative_(config.max_stacks, strings_.Intern(Profile::kOverflowFrame)),
-      pending_(config.max_stacks, strings_.Intern(Profile::kOverflowFrame)) {
+      cumulative_(config.max_stacks, strings_.Intern(Profile::kOverflowFrame),
+                  config.max_profile_entries, /*samples_by_task=*/false),
+      pending_(config.max_stacks, strings_.Intern(Profile::kOverflowFrame),
+               config.max_profile_entries) {
   names_full_id_ = strings_.Intern("[names_full]");
   stale_id_ = strings_.Intern("[stale_jmethodID]");
 }
@@ -232,10 +234,36 @@ void Drain::PollJvmInternalThreads() {
 void Drain::AddToProfiles(std::span<const uint32_t> frames_root_first, uint32_t thread_id,
                           const TaskTag& tag, Category category, uint64_t time_ns,
                           uint64_t samples) {
-  if (!cumulative_.AddSample(frames_root_first, thread_id, tag, category, time_ns, samples)) {
+  if (!AddSample(frames_root_first, thread_id, tag, category, time_ns, samples)) {
     g_counters.stacks_dropped_cap.fetch_add(1, std::memory_order_relaxed);
   }
-  pending_.AddSample(frames_root_first, thread_id, tag, category, time_ns, samples);
+}
+
+void Drain::CountFolded(uint64_t before) {
+  uint64_t after = cumulative_.entries_folded() + pending_.entries_folded();
+  if (after > before) {
+    g_counters.profile_entries_folded.fetch_add(after - before, std::memory_order_relaxed);
+  }
+}
+
+bool Drain::AddSample(std::span<const uint32_t> frames_root_first, uint32_t thread_id,
+                      const TaskTag& tag, Category category, uint64_t time_ns, uint64_t samples) {
+  const uint64_t folded = cumulative_.entries_folded() + pending_.entries_folded();
+  category_time_ns_[static_cast<size_t>(category)] += time_ns;
+  bool kept = pending_.AddSample(frames_root_first, thread_id, tag, category, time_ns, samples);
+  if (config_.keep_cumulative) {
+    kept = cumulative_.AddSample(frames_root_first, thread_id, tag, category, time_ns, samples);
+  }
+  CountFolded(folded);
+  return kept;
+}
+
+void Drain::AddGcTime(const TaskTag& tag, uint64_t pause_ns) {
+  const uint64_t folded = cumulative_.entries_folded() + pending_.entries_folded();
+  category_time_ns_[static_cast<size_t>(Category::kGc)] += pause_ns;
+  pending_.AddGcTime(tag, pause_ns);
+  if (config_.keep_cumulative) cumulative_.AddGcTime(tag, pause_ns);
+  CountFolded(folded);
 }
 
 void Drain::ChargeTail(ThreadState* state, int64_t cpu_now_ns) {
@@ -245,10 +273,8 @@ void Drain::ChargeTail(ThreadState* state, int64_t cpu_now_ns) {
   state->last_cpu_ns.store(cpu_now_ns);  // charged once
   auto tail_ns = static_cast<uint64_t>(cpu_now_ns - last_ns);
   uint32_t thread_id = InternName(NormaliseThreadName(state->name));
-  cumulative_.AddSample(state->last_frames, thread_id, state->last_tag, state->last_category,
-                        tail_ns, /*samples=*/0);
-  pending_.AddSample(state->last_frames, thread_id, state->last_tag, state->last_category, tail_ns,
-                     /*samples=*/0);
+  AddSample(state->last_frames, thread_id, state->last_tag, state->last_category, tail_ns,
+            /*samples=*/0);
 }
 
 void Drain::ChargeLiveThreadTails() {
@@ -274,8 +300,7 @@ void Drain::RunCycle(const std::function<void(ThreadState*)>& before_free) {
   timeline_.AttributePauses(
       pauses,
       [this](const TaskTag& tag, int64_t overlap_ns) {
-        cumulative_.AddGcTime(tag, static_cast<uint64_t>(overlap_ns));
-        pending_.AddGcTime(tag, static_cast<uint64_t>(overlap_ns));
+        AddGcTime(tag, static_cast<uint64_t>(overlap_ns));
       },
       MonotonicNowNs() - kKeepClosedTasksNs);
   for (const GcPause& pause : pauses) {

@@ -35,6 +35,13 @@ struct DrainConfig {
   size_t max_cached_methods = 1u << 20;  // beyond this the name cache restarts
   size_t max_strings = 1u << 20;         // beyond this new names become "[names_full]"
   size_t max_recent_pauses = 10'000;
+  // The profile of the JVM's whole life (cumulative()) is kept only for the agent's own files
+  // (out=); the plugin's batches come from the pending one. Without it the agent's memory does
+  // not grow with the tasks an executor runs.
+  bool keep_cumulative = true;
+  // Each profile's sample and task-time keys (Profile's max_entries): the pending one between two
+  // batches (a plugin that never drains meets it), the cumulative one for the JVM's life.
+  size_t max_profile_entries = 65'536;
 };
 
 struct GcSummary {
@@ -55,6 +62,10 @@ class Drain {
   uint32_t InternMethod(const void* method_id) { return FrameId(method_id); }
   uint32_t InternText(std::string_view text) { return InternName(text); }
   const Profile& cumulative() const { return cumulative_; }
+  // Time per category since the start, summed as it is added (the agent's own /metrics).
+  const std::array<uint64_t, classifier::kCategoryCount>& category_time_ns() const {
+    return category_time_ns_;
+  }
   Profile& pending() { return pending_; }
   const StringTable& strings() const { return strings_; }
   const std::deque<GcPause>& recent_pauses() const { return recent_pauses_; }
@@ -98,6 +109,12 @@ class Drain {
   // folds into "[overflow]" is counted (stacks_dropped_cap).
   void AddToProfiles(std::span<const uint32_t> frames_root_first, uint32_t thread_id,
                      const TaskTag& tag, Category category, uint64_t time_ns, uint64_t samples);
+  // The same, for any addition: counts keys folded by the profiles' entry bounds
+  // (profile_entries_folded) and sums the category's time.
+  bool AddSample(std::span<const uint32_t> frames_root_first, uint32_t thread_id,
+                 const TaskTag& tag, Category category, uint64_t time_ns, uint64_t samples);
+  void AddGcTime(const TaskTag& tag, uint64_t pause_ns);
+  void CountFolded(uint64_t before);
   uint32_t FrameId(const void* method_id);
   uint32_t InternName(std::string_view name);
   Category Classify(std::span<const uint32_t> frames_root_first, uint32_t thread_id);
@@ -129,6 +146,7 @@ class Drain {
   std::vector<classifier::WaitFrameMatch> wait_matches_;
   Profile cumulative_;
   Profile pending_;
+  std::array<uint64_t, classifier::kCategoryCount> category_time_ns_{};
   std::deque<GcPause> recent_pauses_;
   std::vector<GcPause> pending_pauses_;
   GcSummary gc_summary_;

@@ -1,5 +1,6 @@
 #include "native-agent/drain.h"
 
+#include "native-agent/agent_counters.h"
 #include "native-agent/hotspot_layout.h"
 
 #include <gtest/gtest.h>
@@ -167,6 +168,59 @@ TEST_F(DrainFixture, CapsDistinctStacksIntoOverflow) {
   EXPECT_EQ(profile.stacks_dropped_cap(), 2u);
   EXPECT_EQ(profile.stacks().size(), 4u);  // 3 real + [overflow]
   EXPECT_EQ(drain.strings().Get(profile.stacks().back()[0]), "[overflow]");
+}
+
+// An executor runs tasks for days: neither profile may grow with their number. The pending one
+// (never drained here, as without a plugin) and the cumulative one stop adding task keys at the
+// bound and fold the rest into keys without a task; no time is lost, and the folds are counted.
+TEST(DrainBoundsTest, ProfilesDoNotGrowWithTheTasksRun) {
+  ThreadRegistry registry;
+  FakeResolver resolver;
+  resolver.names = {{1, "org.apache.spark.executor.Executor$TaskRunner.run"}, {5, "Work.compute"}};
+  GcMonitor gc;
+  TaskTimeline timeline;
+  Drain drain(DrainConfig{.interval_ns = 10'000'000, .max_stacks = 100, .max_profile_entries = 16},
+              registry, resolver, gc, timeline);
+  ThreadState* state = registry.Add(std::make_unique<ThreadState>(105, 16, 8));
+  const uint64_t folded_before = g_counters.profile_entries_folded.load();
+  constexpr int kTasks = 500;
+  for (int task = 0; task < kTasks; ++task) {
+    Push(state, TaskTag{task / 100, 0, task}, {5, 1});
+    Push(state, TaskTag{task / 100, 0, task}, {5, 1});
+    if (task % 8 == 7) drain.RunCycle();
+  }
+  drain.RunCycle();
+  const Profile* profiles[] = {&drain.cumulative(), &drain.pending()};
+  for (const Profile* profile : profiles) {
+    EXPECT_LE(profile->task_times().size(), 17u);  // 16 tasks' keys, then one without a task
+    EXPECT_LE(profile->samples().size(), 17u);
+    uint64_t task_ns = 0;
+    for (const auto& [key, total] : profile->task_times()) task_ns += total.time_ns;
+    EXPECT_EQ(task_ns, uint64_t{kTasks} * 2 * 10'000'000);
+    EXPECT_EQ(profile->total_samples(), uint64_t{kTasks} * 2);
+  }
+  // The cumulative profile keeps no task in its samples (nothing reads them per task).
+  EXPECT_EQ(drain.cumulative().samples().size(), 1u);
+  EXPECT_GT(drain.pending().entries_folded(), 0u);
+  EXPECT_EQ(g_counters.profile_entries_folded.load() - folded_before,
+            drain.pending().entries_folded() + drain.cumulative().entries_folded());
+  EXPECT_EQ(drain.category_time_ns()[static_cast<size_t>(Category::kCompute)],
+            uint64_t{kTasks} * 2 * 10'000'000);
+}
+
+TEST(DrainBoundsTest, WithoutOutputFilesThereIsNoCumulativeProfile) {
+  ThreadRegistry registry;
+  FakeResolver resolver;
+  resolver.names = {{5, "Work.compute"}};
+  GcMonitor gc;
+  TaskTimeline timeline;
+  Drain drain(DrainConfig{.keep_cumulative = false}, registry, resolver, gc, timeline);
+  ThreadState* state = registry.Add(std::make_unique<ThreadState>(106, 16, 8));
+  Push(state, TaskTag{1, 0, 3}, {5});
+  drain.RunCycle();
+  EXPECT_TRUE(drain.cumulative().empty());
+  EXPECT_EQ(drain.pending().total_samples(), 1u);
+  EXPECT_EQ(drain.category_time_ns()[static_cast<size_t>(Category::kCompute)], 10'000'000u);
 }
 
 TEST_F(DrainFixture, StaleMethodIdsAreNamedAndRetiredThreadsFreedAfterDraining) {

@@ -52,11 +52,7 @@ uint32_t Profile::InternStack(std::span<const uint32_t> frames, bool* overflowed
   if (it != stack_index_.end()) return it->second;
   if (stacks_.size() >= max_stacks_) {
     *overflowed = true;
-    if (overflow_stack_ < 0) {
-      overflow_stack_ = static_cast<int64_t>(stacks_.size());
-      stacks_.push_back({overflow_frame_id_});
-    }
-    return static_cast<uint32_t>(overflow_stack_);
+    return OverflowStack();
   }
   auto id = static_cast<uint32_t>(stacks_.size());
   stacks_.push_back(scratch_);
@@ -65,17 +61,45 @@ uint32_t Profile::InternStack(std::span<const uint32_t> frames, bool* overflowed
   return id;
 }
 
+uint32_t Profile::OverflowStack() {
+  if (overflow_stack_ < 0) {
+    overflow_stack_ = static_cast<int64_t>(stacks_.size());
+    stacks_.push_back({overflow_frame_id_});
+  }
+  return static_cast<uint32_t>(overflow_stack_);
+}
+
+TaskCategoryTotal& Profile::TaskTotal(const TaskTag& tag, Category category) {
+  TaskCategoryKey key{tag, category};
+  auto it = task_times_.find(key);
+  if (it != task_times_.end()) return it->second;
+  if (task_times_.size() >= max_entries_) {
+    ++entries_folded_;
+    key.tag = TaskTag{};
+  }
+  return task_times_[key];
+}
+
 bool Profile::AddSample(std::span<const uint32_t> frames_root_first, uint32_t thread,
                         const TaskTag& tag, Category category, uint64_t weight_ns,
                         uint64_t samples) {
   bool overflowed = false;
   uint32_t stack = InternStack(frames_root_first, &overflowed);
   if (overflowed) ++stacks_dropped_cap_;
-  SampleCount& count = samples_[SampleKey{stack, thread, tag, category}];
+  SampleKey key{stack, thread, samples_by_task_ ? tag : TaskTag{}, category};
+  auto it = samples_.find(key);
+  if (it == samples_.end()) {
+    if (samples_.size() >= max_entries_) {
+      ++entries_folded_;
+      key = SampleKey{OverflowStack(), thread, TaskTag{}, category};
+    }
+    it = samples_.try_emplace(key).first;
+  }
+  SampleCount& count = it->second;
   count.category = category;
   count.samples += samples;
   count.time_ns += weight_ns;
-  TaskCategoryTotal& total = task_times_[TaskCategoryKey{tag, category}];
+  TaskCategoryTotal& total = TaskTotal(tag, category);
   total.samples += samples;
   total.time_ns += weight_ns;
   total_samples_ += samples;
@@ -83,7 +107,7 @@ bool Profile::AddSample(std::span<const uint32_t> frames_root_first, uint32_t th
 }
 
 void Profile::AddGcTime(const TaskTag& tag, uint64_t pause_ns) {
-  task_times_[TaskCategoryKey{tag, Category::kGc}].time_ns += pause_ns;
+  TaskTotal(tag, Category::kGc).time_ns += pause_ns;
 }
 
 void Profile::Clear() {
@@ -93,6 +117,7 @@ void Profile::Clear() {
   task_times_.clear();
   total_samples_ = 0;
   stacks_dropped_cap_ = 0;
+  entries_folded_ = 0;
   overflow_stack_ = -1;
   frame_count_ = 0;
 }

@@ -3,6 +3,7 @@
 // the pending one that the next JNI batch takes. Not used from signal handlers.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -68,8 +69,17 @@ class Profile {
   // The stack every sample beyond the distinct-stack cap is folded into.
   static constexpr std::string_view kOverflowFrame = "[overflow]";
 
-  Profile(uint32_t max_stacks, uint32_t overflow_frame_id)
-      : max_stacks_(max_stacks), overflow_frame_id_(overflow_frame_id) {}
+  // `max_entries` bounds each of samples() and task_times(): a sample or task time that would add
+  // a key past it is folded into a key without its task (and, for samples, on the "[overflow]"
+  // stack), whose number is bounded by threads and categories; counted in entries_folded().
+  // `samples_by_task` false keeps samples() without their task tags (task_times() keeps them):
+  // for a profile of the JVM's whole life, whose samples nobody reads per task.
+  Profile(uint32_t max_stacks, uint32_t overflow_frame_id, size_t max_entries = SIZE_MAX,
+          bool samples_by_task = true)
+      : max_stacks_(max_stacks),
+        overflow_frame_id_(overflow_frame_id),
+        max_entries_(max_entries),
+        samples_by_task_(samples_by_task) {}
 
   // `frames_root_first` are StringTable ids; `samples` samples weighing `weight_ns` together.
   // Returns false when they went to "[overflow]".
@@ -85,6 +95,7 @@ class Profile {
   const std::map<TaskCategoryKey, TaskCategoryTotal>& task_times() const { return task_times_; }
   uint64_t total_samples() const { return total_samples_; }
   uint64_t stacks_dropped_cap() const { return stacks_dropped_cap_; }
+  uint64_t entries_folded() const { return entries_folded_; }
   bool empty() const { return samples_.empty() && task_times_.empty(); }
   size_t memory_bytes() const;
 
@@ -93,9 +104,14 @@ class Profile {
     size_t operator()(const std::vector<uint32_t>& frames) const;
   };
   uint32_t InternStack(std::span<const uint32_t> frames, bool* overflowed);
+  uint32_t OverflowStack();
+  TaskCategoryTotal& TaskTotal(const TaskTag& tag, Category category);
 
   uint32_t max_stacks_;
   uint32_t overflow_frame_id_;
+  size_t max_entries_;
+  bool samples_by_task_;
+  uint64_t entries_folded_ = 0;
   std::unordered_map<std::vector<uint32_t>, uint32_t, StackHash> stack_index_;
   std::vector<std::vector<uint32_t>> stacks_;
   std::unordered_map<SampleKey, SampleCount, SampleKeyHash> samples_;
