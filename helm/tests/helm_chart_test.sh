@@ -71,4 +71,7 @@ refuse installFromImage.sourceDir --set-string 'installFromImage.sourceDir=/src 
 refuse installFromImage.image.pullPolicy --set-string "installFromImage.image.pullPolicy=Always${nl}evil: 1"
 refuse sparkConnect.image.pullPolicy --set sparkConnect.image.pullPolicy=Sometimes
 refuse plugin.prometheusPort --set plugin.prometheusPort=99999
+refuse sparkApplication.name --set sparkApplication.enabled=true --set "sparkApplication.name=Spark App"
+# A SparkApplication needs its image, Spark version and application file (no made-up defaults).
+refuse sparkApplication.sparkVersion --set sparkApplication.enabled=true
 echo "helm_chart_test: lint, 5 rendered cases and $refused hostile values refused OK"
