@@ -94,6 +94,30 @@ def make_strict(node):
     return node
 
 
+def write_kubernetes_schemas(objects: list[dict], out: Path) -> list[str]:
+    """Standalone copies of kubernetes-validate's strict schemas for the kinds in objects, named
+    as kubeconform looks them up: their references into _definitions.json made local (no
+    schema is fetched from anywhere)."""
+    source = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema" / \
+        f"v{KUBERNETES_VERSION}-local-strict"
+    definitions = json.loads((source / "_definitions.json").read_text())["$defs"]
+    written = []
+    for api_version, kind in sorted({(o["apiVersion"], o["kind"]) for o in objects}):
+        group, _, version = api_version.rpartition("/")
+        name = "-".join(part for part in (kind.lower(), group.split(".")[0], version) if part)
+        path = source / f"{name}.json"
+        if not path.exists():
+            continue  # not a Kubernetes kind (a CRD's): the CRD schemas have it
+        text = path.read_text().replace('"/api/_definitions.json#/$defs/', '"#/$defs/')
+        schema = json.loads(text)
+        schema.pop("$id", None)  # its base would send the references back to the web
+        schema["$defs"] = definitions
+        (out / "kubernetes").mkdir(parents=True, exist_ok=True)
+        (out / "kubernetes" / f"{name}.json").write_text(json.dumps(schema))
+        written.append(f"{api_version} {kind}")
+    return written
+
+
 def write_crd_schemas(crd_dir: Path, out: Path) -> list[str]:
     written = []
     for crd_file in sorted(crd_dir.glob("*.yaml")):
@@ -169,12 +193,9 @@ def check_spark_application(case: str, objects: list[dict], templates: dict[str,
 
 
 def run_kubeconform(kubeconform: str, schemas: Path, files: list[Path]) -> list[dict]:
-    k8s = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema"
     command = [kubeconform, "-strict", "-summary", "-verbose", "-output", "json",
                "-kubernetes-version", KUBERNETES_VERSION,
-               "-schema-location",
-               f"{k8s}/v{{{{.NormalizedKubernetesVersion}}}}-local-strict/"
-               "{{.ResourceKind}}{{.KindSuffix}}.json",
+               "-schema-location", f"{schemas}/kubernetes/{{{{.ResourceKind}}}}{{{{.KindSuffix}}}}.json",
                "-schema-location",
                f"{schemas}/{{{{.Group}}}}/{{{{.ResourceKind}}}}_{{{{.ResourceAPIVersion}}}}.json"]
     result = subprocess.run(command + [str(f) for f in files], capture_output=True, text=True)
@@ -238,6 +259,9 @@ def main() -> int:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(yaml.safe_dump(obj))
                 files.append(path)
+        kinds_written = write_kubernetes_schemas(
+            [yaml.safe_load(path.read_text()) for path in files], schemas)
+        print(f"Kubernetes kinds: {kinds_written}", flush=True)
         results = run_kubeconform(kubeconform, schemas, files)
         by_status: dict[str, list[str]] = {}
         for resource in results:
