@@ -2,7 +2,7 @@
 """The licences and the SBOM of the sparkprof files image (called by scripts/build-image.sh).
 
 Given the image's staged root filesystem, this adds
-  licenses/sparkprof/LICENSE                sparkprof's licence (Apache-2.0, Debian's copy of the text)
+  licenses/sparkprof/LICENSE                sparkprof's licence (Apache-2.0, Debian's copy of it)
   licenses/debian/<package>/copyright       the Debian copyright file of busybox-static and of each
                                             library the plugin jar carries (driver-dependencies.txt)
   <--sbom>                                  an SPDX 2.3 JSON document
@@ -168,7 +168,9 @@ def shaded_artifacts(repo: Path, jar: Path, work: Path) -> list[dict]:
     in_jar = set(zipfile.ZipFile(jar).namelist())
     moves = relocations(pom)
     artifacts = []
-    line_form = re.compile(r"^\s*([^:\s]+):([^:\s]+):jar:(?:[^:\s]+:)?([^:\s]+):(compile|runtime):(/\S+\.jar)")
+    # group:artifact:jar[:classifier]:version:scope:/path/to.jar (outputAbsoluteArtifactFilename)
+    line_form = re.compile(
+        r"^\s*([^:\s]+):([^:\s]+):jar:(?:[^:\s]+:)?([^:\s]+):(compile|runtime):(/\S+\.jar)")
     for line in listing.read_text().splitlines():
         match = line_form.match(line)
         if not match:
@@ -288,7 +290,7 @@ def main() -> int:
     for package in libraries + maven:
         relationships.append({"spdxElementId": jar_id, "relationshipType": "CONTAINS",
                               "relatedSpdxElement": package["SPDXID"]})
-    packages = [image, sparkprof, busybox] + libraries + maven
+    packages = [image, sparkprof, busybox, *libraries, *maven]
     content_id = hashlib.sha256(json.dumps([packages, files], sort_keys=True).encode()).hexdigest()
     document = {
         "spdxVersion": "SPDX-2.3",

@@ -55,13 +55,14 @@ CASES = {
 }
 
 try:
-    import yaml
-    from kubeflow_spark_api.models.spark_v1beta2_spark_application import \
-        SparkV1beta2SparkApplication
     import kubernetes_validate
+    import yaml
+    from kubeflow_spark_api.models.spark_v1beta2_spark_application import (
+        SparkV1beta2SparkApplication,
+    )
 except ImportError:
     if Path(sys.executable) != VENV_PYTHON and VENV_PYTHON.exists():
-        os.execv(str(VENV_PYTHON), [str(VENV_PYTHON)] + sys.argv)
+        os.execv(str(VENV_PYTHON), [str(VENV_PYTHON), *sys.argv])
     print("SKIPPED: no schema environment (scripts/install-kubeconform.sh)")
     sys.exit(SKIPPED)
 
@@ -141,7 +142,8 @@ def write_spark_application_schema(out: Path) -> None:
     for name, definition in schema["$defs"].items():
         instance = definition.get("properties", {}).get("actual_instance")
         if instance is not None:
-            schema["$defs"][name] = {"anyOf": [t for t in instance["anyOf"] if t != {"type": "null"}]}
+            types = [t for t in instance["anyOf"] if t != {"type": "null"}]
+            schema["$defs"][name] = {"anyOf": types}
     schema = make_strict(schema)
     schema["properties"]["apiVersion"] = {"enum": ["sparkoperator.k8s.io/v1beta2"]}
     schema["properties"]["kind"] = {"enum": ["SparkApplication"]}
@@ -195,7 +197,8 @@ def check_spark_application(case: str, objects: list[dict], templates: dict[str,
 def run_kubeconform(kubeconform: str, schemas: Path, files: list[Path]) -> list[dict]:
     command = [kubeconform, "-strict", "-summary", "-verbose", "-output", "json",
                "-kubernetes-version", KUBERNETES_VERSION,
-               "-schema-location", f"{schemas}/kubernetes/{{{{.ResourceKind}}}}{{{{.KindSuffix}}}}.json",
+               "-schema-location",
+               f"{schemas}/kubernetes/{{{{.ResourceKind}}}}{{{{.KindSuffix}}}}.json",
                "-schema-location",
                f"{schemas}/{{{{.Group}}}}/{{{{.ResourceKind}}}}_{{{{.ResourceAPIVersion}}}}.json"]
     result = subprocess.run(command + [str(f) for f in files], capture_output=True, text=True)
@@ -241,15 +244,14 @@ def main() -> int:
         schemas = work / "schemas"
         crd_kinds = write_crd_schemas(crds, schemas)
         write_spark_application_schema(schemas)
-        print(f"schemas: Kubernetes {KUBERNETES_VERSION} (kubernetes-validate "
-              f"{kubernetes_validate.__version__ if hasattr(kubernetes_validate, '__version__') else ''}),"
-              f" CRDs {crd_kinds}, sparkoperator.k8s.io/v1beta2 SparkApplication", flush=True)
+        print(f"schemas: Kubernetes {KUBERNETES_VERSION} (kubernetes-validate), CRDs "
+              f"{crd_kinds}, sparkoperator.k8s.io/v1beta2 SparkApplication", flush=True)
         files: list[Path] = []
         first_of_kind: dict[str, dict] = {}
         for case, values in CASES.items():
             objects = render(helm, values)
             templates = pod_templates(objects)
-            for name, template in templates.items():
+            for template in templates.values():
                 objects.append(template)
                 first_of_kind.setdefault("Pod", template)
             if case.startswith("spark-operator"):

@@ -108,7 +108,7 @@ def limits() -> list[str]:
 def run_arguments(container: dict, volumes: list[dict], volume_dirs: dict[str, Path]) -> list[str]:
     """`podman run` arguments for a Kubernetes container: command is the entrypoint, args follow
     the image, the security context and the memory limit become their podman flags."""
-    arguments = ["run", "--rm", "--pull", "never", "--network", "none"] + limits()
+    arguments = ["run", "--rm", "--pull", "never", "--network", "none", *limits()]
     security = container.get("securityContext", {})
     if security.get("readOnlyRootFilesystem"):
         arguments.append("--read-only")

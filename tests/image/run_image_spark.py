@@ -49,9 +49,9 @@ def main() -> int:
         return 1
     jar = jars[0]
     rest = [a for a in args.rest if a != "--"]
-    command = [sys.executable, str(Path(__file__).resolve().parents[1] / "e2e/run_real_spark.py"),
-               "--agent", str(installed / "libsparkprof.so"), "--plugin-jar", str(jar),
-               "--work-dir", str(work / "spark")] + rest
+    run_real_spark = Path(__file__).resolve().parents[1] / "e2e" / "run_real_spark.py"
+    command = [sys.executable, str(run_real_spark), "--agent", str(installed / "libsparkprof.so"),
+               "--plugin-jar", str(jar), "--work-dir", str(work / "spark"), *rest]
     print("spark with the image's files: " + " ".join(command), flush=True)
     return subprocess.run(command).returncode
 
