@@ -55,12 +55,18 @@ def run(command: list[str], **kwargs) -> str:
     return subprocess.run(command, check=True, capture_output=True, text=True, **kwargs).stdout
 
 
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
+def digest_of(path: Path, algorithm: str = "sha256") -> str:
+    digest = hashlib.new(algorithm)
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def verification_code(file_sha1s: list[str]) -> dict:
+    """SPDX's package verification code: the SHA1 of the package's files' sorted SHA1s."""
+    joined = "".join(sorted(file_sha1s)).encode()
+    return {"packageVerificationCodeValue": hashlib.sha1(joined).hexdigest()}
 
 
 def spdx_id(kind: str, name: str) -> str:
@@ -196,7 +202,7 @@ def shaded_artifacts(repo: Path, jar: Path, work: Path) -> list[dict]:
             "versionInfo": version,
             "downloadLocation": "NOASSERTION",
             "filesAnalyzed": False,
-            "checksums": [{"algorithm": "SHA256", "checksumValue": sha256_of(Path(path))}],
+            "checksums": [{"algorithm": "SHA256", "checksumValue": digest_of(Path(path))}],
             "licenseConcluded": license_id,
             "licenseDeclared": license_id,
             "copyrightText": "NOASSERTION",
@@ -270,26 +276,36 @@ def main() -> int:
     relationships = [{"spdxElementId": "SPDXRef-DOCUMENT", "relationshipType": "DESCRIBES",
                       "relatedSpdxElement": image["SPDXID"]}]
     owners = {"bin/busybox": busybox["SPDXID"]}
+    sha1s: dict[str, list[str]] = {}  # package SPDXID: its files' SHA1s
     for path in sorted(p for p in rootfs.rglob("*") if p.is_file() and not p.is_symlink()):
         relative = path.relative_to(rootfs).as_posix()
         if relative.startswith("sparkprof/"):
             owners[relative] = sparkprof["SPDXID"]
         file_id = spdx_id("File", relative)
+        sha1 = digest_of(path, "sha1")
+        # SPDX 2.3 requires a file's SHA1; the SHA256 is the one to trust.
         entry = {"SPDXID": file_id, "fileName": "./" + relative,
-                 "checksums": [{"algorithm": "SHA256", "checksumValue": sha256_of(path)}],
+                 "checksums": [{"algorithm": "SHA256", "checksumValue": digest_of(path)},
+                               {"algorithm": "SHA1", "checksumValue": sha1}],
                  "licenseConcluded": "NOASSERTION", "copyrightText": "NOASSERTION"}
         if relative == "bin/busybox":
             entry["comment"] = "also /bin/sh and /bin/cp (symbolic links to busybox)"
         files.append(entry)
         relationships.append({"spdxElementId": image["SPDXID"], "relationshipType": "CONTAINS",
                               "relatedSpdxElement": file_id})
+        sha1s.setdefault(image["SPDXID"], []).append(sha1)
         if relative in owners:
+            sha1s.setdefault(owners[relative], []).append(sha1)
             relationships.append({"spdxElementId": owners[relative],
                                   "relationshipType": "CONTAINS", "relatedSpdxElement": file_id})
     jar_id = spdx_id("File", args.jar.relative_to(rootfs).as_posix())
     for package in libraries + maven:
         relationships.append({"spdxElementId": jar_id, "relationshipType": "CONTAINS",
                               "relatedSpdxElement": package["SPDXID"]})
+    # A package that contains files lists them as analysed, with their verification code.
+    for package in (image, sparkprof, busybox):
+        package["filesAnalyzed"] = True
+        package["packageVerificationCode"] = verification_code(sha1s[package["SPDXID"]])
     packages = [image, sparkprof, busybox, *libraries, *maven]
     content_id = hashlib.sha256(json.dumps([packages, files], sort_keys=True).encode()).hexdigest()
     document = {

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Installs what the Kubernetes manifest test (tests/k8s/validate_manifests.py) validates with, each
-# pinned, into build/tools:
+# Installs the validators of what the project deploys, each pinned, into build/tools: those of the
+# Kubernetes manifest test (helm/tests/validate_manifests.py) and the SPDX validator of the files
+# image's SBOM (tests/image/image_build_test.py):
 #   kubeconform-<version>/kubeconform   the validator, built from its Go module with the machine's Go
 #   k8s-schemas-venv/                   Python with the JSON schemas: kubernetes-validate (the
 #                                       Kubernetes API's strict JSON schemas, per Kubernetes release)
 #                                       and kubeflow-spark-api (the Spark Operator's SparkApplication
 #                                       API models, from which the test derives its schema)
+#   spdx-venv/                          spdx-tools (pyspdxtools), the SPDX project's validator
 #   k8s-crds/                           the Prometheus Operator's CRDs (PodMonitor, ServiceMonitor,
 #                                       PrometheusRule) from its Go module's example/
 # The Spark Operator's own Go module and Helm chart are not served here (the Go module proxy
@@ -32,6 +34,7 @@ fi
 ln -sfn "kubeconform-$kubeconform_version/kubeconform" "$tools/kubeconform"
 
 scripts/pinned-venv.sh "$tools/k8s-schemas-venv" "${python_pins[@]}"
+scripts/pinned-venv.sh "$tools/spdx-venv" spdx-tools==0.8.5
 
 crds="$tools/k8s-crds"
 module="github.com/prometheus-operator/prometheus-operator@$prometheus_operator_version"

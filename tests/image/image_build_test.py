@@ -11,13 +11,14 @@
 - The layer: exactly the expected paths, owner 0:0, every time SOURCE_DATE_EPOCH; /bin/sh and
   /bin/cp link to a static busybox; /sparkprof holds the build's libraries (the jar's stripped
   copies) and the jar, byte for byte.
-- The SBOM (SPDX 2.3 JSON, inside the image and beside the archive, the same bytes): every file of
+- The SBOM (SPDX 2.3 JSON, inside the image and beside the archive, the same bytes): valid for
+  the SPDX project's validator (pyspdxtools, scripts/install-kubeconform.sh); every file of
   the layer with its sha256, busybox-static at its installed Debian version, sparkprof at the
   pom's version, Maven packages for the shaded artifacts.
 
 The first build's archive stays in --out (build/image) for the tests that run it (ctest fixture
-sparkprof_image). Exit codes: 0 passed, 1 a check failed, 77 skipped (umoci, skopeo or
-busybox-static missing).
+sparkprof_image). Exit codes: 0 passed, 1 a check failed, 77 skipped (umoci, skopeo,
+busybox-static or pyspdxtools missing).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from e2e_checks import check, failures  # noqa: E402
 
 SKIPPED = 77
 SBOM = "sbom/sparkprof-files.spdx.json"
+PYSPDXTOOLS = REPO / "build" / "tools" / "spdx-venv" / "bin" / "pyspdxtools"
 
 
 def build(build_dir: Path, out: Path, epoch: str | None = None) -> str:
@@ -184,6 +186,9 @@ def main() -> int:
     if missing or not os.path.exists("/usr/share/doc/busybox-static/copyright"):
         print(f"SKIPPED: {missing or 'busybox-static'} missing (scripts/install-deps.sh --image)")
         return SKIPPED
+    if not os.access(PYSPDXTOOLS, os.X_OK):
+        print(f"SKIPPED: no {PYSPDXTOOLS} (scripts/install-kubeconform.sh)")
+        return SKIPPED
     build_dir = args.build_dir.resolve()
     out = (args.out or build_dir / "image").resolve()
     shutil.rmtree(out, ignore_errors=True)
@@ -202,8 +207,14 @@ def main() -> int:
           "sha256:" + hashlib.sha256(archive.manifest_bytes).hexdigest() == first,
           f"the archive's manifest is {first} (the digest build-image.sh printed)")
     check_contents(archive, build_dir, epoch, version)
-    sbom_beside = (out / f"sparkprof-files-{version}.spdx.json").read_bytes()
-    check(sbom_beside == archive.data.get(SBOM), "the SBOM beside the archive is the image's")
+    sbom_path = out / f"sparkprof-files-{version}.spdx.json"
+    check(sbom_path.read_bytes() == archive.data.get(SBOM),
+          "the SBOM beside the archive is the image's")
+    validation = subprocess.run([str(PYSPDXTOOLS), "-i", str(sbom_path)], capture_output=True,
+                                text=True)
+    check(validation.returncode == 0,
+          "pyspdxtools finds the SBOM valid SPDX: "
+          + (validation.stdout + validation.stderr)[-600:])
     print(f"image: {archive_path} {first}: " + ("PASS" if not failures
                                                  else f"{len(failures)} check(s) failed"))
     return 1 if failures else 0
