@@ -91,7 +91,9 @@ class Podman:
         return subprocess.run(self.base + list(args), check=check, capture_output=True, text=True)
 
     def reset(self) -> None:
-        self.run("system", "reset", "--force", check=False)
+        # Not `podman system reset`: that also removes the host's podman networks.
+        if (self.work_dir / "storage").exists():
+            self.run("rmi", "--all", "--force", check=False)
         shutil.rmtree(self.work_dir, ignore_errors=True)
 
 
