@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what sparkprof needs from Debian's packages. Idempotent; silent when all is present.
 # (Spark itself and the plugin's Maven dependencies: scripts/install-spark.sh.)
-# Usage: scripts/install-deps.sh [--browser] [--prometheus] [--python]
+# Usage: scripts/install-deps.sh [--browser] [--prometheus] [--python] [--image]
 set -euo pipefail
 
 packages=(
@@ -12,6 +12,7 @@ packages=(
   flatbuffers-compiler-dev libboost-dev openjdk-17-jdk-headless maven zstd lz4 gzip zip unzip python3
   python3-venv python3-dev
 )
+pinned=()  # name=version
 for arg in "$@"; do
   case "$arg" in
     --browser)
@@ -30,6 +31,15 @@ for arg in "$@"; do
       command -v node >/dev/null || packages+=(nodejs)
       command -v npm >/dev/null || packages+=(npm)
       ;;
+    # The files image (scripts/build-image.sh: umoci, skopeo and the static busybox it copies in)
+    # and its test (tests/image/: podman runs it as the chart's init container, with runc: crun
+    # 1.8 refuses hosts with cgroup v1 beside a v2 hierarchy that has controllers, docs/image.md).
+    # Pinned to Debian 12's versions: busybox-static's bytes are in the image, so its version is
+    # part of the image's digest (the SBOM names it).
+    --image)
+      pinned+=(umoci=0.4.7+ds-3+b7 skopeo=1.9.3+ds1-1+b10 busybox-static=1:1.35.0-4+deb12u1+b1
+        podman=4.3.1+ds1-8+deb12u1+b3 runc=1.1.5+ds1-1+deb12u1)
+      ;;
     *) echo "install-deps: unknown option $arg" >&2; exit 2 ;;
   esac
 done
@@ -37,6 +47,11 @@ done
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+for p in "${pinned[@]}"; do
+  if [ "$(dpkg-query -W -f='${Version}' "${p%%=*}" 2>/dev/null)" != "${p#*=}" ]; then
     missing+=("$p")
   fi
 done

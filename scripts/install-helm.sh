@@ -15,14 +15,7 @@ dir="build/tools/helm-$version"
 # (helm/tests/dashboards_model_test.py): grafana-foundation-sdk from PyPI, pinned to its build for
 # Grafana 11.6, in build/tools/grafana-sdk-venv (pip's cache makes a reinstall offline-fast).
 sdk_pin="grafana-foundation-sdk==1769699379!11.6.0"
-sdk_venv=build/tools/grafana-sdk-venv
-if [ "$(cat "$sdk_venv/.pin" 2>/dev/null)" != "$sdk_pin" ]; then
-  echo "install-helm: $sdk_pin into $sdk_venv"
-  rm -rf "$sdk_venv"
-  "${PYTHON:-python3}" -m venv "$sdk_venv"
-  "$sdk_venv/bin/pip" install -q --disable-pip-version-check "$sdk_pin"
-  echo "$sdk_pin" >"$sdk_venv/.pin"
-fi
+scripts/pinned-venv.sh build/tools/grafana-sdk-venv "$sdk_pin"
 
 if [ -x "$dir/helm" ] && "$dir/helm" version --short 2>/dev/null | grep -q "^$version"; then
   ln -sfn "helm-$version/helm" build/tools/helm

@@ -17,19 +17,23 @@ echo "test.sh: ${free_gib} GiB free on $(df -P . | awk 'NR == 2 {print $6}') (a 
 if [ "${free_gib:-0}" -lt 16 ]; then
   echo "test.sh: WARNING: under 16 GiB free; the run may fail with 'no space left on device'" >&2
 fi
-scripts/install-deps.sh --browser
+scripts/install-deps.sh --browser --image
 scripts/install-spark.sh
 scripts/install-jdks.sh
 scripts/install-s3a.sh
 scripts/install-helm.sh
+scripts/install-kubeconform.sh
 scripts/install-otelcol.sh
 [ -x tests/browser/setup.sh ] && tests/browser/setup.sh >/dev/null 2>&1 || true
 
 stage "release build and tests"
 scripts/build.sh release
 # Spark on YARN (label yarn: a MiniYARNCluster per test, 3 to 3.7 minutes each on 2 busy cores,
-# 4 tests) runs on demand: ctest --test-dir build -L yarn.
-(cd build && ctest --output-on-failure -j "$(nproc)" --timeout 900 -LE "nightly|yarn")
+# 4 tests) runs on demand: ctest --test-dir build -L yarn. So does Spark with the files the image's
+# init container copied (label image_spark, one real-Spark run per release, the same checks as
+# e2e_real_spark_* on the same bytes: ctest --test-dir build -L image_spark); the image's build,
+# reproducibility and init-container copy (label image, about a minute) run here.
+(cd build && ctest --output-on-failure -j "$(nproc)" --timeout 900 -LE "nightly|yarn|image_spark")
 
 stage "ASan + UBSan build and tests (C++ only: JVM and browser tests need the release build)"
 scripts/build.sh asan

@@ -19,6 +19,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = yaml.safe_load((ROOT / "helm/sparkprof/files/sparkprof-alerts.rules.yaml").read_text())
+CHART = yaml.safe_load((ROOT / "helm/sparkprof/Chart.yaml").read_text())
 OTEL_KEYS = {
     "spark.sparkprof.otel.enabled": "true",
     "spark.sparkprof.otel.endpoint": "http://collector.obs:4318",
@@ -146,7 +147,14 @@ def main(case: str) -> int:
             want["spark.executor.extraJavaOptions"] = options
             executor = yaml.safe_load(spark["data"]["executor-pod-template.yaml"])
             init = executor["spec"]["initContainers"][0]
-            expect(init["command"][-1] == "cp -a /sparkprof/. /opt/sparkprof/", f"init command {init['command']}")
+            expect(init["command"][-1] == "cp -R /sparkprof/. /opt/sparkprof/", f"init command {init['command']}")
+            # The default image is the one scripts/build-image.sh names (the chart's appVersion as
+            # its tag), run as its non-root user on a read-only root filesystem.
+            expect(init["image"] == f"ghcr.io/sparkprof/sparkprof-files:{CHART['appVersion']}",
+                   f"init image {init['image']}")
+            security = init.get("securityContext", {})
+            expect(security.get("runAsNonRoot") is True and security.get("readOnlyRootFilesystem") is True
+                   and security.get("capabilities") == {"drop": ["ALL"]}, f"init securityContext {security}")
         if case == "otel":
             want.update(OTEL_KEYS)
         elif case != "connect":

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The chart with the real helm CLI: `helm lint`, then `helm template` for five cases (defaults;
+# The chart with the real helm CLI: `helm lint` (also with the SparkApplication; its manifests are
+# validated by validate_manifests.py), then `helm template` for five cases (defaults;
 # OpenTelemetry on with a ServiceMonitor, runbook base URL and pod templates; plugin-only; the
 # Spark Connect server with OpenTelemetry and S3A on, and alone) checked by check_rendered.py,
 # and one invalid value that must fail to render.
@@ -17,6 +18,9 @@ chart=helm/sparkprof
 "$helm" lint --strict "$chart"
 "$helm" lint --strict "$chart" --set monitoring.openTelemetry.enabled=true,serviceMonitor.enabled=true
 "$helm" lint --strict "$chart" --set sparkConnect.enabled=true,monitoring.openTelemetry.enabled=true
+"$helm" lint --strict "$chart" --set sparkApplication.enabled=true,sparkApplication.mainClass=x.Main \
+  --set-string sparkApplication.sparkVersion=3.5.9,sparkApplication.image=spark:3.5.9 \
+  --set-string sparkApplication.mainApplicationFile=local:///app.jar
 render() { "$helm" template t "$chart" --namespace spark-jobs "$@"; }
 render | python3 helm/tests/check_rendered.py defaults
 render --set monitoring.openTelemetry.enabled=true \
@@ -71,4 +75,7 @@ refuse installFromImage.sourceDir --set-string 'installFromImage.sourceDir=/src 
 refuse installFromImage.image.pullPolicy --set-string "installFromImage.image.pullPolicy=Always${nl}evil: 1"
 refuse sparkConnect.image.pullPolicy --set sparkConnect.image.pullPolicy=Sometimes
 refuse plugin.prometheusPort --set plugin.prometheusPort=99999
+refuse sparkApplication.name --set sparkApplication.enabled=true --set "sparkApplication.name=Spark App"
+# A SparkApplication needs its image, Spark version and application file (no made-up defaults).
+refuse sparkApplication.sparkVersion --set sparkApplication.enabled=true
 echo "helm_chart_test: lint, 5 rendered cases and $refused hostile values refused OK"

@@ -27,3 +27,20 @@ if(Python3_Interpreter_FOUND)
   set_tests_properties(helm_dashboards_model_test PROPERTIES
     LABELS helm SKIP_RETURN_CODE 77 TIMEOUT 60)
 endif()
+if(Python3_Interpreter_FOUND)
+  # Every rendered manifest, the spark-submit pod templates and a SparkApplication for the Spark
+  # Operator against the Kubernetes, Prometheus Operator and Spark Operator schemas (kubeconform
+  # -strict; scripts/install-kubeconform.sh installs the validator and the pinned schemas).
+  add_test(NAME helm_k8s_schema_test
+           COMMAND ${Python3_EXECUTABLE} ${SPARKPROF_HELM_DIR}/tests/validate_manifests.py)
+  set_tests_properties(helm_k8s_schema_test PROPERTIES LABELS helm SKIP_RETURN_CODE 77 TIMEOUT 120)
+endif()
+if(Python3_Interpreter_FOUND AND DEFINED SPARKPROF_SPARK_ROOT)
+  # The pod templates as Spark itself loads them (KubernetesUtils.loadPodFromTemplate, what
+  # spark-submit --master k8s:// does with podTemplateFile), once per pinned Spark release.
+  add_test(NAME helm_spark_pod_templates_test
+           COMMAND ${Python3_EXECUTABLE} ${SPARKPROF_HELM_DIR}/tests/spark_pod_templates_test.py
+                   --spark-root ${SPARKPROF_SPARK_ROOT})
+  set_tests_properties(helm_spark_pod_templates_test PROPERTIES
+    LABELS "helm;jvm" SKIP_RETURN_CODE 77 TIMEOUT 120)
+endif()

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Every value in helm/sparkprof/values.yaml is commented (STYLE.md, point 17): each key line has a
-comment line right above it, except the entries of free-form maps (resources, selector), whose
+comment line right above it, except the entries of free-form maps (resources, selector,
+securityContext), whose
 parent key carries the comment."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import sys
 from pathlib import Path
 
 VALUES = Path(__file__).resolve().parents[1] / "sparkprof" / "values.yaml"
-FREE_FORM = {"resources", "selector", "requests", "limits"}
+FREE_FORM = {"resources", "selector", "requests", "limits", "securityContext"}
 KEY = re.compile(r"^(\s*)([A-Za-z_][\w.-]*):")
 
 

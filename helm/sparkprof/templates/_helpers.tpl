@@ -96,11 +96,17 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 - name: sparkprof-files
   image: {{ printf "%s:%s" .Values.installFromImage.image.repository .Values.installFromImage.image.tag | quote }}
   imagePullPolicy: {{ .Values.installFromImage.image.pullPolicy | quote }}
-  command: ["/bin/sh", "-c", {{ printf "cp -a %s/. %s/" .Values.installFromImage.sourceDir .Values.sparkprof.installDir | quote }}]
+  {{- /* cp -R, not -a: the copier is not root and the volume's directory is not its own, so
+         it cannot keep the owner, times or mode of that directory (it would say so, once a file) */}}
+  command: ["/bin/sh", "-c", {{ printf "cp -R %s/. %s/" .Values.installFromImage.sourceDir .Values.sparkprof.installDir | quote }}]
   volumeMounts:
     - {name: sparkprof, mountPath: {{ .Values.sparkprof.installDir | quote }}}
   resources:
     {{- toYaml .Values.installFromImage.resources | nindent 4 }}
+  {{- with .Values.installFromImage.securityContext }}
+  securityContext:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
 {{- end -}}
 
 {{/* Init container + volume that copy the sparkprof files into installDir. */}}
