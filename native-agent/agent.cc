@@ -484,6 +484,7 @@ void Agent::SetTaskTag(JNIEnv* jni, const TaskTag& tag) {
     MarkTaskWallBaseline(state, run_delay_ns, 2 * options_.interval_ns);
   }
   state->tag.Set(tag);
+  sampler_.OnTaskTagged();
   timeline_.Begin(state, tag, MonotonicNowNs());
 }
 

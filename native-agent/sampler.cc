@@ -1,5 +1,6 @@
 #include "native-agent/sampler.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -193,6 +194,16 @@ void Sampler::Stop() {
   EnableSampling(false);
 }
 
+void Sampler::OnTaskTagged() {
+  if (mode_ != SamplingMode::kCpuWall) return;
+  // Pairs with the timer thread's fence between marking itself idle and reading the tags.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!wall_idle_.load(std::memory_order_relaxed)) return;
+  std::lock_guard<std::mutex> lock(wall_mutex_);
+  wall_idle_.store(false, std::memory_order_relaxed);
+  wall_wakeup_.notify_all();
+}
+
 void Sampler::WallTimerLoop() {
   size_t cursor = 0;
   std::vector<pid_t> targets;
@@ -200,9 +211,15 @@ void Sampler::WallTimerLoop() {
   pid_t pid = getpid();
   const int signo = SIGVTALRM;
   const bool tasks_only = mode_ == SamplingMode::kCpuWall;
+  pthread_setname_np(pthread_self(), "sparkprof-wall");
   while (!stopped_.load()) {
     size_t live = 0;
     targets.clear();
+    // Before the tags are read: a thread tagged after this sees it and wakes us (OnTaskTagged).
+    if (tasks_only) {
+      wall_idle_.store(true);
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+    }
     {
       std::lock_guard<std::mutex> lock(registry_.mutex());
       const auto& states = registry_.live_locked();
@@ -247,9 +264,15 @@ void Sampler::WallTimerLoop() {
     int64_t ticks_per_interval = std::max<int64_t>(
         1, (static_cast<int64_t>(live) + kWallThreadsPerTick - 1) / kWallThreadsPerTick);
     int64_t tick_ns = std::max(kMinWallTickNs, interval_ns_ / ticks_per_interval);
+    // No task thread (an executor between tasks, a driver): wait for the next tag instead of
+    // ticking every interval; the bound is only a safety net.
+    const bool idle = tasks_only && live == 0;
+    if (!idle) wall_idle_.store(false, std::memory_order_relaxed);
     std::unique_lock<std::mutex> lock(wall_mutex_);
-    wall_wakeup_.wait_for(lock, std::chrono::nanoseconds(tick_ns),
-                          [this] { return stopped_.load(); });
+    wall_wakeup_.wait_for(
+        lock, std::chrono::nanoseconds(idle ? kIdleWallTickNs : tick_ns), [this, idle] {
+          return stopped_.load() || (idle && !wall_idle_.load(std::memory_order_relaxed));
+        });
   }
 }
 

@@ -56,6 +56,9 @@ class Sampler {
   void set_read_schedstat(bool read) { read_schedstat_.store(read); }
   // The wall timer thread's CPU clock is registered there when it starts (set before Start()).
   void set_cpu_meter(AgentCpuMeter* meter) { cpu_meter_ = meter; }
+  // Mode cpu+wall: a thread was just tagged as a task (call after the tag is set). Wakes the
+  // timer thread when it waits for one: with no task thread it does not tick every interval.
+  void OnTaskTagged();
   // Called (on the timer thread, at most once) when a schedstat read fails.
   void set_schedstat_failure_callback(void (*callback)()) { schedstat_failure_ = callback; }
 
@@ -76,6 +79,10 @@ class Sampler {
   std::thread wall_thread_;
   std::mutex wall_mutex_;
   std::condition_variable wall_wakeup_;
+  // Mode cpu+wall: the timer thread found no task thread and waits for OnTaskTagged (or, at the
+  // latest, kIdleWallTickNs).
+  std::atomic<bool> wall_idle_{false};
+  static constexpr int64_t kIdleWallTickNs = 500'000'000;
 };
 
 }  // namespace sparkprof::agent
