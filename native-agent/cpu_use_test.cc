@@ -251,8 +251,17 @@ TEST(AgentCpuMeterTest, SumsItsThreadsClocksAndKeepsEndedThreadsLastReading) {
   EXPECT_LT(running, 5'000'000'000u);
   stop.store(true);
   busy.join();
-  const uint64_t ended = meter.ThreadsNs();
+  // A joined thread's clock may still tick for a moment (the kernel finishes its exit after the
+  // join returns): wait until the reading settles, then it must stay.
+  uint64_t ended = meter.ThreadsNs();
+  for (int i = 0; i < 200; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    const uint64_t again = meter.ThreadsNs();
+    if (again == ended) break;
+    ended = again;
+  }
   EXPECT_GE(ended, running);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_EQ(meter.ThreadsNs(), ended);  // the ended thread's clock no longer moves it
   // Room for kMaxThreads threads.
   for (int i = 1; i < AgentCpuMeter::kMaxThreads; ++i) EXPECT_TRUE(meter.AddCurrentThread());

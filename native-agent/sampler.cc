@@ -273,6 +273,14 @@ void Sampler::WallTimerLoop() {
         lock, std::chrono::nanoseconds(idle ? kIdleWallTickNs : tick_ns), [this, idle] {
           return stopped_.load() || (idle && !wall_idle_.load(std::memory_order_relaxed));
         });
+    if (idle) {
+      // Woken by a tag (or the bound): the first tick one tick later, as if the timer had kept
+      // ticking. A sample at the tag's very instant would catch every task thread in its first
+      // steps together (a class's initialisation lock, say), and the idle skip carries that
+      // first sample's wait kind for as long as the thread then sits still.
+      wall_wakeup_.wait_for(lock, std::chrono::nanoseconds(tick_ns),
+                            [this] { return stopped_.load(); });
+    }
   }
 }
 
