@@ -583,7 +583,7 @@ void Agent::RunPeriodicallyUntilShutdown(int64_t period_ns, const std::function<
 void Agent::DrainLoop(JNIEnv* jni) {
   agent_cpu_.AddCurrentThread();
   RunPeriodicallyUntilShutdown(DrainPeriodNs(), [this, jni] {
-    RunDrainCycleLocked(jni);
+    RunDrainCycleLocked(jni, /*periodic=*/true);
     if (options_.dump_seconds > 0 && !out_path_.empty() &&
         MonotonicNowNs() - last_dump_ns_ >= options_.dump_seconds * 1'000'000'000) {
       last_dump_ns_ = MonotonicNowNs();
@@ -658,7 +658,7 @@ void Agent::RefreshThreadNamesLocked(JNIEnv* jni) {
   }
 }
 
-void Agent::RunDrainCycleLocked(JNIEnv* jni) {
+void Agent::RunDrainCycleLocked(JNIEnv* jni, bool periodic) {
   int64_t now = MonotonicNowNs();
   // The heap's use about once a second, for the batch window's peak (two native calls).
   if (jni != nullptr && now - last_heap_read_ns_ >= kHeapReadPeriodNs) {
@@ -670,12 +670,14 @@ void Agent::RunDrainCycleLocked(JNIEnv* jni) {
     RefreshThreadNamesLocked(jni);
   }
   resolver_.set_jni(jni);
-  drain_.RunCycle([jni](ThreadState* state) {
-    if (state->thread_global_ref != nullptr) {
-      jni->DeleteGlobalRef(static_cast<jobject>(state->thread_global_ref));
-      state->thread_global_ref = nullptr;
-    }
-  });
+  drain_.RunCycle(
+      [jni](ThreadState* state) {
+        if (state->thread_global_ref != nullptr) {
+          jni->DeleteGlobalRef(static_cast<jobject>(state->thread_global_ref));
+          state->thread_global_ref = nullptr;
+        }
+      },
+      periodic);
   const auto& totals = drain_.category_time_ns();
   for (int i = 0; i < classifier::kCategoryCount; ++i) category_time_ns_[i].store(totals[i]);
 }

@@ -102,7 +102,8 @@ class Agent {
   void DrainLoop(JNIEnv* jni);
   void JvmtiSamplerLoop(JNIEnv* jni);
   void SampleWithJvmtiLocked(JNIEnv* jni);
-  void RunDrainCycleLocked(JNIEnv* jni);
+  // `periodic`: the drain thread's own cycle (a batch's and the last one are complete).
+  void RunDrainCycleLocked(JNIEnv* jni, bool periodic = false);
   // The monitor waits since the last batch, their names interned in the drain's strings.
   std::vector<MonitorWaitRow> TakeMonitorWaitsLocked();
   void RefreshThreadNamesLocked(JNIEnv* jni);

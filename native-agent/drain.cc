@@ -216,10 +216,14 @@ bool Drain::AddPythonProfile(const PythonTaskProfile& profile) {
 // The JVM's own threads appear as "[jvm gc]" > "[G1 Conc#N]" (category frame, then the thread),
 // weighted by the CPU they used since the last cycle.
 void Drain::PollJvmInternalThreads() {
-  sampled_tids_.clear();
-  for (ThreadState* state : registry_.LiveSnapshot()) sampled_tids_.insert(state->tid);
+  const int64_t now_ns = MonotonicNowNs();
+  last_jvm_poll_ns_ = now_ns;
+  if (jvm_threads_->rescan_due(now_ns)) {
+    sampled_tids_.clear();
+    for (ThreadState* state : registry_.LiveSnapshot()) sampled_tids_.insert(state->tid);
+  }
   jvm_thread_cpu_.clear();
-  jvm_threads_->Poll(MonotonicNowNs(), sampled_tids_, &jvm_thread_cpu_);
+  jvm_threads_->Poll(now_ns, sampled_tids_, &jvm_thread_cpu_);
   for (const JvmThreadCpu& thread : jvm_thread_cpu_) {
     std::string thread_name = JvmThreadPoolName(thread.name);
     uint32_t thread_id = InternName(thread_name);
@@ -284,7 +288,7 @@ void Drain::ChargeLiveThreadTails() {
   }
 }
 
-void Drain::RunCycle(const std::function<void(ThreadState*)>& before_free) {
+void Drain::RunCycle(const std::function<void(ThreadState*)>& before_free, bool periodic) {
   // Take the retired list first: their rings are drained below, then they are freed.
   std::vector<std::unique_ptr<ThreadState>> retired = registry_.TakeRetired();
   for (ThreadState* state : registry_.LiveSnapshot()) DrainThread(state);
@@ -293,7 +297,10 @@ void Drain::RunCycle(const std::function<void(ThreadState*)>& before_free) {
     int64_t end_cpu_ns = state->end_cpu_ns.load();
     if (end_cpu_ns > 0) ChargeTail(state.get(), end_cpu_ns);
   }
-  if (jvm_threads_ != nullptr) PollJvmInternalThreads();
+  if (jvm_threads_ != nullptr &&
+      (!periodic || MonotonicNowNs() - last_jvm_poll_ns_ >= config_.jvm_thread_poll_ns)) {
+    PollJvmInternalThreads();
+  }
 
   std::vector<GcPause> pauses;
   gc_monitor_.TakePauses(&pauses);

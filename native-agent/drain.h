@@ -42,6 +42,10 @@ struct DrainConfig {
   // Each profile's sample and task-time keys (Profile's max_entries): the pending one between two
   // batches (a plugin that never drains meets it), the cumulative one for the JVM's life.
   size_t max_profile_entries = 65'536;
+  // The JVM's own threads (GC, JIT, ...) are polled for their CPU clocks at most this often by
+  // the periodic cycles (each poll reads every one of their clocks); a batch's or the last cycle
+  // always polls, so a batch carries their CPU up to its end.
+  int64_t jvm_thread_poll_ns = 250'000'000;
 };
 
 struct GcSummary {
@@ -56,7 +60,8 @@ class Drain {
         GcMonitor& gc_monitor, TaskTimeline& timeline);
 
   // One pass. `before_free` runs for each retired thread just before its state is freed.
-  void RunCycle(const std::function<void(ThreadState*)>& before_free = {});
+  // `periodic`: the drain thread's own cycle (polls the JVM's threads only when due).
+  void RunCycle(const std::function<void(ThreadState*)>& before_free = {}, bool periodic = false);
 
   // A method's or a text's id in strings() (for rows encoded beside the profile).
   uint32_t InternMethod(const void* method_id) { return FrameId(method_id); }
@@ -153,7 +158,8 @@ class Drain {
   std::function<void(const GcPause&)> pause_observer_;
   JvmInternalThreads* jvm_threads_ = nullptr;
   bool charge_cpu_tails_ = false;
-  std::unordered_set<pid_t> sampled_tids_;
+  std::unordered_set<pid_t> sampled_tids_;  // rebuilt only when the JVM threads are rescanned
+  int64_t last_jvm_poll_ns_ = 0;
   std::vector<JvmThreadCpu> jvm_thread_cpu_;
   std::vector<uint32_t> frame_ids_;
   std::vector<std::optional<classifier::FrameMatch>> matches_;

@@ -64,6 +64,8 @@ class JvmInternalThreads {
   void Poll(int64_t now_ns, const std::unordered_set<pid_t>& sampled_tids,
             std::vector<JvmThreadCpu>* out);
 
+  // Whether the next Poll at `now_ns` rescans (and so reads `sampled_tids`).
+  bool rescan_due(int64_t now_ns) const { return now_ns >= next_scan_ns_; }
   size_t tracked() const { return threads_.size(); }
   uint64_t scans() const { return scans_; }
 

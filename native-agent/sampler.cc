@@ -54,27 +54,48 @@ constexpr int64_t kIdleRunDelaySlackNs = 50'000;
 
 // Under the registry mutex, on the timer thread: true when the task thread has neither run nor
 // waited for a CPU since its last wall sample, as seen at two checks in a row (the first one
-// only remembers the run delay: the sample's own wake-up put some there). Such a thread is still
-// in the wait its last sample recorded, so signalling it would only repeat that sample
-// (async-profiler's wall clock skips idle threads the same way). Without a schedstat reading a
-// blocked thread cannot be told from a starved one: then it is always signalled.
+// only remembers the readings: the sample's own wake-up moved them). Such a thread is still in
+// the wait its last sample recorded, so signalling it would only repeat that sample
+// (async-profiler's wall clock skips idle threads the same way). "Not run" is the timeslice
+// count standing still, not only its CPU clock: a thread woken from one wait that takes a few
+// microseconds to block in the next (a class's initialisation lock, then the monitor it came
+// for) is put on a CPU again, and its next sample must see the new wait. Without a schedstat
+// reading a blocked thread cannot be told from a starved one: then it is always signalled.
 enum class IdleCheck { kSignal, kSkipUndecided, kSkipIdle };
 
-IdleCheck StillIdleInItsWait(ThreadState* state, int64_t run_delay_ns) {
+//
+// A thread found idle is looked at again after a quarter of the time since its last sample, at
+// most `max_backoff_ns`: what a thread woken meanwhile did before the next look goes to its next
+// sample's stack, so that share is bounded by a quarter of the wait (and a few intervals), and a
+// long wait costs a handful of looks instead of one every interval.
+IdleCheck StillIdleInItsWait(ThreadState* state, const SchedstatReading& reading, int64_t now_ns,
+                             int64_t max_backoff_ns) {
+  state->idle_next_check_ns = 0;
   int64_t after_ns = state->cpu_after_wall_sample_ns.load(std::memory_order_acquire);
   if (after_ns < 0) return IdleCheck::kSignal;
   int64_t cpu_ns = ThreadCpuNs(state->tid);
   if (cpu_ns < 0 || cpu_ns - after_ns > kIdleCpuSlackNs) return IdleCheck::kSignal;
   if (state->idle_check_after_ns != after_ns) {
     state->idle_check_after_ns = after_ns;
-    state->idle_check_run_delay_ns = run_delay_ns;
+    state->idle_check_run_delay_ns = reading.run_delay_ns;
+    state->idle_check_timeslices = reading.timeslices;
     return IdleCheck::kSkipUndecided;  // nothing charged yet: the next check decides
   }
-  if (run_delay_ns - state->idle_check_run_delay_ns > kIdleRunDelaySlackNs) {
-    state->idle_check_after_ns = -1;  // it waited for a CPU: signal it
+  if (reading.run_delay_ns - state->idle_check_run_delay_ns > kIdleRunDelaySlackNs ||
+      reading.timeslices != state->idle_check_timeslices) {
+    state->idle_check_after_ns = -1;  // it ran, or waited for a CPU: signal it
     return IdleCheck::kSignal;
   }
+  const int64_t idle_for_ns = now_ns - state->wall_mark_ns.load(std::memory_order_relaxed);
+  state->idle_next_check_ns = now_ns + std::clamp<int64_t>(idle_for_ns / 4, 0, max_backoff_ns);
   return IdleCheck::kSkipIdle;
+}
+
+// Still backed off: found idle, not due yet, and neither sampled nor tagged since.
+bool BackedOff(ThreadState* state, int64_t now_ns) {
+  return state->idle_next_check_ns > now_ns &&
+         state->cpu_after_wall_sample_ns.load(std::memory_order_acquire) ==
+             state->idle_check_after_ns;
 }
 
 }  // namespace
@@ -212,9 +233,14 @@ void Sampler::WallTimerLoop() {
   const int signo = SIGVTALRM;
   const bool tasks_only = mode_ == SamplingMode::kCpuWall;
   pthread_setname_np(pthread_self(), "sparkprof-wall");
+  const int64_t max_backoff_ns = kMaxIdleBackoffIntervals * interval_ns_;
   while (!stopped_.load()) {
+    wall_ticks_.fetch_add(1, std::memory_order_relaxed);
     size_t live = 0;
     targets.clear();
+    // Every task thread looked at is idle and backed off: then no tick until the first is due.
+    bool all_backed_off = tasks_only;
+    int64_t first_due_ns = INT64_MAX;
     // Before the tags are read: a thread tagged after this sees it and wakes us (OnTaskTagged).
     if (tasks_only) {
       wall_idle_.store(true);
@@ -238,14 +264,22 @@ void Sampler::WallTimerLoop() {
           int fd = state->schedstat_fd.load();
           if (fd >= 0) {
             int64_t now_ns = MonotonicNs();
-            std::optional<int64_t> delay_ns = ReadSchedstatRunDelayNs(fd);
-            if (delay_ns) {
-              PublishRunDelay(state->run_delay_ns, *delay_ns);
-              IdleCheck idle = StillIdleInItsWait(state, *delay_ns);
+            if (BackedOff(state, now_ns)) {
+              first_due_ns = std::min(first_due_ns, state->idle_next_check_ns);
+              g_counters.wall_signals_skipped_idle.fetch_add(1, std::memory_order_relaxed);
+              continue;
+            }
+            std::optional<SchedstatReading> reading = ReadSchedstat(fd);
+            if (reading) {
+              PublishRunDelay(state->run_delay_ns, reading->run_delay_ns);
+              IdleCheck idle = StillIdleInItsWait(state, *reading, now_ns, max_backoff_ns);
               if (idle != IdleCheck::kSignal) {
                 // No signal: idle time goes to its previous sample's stack and wait kind.
                 if (idle == IdleCheck::kSkipIdle) {
                   state->idle_until_ns.store(now_ns, std::memory_order_release);
+                  first_due_ns = std::min(first_due_ns, state->idle_next_check_ns);
+                } else {
+                  all_backed_off = false;
                 }
                 g_counters.wall_signals_skipped_idle.fetch_add(1, std::memory_order_relaxed);
                 continue;
@@ -255,8 +289,10 @@ void Sampler::WallTimerLoop() {
             }
           }
         }
+        all_backed_off = false;
         targets.push_back(state->tid);
       }
+      if (examined < live) all_backed_off = false;
       cursor = live == 0 ? 0 : (cursor + examined) % live;
     }
     for (pid_t tid : targets) syscall(SYS_tgkill, pid, tid, signo);
@@ -265,15 +301,24 @@ void Sampler::WallTimerLoop() {
         1, (static_cast<int64_t>(live) + kWallThreadsPerTick - 1) / kWallThreadsPerTick);
     int64_t tick_ns = std::max(kMinWallTickNs, interval_ns_ / ticks_per_interval);
     // No task thread (an executor between tasks, a driver): wait for the next tag instead of
-    // ticking every interval; the bound is only a safety net.
+    // ticking every interval; the bound is only a safety net. Every task thread backed off:
+    // wait until the first is due, or the next tag.
     const bool idle = tasks_only && live == 0;
-    if (!idle) wall_idle_.store(false, std::memory_order_relaxed);
-    std::unique_lock<std::mutex> lock(wall_mutex_);
-    wall_wakeup_.wait_for(
-        lock, std::chrono::nanoseconds(idle ? kIdleWallTickNs : tick_ns), [this, idle] {
-          return stopped_.load() || (idle && !wall_idle_.load(std::memory_order_relaxed));
-        });
+    const bool backed_off = !idle && all_backed_off && first_due_ns != INT64_MAX;
+    const bool wake_on_tag = idle || backed_off;
+    if (!wake_on_tag) wall_idle_.store(false, std::memory_order_relaxed);
+    int64_t wait_ns = tick_ns;
     if (idle) {
+      wait_ns = kIdleWallTickNs;
+    } else if (backed_off) {
+      wait_ns = std::max(tick_ns, first_due_ns - MonotonicNs());
+    }
+    std::unique_lock<std::mutex> lock(wall_mutex_);
+    const bool tagged =
+        wall_wakeup_.wait_for(lock, std::chrono::nanoseconds(wait_ns), [this, wake_on_tag] {
+          return stopped_.load() || (wake_on_tag && !wall_idle_.load(std::memory_order_relaxed));
+        });
+    if (idle || (backed_off && tagged)) {
       // Woken by a tag (or the bound): the first tick one tick later, as if the timer had kept
       // ticking. A sample at the tag's very instant would catch every task thread in its first
       // steps together (a class's initialisation lock, say), and the idle skip carries that

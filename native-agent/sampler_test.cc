@@ -6,11 +6,15 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <ctime>
+#include <mutex>
 #include <thread>
 
 #include "native-agent/agent_counters.h"
+#include "native-agent/schedstat.h"
 #include "native-agent/signal_handler.h"
 
 namespace sparkprof::agent {
@@ -134,6 +138,173 @@ TEST(SamplerTest, WallModeSignalsSleepingThreads) {
   sampler.Stop();
   BindCurrentThread(nullptr);
   EXPECT_GE(state->ring.Size(), 10u);
+}
+
+// Which wait the waiting thread stands in, for PhaseWalker (async-signal-safe: a lock-free int).
+std::atomic<int> g_wait_phase{0};
+
+// async-signal-safe: a one-frame "stack" naming the current wait.
+int PhaseWalker(void*, RawFrame* frames, int max_frames, void*, int32_t*) {
+  if (max_frames < 1) return 0;
+  frames[0] = RawFrame{0, reinterpret_cast<const void*>(static_cast<uintptr_t>(
+                              g_wait_phase.load(std::memory_order_relaxed)))};
+  return 1;
+}
+
+// Starts `sampler` (mode cpu+wall, reading schedstat) with PhaseWalker as the walker.
+void StartCpuWallSampler(Sampler& sampler) {
+  SetStackWalker(PhaseWalker);
+  SetTaskWallSplit(true);
+  sampler.set_read_schedstat(true);
+  ASSERT_TRUE(sampler.Start().ok());
+  EnableSampling(true);
+}
+
+// On the calling thread: registers it, opens its schedstat and tags it as the agent's SetTaskTag
+// does (baselines first, then the tag, then the timer thread told).
+ThreadState* TagThisThread(ThreadRegistry& registry, Sampler& sampler, const TaskTag& tag) {
+  ThreadState* state = registry.Add(std::make_unique<ThreadState>(Tid(), 256, 8));
+  int fd = OpenSchedstat(state->tid);
+  state->schedstat_fd.store(fd);
+  BindCurrentThread(state);
+  MarkTaskWallBaseline(state, fd >= 0 ? ReadSchedstatRunDelayNs(fd).value_or(-1) : -1);
+  state->tag.Set(tag);
+  g_wait_phase.store(1);
+  sampler.OnTaskTagged();
+  return state;
+}
+
+// A task thread woken from one wait that blocks again in the next within microseconds uses
+// almost no CPU and may see no run delay: the idle skip must still notice that it ran (its
+// timeslice count moved) and signal it, or the rest of the task's wait goes to the first wait.
+TEST(SamplerTest, AThreadWokenIntoTheNextWaitIsSampledThere) {
+  ThreadRegistry registry;
+  Sampler sampler(SamplingMode::kCpuWall, 5'000'000, registry);
+  StartCpuWallSampler(sampler);
+  std::mutex mutex;
+  std::condition_variable changed;
+  int step = 0;  // 1: leave the first wait; 2: leave the second
+  std::atomic<ThreadState*> waiter{nullptr};
+  std::thread thread([&] {
+    ThreadState* state = TagThisThread(registry, sampler, TaskTag{3, 0, 42});
+    waiter.store(state);
+    std::unique_lock<std::mutex> lock(mutex);
+    changed.wait(lock, [&] { return step >= 1; });
+    g_wait_phase.store(2);  // straight into the next wait
+    changed.wait(lock, [&] { return step >= 2; });
+    lock.unlock();
+    state->tag.Clear();
+    BindCurrentThread(nullptr);
+  });
+  while (waiter.load() == nullptr) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ThreadState* state = waiter.load();
+  if (state->schedstat_fd.load() < 0) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      step = 2;
+    }
+    changed.notify_all();
+    thread.join();
+    sampler.Stop();
+    GTEST_SKIP() << "no /proc/self/task/<tid>/schedstat here";
+  }
+  // Wait until the timer thread has sampled the first wait and then skipped the idle thread.
+  auto latest_phase = [&](int* phase) {
+    while (const SampleRecord* record = state->ring.Peek()) {
+      if (record->num_frames == 1)
+        *phase = static_cast<int>(reinterpret_cast<uintptr_t>(record->frames[0].method_id));
+      state->ring.Pop();
+    }
+  };
+  int phase = 0;
+  const uint64_t skipped_before = g_counters.wall_signals_skipped_idle.load();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while ((phase != 1 || g_counters.wall_signals_skipped_idle.load() < skipped_before + 3) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    latest_phase(&phase);
+  }
+  EXPECT_EQ(phase, 1);
+  EXPECT_GE(g_counters.wall_signals_skipped_idle.load(), skipped_before + 3);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    step = 1;
+  }
+  changed.notify_all();
+  while (phase != 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    latest_phase(&phase);
+  }
+  EXPECT_EQ(phase, 2) << "the second wait was never sampled: the idle skip kept the first";
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    step = 2;
+  }
+  changed.notify_all();
+  thread.join();
+  sampler.Stop();
+  EnableSampling(false);
+  SetTaskWallSplit(false);
+  close(state->schedstat_fd.exchange(-1));
+}
+
+// A task thread idle in one long wait is looked at less and less often (the timer thread sleeps
+// when every task thread is backed off), and none of its time is lost: its samples and the idle
+// time charged at its tag's end add up to the time it was tagged.
+TEST(SamplerTest, ALongIdleWaitIsLookedAtLessOftenAndKeepsItsTime) {
+  ThreadRegistry registry;
+  constexpr int64_t kIntervalNs = 5'000'000;
+  Sampler sampler(SamplingMode::kCpuWall, kIntervalNs, registry);
+  StartCpuWallSampler(sampler);
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool release = false;
+  std::atomic<ThreadState*> waiter{nullptr};
+  std::chrono::steady_clock::time_point tagged_at, cleared_at;
+  std::thread thread([&] {
+    tagged_at = std::chrono::steady_clock::now();
+    ThreadState* state = TagThisThread(registry, sampler, TaskTag{3, 0, 43});
+    waiter.store(state);
+    std::unique_lock<std::mutex> lock(mutex);
+    changed.wait(lock, [&] { return release; });
+    lock.unlock();
+    MarkTaskWallBaseline(state, -1);  // what ClearTaskTag does
+    cleared_at = std::chrono::steady_clock::now();
+    state->tag.Clear();
+    BindCurrentThread(nullptr);
+  });
+  while (waiter.load() == nullptr) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ThreadState* state = waiter.load();
+  const bool have_schedstat = state->schedstat_fd.load() >= 0;
+  const uint64_t ticks_before = sampler.wall_ticks();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  const uint64_t ticks = sampler.wall_ticks() - ticks_before;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    release = true;
+  }
+  changed.notify_all();
+  thread.join();
+  sampler.Stop();
+  EnableSampling(false);
+  SetTaskWallSplit(false);
+  if (!have_schedstat) GTEST_SKIP() << "no /proc/self/task/<tid>/schedstat here";
+  close(state->schedstat_fd.exchange(-1));
+  int64_t charged_ns = 0;
+  int records = 0;
+  while (const SampleRecord* record = state->ring.Peek()) {
+    charged_ns += record->weight_ns + record->off_cpu_ns + int64_t{record->idle_before_us} * 1000;
+    ++records;
+    state->ring.Pop();
+  }
+  const int64_t tagged_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(cleared_at - tagged_at).count();
+  // 1.5 s at 5 ms is 300 ticks when every one looks; backed off, about 60.
+  EXPECT_LT(ticks, 150u) << "the idle thread was looked at every interval";
+  EXPECT_GE(records, 2);
+  EXPECT_LE(charged_ns, tagged_ns);
+  // All but the CPU the thread used after its last sample (waking, the handler's return).
+  EXPECT_GE(charged_ns, tagged_ns - 5'000'000) << "charged " << charged_ns << " of " << tagged_ns;
 }
 
 TEST(SamplerTest, FullRingDropsAndCounts) {

@@ -8,7 +8,7 @@
 
 namespace sparkprof::agent {
 
-std::optional<int64_t> ParseSchedstatRunDelayNs(std::string_view text) {
+std::optional<SchedstatReading> ParseSchedstat(std::string_view text) {
   uint64_t fields[3] = {};
   const char* at = text.data();
   const char* end = text.data() + text.size();
@@ -23,7 +23,13 @@ std::optional<int64_t> ParseSchedstatRunDelayNs(std::string_view text) {
   }
   if (at != end && *at != '\n') return std::nullopt;
   if (fields[1] > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
-  return static_cast<int64_t>(fields[1]);
+  return SchedstatReading{static_cast<int64_t>(fields[1]), fields[2]};
+}
+
+std::optional<int64_t> ParseSchedstatRunDelayNs(std::string_view text) {
+  std::optional<SchedstatReading> reading = ParseSchedstat(text);
+  if (!reading) return std::nullopt;
+  return reading->run_delay_ns;
 }
 
 int OpenSchedstat(pid_t tid, const char* task_dir) {
@@ -32,12 +38,18 @@ int OpenSchedstat(pid_t tid, const char* task_dir) {
   return open(path, O_RDONLY | O_CLOEXEC);
 }
 
-std::optional<int64_t> ReadSchedstatRunDelayNs(int fd) {
+std::optional<SchedstatReading> ReadSchedstat(int fd) {
   if (fd < 0) return std::nullopt;
   char buffer[128];
   ssize_t bytes = pread(fd, buffer, sizeof(buffer), 0);
   if (bytes <= 0 || bytes == static_cast<ssize_t>(sizeof(buffer))) return std::nullopt;
-  return ParseSchedstatRunDelayNs(std::string_view(buffer, static_cast<size_t>(bytes)));
+  return ParseSchedstat(std::string_view(buffer, static_cast<size_t>(bytes)));
+}
+
+std::optional<int64_t> ReadSchedstatRunDelayNs(int fd) {
+  std::optional<SchedstatReading> reading = ReadSchedstat(fd);
+  if (!reading) return std::nullopt;
+  return reading->run_delay_ns;
 }
 
 }  // namespace sparkprof::agent

@@ -159,9 +159,22 @@ void MarkTaskWallBaseline(ThreadState* state, int64_t run_delay_ns, int64_t carr
   // Idle time the timer thread saw since the last wall sample (it sent no signal) would go to the
   // next sample, which does not come once the tag changes: the thread records it itself. The
   // re-entrancy flag keeps its own handler (the ring's other writer on this thread) out meanwhile.
+  const int64_t cpu_ns = CurrentThreadCpuNs();
+  const int64_t now_ns = MonotonicNanos();
   if (state->in_handler.exchange(1, std::memory_order_acquire) == 0) {
-    int64_t idle_ns = state->idle_until_ns.load(std::memory_order_acquire) -
-                      state->wall_mark_ns.load(std::memory_order_relaxed);
+    const int64_t wall_mark_ns = state->wall_mark_ns.load(std::memory_order_relaxed);
+    const int64_t idle_until_ns = state->idle_until_ns.load(std::memory_order_acquire);
+    int64_t idle_ns = idle_until_ns - wall_mark_ns;
+    // Seen idle at idle_until_ns, running now: it woke in between and has run since for the CPU
+    // its clock moved after its last sample. The time before that run was still the wait (a task
+    // ends straight after its last wait more often than not), so it goes to the wait too instead
+    // of being left uncharged (the timer thread may look at an idle thread only every few
+    // intervals).
+    const int64_t cpu_after_ns = state->cpu_after_wall_sample_ns.load(std::memory_order_acquire);
+    if (idle_ns > 0 && cpu_after_ns >= 0 && cpu_ns >= cpu_after_ns) {
+      const int64_t wait_end_ns = now_ns - (cpu_ns - cpu_after_ns);
+      if (wait_end_ns > idle_until_ns) idle_ns = wait_end_ns - wall_mark_ns;
+    }
     if (idle_ns >= 1000) {
       if (SampleRecord* record = state->ring.TryReserve()) {
         record->tag = state->tag.Read();
@@ -180,9 +193,8 @@ void MarkTaskWallBaseline(ThreadState* state, int64_t run_delay_ns, int64_t carr
     }
     state->in_handler.store(0, std::memory_order_release);
   }
-  int64_t cpu_ns = CurrentThreadCpuNs();
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  state->wall_mark_ns.store(MonotonicNanos(), std::memory_order_relaxed);
+  state->wall_mark_ns.store(now_ns, std::memory_order_relaxed);
   if (cpu_ns > 0) state->last_cpu_ns.store(cpu_ns, std::memory_order_relaxed);
   // A new task (or none) is never idle in the previous sample's wait: it gets a signal first.
   state->cpu_after_wall_sample_ns.store(-1, std::memory_order_relaxed);

@@ -102,9 +102,14 @@ struct ThreadState {
   // ThreadEnd under the mutex. -1: not open.
   std::atomic<int> schedstat_fd{-1};
   // The wall timer thread's own (under the registry mutex): the wall sample whose wait it last
-  // checked the thread for (its cpu_after_wall_sample_ns), and the run delay it read then.
+  // checked the thread for (its cpu_after_wall_sample_ns), and the run delay and timeslices it
+  // read then.
   int64_t idle_check_after_ns = -1;
   int64_t idle_check_run_delay_ns = -1;
+  uint64_t idle_check_timeslices = 0;
+  // Found still idle: not checked again before this CLOCK_MONOTONIC time, as long as no wall
+  // sample or tag changed its cpu_after_wall_sample_ns meanwhile (0: check every tick).
+  int64_t idle_next_check_ns = 0;
   void* thread_global_ref = nullptr;  // jthread global reference, for name refresh
   std::string name;                   // refreshed by the drain
   std::atomic<bool> retired{false};

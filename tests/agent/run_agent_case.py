@@ -480,9 +480,21 @@ def case_monitor_waits(c):
         fail("no monitor_waits rows in the batches", run)
     if {r["stage"] for r in rows} != {11}:
         fail("rows of other stages (the untagged thread?): %s" % {r["stage"] for r in rows}, run)
-    classes = {r["class"] for r in rows}
-    if classes != {"AgentWorkloads$SharedScorer"}:
-        fail("monitor classes %s" % classes, run)
+    # The shared scorer is the monitor the workload contends on; a thread may also meet the JDK's
+    # own locks once (a class loader's lock for one class name, taken by two threads resolving
+    # it at the same instant: a plain java.lang.Object). Those are real waits and kept; they are
+    # printed, and must stay a small part of the whole.
+    scorer_rows = [r for r in rows if r["class"] == "AgentWorkloads$SharedScorer"]
+    others = [r for r in rows if r["class"] != "AgentWorkloads$SharedScorer"]
+    for r in others:
+        print("other monitor: %s waits %d, %.2f ms, waiter %s, holder %s %s"
+              % (r["class"], r["waits"], r["wait_ns"] / 1e6, r["waiter"][-8:],
+                 r["holder_thread"], r["holder"][-4:]))
+    if not scorer_rows:
+        fail("no row for the shared scorer's monitor", run)
+    if sum(r["wait_ns"] for r in others) > 0.05 * sum(r["wait_ns"] for r in rows):
+        fail("monitors other than the scorer's hold more than 5%% of the wait: %s"
+             % {r["class"] for r in others}, run)
     waited_ms = sum(r["wait_ns"] for r in rows) / 1e6
     blocked_ms = int(stdout_value(run, "blocked.tagged_ms"))
     waits = sum(r["waits"] for r in rows)
@@ -491,17 +503,17 @@ def case_monitor_waits(c):
     if not 0.75 <= waited_ms / max(blocked_ms, 1) <= 1.25:
         fail("timed waits %.0f ms are not within 25%% of the JVM's blocked time %d ms"
              % (waited_ms, blocked_ms), run)
-    with_waiter = [r for r in rows if r["waiter"]]
-    if sum(r["wait_ns"] for r in with_waiter) < 0.9 * sum(r["wait_ns"] for r in rows):
+    with_waiter = [r for r in scorer_rows if r["waiter"]]
+    if sum(r["wait_ns"] for r in with_waiter) < 0.9 * sum(r["wait_ns"] for r in scorer_rows):
         fail("most of the wait should come with the waiter's stack", run)
     for r in with_waiter:
         if not r["waiter"][-1].endswith("SharedScorer.score") or \
                 not any(f.endswith("AgentWorkloads.scoreRecords") for f in r["waiter"]):
             fail("waiter stack %s" % r["waiter"], run)
-    holders = [r for r in rows if r["holder"]]
-    print("holders:", [(r["holder_thread"], r["holder"][-2:]) for r in holders])
-    if not holders and status["monitor_holder_looks"] > 0:
+    if not any(r["holder"] for r in rows) and status["monitor_holder_looks"] > 0:
         fail("a kept look without a holder stack", run)
+    holders = [r for r in scorer_rows if r["holder"]]
+    print("holders:", [(r["holder_thread"], r["holder"][-2:]) for r in holders])
     # A look sees where the owner stands a moment after it owned the monitor (two safepoint
     # operations and a handshake later, about as long as this loop holds it): it may have let go
     # and taken it again in between (kept: it owns it still). So every look is in the loop.
