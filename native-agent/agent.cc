@@ -232,11 +232,10 @@ void Agent::OnClassPrepare(jclass klass) {
 const char* Agent::EnableNonSafepointDebugInfo() {
   std::string why;  // stays empty with vmstructs=off: the user chose it, and it was said
   if (options_.vm_structs) {
-    Result<VmStructsTable> table = FindVmStructsTable();
-    Result<VmTypesTable> types = FindVmTypesTable();
-    Result<BoolFlag> flag = !table.ok()   ? Result<BoolFlag>(table.status())
-                            : !types.ok() ? Result<BoolFlag>(types.status())
-                                          : FindBoolFlag(*table, *types, "DebugNonSafepoints");
+    Result<HotSpotTables> tables = FindHotSpotTables();
+    Result<BoolFlag> flag = tables.ok()
+                                ? FindBoolFlag(tables->structs, tables->types, "DebugNonSafepoints")
+                                : Result<BoolFlag>(tables.status());
     Dl_info library{};
     if (flag.ok() && (dladdr(flag->value, &library) == 0 || library.dli_fname == nullptr ||
                       std::strstr(library.dli_fname, "libjvm") == nullptr)) {
@@ -261,11 +260,9 @@ const char* Agent::EnableNonSafepointDebugInfo() {
 }
 
 void Agent::EnableAnchorRepairIfRecognised(JNIEnv* jni) {
-  Result<VmStructsTable> table = FindVmStructsTable();
-  Result<VmTypesTable> types = FindVmTypesTable();
-  Result<HotSpotLayout> layout = !table.ok()   ? Result<HotSpotLayout>(table.status())
-                                 : !types.ok() ? Result<HotSpotLayout>(types.status())
-                                               : ReadHotSpotLayout(*table, *types);
+  Result<HotSpotTables> tables = FindHotSpotTables();
+  Result<HotSpotLayout> layout = tables.ok() ? ReadHotSpotLayout(tables->structs, tables->types)
+                                             : Result<HotSpotLayout>(tables.status());
   Status checked = layout.ok() ? CheckLayoutOnCurrentThread(*layout, jni) : layout.status();
   if (checked.ok()) checked = CheckCodeCache(*layout);
   if (checked.ok()) {

@@ -87,9 +87,18 @@ Result<size_t> TypeSize(const VmTypesTable& types, std::string_view wanted) {
   return NotFound("the VM type table has no " + std::string(wanted));
 }
 
-}  // namespace
+// One entry of HotSpot's structure table (vmStructs.cpp's VMStructEntry), read through the
+// offsets libjvm exports.
+struct VmStructEntry {
+  const char* type;   // never null
+  const char* field;  // never null
+  bool is_static;
+  const char* type_string;  // the field's C++ type, may be null
+  uint64_t offset;          // non-static fields
+  uintptr_t address;        // static fields
+};
 
-Result<HotSpotLayout> ReadHotSpotLayout(const VmStructsTable& table, const VmTypesTable& types) {
+Status CheckVmStructsTable(const VmStructsTable& table) {
   if (table.entries == nullptr || table.stride == 0 || table.stride > 1024) {
     return InvalidArgument("the VM structure table is empty or its entry size is implausible");
   }
@@ -97,43 +106,71 @@ Result<HotSpotLayout> ReadHotSpotLayout(const VmStructsTable& table, const VmTyp
                          table.offset_offset, table.type_string_offset, table.address_offset}) {
     if (field >= table.stride) return InvalidArgument("a VM structure entry field lies past it");
   }
-  HotSpotLayout layout;
-  bool found[std::size(kWanted)] = {};
-  // HotSpot's table has a few thousand entries; more means we are not reading a table.
+  return Status();
+}
+
+// Calls `visit(const VmStructEntry&)` for each entry of a table CheckVmStructsTable accepted, up
+// to its end (a null type name) or until `visit` returns false. HotSpot's table has a few
+// thousand entries; more than kMaxEntries means we are not reading a table.
+template <typename Visit>
+void ForEachVmStructEntry(const VmStructsTable& table, Visit visit) {
   constexpr int kMaxEntries = 100'000;
   const char* entry = static_cast<const char*>(table.entries);
   for (int i = 0; i < kMaxEntries; ++i, entry += table.stride) {
-    auto type = ReadAt<const char*>(entry, table.type_name_offset);
-    if (type == nullptr) break;
-    auto field = ReadAt<const char*>(entry, table.field_name_offset);
-    if (field == nullptr) continue;
-    const bool is_static = ReadAt<int32_t>(entry, table.is_static_offset) != 0;
+    VmStructEntry read;
+    read.type = ReadAt<const char*>(entry, table.type_name_offset);
+    if (read.type == nullptr) return;
+    read.field = ReadAt<const char*>(entry, table.field_name_offset);
+    if (read.field == nullptr) continue;
+    read.is_static = ReadAt<int32_t>(entry, table.is_static_offset) != 0;
+    read.type_string = ReadAt<const char*>(entry, table.type_string_offset);
+    read.offset = ReadAt<uint64_t>(entry, table.offset_offset);
+    read.address = ReadAt<uintptr_t>(entry, table.address_offset);
+    if (!visit(read)) return;
+  }
+}
+
+}  // namespace
+
+Result<HotSpotLayout> ReadHotSpotLayout(const VmStructsTable& table, const VmTypesTable& types) {
+  SPARKPROF_RETURN_IF_ERROR(CheckVmStructsTable(table));
+  HotSpotLayout layout;
+  bool found[std::size(kWanted)] = {};
+  Status bad;
+  ForEachVmStructEntry(table, [&](const VmStructEntry& entry) {
     for (size_t w = 0; w < std::size(kWanted); ++w) {
       const Wanted& wanted = kWanted[w];
-      if (wanted.type != type || wanted.field != field || wanted.is_static != is_static) continue;
-      const std::string name = std::string(type) + "::" + field;
-      auto type_string = ReadAt<const char*>(entry, table.type_string_offset);
-      if (!wanted.type_string.empty() &&
-          (type_string == nullptr || wanted.type_string != type_string)) {
-        return InvalidArgument(name + " has type " + (type_string ? type_string : "(none)") +
-                               " where " + std::string(wanted.type_string) + " was expected");
+      if (wanted.type != entry.type || wanted.field != entry.field ||
+          wanted.is_static != entry.is_static) {
+        continue;
       }
-      if (is_static) {
-        auto address = ReadAt<uintptr_t>(entry, table.address_offset);
-        if (address == 0 || address % sizeof(void*) != 0) {
-          return InvalidArgument(name + " has no usable address");
+      const std::string name = std::string(entry.type) + "::" + entry.field;
+      if (!wanted.type_string.empty() &&
+          (entry.type_string == nullptr || wanted.type_string != entry.type_string)) {
+        bad = InvalidArgument(name + " has type " +
+                              (entry.type_string ? entry.type_string : "(none)") + " where " +
+                              std::string(wanted.type_string) + " was expected");
+        return false;
+      }
+      if (entry.is_static) {
+        if (entry.address == 0 || entry.address % sizeof(void*) != 0) {
+          bad = InvalidArgument(name + " has no usable address");
+          return false;
         }
-        layout.*wanted.member = address;
+        layout.*wanted.member = entry.address;
       } else {
-        auto offset = ReadAt<uint64_t>(entry, table.offset_offset);
-        if (offset >= kMaxFieldOffset) {
-          return InvalidArgument(name + " has an implausible offset " + std::to_string(offset));
+        if (entry.offset >= kMaxFieldOffset) {
+          bad =
+              InvalidArgument(name + " has an implausible offset " + std::to_string(entry.offset));
+          return false;
         }
-        layout.*wanted.member = static_cast<size_t>(offset);
+        layout.*wanted.member = static_cast<size_t>(entry.offset);
       }
       found[w] = true;
     }
-  }
+    return true;
+  });
+  SPARKPROF_RETURN_IF_ERROR(bad);
   constexpr size_t kEnvWanted = 0, kAnchorWanted = 2;
   static_assert(kWanted[kEnvWanted].member == &HotSpotLayout::thread_env_offset);
   static_assert(kWanted[kAnchorWanted].member == &HotSpotLayout::thread_anchor_offset);
@@ -165,27 +202,26 @@ Result<HotSpotLayout> ReadHotSpotLayout(const VmStructsTable& table, const VmTyp
 
 Result<uintptr_t> StaticFieldAddress(const VmStructsTable& table, std::string_view type,
                                      std::string_view field) {
-  constexpr int kMaxEntries = 100'000;  // as in ReadHotSpotLayout
-  const char* entry = static_cast<const char*>(table.entries);
-  for (int i = 0; entry != nullptr && i < kMaxEntries; ++i, entry += table.stride) {
-    auto entry_type = ReadAt<const char*>(entry, table.type_name_offset);
-    if (entry_type == nullptr) break;
-    auto entry_field = ReadAt<const char*>(entry, table.field_name_offset);
-    if (entry_field == nullptr || type != entry_type || field != entry_field) continue;
-    if (ReadAt<int32_t>(entry, table.is_static_offset) == 0) break;
-    auto address = ReadAt<uintptr_t>(entry, table.address_offset);
-    if (address == 0 || address % sizeof(void*) != 0) break;
-    return address;
+  uintptr_t address = 0;
+  if (CheckVmStructsTable(table).ok()) {
+    ForEachVmStructEntry(table, [&](const VmStructEntry& entry) {
+      if (type != entry.type || field != entry.field) return true;
+      if (entry.is_static && entry.address != 0 && entry.address % sizeof(void*) == 0) {
+        address = entry.address;
+      }
+      return false;  // the first entry of that name decides
+    });
   }
-  return NotFound("the VM structure table has no usable static " + std::string(type) +
-                  "::" + std::string(field));
+  if (address == 0) {
+    return NotFound("the VM structure table has no usable static " + std::string(type) +
+                    "::" + std::string(field));
+  }
+  return address;
 }
 
 Result<BoolFlag> FindBoolFlag(const VmStructsTable& table, const VmTypesTable& types,
                               std::string_view name) {
-  if (table.entries == nullptr || table.stride == 0 || table.stride > 1024) {
-    return InvalidArgument("the VM structure table is empty or its entry size is implausible");
-  }
+  SPARKPROF_RETURN_IF_ERROR(CheckVmStructsTable(table));
   // JVMFlag's entries: offsets (or, for the two statics, addresses) and their C++ types.
   struct Entry {
     std::string_view field;
@@ -197,24 +233,16 @@ Result<BoolFlag> FindBoolFlag(const VmStructsTable& table, const VmTypesTable& t
   Entry entries[] = {{"_name", false}, {"_addr", false}, {"_flags", false},
                      {"_type", false}, {"flags", true},  {"numFlags", true}};
   enum { kName, kAddr, kFlags, kType, kTable, kCount };
-  constexpr int kMaxEntries = 100'000;  // as in ReadHotSpotLayout
-  const char* entry = static_cast<const char*>(table.entries);
-  for (int i = 0; i < kMaxEntries; ++i, entry += table.stride) {
-    auto type = ReadAt<const char*>(entry, table.type_name_offset);
-    if (type == nullptr) break;
-    auto field = ReadAt<const char*>(entry, table.field_name_offset);
-    if (field == nullptr || std::string_view(type) != "JVMFlag") continue;
+  ForEachVmStructEntry(table, [&](const VmStructEntry& entry) {
+    if (std::string_view(entry.type) != "JVMFlag") return true;
     for (Entry& wanted : entries) {
-      if (wanted.field != field ||
-          wanted.is_static != (ReadAt<int32_t>(entry, table.is_static_offset) != 0)) {
-        continue;
-      }
-      wanted.value =
-          ReadAt<uint64_t>(entry, wanted.is_static ? table.address_offset : table.offset_offset);
-      wanted.type_string = ReadAt<const char*>(entry, table.type_string_offset);
+      if (wanted.field != entry.field || wanted.is_static != entry.is_static) continue;
+      wanted.value = entry.is_static ? entry.address : entry.offset;
+      wanted.type_string = entry.type_string;
       wanted.found = true;
     }
-  }
+    return true;
+  });
   for (const Entry& wanted : entries) {
     if (!wanted.found) {
       return NotFound("the VM structure table has no JVMFlag::" + std::string(wanted.field));
@@ -285,6 +313,13 @@ Result<VmStructsTable> FindVmStructsTable() {
   SPARKPROF_ASSIGN_OR_RETURN(table.address_offset,
                              ExportedValue<uint64_t>("gHotSpotVMStructEntryAddressOffset"));
   return table;
+}
+
+Result<HotSpotTables> FindHotSpotTables() {
+  HotSpotTables tables;
+  SPARKPROF_ASSIGN_OR_RETURN(tables.structs, FindVmStructsTable());
+  SPARKPROF_ASSIGN_OR_RETURN(tables.types, FindVmTypesTable());
+  return tables;
 }
 
 Result<VmTypesTable> FindVmTypesTable() {

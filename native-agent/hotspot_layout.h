@@ -126,6 +126,13 @@ Result<BoolFlag> FindBoolFlag(const VmStructsTable& table, const VmTypesTable& t
 Result<VmStructsTable> FindVmStructsTable();
 Result<VmTypesTable> FindVmTypesTable();
 
+// Both tables, or the first one's error.
+struct HotSpotTables {
+  VmStructsTable structs;
+  VmTypesTable types;
+};
+Result<HotSpotTables> FindHotSpotTables();
+
 // Checks that `layout` finds `method_id` again from the Method it names (Method -> ConstMethod ->
 // ConstantPool -> InstanceKlass -> its jmethodID table), as the walker does for compiled frames.
 // `method_id` must be a live method's (JVMTI GetClassMethods).

@@ -78,27 +78,33 @@ def spark_version(spark_home):
     return "unknown"
 
 
+def _parse_stat(text):
+    """(comm, state, utime+stime in seconds) of a /proc/.../stat line. The comm may hold spaces
+    and parentheses, so the fields are counted from its last ')'; utime and stime are proc(5)'s
+    fields 14 and 15, in clock ticks."""
+    comm = text[text.index("(") + 1:text.rindex(")")]
+    fields = text.rsplit(")", 1)[1].split()
+    return comm, fields[0], (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def process_cpu_seconds(pid):
     """utime+stime of a process (all its threads), from /proc/PID/stat."""
     with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # proc(5) 14, 15
+        return _parse_stat(f.read())[2]
 
 
 def thread_cpu_seconds(pid):
     """{tid: (name, CPU seconds)} of a process's live threads, from /proc/PID/task/TID/stat (the
     name is the kernel's comm: a Java thread's name cut to 15 bytes)."""
     threads = {}
-    tick = os.sysconf("SC_CLK_TCK")
     for tid in os.listdir(f"/proc/{pid}/task"):
         try:
             with open(f"/proc/{pid}/task/{tid}/stat") as f:
                 text = f.read()
         except OSError:
             continue  # exited between the listing and the read
-        name = text[text.index("(") + 1:text.rindex(")")]
-        fields = text.rsplit(")", 1)[1].split()
-        threads[int(tid)] = (name, (int(fields[11]) + int(fields[12])) / tick)
+        name, _, cpu_seconds = _parse_stat(text)
+        threads[int(tid)] = (name, cpu_seconds)
     return threads
 
 
@@ -121,7 +127,7 @@ def child_pids(pid):
     for child in children:
         try:
             with open(f"/proc/{child}/stat") as f:
-                if f.read().rsplit(")", 1)[1].split()[0] != "Z":
+                if _parse_stat(f.read())[1] != "Z":
                     running.append(child)
         except OSError:
             pass
