@@ -606,6 +606,30 @@ public final class AgentWorkloads {
         joinAll(threads);
         break;
       }
+      case "taskloop": {
+        // `taskloop SECONDS N TASK_MS`: N threads running tasks back to back for SECONDS, each a
+        // tagged sleep of TASK_MS and 2 ms untagged between them (bench: what the agent costs
+        // per short task that waits, as a PySpark task waits on its worker).
+        int count = Integer.parseInt(args[2]);
+        long taskMillis = Long.parseLong(args[3]);
+        long end = System.nanoTime() + millis * 1_000_000L;
+        java.util.concurrent.atomic.AtomicLong tasks = new java.util.concurrent.atomic.AtomicLong();
+        Thread[] threads = startThreads(count, () -> {
+          try {
+            while (System.nanoTime() < end) {
+              NativeAgent.tagCurrentThread(1, 0, tasks.incrementAndGet());
+              Thread.sleep(taskMillis);
+              NativeAgent.untagCurrentThread();
+              Thread.sleep(2);
+            }
+          } catch (InterruptedException e) {
+            // done
+          }
+        });
+        joinAll(threads);
+        System.out.println("tasks=" + tasks.get());
+        break;
+      }
       case "debugflag": {
         // What HotSpot now says of -XX:DebugNonSafepoints, after the agent's start.
         com.sun.management.VMOption option =
