@@ -9,6 +9,7 @@
 #include <memory>
 #include <utility>
 
+#include "common/errno_text.h"
 #include "common/terminal_text.h"
 
 namespace sparkprof::cli {
@@ -31,7 +32,7 @@ ReportStream::~ReportStream() { Close(); }
 void ReportStream::Fail(int error) {
   failed_ = true;
   PrintMessage(program_, "cannot write the report to " + name_ + ": " +
-                             (error != 0 ? std::strerror(error) : "write failed") +
+                             (error != 0 ? ErrnoText(error) : "write failed") +
                              "; what was written is incomplete");
 }
 
@@ -41,7 +42,7 @@ bool ReportStream::Write(std::string_view text) {
     file_ = to_stdout_ ? stdout : std::fopen(path_.c_str(), "wb");
     if (file_ == nullptr) {
       failed_ = true;
-      PrintMessage(program_, "cannot write " + name_ + ": " + std::strerror(errno));
+      PrintMessage(program_, "cannot write " + name_ + ": " + ErrnoText(errno));
       return false;
     }
   }

@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "common/errno_text.h"
+
 namespace sparkprof {
 
 Status WriteFileAtomically(const std::string& path, std::string_view contents) {
@@ -17,12 +19,12 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents) {
   int fd = mkostemp(temporary.data(), O_CLOEXEC);
   if (fd < 0) {
     return IoError("cannot write " + path +
-                   ": cannot create a temporary file next to it: " + std::strerror(errno));
+                   ": cannot create a temporary file next to it: " + ErrnoText(errno));
   }
   auto fail = [&](const char* what, int error) {
     if (fd >= 0) ::close(fd);
     ::unlink(temporary.c_str());
-    return IoError("cannot write " + path + ": " + what + std::strerror(error));
+    return IoError("cannot write " + path + ": " + what + ErrnoText(error));
   };
   if (::fchmod(fd, 0644) != 0) return fail("", errno);
   size_t written = 0;
@@ -45,7 +47,7 @@ int OpenForWritingNoFollow(const std::string& path, std::string* error) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) {
     *error = "cannot create " + path + ": " +
-             (errno == ELOOP ? std::string("it is a symbolic link") : std::strerror(errno));
+             (errno == ELOOP ? std::string("it is a symbolic link") : ErrnoText(errno));
   }
   return fd;
 }
@@ -86,7 +88,7 @@ Status UsableOutputDirectory(const std::string& directory) {
   if (error) return IoError("cannot create " + directory + ": " + error.message());
   struct stat info {};
   if (::stat(directory.c_str(), &info) != 0) {
-    return IoError("cannot inspect " + directory + ": " + std::strerror(errno));
+    return IoError("cannot inspect " + directory + ": " + ErrnoText(errno));
   }
   if (std::string problem = OwnershipProblem(info, false); !problem.empty()) {
     return IoError(directory + " " + problem +
@@ -100,10 +102,10 @@ Status CreateOwnDirectory(const std::string& parent, const std::string& name) {
   struct stat info {};
   std::string path = (std::filesystem::path(parent) / name).string();
   if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
-    return IoError("cannot create " + path + ": " + std::strerror(errno));
+    return IoError("cannot create " + path + ": " + ErrnoText(errno));
   }
   if (::lstat(path.c_str(), &info) != 0) {
-    return IoError("cannot inspect " + path + ": " + std::strerror(errno));
+    return IoError("cannot inspect " + path + ": " + ErrnoText(errno));
   }
   if (std::string problem = OwnershipProblem(info, true); !problem.empty()) {
     return IoError(path + " " + problem + ": not created by this application, not written to");

@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/errno_text.h"
+
 namespace sparkprof {
 namespace {
 
@@ -33,7 +35,7 @@ class FileInputStream final : public InputStream {
                        " would wait for data that may never come (not an ordinary file?)");
       }
       return IoError("reading " + path_ + " at byte " + std::to_string(offset_) + ": " +
-                     std::strerror(errno));
+                     ErrnoText(errno));
     }
   }
   uint64_t input_offset() const override { return offset_; }
@@ -91,7 +93,7 @@ Result<std::unique_ptr<InputStream>> OpenFileInputStream(const std::string& path
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     int error = errno;
-    std::string message = "cannot open " + path + ": " + std::strerror(error);
+    std::string message = "cannot open " + path + ": " + ErrnoText(error);
     if (error == ENOENT) return NotFound(message);
     return IoError(message);
   }

@@ -8,6 +8,7 @@
 
 #include "analyzer/profile/stage_profiles.h"
 #include "common/atomic_file.h"
+#include "common/errno_text.h"
 
 namespace sparkprof::driver {
 namespace {
@@ -57,7 +58,7 @@ Status ProfileFileWriter::Open(const std::string& path) {
   std::FILE* file = ::fdopen(fd, "wb");
   if (file == nullptr) {
     ::close(fd);
-    return IoError("cannot create " + path + ": " + std::strerror(errno));
+    return IoError("cannot create " + path + ": " + ErrnoText(errno));
   }
   file_ = file;
   path_ = path;
@@ -78,7 +79,7 @@ Status ProfileFileWriter::MoveTo(const std::string& path) {
   Flush();
   // The open stream writes on into the renamed file (same inode).
   if (::rename(path_.c_str(), path.c_str()) != 0) {
-    return IoError("cannot move " + path_ + " to " + path + ": " + std::strerror(errno));
+    return IoError("cannot move " + path_ + " to " + path + ": " + ErrnoText(errno));
   }
   ::unlink(MarkerPath(path_).c_str());
   path_ = path;
@@ -95,7 +96,7 @@ bool ProfileFileWriter::Append(std::span<const uint8_t> batch) {
     return false;
   }
   if (std::fwrite(framed_.data(), 1, framed_.size(), file_) != framed_.size()) {
-    error_ = "cannot write " + path_ + ": " + std::strerror(errno);
+    error_ = "cannot write " + path_ + ": " + ErrnoText(errno);
     ++batches_skipped_;
     Close();
     return false;

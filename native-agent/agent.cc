@@ -10,6 +10,7 @@
 #include <cstring>
 #include <functional>
 
+#include "common/errno_text.h"
 #include "common/json_writer.h"
 #include "native-agent/agent_counters.h"
 #include "native-agent/batch_encoder.h"
@@ -334,6 +335,7 @@ void Agent::SetUpMetrics() {
   metrics::Gauge* memory_gauge = &(*memory)->WithLabels();
   metrics::Gauge* threads_gauge = &(*threads)->WithLabels();
   std::vector<metrics::Counter*> category_counters;
+  category_counters.reserve(classifier::kCategoryCount);
   for (int i = 0; i < classifier::kCategoryCount; ++i) {
     category_counters.push_back(&(*category)->WithLabels(
         {{"category", std::string(classifier::CategoryName(static_cast<Category>(i)))}}));
@@ -504,7 +506,7 @@ void Agent::ProbeSchedstat() {
     LogLine(
         "cannot read /proc/self/task/<tid>/schedstat (%s); task threads' off-CPU time is not "
         "split into cpu_starved (run delay)",
-        fd < 0 ? strerror(errno) : "unexpected content");
+        fd < 0 ? ErrnoText(errno).c_str() : "unexpected content");
     return;
   }
   schedstat_usable_.store(true);
@@ -601,6 +603,7 @@ void Agent::SampleWithJvmtiLocked(JNIEnv* jni) {
   std::vector<ThreadState*> states = registry_.LiveSnapshot();
   if (states.size() > kMaxJvmtiSampledThreads) states.resize(kMaxJvmtiSampledThreads);
   std::vector<jthread> threads;
+  threads.reserve(states.size());
   for (ThreadState* state : states)
     threads.push_back(static_cast<jthread>(state->thread_global_ref));
   if (threads.empty()) return;

@@ -92,6 +92,11 @@ StartOutcome Load(JavaVM* vm, const char* options_text, StartedBy started_by) {
     }
     return StartOutcome::kAnotherCopyRunning;
   }
+  // Once per JVM. POSIX leaves setenv beside a concurrent getenv undefined; glibc serialises
+  // setenv calls and, on the process's first one, copies the start-up environment into a new
+  // array without freeing the old, so a getenv reading meanwhile still reads valid memory (a
+  // second setenv elsewhere in the JVM could realloc that array: none is known in HotSpot or
+  // Spark after start-up). NOLINTNEXTLINE(concurrency-mt-unsafe)
   setenv(kLoadedEnvironmentVariable, std::to_string(getpid()).c_str(), 1);
   auto options = ParseAgentOptions(options_text != nullptr ? options_text : "");
   if (!options.ok()) {

@@ -86,6 +86,7 @@ std::vector<uint8_t> EncodeBatch(const BatchHeader& header, const Profile& pendi
   }
 
   std::vector<flatbuffers::Offset<fb::GcPause>> pause_offsets;
+  pause_offsets.reserve(pauses.size());
   for (const GcPause& pause : pauses) {
     pause_offsets.push_back(fb::CreateGcPause(builder, pause.start_epoch_ns, pause.duration_ns));
   }

@@ -158,13 +158,8 @@ std::string CgroupDirectory(const std::string& mount, const std::string& root,
                             const std::string& path) {
   std::string relative = path;
   if (root != "/" && !root.empty()) {
-    if (path == root) {
-      relative = "/";
-    } else if (path.starts_with(root + "/")) {
-      relative = path.substr(root.size());
-    } else {
-      relative = "/";  // not below what the mount shows: the mount's own directory
-    }
+    // Not below what the mount shows (or the root itself): the mount's own directory.
+    relative = path.starts_with(root + "/") ? path.substr(root.size()) : "/";
   }
   if (relative.find("/..") != std::string::npos) relative = "/";
   if (relative == "/" || relative.empty()) return mount;

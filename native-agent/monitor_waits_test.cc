@@ -86,6 +86,7 @@ TEST(MonitorWaitTableTest, ThreadsAddWhileTheDrainTakes) {
   constexpr int kThreads = 4;
   constexpr int kWaits = 20'000;
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&table, klass, t] {
       for (int i = 0; i < kWaits; ++i) {

@@ -147,6 +147,7 @@ TEST(PythonProfileTest, DrainPutsTheWorkersStacksUnderTheJvmWait) {
     EXPECT_EQ(key.tag, tag);
     const std::vector<uint32_t>& stack = drain.pending().stacks()[key.stack];
     std::vector<std::string> names;
+    names.reserve(stack.size());
     for (uint32_t id : stack) names.push_back(drain.strings().Get(id));
     if (names.size() == 7 && names.back() == "busy (job.py:8)") {
       found_nested = true;

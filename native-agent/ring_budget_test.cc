@@ -66,6 +66,7 @@ TEST(RingBudgetTest, ThreadStateGivesItsBytesBack) {
 TEST(RingBudgetTest, ConcurrentReservationsNeverExceedTheBudget) {
   RingBudget budget(4 * kMiB);
   std::vector<std::thread> threads;
+  threads.reserve(8);
   std::atomic<uint64_t> granted_bytes{0};
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&] {

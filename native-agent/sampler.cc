@@ -12,6 +12,7 @@
 #include <optional>
 #include <vector>
 
+#include "common/errno_text.h"
 #include "native-agent/agent_counters.h"
 #include "native-agent/jvm_internal_threads.h"
 #include "native-agent/schedstat.h"
@@ -148,7 +149,8 @@ Status Sampler::Start() {
                            static_cast<suseconds_t>((interval_ns_ % 1'000'000'000) / 1000)};
       value.it_value = value.it_interval;
       if (setitimer(ITIMER_PROF, &value, nullptr) != 0) {
-        return Internal(std::string("neither timer_create nor setitimer work: ") + strerror(errno));
+        return Internal(std::string("neither timer_create nor setitimer work: ") +
+                        ErrnoText(errno));
       }
     }
   }

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/errno_text.h"
 #include "native-agent/agent_counters.h"
 
 namespace sparkprof::agent {
@@ -261,7 +262,7 @@ bool InstallSampleHandler(int signo, SignalSource source, std::string* error) {
   action.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&action.sa_mask);
   if (sigaction(signo, &action, nullptr) != 0) {
-    *error = std::string("sigaction: ") + strerror(errno);
+    *error = std::string("sigaction: ") + ErrnoText(errno);
     return false;
   }
   return true;
@@ -277,7 +278,7 @@ bool InstallCrashGuard(std::string* error) {
   sigemptyset(&action.sa_mask);
   if (sigaction(SIGSEGV, &action, &g_previous_segv) != 0 ||
       sigaction(SIGBUS, &action, &g_previous_bus) != 0) {
-    *error = std::string("sigaction(SIGSEGV/SIGBUS): ") + strerror(errno);
+    *error = std::string("sigaction(SIGSEGV/SIGBUS): ") + ErrnoText(errno);
     return false;
   }
   return true;

@@ -19,6 +19,7 @@
 #include "analyzer/source/log_layouts.h"
 #include "analyzer/source/log_names.h"
 #include "analyzer/source/zip_archive.h"
+#include "common/errno_text.h"
 
 namespace sparkprof::source {
 namespace {
@@ -83,7 +84,7 @@ Result<ArchiveSource> CopyNestedArchive(InputStream& stream, uint64_t limit, uin
       ssize_t n = ::write(file->fd(), buffer.data() + written, got - written);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
-        return IoError(std::string("cannot write its temporary copy: ") + std::strerror(errno));
+        return IoError(std::string("cannot write its temporary copy: ") + ErrnoText(errno));
       }
       written += static_cast<size_t>(n);
     }
