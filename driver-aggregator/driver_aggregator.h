@@ -137,6 +137,19 @@ class DriverAggregator {
   // thread.
   Result<std::string> WriteStageFlameGraph(int32_t stage_id, int32_t stage_attempt);
 
+  // The sparkprof tab of Spark's UI (spark-plugin's SparkProfUi), computed only when a page asks:
+  // {"schema": "sparkprof.ui/v1", "source": "live", "profiled_stages": [{stage_id, attempt,
+  // sampled_ms}], "agents": [{executor_id, process (host:pid), samples_taken, samples_dropped,
+  // native_memory_bytes}],
+  // "report": the sparkprof.report/v1 document of the model so far (LiveApplication::
+  // AnalysisSoFar), or the end's report.json once written, or null}. Never blocks the ingest
+  // thread beyond copying the stage list.
+  std::string LiveUiJson();
+  // The stage attempt's flame graph page (the HTML WriteStageFlameGraph writes) from what arrived
+  // so far, not written to a file and not counted against max_flamegraph_files. NotFound when no
+  // sample of it arrived.
+  Result<std::string> StageFlameGraphHtml(StageKey stage) const;
+
   // One listener event as an event-log JSON line (no newline): fed to the live model. Returns
   // the reason a line was refused; never throws, never blocks beyond the model's lock.
   Status OnEvent(std::string_view json_line);

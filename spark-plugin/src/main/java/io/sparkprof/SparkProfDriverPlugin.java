@@ -103,6 +103,7 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
           SparkCompat.addListener(sc, trace);
         }
       }
+      if (sc != null && config.uiEnabled()) attachUiTab(sc);
       Log.info("driver aggregator started"
           + (port >= 0 ? ", metrics at http://" + config.prometheusBindAddress() + ":" + port
               + "/metrics" : ", no metrics endpoint")
@@ -116,6 +117,21 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
       }
     }
     return extraConf;
+  }
+
+  /**
+   * The sparkprof tab in Spark's UI (when the UI is on: {@code spark.ui.enabled}), served through
+   * Spark's own handlers, filters and ACLs ({@link SparkUiAttachment}); its figures are computed
+   * only when a page asks. A failure leaves the application without the tab after one log line.
+   */
+  private static void attachUiTab(SparkContext sc) {
+    try {
+      scala.Option<org.apache.spark.ui.SparkUI> ui = sc.ui();
+      if (ui.isEmpty()) return;
+      SparkUiAttachment.attach(ui.get(), new SparkProfUi(new LiveUiSource(), "live"));
+    } catch (RuntimeException | LinkageError e) {
+      Log.warn("no sparkprof tab in Spark's UI: " + e);
+    }
   }
 
   /**
