@@ -26,6 +26,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_checks import check, failures  # noqa: E402
@@ -86,6 +87,26 @@ class ReverseProxy:
 
     def stop(self):
         self.server.shutdown()
+
+
+def copy_log_as(event_logs, app_id, other_id):
+    """The plain event log of app_id (a file, or Spark 4's rolling eventlog_v2_ directory) once
+    more as other_id's: names and lines with the id replaced (checksum files left out)."""
+    for name in os.listdir(event_logs):
+        if app_id not in name:
+            continue
+        source = os.path.join(event_logs, name)
+        target = os.path.join(event_logs, name.replace(app_id, other_id))
+        parts = [(source, target)]
+        if os.path.isdir(source):
+            os.makedirs(target)
+            parts = [(os.path.join(source, part),
+                      os.path.join(target, part.replace(app_id, other_id)))
+                     for part in os.listdir(source) if not part.endswith(".crc")]
+        for part_source, part_target in parts:
+            with open(part_source, encoding="utf-8") as original, \
+                    open(part_target, "w", encoding="utf-8") as copy:
+                copy.write(original.read().replace(app_id, other_id))
 
 
 def browser(node, url, mode, screenshot, prefix=None):
@@ -171,7 +192,11 @@ def main():
                 status, body = http_get(proxy.url("/sparkprof/data/"), 30)
             except OSError:
                 return None
-            data = json.loads(body)
+            try:
+                data = json.loads(body)
+            except ValueError:
+                print(f"data/ is not JSON yet (HTTP {status}): {body[:300]!r}", flush=True)
+                return None
             report = data.get("report") or {}
             heavy = any("crc32" in (s.get("name") or "") or s.get("status") == "active"
                         for s in report.get("stages", []))
@@ -182,6 +207,13 @@ def main():
                         240 + options.tiny_stages * 0.5, 1.0)
         check(data["source"] == "live" and data["report"]["schema"] == "sparkprof.report/v1",
               "live data/: a sparkprof.report/v1 report of the run so far")
+        # Spark's own servlet and security filter answered (attachHandler): their headers.
+        with urllib.request.urlopen(proxy.url("/sparkprof/data/"), timeout=30) as response:
+            headers = {k.lower(): v for k, v in response.getheaders()}
+        check(headers.get("content-type", "").startswith("application/json")
+              and headers.get("x-content-type-options") == "nosniff"
+              and "x-frame-options" in headers and "no-store" in headers.get("cache-control", ""),
+              f"data/ carries the headers of Spark's servlet and security filter ({headers})")
         started = time.monotonic()
         status, body = http_get(proxy.url("/sparkprof/data/"), 30)
         data_ms = (time.monotonic() - started) * 1000
@@ -212,11 +244,8 @@ def main():
 
         # A second application in the History Server without sparkprof outputs: the same log
         # under another id.
-        log_path = os.path.join(event_logs, app_id)
         other_id = app_id[:-4] + "9999"
-        with open(log_path, encoding="utf-8") as source, \
-                open(os.path.join(event_logs, other_id), "w", encoding="utf-8") as copy:
-            copy.write(source.read().replace(app_id, other_id))
+        copy_log_as(event_logs, app_id, other_id)
 
         port = free_port()
         history_options = (f"-Dspark.history.fs.logDirectory=file://{event_logs} "
