@@ -721,8 +721,14 @@ Result<std::string> DriverAggregator::WriteStageFlameGraph(int32_t stage_id,
 }
 
 std::string DriverAggregator::LiveUiJson() {
-  std::string report_json;
+  std::lock_guard<std::mutex> ui_lock(ui_json_mutex_);
+  const auto now = std::chrono::steady_clock::now();
   const bool finished = live_->finished();
+  if (!ui_json_.empty() && ui_json_finished_ == finished &&
+      now - ui_json_time_ < std::chrono::milliseconds(kUiJsonMinIntervalMs)) {
+    return ui_json_;
+  }
+  std::string report_json;
   if (finished) {
     report_json = ReadReportJson(OutputDirectory());
   } else if (Result<report::Analysis> analysis = live_->AnalysisSoFar("live"); analysis.ok()) {
@@ -769,6 +775,11 @@ std::string DriverAggregator::LiveUiJson() {
   json += ",\"report\":";
   json += report_json.empty() ? std::string("null") : report_json;
   json += "}";
+  if (!report_json.empty()) {  // no report yet (the end's being written): ask again next time
+    ui_json_ = json;
+    ui_json_time_ = now;
+    ui_json_finished_ = finished;
+  }
   return json;
 }
 

@@ -5,7 +5,8 @@ the looking, in headless Chromium):
 1. a standalone cluster on loopback (tests/e2e/spark_cluster.py), a PySpark application with the
    plugin jar alone (--jars, spark.plugins: the jar starts the agents), Spark's UI behind a small
    reverse proxy at /proxy/<name>/ with spark.ui.proxyBase set, as YARN's and Kubernetes'
-   proxies serve it: the live tab is loaded through the proxy while heavy stages run;
+   proxies serve it, and Spark 4.2's Content-Security-Policy on: the live tab is loaded through
+   the proxy while heavy stages run;
 2. the application stops; a History Server (Spark's own class, the plugin jar on its classpath
    through SPARK_DAEMON_CLASSPATH) over its event log shows the tab with the end's report and
    the stage flame graphs; a copy of the event log under another application id, which has no
@@ -175,6 +176,8 @@ def main():
             "spark.eventLog.compress": "false",
             "spark.ui.port": str(ui_port),
             "spark.ui.proxyBase": proxy.prefix,
+            # Spark 4.2's Content-Security-Policy (script nonces); earlier releases ignore it.
+            "spark.ui.contentSecurityPolicy.enabled": "true",
             "spark.executor.memory": "768m",
             "spark.executor.cores": "2",
         }
@@ -214,6 +217,10 @@ def main():
               and headers.get("x-content-type-options") == "nosniff"
               and "x-frame-options" in headers and "no-store" in headers.get("cache-control", ""),
               f"data/ carries the headers of Spark's servlet and security filter ({headers})")
+        release = tuple(int(part) for part in cluster.version.split(".")[:2])
+        if release >= (4, 2):
+            check("script-src 'self' 'nonce-" in headers.get("content-security-policy", ""),
+                  "Spark 4.2's Content-Security-Policy applies to the tab (nonce scripts only)")
         started = time.monotonic()
         status, body = http_get(proxy.url("/sparkprof/data/"), 30)
         data_ms = (time.monotonic() - started) * 1000
@@ -249,7 +256,8 @@ def main():
 
         port = free_port()
         history_options = (f"-Dspark.history.fs.logDirectory=file://{event_logs} "
-                           f"-Dspark.history.ui.port={port} -Dspark.history.fs.update.interval=1s")
+                           f"-Dspark.history.ui.port={port} -Dspark.history.fs.update.interval=1s "
+                           "-Dspark.ui.contentSecurityPolicy.enabled=true")
         cluster._start("history-server", ["org.apache.spark.deploy.history.HistoryServer"],
                        {"SPARK_HISTORY_OPTS": history_options,
                         "SPARK_DAEMON_CLASSPATH": os.path.abspath(options.plugin_jar)})

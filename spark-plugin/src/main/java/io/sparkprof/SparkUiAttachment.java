@@ -57,7 +57,8 @@ final class SparkUiAttachment {
     Object data = handler(root + "/data", "application/json", request -> content.dataJson(),
         conf, basePath);
     Object flameGraph = handler(root + "/flamegraph", "text/html",
-        request -> content.flameGraph(parameter(request, "stage"), parameter(request, "attempt")),
+        request -> withCspNonce(
+            content.flameGraph(parameter(request, "stage"), parameter(request, "attempt"))),
         conf, basePath);
     attachHandler(ui, page);
     attachHandler(ui, data);
@@ -130,9 +131,47 @@ final class SparkUiAttachment {
         + handler.getClass().getName());
   }
 
+  /**
+   * Spark 4.2's Content-Security-Policy ({@code spark.ui.contentSecurityPolicy.enabled}) runs only
+   * the inline scripts that carry the request's nonce ({@code CspNonce.get()}, set by Spark's
+   * security filter before the servlet runs): the tab's and the flame graph page's scripts get
+   * it. Without the class (Spark 3.5) or a nonce, the page is unchanged.
+   */
+  static String withCspNonce(String html) {
+    String nonce = cspNonce();
+    if (nonce == null || html == null) return html;
+    return SCRIPT_TAG.matcher(html).replaceAll("<script nonce=\"" + nonce + "\"");
+  }
+
+  private static final java.util.regex.Pattern SCRIPT_TAG =
+      java.util.regex.Pattern.compile("<script(?=[\\s>])");
+  private static final Method CSP_NONCE = findCspNonce();
+
+  private static Method findCspNonce() {
+    try {
+      return Class.forName("org.apache.spark.ui.CspNonce", true, UIUtils.class.getClassLoader())
+          .getMethod("get");
+    } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+      return null;  // before Spark 4.2
+    }
+  }
+
+  private static String cspNonce() {
+    if (CSP_NONCE == null) return null;
+    try {
+      Object nonce = CSP_NONCE.invoke(null);
+      if (!(nonce instanceof String)) return null;
+      String text = (String) nonce;
+      // Spark's nonces are Base64; anything else is not put into the page.
+      return !text.isEmpty() && text.matches("[A-Za-z0-9+/=_-]+") ? text : null;
+    } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+      return null;
+    }
+  }
+
   /** The page inside Spark's header; the page alone when the header cannot be drawn. */
   private static Object page(Object request, SparkProfTab tab, SparkProfUi content) {
-    final String body = content.pageBody();
+    final String body = withCspNonce(content.pageBody());
     Method header = HEADER_PAGE;
     if (header != null && UNPARSED != null) {
       try {
@@ -160,7 +199,7 @@ final class SparkUiAttachment {
         }
       }
     }
-    return content.standalonePage("sparkprof");
+    return withCspNonce(content.standalonePage("sparkprof"));
   }
 
   private static volatile boolean headerFailureLogged;
