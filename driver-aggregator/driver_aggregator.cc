@@ -744,6 +744,7 @@ std::string DriverAggregator::LiveUiJson() {
     std::lock_guard<std::mutex> lock(mutex_);
     out.Key("profiled_stages").BeginArray();
     for (const auto& [key, stage] : stages_) {
+      if (stage->tree.model().total_weight() == 0) continue;  // no graph to draw
       out.BeginObject()
           .Field("stage_id", key.stage_id)
           .Field("attempt", key.stage_attempt)

@@ -6,7 +6,8 @@
 //
 // Usage: node spark_ui_tab.test.js URL live|history|no-profile SCREENSHOT.png [PREFIX]
 // PREFIX (default: URL's origin): every request the page makes must start with it.
-// Prints "render_ms=N" (page navigation to the figures drawn) and exits 77 without Chromium.
+// Prints "render_ms=N" (page navigation to the figures drawn), "reload_render_ms=N" (the same for
+// a second view) and exits 77 without Chromium.
 'use strict';
 
 const { requireChromium, launch, watchedPage, check, run } = require('./harness');
@@ -22,6 +23,8 @@ run(async () => {
   const browser = await launch(chromium);
   try {
     const { page, watch } = await watchedPage(browser, { width: 1400, height: 1000 });
+    const failed = [];
+    page.on('response', (r) => { if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`); });
     const started = Date.now();
     const response = await page.goto(url, { waitUntil: 'load', timeout: 60000 });
     check(response && response.status() === 200, `GET ${url}: HTTP ${response && response.status()}`);
@@ -96,10 +99,18 @@ run(async () => {
       }
     }
 
+    // A second view of the page (Spark's static files cached by the browser, the History
+    // Server's application UI loaded already): the tab's own cost.
+    const reloaded = Date.now();
+    await page.goto(url, { waitUntil: 'load', timeout: 60000 });
+    await page.waitForSelector('#sparkprof-root[data-loaded]', { timeout: 60000 });
+    console.log(`reload_render_ms=${Date.now() - reloaded}`);
+
     const prefix = prefixArgument || new URL(url).origin + '/';
     const outside = watch.requests.filter((r) => !r.startsWith(prefix) && !r.startsWith('data:'));
     check(outside.length === 0, `every request stays under ${prefix} (${outside.slice(0, 3).join(' ')})`);
-    check(watch.consoleErrors.length === 0, `no console errors (${watch.consoleErrors.slice(0, 3).join(' | ')})`);
+    check(watch.consoleErrors.length === 0, `no console errors (${watch.consoleErrors.slice(0, 3).join(' | ')}` +
+      `${failed.length ? '; failed: ' + failed.slice(0, 3).join(' ') : ''})`);
     if (screenshot) await page.screenshot({ path: screenshot, fullPage: true });
   } finally {
     await browser.close();

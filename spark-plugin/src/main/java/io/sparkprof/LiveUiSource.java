@@ -19,12 +19,29 @@ final class LiveUiSource implements SparkProfUi.Source {
         + "\"message\":\"the sparkprof driver aggregator is not running (see the driver log)\"}";
   }
 
+  /** The application's output directory, once its id is known; null before. */
+  private volatile java.io.File applicationDirectory;
+
+  void setApplicationDirectory(java.io.File directory) {
+    applicationDirectory = directory;
+  }
+
+  /**
+   * From the stage's call tree in memory; for a stage attempt the driver no longer keeps (past
+   * {@code spark.sparkprof.maxStages}, or evicted for the node budget), the file written when it
+   * completed.
+   */
   @Override
   public String flameGraphHtml(int stageId, int stageAttempt) {
+    String html = null;
     try {
-      return NativeAggregator.stageFlameGraphHtml(stageId, stageAttempt);
+      html = NativeAggregator.stageFlameGraphHtml(stageId, stageAttempt);
     } catch (RuntimeException | LinkageError e) {
-      return null;
+      html = null;
     }
+    java.io.File directory = applicationDirectory;
+    if (html != null || directory == null) return html;
+    return new HistoryUiSource(directory, java.util.Collections.<String>emptyList())
+        .flameGraphHtml(stageId, stageAttempt);
   }
 }

@@ -40,6 +40,7 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
   /** Completed stage attempts whose flame graph is not written yet ("stage:attempt"). */
   private final Map<String, int[]> pendingFlameGraphs = new ConcurrentHashMap<>();
   private volatile boolean badBatchLogged;
+  private volatile LiveUiSource uiSource;  // the UI tab's, when Spark's UI has it
   private volatile boolean drainsDriverAgent;  // this plugin drains the driver JVM's agent
   private final Object driverDrainLock = new Object();
   private volatile SparkProfListener listener;
@@ -124,11 +125,12 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
    * Spark's own handlers, filters and ACLs ({@link SparkUiAttachment}); its figures are computed
    * only when a page asks. A failure leaves the application without the tab after one log line.
    */
-  private static void attachUiTab(SparkContext sc) {
+  private void attachUiTab(SparkContext sc) {
     try {
       scala.Option<org.apache.spark.ui.SparkUI> ui = sc.ui();
       if (ui.isEmpty()) return;
-      SparkUiAttachment.attach(ui.get(), new SparkProfUi(new LiveUiSource(), "live"));
+      uiSource = new LiveUiSource();
+      SparkUiAttachment.attach(ui.get(), new SparkProfUi(uiSource, "live"));
     } catch (RuntimeException | LinkageError e) {
       Log.warn("no sparkprof tab in Spark's UI: " + e);
     }
@@ -261,6 +263,11 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
     if (!running) return;
     try {
       NativeAggregator.setApplication(appId, pluginContext.conf().get("spark.app.name", ""));
+      LiveUiSource source = uiSource;
+      if (source != null) {
+        source.setApplicationDirectory(
+            new File(config.outputDir(), SparkProfHistoryPlugin.safeName(appId)));
+      }
     } catch (RuntimeException | LinkageError e) {
       Log.warn("outputs stay in " + config.outputDir() + ": " + e.getMessage());
     }
