@@ -192,26 +192,37 @@
       (app.id ? ' Application <b>' + esc(app.id) + '</b> ' + esc(app.name || '') : '') + '</p>';
     if (data.message) header += '<p id="sparkprof-message" class="sparkprof-message">' + esc(data.message) +
       (data.searched && data.searched.length ? ' (looked in: ' + data.searched.map(esc).join(', ') + ')' : '') + '</p>';
-    var html = header;
+    var top = header;
     if (report) {
-      html += section('sparkprof-findings', 'Findings' + (live && !data.application_finished ? ' so far' : ''), findingsHtml(report));
-      html += section('sparkprof-phases', 'Phase breakdown', phasesHtml(report));
+      top += section('sparkprof-findings', 'Findings' + (live && !data.application_finished ? ' so far' : ''), findingsHtml(report));
+      top += section('sparkprof-phases', 'Phase breakdown', phasesHtml(report));
     }
-    html += section('sparkprof-stages', 'Stages', stagesHtml(report, data));
-    html += section('sparkprof-flamegraph-section', 'Flame graph',
-      '<p><span id="sparkprof-flamegraph-title"></span></p><iframe id="sparkprof-flamegraph" title="flame graph" class="sparkprof-flamegraph"></iframe>');
+    top += section('sparkprof-stages', 'Stages', stagesHtml(report, data));
+    var bottom = '';
     if (report) {
-      html += section('sparkprof-executors', 'Executors: sampled time and memory', executorsHtml(report, data));
-      html += section('sparkprof-timeline', 'Timeline: resource wait, executors, stages', timelineHtml(report));
+      bottom += section('sparkprof-executors', 'Executors: sampled time and memory', executorsHtml(report, data));
+      bottom += section('sparkprof-timeline', 'Timeline: resource wait, executors, stages', timelineHtml(report));
     }
-    var previous = selected;
-    root.innerHTML = html;
-    var frameSection = document.getElementById('sparkprof-flamegraph-section');
-    var choice = userSelected && previous ? previous : pickDefault(report, data);
+    // The flame graph's section is made once and kept: a refresh redraws the figures around it,
+    // so a finished stage's graph stays as the user zoomed it; a running stage's is reloaded.
+    if (!document.getElementById('sparkprof-flamegraph-section')) {
+      root.innerHTML = '<div id="sparkprof-top"></div>' +
+        section('sparkprof-flamegraph-section', 'Flame graph',
+          '<p><span id="sparkprof-flamegraph-title"></span></p><iframe id="sparkprof-flamegraph" title="flame graph" class="sparkprof-flamegraph"></iframe>') +
+        '<div id="sparkprof-bottom"></div>';
+    }
+    document.getElementById('sparkprof-top').innerHTML = top;
+    document.getElementById('sparkprof-bottom').innerHTML = bottom;
+    var frame = document.getElementById('sparkprof-flamegraph');
+    var choice = userSelected && selected ? selected : pickDefault(report, data);
     if (choice) {
-      showFlameGraph(choice.stage, choice.attempt, true);
-    } else if (frameSection) {
-      frameSection.querySelector('iframe').style.display = 'none';
+      var running = ((report && report.stages) || []).some(function (s) {
+        return s.stage_id === choice.stage && s.attempt === choice.attempt && s.status === 'active';
+      });
+      frame.style.display = '';
+      showFlameGraph(choice.stage, choice.attempt, running);
+    } else {
+      frame.style.display = 'none';
       document.getElementById('sparkprof-flamegraph-title').textContent = 'No stage has samples yet.';
     }
   }
