@@ -69,7 +69,11 @@ public final class SparkProfHistoryPlugin implements AppHistoryServerPlugin {
     String own = properties.get(SparkProfConfig.OUTPUT_DIR);
     if (own != null && !own.isEmpty()) bases.add(own);
     String user = system.get("user.name");
-    if (own == null && user != null && !user.isEmpty()) bases.add("/tmp/sparkprof-" + user);
+    // The driver's default (SparkProfConfig.defaultOutputDir), for the driver's user.
+    if (own == null && user != null && !user.isEmpty() && !user.equals(".")
+        && !user.equals("..")) {
+      bases.add("/tmp/sparkprof-" + safeName(user));
+    }
     return bases;
   }
 
