@@ -642,6 +642,42 @@ uint64_t DriverAggregator::StageWeightNs(StageKey stage) const {
   return it == stages_.end() ? 0 : it->second->tree.model().total_weight();
 }
 
+namespace {
+
+// The stage attempt's flame graph page, as the written file and the UI tab show it.
+std::string RenderStageFlameGraph(const flamegraph::ProfileModel& model, StageKey stage) {
+  // Keep the page small: drop subtrees under 0.05% of the stage's time.
+  flamegraph::ProfileModel pruned = model.Pruned(model.total_weight() / 2000);
+  flamegraph::HtmlRenderOptions render;
+  render.title = "sparkprof: stage " + std::to_string(stage.stage_id) + " (attempt " +
+                 std::to_string(stage.stage_attempt) + ")";
+  char sampled[64];
+  std::snprintf(sampled, sizeof(sampled), "%.3f s sampled task time",
+                Seconds(model.total_weight()));
+  render.subtitle = sampled;
+  std::string html;
+  flamegraph::RenderHtml(pruned, render, nullptr, html);
+  return html;
+}
+
+// The end's report.json, when written and of a sane size; "" otherwise.
+std::string ReadReportJson(const std::string& dir) {
+  constexpr uintmax_t kMaxReportBytes = uintmax_t{256} << 20;
+  std::error_code error;
+  const std::filesystem::path path = std::filesystem::path(dir) / "report.json";
+  const uintmax_t bytes = std::filesystem::file_size(path, error);
+  if (error || bytes == 0 || bytes > kMaxReportBytes) return {};
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr) return {};
+  std::string text(static_cast<size_t>(bytes), '\0');
+  const size_t read = std::fread(text.data(), 1, text.size(), file);
+  std::fclose(file);
+  text.resize(read);
+  return text;
+}
+
+}  // namespace
+
 Result<std::string> DriverAggregator::WriteStageFlameGraph(int32_t stage_id,
                                                            int32_t stage_attempt) {
   if (options_.output_dir.empty()) {
@@ -673,17 +709,7 @@ Result<std::string> DriverAggregator::WriteStageFlameGraph(int32_t stage_id,
                       std::to_string(stage_id) + "` draws it");
     }
     flamegraphs_written_.insert(key);
-    const flamegraph::ProfileModel& model = it->second->tree.model();
-    // Keep the page small: drop subtrees under 0.05% of the stage's time.
-    flamegraph::ProfileModel pruned = model.Pruned(model.total_weight() / 2000);
-    flamegraph::HtmlRenderOptions render;
-    render.title = "sparkprof: stage " + std::to_string(stage_id) + " (attempt " +
-                   std::to_string(stage_attempt) + ")";
-    char sampled[64];
-    std::snprintf(sampled, sizeof(sampled), "%.3f s sampled task time",
-                  Seconds(model.total_weight()));
-    render.subtitle = sampled;
-    flamegraph::RenderHtml(pruned, render, nullptr, html);
+    html = RenderStageFlameGraph(it->second->tree.model(), key);
   }
   std::string path =
       (std::filesystem::path(dir) / ("stage-" + std::to_string(stage_id) + "-attempt-" +
@@ -692,6 +718,80 @@ Result<std::string> DriverAggregator::WriteStageFlameGraph(int32_t stage_id,
   SPARKPROF_RETURN_IF_ERROR(WriteFileAtomically(path, html));
   metrics_.flamegraphs_written->Increment();
   return path;
+}
+
+std::string DriverAggregator::LiveUiJson() {
+  std::lock_guard<std::mutex> ui_lock(ui_json_mutex_);
+  const auto now = std::chrono::steady_clock::now();
+  const bool finished = live_->finished();
+  if (!ui_json_.empty() && ui_json_finished_ == finished &&
+      now - ui_json_time_ < std::chrono::milliseconds(kUiJsonMinIntervalMs)) {
+    return ui_json_;
+  }
+  std::string report_json;
+  if (finished) {
+    report_json = ReadReportJson(OutputDirectory());
+  } else if (Result<report::Analysis> analysis = live_->AnalysisSoFar("live"); analysis.ok()) {
+    const std::vector<const report::Analysis*> one = {&analysis.value()};
+    report_json = report::RenderJson(one);
+  }
+  JsonWriter out(JsonWriter::Options{0, false});
+  out.BeginObject();
+  out.Field("schema", "sparkprof.ui/v1");
+  out.Field("source", "live");
+  out.Field("application_finished", finished);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    out.Key("profiled_stages").BeginArray();
+    for (const auto& [key, stage] : stages_) {
+      if (stage->tree.model().total_weight() == 0) continue;  // no graph to draw
+      out.BeginObject()
+          .Field("stage_id", key.stage_id)
+          .Field("attempt", key.stage_attempt)
+          .FieldDouble("sampled_ms", static_cast<double>(stage->tree.model().total_weight()) / 1e6,
+                       3)
+          .EndObject();
+    }
+    out.EndArray();
+    out.Key("agents").BeginArray();
+    for (const auto& [key, health] : executors_) {
+      const size_t at = key.rfind('@');  // "<executor id>@<host>:<pid>"
+      out.BeginObject()
+          .Field("executor_id", std::string_view(key).substr(0, at))
+          .Field("process", at == std::string::npos ? std::string_view()
+                                                    : std::string_view(key).substr(at + 1))
+          .Key("samples_taken")
+          .Uint(health->samples_taken)
+          .Key("samples_dropped")
+          .Uint(health->samples_dropped_ring_full)
+          .Key("native_memory_bytes")
+          .Uint(health->native_memory_bytes)
+          .EndObject();
+    }
+    out.EndArray();
+  }
+  out.EndObject();
+  std::string json = out.Take();
+  json.pop_back();  // the closing brace: the report document goes in as it is
+  json += ",\"report\":";
+  json += report_json.empty() ? std::string("null") : report_json;
+  json += "}";
+  if (!report_json.empty()) {  // no report yet (the end's being written): ask again next time
+    ui_json_ = json;
+    ui_json_time_ = now;
+    ui_json_finished_ = finished;
+  }
+  return json;
+}
+
+Result<std::string> DriverAggregator::StageFlameGraphHtml(StageKey stage) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = stages_.find(stage);
+  if (it == stages_.end() || it->second->tree.model().total_weight() == 0) {
+    return NotFound("no samples arrived for stage " + std::to_string(stage.stage_id) + " attempt " +
+                    std::to_string(stage.stage_attempt));
+  }
+  return RenderStageFlameGraph(it->second->tree.model(), stage);
 }
 
 std::string DriverAggregator::StatusJson() const {

@@ -137,6 +137,22 @@ class DriverAggregator {
   // thread.
   Result<std::string> WriteStageFlameGraph(int32_t stage_id, int32_t stage_attempt);
 
+  // The sparkprof tab of Spark's UI (spark-plugin's SparkProfUi), computed only when a page asks:
+  // {"schema": "sparkprof.ui/v1", "source": "live", "profiled_stages": [{stage_id, attempt,
+  // sampled_ms}], "agents": [{executor_id, process (host:pid), samples_taken, samples_dropped,
+  // native_memory_bytes}],
+  // "report": the sparkprof.report/v1 document of the model so far (LiveApplication::
+  // AnalysisSoFar), or the end's report.json once written, or null}. Never blocks the ingest
+  // thread beyond copying the stage list. However many pages ask, the document is computed one
+  // at a time and at most once per kUiJsonMinIntervalMs (later askers get the last one), and at
+  // once when the application has ended since.
+  std::string LiveUiJson();
+  static constexpr int64_t kUiJsonMinIntervalMs = 2000;
+  // The stage attempt's flame graph page (the HTML WriteStageFlameGraph writes) from what arrived
+  // so far, not written to a file and not counted against max_flamegraph_files. NotFound when no
+  // sample of it arrived.
+  Result<std::string> StageFlameGraphHtml(StageKey stage) const;
+
   // One listener event as an event-log JSON line (no newline): fed to the live model. Returns
   // the reason a line was refused; never throws, never blocks beyond the model's lock.
   Status OnEvent(std::string_view json_line);
@@ -196,6 +212,11 @@ class DriverAggregator {
   int64_t spill_disk_reported_ = 0;
   std::once_flag finish_once_;
   Result<std::vector<std::string>> finish_result_{std::vector<std::string>{}};
+
+  std::mutex ui_json_mutex_;  // guards the three below; taken before the others
+  std::chrono::steady_clock::time_point ui_json_time_{};
+  std::string ui_json_;
+  bool ui_json_finished_ = false;  // the application had ended when ui_json_ was made
 
   mutable std::mutex mutex_;  // guards everything below
   std::map<StageKey, std::unique_ptr<StageProfile>> stages_;

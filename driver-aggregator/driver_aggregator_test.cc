@@ -400,6 +400,37 @@ TEST(DriverAggregatorTest, WritesStageFlameGraph) {
   std::filesystem::remove_all(std::filesystem::path(options.output_dir).parent_path());
 }
 
+// The UI tab's flame graph: the same page from memory, no file written, no file budget spent.
+TEST(DriverAggregatorTest, StageFlameGraphHtmlForTheUiTab) {
+  AggregatorOptions options;
+  options.output_dir = TempDir("flame_ui");
+  options.max_flamegraph_files = 1;
+  auto aggregator = StartOrDie(options);
+  ASSERT_EQ(aggregator->Ingest(
+                MakeBatch("1", {{kSerializationStack, 5, fb::Category::serialization, 1'000'000}})),
+            IngestOutcome::kAccepted);
+  auto html = aggregator->StageFlameGraphHtml({5, 0});
+  ASSERT_TRUE(html.ok()) << html.status().ToString();
+  EXPECT_NE(html->find("java.io.ObjectOutputStream.writeObject"), std::string::npos);
+  EXPECT_NE(html->find("sparkprof: stage 5 (attempt 0)"), std::string::npos);
+  EXPECT_EQ(aggregator->StageFlameGraphHtml({6, 0}).status().code(), StatusCode::kNotFound);
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(options.output_dir) /
+                                       "stage-5-attempt-0.html"));
+  auto path = aggregator->WriteStageFlameGraph(5, 0);  // the one file still allowed
+  ASSERT_TRUE(path.ok()) << path.status().ToString();
+  std::ifstream in(*path);
+  std::stringstream written;
+  written << in.rdbuf();
+  EXPECT_EQ(written.str(), *html);
+
+  const std::string json = aggregator->LiveUiJson();
+  EXPECT_NE(json.find("\"schema\":\"sparkprof.ui/v1\""), std::string::npos) << json;
+  EXPECT_NE(json.find("{\"stage_id\":5,\"attempt\":0,\"sampled_ms\":1}"), std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"executor_id\":\"1\""), std::string::npos) << json;
+  std::filesystem::remove_all(options.output_dir);
+}
+
 // Past max_flamegraph_files a stage's graph is not written (counted); a graph written already is
 // rewritten (the same file), and the samples still reach the metrics.
 TEST(DriverAggregatorTest, StageFlameGraphFilesAreCapped) {

@@ -305,6 +305,23 @@ std::string LiveApplication::EndedJobsJson(const std::vector<int32_t>& job_ids) 
   return out.Take();
 }
 
+namespace {
+
+// The live feed is no file: the report's input names the application, codec "live".
+void NameLiveInput(const std::string& input_name, report::Analysis& analysis) {
+  analysis.log_name = input_name;
+  analysis.layout = "live";
+  if (!analysis.read.files.empty()) {
+    eventlog::FileReadReport& file = analysis.read.files.front();
+    file.file = input_name;
+    file.codec = "live";
+    file.compressed_bytes = file.decoded_bytes;
+  }
+  for (eventlog::BadLine& bad : analysis.read.bad_lines) bad.file = input_name;
+}
+
+}  // namespace
+
 Result<report::Analysis> LiveApplication::Finish(
     const std::string& input_name, const std::function<void(model::ApplicationModel&)>& amend,
     const std::string& profile_path) {
@@ -320,19 +337,34 @@ Result<report::Analysis> LiveApplication::Finish(
     analysis.read.event_counts = parser_->event_counts();
     analysis.read.unknown_events = parser_->unknown_events();
   }
-  analysis.log_name = input_name;
-  analysis.layout = "live";
-  eventlog::FileReadReport& file = analysis.read.files.front();
-  file.file = input_name;
-  file.codec = "live";
-  file.compressed_bytes = file.decoded_bytes;
-  for (eventlog::BadLine& bad : analysis.read.bad_lines) bad.file = input_name;
+  NameLiveInput(input_name, analysis);
   // As report::Analyze does after reading a log; inside the driver the right-sizing replays are
   // held to a smaller budget (about a second of CPU at the application's end).
   cost::CostOptions cost_options;
   cost_options.max_simulated_tasks = 2'000'000;
   // The profile as `sparkprof analyze --profile` reads it: the same file, the same summary.
   if (!profile_path.empty()) report::AttachProfile(analysis, profile_path);
+  report::CompleteAnalysis(analysis, cost_options);
+  return analysis;
+}
+
+Result<report::Analysis> LiveApplication::AnalysisSoFar(const std::string& input_name) const {
+  report::Analysis analysis;
+  std::optional<model::ModelBuilder> copy;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (finished_) return InvalidArgument("the application has ended; its report is written");
+    copy.emplace(builder_);
+    analysis.read = read_;
+    analysis.read.event_counts = parser_->event_counts();
+    analysis.read.unknown_events = parser_->unknown_events();
+  }
+  analysis.model = copy->Finish();
+  copy.reset();
+  NameLiveInput(input_name, analysis);
+  cost::CostOptions cost_options;
+  cost_options.frontier = false;  // the end's report has it; a page view stays cheap
+  cost_options.threads = 1;
   report::CompleteAnalysis(analysis, cost_options);
   return analysis;
 }

@@ -142,6 +142,12 @@ class LiveApplication {
                                   const std::string& profile_path = "");
   bool finished() const;
 
+  // The same analysis as Finish on the model built so far, for the sparkprof tab of Spark's UI
+  // (computed only when someone opens it): a copy of the builder, finished, diagnosed; nothing
+  // here changes. Cheaper than the end's report: no right-sizing frontier, one thread. An error
+  // once the application has finished (its report.json is written then).
+  Result<report::Analysis> AnalysisSoFar(const std::string& input_name) const;
+
  private:
   class Tee;
   const LiveOptions options_;

@@ -351,6 +351,56 @@ TEST(DriverAggregatorLive, MetricsEqualTheEnginePhasesAndReportsAreWritten) {
 
 // The driver's report.json carries its live feed's batch counts, queue_full included: batches
 // the ingest queue had no room for (here: every batch is larger than its byte limit).
+// The UI tab's data: while the application runs, the report of the lines so far (what `sparkprof
+// analyze` of that prefix says, findings included); once it has ended, the end's report.json.
+TEST(DriverAggregatorLive, UiJsonHasTheReportSoFarThenTheEndsReport) {
+  fs::path dir = TempDir("ui_json");
+  std::vector<std::string> lines = Lines(testing::GenerateEventLog(testing::DemoApp()));
+  ASSERT_GT(lines.size(), 10u);
+  const size_t half = lines.size() / 2;
+  AggregatorOptions options;
+  options.output_dir = (dir / "out").string();
+  options.live_extend_to_now = false;
+  auto started = DriverAggregator::Start(options);
+  ASSERT_TRUE(started.ok());
+  DriverAggregator& aggregator = **started;
+  for (size_t i = 0; i < half; ++i) ASSERT_TRUE(aggregator.OnEvent(lines[i]).ok());
+
+  auto so_far = aggregator.live().AnalysisSoFar("live");
+  ASSERT_TRUE(so_far.ok()) << so_far.status().ToString();
+  fs::path prefix = dir / "prefix.json";
+  {
+    std::ofstream out(prefix);
+    for (size_t i = 0; i < half; ++i) out << lines[i] << "\n";
+  }
+  report::Analysis offline = AnalyzeFile(prefix);
+  ASSERT_EQ(so_far->findings.size(), offline.findings.size());
+  for (size_t i = 0; i < offline.findings.size(); ++i) {
+    EXPECT_EQ(so_far->findings[i].rule, offline.findings[i].rule);
+  }
+  std::string json = aggregator.LiveUiJson();
+  EXPECT_NE(json.find("\"application_finished\":false"), std::string::npos);
+  EXPECT_NE(json.find("\"report\":{"), std::string::npos);
+  EXPECT_NE(json.find("sparkprof.report/v1"), std::string::npos);
+  EXPECT_FALSE(aggregator.live().finished());  // looking changed nothing
+  // Pages asking within kUiJsonMinIntervalMs get the document computed for the first.
+  ASSERT_TRUE(aggregator.OnEvent(lines[half]).ok());
+  EXPECT_EQ(aggregator.LiveUiJson(), json);
+
+  for (size_t i = half + 1; i < lines.size(); ++i) {
+    ASSERT_TRUE(aggregator.OnEvent(lines[i]).ok());
+  }
+  ASSERT_TRUE(aggregator.FinishApplication().ok());
+  json = aggregator.LiveUiJson();
+  EXPECT_NE(json.find("\"application_finished\":true"), std::string::npos);
+  std::ifstream in(fs::path(aggregator.OutputDirectory()) / "report.json");
+  std::stringstream report_json;
+  report_json << in.rdbuf();
+  ASSERT_FALSE(report_json.str().empty());
+  EXPECT_NE(json.find(report_json.str()), std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST(DriverAggregatorLive, ReportJsonCountsBatchesDroppedForAFullIngestQueue) {
   const fs::path dir =
       fs::temp_directory_path() / ("sparkprof_queue_full_" + std::to_string(::getpid()));

@@ -245,6 +245,25 @@ JNIEXPORT jstring JNICALL Java_io_sparkprof_NativeAggregator_endedJobsJson0(JNIE
   return sparkprof::jni::ToJavaString(env, aggregator->live().EndedJobsJson(ids));
 }
 
+// The sparkprof tab's data (DriverAggregator::LiveUiJson), computed now; null without an
+// aggregator. Never throws.
+JNIEXPORT jstring JNICALL Java_io_sparkprof_NativeAggregator_liveUiJson0(JNIEnv* env, jclass) {
+  std::shared_ptr<DriverAggregator> aggregator = CurrentAggregator();
+  if (aggregator == nullptr) return nullptr;
+  return sparkprof::jni::ToJavaString(env, aggregator->LiveUiJson());
+}
+
+// The stage attempt's flame graph page from what arrived so far; null when no sample of it
+// arrived or without an aggregator. Never throws.
+JNIEXPORT jstring JNICALL Java_io_sparkprof_NativeAggregator_stageFlameGraphHtml0(
+    JNIEnv* env, jclass, jint stage_id, jint stage_attempt) {
+  std::shared_ptr<DriverAggregator> aggregator = CurrentAggregator();
+  if (aggregator == nullptr) return nullptr;
+  auto html = aggregator->StageFlameGraphHtml({stage_id, stage_attempt});
+  if (!html.ok()) return nullptr;
+  return sparkprof::jni::ToJavaString(env, *html);
+}
+
 JNIEXPORT jstring JNICALL Java_io_sparkprof_NativeAggregator_status0(JNIEnv* env, jclass) {
   std::shared_ptr<DriverAggregator> aggregator = CurrentAggregator();
   std::string text = aggregator ? aggregator->StatusJson() : "{\"running\":false}";

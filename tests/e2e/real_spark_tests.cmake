@@ -123,3 +123,32 @@ foreach(version IN LISTS SPARKPROF_SPARK_VERSIONS)
   set_tests_properties(e2e_observability_${version} PROPERTIES
     LABELS "e2e;jvm;spark;s3a" TIMEOUT 600 SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 endforeach()
+
+# The sparkprof tab in Spark's UI (tests/e2e/run_ui_tab.py, docs/spark-ui.md): the live tab behind
+# a reverse proxy (spark.ui.proxyBase) and the History Server's tab of the finished application,
+# each looked at in headless Chromium (tests/browser/spark_ui_tab.test.js; skipped without
+# Chromium or playwright-core, tests/browser/setup.sh). The 1,000-stage run (label nightly) is the
+# measurement docs/spark-ui.md quotes.
+if(SPARKPROF_NODE)
+  foreach(version IN LISTS SPARKPROF_SPARK_VERSIONS)
+    foreach(stages 20 1000)
+      set(name e2e_ui_tab_${version})
+      set(labels "e2e;jvm;spark;ui")
+      if(stages EQUAL 1000)
+        set(name e2e_ui_tab_1000_stages_${version})
+        set(labels "e2e;jvm;spark;ui;nightly")
+      endif()
+      add_test(NAME ${name}
+        COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/run_ui_tab.py
+          --spark-home ${SPARKPROF_SPARK_ROOT}/${version}/home
+          --python ${SPARKPROF_SPARK_ROOT}/${version}/venv/bin/python
+          --plugin-jar ${SPARKPROF_PLUGIN_JAR}
+          --node ${SPARKPROF_NODE}
+          --tiny-stages ${stages}
+          --work-dir ${CMAKE_CURRENT_BINARY_DIR}/e2e/ui-tab/${version}-${stages})
+      set_tests_properties(${name} PROPERTIES
+        LABELS "${labels}" TIMEOUT 900 SKIP_RETURN_CODE 77 RUN_SERIAL TRUE
+        PASS_REGULAR_EXPRESSION "PASS" FAIL_REGULAR_EXPRESSION "(^|\n)FAIL")
+    endforeach()
+  endforeach()
+endif()

@@ -120,6 +120,20 @@ public final class NativeAggregator {
     return endedJobsJson0(jobIds);
   }
 
+  /**
+   * The sparkprof tab's data ({@code sparkprof.ui/v1}: the report of the model so far, the stage
+   * attempts with samples, the agents' health), computed now; null when the aggregator is not
+   * running. For {@link SparkProfUi}, only when a page asks.
+   */
+  public static String liveUiJson() {
+    return liveUiJson0();
+  }
+
+  /** The stage attempt's flame graph page from what arrived so far; null without samples. */
+  public static String stageFlameGraphHtml(int stageId, int stageAttempt) {
+    return stageFlameGraphHtml0(stageId, stageAttempt);
+  }
+
   /** One-line JSON: port, batches by outcome, stages, executors. */
   public static String status() {
     return status0();
@@ -151,6 +165,10 @@ public final class NativeAggregator {
   private static native String finishApplication0();
 
   private static native String endedJobsJson0(int[] jobIds);
+
+  private static native String liveUiJson0();
+
+  private static native String stageFlameGraphHtml0(int stageId, int stageAttempt);
 
   private static native String status0();
 

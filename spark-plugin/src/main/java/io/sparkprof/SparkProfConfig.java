@@ -169,6 +169,23 @@ public final class SparkProfConfig {
   public static final String OTEL_ENABLED = "spark.sparkprof.otel.enabled";
 
   /**
+   * Boolean, default {@code true}: the driver adds a "sparkprof" tab to Spark's web UI (findings
+   * so far, phases, stages with their live flame graphs, executors; docs/spark-ui.md). Nothing is
+   * added when Spark's UI is off ({@code spark.ui.enabled=false}); the tab computes its figures
+   * only when a page asks for them.
+   */
+  public static final String UI_ENABLED = "spark.sparkprof.ui.enabled";
+
+  /**
+   * Path, read by the History Server (its own {@code spark.history.*} configuration, e.g. {@code
+   * SPARK_HISTORY_OPTS=-Dspark.sparkprof.history.outputDir=...}), default unset: where the
+   * History Server's sparkprof tab looks for {@code <dir>/<appId>/report.json} and the stage
+   * flame graphs when the application's own {@code spark.sparkprof.outputDir} (recorded in its
+   * event log's environment) is not readable from the History Server's host.
+   */
+  public static final String HISTORY_OUTPUT_DIR = "spark.sparkprof.history.outputDir";
+
+  /**
    * URL, default unset ({@code OTEL_EXPORTER_OTLP_ENDPOINT}, else {@code http://localhost:4317}
    * for gRPC, {@code http://localhost:4318} for HTTP): the collector's OTLP endpoint. For HTTP,
    * {@code /v1/traces} is appended unless the URL ends with it.
@@ -256,6 +273,7 @@ public final class SparkProfConfig {
   private final boolean driverEnabled;
   private final long pythonIntervalMs;
   private final boolean otelEnabled;
+  private final boolean uiEnabled;
   private final String otelEndpoint;
   private final String otelProtocol;
   private final double otelSamplingRatio;
@@ -285,6 +303,7 @@ public final class SparkProfConfig {
     driverEnabled = parseBoolean(lookup, DRIVER_ENABLED, true);
     pythonIntervalMs = clamp(parseDurationMs(lookup, PYTHON_INTERVAL, 10), 1, 1000);
     otelEnabled = parseBoolean(lookup, OTEL_ENABLED, false);
+    uiEnabled = parseBoolean(lookup, UI_ENABLED, true);
     otelEndpoint = parseString(lookup, OTEL_ENDPOINT, "");
     otelProtocol = parseChoice(lookup, OTEL_PROTOCOL, "grpc", "http");
     otelSamplingRatio = parseRatio(lookup, OTEL_SAMPLING_RATIO);
@@ -355,6 +374,8 @@ public final class SparkProfConfig {
   public String liveEventLog() { return liveEventLog; }
 
   public boolean otelEnabled() { return otelEnabled; }
+
+  public boolean uiEnabled() { return uiEnabled; }
 
   /** The OTLP endpoint, "" when unset (OTEL_* or the SDK's default then). */
   public String otelEndpoint() { return otelEndpoint; }

@@ -40,6 +40,7 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
   /** Completed stage attempts whose flame graph is not written yet ("stage:attempt"). */
   private final Map<String, int[]> pendingFlameGraphs = new ConcurrentHashMap<>();
   private volatile boolean badBatchLogged;
+  private volatile LiveUiSource uiSource;  // the UI tab's, when Spark's UI has it
   private volatile boolean drainsDriverAgent;  // this plugin drains the driver JVM's agent
   private final Object driverDrainLock = new Object();
   private volatile SparkProfListener listener;
@@ -103,6 +104,7 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
           SparkCompat.addListener(sc, trace);
         }
       }
+      if (sc != null && config.uiEnabled()) attachUiTab(sc);
       Log.info("driver aggregator started"
           + (port >= 0 ? ", metrics at http://" + config.prometheusBindAddress() + ":" + port
               + "/metrics" : ", no metrics endpoint")
@@ -116,6 +118,22 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
       }
     }
     return extraConf;
+  }
+
+  /**
+   * The sparkprof tab in Spark's UI (when the UI is on: {@code spark.ui.enabled}), served through
+   * Spark's own handlers, filters and ACLs ({@link SparkUiAttachment}); its figures are computed
+   * only when a page asks. A failure leaves the application without the tab after one log line.
+   */
+  private void attachUiTab(SparkContext sc) {
+    try {
+      scala.Option<org.apache.spark.ui.SparkUI> ui = sc.ui();
+      if (ui.isEmpty()) return;
+      uiSource = new LiveUiSource();
+      SparkUiAttachment.attach(ui.get(), new SparkProfUi(uiSource, "live"));
+    } catch (RuntimeException | LinkageError e) {
+      Log.warn("no sparkprof tab in Spark's UI: " + e);
+    }
   }
 
   /**
@@ -245,6 +263,11 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
     if (!running) return;
     try {
       NativeAggregator.setApplication(appId, pluginContext.conf().get("spark.app.name", ""));
+      LiveUiSource source = uiSource;
+      if (source != null) {
+        source.setApplicationDirectory(
+            new File(config.outputDir(), SparkProfHistoryPlugin.safeName(appId)));
+      }
     } catch (RuntimeException | LinkageError e) {
       Log.warn("outputs stay in " + config.outputDir() + ": " + e.getMessage());
     }

@@ -1,0 +1,308 @@
+#!/usr/bin/env python3
+"""The sparkprof tab as a user sees it, in a real Spark (tests/browser/spark_ui_tab.test.js does
+the looking, in headless Chromium):
+
+1. a standalone cluster on loopback (tests/e2e/spark_cluster.py), a PySpark application with the
+   plugin jar alone (--jars, spark.plugins: the jar starts the agents), Spark's UI behind a small
+   reverse proxy at /proxy/<name>/ with spark.ui.proxyBase set, as YARN's and Kubernetes'
+   proxies serve it, and Spark 4.2's Content-Security-Policy on: the live tab is loaded through
+   the proxy while heavy stages run;
+2. the application stops; a History Server (Spark's own class, the plugin jar on its classpath
+   through SPARK_DAEMON_CLASSPATH) over its event log shows the tab with the end's report and
+   the stage flame graphs; a copy of the event log under another application id, which has no
+   sparkprof outputs, shows the "no sparkprof profile" message.
+
+Prints ok/FAIL lines and the pages' render times. Exit codes: 0 passed, 1 a check failed, 77
+skipped (no Spark, java, node, Chromium or playwright-core).
+"""
+
+import argparse
+import http.client
+import http.server
+import json
+import os
+import shutil
+import socketserver
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_checks import check, failures  # noqa: E402
+from spark_cluster import (SparkCluster, free_port, http_get, read_tail, wait_driver,  # noqa: E402
+                           wait_for)
+
+SKIPPED = 77
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BROWSER_TEST = os.path.join(REPO, "tests", "browser", "spark_ui_tab.test.js")
+PROXY_NAME = "sparkapp"
+
+
+class ReverseProxy:
+    """/proxy/<name>/PATH -> http://127.0.0.1:<ui port>/PATH, like YARN's web proxy."""
+
+    def __init__(self, name):
+        self.prefix = f"/proxy/{name}"
+        self.target_port = None
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 (http.server's name)
+                if not self.path.startswith(proxy.prefix + "/") or proxy.target_port is None:
+                    self.send_error(404, "outside the proxied application")
+                    return
+                connection = http.client.HTTPConnection("127.0.0.1", proxy.target_port, timeout=60)
+                try:
+                    connection.request("GET", self.path[len(proxy.prefix):] or "/",
+                                       headers={"Accept": self.headers.get("Accept", "*/*")})
+                    response = connection.getresponse()
+                    body = response.read()
+                except OSError as error:
+                    self.send_error(502, str(error))
+                    return
+                finally:
+                    connection.close()
+                self.send_response(response.status)
+                for key, value in response.getheaders():
+                    if key.lower() in ("transfer-encoding", "connection", "content-length"):
+                        continue
+                    if key.lower() == "location" and value.startswith("/"):
+                        value = proxy.prefix + value
+                    self.send_header(key, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def url(self, path):
+        return f"http://127.0.0.1:{self.port}{self.prefix}{path}"
+
+    def stop(self):
+        self.server.shutdown()
+
+
+def copy_log_as(event_logs, app_id, other_id):
+    """The plain event log of app_id (a file, or Spark 4's rolling eventlog_v2_ directory) once
+    more as other_id's: names and lines with the id replaced (checksum files left out)."""
+    for name in os.listdir(event_logs):
+        if app_id not in name:
+            continue
+        source = os.path.join(event_logs, name)
+        target = os.path.join(event_logs, name.replace(app_id, other_id))
+        parts = [(source, target)]
+        if os.path.isdir(source):
+            os.makedirs(target)
+            parts = [(os.path.join(source, part),
+                      os.path.join(target, part.replace(app_id, other_id)))
+                     for part in os.listdir(source) if not part.endswith(".crc")]
+        for part_source, part_target in parts:
+            with open(part_source, encoding="utf-8") as original, \
+                    open(part_target, "w", encoding="utf-8") as copy:
+                copy.write(original.read().replace(app_id, other_id))
+
+
+def browser(node, url, mode, screenshot, prefix=None):
+    """Runs the Chromium test; returns (exit code, its output)."""
+    command = [node, BROWSER_TEST, url, mode, screenshot] + ([prefix] if prefix else [])
+    result = subprocess.run(command, capture_output=True, text=True, timeout=240)
+    output = result.stdout + result.stderr
+    print(f"--- browser {mode}: {url}\n{output}", flush=True)
+    return result.returncode, output
+
+
+def render_ms(output, key="render_ms"):
+    for line in output.splitlines():
+        if line.startswith(key + "="):
+            return int(line.split("=", 1)[1])
+    return -1
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--spark-home", required=True)
+    parser.add_argument("--python", required=True)
+    parser.add_argument("--plugin-jar", required=True)
+    parser.add_argument("--node", required=True)
+    parser.add_argument("--work-dir", required=True)
+    parser.add_argument("--tiny-stages", type=int, default=10)
+    options = parser.parse_args()
+    if not os.access(os.path.join(options.spark_home, "bin", "spark-submit"), os.X_OK):
+        print(f"skipped: no Spark at {options.spark_home} (scripts/install-spark.sh)")
+        return SKIPPED
+    if not shutil.which("java") or not os.path.exists(options.node):
+        print("skipped: java or node missing")
+        return SKIPPED
+    if not os.path.isdir(os.path.join(REPO, "tests", "browser", "node_modules", "playwright-core")):
+        print("skipped: playwright-core is not installed (tests/browser/setup.sh)")
+        return SKIPPED
+    if not os.path.exists(os.environ.get("SPARKPROF_CHROMIUM", "/usr/bin/chromium")):
+        print("skipped: no Chromium (scripts/install-deps.sh --browser)")
+        return SKIPPED
+
+    work = os.path.abspath(options.work_dir)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    event_logs = os.path.join(work, "events")
+    outputs = os.path.join(work, "sparkprof-out")
+    screenshots = os.path.join(work, "screenshots")
+    for directory in (event_logs, outputs, screenshots):
+        os.makedirs(directory)
+    stop_file = os.path.join(work, "stop")
+    cluster = SparkCluster(options.spark_home, os.path.join(work, "cluster"))
+    proxy = ReverseProxy(PROXY_NAME)
+    ui_port = free_port()
+    proxy.target_port = ui_port
+    driver = None
+    try:
+        cluster.start_master()
+        cluster.start_workers(1, 2, "1g")
+        conf = {
+            "spark.plugins": "io.sparkprof.SparkProfPlugin",
+            "spark.jars": os.path.abspath(options.plugin_jar),  # what --jars sets
+            "spark.sparkprof.outputDir": outputs,
+            "spark.sparkprof.prometheus.port": "0",
+            "spark.sparkprof.flushInterval": "1s",
+            "spark.eventLog.enabled": "true",
+            "spark.eventLog.dir": "file://" + event_logs,
+            "spark.eventLog.compress": "false",
+            "spark.ui.port": str(ui_port),
+            "spark.ui.proxyBase": proxy.prefix,
+            # Spark 4.2's Content-Security-Policy (script nonces); earlier releases ignore it.
+            "spark.ui.contentSecurityPolicy.enabled": "true",
+            "spark.executor.memory": "768m",
+            "spark.executor.cores": "2",
+        }
+        driver_log = os.path.join(work, "driver.log")
+        driver = cluster.submit_python(os.path.join(REPO, "tests", "e2e", "ui_tab_job.py"),
+                                       options.python, [stop_file, options.tiny_stages], conf,
+                                       log_path=driver_log)
+        page_url = proxy.url("/sparkprof/")
+
+        # The live tab once heavy stages run and some have samples (the data lists them).
+        def heavy_with_samples():
+            if driver.poll() is not None:
+                raise RuntimeError("the driver exited early:\n" + read_tail(driver_log))
+            try:
+                status, body = http_get(proxy.url("/sparkprof/data/"), 30)
+            except OSError:
+                return None
+            try:
+                data = json.loads(body)
+            except ValueError:
+                print(f"data/ is not JSON yet (HTTP {status}): {body[:300]!r}", flush=True)
+                return None
+            report = data.get("report") or {}
+            heavy = any("crc32" in (s.get("name") or "") or s.get("status") == "active"
+                        for s in report.get("stages", []))
+            return data if data.get("profiled_stages") and heavy and \
+                len(report.get("stages", [])) > options.tiny_stages else None
+
+        data = wait_for("the live tab's data with a heavy stage's samples", heavy_with_samples,
+                        240 + options.tiny_stages * 0.5, 1.0)
+        check(data["source"] == "live" and data["report"]["schema"] == "sparkprof.report/v1",
+              "live data/: a sparkprof.report/v1 report of the run so far")
+        # Spark's own servlet and security filter answered (attachHandler): their headers.
+        with urllib.request.urlopen(proxy.url("/sparkprof/data/"), timeout=30) as response:
+            headers = {k.lower(): v for k, v in response.getheaders()}
+        check(headers.get("content-type", "").startswith("application/json")
+              and headers.get("x-content-type-options") == "nosniff"
+              and "x-frame-options" in headers and "no-store" in headers.get("cache-control", ""),
+              f"data/ carries the headers of Spark's servlet and security filter ({headers})")
+        release = tuple(int(part) for part in cluster.version.split(".")[:2])
+        if release >= (4, 2):
+            check("script-src 'self' 'nonce-" in headers.get("content-security-policy", ""),
+                  "Spark 4.2's Content-Security-Policy applies to the tab (nonce scripts only)")
+        time.sleep(2.5)  # past the driver's 2 s reuse of the last document: computed for this one
+        started = time.monotonic()
+        status, body = http_get(proxy.url("/sparkprof/data/"), 30)
+        data_ms = (time.monotonic() - started) * 1000
+        stages = len(json.loads(body)["report"]["stages"])
+        print(f"live data/ of {stages} stage attempts: {data_ms:.0f} ms, {len(body)} bytes")
+        code, output = browser(options.node, page_url, "live",
+                               os.path.join(screenshots, "live.png"), proxy.url("/"))
+        check(code == 0, "live tab in Chromium, through the proxy (spark.ui.proxyBase)")
+        print(f"live page with {stages} stage attempts: {render_ms(output)} ms to the figures "
+              f"drawn, {render_ms(output, 'reload_render_ms')} ms viewed again")
+        # The flame graph of a stage attempt without samples is a 400 with the reason.
+        try:
+            status, _ = http_get(proxy.url("/sparkprof/flamegraph/?stage=99999&attempt=0"), 10)
+        except OSError as error:
+            status = getattr(error, "code", -1)
+        check(status == 400, f"a stage without samples: HTTP 400 ({status})")
+
+        with open(stop_file, "w"):
+            pass
+        code, _ = wait_driver(driver, 300)
+        driver = None
+        check(code == 0, f"the application finished (exit {code})")
+        app_dirs = [d for d in os.listdir(outputs) if os.path.isdir(os.path.join(outputs, d))]
+        check(len(app_dirs) == 1, f"one application directory in the outputs ({app_dirs})")
+        app_id = app_dirs[0]
+        check(os.path.isfile(os.path.join(outputs, app_id, "report.json")),
+              "the driver wrote report.json")
+
+        # A second application in the History Server without sparkprof outputs: the same log
+        # under another id.
+        other_id = app_id[:-4] + "9999"
+        copy_log_as(event_logs, app_id, other_id)
+
+        port = free_port()
+        history_options = (f"-Dspark.history.fs.logDirectory=file://{event_logs} "
+                           f"-Dspark.history.ui.port={port} -Dspark.history.fs.update.interval=1s "
+                           "-Dspark.ui.contentSecurityPolicy.enabled=true")
+        cluster._start("history-server", ["org.apache.spark.deploy.history.HistoryServer"],
+                       {"SPARK_HISTORY_OPTS": history_options,
+                        "SPARK_DAEMON_CLASSPATH": os.path.abspath(options.plugin_jar)})
+        base = f"http://127.0.0.1:{port}"
+
+        def listed():
+            try:
+                apps = json.loads(http_get(base + "/api/v1/applications", 3)[1])
+            except (OSError, ValueError):
+                return None
+            ids = {a["id"] for a in apps}
+            return ids if {app_id, other_id} <= ids else None
+
+        wait_for("the History Server lists both applications", listed, 120, 0.5)
+        code, output = browser(options.node, f"{base}/history/{app_id}/sparkprof/", "history",
+                               os.path.join(screenshots, "history.png"))
+        check(code == 0, "History Server tab in Chromium: report, stages, flame graphs")
+        print(f"history page: {render_ms(output)} ms to the figures drawn (the History Server "
+              f"loading the application first), {render_ms(output, 'reload_render_ms')} ms viewed "
+              "again")
+        code, _ = browser(options.node, f"{base}/history/{other_id}/sparkprof/", "no-profile",
+                          os.path.join(screenshots, "no-profile.png"))
+        check(code == 0, "History Server tab of an application without sparkprof outputs")
+    except Exception as error:  # noqa: BLE001 (report, then the logs)
+        check(False, f"{type(error).__name__}: {error}")
+    finally:
+        if driver is not None and driver.poll() is None:
+            with open(stop_file, "w"):
+                pass
+            try:
+                wait_driver(driver, 60)
+            except RuntimeError:
+                pass
+        if failures:
+            print(cluster.log_tails())
+            print(read_tail(os.path.join(work, "driver.log"), 6000))
+        cluster.stop()
+        proxy.stop()
+    if failures:
+        print(f"FAIL: {len(failures)} check(s) failed")
+        return 1
+    print("PASS")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
