@@ -56,8 +56,8 @@ run(async () => {
       check(findingsSection !== null, 'the findings section is drawn');
       const findings = await page.$$eval('li.sparkprof-finding', (items) =>
         items.map((li) => li.getAttribute('data-rule')));
+      // run_ui_tab.py compares these with the report the driver wrote (a run may have none).
       console.log(`findings: ${findings.join(', ') || '(none)'}`);
-      if (mode === 'history') check(findings.length >= 1, `the end's report has findings (${findings.length})`);
       const executors = await page.$$eval('tr.sparkprof-executor', (rows) => rows.length);
       check(executors >= 1, `executor rows: ${executors}`);
       check((await page.$('#sparkprof-timeline-svg')) !== null, 'the timeline is drawn');

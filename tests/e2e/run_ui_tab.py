@@ -119,6 +119,15 @@ def browser(node, url, mode, screenshot, prefix=None):
     return result.returncode, output
 
 
+def shown_findings(output):
+    """The rules of the findings the page drew, in order (the browser test's "findings:" line)."""
+    for line in output.splitlines():
+        if line.startswith("findings: "):
+            text = line[len("findings: "):].strip()
+            return [] if text == "(none)" else text.split(", ")
+    return None
+
+
 def render_ms(output, key="render_ms"):
     for line in output.splitlines():
         if line.startswith(key + "="):
@@ -276,6 +285,12 @@ def main():
         code, output = browser(options.node, f"{base}/history/{app_id}/sparkprof/", "history",
                                os.path.join(screenshots, "history.png"))
         check(code == 0, "History Server tab in Chromium: report, stages, flame graphs")
+        # The page shows the end's report: its findings, in its order, whatever this run's are.
+        with open(os.path.join(outputs, app_id, "report.json")) as f:
+            expected = [finding["rule"] for finding in json.load(f)["findings"]]
+        shown = shown_findings(output)
+        check(shown == expected,
+              f"the History Server tab shows the end's report's findings ({shown} against {expected})")
         print(f"history page: {render_ms(output)} ms to the figures drawn (the History Server "
               f"loading the application first), {render_ms(output, 'reload_render_ms')} ms viewed "
               "again")
