@@ -2,12 +2,16 @@
 """Checks the plugin jar: it holds the plugin classes and both native libraries (plugin-only
 install), no Spark or Scala classes (they are `provided`), the OpenTelemetry SDK relocated under
 io/sparkprof/shaded/ (no class outside io/sparkprof/, so none can clash with the user's classpath),
-and Java 8 class files so Spark 3.x JVMs on Java 8 load it."""
+service files only for relocated interfaces or Spark's own extension points naming the plugin's
+classes, and Java 8 class files so Spark 3.x JVMs on Java 8 load it."""
 import struct
 import sys
 import zipfile
 
 JAVA_8_MAJOR = 52
+# Spark's extension points the jar implements through ServiceLoader (docs/spark-ui.md: the History
+# Server loads the sparkprof tab this way).
+SPARK_EXTENSION_POINTS = {"org.apache.spark.status.AppHistoryServerPlugin"}
 
 
 def main(path):
@@ -40,7 +44,14 @@ def main(path):
                 problems.append("not relocated under io/sparkprof/shaded: " + name)
             if name.startswith("META-INF/services/") and not name.endswith("/") \
                     and not name.startswith("META-INF/services/io.sparkprof."):
-                problems.append("a service file of an unrelocated interface: " + name)
+                if name[len("META-INF/services/"):] in SPARK_EXTENSION_POINTS:
+                    # Spark's own interface, implemented by the plugin's own classes only.
+                    for line in jar.read(name).decode("utf-8").splitlines():
+                        line = line.split("#", 1)[0].strip()
+                        if line and not line.startswith("io.sparkprof."):
+                            problems.append("%s names a class not the plugin's: %s" % (name, line))
+                else:
+                    problems.append("a service file of an unrelocated interface: " + name)
             if name.endswith(".class"):
                 magic, _minor, major = struct.unpack(">IHH", jar.read(name)[:8])
                 if magic != 0xCAFEBABE or major > JAVA_8_MAJOR:
