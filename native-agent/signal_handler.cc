@@ -154,15 +154,27 @@ void SetTaskWallSplit(bool enabled) { g_task_wall_split.store(enabled); }
 // not async-signal-safe
 void SetJavaThreadStateReader(JavaThreadStateReader reader) { g_thread_state_reader.store(reader); }
 
+namespace {
+// A new wall interval from `now_ns`: the thread's marks, and no idle wait carried over (a new task,
+// or none, is never idle in the previous sample's wait: it gets a signal first).
+void SetWallMarks(ThreadState* state, int64_t now_ns, int64_t cpu_ns) {
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  state->wall_mark_ns.store(now_ns, std::memory_order_relaxed);
+  if (cpu_ns > 0) state->last_cpu_ns.store(cpu_ns, std::memory_order_relaxed);
+  state->cpu_after_wall_sample_ns.store(-1, std::memory_order_relaxed);
+  state->idle_until_ns.store(0, std::memory_order_relaxed);
+}
+}  // namespace
+
 // not async-signal-safe (called on the thread itself; its handler sees the marks before or after,
 // and the tag is set after the marks)
 void MarkTaskWallBaseline(ThreadState* state, int64_t run_delay_ns, int64_t carry_ns) {
   // Idle time the timer thread saw since the last wall sample (it sent no signal) would go to the
   // next sample, which does not come once the tag changes: the thread records it itself. The
   // re-entrancy flag keeps its own handler (the ring's other writer on this thread) out meanwhile.
-  const int64_t cpu_ns = CurrentThreadCpuNs();
-  const int64_t now_ns = MonotonicNanos();
   if (state->in_handler.exchange(1, std::memory_order_acquire) == 0) {
+    const int64_t cpu_ns = CurrentThreadCpuNs();
+    const int64_t now_ns = MonotonicNanos();
     const int64_t wall_mark_ns = state->wall_mark_ns.load(std::memory_order_relaxed);
     const int64_t idle_until_ns = state->idle_until_ns.load(std::memory_order_acquire);
     int64_t idle_ns = idle_until_ns - wall_mark_ns;
@@ -192,14 +204,13 @@ void MarkTaskWallBaseline(ThreadState* state, int64_t run_delay_ns, int64_t carr
         g_counters.samples_dropped_ring_full.fetch_add(1, std::memory_order_relaxed);
       }
     }
+    // The marks move while the flag still keeps the handler out, so a wall sample cannot charge
+    // the interval the record above just charged.
+    SetWallMarks(state, now_ns, cpu_ns);
     state->in_handler.store(0, std::memory_order_release);
+  } else {
+    SetWallMarks(state, MonotonicNanos(), CurrentThreadCpuNs());
   }
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  state->wall_mark_ns.store(now_ns, std::memory_order_relaxed);
-  if (cpu_ns > 0) state->last_cpu_ns.store(cpu_ns, std::memory_order_relaxed);
-  // A new task (or none) is never idle in the previous sample's wait: it gets a signal first.
-  state->cpu_after_wall_sample_ns.store(-1, std::memory_order_relaxed);
-  state->idle_until_ns.store(0, std::memory_order_relaxed);
   if (run_delay_ns >= 0) {
     int64_t mark_ns = state->run_delay_mark_ns.load(std::memory_order_relaxed);
     int64_t floor_ns = run_delay_ns - carry_ns;
