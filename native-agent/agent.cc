@@ -472,9 +472,9 @@ void Agent::SetTaskTag(JNIEnv* jni, const TaskTag& tag) {
           state->schedstat_fd.store(fd);
         }
       }
-      std::optional<int64_t> read = ReadSchedstatRunDelayNs(fd);
+      std::optional<SchedstatReading> read = ReadSchedstat(fd);
       if (read) {
-        run_delay_ns = *read;
+        run_delay_ns = read->run_delay_ns;
       } else {
         OnSchedstatUnreadable();
       }
@@ -499,7 +499,7 @@ void Agent::ClearTaskTag(JNIEnv* jni) {
 
 void Agent::ProbeSchedstat() {
   int fd = OpenSchedstat(CurrentTid());
-  std::optional<int64_t> read = ReadSchedstatRunDelayNs(fd);
+  std::optional<SchedstatReading> read = ReadSchedstat(fd);
   if (fd >= 0) close(fd);
   if (!read) {
     schedstat_usable_.store(false);

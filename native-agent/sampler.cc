@@ -62,13 +62,13 @@ constexpr int64_t kIdleRunDelaySlackNs = 50'000;
 // microseconds to block in the next (a class's initialisation lock, then the monitor it came
 // for) is put on a CPU again, and its next sample must see the new wait. Without a schedstat
 // reading a blocked thread cannot be told from a starved one: then it is always signalled.
-enum class IdleCheck { kSignal, kSkipUndecided, kSkipIdle };
-
 //
 // A thread found idle is looked at again after a quarter of the time since its last sample, at
 // most `max_backoff_ns`: what a thread woken meanwhile did before the next look goes to its next
 // sample's stack, so that share is bounded by a quarter of the wait (and a few intervals), and a
 // long wait costs a handful of looks instead of one every interval.
+enum class IdleCheck { kSignal, kSkipUndecided, kSkipIdle };
+
 IdleCheck StillIdleInItsWait(ThreadState* state, const SchedstatReading& reading, int64_t now_ns,
                              int64_t max_backoff_ns) {
   state->idle_next_check_ns = 0;

@@ -5,12 +5,12 @@
 // CPU+wall mode: the CPU timers of cpu mode for every thread, plus the wall timer thread for the
 // task-tagged threads only; before it signals one it reads the thread's schedstat run delay into
 // its ThreadState (the handler splits the wall time with it, see signal_handler.h), and it sends
-// no signal to a task thread whose CPU clock and run delay stood still since its last wall
-// sample (still in that sample's wait: the time goes to that sample, see docs/agent.md). A thread
-// found still idle is checked again only after a quarter of the time it has been idle (at most
-// kMaxIdleBackoffIntervals intervals), and when every task thread is backed off so the timer
-// thread sleeps until the first check is due or a thread is tagged: each wake-up of the timer
-// thread costs the JVM some CPU whatever it then does (25-50 us on the VMs bench/ ran on).
+// no signal to a task thread whose CPU clock, run delay and timeslice count stood still since its
+// last wall sample (still in that sample's wait: the time goes to that sample, see docs/agent.md).
+// A thread found still idle is checked again only after a quarter of the time it has been idle (at
+// most kMaxIdleBackoffIntervals intervals); while every task thread is backed off the timer
+// thread sleeps until the first check is due or a thread is tagged: each of its wake-ups costs
+// the JVM some CPU whatever it then does (25-50 us on the VMs bench/ ran on).
 // Nothing here runs in a signal handler (not async-signal-safe throughout).
 #pragma once
 

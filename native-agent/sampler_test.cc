@@ -167,7 +167,8 @@ ThreadState* TagThisThread(ThreadRegistry& registry, Sampler& sampler, const Tas
   int fd = OpenSchedstat(state->tid);
   state->schedstat_fd.store(fd);
   BindCurrentThread(state);
-  MarkTaskWallBaseline(state, fd >= 0 ? ReadSchedstatRunDelayNs(fd).value_or(-1) : -1);
+  MarkTaskWallBaseline(
+      state, fd >= 0 ? ReadSchedstat(fd).value_or(SchedstatReading{-1, 0}).run_delay_ns : -1);
   state->tag.Set(tag);
   g_wait_phase.store(1);
   sampler.OnTaskTagged();
@@ -206,6 +207,8 @@ TEST(SamplerTest, AThreadWokenIntoTheNextWaitIsSampledThere) {
     changed.notify_all();
     thread.join();
     sampler.Stop();
+    EnableSampling(false);
+    SetTaskWallSplit(false);
     GTEST_SKIP() << "no /proc/self/task/<tid>/schedstat here";
   }
   // Wait until the timer thread has sampled the first wait and then skipped the idle thread.

@@ -26,12 +26,6 @@ std::optional<SchedstatReading> ParseSchedstat(std::string_view text) {
   return SchedstatReading{static_cast<int64_t>(fields[1]), fields[2]};
 }
 
-std::optional<int64_t> ParseSchedstatRunDelayNs(std::string_view text) {
-  std::optional<SchedstatReading> reading = ParseSchedstat(text);
-  if (!reading) return std::nullopt;
-  return reading->run_delay_ns;
-}
-
 int OpenSchedstat(pid_t tid, const char* task_dir) {
   char path[256];
   std::snprintf(path, sizeof(path), "%s/%d/schedstat", task_dir, static_cast<int>(tid));
@@ -44,12 +38,6 @@ std::optional<SchedstatReading> ReadSchedstat(int fd) {
   ssize_t bytes = pread(fd, buffer, sizeof(buffer), 0);
   if (bytes <= 0 || bytes == static_cast<ssize_t>(sizeof(buffer))) return std::nullopt;
   return ParseSchedstat(std::string_view(buffer, static_cast<size_t>(bytes)));
-}
-
-std::optional<int64_t> ReadSchedstatRunDelayNs(int fd) {
-  std::optional<SchedstatReading> reading = ReadSchedstat(fd);
-  if (!reading) return std::nullopt;
-  return reading->run_delay_ns;
 }
 
 }  // namespace sparkprof::agent

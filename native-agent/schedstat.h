@@ -22,7 +22,6 @@ struct SchedstatReading {
 // nullopt when the text is not three unsigned decimal fields (a kernel without CONFIG_SCHEDSTATS
 // has the file but may write zeros; that parses, as 0).
 std::optional<SchedstatReading> ParseSchedstat(std::string_view text);
-std::optional<int64_t> ParseSchedstatRunDelayNs(std::string_view text);
 
 // Opens /proc/self/task/<tid>/schedstat read-only, close-on-exec; -1 on failure (errno set).
 // `task_dir` is for tests.
@@ -31,6 +30,5 @@ int OpenSchedstat(pid_t tid, const char* task_dir = "/proc/self/task");
 // Reads and parses the file behind `fd` from offset 0 (pread: safe from any thread); nullopt
 // when the read fails or the text does not parse.
 std::optional<SchedstatReading> ReadSchedstat(int fd);
-std::optional<int64_t> ReadSchedstatRunDelayNs(int fd);
 
 }  // namespace sparkprof::agent
