@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -20,6 +21,7 @@
 #include "analyzer/testing/analysis_test_util.h"
 #include "analyzer/testing/profile_batch.h"
 #include "analyzer/testing/synthetic_app.h"
+#include "common/human_format.h"
 #include "schema/profile_generated.h"
 
 namespace sparkprof::diagnosis {
@@ -255,6 +257,26 @@ TEST_F(ProfileRulesTest, KryoAlreadyConfiguredIsNotToldToUseKryo) {
   ASSERT_EQ(found.size(), 1u);
   EXPECT_FALSE(RecommendsKey(*found[0], "spark.serializer"));
   EXPECT_TRUE(RecommendsKey(*found[0], "spark.kryo.registrationRequired"));
+  EXPECT_GT(found[0]->impact.time_saved_ms_low, 0);  // registration saves something
+
+  // The classes registered already: registration is not advised again, and serialising less
+  // (all that remains) may save nothing.
+  app.extra_properties.push_back({"spark.kryo.classesToRegister", "com.acme.Order"});
+  report::Analysis registered = Analyze(
+      app, StageZeroProfile(0.6,
+                            {"org.apache.spark.serializer.KryoSerializationStream.writeObject",
+                             "com.esotericsoftware.kryo.Kryo.writeClassAndObject"},
+                            schema::Category::serialization));
+  found = FindingsOf(registered, "serialization-bound");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_FALSE(RecommendsKey(*found[0], "spark.serializer"));
+  EXPECT_FALSE(RecommendsKey(*found[0], "spark.kryo.registrationRequired"));
+  EXPECT_NE(found[0]->explanation.find("Kryo already knows the record classes "
+                                       "(spark.kryo.classesToRegister)"),
+            std::string::npos)
+      << found[0]->explanation;
+  EXPECT_EQ(found[0]->impact.time_saved_ms_low, 0);
+  EXPECT_GT(found[0]->impact.time_saved_ms_high, 0);
 }
 
 TEST_F(ProfileRulesTest, ClosureDeserialisationAdvisesABroadcast) {
@@ -471,12 +493,27 @@ TEST_F(ProfileRulesTest, RunDelayToldApartByTheJvmsCpuUse) {
   EXPECT_NE(others.explanation.find("other processes held CPUs"), std::string::npos);
   EXPECT_GT(others.impact.time_saved_ms_high, unknown.impact.time_saved_ms_high);
   EXPECT_GT(others.impact.time_saved_ms_low, 0);
+  // The CPUs given back: its threads wanted 3.0 + 16 s of run delay over the stage's span; the
+  // others' 4.9 cover all of it, so it would run at what it wanted. Its 32 s runnable time
+  // (16 s on CPU) then shrinks by 3.0 / wanted, which takes 77% of the run delay with 6.72 CPUs
+  // (32 x (1 - 3 / 6.72) = 17.7 s, capped at the 16 s there is); half the CPUs gained, 4.86.
+  const double span_s = EvidenceValue(others, "top_stage_span_ms") / 1000;
+  const double wanted = 3.0 + 16.0 / span_s;
+  EXPECT_NEAR(EvidenceValue(others, "application_cpus_wanted"), wanted, 0.01);
+  EXPECT_NEAR(EvidenceValue(others, "application_cpus_given_back"), std::min(7.9, wanted), 0.01);
+  EXPECT_NE(others.impact.method.find(
+                "x " + Fixed(100 * std::min(1.0, 32 * (1 - 3 / (3 + (wanted - 3) / 2)) / 16), 0) +
+                "-100%"),
+            std::string::npos)
+      << others.impact.method;
 
   // Its own threads: the host busy only with this JVM: nothing claimed, more cores suggested.
   const Finding own = finding(CpuUseBatch(from, to, 8, 3.0, 3.0));
   EXPECT_NEAR(EvidenceValue(own, "other_processes_cpus"), 0.0, 0.01);
   EXPECT_NE(own.explanation.find("own threads queueing"), std::string::npos) << own.explanation;
   EXPECT_EQ(own.impact.time_saved_ms_high, 0);
+  EXPECT_NEAR(EvidenceValue(own, "application_cpus_given_back"), 3.0, 0.01);
+  EXPECT_NE(own.impact.method.find("nothing to give back"), std::string::npos) << own.impact.method;
   EXPECT_EQ(own.severity, Severity::kInfo);
   EXPECT_FALSE(RecommendsKey(own, "spark.executor.cores"));
 

@@ -329,6 +329,7 @@ std::string GenerateEventLog(const SyntheticApp& app) {
     };
     std::vector<Pending> queue;
     for (int i = 0; i < stage.tasks; ++i) queue.push_back({i, 0});
+    std::vector<bool> slot_used(static_cast<size_t>(slots), false);
     int failures_left = stage.failed_attempts;
     int64_t stage_end = stage_submitted;
     int64_t task_commit_ms_total = 0;
@@ -341,6 +342,10 @@ std::string GenerateEventLog(const SyntheticApp& app) {
       double factor = skewed ? stage.skew_factor : 1.0;
       int64_t run_ms = std::max<int64_t>(
           50, static_cast<int64_t>(stage.task_ms * factor * (1.0 + stage.jitter * jitter.Next())));
+      if (!slot_used[static_cast<size_t>(slot)]) {
+        slot_used[static_cast<size_t>(slot)] = true;
+        run_ms += stage.first_wave_extra_ms;
+      }
       bool fails = failures_left > 0 && pending.attempt == 0 && skewed;
       if (fails) {
         --failures_left;

@@ -19,6 +19,9 @@ struct SyntheticStage {
   // The skewed tasks are the first partitions (launched first: each the first task of the stage
   // on its executor) instead of the last.
   bool skewed_first = false;
+  // Each slot's first task of the stage takes this much longer on the same data: the executors'
+  // warm-up (class loading, JIT), paid by every task of the first wave.
+  int64_t first_wave_extra_ms = 0;
   int64_t input_bytes_per_task = 0;
   int64_t output_bytes_per_task = 0;
   int64_t shuffle_read_bytes_per_task = 0;

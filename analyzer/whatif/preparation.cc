@@ -300,39 +300,6 @@ Work WorkOf(const model::TaskAttempt& t, int64_t slot_released, int64_t start) {
   return work;
 }
 
-// Units: stage attempts with ended tasks, their per-executor warm-up taken off.
-std::vector<Unit> UnitsOfWork(const model::ApplicationModel& m,
-                              const std::vector<int64_t>& slot_released) {
-  std::vector<Unit> units;
-  std::vector<uint32_t> warmup_seen(m.strings.size() + 1, 0);
-  for (const auto& [key, stage] : m.stages) {
-    auto [begin, end] = m.TasksOf(stage);
-    Unit unit;
-    std::vector<uint32_t> task_executors;  // per task of the unit
-    unit.stage_id = stage.stage_id;
-    unit.attempt = stage.attempt;
-    unit.name = stage.name;
-    unit.job = stage.job_ids.empty() ? -1 : stage.job_ids.front();
-    int64_t first = -1, last = -1;
-    for (const uint32_t* it = begin; it != end; ++it) {
-      const model::TaskAttempt& t = m.tasks[*it];
-      if (!t.ended() || t.launch_time_ms < 0 || t.finish_time_ms < t.launch_time_ms) continue;
-      unit.tasks.push_back(WorkOf(t, slot_released[*it], m.start_time_ms));
-      task_executors.push_back(t.executor);
-      first = first < 0 ? t.launch_time_ms : std::min(first, t.launch_time_ms);
-      last = std::max(last, t.finish_time_ms);
-      if (t.has_metrics && t.metrics.shuffle_bytes_read() > 0) unit.shuffle_read = true;
-    }
-    if (unit.tasks.empty()) continue;
-    const auto stamp = static_cast<uint32_t>(units.size() + 1);  // a new one per unit
-    unit.warmup_ms = TakeWarmup(unit.tasks, task_executors, warmup_seen, stamp);
-    unit.real_submit = first;
-    unit.real_end = last;
-    units.push_back(std::move(unit));
-  }
-  return units;
-}
-
 // Delay scheduling as the run shows it: a task launched after >= 1 s during which a slot was
 // free (app-wide) since its stage had started is held to its real offset in the replay.
 void HoldLocalityWaits(const std::vector<ExecutorSlots>& executors, int64_t start,
@@ -389,6 +356,50 @@ void HoldLocalityWaits(const std::vector<ExecutorSlots>& executors, int64_t star
     const int64_t previous = last_busy.empty() ? -1 : last_busy.back();
     last_busy.push_back(free <= 0 ? static_cast<int64_t>(times.size() - 1) : previous);
   }
+}
+
+// Units: stage attempts with ended tasks, their locality waits held (HoldLocalityWaits) and
+// then their per-executor warm-up taken off. In this order: a hold is found from when the run's
+// slots really freed, and a first task's slot freed at its real end, warm-up included (taken off
+// first, a 4-slot executor's first task looked done seconds early, and the task that really
+// waited for its slot looked held by a locality wait: pinned to its real offset, no change
+// could move it).
+std::vector<Unit> UnitsOfWork(const model::ApplicationModel& m,
+                              const std::vector<int64_t>& slot_released,
+                              const std::vector<ExecutorSlots>& executors) {
+  std::vector<Unit> units;
+  std::vector<std::vector<uint32_t>> unit_executors;  // per unit, per task
+  for (const auto& [key, stage] : m.stages) {
+    auto [begin, end] = m.TasksOf(stage);
+    Unit unit;
+    std::vector<uint32_t> task_executors;  // per task of the unit
+    unit.stage_id = stage.stage_id;
+    unit.attempt = stage.attempt;
+    unit.name = stage.name;
+    unit.job = stage.job_ids.empty() ? -1 : stage.job_ids.front();
+    int64_t first = -1, last = -1;
+    for (const uint32_t* it = begin; it != end; ++it) {
+      const model::TaskAttempt& t = m.tasks[*it];
+      if (!t.ended() || t.launch_time_ms < 0 || t.finish_time_ms < t.launch_time_ms) continue;
+      unit.tasks.push_back(WorkOf(t, slot_released[*it], m.start_time_ms));
+      task_executors.push_back(t.executor);
+      first = first < 0 ? t.launch_time_ms : std::min(first, t.launch_time_ms);
+      last = std::max(last, t.finish_time_ms);
+      if (t.has_metrics && t.metrics.shuffle_bytes_read() > 0) unit.shuffle_read = true;
+    }
+    if (unit.tasks.empty()) continue;
+    unit.real_submit = first;
+    unit.real_end = last;
+    units.push_back(std::move(unit));
+    unit_executors.push_back(std::move(task_executors));
+  }
+  HoldLocalityWaits(executors, m.start_time_ms, units);
+  std::vector<uint32_t> warmup_seen(m.strings.size() + 1, 0);
+  for (size_t u = 0; u < units.size(); ++u) {
+    const auto stamp = static_cast<uint32_t>(u + 1);  // a new one per unit
+    units[u].warmup_ms = TakeWarmup(units[u].tasks, unit_executors[u], warmup_seen, stamp);
+  }
+  return units;
 }
 
 // Jobs (with a submission) by id, and the job each unit belongs to: the latest job listing its
@@ -589,8 +600,7 @@ std::unique_ptr<const PreparedRun> PrepareRun(const model::ApplicationModel& m) 
   p.actual_core_hours = CoreHours(run->executors, p.actual_wall_ms);
   run->launch_gap_ms = MedianLaunchGapMs(m, launched_on, slot_released);
 
-  run->units = UnitsOfWork(m, slot_released);
-  HoldLocalityWaits(run->executors, m.start_time_ms, run->units);
+  run->units = UnitsOfWork(m, slot_released, run->executors);
   std::map<int32_t, JobInfo> job_map = AssignUnitsToJobs(m, run->units);
   LinkDependencies(m, job_map, run->units_of_stage, run->units);
   run->jobs = AnchorJobs(m, run->units, job_map);

@@ -22,7 +22,9 @@ file for `--profile`). Then:
 * a root expectation must rank above every other warning or critical finding (findings are
   ordered most important first);
 * a false positive is a warning or critical finding whose rule the workload neither expects nor
-  allows (info findings are never counted);
+  allows (info findings are never counted); an "allow" entry is a rule's name, or
+  {"rule", "must_not_recommend"}: the finding may stand but not recommend those settings (a
+  control with the fix applied may still be told what remains, never to apply the fix again);
 * a must_not rule may not fire (warning or critical); a control workload may have no critical
   finding.
 
@@ -130,6 +132,7 @@ class WorkloadResult:
     outcomes: list = dataclasses.field(default_factory=list)
     false_positives: list = dataclasses.field(default_factory=list)  # (rule, severity, stages)
     must_not_fired: list = dataclasses.field(default_factory=list)
+    allowed_advice: list = dataclasses.field(default_factory=list)  # an allowed finding's advice
     control_criticals: list = dataclasses.field(default_factory=list)
     error: str = ""
 
@@ -138,6 +141,7 @@ class WorkloadResult:
         problems = [f"{o.rule}: {o.status} ({o.detail})" for o in self.outcomes if not o.ok]
         problems += [f"must_not {rule} fired on stages {stages}"
                      for rule, _, stages in self.must_not_fired]
+        problems += [f"allowed {problem}" for problem in self.allowed_advice]
         problems += [f"critical {rule} on a control (stages {stages})"
                      for rule, stages in self.control_criticals]
         if self.error:
@@ -154,7 +158,8 @@ def evaluate(workload, version, report, jobs):
     result = WorkloadResult(workload["name"], version)
     findings = report.get("findings", [])
     expected_rules = {e["rule"] for e in workload.get("expect", [])}
-    allowed = expected_rules | set(workload.get("allow", []))
+    allow_entries = [a if isinstance(a, dict) else {"rule": a} for a in workload.get("allow", [])]
+    allowed = expected_rules | {a["rule"] for a in allow_entries}
     for expectation in workload.get("expect", []):
         result.outcomes.append(match(expectation, findings, jobs, workload.get("known_gap")))
     for finding in findings:
@@ -165,6 +170,10 @@ def evaluate(workload, version, report, jobs):
             result.false_positives.append((finding["rule"], finding["severity"], stages))
         if finding["rule"] in workload.get("must_not", []):
             result.must_not_fired.append((finding["rule"], finding["severity"], stages))
+        for entry in allow_entries:
+            problem = entry["rule"] == finding["rule"] and advice_problem(entry, finding)
+            if problem:
+                result.allowed_advice.append(problem)
         if workload.get("control") and finding["severity"] == "critical":
             result.control_criticals.append((finding["rule"], stages))
     return result
@@ -331,6 +340,7 @@ def result_text(result, control):
         parts.append("no critical")
     parts += [f"critical on a control: {rule}" for rule, _ in result.control_criticals]
     parts += [f"must_not {rule} ({severity})" for rule, severity, _ in result.must_not_fired]
+    parts += [f"allowed {problem}" for problem in result.allowed_advice]
     extra = sorted({f"{rule} ({severity})" for rule, severity, _ in result.false_positives
                     if rule not in {r for r, _, _ in result.must_not_fired}})
     if extra:

@@ -14,10 +14,20 @@
 //   * the rest is this application's own threads queueing for the CPUs it has.
 // Run delay that may lie inside the JVM's exact monitor waits (what they hold beyond the sampled
 // lock_wait, profile_judgement.h) is lock-contention's and left out here: one wait, one claim.
-// Judgement: profile_judgement.h. Efficiency: with CPU use, 50-90% of the external and quota part
-// (a host or quota of its own gives those CPUs back; what stays is the queueing for its own
-// CPUs) and nothing of the own part (fewer slots only reorder the work); without it (agents
-// before Batch.cpu) 0-50%, as the log cannot tell the two apart.
+// Judgement: profile_judgement.h. Efficiency, with CPU use: what the application gains when the
+// CPUs others held and the quota withheld are its own. Its JVMs used `cur` CPUs while the stage
+// ran; its threads wanted `wanted = cur + run delay / span` (each waiting thread would have run);
+// others (and steal) held `others`, and while a quota throttled it the hosts' idle CPUs were
+// withheld too (`freed = others + steal + idle if throttled`: idle CPUs beside waiting threads
+// without throttling are not the application's to take -- a cpuset, another host). Given back,
+// it runs at `then = min(cur + freed, wanted)` (at least `cur`), and a
+// CPU-bound stage's work goes faster by then / cur: the task threads' runnable time (on CPU + run
+// delay) shrinks by cur / then -- never below their CPU time, which is the work itself. The
+// share of the run delay that goes is the high end; the low end gives back half the CPUs gained
+// (a host of its own still runs its daemons; a raised quota may still share the host). Its own
+// queueing gains nothing: with no others and no throttling, cur is already what the hosts have
+// (fewer slots only reorder the work). Without CPU use (agents before Batch.cpu) 0-50%, as the
+// profile cannot tell the two apart.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -210,16 +220,45 @@ void CpuOversubscription(const DiagnosisInput& input, std::vector<Finding>& out)
          "the stage's threads wanted " + Fixed(runnable / std::max(1.0, cpu.span_s * 1e9), 1) +
              " CPUs on average while the hosts had " + std::to_string(cpu.cpus())});
   }
-  const Efficiency efficiency =
-      told_apart
-          ? Efficiency{0.5 * outside, 0.9 * outside,
-                       "the share of the run delay other processes' CPU time and the quota's "
-                       "throttling account for (" +
-                           Fixed(100 * outside, 0) +
-                           "%), half to 90% of it given back by a host or quota of its own; "
-                           "none of the application's own queueing"}
-          : Efficiency{0.0, 0.50,
-                       "none when the run fills its own CPUs; up to half when others take them"};
+  Efficiency efficiency{0.0, 0.50,
+                        "none when the run fills its own CPUs; up to half when others take them"};
+  const double cur = told_apart ? cpu.application_cpus() : 0;
+  if (cur > 0 && cpu.span_s > 0 && starved_ns > 0) {
+    // The CPUs given back (header): the runnable time shrinks by cur / then, never below on CPU.
+    const double span_ns = cpu.span_s * 1e9;
+    const double wanted = cur + starved_ns / span_ns;
+    // What others held, and the hosts' idle CPUs when a quota kept the threads off them (idle
+    // CPUs beside waiting threads without throttling are not theirs: a cpuset, another host).
+    const double idle = std::max(0.0, cpu.cpus() - cpu.busy_cpus());
+    const double freed =
+        cpu.others_cpus() + cpu.steal_cpus() + (cpu.throttled_periods > 0 ? idle : 0.0);
+    const double then = std::max(cur, std::min(cur + freed, wanted));
+    auto gone = [&](double cpus_then) {
+      const double runnable_then = std::max(on_cpu, runnable * cur / cpus_then);
+      return std::clamp((runnable - runnable_then) / starved_ns, 0.0, 1.0);
+    };
+    const double half = cur + (then - cur) / 2;
+    if (then <= cur) {
+      efficiency = {0.0, 0.0,
+                    "nothing to give back: no other process held CPUs and no quota throttled "
+                    "it, so its threads queue for the CPUs it has (fewer slots only reorder "
+                    "the work)"};
+    } else {
+      efficiency = {
+          gone(half), gone(then),
+          "with the CPUs others held and the quota withheld given back, the application "
+          "runs at " +
+              Fixed(then, 2) + " CPUs (" + Fixed(cur, 2) + " + the " + Fixed(freed, 2) +
+              " freed, at most the " + Fixed(wanted, 2) + " its threads wanted) instead of " +
+              Fixed(cur, 2) + ": stage " + std::to_string(top.stage_id) +
+              "'s runnable task time (" + HumanDurationNs(std::llround(runnable)) +
+              " on CPU or waiting for one) shrinks by " + Fixed(cur, 2) + "/" + Fixed(then, 2) +
+              ", never below its " + HumanDurationNs(std::llround(on_cpu)) +
+              " on CPU; the low end gains half as many CPUs (" + Fixed(half, 2) + ")"};
+    }
+    f.evidence.push_back({"application_cpus_wanted", wanted, "cpus"});
+    f.evidence.push_back({"application_cpus_given_back", then, "cpus"});
+  }
   if (!JudgeProfiledCauses(input, causes, efficiency, f)) return;
   out.push_back(std::move(f));
 }

@@ -21,7 +21,9 @@
 //   Both parts are named when each holds >= 25% of the serialization time.
 //   * Kryo already, or Spark SQL's row serializer: registration (Kryo then writes class ids, not
 //     names) and serialising less (DataFrames instead of RDDs of objects, fewer shuffles).
-//     Efficiency 10-40%: the data still has to be written.
+//     Efficiency 10-40%: the data still has to be written. With the classes registered already
+//     (spark.kryo.classesToRegister or a registrator) registration is not recommended again and
+//     only serialising less remains, whose gain the profile cannot promise: 0-40%.
 #include <algorithm>
 
 #include "analyzer/diagnosis/rules/profile_judgement.h"
@@ -56,6 +58,10 @@ void SerializationBound(const DiagnosisInput& input, std::vector<Finding>& out) 
   }
   const std::string serializer = input.Property("spark.serializer", "");
   const bool kryo_configured = serializer.find("Kryo") != std::string::npos;
+  // Kryo told the record classes (SparkConf.registerKryoClasses sets classesToRegister).
+  const bool registered =
+      kryo_configured && (!input.Property("spark.kryo.classesToRegister", "").empty() ||
+                          !input.Property("spark.kryo.registrator", "").empty());
   const ProfiledCause& top = causes.front();
 
   Finding f = NewFinding("serialization-bound");
@@ -145,7 +151,7 @@ void SerializationBound(const DiagnosisInput& input, std::vector<Finding>& out) 
                                     " of it is Kryo."
                               : std::string()) +
                     " The serializer itself is not the slow one; the amount of data serialised is.";
-    if (kryo_configured) {
+    if (kryo_configured && !registered) {
       f.recommendations.push_back(
           {"spark.kryo.registrationRequired", "true",
            "register the record classes (SparkConf.registerKryoClasses): Kryo then writes a "
@@ -157,7 +163,20 @@ void SerializationBound(const DiagnosisInput& input, std::vector<Finding>& out) 
          "RDDs of objects, project columns before a shuffle, cache MEMORY_ONLY (deserialised) "
          "data read many times",
          "the time is proportional to the objects serialised"});
-    efficiency = {0.10, 0.40, "less data or registered classes; the data still has to be written"};
+    if (registered) {
+      f.explanation += " Kryo already knows the record classes (" +
+                       std::string(input.Property("spark.kryo.registrator", "").empty()
+                                       ? "spark.kryo.classesToRegister"
+                                       : "spark.kryo.registrator") +
+                       ").";
+    }
+    efficiency = registered
+                     ? Efficiency{0.0, 0.40,
+                                  "less data serialised; the classes are registered already, so "
+                                  "nothing comes for free: the data still has to be written"}
+                     : Efficiency{0.10, 0.40,
+                                  "less data or registered classes; the data still has to be "
+                                  "written"};
   }
   if (!JudgeProfiledCauses(input, causes, efficiency, f)) return;
   out.push_back(std::move(f));
