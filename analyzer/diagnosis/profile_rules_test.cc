@@ -318,6 +318,47 @@ TEST_F(ProfileRulesTest, PythonBoundRowUdfAndArrow) {
   EXPECT_TRUE(RecommendsKey(*found[0], "spark.sql.execution.arrow.maxRecordsPerBatch"));
 }
 
+// The task threads' run delay that their own Python workers' CPU explains goes with the Python
+// work: python-bound claims min(run delay, the workers' CPU) of it beside the wait.
+TEST_F(ProfileRulesTest, PythonBoundClaimsTheRunDelayItsWorkersCause) {
+  const std::vector<std::string> wait = {
+      "org.apache.spark.sql.execution.python.BatchEvalPythonExec.evaluate",
+      "org.apache.spark.api.python.BasePythonRunner$ReaderIterator.hasNext",
+      "java.io.DataInputStream.readInt"};
+  auto run = [&](schema::Category map_category, int64_t worker_ms) {
+    return Analyze(
+        TwoStages(),
+        ProfileBatch({{0, Under(wait), schema::Category::python_wait, 16000},
+                      {0, Under({"com.acme.Job.map"}), map_category, 6000},
+                      {0, Under({"com.acme.Job.map"}), schema::Category::compute, 4000},
+                      {1, Under({"com.acme.Job.reduce"}), schema::Category::compute, 2000},
+                      {0, UnderPythonWorker(wait, {"udf (job.py:14)", "checksum (job.py:41)"}),
+                       schema::Category::python, worker_ms}}));
+  };
+  const report::Analysis starved = run(schema::Category::cpu_starved, 10000);
+  auto found = FindingsOf(starved, "python-bound");
+  ASSERT_EQ(found.size(), 1u);
+  const Finding starving = *found[0];
+  EXPECT_EQ(EvidenceValue(starving, "python_wait_ms"), 16000);
+  EXPECT_EQ(EvidenceValue(starving, "python_cpu_starved_ms"), 6000);
+  EXPECT_NEAR(EvidenceValue(starving, "top_stage_python_wait_share"), 22.0 / 26.0, 1e-6);
+  EXPECT_NE(starving.explanation.find("on their Python workers and for the CPUs those workers "
+                                      "held (16.0 s and 6.0 s of run delay)"),
+            std::string::npos)
+      << starving.explanation;
+  // Workers that used less CPU than the run delay explain only their CPU-seconds.
+  const report::Analysis little_python = run(schema::Category::cpu_starved, 3000);
+  found = FindingsOf(little_python, "python-bound");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(EvidenceValue(*found[0], "python_cpu_starved_ms"), 3000);
+  // The same time on CPU instead of waiting for one is not the workers' doing.
+  const report::Analysis on_cpu = run(schema::Category::compute, 10000);
+  found = FindingsOf(on_cpu, "python-bound");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(EvidenceValue(*found[0], "python_cpu_starved_ms"), -1);  // absent
+  EXPECT_GT(starving.impact.time_saved_ms_high, found[0]->impact.time_saved_ms_high);
+}
+
 // With the Python workers' own samples the finding names the function that held their time; a
 // function that mostly waits on a socket gets batching advice, not vectorising.
 TEST_F(ProfileRulesTest, PythonBoundNamesTheWorkersFunction) {

@@ -5,7 +5,8 @@
 // the host, or the JVM's own GC and JIT threads competing.
 //
 // Which of them, from the JVMs' CPU use while the top stage ran (the agent's Batch.cpu,
-// analyzer/profile/cpu_use.h), by first principles:
+// analyzer/profile/cpu_use.h; the application's Python workers, outside the JVMs, counted as
+// the application's by their sampled time on CPU in the stage), by first principles:
 //   * a CPU-second another process (or the hypervisor: steal) used on the host is one a waiting
 //     task thread could have run in, so at most min(run delay, others' CPU time) of the run
 //     delay is theirs: `external = min(1, (others + steal) x span / run delay)`;
@@ -88,10 +89,18 @@ void CpuOversubscription(const DiagnosisInput& input, std::vector<Finding>& out)
   if (input.profile != nullptr && first_ms >= 0)
     cpu = input.profile->cpu_use.During(first_ms, last_ms);
   const double starved_ns = static_cast<double>(top.ns);
+  // The application's own Python workers are processes of their own, outside its JVMs' CPU: the
+  // stage's sampled Python on-CPU time over its span is theirs, not "other processes'" (at most
+  // all of what the JVMs did not use).
+  const double span_ns = cpu.span_s * 1e9;
+  const double python_cpus =
+      span_ns > 0 ? std::min(cpu.others_cpus(), static_cast<double>(top.stage.python_ns) / span_ns)
+                  : 0.0;
+  const double others_cpus = cpu.others_cpus() - python_cpus;
+  const double application_cpus = cpu.application_cpus() + python_cpus;
   double external = 0, quota = 0;
   if (cpu.has_hosts() && starved_ns > 0) {
-    const double span_ns = cpu.span_s * 1e9;
-    external = std::min(1.0, (cpu.others_cpus() + cpu.steal_cpus()) * span_ns / starved_ns);
+    external = std::min(1.0, (others_cpus + cpu.steal_cpus()) * span_ns / starved_ns);
     quota = std::min(1.0, cpu.throttled_ns / starved_ns);
     if (cpu.throttled_periods > 0 && cpu.executor_jvms > 0 &&
         cpu.executors_with_quota == cpu.executor_jvms) {
@@ -105,8 +114,9 @@ void CpuOversubscription(const DiagnosisInput& input, std::vector<Finding>& out)
     external = std::min(external, 1.0 - quota);
     f.evidence.push_back({"host_cpus", static_cast<double>(cpu.cpus()), "count"});
     f.evidence.push_back({"host_busy_cpus", cpu.busy_cpus(), "cpus"});
-    f.evidence.push_back({"application_cpus", cpu.application_cpus(), "cpus"});
-    f.evidence.push_back({"other_processes_cpus", cpu.others_cpus(), "cpus"});
+    f.evidence.push_back({"application_cpus", application_cpus, "cpus"});
+    if (python_cpus > 0) f.evidence.push_back({"python_workers_cpus", python_cpus, "cpus"});
+    f.evidence.push_back({"other_processes_cpus", others_cpus, "cpus"});
     f.evidence.push_back({"steal_cpus", cpu.steal_cpus(), "cpus"});
     f.evidence.push_back({"top_stage_span_ms", cpu.span_s * 1000, "ms"});
     f.evidence.push_back({"run_delay_external_share", external, "ratio"});
@@ -121,8 +131,11 @@ void CpuOversubscription(const DiagnosisInput& input, std::vector<Finding>& out)
                     " were busy " + Fixed(cpu.busy_cpus(), 2) +
                     " on average: this application's "
                     "JVMs used " +
-                    Fixed(cpu.application_cpus(), 2) + ", other processes " +
-                    Fixed(cpu.others_cpus(), 2) +
+                    Fixed(cpu.application_cpus(), 2) +
+                    (python_cpus >= 0.005 ? " and its Python workers " + Fixed(python_cpus, 2) +
+                                                " (their sampled time on CPU)"
+                                          : "") +
+                    ", other processes " + Fixed(others_cpus, 2) +
                     (cpu.steal_cpus() >= 0.005
                          ? ", and the hypervisor took " + Fixed(cpu.steal_cpus(), 2) + " (steal)"
                          : "") +
@@ -222,16 +235,14 @@ void CpuOversubscription(const DiagnosisInput& input, std::vector<Finding>& out)
   }
   Efficiency efficiency{0.0, 0.50,
                         "none when the run fills its own CPUs; up to half when others take them"};
-  const double cur = told_apart ? cpu.application_cpus() : 0;
-  if (cur > 0 && cpu.span_s > 0 && starved_ns > 0) {
+  const double cur = told_apart ? application_cpus : 0;
+  if (cur > 0 && span_ns > 0 && starved_ns > 0) {
     // The CPUs given back (header): the runnable time shrinks by cur / then, never below on CPU.
-    const double span_ns = cpu.span_s * 1e9;
     const double wanted = cur + starved_ns / span_ns;
     // What others held, and the hosts' idle CPUs when a quota kept the threads off them (idle
     // CPUs beside waiting threads without throttling are not theirs: a cpuset, another host).
     const double idle = std::max(0.0, cpu.cpus() - cpu.busy_cpus());
-    const double freed =
-        cpu.others_cpus() + cpu.steal_cpus() + (cpu.throttled_periods > 0 ? idle : 0.0);
+    const double freed = others_cpus + cpu.steal_cpus() + (cpu.throttled_periods > 0 ? idle : 0.0);
     const double then = std::max(cur, std::min(cur + freed, wanted));
     auto gone = [&](double cpus_then) {
       const double runnable_then = std::max(on_cpu, runnable * cur / cpus_then);

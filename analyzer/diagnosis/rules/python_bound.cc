@@ -4,6 +4,13 @@
 // Needs off-CPU samples (agent mode cpu+wall, the default; wall mode does not split a sample into
 // on and off CPU).
 //
+// The cause is the wait and the task threads' run delay their Python workers' CPU explains: the
+// workers are processes of the application on the same hosts, and a CPU-second a worker used is
+// one a runnable task thread could have run in, so at most min(run delay, workers' CPU) of the
+// stage's run delay (less what may lie in exact monitor waits, lock-contention's) is theirs; it
+// goes with the Python work the fix removes. (cpu-oversubscription counts the workers' CPU as the
+// application's, so the two never claim it twice.)
+//
 // Judgement: profile_judgement.h. The fix follows the frames that waited:
 //   * row-at-a-time Python UDFs (BatchEvalPythonExec / PythonUDFRunner): built-in functions run
 //     in the JVM on Spark's binary rows with no worker round trip, and Arrow-batched UDFs
@@ -71,13 +78,23 @@ bool RunsArrowBatchedRowUdf(const DiagnosisInput& input, int32_t stage_id) {
 }  // namespace
 
 void PythonBound(const DiagnosisInput& input, std::vector<Finding>& out) {
-  std::vector<ProfiledCause> causes = StagesWhere(input, [](const profile::StageProfile& stage) {
-    return stage.category_ns[CategoryIndex(TaskCategory::kPythonWait)];
-  });
+  const bool wall_sampled = input.profile != nullptr && WallSampled(*input.profile);
+  // The task threads' run delay their own Python workers' CPU explains (header).
+  auto starved_by_python = [wall_sampled](const profile::StageProfile& stage) -> uint64_t {
+    const uint64_t starved = stage.category_ns[CategoryIndex(TaskCategory::kCpuStarved)] -
+                             RunDelayInMonitorWaitsNs(stage, wall_sampled);
+    return std::min(starved, stage.python_ns);
+  };
+  std::vector<ProfiledCause> causes =
+      StagesWhere(input, [&starved_by_python](const profile::StageProfile& stage) {
+        return stage.category_ns[CategoryIndex(TaskCategory::kPythonWait)] +
+               starved_by_python(stage);
+      });
   if (causes.empty()) return;
-  uint64_t wait = 0, python_cpu = 0;
+  uint64_t wait = 0, starved = 0, python_cpu = 0;
   for (const ProfiledCause& cause : causes) {
-    wait += cause.ns;
+    starved += starved_by_python(cause.stage);
+    wait += cause.ns - starved_by_python(cause.stage);
     python_cpu += cause.stage.python_ns;
   }
   const ProfiledCause& top = causes.front();
@@ -98,6 +115,7 @@ void PythonBound(const DiagnosisInput& input, std::vector<Finding>& out) {
   if (python_cpu > 0) {
     f.evidence.push_back({"python_worker_cpu_ms", WholeMs(python_cpu), "ms"});
   }
+  if (starved > 0) f.evidence.push_back({"python_cpu_starved_ms", WholeMs(starved), "ms"});
   for (const ProfiledCause& cause : causes) AddSiteFrames(cause, TaskCategory::kPythonWait, f);
   const profile::PythonFrameTime* hot =
       top.stage.top_python.empty() ? nullptr : &top.stage.top_python.front();
@@ -143,8 +161,13 @@ void PythonBound(const DiagnosisInput& input, std::vector<Finding>& out) {
     }
     in_python += ".";
   }
-  std::string where = "Stage " + std::to_string(top.stage_id) + "'s task threads waited " +
-                      TimeAndShare(top) + " on their Python workers";
+  const uint64_t top_starved = starved_by_python(top.stage);
+  std::string where =
+      "Stage " + std::to_string(top.stage_id) + "'s task threads waited " + TimeAndShare(top) +
+      (top_starved > 0 ? " on their Python workers and for the CPUs those workers held (" +
+                             HumanDurationNs(top.ns - top_starved) + " and " +
+                             HumanDurationNs(top_starved) + " of run delay)"
+                       : " on their Python workers");
   const std::string sites = SitesText(top.stage, TaskCategory::kPythonWait);
   if (!sites.empty()) where += ", in " + sites;
   where += "; the JVM side ran on CPU for only " +

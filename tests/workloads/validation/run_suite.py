@@ -38,17 +38,22 @@ def load_suite(path=SUITE):
 
 
 def settings(workload):
-    """(variant name, manifest-style workload dict) for the base and each variant."""
+    """(variant name, manifest-style workload dict) for the base and each variant. A workload
+    may name the corpus's own program ("script", relative to tests/workloads, and "args"); a
+    variant may run other "args" (a finding's fix: the same job written another way). Only the
+    base of a "profile" workload runs with the agent: its findings predict the variants."""
     out = []
     for variant in [{"name": "base"}] + workload["variants"]:
         cluster = dict(workload["cluster"], **variant.get("cluster", {}))
         conf = dict(workload.get("conf", {}), **variant.get("conf", {}))
+        script = workload.get("script", os.path.relpath(os.path.join(HERE, "apps.py"), CORPUS))
+        args = variant.get("args", workload.get("args", [workload["name"]]))
         out.append((variant["name"], {
             "name": f"{workload['name']}.{variant['name']}",
-            "script": os.path.relpath(os.path.join(HERE, "apps.py"), CORPUS),
-            "args": [workload["name"]],
+            "script": script, "args": args,
             "problem": variant.get("change", "the base setting"),
             "cluster": cluster, "conf": conf, "action": None,
+            "profile": bool(workload.get("profile")) and variant["name"] == "base",
             "timeout_s": workload.get("timeout_s", 300)}))
     return out
 
@@ -136,6 +141,10 @@ def main():
     parser.add_argument("--autogroup-nice", type=int, metavar="N",
                         help="give the Spark processes' sessions this CFS autogroup nice (e.g. "
                         "-10 on a machine shared with builds; needs root for < 0)")
+    parser.add_argument("--agent", default=corpus.DEFAULT_AGENT,
+                        help="libsparkprof.so, for the profiled bases")
+    parser.add_argument("--plugin-jar", default=corpus.DEFAULT_PLUGIN_JAR,
+                        help="the Spark plugin's jar, for the profiled bases")
     parser.add_argument("--validate", metavar="SPARKPROF",
                         help="then check the fresh logs with validate.py and this sparkprof "
                         "(its exit code is ours)")
@@ -170,11 +179,22 @@ def main():
               if not args.only or workload["name"] in args.only or spec["name"] in args.only]
     runs = {spec["name"]: [] for spec in chosen}
     failures = {}
+    sparkprof = corpus.Sparkprof(args.agent, args.plugin_jar)
+    if any(spec["profile"] for spec in chosen):
+        missing = [p for p in (sparkprof.agent, sparkprof.plugin_jar) if not os.path.isfile(p)]
+        if missing:
+            print(f"SKIPPED: the profiled bases need {', '.join(missing)} "
+                  "(scripts/build.sh release)")
+            return corpus.SKIPPED
+    jvm_jar = None
+    if any(corpus.is_jvm_workload(spec) for spec in chosen):
+        jvm_jar = corpus.build_jvm_apps(spark_home, args.java_home or None, work_root)
 
     def run_once(spec):
         corpus.wait_for_quiet_machine(args.quiet_wait_s)
         load = os.getloadavg()[0]
-        run = corpus.run_workload(spec, spark_home, python, work_root, args.java_home or None)
+        run = corpus.run_workload(spec, spark_home, python, work_root, args.java_home or None,
+                                  sparkprof, jvm_jar)
         wall = app_wall_ms(run.event_log) if run.event_log else None
         if run.problems or wall is None:
             # One failed run (a driver killed on a loaded machine) does not lose the others:
@@ -186,8 +206,14 @@ def main():
             return
         kept = os.path.join(work_root, f"{spec['name']}.{len(runs[spec['name']])}.zstd")
         shutil.copyfile(run.event_log, kept)
+        profile = None
+        if run.profile:  # kept beside its run's log, compressed like the corpus's
+            profile = kept[:-len(".zstd")] + corpus.PROFILE_SUFFIX
+            if not corpus.compress_profile(run.profile, profile):
+                profile = None
         corpus.remove_outputs(os.path.join(work_root, spec["name"]))
-        runs[spec["name"]].append({"wall_ms": wall, "load_1m": round(load, 2), "log": kept})
+        runs[spec["name"]].append({"wall_ms": wall, "load_1m": round(load, 2), "log": kept,
+                                   "profile": profile})
         print(f"  {spec['name']} run {len(runs[spec['name']])}: {wall / 1000:.1f} s "
               f"(load {load:.2f})", flush=True)
 
@@ -212,6 +238,9 @@ def main():
             ordered = sorted(runs[spec["name"]], key=lambda r: r["wall_ms"])
             median = ordered[(len(ordered) - 1) // 2]  # of two, the faster
             shutil.copyfile(median["log"], os.path.join(destination, spec["name"] + ".zstd"))
+            if median["profile"]:
+                shutil.copyfile(median["profile"],
+                                os.path.join(destination, spec["name"] + corpus.PROFILE_SUFFIX))
             record[spec["name"]] = {
                 "wall_ms": [r["wall_ms"] for r in runs[spec["name"]]],
                 "load_1m": [r["load_1m"] for r in runs[spec["name"]]],

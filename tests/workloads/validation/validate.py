@@ -5,7 +5,11 @@ variant of suite.json and compare with the variant's real run.
 For each committed fixture set (fixtures/<spark version>/): `sparkprof whatif BASE <variant's
 whatif args> --format json` gives predicted.wall_ms; the variant's own log gives the actual wall
 time (application start to end). The error is |predicted - actual| / actual; "unchanged" is the
-error of predicting no change at all (the base run's wall time), for scale. Prints the table,
+error of predicting no change at all (the base run's wall time), for scale. A variant with
+"finding" instead of "whatif" is a finding's fix, applied for real: the base run is analysed with
+its profile (`sparkprof analyze BASE --profile BASE.sparkprof.zstd`) and the prediction is the
+base's wall time less that finding's expected saving (the middle of its range; the range is
+shown beside it; no finding predicts no change). Prints the table,
 the median error per kind of change and overall; exits 1 when the overall median exceeds
 --max-median (0.15), 77 when there are no fixtures.
 """
@@ -27,6 +31,29 @@ def whatif(sparkprof, log, args=()):
     return json.loads(out)
 
 
+def finding_of(sparkprof, log, rule):
+    """The first finding of `rule` in the profile-aware analysis of a base run, or None."""
+    profile = log[:-len(".zstd")] + ".sparkprof.zstd"
+    command = [sparkprof, "analyze", log, "--format", "json"]
+    if os.path.exists(profile):
+        command[3:3] = ["--profile", profile]
+    report = json.loads(subprocess.run(command, check=True, capture_output=True,
+                                       text=True).stdout)
+    return next((f for f in report.get("findings", []) if f["rule"] == rule), None)
+
+
+def predicted_by_finding(sparkprof, base_log, base_ms, rule):
+    """(predicted wall ms, (low, high) predicted wall ms, words): the base less the saving."""
+    finding = finding_of(sparkprof, base_log, rule)
+    if finding is None:
+        return base_ms, (base_ms, base_ms), f"no {rule} finding: no change"
+    saving = finding["expected_impact"]["time_saved_ms"]
+    return (base_ms - finding["expected_saving_ms"], (base_ms - saving["high"],
+                                                      base_ms - saving["low"]),
+            f"{rule} ({finding['severity']}): {saving['low'] / 1000:.1f}-"
+            f"{saving['high'] / 1000:.1f} s saved")
+
+
 def rows_of(sparkprof, fixtures, suite):
     rows = []
     for version in sorted(os.listdir(fixtures)):
@@ -43,15 +70,22 @@ def rows_of(sparkprof, fixtures, suite):
                 if not os.path.exists(log):
                     continue
                 actual = whatif(sparkprof, log)["actual"]["wall_ms"]
-                predicted = whatif(sparkprof, base_log, variant["whatif"])
+                base_ms = base["actual"]["wall_ms"]
+                if "finding" in variant:
+                    predicted_ms, span, how = predicted_by_finding(sparkprof, base_log, base_ms,
+                                                                   variant["finding"])
+                else:
+                    predicted_ms = whatif(sparkprof, base_log,
+                                          variant["whatif"])["predicted"]["wall_ms"]
+                    span, how = None, " ".join(variant["whatif"])
                 rows.append({
                     "version": version, "workload": workload["name"], "kind": variant["kind"],
-                    "change": variant["change"], "base_ms": base["actual"]["wall_ms"],
+                    "change": variant["change"], "base_ms": base_ms,
                     "self_error": base["self_prediction_error"], "actual_ms": actual,
-                    "predicted_ms": predicted["predicted"]["wall_ms"],
-                    "error": abs(predicted["predicted"]["wall_ms"] - actual) / max(actual, 1),
-                    "unchanged_error": abs(base["actual"]["wall_ms"] - actual) / max(actual, 1),
-                    "args": " ".join(variant["whatif"])})
+                    "predicted_ms": predicted_ms, "range_ms": span,
+                    "error": abs(predicted_ms - actual) / max(actual, 1),
+                    "unchanged_error": abs(base_ms - actual) / max(actual, 1),
+                    "args": how})
     return rows
 
 
@@ -59,8 +93,15 @@ def table(rows, markdown):
     header = ["Spark", "workload", "change", "base s", "actual s", "predicted s", "error",
               "unchanged"]
     lines = []
+
+    def predicted(r):
+        text = f"{r['predicted_ms'] / 1000:.1f}"
+        if r["range_ms"] and r["range_ms"][0] != r["range_ms"][1]:
+            text += f" ({r['range_ms'][0] / 1000:.1f}-{r['range_ms'][1] / 1000:.1f})"
+        return text
+
     body = [[r["version"], r["workload"], r["change"], f"{r['base_ms'] / 1000:.1f}",
-             f"{r['actual_ms'] / 1000:.1f}", f"{r['predicted_ms'] / 1000:.1f}",
+             f"{r['actual_ms'] / 1000:.1f}", predicted(r),
              f"{100 * r['error']:.1f}%", f"{100 * r['unchanged_error']:.1f}%"] for r in rows]
     if markdown:
         lines.append("| " + " | ".join(header) + " |")
