@@ -316,6 +316,8 @@ class BatchLoader {
     row.cgroup_peak_bytes = memory->cgroup_peak_bytes();
     row.cgroup_anon_bytes = memory->cgroup_anon_bytes();
     row.cgroup_file_bytes = memory->cgroup_file_bytes();
+    row.cgroup_oom_kills = memory->cgroup_oom_kills();
+    row.cgroup_oom_kills_counted = memory->cgroup_oom_kills_counted();
     row.python_processes = memory->python_processes();
     row.python_rss_bytes = memory->python_rss_bytes();
     row.heap_used_bytes = memory->heap_used_bytes();

@@ -91,6 +91,8 @@ struct MemoryUseRow {
   uint64_t cgroup_peak_bytes = 0;
   uint64_t cgroup_anon_bytes = 0;
   uint64_t cgroup_file_bytes = 0;
+  uint64_t cgroup_oom_kills = 0;          // since the cgroup was made
+  bool cgroup_oom_kills_counted = false;  // false: not kept, or an agent before the field
   uint32_t python_processes = 0;
   uint64_t python_rss_bytes = 0;
   // The JVM's own accounts (0 from agents before them, or where the JVM keeps none).

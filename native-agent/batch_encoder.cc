@@ -163,6 +163,8 @@ std::vector<uint8_t> EncodeBatch(const BatchHeader& header, const Profile& pendi
     row.add_mapped_buffers(jvm.java.mapped_count);
     row.add_spark_execution_bytes(jvm.spark_execution_bytes);
     row.add_spark_storage_bytes(jvm.spark_storage_bytes);
+    row.add_cgroup_oom_kills(memory->cgroup_oom_kills);
+    row.add_cgroup_oom_kills_counted(memory->cgroup_oom_kills_counted);
     memory_offset = row.Finish();
   }
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::MonitorWait>>> monitors_vector;

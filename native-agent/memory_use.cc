@@ -26,6 +26,14 @@ uint64_t StatValue(std::string_view text, std::initializer_list<std::string_view
   return 0;
 }
 
+// The oom_kill line of memory.events (v2) or memory.oom_control (v1, kernels since 4.13).
+void ReadOomKills(std::string_view text, MemoryUseReading& reading) {
+  if (std::optional<uint64_t> kills = StatFileValue(text, "oom_kill")) {
+    reading.cgroup_oom_kills = *kills;
+    reading.cgroup_oom_kills_counted = true;
+  }
+}
+
 }  // namespace
 
 std::optional<uint64_t> ParseStatmResidentBytes(std::string_view text, uint64_t page_size) {
@@ -114,6 +122,7 @@ MemoryUseReading MemoryUseMeter::Read() const {
           ParseMemoryLimit(ReadSmallFile(dir + "/memory.max_usage_in_bytes")).value_or(0);
       reading.cgroup_anon_bytes = StatValue(stat, {"total_rss", "rss"});
       reading.cgroup_file_bytes = StatValue(stat, {"total_cache", "cache"});
+      ReadOomKills(ReadSmallFile(dir + "/memory.oom_control"), reading);
     } else {
       reading.cgroup_usage_bytes =
           ParseMemoryLimit(ReadSmallFile(dir + "/memory.current")).value_or(0);
@@ -121,6 +130,7 @@ MemoryUseReading MemoryUseMeter::Read() const {
       reading.cgroup_peak_bytes = ParseMemoryLimit(ReadSmallFile(dir + "/memory.peak")).value_or(0);
       reading.cgroup_anon_bytes = StatValue(stat, {"anon"});
       reading.cgroup_file_bytes = StatValue(stat, {"file"});
+      ReadOomKills(ReadSmallFile(dir + "/memory.events"), reading);
     }
   }
   ReadPython(reading);

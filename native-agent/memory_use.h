@@ -2,7 +2,10 @@
 // container's memory kill is measured against. The process's resident set (/proc/self/statm) and
 // its high-water mark (VmHWM), its thread count; its memory cgroup (v1: memory.usage_in_bytes,
 // memory.limit_in_bytes, memory.max_usage_in_bytes, memory.stat's total_rss/total_cache; v2:
-// memory.current, memory.max, memory.peak, memory.stat's anon/file), found as the cpu one is
+// memory.current, memory.max, memory.peak, memory.stat's anon/file; and how many processes the
+// kernel's OOM killer ended in it: v2 memory.events' oom_kill, v1 memory.oom_control's, kernels
+// since 4.13 -- a Python worker killed at the container's limit leaves the JVM alive to say so),
+// found as the cpu one is
 // (cpu_use.h, LocateCgroup); and the Python processes below this JVM (PySpark's daemon and its
 // forked workers: descendants whose command name starts with "python"), their resident sets
 // summed -- an upper bound, since forked workers share pages with the daemon.
@@ -28,7 +31,9 @@ struct MemoryUseReading {
   uint64_t cgroup_limit_bytes = 0;  // 0: no limit
   uint64_t cgroup_peak_bytes = 0;   // 0: the kernel keeps none (v2 before 5.19)
   uint64_t cgroup_anon_bytes = 0;
-  uint64_t cgroup_file_bytes = 0;  // page cache: reclaimable before a kill
+  uint64_t cgroup_file_bytes = 0;         // page cache: reclaimable before a kill
+  uint64_t cgroup_oom_kills = 0;          // since the cgroup was made
+  bool cgroup_oom_kills_counted = false;  // the kernel keeps the count (v1 before 4.13 does not)
   uint32_t python_processes = 0;
   uint64_t python_rss_bytes = 0;
 };

@@ -57,6 +57,8 @@ TEST(MemoryUseMeterTest, AFakeTreeWithPythonDescendants) {
   Write(root / "cg2/pod/memory.current", "3000000\n");
   Write(root / "cg2/pod/memory.max", "4000000\n");
   Write(root / "cg2/pod/memory.stat", "anon 2000000\nfile 900000\nanon_thp 0\n");
+  Write(root / "cg2/pod/memory.events",
+        "low 0\nhigh 0\nmax 12\noom 3\noom_kill 2\noom_group_kill 0\n");
   MemoryUseMeter meter(MemoryUseMeter::Paths{.proc = proc.string()});
   EXPECT_EQ(meter.cgroup_version(), 2);
   const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
@@ -69,6 +71,11 @@ TEST(MemoryUseMeterTest, AFakeTreeWithPythonDescendants) {
   EXPECT_EQ(reading.cgroup_peak_bytes, 0u);  // no memory.peak
   EXPECT_EQ(reading.cgroup_anon_bytes, 2000000u);
   EXPECT_EQ(reading.cgroup_file_bytes, 900000u);
+  EXPECT_EQ(reading.cgroup_oom_kills, 2u);  // oom_kill, not oom or oom_group_kill
+  EXPECT_TRUE(reading.cgroup_oom_kills_counted);
+  // A kernel that keeps no count: not counted, rather than a count of 0.
+  Write(root / "cg2/pod/memory.events", "low 0\nhigh 0\nmax 12\noom 3\n");
+  EXPECT_FALSE(meter.Read().cgroup_oom_kills_counted);
   EXPECT_EQ(reading.python_processes, 2u);
   EXPECT_EQ(reading.python_rss_bytes, 30 * page);
   fs::remove_all(root);

@@ -595,6 +595,79 @@ std::string MemoryBatch(const testing::SyntheticApp& app, const Reading& r) {
   return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
 }
 
+// One executor's memory cgroup reading at `at_ms`: its limit, usage and OOM-kill count (v2).
+std::string OomCountBatch(const std::string& executor, int64_t at_ms, uint64_t kills,
+                          bool counted = true) {
+  flatbuffers::FlatBufferBuilder builder;
+  schema::MemoryUseBuilder memory(builder);
+  memory.add_rss_bytes(uint64_t{1} << 30);
+  memory.add_cgroup_version(2);
+  memory.add_cgroup_usage_bytes(uint64_t{3} << 30);
+  memory.add_cgroup_limit_bytes(uint64_t{4} << 30);
+  memory.add_python_processes(2);
+  memory.add_python_rss_bytes(uint64_t{2} << 30);
+  memory.add_cgroup_oom_kills(kills);
+  memory.add_cgroup_oom_kills_counted(counted);
+  auto memory_offset = memory.Finish();
+  auto batch = schema::CreateBatchDirect(
+      builder, 1, executor.c_str(), "host", 7, 0, at_ms * 1'000'000, kIntervalNs, "cpu+wall",
+      nullptr, nullptr, nullptr, nullptr, nullptr, 0, nullptr, 0, memory_offset);
+  schema::FinishSizePrefixedBatchBuffer(builder, batch);
+  return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
+}
+
+// "Python worker exited unexpectedly (crashed)" is memory by Spark's words; the executor's
+// memory cgroup's OOM-kill count shows it (a worker killed at the container's limit leaves the
+// JVM alive to count it), or shows that no OOM killer ended the worker.
+TEST_F(ProfileRulesTest, APythonWorkerCrashIsToldByTheCgroupsOomKillCount) {
+  testing::SyntheticApp app = TwoStages();
+  app.stages[0].skewed_tasks = 1;  // the last task fails once and is retried
+  app.stages[0].failed_attempts = 1;
+  app.stages[0].failure_class = "org.apache.spark.SparkException";
+  app.stages[0].failure_message = "Python worker exited unexpectedly (crashed)";
+  auto batches = [&](uint64_t later_kills, bool counted) {
+    std::string bytes;
+    for (const char* executor : {"1", "2"}) {
+      // One reading before the stage, one long after it: the count 1 before (a kill of earlier
+      // days is not this run's), `later_kills` after.
+      bytes += OomCountBatch(executor, app.start_ms + 500, 1, counted);
+      bytes += OomCountBatch(executor, app.start_ms + 600'000, later_kills, counted);
+    }
+    return bytes;
+  };
+  const report::Analysis killed = Analyze(app, batches(3, true));
+  auto found = FindingsOf(killed, "task-failures");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_TRUE(found[0]->title.rfind("Python worker memory exhausted", 0) == 0) << found[0]->title;
+  EXPECT_NE(found[0]->explanation.find("The kernel's OOM killer ended 2 process(es) in executor "),
+            std::string::npos)
+      << found[0]->explanation;
+  EXPECT_NE(found[0]->explanation.find("'s memory cgroup while it ran (its oom_kill count, the "
+                                       "first between "),
+            std::string::npos)
+      << found[0]->explanation;
+  EXPECT_NE(found[0]->explanation.find("whose limit is 4.0 GiB"), std::string::npos);
+  EXPECT_EQ(EvidenceValue(*found[0], "container_oom_kills"), 2);
+  if (std::getenv("SPARKPROF_PRINT_FINDINGS") != nullptr)
+    std::printf("%s\n", found[0]->explanation.c_str());
+
+  // Counted, and none while the executor ran, up to a report after the failure.
+  const report::Analysis crashed = Analyze(app, batches(1, true));
+  found = FindingsOf(crashed, "task-failures");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0]->explanation.find("memory cgroup counted no OOM kill up to its report at "),
+            std::string::npos)
+      << found[0]->explanation;
+  EXPECT_EQ(EvidenceValue(*found[0], "container_oom_kills"), 0);
+
+  // A kernel that keeps no count: nothing said either way.
+  const report::Analysis uncounted = Analyze(app, batches(0, false));
+  found = FindingsOf(uncounted, "task-failures");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0]->explanation.find("OOM kill"), std::string::npos) << found[0]->explanation;
+  EXPECT_EQ(EvidenceValue(*found[0], "container_oom_kills"), -1);
+}
+
 // With the agents' memory readings, executor-loss says what the lost executor last reported: its
 // container against its limit, its resident set, its Python workers (issue 29).
 TEST_F(ProfileRulesTest, ExecutorLossShowsTheLostExecutorsLastMemoryReport) {

@@ -31,6 +31,8 @@ void ApplicationMemoryUse::Add(const flamegraph::MemoryUseRow& row) {
   reading.container_peak_bytes = row.cgroup_peak_bytes;
   reading.container_anon_bytes = row.cgroup_anon_bytes;
   reading.container_file_bytes = row.cgroup_file_bytes;
+  reading.container_oom_kills = row.cgroup_oom_kills;
+  reading.container_oom_kills_counted = row.cgroup_oom_kills_counted;
   reading.python_processes = row.python_processes;
   reading.python_rss_bytes = row.python_rss_bytes;
   reading.heap_used_bytes = row.heap_used_bytes;
@@ -53,7 +55,21 @@ void ApplicationMemoryUse::Add(const flamegraph::MemoryUseRow& row) {
   reading.spark_execution_bytes = row.spark_execution_bytes;
   reading.spark_storage_bytes = row.spark_storage_bytes;
   ++jvm.readings;
-  if (jvm.readings == 1 || reading.time_ms >= jvm.last.time_ms) jvm.last = reading;
+  // The OOM-kill count: readings come in time order per JVM; one that does not only moves the
+  // start or end count (the first rise is timed only between readings seen in order).
+  if (jvm.readings == 1 || reading.time_ms < jvm.earliest_ms) {
+    jvm.earliest_ms = reading.time_ms;
+    jvm.oom_kills_at_start = reading.container_oom_kills;
+  }
+  if (jvm.readings > 1 && reading.time_ms >= jvm.last.time_ms &&
+      reading.container_oom_kills > jvm.last.container_oom_kills && jvm.first_oom_kill_at_ms < 0) {
+    jvm.first_oom_kill_before_ms = jvm.last.time_ms;
+    jvm.first_oom_kill_at_ms = reading.time_ms;
+  }
+  if (jvm.readings == 1 || reading.time_ms >= jvm.last.time_ms) {
+    jvm.last = reading;
+    jvm.oom_kills_at_end = reading.container_oom_kills;
+  }
   jvm.max_rss_bytes = std::max({jvm.max_rss_bytes, row.rss_bytes, row.rss_peak_bytes});
   jvm.max_container_bytes =
       std::max({jvm.max_container_bytes, row.cgroup_usage_bytes, row.cgroup_peak_bytes});

@@ -4,6 +4,7 @@
 // kMaxJvms JVMs are kept (docs/limits.md); later ones are counted.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -26,6 +27,8 @@ struct MemoryReading {
   uint64_t container_peak_bytes = 0;
   uint64_t container_anon_bytes = 0;
   uint64_t container_file_bytes = 0;
+  uint64_t container_oom_kills = 0;  // the cgroup's OOM-kill count, since the cgroup was made
+  bool container_oom_kills_counted = false;  // the kernel keeps it (and the agent sent it)
   uint32_t python_processes = 0;
   uint64_t python_rss_bytes = 0;
   // The JVM's own accounts (0: not reported; native-agent/jvm_counters.h).
@@ -80,6 +83,19 @@ struct JvmMemory {
   uint64_t max_spark_storage_bytes = 0;
   // In time order, at most kMaxTimelinePoints; empty for JVMs past kMaxTimelineJvms.
   std::vector<MemoryPoint> timeline;
+  // The kernel's OOM kills in this JVM's memory cgroup while it reported: its count at the
+  // earliest reading (kills before it are not its own) and at the latest, and the first reading
+  // that saw it rise after a lower one (the kill fell in (before_ms, at_ms]; -1: none seen).
+  // A Python worker (or any process but the JVM) killed at the container's limit is told here;
+  // a JVM killed itself reports nothing more.
+  int64_t earliest_ms = -1;  // the earliest reading's time
+  uint64_t oom_kills_at_start = 0;
+  uint64_t oom_kills_at_end = 0;
+  int64_t first_oom_kill_before_ms = -1;
+  int64_t first_oom_kill_at_ms = -1;
+  uint64_t oom_kills() const {
+    return oom_kills_at_end - std::min(oom_kills_at_end, oom_kills_at_start);
+  }
 };
 
 class ApplicationMemoryUse {

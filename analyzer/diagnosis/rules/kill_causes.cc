@@ -287,6 +287,39 @@ std::string ContainerSentence(const DiagnosisInput& input, const KillCause& c) {
   return text;
 }
 
+// What the executor's memory cgroup counted of the kernel's OOM killer while its JVM reported
+// (memory.events / memory.oom_control oom_kill; "" when not measured): a worker killed at the
+// container's limit leaves the JVM alive to count it; none counted up to a report after the
+// failure says the OOM killer did not end it (cgroup v2 counts every OOM killer's kills in the
+// cgroup, the host's too; v1 only its own limit's, so v1 says nothing of a kill it did not see).
+std::string OomKillSentence(const KillCause& c) {
+  if (c.memory == nullptr || !c.memory->last.container_oom_kills_counted) return "";
+  const profile::JvmMemory& m = *c.memory;
+  const uint64_t kills = m.oom_kills();
+  if (kills > 0) {
+    std::string text = " The kernel's OOM killer ended " + std::to_string(kills) +
+                       " process(es) in executor " + m.executor_id +
+                       "'s memory cgroup while it ran (its oom_kill count";
+    if (m.first_oom_kill_at_ms >= 0) {
+      text += ", the first between " + FormatEpochMs(m.first_oom_kill_before_ms) + " and " +
+              FormatEpochMs(m.first_oom_kill_at_ms);
+    }
+    text += ")";
+    if (m.last.container_limit_bytes > 0) {
+      text += ", whose limit is " + HumanBytes(static_cast<int64_t>(m.last.container_limit_bytes)) +
+              " (at most " + HumanBytes(static_cast<int64_t>(m.max_container_bytes)) + " in use)";
+    }
+    return text + ": the container's memory, not a crash.";
+  }
+  const int64_t failed_ms = c.task != nullptr ? c.task->finish_time_ms : -1;
+  if (failed_ms < 0 || m.last.time_ms < failed_ms || m.last.cgroup_version != 2) return "";
+  return " Executor " + m.executor_id +
+         "'s memory cgroup counted no OOM kill up to its report at " +
+         FormatEpochMs(m.last.time_ms) +
+         ", after the failure: the kernel's OOM killer did not end the worker (a crash in native "
+         "code, a signal from elsewhere, or the host's memory outside the container).";
+}
+
 std::string PythonSentence(const DiagnosisInput& input, const KillCause& c) {
   const ExecutorBudget b = BudgetOf(input, c.executor);
   std::string text = "Python worker memory exhausted: ";
@@ -309,7 +342,7 @@ std::string PythonSentence(const DiagnosisInput& input, const KillCause& c) {
     text += "; the executor's Python workers held at most " +
             HumanBytes(static_cast<int64_t>(c.memory->max_python_rss_bytes)) + " resident";
   }
-  return text + ".";
+  return text + "." + OomKillSentence(c);
 }
 
 // -XX:MaxDirectMemorySize=<size> in the executors' Java options, in MiB; 0 when not set.
@@ -843,6 +876,9 @@ void AddCauseEvidence(const DiagnosisInput& input, const KillCause& c, Finding& 
       add("python_workers", static_cast<double>(b.cores), "count");
       if (c.memory != nullptr) {
         add("python_rss_max_bytes", static_cast<double>(c.memory->max_python_rss_bytes), "bytes");
+        if (c.memory->last.container_oom_kills_counted) {
+          add("container_oom_kills", static_cast<double>(c.memory->oom_kills()), "count");
+        }
       }
       break;
     case model::Exhaustion::kDriverResultSize:
