@@ -625,6 +625,8 @@ TEST_F(ProfileRulesTest, APythonWorkerCrashIsToldByTheCgroupsOomKillCount) {
   app.stages[0].failed_attempts = 1;
   app.stages[0].failure_class = "org.apache.spark.SparkException";
   app.stages[0].failure_message = "Python worker exited unexpectedly (crashed)";
+  app.master = "spark://127.0.0.1:7077";  // a standalone Worker in a cgroup: not Spark's container
+  app.app_id = "app-20231114221320-0000";
   auto batches = [&](uint64_t later_kills, bool counted) {
     std::string bytes;
     for (const char* executor : {"1", "2"}) {
@@ -648,6 +650,15 @@ TEST_F(ProfileRulesTest, APythonWorkerCrashIsToldByTheCgroupsOomKillCount) {
       << found[0]->explanation;
   EXPECT_NE(found[0]->explanation.find("whose limit is 4.0 GiB"), std::string::npos);
   EXPECT_EQ(EvidenceValue(*found[0], "container_oom_kills"), 2);
+  // Standalone, the cgroup is not Spark's: it must hold the JVM and the workers, 25% above the
+  // 4 GiB limit their 1 + 2 GiB came to at the kill.
+  bool container_grows = false;
+  for (const Recommendation& r : found[0]->recommendations) {
+    container_grows |= r.value.find(
+                           "raise the memory limit of the container the executor runs "
+                           "in (now 4.0 GiB) to at least 5.0 GiB") != std::string::npos;
+  }
+  EXPECT_TRUE(container_grows);
   if (std::getenv("SPARKPROF_PRINT_FINDINGS") != nullptr)
     std::printf("%s\n", found[0]->explanation.c_str());
 

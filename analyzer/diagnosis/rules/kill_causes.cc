@@ -638,6 +638,23 @@ void PythonFix(const DiagnosisInput& input, const KillCause& c, Finding& f) {
          "25% above the " + MiBText(python_mib) +
              " the Python workers were measured to hold: a limit of their own" + grows});
   }
+  // A container that is not Spark's (a standalone Worker in a cgroup) whose OOM killer ended the
+  // workers: pyspark.memory bounds a worker but grows nothing, so the container must hold the
+  // JVM and its workers -- at least what they held when the worker was killed, which wanted more.
+  if (!container && c.memory != nullptr && c.memory->oom_kills() > 0 &&
+      c.memory->last.container_limit_bytes > 0) {
+    const int64_t held_mib =
+        static_cast<int64_t>((c.memory->max_rss_bytes + c.memory->max_python_rss_bytes) / kMiB);
+    const int64_t limit_mib = static_cast<int64_t>(c.memory->last.container_limit_bytes / kMiB);
+    f.recommendations.push_back(
+        {"",
+         "raise the memory limit of the container the executor runs in (now " + MiBText(limit_mib) +
+             ") to at least " + MiBText(RoundUpMiB(kHeadroom * std::max(held_mib, limit_mib))) +
+             ", or run fewer Python workers in it",
+         "its JVM and Python workers held " + MiBText(held_mib) +
+             " at their peaks and the kernel killed a worker that wanted more; "
+             "spark.executor.pyspark.memory alone would turn the kill into a MemoryError"});
+  }
   f.recommendations.push_back(
       {"",
        "make the Python function hold less at once (process rows or Arrow batches as they "

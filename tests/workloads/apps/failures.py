@@ -71,6 +71,23 @@ def python_memory_error(spark, scratch):
     spark.range(0, 40, 1, 2).select(expand("id").alias("size")).agg(F.sum("size")).collect()
 
 
+def fill_document(record_id):
+    """The UDF of python_oom_kill: 1.2 GiB of bytes written in the worker for each record (the
+    pages touched, unlike a zeroed buffer), more than the container holds."""
+    document = b"\x01" * (1200 << 20)
+    return len(document) + record_id
+
+
+def python_oom_kill(spark, scratch):
+    """The Worker and its executor in a 1 GiB memory cgroup (manifest "memory_limit"), no
+    spark.executor.pyspark.memory: a Python UDF fills 1.2 GiB per call, the kernel's OOM killer
+    ends the Python worker (the cgroup's largest process), the JVM lives on and Spark sees
+    "Python worker exited unexpectedly (crashed)" on every attempt: the job aborted after 2."""
+    fill = F.udf(fill_document, "long")
+    job(spark, "python oom kill: fill documents")
+    spark.range(0, 4, 1, 2).select(fill("id").alias("size")).agg(F.sum("size")).collect()
+
+
 def driver_max_result_size(spark, scratch):
     """collect() of ~100 MiB of digests to a driver whose spark.driver.maxResultSize is 32m: the
     serialized results of the first tasks pass the limit and the job is aborted."""
@@ -80,7 +97,8 @@ def driver_max_result_size(spark, scratch):
 
 
 WORKLOADS = {f.__name__: f for f in [failed_application, executor_oom, executor_lost,
-                                      python_memory_error, driver_max_result_size]}
+                                      python_memory_error, python_oom_kill,
+                                      driver_max_result_size]}
 
 if __name__ == "__main__":
     main(WORKLOADS)
