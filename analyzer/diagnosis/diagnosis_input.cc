@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
+#include <system_error>
 
 namespace sparkprof::diagnosis {
 
@@ -79,6 +82,34 @@ bool Simulated(const DiagnosisInput& input, const whatif::Scenario& scenario,
   out.self_prediction_error = p.self_prediction_error;
   out.core_hours_saved = std::max(p.baseline_core_hours - p.predicted_core_hours, 0.0);
   return true;
+}
+
+namespace {
+
+template <typename T>
+T NumberOr(const std::string* text, T fallback) {
+  if (text == nullptr) return fallback;
+  std::string_view view(*text);
+  while (!view.empty() && std::isspace(static_cast<unsigned char>(view.front()))) {
+    view.remove_prefix(1);
+  }
+  while (!view.empty() && std::isspace(static_cast<unsigned char>(view.back()))) {
+    view.remove_suffix(1);
+  }
+  T value{};
+  const auto [end, error] = std::from_chars(view.data(), view.data() + view.size(), value);
+  return error == std::errc() && end == view.data() + view.size() && !view.empty() ? value
+                                                                                   : fallback;
+}
+
+}  // namespace
+
+int64_t DiagnosisInput::IntProperty(const char* key, int64_t fallback) const {
+  return NumberOr<int64_t>(model->SparkProperty(key), fallback);
+}
+
+double DiagnosisInput::NumberProperty(const char* key, double fallback) const {
+  return NumberOr<double>(model->SparkProperty(key), fallback);
 }
 
 bool DiagnosisInput::AqeCoalesces() const {

@@ -68,6 +68,10 @@ struct DiagnosisInput {
     const std::string* value = model->SparkProperty(key);
     return value != nullptr ? *value : fallback;
   }
+  // A numeric Spark property: its value when the whole text (spaces around it allowed) is a
+  // number, else fallback (unset, or a value Spark itself would refuse).
+  int64_t IntProperty(const char* key, int64_t fallback) const;
+  double NumberProperty(const char* key, double fallback) const;
   // spark.master local[...]: every task runs in the driver, whose memory is spark.driver.memory.
   // Not local-cluster[...]: its tasks run in executor JVMs (spark.executor.memory).
   bool LocalMode() const { return Manager() == ClusterManager::kLocal; }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,11 +41,13 @@ enum class LogSignal : uint8_t {
   SPARKPROF_LOG_SIGNALS(SPARKPROF_LOG_SIGNAL_ENUM)
 #undef SPARKPROF_LOG_SIGNAL_ENUM
 };
-inline constexpr int kLogSignalCount = 0
-#define SPARKPROF_LOG_SIGNAL_COUNT(id, name, what) +1
-    SPARKPROF_LOG_SIGNALS(SPARKPROF_LOG_SIGNAL_COUNT)
-#undef SPARKPROF_LOG_SIGNAL_COUNT
-    ;
+// One element per signal: their count.
+inline constexpr unsigned char kLogSignalOnes[] = {
+#define SPARKPROF_LOG_SIGNAL_ONE(id, name, what) 1,
+    SPARKPROF_LOG_SIGNALS(SPARKPROF_LOG_SIGNAL_ONE)
+#undef SPARKPROF_LOG_SIGNAL_ONE
+};
+inline constexpr int kLogSignalCount = static_cast<int>(std::size(kLogSignalOnes));
 
 const char* LogSignalName(LogSignal signal);  // "java-heap-space", ...
 const char* LogSignalWhat(LogSignal signal);  // "java.lang.OutOfMemoryError: Java heap space"

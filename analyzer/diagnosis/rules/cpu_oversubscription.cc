@@ -31,7 +31,6 @@
 // profile cannot tell the two apart.
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 
 #include "analyzer/diagnosis/rules/profile_judgement.h"
 #include "analyzer/diagnosis/rules/rules.h"
@@ -72,7 +71,7 @@ void CpuOversubscription(const DiagnosisInput& input, std::vector<Finding>& out)
       std::to_string(input.slots()) +
       " task slots. Either the slots outnumber the cores the executors really get (a container "
       "quota, a shared host), or other processes on the hosts take the CPUs.";
-  const int64_t cores = std::atoll(input.Property("spark.executor.cores", "0").c_str());
+  const int64_t cores = input.IntProperty("spark.executor.cores", 0);
   const double on_cpu = static_cast<double>(top.stage.on_cpu_ns);
   const double runnable = on_cpu + static_cast<double>(top.ns);
 

@@ -13,7 +13,6 @@
 // spark.executor.memory tells a heap that is too small (peak >= 90%, Dr. Elephant/DataFlint use
 // 95%/1.2x) from object churn in a heap that has room (code and serializer changes).
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 
 #include "analyzer/diagnosis/rules/rules.h"
@@ -144,7 +143,7 @@ void GcPressure(const DiagnosisInput& input, std::vector<Finding>& out) {
               "(see data-skew): fix that first, then re-check the heap. ";
     }
     f.title = "GC pressure: executor heaps are full";
-    int64_t cores = std::atoll(input.Property("spark.executor.cores", "0").c_str());
+    int64_t cores = input.IntProperty("spark.executor.cores", 0);
     f.explanation = head + "The JVM heap peaked at " + HumanBytes(heap_peak) + ", " +
                     Fixed(100 * heap_share, 0) + "% of " + heap_key + " (" +
                     std::to_string(memory_mib) +

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 
 #include "analyzer/diagnosis/rules/skew_assessment.h"
@@ -41,7 +40,7 @@ ExecutorBudget BudgetOf(const DiagnosisInput& input, const model::Executor* exec
   b.heap_key = input.TaskHeapKey();
   b.heap_mib = ParseSizeMiB(input.Property(b.heap_key.c_str(), "1g"), 1024);
   const std::string overhead = input.Property("spark.executor.memoryOverhead", "");
-  double factor = std::atof(input.Property("spark.executor.memoryOverheadFactor", "0.1").c_str());
+  double factor = input.NumberProperty("spark.executor.memoryOverheadFactor", 0.1);
   if (!(factor > 0 && factor < 10)) factor = 0.1;
   b.overhead_set = !overhead.empty();
   b.overhead_mib = b.overhead_set
@@ -51,7 +50,7 @@ ExecutorBudget BudgetOf(const DiagnosisInput& input, const model::Executor* exec
     b.off_heap_mib = ParseSizeMiB(input.Property("spark.memory.offHeap.size", "0"), 0);
   }
   b.pyspark_mib = ParseSizeMiB(input.Property("spark.executor.pyspark.memory", ""), 0);
-  int64_t cores = std::atoll(input.Property("spark.executor.cores", "0").c_str());
+  int64_t cores = input.IntProperty("spark.executor.cores", 0);
   if (cores <= 0 && executor != nullptr) cores = executor->total_cores;
   b.cores = std::max<int64_t>(cores, 1);
   return b;
@@ -448,7 +447,7 @@ void HeapFix(const DiagnosisInput& input, const KillCause& c, std::span<const in
              HumanBytes(skewed->median_read_bytes) +
              ": the oversized partition is the one that does not fit"});
   } else if (collecting.empty() && reads_shuffle) {
-    int64_t current = std::atoll(input.Property("spark.sql.shuffle.partitions", "200").c_str());
+    int64_t current = input.IntProperty("spark.sql.shuffle.partitions", 200);
     if (current <= 0) current = 200;
     f.recommendations.push_back({"spark.sql.shuffle.partitions", std::to_string(current * 2),
                                  "twice the current " + std::to_string(current) +

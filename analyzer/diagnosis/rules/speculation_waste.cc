@@ -7,7 +7,6 @@
 // raised spark.speculation.multiplier 1.5 -> 3 and quantile 0.75 -> 0.9 for this reason
 // (apache/spark#45858, analyzer-facts.md).
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -71,13 +70,13 @@ void SpeculationWaste(const DiagnosisInput& input, std::vector<Finding>& out) {
       " attempts lost the race and were killed, after running " + HumanDurationMs(lost_ms) +
       " in total. Copies of tasks that are slow because of their data (skew) always lose: "
       "the copy has the same partition to process.";
-  if (std::atof(multiplier.c_str()) < 3.0) {
+  if (input.NumberProperty("spark.speculation.multiplier", 1.5) < 3.0) {
     f.recommendations.push_back({"spark.speculation.multiplier", "3",
                                  "copy only tasks 3x slower than the median (now " + multiplier +
                                      "; 3 is the Spark 4.0 default)"});
   }
   const std::string quantile = input.Property("spark.speculation.quantile", "0.75");
-  if (std::atof(quantile.c_str()) < 0.9) {
+  if (input.NumberProperty("spark.speculation.quantile", 0.75) < 0.9) {
     f.recommendations.push_back({"spark.speculation.quantile", "0.9",
                                  "wait until 90% of a stage's tasks finished before copying (now " +
                                      quantile + "; 0.9 is the Spark 4.0 default)"});

@@ -15,7 +15,6 @@
 // serialisation included) spread over the stage's parallelism.
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 
 #include "analyzer/diagnosis/rules/rules.h"
 #include "analyzer/diagnosis/rules/skew_assessment.h"
@@ -134,7 +133,7 @@ void Spill(const DiagnosisInput& input, std::vector<Finding>& out) {
                       "x (from the spilled bytes against the peak "
                       "execution memory a task held) lets them sort and aggregate in memory.";
       if (stage.shuffle_read_bytes > 0) {
-        int64_t current = std::atoll(input.Property("spark.sql.shuffle.partitions", "200").c_str());
+        int64_t current = input.IntProperty("spark.sql.shuffle.partitions", 200);
         if (current <= 0) current = 200;
         current = std::min<int64_t>(current, int64_t{1} << 30);  // a hostile property
         // In double: a hostile log's byte counts may be near INT64_MAX.

@@ -14,7 +14,6 @@
 // shapes this stage (shuffle partitions, or AQE's advisory size when AQE coalesces, for shuffle
 // reads; maxPartitionBytes for file scans; the code otherwise).
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 
 #include "analyzer/diagnosis/rules/expected_impact.h"
@@ -124,8 +123,7 @@ void TooFewPartitions(const DiagnosisInput& input, std::vector<Finding>& out) {
            "AQE is on and merges shuffle partitions up to this size (64 MiB by default), so it "
            "sets the task count: " +
                HumanBytes(read) + " / " + std::to_string(target) + " partitions"});
-      const int64_t current =
-          std::atoll(input.Property("spark.sql.shuffle.partitions", "200").c_str());
+      const int64_t current = input.IntProperty("spark.sql.shuffle.partitions", 200);
       if (current < target) {
         f.recommendations.push_back(
             {"spark.sql.shuffle.partitions", std::to_string(target),
