@@ -92,6 +92,7 @@ class OrderedPrinter {
 std::vector<uint64_t> EstimatedSizes(const std::vector<source::ApplicationLog>& logs) {
   constexpr uint64_t kTypicalCompressionRatio = 8;
   std::vector<uint64_t> bytes;
+  bytes.reserve(logs.size());
   for (const source::ApplicationLog& log : logs) {
     bytes.push_back(report::EstimatedJsonBytes(log, kTypicalCompressionRatio));
   }

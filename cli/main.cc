@@ -1,10 +1,13 @@
 // sparkprof: Spark performance profiler and advisor.
 #include <cstdio>
+#include <exception>
 #include <new>
 
 #include "cli/commands.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int Run(int argc, char** argv) {
   CLI::App app{"sparkprof: why is my Spark job slow, and what do I change"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "sparkprof 0.1.0");
@@ -29,4 +32,19 @@ int main(int argc, char** argv) {
     return sparkprof::cli::kExitUsage;
   }
   return exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Every input error is a value with its file, line or offset; what still escapes (building the
+  // command line, a library's own exception) is said in one line, never an abort.
+  try {
+    return Run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "sparkprof: internal error: %s\n", e.what());
+  } catch (...) {
+    std::fputs("sparkprof: internal error (an exception of unknown type)\n", stderr);
+  }
+  return sparkprof::cli::kExitNothingAnalysable;
 }

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdio>
+#include <charconv>
 #include <cstdlib>
 #include <exception>
+#include <fstream>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -20,16 +22,14 @@ namespace {
 
 // The quota as whole CPUs (rounded up), 0 when there is none or it cannot be read.
 int CgroupCpuQuota() {
-  std::FILE* file = std::fopen("/sys/fs/cgroup/cpu.max", "r");
-  if (file == nullptr) return 0;
-  char quota[32] = {0};
+  std::ifstream file("/sys/fs/cgroup/cpu.max");
+  std::string quota_text;
   long long period = 0;
-  const int read = std::fscanf(file, "%31s %lld", quota, &period);
-  std::fclose(file);
-  if (read != 2 || period <= 0) return 0;
-  char* end = nullptr;
-  const long long micros = std::strtoll(quota, &end, 10);  // "max": no quota
-  if (end == quota || micros <= 0) return 0;
+  if (!(file >> quota_text >> period) || period <= 0) return 0;
+  long long micros = 0;  // "max": no quota
+  const char* end = quota_text.data() + quota_text.size();
+  const auto [stop, error] = std::from_chars(quota_text.data(), end, micros);
+  if (error != std::errc() || stop != end || micros <= 0) return 0;
   return static_cast<int>(std::min<long long>((micros + period - 1) / period, 1 << 16));
 }
 

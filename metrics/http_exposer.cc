@@ -350,7 +350,14 @@ HttpExposer::HttpExposer(std::unique_ptr<Server> server, int port)
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
-HttpExposer::~HttpExposer() { Stop(); }
+HttpExposer::~HttpExposer() {
+  // Stop() joins the server's thread; a join that throws (the thread cannot be joined) leaves
+  // nothing more a destructor could do, and must not end the process.
+  try {
+    Stop();
+  } catch (...) {  // see above
+  }
+}
 
 void HttpExposer::Stop() {
   if (server_->stopping.exchange(true)) return;

@@ -13,11 +13,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
 
+#include "common/errno_text.h"
 #include "metrics/http_exposer.h"
 #include "metrics/registry.h"
 
@@ -77,7 +77,7 @@ std::string Exchange(int port, std::string_view request) {
   int error = n < 0 ? errno : 0;
   close(fd);
   if (error == EAGAIN || error == EWOULDBLOCK) __builtin_trap();
-  if (error != 0) std::fprintf(stderr, "recv: %s\n", std::strerror(error));
+  if (error != 0) std::fprintf(stderr, "recv: %s\n", sparkprof::ErrnoText(error).c_str());
   return response;
 }
 
