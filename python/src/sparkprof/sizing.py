@@ -64,8 +64,8 @@ LOW_BACKTEST_ERROR = 0.50
 # What holding out each of 4 real runs of one ETL job (1x-4x input, executors in proportion) and
 # sizing it from the other 3 gave (python/tests/test_sizing_validation.py keeps these true): the
 # median wall-time error of the answers, all of them "medium". Printed with every answer.
-VALIDATED_MEDIAN_WALL_ERROR = 0.44
-VALIDATED_MEDIAN_EXECUTORS_ERROR = 0.0
+VALIDATED_MEDIAN_WALL_ERROR = 0.43
+VALIDATED_MEDIAN_EXECUTORS_ERROR = 1.0
 DEFAULT_SHUFFLE_PARTITIONS = 200  # Spark's default for spark.sql.shuffle.partitions
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?)(b?)\s*$", re.IGNORECASE)
