@@ -10,9 +10,14 @@ StreamingWindow RecentBatches(const model::StreamingQueryRun& run) {
   StreamingWindow window;
   const std::vector<model::StreamingBatch>& records = run.batches;
   if (records.size() < 2) return window;
-  // The anchor: the record before the window; at least record 0 (the run's first batch, which is
-  // never in the window when records hold one batch each).
-  const size_t anchor = std::max<size_t>(records.size() / 2, 1) - 1;
+  // The anchor: the record before the window: the second half's, or earlier so the window holds
+  // kMinWindowBatches records when the run has that many after its first; at least record 0 (the
+  // run's first batch, never in the window while records hold one batch each).
+  const size_t half_anchor = std::max<size_t>(records.size() / 2, 1) - 1;
+  const size_t min_anchor = records.size() > kMinWindowBatches + 1
+                                ? records.size() - 1 - static_cast<size_t>(kMinWindowBatches)
+                                : 0;
+  const size_t anchor = std::min(half_anchor, min_anchor);
   const model::StreamingBatch& first = records[anchor];
   window.first_record = anchor + 1;
   window.end_record = records.size();

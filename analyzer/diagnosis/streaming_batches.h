@@ -2,11 +2,11 @@
 // recorded batches (model/streaming_queries.h), computed once here so every rule and every
 // report says the same number.
 //
-// The recent batches: the second half of the run's batch records, and never the run's first
-// batch. The first batch plans the query, generates its code and (for a stateful query) creates
-// its state stores -- a one-off the next batches do not pay -- and a query's current behaviour is
-// what its recent batches show: a half keeps a long run's recent hours, and a short run still
-// has several batches in it.
+// The recent batches: the second half of the run's batch records -- or its last kMinWindowBatches
+// when the half holds fewer -- and never the run's first batch. The first batch plans the query,
+// generates its code and (for a stateful query) creates its state stores -- a one-off the next
+// batches do not pay -- and a query's current behaviour is what its recent batches show: a half
+// keeps a long run's recent hours, and a short run still has several batches in it.
 //
 // Rates, as Spark defines its own per batch (progress.scala: inputRowsPerSecond is the batch's
 // rows over the time since the previous trigger started, processedRowsPerSecond its rows over

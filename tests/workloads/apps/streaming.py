@@ -4,8 +4,9 @@ state that grows without a watermark, per-batch overhead on tiny batches, and a 
 spark-submit streaming.py WORKLOAD SCRATCH_DIR (see tests/workloads/manifest.json).
 
 Every query reads Spark's `rate` source (no broker needed), writes to the `noop` sink, runs for
-RUN_S seconds and is then stopped with query.stop(), as an application ending a streaming query
-does: the batch running at that moment is cancelled (its jobs end "cancelled").
+RUN_S seconds (LONG_RUN_S for two) and is then stopped with query.stop(), as an application
+ending a streaming query does: the batch running at that moment is cancelled (its jobs end
+"cancelled").
 """
 
 import os
@@ -17,28 +18,31 @@ from pyspark.sql.types import LongType
 from common import job, main
 
 RUN_S = 25
+# The two workloads whose pattern needs several slow batches after quick ones.
+LONG_RUN_S = 40
 
 
-def run_query(spark, scratch, name, frame, trigger_s=None, output_mode="append"):
-    """Starts `frame` as query `name` on the noop sink, lets it run RUN_S seconds, stops it."""
+def run_query(spark, scratch, name, frame, trigger_s=None, output_mode="append", run_s=RUN_S):
+    """Starts `frame` as query `name` on the noop sink, lets it run `run_s` seconds, stops it."""
     job(spark, None)
     writer = (frame.writeStream.queryName(name).format("noop").outputMode(output_mode)
               .option("checkpointLocation", os.path.join(scratch, "checkpoint-" + name)))
     if trigger_s is not None:
         writer = writer.trigger(processingTime=f"{trigger_s} seconds")
     query = writer.start()
-    query.awaitTermination(RUN_S)
+    query.awaitTermination(run_s)
     query.stop()
 
 
-def rate(spark, rows_per_second, partitions):
+def rate(spark, rows_per_second, partitions, ramp_up_s=0):
     return (spark.readStream.format("rate").option("rowsPerSecond", rows_per_second)
-            .option("numPartitions", partitions).load())
+            .option("numPartitions", partitions).option("rampUpTimeSeconds", ramp_up_s).load())
 
 
 def falling_behind(spark, scratch):
-    """8000 rows/s in; a Python UDF costing ~0.5 ms of CPU a row on 2 task slots processes about
-    4000 rows/s: every batch is larger than the one before, the backlog grows."""
+    """6000 rows/s in (reached after an 8 s ramp-up, so the first batches are small and quick); a
+    Python UDF costing ~0.5 ms of CPU a row on 2 task slots processes under 4000 rows/s: once the
+    input passes that, every batch is larger than the one before and the backlog grows."""
 
     def costly(value):
         deadline = time.thread_time() + 0.0005
@@ -48,21 +52,23 @@ def falling_behind(spark, scratch):
         return total
 
     udf = F.udf(costly, LongType())
-    frame = rate(spark, 8000, 2).select(udf(F.col("value")).alias("score"))
-    run_query(spark, scratch, "falling_behind", frame)
+    frame = rate(spark, 6000, 2, ramp_up_s=8).select(udf(F.col("value")).alias("score"))
+    run_query(spark, scratch, "falling_behind", frame, run_s=LONG_RUN_S)
 
 
-QUICK_BATCHES = 5
+QUICK_BATCHES = 3
+SLOW_BATCH_S = 8
+TRIGGER_S = 5
 
 
 def batch_over_trigger(spark, scratch):
-    """A 1 s trigger. The first QUICK_BATCHES batches are quick (they wait for their trigger, so
-    the schedule shows the interval); from then on every batch pays a fixed 3 s in each task (a
-    slow external call per partition, whatever the rows): the batches take ~3 s, the query keeps
-    up with its 50 rows/s but a batch starts every ~3 s, not every second."""
+    """A 5 s trigger. The first QUICK_BATCHES batches are quick (they wait for their trigger, so
+    the schedule shows the interval, even on a busy machine); from then on every batch pays a
+    fixed 8 s in each task (a slow external call per partition, whatever the rows): the batches
+    take ~8 s, the query keeps up with its 50 rows/s but a batch starts every ~8 s, not every 5."""
 
     def slow_partition(rows):
-        time.sleep(3)
+        time.sleep(SLOW_BATCH_S)
         for row in rows:
             yield (row.value,)
 
@@ -76,10 +82,10 @@ def batch_over_trigger(spark, scratch):
 
     job(spark, None)
     query = (frame.writeStream.queryName("batch_over_trigger").foreachBatch(per_batch)
-             .trigger(processingTime="1 second")
+             .trigger(processingTime=f"{TRIGGER_S} seconds")
              .option("checkpointLocation", os.path.join(scratch, "checkpoint-over-trigger"))
              .start())
-    query.awaitTermination(RUN_S)
+    query.awaitTermination(LONG_RUN_S)
     query.stop()
 
 
