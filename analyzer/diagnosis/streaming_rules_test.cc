@@ -3,8 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "analyzer/diagnosis/rules/rules.h"
 #include "analyzer/report/text_report.h"
@@ -132,6 +136,26 @@ class StreamingLog {
 };
 
 bool Has(const report::Analysis& a, const char* rule) { return !FindingsOf(a, rule).empty(); }
+
+// A real event log of analyzer/diagnosis/testdata whose one query ran `batches` batches on a
+// `trigger_ms` trigger and was stopped mid-batch: analysed, its stop never a job failure.
+report::Analysis AnalyzeStoppedQuery(const std::string& name, int64_t batches, int64_t trigger_ms) {
+  std::optional<report::Analysis> a = test_util::AnalyzeFile(
+      std::filesystem::path(SPARKPROF_SOURCE_DIR) / "analyzer/diagnosis/testdata" / name, name);
+  if (!a.has_value()) {
+    ADD_FAILURE() << "missing " << name;
+    return report::Analysis{};
+  }
+  const std::vector<model::StreamingQueryRun>& runs = a->model.streaming.runs;
+  EXPECT_EQ(runs.size(), 1u);
+  if (runs.size() == 1) {
+    EXPECT_EQ(runs[0].batches_total, batches);
+    EXPECT_EQ(runs[0].trigger_interval_ms, trigger_ms);
+    EXPECT_EQ(runs[0].cancelled_jobs, 1);
+  }
+  EXPECT_FALSE(Has(*a, "job-failures")) << report::RenderText(*a);
+  return std::move(*a);
+}
 
 void ExpectNoStreamingFinding(const report::Analysis& a, const char* except = "") {
   for (const char* rule :
@@ -273,6 +297,32 @@ TEST(StreamingRules, StateGrowthWithoutWatermarkOnly) {
     watermarked.Add(id, b);
   }
   EXPECT_FALSE(Has(AnalyzeText(watermarked.Finish()), "state-growth"));
+}
+
+// A real run: Spark 3.5.9 in local[2], tests/workloads/apps/streaming.py state_growth (then 30 s,
+// spark.sql.shuffle.partitions=4), stopped with query.stop() while a batch ran:
+//   spark-submit --master 'local[2]' --py-files common.py --conf spark.eventLog.enabled=true
+//     --conf spark.sql.shuffle.partitions=4 streaming.py state_growth SCRATCH
+TEST(StreamingRules, RealSpark35RunOfAStatefulQueryStoppedMidBatch) {
+  // The batch the stop cancelled was reported as a critical job failure before.
+  const report::Analysis a =
+      AnalyzeStoppedQuery("streaming_state_growth_local_3.5.9.zstd", 26, 1000);
+  ASSERT_EQ(a.model.streaming.runs.size(), 1u);
+  EXPECT_EQ(a.model.streaming.runs[0].batches.back().state_rows_total, 56000);
+  EXPECT_EQ(a.model.streaming.runs[0].batches.back().jobs, 1);
+  EXPECT_TRUE(Has(a, "state-growth")) << report::RenderText(a);
+  EXPECT_FALSE(Has(a, "falling-behind"));
+  EXPECT_FALSE(Has(a, "batch-over-trigger"));
+}
+
+// A real run: Spark 4.2.0 on a standalone cluster (2 workers of 1 core), the workload corpus's
+// healthy_stream (tests/workloads/manifest-streaming.json, recorded by generate.py --manifest
+// tests/workloads/manifest-streaming.json --only healthy_stream) on a busy machine: 200 rows/s
+// every 2 s, stopped while a batch ran. Spark 4.2 writes the stop's cancellation as
+// "[SPARK_JOB_CANCELLED] Job N cancelled Query healthy [id = .., runId = ..] was stopped".
+TEST(StreamingRules, RealSpark42HealthyControlStoppedMidBatch) {
+  ExpectNoStreamingFinding(
+      AnalyzeStoppedQuery("streaming_healthy_standalone_4.2.0.zstd", 13, 2000));
 }
 
 }  // namespace

@@ -285,9 +285,23 @@ FailureCause ClassifyTaskFailure(const ApplicationModel& model, const TaskAttemp
 }
 
 bool IsJobGroupCancellation(std::string_view job_failure_message) {
-  return job_failure_message.starts_with("Job ") &&
-         job_failure_message.find(" cancelled part of cancelled job group ") !=
-             std::string_view::npos;
+  // Spark 3.4+ wraps it as an error: "[SPARK_JOB_CANCELLED] Job 2 cancelled ... SQLSTATE: XXKDA".
+  if (job_failure_message.starts_with("[")) {
+    const size_t close = job_failure_message.find("] ");
+    if (close != std::string_view::npos) job_failure_message.remove_prefix(close + 2);
+  }
+  if (const size_t state = job_failure_message.rfind(" SQLSTATE: ");
+      state != std::string_view::npos) {
+    job_failure_message = job_failure_message.substr(0, state);
+  }
+  if (!job_failure_message.starts_with("Job ")) return false;
+  if (job_failure_message.find(" cancelled part of cancelled job group ") !=
+      std::string_view::npos) {
+    return true;
+  }
+  return job_failure_message.find(" cancelled Query ") != std::string_view::npos &&
+         job_failure_message.find(", runId = ") != std::string_view::npos &&
+         job_failure_message.ends_with("] was stopped");
 }
 
 bool CancelledByQueryStop(const StreamingModel& streaming, const Job& job) {

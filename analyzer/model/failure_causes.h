@@ -25,7 +25,10 @@ const char* FailureCauseName(FailureCause cause);  // "out-of-memory", "fetch-fa
 
 // A job ended because its job group was cancelled, not because its work failed: Spark's
 // DAGScheduler writes "Job 26 cancelled part of cancelled job group <group>" (SparkContext
-// .cancelJobGroup; a streaming query's stop() cancels its run id's group).
+// .cancelJobGroup; a streaming query's stop() cancels its run id's group), or, where the
+// cancellation gives its reason (Spark 4's StreamExecution.stop), "Job 26 cancelled Query <name>
+// [id = <id>, runId = <run id>] was stopped"; either maybe as an error with its class and state
+// ("[SPARK_JOB_CANCELLED] Job 2 cancelled ... SQLSTATE: XXKDA", Spark 4.2's event log).
 bool IsJobGroupCancellation(std::string_view job_failure_message);
 
 // A streaming batch's job that its query's stop cancelled: the job group (the run id) of a run

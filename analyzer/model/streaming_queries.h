@@ -85,8 +85,8 @@ struct StreamingQueryRun {
   // The processing-time trigger's interval as Spark's schedule shows it (see
   // streaming_queries.cc, InferTriggerInterval), -1 when the batches do not show one.
   int64_t trigger_interval_ms = -1;
-  // Jobs of this run that ended "cancelled part of cancelled job group <run id>": the batch
-  // that query.stop() (or the query's failure) interrupted.
+  // Jobs of this run cancelled with its job group (failure_causes.h, IsJobGroupCancellation): the
+  // batch that query.stop() (or the query's failure) interrupted.
   int32_t cancelled_jobs = 0;
 
   // Trigger schedule evidence, kept while batches arrive (bounded; InferTriggerInterval reads it).

@@ -163,6 +163,15 @@ TEST(StreamingQueries, BatchesJoinTheirJobsAndTheStopsCancellationIsNoFailure) {
   EXPECT_EQ(m.jobs.at(1).streaming_batch_id, 1);
   EXPECT_TRUE(CancelledByQueryStop(m.streaming, m.jobs.at(1)));
   EXPECT_FALSE(CancelledByQueryStop(m.streaming, m.jobs.at(0)));
+  // Spark 4 gives the stop's reason instead of the group's name.
+  EXPECT_TRUE(
+      IsJobGroupCancellation("Job 7 cancelled Query n [id = q1, runId = run1] was stopped"));
+  // As Spark 4.2's event log writes it.
+  EXPECT_TRUE(IsJobGroupCancellation(
+      "[SPARK_JOB_CANCELLED] Job 2 cancelled Query state_growth [id = 287f1eb8-0db7-4afc-a50a-"
+      "a6b1f7faf18c, runId = b2ceed9d-f8e2-448a-b1d0-a6bcde1e1b86] was stopped SQLSTATE: XXKDA"));
+  EXPECT_FALSE(IsJobGroupCancellation("Job 7 cancelled because SparkContext was shut down"));
+  EXPECT_FALSE(IsJobGroupCancellation("Job aborted due to stage failure: Task 0 in stage 1.0"));
 
   // The same cancellation of a run that failed is the failure's consequence: not excused.
   const ApplicationModel failed = Build({
