@@ -92,6 +92,11 @@ class LiveApplication::Tee final : public eventlog::EventSink {
   void Count(const eventlog::SqlExecutionEndEvent&) {}
   void Count(const eventlog::SqlAdaptiveUpdateEvent&) {}
   void Count(const eventlog::SqlDriverAccumUpdatesEvent&) {}
+  // Streaming queries: the builder's model has them (live Prometheus metrics per query: not yet).
+  void Count(const eventlog::StreamingQueryStartedEvent&) {}
+  void Count(const eventlog::StreamingQueryProgressEvent&) {}
+  void Count(const eventlog::StreamingQueryIdleEvent&) {}
+  void Count(const eventlog::StreamingQueryTerminatedEvent&) {}
   void Count(const eventlog::OtherEvent&) {}
 
   using StageKey = std::pair<int32_t, int32_t>;

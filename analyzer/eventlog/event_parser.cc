@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "analyzer/eventlog/value_bounds.h"
+#include "common/civil_time.h"
 #include "common/terminal_text.h"
 
 namespace sparkprof::eventlog {
@@ -247,6 +248,26 @@ error_code ReadDouble(ondemand::value& value, double* out) {
   return simdjson::SUCCESS;
 }
 
+// A number Spark may write as a JSON number or as text ("0.0", "NaN" for a rate with no
+// previous batch); `out` is left as it was for anything else, and for NaN and infinities.
+error_code ReadDoubleOrText(ondemand::value& value, double* out) {
+  ondemand::json_type type;
+  if (auto e = value.type().get(type)) return e;
+  double parsed = 0;
+  if (type == ondemand::json_type::number) {
+    if (auto e = value.get_double().get(parsed)) return e;
+  } else if (type == ondemand::json_type::string) {
+    std::string_view text;
+    if (auto e = GetString(value, &text)) return e;
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), parsed);
+    if (ec != std::errc()) return simdjson::SUCCESS;
+  } else {
+    return simdjson::SUCCESS;
+  }
+  if (std::isfinite(parsed)) *out = parsed;
+  return simdjson::SUCCESS;
+}
+
 // Strings: null and non-strings leave `out` empty; numbers are kept as their JSON text
 // (executor ids have been written both ways by third-party tools).
 error_code ReadString(ondemand::value& value, std::string* out, size_t max_bytes = SIZE_MAX) {
@@ -265,6 +286,20 @@ error_code ReadString(ondemand::value& value, std::string* out, size_t max_bytes
     }
     out->assign(raw);
   }
+  return simdjson::SUCCESS;
+}
+
+// A time Spark's streaming events write as ISO 8601 text ("2026-11-30T03:05:18.001Z") in epoch
+// ms; -1 when it is null or not a time. A number is taken as epoch ms (a tool that converted it).
+error_code ReadIsoTime(ondemand::value& value, int64_t* out) {
+  ondemand::json_type type;
+  if (auto e = value.type().get(type)) return e;
+  *out = -1;
+  if (type == ondemand::json_type::number) return ReadInt(value, out);
+  if (type != ondemand::json_type::string) return simdjson::SUCCESS;
+  std::string_view text;
+  if (auto e = GetString(value, &text)) return e;
+  *out = ParseIsoTime(text);
   return simdjson::SUCCESS;
 }
 
@@ -1108,6 +1143,10 @@ struct EventParser::Impl {
         return ForEachField(v, [&](std::string_view k, ondemand::value& pv) -> error_code {
           if (k == "spark.sql.execution.id") return ReadInt(pv, &event.sql_execution_id);
           if (k == "spark.jobGroup.id") return ReadString(pv, &event.job_group, 256);
+          if (k == "sql.streaming.queryId") {
+            return ReadString(pv, &event.streaming_query_id, 256);
+          }
+          if (k == "streaming.sql.batchId") return ReadInt(pv, &event.streaming_batch_id);
           if (k == "spark.job.description") {
             return ReadString(pv, &event.description, limits.max_message_bytes);
           }
@@ -1390,6 +1429,180 @@ struct EventParser::Impl {
     return Done(e, fresh);
   }
 
+  // ---- Structured Streaming (StreamingQueryListener events). ----
+
+  error_code StreamingQueryStarted(Object& object) {
+    StreamingQueryStartedEvent& event = fresh.emplace<StreamingQueryStartedEvent>();
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
+      if (key == "id") return ReadString(v, &event.query_id, 256);
+      if (key == "runId") return ReadString(v, &event.run_id, 256);
+      if (key == "name") return ReadString(v, &event.name, 256);
+      if (key == "timestamp") return ReadIsoTime(v, &event.timestamp_ms);
+      return simdjson::SUCCESS;
+    });
+    if (e) return e;
+    if (event.run_id.empty()) {
+      problem = "no \"runId\": the query's run cannot be told apart";
+      return simdjson::NO_SUCH_FIELD;
+    }
+    return Done(e, fresh);
+  }
+
+  error_code ParseStateOperator(ondemand::value& value, StreamingStateOperator* op) {
+    return ForEachField(value, [&](std::string_view key, ondemand::value& v) -> error_code {
+      if (key == "operatorName") return ReadString(v, &op->operator_name, 128);
+      if (key == "numRowsTotal") return ReadInt(v, &op->num_rows_total);
+      if (key == "numRowsUpdated") return ReadInt(v, &op->num_rows_updated);
+      if (key == "numRowsRemoved") return ReadInt(v, &op->num_rows_removed);
+      if (key == "numRowsDroppedByWatermark") {
+        return ReadInt(v, &op->num_rows_dropped_by_watermark);
+      }
+      if (key == "memoryUsedBytes") return ReadInt(v, &op->memory_used_bytes);
+      if (key == "commitTimeMs") return ReadInt(v, &op->commit_time_ms);
+      if (key == "allUpdatesTimeMs") return ReadInt(v, &op->all_updates_time_ms);
+      if (key == "numShufflePartitions") return ReadInt(v, &op->num_shuffle_partitions);
+      if (key == "numStateStoreInstances") return ReadInt(v, &op->num_state_store_instances);
+      if (key == "customMetrics") {
+        return ForEachField(v, [&](std::string_view name, ondemand::value& mv) -> error_code {
+          int64_t amount = 0;
+          if (auto e = ReadInt(mv, &amount)) return e;
+          if (op->custom_metrics.size() < kMaxStreamingMetrics) {
+            op->custom_metrics.emplace_back(std::string(name.substr(0, 128)), amount);
+          }
+          return simdjson::SUCCESS;
+        });
+      }
+      return simdjson::SUCCESS;
+    });
+  }
+
+  error_code ParseSourceProgress(ondemand::value& value, StreamingSourceProgress* source) {
+    return ForEachField(value, [&](std::string_view key, ondemand::value& v) -> error_code {
+      if (key == "description") return ReadString(v, &source->description, 512);
+      if (key == "startOffset") return ReadString(v, &source->start_offset, kMaxOffsetTextBytes);
+      if (key == "endOffset") return ReadString(v, &source->end_offset, kMaxOffsetTextBytes);
+      if (key == "latestOffset") return ReadString(v, &source->latest_offset, kMaxOffsetTextBytes);
+      if (key == "numInputRows") return ReadInt(v, &source->num_input_rows);
+      if (key == "inputRowsPerSecond") return ReadDoubleOrText(v, &source->input_rows_per_second);
+      if (key == "processedRowsPerSecond") {
+        return ReadDoubleOrText(v, &source->processed_rows_per_second);
+      }
+      if (key == "metrics") {
+        return ForEachField(v, [&](std::string_view name, ondemand::value& mv) -> error_code {
+          double amount = std::numeric_limits<double>::quiet_NaN();
+          if (auto e = ReadDoubleOrText(mv, &amount)) return e;
+          if (!std::isnan(amount) && source->metrics.size() < kMaxStreamingMetrics) {
+            source->metrics.emplace_back(std::string(name.substr(0, 128)), amount);
+          }
+          return simdjson::SUCCESS;
+        });
+      }
+      return simdjson::SUCCESS;
+    });
+  }
+
+  error_code ParseProgress(ondemand::value& value, StreamingQueryProgressEvent* event) {
+    return ForEachField(value, [&](std::string_view key, ondemand::value& v) -> error_code {
+      if (key == "id") return ReadString(v, &event->query_id, 256);
+      if (key == "runId") return ReadString(v, &event->run_id, 256);
+      if (key == "name") return ReadString(v, &event->name, 256);
+      if (key == "timestamp") return ReadIsoTime(v, &event->timestamp_ms);
+      if (key == "batchId") return ReadInt(v, &event->batch_id);
+      if (key == "batchDuration") return ReadInt(v, &event->batch_duration_ms);
+      if (key == "durationMs") {
+        return ForEachField(v, [&](std::string_view part, ondemand::value& dv) -> error_code {
+          if (part == "latestOffset") return ReadInt(dv, &event->latest_offset_ms);
+          if (part == "getBatch") return ReadInt(dv, &event->get_batch_ms);
+          if (part == "queryPlanning") return ReadInt(dv, &event->query_planning_ms);
+          if (part == "addBatch") return ReadInt(dv, &event->add_batch_ms);
+          if (part == "walCommit") return ReadInt(dv, &event->wal_commit_ms);
+          if (part == "commitOffsets") return ReadInt(dv, &event->commit_offsets_ms);
+          if (part == "triggerExecution") return ReadInt(dv, &event->trigger_execution_ms);
+          return simdjson::SUCCESS;
+        });
+      }
+      if (key == "eventTime") {
+        return ForEachField(v, [&](std::string_view part, ondemand::value& tv) -> error_code {
+          if (part == "watermark") return ReadIsoTime(tv, &event->watermark_ms);
+          if (part == "min") return ReadIsoTime(tv, &event->event_time_min_ms);
+          if (part == "max") return ReadIsoTime(tv, &event->event_time_max_ms);
+          return simdjson::SUCCESS;
+        });
+      }
+      if (key == "stateOperators") {
+        return ForEachElement(v, [&](ondemand::value& element) -> error_code {
+          StreamingStateOperator op;
+          if (auto e = ParseStateOperator(element, &op)) return e;
+          if (event->state_operators.size() < kMaxStreamingOperators) {
+            event->state_operators.push_back(std::move(op));
+          }
+          return simdjson::SUCCESS;
+        });
+      }
+      if (key == "sources") {
+        return ForEachElement(v, [&](ondemand::value& element) -> error_code {
+          StreamingSourceProgress source;
+          if (auto e = ParseSourceProgress(element, &source)) return e;
+          if (event->sources.size() < kMaxStreamingOperators) {
+            event->sources.push_back(std::move(source));
+          }
+          return simdjson::SUCCESS;
+        });
+      }
+      if (key == "sink") {
+        return ForEachField(v, [&](std::string_view part, ondemand::value& sv) -> error_code {
+          if (part == "description") return ReadString(sv, &event->sink_description, 512);
+          if (part == "numOutputRows") return ReadInt(sv, &event->sink_num_output_rows);
+          return simdjson::SUCCESS;
+        });
+      }
+      return simdjson::SUCCESS;
+    });
+  }
+
+  error_code StreamingQueryProgress(Object& object) {
+    StreamingQueryProgressEvent& event = fresh.emplace<StreamingQueryProgressEvent>();
+    bool saw_progress = false;
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
+      if (key == "progress") {
+        saw_progress = true;
+        return ParseProgress(v, &event);
+      }
+      return simdjson::SUCCESS;
+    });
+    if (e) return e;
+    if (!saw_progress || event.run_id.empty() || event.batch_id < 0) {
+      problem = "no \"progress\" with a \"runId\" and a \"batchId\": the batch is not counted";
+      return simdjson::NO_SUCH_FIELD;
+    }
+    return Done(e, fresh);
+  }
+
+  error_code StreamingQueryIdle(Object& object) {
+    StreamingQueryIdleEvent& event = fresh.emplace<StreamingQueryIdleEvent>();
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
+      if (key == "id") return ReadString(v, &event.query_id, 256);
+      if (key == "runId") return ReadString(v, &event.run_id, 256);
+      if (key == "timestamp") return ReadIsoTime(v, &event.timestamp_ms);
+      return simdjson::SUCCESS;
+    });
+    return Done(e, fresh);
+  }
+
+  error_code StreamingQueryTerminated(Object& object) {
+    StreamingQueryTerminatedEvent& event = fresh.emplace<StreamingQueryTerminatedEvent>();
+    error_code e = Fields(object, [&](std::string_view key, ondemand::value& v) -> error_code {
+      if (key == "id") return ReadString(v, &event.query_id, 256);
+      if (key == "runId") return ReadString(v, &event.run_id, 256);
+      if (key == "exception") {
+        if (auto e2 = ReadString(v, &scratch)) return e2;
+        event.exception_head = FirstLine(scratch, limits.max_message_bytes);
+      }
+      return simdjson::SUCCESS;
+    });
+    return Done(e, fresh);
+  }
+
   // Walks an event we do not interpret to its end (so a truncated line is still caught),
   // picking up a timestamp if it has one.
   error_code Other(Object& object, std::string_view name) {
@@ -1412,6 +1625,8 @@ namespace {
 
 constexpr std::string_view kSqlPrefix = "org.apache.spark.sql.execution.ui.";
 constexpr std::string_view kSchedulerPrefix = "org.apache.spark.scheduler.";
+constexpr std::string_view kStreamingPrefix =
+    "org.apache.spark.sql.streaming.StreamingQueryListener$";
 
 // Events Spark defines that sparkprof reads but has no use for; they are not "unknown".
 bool IsKnownIgnoredEvent(std::string_view name) {
@@ -1421,10 +1636,6 @@ bool IsKnownIgnoredEvent(std::string_view name) {
       "SparkListenerBlockUpdated",
       "SparkListenerExecutorMetricsUpdate",
       "org.apache.spark.sql.execution.ui.SparkListenerSQLAdaptiveSQLMetricUpdates",
-      "org.apache.spark.sql.streaming.StreamingQueryListener$QueryStartedEvent",
-      "org.apache.spark.sql.streaming.StreamingQueryListener$QueryProgressEvent",
-      "org.apache.spark.sql.streaming.StreamingQueryListener$QueryIdleEvent",
-      "org.apache.spark.sql.streaming.StreamingQueryListener$QueryTerminatedEvent",
   };
   return std::find(std::begin(kIgnored), std::end(kIgnored), name) != std::end(kIgnored);
 }
@@ -1575,6 +1786,18 @@ Status EventParser::ParseLineUncounted(const char* data, size_t size, size_t cap
     result = p.SqlAdaptiveUpdate(object);
   } else if (short_name != n && short_name == "SparkListenerDriverAccumUpdates") {
     result = p.SqlDriverAccumUpdates(object);
+  } else if (n.starts_with(kStreamingPrefix) &&
+             n.substr(kStreamingPrefix.size()) == "QueryProgressEvent") {
+    result = p.StreamingQueryProgress(object);
+  } else if (n.starts_with(kStreamingPrefix) &&
+             n.substr(kStreamingPrefix.size()) == "QueryStartedEvent") {
+    result = p.StreamingQueryStarted(object);
+  } else if (n.starts_with(kStreamingPrefix) &&
+             n.substr(kStreamingPrefix.size()) == "QueryIdleEvent") {
+    result = p.StreamingQueryIdle(object);
+  } else if (n.starts_with(kStreamingPrefix) &&
+             n.substr(kStreamingPrefix.size()) == "QueryTerminatedEvent") {
+    result = p.StreamingQueryTerminated(object);
   } else {
     interpreted = IsKnownIgnoredEvent(n);
     result = p.Other(object, n);

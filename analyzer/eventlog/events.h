@@ -234,6 +234,9 @@ struct JobStartEvent {
   int64_t sql_execution_id = -1;       // from Properties "spark.sql.execution.id"
   std::string job_group;
   std::string description;  // "spark.job.description"
+  // A micro-batch's job: "sql.streaming.queryId" and "streaming.sql.batchId" ("" and -1 otherwise).
+  std::string streaming_query_id;
+  int64_t streaming_batch_id = -1;
 };
 
 struct JobEndEvent {
@@ -341,6 +344,94 @@ struct SqlDriverAccumUpdatesEvent {
   std::vector<std::pair<int64_t, int64_t>> updates;  // accumulator id, value
 };
 
+// Structured Streaming: the StreamingQueryListener events Spark's event log writes (Spark 3.0+;
+// QueryIdleEvent 3.5+). Spark writes their times as ISO 8601 text; the parser turns them into epoch
+// ms (-1 when absent or not a time). A query's run is one start of a query id (a restart from its
+// checkpoint is a new run id with the same query id); Spark sets the run id as the job group of
+// every job a micro-batch runs, and the query id and batch id as the jobs' properties
+// "sql.streaming.queryId" and "streaming.sql.batchId".
+struct StreamingQueryStartedEvent {
+  std::string query_id;
+  std::string run_id;
+  std::string name;  // "" when the query has no name (Spark writes null)
+  int64_t timestamp_ms = -1;
+};
+
+// One stateful operator of a micro-batch ("stateOperators").
+struct StreamingStateOperator {
+  std::string operator_name;  // "stateStoreSave", "dedupe", "symmetricHashJoin", ...
+  int64_t num_rows_total = -1;
+  int64_t num_rows_updated = -1;
+  int64_t num_rows_removed = -1;
+  int64_t num_rows_dropped_by_watermark = -1;
+  int64_t memory_used_bytes = -1;
+  int64_t commit_time_ms = -1;
+  int64_t all_updates_time_ms = -1;
+  int64_t num_shuffle_partitions = -1;
+  int64_t num_state_store_instances = -1;
+  // "customMetrics" (the state store provider's: RocksDB's rocksdbBytesCopied, ...), at most
+  // kMaxStreamingMetrics of them, in the order written.
+  std::vector<std::pair<std::string, int64_t>> custom_metrics;
+};
+
+// One source of a micro-batch ("sources").
+struct StreamingSourceProgress {
+  std::string description;  // "KafkaV2[Subscribe[topic]]", "RateStreamV2[...]", cut
+  // Offsets as Spark writes them (JSON text of the source's offset), cut to kMaxOffsetTextBytes.
+  std::string start_offset;
+  std::string end_offset;
+  std::string latest_offset;
+  int64_t num_input_rows = -1;
+  double input_rows_per_second = -1;  // -1: absent, or "NaN" (no previous batch)
+  double processed_rows_per_second = -1;
+  // "metrics": the source's own figures as numbers (Kafka: avgOffsetsBehindLatest,
+  // maxOffsetsBehindLatest, minOffsetsBehindLatest), at most kMaxStreamingMetrics.
+  std::vector<std::pair<std::string, double>> metrics;
+};
+
+inline constexpr size_t kMaxStreamingMetrics = 16;
+inline constexpr size_t kMaxStreamingOperators = 16;  // state operators and sources kept a batch
+inline constexpr size_t kMaxOffsetTextBytes = 256;
+
+// One micro-batch's progress ("progress" of a QueryProgressEvent). Durations are -1 when Spark did
+// not time that part in this batch (a batch without data has no addBatch, for one).
+struct StreamingQueryProgressEvent {
+  std::string query_id;
+  std::string run_id;
+  std::string name;
+  int64_t timestamp_ms = -1;  // when the trigger started
+  int64_t batch_id = -1;
+  int64_t batch_duration_ms = -1;  // "batchDuration" (3.1+)
+  // "durationMs".
+  int64_t latest_offset_ms = -1;
+  int64_t get_batch_ms = -1;
+  int64_t query_planning_ms = -1;
+  int64_t add_batch_ms = -1;
+  int64_t wal_commit_ms = -1;
+  int64_t commit_offsets_ms = -1;
+  int64_t trigger_execution_ms = -1;
+  // "eventTime": the watermark and the batch's event times, epoch ms (-1: none).
+  int64_t watermark_ms = -1;
+  int64_t event_time_min_ms = -1;
+  int64_t event_time_max_ms = -1;
+  std::vector<StreamingStateOperator> state_operators;  // at most kMaxStreamingOperators
+  std::vector<StreamingSourceProgress> sources;         // at most kMaxStreamingOperators
+  std::string sink_description;
+  int64_t sink_num_output_rows = -1;
+};
+
+struct StreamingQueryIdleEvent {
+  std::string query_id;
+  std::string run_id;
+  int64_t timestamp_ms = -1;
+};
+
+struct StreamingQueryTerminatedEvent {
+  std::string query_id;
+  std::string run_id;
+  std::string exception_head;  // first line of "exception"; "" when the query stopped cleanly
+};
+
 // Any event the parser does not interpret (name as written in "Event"), and its timestamp if it
 // had a recognisable one (-1 otherwise). Lets the model track the last time seen.
 struct OtherEvent {
@@ -351,13 +442,15 @@ struct OtherEvent {
 // One event, as a line of the log gives it: the one list of the events sparkprof reads. A sink
 // visits it with a handler for every alternative (std::visit), so an event added here is a compile
 // error in every sink that does not handle it. Values are within value_bounds.h's bounds.
-using Event = std::variant<LogStartEvent, DatabricksMetadataEvent, ApplicationStartEvent,
-                           ApplicationEndEvent, EnvironmentUpdateEvent, ResourceProfileAddedEvent,
-                           ExecutorAddedEvent, ExecutorRemovedEvent, ExclusionEvent,
-                           BlockManagerEvent, JobStartEvent, JobEndEvent, StageSubmittedEvent,
-                           StageCompletedEvent, TaskStartEvent, TaskEndEvent,
-                           StageExecutorMetricsEvent, SqlExecutionStartEvent, SqlExecutionEndEvent,
-                           SqlAdaptiveUpdateEvent, SqlDriverAccumUpdatesEvent, OtherEvent>;
+using Event =
+    std::variant<LogStartEvent, DatabricksMetadataEvent, ApplicationStartEvent, ApplicationEndEvent,
+                 EnvironmentUpdateEvent, ResourceProfileAddedEvent, ExecutorAddedEvent,
+                 ExecutorRemovedEvent, ExclusionEvent, BlockManagerEvent, JobStartEvent,
+                 JobEndEvent, StageSubmittedEvent, StageCompletedEvent, TaskStartEvent,
+                 TaskEndEvent, StageExecutorMetricsEvent, SqlExecutionStartEvent,
+                 SqlExecutionEndEvent, SqlAdaptiveUpdateEvent, SqlDriverAccumUpdatesEvent,
+                 StreamingQueryStartedEvent, StreamingQueryProgressEvent, StreamingQueryIdleEvent,
+                 StreamingQueryTerminatedEvent, OtherEvent>;
 
 // Receives events in log order.
 class EventSink {

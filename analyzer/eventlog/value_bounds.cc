@@ -8,6 +8,41 @@ namespace {
 void Time(int64_t& t) { t = std::clamp<int64_t>(t, -1, kMaxTimeMs); }
 void Amount(int64_t& v) { v = std::clamp<int64_t>(v, -kMaxAmount, kMaxAmount); }
 void Count(int32_t& v) { v = std::clamp<int32_t>(v, 0, kMaxDeclaredCount); }
+// Rates and source metrics Spark writes as doubles: within +-kMaxAmount, like the amounts.
+void Amount(double& v) {
+  v = std::clamp<double>(v, -static_cast<double>(kMaxAmount), static_cast<double>(kMaxAmount));
+}
+
+void Bound(StreamingQueryProgressEvent& e) {
+  Time(e.timestamp_ms);
+  Time(e.watermark_ms);
+  Time(e.event_time_min_ms);
+  Time(e.event_time_max_ms);
+  // Batch ids and durations count up from 0 (-1: absent); a duration is an amount of ms.
+  e.batch_id = std::clamp<int64_t>(e.batch_id, -1, kMaxAmount);
+  for (int64_t* v : {&e.batch_duration_ms, &e.latest_offset_ms, &e.get_batch_ms,
+                     &e.query_planning_ms, &e.add_batch_ms, &e.wal_commit_ms, &e.commit_offsets_ms,
+                     &e.trigger_execution_ms, &e.sink_num_output_rows}) {
+    *v = std::clamp<int64_t>(*v, -1, kMaxAmount);
+  }
+  for (StreamingStateOperator& op : e.state_operators) {
+    for (int64_t* v :
+         {&op.num_rows_total, &op.num_rows_updated, &op.num_rows_removed,
+          &op.num_rows_dropped_by_watermark, &op.memory_used_bytes, &op.commit_time_ms,
+          &op.all_updates_time_ms, &op.num_shuffle_partitions, &op.num_state_store_instances}) {
+      *v = std::clamp<int64_t>(*v, -1, kMaxAmount);
+    }
+    for (auto& metric : op.custom_metrics) Amount(metric.second);
+  }
+  for (StreamingSourceProgress& source : e.sources) {
+    source.num_input_rows = std::clamp<int64_t>(source.num_input_rows, -1, kMaxAmount);
+    source.input_rows_per_second =
+        std::clamp<double>(source.input_rows_per_second, -1, static_cast<double>(kMaxAmount));
+    source.processed_rows_per_second =
+        std::clamp<double>(source.processed_rows_per_second, -1, static_cast<double>(kMaxAmount));
+    for (auto& metric : source.metrics) Amount(metric.second);
+  }
+}
 
 void Bound(TaskInfo& info) {
   Time(info.launch_time_ms);
@@ -97,6 +132,7 @@ void BoundValues(Event& event) {
                  },
                  [](JobStartEvent& e) {
                    Time(e.submission_time_ms);
+                   e.streaming_batch_id = std::clamp<int64_t>(e.streaming_batch_id, -1, kMaxAmount);
                    for (StageInfo& stage : e.stage_infos) Bound(stage);
                  },
                  [](JobEndEvent& e) { Time(e.completion_time_ms); },
@@ -113,6 +149,10 @@ void BoundValues(Event& event) {
                  [](SqlExecutionEndEvent& e) { Time(e.time_ms); },
                  [](SqlAdaptiveUpdateEvent&) {},
                  [](SqlDriverAccumUpdatesEvent&) {},  // accumulator values: kMaxInteger
+                 [](StreamingQueryStartedEvent& e) { Time(e.timestamp_ms); },
+                 [](StreamingQueryProgressEvent& e) { Bound(e); },
+                 [](StreamingQueryIdleEvent& e) { Time(e.timestamp_ms); },
+                 [](StreamingQueryTerminatedEvent&) {},
                  [](OtherEvent& e) { Time(e.timestamp_ms); },
              },
              event);

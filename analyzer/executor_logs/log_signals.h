@@ -13,6 +13,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/civil_time.h"
+
 namespace sparkprof::executor_logs {
 
 // X(enumerator, name in reports, what it is). A list lives in one place: the names, the
@@ -85,8 +87,6 @@ struct LogTime {
   int64_t epoch_ms = -1;
 };
 LogTime ReadLogTime(std::string_view line);
-// An ISO 8601 time ("2026-11-29T16:30:20Z", fractions and +hh:mm allowed) in epoch ms, -1 when
-// it is not one (Kubernetes' finishedAt).
-int64_t ParseIsoTime(std::string_view text);
+using sparkprof::ParseIsoTime;  // common/civil_time.h
 
 }  // namespace sparkprof::executor_logs

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "analyzer/eventlog/events.h"
+#include "analyzer/model/streaming_queries.h"
 
 namespace sparkprof::model {
 
@@ -240,6 +241,10 @@ struct Job {
   int64_t sql_execution_id = -1;
   std::string job_group;
   std::string description;
+  // A micro-batch's job (its query id and batch id; "" and -1 otherwise). Its job group is the
+  // query's run id.
+  std::string streaming_query_id;
+  int64_t streaming_batch_id = -1;
 };
 
 struct Executor {
@@ -371,6 +376,7 @@ struct ApplicationModel {
   std::vector<SqlWrite> sql_writes;          // by task commit accumulator id (Finish())
   std::map<int32_t, CachedRdd> cached_rdds;  // by RDD id
   std::vector<ExclusionRecord> exclusions;
+  StreamingModel streaming;  // Structured Streaming queries and their batches
 
   StringTable strings;
   std::vector<TaskAttempt> tasks;  // in order of first appearance

@@ -284,4 +284,42 @@ FailureCause ClassifyTaskFailure(const ApplicationModel& model, const TaskAttemp
   return FailureCause::kUserCode;
 }
 
+bool IsJobGroupCancellation(std::string_view job_failure_message) {
+  // Spark 3.4+ wraps it as an error: "[SPARK_JOB_CANCELLED] Job 2 cancelled ... SQLSTATE: XXKDA".
+  if (job_failure_message.starts_with("[")) {
+    const size_t close = job_failure_message.find("] ");
+    if (close != std::string_view::npos) job_failure_message.remove_prefix(close + 2);
+  }
+  if (const size_t state = job_failure_message.rfind(" SQLSTATE: ");
+      state != std::string_view::npos) {
+    job_failure_message = job_failure_message.substr(0, state);
+  }
+  if (!job_failure_message.starts_with("Job ")) return false;
+  if (job_failure_message.find(" cancelled part of cancelled job group ") !=
+      std::string_view::npos) {
+    return true;
+  }
+  return job_failure_message.find(" cancelled Query ") != std::string_view::npos &&
+         job_failure_message.find(", runId = ") != std::string_view::npos &&
+         job_failure_message.ends_with("] was stopped");
+}
+
+bool CancelledByQueryStop(const StreamingModel& streaming, const Job& job) {
+  if (job.result != "JobFailed" || !IsJobGroupCancellation(job.failure_message_head)) return false;
+  const StreamingQueryRun* run = streaming.FindRun(job.job_group);
+  return run != nullptr && run->terminated && run->exception_head.empty();
+}
+
+bool InterruptedByQueryStop(const StreamingModel& streaming, const SqlExecution& sql) {
+  constexpr std::string_view kRunId = "\nrunId = ";
+  const std::string_view description = sql.description;
+  const size_t at = description.find(kRunId);
+  if (at == std::string_view::npos) return false;
+  std::string_view run_id = description.substr(at + kRunId.size());
+  run_id = run_id.substr(0, run_id.find('\n'));
+  const StreamingQueryRun* run = streaming.FindRun(run_id);
+  return run != nullptr && run->terminated && run->exception_head.empty() &&
+         sql.end_time_ms >= run->last_progress_time_ms;
+}
+
 }  // namespace sparkprof::model

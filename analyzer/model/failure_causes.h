@@ -23,6 +23,22 @@ enum class FailureCause {
 };
 const char* FailureCauseName(FailureCause cause);  // "out-of-memory", "fetch-failure", ...
 
+// A job ended because its job group was cancelled, not because its work failed: Spark's
+// DAGScheduler writes "Job 26 cancelled part of cancelled job group <group>" (SparkContext
+// .cancelJobGroup; a streaming query's stop() cancels its run id's group), or, where the
+// cancellation gives its reason (Spark 4's StreamExecution.stop), "Job 26 cancelled Query <name>
+// [id = <id>, runId = <run id>] was stopped"; either maybe as an error with its class and state
+// ("[SPARK_JOB_CANCELLED] Job 2 cancelled ... SQLSTATE: XXKDA", Spark 4.2's event log).
+bool IsJobGroupCancellation(std::string_view job_failure_message);
+
+// A streaming batch's job that its query's stop cancelled: the job group (the run id) of a run
+// that terminated without an error was cancelled.
+bool CancelledByQueryStop(const StreamingModel& streaming, const Job& job);
+// A streaming batch's SQL execution that ended with an error because its query stopped: its
+// description names a run (Spark describes a batch "<name>\nid = <id>\nrunId = <run id>\nbatch =
+// <n>") that terminated without an error, and it ended after the run's last progress.
+bool InterruptedByQueryStop(const StreamingModel& streaming, const SqlExecution& sql);
+
 // What ran out when a task failed, an executor was lost or a job was aborted (issue 29), as
 // Spark's words name it:
 //   executor heap       java.lang.OutOfMemoryError "Java heap space" / "GC overhead limit

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "analyzer/eventlog/event_parser.h"
+#include "analyzer/model/failure_causes.h"
 
 namespace sparkprof::model {
 
@@ -295,6 +296,8 @@ void ModelBuilder::On(const eventlog::JobStartEvent& event) {
   job.sql_execution_id = event.sql_execution_id;
   job.job_group = event.job_group;
   job.description = event.description;
+  job.streaming_query_id = event.streaming_query_id;
+  job.streaming_batch_id = event.streaming_batch_id;
   for (const eventlog::StageInfo& info : event.stage_infos) {
     StageAttempt& stage = Stage(info.stage_id, info.attempt);
     if (stage.name.empty()) stage.name = info.name;
@@ -538,7 +541,67 @@ void ModelBuilder::On(const eventlog::SqlDriverAccumUpdatesEvent& event) {
   }
 }
 
+void ModelBuilder::On(const eventlog::StreamingQueryStartedEvent& event) {
+  RecordQueryStarted(model_.streaming, event);
+  SeeTime(event.timestamp_ms);
+}
+
+void ModelBuilder::On(const eventlog::StreamingQueryProgressEvent& event) {
+  RecordQueryProgress(model_.streaming, event);
+  SeeTime(event.timestamp_ms);
+}
+
+void ModelBuilder::On(const eventlog::StreamingQueryIdleEvent& event) {
+  RecordQueryIdle(model_.streaming, event);
+  SeeTime(event.timestamp_ms);
+}
+
+void ModelBuilder::On(const eventlog::StreamingQueryTerminatedEvent& event) {
+  RecordQueryTerminated(model_.streaming, event);
+}
+
 void ModelBuilder::On(const eventlog::OtherEvent& event) { SeeTime(event.timestamp_ms); }
+
+// Each micro-batch's jobs, their tasks and the tasks' run time, added to the record holding the
+// batch; and each run's jobs that its stop cancelled. After the stage task index is built.
+void ModelBuilder::JoinStreamingJobs() {
+  ApplicationModel& m = model_;
+  if (m.streaming.runs.empty()) return;
+  std::unordered_map<std::string_view, StreamingQueryRun*> run_by_id;
+  for (StreamingQueryRun& run : m.streaming.runs) run_by_id.emplace(run.run_id, &run);
+  for (const auto& [job_id, job] : m.jobs) {
+    if (job.job_group.empty()) continue;
+    auto found = run_by_id.find(job.job_group);
+    if (found == run_by_id.end()) continue;
+    StreamingQueryRun& run = *found->second;
+    if (job.result == "JobFailed" && IsJobGroupCancellation(job.failure_message_head)) {
+      ++run.cancelled_jobs;
+    }
+    if (job.streaming_batch_id < 0 || run.batches.empty()) continue;
+    auto record = std::upper_bound(
+        run.batches.begin(), run.batches.end(), job.streaming_batch_id,
+        [](int64_t batch_id, const StreamingBatch& b) { return batch_id < b.first_batch_id; });
+    if (record == run.batches.begin()) continue;
+    --record;
+    if (job.streaming_batch_id >= record->first_batch_id + record->batches) continue;
+    ++record->jobs;
+    for (int32_t stage_id : job.stage_ids) {
+      for (auto it = m.stages.lower_bound({stage_id, 0});
+           it != m.stages.end() && it->first.first == stage_id; ++it) {
+        const StageAttempt& stage = it->second;
+        // A stage shared with an earlier job ran in that job (here it was skipped).
+        if (stage.job_ids.empty() || stage.job_ids.front() != job_id) continue;
+        auto [begin, end] = m.TasksOf(stage);
+        record->tasks += end - begin;
+        for (const uint32_t* t = begin; t != end; ++t) {
+          record->task_run_time_ms += m.tasks[*t].metrics.executor_run_time_ms;
+        }
+      }
+    }
+  }
+  for (StreamingQueryRun& run : m.streaming.runs)
+    run.trigger_interval_ms = InferTriggerInterval(run);
+}
 
 void ModelBuilder::OnEvent(const eventlog::Event& event) {
   std::visit([this](const auto& e) { On(e); }, event);
@@ -656,6 +719,7 @@ ApplicationModel ModelBuilder::Finish() {
     }
     stage.tasks_end = static_cast<uint32_t>(position);
   }
+  JoinStreamingJobs();
   ApplicationModel out = std::move(model_);
   model_ = ApplicationModel{};
   return out;

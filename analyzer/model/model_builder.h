@@ -56,12 +56,17 @@ class ModelBuilder final : public eventlog::EventSink {
   void On(const eventlog::SqlExecutionEndEvent& event);
   void On(const eventlog::SqlAdaptiveUpdateEvent& event);
   void On(const eventlog::SqlDriverAccumUpdatesEvent& event);
+  void On(const eventlog::StreamingQueryStartedEvent& event);
+  void On(const eventlog::StreamingQueryProgressEvent& event);
+  void On(const eventlog::StreamingQueryIdleEvent& event);
+  void On(const eventlog::StreamingQueryTerminatedEvent& event);
   void On(const eventlog::OtherEvent& event);
   void SeeTime(int64_t timestamp_ms);
   Executor& ExecutorById(std::string_view executor_id);
   StageAttempt& Stage(int32_t stage_id, int32_t attempt);
   uint32_t TaskIndex(int64_t task_id, int32_t attempt, bool* created);
   void BuildSqlWrites();
+  void JoinStreamingJobs();
   void RegisterSqlMetrics(int64_t execution_id,
                           const std::vector<eventlog::SqlExecutionStartEvent::Metric>& metrics);
 

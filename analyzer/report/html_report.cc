@@ -14,6 +14,7 @@
 #include "analyzer/report/logs_view.h"
 #include "analyzer/report/markdown_report.h"
 #include "analyzer/report/profile_view.h"
+#include "analyzer/report/streaming_view.h"
 #include "common/human_format.h"
 #include "common/terminal_text.h"
 
@@ -868,12 +869,30 @@ void WriteCost(const cost::RunCost& c, const std::string& id, std::string& out) 
   }
 }
 
+void WriteStreaming(const Analysis& analysis, std::string& out) {
+  const std::vector<StreamingRunView> views = StreamingViews(analysis.model);
+  if (views.empty()) return;
+  out += "<h2>Streaming queries</h2>\n";
+  for (size_t i = 0; i < views.size() && i < kMaxReportedRuns; ++i) {
+    out += "<h3>" + Shortened(StreamingHeading(views[i]), 300) + "</h3>\n<ul class=\"input\">\n";
+    for (const std::string& line : StreamingLines(views[i])) {
+      out += "<li>" + Shortened(line, 600) + "</li>\n";
+    }
+    out += "</ul>\n";
+  }
+  if (views.size() > kMaxReportedRuns) {
+    out += "<p class=\"note\">" + std::to_string(views.size() - kMaxReportedRuns) +
+           " more runs (all in the JSON report).</p>\n";
+  }
+}
+
 void WriteApplication(const Analysis& analysis, size_t index, std::string& out) {
   const std::string id = "app" + std::to_string(index + 1);
   out += "<section class=\"application\" id=\"" + id + "\">\n";
   WriteHeader(analysis, id, out);
   WritePhases(analysis.phases, analysis.profile.get(), id, out);
   WriteTimeline(analysis, id, out);
+  WriteStreaming(analysis, out);
   WriteFindings(analysis, id, out);
   WriteCost(analysis.cost, id, out);
   WriteStages(analysis, id, out);

@@ -9,6 +9,7 @@
 
 #include "analyzer/executor_logs/executor_logs.h"
 #include "analyzer/report/render.h"
+#include "analyzer/report/streaming_view.h"
 
 namespace sparkprof::report {
 
@@ -645,6 +646,97 @@ void WriteJobSummary(const JobSummary& job, JsonWriter& out) {
   out.EndObject();
 }
 
+void WriteStreamingBatch(const model::StreamingBatch& b, JsonWriter& out) {
+  out.BeginObject()
+      .Field("first_batch_id", b.first_batch_id)
+      .Field("batches", static_cast<int64_t>(b.batches))
+      .Field("timestamp_ms", b.timestamp_ms)
+      .Field("input_rows", b.input_rows)
+      .Field("trigger_execution_ms", b.trigger_execution_ms)
+      .Field("latest_offset_ms", b.latest_offset_ms)
+      .Field("get_batch_ms", b.get_batch_ms)
+      .Field("query_planning_ms", b.query_planning_ms)
+      .Field("add_batch_ms", b.add_batch_ms)
+      .Field("wal_commit_ms", b.wal_commit_ms)
+      .Field("commit_offsets_ms", b.commit_offsets_ms)
+      .Field("state_rows_total", b.state_rows_total)
+      .Field("state_memory_bytes", b.state_memory_bytes)
+      .Field("state_rows_updated", b.state_rows_updated)
+      .Field("state_rows_removed", b.state_rows_removed)
+      .Field("state_commit_ms", b.state_commit_ms)
+      .Field("watermark_ms", b.watermark_ms)
+      .FieldDouble("offsets_behind_latest", b.offsets_behind_latest, 6)
+      .Field("jobs", static_cast<int64_t>(b.jobs))
+      .Field("tasks", b.tasks)
+      .Field("task_run_time_ms", b.task_run_time_ms)
+      .EndObject();
+}
+
+// Only for an application with streaming queries (streaming_view.h).
+void WriteStreaming(const Analysis& analysis, JsonWriter& out) {
+  const std::vector<StreamingRunView> views = StreamingViews(analysis.model);
+  if (views.empty()) return;
+  out.Key("streaming").BeginObject();
+  out.Field("runs_not_kept", analysis.model.streaming.runs_not_kept);
+  out.Key("queries").BeginArray();
+  for (const StreamingRunView& view : views) {
+    const model::StreamingQueryRun& run = *view.run;
+    out.BeginObject()
+        .Field("query_id", run.query_id)
+        .Field("run_id", run.run_id)
+        .Field("name", run.name)
+        .Field("start_time_ms", run.start_time_ms)
+        .Field("status", !run.terminated              ? "running"
+                         : run.exception_head.empty() ? "stopped"
+                                                      : "failed")
+        .Field("exception", run.exception_head);
+    out.FieldArray("sources", run.sources);
+    out.Field("sink", run.sink);
+    out.FieldArray("state_operators", run.state_operators);
+    out.Field("trigger_interval_ms", run.trigger_interval_ms)
+        .Field("batches", run.batches_total)
+        .Field("input_rows", run.input_rows_total)
+        .Field("idle_events", run.idle_events)
+        .Field("cancelled_jobs", static_cast<int64_t>(run.cancelled_jobs))
+        .Field("state_shuffle_partitions", run.state_shuffle_partitions)
+        .Field("watermark_seen", run.watermark_seen)
+        .Field("records", static_cast<int64_t>(run.batches.size()))
+        .Field("records_merge_factor", static_cast<int64_t>(run.records_merge_factor));
+    out.Key("totals");
+    WriteStreamingBatch(view.all, out);
+    out.Field("first_state_rows", view.first_state_rows);
+    const diagnosis::StreamingWindow& w = view.recent;
+    out.Key("recent");
+    if (!w.valid()) {
+      out.Null();
+    } else {
+      out.BeginObject()
+          .Field("first_batch_id", w.first_batch_id)
+          .Field("last_batch_id", w.last_batch_id)
+          .Field("batches", w.batches)
+          .Field("input_rows", w.input_rows)
+          .Field("span_ms", w.span_ms)
+          .Field("busy_ms", w.busy_ms)
+          .Field("add_batch_ms", w.add_batch_ms)
+          .Field("bookkeeping_ms", w.bookkeeping_ms)
+          .Field("tasks", w.tasks)
+          .FieldDouble("input_rows_per_second", w.input_rows_per_s(), 6)
+          .FieldDouble("processed_rows_per_second", w.processed_rows_per_s(), 6)
+          .FieldDouble("busy_share", w.busy_share(), 6)
+          .EndObject();
+    }
+    out.Key("worst_batches").BeginArray();
+    for (const model::StreamingBatch& b : run.worst_batches) WriteStreamingBatch(b, out);
+    out.EndArray();
+    out.Key("timeline").BeginArray();
+    for (const model::StreamingBatch& b : view.timeline) WriteStreamingBatch(b, out);
+    out.EndArray();
+    out.EndObject();
+  }
+  out.EndArray();
+  out.EndObject();
+}
+
 void WriteJsonReport(const Analysis& analysis, JsonWriter& out) {
   const model::ApplicationModel& m = analysis.model;
   const ApplicationSummary& s = analysis.summary;
@@ -816,6 +908,7 @@ void WriteJsonReport(const Analysis& analysis, JsonWriter& out) {
   out.EndArray();
   out.Key("cost");
   WriteCost(analysis.cost, out);
+  WriteStreaming(analysis, out);
   // Only when a profile was read or asked for: reports without one stay as they were.
   if (analysis.profile != nullptr || !analysis.profile_error.empty()) WriteProfile(analysis, out);
   if (analysis.logs != nullptr || !analysis.logs_error.empty()) WriteExecutorLogs(analysis, out);

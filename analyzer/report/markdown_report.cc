@@ -11,6 +11,7 @@
 #include "analyzer/report/cost_section.h"
 #include "analyzer/report/logs_view.h"
 #include "analyzer/report/profile_view.h"
+#include "analyzer/report/streaming_view.h"
 #include "common/human_format.h"
 #include "common/terminal_text.h"
 
@@ -475,11 +476,29 @@ static void WriteMarkdownLogs(const Analysis& analysis, std::ostringstream& out)
   }
 }
 
+namespace {
+
+void WriteStreaming(const Analysis& analysis, std::ostringstream& out) {
+  const std::vector<StreamingRunView> views = StreamingViews(analysis.model);
+  if (views.empty()) return;
+  out << "\n## Streaming queries\n";
+  for (size_t i = 0; i < views.size() && i < kMaxReportedRuns; ++i) {
+    out << "\n### " << Cell(StreamingHeading(views[i]), 300) << "\n\n";
+    for (const std::string& line : StreamingLines(views[i])) out << "- " << Cell(line, 600) << "\n";
+  }
+  if (views.size() > kMaxReportedRuns) {
+    out << "\n" << views.size() - kMaxReportedRuns << " more runs (all in the JSON report).\n";
+  }
+}
+
+}  // namespace
+
 std::string RenderMarkdown(const Analysis& analysis) {
   std::ostringstream out;
   WriteHeader(analysis, out);
   WriteWork(analysis, out);
   WritePhases(analysis.phases, analysis.profile.get(), out);
+  WriteStreaming(analysis, out);
   WriteFindings(analysis, out);
   WriteCost(analysis.cost, out);
   WriteLongestStages(analysis.summary, out);

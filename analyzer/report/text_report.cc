@@ -13,6 +13,7 @@
 #include "analyzer/report/logs_view.h"
 #include "analyzer/report/markdown_report.h"
 #include "analyzer/report/profile_view.h"
+#include "analyzer/report/streaming_view.h"
 #include "common/human_format.h"
 #include "common/terminal_text.h"
 
@@ -268,6 +269,26 @@ static void WriteTextLogs(const Analysis& analysis, std::ostringstream& out) {
   }
 }
 
+namespace {
+
+// The streaming section (streaming_view.h); nothing for an application without streaming queries.
+void WriteStreaming(const Analysis& analysis, std::ostringstream& out) {
+  const std::vector<StreamingRunView> views = StreamingViews(analysis.model);
+  if (views.empty()) return;
+  out << "\nStreaming queries\n";
+  for (size_t i = 0; i < views.size() && i < kMaxReportedRuns; ++i) {
+    out << "  " << Printable(StreamingHeading(views[i]), 300) << "\n";
+    for (const std::string& line : StreamingLines(views[i])) {
+      Wrapped(out, Printable(line, 600), "    ");
+    }
+  }
+  if (views.size() > kMaxReportedRuns) {
+    out << "  ... " << views.size() - kMaxReportedRuns << " more runs (all in the JSON report)\n";
+  }
+}
+
+}  // namespace
+
 std::string RenderText(const Analysis& analysis) {
   const model::ApplicationModel& m = analysis.model;
   const ApplicationSummary& s = analysis.summary;
@@ -325,6 +346,7 @@ std::string RenderText(const Analysis& analysis) {
     }
   }
 
+  WriteStreaming(analysis, out);
   WritePhasesAndFindings(analysis, out);
   WriteCost(analysis.cost, out);
 

@@ -17,6 +17,9 @@
 //   user code       -> the exception itself: no setting fixes it.
 // Also: a Spark 4 ApplicationEnd with a non-zero exit code, and failed SQL executions with no
 // failed job (errors raised on the driver before or after the jobs ran).
+// Not failures: the jobs and SQL executions of a streaming query's batch that the query's stop
+// cancelled (its run's job group cancelled, the run terminated without an error; the report's
+// streaming section counts them).
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -102,6 +105,7 @@ void JobFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
   for (const auto& [job_id, job] : m.jobs) {
     if (job.result.empty() || job.result == "JobSucceeded") continue;
     if (job.sql_execution_id >= 0) sql_with_failed_job.insert(job.sql_execution_id);
+    if (model::CancelledByQueryStop(m.streaming, job)) continue;
     // The failed stage attempt that aborted the job.
     const model::StageAttempt* failed_stage = nullptr;
     for (const auto& [key, stage] : m.stages) {
@@ -256,6 +260,7 @@ void JobFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
   // a broadcast that could not be built, a write that could not commit).
   for (const auto& [id, sql] : m.sql_executions) {
     if (sql.error_message_head.empty() || sql_with_failed_job.count(id) != 0) continue;
+    if (model::InterruptedByQueryStop(m.streaming, sql)) continue;
     Finding f = NewFinding("job-failures");
     f.severity = Severity::kCritical;
     f.category = Category::kAlgorithmic;

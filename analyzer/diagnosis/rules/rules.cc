@@ -71,6 +71,14 @@ constexpr Rule kRules[] = {
      "docs/recipes/troubleshoot/cpu-oversubscription.md", CpuOversubscription},
     {"hot-user-code", Category::kAlgorithmic, "docs/recipes/troubleshoot/hot-user-code.md",
      HotUserCode},
+    {"falling-behind", Category::kResourceConfiguration,
+     "docs/recipes/troubleshoot/structured-streaming.md", FallingBehind},
+    {"batch-over-trigger", Category::kResourceConfiguration,
+     "docs/recipes/troubleshoot/structured-streaming.md", BatchOverTrigger},
+    {"batch-overhead", Category::kDataDistribution,
+     "docs/recipes/troubleshoot/structured-streaming.md", BatchOverhead},
+    {"state-growth", Category::kAlgorithmic, "docs/recipes/troubleshoot/structured-streaming.md",
+     StateGrowth},
 };
 
 }  // namespace

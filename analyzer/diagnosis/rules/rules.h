@@ -77,6 +77,12 @@ void FullScan(const DiagnosisInput& input, std::vector<Finding>& out);
 void PythonUdf(const DiagnosisInput& input, std::vector<Finding>& out);
 // cache_misuse.cc
 void CacheMisuse(const DiagnosisInput& input, std::vector<Finding>& out);
+// falling_behind.cc, batch_over_trigger.cc, batch_overhead.cc, state_growth.cc: streaming
+// queries (streaming_batches.h)
+void FallingBehind(const DiagnosisInput& input, std::vector<Finding>& out);
+void BatchOverTrigger(const DiagnosisInput& input, std::vector<Finding>& out);
+void BatchOverhead(const DiagnosisInput& input, std::vector<Finding>& out);
+void StateGrowth(const DiagnosisInput& input, std::vector<Finding>& out);
 // speculation_waste.cc
 void SpeculationWaste(const DiagnosisInput& input, std::vector<Finding>& out);
 // The profile's rules (profile_judgement.h): each reads the agent's samples per stage.

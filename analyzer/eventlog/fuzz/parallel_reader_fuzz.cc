@@ -35,6 +35,10 @@ class TraceSink final : public eventlog::EventSink {
             [&](const SqlExecutionStartEvent& e) {
               trace += "sql" + std::to_string(e.execution_id) + "/" + std::to_string(e.plan.size());
             },
+            [&](const StreamingQueryProgressEvent& e) {
+              trace += "batch" + e.run_id + "/" + std::to_string(e.batch_id) + "/" +
+                       std::to_string(e.timestamp_ms) + "/" + std::to_string(e.sources.size());
+            },
             [&](const OtherEvent& e) { trace += e.name + std::to_string(e.timestamp_ms); },
             [](const auto&) {},
         },

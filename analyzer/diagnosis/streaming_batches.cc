@@ -1,0 +1,71 @@
+#include "analyzer/diagnosis/streaming_batches.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+namespace sparkprof::diagnosis {
+
+StreamingWindow RecentBatches(const model::StreamingQueryRun& run) {
+  StreamingWindow window;
+  const std::vector<model::StreamingBatch>& records = run.batches;
+  if (records.size() < 2) return window;
+  // The anchor: the record before the window: the second half's, or earlier so the window holds
+  // kMinWindowBatches records when the run has that many after its first; at least record 0 (the
+  // run's first batch, never in the window while records hold one batch each).
+  const size_t half_anchor = std::max<size_t>(records.size() / 2, 1) - 1;
+  const size_t min_anchor = records.size() > kMinWindowBatches + 1
+                                ? records.size() - 1 - static_cast<size_t>(kMinWindowBatches)
+                                : 0;
+  const size_t anchor = std::min(half_anchor, min_anchor);
+  const model::StreamingBatch& first = records[anchor];
+  window.first_record = anchor + 1;
+  window.end_record = records.size();
+  model::StreamingBatch sum = records[window.first_record];
+  for (size_t i = window.first_record + 1; i < window.end_record; ++i) {
+    model::MergeBatches(sum, records[i]);
+  }
+  window.batches = sum.batches;
+  window.input_rows = sum.input_rows;
+  window.busy_ms = sum.trigger_execution_ms;
+  window.add_batch_ms = sum.add_batch_ms;
+  window.bookkeeping_ms = sum.bookkeeping_ms();
+  window.tasks = sum.tasks;
+  window.jobs = sum.jobs;
+  window.task_run_time_ms = sum.task_run_time_ms;
+  window.first_batch_id = records[window.first_record].first_batch_id;
+  const model::StreamingBatch& last = records.back();
+  window.last_batch_id = last.first_batch_id + last.batches - 1;
+  if (first.last_timestamp_ms >= 0 && last.last_timestamp_ms > first.last_timestamp_ms) {
+    window.span_ms = last.last_timestamp_ms - first.last_timestamp_ms;
+  }
+  if (window.batches < kMinWindowBatches) return StreamingWindow{};
+  return window;
+}
+
+int64_t BatchDurationPercentileMs(const model::StreamingQueryRun& run,
+                                  const StreamingWindow& window, int percentile) {
+  std::vector<std::pair<int64_t, int64_t>> durations;  // mean ms, batches
+  int64_t batches = 0;
+  for (size_t i = window.first_record; i < window.end_record; ++i) {
+    const model::StreamingBatch& b = run.batches[i];
+    durations.emplace_back(b.trigger_execution_ms / b.batches, b.batches);
+    batches += b.batches;
+  }
+  if (batches == 0) return 0;
+  std::sort(durations.begin(), durations.end());
+  // The smallest duration at or below which `percentile` percent of the batches lie.
+  const int64_t rank = std::max<int64_t>((batches * percentile + 99) / 100, 1);
+  int64_t seen = 0;
+  for (const auto& [ms, count] : durations) {
+    seen += count;
+    if (seen >= rank) return ms;
+  }
+  return durations.back().first;
+}
+
+std::string QueryLabel(const model::StreamingQueryRun& run) {
+  return run.name.empty() ? "query " + run.query_id : "query \"" + run.name + "\"";
+}
+
+}  // namespace sparkprof::diagnosis
