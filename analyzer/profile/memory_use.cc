@@ -66,10 +66,7 @@ void ApplicationMemoryUse::Add(const flamegraph::MemoryUseRow& row) {
     jvm.first_oom_kill_before_ms = jvm.last.time_ms;
     jvm.first_oom_kill_at_ms = reading.time_ms;
   }
-  if (jvm.readings == 1 || reading.time_ms >= jvm.last.time_ms) {
-    jvm.last = reading;
-    jvm.oom_kills_at_end = reading.container_oom_kills;
-  }
+  if (jvm.readings == 1 || reading.time_ms >= jvm.last.time_ms) jvm.last = reading;
   jvm.max_rss_bytes = std::max({jvm.max_rss_bytes, row.rss_bytes, row.rss_peak_bytes});
   jvm.max_container_bytes =
       std::max({jvm.max_container_bytes, row.cgroup_usage_bytes, row.cgroup_peak_bytes});

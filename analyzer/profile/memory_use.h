@@ -88,13 +88,12 @@ struct JvmMemory {
   // that saw it rise after a lower one (the kill fell in (before_ms, at_ms]; -1: none seen).
   // A Python worker (or any process but the JVM) killed at the container's limit is told here;
   // a JVM killed itself reports nothing more.
-  int64_t earliest_ms = -1;  // the earliest reading's time
-  uint64_t oom_kills_at_start = 0;
-  uint64_t oom_kills_at_end = 0;
+  int64_t earliest_ms = -1;         // the earliest reading's time
+  uint64_t oom_kills_at_start = 0;  // the count at the latest is last.container_oom_kills
   int64_t first_oom_kill_before_ms = -1;
   int64_t first_oom_kill_at_ms = -1;
   uint64_t oom_kills() const {
-    return oom_kills_at_end - std::min(oom_kills_at_end, oom_kills_at_start);
+    return last.container_oom_kills - std::min(last.container_oom_kills, oom_kills_at_start);
   }
 };
 

@@ -93,8 +93,9 @@ void PythonBound(const DiagnosisInput& input, std::vector<Finding>& out) {
   if (causes.empty()) return;
   uint64_t wait = 0, starved = 0, python_cpu = 0;
   for (const ProfiledCause& cause : causes) {
-    starved += starved_by_python(cause.stage);
-    wait += cause.ns - starved_by_python(cause.stage);
+    const uint64_t by_python = starved_by_python(cause.stage);
+    starved += by_python;
+    wait += cause.ns - by_python;
     python_cpu += cause.stage.python_ns;
   }
   const ProfiledCause& top = causes.front();
