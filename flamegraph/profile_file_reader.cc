@@ -297,6 +297,16 @@ class BatchLoader {
     row.cgroup_throttled_periods = cpu->cgroup_throttled_periods();
     row.cgroup_throttled_ns = cpu->cgroup_throttled_ns();
     row.agent_cpu_ns = cpu->agent_cpu_ns();
+    row.run_delay_polls = cpu->run_delay_polls();
+    row.run_delay_ns = cpu->run_delay_ns();
+    run_delay_steps_.clear();
+    if (const auto* steps = cpu->run_delay_steps()) {
+      for (const schema::RunDelayStep* step : *steps) {
+        run_delay_steps_.push_back(
+            {step->start_epoch_ms(), step->end_epoch_ms(), step->total_ns(), step->busiest_ns()});
+      }
+    }
+    row.run_delay_steps = run_delay_steps_;
     options_.cpu_use(options_.cpu_use_context, row);
   }
   void PassMemoryUse(const schema::Batch& batch) {
@@ -383,6 +393,7 @@ class BatchLoader {
   std::vector<std::string_view> untagged_frames_;
   std::vector<std::string_view> waiter_frames_;
   std::vector<std::string_view> holder_frames_;
+  std::vector<RunDelayStepRow> run_delay_steps_;
   uint64_t bad_categories_ = 0;
   uint64_t bad_task_time_categories_ = 0;
 };

@@ -48,6 +48,15 @@ struct UntaggedSample {
 using UntaggedSampleReceiver = void (*)(void* context, const UntaggedSample& sample);
 
 // A verified batch's CPU use around its JVM (schema CpuUse): counters over the batch's window.
+// A schema RunDelayStep: between two polls the JVM's threads waited total_ns for a CPU together,
+// the longest-waiting one busiest_ns.
+struct RunDelayStepRow {
+  int64_t start_epoch_ms = 0;
+  int64_t end_epoch_ms = 0;
+  uint64_t total_ns = 0;
+  uint64_t busiest_ns = 0;
+};
+
 struct CpuUseRow {
   std::string_view executor_id;  // Batch.executor_id ("driver" on the driver)
   std::string_view host;         // Batch.host
@@ -65,6 +74,11 @@ struct CpuUseRow {
   uint64_t cgroup_throttled_periods = 0;
   uint64_t cgroup_throttled_ns = 0;
   uint64_t agent_cpu_ns = 0;  // the agent's own CPU in the window (0 from older agents)
+  // Every thread's run delay (CpuUse.run_delay_*): polls 0 when not measured; the steps with any,
+  // in epoch ms, valid only for the call.
+  uint32_t run_delay_polls = 0;
+  uint64_t run_delay_ns = 0;
+  std::span<const RunDelayStepRow> run_delay_steps;
 };
 using CpuUseReceiver = void (*)(void* context, const CpuUseRow& row);
 

@@ -34,6 +34,9 @@ std::atomic<Agent*> g_agent{nullptr};
 constexpr const char kAgentThreadPrefix[] = "sparkprof-";
 constexpr int64_t kNameRefreshNs = 1'000'000'000;
 constexpr int64_t kHeapReadPeriodNs = 1'000'000'000;  // the heap peak: one reading a second
+// Every thread's run delay (ProcessRunDelay): four steps a second, fine enough to tell the
+// driver's gaps between jobs (often under a second) from the stages around them.
+constexpr int64_t kRunDelayPollNs = 250'000'000;
 constexpr int kMaxJvmtiSampledThreads = 256;
 
 pid_t CurrentTid() { return static_cast<pid_t>(syscall(SYS_gettid)); }
@@ -658,6 +661,18 @@ void Agent::RefreshThreadNamesLocked(JNIEnv* jni) {
   }
 }
 
+void Agent::PollRunDelayLocked(int64_t now_ns) {
+  last_run_delay_poll_ns_ = now_ns;
+  if (!run_delay_usable_) return;
+  if (!run_delay_.Poll(EpochNowNs() / 1'000'000)) {
+    run_delay_usable_ = false;
+    LogLine(
+        "cannot list /proc/self/task (%s); the JVM's threads' run delay (CpuUse.run_delay_ns) "
+        "is not measured",
+        ErrnoText(errno).c_str());
+  }
+}
+
 void Agent::RunDrainCycleLocked(JNIEnv* jni, bool periodic) {
   int64_t now = MonotonicNowNs();
   // The heap's use about once a second, for the batch window's peak (two native calls).
@@ -665,6 +680,7 @@ void Agent::RunDrainCycleLocked(JNIEnv* jni, bool periodic) {
     last_heap_read_ns_ = now;
     heap_used_peak_bytes_ = std::max(heap_used_peak_bytes_, java_memory_.HeapUsed(jni, jvmti_));
   }
+  if (periodic && now - last_run_delay_poll_ns_ >= kRunDelayPollNs) PollRunDelayLocked(now);
   if (now - last_name_refresh_ns_ >= kNameRefreshNs) {
     last_name_refresh_ns_ = now;
     RefreshThreadNamesLocked(jni);
@@ -812,6 +828,11 @@ std::vector<uint8_t> Agent::DrainBatch(JNIEnv* jni) {
   g_counters.batches_encoded.fetch_add(1);
   // Read per batch sent: a window with nothing to send adds to the next one, as its start does.
   CpuUseDelta cpu = cpu_use_.TakeDelta();
+  PollRunDelayLocked(MonotonicNowNs());  // the window's last step ends with it
+  ProcessRunDelay::Taken run_delay = run_delay_.Take();
+  cpu.run_delay_polls = run_delay.polls;
+  cpu.run_delay_ns = run_delay.total_ns;
+  cpu.run_delay_steps = std::move(run_delay.steps);
   cpu.agent_cpu_ns = AgentCpuNsLocked() - agent_cpu_sent_ns_;
   agent_cpu_sent_ns_ += cpu.agent_cpu_ns;
   const MemoryUseReading memory = memory_use_.Read();

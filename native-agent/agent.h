@@ -33,6 +33,7 @@
 #include "native-agent/ring_budget.h"
 #include "native-agent/s3a_rows.h"
 #include "native-agent/sampler.h"
+#include "native-agent/schedstat.h"
 #include "native-agent/thread_state.h"
 
 namespace sparkprof::agent {
@@ -156,8 +157,14 @@ class Agent {
   Drain drain_;
   std::unique_ptr<JvmInternalThreads> jvm_threads_;  // CPU mode: GC/JIT/VM threads' CPU
   CpuUseMeter cpu_use_;                              // host, process and cgroup CPU per batch
-  AgentCpuMeter agent_cpu_;                          // the agent's own threads' CPU clocks
-  uint64_t agent_cpu_sent_ns_ = 0;                   // under drain_mutex_: up to the last batch
+  // Under drain_mutex_: every thread's run delay, polled every kRunDelayPollNs by the drain and
+  // at each batch's end; off (one log line) when the thread list cannot be read.
+  ProcessRunDelay run_delay_;
+  bool run_delay_usable_ = true;
+  int64_t last_run_delay_poll_ns_ = 0;
+  void PollRunDelayLocked(int64_t now_ns);
+  AgentCpuMeter agent_cpu_;         // the agent's own threads' CPU clocks
+  uint64_t agent_cpu_sent_ns_ = 0;  // under drain_mutex_: up to the last batch
   uint64_t batch_cpu_ns_ = 0;  // under drain_mutex_: DrainBatch's own CPU on the plugin's thread
   // Under drain_mutex_: the agent's CPU so far (agent_cpu.h), never below what was sent.
   uint64_t AgentCpuNsLocked();

@@ -116,11 +116,21 @@ std::vector<uint8_t> EncodeBatch(const BatchHeader& header, const Profile& pendi
   if (!s3a_offsets.empty()) s3a_vector = builder.CreateVector(s3a_offsets);
   flatbuffers::Offset<fb::CpuUse> cpu_offset;
   if (cpu != nullptr) {
+    flatbuffers::Offset<flatbuffers::Vector<const fb::RunDelayStep*>> steps;
+    if (!cpu->run_delay_steps.empty()) {
+      std::vector<fb::RunDelayStep> structs;
+      structs.reserve(cpu->run_delay_steps.size());
+      for (const RunDelayStep& step : cpu->run_delay_steps) {
+        structs.emplace_back(step.start_epoch_ms, step.end_epoch_ms, step.total_ns,
+                             step.busiest_ns);
+      }
+      steps = builder.CreateVectorOfStructs(structs);
+    }
     cpu_offset = fb::CreateCpuUse(
         builder, cpu->host_cpus, cpu->host_busy_ns, cpu->host_steal_ns, cpu->host_total_ns,
         cpu->process_cpu_ns, static_cast<uint8_t>(cpu->cgroup.version), cpu->cgroup.quota_millicpus,
         cpu->cgroup.periods, cpu->cgroup.throttled_periods, cpu->cgroup.throttled_ns,
-        cpu->agent_cpu_ns);
+        cpu->agent_cpu_ns, cpu->run_delay_polls, cpu->run_delay_ns, steps);
   }
   flatbuffers::Offset<fb::MemoryUse> memory_offset;
   if (memory != nullptr) {

@@ -18,6 +18,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "native-agent/schedstat.h"
 
 namespace sparkprof::agent {
 
@@ -104,6 +107,11 @@ struct CpuUseReading {
   CgroupCpu cgroup;
   // The agent's own CPU (agent_cpu.h); filled by the agent per batch, not by the meter.
   uint64_t agent_cpu_ns = 0;
+  // The JVM's threads' run delay (schedstat.h, ProcessRunDelay::Take); filled by the agent per
+  // batch, not by the meter.
+  uint32_t run_delay_polls = 0;
+  uint64_t run_delay_ns = 0;
+  std::vector<RunDelayStep> run_delay_steps;
 };
 
 // One batch's window: counters as differences since the previous TakeDelta (or since the meter

@@ -8,7 +8,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <unordered_map>
+#include <vector>
 
 namespace sparkprof::agent {
 
@@ -30,5 +33,61 @@ int OpenSchedstat(pid_t tid, const char* task_dir = "/proc/self/task");
 // Reads and parses the file behind `fd` from offset 0 (pread: safe from any thread); nullopt
 // when the read fails or the text does not parse.
 std::optional<SchedstatReading> ReadSchedstat(int fd);
+
+// The run delay of every thread of this process, in steps (CpuUse.run_delay_steps): how long the
+// JVM's threads -- all of them, not only the sampled task threads -- were runnable but had no CPU
+// between two polls. What the driver waited for CPUs while no task ran (planning, collecting,
+// the gaps between jobs) is told from it; the sampler measures only the task threads' run delay.
+// Each poll lists the process's threads (/proc/self/task) and reads each one's schedstat (open,
+// read, close: no descriptor is held between polls, so a JVM near its descriptor limit is not
+// pushed over it). A thread first seen in a later poll began since the previous one: all of its
+// run delay is the step's; the first poll only sets every thread's baseline. A thread that ended
+// between two polls takes the run delay of its last part with it (at most one step's).
+// Bounded: at most kMaxThreads threads are followed (more are counted, not read) and at most
+// kMaxSteps steps are kept until taken (later polls add to the last step). Not
+// async-signal-safe; one thread at a time (the drain's).
+struct RunDelayStep {
+  int64_t start_epoch_ms = 0;
+  int64_t end_epoch_ms = 0;
+  uint64_t total_ns = 0;    // summed over the threads
+  uint64_t busiest_ns = 0;  // the thread that waited longest in the step
+};
+
+class ProcessRunDelay {
+ public:
+  static constexpr size_t kMaxThreads = 4096;
+  static constexpr size_t kMaxSteps = 1024;
+
+  explicit ProcessRunDelay(std::string task_dir = "/proc/self/task")
+      : task_dir_(std::move(task_dir)) {}
+
+  // Reads every thread's run delay at `now_epoch_ms`; the step since the previous poll is kept
+  // when any thread waited in it. False when the thread list cannot be read (nothing kept).
+  bool Poll(int64_t now_epoch_ms);
+
+  // The steps kept since the last call (only those with run delay), the polls made and the run
+  // delay summed over them; each starts afresh.
+  struct Taken {
+    std::vector<RunDelayStep> steps;
+    uint32_t polls = 0;
+    uint64_t total_ns = 0;
+  };
+  Taken Take();
+
+  size_t followed() const { return last_.size(); }
+  uint64_t threads_not_followed() const { return not_followed_; }
+
+ private:
+  struct Followed {
+    int64_t run_delay_ns = 0;
+    uint64_t generation = 0;
+  };
+  std::string task_dir_;
+  std::unordered_map<pid_t, Followed> last_;
+  uint64_t generation_ = 0;
+  int64_t last_poll_ms_ = -1;
+  uint64_t not_followed_ = 0;
+  Taken taken_;
+};
 
 }  // namespace sparkprof::agent

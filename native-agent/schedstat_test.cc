@@ -9,6 +9,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <tuple>
 
@@ -67,6 +69,93 @@ TEST(SchedstatTest, AMalformedOrMissingFileReadsAsNothing) {
   unlink(path.c_str());
   rmdir(task.c_str());
   rmdir(dir);
+}
+
+// A fake /proc/self/task: one directory per thread with its schedstat.
+class FakeTasks {
+ public:
+  FakeTasks() {
+    char dir[] = "/tmp/run_delay_test_XXXXXX";
+    EXPECT_NE(mkdtemp(dir), nullptr);
+    dir_ = dir;
+  }
+  ~FakeTasks() { std::filesystem::remove_all(dir_); }
+  void Set(int tid, int64_t run_delay_ns) {
+    std::filesystem::create_directories(dir_ + "/" + std::to_string(tid));
+    std::ofstream(dir_ + "/" + std::to_string(tid) + "/schedstat")
+        << "1000 " << run_delay_ns << " 7\n";
+  }
+  void End(int tid) { std::filesystem::remove_all(dir_ + "/" + std::to_string(tid)); }
+  const std::string& dir() const { return dir_; }
+
+ private:
+  std::string dir_;
+};
+
+TEST(ProcessRunDelayTest, StepsSumEveryThreadsWaitSinceThePreviousPoll) {
+  FakeTasks tasks;
+  tasks.Set(11, 5'000'000);
+  tasks.Set(12, 1'000'000);
+  ProcessRunDelay meter(tasks.dir());
+  ASSERT_TRUE(meter.Poll(1000));  // the baseline: nothing before it is counted
+  tasks.Set(11, 8'000'000);       // waited 3 ms
+  tasks.Set(12, 2'000'000);       // 1 ms
+  tasks.Set(13, 4'000'000);       // began since: all of its 4 ms
+  ASSERT_TRUE(meter.Poll(1250));
+  ASSERT_TRUE(meter.Poll(1500));  // nobody waited: no step kept, the poll counted
+  tasks.End(12);
+  tasks.Set(11, 8'500'000);
+  tasks.Set(13, 1'000'000);  // lower than before: the id belongs to a new thread, all counted
+  ASSERT_TRUE(meter.Poll(1750));
+  EXPECT_EQ(meter.followed(), 2u);
+
+  ProcessRunDelay::Taken taken = meter.Take();
+  EXPECT_EQ(taken.polls, 3u);
+  EXPECT_EQ(taken.total_ns, 8'000'000u + 1'500'000u);
+  ASSERT_EQ(taken.steps.size(), 2u);
+  EXPECT_EQ(taken.steps[0].start_epoch_ms, 1000);
+  EXPECT_EQ(taken.steps[0].end_epoch_ms, 1250);
+  EXPECT_EQ(taken.steps[0].total_ns, 8'000'000u);
+  EXPECT_EQ(taken.steps[0].busiest_ns, 4'000'000u);
+  EXPECT_EQ(taken.steps[1].start_epoch_ms, 1500);
+  EXPECT_EQ(taken.steps[1].total_ns, 1'500'000u);
+  EXPECT_EQ(taken.steps[1].busiest_ns, 1'000'000u);
+
+  EXPECT_EQ(meter.Take().polls, 0u);  // taken: the next window starts empty
+}
+
+TEST(ProcessRunDelayTest, StepsBeyondTheBoundAddToTheLast) {
+  FakeTasks tasks;
+  tasks.Set(21, 0);
+  ProcessRunDelay meter(tasks.dir());
+  ASSERT_TRUE(meter.Poll(0));
+  const size_t polls = ProcessRunDelay::kMaxSteps + 5;
+  for (size_t i = 1; i <= polls; ++i) {
+    tasks.Set(21, static_cast<int64_t>(i) * 1000);
+    ASSERT_TRUE(meter.Poll(static_cast<int64_t>(i) * 10));
+  }
+  ProcessRunDelay::Taken taken = meter.Take();
+  ASSERT_EQ(taken.steps.size(), ProcessRunDelay::kMaxSteps);
+  EXPECT_EQ(taken.total_ns, polls * 1000);
+  uint64_t in_steps = 0;
+  for (const RunDelayStep& step : taken.steps) in_steps += step.total_ns;
+  EXPECT_EQ(in_steps, taken.total_ns);  // nothing lost: the last step holds the rest
+  EXPECT_EQ(taken.steps.back().end_epoch_ms, static_cast<int64_t>(polls) * 10);
+}
+
+TEST(ProcessRunDelayTest, ReadsThisProcessAndRefusesAMissingDirectory) {
+  ProcessRunDelay missing("/nonexistent/task");
+  EXPECT_FALSE(missing.Poll(0));
+  EXPECT_EQ(missing.Take().polls, 0u);
+
+  const int fd = OpenSchedstat(static_cast<pid_t>(syscall(SYS_gettid)));
+  if (fd < 0) GTEST_SKIP() << "no /proc/self/task/<tid>/schedstat here";
+  close(fd);
+  ProcessRunDelay meter;
+  ASSERT_TRUE(meter.Poll(0));
+  ASSERT_TRUE(meter.Poll(1));
+  EXPECT_GE(meter.followed(), 1u);  // this thread at least
+  EXPECT_EQ(meter.Take().polls, 1u);
 }
 
 }  // namespace

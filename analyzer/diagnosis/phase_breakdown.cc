@@ -159,6 +159,14 @@ PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model,
   double capacity_slot_ms = 0, task_slot_ms = 0, starved = 0;
   int64_t starved_wall = 0;
   int64_t running_wall = 0, commit_gap = 0, wait = 0, driver_only = 0;
+  auto add_driver_only = [&p](int64_t from, int64_t to) {
+    if (to <= from) return;
+    if (!p.driver_only_spans.empty() && p.driver_only_spans.back().second == from) {
+      p.driver_only_spans.back().second = to;
+    } else {
+      p.driver_only_spans.emplace_back(from, to);
+    }
+  };
   auto advance = [&](int64_t to) {
     int64_t dt = to - now;
     if (dt <= 0) return;
@@ -172,8 +180,10 @@ PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model,
       int64_t waiting = p.first_slot_ms < 0 ? dt : std::min(dt, p.first_slot_ms - now);
       wait += waiting;
       driver_only += dt - waiting;
+      add_driver_only(now + waiting, to);
     } else {
       driver_only += dt;
+      add_driver_only(now, to);
     }
     if (pending_total > 0 && slots - running <= 0) {
       starved += static_cast<double>(pending_total) * dt;

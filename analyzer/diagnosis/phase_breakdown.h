@@ -93,6 +93,8 @@ struct PhaseBreakdown {
   int64_t peak_queued_tasks = 0;
   int64_t first_slot_ms = -1;  // epoch ms the first slot existed (a time, not a duration)
   int32_t peak_slots = 0;
+  // Where driver_only_ms lies: [start, end) in epoch ms, sorted, disjoint, summing to it.
+  std::vector<std::pair<int64_t, int64_t>> driver_only_spans;
 
   double Ratio(int64_t phase_ms) const {
     return wall_ms > 0 ? static_cast<double>(phase_ms) / static_cast<double>(wall_ms) : 0.0;

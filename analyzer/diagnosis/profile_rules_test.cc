@@ -573,6 +573,82 @@ TEST_F(ProfileRulesTest, RunDelayToldApartByTheJvmsCpuUse) {
   }
 }
 
+// The driver JVM's CpuUse over [start_ms, end_ms] on `host_cpus` CPUs busy `busy_cpus`, using no
+// CPU itself, with its threads' run delay polled every 250 ms (`polled`): each step they waited
+// `waiting` of it together, the longest-waiting thread `busiest` of it.
+std::string DriverRunDelayBatch(int64_t start_ms, int64_t end_ms, uint32_t host_cpus,
+                                double busy_cpus, bool polled, double waiting, double busiest) {
+  flatbuffers::FlatBufferBuilder builder;
+  const double wall_ns = static_cast<double>(end_ms - start_ms) * 1e6;
+  std::vector<schema::RunDelayStep> steps;
+  uint64_t total = 0;
+  for (int64_t at = start_ms; polled && at + 250 <= end_ms; at += 250) {
+    steps.emplace_back(at, at + 250, static_cast<uint64_t>(waiting * 250e6),
+                       static_cast<uint64_t>(busiest * 250e6));
+    total += steps.back().total_ns();
+  }
+  auto step_vector = builder.CreateVectorOfStructs(steps);
+  auto cpu = schema::CreateCpuUse(builder, host_cpus, static_cast<uint64_t>(busy_cpus * wall_ns), 0,
+                                  static_cast<uint64_t>(host_cpus * wall_ns), 0, 0, 0, 0, 0, 0, 0,
+                                  polled ? static_cast<uint32_t>(steps.size()) : 0, total,
+                                  polled ? step_vector : 0);
+  auto batch = schema::CreateBatchDirect(builder, 1, "driver", "host", 3, start_ms * 1'000'000,
+                                         end_ms * 1'000'000, kIntervalNs, "cpu", nullptr, nullptr,
+                                         nullptr, nullptr, nullptr, 0, nullptr, cpu);
+  schema::FinishSizePrefixedBatchBuffer(builder, batch);
+  return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
+}
+
+// The driver's wait for CPUs while no task ran is the same fix's saving too: its threads' run
+// delay in the driver-only spans (not in the stages'), the part other processes on its host
+// explain, added to the stages' replayed saving -- at most the summed wait, at least half the
+// longest-waiting thread's.
+TEST_F(ProfileRulesTest, TheDriversWaitForCpusBetweenJobsIsClaimedToo) {
+  testing::SyntheticApp app = TwoStages();
+  app.driver_gap_ms = 20'000;  // the driver alone between the two jobs
+  const int64_t from = app.start_ms - 10'000, to = app.start_ms + 600'000;
+  const std::string starved =
+      StageZeroProfile(0.5, {"com.acme.Job.score"}, schema::Category::cpu_starved);
+  auto finding = [&](const std::string& driver, double host_busy_cpus = 7.9) {
+    report::Analysis a =
+        Analyze(app, starved + CpuUseBatch(from, to, 8, host_busy_cpus, 3.0) + driver);
+    auto found = FindingsOf(a, "cpu-oversubscription");
+    EXPECT_EQ(found.size(), 1u);
+    return std::make_pair(found.empty() ? Finding{} : *found[0], a.phases);
+  };
+  // Not polled (agents before it): the stages' saving alone.
+  const auto [unpolled, phases] = finding(DriverRunDelayBatch(from, to, 8, 7.9, false, 0, 0));
+  EXPECT_EQ(EvidenceValue(unpolled, "driver_only_run_delay_ms"), -1);
+  ASSERT_GT(phases.driver_only_ms, 20'000);
+  int64_t in_spans = 0;
+  for (const auto& [start, end] : phases.driver_only_spans) in_spans += end - start;
+  EXPECT_EQ(in_spans, phases.driver_only_ms);
+
+  // Polled: 0.8 of every moment waiting (0.6 the busiest thread), the host's others 4.9 CPUs.
+  const auto [waited, same_phases] = finding(DriverRunDelayBatch(from, to, 8, 7.9, true, 0.8, 0.6));
+  const double gaps_ms = static_cast<double>(phases.driver_only_ms);
+  EXPECT_NEAR(EvidenceValue(waited, "driver_only_run_delay_ms"), 0.8 * gaps_ms, 1);
+  EXPECT_NEAR(EvidenceValue(waited, "driver_only_busiest_thread_run_delay_ms"), 0.6 * gaps_ms, 1);
+  EXPECT_NEAR(EvidenceValue(waited, "driver_only_other_processes_cpus"), 4.9, 0.01);
+  EXPECT_NEAR(EvidenceValue(waited, "driver_only_run_delay_external_share"), 1.0, 1e-9);
+  EXPECT_NEAR(
+      static_cast<double>(waited.impact.time_saved_ms_high - unpolled.impact.time_saved_ms_high),
+      0.8 * gaps_ms, 2);
+  EXPECT_NEAR(
+      static_cast<double>(waited.impact.time_saved_ms_low - unpolled.impact.time_saved_ms_low),
+      0.3 * gaps_ms, 2);
+  EXPECT_NE(waited.impact.method.find("outside the tasks (the driver's threads' wait"),
+            std::string::npos)
+      << waited.impact.method;
+  EXPECT_NE(waited.explanation.find("While no task ran"), std::string::npos) << waited.explanation;
+
+  // The host busy with nothing but the application: the driver queued for its own CPUs.
+  const auto [own, own_phases] =
+      finding(DriverRunDelayBatch(from, to, 8, 3.0, true, 0.8, 0.6), 3.0);
+  EXPECT_NEAR(EvidenceValue(own, "driver_only_run_delay_external_share"), 0.0, 1e-9);
+  EXPECT_EQ(own.impact.method.find("outside the tasks"), std::string::npos) << own.impact.method;
+}
+
 // One memory reading of executor 1 (cgroup v1), 30 s into the app, as the agent sends it.
 struct Reading {
   uint64_t rss, rss_peak, container_usage, container_limit, container_anon, container_file;

@@ -14,6 +14,22 @@ auto SumOverHosts(const std::vector<HostCpuDuring>& hosts, Figure figure) {
   return sum;
 }
 
+// How much of [start, end) the sorted, disjoint `spans` cover (same unit).
+double Overlap(const SpansMs& spans, double start, double end, double unit) {
+  if (end <= start || spans.empty()) return 0;
+  // The first span ending after `start`.
+  auto it = std::upper_bound(spans.begin(), spans.end(), start,
+                             [unit](double at, const std::pair<int64_t, int64_t>& span) {
+                               return at < static_cast<double>(span.second) * unit;
+                             });
+  double covered = 0;
+  for (; it != spans.end() && static_cast<double>(it->first) * unit < end; ++it) {
+    covered += std::min(end, static_cast<double>(it->second) * unit) -
+               std::max(start, static_cast<double>(it->first) * unit);
+  }
+  return std::max(0.0, covered);
+}
+
 }  // namespace
 
 uint32_t CpuDuring::cpus() const {
@@ -60,7 +76,21 @@ void ApplicationCpuUse::Add(const flamegraph::CpuUseRow& row) {
   window.cgroup_throttled_periods = row.cgroup_throttled_periods;
   window.cgroup_throttled_ns = row.cgroup_throttled_ns;
   window.agent_cpu_ns = row.agent_cpu_ns;
+  window.run_delay_polls = row.run_delay_polls;
+  window.run_delay_ns = row.run_delay_ns;
   windows_.push_back(window);
+  if (row.run_delay_polls > 0 && key.first == "driver") {
+    driver_polled_ns_.emplace_back(row.start_epoch_ns, row.end_epoch_ns);
+    for (const flamegraph::RunDelayStepRow& step : row.run_delay_steps) {
+      if (step.end_epoch_ms <= step.start_epoch_ms || step.total_ns == 0) continue;
+      if (driver_steps_.size() >= max_windows_) {
+        ++driver_steps_left_out_;
+        continue;
+      }
+      driver_steps_.push_back({step.start_epoch_ms * 1'000'000, step.end_epoch_ms * 1'000'000,
+                               step.total_ns, std::min(step.busiest_ns, step.total_ns)});
+    }
+  }
   process_cpu_ns_ += row.process_cpu_ns;
   if (row.agent_cpu_ns > 0) {
     agent_cpu_ns_ += row.agent_cpu_ns;
@@ -69,11 +99,33 @@ void ApplicationCpuUse::Add(const flamegraph::CpuUseRow& row) {
 }
 
 CpuDuring ApplicationCpuUse::During(int64_t start_ms, int64_t end_ms) const {
+  if (end_ms <= start_ms) return CpuDuring{};
+  return During(SpansMs{{start_ms, end_ms}});
+}
+
+DriverRunDelay ApplicationCpuUse::DriverRunDelayDuring(const SpansMs& spans) const {
+  DriverRunDelay delay;
+  for (const auto& [start, end] : driver_polled_ns_) {
+    delay.covered_s += Overlap(spans, static_cast<double>(start), static_cast<double>(end), 1e6);
+  }
+  delay.covered_s /= 1e9;
+  for (const RunDelayStep& step : driver_steps_) {
+    const double length = static_cast<double>(step.end_ns - step.start_ns);
+    const double fraction =
+        Overlap(spans, static_cast<double>(step.start_ns), static_cast<double>(step.end_ns), 1e6) /
+        length;
+    delay.total_ns += fraction * static_cast<double>(step.total_ns);
+    delay.busiest_ns += fraction * static_cast<double>(step.busiest_ns);
+  }
+  return delay;
+}
+
+CpuDuring ApplicationCpuUse::During(const SpansMs& spans) const {
   CpuDuring during;
-  if (end_ms <= start_ms) return during;
-  const double span_ns = static_cast<double>(end_ms - start_ms) * 1e6;
-  const double start_ns = static_cast<double>(start_ms) * 1e6;
-  const double end_ns = static_cast<double>(end_ms) * 1e6;
+  double span_ns = 0;
+  for (const auto& [start, end] : spans)
+    span_ns += static_cast<double>(std::max<int64_t>(0, end - start)) * 1e6;
+  if (span_ns <= 0) return during;
   during.span_s = span_ns / 1e9;
 
   // Per JVM, over the part of the span its windows cover: its own CPU, its host's counters, its
@@ -88,8 +140,8 @@ CpuDuring ApplicationCpuUse::During(int64_t start_ms, int64_t end_ms) const {
   };
   std::vector<JvmSums> sums(jvms_.size());
   for (const CpuUseWindow& window : windows_) {
-    const double overlap = std::min(end_ns, static_cast<double>(window.end_ns)) -
-                           std::max(start_ns, static_cast<double>(window.start_ns));
+    const double overlap = Overlap(spans, static_cast<double>(window.start_ns),
+                                   static_cast<double>(window.end_ns), 1e6);
     if (overlap <= 0) continue;
     const double fraction = overlap / static_cast<double>(window.end_ns - window.start_ns);
     JvmSums& jvm = sums[window.jvm];

@@ -8,7 +8,9 @@
 // A window counts in proportion to its overlap with the span; a host's figures are the ones of
 // the JVM on it that covered the span best, as rates over the time it covered (each JVM on a
 // host reads the same host counters). At most ProfileLoadOptions::max_cpu_windows windows are
-// kept (docs/limits.md); later ones are counted and named as a problem.
+// kept (docs/limits.md); later ones are counted and named as a problem. The driver JVM's
+// run-delay steps (every thread of it, polled about every 250 ms) are kept too, as many, to tell
+// how long the driver waited for CPUs while no task ran.
 #pragma once
 
 #include <cstddef>
@@ -36,7 +38,28 @@ struct CpuUseWindow {
   uint64_t cgroup_periods = 0;
   uint64_t cgroup_throttled_periods = 0;
   uint64_t cgroup_throttled_ns = 0;
-  uint64_t agent_cpu_ns = 0;  // the agent's own CPU in the window (0 from older agents)
+  uint64_t agent_cpu_ns = 0;     // the agent's own CPU in the window (0 from older agents)
+  uint32_t run_delay_polls = 0;  // every thread's run delay polled (0: not measured)
+  uint64_t run_delay_ns = 0;
+};
+
+// A driver JVM's run-delay step (schema RunDelayStep): its threads waited total_ns for a CPU
+// together between two polls, the longest-waiting one busiest_ns.
+struct RunDelayStep {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  uint64_t total_ns = 0;
+  uint64_t busiest_ns = 0;
+};
+
+// Time spans in epoch ms, [start, end), sorted and disjoint (PhaseBreakdown::driver_only_spans).
+using SpansMs = std::vector<std::pair<int64_t, int64_t>>;
+
+// The driver's threads' run delay over some spans: each step in proportion to its overlap.
+struct DriverRunDelay {
+  double covered_s = 0;   // of the spans, the time the driver's polled windows covered
+  double total_ns = 0;    // every thread's run delay, summed
+  double busiest_ns = 0;  // step by step, the one thread that waited longest
 };
 
 struct CpuUseJvm {
@@ -104,6 +127,13 @@ class ApplicationCpuUse {
   // What the hosts and cgroups did over [start_ms, end_ms] (epoch ms); empty hosts when no
   // window overlaps it.
   CpuDuring During(int64_t start_ms, int64_t end_ms) const;
+  // The same over several spans (span_s: their length summed).
+  CpuDuring During(const SpansMs& spans) const;
+
+  // The driver JVM's run-delay steps kept (at most max_windows; later ones are counted).
+  size_t driver_run_delay_steps() const { return driver_steps_.size(); }
+  uint64_t driver_run_delay_steps_left_out() const { return driver_steps_left_out_; }
+  DriverRunDelay DriverRunDelayDuring(const SpansMs& spans) const;
 
  private:
   size_t max_windows_;
@@ -114,6 +144,10 @@ class ApplicationCpuUse {
   uint64_t process_cpu_ns_ = 0;
   uint64_t agent_cpu_ns_ = 0;
   uint64_t agent_measured_process_cpu_ns_ = 0;
+  // The driver's: its polled windows (start, end ns) and the steps with run delay, as read.
+  std::vector<std::pair<int64_t, int64_t>> driver_polled_ns_;
+  std::vector<RunDelayStep> driver_steps_;
+  uint64_t driver_steps_left_out_ = 0;
 };
 
 }  // namespace sparkprof::profile

@@ -53,6 +53,44 @@ TEST(ApplicationCpuUseTest, OthersAreTheHostsBusyTimeBeyondTheApplicationsJvms) 
   EXPECT_FALSE(use.During(105'000, 105'000).has_hosts());
 }
 
+// Over several spans a window counts by what of it they cover; the driver's run-delay steps too,
+// and only the driver's.
+TEST(ApplicationCpuUseTest, SpansAndTheDriversRunDelayCountByOverlap) {
+  ApplicationCpuUse use;
+  use.Add(Row("1", "h", 0, 10, 2.0, 2, 1.0));   // others 1.0
+  use.Add(Row("1", "h", 10, 20, 0.5, 2, 0.5));  // others 0
+  const std::vector<flamegraph::RunDelayStepRow> steps = {
+      {1'000, 3'000, 1'000'000'000, 600'000'000},  // 1 s of waiting over [1 s, 3 s)
+      {12'000, 13'000, 400'000'000, 400'000'000},
+      {15'000, 15'000, 9, 9}};  // empty: left out
+  flamegraph::CpuUseRow driver = Row("driver", "h", 0, 20, 2.0, 2, 0.0);
+  driver.run_delay_polls = 80;
+  driver.run_delay_ns = 1'400'000'000;
+  driver.run_delay_steps = steps;
+  use.Add(driver);
+  flamegraph::CpuUseRow executor = Row("2", "h", 0, 20, 2.0, 2, 0.0);
+  executor.pid = 200;
+  executor.run_delay_polls = 80;
+  executor.run_delay_steps = steps;  // an executor's steps are not the driver's
+  use.Add(executor);
+  EXPECT_EQ(use.driver_run_delay_steps(), 2u);
+
+  // [2 s, 4 s) and [12 s, 14 s): half of the first step, all of the second.
+  const SpansMs spans = {{2'000, 4'000}, {12'000, 14'000}};
+  const DriverRunDelay delay = use.DriverRunDelayDuring(spans);
+  EXPECT_DOUBLE_EQ(delay.covered_s, 4.0);
+  EXPECT_NEAR(delay.total_ns, 0.5e9 + 0.4e9, 1);
+  EXPECT_NEAR(delay.busiest_ns, 0.3e9 + 0.4e9, 1);
+  const CpuDuring during = use.During(spans);
+  EXPECT_DOUBLE_EQ(during.span_s, 4.0);
+  ASSERT_EQ(during.hosts.size(), 1u);
+  // The first of the best-covering JVMs on h (executor 1, 4 s of windows) says busy 2.0 then 0.5.
+  EXPECT_NEAR(during.busy_cpus(), 1.25, 1e-9);
+  // Nothing of the spans polled: no coverage.
+  EXPECT_DOUBLE_EQ(use.DriverRunDelayDuring({{30'000, 40'000}}).covered_s, 0.0);
+  EXPECT_DOUBLE_EQ(use.DriverRunDelayDuring({}).total_ns, 0.0);
+}
+
 // Windows count in proportion to their overlap: a busy window and an idle one, half each.
 TEST(ApplicationCpuUseTest, PartialWindowsCountByOverlap) {
   ApplicationCpuUse use;

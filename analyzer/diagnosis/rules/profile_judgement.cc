@@ -68,7 +68,8 @@ std::vector<ProfiledCause> CollectCauses(
 }
 
 bool JudgeProfiledCauses(const DiagnosisInput& input, const std::vector<ProfiledCause>& causes,
-                         const Efficiency& efficiency, Finding& f, bool report_regardless) {
+                         const Efficiency& efficiency, Finding& f, bool report_regardless,
+                         const OutsideTasks* outside) {
   if (causes.empty()) return false;
   const int64_t wall_ms = std::max<int64_t>(input.phases.wall_ms, 1);
   double max_share = 0;
@@ -117,6 +118,13 @@ bool JudgeProfiledCauses(const DiagnosisInput& input, const std::vector<Profiled
                       Fixed(100 * efficiency.low, 0) + "-" + Fixed(100 * efficiency.high, 0) +
                       "% (" + efficiency.source +
                       "); no what-if replay (it does not reproduce this run within 25%)";
+  }
+  if (outside != nullptr && outside->high_ms > 0) {
+    f.impact.time_saved_ms_low = std::min(wall_ms, f.impact.time_saved_ms_low + outside->low_ms);
+    f.impact.time_saved_ms_high = std::min(wall_ms, f.impact.time_saved_ms_high + outside->high_ms);
+    f.impact.method += "; plus " + HumanDurationMs(outside->low_ms) + " to " +
+                       HumanDurationMs(outside->high_ms) + " outside the tasks (" +
+                       outside->source + ")";
   }
   // Core-hours: the cause's sampled task time is executor time; the share that goes.
   if (f.impact.core_hours_saved_high <= 0) {

@@ -10,7 +10,8 @@
 //     by share x efficiency, replayed by the what-if simulator with every such stage changed at
 //     once (low and high efficiency each rule states with its source); without a replay that
 //     reproduces the run (self-prediction error above 25%), the stages' task spans x share x
-//     efficiency, capped at the application's wall time.
+//     efficiency, capped at the application's wall time. A rule may add what the same fix saves
+//     outside the tasks (OutsideTasks), measured apart.
 //   * Reported when the high saving is at least kMinWallShare (1%) of the application's wall
 //     time, or the cause holds kMinShareAlone (50%) of a stage whatever it saves (a user
 //     reading the stage's flame graph must find it named).
@@ -60,12 +61,23 @@ struct Efficiency {
   std::string source;  // why these fractions of the cause's time go away
 };
 
+// Wall time the same fix saves outside the stages' tasks (the driver's own time while no task
+// runs), added to the replay's saving as it is -- the replay keeps driver-only gaps as they
+// were -- with the words that say where it comes from.
+struct OutsideTasks {
+  int64_t low_ms = 0;
+  int64_t high_ms = 0;
+  std::string source;
+};
+
 // Fills f.impact, f.cost_ms and f.severity from the causes and the efficiency (see above);
 // false when the finding is not worth reporting (kMinWallShare / kMinShareAlone).
 // `report_regardless`: fill everything and return true whatever the saving (a rule that judged
 // its cause by another share itself).
+// `outside`: what the fix saves outside the tasks too (OutsideTasks), or null.
 bool JudgeProfiledCauses(const DiagnosisInput& input, const std::vector<ProfiledCause>& causes,
-                         const Efficiency& efficiency, Finding& f, bool report_regardless = false);
+                         const Efficiency& efficiency, Finding& f, bool report_regardless = false,
+                         const OutsideTasks* outside = nullptr);
 
 // "1.23 s (42% of stage 3's sampled task time)"; with `on_cpu_ns` (a cause measured on CPU and
 // given its share of the run delay, StageProfile::RunnableNs), how it was scaled, so the figure
