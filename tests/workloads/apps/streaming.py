@@ -4,9 +4,9 @@ state that grows without a watermark, per-batch overhead on tiny batches, and a 
 spark-submit streaming.py WORKLOAD SCRATCH_DIR (see tests/workloads/manifest.json).
 
 Every query reads Spark's `rate` source (no broker needed), writes to the `noop` sink, runs for
-RUN_S seconds (longer for the three whose pattern needs many batches) and is then stopped with query.stop(), as an application
-ending a streaming query does: the batch running at that moment is cancelled (its jobs end
-"cancelled").
+RUN_S seconds (longer for the three whose pattern needs many batches) and is then stopped with
+query.stop(), as an application ending a streaming query does: the batch running at that moment
+is cancelled (its jobs end "cancelled").
 """
 
 import os
