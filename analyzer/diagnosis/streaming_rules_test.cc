@@ -316,8 +316,8 @@ TEST(StreamingRules, RealSpark35RunOfAStatefulQueryStoppedMidBatch) {
 }
 
 // A real run: Spark 4.2.0 on a standalone cluster (2 workers of 1 core), the workload corpus's
-// healthy_stream (tests/workloads/manifest-streaming.json, recorded by generate.py --manifest
-// tests/workloads/manifest-streaming.json --only healthy_stream) on a busy machine: 200 rows/s
+// healthy_stream (tests/workloads/manifest.json, recorded by generate.py --only healthy_stream)
+// on a busy machine: 200 rows/s
 // every 2 s, stopped while a batch ran. Spark 4.2 writes the stop's cancellation as
 // "[SPARK_JOB_CANCELLED] Job N cancelled Query healthy [id = .., runId = ..] was stopped".
 TEST(StreamingRules, RealSpark42HealthyControlStoppedMidBatch) {

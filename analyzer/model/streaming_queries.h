@@ -93,6 +93,7 @@ struct StreamingQueryRun {
   struct ScheduleSample {
     int64_t start_ms;
     int64_t previous_start_ms;
+    int64_t previous_end_ms;  // previous start + its triggerExecution
   };
   std::vector<ScheduleSample> waited_starts;  // at most kScheduleSamples
   static constexpr size_t kScheduleSamples = 256;
@@ -120,10 +121,13 @@ void RecordQueryIdle(StreamingModel& model, const eventlog::StreamingQueryIdleEv
 void RecordQueryTerminated(StreamingModel& model,
                            const eventlog::StreamingQueryTerminatedEvent& event);
 
-// The interval of a processing-time trigger, from the batches that waited for it: Spark starts
-// such a batch at a multiple of the interval since the epoch (ProcessingTimeExecutor), so the
-// starts of batches that waited are a whole number of intervals apart and each lies within a few
-// ms after a multiple of it. -1 unless at least 3 waited starts agree on one interval.
+// The interval of a processing-time trigger, from the batches that waited for it: Spark's
+// ProcessingTimeExecutor starts the next batch at the first multiple of the interval (since the
+// epoch) after the previous batch's start, or at once when the previous batch ran past that
+// tick. So for a candidate interval, each batch whose predecessor ended well before the next tick
+// must start within a few ms after it; a batch whose predecessor ran into the tick started late,
+// off the schedule, and shows nothing about it. -1 unless at least 3 such starts agree on one
+// interval.
 int64_t InferTriggerInterval(const StreamingQueryRun& run);
 
 }  // namespace sparkprof::model

@@ -74,6 +74,20 @@ TEST(StreamingQueries, TriggerIntervalFromTheBatchesThatWaitedForIt) {
   }
   EXPECT_EQ(InferTriggerInterval(model.runs[0]), 1000);
 
+  // A 3 s trigger whose first batch overran it: the second started 108 ms after the first
+  // ended (the stream thread's own work on a busy driver, Spark 4.2.0; no wait, off the
+  // schedule), the third right after the second, which overran too; the next ones quick and on
+  // the schedule. The late starts show nothing about the schedule, so they do not hide it.
+  StreamingModel overran;
+  const int64_t tick = 1'700'000'001'000;  // a multiple of 3 s
+  RecordQueryProgress(overran, Batch(0, tick - 4300, 4600, 0));
+  RecordQueryProgress(overran, Batch(1, tick + 408, 2734, 100));
+  RecordQueryProgress(overran, Batch(2, tick + 3144, 618, 150));
+  for (int64_t i = 3; i <= 6; ++i) {
+    RecordQueryProgress(overran, Batch(i, tick + (i - 1) * 3000 + i % 2, 700, 150));
+  }
+  EXPECT_EQ(InferTriggerInterval(overran.runs[0]), 3000);
+
   // Back to back (no trigger, or batches longer than it): nothing waited, nothing inferred.
   StreamingModel busy;
   int64_t t = 1'700'000'000'123;

@@ -4,7 +4,9 @@
 // batch time, not the trigger the query asked for.
 //
 // The interval: the schedule the run's waiting batches show (model::InferTriggerInterval; the
-// event log does not record the trigger). Silent when the batches show none.
+// event log does not record the trigger). Silent when the batches show none: a query whose
+// batches overran the trigger from its first one never waits, and its log cannot tell a 3 s
+// trigger from none; what it shows is the batches' own cadence (falling-behind judges that).
 // Threshold: half the recent batches' time over the interval (the median batch is over it):
 // from then on the trigger no longer paces the query; a minority of slow batches is variation.
 // Fix: an interval the batches fit (their 90th percentile, rounded up to a second) -- larger

@@ -4,9 +4,9 @@ state that grows without a watermark, per-batch overhead on tiny batches, and a 
 spark-submit streaming.py WORKLOAD SCRATCH_DIR (see tests/workloads/manifest.json).
 
 Every query reads Spark's `rate` source (no broker needed), writes to the `noop` sink, runs for
-RUN_S seconds (LONG_RUN_S for two) and is then stopped with query.stop(), as an application
-ending a streaming query does: the batch running at that moment is cancelled (its jobs end
-"cancelled").
+RUN_S seconds (longer for the three whose pattern needs many batches) and is then stopped with
+query.stop(), as an application ending a streaming query does: the batch running at that moment
+is cancelled (its jobs end "cancelled").
 """
 
 import os
@@ -18,8 +18,17 @@ from pyspark.sql.types import LongType
 from common import job, main
 
 RUN_S = 25
-# The two workloads whose pattern needs several slow batches after quick ones.
-LONG_RUN_S = 40
+# falling_behind: its batches grow by the busy share (about 1.6 here) each, from the first with
+# rows (its Python workers start: 7-9 s on 2 busy cores), so the batches end at about 3, 11, 25,
+# 48, 83 and 138 s; the one running at the stop is cancelled and logs no progress, and the rules
+# read the batches after the first, at least four of them. 120 s keep five batches even when
+# the first ones start slower (90 s kept exactly five).
+FALLING_BEHIND_RUN_S = 120
+# batch_over_trigger: QUICK_BATCHES on the trigger's schedule, then about eight slow ones.
+OVER_TRIGGER_RUN_S = 75
+# tiny_batches_many_partitions: a batch of 40 state-store tasks (the manifest's shuffle
+# partitions) took about 2 s on 2 busy cores; 60 s hold a dozen or more (17 on Spark 3.5.9).
+TINY_BATCHES_RUN_S = 60
 
 
 def run_query(spark, scratch, name, frame, trigger_s=None, output_mode="append", run_s=RUN_S):
@@ -39,33 +48,47 @@ def rate(spark, rows_per_second, partitions, ramp_up_s=0):
             .option("numPartitions", partitions).option("rampUpTimeSeconds", ramp_up_s).load())
 
 
+# falling_behind's cost: a fixed wait per row (a call to a slow service, say), not CPU, so that
+# the processing rate -- and with it the busy share -- is the same on an idle machine and on one
+# whose cores a build holds: ROW_COST_S x INPUT_ROWS_PER_S / 2 slots = 1.5, plus the per-batch
+# overhead (a CPU-bound UDF ran 1.6x behind on Spark 3.5.9 and 3-5x on 4.2.0, on the same busy
+# machine: three batches in 90 s).
+ROW_COST_S = 0.001
+INPUT_ROWS_PER_S = 3000
+
+
 def falling_behind(spark, scratch):
-    """6000 rows/s in (reached after an 8 s ramp-up, so the first batches are small and quick); a
-    Python UDF costing ~0.5 ms of CPU a row on 2 task slots processes under 4000 rows/s: once the
-    input passes that, every batch is larger than the one before and the backlog grows."""
+    """3000 rows/s in (reached after an 8 s ramp-up, so the first batches are small and quick); a
+    pandas UDF waiting 1 ms a row on 2 task slots processes under 2000 rows/s: once the input
+    passes that, every batch is larger than the one before and the backlog grows. Each batch
+    lasts the busy share (input / processing rate, 1.5 or a little more) times the one before,
+    so a run of two minutes holds the batches the rules need."""
 
-    def costly(value):
-        deadline = time.thread_time() + 0.0005
-        total = value
-        while time.thread_time() < deadline:
-            total = (total * 31 + 7) % 1_000_003
-        return total
+    @F.pandas_udf(LongType())
+    def slow_call(values):
+        time.sleep(len(values) * ROW_COST_S)
+        return values * 31 % 1_000_003
 
-    udf = F.udf(costly, LongType())
-    frame = rate(spark, 6000, 2, ramp_up_s=8).select(udf(F.col("value")).alias("score"))
-    run_query(spark, scratch, "falling_behind", frame, run_s=LONG_RUN_S)
+    frame = (rate(spark, INPUT_ROWS_PER_S, 2, ramp_up_s=8)
+             .select(slow_call(F.col("value")).alias("score")))
+    run_query(spark, scratch, "falling_behind", frame, run_s=FALLING_BEHIND_RUN_S)
 
 
-QUICK_BATCHES = 3
-SLOW_BATCH_S = 8
-TRIGGER_S = 5
+# The trigger's interval is not in the event log: sparkprof reads it from the batches that waited
+# for their trigger (their starts fall on multiples of it, model::InferTriggerInterval needs at
+# least 3). Six quick batches leave at least four such starts even when the first batch, which
+# starts the executors' work, overruns the interval.
+QUICK_BATCHES = 6
+SLOW_BATCH_S = 6
+TRIGGER_S = 3
 
 
 def batch_over_trigger(spark, scratch):
-    """A 5 s trigger. The first QUICK_BATCHES batches are quick (they wait for their trigger, so
+    """A 3 s trigger. The first QUICK_BATCHES batches are quick (they wait for their trigger, so
     the schedule shows the interval, even on a busy machine); from then on every batch pays a
-    fixed 8 s in each task (a slow external call per partition, whatever the rows): the batches
-    take ~8 s, the query keeps up with its 50 rows/s but a batch starts every ~8 s, not every 5."""
+    fixed 6 s in each task (a slow external call per partition, whatever the rows): the batches
+    take ~6.5 s, the query keeps up with its 50 rows/s but a batch starts every ~6.5 s, not
+    every 3."""
 
     def slow_partition(rows):
         time.sleep(SLOW_BATCH_S)
@@ -85,7 +108,7 @@ def batch_over_trigger(spark, scratch):
              .trigger(processingTime=f"{TRIGGER_S} seconds")
              .option("checkpointLocation", os.path.join(scratch, "checkpoint-over-trigger"))
              .start())
-    query.awaitTermination(LONG_RUN_S)
+    query.awaitTermination(OVER_TRIGGER_RUN_S)
     query.stop()
 
 
@@ -97,11 +120,14 @@ def state_growth(spark, scratch):
 
 
 def tiny_batches_many_partitions(spark, scratch):
-    """5 rows/s aggregated with spark.sql.shuffle.partitions=200 (the manifest's conf): each
-    half-second batch of a few rows runs 200 tasks, each loading and committing a state store."""
-    frame = (rate(spark, 5, 1).withWatermark("timestamp", "10 seconds")
+    """2 rows/s aggregated with spark.sql.shuffle.partitions=40 (the manifest's conf) on 2 slots:
+    each half-second batch of a few rows runs 40 tasks (20 a slot), each loading and committing a
+    state store, most of them for no row. (Spark's default 200 plants the same, but one batch of
+    200 state-store tasks took 19 s on 2 busy cores: a one-minute run showed a single batch.)"""
+    frame = (rate(spark, 2, 1).withWatermark("timestamp", "10 seconds")
              .groupBy(F.window("timestamp", "5 seconds")).count())
-    run_query(spark, scratch, "tiny_batches", frame, trigger_s=0.5, output_mode="update")
+    run_query(spark, scratch, "tiny_batches", frame, trigger_s=0.5, output_mode="update",
+              run_s=TINY_BATCHES_RUN_S)
 
 
 def healthy_stream(spark, scratch):
