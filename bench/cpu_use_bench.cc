@@ -8,14 +8,17 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "native-agent/cpu_use.h"
 #include "native-agent/memory_use.h"
+#include "native-agent/schedstat.h"
 
 namespace {
 
@@ -54,11 +57,15 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "threads=", 8) == 0) threads = std::max(0, std::atoi(argv[i] + 8));
   }
-  std::atomic<bool> stop{false};
+  // Parked as most of a JVM's threads are: on a condition, not waking by themselves.
+  std::mutex park_mutex;
+  std::condition_variable park;
+  bool stop = false;
   std::vector<std::thread> parked;
   for (int i = 0; i < threads; ++i) {
-    parked.emplace_back([&stop] {
-      while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    parked.emplace_back([&] {
+      std::unique_lock<std::mutex> lock(park_mutex);
+      park.wait(lock, [&stop] { return stop; });
     });
   }
   sparkprof::agent::MemoryUseMeter memory;
@@ -70,8 +77,31 @@ int main(int argc, char** argv) {
                                     std::chrono::steady_clock::now() - memory_wall_start)
                                     .count();
   const double memory_cpu_us = ThreadCpuUs() - memory_cpu_start;
-  stop = true;
+  // Every thread's run delay (native-agent/schedstat.h): what the driver's agent polls every
+  // 250 ms and every agent once per batch, with the same threads.
+  sparkprof::agent::ProcessRunDelay run_delay;
+  const double delay_cpu_start = ThreadCpuUs();
+  const auto delay_wall_start = std::chrono::steady_clock::now();
+  for (int i = 0; i < memory_rounds; ++i) run_delay.Poll(i);
+  const double delay_wall_us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - delay_wall_start)
+          .count();
+  const double delay_cpu_us = ThreadCpuUs() - delay_cpu_start;
+  const size_t followed = run_delay.followed();
+  const uint64_t reads = run_delay.schedstat_reads();
+  {
+    std::lock_guard<std::mutex> lock(park_mutex);
+    stop = true;
+  }
+  park.notify_all();
   for (std::thread& thread : parked) thread.join();
+  std::printf(
+      "run_delay: %zu threads followed, %d polls, %llu schedstat reads: %.1f us CPU and %.1f us "
+      "wall per poll; at four polls a second (the driver): %.4f%% of a core; at one per 5 s: "
+      "%.5f%%\n",
+      followed, memory_rounds, static_cast<unsigned long long>(reads), delay_cpu_us / memory_rounds,
+      delay_wall_us / memory_rounds, 100.0 * 4 * (delay_cpu_us / memory_rounds) / 1e6,
+      100.0 * (delay_cpu_us / memory_rounds) / 5e6);
   std::printf(
       "memory_use: cgroup v%d, %d threads in the process, %d readings: %.1f us CPU and %.1f us "
       "wall per reading; at one batch per 5 s: %.5f%% of a core (checksum %llu)\n",

@@ -34,8 +34,8 @@ std::atomic<Agent*> g_agent{nullptr};
 constexpr const char kAgentThreadPrefix[] = "sparkprof-";
 constexpr int64_t kNameRefreshNs = 1'000'000'000;
 constexpr int64_t kHeapReadPeriodNs = 1'000'000'000;  // the heap peak: one reading a second
-// Every thread's run delay (ProcessRunDelay): four steps a second, fine enough to tell the
-// driver's gaps between jobs (often under a second) from the stages around them.
+// Every thread's run delay (ProcessRunDelay) on the driver: four steps a second, fine enough to
+// tell its gaps between jobs (often under a second) from the stages around them.
 constexpr int64_t kRunDelayPollNs = 250'000'000;
 constexpr int kMaxJvmtiSampledThreads = 256;
 
@@ -680,7 +680,12 @@ void Agent::RunDrainCycleLocked(JNIEnv* jni, bool periodic) {
     last_heap_read_ns_ = now;
     heap_used_peak_bytes_ = std::max(heap_used_peak_bytes_, java_memory_.HeapUsed(jni, jvmti_));
   }
-  if (periodic && now - last_run_delay_poll_ns_ >= kRunDelayPollNs) PollRunDelayLocked(now);
+  // Every thread's run delay in steps on the driver (its wait while no task runs); executors
+  // read it once per batch (their task threads' own run delay is the sampler's).
+  if (periodic && now - last_run_delay_poll_ns_ >= kRunDelayPollNs &&
+      executor_id_.Get() == "driver") {
+    PollRunDelayLocked(now);
+  }
   if (now - last_name_refresh_ns_ >= kNameRefreshNs) {
     last_name_refresh_ns_ = now;
     RefreshThreadNamesLocked(jni);

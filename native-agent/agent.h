@@ -157,8 +157,8 @@ class Agent {
   Drain drain_;
   std::unique_ptr<JvmInternalThreads> jvm_threads_;  // CPU mode: GC/JIT/VM threads' CPU
   CpuUseMeter cpu_use_;                              // host, process and cgroup CPU per batch
-  // Under drain_mutex_: every thread's run delay, polled every kRunDelayPollNs by the drain and
-  // at each batch's end; off (one log line) when the thread list cannot be read.
+  // Under drain_mutex_: every thread's run delay, polled at each batch's end and, on the driver,
+  // every kRunDelayPollNs by the drain; off (one log line) when the thread list cannot be read.
   ProcessRunDelay run_delay_;
   bool run_delay_usable_ = true;
   int64_t last_run_delay_poll_ns_ = 0;

@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "native-agent/jvm_internal_threads.h"
+
 namespace sparkprof::agent {
 
 std::optional<SchedstatReading> ParseSchedstat(std::string_view text) {
@@ -61,6 +63,13 @@ bool ProcessRunDelay::Poll(int64_t now_epoch_ms) {
       ++not_followed_;
       continue;
     }
+    const int64_t cpu_ns = ThreadCpuNs(tid);
+    if (it != last_.end() && cpu_ns >= 0 && cpu_ns == it->second.cpu_ns && !it->second.waited &&
+        it->second.skipped < kMaxSkips) {
+      ++it->second.skipped;  // slept through the step
+      it->second.generation = generation_;
+      continue;
+    }
     char path[32];
     std::snprintf(path, sizeof(path), "%d/schedstat", static_cast<int>(tid));
     const int fd = openat(dir_fd, path, O_RDONLY | O_CLOEXEC);
@@ -68,6 +77,7 @@ bool ProcessRunDelay::Poll(int64_t now_epoch_ms) {
     std::optional<SchedstatReading> reading = ReadSchedstat(fd);
     close(fd);
     if (!reading) continue;
+    ++reads_;
     uint64_t waited = 0;
     if (it == last_.end()) {
       // Began since the last poll (every thread's first reading is its baseline on the first).
@@ -78,7 +88,7 @@ bool ProcessRunDelay::Poll(int64_t now_epoch_ms) {
     } else {
       waited = static_cast<uint64_t>(reading->run_delay_ns);  // the id was taken by a new thread
     }
-    it->second = {reading->run_delay_ns, generation_};
+    it->second = {reading->run_delay_ns, generation_, cpu_ns, 0, waited > 0};
     total += waited;
     busiest = std::max(busiest, waited);
   }

@@ -43,6 +43,12 @@ std::optional<SchedstatReading> ReadSchedstat(int fd);
 // pushed over it). A thread first seen in a later poll began since the previous one: all of its
 // run delay is the step's; the first poll only sets every thread's baseline. A thread that ended
 // between two polls takes the run delay of its last part with it (at most one step's).
+// A thread that waited nothing in the previous step and used no CPU since (its CPU clock, one
+// system call) slept through the step: its schedstat is not read (opening a /proc file costs
+// ~6 us; a driver JVM has 100-200 threads, most of them parked), except at least every
+// kMaxSkips + 1 polls. Only a thread woken and then kept off every CPU for a whole step -- longer
+// than the scheduler lets a runnable thread wait but under a throttled quota -- has its wait
+// counted a step or more late.
 // Bounded: at most kMaxThreads threads are followed (more are counted, not read) and at most
 // kMaxSteps steps are kept until taken (later polls add to the last step). Not
 // async-signal-safe; one thread at a time (the drain's).
@@ -57,6 +63,7 @@ class ProcessRunDelay {
  public:
   static constexpr size_t kMaxThreads = 4096;
   static constexpr size_t kMaxSteps = 1024;
+  static constexpr uint32_t kMaxSkips = 3;
 
   explicit ProcessRunDelay(std::string task_dir = "/proc/self/task")
       : task_dir_(std::move(task_dir)) {}
@@ -76,17 +83,22 @@ class ProcessRunDelay {
 
   size_t followed() const { return last_.size(); }
   uint64_t threads_not_followed() const { return not_followed_; }
+  uint64_t schedstat_reads() const { return reads_; }
 
  private:
   struct Followed {
     int64_t run_delay_ns = 0;
     uint64_t generation = 0;
+    int64_t cpu_ns = -1;   // its CPU clock at the last poll (-1: not readable)
+    uint32_t skipped = 0;  // polls since its schedstat was last read
+    bool waited = false;   // it waited in the last step read
   };
   std::string task_dir_;
   std::unordered_map<pid_t, Followed> last_;
   uint64_t generation_ = 0;
   int64_t last_poll_ms_ = -1;
   uint64_t not_followed_ = 0;
+  uint64_t reads_ = 0;
   Taken taken_;
 };
 

@@ -7,11 +7,16 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <tuple>
 
 namespace sparkprof::agent {
@@ -151,11 +156,35 @@ TEST(ProcessRunDelayTest, ReadsThisProcessAndRefusesAMissingDirectory) {
   const int fd = OpenSchedstat(static_cast<pid_t>(syscall(SYS_gettid)));
   if (fd < 0) GTEST_SKIP() << "no /proc/self/task/<tid>/schedstat here";
   close(fd);
+  // A parked thread beside this one: it sleeps through the steps, so its schedstat is read only
+  // every kMaxSkips + 1 polls.
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool done = false;
+  std::atomic<pid_t> parked_tid{0};
+  std::thread parked([&] {
+    parked_tid = static_cast<pid_t>(syscall(SYS_gettid));
+    std::unique_lock<std::mutex> lock(mutex);
+    wake.wait(lock, [&] { return done; });
+  });
+  while (parked_tid.load() == 0) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // parked by now
   ProcessRunDelay meter;
   ASSERT_TRUE(meter.Poll(0));
-  ASSERT_TRUE(meter.Poll(1));
-  EXPECT_GE(meter.followed(), 1u);  // this thread at least
-  EXPECT_EQ(meter.Take().polls, 1u);
+  const uint64_t baseline_reads = meter.schedstat_reads();
+  constexpr int kPolls = 8;
+  for (int i = 1; i <= kPolls; ++i) ASSERT_TRUE(meter.Poll(i));
+  EXPECT_GE(meter.followed(), 2u);  // this thread and the parked one at least
+  // The parked thread was read at most twice in 8 polls (every 4th); this one, which runs, each.
+  EXPECT_LE(meter.schedstat_reads() - baseline_reads,
+            static_cast<uint64_t>(kPolls * (meter.followed() - 1) + 2));
+  EXPECT_EQ(meter.Take().polls, static_cast<uint32_t>(kPolls));
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    done = true;
+  }
+  wake.notify_all();
+  parked.join();
 }
 
 }  // namespace

@@ -80,7 +80,7 @@ void ApplicationCpuUse::Add(const flamegraph::CpuUseRow& row) {
   window.run_delay_ns = row.run_delay_ns;
   windows_.push_back(window);
   if (row.run_delay_polls > 0 && key.first == "driver") {
-    driver_polled_ns_.emplace_back(row.start_epoch_ns, row.end_epoch_ns);
+    driver_windows_.push_back(windows_.size() - 1);
     for (const flamegraph::RunDelayStepRow& step : row.run_delay_steps) {
       if (step.end_epoch_ms <= step.start_epoch_ms || step.total_ns == 0) continue;
       if (driver_steps_.size() >= max_windows_) {
@@ -88,7 +88,8 @@ void ApplicationCpuUse::Add(const flamegraph::CpuUseRow& row) {
         continue;
       }
       driver_steps_.push_back({step.start_epoch_ms * 1'000'000, step.end_epoch_ms * 1'000'000,
-                               step.total_ns, std::min(step.busiest_ns, step.total_ns)});
+                               step.total_ns, std::min(step.busiest_ns, step.total_ns),
+                               static_cast<uint32_t>(driver_windows_.size() - 1)});
     }
   }
   process_cpu_ns_ += row.process_cpu_ns;
@@ -105,18 +106,74 @@ CpuDuring ApplicationCpuUse::During(int64_t start_ms, int64_t end_ms) const {
 
 DriverRunDelay ApplicationCpuUse::DriverRunDelayDuring(const SpansMs& spans) const {
   DriverRunDelay delay;
-  for (const auto& [start, end] : driver_polled_ns_) {
-    delay.covered_s += Overlap(spans, static_cast<double>(start), static_cast<double>(end), 1e6);
-  }
-  delay.covered_s /= 1e9;
+  if (driver_windows_.empty() || spans.empty()) return delay;
+  std::vector<double> waited(driver_windows_.size(), 0.0);
   for (const RunDelayStep& step : driver_steps_) {
     const double length = static_cast<double>(step.end_ns - step.start_ns);
     const double fraction =
         Overlap(spans, static_cast<double>(step.start_ns), static_cast<double>(step.end_ns), 1e6) /
         length;
+    waited[step.window] += fraction * static_cast<double>(step.total_ns);
     delay.total_ns += fraction * static_cast<double>(step.total_ns);
     delay.busiest_ns += fraction * static_cast<double>(step.busiest_ns);
   }
+  // The application's other JVMs on the driver's host, each one's windows in time order: their
+  // CPU is the application's, not other processes'.
+  const CpuUseWindow& first = windows_[driver_windows_.front()];
+  std::vector<std::vector<const CpuUseWindow*>> neighbours(jvms_.size());
+  for (const CpuUseWindow& window : windows_) {
+    if (window.jvm != first.jvm && jvms_[window.jvm].host == jvms_[first.jvm].host) {
+      neighbours[window.jvm].push_back(&window);
+    }
+  }
+  for (auto& list : neighbours) {
+    std::sort(list.begin(), list.end(), [](const CpuUseWindow* a, const CpuUseWindow* b) {
+      return a->start_ns < b->start_ns;
+    });
+  }
+  // Their CPU over [start, end) ns, each window in proportion to its overlap.
+  auto neighbours_cpu_ns = [&neighbours](double start, double end) {
+    double cpu = 0;
+    for (const auto& list : neighbours) {
+      auto it = std::partition_point(list.begin(), list.end(), [start](const CpuUseWindow* w) {
+        return static_cast<double>(w->end_ns) <= start;
+      });
+      for (; it != list.end() && static_cast<double>((*it)->start_ns) < end; ++it) {
+        const double overlap = std::min(end, static_cast<double>((*it)->end_ns)) -
+                               std::max(start, static_cast<double>((*it)->start_ns));
+        if (overlap > 0) {
+          cpu += overlap / static_cast<double>((*it)->end_ns - (*it)->start_ns) *
+                 static_cast<double>((*it)->process_cpu_ns);
+        }
+      }
+    }
+    return cpu;
+  };
+  double others_cpu_ns = 0;
+  for (size_t i = 0; i < driver_windows_.size(); ++i) {
+    const CpuUseWindow& window = windows_[driver_windows_[i]];
+    const double start = static_cast<double>(window.start_ns);
+    const double end = static_cast<double>(window.end_ns);
+    const double in_spans = Overlap(spans, start, end, 1e6);
+    if (in_spans <= 0) continue;
+    delay.covered_s += in_spans / 1e9;
+    const double fraction = in_spans / (end - start);
+    double others = 0;
+    if (window.host_cpus > 0 && window.host_total_ns > 0) {
+      // The window's rates, over its part of the spans.
+      const double per_total =
+          (end - start) * window.host_cpus / static_cast<double>(window.host_total_ns);
+      const double busy = per_total * static_cast<double>(window.host_busy_ns);
+      const double steal = per_total * static_cast<double>(window.host_steal_ns);
+      const double application =
+          static_cast<double>(window.process_cpu_ns) + neighbours_cpu_ns(start, end);
+      others = (std::max(0.0, busy - application) + steal) * fraction;
+      others_cpu_ns += others;
+    }
+    const double throttled = static_cast<double>(window.cgroup_throttled_ns) * fraction;
+    delay.others_ns += std::min(waited[i], others + throttled);
+  }
+  if (delay.covered_s > 0) delay.others_cpus = others_cpu_ns / (delay.covered_s * 1e9);
   return delay;
 }
 

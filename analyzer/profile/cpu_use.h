@@ -50,6 +50,7 @@ struct RunDelayStep {
   int64_t end_ns = 0;
   uint64_t total_ns = 0;
   uint64_t busiest_ns = 0;
+  uint32_t window = 0;  // the driver's polled window it came in (index into its list)
 };
 
 // Time spans in epoch ms, [start, end), sorted and disjoint (PhaseBreakdown::driver_only_spans).
@@ -60,6 +61,11 @@ struct DriverRunDelay {
   double covered_s = 0;   // of the spans, the time the driver's polled windows covered
   double total_ns = 0;    // every thread's run delay, summed
   double busiest_ns = 0;  // step by step, the one thread that waited longest
+  // Window by window, the part of that wait other processes explain: at most what they (and
+  // steal) used on the driver's host in the window's part of the spans, plus what its cgroup
+  // was throttled there -- others being the host's busy time beyond the application's JVMs on it.
+  double others_ns = 0;
+  double others_cpus = 0;  // their average over the covered time
 };
 
 struct CpuUseJvm {
@@ -144,8 +150,8 @@ class ApplicationCpuUse {
   uint64_t process_cpu_ns_ = 0;
   uint64_t agent_cpu_ns_ = 0;
   uint64_t agent_measured_process_cpu_ns_ = 0;
-  // The driver's: its polled windows (start, end ns) and the steps with run delay, as read.
-  std::vector<std::pair<int64_t, int64_t>> driver_polled_ns_;
+  // The driver's: its polled windows (indices into windows_) and the steps with run delay.
+  std::vector<size_t> driver_windows_;
   std::vector<RunDelayStep> driver_steps_;
   uint64_t driver_steps_left_out_ = 0;
 };

@@ -81,6 +81,10 @@ TEST(ApplicationCpuUseTest, SpansAndTheDriversRunDelayCountByOverlap) {
   EXPECT_DOUBLE_EQ(delay.covered_s, 4.0);
   EXPECT_NEAR(delay.total_ns, 0.5e9 + 0.4e9, 1);
   EXPECT_NEAR(delay.busiest_ns, 0.3e9 + 0.4e9, 1);
+  // Over the driver's window the host was busy 2.0 CPUs x 20 s, executor 1 on it used 15 s: the
+  // others' 25 s, 5 s of them in the spans' 4 s, explain all of the 0.9 s waited there.
+  EXPECT_NEAR(delay.others_cpus, 1.25, 1e-9);
+  EXPECT_NEAR(delay.others_ns, 0.9e9, 1);
   const CpuDuring during = use.During(spans);
   EXPECT_DOUBLE_EQ(during.span_s, 4.0);
   ASSERT_EQ(during.hosts.size(), 1u);
@@ -135,6 +139,17 @@ TEST(ApplicationCpuUseTest, BoundedAndEmptyWindowsRefused) {
   use.Add(Row("1", "h", 2, 3, 1, 2, 1));
   EXPECT_EQ(use.windows(), 2u);
   EXPECT_EQ(use.windows_left_out(), 1u);
+
+  // The driver's run-delay steps: as many as the windows, later ones counted.
+  ApplicationCpuUse driver_use(2);
+  const std::vector<flamegraph::RunDelayStepRow> steps = {
+      {0, 250, 1, 1}, {250, 500, 1, 1}, {500, 750, 1, 1}};
+  flamegraph::CpuUseRow driver = Row("driver", "h", 0, 1, 1, 2, 1);
+  driver.run_delay_polls = 4;
+  driver.run_delay_steps = steps;
+  driver_use.Add(driver);
+  EXPECT_EQ(driver_use.driver_run_delay_steps(), 2u);
+  EXPECT_EQ(driver_use.driver_run_delay_steps_left_out(), 1u);
 }
 
 std::string CpuOnlyProfile() {

@@ -830,6 +830,13 @@ Result<ApplicationProfile> ApplicationProfileFromBytes(std::string_view bytes,
                 std::to_string(options.max_cpu_windows) +
                 " were left out (the run-delay causes are judged from the first ones)");
   }
+  if (profile.cpu_use.driver_run_delay_steps_left_out() > 0) {
+    report.Warn(source_name + ": " +
+                std::to_string(profile.cpu_use.driver_run_delay_steps_left_out()) +
+                " run-delay steps of the driver past the limit of " +
+                std::to_string(options.max_cpu_windows) +
+                " were left out (its wait for CPUs after them is not claimed)");
+  }
   profile.problem_count = report.problem_count;
   profile.problems = std::move(report.messages);
   return profile;

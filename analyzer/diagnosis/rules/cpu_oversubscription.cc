@@ -33,9 +33,10 @@
 // collecting, the gaps between jobs) the application's wall time is the driver's, and a driver
 // whose threads wait for CPUs others hold is slower by that wait. The agent on the driver polls
 // every thread's run delay (CpuUse.run_delay_steps, about every 250 ms); in the spans, the part
-// `min(1, (others + steal) x span / run delay + throttled / run delay)` of it -- the driver host's
-// other processes, as above (a PySpark driver program is such a process: its own CPU is counted
-// as others', an overstatement only when it and the JVM queue for the same CPUs) -- comes back
+// other processes explain -- window by window of the driver's CpuUse, at most what the driver
+// host's other processes and steal used there plus its cgroup's throttled time, as above (a
+// PySpark driver program is such a process: its own CPU is counted as others', an overstatement
+// only when it and the JVM queue for the same CPUs) -- comes back
 // as wall time when the fix gives the CPUs back: at most the threads' summed wait (one waits after
 // another) and never more than the spans, at least half the longest-waiting thread's (one thread
 // on the critical path, half the CPUs back). The replay keeps driver-only gaps as they were, so
@@ -59,37 +60,25 @@ namespace {
 void AddDriversWaitBetweenTasks(const DiagnosisInput& input, Finding& f, OutsideTasks& outside) {
   const profile::SpansMs& gaps = input.phases.driver_only_spans;
   if (input.profile == nullptr || gaps.empty()) return;
-  const profile::ApplicationCpuUse& cpu_use = input.profile->cpu_use;
-  const profile::DriverRunDelay driver = cpu_use.DriverRunDelayDuring(gaps);
+  const profile::DriverRunDelay driver = input.profile->cpu_use.DriverRunDelayDuring(gaps);
   if (driver.covered_s <= 0) return;
-  const profile::CpuDuring during = cpu_use.During(gaps);
-  std::string driver_host;
-  for (const profile::CpuUseJvm& jvm : cpu_use.jvms()) {
-    if (jvm.executor_id == "driver") driver_host = jvm.host;
-  }
-  double others = 0, steal = 0;
-  for (const profile::HostCpuDuring& host : during.hosts) {
-    if (host.host != driver_host) continue;
-    others = host.others_cpus();
-    steal = host.steal_cpus;
-  }
-  const double covered_ns = driver.covered_s * 1e9;
   f.evidence.push_back({"driver_only_ms", static_cast<double>(input.phases.driver_only_ms), "ms"});
   f.evidence.push_back({"driver_only_run_delay_ms", driver.total_ns / 1e6, "ms"});
   f.evidence.push_back({"driver_only_busiest_thread_run_delay_ms", driver.busiest_ns / 1e6, "ms"});
+  f.evidence.push_back({"driver_only_other_processes_cpus", driver.others_cpus, "cpus"});
   if (driver.total_ns < 1e6) return;
-  const double external = std::min(1.0, (others + steal) * covered_ns / driver.total_ns +
-                                            std::min(1.0, during.throttled_ns / driver.total_ns));
-  f.evidence.push_back({"driver_only_other_processes_cpus", others, "cpus"});
+  const double external = std::min(1.0, driver.others_ns / driver.total_ns);
   f.evidence.push_back({"driver_only_run_delay_external_share", external, "ratio"});
-  const double high = std::min(driver.total_ns, covered_ns) * external;
-  const double low = driver.busiest_ns * external / 2;
   f.explanation += " While no task ran (" + HumanDurationMs(input.phases.driver_only_ms) +
                    " driver only), the driver's threads waited " +
                    HumanDurationNs(std::llround(driver.total_ns)) +
-                   " for a CPU (the longest-waiting thread of each moment " +
+                   " for a CPU together (the longest-waiting thread of each moment " +
                    HumanDurationNs(std::llround(driver.busiest_ns)) + "); other processes on its " +
-                   "host used " + Fixed(others, 2) + " CPUs then.";
+                   "host used " + Fixed(driver.others_cpus, 2) + " CPUs then, which explains " +
+                   Fixed(100 * external, 0) + "% of that wait.";
+  const double covered_ns = driver.covered_s * 1e9;
+  const double high = std::min(driver.total_ns, covered_ns) * external;
+  const double low = driver.busiest_ns * external / 2;
   if (high < 1e6) return;
   outside.low_ms = std::llround(low / 1e6);
   outside.high_ms = std::llround(high / 1e6);
