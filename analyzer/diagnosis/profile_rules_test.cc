@@ -649,6 +649,37 @@ TEST_F(ProfileRulesTest, TheDriversWaitForCpusBetweenJobsIsClaimedToo) {
   EXPECT_EQ(own.impact.method.find("outside the tasks"), std::string::npos) << own.impact.method;
 }
 
+// driver-bound says how long the driver's threads waited for a CPU in its gaps, and recommends
+// CPUs for it when the longest-waiting thread's wait holds 10% of the driver-only time.
+TEST_F(ProfileRulesTest, DriverBoundSaysTheDriverWaitedForCpus) {
+  testing::SyntheticApp app = TwoStages();
+  app.driver_gap_ms = 90'000;
+  const int64_t from = app.start_ms - 10'000, to = app.start_ms + 600'000;
+  auto finding = [&](double busiest) {
+    report::Analysis a =
+        Analyze(app, CpuUseBatch(from, to, 8, 7.9, 3.0) +
+                         DriverRunDelayBatch(from, to, 8, 7.9, true, 2 * busiest, busiest));
+    auto found = FindingsOf(a, "driver-bound");
+    EXPECT_EQ(found.size(), 1u);
+    return found.empty() ? Finding{} : *found[0];
+  };
+  const Finding waited = finding(0.4);
+  const double gaps_ms = EvidenceValue(waited, "driver_only_ms");
+  EXPECT_NEAR(EvidenceValue(waited, "driver_only_busiest_thread_run_delay_ms"), 0.4 * gaps_ms, 1);
+  EXPECT_NEAR(EvidenceValue(waited, "driver_only_run_delay_ms"), 0.8 * gaps_ms, 1);
+  EXPECT_NE(waited.explanation.find("The driver was short of CPUs too"), std::string::npos)
+      << waited.explanation;
+  bool recommended = false;
+  for (const auto& r : waited.recommendations) {
+    recommended = recommended || r.value.find("spark.driver.cores") != std::string::npos;
+  }
+  EXPECT_TRUE(recommended);
+  // A wait of 5% of the gaps: measured and shown, not a cause.
+  const Finding little = finding(0.05);
+  EXPECT_NEAR(EvidenceValue(little, "driver_only_busiest_thread_run_delay_ms"), 0.05 * gaps_ms, 1);
+  EXPECT_EQ(little.explanation.find("short of CPUs"), std::string::npos);
+}
+
 // One memory reading of executor 1 (cgroup v1), 30 s into the app, as the agent sends it.
 struct Reading {
   uint64_t rss, rss_peak, container_usage, container_limit, container_anon, container_file;

@@ -22,13 +22,21 @@
 //   (its time x (1 - 1/slots) high, half that low) instead of 25-75% of the driver-only time; a
 //   wait (the Python driver's own time off CPU: a sleep, a call to another system) does not count:
 //   spreading it over slots need not shorten it.
+//   With the driver's threads' run delay polled (CpuUse.run_delay_steps, the driver's agent), the
+//   finding says how long they waited for a CPU in the gaps, and recommends CPUs for the driver
+//   when the longest-waiting thread's wait holds at least 10% of the driver-only time -- the share
+//   below which a cause cannot shorten the gaps by more than their own variation, as for the
+//   profile rules (profile_judgement.h). The saving stays the gaps' (a driver given CPUs still
+//   runs the code); cpu-oversubscription claims what other processes' CPUs cost.
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include "analyzer/diagnosis/rules/expected_impact.h"
 #include "analyzer/diagnosis/rules/rules.h"
+#include "analyzer/profile/cpu_use.h"
 #include "analyzer/profile/driver_profile.h"
 
 namespace sparkprof::diagnosis::rules {
@@ -38,6 +46,7 @@ constexpr double kWarningShare = 0.30;
 constexpr size_t kDriverFrames = 3;
 constexpr double kDriverFrameShare = 0.10;
 constexpr double kMostlyWaitingShare = 0.5;
+constexpr double kDriverWaitShare = 0.10;
 
 int64_t NsToMs(uint64_t ns) { return static_cast<int64_t>(ns / 1'000'000); }
 
@@ -129,6 +138,37 @@ constexpr int64_t kShortRunGapMs = 20'000;
 constexpr double kShortRunShare = 0.50;
 }  // namespace
 
+namespace {
+
+// The driver's threads' wait for CPUs in the gaps (header): said, with a recommendation, when the
+// longest-waiting thread's holds kDriverWaitShare of the driver-only time.
+void ExplainDriversWaitForCpus(const DiagnosisInput& input, Finding& f) {
+  const PhaseBreakdown& p = input.phases;
+  if (input.profile == nullptr || p.driver_only_spans.empty() || p.driver_only_ms <= 0) return;
+  const profile::DriverRunDelay driver =
+      input.profile->cpu_use.DriverRunDelayDuring(p.driver_only_spans);
+  if (driver.covered_s <= 0) return;
+  f.evidence.push_back({"driver_only_run_delay_ms", driver.total_ns / 1e6, "ms"});
+  f.evidence.push_back({"driver_only_busiest_thread_run_delay_ms", driver.busiest_ns / 1e6, "ms"});
+  f.evidence.push_back({"driver_only_other_processes_cpus", driver.others_cpus, "cpus"});
+  if (driver.busiest_ns < kDriverWaitShare * static_cast<double>(p.driver_only_ms) * 1e6) return;
+  f.explanation += " The driver was short of CPUs too: in the gaps its threads waited " +
+                   HumanDurationNs(std::llround(driver.total_ns)) +
+                   " for one together (the longest-waiting thread of each moment " +
+                   HumanDurationNs(std::llround(driver.busiest_ns)) +
+                   ", the kernel's run delay), while other processes on its host used " +
+                   Fixed(driver.others_cpus, 2) + " CPUs.";
+  f.recommendations.push_back(
+      {"",
+       "give the driver the CPUs it waits for: spark.driver.cores (cluster mode), or a host or "
+       "container where other processes do not take them",
+       "the driver's threads were ready to run but had no CPU for " +
+           HumanDurationNs(std::llround(driver.busiest_ns)) + " of the " +
+           HumanDurationMs(p.driver_only_ms) + " it worked alone"});
+}
+
+}  // namespace
+
 void DriverBound(const DiagnosisInput& input, std::vector<Finding>& out) {
   const PhaseBreakdown& p = input.phases;
   const double share = p.Ratio(p.driver_only_ms);
@@ -181,6 +221,7 @@ void DriverBound(const DiagnosisInput& input, std::vector<Finding>& out) {
                                : std::string());
   uint64_t application_ns = 0;
   f.explanation += ExplainDriverSamples(input, f, application_ns);
+  ExplainDriversWaitForCpus(input, f);
   f.recommendations.push_back({"",
                                "look at what the application does in the gap (driver log, job "
                                "descriptions): replace collect()/toPandas() loops and per-row "
