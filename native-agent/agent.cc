@@ -821,6 +821,7 @@ std::vector<uint8_t> Agent::DrainBatch(JNIEnv* jni) {
   std::vector<S3aRow> s3a = s3a_rows_.Take();
   std::vector<MonitorWaitRow> monitors = TakeMonitorWaitsLocked();
   if (drain_.pending().empty() && pauses.empty() && s3a.empty() && monitors.empty()) return {};
+  PollRunDelayLocked(MonotonicNowNs());  // the window's last step ends as it does
   BatchHeader header;
   header.executor_id = executor_id_.Get();
   header.host = HostName();
@@ -833,7 +834,6 @@ std::vector<uint8_t> Agent::DrainBatch(JNIEnv* jni) {
   g_counters.batches_encoded.fetch_add(1);
   // Read per batch sent: a window with nothing to send adds to the next one, as its start does.
   CpuUseDelta cpu = cpu_use_.TakeDelta();
-  PollRunDelayLocked(MonotonicNowNs());  // the window's last step ends with it
   ProcessRunDelay::Taken run_delay = run_delay_.Take();
   cpu.run_delay_polls = run_delay.polls;
   cpu.run_delay_ns = run_delay.total_ns;

@@ -464,6 +464,26 @@ def case_monitor_waits(c):
     if not 0 < agent_ns < 0.1 * process_ns:
         fail("the agent's own CPU %d ns is not within (0, 10%%) of the JVM's %d ns"
              % (agent_ns, process_ns), run)
+    # Every thread's run delay (schedstat.h, ProcessRunDelay): a JVM the plugin does not name is
+    # the driver to the agent, polled about every 250 ms; each step lies in its batch's window,
+    # its longest-waiting thread within the threads' sum, and the steps add up to the batch's.
+    polls = sum(int(b.get("cpu", {}).get("run_delay_polls", 0)) for b in batches)
+    print("run delay: %d polls, %d steps" % (
+        polls, sum(len(b.get("cpu", {}).get("run_delay_steps", [])) for b in batches)))
+    if polls < seconds * 2:
+        fail("expected about four run-delay polls a second, got %d in %d s" % (polls, seconds), run)
+    for batch in batches:
+        cpu = batch.get("cpu", {})
+        steps = cpu.get("run_delay_steps", [])
+        # The last poll of a batch comes just before its end is read (a sanity bound: 50 ms).
+        start_ms = int(batch["start_epoch_ns"]) // 1_000_000 - 50
+        end_ms = int(batch["end_epoch_ns"]) // 1_000_000 + 1
+        for step in steps:
+            if not (start_ms <= int(step["start_epoch_ms"]) < int(step["end_epoch_ms"]) <= end_ms
+                    and 0 < int(step["busiest_ns"]) <= int(step["total_ns"])):
+                fail("a run-delay step outside its batch's window or inconsistent: %s" % step, run)
+        if sum(int(step["total_ns"]) for step in steps) != int(cpu.get("run_delay_ns", 0)):
+            fail("the steps do not add up to the batch's run_delay_ns", run)
     for batch in batches:
         strings = batch.get("strings", [])
         stacks = batch.get("stacks", [])
