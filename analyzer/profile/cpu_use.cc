@@ -76,8 +76,6 @@ void ApplicationCpuUse::Add(const flamegraph::CpuUseRow& row) {
   window.cgroup_throttled_periods = row.cgroup_throttled_periods;
   window.cgroup_throttled_ns = row.cgroup_throttled_ns;
   window.agent_cpu_ns = row.agent_cpu_ns;
-  window.run_delay_polls = row.run_delay_polls;
-  window.run_delay_ns = row.run_delay_ns;
   windows_.push_back(window);
   if (row.run_delay_polls > 0 && key.first == "driver") {
     driver_windows_.push_back(windows_.size() - 1);

@@ -38,9 +38,7 @@ struct CpuUseWindow {
   uint64_t cgroup_periods = 0;
   uint64_t cgroup_throttled_periods = 0;
   uint64_t cgroup_throttled_ns = 0;
-  uint64_t agent_cpu_ns = 0;     // the agent's own CPU in the window (0 from older agents)
-  uint32_t run_delay_polls = 0;  // every thread's run delay polled (0: not measured)
-  uint64_t run_delay_ns = 0;
+  uint64_t agent_cpu_ns = 0;  // the agent's own CPU in the window (0 from older agents)
 };
 
 // A driver JVM's run-delay step (schema RunDelayStep): its threads waited total_ns for a CPU
