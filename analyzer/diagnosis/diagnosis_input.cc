@@ -46,22 +46,9 @@ std::string DiagnosisInput::SingleExecutorHost() const {
 Platform DiagnosisInput::GetPlatform() const { return PlatformOf(*model); }
 
 std::vector<NoTaskGap> NoTaskGaps(const DiagnosisInput& input) {
-  const model::ApplicationModel& m = *input.model;
-  std::vector<std::pair<int64_t, int64_t>> intervals;
-  for (const model::TaskAttempt& task : m.tasks) {
-    if (task.launch_time_ms < 0) continue;
-    intervals.push_back(
-        {task.launch_time_ms,
-         task.ended() ? std::max(task.finish_time_ms, task.launch_time_ms) : m.end_time_ms});
-  }
-  std::sort(intervals.begin(), intervals.end());
   std::vector<NoTaskGap> gaps;
-  int64_t cursor = std::max(input.phases.first_slot_ms, m.start_time_ms);
-  for (const auto& [launch, finish] : intervals) {
-    if (launch > cursor) gaps.push_back({launch - cursor, cursor});
-    cursor = std::max(cursor, finish);
-  }
-  if (m.end_time_ms > cursor) gaps.push_back({m.end_time_ms - cursor, cursor});
+  gaps.reserve(input.phases.no_task_spans.size());
+  for (const auto& [from, to] : input.phases.no_task_spans) gaps.push_back({to - from, from});
   return gaps;
 }
 

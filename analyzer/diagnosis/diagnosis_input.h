@@ -97,7 +97,8 @@ struct DiagnosisInput {
 };
 
 // The longest stretch with no task running after the first slot existed (executors held, the
-// driver working alone): its length and start (epoch ms, -1 when none).
+// driver working alone or committing a write): its length and start (epoch ms, -1 when none).
+// From the phase sweep (PhaseBreakdown::no_task_spans).
 struct NoTaskGap {
   int64_t ms = 0;
   int64_t start_ms = -1;

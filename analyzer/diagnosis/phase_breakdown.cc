@@ -159,13 +159,17 @@ PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model,
   double capacity_slot_ms = 0, task_slot_ms = 0, starved = 0;
   int64_t starved_wall = 0;
   int64_t running_wall = 0, commit_gap = 0, wait = 0, driver_only = 0;
-  auto add_driver_only = [&p](int64_t from, int64_t to) {
+  auto add_span = [](std::vector<std::pair<int64_t, int64_t>>& spans, int64_t from, int64_t to) {
     if (to <= from) return;
-    if (!p.driver_only_spans.empty() && p.driver_only_spans.back().second == from) {
-      p.driver_only_spans.back().second = to;
+    if (!spans.empty() && spans.back().second == from) {
+      spans.back().second = to;
     } else {
-      p.driver_only_spans.emplace_back(from, to);
+      spans.emplace_back(from, to);
     }
+  };
+  auto add_driver_only = [&](int64_t from, int64_t to) {
+    add_span(p.driver_only_spans, from, to);
+    add_span(p.no_task_spans, from, to);
   };
   auto advance = [&](int64_t to) {
     int64_t dt = to - now;
@@ -176,6 +180,7 @@ PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model,
       task_slot_ms += static_cast<double>(running) * dt;
     } else if (committing > 0) {
       commit_gap += dt;
+      add_span(p.no_task_spans, std::max(now, p.first_slot_ms), to);  // first_slot_ms is set
     } else if (p.first_slot_ms < 0 || now < p.first_slot_ms) {
       int64_t waiting = p.first_slot_ms < 0 ? dt : std::min(dt, p.first_slot_ms - now);
       wait += waiting;

@@ -95,6 +95,9 @@ struct PhaseBreakdown {
   int32_t peak_slots = 0;
   // Where driver_only_ms lies: [start, end) in epoch ms, sorted, disjoint, summing to it.
   std::vector<std::pair<int64_t, int64_t>> driver_only_spans;
+  // Every stretch with no task running from the first slot on (the driver working alone or
+  // committing a write: driver_only_spans plus the commit gaps), the same way, maximal.
+  std::vector<std::pair<int64_t, int64_t>> no_task_spans;
 
   double Ratio(int64_t phase_ms) const {
     return wall_ms > 0 ? static_cast<double>(phase_ms) / static_cast<double>(wall_ms) : 0.0;

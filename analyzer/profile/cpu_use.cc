@@ -14,20 +14,9 @@ auto SumOverHosts(const std::vector<HostCpuDuring>& hosts, Figure figure) {
   return sum;
 }
 
-// How much of [start, end) the sorted, disjoint `spans` cover (same unit).
-double Overlap(const SpansMs& spans, double start, double end, double unit) {
-  if (end <= start || spans.empty()) return 0;
-  // The first span ending after `start`.
-  auto it = std::upper_bound(spans.begin(), spans.end(), start,
-                             [unit](double at, const std::pair<int64_t, int64_t>& span) {
-                               return at < static_cast<double>(span.second) * unit;
-                             });
-  double covered = 0;
-  for (; it != spans.end() && static_cast<double>(it->first) * unit < end; ++it) {
-    covered += std::min(end, static_cast<double>(it->second) * unit) -
-               std::max(start, static_cast<double>(it->first) * unit);
-  }
-  return std::max(0.0, covered);
+// How much of [start_ns, end_ns) the spans cover, in ns.
+double Overlap(const SpansMs& spans, int64_t start_ns, int64_t end_ns) {
+  return static_cast<double>(OverlapNs(spans, start_ns, end_ns));
 }
 
 }  // namespace
@@ -102,15 +91,17 @@ CpuDuring ApplicationCpuUse::During(int64_t start_ms, int64_t end_ms) const {
   return During(SpansMs{{start_ms, end_ms}});
 }
 
-DriverRunDelay ApplicationCpuUse::DriverRunDelayDuring(const SpansMs& spans) const {
+DriverRunDelay ApplicationCpuUse::DriverRunDelayDuring(
+    const SpansMs& spans, std::span<const ProcessWindow> python_driver) const {
   DriverRunDelay delay;
   if (driver_windows_.empty() || spans.empty()) return delay;
+  for (const ProcessWindow& window : python_driver) {
+    if (OverlapNs(spans, window.start_ns, window.end_ns) > 0) delay.python_sampled = true;
+  }
   std::vector<double> waited(driver_windows_.size(), 0.0);
   for (const RunDelayStep& step : driver_steps_) {
     const double length = static_cast<double>(step.end_ns - step.start_ns);
-    const double fraction =
-        Overlap(spans, static_cast<double>(step.start_ns), static_cast<double>(step.end_ns), 1e6) /
-        length;
+    const double fraction = Overlap(spans, step.start_ns, step.end_ns) / length;
     waited[step.window] += fraction * static_cast<double>(step.total_ns);
     delay.total_ns += fraction * static_cast<double>(step.total_ns);
     delay.busiest_ns += fraction * static_cast<double>(step.busiest_ns);
@@ -129,6 +120,23 @@ DriverRunDelay ApplicationCpuUse::DriverRunDelayDuring(const SpansMs& spans) con
       return a->start_ns < b->start_ns;
     });
   }
+  // The Python driver program's windows over [start, end) ns, in proportion to their overlap
+  // with it and with the spans: its CPU (the application's) and its main thread's run delay.
+  auto python_during = [&python_driver, &spans](int64_t start, int64_t end, double& cpu,
+                                                double& run_delay) {
+    cpu = run_delay = 0;
+    auto it = std::partition_point(python_driver.begin(), python_driver.end(),
+                                   [start](const ProcessWindow& w) { return w.end_ns <= start; });
+    for (; it != python_driver.end() && it->start_ns < end; ++it) {
+      if (it->end_ns <= it->start_ns) continue;
+      const int64_t from = std::max(start, it->start_ns);
+      const int64_t to = std::min(end, it->end_ns);
+      if (to <= from) continue;
+      const double length = static_cast<double>(it->end_ns - it->start_ns);
+      cpu += static_cast<double>(to - from) / length * static_cast<double>(it->cpu_ns);
+      run_delay += Overlap(spans, from, to) / length * static_cast<double>(it->run_delay_ns);
+    }
+  };
   // Their CPU over [start, end) ns, each window in proportion to its overlap.
   auto neighbours_cpu_ns = [&neighbours](double start, double end) {
     double cpu = 0;
@@ -152,10 +160,15 @@ DriverRunDelay ApplicationCpuUse::DriverRunDelayDuring(const SpansMs& spans) con
     const CpuUseWindow& window = windows_[driver_windows_[i]];
     const double start = static_cast<double>(window.start_ns);
     const double end = static_cast<double>(window.end_ns);
-    const double in_spans = Overlap(spans, start, end, 1e6);
+    const double in_spans = Overlap(spans, window.start_ns, window.end_ns);
     if (in_spans <= 0) continue;
     delay.covered_s += in_spans / 1e9;
     const double fraction = in_spans / (end - start);
+    double python_cpu = 0, python_waited = 0;
+    if (!python_driver.empty()) {
+      python_during(window.start_ns, window.end_ns, python_cpu, python_waited);
+      delay.python_ns += python_waited;
+    }
     double others = 0;
     if (window.host_cpus > 0 && window.host_total_ns > 0) {
       // The window's rates, over its part of the spans.
@@ -164,12 +177,12 @@ DriverRunDelay ApplicationCpuUse::DriverRunDelayDuring(const SpansMs& spans) con
       const double busy = per_total * static_cast<double>(window.host_busy_ns);
       const double steal = per_total * static_cast<double>(window.host_steal_ns);
       const double application =
-          static_cast<double>(window.process_cpu_ns) + neighbours_cpu_ns(start, end);
+          static_cast<double>(window.process_cpu_ns) + neighbours_cpu_ns(start, end) + python_cpu;
       others = (std::max(0.0, busy - application) + steal) * fraction;
       others_cpu_ns += others;
     }
     const double throttled = static_cast<double>(window.cgroup_throttled_ns) * fraction;
-    delay.others_ns += std::min(waited[i], others + throttled);
+    delay.others_ns += std::min(waited[i] + python_waited, others + throttled);
   }
   if (delay.covered_s > 0) delay.others_cpus = others_cpu_ns / (delay.covered_s * 1e9);
   return delay;
@@ -195,8 +208,7 @@ CpuDuring ApplicationCpuUse::During(const SpansMs& spans) const {
   };
   std::vector<JvmSums> sums(jvms_.size());
   for (const CpuUseWindow& window : windows_) {
-    const double overlap = Overlap(spans, static_cast<double>(window.start_ns),
-                                   static_cast<double>(window.end_ns), 1e6);
+    const double overlap = Overlap(spans, window.start_ns, window.end_ns);
     if (overlap <= 0) continue;
     const double fraction = overlap / static_cast<double>(window.end_ns - window.start_ns);
     JvmSums& jvm = sums[window.jvm];

@@ -16,10 +16,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "analyzer/profile/spans.h"
 #include "flamegraph/profile_file_reader.h"
 
 namespace sparkprof::profile {
@@ -51,9 +53,6 @@ struct RunDelayStep {
   uint32_t window = 0;  // the driver's polled window it came in (index into its list)
 };
 
-// Time spans in epoch ms, [start, end), sorted and disjoint (PhaseBreakdown::driver_only_spans).
-using SpansMs = std::vector<std::pair<int64_t, int64_t>>;
-
 // The driver's threads' run delay over some spans: each step in proportion to its overlap.
 struct DriverRunDelay {
   double covered_s = 0;   // of the spans, the time the driver's polled windows covered
@@ -64,6 +63,11 @@ struct DriverRunDelay {
   // was throttled there -- others being the host's busy time beyond the application's JVMs on it.
   double others_ns = 0;
   double others_cpus = 0;  // their average over the covered time
+  // The Python driver program's main thread's run delay in the spans (its sampler's windows in
+  // proportion to their overlap; 0 without it). Not in total_ns or busiest_ns; in others_ns's
+  // bound (the window's waits together).
+  double python_ns = 0;
+  bool python_sampled = false;  // some Python driver window overlaps the spans
 };
 
 struct CpuUseJvm {
@@ -137,7 +141,11 @@ class ApplicationCpuUse {
   // The driver JVM's run-delay steps kept (at most max_windows; later ones are counted).
   size_t driver_run_delay_steps() const { return driver_steps_.size(); }
   uint64_t driver_run_delay_steps_left_out() const { return driver_steps_left_out_; }
-  DriverRunDelay DriverRunDelayDuring(const SpansMs& spans) const;
+  // `python_driver`: the Python driver program's windows (DriverProfile::PythonWindows, by start)
+  // when its sampler ran: its CPU is the application's, not another process's, and its main
+  // thread's run delay is the driver's wait too (DriverRunDelay::python_ns).
+  DriverRunDelay DriverRunDelayDuring(const SpansMs& spans,
+                                      std::span<const ProcessWindow> python_driver = {}) const;
 
  private:
   size_t max_windows_;

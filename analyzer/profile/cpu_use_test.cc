@@ -95,6 +95,41 @@ TEST(ApplicationCpuUseTest, SpansAndTheDriversRunDelayCountByOverlap) {
   EXPECT_DOUBLE_EQ(use.DriverRunDelayDuring({}).total_ns, 0.0);
 }
 
+// A sampled Python driver program: its CPU is the application's, not another process's, and its
+// main thread's run delay in the spans joins the driver's wait (its windows by overlap).
+TEST(ApplicationCpuUseTest, ThePythonDriversCpuIsTheApplicationsAndItsRunDelayCounts) {
+  ApplicationCpuUse use;
+  flamegraph::CpuUseRow driver = Row("driver", "h", 0, 20, 2.0, 2, 0.0);
+  driver.run_delay_polls = 80;
+  driver.run_delay_ns = 1'000'000'000;
+  const std::vector<flamegraph::RunDelayStepRow> steps = {
+      {1'000, 3'000, 1'000'000'000, 600'000'000}};
+  driver.run_delay_steps = steps;
+  use.Add(driver);
+  use.Add(Row("1", "h", 0, 20, 2.0, 2, 0.5));  // an executor on the same host: 10 s of CPU
+  const SpansMs spans = {{2'000, 4'000}};
+  // Without the Python driver's windows, the host's 40 s busy less the executor's 10 s are others'.
+  const DriverRunDelay alone = use.DriverRunDelayDuring(spans);
+  EXPECT_NEAR(alone.others_cpus, 1.5, 1e-9);
+  EXPECT_DOUBLE_EQ(alone.python_ns, 0.0);
+  EXPECT_FALSE(alone.python_sampled);
+  // The Python driver used 5 s of CPU in each 10 s window and waited 2 s for a CPU in the first.
+  const std::vector<ProcessWindow> python = {{0, 10 * kSecondNs, 5 * kSecondNs, 2 * kSecondNs},
+                                             {10 * kSecondNs, 20 * kSecondNs, 5 * kSecondNs, 0}};
+  const DriverRunDelay delay = use.DriverRunDelayDuring(spans, python);
+  EXPECT_TRUE(delay.python_sampled);
+  EXPECT_DOUBLE_EQ(delay.covered_s, 2.0);
+  EXPECT_NEAR(delay.total_ns, 0.5e9, 1);
+  EXPECT_NEAR(delay.busiest_ns, 0.3e9, 1);
+  EXPECT_NEAR(delay.python_ns, 0.4e9, 1);  // 2 s of its 10 s window: 2/10 of 2 s
+  // Others: (40 s busy - 10 s executor - 10 s Python) x 2/20 of the window, over 2 s.
+  EXPECT_NEAR(delay.others_cpus, 1.0, 1e-9);
+  EXPECT_NEAR(delay.others_ns, 0.9e9, 1);  // all of the 0.5 + 0.4 s waited
+  // A Python window outside the spans is not "sampled" there.
+  const std::vector<ProcessWindow> later = {{30 * kSecondNs, 40 * kSecondNs, 1, 1}};
+  EXPECT_FALSE(use.DriverRunDelayDuring(spans, later).python_sampled);
+}
+
 // Windows count in proportion to their overlap: a busy window and an idle one, half each.
 TEST(ApplicationCpuUseTest, PartialWindowsCountByOverlap) {
   ApplicationCpuUse use;

@@ -1,4 +1,5 @@
 #include "analyzer/profile/driver_profile.h"
+#include "analyzer/profile/spans.h"
 
 #include <algorithm>
 #include <climits>
@@ -32,12 +33,6 @@ bool IsLibraryRuntimeFrame(std::string_view frame) {
     if (frame.starts_with(prefix)) return true;
   }
   return false;
-}
-
-// Epoch ms to ns, saturating (a hostile log's times must not overflow).
-int64_t MsToNs(int64_t ms) {
-  constexpr int64_t kLimit = INT64_MAX / 1'000'000;
-  return std::clamp(ms, -kLimit, kLimit) * 1'000'000;
 }
 
 std::string Bounded(std::string_view text, size_t limit) {
@@ -116,6 +111,12 @@ void DriverProfileBuilder::Add(const flamegraph::UntaggedSample& sample) {
   if (IsOffCpu(sample.category) || sample.category == Category::kPythonOffCpu) {
     window.off_cpu_ns += sample.weight_ns;
   }
+  if (sample.category == Category::kPython) {
+    window.python_cpu_ns += sample.weight_ns;
+  } else if (sample.category == Category::kPythonOffCpu && !sample.frames.empty() &&
+             sample.frames.back() == kPythonRunnableFrame) {
+    window.python_run_delay_ns += sample.weight_ns;
+  }
   window.by_activity[ActivityOf(sample)] += sample.weight_ns;
 }
 
@@ -127,6 +128,8 @@ DriverProfile DriverProfileBuilder::Finish(const std::string& source_name,
     window.end_epoch_ns = key.second;
     window.jvm_ns = open.jvm_ns;
     window.off_cpu_ns = open.off_cpu_ns;
+    window.python_cpu_ns = open.python_cpu_ns;
+    window.python_run_delay_ns = open.python_run_delay_ns;
     for (const auto& [activity, ns] : open.by_activity) {
       window.threads_ns += ns;
       window.top.push_back({activity, ns});
@@ -160,26 +163,21 @@ DriverProfile DriverProfileBuilder::Finish(const std::string& source_name,
 DriverTime DriverProfile::Within(std::span<const std::pair<int64_t, int64_t>> intervals_ms) const {
   DriverTime time;
   std::unordered_map<uint32_t, double> by_activity;
-  double threads = 0, jvm = 0, off_cpu = 0, other = 0;
-  // The parts of the intervals some window covers; the driver JVM's and the Python driver's
-  // windows overlap, so `covered_ms` is their union.
+  double threads = 0, jvm = 0, off_cpu = 0, other = 0, python_run_delay = 0;
+  // The windows' union, for `covered_ms`: the driver JVM's and the Python driver's windows
+  // overlap.
   std::vector<std::pair<int64_t, int64_t>> covered;
   for (const DriverWindow& window : windows) {
+    const int64_t overlap = OverlapNs(intervals_ms, window.start_epoch_ns, window.end_epoch_ns);
+    if (overlap <= 0) continue;
+    covered.push_back({window.start_epoch_ns, window.end_epoch_ns});
     const double length = static_cast<double>(window.end_epoch_ns - window.start_epoch_ns);
-    double overlap_ns = 0;
-    for (const auto& [start_ms, end_ms] : intervals_ms) {
-      const int64_t from = std::max(MsToNs(start_ms), window.start_epoch_ns);
-      const int64_t to = std::min(MsToNs(end_ms), window.end_epoch_ns);
-      if (to <= from) continue;
-      overlap_ns += static_cast<double>(to - from);
-      covered.push_back({from, to});
-    }
-    if (overlap_ns <= 0) continue;
-    const double share = std::min(overlap_ns / length, 1.0);
+    const double share = std::min(static_cast<double>(overlap) / length, 1.0);
     threads += share * static_cast<double>(window.threads_ns);
     jvm += share * static_cast<double>(window.jvm_ns);
     off_cpu += share * static_cast<double>(window.off_cpu_ns);
     other += share * static_cast<double>(window.other_ns);
+    python_run_delay += share * static_cast<double>(window.python_run_delay_ns);
     for (const DriverActivityTime& entry : window.top) {
       by_activity[entry.activity] += share * static_cast<double>(entry.ns);
       time.python = time.python || activities[entry.activity].python;
@@ -189,7 +187,7 @@ DriverTime DriverProfile::Within(std::span<const std::pair<int64_t, int64_t>> in
   int64_t covered_ns = 0, reached = INT64_MIN;
   for (const auto& [from, to] : covered) {
     const int64_t start = std::max(from, reached);
-    if (to > start) covered_ns += to - start;
+    if (to > start) covered_ns += OverlapNs(intervals_ms, start, to);
     reached = std::max(reached, to);
   }
   time.covered_ms = covered_ns / 1'000'000;
@@ -197,6 +195,7 @@ DriverTime DriverProfile::Within(std::span<const std::pair<int64_t, int64_t>> in
   time.jvm_ns = static_cast<uint64_t>(jvm);
   time.off_cpu_ns = static_cast<uint64_t>(off_cpu);
   time.other_ns = static_cast<uint64_t>(other);
+  time.python_run_delay_ns = static_cast<uint64_t>(python_run_delay);
   for (const auto& [activity, ns] : by_activity) {
     if (ns >= 1.0) time.activities.push_back({activity, static_cast<uint64_t>(ns)});
   }
@@ -204,6 +203,18 @@ DriverTime DriverProfile::Within(std::span<const std::pair<int64_t, int64_t>> in
     return a.ns != b.ns ? a.ns > b.ns : a.activity < b.activity;
   });
   return time;
+}
+
+std::vector<ProcessWindow> DriverProfile::PythonWindows() const {
+  std::vector<ProcessWindow> python;
+  for (const DriverWindow& window : windows) {
+    if (window.python_cpu_ns == 0 && window.python_run_delay_ns == 0) continue;
+    python.push_back({window.start_epoch_ns, window.end_epoch_ns, window.python_cpu_ns,
+                      window.python_run_delay_ns});
+  }
+  std::sort(python.begin(), python.end(),
+            [](const ProcessWindow& a, const ProcessWindow& b) { return a.start_ns < b.start_ns; });
+  return python;
 }
 
 DriverTime DriverProfile::Total() const {

@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "analyzer/profile/spans.h"
 #include "flamegraph/profile_file_reader.h"
 #include "flamegraph/read_report.h"
 
@@ -53,6 +54,10 @@ struct DriverWindow {
   uint64_t off_cpu_ns = 0;  // of threads_ns, off CPU (a Python driver's own waits)
   std::vector<DriverActivityTime> top;  // of threads_ns, most first
   uint64_t other_ns = 0;                // threads_ns outside `top`
+  // The Python driver program's main thread (its sampler, sparkprof_driver.py): on CPU, and of
+  // its off-CPU time the kernel's run delay (under kPythonRunnableFrame). Both in threads_ns.
+  uint64_t python_cpu_ns = 0;
+  uint64_t python_run_delay_ns = 0;
 };
 
 inline constexpr size_t kTopActivities = 8;
@@ -61,12 +66,13 @@ inline constexpr size_t kMaxDriverActivities = 100'000;
 
 // What the driver did within some intervals (see DriverProfile::Within).
 struct DriverTime {
-  int64_t covered_ms = 0;   // of the intervals, the part some driver window covers
-  uint64_t threads_ns = 0;  // the driver's threads on CPU within them
-  uint64_t jvm_ns = 0;      // the JVM's own threads
-  uint64_t off_cpu_ns = 0;  // of threads_ns, off CPU
-  uint64_t other_ns = 0;    // of threads_ns, activities too small to be kept per window
-  bool python = false;      // some of it is the Python driver program's (its sampler ran)
+  int64_t covered_ms = 0;            // of the intervals, the part some driver window covers
+  uint64_t threads_ns = 0;           // the driver's threads on CPU within them
+  uint64_t jvm_ns = 0;               // the JVM's own threads
+  uint64_t off_cpu_ns = 0;           // of threads_ns, off CPU
+  uint64_t other_ns = 0;             // of threads_ns, activities too small to be kept per window
+  bool python = false;               // some of it is the Python driver program's (its sampler ran)
+  uint64_t python_run_delay_ns = 0;  // of off_cpu_ns, its main thread's run delay
   std::vector<DriverActivityTime> activities;  // of threads_ns, most first
 };
 
@@ -84,6 +90,9 @@ struct DriverProfile {
   DriverTime Within(std::span<const std::pair<int64_t, int64_t>> intervals_ms) const;
   // Every window, whole.
   DriverTime Total() const;
+  // The windows of the Python driver program's sampler (those with its CPU or run delay), by
+  // start.
+  std::vector<ProcessWindow> PythonWindows() const;
 };
 
 // Gathers the driver's untagged samples while a profile is read (ProfileFileReadOptions::
@@ -99,6 +108,8 @@ class DriverProfileBuilder {
   struct OpenWindow {
     uint64_t jvm_ns = 0;
     uint64_t off_cpu_ns = 0;
+    uint64_t python_cpu_ns = 0;
+    uint64_t python_run_delay_ns = 0;
     std::unordered_map<uint32_t, uint64_t> by_activity;
   };
   uint32_t ActivityOf(const flamegraph::UntaggedSample& sample);

@@ -158,5 +158,40 @@ TEST(DriverProfileTest, OverlappingWindowsCoverTheirUnion) {
   EXPECT_EQ(loaded->driver.Total().covered_ms, 12'000);
 }
 
+TEST(DriverProfileTest, ThePythonDriversCpuAndRunDelayAreKeptPerWindow) {
+  // The Python driver's sampler: 4 s on CPU in score, 1 s off CPU in it, of which 600 ms runnable
+  // with no CPU (under the runnable marker); the driver JVM's own window is not the program's.
+  std::string bytes =
+      WindowBatch("driver", 100, 110,
+                  {{"main", {"com.acme.Job.main"}, schema::Category::compute, 1000}}) +
+      WindowBatch("driver", 104, 114,
+                  {{"python driver",
+                    {"<module> (app.py:1)", "score (app.py:9)"},
+                    schema::Category::python,
+                    4000},
+                   {"python driver",
+                    {"<module> (app.py:1)", "score (app.py:9)"},
+                    schema::Category::python_off_cpu,
+                    400},
+                   {"python driver",
+                    {"<module> (app.py:1)", "score (app.py:9)", "[runnable: waiting for a CPU]"},
+                    schema::Category::python_off_cpu,
+                    600}});
+  Result<ApplicationProfile> loaded = ApplicationProfileFromBytes(bytes, "p.sparkprof");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  const std::vector<ProcessWindow> python = loaded->driver.PythonWindows();
+  ASSERT_EQ(python.size(), 1u);
+  EXPECT_EQ(python[0].start_ns, 104 * 1000 * kMs);
+  EXPECT_EQ(python[0].end_ns, 114 * 1000 * kMs);
+  EXPECT_EQ(python[0].cpu_ns, 4000 * kMs);
+  EXPECT_EQ(python[0].run_delay_ns, 600 * kMs);
+  // Half of the Python window: half of its run delay; the off-CPU time holds it.
+  const std::vector<std::pair<int64_t, int64_t>> gap = {{109'000, 120'000}};
+  const DriverTime time = loaded->driver.Within(gap);
+  EXPECT_EQ(time.python_run_delay_ns, 300 * kMs);
+  EXPECT_EQ(time.off_cpu_ns, 500 * kMs);
+  EXPECT_TRUE(time.python);
+}
+
 }  // namespace
 }  // namespace sparkprof::profile

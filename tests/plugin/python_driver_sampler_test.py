@@ -3,7 +3,7 @@
 real interpreter with pyspark, the JVM replaced by a stand-in that records what the sampler hands
 to io.sparkprof.PythonDriverProfiling.add: the program runs as `python prog.py` would (argv,
 sys.path[0], __main__), its CPU and its sleep land on its own frames in windows that follow each
-other, SparkContext.stop sends the last window, and a driver JVM without the plugin turns the
+other, its wait for a CPU it shares with a busy child under the runnable frame, SparkContext.stop sends the last window, and a driver JVM without the plugin turns the
 sampler off with one line while the program runs on.
 
     python_driver_sampler_test.py PYTHON     # an interpreter that imports pyspark; exits 77 without
@@ -61,8 +61,29 @@ def wait_on_driver(seconds):
     time.sleep(seconds)
 
 
+def crowd_on_driver(seconds):
+    # The main thread and a busy child pinned to one CPU: the main thread is runnable about half
+    # the time with no CPU (the kernel's run delay).
+    cpus = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(cpus)})  # this thread only
+    child = os.fork()
+    if child == 0:
+        end = time.monotonic() + seconds + 0.3
+        while time.monotonic() < end:
+            pass
+        os._exit(0)
+    end = time.monotonic() + seconds
+    value = 0
+    while time.monotonic() < end:
+        value = (value * 31 + 7) % 1000003
+    os.waitpid(child, 0)
+    os.sched_setaffinity(0, cpus)
+    return value
+
+
 work_on_driver(1.5)
 wait_on_driver(0.6)
+crowd_on_driver(1.2)
 try:
     context.SparkContext.stop(StandIn())  # sparkprof's wrapper sends the last window first
 except Exception:
@@ -99,6 +120,7 @@ def main(python):
             problems.append("ran as %r with sys.path[0] %r" % (out["name"], out["path0"]))
         cpu = {}
         off = {}
+        runnable = {}
         previous_end = None
         for text, start, end in out["calls"]:
             if not start < end:
@@ -115,8 +137,13 @@ def main(python):
                     continue
                 _, cpu_ns, off_ns, _samples, frames = line.split(" ", 4)
                 leaf = [f for f in frames.split("\t") if "(prog.py:" in f][-1].split(" (")[0]
-                cpu[leaf] = cpu.get(leaf, 0) + int(cpu_ns)
-                off[leaf] = off.get(leaf, 0) + int(off_ns)
+                if frames.endswith("\t[runnable: waiting for a CPU]"):
+                    runnable[leaf] = runnable.get(leaf, 0) + int(off_ns)
+                    if int(cpu_ns):
+                        problems.append("CPU under the runnable frame: %r" % line)
+                else:
+                    cpu[leaf] = cpu.get(leaf, 0) + int(cpu_ns)
+                    off[leaf] = off.get(leaf, 0) + int(off_ns)
                 if "sparkprof_driver" in frames or "runpy" in frames:
                     problems.append("the sampler's own frames are shown: %r" % frames)
         if len(out["calls"]) < 2:
@@ -126,6 +153,12 @@ def main(python):
             problems.append("work_on_driver on CPU %r ns, want about 1.5 s" % cpu)
         if not 0.4e9 <= off.get("wait_on_driver", 0) <= 1.5e9:
             problems.append("wait_on_driver off CPU %r ns, want about 0.6 s" % off)
+        # Sharing one CPU with a busy child for 1.2 s: about half of it runnable, waiting; a
+        # sleep is not (its run delay is only the wake-up's).
+        if not 0.25e9 <= runnable.get("crowd_on_driver", 0) <= 1.2e9:
+            problems.append("crowd_on_driver waited for a CPU %r ns, want about 0.6 s" % runnable)
+        if runnable.get("wait_on_driver", 0) > 0.1e9:
+            problems.append("wait_on_driver's sleep counted as run delay: %r" % runnable)
 
         done = run(python, directory, False)
         out = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else None

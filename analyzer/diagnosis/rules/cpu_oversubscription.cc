@@ -34,15 +34,17 @@
 // whose threads wait for CPUs others hold is slower by that wait. The agent on the driver polls
 // every thread's run delay (CpuUse.run_delay_steps, about every 250 ms); in the spans, the part
 // other processes explain -- window by window of the driver's CpuUse, at most what the driver
-// host's other processes and steal used there plus its cgroup's throttled time, as above (a
-// PySpark driver program is such a process: its own CPU is counted as others', an overstatement
-// only when it and the JVM queue for the same CPUs) -- comes back
-// as wall time when the fix gives the CPUs back: at most the threads' summed wait (one waits after
-// another) and never more than the spans, at least half the longest-waiting thread's (one thread
-// on the critical path, half the CPUs back). The replay keeps driver-only gaps as they were, so
-// this is added to its saving as it is. Executors' core-hours held in those gaps are not counted
-// (no claim on them). Found only beside a stage's run delay: a driver that alone waits is
-// driver-bound's.
+// host's other processes and steal used there plus its cgroup's throttled time, as above -- comes
+// back as wall time when the fix gives the CPUs back: at most the threads' summed wait (one waits
+// after another) and never more than the spans, at least half the longest-waiting thread's (one
+// thread on the critical path, half the CPUs back). A PySpark driver program sampled by
+// sparkprof-python (sparkprof_driver.py: its main thread's CPU and run delay) is the driver too:
+// its CPU is the application's, not others', and its main thread's run delay joins the threads'
+// wait (summed, and as one more thread for the longest). Not sampled, its CPU counts as another
+// process's: an overstatement only when it and the JVM queue for the same CPUs. The replay keeps
+// driver-only gaps as they were, so this is added to its saving as it is. Executors' core-hours
+// held in those gaps are not counted (no claim on them). Found only beside a stage's run delay: a
+// driver that alone waits is driver-bound's.
 #include <algorithm>
 #include <cmath>
 
@@ -58,27 +60,24 @@ namespace {
 // driver-only spans, the part other processes (and steal, and a throttling quota) explain given
 // back as wall time -- at most the gaps, at least half the longest-waiting thread's.
 void AddDriversWaitBetweenTasks(const DiagnosisInput& input, Finding& f, OutsideTasks& outside) {
-  const profile::SpansMs& gaps = input.phases.driver_only_spans;
-  if (input.profile == nullptr || gaps.empty()) return;
-  const profile::DriverRunDelay driver = input.profile->cpu_use.DriverRunDelayDuring(gaps);
-  if (driver.covered_s <= 0) return;
-  f.evidence.push_back({"driver_only_ms", static_cast<double>(input.phases.driver_only_ms), "ms"});
-  f.evidence.push_back({"driver_only_run_delay_ms", driver.total_ns / 1e6, "ms"});
-  f.evidence.push_back({"driver_only_busiest_thread_run_delay_ms", driver.busiest_ns / 1e6, "ms"});
-  f.evidence.push_back({"driver_only_other_processes_cpus", driver.others_cpus, "cpus"});
-  if (driver.total_ns < 1e6) return;
-  const double external = std::min(1.0, driver.others_ns / driver.total_ns);
+  const profile::DriverRunDelay driver = DriversWaitWhileNoTaskRan(input, f, true);
+  const double waited = driver.total_ns + driver.python_ns;
+  if (driver.covered_s <= 0 || waited < 1e6) return;
+  const double external = std::min(1.0, driver.others_ns / waited);
   f.evidence.push_back({"driver_only_run_delay_external_share", external, "ratio"});
   f.explanation += " While no task ran (" + HumanDurationMs(input.phases.driver_only_ms) +
                    " driver only), the driver's threads waited " +
                    HumanDurationNs(std::llround(driver.total_ns)) +
                    " for a CPU together (the longest-waiting thread of each moment " +
-                   HumanDurationNs(std::llround(driver.busiest_ns)) + "); other processes on its " +
-                   "host used " + Fixed(driver.others_cpus, 2) + " CPUs then, which explains " +
-                   Fixed(100 * external, 0) + "% of that wait.";
+                   HumanDurationNs(std::llround(driver.busiest_ns)) + ")" +
+                   (driver.python_ns >= 1e6 ? " and the Python driver program's main thread " +
+                                                  HumanDurationNs(std::llround(driver.python_ns))
+                                            : std::string()) +
+                   "; other processes on its host used " + Fixed(driver.others_cpus, 2) +
+                   " CPUs then, which explains " + Fixed(100 * external, 0) + "% of that wait.";
   const double covered_ns = driver.covered_s * 1e9;
-  const double high = std::min(driver.total_ns, covered_ns) * external;
-  const double low = driver.busiest_ns * external / 2;
+  const double high = std::min(waited, covered_ns) * external;
+  const double low = std::max(driver.busiest_ns, driver.python_ns) * external / 2;
   if (high < 1e6) return;
   outside.low_ms = std::llround(low / 1e6);
   outside.high_ms = std::llround(high / 1e6);

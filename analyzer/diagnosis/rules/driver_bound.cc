@@ -24,7 +24,8 @@
 //   spreading it over slots need not shorten it.
 //   With the driver's threads' run delay polled (CpuUse.run_delay_steps, the driver's agent), the
 //   finding says how long they waited for a CPU in the gaps, and recommends CPUs for the driver
-//   when the longest-waiting thread's wait holds at least 10% of the driver-only time -- the share
+//   when the longest-waiting thread's wait (the JVM's, or the Python driver program's main
+//   thread's when its sampler ran) holds at least 10% of the driver-only time -- the share
 //   below which a cause cannot shorten the gaps by more than their own variation, as for the
 //   profile rules (profile_judgement.h). The saving stays the gaps' (a driver given CPUs still
 //   runs the code); cpu-oversubscription claims what other processes' CPUs cost.
@@ -35,6 +36,7 @@
 #include <vector>
 
 #include "analyzer/diagnosis/rules/expected_impact.h"
+#include "analyzer/diagnosis/rules/profile_judgement.h"
 #include "analyzer/diagnosis/rules/rules.h"
 #include "analyzer/profile/cpu_use.h"
 #include "analyzer/profile/driver_profile.h"
@@ -144,27 +146,27 @@ namespace {
 // longest-waiting thread's holds kDriverWaitShare of the driver-only time.
 void ExplainDriversWaitForCpus(const DiagnosisInput& input, Finding& f) {
   const PhaseBreakdown& p = input.phases;
-  if (input.profile == nullptr || p.driver_only_spans.empty() || p.driver_only_ms <= 0) return;
-  const profile::DriverRunDelay driver =
-      input.profile->cpu_use.DriverRunDelayDuring(p.driver_only_spans);
+  const profile::DriverRunDelay driver = DriversWaitWhileNoTaskRan(input, f, false);
   if (driver.covered_s <= 0) return;
-  f.evidence.push_back({"driver_only_run_delay_ms", driver.total_ns / 1e6, "ms"});
-  f.evidence.push_back({"driver_only_busiest_thread_run_delay_ms", driver.busiest_ns / 1e6, "ms"});
-  f.evidence.push_back({"driver_only_other_processes_cpus", driver.others_cpus, "cpus"});
-  if (driver.busiest_ns < kDriverWaitShare * static_cast<double>(p.driver_only_ms) * 1e6) return;
+  // The Python driver program's main thread is one more thread that waited.
+  const double longest = std::max(driver.busiest_ns, driver.python_ns);
+  if (longest < kDriverWaitShare * static_cast<double>(p.driver_only_ms) * 1e6) return;
   f.explanation += " The driver was short of CPUs too: in the gaps its threads waited " +
                    HumanDurationNs(std::llround(driver.total_ns)) +
                    " for one together (the longest-waiting thread of each moment " +
-                   HumanDurationNs(std::llround(driver.busiest_ns)) +
-                   ", the kernel's run delay), while other processes on its host used " +
-                   Fixed(driver.others_cpus, 2) + " CPUs.";
+                   HumanDurationNs(std::llround(driver.busiest_ns)) + ", the kernel's run delay)" +
+                   (driver.python_ns >= 1e6 ? ", the Python driver program's main thread " +
+                                                  HumanDurationNs(std::llround(driver.python_ns))
+                                            : std::string()) +
+                   ", while other processes on its host used " + Fixed(driver.others_cpus, 2) +
+                   " CPUs.";
   f.recommendations.push_back(
       {"",
        "give the driver the CPUs it waits for: spark.driver.cores (cluster mode), or a host or "
        "container where other processes do not take them",
        "the driver's threads were ready to run but had no CPU for " +
-           HumanDurationNs(std::llround(driver.busiest_ns)) + " of the " +
-           HumanDurationMs(p.driver_only_ms) + " it worked alone"});
+           HumanDurationNs(std::llround(longest)) + " of the " + HumanDurationMs(p.driver_only_ms) +
+           " it worked alone"});
 }
 
 }  // namespace

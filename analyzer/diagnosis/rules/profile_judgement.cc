@@ -207,4 +207,24 @@ Confidence ProfileConfidence(const DiagnosisInput& input, const ProfiledCause& c
   return confidence;
 }
 
+profile::DriverRunDelay DriversWaitWhileNoTaskRan(const DiagnosisInput& input, Finding& f,
+                                                  bool with_driver_only_ms) {
+  const PhaseBreakdown& p = input.phases;
+  if (input.profile == nullptr || p.driver_only_spans.empty() || p.driver_only_ms <= 0) return {};
+  const std::vector<profile::ProcessWindow> python = input.profile->driver.PythonWindows();
+  const profile::DriverRunDelay driver =
+      input.profile->cpu_use.DriverRunDelayDuring(p.driver_only_spans, python);
+  if (driver.covered_s <= 0) return {};
+  if (with_driver_only_ms) {
+    f.evidence.push_back({"driver_only_ms", static_cast<double>(p.driver_only_ms), "ms"});
+  }
+  f.evidence.push_back({"driver_only_run_delay_ms", driver.total_ns / 1e6, "ms"});
+  f.evidence.push_back({"driver_only_busiest_thread_run_delay_ms", driver.busiest_ns / 1e6, "ms"});
+  f.evidence.push_back({"driver_only_other_processes_cpus", driver.others_cpus, "cpus"});
+  if (driver.python_sampled) {
+    f.evidence.push_back({"driver_only_python_run_delay_ms", driver.python_ns / 1e6, "ms"});
+  }
+  return driver;
+}
+
 }  // namespace sparkprof::diagnosis::rules

@@ -26,6 +26,7 @@
 
 #include "analyzer/diagnosis/diagnosis_input.h"
 #include "analyzer/diagnosis/finding.h"
+#include "analyzer/profile/cpu_use.h"
 #include "analyzer/profile/stage_profiles.h"
 
 namespace sparkprof::diagnosis::rules {
@@ -103,6 +104,15 @@ uint64_t LockNs(const profile::StageProfile& stage, bool wall_sampled);
 // the exact wait holds beyond the sampled lock_wait, at most the run delay. lock-contention
 // claims it, so cpu-oversubscription leaves it out (one wait is never claimed twice).
 uint64_t RunDelayInMonitorWaitsNs(const profile::StageProfile& stage, bool wall_sampled);
+// The driver's threads' wait for CPUs while no task ran (ApplicationCpuUse::DriverRunDelayDuring
+// over PhaseBreakdown::driver_only_spans): covered_s is 0 without a profile or a polled driver.
+// Otherwise its figures are added to f's evidence -- driver_only_ms first when asked, then
+// driver_only_run_delay_ms, driver_only_busiest_thread_run_delay_ms and
+// driver_only_other_processes_cpus, and driver_only_python_run_delay_ms when the Python driver
+// program was sampled (its CPU then counts as the application's) -- for cpu-oversubscription and
+// driver-bound alike.
+profile::DriverRunDelay DriversWaitWhileNoTaskRan(const DiagnosisInput& input, Finding& f,
+                                                  bool with_driver_only_ms);
 
 // ---- implementation of the template ----
 std::vector<ProfiledCause> CollectCauses(

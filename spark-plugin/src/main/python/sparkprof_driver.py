@@ -16,7 +16,11 @@
 #   - on CPU: the main thread's CPU clock advance, charged to the stack seen now (python);
 #   - off CPU: the rest of the wall time, charged to the stack (python_off_cpu) -- except while
 #     the program waits in Py4J for the JVM (a job, planning, a collect): that is the JVM's time,
-#     which the driver JVM's own samples show, and is only counted.
+#     which the driver JVM's own samples show, and is only counted;
+#   - of the off-CPU time, the kernel's run delay of the main thread
+#     (/proc/self/task/<tid>/schedstat: runnable, waiting for a CPU) under an innermost frame
+#     "[runnable: waiting for a CPU]", as the workers' sampler does -- in Py4J too: the JVM's
+#     answer had arrived and the program could not run (the program's own wait for a CPU).
 # Every flush interval (5 s; SPARKPROF_DRIVER_FLUSH_S) the window's stacks go to the driver JVM
 # through Spark's own Py4J gateway, io.sparkprof.PythonDriverProfiling.add(file, start, end), in
 # the workers' file format (its task line is unused: "task 0 0 0 0"), with the window's epoch ns.
@@ -69,6 +73,14 @@ class DriverSampler(object):
         self.main_ident = threading.main_thread().ident
         self.cpu_clock = time.pthread_getcpuclockid(self.main_ident)
         time.clock_gettime_ns(self.cpu_clock)  # fails here, not in the thread, when unsupported
+        self.runnable_frame = daemon.RUNNABLE_FRAME
+        self.schedstat_fd = None
+        try:
+            self.schedstat_fd = os.open(
+                "/proc/self/task/%d/schedstat" % threading.main_thread().native_id, os.O_RDONLY)
+            self._run_delay()
+        except (OSError, ValueError, IndexError, AttributeError):
+            self.schedstat_fd = None  # no split of the run delay: all off-CPU time is the wait
         self.lock = threading.Lock()
         self.failed = False
         self.stopped = False
@@ -78,9 +90,15 @@ class DriverSampler(object):
         self._reset_window()
         self.wall_base = time.monotonic_ns()
         self.cpu_base = time.clock_gettime_ns(self.cpu_clock)
+        self.delay_base = self._run_delay()
         self.thread = threading.Thread(target=self._run, name="sparkprof-python-driver-sampler")
         self.thread.daemon = True
         self.thread.start()
+
+    def _run_delay(self):
+        if self.schedstat_fd is None:
+            return 0
+        return int(os.pread(self.schedstat_fd, 128, 0).split()[1])
 
     def _reset_window(self, start_ns=None):
         self.window_start = time.time_ns() if start_ns is None else start_ns
@@ -113,29 +131,42 @@ class DriverSampler(object):
         frame = sys._current_frames().get(self.main_ident)
         now = time.monotonic_ns()
         cpu = time.clock_gettime_ns(self.cpu_clock)
+        delay = self._run_delay()
         wall_ns = max(0, now - self.wall_base)
         cpu_ns = min(max(0, cpu - self.cpu_base), wall_ns)
         off_ns = wall_ns - cpu_ns
+        starved_ns = min(max(0, delay - self.delay_base), off_ns)
         self.wall_base = now
         self.cpu_base = cpu
+        self.delay_base = delay
         names = self.stack_names(frame, self.frame_names, self.skip_files)
         if off_ns > 0:
-            # Innermost frames, past the socket layer: in Py4J the program waits for the JVM.
+            # Innermost frames, past the socket layer: in Py4J the program waits for the JVM --
+            # except for its run delay there (the answer had come; no CPU to take it).
             for name in reversed(names):
                 if any(marker in name for marker in _SOCKET_FRAMES):
                     continue
                 if any(marker in name for marker in _PY4J_FRAMES):
-                    self.jvm_wait_ns += off_ns
-                    off_ns = 0
+                    self.jvm_wait_ns += off_ns - starved_ns
+                    off_ns = starved_ns
                 break
         if not (cpu_ns or off_ns):
             return
         key = "\t".join(names) if names else "[no Python frame]"
-        if self.add_stack(self.stacks, key, cpu_ns, off_ns, 1, _MAX_STACKS):
-            self.folded += 1
+        # The sample counts once, with its largest part (as in the workers' sampler).
+        waited_ns = off_ns - starved_ns
+        starved_largest = starved_ns > max(cpu_ns, waited_ns)
+        if cpu_ns or waited_ns:
+            self._add(key, cpu_ns, waited_ns, 0 if starved_largest else 1)
+        if starved_ns:
+            self._add(key + "\t" + self.runnable_frame, 0, starved_ns, 1 if starved_largest else 0)
         self.samples += 1
         self.cpu_ns += cpu_ns
         self.off_ns += off_ns
+
+    def _add(self, key, cpu_ns, off_ns, samples):
+        if self.add_stack(self.stacks, key, cpu_ns, off_ns, samples, _MAX_STACKS):
+            self.folded += 1
 
     def flush(self):
         """Sends the window's stacks to the driver JVM; keeps them while no SparkContext exists."""

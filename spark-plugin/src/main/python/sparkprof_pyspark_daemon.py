@@ -53,7 +53,7 @@ _MAX_DEPTH = 128
 _MAX_FRAME_NAMES = 20000
 _JVM_IO_MODULES = ("pyspark/serializers.py", "pyspark/sql/pandas/serializers.py",
                    "pyspark/daemon.py")
-_RUNNABLE_FRAME = "[runnable: waiting for a CPU]"
+RUNNABLE_FRAME = "[runnable: waiting for a CPU]"  # the driver's sampler uses it too
 _IO_FRAMES = ("<stdlib>/socket.py", "<stdlib>/selectors.py", "<stdlib>/ssl.py")
 
 
@@ -289,7 +289,7 @@ class _Sampler(object):
             self._add(key, cpu_ns, waited_ns, 1 if largest in (cpu_ns, waited_ns) else 0)
             self.last_key = key
         if starved_ns:
-            self._add(key + "\t" + _RUNNABLE_FRAME, 0, starved_ns,
+            self._add(key + "\t" + RUNNABLE_FRAME, 0, starved_ns,
                       0 if largest in (cpu_ns, waited_ns) else 1)
 
     def _add(self, key, cpu_ns, off_ns, samples):
