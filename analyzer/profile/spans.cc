@@ -12,10 +12,9 @@ int64_t MsToNs(int64_t ms) {
 int64_t OverlapNs(std::span<const std::pair<int64_t, int64_t>> spans_ms, int64_t start_ns,
                   int64_t end_ns) {
   if (end_ns <= start_ns || spans_ms.empty()) return 0;
-  auto it = std::upper_bound(spans_ms.begin(), spans_ms.end(), start_ns,
-                             [](int64_t at, const std::pair<int64_t, int64_t>& span) {
-                               return at < MsToNs(span.second);
-                             });
+  auto it = std::upper_bound(
+      spans_ms.begin(), spans_ms.end(), start_ns,
+      [](int64_t at, const std::pair<int64_t, int64_t>& span) { return at < MsToNs(span.second); });
   int64_t covered = 0;
   for (; it != spans_ms.end() && MsToNs(it->first) < end_ns; ++it) {
     const int64_t from = std::max(start_ns, MsToNs(it->first));

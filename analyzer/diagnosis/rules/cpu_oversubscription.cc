@@ -101,16 +101,9 @@ void CpuOversubscription(const DiagnosisInput& input, std::vector<Finding>& out)
   for (const ProfiledCause& cause : causes) starved += cause.ns;
   const ProfiledCause& top = causes.front();
 
-  Finding f = NewFinding("cpu-oversubscription");
-  f.confidence = ProfileConfidence(input, top);
-  f.evidence = {
-      {"cpu_starved_ms", WholeMs(starved), "ms"},
-      {"top_stage_cpu_starved_share", top.share, "ratio"},
-      {"top_stage_sampled_task_ms", WholeMs(top.stage.task_ns), "ms"},
-      {"top_stage_on_cpu_ms", WholeMs(top.stage.on_cpu_ns), "ms"},
-      {"peak_task_slots", static_cast<double>(input.slots()), "count"},
-      {"stages", static_cast<double>(causes.size()), "count"},
-  };
+  Finding f = NewProfileFinding(input, "cpu-oversubscription", causes, "cpu_starved", starved,
+                                {{"top_stage_on_cpu_ms", WholeMs(top.stage.on_cpu_ns), "ms"},
+                                 {"peak_task_slots", static_cast<double>(input.slots()), "count"}});
   f.title = "Task threads wait for a CPU";
   f.explanation =
       "Stage " + std::to_string(top.stage_id) +

@@ -64,17 +64,11 @@ void HotUserCode(const DiagnosisInput& input, std::vector<Finding>& out) {
     const profile::PatternTime* time = top.stage.FindPattern(advice.pattern);
     uint64_t total = 0;
     for (const ProfiledCause& cause : causes) total += cause.ns;
-    Finding f = NewFinding("hot-user-code");
-    f.confidence = ProfileConfidence(input, top);
+    Finding f = NewProfileFinding(
+        input, "hot-user-code", causes, profile::PatternName(advice.pattern), total,
+        {{"application_frame_ms", WholeMs(time->application_frame_ns), "ms"}}, "top_stage_share");
     f.title =
         "Tasks spend their CPU " + std::string(advice.what) + " in " + time->application_frame;
-    f.evidence = {
-        {std::string(profile::PatternName(advice.pattern)) + "_ms", WholeMs(total), "ms"},
-        {"top_stage_share", top.share, "ratio"},
-        {"top_stage_sampled_task_ms", WholeMs(top.stage.task_ns), "ms"},
-        {"application_frame_ms", WholeMs(time->application_frame_ns), "ms"},
-        {"stages", static_cast<double>(causes.size()), "count"},
-    };
     for (const ProfiledCause& cause : causes) {
       const profile::PatternTime* at = cause.stage.FindPattern(advice.pattern);
       f.frames.push_back({cause.stage_id, at->application_frame, at->application_frame, "compute",

@@ -37,14 +37,7 @@ void IoWaitBound(const DiagnosisInput& input, std::vector<Finding>& out) {
     }
   }
 
-  Finding f = NewFinding("io-wait-bound");
-  f.confidence = ProfileConfidence(input, top);
-  f.evidence = {
-      {"io_wait_ms", WholeMs(wait), "ms"},
-      {"top_stage_io_wait_share", top.share, "ratio"},
-      {"top_stage_sampled_task_ms", WholeMs(top.stage.task_ns), "ms"},
-      {"stages", static_cast<double>(causes.size()), "count"},
-  };
+  Finding f = NewProfileFinding(input, "io-wait-bound", causes, "io_wait", wait, {});
   for (const ProfiledCause& cause : causes) AddSiteFrames(cause, TaskCategory::kIoWait, f);
   std::string where = "Stage " + std::to_string(top.stage_id) + "'s task threads waited " +
                       TimeAndShare(top) + " for storage or network I/O";

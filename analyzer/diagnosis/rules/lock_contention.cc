@@ -114,8 +114,7 @@ void LockContention(const DiagnosisInput& input, std::vector<Finding>& out) {
     if (IsLoggingName(site->frame)) logging = true;
   }
 
-  Finding f = NewFinding("lock-contention");
-  f.confidence = ProfileConfidence(input, top);
+  Finding f = NewProfileFinding(input, "lock-contention", causes, "lock_wait", wait, {});
   const uint64_t top_sampled = SampledLockNs(top.stage);
   if (monitor != nullptr && top.ns > top_sampled) {
     const int64_t interval_ns = std::max<int64_t>(input.profile->interval_ns, 1);
@@ -126,12 +125,6 @@ void LockContention(const DiagnosisInput& input, std::vector<Finding>& out) {
         "task time they are a share of holds ~" +
         std::to_string(top.stage.task_ns / static_cast<uint64_t>(interval_ns)) + " samples";
   }
-  f.evidence = {
-      {"lock_wait_ms", WholeMs(wait), "ms"},
-      {"top_stage_lock_wait_share", top.share, "ratio"},
-      {"top_stage_sampled_task_ms", WholeMs(top.stage.task_ns), "ms"},
-      {"stages", static_cast<double>(causes.size()), "count"},
-  };
   if (monitor_waits > 0) {
     f.evidence.push_back({"sampled_lock_wait_ms", WholeMs(sampled_wait), "ms"});
     f.evidence.push_back({"monitor_wait_ms", WholeMs(monitor_wait), "ms"});

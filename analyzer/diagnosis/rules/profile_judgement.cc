@@ -207,6 +207,24 @@ Confidence ProfileConfidence(const DiagnosisInput& input, const ProfiledCause& c
   return confidence;
 }
 
+Finding NewProfileFinding(const DiagnosisInput& input, const char* id,
+                          const std::vector<ProfiledCause>& causes, std::string_view measure,
+                          uint64_t total_ns, std::vector<Evidence> own,
+                          std::string_view share_name) {
+  const ProfiledCause& top = causes.front();
+  Finding f = NewFinding(id);
+  f.confidence = ProfileConfidence(input, top);
+  f.evidence.reserve(own.size() + 4);
+  f.evidence.push_back({std::string(measure) + "_ms", WholeMs(total_ns), "ms"});
+  f.evidence.push_back({share_name.empty() ? "top_stage_" + std::string(measure) + "_share"
+                                           : std::string(share_name),
+                        top.share, "ratio"});
+  f.evidence.push_back({"top_stage_sampled_task_ms", WholeMs(top.stage.task_ns), "ms"});
+  for (Evidence& evidence : own) f.evidence.push_back(std::move(evidence));
+  f.evidence.push_back({"stages", static_cast<double>(causes.size()), "count"});
+  return f;
+}
+
 profile::DriverRunDelay DriversWaitWhileNoTaskRan(const DiagnosisInput& input, Finding& f,
                                                   bool with_driver_only_ms) {
   const PhaseBreakdown& p = input.phases;

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analyzer/diagnosis/diagnosis_input.h"
@@ -104,6 +105,16 @@ uint64_t LockNs(const profile::StageProfile& stage, bool wall_sampled);
 // the exact wait holds beyond the sampled lock_wait, at most the run delay. lock-contention
 // claims it, so cpu-oversubscription leaves it out (one wait is never claimed twice).
 uint64_t RunDelayInMonitorWaitsNs(const profile::StageProfile& stage, bool wall_sampled);
+// A profile rule's finding begun the way each one is, so their evidence reads alike: its id, the
+// top cause's confidence (ProfileConfidence), and the evidence -- `<measure>_ms` (total_ns: the
+// causes' time as the rule counts it), the top stage's share (`top_stage_<measure>_share`, or
+// `share_name`), `top_stage_sampled_task_ms`, then the rule's own figures, `stages` (how many
+// causes) last. `causes` must not be empty.
+Finding NewProfileFinding(const DiagnosisInput& input, const char* id,
+                          const std::vector<ProfiledCause>& causes, std::string_view measure,
+                          uint64_t total_ns, std::vector<Evidence> own,
+                          std::string_view share_name = {});
+
 // The driver's threads' wait for CPUs while no task ran (ApplicationCpuUse::DriverRunDelayDuring
 // over PhaseBreakdown::driver_only_spans): covered_s is 0 without a profile or a polled driver.
 // Otherwise its figures are added to f's evidence -- driver_only_ms first when asked, then

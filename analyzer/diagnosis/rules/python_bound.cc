@@ -104,15 +104,8 @@ void PythonBound(const DiagnosisInput& input, std::vector<Finding>& out) {
       kind == PythonKind::kArrow && RunsArrowBatchedRowUdf(input, top.stage_id);
   if (arrow_row_udf) kind = PythonKind::kRowUdf;
 
-  Finding f = NewFinding("python-bound");
-  f.confidence = ProfileConfidence(input, top);
-  f.evidence = {
-      {"python_wait_ms", WholeMs(wait), "ms"},
-      {"top_stage_python_wait_share", top.share, "ratio"},
-      {"top_stage_sampled_task_ms", WholeMs(top.stage.task_ns), "ms"},
-      {"top_stage_on_cpu_ms", WholeMs(top.stage.on_cpu_ns), "ms"},
-      {"stages", static_cast<double>(causes.size()), "count"},
-  };
+  Finding f = NewProfileFinding(input, "python-bound", causes, "python_wait", wait,
+                                {{"top_stage_on_cpu_ms", WholeMs(top.stage.on_cpu_ns), "ms"}});
   if (python_cpu > 0) {
     f.evidence.push_back({"python_worker_cpu_ms", WholeMs(python_cpu), "ms"});
   }

@@ -64,18 +64,12 @@ void SerializationBound(const DiagnosisInput& input, std::vector<Finding>& out) 
                           !input.Property("spark.kryo.registrator", "").empty());
   const ProfiledCause& top = causes.front();
 
-  Finding f = NewFinding("serialization-bound");
-  f.confidence = ProfileConfidence(input, top);
-  f.evidence = {
-      {"serialization_ms", WholeMs(serialization), "ms"},
-      {"top_stage_serialization_share", top.share, "ratio"},
-      {"top_stage_sampled_task_ms", WholeMs(top.stage.task_ns), "ms"},
-      {"java_serialization_ms", WholeMs(java), "ms"},
-      {"closure_serialization_ms", WholeMs(closure), "ms"},
-      {"kryo_ms", WholeMs(kryo), "ms"},
-      {"called_by_application_ms", WholeMs(by_application), "ms"},
-      {"stages", static_cast<double>(causes.size()), "count"},
-  };
+  Finding f =
+      NewProfileFinding(input, "serialization-bound", causes, "serialization", serialization,
+                        {{"java_serialization_ms", WholeMs(java), "ms"},
+                         {"closure_serialization_ms", WholeMs(closure), "ms"},
+                         {"kryo_ms", WholeMs(kryo), "ms"},
+                         {"called_by_application_ms", WholeMs(by_application), "ms"}});
   for (const ProfiledCause& cause : causes) AddSiteFrames(cause, TaskCategory::kSerialization, f);
   std::string where =
       "Stage " + std::to_string(top.stage_id) + " spent " +
