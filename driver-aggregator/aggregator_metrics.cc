@@ -6,15 +6,15 @@ namespace sparkprof::driver {
 namespace {
 
 // The unlabelled child of a new counter or gauge family.
-Result<prometheus::Counter*> AddCounter(metrics::PrometheusRegistry& registry, std::string name,
-                                        std::string help) {
-  SPARKPROF_ASSIGN_OR_RETURN(auto* family, registry.AddCounter(std::move(name), std::move(help)));
+Result<prometheus::Counter*> AddCounter(metrics::PrometheusRegistry& registry,
+                                        const std::string& name, const std::string& help) {
+  SPARKPROF_ASSIGN_OR_RETURN(auto* family, registry.AddCounter(name, help));
   return &family->Add({});
 }
 
-Result<prometheus::Gauge*> AddGauge(metrics::PrometheusRegistry& registry, std::string name,
-                                    std::string help) {
-  SPARKPROF_ASSIGN_OR_RETURN(auto* family, registry.AddGauge(std::move(name), std::move(help)));
+Result<prometheus::Gauge*> AddGauge(metrics::PrometheusRegistry& registry, const std::string& name,
+                                    const std::string& help) {
+  SPARKPROF_ASSIGN_OR_RETURN(auto* family, registry.AddGauge(name, help));
   return &family->Add({});
 }
 

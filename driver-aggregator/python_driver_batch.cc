@@ -1,5 +1,6 @@
 #include "driver-aggregator/python_driver_batch.h"
 
+#include <cmath>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -15,9 +16,8 @@ namespace {
 // Samples of one part of a stack: its share of the stack's samples by time, at least 1.
 uint64_t SamplesOf(uint64_t part_ns, uint64_t total_ns, uint64_t samples) {
   if (total_ns == 0 || samples == 0) return 0;
-  const uint64_t share = static_cast<uint64_t>(
-      static_cast<double>(samples) * static_cast<double>(part_ns) / static_cast<double>(total_ns) +
-      0.5);
+  const auto share = static_cast<uint64_t>(std::llround(
+      static_cast<double>(samples) * static_cast<double>(part_ns) / static_cast<double>(total_ns)));
   return share > 0 ? share : 1;
 }
 

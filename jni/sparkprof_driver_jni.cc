@@ -5,10 +5,10 @@
 // return value, not an exception.
 #include <jni.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -143,7 +143,7 @@ JNIEXPORT jint JNICALL Java_io_sparkprof_NativeAggregator_ingestPythonDriver0(JN
       sparkprof::driver::PythonDriverBatch(text, start_epoch_ns, end_epoch_ns);
   if (!batch.ok()) return static_cast<jint>(IngestOutcome::kInvalid);
   return static_cast<jint>(aggregator->Enqueue(batch->size(), [&](uint8_t* destination) {
-    std::memcpy(destination, batch->data(), batch->size());
+    std::copy(batch->begin(), batch->end(), destination);  // bytes, not a C string
     return true;
   }));
 }
