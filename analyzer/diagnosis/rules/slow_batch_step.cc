@@ -128,8 +128,8 @@ void SlowCommit(const model::StreamingQueryRun& run, const StreamingWindow& w,
   f.explanation =
       "Over its last " + std::to_string(w.batches) + " batches the query was busy " +
       Percent(w.busy_share()) + " of the time, and " + HumanDurationMs(commit_ms) + " of the " +
-      HumanDurationMs(w.busy_ms) + " its batches took went to committing them: " +
-      HumanDurationMs(w.checkpoint_ms) +
+      HumanDurationMs(w.busy_ms) +
+      " its batches took went to committing them: " + HumanDurationMs(w.checkpoint_ms) +
       " writing the checkpoint's offset and commit logs (walCommit, commitOffsets: two files of "
       "under 1 KB a batch, each written and renamed) and " +
       HumanDurationMs(w.sink_driver_ms) + " in the sink's addBatch outside the batch's jobs (" +
@@ -138,7 +138,8 @@ void SlowCommit(const model::StreamingQueryRun& run, const StreamingWindow& w,
       " of it whatever its rows.";
   if (checkpoint) {
     f.recommendations.push_back(
-        {"checkpointLocation", "a file system with fast small writes (HDFS, a local or network disk)",
+        {"checkpointLocation",
+         "a file system with fast small writes (HDFS, a local or network disk)",
          "the logs' files are tiny: their time is the store's latency per operation (on an object "
          "store a write is a PUT and the rename a COPY and a DELETE)"});
     if (run.sink.find("Kafka") != std::string::npos) {
@@ -149,9 +150,10 @@ void SlowCommit(const model::StreamingQueryRun& run, const StreamingWindow& w,
     }
   } else {
     f.recommendations.push_back(
-        {"", "make the sink's commit cheaper: fewer, larger output files per batch (a file "
-             "sink's manifest and a table format's commit grow with them), or less driver work "
-             "in a foreachBatch function",
+        {"",
+         "make the sink's commit cheaper: fewer, larger output files per batch (a file "
+         "sink's manifest and a table format's commit grow with them), or less driver work "
+         "in a foreachBatch function",
          "the sink commits on the driver after the batch's jobs, while the next batch waits"});
   }
   f.recommendations.push_back(

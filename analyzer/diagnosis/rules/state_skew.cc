@@ -182,8 +182,9 @@ void StateSkew(const DiagnosisInput& input, std::vector<Finding>& out) {
         std::to_string(skewed_batches) + " of its last " + std::to_string(judged_batches) +
         " batches partition " + std::to_string(partition) +
         "'s task was the slowest, at least twice the stage's median task in time and in rows "
-        "read: " + HumanDurationMs(mean_hot_ms) + " against " +
-        HumanDurationMs(mean_median_ms) + " on average" +
+        "read: " +
+        HumanDurationMs(mean_hot_ms) + " against " + HumanDurationMs(mean_median_ms) +
+        " on average" +
         (records_ratio > 0
              ? ", reading " + Fixed(records_ratio) + " times the median task's shuffled rows"
              : std::string()) +
