@@ -6,17 +6,16 @@
 
 namespace sparkprof::diagnosis {
 
-StreamingWindow RecentBatches(const model::StreamingQueryRun& run) {
+StreamingWindow RecentBatches(const model::StreamingQueryRun& run, int64_t min_batches) {
   StreamingWindow window;
   const std::vector<model::StreamingBatch>& records = run.batches;
   if (records.size() < 2) return window;
   // The anchor: the record before the window: the second half's, or earlier so the window holds
-  // kMinWindowBatches records when the run has that many after its first; at least record 0 (the
+  // `min_batches` records when the run has that many after its first; at least record 0 (the
   // run's first batch, never in the window while records hold one batch each).
+  const size_t min_records = static_cast<size_t>(std::max<int64_t>(min_batches, 1));
   const size_t half_anchor = std::max<size_t>(records.size() / 2, 1) - 1;
-  const size_t min_anchor = records.size() > kMinWindowBatches + 1
-                                ? records.size() - 1 - static_cast<size_t>(kMinWindowBatches)
-                                : 0;
+  const size_t min_anchor = records.size() > min_records + 1 ? records.size() - 1 - min_records : 0;
   const size_t anchor = std::min(half_anchor, min_anchor);
   const model::StreamingBatch& first = records[anchor];
   window.first_record = anchor + 1;
@@ -33,14 +32,27 @@ StreamingWindow RecentBatches(const model::StreamingQueryRun& run) {
   window.tasks = sum.tasks;
   window.jobs = sum.jobs;
   window.task_run_time_ms = sum.task_run_time_ms;
+  window.source_ms = sum.latest_offset_ms + sum.get_batch_ms;
+  window.checkpoint_ms = sum.wal_commit_ms + sum.commit_offsets_ms;
+  for (size_t i = window.first_record; i < window.end_record; ++i) {
+    const model::StreamingBatch& b = records[i];
+    if (b.jobs > 0) window.sink_driver_ms += std::max<int64_t>(b.add_batch_ms - b.job_wall_ms, 0);
+  }
   window.first_batch_id = records[window.first_record].first_batch_id;
   const model::StreamingBatch& last = records.back();
   window.last_batch_id = last.first_batch_id + last.batches - 1;
   if (first.last_timestamp_ms >= 0 && last.last_timestamp_ms > first.last_timestamp_ms) {
     window.span_ms = last.last_timestamp_ms - first.last_timestamp_ms;
   }
-  if (window.batches < kMinWindowBatches) return StreamingWindow{};
+  if (window.batches < min_batches) return StreamingWindow{};
   return window;
+}
+
+BatchStep DominantBatchStep(const StreamingWindow& window) {
+  if (!window.valid() || window.busy_share() < kOverheadBusyShare) return BatchStep::kNone;
+  if (2 * window.source_ms >= window.busy_ms) return BatchStep::kSource;
+  if (2 * CommitMs(window) >= window.busy_ms) return BatchStep::kCommit;
+  return BatchStep::kNone;
 }
 
 int64_t BatchDurationPercentileMs(const model::StreamingQueryRun& run,
@@ -66,6 +78,14 @@ int64_t BatchDurationPercentileMs(const model::StreamingQueryRun& run,
 
 std::string QueryLabel(const model::StreamingQueryRun& run) {
   return run.name.empty() ? "query " + run.query_id : "query \"" + run.name + "\"";
+}
+
+std::string StateOperatorList(const model::StreamingQueryRun& run) {
+  std::string operators;
+  for (const std::string& name : run.state_operators) {
+    operators += (operators.empty() ? "" : ", ") + name;
+  }
+  return operators;
 }
 
 }  // namespace sparkprof::diagnosis

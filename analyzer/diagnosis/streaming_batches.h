@@ -42,6 +42,12 @@ struct StreamingWindow {
   int64_t tasks = 0;
   int64_t jobs = 0;
   int64_t task_run_time_ms = 0;
+  // The batch steps' owners (see BatchStep below).
+  int64_t source_ms = 0;      // latestOffset + getBatch
+  int64_t checkpoint_ms = 0;  // walCommit + commitOffsets
+  // addBatch outside the batch's jobs (addBatch - the jobs' wall time), over the records whose
+  // jobs the log joined to them: the sink's own work on the driver.
+  int64_t sink_driver_ms = 0;
 
   bool valid() const { return batches > 0 && span_ms > 0 && busy_ms > 0; }
   double input_rows_per_s() const { return span_ms > 0 ? input_rows * 1000.0 / span_ms : 0; }
@@ -50,10 +56,40 @@ struct StreamingWindow {
   int64_t mean_batch_ms() const { return batches > 0 ? busy_ms / batches : 0; }
 };
 
+// The steps of a micro-batch by who owns them, as Spark's MicroBatchExecution times them
+// (durationMs, the same parts in 3.5 and 4.x):
+//   latestOffset (getOffset for a DSv1 Source in 4.x, which the model does not read): each source
+//     asked for its newest offsets -- Kafka: the partitions' latest offsets from the brokers; a
+//     file source: listing its directory;
+//   getBatch: the sources building the batch's input (a DSv1 source's DataFrame; ~0 for DSv2);
+//   walCommit: the batch's offsets written to the checkpoint's offset log, then the sources'
+//     commit of the batch before (a file source's cleanSource) and old log entries purged;
+//   queryPlanning: the batch planned (the driver);
+//   addBatch: the batch's jobs run and written by the sink, its own commit on the driver included
+//     (FileStreamSink's manifest, a table format's commit, a foreachBatch function's driver code);
+//   commitOffsets: the batch's entry written to the checkpoint's commit log.
+// So the source owns latestOffset + getBatch; the commit is the checkpoint's two writes (walCommit
+// + commitOffsets) and the sink's time in addBatch outside the batch's jobs.
+enum class BatchStep { kNone, kSource, kCommit };
+
+// A query busy at least this share of its time pays for its batches' fixed steps in output it
+// does not produce (batch-overhead, slow-source, slow-commit); below it the batches mostly wait
+// for their trigger, and a step delays only when their output appears.
+inline constexpr double kOverheadBusyShare = 0.5;
+
+// The step that holds at least half of the window's batch time (the batches spend more on it than
+// on everything else, their rows included), when the query is busy kOverheadBusyShare of its
+// time; kNone otherwise. slow-source and slow-commit report it; batch-overhead leaves such
+// bookkeeping to them.
+BatchStep DominantBatchStep(const StreamingWindow& window);
+inline int64_t CommitMs(const StreamingWindow& w) { return w.checkpoint_ms + w.sink_driver_ms; }
+
 // The recent batches of `run` (see above); an invalid window when the run has fewer than
-// kMinWindowBatches batches after its first.
+// `min_batches` batches after its first. A rule that can judge fewer batches (falling-behind's
+// growth in every batch) asks for fewer; the others read at least kMinWindowBatches.
 inline constexpr int64_t kMinWindowBatches = 4;
-StreamingWindow RecentBatches(const model::StreamingQueryRun& run);
+StreamingWindow RecentBatches(const model::StreamingQueryRun& run,
+                              int64_t min_batches = kMinWindowBatches);
 
 // The window's batches' durations at a percentile (0..100), per record (a merged record counts as
 // its batches, each at the record's mean).
@@ -62,5 +98,8 @@ int64_t BatchDurationPercentileMs(const model::StreamingQueryRun& run,
 
 // A run's label for titles: its name, else its query id.
 std::string QueryLabel(const model::StreamingQueryRun& run);
+
+// A run's state operators' names, comma-separated ("stateStoreSave, dedupe").
+std::string StateOperatorList(const model::StreamingQueryRun& run);
 
 }  // namespace sparkprof::diagnosis

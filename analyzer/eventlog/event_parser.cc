@@ -1512,6 +1512,7 @@ struct EventParser::Impl {
       if (key == "durationMs") {
         return ForEachField(v, [&](std::string_view part, ondemand::value& dv) -> error_code {
           if (part == "latestOffset") return ReadInt(dv, &event->latest_offset_ms);
+          if (part == "getOffset") return ReadInt(dv, &event->get_offset_ms);
           if (part == "getBatch") return ReadInt(dv, &event->get_batch_ms);
           if (part == "queryPlanning") return ReadInt(dv, &event->query_planning_ms);
           if (part == "addBatch") return ReadInt(dv, &event->add_batch_ms);

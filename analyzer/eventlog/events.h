@@ -404,6 +404,9 @@ struct StreamingQueryProgressEvent {
   int64_t batch_duration_ms = -1;  // "batchDuration" (3.1+)
   // "durationMs".
   int64_t latest_offset_ms = -1;
+  // "getOffset": a DSv1 Source's offset lookup, which MicroBatchExecution times under this name
+  // (latestOffset for DSv2 sources and those with admission control); the same step.
+  int64_t get_offset_ms = -1;
   int64_t get_batch_ms = -1;
   int64_t query_planning_ms = -1;
   int64_t add_batch_ms = -1;

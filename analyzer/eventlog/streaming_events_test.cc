@@ -156,6 +156,23 @@ TEST(StreamingEvents, WatermarkKafkaMetricsIdleAndAFailedQuery) {
   EXPECT_EQ(sink.terminated[0].exception_head, "org.apache.spark.SparkException: boom");
 }
 
+// A DSv1 Source's offset lookup is timed as "getOffset" (MicroBatchExecution), a DSv2 source's as
+// "latestOffset"; a query reading both writes both (clearly synthetic figures).
+TEST(StreamingEvents, GetOffsetOfADsv1Source) {
+  StreamingSink sink;
+  EventParser parser(sink);
+  ASSERT_TRUE(Parse(parser, R"({"Event":")" + kPrefix +
+                                R"(QueryProgressEvent","progress":{"id":"q","runId":"r",)"
+                                R"("timestamp":"2026-11-30T03:05:18.001Z","batchId":3,)"
+                                R"("durationMs":{"triggerExecution":2000,"getOffset":1200,)"
+                                R"("latestOffset":5,"getBatch":40,"addBatch":700}}})")
+                  .ok());
+  ASSERT_EQ(sink.progress.size(), 1u);
+  EXPECT_EQ(sink.progress[0].get_offset_ms, 1200);
+  EXPECT_EQ(sink.progress[0].latest_offset_ms, 5);
+  EXPECT_EQ(sink.progress[0].get_batch_ms, 40);
+}
+
 TEST(StreamingEvents, MicroBatchJobPropertiesNameTheQueryAndBatch) {
   StreamingSink sink;
   EventParser parser(sink);

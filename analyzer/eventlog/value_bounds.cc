@@ -20,7 +20,7 @@ void Bound(StreamingQueryProgressEvent& e) {
   Time(e.event_time_max_ms);
   // Batch ids and durations count up from 0 (-1: absent); a duration is an amount of ms.
   e.batch_id = std::clamp<int64_t>(e.batch_id, -1, kMaxAmount);
-  for (int64_t* v : {&e.batch_duration_ms, &e.latest_offset_ms, &e.get_batch_ms,
+  for (int64_t* v : {&e.batch_duration_ms, &e.latest_offset_ms, &e.get_offset_ms, &e.get_batch_ms,
                      &e.query_planning_ms, &e.add_batch_ms, &e.wal_commit_ms, &e.commit_offsets_ms,
                      &e.trigger_execution_ms, &e.sink_num_output_rows}) {
     *v = std::clamp<int64_t>(*v, -1, kMaxAmount);

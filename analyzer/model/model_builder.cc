@@ -562,8 +562,9 @@ void ModelBuilder::On(const eventlog::StreamingQueryTerminatedEvent& event) {
 
 void ModelBuilder::On(const eventlog::OtherEvent& event) { SeeTime(event.timestamp_ms); }
 
-// Each micro-batch's jobs, their tasks and the tasks' run time, added to the record holding the
-// batch; and each run's jobs that its stop cancelled. After the stage task index is built.
+// Each micro-batch's jobs, their wall time, tasks and the tasks' run time, added to the record
+// holding the batch; and each run's jobs that its stop cancelled. After the stage task index is
+// built.
 void ModelBuilder::JoinStreamingJobs() {
   ApplicationModel& m = model_;
   if (m.streaming.runs.empty()) return;
@@ -585,6 +586,9 @@ void ModelBuilder::JoinStreamingJobs() {
     --record;
     if (job.streaming_batch_id >= record->first_batch_id + record->batches) continue;
     ++record->jobs;
+    if (job.submission_time_ms >= 0 && job.completion_time_ms >= job.submission_time_ms) {
+      record->job_wall_ms += job.completion_time_ms - job.submission_time_ms;
+    }
     for (int32_t stage_id : job.stage_ids) {
       for (auto it = m.stages.lower_bound({stage_id, 0});
            it != m.stages.end() && it->first.first == stage_id; ++it) {

@@ -45,7 +45,7 @@ StreamingBatch BatchOf(const eventlog::StreamingQueryProgressEvent& event) {
     }
   }
   batch.trigger_execution_ms = Part(event.trigger_execution_ms);
-  batch.latest_offset_ms = Part(event.latest_offset_ms);
+  batch.latest_offset_ms = Part(event.latest_offset_ms) + Part(event.get_offset_ms);
   batch.get_batch_ms = Part(event.get_batch_ms);
   batch.query_planning_ms = Part(event.query_planning_ms);
   batch.add_batch_ms = Part(event.add_batch_ms);
@@ -88,6 +88,7 @@ void MergeBatches(StreamingBatch& into, const StreamingBatch& later) {
   into.batches += later.batches;
   into.tasks += later.tasks;
   into.task_run_time_ms += later.task_run_time_ms;
+  into.job_wall_ms += later.job_wall_ms;
 }
 
 namespace {

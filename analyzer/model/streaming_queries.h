@@ -32,7 +32,7 @@ struct StreamingBatch {
   int64_t last_timestamp_ms = -1;
   int64_t input_rows = 0;  // over all sources
   int64_t trigger_execution_ms = 0;
-  int64_t latest_offset_ms = 0;
+  int64_t latest_offset_ms = 0;  // latestOffset + getOffset (a DSv1 source's name for it)
   int64_t get_batch_ms = 0;
   int64_t query_planning_ms = 0;
   int64_t add_batch_ms = 0;
@@ -48,11 +48,14 @@ struct StreamingBatch {
   int64_t watermark_ms = -1;  // at the last batch; -1: no watermark (or 0 before any event time)
   // The sources' "avgOffsetsBehindLatest" summed (Kafka), at the last batch; -1: not reported.
   double offsets_behind_latest = -1;
-  // Joined from the jobs (Finish()): the jobs the batches ran, their tasks, the tasks' run time.
+  // Joined from the jobs (Finish()): the jobs the batches ran, their tasks, the tasks' run time,
+  // and the jobs' wall time (submission to completion, summed: a batch's jobs run one after
+  // another from the stream thread, inside its addBatch).
   int32_t jobs = 0;
   int32_t batches = 1;
   int64_t tasks = 0;
   int64_t task_run_time_ms = 0;
+  int64_t job_wall_ms = 0;
 
   int64_t end_ms() const { return last_timestamp_ms + trigger_execution_ms / batches; }
   // Fixed per-batch bookkeeping: everything but addBatch (the batch's own work).

@@ -6,7 +6,9 @@
 //
 // Only when the batches fill at least half of the query's time (busy share >= 0.5, see
 // streaming_batches.h): below that the query waits for its trigger most of the time and its
-// per-batch cost delays nothing a user sees.
+// per-batch cost delays nothing a user sees. Bookkeeping that one owner holds -- the source's
+// offsets or the commit, at least half of the batches' time -- is slow-source's or slow-commit's
+// (slow_batch_step.cc), which name that owner's fix.
 // Thresholds, from first principles:
 //   * bookkeeping >= half of the batches' time: the batches spend more on running a batch than
 //     on its rows. Fix: a trigger interval of 4 x the bookkeeping a batch pays, so that it takes
@@ -29,7 +31,6 @@
 namespace sparkprof::diagnosis::rules {
 
 namespace {
-constexpr double kBusyShare = 0.5;
 constexpr double kBookkeepingShare = 0.5;
 constexpr int64_t kTriggerPerBookkeeping = 4;
 }  // namespace
@@ -38,12 +39,13 @@ void BatchOverhead(const DiagnosisInput& input, std::vector<Finding>& out) {
   const int64_t slots = input.slots();
   for (const model::StreamingQueryRun& run : input.model->streaming.runs) {
     const StreamingWindow w = RecentBatches(run);
-    if (!w.valid() || w.busy_share() < kBusyShare) continue;
+    if (!w.valid() || w.busy_share() < kOverheadBusyShare) continue;
     const double bookkeeping_share = static_cast<double>(w.bookkeeping_ms) / w.busy_ms;
     const int64_t tasks_per_batch = w.tasks / w.batches;
     const int64_t rows_per_batch = w.input_rows / w.batches;
     const int64_t target_tasks = 2 * slots;
-    const bool bookkeeping = bookkeeping_share >= kBookkeepingShare;
+    const bool bookkeeping =
+        bookkeeping_share >= kBookkeepingShare && DominantBatchStep(w) == BatchStep::kNone;
     const bool empty_tasks = tasks_per_batch > target_tasks && rows_per_batch < tasks_per_batch;
     if (!bookkeeping && !empty_tasks) continue;
 

@@ -4,11 +4,23 @@
 //
 // Figures (streaming_batches.h, the run's recent batches): input rate, processing rate and their
 // ratio, the busy share = busy time / span. The query falls behind by (busy share - 1) s every
-// second, its backlog grows by (input rate - processing rate) rows every second.
-// Threshold, from first principles: the query must have fallen further behind over the window
-// than one batch takes. A query at capacity (busy share near 1, no trigger) lets one batch run
-// long and the next catch up: its lag moves by up to one batch duration either way. More than
-// that over several batches is growth that no single batch's variation explains.
+// second, its backlog grows by (input rate - processing rate) rows every second. Per batch: its
+// backlog (the rows waiting when it started: everything that arrived since the batch before took
+// its offsets) and its lag (how old its oldest row was when it ended: its end - the previous
+// batch's start).
+// Pattern, from first principles: the processing rate below the input rate over the recent
+// batches (busy time > span: the query spent more time on the rows than they took to arrive),
+// and growth that no single batch's variation explains -- either of:
+//   * the query fell further behind over the window than one batch takes. A query at capacity
+//     (busy share near 1, no trigger) lets one batch run long and the next catch up: its lag
+//     moves by up to one batch duration either way;
+//   * backlog and lag grew in each of the last kGrowingBatches (3) consecutive batches: a query
+//     at capacity catches up in the batch after a slow one (a larger backlog takes longer, the one
+//     after it is smaller again), so a backlog and lag rising batch after batch, with the window
+//     short of capacity, is the query falling behind, not a slow batch. This needs only 3 batches
+//     after the run's first (a run with fewer than the usual window's 4 is judged on its last 3):
+//     a query falling behind has few, ever longer batches (each lasts the busy share times the
+//     one before), so a short run -- or a slower host -- may hold only a handful.
 // Fix: processing capacity for busy share / 0.8 times the rows: a query busy 80% of the time has
 // a fifth of its time left for a burst of input or a slow batch, and one at 100% has none.
 // Sources with a per-trigger cap (Kafka's maxOffsetsPerTrigger, files' maxFilesPerTrigger)
@@ -30,6 +42,22 @@ namespace sparkprof::diagnosis::rules {
 namespace {
 constexpr double kTargetBusyShare = 0.8;
 constexpr double kHourMs = 3600.0 * 1000.0;
+constexpr int64_t kGrowingBatches = 3;
+
+// How many of the window's last records each had a larger backlog (rows a batch) and a larger lag
+// (its end - the start of the record before it) than the record before them, counting the first
+// of such a rising run: 3 means the last three rose batch after batch.
+int64_t GrowingBatches(const model::StreamingQueryRun& run, const StreamingWindow& w) {
+  const std::vector<model::StreamingBatch>& records = run.batches;
+  auto lag_ms = [&](size_t i) { return records[i].end_ms() - records[i - 1].last_timestamp_ms; };
+  auto backlog = [&](size_t i) { return records[i].input_rows / records[i].batches; };
+  int64_t growing = 1;
+  for (size_t i = w.end_record - 1; i > w.first_record; --i) {
+    if (backlog(i) <= backlog(i - 1) || lag_ms(i) <= lag_ms(i - 1)) break;
+    ++growing;
+  }
+  return growing;
+}
 
 std::string Rate(double rows_per_s) {
   return std::to_string(static_cast<int64_t>(std::llround(rows_per_s))) + " rows/s";
@@ -38,10 +66,14 @@ std::string Rate(double rows_per_s) {
 
 void FallingBehind(const DiagnosisInput& input, std::vector<Finding>& out) {
   for (const model::StreamingQueryRun& run : input.model->streaming.runs) {
-    const StreamingWindow w = RecentBatches(run);
+    // The window every streaming rule reads; on a run too short for it, its last 3 batches.
+    StreamingWindow w = RecentBatches(run);
+    if (!w.valid()) w = RecentBatches(run, kGrowingBatches);
     if (!w.valid() || w.input_rows == 0) continue;
     const int64_t lag_growth_ms = w.busy_ms - w.span_ms;
-    if (lag_growth_ms <= w.mean_batch_ms()) continue;
+    if (lag_growth_ms <= 0) continue;  // processed as fast as the rows arrived
+    const int64_t growing_batches = GrowingBatches(run, w);
+    if (lag_growth_ms <= w.mean_batch_ms() && growing_batches < kGrowingBatches) continue;
     const double share = w.busy_share();
     const double input_rate = w.input_rows_per_s();
     const double processed_rate = w.processed_rows_per_s();
@@ -68,6 +100,7 @@ void FallingBehind(const DiagnosisInput& input, std::vector<Finding>& out) {
         {"lag_growth_ms", static_cast<double>(lag_growth_ms), "ms"},
         {"backlog_growth_rows_per_second", std::round(input_rate - processed_rate), "count"},
         {"mean_batch_ms", static_cast<double>(w.mean_batch_ms()), "ms"},
+        {"growing_batches", static_cast<double>(growing_batches), "count"},
         {"slots", static_cast<double>(slots), "cores"},
     };
     f.explanation =
@@ -82,8 +115,14 @@ void FallingBehind(const DiagnosisInput& input, std::vector<Finding>& out) {
         HumanDurationMs(lag_growth_ms) +
         " further behind in that window, and the backlog grows "
         "by " +
-        Rate(input_rate - processed_rate) + ". At this pace its output is an hour late after " +
-        HumanDurationMs(hour_of_lag_after_ms) + " more.";
+        Rate(input_rate - processed_rate) + "." +
+        (growing_batches >= kGrowingBatches
+             ? " Its last " + std::to_string(growing_batches) +
+                   " batches each started with more rows waiting and ended with its oldest row "
+                   "older than the batch before: no batch caught up."
+             : std::string()) +
+        " At this pace its output is an hour late after " + HumanDurationMs(hour_of_lag_after_ms) +
+        " more.";
     const bool capped_source =
         std::any_of(run.sources.begin(), run.sources.end(), [](const std::string& d) {
           return d.starts_with("Kafka") || d.starts_with("FileStreamSource");

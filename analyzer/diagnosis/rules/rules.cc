@@ -79,6 +79,12 @@ constexpr Rule kRules[] = {
      "docs/recipes/troubleshoot/structured-streaming.md", BatchOverhead},
     {"state-growth", Category::kAlgorithmic, "docs/recipes/troubleshoot/structured-streaming.md",
      StateGrowth},
+    {"slow-source", Category::kResourceConfiguration,
+     "docs/recipes/troubleshoot/structured-streaming.md", SlowBatchStep},
+    {"slow-commit", Category::kResourceConfiguration,
+     "docs/recipes/troubleshoot/structured-streaming.md", nullptr},
+    {"state-skew", Category::kDataDistribution, "docs/recipes/troubleshoot/structured-streaming.md",
+     StateSkew},
 };
 
 }  // namespace

@@ -83,6 +83,10 @@ void FallingBehind(const DiagnosisInput& input, std::vector<Finding>& out);
 void BatchOverTrigger(const DiagnosisInput& input, std::vector<Finding>& out);
 void BatchOverhead(const DiagnosisInput& input, std::vector<Finding>& out);
 void StateGrowth(const DiagnosisInput& input, std::vector<Finding>& out);
+// slow_batch_step.cc: slow-source and slow-commit
+void SlowBatchStep(const DiagnosisInput& input, std::vector<Finding>& out);
+// state_skew.cc
+void StateSkew(const DiagnosisInput& input, std::vector<Finding>& out);
 // speculation_waste.cc
 void SpeculationWaste(const DiagnosisInput& input, std::vector<Finding>& out);
 // The profile's rules (profile_judgement.h): each reads the agent's samples per stage.

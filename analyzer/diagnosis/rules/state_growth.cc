@@ -94,10 +94,7 @@ void StateGrowth(const DiagnosisInput& input, std::vector<Finding>& out) {
         {"task_heap_bytes", static_cast<double>(heap), "bytes"},
         {"until_heap_ms", static_cast<double>(until_heap_ms), "ms"},
     };
-    std::string operators;
-    for (const std::string& name : run.state_operators) {
-      operators += (operators.empty() ? "" : ", ") + name;
-    }
+    const std::string operators = StateOperatorList(run);
     f.explanation =
         "The query keeps state (" + operators +
         ") and has no watermark, and no batch removed a "

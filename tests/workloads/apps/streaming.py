@@ -1,5 +1,6 @@
 """Structured Streaming workloads: a query that falls behind, batches longer than their trigger,
-state that grows without a watermark, per-batch overhead on tiny batches, and a healthy control.
+state that grows without a watermark, per-batch overhead on tiny batches, a slow sink commit,
+and a healthy control (a hot key in a stateful operator: apps/jvm/.../StreamingJvm.java).
 
 spark-submit streaming.py WORKLOAD SCRATCH_DIR (see tests/workloads/manifest.json).
 
@@ -20,9 +21,10 @@ from common import job, main
 RUN_S = 25
 # falling_behind: its batches grow by the busy share (about 1.6 here) each, from the first with
 # rows (its Python workers start: 7-9 s on 2 busy cores), so the batches end at about 3, 11, 25,
-# 48, 83 and 138 s; the one running at the stop is cancelled and logs no progress, and the rules
-# read the batches after the first, at least four of them. 120 s keep five batches even when
-# the first ones start slower (90 s kept exactly five).
+# 48, 83 and 138 s; the one running at the stop is cancelled and logs no progress. falling-behind
+# judges the batches after the first, at least three of them (backlog and lag growing in each):
+# the fourth batch ends by ~50 s in both recorded runs, so a host 2.4 times slower still shows the
+# pattern within 120 s (the other rules read at least four batches after the first: ~85 s).
 FALLING_BEHIND_RUN_S = 120
 # batch_over_trigger: QUICK_BATCHES on the trigger's schedule, then about eight slow ones.
 OVER_TRIGGER_RUN_S = 75
@@ -130,6 +132,32 @@ def tiny_batches_many_partitions(spark, scratch):
               run_s=TINY_BATCHES_RUN_S)
 
 
+# slow_sink_commit: the sink's commit on the driver, after the batch's job, takes SINK_COMMIT_S
+# (a table format's commit or a catalog update against a slow service), on a 3 s trigger. Its
+# first two batches take 7-10 s on 2 busy cores (executors and Python workers starting): 25 s held
+# five batches, the least the rules read; 45 s hold about a dozen.
+SINK_COMMIT_S = 2
+SLOW_SINK_RUN_S = 45
+
+
+def slow_sink_commit(spark, scratch):
+    """200 rows/s every 3 s written by foreachBatch: the batch's job counts its rows, then the
+    function commits on the driver for SINK_COMMIT_S (a wait, not CPU). Batches take ~2.5 s, most
+    of it in addBatch outside the batch's job; the query keeps up."""
+
+    def write_and_commit(batch, batch_id):
+        batch.count()
+        time.sleep(SINK_COMMIT_S)
+
+    job(spark, None)
+    query = (rate(spark, 200, 2).writeStream.queryName("slow_sink_commit")
+             .foreachBatch(write_and_commit).trigger(processingTime="3 seconds")
+             .option("checkpointLocation", os.path.join(scratch, "checkpoint-slow-sink"))
+             .start())
+    query.awaitTermination(SLOW_SINK_RUN_S)
+    query.stop()
+
+
 def healthy_stream(spark, scratch):
     """The control: 200 rows/s filtered and projected (stateless) every 2 s on 2 partitions."""
     frame = (rate(spark, 200, 2).where(F.col("value") % 3 == 0)
@@ -138,7 +166,8 @@ def healthy_stream(spark, scratch):
 
 
 WORKLOADS = {f.__name__: f for f in (falling_behind, batch_over_trigger, state_growth,
-                                     tiny_batches_many_partitions, healthy_stream)}
+                                     tiny_batches_many_partitions, slow_sink_commit,
+                                     healthy_stream)}
 
 if __name__ == "__main__":
     main(WORKLOADS)
