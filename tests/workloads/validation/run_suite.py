@@ -54,6 +54,8 @@ def settings(workload):
             "problem": variant.get("change", "the base setting"),
             "cluster": cluster, "conf": conf, "action": None,
             "profile": bool(workload.get("profile")) and variant["name"] == "base",
+            # The PySpark driver program under sparkprof-python (its own samples and run delay).
+            "python_driver": bool(workload.get("python_driver")),
             "timeout_s": workload.get("timeout_s", 300)}))
     return out
 
