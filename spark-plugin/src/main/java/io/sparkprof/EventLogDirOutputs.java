@@ -153,7 +153,7 @@ final class EventLogDirOutputs {
         return outcome;
       }
       FileSystem fs = fileSystem(target, conf);
-      fs.mkdirs(target);
+      if (!fs.mkdirs(target)) throw new IOException("cannot create " + target);
       File reportJson = null;
       long budget = maxBytes;
       for (File file : chosen) {

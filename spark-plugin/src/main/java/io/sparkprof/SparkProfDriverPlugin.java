@@ -136,7 +136,7 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
   private void planBesideEventLog(SparkContext sc) {
     try {
       boolean eventLog = sc.conf().getBoolean("spark.eventLog.enabled", false);
-      if (!config.storesBesideEventLog(eventLog)) return;
+      if (!config.storesBesideEventLog(eventLog) || config.besideEventLogMaxBytes() <= 0) return;
       context = sc;
       hadoopConf = sc.hadoopConfiguration();
       eventLogDir = sc.conf().get("spark.eventLog.dir", "/tmp/spark-events");
