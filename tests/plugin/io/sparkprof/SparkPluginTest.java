@@ -576,7 +576,8 @@ public final class SparkPluginTest {
             .equals("app-20260101120000-0001.sparkprof")
         && EventLogDirOutputs.folderName("application_1_0002", "1")
             .equals("application_1_0002_1.sparkprof")
-        && EventLogDirOutputs.folderName("Local-1.2 x:y/z", null).equals("local-1_2-x-y-z.sparkprof"),
+        && EventLogDirOutputs.folderName("Local-1.2 x:y/z", null)
+            .equals("local-1_2-x-y-z.sparkprof"),
         "folder names follow Spark's event-log names (lower case, [ :/] as -, [.] as _)");
     check(EventLogDirOutputs.resolveDirectory("/tmp/events/").toString().equals("file:/tmp/events")
         && EventLogDirOutputs.resolveDirectory("hdfs://nn:8020/logs").toString()
@@ -675,7 +676,8 @@ public final class SparkPluginTest {
         "flame graphs and reports stored as they are");
 
     // Stored again (a second store over the first): replaced, nothing left over.
-    Files.write(local.resolve("report.txt"), "the second report.txt".getBytes(StandardCharsets.UTF_8));
+    Files.write(local.resolve("report.txt"),
+        "the second report.txt".getBytes(StandardCharsets.UTF_8));
     EventLogDirOutputs.Outcome again =
         EventLogDirOutputs.store(local.toFile(), target, hadoop, 512L << 20);
     check(again.failure == null && tree(events).equals(files)
@@ -707,11 +709,13 @@ public final class SparkPluginTest {
     check(small.failure == null && small.leftOut.size() == 3 && Files.isRegularFile(
             boundedDir.resolve("report.json"))
         && Files.isRegularFile(boundedDir.resolve("profile.sparkprof.zstd"))
-        && list(boundedDir, "stage-*").isEmpty() && small.bytes <= reports + compressed.length + 1000,
+        && list(boundedDir, "stage-*").isEmpty()
+        && small.bytes <= reports + compressed.length + 1000,
         "past the size bound the flame graphs stay local, the reports and profile are stored ("
             + small + ")");
     // A bound the compressed profile passes while it is written: left out, nothing half-written.
-    org.apache.hadoop.fs.Path tight = EventLogDirOutputs.folder(events.toString(), "app-tight", null);
+    org.apache.hadoop.fs.Path tight =
+        EventLogDirOutputs.folder(events.toString(), "app-tight", null);
     EventLogDirOutputs.Outcome tiny =
         EventLogDirOutputs.store(local.toFile(), tight, hadoop, reports + 100);
     check(tiny.failure == null && tiny.leftOut.contains("profile.sparkprof")

@@ -192,7 +192,8 @@ final class EventLogDirOutputs {
     Matcher matcher = FLAME_GRAPH.matcher(name);
     if (!matcher.matches()) return Long.MAX_VALUE;
     try {
-      return Long.parseLong(matcher.group(1)) * 1000 + Math.min(999, Long.parseLong(matcher.group(2)));
+      long attempt = Math.min(999, Long.parseLong(matcher.group(2)));
+      return Long.parseLong(matcher.group(1)) * 1000 + attempt;
     } catch (NumberFormatException e) {
       return Long.MAX_VALUE;
     }

@@ -83,7 +83,8 @@ final class HistoryUiSource implements SparkProfUi.Source {
     Path path = new Path(directory, name);
     FileStatus status = fileStatus(fs, path);
     if (status == null || status.getLen() > maxBytes) return null;
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream((int) Math.min(status.getLen(), 1 << 20));
+    ByteArrayOutputStream bytes =
+        new ByteArrayOutputStream((int) Math.min(status.getLen(), 1 << 20));
     try (InputStream in = fs.open(path)) {
       byte[] buffer = new byte[1 << 16];
       for (int n; (n = in.read(buffer)) > 0; ) {
