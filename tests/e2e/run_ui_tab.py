@@ -308,6 +308,14 @@ def main():
             if os.path.isfile(report_path):
                 with open(report_path) as f:
                     analyzed = json.load(f)
+            stage = sorted(int(f.split("-")[1]) for f in stored_files if f.startswith("stage-"))[-1]
+            flame = subprocess.run(
+                [options.sparkprof, "flamegraph", profile_zstd, "--stage", str(stage),
+                 "--format", "collapsed", "-o", "-"], capture_output=True, text=True, timeout=120)
+            check(flame.returncode == 0 and flame.stdout.strip(),
+                  f"sparkprof flamegraph reads the stored profile.sparkprof.zstd: stage {stage}, "
+                  f"{len(flame.stdout.splitlines())} stacks (exit {flame.returncode}) "
+                  f"{flame.stderr.strip()[:300]}")
             check(result.returncode in (0, 1) and (analyzed.get("profile") or {}).get("available"),
                   "sparkprof analyze LOG --profile EVENTLOGDIR reads the stored profile (exit "
                   f"{result.returncode}, {(analyzed.get('profile') or {}).get('reason')}) "
