@@ -441,7 +441,11 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
       ApplicationTrace export = trace;
       if (export != null) export.abandon();
     }
-    storeBesideEventLog(paths);  // what was written (flame graphs and profile without a report)
+    try {
+      storeBesideEventLog(paths);  // what was written (flame graphs and profile without a report)
+    } catch (RuntimeException | LinkageError e) {
+      Log.warn("outputs not stored beside the event log: " + e);
+    }
   }
 
   /**
@@ -478,7 +482,7 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
           + config.besideEventLogTimeoutMs() + " ms (" + SparkProfConfig.BESIDE_EVENT_LOG_TIMEOUT
           + "); they stay in " + from);
     } else if (outcome.failure != null) {
-      Log.warn("outputs not stored beside the event log in " + target + " (" + outcome.failure
+      Log.warn("outputs not stored beside the event log in " + target + " (" + outcome
           + "); they stay in " + from);
     } else {
       Log.info("outputs stored beside the event log in " + target + " in " + tookMs + " ms: "
