@@ -238,9 +238,10 @@ void RegisterFlamegraphCommand(CLI::App& app, int& exit_code) {
       "flamegraph",
       "Render a profile (*.sparkprof or collapsed stacks) as an interactive HTML flame graph, a "
       "diff, or collapsed/speedscope exports");
-  command->add_option("input", args->input,
-                      "Profile file (*.sparkprof, or compressed as the driver stores it beside "
-                      "the event log: profile.sparkprof.zstd) or collapsed stacks")
+  command
+      ->add_option("input", args->input,
+                   "Profile file (*.sparkprof, or compressed as the driver stores it beside "
+                   "the event log: profile.sparkprof.zstd) or collapsed stacks")
       ->required();
   command->add_option("-o,--output", args->output,
                       "Output file; '-' for stdout (default: INPUT's name with .html, "
