@@ -8,7 +8,12 @@
 #include <string>
 #include <utility>
 
+#if defined(SPARKPROF_HAVE_ANALYZE)
+#include "analyzer/codec/codec.h"
+#include "analyzer/report/analysis.h"
+#endif
 #include "cli/commands.h"
+#include "common/input_stream.h"
 #include "flamegraph/collapsed_writer.h"
 #include "flamegraph/diff.h"
 #include "flamegraph/html_renderer.h"
@@ -76,6 +81,47 @@ std::string DefaultOutputPath(const std::string& input, const std::string& forma
   return stem + ".html";
 }
 
+// A profile kept compressed as event logs are (the driver stores profile.sparkprof.zstd beside
+// the event log) is decoded into memory first, bounded by max_file_bytes; any other file is read
+// as it is.
+Result<fg::LoadedProfile> LoadProfile(const std::string& path, const fg::LoadOptions& options) {
+#if defined(SPARKPROF_HAVE_ANALYZE)
+  SPARKPROF_ASSIGN_OR_RETURN(std::unique_ptr<InputStream> file, OpenFileInputStream(path));
+  std::string head(codec::kSniffBytes, '\0');
+  size_t head_bytes = 0;
+  while (head_bytes < head.size()) {
+    SPARKPROF_ASSIGN_OR_RETURN(size_t got,
+                               file->Read(head.data() + head_bytes, head.size() - head_bytes));
+    if (got == 0) break;
+    head_bytes += got;
+  }
+  head.resize(head_bytes);
+  const codec::Format format = codec::DetectFormat(head, path);
+  const bool compressed = format == codec::Format::kZstd || format == codec::Format::kGzip ||
+                          format == codec::Format::kLz4Block ||
+                          format == codec::Format::kSnappyJava || format == codec::Format::kLzf;
+  if (compressed) {
+    SPARKPROF_ASSIGN_OR_RETURN(std::unique_ptr<InputStream> whole, OpenFileInputStream(path));
+    SPARKPROF_ASSIGN_OR_RETURN(
+        std::unique_ptr<InputStream> decoded,
+        report::DecodeProfileFile(std::move(whole), path, options.max_file_bytes));
+    std::string bytes;
+    std::string buffer(size_t{1} << 20, '\0');
+    while (true) {
+      SPARKPROF_ASSIGN_OR_RETURN(size_t got, decoded->Read(buffer.data(), buffer.size()));
+      if (got == 0) break;
+      if (got > options.max_file_bytes - bytes.size()) {
+        return TooLarge(path + ": decompresses to more than the limit of " +
+                        std::to_string(options.max_file_bytes) + " bytes");
+      }
+      bytes.append(buffer.data(), got);
+    }
+    return fg::LoadProfileFromBytes(bytes, path, options);
+  }
+#endif
+  return fg::LoadProfileFromFile(path, options);
+}
+
 int RunFlamegraph(const FlamegraphArgs& args) {
   fg::LoadOptions load_options;
   load_options.stage_id = args.stage;
@@ -117,7 +163,7 @@ int RunFlamegraph(const FlamegraphArgs& args) {
   auto exit_code_for = [](const Status& status) {
     return status.code() == StatusCode::kInvalidArgument ? kExitUsage : kExitNothingAnalysable;
   };
-  Result<fg::LoadedProfile> before = fg::LoadProfileFromFile(args.input, load_options);
+  Result<fg::LoadedProfile> before = LoadProfile(args.input, load_options);
   if (!before.ok()) {
     PrintMessage(kProgram, before.status().message());
     return exit_code_for(before.status());
@@ -127,7 +173,7 @@ int RunFlamegraph(const FlamegraphArgs& args) {
   // With --diff the input is the "before" profile and OTHER is drawn ("after").
   std::optional<fg::LoadedProfile> after;
   if (!args.diff.empty()) {
-    Result<fg::LoadedProfile> loaded = fg::LoadProfileFromFile(args.diff, load_options);
+    Result<fg::LoadedProfile> loaded = LoadProfile(args.diff, load_options);
     if (!loaded.ok()) {
       PrintMessage(kProgram, loaded.status().message());
       return exit_code_for(loaded.status());
@@ -192,7 +238,10 @@ void RegisterFlamegraphCommand(CLI::App& app, int& exit_code) {
       "flamegraph",
       "Render a profile (*.sparkprof or collapsed stacks) as an interactive HTML flame graph, a "
       "diff, or collapsed/speedscope exports");
-  command->add_option("input", args->input, "Profile file (*.sparkprof) or collapsed stacks")
+  command
+      ->add_option("input", args->input,
+                   "Profile file (*.sparkprof, or compressed as the driver stores it beside "
+                   "the event log: profile.sparkprof.zstd) or collapsed stacks")
       ->required();
   command->add_option("-o,--output", args->output,
                       "Output file; '-' for stdout (default: INPUT's name with .html, "

@@ -890,14 +890,30 @@ std::string ApplicationDirectoryName(const std::string& application_id) {
   return name;
 }
 
+std::string EventLogDirFolderName(const std::string& application_id) {
+  std::string name = application_id.empty() ? std::string("unknown-application") : application_id;
+  for (char& c : name) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c == ' ' || c == ':' || c == '/') {
+      c = '-';
+    } else if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_')) {
+      c = '_';  // Spark's [.${}'"] and anything else outside [a-z0-9._-] (its '.' included)
+    }
+  }
+  return name + ".sparkprof";
+}
+
 std::string FindProfileFor(const std::string& path, const std::string& application_id) {
   std::error_code error;
   const std::filesystem::path root(path);
   if (std::filesystem::is_regular_file(root, error)) return path;
   if (!std::filesystem::is_directory(root, error)) return "";
   const std::string name = ApplicationDirectoryName(application_id);
+  const std::filesystem::path stored = root / EventLogDirFolderName(application_id);
   for (const std::filesystem::path& candidate :
-       {root / name / "profile.sparkprof", root / "profile.sparkprof"}) {
+       {root / name / "profile.sparkprof", root / "profile.sparkprof",
+        root / "profile.sparkprof.zstd", root / "profile.sparkprof.gz",
+        stored / "profile.sparkprof.zstd", stored / "profile.sparkprof.gz"}) {
     if (std::filesystem::is_regular_file(candidate, error)) return candidate.string();
   }
   return "";

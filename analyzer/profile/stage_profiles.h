@@ -289,9 +289,17 @@ std::string ApplicationDirectoryName(const std::string& application_id);
 // profile is complete. LoadApplicationProfile names it in `problems`.
 inline constexpr std::string_view kInProgressMarkerSuffix = ".inprogress";
 
+// The folder the driver stores an application's outputs in beside its event log
+// (spark-plugin's EventLogDirOutputs): Spark's name for the application's event log (id lower-
+// cased, [ :/] as '-', [.${}'"] as '_', anything else outside [a-z0-9._-] as '_') + ".sparkprof".
+std::string EventLogDirFolderName(const std::string& application_id);
+
 // Where `--profile PATH` finds an application's profile: PATH itself when it is a file; in a
-// directory, <PATH>/<application id>/profile.sparkprof (the driver's layout, its id made
-// file-name safe as the driver does), else <PATH>/profile.sparkprof. "" when none exists.
+// directory, <PATH>/<application id>/profile.sparkprof (the driver's local layout, its id made
+// file-name safe as the driver does), else <PATH>/profile.sparkprof, else the compressed copy
+// the driver stores beside the event log: <PATH>/profile.sparkprof.zstd (.gz) (PATH is the
+// application's folder there) or <PATH>/<EventLogDirFolderName>/profile.sparkprof.zstd (.gz)
+// (PATH is spark.eventLog.dir). "" when none exists.
 std::string FindProfileFor(const std::string& path, const std::string& application_id);
 
 }  // namespace sparkprof::profile

@@ -363,5 +363,24 @@ TEST(StageProfilesTest, FindsTheDriversLayout) {
   std::filesystem::remove_all(dir);
 }
 
+// The compressed copy the driver stores beside the event log (EventLogDirOutputs): found from
+// spark.eventLog.dir (the application's folder by Spark's log name) or from the folder itself.
+TEST(StageProfilesTest, FindsTheCopyBesideTheEventLog) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("sparkprof-beside-log-test-" + std::to_string(getpid()));
+  EXPECT_EQ(EventLogDirFolderName("app-20260101-0001"), "app-20260101-0001.sparkprof");
+  EXPECT_EQ(EventLogDirFolderName("Local-1.2 x:y/z"), "local-1_2-x-y-z.sparkprof");
+  const std::filesystem::path folder = dir / "app-20260101-0001.sparkprof";
+  std::filesystem::create_directories(folder);
+  std::ofstream(dir / "app-20260101-0001") << "{}";  // the event log beside it
+  std::ofstream(folder / "profile.sparkprof.zstd") << "x";
+  EXPECT_EQ(FindProfileFor(dir.string(), "app-20260101-0001"),
+            (folder / "profile.sparkprof.zstd").string());
+  EXPECT_EQ(FindProfileFor(folder.string(), "app-20260101-0001"),
+            (folder / "profile.sparkprof.zstd").string());
+  EXPECT_EQ(FindProfileFor(dir.string(), "app-other"), "");
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace sparkprof::profile

@@ -19,7 +19,9 @@ void AttachProfile(Analysis& analysis, const std::string& profile_path,
     analysis.profile_error = profile_path + ": no profile.sparkprof for application '" +
                              analysis.model.app_id + "' (looked for the file itself, <dir>/" +
                              profile::ApplicationDirectoryName(analysis.model.app_id) +
-                             "/profile.sparkprof and <dir>/profile.sparkprof)";
+                             "/profile.sparkprof, <dir>/profile.sparkprof, <dir>/" +
+                             profile::EventLogDirFolderName(analysis.model.app_id) +
+                             "/profile.sparkprof.zstd and <dir>/profile.sparkprof.zstd)";
     return;
   }
   Result<profile::ApplicationProfile> loaded = profile::LoadApplicationProfile(file, options);

@@ -28,6 +28,11 @@ bool IsJunkName(std::string_view name) {
   return name.empty() || name.starts_with('.') || name == "__MACOSX" || name.ends_with(".crc");
 }
 
+bool IsSparkprofOutputsFolder(std::string_view folder_name) {
+  return folder_name.size() > kSparkprofOutputsSuffix.size() &&
+         folder_name.ends_with(kSparkprofOutputsSuffix);
+}
+
 bool HasInProgressSuffix(std::string_view name) { return name.ends_with(kInProgressSuffix); }
 
 std::string_view StripCodecExtension(std::string_view name) {

@@ -17,6 +17,12 @@ inline constexpr std::string_view kDatabricksCurrentPart = "eventlog";
 // checksum files: skipped silently wherever they appear below the path the user gave.
 bool IsJunkName(std::string_view name);
 
+// The folder sparkprof's driver stores an application's outputs in beside its event log
+// (`<app id>[_<attempt>].sparkprof`: reports, flame graphs, the profile; spark-plugin's
+// EventLogDirOutputs): not an event log, skipped silently as Spark's History Server skips it.
+inline constexpr std::string_view kSparkprofOutputsSuffix = ".sparkprof";
+bool IsSparkprofOutputsFolder(std::string_view folder_name);
+
 bool HasInProgressSuffix(std::string_view name);
 
 // Drops one trailing Spark codec extension (.lz4 .snappy .zstd .lzf .gz); `name` otherwise.

@@ -151,6 +151,7 @@ class Walker {
       WalkFile(file);
     }
     for (const auto& child : listing.folders) {
+      if (IsSparkprofOutputsFolder(child->name())) continue;  // sparkprof's, beside the log
       if (directory_depth + 1 > limits_.max_directory_depth) {
         Warn(child->display_name(), "skipped: more than " +
                                         std::to_string(limits_.max_directory_depth) +

@@ -695,6 +695,20 @@ TEST_F(LogSourceTest, DirectoryOfManyApplicationsSkipsJunk) {
   EXPECT_TRUE(result.warnings.empty()) << WarningsText(result);
 }
 
+// The folder sparkprof's driver stores beside the event log (reports, flame graphs, the
+// compressed profile) is not a log: a spark.eventLog.dir with it lists the log alone.
+TEST_F(LogSourceTest, SparkprofOutputsBesideTheLogAreSkipped) {
+  WriteFile(root_ / "app-20260101-0001", kLine);
+  WriteFile(root_ / "app-20260101-0001.sparkprof" / "report.json", "{\"schema\":1}");
+  WriteFile(root_ / "app-20260101-0001.sparkprof" / "report.txt", "report");
+  WriteFile(root_ / "app-20260101-0001.sparkprof" / "stage-0-attempt-0.html", "<html>");
+  WriteFile(root_ / "app-20260101-0001.sparkprof" / "profile.sparkprof.zstd", "zstd");
+  WriteFile(root_ / "app-20260101-0001.sparkprof" / ".report.json.1.tmp", "partial");
+  DiscoveryResult result = DiscoverOk(root_);
+  EXPECT_EQ(AppNames(result), (std::vector<std::string>{"app-20260101-0001"}));
+  EXPECT_TRUE(result.warnings.empty()) << WarningsText(result);
+}
+
 TEST_F(LogSourceTest, SymlinkLoopsAndDuplicatesAreVisitedOnce) {
   WriteFile(root_ / "a" / "local-1", kLine);
   fs::create_directory_symlink(root_, root_ / "a" / "loop");

@@ -126,6 +126,7 @@ endforeach()
 
 # The sparkprof tab in Spark's UI (tests/e2e/run_ui_tab.py, docs/spark-ui.md): the live tab behind
 # a reverse proxy (spark.ui.proxyBase) and the History Server's tab of the finished application,
+# read from the outputs the driver stored beside the event log (and `analyze --profile` of them),
 # each looked at in headless Chromium (tests/browser/spark_ui_tab.test.js; skipped without
 # Chromium or playwright-core, tests/browser/setup.sh). The 1,000-stage run (label nightly) is the
 # measurement docs/spark-ui.md quotes.
@@ -144,6 +145,7 @@ if(SPARKPROF_NODE)
           --python ${SPARKPROF_SPARK_ROOT}/${version}/venv/bin/python
           --plugin-jar ${SPARKPROF_PLUGIN_JAR}
           --node ${SPARKPROF_NODE}
+          --sparkprof $<TARGET_FILE:sparkprof>
           --tiny-stages ${stages}
           --work-dir ${CMAKE_CURRENT_BINARY_DIR}/e2e/ui-tab/${version}-${stages})
       set_tests_properties(${name} PROPERTIES

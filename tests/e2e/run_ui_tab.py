@@ -7,10 +7,16 @@ the looking, in headless Chromium):
    reverse proxy at /proxy/<name>/ with spark.ui.proxyBase set, as YARN's and Kubernetes'
    proxies serve it, and Spark 4.2's Content-Security-Policy on: the live tab is loaded through
    the proxy while heavy stages run;
-2. the application stops; a History Server (Spark's own class, the plugin jar on its classpath
-   through SPARK_DAEMON_CLASSPATH) over its event log shows the tab with the end's report and
-   the stage flame graphs; a copy of the event log under another application id, which has no
-   sparkprof outputs, shows the "no sparkprof profile" message.
+2. the application (no spark.sparkprof.outputDir: the default local working copy, and the
+   outputs stored beside the event log, <spark.eventLog.dir>/<appId>.sparkprof/) stops; the
+   stored folder holds the reports, the flame graphs and the zstd-compressed profile, which
+   `sparkprof analyze LOG --profile EVENTLOGDIR` reads; the driver's local working copy is moved
+   away, so a History Server (Spark's own class, the plugin jar on its classpath through
+   SPARK_DAEMON_CLASSPATH, no spark.sparkprof.history.outputDir) over the event-log directory
+   shows the tab with the end's report and the stage flame graphs from beside the log alone,
+   lists no other application for the folder and logs no error about it; a copy of the event
+   log under another application id, which has no sparkprof outputs, shows the "no sparkprof
+   profile" message.
 
 Prints ok/FAIL lines and the pages' render times. Exit codes: 0 passed, 1 a check failed, 77
 skipped (no Spark, java, node, Chromium or playwright-core).
@@ -94,7 +100,7 @@ def copy_log_as(event_logs, app_id, other_id):
     """The plain event log of app_id (a file, or Spark 4's rolling eventlog_v2_ directory) once
     more as other_id's: names and lines with the id replaced (checksum files left out)."""
     for name in os.listdir(event_logs):
-        if app_id not in name:
+        if app_id not in name or name.endswith(".sparkprof"):  # the log, not sparkprof's folder
             continue
         source = os.path.join(event_logs, name)
         target = os.path.join(event_logs, name.replace(app_id, other_id))
@@ -141,6 +147,7 @@ def main():
     parser.add_argument("--python", required=True)
     parser.add_argument("--plugin-jar", required=True)
     parser.add_argument("--node", required=True)
+    parser.add_argument("--sparkprof", help="the CLI: analyze --profile reads the stored folder")
     parser.add_argument("--work-dir", required=True)
     parser.add_argument("--tiny-stages", type=int, default=10)
     options = parser.parse_args()
@@ -177,7 +184,8 @@ def main():
         conf = {
             "spark.plugins": "io.sparkprof.SparkProfPlugin",
             "spark.jars": os.path.abspath(options.plugin_jar),  # what --jars sets
-            "spark.sparkprof.outputDir": outputs,
+            # No spark.sparkprof.outputDir: the default local working copy, and the outputs
+            # stored beside the event log (spark.sparkprof.besideEventLog=auto).
             "spark.sparkprof.prometheus.port": "0",
             "spark.sparkprof.flushInterval": "1s",
             "spark.eventLog.enabled": "true",
@@ -253,11 +261,65 @@ def main():
         code, _ = wait_driver(driver, 300)
         driver = None
         check(code == 0, f"the application finished (exit {code})")
-        app_dirs = [d for d in os.listdir(outputs) if os.path.isdir(os.path.join(outputs, d))]
-        check(len(app_dirs) == 1, f"one application directory in the outputs ({app_dirs})")
-        app_id = app_dirs[0]
-        check(os.path.isfile(os.path.join(outputs, app_id, "report.json")),
-              "the driver wrote report.json")
+        stored_dirs = [d for d in os.listdir(event_logs) if d.endswith(".sparkprof")]
+        check(len(stored_dirs) == 1,
+              f"one application folder beside the event log ({sorted(os.listdir(event_logs))})")
+        app_id = stored_dirs[0][:-len(".sparkprof")]
+        stored = os.path.join(event_logs, stored_dirs[0])
+        stored_files = sorted(os.listdir(stored))
+        print(f"beside the event log: {stored_files}, "
+              f"{sum(os.path.getsize(os.path.join(stored, f)) for f in stored_files)} bytes")
+        check({"report.json", "report.txt", "report.md", "report.html",
+               "profile.sparkprof.zstd"} <= set(stored_files)
+              and any(f.startswith("stage-") and f.endswith(".html") for f in stored_files)
+              and not any(f.startswith(".") for f in stored_files),
+              "the driver stored the reports, stage flame graphs and the compressed profile "
+              "beside the event log, no temporary file left")
+        # The local working copy (the driver's default outputDir) moves into the work dir: the
+        # History Server below has only the folder beside the log.
+        with open(driver_log, encoding="utf-8", errors="replace") as log:
+            driver_text = log.read()
+        check("outputs stored beside the event log in " in driver_text,
+              "the driver logged where it stored the outputs")
+        local_copy = None
+        for line in driver_text.splitlines():
+            if "report written: " in line:
+                local_copy = os.path.dirname(line.split("report written: ", 1)[1].split()[0])
+        check(local_copy is not None and os.path.isfile(os.path.join(local_copy, "report.json")),
+              f"the local working copy has the report ({local_copy})")
+        if local_copy is not None and os.path.isdir(local_copy):
+            shutil.move(local_copy, os.path.join(outputs, os.path.basename(local_copy)))
+        profile_zstd = os.path.join(stored, "profile.sparkprof.zstd")
+        with open(profile_zstd, "rb") as f:
+            check(f.read(4) == b"\x28\xb5\x2f\xfd", "the stored profile is a zstd frame")
+        local_profile = os.path.join(outputs, app_id, "profile.sparkprof")
+        if os.path.isfile(local_profile):
+            print(f"profile: {os.path.getsize(local_profile)} bytes locally, "
+                  f"{os.path.getsize(profile_zstd)} stored (zstd)")
+        if options.sparkprof:
+            logs = [n for n in os.listdir(event_logs)
+                    if app_id in n and not n.endswith(".sparkprof")]
+            report_path = os.path.join(work, "analyze-profile.json")
+            result = subprocess.run(
+                [options.sparkprof, "analyze", os.path.join(event_logs, logs[0]), "--profile",
+                 event_logs, "--format", "json", "-o", report_path],
+                capture_output=True, text=True, timeout=300)
+            analyzed = {}
+            if os.path.isfile(report_path):
+                with open(report_path) as f:
+                    analyzed = json.load(f)
+            stage = sorted(int(f.split("-")[1]) for f in stored_files if f.startswith("stage-"))[-1]
+            flame = subprocess.run(
+                [options.sparkprof, "flamegraph", profile_zstd, "--stage", str(stage),
+                 "--format", "collapsed", "-o", "-"], capture_output=True, text=True, timeout=120)
+            check(flame.returncode == 0 and flame.stdout.strip(),
+                  f"sparkprof flamegraph reads the stored profile.sparkprof.zstd: stage {stage}, "
+                  f"{len(flame.stdout.splitlines())} stacks (exit {flame.returncode}) "
+                  f"{flame.stderr.strip()[:300]}")
+            check(result.returncode in (0, 1) and (analyzed.get("profile") or {}).get("available"),
+                  "sparkprof analyze LOG --profile EVENTLOGDIR reads the stored profile (exit "
+                  f"{result.returncode}, {(analyzed.get('profile') or {}).get('reason')}) "
+                  f"{result.stderr.strip()[:300]}")
 
         # A second application in the History Server without sparkprof outputs: the same log
         # under another id.
@@ -281,16 +343,31 @@ def main():
             ids = {a["id"] for a in apps}
             return ids if {app_id, other_id} <= ids else None
 
-        wait_for("the History Server lists both applications", listed, 120, 0.5)
+        ids = wait_for("the History Server lists both applications", listed, 120, 0.5)
+        check(ids == {app_id, other_id},
+              f"the History Server lists the two applications only, none for the folder beside "
+              f"the log ({sorted(ids)})")
         code, output = browser(options.node, f"{base}/history/{app_id}/sparkprof/", "history",
                                os.path.join(screenshots, "history.png"))
         check(code == 0, "History Server tab in Chromium: report, stages, flame graphs")
         # The page shows the end's report: its findings, in its order, whatever this run's are.
-        with open(os.path.join(outputs, app_id, "report.json")) as f:
+        with open(os.path.join(stored, "report.json")) as f:
             expected = [finding["rule"] for finding in json.load(f)["findings"]]
         shown = shown_findings(output)
         check(shown == expected,
               f"the History Server tab shows the end's report's findings ({shown} against {expected})")
+        history_data = json.loads(http_get(f"{base}/history/{app_id}/sparkprof/data/", 30)[1])
+        check(history_data.get("directory") == stored and history_data.get("report"),
+              f"the History Server read them from beside the event log "
+              f"({history_data.get('directory')}, searched {history_data.get('searched')})")
+        history_log = "".join(read_tail(d.log_path, 10 ** 8) for d in cluster.daemons
+                              if "history" in d.name)
+        complaints = [line for line in history_log.splitlines()
+                      if ".sparkprof" in line and ("ERROR" in line or "WARN" in line
+                                                   or "Exception" in line)]
+        check(history_log and not complaints,
+              f"the History Server logged no error about the folder beside the log "
+              f"{complaints[:3]}")
         print(f"history page: {render_ms(output)} ms to the figures drawn (the History Server "
               f"loading the application first), {render_ms(output, 'reload_render_ms')} ms viewed "
               "again")

@@ -10,7 +10,9 @@ metrics port, submits the demo (demo/) exactly as docs/quickstart-spark.md's YAR
 the event log and the staging directory on HDFS), copies Spark's event log out of HDFS and starts
 a History Server over it. Then the checks of the standalone test (run_real_spark.py: Prometheus,
 flame graphs, the saved profile, the live report against `sparkprof analyze` of the event log)
-and the resource-wait finding's words for YARN. Prints "ok"/"FAIL" lines.
+and the resource-wait finding's words for YARN; with spark.sparkprof.besideEventLog=true the
+driver's outputs stored beside the event log on HDFS (<log name>.sparkprof/, the attempt id in
+cluster mode). Prints "ok"/"FAIL" lines.
 
 Exit codes: 0 passed, 1 a check failed, 77 skipped (no Spark home, java, javac, mvn or
 prometheus).
@@ -74,6 +76,8 @@ def run_on_yarn(cluster, yarn, args, files, work, metrics_port, mode):
     conf = {
         "spark.sparkprof.prometheus.port": str(metrics_port),
         "spark.sparkprof.outputDir": run.output_dir,
+        # With an explicit outputDir, only this stores the outputs beside the event log on HDFS.
+        "spark.sparkprof.besideEventLog": "true",
         "spark.eventLog.enabled": "true",
         "spark.eventLog.dir": yarn.default_fs + EVENT_LOG_DIR,
         "spark.driver.memory": DRIVER_MEMORY,
@@ -115,7 +119,7 @@ def run_on_yarn(cluster, yarn, args, files, work, metrics_port, mode):
         name = entry["pathSuffix"]
         # A file application_..., or (Spark 4's rolling default) a directory eventlog_v2_...
         if (run.app_id and name.replace("eventlog_v2_", "").startswith(run.app_id)
-                and not name.endswith(".inprogress")):
+                and not name.endswith(".inprogress") and not name.endswith(".sparkprof")):
             yarn.hdfs_get(f"{EVENT_LOG_DIR}/{name}", os.path.join(run.event_log_dir, name))
             run.event_log = os.path.join(run.event_log_dir, name)
     if mode == "cluster" and run.app_id:
@@ -169,6 +173,28 @@ def check_run(run, facts, yarn, mode):
     check_demo_ran(facts, EXECUTORS, EXECUTOR_CORES)
     wait_ms = facts.first_executor_ms - facts.start_ms
     check(wait_ms > 0, f"the application waited {wait_ms} ms for its first executor container")
+
+
+def check_beside_event_log(run, yarn):
+    """The driver stored its outputs beside the event log on HDFS (Hadoop's FileSystem):
+    <eventLog.dir>/<the log's name>.sparkprof/ (cluster mode: with the attempt id, as the log)."""
+    log_name = os.path.basename(run.event_log).replace("eventlog_v2_", "").split(".")[0]
+    entries = {e["pathSuffix"]: e for e in yarn.hdfs_list(EVENT_LOG_DIR)}
+    folder = log_name + ".sparkprof"
+    if not check(folder in entries and entries[folder]["type"] == "DIRECTORY",
+                 f"the driver stored its outputs beside the event log on HDFS: {folder} "
+                 f"({sorted(entries)})"):
+        return
+    files = {e["pathSuffix"]: e["length"] for e in yarn.hdfs_list(f"{EVENT_LOG_DIR}/{folder}")}
+    print(f"beside the event log on HDFS: {sorted(files)}, {sum(files.values())} bytes")
+    check({"report.json", "report.txt", "report.md", "report.html",
+           "profile.sparkprof.zstd"} <= set(files)
+          and any(f.startswith("stage-") and f.endswith(".html") for f in files)
+          and not any(f.startswith(".") for f in files),
+          "on HDFS: the reports, stage flame graphs and the compressed profile, no temporary file")
+    driver_log = read_tail(run.driver_log, 50_000_000)
+    check("outputs stored beside the event log in hdfs://" in driver_log,
+          "the driver logged the store on HDFS")
 
 
 # Words of the standalone, local and Kubernetes variants of the resource-wait finding
@@ -254,6 +280,7 @@ def main():
         check_profile(run, facts, args)
         check_report(run, facts, args)
         check_resource_wait(run, facts)
+        check_beside_event_log(run, yarn)
     except (RuntimeError, OSError, ValueError, KeyError, IndexError, TypeError) as e:
         check(False, f"the run broke off: {type(e).__name__}: {e}")
         if run is not None:

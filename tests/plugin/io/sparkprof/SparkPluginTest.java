@@ -49,6 +49,11 @@ import org.apache.spark.sql.SparkSession;
  *   <li>{@code disabled WORKDIR}: spark.sparkprof.enabled=false leaves no trace.
  *   <li>{@code compat}: the members SparkCompat resolves by reflection exist on this Spark.
  *   <li>{@code config}: SparkProfConfig parsing.
+ *   <li>{@code beside-event-log WORKDIR}: EventLogDirOutputs through this Spark's Hadoop: the
+ *       folder's name and place, every file stored atomically (no temporary or checksum file
+ *       left, the profile zstd-compressed and whole), the size bound, a second store over the
+ *       first, failures (a parent that is a file, a scheme without a file system) as a value,
+ *       and the History Server's reading of the folder (HistoryUiSource).
  * </ul>
  * Prints "ok"/"FAIL" per check and PASS at the end.
  */
@@ -557,6 +562,182 @@ public final class SparkPluginTest {
         "a failed export is not delivered");
   }
 
+  /** Every file under {@code root}, as paths relative to it ("a/b"), sorted. */
+  static List<String> tree(Path root) throws IOException {
+    try (Stream<Path> files = Files.walk(root)) {
+      return files.filter(Files::isRegularFile).map(p -> root.relativize(p).toString())
+          .sorted().collect(Collectors.toList());
+    }
+  }
+
+  static void besideEventLogChecks(Path work) throws Exception {
+    // Where: Spark's name for the application's event log, plus .sparkprof.
+    check(EventLogDirOutputs.folderName("app-20260101120000-0001", null)
+            .equals("app-20260101120000-0001.sparkprof")
+        && EventLogDirOutputs.folderName("application_1_0002", "1")
+            .equals("application_1_0002_1.sparkprof")
+        && EventLogDirOutputs.folderName("Local-1.2 x:y/z", null)
+            .equals("local-1_2-x-y-z.sparkprof"),
+        "folder names follow Spark's event-log names (lower case, [ :/] as -, [.] as _)");
+    check(EventLogDirOutputs.resolveDirectory("/tmp/events/").toString().equals("file:/tmp/events")
+        && EventLogDirOutputs.resolveDirectory("hdfs://nn:8020/logs").toString()
+            .equals("hdfs://nn:8020/logs")
+        && EventLogDirOutputs.resolveDirectory("s3a://bucket/logs/").toString()
+            .equals("s3a://bucket/logs")
+        && EventLogDirOutputs.resolveDirectory(" ") == null,
+        "spark.eventLog.dir resolved as Spark does (a bare path is local, a URI as it is)");
+
+    // When: auto (the default) stores beside the log when outputDir is not set.
+    Map<String, String> values = new HashMap<>();
+    check(SparkProfConfig.from(values::get).storesBesideEventLog(true)
+        && !SparkProfConfig.from(values::get).storesBesideEventLog(false),
+        "auto, no outputDir: beside the event log when Spark writes one");
+    values.put(SparkProfConfig.OUTPUT_DIR, "/data/sparkprof");
+    check(!SparkProfConfig.from(values::get).storesBesideEventLog(true),
+        "an explicit outputDir overrides: nothing beside the log");
+    values.put(SparkProfConfig.BESIDE_EVENT_LOG, "true");
+    check(SparkProfConfig.from(values::get).storesBesideEventLog(true),
+        "besideEventLog=true with an explicit outputDir: beside the log too");
+    values.remove(SparkProfConfig.OUTPUT_DIR);
+    values.put(SparkProfConfig.BESIDE_EVENT_LOG, "false");
+    check(!SparkProfConfig.from(values::get).storesBesideEventLog(true),
+        "besideEventLog=false: never");
+    values.put(SparkProfConfig.BESIDE_EVENT_LOG, "sometimes");
+    values.put(SparkProfConfig.BESIDE_EVENT_LOG_MAX_BYTES, "64m");
+    SparkProfConfig bad = SparkProfConfig.from(values::get);
+    check(bad.besideEventLog().equals("auto") && bad.problems().contains("sometimes")
+        && bad.besideEventLogMaxBytes() == 64L << 20 && bad.besideEventLogTimeoutMs() == 120_000,
+        "a bad besideEventLog value is reported and auto used; maxBytes in Spark's size syntax");
+
+    // A driver's outputs: reports, flame graphs, a profile (repetitive, as real ones are).
+    Path local = work.resolve("local").resolve("app-20260101120000-0001");
+    Files.createDirectories(local);
+    Files.write(local.resolve("report.json"), "{\"schema\":\"sparkprof.report/v1\",\"findings\":[]}"
+        .getBytes(StandardCharsets.UTF_8));
+    for (String name : new String[] {"report.txt", "report.md", "report.html"}) {
+      Files.write(local.resolve(name), ("the " + name).getBytes(StandardCharsets.UTF_8));
+    }
+    byte[] flameGraph = new byte[20_000];
+    Arrays.fill(flameGraph, (byte) 'f');
+    for (String stage : new String[] {"10", "2", "0"}) {
+      Files.write(local.resolve("stage-" + stage + "-attempt-0.html"), flameGraph);
+    }
+    ByteArrayOutputStream profileBytes = new ByteArrayOutputStream();
+    for (int i = 0; i < 50_000; i++) {
+      profileBytes.write(("frame org.apache.spark.Task.run " + (i % 97) + "\n")
+          .getBytes(StandardCharsets.UTF_8));
+    }
+    byte[] profile = profileBytes.toByteArray();
+    Files.write(local.resolve("profile.sparkprof"), profile);
+    Files.write(local.resolve("profile.sparkprof.inprogress"), new byte[0]);
+    Files.write(local.resolve("unrelated.tmp"), new byte[] {1});
+
+    org.apache.hadoop.conf.Configuration hadoop = new org.apache.hadoop.conf.Configuration();
+    Path events = work.resolve("events");
+    Files.createDirectories(events);
+    org.apache.hadoop.fs.Path target =
+        EventLogDirOutputs.folder("file://" + events, "app-20260101120000-0001", null);
+    long started = System.nanoTime();
+    EventLogDirOutputs.Outcome outcome =
+        EventLogDirOutputs.store(local.toFile(), target, hadoop, 512L << 20);
+    long tookMs = (System.nanoTime() - started) / 1_000_000;
+    Path stored = events.resolve("app-20260101120000-0001.sparkprof");
+    List<String> files = tree(events);
+    check(outcome.failure == null && files.equals(Arrays.asList(
+        "app-20260101120000-0001.sparkprof/profile.sparkprof.zstd",
+        "app-20260101120000-0001.sparkprof/report.html",
+        "app-20260101120000-0001.sparkprof/report.json",
+        "app-20260101120000-0001.sparkprof/report.md",
+        "app-20260101120000-0001.sparkprof/report.txt",
+        "app-20260101120000-0001.sparkprof/stage-0-attempt-0.html",
+        "app-20260101120000-0001.sparkprof/stage-10-attempt-0.html",
+        "app-20260101120000-0001.sparkprof/stage-2-attempt-0.html")),
+        "stored: the reports, flame graphs and the compressed profile; no temporary, checksum "
+            + "or in-progress file (" + outcome + ": " + files + ")");
+    check(outcome.stored.get(outcome.stored.size() - 1).equals("report.json")
+        && outcome.stored.indexOf("stage-2-attempt-0.html")
+            < outcome.stored.indexOf("stage-10-attempt-0.html"),
+        "report.json last (the folder's completeness marker), flame graphs by stage: "
+            + outcome.stored);
+    byte[] compressed = Files.readAllBytes(stored.resolve("profile.sparkprof.zstd"));
+    byte[] restored;
+    try (InputStream in = new com.github.luben.zstd.ZstdInputStream(
+        new java.io.ByteArrayInputStream(compressed))) {
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
+      byte[] buffer = new byte[8192];
+      for (int n; (n = in.read(buffer)) > 0; ) out.write(buffer, 0, n);
+      restored = out.toByteArray();
+    }
+    check(Arrays.equals(restored, profile) && compressed.length * 10 < profile.length,
+        "the profile is stored zstd-compressed and whole (" + profile.length + " -> "
+            + compressed.length + " bytes, " + tookMs + " ms for the folder)");
+    check(Arrays.equals(Files.readAllBytes(stored.resolve("stage-10-attempt-0.html")), flameGraph)
+        && read(stored.resolve("report.txt")).equals("the report.txt"),
+        "flame graphs and reports stored as they are");
+
+    // Stored again (a second store over the first): replaced, nothing left over.
+    Files.write(local.resolve("report.txt"),
+        "the second report.txt".getBytes(StandardCharsets.UTF_8));
+    EventLogDirOutputs.Outcome again =
+        EventLogDirOutputs.store(local.toFile(), target, hadoop, 512L << 20);
+    check(again.failure == null && tree(events).equals(files)
+        && read(stored.resolve("report.txt")).equals("the second report.txt"),
+        "stored again: files replaced, no temporary file left (" + again + ")");
+
+    // The History Server's reading of the folder, through Hadoop's FileSystem.
+    HistoryUiSource source = new HistoryUiSource(EventLogDirOutputs.fileSystem(target, hadoop),
+        target, Collections.singletonList(target.toString()));
+    String data = source.dataJson();
+    check(HistoryUiSource.hasOutputs(EventLogDirOutputs.fileSystem(target, hadoop), target)
+        && data.contains("\"schema\":\"sparkprof.report/v1\"") && data.contains("\"stage_id\":10")
+        && data.contains("\"directory\":\"" + stored + "\""),
+        "HistoryUiSource serves the stored folder's report and stages: " + data);
+    String html = source.flameGraphHtml(2, 0);
+    check(html != null && html.length() == flameGraph.length && source.flameGraphHtml(3, 0) == null,
+        "HistoryUiSource serves a stored flame graph, none for a stage without one");
+
+    // The size bound: the reports and the profile fit, the flame graphs do not.
+    long reports = 0;
+    for (String name : new String[] {"report.json", "report.txt", "report.md", "report.html"}) {
+      reports += Files.size(local.resolve(name));
+    }
+    org.apache.hadoop.fs.Path bounded =
+        EventLogDirOutputs.folder(events.toString(), "app-bounded", "1");
+    EventLogDirOutputs.Outcome small = EventLogDirOutputs.store(local.toFile(), bounded, hadoop,
+        reports + compressed.length + 1000);
+    Path boundedDir = events.resolve("app-bounded_1.sparkprof");
+    check(small.failure == null && small.leftOut.size() == 3 && Files.isRegularFile(
+            boundedDir.resolve("report.json"))
+        && Files.isRegularFile(boundedDir.resolve("profile.sparkprof.zstd"))
+        && list(boundedDir, "stage-*").isEmpty()
+        && small.bytes <= reports + compressed.length + 1000,
+        "past the size bound the flame graphs stay local, the reports and profile are stored ("
+            + small + ")");
+    // A bound the compressed profile passes while it is written: left out, nothing half-written.
+    org.apache.hadoop.fs.Path tight =
+        EventLogDirOutputs.folder(events.toString(), "app-tight", null);
+    EventLogDirOutputs.Outcome tiny =
+        EventLogDirOutputs.store(local.toFile(), tight, hadoop, reports + 100);
+    check(tiny.failure == null && tiny.leftOut.contains("profile.sparkprof")
+        && tree(events.resolve("app-tight.sparkprof")).equals(Arrays.asList(
+            "report.html", "report.json", "report.md", "report.txt")),
+        "a profile that passes the bound while compressed is left out, no temporary file stays ("
+            + tiny + ")");
+
+    // Failures are values, never exceptions: a parent that is a file, a scheme without a file
+    // system.
+    Path blocker = work.resolve("blocker");
+    Files.write(blocker, new byte[] {1});
+    EventLogDirOutputs.Outcome blocked = EventLogDirOutputs.store(local.toFile(),
+        EventLogDirOutputs.folder(blocker.toString(), "app-x", null), hadoop, 512L << 20);
+    check(blocked.failure != null && blocked.stored.isEmpty(),
+        "an event-log dir that is a file: a failure, no exception (" + blocked.failure + ")");
+    EventLogDirOutputs.Outcome noScheme = EventLogDirOutputs.store(local.toFile(),
+        EventLogDirOutputs.folder("nosuchfs://bucket/logs", "app-x", null), hadoop, 512L << 20);
+    check(noScheme.failure != null && noScheme.failure.contains("nosuchfs"),
+        "a scheme without a file system: a failure, no exception (" + noScheme.failure + ")");
+  }
+
   public static void main(String[] args) throws Exception {
     String mode = args[0];
     System.out.println("Spark " + org.apache.spark.package$.MODULE$.SPARK_VERSION() + ", Scala "
@@ -569,6 +750,13 @@ public final class SparkPluginTest {
       case "compat":
         compatChecks();
         break;
+      case "beside-event-log": {
+        Path work = Paths.get(args[1]);
+        deleteTree(work);
+        Files.createDirectories(work);
+        besideEventLogChecks(work);
+        break;
+      }
       case "agent":
       case "plugin-only":
       case "disabled": {

@@ -1,18 +1,24 @@
 package io.sparkprof;
 
+import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
 
 /**
- * One finished application's sparkprof outputs for the History Server's tab: the directory the
- * driver wrote ({@code <spark.sparkprof.outputDir>/<appId>/}: report.json and {@code
- * stage-<id>-attempt-<n>.html}), read when a page asks. Without a directory the tab says that
+ * One finished application's sparkprof outputs for the History Server's tab: the folder the
+ * driver stored beside the event log ({@code <spark.eventLog.dir>/<appId>.sparkprof/}, any
+ * Hadoop file system) or its local directory ({@code <spark.sparkprof.outputDir>/<appId>/}):
+ * report.json and {@code stage-<id>-attempt-<n>.html}, read through Hadoop's FileSystem when a
+ * page asks. Without a directory the tab says that
  * this application has no sparkprof profile, and where it looked.
  */
 final class HistoryUiSource implements SparkProfUi.Source {
@@ -21,12 +27,72 @@ final class HistoryUiSource implements SparkProfUi.Source {
 
   private static final Pattern FLAME_GRAPH = Pattern.compile("stage-(\\d+)-attempt-(\\d+)\\.html");
 
-  private final File directory;  // null: no profile found
+  private final FileSystem fs;  // null: no profile found
+  private final Path directory;  // null: no profile found
   private final List<String> searched;
 
-  HistoryUiSource(File directory, List<String> searched) {
-    this.directory = directory;
+  HistoryUiSource(FileSystem fs, Path directory, List<String> searched) {
+    this.fs = directory == null ? null : fs;
+    this.directory = fs == null ? null : directory;
     this.searched = searched;
+  }
+
+  /** A local directory (the driver's working copy, or a shared mount), or null. */
+  HistoryUiSource(File directory, List<String> searched) {
+    this(directory == null ? null : localFileSystem(), directory == null ? null
+        : new Path(directory.getAbsoluteFile().toURI()), searched);
+  }
+
+  /** Hadoop's raw local file system (no checksum files), or null when Hadoop is missing. */
+  static FileSystem localFileSystem() {
+    try {
+      return FileSystem.getLocal(new Configuration()).getRaw();
+    } catch (IOException | RuntimeException | LinkageError e) {
+      return null;
+    }
+  }
+
+  /**
+   * Whether a folder holds the driver's outputs: report.json or a stage flame graph. False when
+   * it cannot be read.
+   */
+  static boolean hasOutputs(FileSystem fs, Path directory) {
+    try {
+      if (fileStatus(fs, new Path(directory, "report.json")) != null) return true;
+      for (FileStatus status : fs.listStatus(directory)) {
+        if (FLAME_GRAPH.matcher(status.getPath().getName()).matches()) return true;
+      }
+    } catch (IOException | RuntimeException e) {
+      // not there, or not readable: not this folder
+    }
+    return false;
+  }
+
+  /** The file's status, or null when it is not there or not a file. */
+  static FileStatus fileStatus(FileSystem fs, Path path) throws IOException {
+    try {
+      FileStatus status = fs.getFileStatus(path);
+      return status.isFile() ? status : null;
+    } catch (java.io.FileNotFoundException e) {
+      return null;
+    }
+  }
+
+  /** The file's bytes as UTF-8 text, or null when missing or larger than {@code maxBytes}. */
+  private String read(String name, long maxBytes) throws IOException {
+    Path path = new Path(directory, name);
+    FileStatus status = fileStatus(fs, path);
+    if (status == null || status.getLen() > maxBytes) return null;
+    ByteArrayOutputStream bytes =
+        new ByteArrayOutputStream((int) Math.min(status.getLen(), 1 << 20));
+    try (InputStream in = fs.open(path)) {
+      byte[] buffer = new byte[1 << 16];
+      for (int n; (n = in.read(buffer)) > 0; ) {
+        if (bytes.size() + n > maxBytes) return null;
+        bytes.write(buffer, 0, n);
+      }
+    }
+    return new String(bytes.toByteArray(), StandardCharsets.UTF_8);
   }
 
   @Override
@@ -43,33 +109,40 @@ final class HistoryUiSource implements SparkProfUi.Source {
     if (directory == null) {
       message = "no sparkprof profile for this application";
     } else {
-      File[] files = directory.listFiles();
-      boolean first = true;
-      if (files != null) {
-        for (File file : files) {
-          Matcher matcher = FLAME_GRAPH.matcher(file.getName());
-          if (!matcher.matches()) continue;
-          if (!first) json.append(',');
-          first = false;
-          json.append("{\"stage_id\":").append(matcher.group(1)).append(",\"attempt\":")
-              .append(matcher.group(2)).append('}');
-        }
+      FileStatus[] files;
+      try {
+        files = fs.listStatus(directory);
+      } catch (IOException | RuntimeException e) {
+        files = new FileStatus[0];
+        message = "cannot list " + directory + ": " + e.getMessage();
       }
-      File reportFile = new File(directory, "report.json");
-      if (reportFile.length() > MAX_REPORT_BYTES) {
-        message = "report.json is larger than " + MAX_REPORT_BYTES + " bytes; not shown";
-      } else if (reportFile.isFile()) {
-        try {
-          report = new String(Files.readAllBytes(reportFile.toPath()), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-          message = "cannot read " + reportFile + ": " + e.getMessage();
+      boolean first = true;
+      for (FileStatus file : files) {
+        Matcher matcher = FLAME_GRAPH.matcher(file.getPath().getName());
+        if (!matcher.matches()) continue;
+        if (!first) json.append(',');
+        first = false;
+        json.append("{\"stage_id\":").append(matcher.group(1)).append(",\"attempt\":")
+            .append(matcher.group(2)).append('}');
+      }
+      Path reportFile = new Path(directory, "report.json");
+      try {
+        FileStatus status = fileStatus(fs, reportFile);
+        if (status == null) {
+          if (message == null) {
+            message = "no report.json in " + directory + " (the driver writes it at the end)";
+          }
+        } else if (status.getLen() > MAX_REPORT_BYTES) {
+          message = "report.json is larger than " + MAX_REPORT_BYTES + " bytes; not shown";
+        } else {
+          report = read("report.json", MAX_REPORT_BYTES);
         }
-      } else {
-        message = "no report.json in " + directory + " (the driver writes it at the end)";
+      } catch (IOException | RuntimeException e) {
+        message = "cannot read " + reportFile + ": " + e.getMessage();
       }
     }
     json.append("],\"directory\":");
-    if (directory == null) json.append("null"); else appendString(json, directory.getPath());
+    if (directory == null) json.append("null"); else appendString(json, displayed(directory));
     if (message != null) {
       json.append(",\"message\":");
       appendString(json, message);
@@ -78,14 +151,18 @@ final class HistoryUiSource implements SparkProfUi.Source {
     return json.append('}').toString();
   }
 
+  /** A local folder as a plain path (as before), any other as its URI. */
+  static String displayed(Path path) {
+    java.net.URI uri = path.toUri();
+    return "file".equals(uri.getScheme()) ? uri.getPath() : path.toString();
+  }
+
   @Override
   public String flameGraphHtml(int stageId, int stageAttempt) {
     if (directory == null) return null;
-    File file = new File(directory, "stage-" + stageId + "-attempt-" + stageAttempt + ".html");
-    if (!file.isFile() || file.length() > MAX_REPORT_BYTES) return null;
     try {
-      return new String(Files.readAllBytes(file.toPath()), StandardCharsets.UTF_8);
-    } catch (IOException e) {
+      return read("stage-" + stageId + "-attempt-" + stageAttempt + ".html", MAX_REPORT_BYTES);
+    } catch (IOException | RuntimeException e) {
       return null;
     }
   }

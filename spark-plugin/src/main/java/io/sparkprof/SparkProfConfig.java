@@ -186,6 +186,33 @@ public final class SparkProfConfig {
   public static final String HISTORY_OUTPUT_DIR = "spark.sparkprof.history.outputDir";
 
   /**
+   * {@code auto}, {@code true} or {@code false}, default {@code auto}: whether the driver also
+   * stores the application's outputs (report.json/.txt/.md/.html, the stage flame graphs and the
+   * profile, zstd-compressed as {@code profile.sparkprof.zstd}) beside Spark's event log, in
+   * {@code <spark.eventLog.dir>/<appId>[_<attemptId>].sparkprof/}, through Hadoop's FileSystem
+   * (any scheme the driver's Hadoop configuration serves: file, hdfs, s3a, gs, abfs...), once, at
+   * the application's end. {@code auto}: when {@code spark.eventLog.enabled} is true and {@code
+   * spark.sparkprof.outputDir} is not set (an explicit output directory says where outputs go);
+   * {@code true}: whenever the event log is on; {@code false}: never. The local directory stays
+   * the working copy either way. See {@link EventLogDirOutputs} and docs/spark-ui.md.
+   */
+  public static final String BESIDE_EVENT_LOG = "spark.sparkprof.besideEventLog";
+
+  /**
+   * Size, default {@code 512m}: most bytes one application stores beside its event log. Files
+   * are taken in order (report.json, report.html, report.md, report.txt, the compressed profile,
+   * then the stage flame graphs by stage) while they fit; the rest stay local, named in one log
+   * line. {@code 0} stores nothing.
+   */
+  public static final String BESIDE_EVENT_LOG_MAX_BYTES = "spark.sparkprof.besideEventLog.maxBytes";
+
+  /**
+   * Duration, default {@code 2min}: longest the driver's shutdown waits for the copy beside the
+   * event log (an object store that does not answer costs at most this, and one log line).
+   */
+  public static final String BESIDE_EVENT_LOG_TIMEOUT = "spark.sparkprof.besideEventLog.timeout";
+
+  /**
    * URL, default unset ({@code OTEL_EXPORTER_OTLP_ENDPOINT}, else {@code http://localhost:4317}
    * for gRPC, {@code http://localhost:4318} for HTTP): the collector's OTLP endpoint. For HTTP,
    * {@code /v1/traces} is appended unless the URL ends with it.
@@ -274,6 +301,10 @@ public final class SparkProfConfig {
   private final long pythonIntervalMs;
   private final boolean otelEnabled;
   private final boolean uiEnabled;
+  private final String besideEventLog;
+  private final long besideEventLogMaxBytes;
+  private final long besideEventLogTimeoutMs;
+  private final boolean outputDirSet;
   private final String otelEndpoint;
   private final String otelProtocol;
   private final double otelSamplingRatio;
@@ -292,7 +323,13 @@ public final class SparkProfConfig {
     prometheusPort = (int) parseLong(lookup, PROMETHEUS_PORT, 9405, -1, 65535, -1,
         "-1 (no /metrics endpoint)");
     prometheusBindAddress = parseString(lookup, PROMETHEUS_BIND_ADDRESS, "127.0.0.1");
+    outputDirSet = trimmed(lookup, OUTPUT_DIR) != null;
     outputDir = parseString(lookup, OUTPUT_DIR, defaultOutputDir());
+    String beside = parseChoice(lookup, BESIDE_EVENT_LOG, "auto", "true", "false");
+    besideEventLog = beside.isEmpty() ? "auto" : beside;
+    besideEventLogMaxBytes = parseSizeBytes(lookup, BESIDE_EVENT_LOG_MAX_BYTES, 512L << 20);
+    besideEventLogTimeoutMs =
+        clamp(parseDurationMs(lookup, BESIDE_EVENT_LOG_TIMEOUT, 120_000), 1000, 3_600_000);
     driverSettings = readDriverSettings(lookup);
     libraryPath = parseString(lookup, LIBRARY_PATH, "");
     liveEventLog = parseString(lookup, LIVE_EVENT_LOG, "");
@@ -339,6 +376,25 @@ public final class SparkProfConfig {
   }
 
   public String outputDir() { return outputDir; }
+
+  /** Whether {@link #OUTPUT_DIR} was set (not the default). */
+  public boolean outputDirSet() { return outputDirSet; }
+
+  /** "auto", "true" or "false". */
+  public String besideEventLog() { return besideEventLog; }
+
+  public long besideEventLogMaxBytes() { return besideEventLogMaxBytes; }
+
+  public long besideEventLogTimeoutMs() { return besideEventLogTimeoutMs; }
+
+  /**
+   * Whether the outputs go beside the event log too, given whether Spark writes one: {@link
+   * #BESIDE_EVENT_LOG}'s rule.
+   */
+  public boolean storesBesideEventLog(boolean eventLogEnabled) {
+    if (!eventLogEnabled || besideEventLog.equals("false")) return false;
+    return besideEventLog.equals("true") || !outputDirSet;
+  }
 
   /** {@code /tmp/sparkprof-<user.name>}, the user name reduced to [A-Za-z0-9._-]. */
   static String defaultOutputDir() {
@@ -472,6 +528,15 @@ public final class SparkProfConfig {
     }
     problem(key, value, said);
     return invalid;
+  }
+
+  private long parseSizeBytes(Lookup lookup, String key, long fallbackBytes) {
+    String value = trimmed(lookup, key);
+    if (value == null) return fallbackBytes;
+    Long parsed = sparkSizeBytes(value);
+    if (parsed != null) return parsed;
+    problem(key, value, fallbackBytes + " bytes");
+    return fallbackBytes;
   }
 
   private long parseDurationMs(Lookup lookup, String key, long fallbackMs) {

@@ -52,6 +52,13 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
   /** Executors whose final marker arrived; also the lock of the end-of-application wait. */
   private final Set<String> finalBatches = new HashSet<>();
   private boolean applicationEnded;
+  /** Spark's event-log directory when the outputs are stored beside the log too, else null. */
+  private volatile String eventLogDir;
+  private volatile org.apache.hadoop.conf.Configuration hadoopConf;
+  private volatile SparkContext context;
+  /** The application's folder beside the event log, once its id is known. */
+  private volatile org.apache.hadoop.fs.Path besideEventLog;
+  private volatile File applicationDirectory;
 
   @Override
   public Map<String, String> init(SparkContext sc, PluginContext pluginContext) {
@@ -105,6 +112,7 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
         }
       }
       if (sc != null && config.uiEnabled()) attachUiTab(sc);
+      if (sc != null) planBesideEventLog(sc);
       Log.info("driver aggregator started"
           + (port >= 0 ? ", metrics at http://" + config.prometheusBindAddress() + ":" + port
               + "/metrics" : ", no metrics endpoint")
@@ -118,6 +126,23 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
       }
     }
     return extraConf;
+  }
+
+  /**
+   * Whether the outputs are also stored beside the event log ({@link
+   * SparkProfConfig#BESIDE_EVENT_LOG}): the event-log directory and Hadoop configuration Spark's
+   * event logger uses. Never throws.
+   */
+  private void planBesideEventLog(SparkContext sc) {
+    try {
+      boolean eventLog = sc.conf().getBoolean("spark.eventLog.enabled", false);
+      if (!config.storesBesideEventLog(eventLog) || config.besideEventLogMaxBytes() <= 0) return;
+      context = sc;
+      hadoopConf = sc.hadoopConfiguration();
+      eventLogDir = sc.conf().get("spark.eventLog.dir", "/tmp/spark-events");
+    } catch (RuntimeException | LinkageError e) {
+      Log.warn("outputs not stored beside the event log: " + e);
+    }
   }
 
   /**
@@ -263,10 +288,16 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
     if (!running) return;
     try {
       NativeAggregator.setApplication(appId, pluginContext.conf().get("spark.app.name", ""));
+      applicationDirectory = new File(config.outputDir(), SparkProfHistoryPlugin.safeName(appId));
       LiveUiSource source = uiSource;
-      if (source != null) {
-        source.setApplicationDirectory(
-            new File(config.outputDir(), SparkProfHistoryPlugin.safeName(appId)));
+      if (source != null) source.setApplicationDirectory(applicationDirectory);
+      if (eventLogDir != null) {
+        String attempt = null;
+        SparkContext sc = context;
+        if (sc != null && sc.applicationAttemptId().isDefined()) {
+          attempt = sc.applicationAttemptId().get();
+        }
+        besideEventLog = EventLogDirOutputs.folder(eventLogDir, appId, attempt);
       }
     } catch (RuntimeException | LinkageError e) {
       Log.warn("outputs stay in " + config.outputDir() + ": " + e.getMessage());
@@ -398,8 +429,9 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
           ownQueue ? "on its own listener-bus queue '" + SparkCompat.LISTENER_QUEUE + "'"
               : "on Spark's shared listener-bus queue"));
     }
+    String paths = null;
     try {
-      String paths = NativeAggregator.finishApplication();
+      paths = NativeAggregator.finishApplication();
       if (paths != null && !paths.isEmpty()) {
         Log.info("report written: " + paths.replace('\n', ' '));
       }
@@ -408,6 +440,55 @@ public final class SparkProfDriverPlugin implements DriverPlugin {
       Log.warn("report not written: " + e.getMessage());
       ApplicationTrace export = trace;
       if (export != null) export.abandon();
+    }
+    try {
+      storeBesideEventLog(paths);  // what was written (flame graphs and profile without a report)
+    } catch (RuntimeException | LinkageError e) {
+      Log.warn("outputs not stored beside the event log: " + e);
+    }
+  }
+
+  /**
+   * The outputs, once written, also beside the event log ({@link EventLogDirOutputs}), on a
+   * thread of their own: the shutdown waits at most {@code spark.sparkprof.besideEventLog.timeout}.
+   * Never throws; one log line either way.
+   */
+  private void storeBesideEventLog(String reportPaths) {
+    final org.apache.hadoop.fs.Path target = besideEventLog;
+    if (target == null) return;
+    File local = applicationDirectory;
+    for (String path : reportPaths == null ? new String[0] : reportPaths.split("\n")) {
+      if (path.endsWith("report.json")) local = new File(path).getParentFile();
+    }
+    if (local == null) return;
+    final File from = local;
+    final long maxBytes = config.besideEventLogMaxBytes();
+    final EventLogDirOutputs.Outcome[] result = new EventLogDirOutputs.Outcome[1];
+    long started = System.nanoTime();
+    Thread copier = new Thread(() -> {
+      result[0] = EventLogDirOutputs.store(from, target, hadoopConf, maxBytes);
+    }, "sparkprof-beside-event-log");
+    copier.setDaemon(true);
+    copier.start();
+    try {
+      copier.join(config.besideEventLogTimeoutMs());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    long tookMs = (System.nanoTime() - started) / 1_000_000L;
+    EventLogDirOutputs.Outcome outcome = copier.isAlive() ? null : result[0];
+    if (outcome == null) {
+      Log.warn("outputs not stored beside the event log in " + target + ": not done after "
+          + config.besideEventLogTimeoutMs() + " ms (" + SparkProfConfig.BESIDE_EVENT_LOG_TIMEOUT
+          + "); they stay in " + from);
+    } else if (outcome.failure != null) {
+      Log.warn("outputs not stored beside the event log in " + target + " (" + outcome
+          + "); they stay in " + from);
+    } else {
+      Log.info("outputs stored beside the event log in " + target + " in " + tookMs + " ms: "
+          + outcome + (outcome.leftOut.isEmpty() ? "" : " (" + SparkProfConfig
+              .BESIDE_EVENT_LOG_MAX_BYTES + "=" + config.besideEventLogMaxBytes()
+              + "; they stay in " + from + ")"));
     }
   }
 

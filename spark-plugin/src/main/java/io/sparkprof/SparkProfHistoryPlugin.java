@@ -1,10 +1,14 @@
 package io.sparkprof;
 
 import java.io.File;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
 import org.apache.spark.SparkConf;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.status.AppHistoryServerPlugin;
@@ -17,11 +21,14 @@ import scala.Tuple2;
  * The sparkprof tab in Spark's History Server: Spark finds this class through {@code
  * META-INF/services/org.apache.spark.status.AppHistoryServerPlugin} when the plugin jar is on the
  * History Server's classpath, and calls {@link #setupUI} for every application UI it builds. The
- * tab shows the outputs the application's driver wrote ({@link HistoryUiSource}): today they are
- * in the driver's {@code spark.sparkprof.outputDir} ({@code <dir>/<appId>/}), which the History
- * Server reads from the application's environment in its event log; {@code
- * spark.sparkprof.history.outputDir} in the History Server's own configuration names a copy of
- * those directories (a shared mount) instead. See docs/spark-ui.md.
+ * tab shows the outputs the application's driver wrote ({@link HistoryUiSource}): first the
+ * folder it stored beside the event log ({@link EventLogDirOutputs}: {@code
+ * <spark.history.fs.logDirectory>/<appId>.sparkprof/}, then under the application's own {@code
+ * spark.eventLog.dir}), read through Hadoop's FileSystem as the History Server reads the logs;
+ * then the local directories: {@code spark.sparkprof.history.outputDir} in the History Server's
+ * own configuration (a copy of the drivers' directories, a shared mount), the driver's {@code
+ * spark.sparkprof.outputDir} from the application's environment, the driver's default. See
+ * docs/spark-ui.md.
  *
  * <p>Scala 2.12 and 2.13 declare {@code createListeners} with different {@code Seq} types; the
  * {@code scala.collection.immutable.Seq} return here is the 2.13 method exactly and, through the
@@ -44,16 +51,99 @@ public final class SparkProfHistoryPlugin implements AppHistoryServerPlugin {
       Map<String, String> properties = environment(ui, "sparkProperties");
       Map<String, String> system = environment(ui, "systemProperties");
       List<String> searched = new ArrayList<>();
-      File found = null;
+      FileSystem foundFs = null;
+      Path found = null;
+      // Beside the event log first (through Hadoop's FileSystem: hdfs, s3a, ... as the History
+      // Server reads the logs), then the local directories.
+      Configuration hadoop = null;
+      for (String logDir : eventLogDirectories(conf, properties)) {
+        Path folder = EventLogDirOutputs.folder(logDir, appId, attemptId(ui));
+        if (folder == null) continue;
+        searched.add(HistoryUiSource.displayed(folder));
+        if (found != null) continue;
+        try {
+          if (hadoop == null) hadoop = hadoopConfiguration(conf);
+          FileSystem fs = EventLogDirOutputs.fileSystem(folder, hadoop);
+          if (HistoryUiSource.hasOutputs(fs, folder)) {
+            foundFs = fs;
+            found = folder;
+          }
+        } catch (IOException | RuntimeException e) {
+          // that file system is not available here (no hadoop-aws, no credentials): next
+        }
+      }
+      FileSystem local = HistoryUiSource.localFileSystem();
       for (String base : candidates(conf, properties, system)) {
         File directory = new File(base, safeName(appId));
         searched.add(directory.getPath());
-        if (found == null && hasOutputs(directory)) found = directory;
+        if (found != null || local == null) continue;
+        Path path = new Path(directory.getAbsoluteFile().toURI());
+        if (HistoryUiSource.hasOutputs(local, path)) {
+          foundFs = local;
+          found = path;
+        }
       }
-      SparkUiAttachment.attach(ui, new SparkProfUi(new HistoryUiSource(found, searched),
+      SparkUiAttachment.attach(ui, new SparkProfUi(new HistoryUiSource(foundFs, found, searched),
           "history"));
     } catch (RuntimeException | LinkageError e) {
       Log.warn("history server: no sparkprof tab for this application: " + e);
+    }
+  }
+
+  /**
+   * Where the application's event log is: the History Server's {@code
+   * spark.history.fs.logDirectory} (as this server reaches it), then the application's own
+   * {@code spark.eventLog.dir} when it names another place.
+   */
+  static List<String> eventLogDirectories(SparkConf conf, Map<String, String> properties) {
+    List<String> directories = new ArrayList<>();
+    String history = conf.get("spark.history.fs.logDirectory", "file:/tmp/spark-events");
+    directories.add(history);
+    String own = properties.get("spark.eventLog.dir");
+    if (own != null && !own.trim().isEmpty()) {
+      java.net.URI ownUri = EventLogDirOutputs.resolveDirectory(own);
+      java.net.URI historyUri = EventLogDirOutputs.resolveDirectory(history);
+      if (ownUri != null && !ownUri.equals(historyUri)) directories.add(own);
+    }
+    return directories;
+  }
+
+  /**
+   * The History Server's Hadoop configuration as Spark builds it for reading the logs ({@code
+   * SparkHadoopUtil.newConfiguration}: {@code spark.hadoop.*}, the environment's AWS keys); when
+   * that is not reachable, Hadoop's defaults with the {@code spark.hadoop.*} keys.
+   */
+  static Configuration hadoopConfiguration(SparkConf conf) {
+    try {
+      Class<?> util = Class.forName("org.apache.spark.deploy.SparkHadoopUtil");
+      Object instance = util.getMethod("get").invoke(null);
+      Object made = util.getMethod("newConfiguration", SparkConf.class).invoke(instance, conf);
+      if (made instanceof Configuration) return (Configuration) made;
+    } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+      // below
+    }
+    Configuration hadoop = new Configuration();
+    for (Tuple2<String, String> pair : conf.getAll()) {
+      if (pair._1().startsWith("spark.hadoop.")) {
+        hadoop.set(pair._1().substring("spark.hadoop.".length()), pair._2());
+      }
+    }
+    return hadoop;
+  }
+
+  /** The UI's attempt id (cluster mode on YARN), or null. */
+  private static String attemptId(SparkUI ui) {
+    try {
+      Object attempts = org.apache.spark.status.api.v1.ApplicationInfo.class.getMethod("attempts")
+          .invoke(ui.store().applicationInfo());
+      scala.collection.Iterator<?> it = ((scala.collection.Iterable<?>) attempts).iterator();
+      if (!it.hasNext()) return null;
+      Object attempt = it.next();
+      scala.Option<?> id = (scala.Option<?>) attempt.getClass().getMethod("attemptId")
+          .invoke(attempt);
+      return id.isDefined() ? String.valueOf(id.get()) : null;
+    } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+      return null;
     }
   }
 
@@ -87,16 +177,6 @@ public final class SparkProfHistoryPlugin implements AppHistoryServerPlugin {
       out.append(keep ? c : '_');
     }
     return out.toString();
-  }
-
-  private static boolean hasOutputs(File directory) {
-    if (new File(directory, "report.json").isFile()) return true;
-    String[] names = directory.list();
-    if (names == null) return false;
-    for (String name : names) {
-      if (name.startsWith("stage-") && name.endsWith(".html")) return true;
-    }
-    return false;
   }
 
   private static String applicationId(SparkUI ui) {
