@@ -88,4 +88,33 @@ std::string StateOperatorList(const model::StreamingQueryRun& run) {
   return operators;
 }
 
+std::vector<std::pair<int64_t, int64_t>> QueryLifetimes(const model::StreamingModel& streaming,
+                                                        int64_t end_ms) {
+  std::vector<std::pair<int64_t, int64_t>> spans;
+  for (const model::StreamingQueryRun& run : streaming.runs) {
+    int64_t start = run.start_time_ms;
+    if (!run.batches.empty() && (start < 0 || run.batches.front().timestamp_ms < start)) {
+      start = run.batches.front().timestamp_ms;
+    }
+    if (start < 0) continue;
+    int64_t end = end_ms;
+    if (run.terminated) {
+      end = std::max(run.last_progress_time_ms,
+                     run.batches.empty() ? start : run.batches.back().end_ms());
+    }
+    end = std::min(end, end_ms);
+    if (end > start) spans.emplace_back(start, end);
+  }
+  std::sort(spans.begin(), spans.end());
+  std::vector<std::pair<int64_t, int64_t>> merged;
+  for (const auto& span : spans) {
+    if (!merged.empty() && span.first <= merged.back().second) {
+      merged.back().second = std::max(merged.back().second, span.second);
+    } else {
+      merged.push_back(span);
+    }
+  }
+  return merged;
+}
+
 }  // namespace sparkprof::diagnosis

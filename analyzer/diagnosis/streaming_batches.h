@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analyzer/model/streaming_queries.h"
@@ -98,6 +99,14 @@ int64_t BatchDurationPercentileMs(const model::StreamingQueryRun& run,
 
 // A run's label for titles: its name, else its query id.
 std::string QueryLabel(const model::StreamingQueryRun& run);
+
+// When the application's streaming queries ran, as epoch-ms spans, sorted and disjoint: each run
+// from its start to its last batch's end (or its last progress) when it terminated, to `end_ms`
+// (the application's end) while it ran on. While a query runs, the time with no task is its
+// trigger waits and its batches' driver steps, which the streaming rules judge (driver-bound
+// leaves it to them).
+std::vector<std::pair<int64_t, int64_t>> QueryLifetimes(const model::StreamingModel& streaming,
+                                                        int64_t end_ms);
 
 // A run's state operators' names, comma-separated ("stateStoreSave, dedupe").
 std::string StateOperatorList(const model::StreamingQueryRun& run);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analyzer/diagnosis/rules/rules.h"
+#include "analyzer/diagnosis/streaming_batches.h"
 #include "analyzer/report/text_report.h"
 #include "analyzer/testing/analysis_test_util.h"
 
@@ -200,6 +201,41 @@ void ExpectNoStreamingFinding(const report::Analysis& a, const char* except = ""
     if (std::string(rule) == except) continue;
     EXPECT_FALSE(Has(a, rule)) << rule << "\n" << report::RenderText(a);
   }
+}
+
+// A query on a 10 s trigger whose batches take 300 ms: 97% of the run has no task, all of it
+// while the query runs (its trigger waits) -- the streaming rules' to judge, not driver-bound's,
+// which still judges the driver alone before the query started.
+TEST(StreamingRules, DriverBoundLeavesTheQuerysOwnTimeToTheStreamingRules) {
+  StreamingLog log;
+  for (int64_t id = 0; id < 30; ++id) {
+    log.Add(id, {kStart + 10'000 * (id + 1), 300, 100, 0, -1, -1, 1});
+  }
+  const report::Analysis a = AnalyzeText(log.Finish());
+  EXPECT_GT(a.phases.driver_only_ms, 250'000);  // the phase is still the whole gap
+  EXPECT_FALSE(Has(a, "driver-bound")) << report::RenderText(a);
+  const std::vector<std::pair<int64_t, int64_t>> lifetimes =
+      QueryLifetimes(a.model.streaming, a.model.end_time_ms);
+  ASSERT_EQ(lifetimes.size(), 1u);
+  EXPECT_EQ(lifetimes[0].first, kStart + 100);             // the query's start
+  EXPECT_EQ(lifetimes[0].second, kStart + 300'000 + 300);  // its last batch's end
+
+  // The same query started only after 205 s of the driver working alone: that is driver-bound's.
+  StreamingLog late;
+  for (int64_t id = 0; id < 30; ++id) {
+    late.Add(id, {kStart + 200'000 + 10'000 * (id + 1), 300, 100, 0, -1, -1, 1});
+  }
+  std::string text = late.Finish();
+  // The query's start event, moved to when its first batch is due.
+  const std::string started = "\"timestamp\":\"" + Iso(kStart + 100) + "\"";
+  const size_t at = text.find(started);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, started.size(), "\"timestamp\":\"" + Iso(kStart + 205'000) + "\"");
+  const report::Analysis b = AnalyzeText(text);
+  const std::vector<const Finding*> bound = FindingsOf(b, "driver-bound");
+  ASSERT_EQ(bound.size(), 1u) << report::RenderText(b);
+  EXPECT_NEAR(EvidenceValue(*bound[0], "driver_only_ms"), 205'000, 1'000);
+  EXPECT_GT(EvidenceValue(*bound[0], "streaming_queries_no_task_ms"), 250'000);
 }
 
 // 1000 rows/s arriving; batches back to back, each 1.25x as long as the one before: each reads

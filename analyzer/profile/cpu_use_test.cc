@@ -130,6 +130,20 @@ TEST(ApplicationCpuUseTest, ThePythonDriversCpuIsTheApplicationsAndItsRunDelayCo
   EXPECT_FALSE(use.DriverRunDelayDuring(spans, later).python_sampled);
 }
 
+// Spans less spans: what none of the second covers; and their exact overlap with a window in ns.
+TEST(SpansTest, SubtractAndOverlap) {
+  const SpansMs spans = {{0, 10}, {20, 30}, {40, 50}};
+  EXPECT_EQ(SubtractSpans(spans, {}), spans);
+  EXPECT_EQ(SubtractSpans(spans, {{5, 25}}), (SpansMs{{0, 5}, {25, 30}, {40, 50}}));
+  EXPECT_EQ(SubtractSpans(spans, {{-5, 2}, {3, 4}, {8, 45}}), (SpansMs{{2, 3}, {4, 8}, {45, 50}}));
+  EXPECT_EQ(SubtractSpans(spans, {{0, 100}}), SpansMs{});
+  EXPECT_EQ(SubtractSpans(spans, {{10, 20}, {30, 40}}), spans);  // touching, not covering
+  EXPECT_EQ(OverlapNs(spans, 5'000'000, 45'000'000), 5'000'000 + 10'000'000 + 5'000'000);
+  EXPECT_EQ(OverlapNs(spans, 10'000'000, 20'000'000), 0);
+  // Hostile epoch ms saturate instead of overflowing.
+  EXPECT_EQ(OverlapNs(SpansMs{{INT64_MIN, INT64_MAX}}, 0, 7), 7);
+}
+
 // Windows count in proportion to their overlap: a busy window and an idle one, half each.
 TEST(ApplicationCpuUseTest, PartialWindowsCountByOverlap) {
   ApplicationCpuUse use;

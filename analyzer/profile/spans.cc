@@ -9,6 +9,21 @@ int64_t MsToNs(int64_t ms) {
   return std::clamp(ms, -kLimit, kLimit) * 1'000'000;
 }
 
+SpansMs SubtractSpans(const SpansMs& spans, const SpansMs& minus) {
+  SpansMs out;
+  auto cut = minus.begin();
+  for (auto [from, to] : spans) {
+    while (cut != minus.end() && cut->second <= from) ++cut;
+    for (auto it = cut; it != minus.end() && it->first < to; ++it) {
+      if (it->first > from) out.emplace_back(from, it->first);
+      from = std::max(from, it->second);
+      if (from >= to) break;
+    }
+    if (from < to) out.emplace_back(from, to);
+  }
+  return out;
+}
+
 int64_t OverlapNs(std::span<const std::pair<int64_t, int64_t>> spans_ms, int64_t start_ns,
                   int64_t end_ns) {
   if (end_ns <= start_ns || spans_ms.empty()) return 0;

@@ -24,6 +24,10 @@ struct ProcessWindow {
 // Epoch ms to ns, saturating (a hostile log's times must not overflow).
 int64_t MsToNs(int64_t ms);
 
+// `spans` less `minus` (both sorted and disjoint): what of `spans` no span of `minus` covers,
+// sorted and disjoint.
+SpansMs SubtractSpans(const SpansMs& spans, const SpansMs& minus);
+
 // How many ns of [start_ns, end_ns) the sorted, disjoint `spans_ms` cover: a binary search for
 // the first span ending after start_ns, then the spans up to end_ns.
 int64_t OverlapNs(std::span<const std::pair<int64_t, int64_t>> spans_ms, int64_t start_ns,

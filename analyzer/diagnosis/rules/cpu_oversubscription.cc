@@ -60,7 +60,8 @@ namespace {
 // driver-only spans, the part other processes (and steal, and a throttling quota) explain given
 // back as wall time -- at most the gaps, at least half the longest-waiting thread's.
 void AddDriversWaitBetweenTasks(const DiagnosisInput& input, Finding& f, OutsideTasks& outside) {
-  const profile::DriverRunDelay driver = DriversWaitWhileNoTaskRan(input, f, true);
+  const profile::DriverRunDelay driver = DriversWaitWhileNoTaskRan(
+      input, input.phases.driver_only_spans, input.phases.driver_only_ms, f, true);
   const double waited = driver.total_ns + driver.python_ns;
   if (driver.covered_s <= 0 || waited < 1e6) return;
   const double external = std::min(1.0, driver.others_ns / waited);

@@ -9,6 +9,12 @@
 //     floor. Short runs: one gap of >= 20 s with driver-only time >= 50% of the wall (ours).
 //   Interactive sessions (application name containing "shell": Spark shell, PySparkShell,
 //   Databricks Shell) are reported as info: the gaps are mostly the user's think time.
+//   Structured Streaming: while a query runs (QueryLifetimes, streaming_batches.h) the time with
+//   no task is the query's own -- waits for its trigger and its batches' steps on the driver
+//   (planning, offsets, the checkpoint, the sink's commit) -- which falling-behind,
+//   batch-over-trigger, batch-overhead, slow-source and slow-commit judge with the batches'
+//   figures. It is left out here (named as streaming_queries_no_task_ms): the driver-only time,
+//   its share and the gaps are what remains outside the queries.
 //   The longest no-task gap is reported so the user can find it in the job timeline.
 //   With the driver's own samples (profile::DriverProfile: the driver JVM's agent, and the Python
 //   driver program when its sampler runs), the finding says what the driver did in the gaps: its
@@ -38,8 +44,10 @@
 #include "analyzer/diagnosis/rules/expected_impact.h"
 #include "analyzer/diagnosis/rules/profile_judgement.h"
 #include "analyzer/diagnosis/rules/rules.h"
+#include "analyzer/diagnosis/streaming_batches.h"
 #include "analyzer/profile/cpu_use.h"
 #include "analyzer/profile/driver_profile.h"
+#include "analyzer/profile/spans.h"
 
 namespace sparkprof::diagnosis::rules {
 
@@ -54,18 +62,14 @@ int64_t NsToMs(uint64_t ns) { return static_cast<int64_t>(ns / 1'000'000); }
 
 // What the driver's samples say of the no-task gaps: evidence, frames and one paragraph (empty
 // without driver samples over the gaps).
-std::string ExplainDriverSamples(const DiagnosisInput& input, Finding& f,
-                                 uint64_t& application_ns) {
+std::string ExplainDriverSamples(const DiagnosisInput& input, const profile::SpansMs& gaps,
+                                 Finding& f, uint64_t& application_ns) {
   application_ns = 0;
   if (input.profile == nullptr || input.profile->driver.empty()) return "";
   const profile::DriverProfile& driver = input.profile->driver;
-  std::vector<std::pair<int64_t, int64_t>> intervals;
   int64_t gap_ms = 0;
-  for (const NoTaskGap& gap : NoTaskGaps(input)) {
-    intervals.push_back({gap.start_ms, gap.start_ms + gap.ms});
-    gap_ms += gap.ms;
-  }
-  const profile::DriverTime time = driver.Within(intervals);
+  for (const auto& [from, to] : gaps) gap_ms += to - from;
+  const profile::DriverTime time = driver.Within(gaps);
   if (time.covered_ms <= 0) return "";
   const uint64_t on_cpu_ns = time.threads_ns - std::min(time.off_cpu_ns, time.threads_ns);
   for (const profile::DriverActivityTime& entry : time.activities) {
@@ -144,13 +148,14 @@ namespace {
 
 // The driver's threads' wait for CPUs in the gaps (header): said, with a recommendation, when the
 // longest-waiting thread's holds kDriverWaitShare of the driver-only time.
-void ExplainDriversWaitForCpus(const DiagnosisInput& input, Finding& f) {
-  const PhaseBreakdown& p = input.phases;
-  const profile::DriverRunDelay driver = DriversWaitWhileNoTaskRan(input, f, false);
+void ExplainDriversWaitForCpus(const DiagnosisInput& input, const profile::SpansMs& alone,
+                               int64_t driver_only_ms, Finding& f) {
+  const profile::DriverRunDelay driver =
+      DriversWaitWhileNoTaskRan(input, alone, driver_only_ms, f, false);
   if (driver.covered_s <= 0) return;
   // The Python driver program's main thread is one more thread that waited.
   const double longest = std::max(driver.busiest_ns, driver.python_ns);
-  if (longest < kDriverWaitShare * static_cast<double>(p.driver_only_ms) * 1e6) return;
+  if (longest < kDriverWaitShare * static_cast<double>(driver_only_ms) * 1e6) return;
   f.explanation += " The driver was short of CPUs too: in the gaps its threads waited " +
                    HumanDurationNs(std::llround(driver.total_ns)) +
                    " for one together (the longest-waiting thread of each moment " +
@@ -165,7 +170,7 @@ void ExplainDriversWaitForCpus(const DiagnosisInput& input, Finding& f) {
        "give the driver the CPUs it waits for: spark.driver.cores (cluster mode), or a host or "
        "container where other processes do not take them",
        "the driver's threads were ready to run but had no CPU for " +
-           HumanDurationNs(std::llround(longest)) + " of the " + HumanDurationMs(p.driver_only_ms) +
+           HumanDurationNs(std::llround(longest)) + " of the " + HumanDurationMs(driver_only_ms) +
            " it worked alone"});
 }
 
@@ -173,14 +178,30 @@ void ExplainDriversWaitForCpus(const DiagnosisInput& input, Finding& f) {
 
 void DriverBound(const DiagnosisInput& input, std::vector<Finding>& out) {
   const PhaseBreakdown& p = input.phases;
-  const double share = p.Ratio(p.driver_only_ms);
   const model::ApplicationModel& m = *input.model;
-  const NoTaskGap gap = LongestNoTaskGap(input);
-  const int64_t longest_gap = gap.ms;
-  const int64_t gap_start = gap.start_ms;
+  // While a streaming query runs, the time with no task is its own (header): left out.
+  const profile::SpansMs queries = QueryLifetimes(m.streaming, m.end_time_ms);
+  const profile::SpansMs alone =
+      queries.empty() ? p.driver_only_spans : profile::SubtractSpans(p.driver_only_spans, queries);
+  const profile::SpansMs gaps =
+      queries.empty() ? p.no_task_spans : profile::SubtractSpans(p.no_task_spans, queries);
+  int64_t driver_only_ms = p.driver_only_ms;
+  if (!queries.empty()) {
+    driver_only_ms = 0;
+    for (const auto& [from, to] : alone) driver_only_ms += to - from;
+  }
+  const int64_t left_to_queries = p.driver_only_ms - driver_only_ms;
+  const double share = p.Ratio(driver_only_ms);
+  int64_t longest_gap = 0, gap_start = -1;
+  for (const auto& [from, to] : gaps) {
+    if (to - from > longest_gap) {  // the first of equal ones
+      longest_gap = to - from;
+      gap_start = from;
+    }
+  }
   // Short runs: one long driver-only stretch that is half the run.
   const bool short_run_gap = longest_gap >= kShortRunGapMs && share >= kShortRunShare;
-  if ((p.driver_only_ms < kMinDriverMs || share < kWarningShare) && !short_run_gap) return;
+  if ((driver_only_ms < kMinDriverMs || share < kWarningShare) && !short_run_gap) return;
   int64_t result_bytes = 0;
   for (const model::TaskAttempt& task : m.tasks) result_bytes += task.metrics.result_size_bytes;
 
@@ -196,7 +217,7 @@ void DriverBound(const DiagnosisInput& input, std::vector<Finding>& out) {
                : share >= kCriticalShare ? Severity::kCritical
                                          : Severity::kWarning;
   f.evidence = {
-      {"driver_only_ms", static_cast<double>(p.driver_only_ms), "ms"},
+      {"driver_only_ms", static_cast<double>(driver_only_ms), "ms"},
       {"driver_only_share", share, "ratio"},
       {"longest_gap_ms", static_cast<double>(longest_gap), "ms"},
       {"longest_gap_start_offset_ms",
@@ -204,9 +225,13 @@ void DriverBound(const DiagnosisInput& input, std::vector<Finding>& out) {
       {"result_bytes_to_driver", static_cast<double>(result_bytes), "bytes"},
       {"peak_slots", static_cast<double>(p.peak_slots), "cores"},
   };
-  f.title = "The driver worked alone for " + HumanDurationMs(p.driver_only_ms) + " (" +
+  if (left_to_queries > 0) {
+    f.evidence.push_back(
+        {"streaming_queries_no_task_ms", static_cast<double>(left_to_queries), "ms"});
+  }
+  f.title = "The driver worked alone for " + HumanDurationMs(driver_only_ms) + " (" +
             Fixed(100 * share, 0) + "% of the run)";
-  f.explanation = "For " + HumanDurationMs(p.driver_only_ms) +
+  f.explanation = "For " + HumanDurationMs(driver_only_ms) +
                   " no task ran although executors were there: "
                   "the driver was planning queries, listing files, collecting results or running "
                   "code outside Spark, while " +
@@ -221,9 +246,15 @@ void DriverBound(const DiagnosisInput& input, std::vector<Finding>& out) {
                   (interactive ? std::string(" This is an interactive shell session: gaps between "
                                              "the user's commands count here too.")
                                : std::string());
+  if (left_to_queries > 0) {
+    f.explanation += " Another " + HumanDurationMs(left_to_queries) +
+                     " with no task running passed while streaming queries ran: their trigger "
+                     "waits and their batches' steps on the driver, which the streaming findings "
+                     "judge.";
+  }
   uint64_t application_ns = 0;
-  f.explanation += ExplainDriverSamples(input, f, application_ns);
-  ExplainDriversWaitForCpus(input, f);
+  f.explanation += ExplainDriverSamples(input, gaps, f, application_ns);
+  ExplainDriversWaitForCpus(input, alone, driver_only_ms, f);
   f.recommendations.push_back({"",
                                "look at what the application does in the gap (driver log, job "
                                "descriptions): replace collect()/toPandas() loops and per-row "
@@ -241,8 +272,8 @@ void DriverBound(const DiagnosisInput& input, std::vector<Finding>& out) {
   // time -- then it is what the finding is about; otherwise the estimate below stands.
   const int64_t application_ms = NsToMs(application_ns);
   const int64_t slots = std::max<int64_t>(p.peak_slots, 1);
-  if (application_ms > 0 && 2 * application_ms >= p.driver_only_ms) {
-    const int64_t saved_ms = std::min(application_ms - application_ms / slots, p.driver_only_ms);
+  if (application_ms > 0 && 2 * application_ms >= driver_only_ms) {
+    const int64_t saved_ms = std::min(application_ms - application_ms / slots, driver_only_ms);
     f.impact = WallTimeSaving(
         saved_ms / 2, saved_ms, p.peak_slots,
         "the application's own code sampled on the driver in the gaps (" +
@@ -254,7 +285,7 @@ void DriverBound(const DiagnosisInput& input, std::vector<Finding>& out) {
     AddCostingItsSaving(std::move(f), out);
     return;
   }
-  f.impact = WallTimeSaving(p.driver_only_ms / 4, p.driver_only_ms * 3 / 4, p.peak_slots,
+  f.impact = WallTimeSaving(driver_only_ms / 4, driver_only_ms * 3 / 4, p.peak_slots,
                             "25-75% of the driver-only time (some planning is unavoidable; the "
                             "rest is code that can move to the executors or run concurrently); "
                             "core-hours: all slots are held meanwhile unless executors are "

@@ -225,16 +225,15 @@ Finding NewProfileFinding(const DiagnosisInput& input, const char* id,
   return f;
 }
 
-profile::DriverRunDelay DriversWaitWhileNoTaskRan(const DiagnosisInput& input, Finding& f,
-                                                  bool with_driver_only_ms) {
-  const PhaseBreakdown& p = input.phases;
-  if (input.profile == nullptr || p.driver_only_spans.empty() || p.driver_only_ms <= 0) return {};
+profile::DriverRunDelay DriversWaitWhileNoTaskRan(const DiagnosisInput& input,
+                                                  const profile::SpansMs& spans, int64_t spans_ms,
+                                                  Finding& f, bool with_driver_only_ms) {
+  if (input.profile == nullptr || spans.empty() || spans_ms <= 0) return {};
   const std::vector<profile::ProcessWindow> python = input.profile->driver.PythonWindows();
-  const profile::DriverRunDelay driver =
-      input.profile->cpu_use.DriverRunDelayDuring(p.driver_only_spans, python);
+  const profile::DriverRunDelay driver = input.profile->cpu_use.DriverRunDelayDuring(spans, python);
   if (driver.covered_s <= 0) return {};
   if (with_driver_only_ms) {
-    f.evidence.push_back({"driver_only_ms", static_cast<double>(p.driver_only_ms), "ms"});
+    f.evidence.push_back({"driver_only_ms", static_cast<double>(spans_ms), "ms"});
   }
   f.evidence.push_back({"driver_only_run_delay_ms", driver.total_ns / 1e6, "ms"});
   f.evidence.push_back({"driver_only_busiest_thread_run_delay_ms", driver.busiest_ns / 1e6, "ms"});

@@ -122,8 +122,10 @@ Finding NewProfileFinding(const DiagnosisInput& input, const char* id,
 // driver_only_other_processes_cpus, and driver_only_python_run_delay_ms when the Python driver
 // program was sampled (its CPU then counts as the application's) -- for cpu-oversubscription and
 // driver-bound alike.
-profile::DriverRunDelay DriversWaitWhileNoTaskRan(const DiagnosisInput& input, Finding& f,
-                                                  bool with_driver_only_ms);
+// `spans` (sorted, disjoint, `spans_ms` long): the driver-only spans the rule judges.
+profile::DriverRunDelay DriversWaitWhileNoTaskRan(const DiagnosisInput& input,
+                                                  const profile::SpansMs& spans, int64_t spans_ms,
+                                                  Finding& f, bool with_driver_only_ms);
 
 // ---- implementation of the template ----
 std::vector<ProfiledCause> CollectCauses(
