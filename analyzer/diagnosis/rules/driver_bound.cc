@@ -13,7 +13,7 @@
 //   no task is the query's own -- waits for its trigger and its batches' steps on the driver
 //   (planning, offsets, the checkpoint, the sink's commit) -- which falling-behind,
 //   batch-over-trigger, batch-overhead, slow-source and slow-commit judge with the batches'
-//   figures. It is left out here (named as streaming_queries_no_task_ms): the driver-only time,
+//   figures. It is left out here (named as streaming_queries_driver_only_ms): the driver-only time,
 //   its share and the gaps are what remains outside the queries.
 //   The longest no-task gap is reported so the user can find it in the job timeline.
 //   With the driver's own samples (profile::DriverProfile: the driver JVM's agent, and the Python
@@ -227,7 +227,7 @@ void DriverBound(const DiagnosisInput& input, std::vector<Finding>& out) {
   };
   if (left_to_queries > 0) {
     f.evidence.push_back(
-        {"streaming_queries_no_task_ms", static_cast<double>(left_to_queries), "ms"});
+        {"streaming_queries_driver_only_ms", static_cast<double>(left_to_queries), "ms"});
   }
   f.title = "The driver worked alone for " + HumanDurationMs(driver_only_ms) + " (" +
             Fixed(100 * share, 0) + "% of the run)";
