@@ -87,34 +87,23 @@ std::string DefaultOutputPath(const std::string& input, const std::string& forma
 Result<fg::LoadedProfile> LoadProfile(const std::string& path, const fg::LoadOptions& options) {
 #if defined(SPARKPROF_HAVE_ANALYZE)
   SPARKPROF_ASSIGN_OR_RETURN(std::unique_ptr<InputStream> file, OpenFileInputStream(path));
-  std::string head(codec::kSniffBytes, '\0');
-  size_t head_bytes = 0;
-  while (head_bytes < head.size()) {
-    SPARKPROF_ASSIGN_OR_RETURN(size_t got,
-                               file->Read(head.data() + head_bytes, head.size() - head_bytes));
-    if (got == 0) break;
-    head_bytes += got;
-  }
-  head.resize(head_bytes);
+  SPARKPROF_ASSIGN_OR_RETURN(std::string head, ReadHead(*file, codec::kSniffBytes));
   const codec::Format format = codec::DetectFormat(head, path);
   const bool compressed = format == codec::Format::kZstd || format == codec::Format::kGzip ||
                           format == codec::Format::kLz4Block ||
                           format == codec::Format::kSnappyJava || format == codec::Format::kLzf;
   if (compressed) {
-    SPARKPROF_ASSIGN_OR_RETURN(std::unique_ptr<InputStream> whole, OpenFileInputStream(path));
+    // The file already open, its head served again: read once.
     SPARKPROF_ASSIGN_OR_RETURN(
         std::unique_ptr<InputStream> decoded,
-        report::DecodeProfileFile(std::move(whole), path, options.max_file_bytes));
+        report::DecodeProfileFile(MakePrefixedInputStream(std::move(head), std::move(file)), path,
+                                  options.max_file_bytes));
     std::string bytes;
-    std::string buffer(size_t{1} << 20, '\0');
-    while (true) {
-      SPARKPROF_ASSIGN_OR_RETURN(size_t got, decoded->Read(buffer.data(), buffer.size()));
-      if (got == 0) break;
-      if (got > options.max_file_bytes - bytes.size()) {
-        return TooLarge(path + ": decompresses to more than the limit of " +
-                        std::to_string(options.max_file_bytes) + " bytes");
-      }
-      bytes.append(buffer.data(), got);
+    SPARKPROF_ASSIGN_OR_RETURN(const bool whole,
+                               ReadAllWithin(*decoded, options.max_file_bytes, bytes));
+    if (!whole) {
+      return TooLarge(path + ": decompresses to more than the limit of " +
+                      std::to_string(options.max_file_bytes) + " bytes");
     }
     return fg::LoadProfileFromBytes(bytes, path, options);
   }

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "common/errno_text.h"
 
@@ -130,6 +131,18 @@ Result<std::string> ReadHead(InputStream& stream, size_t size) {
   }
   head.resize(filled);
   return head;
+}
+
+Result<bool> ReadAllWithin(InputStream& stream, uint64_t limit, std::string& out,
+                           uint64_t reserve) {
+  if (reserve > 0) out.reserve(static_cast<size_t>(std::min(reserve, limit)));
+  std::vector<char> buffer(size_t{1} << 20);
+  while (true) {
+    SPARKPROF_ASSIGN_OR_RETURN(size_t got, stream.Read(buffer.data(), buffer.size()));
+    if (got == 0) return true;
+    if (out.size() > limit || got > limit - out.size()) return false;
+    out.append(buffer.data(), got);
+  }
 }
 
 std::unique_ptr<InputStream> MakePrefixedInputStream(std::string head,

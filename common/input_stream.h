@@ -37,6 +37,12 @@ std::unique_ptr<InputStream> MakeMemoryInputStream(std::string bytes);
 // The first `size` bytes of `stream` (fewer when it is shorter): for sniffing magic bytes.
 Result<std::string> ReadHead(InputStream& stream, size_t size);
 
+// Appends the rest of `stream` to `out` while `out` stays within `limit` bytes: true at the
+// stream's end, false as soon as it holds more (its caller names the limit), the read's error as
+// it is. `reserve`: bytes to reserve first (at most `limit`), 0 for none.
+Result<bool> ReadAllWithin(InputStream& stream, uint64_t limit, std::string& out,
+                           uint64_t reserve = 0);
+
 // Serves a prefix `head` first, then the rest of `rest`; lets a reader sniff magic bytes
 // and then hand the full stream to the right decoder.
 std::unique_ptr<InputStream> MakePrefixedInputStream(std::string head,

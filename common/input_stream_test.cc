@@ -52,5 +52,19 @@ TEST(InputStreamTest, RefusesKernelInterfaceFiles) {
   }
 }
 
+TEST(InputStreamTest, ReadAllWithinStopsPastTheLimit) {
+  std::string out = "x";
+  std::unique_ptr<InputStream> small = MakeMemoryInputStream(std::string(10, 'a'));
+  Result<bool> whole = ReadAllWithin(*small, 11, out, 100);
+  ASSERT_TRUE(whole.ok());
+  EXPECT_TRUE(*whole);
+  EXPECT_EQ(out, "x" + std::string(10, 'a'));  // exactly the limit
+  std::string more;
+  std::unique_ptr<InputStream> large = MakeMemoryInputStream(std::string(12, 'b'));
+  whole = ReadAllWithin(*large, 11, more);
+  ASSERT_TRUE(whole.ok());
+  EXPECT_FALSE(*whole);
+}
+
 }  // namespace
 }  // namespace sparkprof

@@ -853,16 +853,11 @@ Result<ApplicationProfile> LoadApplicationProfile(const std::string& path,
   std::string bytes;
   std::error_code size_error;
   const uint64_t file_bytes = std::filesystem::file_size(path, size_error);
-  if (!size_error) bytes.reserve(std::min(file_bytes, options.max_file_bytes));
-  std::vector<char> buffer(size_t{1} << 20);
-  while (true) {
-    SPARKPROF_ASSIGN_OR_RETURN(size_t got, file->Read(buffer.data(), buffer.size()));
-    if (got == 0) break;
-    if (got > options.max_file_bytes - bytes.size()) {
-      return TooLarge(path + ": larger than the limit of " +
-                      std::to_string(options.max_file_bytes) + " bytes for a profile file");
-    }
-    bytes.append(buffer.data(), got);
+  SPARKPROF_ASSIGN_OR_RETURN(const bool whole, ReadAllWithin(*file, options.max_file_bytes, bytes,
+                                                             size_error ? 0 : file_bytes));
+  if (!whole) {
+    return TooLarge(path + ": larger than the limit of " + std::to_string(options.max_file_bytes) +
+                    " bytes for a profile file");
   }
   Result<ApplicationProfile> profile = ApplicationProfileFromBytes(bytes, path, options);
   std::error_code marker_error;
