@@ -1032,7 +1032,7 @@ TEST_F(ProfileRulesTest, LockContentionNamesTheMonitorItsExactWaitAndItsHolders)
     }
   }
   for (const char* expected :
-       {"\"schema_minor\":15", "\"monitor_waits\":1600",
+       {"\"schema_minor\":16", "\"monitor_waits\":1600",
         "\"monitors\":[{\"class\":"
         "\"com.acme.SharedScorer\",\"waits\":1600,\"wait_ms\":12800,\"mean_wait_ms\":8,"
         "\"holder_looks\":11,\"waiters\":[{\"frame\":\"com.acme.Job.lockedWork\"",
@@ -1100,10 +1100,17 @@ TEST_F(ProfileRulesTest, HotUserCodeNamesTheFrameHoldingMostOfTheCpu) {
                         schema::Category::compute, 16000},
                        {0, Under({"org.apache.spark.util.Utils$.sleep", "java.lang.Thread.sleep"}),
                         schema::Category::sleep, 16000},
+                       // dot also waited 8 s for a CPU: its self time, not its time on CPU
+                       {0, Under({"com.acme.Scorer.score", "com.acme.Scorer.dot"}),
+                        schema::Category::cpu_starved, 8000},
                    }));
   auto found = FindingsOf(a, "hot-user-code");
   ASSERT_EQ(found.size(), 1u);
   EXPECT_NE(found[0]->title.find("com.acme.Scorer.dot"), std::string::npos) << found[0]->title;
+  // Its own time on CPU, beside its inclusive time on CPU: never more (the 8 s of run delay is
+  // in neither).
+  EXPECT_EQ(EvidenceValue(*found[0], "application_frame_on_cpu_ms"), 16000);
+  EXPECT_EQ(EvidenceValue(*found[0], "self_on_cpu_ms"), 16000);
   EXPECT_EQ(found[0]->severity, Severity::kInfo);  // no saving claimed
   EXPECT_EQ(found[0]->impact.time_saved_ms_high, 0);
 }

@@ -228,6 +228,7 @@ class Summarizer {
       auto& self = self_[frames.back()];
       self.total = flamegraph::SaturatingAdd(self.total, weight);
       self.by_category[c] = flamegraph::SaturatingAdd(self.by_category[c], weight);
+      if (on_cpu) self.on_cpu = flamegraph::SaturatingAdd(self.on_cpu, weight);
     }
     // Sites: innermost non-JDK frame, innermost application frame. A stack the agent walked
     // only from a compiled caller ends in its walk-error marker: that site's inlined callees
@@ -310,6 +311,7 @@ class Summarizer {
       FrameTime time;
       time.frame = std::string(model_.FrameName(frame));
       time.self_ns = ns;
+      time.on_cpu_self_ns = self_.at(frame).on_cpu;
       time.category = WhatItDid(self_.at(frame).by_category);
       if (auto it = inclusive_.find(frame); it != inclusive_.end()) {
         time.inclusive_ns = it->second.all;
@@ -339,6 +341,7 @@ class Summarizer {
       time.on_cpu_inclusive_ns = application[i].second.on_cpu;
       if (auto it = self_.find(application[i].first); it != self_.end()) {
         time.self_ns = it->second.total;
+        time.on_cpu_self_ns = it->second.on_cpu;
         time.category = WhatItDid(it->second.by_category);
       }
       out_.top_application.push_back(std::move(time));
@@ -492,6 +495,7 @@ class Summarizer {
 
   struct SelfSums {
     uint64_t total = 0;
+    uint64_t on_cpu = 0;
     CategoryNs by_category{};
   };
   struct InclusiveSums {

@@ -80,7 +80,8 @@ std::string_view PatternName(Pattern pattern);
 // and the framework's frames in top_self).
 struct FrameTime {
   std::string frame;
-  uint64_t self_ns = 0;
+  uint64_t self_ns = 0;  // on and off CPU
+  uint64_t on_cpu_self_ns = 0;
   uint64_t inclusive_ns = 0;
   uint64_t on_cpu_inclusive_ns = 0;
   // The category of most of its self time, cpu_starved aside (what the code did when it ran).

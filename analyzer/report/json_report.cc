@@ -241,6 +241,7 @@ void WriteFrameTimes(const char* key, const std::vector<profile::FrameTime>& fra
   for (const profile::FrameTime& frame : frames) {
     out.BeginObject().Field("frame", frame.frame);
     FieldMs(out, "self_ms", frame.self_ns);
+    FieldMs(out, "on_cpu_self_ms", frame.on_cpu_self_ns);
     FieldMs(out, "inclusive_ms", frame.inclusive_ns);
     FieldMs(out, "on_cpu_inclusive_ms", frame.on_cpu_inclusive_ns);
     out.Field("category", std::string(CategoryName(frame.category))).EndObject();

@@ -112,7 +112,8 @@ void HotUserCode(const DiagnosisInput& input, std::vector<Finding>& out) {
       {"application_frame_on_cpu_ms", WholeMs(frame.on_cpu_inclusive_ns), "ms"},
       {"stage_on_cpu_ms", WholeMs(top.stage.on_cpu_ns), "ms"},
       {"share_of_stage_cpu", cpu_share, "ratio"},
-      {"self_ms", WholeMs(frame.self_ns), "ms"},
+      // Its own code on CPU, not in what it calls (at most the inclusive figure above).
+      {"self_on_cpu_ms", WholeMs(frame.on_cpu_self_ns), "ms"},
   };
   for (size_t i = 0; i < top.stage.top_application.size() && i < 3; ++i) {
     const profile::FrameTime& shown = top.stage.top_application[i];
