@@ -43,22 +43,37 @@ int64_t SizeMiB(const std::string& text, int64_t fallback, bool bytes_default = 
   return std::clamp<int64_t>(model::ParseSizeMiB(text, fallback), 0, kMaxMiB);
 }
 
+// A Spark property as the run had it, or as `settings` change it (a key listed there wins).
+std::string SettingOf(const model::ApplicationModel& model, const Settings* settings,
+                      const std::string& key, const std::string& fallback = "") {
+  if (settings != nullptr) {
+    for (const auto& [k, v] : *settings) {
+      if (k == key) return v;
+    }
+  }
+  return Property(model, key, fallback);
+}
+
 // Memory one JVM asks its host for: heap + overhead (+ off-heap, + PySpark), in GiB.
-double ProcessMemoryGiB(const model::ApplicationModel& model, const std::string& role) {
-  const int64_t heap = SizeMiB(Property(model, "spark." + role + ".memory"), 1024);
-  int64_t overhead = SizeMiB(Property(model, "spark." + role + ".memoryOverhead"), -1);
+double ProcessMemoryGiB(const model::ApplicationModel& model, const std::string& role,
+                        const Settings* settings) {
+  auto property = [&](const std::string& key, const std::string& fallback = "") {
+    return SettingOf(model, settings, key, fallback);
+  };
+  const int64_t heap = SizeMiB(property("spark." + role + ".memory"), 1024);
+  int64_t overhead = SizeMiB(property("spark." + role + ".memoryOverhead"), -1);
   if (overhead < 0) {
-    double factor = std::strtod(
-        Property(model, "spark." + role + ".memoryOverheadFactor", "0.1").c_str(), nullptr);
+    double factor =
+        std::strtod(property("spark." + role + ".memoryOverheadFactor", "0.1").c_str(), nullptr);
     if (!(factor >= 0 && factor <= 10)) factor = 0.1;
     overhead = std::max<int64_t>(384, static_cast<int64_t>(factor * static_cast<double>(heap)));
   }
   int64_t extra = 0;
   if (role == "executor") {
-    if (Property(model, "spark.memory.offHeap.enabled") == "true") {
-      extra += SizeMiB(Property(model, "spark.memory.offHeap.size"), 0, /*bytes_default=*/true);
+    if (property("spark.memory.offHeap.enabled") == "true") {
+      extra += SizeMiB(property("spark.memory.offHeap.size"), 0, /*bytes_default=*/true);
     }
-    extra += SizeMiB(Property(model, "spark.executor.pyspark.memory"), 0);
+    extra += SizeMiB(property("spark.executor.pyspark.memory"), 0);
   }
   return (static_cast<double>(heap) + static_cast<double>(overhead) + static_cast<double>(extra)) /
          1024.0;
@@ -161,7 +176,8 @@ struct Pricing {
 };
 
 // The executors' count, lifetimes and shape; returns the ended tasks' time summed.
-int64_t DescribeExecutors(const model::ApplicationModel& model, RunCost& out) {
+int64_t DescribeExecutors(const model::ApplicationModel& model, const Settings* settings,
+                          RunCost& out) {
   std::map<int32_t, int32_t> cores_seen;  // cores -> executors
   int64_t task_ms = 0;
   for (const model::TaskAttempt& task : model.tasks) {
@@ -178,7 +194,7 @@ int64_t DescribeExecutors(const model::ApplicationModel& model, RunCost& out) {
     out.executor_hours += static_cast<double>(end - begin) / kMsPerHour;
   }
   out.max_concurrent_executors = static_cast<int32_t>(model.max_concurrent_executors);
-  out.executor_shape.memory_gib = ProcessMemoryGiB(model, "executor");
+  out.executor_shape.memory_gib = ProcessMemoryGiB(model, "executor", settings);
   int32_t common_cores = 0, most = 0;
   for (const auto& [cores, count] : cores_seen) {
     if (count > most) common_cores = cores, most = count;
@@ -192,9 +208,10 @@ int64_t DescribeExecutors(const model::ApplicationModel& model, RunCost& out) {
   return task_ms;
 }
 
-ExecutorShape DriverShape(const model::ApplicationModel& model, bool local) {
+ExecutorShape DriverShape(const model::ApplicationModel& model, const Settings* settings,
+                          bool local) {
   ExecutorShape driver_shape;
-  driver_shape.memory_gib = ProcessMemoryGiB(model, "driver");
+  driver_shape.memory_gib = ProcessMemoryGiB(model, "driver", settings);
   driver_shape.cores =
       std::clamp(static_cast<int>(
                      std::strtol(Property(model, "spark.driver.cores", "1").c_str(), nullptr, 10)),
@@ -683,8 +700,12 @@ ScenarioCost PriceScenario(const RunCost& run, const whatif::Prediction& p) {
   return out;
 }
 
-RunCost ComputeCost(const model::ApplicationModel& model, const CostOptions& options,
-                    const whatif::LazySimulator* shared_simulator) {
+namespace {
+
+// The run priced as ComputeCost does, its JVMs asking for memory with `settings` (nullptr: as the
+// run had it) applied.
+RunCost ComputeCostWith(const model::ApplicationModel& model, const CostOptions& options,
+                        const whatif::LazySimulator* shared_simulator, const Settings* settings) {
   RunCost out;
   const PriceCatalogue& catalogue =
       options.catalogue != nullptr ? *options.catalogue : BuiltinCatalogue();
@@ -703,8 +724,8 @@ RunCost ComputeCost(const model::ApplicationModel& model, const CostOptions& opt
   // local[N] only: local-cluster[...] runs its tasks in executor JVMs.
   pricing.local = model::ClusterManagerOf(model) == model::ClusterManager::kLocal;
 
-  const int64_t task_ms = DescribeExecutors(model, out);
-  pricing.driver_shape = DriverShape(model, pricing.local);
+  const int64_t task_ms = DescribeExecutors(model, settings, out);
+  pricing.driver_shape = DriverShape(model, settings, pricing.local);
   if (!pricing.flat && !PickInstanceTypes(model, pricing, out)) return out;
   pricing.spot_terms = catalogue.SpotOf(out.cloud);
   PriceLifetimes(pricing, out);
@@ -725,6 +746,63 @@ RunCost ComputeCost(const model::ApplicationModel& model, const CostOptions& opt
   if (pricing.spot_terms != nullptr && !pricing.flat && out.executors > 0 && !options.spot) {
     AdviseSpot(pricing, out);
   }
+  return out;
+}
+
+}  // namespace
+
+RunCost ComputeCost(const model::ApplicationModel& model, const CostOptions& options,
+                    const whatif::LazySimulator* simulator) {
+  return ComputeCostWith(model, options, simulator, nullptr);
+}
+
+SettingsCost PriceSettings(const model::ApplicationModel& model, const CostOptions& options,
+                           const Settings& settings) {
+  SettingsCost out;
+  CostOptions quick = options;
+  quick.frontier = false;
+  const RunCost before = ComputeCostWith(model, quick, nullptr, nullptr);
+  if (!before.available) {
+    out.reason = before.reason;
+    return out;
+  }
+  const RunCost after = ComputeCostWith(model, quick, nullptr, &settings);
+  if (!after.available) {
+    out.reason = after.reason;
+    return out;
+  }
+  // A machine the run named (given, or in Databricks' cluster tags) stays: the process must fit.
+  const PriceCatalogue& catalogue =
+      options.catalogue != nullptr ? *options.catalogue : BuiltinCatalogue();
+  auto does_not_fit = [&](const std::string& source, const std::string& name,
+                          const ExecutorShape& shape, const char* who) -> bool {
+    if (source.starts_with("inferred") || name.empty()) return false;
+    const InstanceType* type = catalogue.Find(name);
+    if (type == nullptr || ExecutorsPerInstance(*type, shape) >= 1) return false;
+    out.reason = std::string(who) + " asking " + Fixed(shape.memory_gib, 1) +
+                 " GiB does not fit on " + name + " (" + Fixed(type->memory_gib, 1) + " GiB, " +
+                 source + "): a larger instance type is needed";
+    return true;
+  };
+  if ((after.executors > 0 && does_not_fit(after.executor_instance_source, after.executor_instance,
+                                           after.executor_shape, "an executor")) ||
+      does_not_fit(after.driver_instance_source, after.driver_instance,
+                   DriverShape(model, &settings,
+                               model::ClusterManagerOf(model) == model::ClusterManager::kLocal),
+                   "the driver")) {
+    return out;
+  }
+  out.available = true;
+  out.currency = before.currency;
+  out.before = before.total;
+  out.after = after.total;
+  out.executor_memory_gib_before = before.executor_shape.memory_gib;
+  out.executor_memory_gib_after = after.executor_shape.memory_gib;
+  out.executor_instance_before = before.executor_instance;
+  out.executor_instance_after = after.executor_instance;
+  out.executors_per_instance_before = before.executors_per_instance;
+  out.executors_per_instance_after = after.executors_per_instance;
+  out.method = before.method;
   return out;
 }
 

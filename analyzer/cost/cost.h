@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analyzer/cost/price_catalogue.h"
@@ -111,6 +112,33 @@ struct ScenarioCost {
   double predicted = -1;
 };
 ScenarioCost PriceScenario(const RunCost& run, const whatif::Prediction& p);
+
+// Spark properties to change, key then value.
+using Settings = std::vector<std::pair<std::string, std::string>>;
+
+// What a memory setting would cost (issue 29): the run priced twice as ComputeCost prices it
+// (no frontier), as it was and with its executors and driver asking for memory with `settings`
+// applied (spark.{executor,driver}.memory, .memoryOverhead, .memoryOverheadFactor,
+// spark.memory.offHeap.{enabled,size}, spark.executor.pyspark.memory). Same lifetimes: the price of
+// the setting, not its effect on time. An inferred instance type is inferred again for the new
+// size (fewer executors per instance, or a larger type); a type the run named (given, Databricks'
+// tags) stays, and a process that no longer fits on it makes the answer unavailable, saying so.
+struct SettingsCost {
+  bool available = false;
+  std::string reason;  // why not, when unavailable
+  std::string currency = "USD";
+  std::string method;  // how the run is priced (RunCost::method)
+  double before = 0;   // the run's total, as it was
+  double after = 0;    // with the settings
+  double executor_memory_gib_before = 0;
+  double executor_memory_gib_after = 0;
+  std::string executor_instance_before;  // "" with flat rates
+  std::string executor_instance_after;
+  int32_t executors_per_instance_before = 1;
+  int32_t executors_per_instance_after = 1;
+};
+SettingsCost PriceSettings(const model::ApplicationModel& model, const CostOptions& options,
+                           const Settings& settings);
 
 // "$12.50", "$0.042" (USD) or "12.50 EUR".
 std::string Money(double amount, const std::string& currency);

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <optional>
 #include <string>
 
 #include "analyzer/report/render.h"
@@ -164,6 +166,73 @@ TEST(Cost, InstancesAreInferredFromTheExecutorsShapeOrGiven) {
   c = ComputeCost(a.model, given);
   EXPECT_FALSE(c.available);
   EXPECT_NE(c.reason.find("z9.huge is not in the price catalogue"), std::string::npos);
+}
+
+// Issue 29: what a memory setting costs, priced like the run (same lifetimes).
+TEST(SettingsCost, FlatRatesPriceTheNewMemory) {
+  report::Analysis a = AnalyzeText(OneHourLog());
+  CostOptions options;
+  options.price_per_core_hour = 0.04;
+  options.price_per_gib_hour = 0.005;
+  const SettingsCost c = PriceSettings(a.model, options, {{"spark.executor.memory", "8g"}});
+  ASSERT_TRUE(c.available) << c.reason;
+  const double before_gib = 4505.0 / 1024;
+  const double after_gib = (8192.0 + 819) / 1024;  // overhead max(384, 10% of 8192 = 819)
+  EXPECT_NEAR(c.executor_memory_gib_before, before_gib, 1e-9);
+  EXPECT_NEAR(c.executor_memory_gib_after, after_gib, 1e-9);
+  EXPECT_NEAR(c.after - c.before, 1.5 * (after_gib - before_gib) * 0.005, 1e-9);
+  EXPECT_NEAR(c.before, ComputeCost(a.model, options).total, 1e-12);
+}
+
+TEST(SettingsCost, AnInferredTypeIsInferredAgainAndAGivenOneMustHoldTheProcess) {
+  report::Analysis a = AnalyzeText(OneHourLog());
+  // 20g heap + 2g overhead: no longer an m6g.xlarge (16 GiB); a dearer 4-vCPU type.
+  SettingsCost c = PriceSettings(a.model, {}, {{"spark.executor.memory", "20g"}});
+  ASSERT_TRUE(c.available) << c.reason;
+  EXPECT_EQ(c.executor_instance_before, "m6g.xlarge");
+  EXPECT_NE(c.executor_instance_after, "m6g.xlarge");
+  EXPECT_GT(c.after, c.before);
+
+  CostOptions given;
+  given.instance_type = "r5.2xlarge";  // 8 vCPUs, 64 GiB: two 4.4 GiB executors, one of 44 GiB
+  c = PriceSettings(a.model, given, {{"spark.executor.memory", "40g"}});
+  ASSERT_TRUE(c.available) << c.reason;
+  EXPECT_EQ(c.executors_per_instance_before, 2);
+  EXPECT_EQ(c.executors_per_instance_after, 1);
+  EXPECT_NEAR(c.after - c.before, 1.5 * 0.504 / 2, 1e-9);
+
+  c = PriceSettings(a.model, given, {{"spark.executor.memory", "80g"}});
+  EXPECT_FALSE(c.available);
+  EXPECT_NE(c.reason.find("does not fit on r5.2xlarge"), std::string::npos) << c.reason;
+}
+
+// The report prices a finding's memory setting with the run's own cost, in every format.
+TEST(SettingsCost, AKillsMemoryFixIsPricedInTheReport) {
+  std::optional<report::Analysis> a =
+      test_util::AnalyzeFile(std::filesystem::path(SPARKPROF_SOURCE_DIR) /
+                                 "tests/workloads/fixtures/3.5.9/executor_oom.zstd",
+                             "executor_oom");
+  ASSERT_TRUE(a.has_value());
+  ASSERT_TRUE(a->cost.available) << a->cost.reason;
+  int priced = 0;
+  for (const diagnosis::Finding& f : a->findings) {
+    for (const diagnosis::Recommendation& r : f.recommendations) {
+      if (!r.price.priced) continue;
+      ++priced;
+      EXPECT_EQ(r.config_key, "spark.executor.memory");
+      EXPECT_NE(r.price.words.find("each executor asks"), std::string::npos) << r.price.words;
+      EXPECT_NEAR(r.price.before, a->cost.total, 1e-9);
+    }
+  }
+  EXPECT_GT(priced, 0);
+  const std::string json = report::RenderSection("json", *a);
+  EXPECT_NE(json.find("\"priced\": true"), std::string::npos);
+  for (const char* format : {"text", "md"}) {
+    EXPECT_NE(report::RenderSection(format, *a).find("cost: the run would cost"), std::string::npos)
+        << format;
+  }
+  EXPECT_NE(report::RenderReport("html", {&*a}).find("cost: the run would cost"),
+            std::string::npos);
 }
 
 TEST(Cost, HostileMemoryPropertiesStayFinite) {

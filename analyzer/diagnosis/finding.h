@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sparkprof::diagnosis {
@@ -50,10 +51,26 @@ struct FrameEvidence {
 
 // A configuration change (config_key set) or a code change (config_key empty, value holds the
 // change, e.g. "salt the join key"). reason: why this value, with this run's numbers.
+// What a memory setting would cost: the run priced as it was and with the setting (filled after
+// the rules by report::CompleteAnalysis, cost::PriceSettings; docs/cost.md). Not priced: every
+// other recommendation, and runs whose cost is unavailable.
+struct SettingPrice {
+  bool priced = false;
+  double before = 0;
+  double after = 0;
+  std::string currency;
+  std::string words;  // the change and how it was priced, in one sentence
+};
+
 struct Recommendation {
+  Recommendation() = default;
+  Recommendation(std::string config_key, std::string value, std::string reason)
+      : config_key(std::move(config_key)), value(std::move(value)), reason(std::move(reason)) {}
+
   std::string config_key;
   std::string value;
   std::string reason;
+  SettingPrice price;
 };
 
 // Ranges, because every estimate here rests on assumptions that `method` states.

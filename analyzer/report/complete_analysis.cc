@@ -2,15 +2,117 @@
 // without pulling in Analyze's log reading (codecs, zips) and their shared-library dependencies.
 #include <future>
 #include <memory>
+#include <string>
 #include <system_error>
 #include <thread>
 #include <utility>
 
+#include "analyzer/cost/cost.h"
 #include "analyzer/diagnosis/diagnose.h"
 #include "analyzer/report/analysis.h"
+#include "common/human_format.h"
 #include "common/parallel.h"
 
 namespace sparkprof::report {
+
+namespace {
+
+// A value Spark reads for a size ("4g", "512m", "1073741824") or a factor ("0.2"): digits, at
+// most one point, then at most a unit (k, m, g, t, p, optionally followed by b).
+bool IsPlainSizeOrNumber(const std::string& value) {
+  size_t i = 0;
+  bool digits = false;
+  bool point = false;
+  for (; i < value.size(); ++i) {
+    const char c = value[i];
+    if (c >= '0' && c <= '9') {
+      digits = true;
+    } else if (c == '.' && !point) {
+      point = true;
+    } else {
+      break;
+    }
+  }
+  if (!digits) return false;
+  const std::string unit = value.substr(i);
+  static constexpr const char* kUnits[] = {"",   "k",  "m",  "g",  "t",  "p", "kb", "mb",
+                                           "gb", "tb", "pb", "K",  "M",  "G", "T",  "P",
+                                           "KB", "MB", "GB", "TB", "PB", "b", "B"};
+  for (const char* u : kUnits) {
+    if (unit == u) return true;
+  }
+  return false;
+}
+
+// A setting that changes what a JVM asks its host for (cost::PriceSettings), with a value Spark
+// would take as it is: never a placeholder or words ("30G -> smaller executors").
+bool IsPriceableMemorySetting(const std::string& key, const std::string& value) {
+  if (key == "spark.memory.offHeap.enabled") return value == "true" || value == "false";
+  static constexpr const char* kKeys[] = {"spark.executor.memory",
+                                          "spark.executor.memoryOverhead",
+                                          "spark.executor.memoryOverheadFactor",
+                                          "spark.memory.offHeap.size",
+                                          "spark.executor.pyspark.memory",
+                                          "spark.driver.memory",
+                                          "spark.driver.memoryOverhead",
+                                          "spark.driver.memoryOverheadFactor"};
+  for (const char* k : kKeys) {
+    if (key == k) return IsPlainSizeOrNumber(value);
+  }
+  return false;
+}
+
+// "the run would cost $0.61 instead of $0.42 (+45%): each executor asks 3.4 GiB instead of
+// 1.9 GiB, one per m5.large instead of two, for the same lifetimes"
+std::string PriceWords(const cost::SettingsCost& c) {
+  std::string text = "the run would cost " + cost::Money(c.after, c.currency) + " instead of " +
+                     cost::Money(c.before, c.currency);
+  if (c.before > 0) {
+    const double change = c.after / c.before - 1;
+    text += " (" + std::string(change >= 0 ? "+" : "") + Fixed(100 * change, 0) + "%)";
+  }
+  if (c.executor_memory_gib_after != c.executor_memory_gib_before) {
+    text += ": each executor asks " + Fixed(c.executor_memory_gib_after, 1) + " GiB instead of " +
+            Fixed(c.executor_memory_gib_before, 1) + " GiB";
+    if (!c.executor_instance_after.empty() &&
+        (c.executor_instance_after != c.executor_instance_before ||
+         c.executors_per_instance_after != c.executors_per_instance_before)) {
+      text += ", " + std::to_string(c.executors_per_instance_after) + " per " +
+              c.executor_instance_after + " instead of " +
+              std::to_string(c.executors_per_instance_before) + " per " +
+              c.executor_instance_before;
+    }
+  } else {
+    text += ": the driver asks for more memory";
+  }
+  return text + ", for the same lifetimes (" + c.method + ")";
+}
+
+// Prices every memory setting a finding recommends, against the run's own cost.
+void PriceMemorySettings(Analysis& analysis, const cost::CostOptions& cost_options) {
+  if (!analysis.cost.available) return;
+  for (diagnosis::Finding& f : analysis.findings) {
+    for (diagnosis::Recommendation& r : f.recommendations) {
+      if (!IsPriceableMemorySetting(r.config_key, r.value)) continue;
+      const cost::SettingsCost c =
+          cost::PriceSettings(analysis.model, cost_options, {{r.config_key, r.value}});
+      if (!c.available) {
+        r.price.words = "not priced: " + c.reason;
+        continue;
+      }
+      if (c.after == c.before && c.executor_memory_gib_after == c.executor_memory_gib_before) {
+        continue;  // asks for the same memory (e.g. a factor under an explicit overhead)
+      }
+      r.price.priced = true;
+      r.price.before = c.before;
+      r.price.after = c.after;
+      r.price.currency = c.currency;
+      r.price.words = PriceWords(c);
+    }
+  }
+}
+
+}  // namespace
 
 void AttachProfile(Analysis& analysis, const std::string& profile_path,
                    const profile::ProfileLoadOptions& options) {
@@ -68,6 +170,7 @@ void CompleteAnalysis(Analysis& analysis, const cost::CostOptions& cost_options)
   } else {
     analysis.cost = cost::ComputeCost(analysis.model, cost_options, &simulator);
   }
+  PriceMemorySettings(analysis, cost_options);
 }
 
 }  // namespace sparkprof::report

@@ -607,7 +607,11 @@ void WriteFinding(const diagnosis::Finding& f, const std::string& anchor, const 
       } else {
         out += "<code>" + Escape(r.config_key) + "=" + Shortened(r.value, 400) + "</code>";
       }
-      out += "<div class=\"reason\">because " + Shortened(r.reason, 2000) + "</div></li>\n";
+      out += "<div class=\"reason\">because " + Shortened(r.reason, 2000) + "</div>";
+      if (!r.price.words.empty()) {
+        out += "<div class=\"reason\">cost: " + Shortened(r.price.words, 2000) + "</div>";
+      }
+      out += "</li>\n";
     }
     out += "</ul>\n";
   }

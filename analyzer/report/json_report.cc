@@ -120,7 +120,17 @@ void WriteFinding(const diagnosis::Finding& f, JsonWriter& out) {
     } else {
       out.Field("kind", "config").Field("config", r.config_key).Field("value", r.value);
     }
-    out.Field("reason", r.reason).EndObject();
+    out.Field("reason", r.reason);
+    if (!r.price.words.empty()) {
+      out.Key("cost").BeginObject().Field("priced", r.price.priced);
+      if (r.price.priced) {
+        out.FieldDouble("before", r.price.before, 6)
+            .FieldDouble("after", r.price.after, 6)
+            .Field("currency", r.price.currency);
+      }
+      out.Field("words", r.price.words).EndObject();
+    }
+    out.EndObject();
   }
   out.EndArray();
   out.Key("expected_impact")

@@ -151,7 +151,9 @@ void WriteFinding(int number, const diagnosis::Finding& f, std::ostringstream& o
       } else {
         out << "- " << Code(r.config_key + "=" + r.value);
       }
-      out << " — because " << Cell(r.reason, 1000) << "\n";
+      out << " — because " << Cell(r.reason, 1000);
+      if (!r.price.words.empty()) out << "; cost: " << Cell(r.price.words, 1000);
+      out << "\n";
     }
     out << "\n";
   }

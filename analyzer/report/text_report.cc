@@ -146,6 +146,7 @@ void WritePhasesAndFindings(const Analysis& analysis, std::ostringstream& out) {
         out << "   fix: " << Printable(r.config_key, 120) << "=" << Printable(r.value, 200) << "\n";
       }
       Wrapped(out, "because " + r.reason, "        ");
+      if (!r.price.words.empty()) Wrapped(out, "cost: " + r.price.words, "        ");
     }
     out << "   expected impact: " << HumanDurationMs(f.impact.time_saved_ms_low) << " to "
         << HumanDurationMs(f.impact.time_saved_ms_high) << " saved";
