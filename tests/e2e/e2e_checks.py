@@ -20,3 +20,12 @@ def verdict(version, started_monotonic, work):
         return 1
     print(f"Spark {version}: PASS")
     return 0
+
+
+def broke_off(error, driver_log, cluster):
+    """A run that stopped with an exception: one failed check, the driver's and the cluster's logs."""
+    from spark_cluster import read_tail
+
+    check(False, f"the run broke off: {type(error).__name__}: {error}")
+    print(f"--- driver log\n{read_tail(driver_log)}")
+    print(cluster.log_tails())

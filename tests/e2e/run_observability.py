@@ -31,10 +31,10 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dashboard_checks import (STREAMING_ALERTS, STREAMING_BOARD, check_alerts,  # noqa: E402
                               check_dashboards)
-from e2e_checks import check, verdict  # noqa: E402
+from e2e_checks import broke_off, check, verdict  # noqa: E402
 from prometheus_server import Prometheus  # noqa: E402
 from spark_cluster import (SparkCluster, die_with_parent, free_port,  # noqa: E402
-                           http_get, read_tail, wait_driver, wait_for)
+                           http_get, sparkprof_conf, wait_driver, wait_for)
 from sparkprof_outputs import read_profile_batches  # noqa: E402
 
 SKIPPED = 77
@@ -274,21 +274,13 @@ def main():
         prometheus.start(SCRAPE_JOB, f"127.0.0.1:{metrics_port}")
         output_dir = os.path.join(work, "sparkprof")
         marker = os.path.join(work, "job-result.json")
-        agent = "-agentpath:" + os.path.abspath(args.agent)
-        conf = {
-            "spark.executor.memory": "512m",
-            "spark.plugins": "io.sparkprof.SparkProfPlugin",
-            "spark.sparkprof.outputDir": output_dir,
-            "spark.sparkprof.prometheus.port": str(metrics_port),
+        conf = sparkprof_conf(args.agent, args.plugin_jar, output_dir, metrics_port, hadoop_jars)
+        conf.update({
             # Batches every second: the read back's S3A row reaches the driver before it stops.
             "spark.sparkprof.flushInterval": "1s",
             # Executors poll their memory every 100 ms, so each task end carries its own peaks
             # (with the default 0 they come from heartbeat polls and a short run may see none).
             "spark.executor.metrics.pollingInterval": "100ms",
-            "spark.driver.extraJavaOptions": agent,
-            "spark.executor.extraJavaOptions": agent,
-            "spark.jars": ",".join([os.path.abspath(args.plugin_jar)] + hadoop_jars),
-            "spark.ui.port": str(free_port()),
             "spark.sql.shuffle.partitions": "8",
             "spark.hadoop.fs.s3a.endpoint": moto.url,
             "spark.hadoop.fs.s3a.endpoint.region": "us-east-1",
@@ -298,7 +290,7 @@ def main():
             "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",
             "spark.hadoop.fs.s3a.multipart.size": str(PART_BYTES),
             "spark.hadoop.fs.s3a.multipart.threshold": str(PART_BYTES),
-        }
+        })
         start_s = time.time()
         driver = cluster.submit_python(
             os.path.join(REPO, "tests", "e2e", "observability_job.py"), args.python,
@@ -333,9 +325,7 @@ def main():
         check_alerts(prometheus, args.rules, app_id, start_s, last_scrape,
                      lambda alert: not alert.startswith(STREAMING_ALERTS))
     except (RuntimeError, OSError, ValueError, KeyError, IndexError, TypeError) as e:
-        check(False, f"the run broke off: {type(e).__name__}: {e}")
-        print(f"--- driver log\n{read_tail(os.path.join(work, 'driver.log'))}")
-        print(cluster.log_tails())
+        broke_off(e, os.path.join(work, "driver.log"), cluster)
     finally:
         cluster.stop()
         prometheus.stop()

@@ -10,9 +10,10 @@ query's series appear labelled with its name; between two scrapes its batches an
 counters grow; the latest batch's input and processed rates are above 0 and the input rate near
 the source's 200 rows/s; its duration equals its six steps' sum or more; state rows and bytes
 and the watermark's lag are there; the trigger read from the schedule is 3 s; at the end the
-engine does not judge it falling behind and its busy ratio is below 1. After the stop: its gauges are gone, its counters stay. Then every
-panel query of the "Spark Structured Streaming" dashboard has data in Prometheus and every
-streaming alert expression evaluates (tests/e2e/dashboard_checks.py).
+engine does not judge it falling behind and its busy ratio is below 1. After the stop: its gauges
+are gone, its counters stay. Then every panel query of the "Spark Structured Streaming" dashboard
+has data in Prometheus and every streaming alert expression evaluates
+(tests/e2e/dashboard_checks.py).
 
 Exit 77 (skipped) when Spark, its pyspark environment, java or prometheus is missing.
 """
@@ -28,9 +29,10 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dashboard_checks import (STREAMING_ALERTS, STREAMING_BOARD, check_alerts,  # noqa: E402
                               check_dashboards)
-from e2e_checks import check, verdict  # noqa: E402
+from e2e_checks import broke_off, check, verdict  # noqa: E402
 from prometheus_server import Prometheus  # noqa: E402
-from spark_cluster import SparkCluster, free_port, http_get, read_tail, wait_driver  # noqa: E402
+from spark_cluster import (SparkCluster, free_port, http_get, sparkprof_conf,  # noqa: E402
+                           wait_driver)
 
 SKIPPED = 77
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -180,19 +182,11 @@ def main():
         prometheus.start(SCRAPE_JOB, f"127.0.0.1:{metrics_port}")
         output_dir = os.path.join(work, "sparkprof")
         marker = os.path.join(work, "job-result.json")
-        agent = "-agentpath:" + os.path.abspath(args.agent)
-        conf = {
-            "spark.executor.memory": "512m",
-            "spark.plugins": "io.sparkprof.SparkProfPlugin",
-            "spark.sparkprof.outputDir": output_dir,
-            "spark.sparkprof.prometheus.port": str(metrics_port),
-            "spark.driver.extraJavaOptions": agent,
-            "spark.executor.extraJavaOptions": agent,
-            "spark.jars": os.path.abspath(args.plugin_jar),
-            "spark.ui.port": str(free_port()),
+        conf = sparkprof_conf(args.agent, args.plugin_jar, output_dir, metrics_port)
+        conf.update({
             # Small stateful batches: 4 state partitions, not the default 200.
             "spark.sql.shuffle.partitions": "4",
-        }
+        })
         scraper = Scraper(f"http://127.0.0.1:{metrics_port}/metrics")
         start_s = time.time()
         driver = cluster.submit_python(
@@ -224,9 +218,7 @@ def main():
         check_alerts(prometheus, args.rules, app_ids[0], start_s, last_scrape,
                      lambda alert: alert.startswith(STREAMING_ALERTS))
     except (RuntimeError, OSError, ValueError, KeyError, IndexError, TypeError) as e:
-        check(False, f"the run broke off: {type(e).__name__}: {e}")
-        print(f"--- driver log\n{read_tail(os.path.join(work, 'driver.log'))}")
-        print(cluster.log_tails())
+        broke_off(e, os.path.join(work, "driver.log"), cluster)
     finally:
         cluster.stop()
         prometheus.stop()
