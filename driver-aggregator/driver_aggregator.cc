@@ -108,6 +108,7 @@ Result<std::unique_ptr<DriverAggregator>> DriverAggregator::Start(AggregatorOpti
   SPARKPROF_RETURN_IF_ERROR(aggregator->s3a_.RegisterMetrics(aggregator->registry_));
   SPARKPROF_RETURN_IF_ERROR(aggregator->executor_metrics_.Register(aggregator->registry_));
   SPARKPROF_RETURN_IF_ERROR(aggregator->run_context_.Register(aggregator->registry_));
+  SPARKPROF_RETURN_IF_ERROR(aggregator->streaming_metrics_.Register(aggregator->registry_));
   for (int i = 0; i < kIngestOutcomeCount; ++i) {  // every outcome visible from the first scrape
     aggregator->metrics_.batches->Add(
         {{"outcome", IngestOutcomeName(static_cast<IngestOutcome>(i))}});
@@ -535,6 +536,7 @@ void DriverAggregator::RefreshLiveMetrics(int64_t now_ms) {
   }
   metrics_.stage_skew_ratio->Set(snapshot.worst_skew_ratio);
   executor_metrics_.Update(snapshot);
+  streaming_metrics_.Update(snapshot);
   run_context_.UpdatePhases(snapshot.phases, snapshot.model_end_ms);
   run_context_.UpdateAirflow(ReadAirflowContext(snapshot.spark_properties, ::getenv));
   for (const CompletedStage& stage : snapshot.newly_completed) {

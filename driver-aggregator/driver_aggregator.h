@@ -31,6 +31,7 @@
 #include "driver-aggregator/profile_file_writer.h"
 #include "driver-aggregator/run_context_metrics.h"
 #include "driver-aggregator/s3a_io.h"
+#include "driver-aggregator/streaming_metrics.h"
 #include "flamegraph/profile_model.h"
 #include "metrics/http_exposer.h"
 #include "metrics/prometheus_registry.h"
@@ -204,6 +205,7 @@ class DriverAggregator {
   S3aIoTotals s3a_;                            // the executors' S3A statistics
   ExecutorMetrics executor_metrics_;           // under live_metrics_mutex_
   RunContextMetrics run_context_;              // under live_metrics_mutex_
+  StreamingMetrics streaming_metrics_;         // under live_metrics_mutex_
   std::unique_ptr<IngestQueue> ingest_queue_;  // stopped first in the destructor
 
   std::mutex live_metrics_mutex_;  // guards the three below; taken before mutex_, never inside it

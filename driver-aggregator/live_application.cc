@@ -5,6 +5,7 @@
 
 #include "analyzer/diagnosis/diagnose.h"
 #include "analyzer/diagnosis/stage_stats.h"
+#include "analyzer/diagnosis/streaming_batches.h"
 #include "analyzer/report/json_report.h"
 #include "analyzer/report/summary.h"
 #include "common/json_writer.h"
@@ -92,7 +93,7 @@ class LiveApplication::Tee final : public eventlog::EventSink {
   void Count(const eventlog::SqlExecutionEndEvent&) {}
   void Count(const eventlog::SqlAdaptiveUpdateEvent&) {}
   void Count(const eventlog::SqlDriverAccumUpdatesEvent&) {}
-  // Streaming queries: the builder's model has them (live Prometheus metrics per query: not yet).
+  // Streaming queries: the builder's model has them; Snapshot reads them (streaming_metrics.h).
   void Count(const eventlog::StreamingQueryStartedEvent&) {}
   void Count(const eventlog::StreamingQueryProgressEvent&) {}
   void Count(const eventlog::StreamingQueryIdleEvent&) {}
@@ -229,6 +230,19 @@ LiveSnapshot LiveApplication::Snapshot(int64_t now_ms) {
     }
   }
   snapshot.spark_properties = model.spark_properties;
+  for (const model::StreamingQueryRun& run : model.streaming.runs) {
+    StreamingRunSnapshot& out = snapshot.streaming_runs.emplace_back();
+    out.label = run.name.empty() ? run.query_id : run.name;
+    out.active = !run.terminated;
+    out.batches_total = run.batches_total;
+    out.input_rows_total = run.input_rows_total;
+    out.latest = run.latest;
+    out.latest_input_span_ms = run.latest_input_span_ms;
+    out.trigger_interval_ms = run.trigger_interval_ms;
+    const diagnosis::FallingBehindPattern pattern = diagnosis::JudgeFallingBehind(run);
+    if (pattern.window.valid()) out.busy_share = pattern.window.busy_share();
+    out.falling_behind = pattern.falling_behind;
+  }
 
   // Skew of the current stages: running ones, and those completed within skew_window_ms of the
   // model's end. ratio = max(longest successful task, longest elapsed running task) / median

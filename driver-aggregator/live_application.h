@@ -83,6 +83,20 @@ struct ExecutorSnapshot {
   int64_t peak_task_execution_memory_bytes = 0;  // max "Peak Execution Memory" of its tasks
 };
 
+// One run of a streaming query as the live metrics read it (model/streaming_queries.h), with the
+// engine's falling-behind judgement (diagnosis/streaming_batches.h) on its recent batches.
+struct StreamingRunSnapshot {
+  std::string label;    // its name, else its query id
+  bool active = false;  // started or progressing, not terminated
+  int64_t batches_total = 0;
+  int64_t input_rows_total = 0;
+  model::StreamingBatch latest;  // first_batch_id -1: no batch yet
+  int64_t latest_input_span_ms = -1;
+  int64_t trigger_interval_ms = -1;
+  double busy_share = -1;  // of the recent batches; -1: too few batches to judge
+  bool falling_behind = false;
+};
+
 struct LiveSnapshot {
   // False when the application was finished already: only `counts` is filled then.
   bool has_model_figures = false;
@@ -101,6 +115,7 @@ struct LiveSnapshot {
   std::vector<CompletedStage> newly_completed;
   std::vector<ExecutorSnapshot> executors;  // in order of first appearance
   std::vector<std::pair<std::string, std::string>> spark_properties;
+  std::vector<StreamingRunSnapshot> streaming_runs;  // in order of first appearance
 };
 
 class LiveApplication {

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "analyzer/testing/streaming_lines.h"
 #include "analyzer/testing/synthetic_app.h"
 #include "driver-aggregator/driver_aggregator.h"
 #include "schema/profile_generated.h"
@@ -66,6 +67,26 @@ std::string PopulatedExposition() {
   while (std::getline(log, line)) {
     if (line.empty()) continue;
     EXPECT_TRUE(aggregator.OnEvent(line).ok()) << line.substr(0, 200);
+  }
+  // A streaming query on a 1 s trigger, stateful, with a watermark: every per-query family.
+  constexpr int64_t kQueryStart = 1'796'007'900'000;
+  EXPECT_TRUE(
+      aggregator.OnEvent(testing::QueryStartedLine("q1", "run1", "orders", kQueryStart)).ok());
+  for (int64_t i = 0; i < 6; ++i) {
+    const int64_t start_ms = kQueryStart + 1000 * (i + 1);
+    EXPECT_TRUE(aggregator
+                    .OnEvent(testing::ProgressLine{.id = "q1",
+                                                   .run_id = "run1",
+                                                   .name = "orders",
+                                                   .batch_id = i,
+                                                   .start_ms = start_ms,
+                                                   .duration_ms = 200,
+                                                   .rows = 100,
+                                                   .state_rows = 1000 * (i + 1),
+                                                   .state_bytes = 4096,
+                                                   .watermark_ms = start_ms - 5000}
+                                 .Line())
+                    .ok());
   }
   // One executor's agent batch with its memory (families labelled per JVM have no series before).
   flatbuffers::FlatBufferBuilder builder;

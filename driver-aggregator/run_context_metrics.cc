@@ -7,8 +7,8 @@ namespace {
 
 constexpr size_t kMaxLabelBytes = 200;
 
-// Printable ASCII and UTF-8 bytes kept, control characters dropped, cut to kMaxLabelBytes (at a
-// character boundary).
+}  // namespace
+
 std::string LabelText(std::string_view value) {
   std::string out;
   for (char c : value) {
@@ -23,6 +23,8 @@ std::string LabelText(std::string_view value) {
   }
   return out;
 }
+
+namespace {
 
 std::string Property(const std::vector<std::pair<std::string, std::string>>& properties,
                      const char* key) {

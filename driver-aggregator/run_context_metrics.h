@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -36,6 +37,10 @@ struct AirflowContext {
   std::string trace_id;  // 32 lowercase hex digits, or empty
   bool empty() const { return dag_id.empty() && task_id.empty() && trace_id.empty(); }
 };
+
+// A label value from a string of the application (names, ids): printable ASCII and UTF-8 bytes
+// kept, control characters dropped, cut to 200 bytes at a character boundary.
+std::string LabelText(std::string_view value);
 
 // From Spark properties first, then `getenv` (tests pass their own).
 AirflowContext ReadAirflowContext(

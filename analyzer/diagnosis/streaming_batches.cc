@@ -55,6 +55,40 @@ BatchStep DominantBatchStep(const StreamingWindow& window) {
   return BatchStep::kNone;
 }
 
+namespace {
+
+// How many of the window's last records each had a larger backlog (rows a batch) and a larger lag
+// (its end - the start of the record before it) than the record before them, counting the first
+// of such a rising run: 3 means the last three rose batch after batch.
+int64_t GrowingBatches(const model::StreamingQueryRun& run, const StreamingWindow& w) {
+  const std::vector<model::StreamingBatch>& records = run.batches;
+  auto lag_ms = [&](size_t i) { return records[i].end_ms() - records[i - 1].last_timestamp_ms; };
+  auto backlog = [&](size_t i) { return records[i].input_rows / records[i].batches; };
+  int64_t growing = 1;
+  for (size_t i = w.end_record - 1; i > w.first_record; --i) {
+    if (backlog(i) <= backlog(i - 1) || lag_ms(i) <= lag_ms(i - 1)) break;
+    ++growing;
+  }
+  return growing;
+}
+
+}  // namespace
+
+FallingBehindPattern JudgeFallingBehind(const model::StreamingQueryRun& run) {
+  FallingBehindPattern pattern;
+  // The window every streaming rule reads; on a run too short for it, its last 3 batches.
+  pattern.window = RecentBatches(run);
+  if (!pattern.window.valid()) pattern.window = RecentBatches(run, kGrowingBatches);
+  const StreamingWindow& w = pattern.window;
+  if (!w.valid() || w.input_rows == 0) return pattern;
+  pattern.lag_growth_ms = w.busy_ms - w.span_ms;
+  if (pattern.lag_growth_ms <= 0) return pattern;  // processed as fast as the rows arrived
+  pattern.growing_batches = GrowingBatches(run, w);
+  pattern.falling_behind =
+      pattern.lag_growth_ms > w.mean_batch_ms() || pattern.growing_batches >= kGrowingBatches;
+  return pattern;
+}
+
 int64_t BatchDurationPercentileMs(const model::StreamingQueryRun& run,
                                   const StreamingWindow& window, int percentile) {
   std::vector<std::pair<int64_t, int64_t>> durations;  // mean ms, batches

@@ -92,6 +92,19 @@ inline constexpr int64_t kMinWindowBatches = 4;
 StreamingWindow RecentBatches(const model::StreamingQueryRun& run,
                               int64_t min_batches = kMinWindowBatches);
 
+// The falling-behind pattern (rules/falling_behind.cc says why): over the recent batches (on a
+// run too short for the usual window, its last kGrowingBatches), the batches took longer than
+// their rows took to arrive, by more than one mean batch, or backlog and lag grew in each of the
+// last kGrowingBatches. The rule and the driver's live gauge both read this.
+inline constexpr int64_t kGrowingBatches = 3;
+struct FallingBehindPattern {
+  StreamingWindow window;     // the batches judged (invalid: too few)
+  int64_t lag_growth_ms = 0;  // busy time - span: how much further behind the query fell
+  int64_t growing_batches = 0;
+  bool falling_behind = false;
+};
+FallingBehindPattern JudgeFallingBehind(const model::StreamingQueryRun& run);
+
 // The window's batches' durations at a percentile (0..100), per record (a merged record counts as
 // its batches, each at the record's mean).
 int64_t BatchDurationPercentileMs(const model::StreamingQueryRun& run,

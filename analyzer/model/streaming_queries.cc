@@ -182,6 +182,10 @@ void RecordQueryProgress(StreamingModel& model,
   }
   if (!event.sink_description.empty()) run->sink = event.sink_description;
   if (batch.watermark_ms > 0) run->watermark_seen = true;
+  run->latest_input_span_ms = run->latest.timestamp_ms >= 0 && batch.timestamp_ms >= 0
+                                  ? batch.timestamp_ms - run->latest.timestamp_ms
+                                  : -1;
+  run->latest = batch;
   NoteSchedule(*run, batch);
   KeepIfWorst(*run, batch);
   Append(*run, batch);

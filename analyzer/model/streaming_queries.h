@@ -85,6 +85,11 @@ struct StreamingQueryRun {
   int32_t records_merge_factor = 1;  // batches per record for records added from now on
   std::vector<StreamingBatch> batches;
   std::vector<StreamingBatch> worst_batches;  // slowest first, whole batches
+  // The latest batch whole (batches == 1; first_batch_id -1 before any), whatever `batches` merged:
+  // the live metrics read it. Its input span: its start - the previous batch's start, the time its
+  // rows took to arrive (Spark's inputRowsPerSecond divides by it); -1 for the run's first batch.
+  StreamingBatch latest;
+  int64_t latest_input_span_ms = -1;
   // The processing-time trigger's interval as Spark's schedule shows it (see
   // streaming_queries.cc, InferTriggerInterval), -1 when the batches do not show one.
   int64_t trigger_interval_ms = -1;

@@ -63,6 +63,14 @@ TEST(StreamingQueries, AWeekOfBatchesStaysBoundedWithExactSums) {
   ASSERT_EQ(run.worst_batches.size(), kWorstBatches);
   EXPECT_EQ(run.worst_batches[0].trigger_execution_ms, 106);
   EXPECT_EQ(run.state_shuffle_partitions, 200);
+  // The latest batch stays whole while the records merge: the live metrics read it.
+  EXPECT_GT(run.batches.back().batches, 1);
+  EXPECT_EQ(run.latest.batches, 1);
+  EXPECT_EQ(run.latest.first_batch_id, kBatches - 1);
+  EXPECT_EQ(run.latest.input_rows, 3);
+  EXPECT_EQ(run.latest.trigger_execution_ms, 100 + (kBatches - 1) % 7);
+  EXPECT_EQ(run.latest.query_planning_ms, (100 + (kBatches - 1) % 7) / 4);
+  EXPECT_EQ(run.latest_input_span_ms, 1000);
 }
 
 TEST(StreamingQueries, TriggerIntervalFromTheBatchesThatWaitedForIt) {

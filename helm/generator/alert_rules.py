@@ -94,6 +94,50 @@ RULES = [
     },
 ]
 
+STREAMING_RECIPE = "docs/recipes/troubleshoot/structured-streaming.md"
+STREAMING_RULES = [
+    {
+        "alert": "SparkStreamingFallingBehind",
+        # The engine's falling-behind rule, judged live on the query's recent batches (processing
+        # slower than input, lag growing). A query falling behind completes ever fewer batches,
+        # so the flag changes slowly; 5 minutes of it is no passing burst.
+        "expr": "max by (application_id, application_name, query) (spark_streaming_falling_behind) == 1",
+        "for": "5m",
+        "severity": "warning",
+        "summary": "Streaming query {{ $labels.query }} of {{ $labels.application_name }} falls behind its input",
+        "description": "Its recent batches took longer than their rows took to arrive: the backlog and the output's delay grow until capacity is added or the input slows.",
+        "runbook": STREAMING_RECIPE + "#falling-behind",
+    },
+    {
+        "alert": "SparkStreamingBatchOverTrigger",
+        # The batches' mean over 10 minutes above the trigger interval: the query cannot run on
+        # its schedule (one slow batch is not enough).
+        "expr": ("avg_over_time(spark_streaming_batch_duration_seconds[10m])\n"
+                 "  > spark_streaming_trigger_interval_seconds"),
+        "for": "5m",
+        "severity": "warning",
+        "summary": "Batches of {{ $labels.query }} ({{ $labels.application_name }}) take longer than its trigger",
+        "description": "Its batches took {{ $value | humanizeDuration }} on average over 10 minutes, longer than its processing-time trigger's interval: each batch starts late.",
+        "runbook": STREAMING_RECIPE + "#batch-over-trigger",
+    },
+    {
+        "alert": "SparkStreamingStateGrowth",
+        # Growth that never turns back: the state's lowest point of the last 25 minutes is above
+        # its highest of the half hour that ended 30 minutes ago, and that held for 30 minutes
+        # more. A state with a working watermark levels off (old keys leave as new ones come) and
+        # fails the test within the hour; states under 100,000 rows are too small to matter.
+        "expr": ("spark_streaming_state_rows > 100000\n"
+                 "and min_over_time(spark_streaming_state_rows[25m])\n"
+                 "  > max_over_time(spark_streaming_state_rows[30m] offset 30m)"),
+        "for": "30m",
+        "severity": "warning",
+        "summary": "State of {{ $labels.query }} ({{ $labels.application_name }}) keeps growing: {{ $value | humanize }} rows",
+        "description": "Its state stores have grown without a pause for over an hour: a stateful operator without a watermark (or with one too late) keeps every key.",
+        "runbook": STREAMING_RECIPE + "#state-growth",
+    },
+]
+RULES += STREAMING_RULES
+
 
 def rules_file() -> dict:
     rules = []

@@ -1,4 +1,5 @@
-"""The two Grafana dashboards of issue 13, as data: panels with their PromQL.
+"""The Grafana dashboards, as data: panels with their PromQL (issue 13's two, and issue 32's
+"Spark Structured Streaming").
 
 generate.py renders them into helm/sparkprof/dashboards/*.json (Grafana dashboard model,
 schemaVersion 39: Grafana 10.x and 11.x). Every query is checked against docs/metrics.md.
@@ -165,6 +166,45 @@ PROFILING = {
     ],
 }
 
+# Per streaming query (docs/metrics.md, "Structured Streaming queries"): the latest batch's
+# figures and the engine's falling-behind judgement, for the queries the $query variable picks.
+Q = f'{SEL},query=~"$query"'
+STREAMING = {
+    "uid": "sparkprof-structured-streaming",
+    "title": "Spark Structured Streaming",
+    "variables": [("query", "Query",
+                   "label_values(spark_streaming_batches_total, query)")],
+    "panels": [
+        ("Falling behind (the engine's falling-behind rule on the recent batches)", "state-timeline", "short", 24, 5,
+         [(f"max by (query) (spark_streaming_falling_behind{{{Q}}})", "{{query}}")],
+         {"state": {"0": "keeps up", "1": "falling behind"}}),
+        ("Input and processed rows per second (latest batch)", "timeseries", "short", 12, 8,
+         [(f"spark_streaming_input_rows_per_second{{{Q}}}", "input: {{query}}"),
+          (f"spark_streaming_processed_rows_per_second{{{Q}}}", "processed: {{query}}")], {}),
+        ("Busy ratio of the recent batches (input rate / processing rate; over 1 falls behind)",
+         "timeseries", "short", 12, 8,
+         [(f"spark_streaming_busy_ratio{{{Q}}}", "{{query}}")], {}),
+        ("Batch duration and trigger interval", "timeseries", "s", 12, 8,
+         [(f"spark_streaming_batch_duration_seconds{{{Q}}}", "batch: {{query}}"),
+          (f"spark_streaming_trigger_interval_seconds{{{Q}}}", "trigger: {{query}}")], {}),
+        ("Batch steps (latest batch)", "timeseries", "s", 12, 8,
+         [(f"spark_streaming_batch_step_seconds{{{Q}}}", "{{query}}: {{step}}")], {"stack": True}),
+        ("Batches per minute", "timeseries", "short", 8, 8,
+         [(f"sum by (query) (rate(spark_streaming_batches_total{{{Q}}}[$__rate_interval])) * 60", "{{query}}")], {}),
+        ("Input rows per second (over the interval)", "timeseries", "short", 8, 8,
+         [(f"sum by (query) (rate(spark_streaming_input_rows_total{{{Q}}}[$__rate_interval]))", "{{query}}")], {}),
+        ("Event-time watermark lag", "timeseries", "s", 8, 8,
+         [(f"spark_streaming_watermark_lag_seconds{{{Q}}}", "{{query}}")], {}),
+        ("State rows", "timeseries", "short", 12, 8,
+         [(f"spark_streaming_state_rows{{{Q}}}", "{{query}}")], {}),
+        ("State memory", "timeseries", "bytes", 12, 8,
+         [(f"spark_streaming_state_memory_bytes{{{Q}}}", "{{query}}")], {}),
+        ("Queries: batches and rows so far", "table", "short", 24, 6,
+         [(f"spark_streaming_batches_total{{{Q}}}", ""),
+          (f"spark_streaming_input_rows_total{{{Q}}}", "")], {"instant": True}),
+    ],
+}
+
 
 def _target(expr: str, legend: str, ref: str, options: dict) -> dict:
     target = {"datasource": {"type": "prometheus", "uid": "${datasource}"}, "expr": expr,
@@ -191,7 +231,8 @@ def dashboard(spec: dict) -> dict:
             x, y, row_height = 0, y + row_height, 0
         defaults: dict = {"unit": unit}
         if options.get("state"):
-            defaults["mappings"] = [{"type": "value", "options": {"0": {"text": "-"}, "1": {"text": "active"}}}]
+            texts = options["state"] if isinstance(options["state"], dict) else {"0": "-", "1": "active"}
+            defaults["mappings"] = [{"type": "value", "options": {v: {"text": t} for v, t in texts.items()}}]
         if options.get("stack"):
             defaults["custom"] = {"stacking": {"mode": "normal", "group": "A"}, "fillOpacity": 60}
         panels.append({
@@ -220,7 +261,8 @@ def dashboard(spec: dict) -> dict:
 
 def all_dashboards() -> dict[str, dict]:
     return {"spark-job-phase-timeline.json": dashboard(PHASE_TIMELINE),
-            "spark-profiling.json": dashboard(PROFILING)}
+            "spark-profiling.json": dashboard(PROFILING),
+            "spark-structured-streaming.json": dashboard(STREAMING)}
 
 
 def all_queries(board: dict) -> list[str]:

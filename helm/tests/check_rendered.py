@@ -177,7 +177,8 @@ def main(case: str) -> int:
             board = json.loads(text)
             titles.add(board["title"])
             expect(all(panel["targets"] for panel in board["panels"]), f"{board['title']}: a panel without a query")
-    expect(titles == {"Spark Job Phase Timeline", "Spark Profiling"}, f"dashboards {titles}")
+    expect(titles == {"Spark Job Phase Timeline", "Spark Profiling", "Spark Structured Streaming"},
+           f"dashboards {titles}")
 
     for rule_object in by_kind.get("PrometheusRule", []):
         groups = rule_object["spec"]["groups"]

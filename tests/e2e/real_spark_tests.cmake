@@ -124,6 +124,24 @@ foreach(version IN LISTS SPARKPROF_SPARK_VERSIONS)
     LABELS "e2e;jvm;spark;s3a" TIMEOUT 600 SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 endforeach()
 
+# The live Structured Streaming metrics (tests/e2e/run_streaming.py, docs/metrics.md): a named
+# streaming query on Spark's rate source, the driver's /metrics scraped while it runs (counters
+# grow, rates, steps, state, watermark lag, trigger, not falling behind; gauges gone after the
+# stop), and the "Spark Structured Streaming" dashboard's panels and the streaming alerts over a
+# real Prometheus. About 65 s per release on a busy 2-core machine (50 s of it the application).
+foreach(version IN LISTS SPARKPROF_SPARK_VERSIONS)
+  add_test(NAME e2e_streaming_metrics_${version}
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/run_streaming.py
+      --spark-home ${SPARKPROF_SPARK_ROOT}/${version}/home
+      --python ${SPARKPROF_SPARK_ROOT}/${version}/venv/bin/python
+      --agent $<TARGET_FILE:sparkprof_agent>
+      --plugin-jar ${SPARKPROF_PLUGIN_JAR}
+      --work-dir ${CMAKE_CURRENT_BINARY_DIR}/e2e/streaming/${version})
+  # One at a time: three JVMs, the Python workers and Prometheus.
+  set_tests_properties(e2e_streaming_metrics_${version} PROPERTIES
+    LABELS "e2e;jvm;spark" TIMEOUT 300 SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+endforeach()
+
 # The sparkprof tab in Spark's UI (tests/e2e/run_ui_tab.py, docs/spark-ui.md): the live tab behind
 # a reverse proxy (spark.ui.proxyBase) and the History Server's tab of the finished application,
 # read from the outputs the driver stored beside the event log (and `analyze --profile` of them),

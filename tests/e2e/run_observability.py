@@ -12,7 +12,9 @@ Parquet parts, one multipart upload of >= 3 blocks); the write stage's own S3A r
 profile (per-thread figures, attributed to the stage); executor lifecycle, peak memory per
 executor, phase timeline and Airflow info series; then EVERY panel query of the generated
 Grafana dashboards (helm/sparkprof/dashboards) run over the run's time range must return data,
-and EVERY alert expression (helm/sparkprof/files) must evaluate and the series it reads exist.
+and EVERY alert expression (helm/sparkprof/files) must evaluate and the series it reads exist --
+but the Structured Streaming dashboard and alerts, which tests/e2e/run_streaming.py checks over a
+streaming query.
 
 Exit 77 (skipped) when Spark, java, prometheus, the hadoop-aws jars or moto are missing.
 """
@@ -21,20 +23,18 @@ import argparse
 import json
 import math
 import os
-import re
 import shutil
 import subprocess
 import sys
 import time
-import urllib.parse
-
-import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_checks import check, failures  # noqa: E402
+from dashboard_checks import (STREAMING_ALERTS, STREAMING_BOARD, check_alerts,  # noqa: E402
+                              check_dashboards)
+from e2e_checks import broke_off, check, verdict  # noqa: E402
 from prometheus_server import Prometheus  # noqa: E402
 from spark_cluster import (SparkCluster, die_with_parent, free_port,  # noqa: E402
-                           http_get, read_tail, wait_driver, wait_for)
+                           http_get, sparkprof_conf, wait_driver, wait_for)
 from sparkprof_outputs import read_profile_batches  # noqa: E402
 
 SKIPPED = 77
@@ -105,93 +105,6 @@ class MotoS3:
             except subprocess.TimeoutExpired:
                 self.process.kill()
         self.process = None
-
-
-def query_range(prometheus, expression, start_s, end_s, step_s=1):
-    """Range query: a list of (labels, [(t, value)]); raises on a PromQL error."""
-    params = {"query": expression, "start": f"{start_s:.3f}", "end": f"{end_s:.3f}",
-              "step": str(step_s)}
-    _, body = http_get(prometheus.url + "/api/v1/query_range?" + urllib.parse.urlencode(params),
-                       20)
-    answer = json.loads(body)
-    if answer.get("status") != "success":
-        raise RuntimeError(f"{answer.get('errorType')}: {answer.get('error')}")
-    return [(r["metric"], [(float(t), float(v)) for t, v in r["values"]])
-            for r in answer["data"]["result"]]
-
-
-def grafana_expression(expr, app_id, rate_interval, all_variables):
-    """A panel's PromQL as Grafana would send it for this application (other variables: All)."""
-    # Grafana escapes a multi-value variable's regex metacharacters ("\\\\" in PromQL strings).
-    escaped = re.sub(r"([\\^$.|?*+()\[\]{}])", r"\\\\\1", app_id)
-    expr = expr.replace("$application_id", escaped)
-    for name in all_variables:
-        expr = expr.replace("$" + name, ".*")
-    return expr.replace("$__rate_interval", rate_interval)
-
-
-def finite_points(result):
-    return sum(1 for _, values in result for _, v in values if math.isfinite(v))
-
-
-def check_dashboards(prometheus, dashboards_dir, app_id, start_s, end_s):
-    boards = sorted(f for f in os.listdir(dashboards_dir) if f.endswith(".json"))
-    check(len(boards) >= 2, f"the generated dashboards are there: {boards}")
-    panels = 0
-    for name in boards:
-        with open(os.path.join(dashboards_dir, name)) as f:
-            board = json.load(f)
-        all_variables = [v["name"] for v in board["templating"]["list"]
-                         if v.get("includeAll") and v["name"] != "application_id"]
-        for variable in board["templating"]["list"]:
-            query = variable.get("query")
-            definition = query.get("query", "") if isinstance(query, dict) else ""
-            match = re.fullmatch(r"label_values\((\w+), (\w+)\)", definition)
-            if not definition:
-                continue
-            values = {labels.get(match.group(2)) for labels, _ in query_range(
-                prometheus, match.group(1), start_s, end_s)} if match else set()
-            offered = app_id in values if variable["name"] == "application_id" else any(values)
-            check(offered, f"{name} variable {variable['name']}: {definition} offers values "
-                           f"({sorted(v for v in values if v)})")
-        for panel in board["panels"]:
-            for target in panel.get("targets", []):
-                panels += 1
-                expr = grafana_expression(target["expr"], app_id, "15s", all_variables)
-                try:
-                    result = query_range(prometheus, expr, start_s, end_s)
-                except (RuntimeError, OSError, ValueError) as e:
-                    check(False, f"{name} '{panel['title']}' [{target['refId']}]: {e}: {expr}")
-                    continue
-                points = finite_points(result)
-                check(points > 0, f"{name} '{panel['title']}' [{target['refId']}] has data: "
-                                  f"{len(result)} series, {points} finite points")
-    print(f"{panels} panel queries run", flush=True)
-
-
-METRIC_NAME = re.compile(r"\b((?:spark|sparkprof)_[a-z0-9_]+)\b")
-
-
-def check_alerts(prometheus, rules_path, app_id, start_s, end_s):
-    with open(rules_path) as f:
-        groups = yaml.safe_load(f)["groups"]
-    rules = [rule for group in groups for rule in group["rules"] if "alert" in rule]
-    check(len(rules) >= 7, f"{len(rules)} alert rules in {os.path.basename(rules_path)}")
-    for rule in rules:
-        expr = rule["expr"]
-        try:
-            fired = query_range(prometheus, expr, start_s, end_s)
-            check(True, f"alert {rule['alert']}: its expression evaluates over the run "
-                        f"({len(fired)} series would fire)")
-        except (RuntimeError, OSError, ValueError) as e:
-            check(False, f"alert {rule['alert']}: {e}")
-            continue
-        for metric in sorted(set(METRIC_NAME.findall(expr))):
-            result = query_range(prometheus, f'{metric}{{application_id="{app_id}"}}', start_s,
-                                 end_s)
-            check(finite_points(result) > 0,
-                  f"alert {rule['alert']}: the series it reads exist: {metric} "
-                  f"({len(result)} series)")
 
 
 def last(prometheus, app_id, metric, labels, end_s):
@@ -361,21 +274,13 @@ def main():
         prometheus.start(SCRAPE_JOB, f"127.0.0.1:{metrics_port}")
         output_dir = os.path.join(work, "sparkprof")
         marker = os.path.join(work, "job-result.json")
-        agent = "-agentpath:" + os.path.abspath(args.agent)
-        conf = {
-            "spark.executor.memory": "512m",
-            "spark.plugins": "io.sparkprof.SparkProfPlugin",
-            "spark.sparkprof.outputDir": output_dir,
-            "spark.sparkprof.prometheus.port": str(metrics_port),
+        conf = sparkprof_conf(args.agent, args.plugin_jar, output_dir, metrics_port, hadoop_jars)
+        conf.update({
             # Batches every second: the read back's S3A row reaches the driver before it stops.
             "spark.sparkprof.flushInterval": "1s",
             # Executors poll their memory every 100 ms, so each task end carries its own peaks
             # (with the default 0 they come from heartbeat polls and a short run may see none).
             "spark.executor.metrics.pollingInterval": "100ms",
-            "spark.driver.extraJavaOptions": agent,
-            "spark.executor.extraJavaOptions": agent,
-            "spark.jars": ",".join([os.path.abspath(args.plugin_jar)] + hadoop_jars),
-            "spark.ui.port": str(free_port()),
             "spark.sql.shuffle.partitions": "8",
             "spark.hadoop.fs.s3a.endpoint": moto.url,
             "spark.hadoop.fs.s3a.endpoint.region": "us-east-1",
@@ -385,7 +290,7 @@ def main():
             "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",
             "spark.hadoop.fs.s3a.multipart.size": str(PART_BYTES),
             "spark.hadoop.fs.s3a.multipart.threshold": str(PART_BYTES),
-        }
+        })
         start_s = time.time()
         driver = cluster.submit_python(
             os.path.join(REPO, "tests", "e2e", "observability_job.py"), args.python,
@@ -414,22 +319,18 @@ def main():
         check_s3a(prometheus, moto, app_id, last_scrape, batches, hadoop_request_counts)
         check_context_series(prometheus, app_id, last_scrape, start_s,
                              result.get("killed_executor"), result.get("replaced"))
-        check_dashboards(prometheus, args.dashboards, app_id, start_s, last_scrape)
-        check_alerts(prometheus, args.rules, app_id, start_s, last_scrape)
+        # The streaming dashboard and alerts: tests/e2e/run_streaming.py, over a streaming query.
+        check_dashboards(prometheus, args.dashboards, app_id, start_s, last_scrape,
+                         lambda board: board != STREAMING_BOARD)
+        check_alerts(prometheus, args.rules, app_id, start_s, last_scrape,
+                     lambda alert: not alert.startswith(STREAMING_ALERTS))
     except (RuntimeError, OSError, ValueError, KeyError, IndexError, TypeError) as e:
-        check(False, f"the run broke off: {type(e).__name__}: {e}")
-        print(f"--- driver log\n{read_tail(os.path.join(work, 'driver.log'))}")
-        print(cluster.log_tails())
+        broke_off(e, os.path.join(work, "driver.log"), cluster)
     finally:
         cluster.stop()
         prometheus.stop()
         moto.stop()
-    print(f"Spark {cluster.version}: took {time.monotonic() - started:.0f} s; logs in {work}")
-    if failures:
-        print(f"Spark {cluster.version}: {len(failures)} check(s) failed")
-        return 1
-    print(f"Spark {cluster.version}: PASS")
-    return 0
+    return verdict(cluster.version, started, work)
 
 
 if __name__ == "__main__":

@@ -329,6 +329,22 @@ class SparkCluster:
                          for d in self.daemons)
 
 
+def sparkprof_conf(agent, plugin_jar, output_dir, metrics_port, jars=()):
+    """Spark settings of a run with the agent in every JVM and the plugin, its outputs in
+    output_dir and its /metrics on metrics_port (docs/quickstart-spark.md); jars: more spark.jars."""
+    agent_option = "-agentpath:" + os.path.abspath(agent)
+    return {
+        "spark.executor.memory": "512m",
+        "spark.plugins": "io.sparkprof.SparkProfPlugin",
+        "spark.sparkprof.outputDir": output_dir,
+        "spark.sparkprof.prometheus.port": str(metrics_port),
+        "spark.driver.extraJavaOptions": agent_option,
+        "spark.executor.extraJavaOptions": agent_option,
+        "spark.jars": ",".join([os.path.abspath(plugin_jar), *jars]),
+        "spark.ui.port": str(free_port()),
+    }
+
+
 def wait_driver(process, timeout_s, tick=None, tick_interval_s=1.0):
     """Waits for a spark-submit Popen; returns (exit code, CPU seconds of the driver JVM).
 

@@ -42,22 +42,6 @@ namespace sparkprof::diagnosis::rules {
 namespace {
 constexpr double kTargetBusyShare = 0.8;
 constexpr double kHourMs = 3600.0 * 1000.0;
-constexpr int64_t kGrowingBatches = 3;
-
-// How many of the window's last records each had a larger backlog (rows a batch) and a larger lag
-// (its end - the start of the record before it) than the record before them, counting the first
-// of such a rising run: 3 means the last three rose batch after batch.
-int64_t GrowingBatches(const model::StreamingQueryRun& run, const StreamingWindow& w) {
-  const std::vector<model::StreamingBatch>& records = run.batches;
-  auto lag_ms = [&](size_t i) { return records[i].end_ms() - records[i - 1].last_timestamp_ms; };
-  auto backlog = [&](size_t i) { return records[i].input_rows / records[i].batches; };
-  int64_t growing = 1;
-  for (size_t i = w.end_record - 1; i > w.first_record; --i) {
-    if (backlog(i) <= backlog(i - 1) || lag_ms(i) <= lag_ms(i - 1)) break;
-    ++growing;
-  }
-  return growing;
-}
 
 std::string Rate(double rows_per_s) {
   return std::to_string(static_cast<int64_t>(std::llround(rows_per_s))) + " rows/s";
@@ -66,14 +50,11 @@ std::string Rate(double rows_per_s) {
 
 void FallingBehind(const DiagnosisInput& input, std::vector<Finding>& out) {
   for (const model::StreamingQueryRun& run : input.model->streaming.runs) {
-    // The window every streaming rule reads; on a run too short for it, its last 3 batches.
-    StreamingWindow w = RecentBatches(run);
-    if (!w.valid()) w = RecentBatches(run, kGrowingBatches);
-    if (!w.valid() || w.input_rows == 0) continue;
-    const int64_t lag_growth_ms = w.busy_ms - w.span_ms;
-    if (lag_growth_ms <= 0) continue;  // processed as fast as the rows arrived
-    const int64_t growing_batches = GrowingBatches(run, w);
-    if (lag_growth_ms <= w.mean_batch_ms() && growing_batches < kGrowingBatches) continue;
+    const FallingBehindPattern pattern = JudgeFallingBehind(run);
+    if (!pattern.falling_behind) continue;
+    const StreamingWindow& w = pattern.window;
+    const int64_t lag_growth_ms = pattern.lag_growth_ms;
+    const int64_t growing_batches = pattern.growing_batches;
     const double share = w.busy_share();
     const double input_rate = w.input_rows_per_s();
     const double processed_rate = w.processed_rows_per_s();
