@@ -20,6 +20,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 RULES = yaml.safe_load((ROOT / "helm/sparkprof/files/sparkprof-alerts.rules.yaml").read_text())
 CHART = yaml.safe_load((ROOT / "helm/sparkprof/Chart.yaml").read_text())
+# One ConfigMap per dashboard (templates/grafana-dashboards.yaml), beside spark-defaults.
+DASHBOARDS = len(list((ROOT / "helm/sparkprof/dashboards").glob("*.json")))
 OTEL_KEYS = {
     "spark.sparkprof.otel.enabled": "true",
     "spark.sparkprof.otel.endpoint": "http://collector.obs:4318",
@@ -110,11 +112,11 @@ def main(case: str) -> int:
         expect(obj["metadata"].get("namespace") == "spark-jobs",
                f"{obj['kind']} {obj['metadata']['name']}: namespace {obj['metadata'].get('namespace')}")
 
-    expected_kinds = {"ConfigMap": 3, "PodMonitor": 1, "PrometheusRule": 1}
+    expected_kinds = {"ConfigMap": 1 + DASHBOARDS, "PodMonitor": 1, "PrometheusRule": 1}
     if case == "otel":
         expected_kinds.update({"Service": 1, "ServiceMonitor": 1})
     if case.startswith("connect"):
-        expected_kinds.update({"ConfigMap": 4, "Deployment": 1, "Service": 1})
+        expected_kinds.update({"ConfigMap": 2 + DASHBOARDS, "Deployment": 1, "Service": 1})
     kinds = {kind: len(items) for kind, items in by_kind.items()}
     expect(kinds == expected_kinds, f"kinds {kinds}, expected {expected_kinds}")
 
