@@ -19,6 +19,24 @@ final class LiveUiSource implements SparkProfUi.Source {
         + "\"message\":\"the sparkprof driver aggregator is not running (see the driver log)\"}";
   }
 
+  /** From the two stage attempts' call trees in the driver's memory. */
+  @Override
+  public String stageDiffHtml(int beforeStage, int beforeAttempt, int afterStage,
+      int afterAttempt) {
+    String html = null;
+    try {
+      html = NativeAggregator.stageDiffHtml(beforeStage, beforeAttempt, afterStage, afterAttempt);
+    } catch (RuntimeException | LinkageError e) {
+      html = null;
+    }
+    if (html == null) {
+      throw new IllegalArgumentException("no sparkprof samples in the driver for stage "
+          + beforeStage + " attempt " + beforeAttempt + " or stage " + afterStage + " attempt "
+          + afterAttempt);
+    }
+    return html;
+  }
+
   /** The application's output directory, once its id is known; null before. */
   private volatile java.io.File applicationDirectory;
 
