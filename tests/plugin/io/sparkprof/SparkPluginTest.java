@@ -485,9 +485,14 @@ public final class SparkPluginTest {
 
   /** The link Spark's stage page gets (StagePageLinks), on pages as Spark draws them. */
   static void stagePageLinkChecks() {
-    String page = "<html><body><h3 style=\"x\">Details for Stage 7 (Attempt 1)</h3><div>t</div>";
+    // The title's text in <title> too, and Spark 4.2's hidden "Loading..." h3 first.
+    String page = "<html><title>app - Details for Stage 7 (Attempt 1)</title><body>"
+        + "<h3 class=\"mt-2\">Loading...</h3>"
+        + "<h3 style=\"x\">Details for Stage 7 (Attempt 1)</h3><div>t</div>";
     String linked = StagePageLinks.withLink(page, "7", "1");
-    check(linked.equals("<html><body><h3 style=\"x\">Details for Stage 7 (Attempt 1)</h3>"
+    check(linked.equals("<html><title>app - Details for Stage 7 (Attempt 1)</title><body>"
+        + "<h3 class=\"mt-2\">Loading...</h3>"
+        + "<h3 style=\"x\">Details for Stage 7 (Attempt 1)</h3>"
         + "<p id=\"sparkprof-stage-link\"><a href=\"../../sparkprof/?stage=7&amp;attempt=1\">"
         + "sparkprof: this stage's flame graph, findings and diff</a></p><div>t</div>"),
         "the stage page links to the tab's graph of that attempt, relatively: " + linked);

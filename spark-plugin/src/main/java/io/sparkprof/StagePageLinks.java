@@ -19,7 +19,7 @@ import org.apache.spark.ui.SparkUI;
  * page's own handler (the one {@code StagesTab} attached, found by its context path ending in
  * {@code /stages/stage}), after Spark's security filter (the view ACLs and {@code
  * spark.ui.filters} run first, as for every page). For an HTML answer with status 200 it inserts
- * one paragraph after the page's title ({@code </h3>}); anything else (another content type, an
+ * one paragraph after the page's title ({@code Details for Stage ...</h3>}); anything else (another content type, an
  * error, a page without the title, a failure of the filter itself) passes unchanged. Why this and
  * not {@code spark.ui.filters}: a filter named there must be one class for one servlet API, set by
  * every user in every application's configuration; Spark 3.5 runs {@code javax.servlet} and Spark 4
@@ -34,6 +34,8 @@ final class StagePageLinks {
 
   /** The stage page's context path ends with this (under the UI's base path). */
   private static final String STAGE_PAGE = "/stages/stage";
+  /** The start of the stage page's title (Spark's StagePage). */
+  private static final String STAGE_TITLE = "Details for Stage ";
 
   /**
    * Adds the filter to {@code ui}'s stage page; false (and nothing changed) when this Spark has
@@ -112,9 +114,20 @@ final class StagePageLinks {
     }
   }
 
-  /** The page with the link after its title; the page unchanged when it has no title. */
+  /**
+   * The page with the link after its title ({@code <h3>Details for Stage N (Attempt M)</h3>} in
+   * Spark 3.5 and 4; the same text is in the page's {@code <title>}, and Spark 4.2's page has
+   * another h3 before it, in its hidden loading overlay);
+   * the page unchanged without that title.
+   */
   static String withLink(String html, String stageId, String attempt) {
-    int title = html.indexOf("</h3>");
+    // The title's text is in <title> too: the one that an </h3> ends.
+    int title = -1;
+    for (int at = html.indexOf(STAGE_TITLE); at >= 0 && title < 0;
+        at = html.indexOf(STAGE_TITLE, at + 1)) {
+      int end = html.indexOf('<', at);
+      if (end >= 0 && html.startsWith("</h3>", end)) title = end;
+    }
     if (title < 0 || !stageId.matches("\\d{1,9}") || !attempt.matches("\\d{1,9}")) return html;
     String link = "<p id=\"sparkprof-stage-link\"><a href=\"../../" + SparkProfUi.PREFIX
         + "/?stage=" + stageId + "&amp;attempt=" + attempt + "\">sparkprof: this stage's flame "
