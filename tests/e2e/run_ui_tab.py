@@ -102,8 +102,8 @@ class ReverseProxy:
 def copy_log_as(event_logs, app_id, other_id, pad_bytes=0):
     """The plain event log of app_id (a file, or Spark 4's rolling eventlog_v2_ directory) once
     more as other_id's: names and lines with the id replaced (checksum files left out); with
-    pad_bytes, one more line of an event no one knows (Spark's replay skips it) that long at the
-    end of the last part. Returns the copy's bytes."""
+    pad_bytes, that many more bytes of an event no one knows (Spark's replay skips it) at the end
+    of the last part. Returns the copy's bytes."""
     total = 0
     for name in os.listdir(event_logs):
         if app_id not in name or name.endswith(".sparkprof"):  # the log, not sparkprof's folder
@@ -123,9 +123,11 @@ def copy_log_as(event_logs, app_id, other_id, pad_bytes=0):
             with open(part_source, encoding="utf-8") as original, \
                     open(part_target, "w", encoding="utf-8") as copy:
                 text = original.read().replace(app_id, other_id)
-                if pad_bytes and i == len(parts) - 1:
+                # Lines of at most 1 MiB: Spark's own JSON reader refuses very long strings
+                # (Jackson's 20 MB limit), and the History Server must load the application.
+                for at in range(0, pad_bytes if i == len(parts) - 1 else 0, 1 << 20):
                     text += json.dumps({"Event": "org.example.sparkprof.Padding",
-                                        "padding": "x" * pad_bytes}) + "\n"
+                                        "padding": "x" * min(1 << 20, pad_bytes - at)}) + "\n"
                 copy.write(text)
             total += os.path.getsize(part_target)
     return total

@@ -39,19 +39,29 @@ final class HistoryUiSource implements SparkProfUi.Source {
   private final Path directory;  // null: no profile found
   private final List<String> searched;
   private final HistoryEventLogAnalysis eventLog;  // without a profile; null: none
+  private final boolean keepDiffs;  // false: the profile may still grow (the live driver's copy)
 
   HistoryUiSource(FileSystem fs, Path directory, List<String> searched,
       HistoryEventLogAnalysis eventLog) {
+    this(fs, directory, searched, eventLog, true);
+  }
+
+  private HistoryUiSource(FileSystem fs, Path directory, List<String> searched,
+      HistoryEventLogAnalysis eventLog, boolean keepDiffs) {
     this.fs = directory == null ? null : fs;
     this.directory = fs == null ? null : directory;
     this.searched = searched;
     this.eventLog = eventLog;
+    this.keepDiffs = keepDiffs;
   }
 
-  /** A local directory (the driver's working copy, or a shared mount), or null. */
+  /**
+   * The live driver's own output directory (its working copy, still written), or null: its files
+   * for what the driver no longer keeps in memory; diffs drawn from it are not kept.
+   */
   HistoryUiSource(File directory, List<String> searched) {
     this(directory == null ? null : localFileSystem(), directory == null ? null
-        : new Path(directory.getAbsoluteFile().toURI()), searched, null);
+        : new Path(directory.getAbsoluteFile().toURI()), searched, null, false);
   }
 
   /** Hadoop's raw local file system (no checksum files), or null when Hadoop is missing. */
@@ -223,9 +233,11 @@ final class HistoryUiSource implements SparkProfUi.Source {
     }
     String key = directory + "/" + beforeStage + "." + beforeAttempt + "/" + afterStage + "."
         + afterAttempt;
-    synchronized (DIFFS) {
-      String kept = DIFFS.get(key);
-      if (kept != null) return kept;
+    if (keepDiffs) {
+      synchronized (DIFFS) {
+        String kept = DIFFS.get(key);
+        if (kept != null) return kept;
+      }
     }
     String unavailable = NativeLibraries.loadDriverLibraryFromJar();
     if (unavailable != null) {
@@ -266,8 +278,10 @@ final class HistoryUiSource implements SparkProfUi.Source {
     byte[] data = bytes.toByteArray();
     String html = NativeAggregator.profileStageDiffHtml(data, data.length, displayed(profile),
         beforeStage, beforeAttempt, afterStage, afterAttempt);
-    synchronized (DIFFS) {
-      DIFFS.put(key, html);
+    if (keepDiffs) {
+      synchronized (DIFFS) {
+        DIFFS.put(key, html);
+      }
     }
     return html;
   }
