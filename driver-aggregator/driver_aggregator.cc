@@ -20,6 +20,7 @@
 #include "common/atomic_file.h"
 #include "common/json_writer.h"
 #include "driver-aggregator/stage_call_tree.h"
+#include "driver-aggregator/stage_diff.h"
 #include "flamegraph/html_renderer.h"
 #include "flatbuffers/flatbuffers.h"
 #include "schema/profile_generated.h"
@@ -794,6 +795,20 @@ Result<std::string> DriverAggregator::StageFlameGraphHtml(StageKey stage) const 
                     std::to_string(stage.stage_attempt));
   }
   return RenderStageFlameGraph(it->second->tree.model(), stage);
+}
+
+Result<std::string> DriverAggregator::StageDiffHtml(StageKey before, StageKey after) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto before_it = stages_.find(before);
+  auto after_it = stages_.find(after);
+  auto name = [](StageKey stage) {
+    return "stage " + std::to_string(stage.stage_id) + " attempt " +
+           std::to_string(stage.stage_attempt);
+  };
+  if (before_it == stages_.end()) return NotFound("no samples arrived for " + name(before));
+  if (after_it == stages_.end()) return NotFound("no samples arrived for " + name(after));
+  return RenderStageDiff(before_it->second->tree.model(), {before.stage_id, before.stage_attempt},
+                         after_it->second->tree.model(), {after.stage_id, after.stage_attempt});
 }
 
 std::string DriverAggregator::StatusJson() const {

@@ -153,6 +153,10 @@ class DriverAggregator {
   // so far, not written to a file and not counted against max_flamegraph_files. NotFound when no
   // sample of it arrived.
   Result<std::string> StageFlameGraphHtml(StageKey stage) const;
+  // The differential flame graph of two stage attempts from what arrived so far (stage_diff.h):
+  // `after`'s call tree coloured by the change from `before`'s. NotFound when either has no
+  // samples.
+  Result<std::string> StageDiffHtml(StageKey before, StageKey after) const;
 
   // One listener event as an event-log JSON line (no newline): fed to the live model. Returns
   // the reason a line was refused; never throws, never blocks beyond the model's lock.

@@ -2,6 +2,7 @@
 #include "analyzer/profile/stage_profiles.h"
 #include "common/atomic_file.h"
 #include "driver-aggregator/profile_file_writer.h"
+#include "driver-aggregator/stage_diff.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -917,6 +918,55 @@ TEST(DriverAggregatorTest, StopMidFloodNeitherDeadlocksNorLosesTheProcess) {
   ASSERT_EQ(finished.wait_for(std::chrono::seconds(60)), std::future_status::ready)
       << "deadlock at stop";
   EXPECT_GT(finished.get(), 0u);
+}
+
+}  // namespace
+}  // namespace sparkprof::driver
+
+namespace sparkprof::driver {
+namespace {
+
+// The diff page's data: the viewer's JSON block holds the after attempt's frames and, under
+// "diff", the before attempt's totals per node.
+bool HasFrame(const std::string& html, const std::string& frame) {
+  return html.find("\"" + frame + "\"") != std::string::npos;
+}
+
+TEST(DriverAggregatorTest, StageDiffLiveAndFromTheSavedProfileAreTheSamePage) {
+  AggregatorOptions options;
+  options.output_dir = TempDir("diff");
+  auto aggregator = StartOrDie(options);
+  ASSERT_TRUE(aggregator->SetApplication("app-diff", "diff").ok());
+  // Stage 5: mostly serialization; stage 6: mostly a compute frame that stage 5 lacks.
+  ASSERT_EQ(aggregator->Ingest(MakeBatch(
+                "1", {{kSerializationStack, 5, fb::Category::serialization, 3'000'000},
+                      {{"Main.run", "Main.parse"}, 5, fb::Category::compute, 1'000'000},
+                      {{"Main.run", "Main.grow"}, 6, fb::Category::compute, 9'000'000},
+                      {{"Main.run", "Main.parse"}, 6, fb::Category::compute, 1'000'000}})),
+            IngestOutcome::kAccepted);
+  ASSERT_TRUE(aggregator->DrainIngestQueue(std::chrono::seconds(10)));
+  Result<std::string> live = aggregator->StageDiffHtml({5, 0}, {6, 0});
+  ASSERT_TRUE(live.ok()) << live.status().ToString();
+  EXPECT_NE(live->find("sparkprof diff: stage 5 (attempt 0) → stage 6 (attempt 0)"),
+            std::string::npos);
+  EXPECT_NE(live->find("\"diff\":"), std::string::npos);  // the viewer colours by change
+  EXPECT_TRUE(HasFrame(*live, "Main.grow"));              // the after attempt's tree is drawn
+  EXPECT_EQ(aggregator->StageDiffHtml({5, 0}, {7, 0}).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(aggregator->StageDiffHtml({8, 1}, {6, 0}).status().code(), StatusCode::kNotFound);
+
+  ASSERT_TRUE(aggregator->WriteStageFlameGraph(5, 0).ok());  // flushes the profile file
+  const std::string bytes = ReadAll(aggregator->OutputDirectory() + "/profile.sparkprof");
+  Result<std::string> saved =
+      RenderStageDiffFromProfile(bytes, "profile.sparkprof", {5, 0}, {6, 0});
+  ASSERT_TRUE(saved.ok()) << saved.status().ToString();
+  EXPECT_EQ(*saved, *live);  // the History Server's page is the live one
+  Result<std::string> reversed =
+      RenderStageDiffFromProfile(bytes, "profile.sparkprof", {6, 0}, {5, 0});
+  ASSERT_TRUE(reversed.ok());
+  EXPECT_FALSE(HasFrame(*reversed, "Main.grow"));  // stage 5's tree now, which lacks it
+  EXPECT_FALSE(RenderStageDiffFromProfile(bytes, "p", {5, 0}, {9, 0}).ok());
+  EXPECT_FALSE(RenderStageDiffFromProfile("not a profile", "p", {5, 0}, {6, 0}).ok());
+  std::filesystem::remove_all(options.output_dir);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -17,7 +18,9 @@
 
 #include "driver-aggregator/driver_aggregator.h"
 #include "driver-aggregator/driver_settings.h"
+#include "driver-aggregator/event_log_analysis.h"
 #include "driver-aggregator/python_driver_batch.h"
+#include "driver-aggregator/stage_diff.h"
 #include "jni/java_exceptions.h"
 #include "jni/jni_strings.h"
 
@@ -55,6 +58,18 @@ std::vector<std::string> ToStrings(JNIEnv* env, jobjectArray array) {
     if (element != nullptr) env->DeleteLocalRef(element);
   }
   return strings;
+}
+
+// The History Server's event-log analyses in progress (io.sparkprof.HistoryEventLogAnalysis), by
+// the handle Java holds. Java uses a handle from one thread at a time; the map only hands it out.
+std::mutex g_analyses_mutex;
+std::map<jlong, std::shared_ptr<sparkprof::driver::EventLogAnalysis>> g_analyses;
+jlong g_next_analysis = 1;
+
+std::shared_ptr<sparkprof::driver::EventLogAnalysis> FindAnalysis(jlong handle) {
+  std::lock_guard<std::mutex> lock(g_analyses_mutex);
+  auto it = g_analyses.find(handle);
+  return it == g_analyses.end() ? nullptr : it->second;
 }
 
 }  // namespace
@@ -261,6 +276,95 @@ JNIEXPORT jstring JNICALL Java_io_sparkprof_NativeAggregator_stageFlameGraphHtml
   if (aggregator == nullptr) return nullptr;
   auto html = aggregator->StageFlameGraphHtml({stage_id, stage_attempt});
   if (!html.ok()) return nullptr;
+  return sparkprof::jni::ToJavaString(env, *html);
+}
+
+// A new event-log analysis (EventLogAnalysis); its handle for the calls below. Needs no
+// aggregator: the History Server runs none. Never throws.
+JNIEXPORT jlong JNICALL Java_io_sparkprof_NativeAggregator_eventLogAnalysisStart0(JNIEnv*, jclass) {
+  auto analysis = std::make_shared<sparkprof::driver::EventLogAnalysis>();
+  std::lock_guard<std::mutex> lock(g_analyses_mutex);
+  const jlong handle = g_next_analysis++;
+  g_analyses.emplace(handle, std::move(analysis));
+  return handle;
+}
+
+// The next `length` decoded bytes of the log; false for an unknown handle. Never throws.
+JNIEXPORT jboolean JNICALL Java_io_sparkprof_NativeAggregator_eventLogAnalysisAdd0(
+    JNIEnv* env, jclass, jlong handle, jbyteArray bytes, jint length) {
+  std::shared_ptr<sparkprof::driver::EventLogAnalysis> analysis = FindAnalysis(handle);
+  if (analysis == nullptr || bytes == nullptr || length < 0 ||
+      length > env->GetArrayLength(bytes)) {
+    return JNI_FALSE;
+  }
+  jbyte* data = env->GetByteArrayElements(bytes, nullptr);
+  if (data == nullptr) return JNI_FALSE;
+  analysis->Add(std::string_view(reinterpret_cast<const char*>(data), static_cast<size_t>(length)));
+  env->ReleaseByteArrayElements(bytes, data, JNI_ABORT);
+  return JNI_TRUE;
+}
+
+// The report document of the bytes added, the log named `name`, and the handle released.
+// Throws IllegalArgumentException when no line was an event (the message says so).
+JNIEXPORT jstring JNICALL Java_io_sparkprof_NativeAggregator_eventLogAnalysisReport0(JNIEnv* env,
+                                                                                     jclass,
+                                                                                     jlong handle,
+                                                                                     jstring name) {
+  std::shared_ptr<sparkprof::driver::EventLogAnalysis> analysis;
+  {
+    std::lock_guard<std::mutex> lock(g_analyses_mutex);
+    auto it = g_analyses.find(handle);
+    if (it == g_analyses.end()) return nullptr;
+    analysis = std::move(it->second);
+    g_analyses.erase(it);
+  }
+  sparkprof::Result<std::string> json = analysis->ReportJson(ToString(env, name));
+  if (!json.ok()) {
+    ThrowJava(env, "java/lang/IllegalArgumentException", json.status().message());
+    return nullptr;
+  }
+  return sparkprof::jni::ToJavaString(env, *json);
+}
+
+// Drops an analysis not reported (the log too large, too slow, unreadable). Never throws.
+JNIEXPORT void JNICALL Java_io_sparkprof_NativeAggregator_eventLogAnalysisClose0(JNIEnv*, jclass,
+                                                                                 jlong handle) {
+  std::lock_guard<std::mutex> lock(g_analyses_mutex);
+  g_analyses.erase(handle);
+}
+
+// The differential flame graph of two stage attempts from what arrived so far; null when either
+// has no samples or without an aggregator. Never throws.
+JNIEXPORT jstring JNICALL Java_io_sparkprof_NativeAggregator_stageDiffHtml0(JNIEnv* env, jclass,
+                                                                            jint before_stage,
+                                                                            jint before_attempt,
+                                                                            jint after_stage,
+                                                                            jint after_attempt) {
+  std::shared_ptr<DriverAggregator> aggregator = CurrentAggregator();
+  if (aggregator == nullptr) return nullptr;
+  auto html =
+      aggregator->StageDiffHtml({before_stage, before_attempt}, {after_stage, after_attempt});
+  if (!html.ok()) return nullptr;
+  return sparkprof::jni::ToJavaString(env, *html);
+}
+
+// The same from a saved profile's bytes (the History Server's copy beside the event log,
+// decompressed); needs no aggregator. Throws IllegalArgumentException with the reason when the
+// bytes are not a profile or either attempt has no samples.
+JNIEXPORT jstring JNICALL Java_io_sparkprof_NativeAggregator_profileStageDiffHtml0(
+    JNIEnv* env, jclass, jbyteArray profile, jint length, jstring name, jint before_stage,
+    jint before_attempt, jint after_stage, jint after_attempt) {
+  if (profile == nullptr || length < 0 || length > env->GetArrayLength(profile)) return nullptr;
+  jbyte* data = env->GetByteArrayElements(profile, nullptr);
+  if (data == nullptr) return nullptr;
+  sparkprof::Result<std::string> html = sparkprof::driver::RenderStageDiffFromProfile(
+      std::string_view(reinterpret_cast<const char*>(data), static_cast<size_t>(length)),
+      ToString(env, name), {before_stage, before_attempt}, {after_stage, after_attempt});
+  env->ReleaseByteArrayElements(profile, data, JNI_ABORT);
+  if (!html.ok()) {
+    ThrowJava(env, "java/lang/IllegalArgumentException", html.status().message());
+    return nullptr;
+  }
   return sparkprof::jni::ToJavaString(env, *html);
 }
 

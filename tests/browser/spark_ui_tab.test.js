@@ -5,6 +5,7 @@
 // behind Spark's UI proxy), no console error. Driven by tests/e2e/run_ui_tab.py.
 //
 // Usage: node spark_ui_tab.test.js URL live|history|no-profile SCREENSHOT.png [PREFIX]
+// no-profile: a History Server application without a stored profile, shown from its event log.
 // PREFIX (default: URL's origin): every request the page makes must start with it.
 // Prints "render_ms=N" (page navigation to the figures drawn), "reload_render_ms=N" (the same for
 // a second view) and exits 77 without Chromium.
@@ -39,10 +40,34 @@ run(async () => {
     check(navTab >= 1, `Spark's navigation bar has the sparkprof tab (${navTab} link(s))`);
 
     if (mode === 'no-profile') {
-      const message = await page.textContent('#sparkprof-message').catch(() => '');
-      check(/no sparkprof profile for this application/.test(message || ''),
-        `the page says there is no sparkprof profile (${JSON.stringify(message)})`);
-      check((await page.$$('tr.sparkprof-stage')).length === 0, 'no stage rows without a profile');
+      // The event log's analysis may still run: the page says so and asks again by itself.
+      let pending = await page.getAttribute('#sparkprof-root', 'data-pending');
+      for (let i = 0; i < 240 && pending === 'true'; i++) {
+        await page.waitForTimeout(500);
+        pending = await page.getAttribute('#sparkprof-root', 'data-pending');
+      }
+      check(pending === 'false', `the event log's analysis is shown (pending: ${pending})`);
+      const message = await page.textContent('#sparkprof-no-profile').catch(() => '');
+      check(/No sparkprof profile was stored for this run: below is the analysis of its event log alone/.test(message || '') &&
+        /spark\.plugins=io\.sparkprof\.SparkProfPlugin/.test(message || ''),
+        `the page says plainly that no profile was stored, and how to get one (${JSON.stringify(message)})`);
+      const eventLogProblem = await page.$('#sparkprof-event-log-message');
+      check(eventLogProblem === null, `no problem with the event log's analysis (${eventLogProblem &&
+        await eventLogProblem.textContent()})`);
+      const stageRows = await page.$$eval('tr.sparkprof-stage', (rows) => rows.length);
+      check(stageRows >= 1, `stage rows from the event log: ${stageRows}`);
+      const sparkLinks = await page.$$eval('a.sparkprof-spark-stage', (links) => links.length);
+      check(sparkLinks === stageRows, `each stage links to Spark's stage page (${sparkLinks})`);
+      const phases = await page.$$eval('#sparkprof-phase-table tbody tr', (rows) => rows.length);
+      check(phases >= 4, `phase breakdown rows from the event log: ${phases}`);
+      check((await page.$('#sparkprof-findings')) !== null, 'the findings section is drawn');
+      const findings = await page.$$eval('li.sparkprof-finding', (items) =>
+        items.map((li) => li.getAttribute('data-rule')));
+      console.log(`findings: ${findings.join(', ') || '(none)'}`);
+      check((await page.$$('a.sparkprof-show-flamegraph')).length === 0, 'no flame graph links without a profile');
+      check(await page.$eval('#sparkprof-flamegraph', (f) => f.style.display === 'none'),
+        'the flame graph frame is hidden');
+      check((await page.$('#sparkprof-timeline-svg')) !== null, 'the timeline is drawn');
     } else {
       const stageRows = await page.$$eval('tr.sparkprof-stage', (rows) => rows.length);
       check(stageRows >= 1, `stage rows: ${stageRows}`);
@@ -84,6 +109,34 @@ run(async () => {
         check(after.startsWith(`flamegraph/?stage=${stage}&`), `a click shows stage ${stage}'s graph`);
       }
 
+      // The diff of two stage attempts with samples: picked in the two selects, drawn in the frame
+      // by the flame graph viewer in its diff colours.
+      const attempts = await page.$$eval('#sparkprof-diff-before option', (options) => options.map((o) => o.value));
+      check(attempts.length >= 2 && await page.$eval('#sparkprof-diff-controls', (p) => p.style.display !== 'none'),
+        `the diff controls list the stage attempts with samples (${attempts.length})`);
+      if (attempts.length >= 2) {
+        await page.selectOption('#sparkprof-diff-before', attempts[0]);
+        await page.selectOption('#sparkprof-diff-after', attempts[attempts.length - 1]);
+        await page.click('#sparkprof-diff-show');
+        const diffSrc = await page.getAttribute('#sparkprof-flamegraph', 'src');
+        const [bs, ba] = attempts[0].split(':');
+        const [as, aa] = attempts[attempts.length - 1].split(':');
+        check(diffSrc === `diff/?before=${bs}&beforeAttempt=${ba}&after=${as}&afterAttempt=${aa}`,
+          `the diff is asked for relatively (${diffSrc})`);
+        let diff = null;
+        for (let i = 0; i < 100 && !diff; i++) {
+          const handle = await page.$('#sparkprof-flamegraph');
+          const diffFrame = handle && await handle.contentFrame();
+          diff = diffFrame && await diffFrame.evaluate(() => window.sparkprofFlameGraph && document.querySelector('#legend') &&
+            document.querySelector('select option[value=diff]') ? document.title : null).catch(() => null);
+          if (!diff) await page.waitForTimeout(200);
+        }
+        check(diff && diff.includes(`stage ${bs} (attempt ${ba})`) && diff.includes(`stage ${as} (attempt ${aa})`),
+          `the frame shows the differential flame graph, diff colours offered (${diff})`);
+        const title = await page.textContent('#sparkprof-flamegraph-title');
+        check(/^diff: stage \d+/.test(title || ''), `the frame's title names the diff (${title})`);
+      }
+
       if (mode === 'live') {
         const first = await page.getAttribute('#sparkprof-root', 'data-loaded');
         // Polled from here: page.waitForFunction evaluates a string in the page, which Spark 4.2's
@@ -96,6 +149,38 @@ run(async () => {
         const dataRequests = watch.requests.filter((r) => /\/sparkprof\/data\/$/.test(r)).length;
         check(second !== first, `the live page refreshed its figures by itself (${first} -> ${second}, ` +
           `${dataRequests} data/ requests, visibility ${await page.evaluate(() => document.visibilityState)})`);
+      }
+    }
+
+    if (mode !== 'no-profile') {
+      // Spark's own stage page of a stage with samples links to its graph in the tab.
+      const row = await page.$('a.sparkprof-show-flamegraph');
+      const stage = row && await row.getAttribute('data-stage');
+      const attempt = row && await row.getAttribute('data-attempt');
+      check(stage !== null, 'a stage with a flame graph to follow from Spark\'s stage page');
+      if (stage !== null) {
+        const stageUrl = new URL(`../stages/stage/?id=${stage}&attempt=${attempt}`, page.url()).href;
+        // Errors of Spark's own page are Spark's (behind the test's proxy, whose path names no
+        // application id, its script asks its REST API for an application "sparkapp"): kept apart.
+        const errorsBefore = watch.consoleErrors.length, failedBefore = failed.length;
+        const stagePage = await page.goto(stageUrl, { waitUntil: 'load', timeout: 60000 });
+        const href = await page.getAttribute('#sparkprof-stage-link a', 'href').catch(() => null);
+        check(stagePage && stagePage.status() === 200 && href === `../../sparkprof/?stage=${stage}&attempt=${attempt}`,
+          `Spark's stage page links to the stage's flame graph in the tab (${href})`);
+        const sparkTitle = await page.$$eval('h3', (titles) => titles.map((h) => h.textContent)
+          .find((text) => /Details for Stage/.test(text)) || '').catch(() => '');
+        check(/Details for Stage/.test(sparkTitle || ''),
+          `the rest is Spark's own stage page (${(sparkTitle || '').replace(/\s+/g, ' ').trim()})`);
+        await page.waitForLoadState('networkidle', { timeout: 15000 }).catch(() => {});
+        const sparkErrors = watch.consoleErrors.splice(errorsBefore).concat(failed.splice(failedBefore));
+        if (sparkErrors.length) console.log(`Spark's own stage page: ${sparkErrors.slice(0, 3).join(' | ')}`);
+        if (href) {
+          await page.click('#sparkprof-stage-link a');
+          await page.waitForSelector('#sparkprof-root[data-loaded]', { timeout: 60000 });
+          const src = await page.getAttribute('#sparkprof-flamegraph', 'src');
+          check(src === `flamegraph/?stage=${stage}&attempt=${attempt}`,
+            `the link opens the tab at that stage's flame graph (${src})`);
+        }
       }
     }
 

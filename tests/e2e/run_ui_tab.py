@@ -15,8 +15,11 @@ the looking, in headless Chromium):
    SPARK_DAEMON_CLASSPATH, no spark.sparkprof.history.outputDir) over the event-log directory
    shows the tab with the end's report and the stage flame graphs from beside the log alone,
    lists no other application for the folder and logs no error about it; a copy of the event
-   log under another application id, which has no sparkprof outputs, shows the "no sparkprof
-   profile" message.
+   log under another application id, which has no sparkprof outputs, shows the analysis of its
+   event log alone (the findings `sparkprof analyze` finds in it, phases, stages, no flame
+   graph), says plainly that no profile was stored and how to get one, and keeps the analysis
+   for the next view; a third copy, larger than spark.sparkprof.history.maxEventLogBytes, is
+   not analysed and the tab says so.
 
 Prints ok/FAIL lines and the pages' render times. Exit codes: 0 passed, 1 a check failed, 77
 skipped (no Spark, java, node, Chromium or playwright-core).
@@ -96,9 +99,12 @@ class ReverseProxy:
         self.server.shutdown()
 
 
-def copy_log_as(event_logs, app_id, other_id):
+def copy_log_as(event_logs, app_id, other_id, pad_bytes=0):
     """The plain event log of app_id (a file, or Spark 4's rolling eventlog_v2_ directory) once
-    more as other_id's: names and lines with the id replaced (checksum files left out)."""
+    more as other_id's: names and lines with the id replaced (checksum files left out); with
+    pad_bytes, that many more bytes of an event no one knows (Spark's replay skips it) at the end
+    of the last part. Returns the copy's bytes."""
+    total = 0
     for name in os.listdir(event_logs):
         if app_id not in name or name.endswith(".sparkprof"):  # the log, not sparkprof's folder
             continue
@@ -110,10 +116,82 @@ def copy_log_as(event_logs, app_id, other_id):
             parts = [(os.path.join(source, part),
                       os.path.join(target, part.replace(app_id, other_id)))
                      for part in os.listdir(source) if not part.endswith(".crc")]
-        for part_source, part_target in parts:
+        # Rolling parts are events_<index>_<id>: the padding goes into the last one.
+        parts.sort(key=lambda pair: int(os.path.basename(pair[0]).split("_")[1])
+                   if os.path.basename(pair[0]).startswith("events_") else -1)
+        for i, (part_source, part_target) in enumerate(parts):
             with open(part_source, encoding="utf-8") as original, \
                     open(part_target, "w", encoding="utf-8") as copy:
-                copy.write(original.read().replace(app_id, other_id))
+                text = original.read().replace(app_id, other_id)
+                # Lines of at most 1 MiB: Spark's own JSON reader refuses very long strings
+                # (Jackson's 20 MB limit), and the History Server must load the application.
+                for at in range(0, pad_bytes if i == len(parts) - 1 else 0, 1 << 20):
+                    text += json.dumps({"Event": "org.example.sparkprof.Padding",
+                                        "padding": "x" * min(1 << 20, pad_bytes - at)}) + "\n"
+                copy.write(text)
+            total += os.path.getsize(part_target)
+    return total
+
+
+def one_report(document):
+    """The one application's report of a sparkprof.report/v1 document (either form)."""
+    document = document or {}
+    return (document.get("applications") or [document])[0]
+
+
+def event_log_of(event_logs, app_id):
+    """The path of app_id's event log (file or rolling directory) in event_logs."""
+    names = [n for n in os.listdir(event_logs) if app_id in n and not n.endswith(".sparkprof")]
+    return os.path.join(event_logs, names[0]) if names else None
+
+
+def check_event_log_analysis(options, base, event_logs, other_id, big_id, big_bytes,
+                             max_analysed, screenshots):
+    """The History Server's tab of applications without a stored profile: other_id's event log
+    analysed (the findings `sparkprof analyze` finds in it, the stages, no flame graph), kept for
+    the next view; big_id's, past spark.sparkprof.history.maxEventLogBytes, not analysed, said."""
+    started = time.monotonic()
+    code, output = browser(options.node, f"{base}/history/{other_id}/sparkprof/", "no-profile",
+                           os.path.join(screenshots, "no-profile.png"))
+    check(code == 0, "History Server tab of an application without a profile: the event log's "
+          "analysis (findings, phases, stages; no flame graphs), said plainly")
+    print(f"event-log analysis page: {(time.monotonic() - started) * 1000:.0f} ms to the figures "
+          f"drawn (first view: the History Server loads the application, the tab analyses its "
+          f"log), {render_ms(output, 'reload_render_ms')} ms viewed again")
+    url = f"{base}/history/{other_id}/sparkprof/data/"
+    first = json.loads(http_get(url, 60)[1])
+    started = time.monotonic()
+    second = json.loads(http_get(url, 60)[1])
+    second_ms = (time.monotonic() - started) * 1000
+    report = one_report(first.get("report"))
+    check(first.get("report_source") == "event_log" and not first.get("pending")
+          and report.get("input", {}).get("layout") == "history-server"
+          and first.get("profiled_stages") == [],
+          f"data/: the report of the event log ({first.get('event_log')}, "
+          f"{first.get('event_log_bytes')} bytes in {first.get('analysis_ms')} ms, "
+          f"{first.get('event_log_message')}), no profiled stage")
+    check(second.get("analysis_ms") == first.get("analysis_ms") and second.get("report") ==
+          first.get("report"), f"a second view is the kept analysis ({second_ms:.0f} ms)")
+    shown = shown_findings(output)
+    if options.sparkprof:
+        log = event_log_of(event_logs, other_id)
+        result = subprocess.run([options.sparkprof, "analyze", log, "--format", "json"],
+                                capture_output=True, text=True, timeout=300)
+        offline = one_report(json.loads(result.stdout or "{}"))
+        expected = [f["rule"] for f in offline.get("findings", [])]
+        check(shown == expected and [f["rule"] for f in report.get("findings", [])] == expected,
+              f"the tab shows the findings `sparkprof analyze` finds in the log ({shown} against "
+              f"{expected})")
+        check(len(report.get("stages", [])) == len(offline.get("stages", [])) > 0,
+              f"the tab's report has the log's stages ({len(report.get('stages', []))} against "
+              f"{len(offline.get('stages', []))})")
+    big = json.loads(http_get(f"{base}/history/{big_id}/sparkprof/data/", 60)[1])
+    message = big.get("event_log_message") or ""
+    check(big.get("report") is None and str(big_bytes) in message
+          and "spark.sparkprof.history.maxEventLogBytes" in message
+          and "sparkprof analyze" in message,
+          f"a log of {big_bytes} bytes, past the bound of {max_analysed}, is not analysed and the "
+          f"tab says so ({message})")
 
 
 def browser(node, url, mode, screenshot, prefix=None):
@@ -324,11 +402,17 @@ def main():
         # A second application in the History Server without sparkprof outputs: the same log
         # under another id.
         other_id = app_id[:-4] + "9999"
-        copy_log_as(event_logs, app_id, other_id)
+        other_bytes = copy_log_as(event_logs, app_id, other_id)
+        # A third one, larger than the History Server's event-log analysis bound (set between
+        # the two): the tab must say so, not analyse it.
+        big_id = app_id[:-4] + "9998"
+        big_bytes = copy_log_as(event_logs, app_id, big_id, pad_bytes=other_bytes + (2 << 20))
+        max_analysed = other_bytes + (1 << 20)
 
         port = free_port()
         history_options = (f"-Dspark.history.fs.logDirectory=file://{event_logs} "
                            f"-Dspark.history.ui.port={port} -Dspark.history.fs.update.interval=1s "
+                           f"-Dspark.sparkprof.history.maxEventLogBytes={max_analysed} "
                            "-Dspark.ui.contentSecurityPolicy.enabled=true")
         cluster._start("history-server", ["org.apache.spark.deploy.history.HistoryServer"],
                        {"SPARK_HISTORY_OPTS": history_options,
@@ -341,11 +425,11 @@ def main():
             except (OSError, ValueError):
                 return None
             ids = {a["id"] for a in apps}
-            return ids if {app_id, other_id} <= ids else None
+            return ids if {app_id, other_id, big_id} <= ids else None
 
-        ids = wait_for("the History Server lists both applications", listed, 120, 0.5)
-        check(ids == {app_id, other_id},
-              f"the History Server lists the two applications only, none for the folder beside "
+        ids = wait_for("the History Server lists the three applications", listed, 120, 0.5)
+        check(ids == {app_id, other_id, big_id},
+              f"the History Server lists the three applications only, none for the folder beside "
               f"the log ({sorted(ids)})")
         code, output = browser(options.node, f"{base}/history/{app_id}/sparkprof/", "history",
                                os.path.join(screenshots, "history.png"))
@@ -371,9 +455,8 @@ def main():
         print(f"history page: {render_ms(output)} ms to the figures drawn (the History Server "
               f"loading the application first), {render_ms(output, 'reload_render_ms')} ms viewed "
               "again")
-        code, _ = browser(options.node, f"{base}/history/{other_id}/sparkprof/", "no-profile",
-                          os.path.join(screenshots, "no-profile.png"))
-        check(code == 0, "History Server tab of an application without sparkprof outputs")
+        check_event_log_analysis(options, base, event_logs, other_id, big_id, big_bytes,
+                                 max_analysed, screenshots)
     except Exception as error:  # noqa: BLE001 (report, then the logs)
         check(False, f"{type(error).__name__}: {error}")
     finally:

@@ -465,6 +465,15 @@ public final class SparkPluginTest {
             "spark.sparkprof.ingestQueue.maxBytes", "524288")),
         "Spark's units are accepted: " + units.problems() + " "
             + Arrays.toString(units.driverSettings()));
+    SparkProfConfig history = SparkProfConfig.from(conf("history.maxEventLogBytes", "64m",
+        "history.analysisTimeout", "30s")::get);
+    SparkProfConfig historyDefaults = SparkProfConfig.from(conf()::get);
+    check(history.problems().isEmpty() && history.historyMaxEventLogBytes() == 64L << 20
+        && history.historyAnalysisTimeoutMs() == 30_000
+        && historyDefaults.historyMaxEventLogBytes() == 2L << 30
+        && historyDefaults.historyAnalysisTimeoutMs() == 120_000,
+        "the History Server's event-log analysis bounds: Spark's units, defaults 2g and 2min");
+    stagePageLinkChecks();
     SparkProfConfig bare = SparkProfConfig.from(conf("flushInterval", "1500",
         "python.interval", "5", "otel.exportTimeout", "2 fortnights")::get);
     check(bare.flushIntervalMs() == 1500 && bare.pythonIntervalMs() == 5
@@ -472,6 +481,25 @@ public final class SparkPluginTest {
         && bare.problems().equals("spark.sparkprof.otel.exportTimeout=2 fortnights is not valid, "
             + "using 10000ms"), "a bare number keeps its unit; an unknown unit is said: "
             + bare.problems());
+  }
+
+  /** The link Spark's stage page gets (StagePageLinks), on pages as Spark draws them. */
+  static void stagePageLinkChecks() {
+    // The title's text in <title> too, and Spark 4.2's hidden "Loading..." h3 first.
+    String page = "<html><title>app - Details for Stage 7 (Attempt 1)</title><body>"
+        + "<h3 class=\"mt-2\">Loading...</h3>"
+        + "<h3 style=\"x\">Details for Stage 7 (Attempt 1)</h3><div>t</div>";
+    String linked = StagePageLinks.withLink(page, "7", "1");
+    check(linked.equals("<html><title>app - Details for Stage 7 (Attempt 1)</title><body>"
+        + "<h3 class=\"mt-2\">Loading...</h3>"
+        + "<h3 style=\"x\">Details for Stage 7 (Attempt 1)</h3>"
+        + "<p id=\"sparkprof-stage-link\"><a href=\"../../sparkprof/?stage=7&amp;attempt=1\">"
+        + "sparkprof: this stage's flame graph, findings and diff</a></p><div>t</div>"),
+        "the stage page links to the tab's graph of that attempt, relatively: " + linked);
+    check(StagePageLinks.withLink(page, "7\"><script>", "0").equals(page)
+        && StagePageLinks.withLink(page, "7", "x").equals(page)
+        && StagePageLinks.withLink("<p>no title</p>", "7", "0").equals("<p>no title</p>"),
+        "ids that are not numbers, or a page without its title: the page unchanged");
   }
 
   /** spark.sparkprof.KEY, VALUE, ... as a map (keys without their prefix). */
@@ -686,7 +714,7 @@ public final class SparkPluginTest {
 
     // The History Server's reading of the folder, through Hadoop's FileSystem.
     HistoryUiSource source = new HistoryUiSource(EventLogDirOutputs.fileSystem(target, hadoop),
-        target, Collections.singletonList(target.toString()));
+        target, Collections.singletonList(target.toString()), null);
     String data = source.dataJson();
     check(HistoryUiSource.hasOutputs(EventLogDirOutputs.fileSystem(target, hadoop), target)
         && data.contains("\"schema\":\"sparkprof.report/v1\"") && data.contains("\"stage_id\":10")

@@ -60,9 +60,21 @@ final class EventLogDirOutputs {
 
   /** Spark's {@code Utils.sanitizeDirName}, and any other character outside [a-z0-9._-] as _. */
   static String sparkLogName(String text) {
-    String spark = text.replaceAll("[ :/]", "-").replaceAll("[.${}'\"]", "_")
-        .toLowerCase(Locale.ROOT);
-    return spark.replaceAll("[^a-z0-9._-]", "_");
+    return sanitizeDirName(text).replaceAll("[^a-z0-9._-]", "_");
+  }
+
+  /** Spark's {@code Utils.sanitizeDirName}. */
+  private static String sanitizeDirName(String text) {
+    return text.replaceAll("[ :/]", "-").replaceAll("[.${}'\"]", "_").toLowerCase(Locale.ROOT);
+  }
+
+  /**
+   * Spark's own name for the application attempt's event log ({@code
+   * EventLogFileWriter.nameForAppAndAttempt}), without codec or in-progress suffix.
+   */
+  static String eventLogName(String appId, String attemptId) {
+    String base = sanitizeDirName(appId);
+    return attemptId == null || attemptId.isEmpty() ? base : base + "_" + sanitizeDirName(attemptId);
   }
 
   /** The folder's name for an application attempt (attempt null or empty: none). */

@@ -5,7 +5,9 @@ import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.hadoop.conf.Configuration;
@@ -18,8 +20,9 @@ import org.apache.hadoop.fs.Path;
  * driver stored beside the event log ({@code <spark.eventLog.dir>/<appId>.sparkprof/}, any
  * Hadoop file system) or its local directory ({@code <spark.sparkprof.outputDir>/<appId>/}):
  * report.json and {@code stage-<id>-attempt-<n>.html}, read through Hadoop's FileSystem when a
- * page asks. Without a directory the tab says that
- * this application has no sparkprof profile, and where it looked.
+ * page asks. Without a directory the tab says that no profile was stored for this run, where it
+ * looked, and shows the analysis of the application's event log alone ({@link
+ * HistoryEventLogAnalysis}).
  */
 final class HistoryUiSource implements SparkProfUi.Source {
   /** report.json files larger than this are not served (the tab says so). */
@@ -27,20 +30,38 @@ final class HistoryUiSource implements SparkProfUi.Source {
 
   private static final Pattern FLAME_GRAPH = Pattern.compile("stage-(\\d+)-attempt-(\\d+)\\.html");
 
+  /** What the tab says of an application without a profile. */
+  static final String NO_PROFILE = "no sparkprof profile was stored for this run";
+  /** Longest a page's data/ request waits for the event log's analysis before "pending". */
+  static final long EVENT_LOG_WAIT_MS = 3000;
+
   private final FileSystem fs;  // null: no profile found
   private final Path directory;  // null: no profile found
   private final List<String> searched;
+  private final HistoryEventLogAnalysis eventLog;  // without a profile; null: none
+  private final boolean keepDiffs;  // false: the profile may still grow (the live driver's copy)
 
-  HistoryUiSource(FileSystem fs, Path directory, List<String> searched) {
+  HistoryUiSource(FileSystem fs, Path directory, List<String> searched,
+      HistoryEventLogAnalysis eventLog) {
+    this(fs, directory, searched, eventLog, true);
+  }
+
+  private HistoryUiSource(FileSystem fs, Path directory, List<String> searched,
+      HistoryEventLogAnalysis eventLog, boolean keepDiffs) {
     this.fs = directory == null ? null : fs;
     this.directory = fs == null ? null : directory;
     this.searched = searched;
+    this.eventLog = eventLog;
+    this.keepDiffs = keepDiffs;
   }
 
-  /** A local directory (the driver's working copy, or a shared mount), or null. */
+  /**
+   * The live driver's own output directory (its working copy, still written), or null: its files
+   * for what the driver no longer keeps in memory; diffs drawn from it are not kept.
+   */
   HistoryUiSource(File directory, List<String> searched) {
     this(directory == null ? null : localFileSystem(), directory == null ? null
-        : new Path(directory.getAbsoluteFile().toURI()), searched);
+        : new Path(directory.getAbsoluteFile().toURI()), searched, null, false);
   }
 
   /** Hadoop's raw local file system (no checksum files), or null when Hadoop is missing. */
@@ -106,8 +127,16 @@ final class HistoryUiSource implements SparkProfUi.Source {
     json.append("],\"profiled_stages\":[");
     String report = null;
     String message = null;
+    String reportSource = "profile";
+    HistoryEventLogAnalysis.Outcome analysed = null;
     if (directory == null) {
-      message = "no sparkprof profile for this application";
+      message = NO_PROFILE;
+      reportSource = "none";
+      if (eventLog != null) {
+        analysed = eventLog.view(EVENT_LOG_WAIT_MS);
+        report = analysed.reportJson;
+        reportSource = "event_log";
+      }
     } else {
       FileStatus[] files;
       try {
@@ -147,6 +176,18 @@ final class HistoryUiSource implements SparkProfUi.Source {
       json.append(",\"message\":");
       appendString(json, message);
     }
+    json.append(",\"report_source\":\"").append(reportSource).append('"');
+    if (analysed != null) {
+      json.append(",\"pending\":").append(analysed.pending);
+      json.append(",\"event_log\":");
+      if (analysed.eventLog == null) json.append("null"); else appendString(json, analysed.eventLog);
+      json.append(",\"event_log_bytes\":").append(analysed.decodedBytes);
+      json.append(",\"analysis_ms\":").append(analysed.analysisMs);
+      if (analysed.message != null) {
+        json.append(",\"event_log_message\":");
+        appendString(json, analysed.message);
+      }
+    }
     json.append(",\"report\":").append(report == null || report.trim().isEmpty() ? "null" : report);
     return json.append('}').toString();
   }
@@ -165,6 +206,84 @@ final class HistoryUiSource implements SparkProfUi.Source {
     } catch (IOException | RuntimeException e) {
       return null;
     }
+  }
+
+  /** Decompressed profiles larger than this are not read for a diff (the page says so). */
+  static final long MAX_PROFILE_BYTES = 256L << 20;
+  private static final int MAX_KEPT_DIFFS = 16;
+  // The last diff pages drawn (a second view of one costs nothing), least recently viewed first.
+  private static final Map<String, String> DIFFS = new LinkedHashMap<String, String>(16, 0.75f,
+      true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
+      return size() > MAX_KEPT_DIFFS;
+    }
+  };
+
+  /**
+   * From the profile the driver stored ({@code profile.sparkprof.zstd}, {@code .gz}, or the
+   * working copy's {@code profile.sparkprof}), decompressed into memory up to {@link
+   * #MAX_PROFILE_BYTES}, by the engine ({@link NativeAggregator#profileStageDiffHtml}).
+   */
+  @Override
+  public String stageDiffHtml(int beforeStage, int beforeAttempt, int afterStage,
+      int afterAttempt) {
+    if (directory == null) {
+      throw new IllegalArgumentException(NO_PROFILE + ": no diff of stages without one");
+    }
+    String key = directory + "/" + beforeStage + "." + beforeAttempt + "/" + afterStage + "."
+        + afterAttempt;
+    if (keepDiffs) {
+      synchronized (DIFFS) {
+        String kept = DIFFS.get(key);
+        if (kept != null) return kept;
+      }
+    }
+    String unavailable = NativeLibraries.loadDriverLibraryFromJar();
+    if (unavailable != null) {
+      throw new IllegalArgumentException("no diff in this History Server: " + unavailable);
+    }
+    Path profile = null;
+    for (String name : new String[] {EventLogDirOutputs.PROFILE_ZSTD,
+        EventLogDirOutputs.PROFILE_GZIP, "profile.sparkprof"}) {
+      try {
+        if (fileStatus(fs, new Path(directory, name)) != null) {
+          profile = new Path(directory, name);
+          break;
+        }
+      } catch (IOException | RuntimeException e) {
+        // next name
+      }
+    }
+    if (profile == null) {
+      throw new IllegalArgumentException("no profile in " + displayed(directory)
+          + " (the driver stores profile.sparkprof.zstd beside the event log)");
+    }
+    String name = profile.getName();
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream(1 << 20);
+    try (InputStream raw = fs.open(profile);
+        InputStream in = name.endsWith(".zstd") ? new com.github.luben.zstd.ZstdInputStream(raw)
+            : name.endsWith(".gz") ? new java.util.zip.GZIPInputStream(raw) : raw) {
+      byte[] buffer = new byte[1 << 16];
+      for (int n; (n = in.read(buffer)) > 0; ) {
+        if (bytes.size() + n > MAX_PROFILE_BYTES) {
+          throw new IllegalArgumentException(displayed(profile) + " decompresses to more than "
+              + MAX_PROFILE_BYTES + " bytes; not read here (`sparkprof flamegraph` draws it)");
+        }
+        bytes.write(buffer, 0, n);
+      }
+    } catch (IOException e) {
+      throw new IllegalArgumentException("cannot read " + displayed(profile) + ": " + e);
+    }
+    byte[] data = bytes.toByteArray();
+    String html = NativeAggregator.profileStageDiffHtml(data, data.length, displayed(profile),
+        beforeStage, beforeAttempt, afterStage, afterAttempt);
+    if (keepDiffs) {
+      synchronized (DIFFS) {
+        DIFFS.put(key, html);
+      }
+    }
+    return html;
   }
 
   /** A JSON string of {@code text} (quotes, backslashes and control characters escaped). */

@@ -19,6 +19,33 @@ final class LiveUiSource implements SparkProfUi.Source {
         + "\"message\":\"the sparkprof driver aggregator is not running (see the driver log)\"}";
   }
 
+  /**
+   * From the two stage attempts' call trees in the driver's memory; when it no longer keeps one of
+   * them (past {@code spark.sparkprof.maxStages}, or evicted for the node budget), from the
+   * profile file it writes as batches arrive ({@code profile.sparkprof}).
+   */
+  @Override
+  public String stageDiffHtml(int beforeStage, int beforeAttempt, int afterStage,
+      int afterAttempt) {
+    String html = null;
+    try {
+      html = NativeAggregator.stageDiffHtml(beforeStage, beforeAttempt, afterStage, afterAttempt);
+    } catch (RuntimeException | LinkageError e) {
+      html = null;
+    }
+    java.io.File directory = applicationDirectory;
+    if (html == null && directory != null) {
+      return new HistoryUiSource(directory, java.util.Collections.<String>emptyList())
+          .stageDiffHtml(beforeStage, beforeAttempt, afterStage, afterAttempt);
+    }
+    if (html == null) {
+      throw new IllegalArgumentException("no sparkprof samples in the driver for stage "
+          + beforeStage + " attempt " + beforeAttempt + " or stage " + afterStage + " attempt "
+          + afterAttempt);
+    }
+    return html;
+  }
+
   /** The application's output directory, once its id is known; null before. */
   private volatile java.io.File applicationDirectory;
 

@@ -134,6 +134,55 @@ public final class NativeAggregator {
     return stageFlameGraphHtml0(stageId, stageAttempt);
   }
 
+  /**
+   * A new event-log analysis in the History Server ({@link HistoryEventLogAnalysis}; native:
+   * driver-aggregator/event_log_analysis.h), needing no running aggregator. Its handle is used
+   * from one thread at a time and ends with {@link #eventLogAnalysisReport} or {@link
+   * #eventLogAnalysisClose}.
+   */
+  static long eventLogAnalysisStart() {
+    return eventLogAnalysisStart0();
+  }
+
+  /** The next {@code length} decoded bytes of the log (lines split anywhere). */
+  static void eventLogAnalysisAdd(long handle, byte[] bytes, int length) {
+    eventLogAnalysisAdd0(handle, bytes, length);
+  }
+
+  /**
+   * The report ({@code sparkprof.report/v1}) of the bytes added, the log named {@code name}; the
+   * handle is released. Throws IllegalArgumentException when no line was a Spark event.
+   */
+  static String eventLogAnalysisReport(long handle, String name) {
+    return eventLogAnalysisReport0(handle, name);
+  }
+
+  /** Releases an analysis without its report. */
+  static void eventLogAnalysisClose(long handle) {
+    eventLogAnalysisClose0(handle);
+  }
+
+  /**
+   * The differential flame graph page of two stage attempts from what arrived so far ({@code
+   * after}'s call tree coloured by the change from {@code before}'s); null when either has no
+   * samples.
+   */
+  public static String stageDiffHtml(int beforeStage, int beforeAttempt, int afterStage,
+      int afterAttempt) {
+    return stageDiffHtml0(beforeStage, beforeAttempt, afterStage, afterAttempt);
+  }
+
+  /**
+   * The same from the first {@code length} bytes of a saved profile (decompressed), named {@code
+   * name} in messages. Throws IllegalArgumentException when they are not a profile or either
+   * attempt has no samples.
+   */
+  static String profileStageDiffHtml(byte[] profile, int length, String name, int beforeStage,
+      int beforeAttempt, int afterStage, int afterAttempt) {
+    return profileStageDiffHtml0(profile, length, name, beforeStage, beforeAttempt, afterStage,
+        afterAttempt);
+  }
+
   /** One-line JSON: port, batches by outcome, stages, executors. */
   public static String status() {
     return status0();
@@ -169,6 +218,20 @@ public final class NativeAggregator {
   private static native String liveUiJson0();
 
   private static native String stageFlameGraphHtml0(int stageId, int stageAttempt);
+
+  private static native long eventLogAnalysisStart0();
+
+  private static native boolean eventLogAnalysisAdd0(long handle, byte[] bytes, int length);
+
+  private static native String eventLogAnalysisReport0(long handle, String name);
+
+  private static native void eventLogAnalysisClose0(long handle);
+
+  private static native String stageDiffHtml0(int beforeStage, int beforeAttempt,
+      int afterStage, int afterAttempt);
+
+  private static native String profileStageDiffHtml0(byte[] profile, int length, String name,
+      int beforeStage, int beforeAttempt, int afterStage, int afterAttempt);
 
   private static native String status0();
 

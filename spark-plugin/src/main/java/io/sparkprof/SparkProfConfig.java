@@ -186,6 +186,23 @@ public final class SparkProfConfig {
   public static final String HISTORY_OUTPUT_DIR = "spark.sparkprof.history.outputDir";
 
   /**
+   * Size, read by the History Server, default {@code 2g}: the largest event log (its decoded
+   * JSON, all parts) the History Server's sparkprof tab analyses for an application without a
+   * stored profile. A larger log is not analysed there (the tab says so, with the command that
+   * analyses it); a log whose files alone are larger is not even opened. {@code 0}: no
+   * event-log analysis in the History Server. See docs/limits.md.
+   */
+  public static final String HISTORY_MAX_EVENT_LOG_BYTES =
+      "spark.sparkprof.history.maxEventLogBytes";
+
+  /**
+   * Duration, read by the History Server, default {@code 2min}: longest one event-log analysis
+   * of the History Server's sparkprof tab runs; past it the analysis stops and the tab says so.
+   * Analyses run one at a time on one thread, never on a request's thread.
+   */
+  public static final String HISTORY_ANALYSIS_TIMEOUT = "spark.sparkprof.history.analysisTimeout";
+
+  /**
    * {@code auto}, {@code true} or {@code false}, default {@code auto}: whether the driver also
    * stores the application's outputs (report.json/.txt/.md/.html, the stage flame graphs and the
    * profile, zstd-compressed as {@code profile.sparkprof.zstd}) beside Spark's event log, in
@@ -304,6 +321,8 @@ public final class SparkProfConfig {
   private final String besideEventLog;
   private final long besideEventLogMaxBytes;
   private final long besideEventLogTimeoutMs;
+  private final long historyMaxEventLogBytes;
+  private final long historyAnalysisTimeoutMs;
   private final boolean outputDirSet;
   private final String otelEndpoint;
   private final String otelProtocol;
@@ -330,6 +349,9 @@ public final class SparkProfConfig {
     besideEventLogMaxBytes = parseSizeBytes(lookup, BESIDE_EVENT_LOG_MAX_BYTES, 512L << 20);
     besideEventLogTimeoutMs =
         clamp(parseDurationMs(lookup, BESIDE_EVENT_LOG_TIMEOUT, 120_000), 1000, 3_600_000);
+    historyMaxEventLogBytes = parseSizeBytes(lookup, HISTORY_MAX_EVENT_LOG_BYTES, 2L << 30);
+    historyAnalysisTimeoutMs =
+        clamp(parseDurationMs(lookup, HISTORY_ANALYSIS_TIMEOUT, 120_000), 1000, 3_600_000);
     driverSettings = readDriverSettings(lookup);
     libraryPath = parseString(lookup, LIBRARY_PATH, "");
     liveEventLog = parseString(lookup, LIVE_EVENT_LOG, "");
@@ -386,6 +408,10 @@ public final class SparkProfConfig {
   public long besideEventLogMaxBytes() { return besideEventLogMaxBytes; }
 
   public long besideEventLogTimeoutMs() { return besideEventLogTimeoutMs; }
+
+  public long historyMaxEventLogBytes() { return historyMaxEventLogBytes; }
+
+  public long historyAnalysisTimeoutMs() { return historyAnalysisTimeoutMs; }
 
   /**
    * Whether the outputs go beside the event log too, given whether Spark writes one: {@link

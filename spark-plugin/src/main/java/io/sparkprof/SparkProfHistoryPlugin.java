@@ -83,8 +83,15 @@ public final class SparkProfHistoryPlugin implements AppHistoryServerPlugin {
           found = path;
         }
       }
-      SparkUiAttachment.attach(ui, new SparkProfUi(new HistoryUiSource(foundFs, found, searched),
-          "history"));
+      // Without a profile, the event log's analysis, made when a page first asks for it.
+      HistoryEventLogAnalysis eventLog = null;
+      if (found == null) {
+        if (hadoop == null) hadoop = hadoopConfiguration(conf);
+        eventLog = new HistoryEventLogAnalysis(hadoop, eventLogDirectories(conf, properties),
+            appId, attemptId(ui), SparkProfConfig.from(conf));
+      }
+      SparkUiAttachment.attach(ui, new SparkProfUi(
+          new HistoryUiSource(foundFs, found, searched, eventLog), "history"));
     } catch (RuntimeException | LinkageError e) {
       Log.warn("history server: no sparkprof tab for this application: " + e);
     }

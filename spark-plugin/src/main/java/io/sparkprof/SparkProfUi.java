@@ -16,7 +16,9 @@ import java.nio.charset.StandardCharsets;
  *       fetches the two below by relative URLs, so the tab works behind Spark's UI proxy ({@code
  *       spark.ui.proxyBase}, YARN's and Kubernetes' proxies) like Spark's own pages;
  *   <li>{@code sparkprof/data/}: the {@code sparkprof.ui/v1} JSON of the {@link Source};
- *   <li>{@code sparkprof/flamegraph/?stage=N&attempt=M}: a stage attempt's flame graph page.
+ *   <li>{@code sparkprof/flamegraph/?stage=N&attempt=M}: a stage attempt's flame graph page;
+ *   <li>{@code sparkprof/diff/?before=N&beforeAttempt=M&after=N&afterAttempt=M}: the
+ *       differential flame graph of two stage attempts.
  * </ul>
  */
 final class SparkProfUi {
@@ -27,6 +29,13 @@ final class SparkProfUi {
 
     /** The stage attempt's flame graph page, or null when there is none. */
     String flameGraphHtml(int stageId, int stageAttempt);
+
+    /**
+     * The differential flame graph page of two stage attempts ({@code after}'s call tree coloured
+     * by the change from {@code before}'s). Throws IllegalArgumentException with the reason when
+     * it cannot be drawn (no samples of one, no profile).
+     */
+    String stageDiffHtml(int beforeStage, int beforeAttempt, int afterStage, int afterAttempt);
   }
 
   /** The tab's path under the UI's base path, and its title in Spark's header. */
@@ -74,6 +83,20 @@ final class SparkProfUi {
           + " attempt " + attempt);
     }
     return html;
+  }
+
+  /**
+   * The diff page of {@code ?before=N&beforeAttempt=M&after=N&afterAttempt=M} (attempts default
+   * to 0). Throws IllegalArgumentException (HTTP 400 with its message) for a bad parameter or a
+   * diff that cannot be drawn.
+   */
+  String stageDiff(String before, String beforeAttempt, String after, String afterAttempt) {
+    return source.stageDiffHtml(parseId("before", before), parseAttempt("beforeAttempt",
+        beforeAttempt), parseId("after", after), parseAttempt("afterAttempt", afterAttempt));
+  }
+
+  private static int parseAttempt(String name, String value) {
+    return value == null || value.isEmpty() ? 0 : parseId(name, value);
   }
 
   private static int parseId(String name, String value) {

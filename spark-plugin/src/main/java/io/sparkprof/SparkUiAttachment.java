@@ -43,7 +43,7 @@ final class SparkUiAttachment {
   }
 
   /**
-   * Attaches the tab and its three handlers to {@code ui}. Throws (a ReflectiveOperationException
+   * Attaches the tab and its four handlers to {@code ui}. Throws (a ReflectiveOperationException
    * wrapped in IllegalStateException, or a LinkageError) when this Spark's UI does not have the
    * members; the caller logs it and runs on without the tab.
    */
@@ -60,10 +60,17 @@ final class SparkUiAttachment {
         request -> withCspNonce(
             content.flameGraph(parameter(request, "stage"), parameter(request, "attempt"))),
         conf, basePath);
+    Object diff = handler(root + "/diff", "text/html",
+        request -> withCspNonce(content.stageDiff(parameter(request, "before"),
+            parameter(request, "beforeAttempt"), parameter(request, "after"),
+            parameter(request, "afterAttempt"))),
+        conf, basePath);
     attachHandler(ui, page);
     attachHandler(ui, data);
     attachHandler(ui, flameGraph);
+    attachHandler(ui, diff);
     ui.attachTab(tab);
+    StagePageLinks.attach(ui);  // Spark's stage page links to the stage's flame graph here
   }
 
   /** What a handler answers for one request: a String, or Spark's page nodes. */

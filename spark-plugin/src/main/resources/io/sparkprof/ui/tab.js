@@ -8,9 +8,18 @@
   if (!root) return;
   var live = root.getAttribute('data-mode') === 'live';
   var REFRESH_MS = 5000;
+  var PENDING_MS = 2000;
   var MAX_TIMELINE_STAGES = 300;
   var selected = null;  // {stage, attempt} whose flame graph is shown
   var userSelected = false;
+  // Spark's stage page links here with ?stage=N&attempt=M (StagePageLinks): that stage's graph.
+  var asked = /[?&]stage=(\d+)(?:&attempt=(\d+))?/.exec(window.location.search);
+  var scrollToAsked = false;
+  if (asked) {
+    selected = { stage: Number(asked[1]), attempt: Number(asked[2] || 0) };
+    userSelected = true;
+    scrollToAsked = true;
+  }
 
   function esc(value) {
     return String(value === undefined || value === null ? '' : value)
@@ -184,14 +193,34 @@
     selected = { stage: stage, attempt: attempt };
   }
 
+  // An application without a stored profile in the History Server: what the page shows instead,
+  // and how to get a profile next time.
+  function noProfileHtml(data) {
+    var html = '<div id="sparkprof-no-profile" class="sparkprof-message"><p><b>No sparkprof profile was stored for this run</b>' +
+      (data.report ? ': below is the analysis of its event log alone (findings, phase breakdown, stages), without flame graphs.' : '.') +
+      (data.event_log ? ' Event log: <code>' + esc(data.event_log) + '</code>' + (data.analysis_ms ? ' (analysed in ' + ms(data.analysis_ms) + ')' : '') + '.' : '') + '</p>';
+    if (data.event_log_message) html += '<p id="sparkprof-event-log-message">' + esc(data.event_log_message) + '</p>';
+    html += '<p>To get flame graphs and the profile-aware findings next time, run the application with the plugin and the event log on: ' +
+      '<code>--jars sparkprof-spark.jar --conf spark.plugins=io.sparkprof.SparkProfPlugin --conf spark.eventLog.enabled=true</code>; ' +
+      'the driver then stores its profile beside the event log, where this tab reads it.' +
+      (data.searched && data.searched.length ? ' (Looked for a profile in: ' + data.searched.map(esc).join(', ') + '.)' : '') + '</p></div>';
+    return html;
+  }
+
   function render(data) {
     var report = data.report;
     if (report && report.applications && report.applications.length) report = report.applications[0];
     var app = (report && report.application) || {};
-    var header = '<p id="sparkprof-summary">' + (live ? (data.application_finished ? 'Live driver, application ended.' : 'Live driver: figures so far, refreshed every ' + (REFRESH_MS / 1000) + ' s while this page is visible.') : 'History Server: the report the driver wrote at the end.') +
+    var fromEventLog = data.report_source === 'event_log' || data.report_source === 'none';
+    var header = '<p id="sparkprof-summary">' + (live ? (data.application_finished ? 'Live driver, application ended.' : 'Live driver: figures so far, refreshed every ' + (REFRESH_MS / 1000) + ' s while this page is visible.') :
+      (fromEventLog ? (data.pending ? 'History Server: analysing the event log...' : 'History Server: the analysis of the event log.') : 'History Server: the report the driver wrote at the end.')) +
       (app.id ? ' Application <b>' + esc(app.id) + '</b> ' + esc(app.name || '') : '') + '</p>';
-    if (data.message) header += '<p id="sparkprof-message" class="sparkprof-message">' + esc(data.message) +
-      (data.searched && data.searched.length ? ' (looked in: ' + data.searched.map(esc).join(', ') + ')' : '') + '</p>';
+    if (fromEventLog) {
+      header += noProfileHtml(data);
+    } else if (data.message) {
+      header += '<p id="sparkprof-message" class="sparkprof-message">' + esc(data.message) +
+        (data.searched && data.searched.length ? ' (looked in: ' + data.searched.map(esc).join(', ') + ')' : '') + '</p>';
+    }
     var top = header;
     if (report) {
       top += section('sparkprof-findings', 'Findings' + (live && !data.application_finished ? ' so far' : ''), findingsHtml(report));
@@ -208,14 +237,20 @@
     if (!document.getElementById('sparkprof-flamegraph-section')) {
       root.innerHTML = '<div id="sparkprof-top"></div>' +
         section('sparkprof-flamegraph-section', 'Flame graph',
+          '<p id="sparkprof-diff-controls" style="display:none">Compare two stage attempts: before <select id="sparkprof-diff-before"></select> ' +
+          'after <select id="sparkprof-diff-after"></select> <button type="button" id="sparkprof-diff-show">Show the diff</button> ' +
+          '<span class="sparkprof-legend">(the after attempt\'s call tree; red: a larger share of its time than before, blue: smaller)</span></p>' +
           '<p><span id="sparkprof-flamegraph-title"></span></p><iframe id="sparkprof-flamegraph" title="flame graph" class="sparkprof-flamegraph"></iframe>') +
         '<div id="sparkprof-bottom"></div>';
     }
     document.getElementById('sparkprof-top').innerHTML = top;
     document.getElementById('sparkprof-bottom').innerHTML = bottom;
+    updateDiffControls(data);
     var frame = document.getElementById('sparkprof-flamegraph');
     var choice = userSelected && selected ? selected : pickDefault(report, data);
-    if (choice) {
+    if (choice && choice.diff) {
+      frame.style.display = '';  // the diff the user asked for stays
+    } else if (choice) {
       var running = ((report && report.stages) || []).some(function (s) {
         return s.stage_id === choice.stage && s.attempt === choice.attempt && s.status === 'active';
       });
@@ -223,11 +258,53 @@
       showFlameGraph(choice.stage, choice.attempt, running);
     } else {
       frame.style.display = 'none';
-      document.getElementById('sparkprof-flamegraph-title').textContent = 'No stage has samples yet.';
+      document.getElementById('sparkprof-flamegraph-title').textContent = fromEventLog
+        ? 'No flame graphs: no profile was stored for this run.' : 'No stage has samples yet.';
     }
   }
 
+  // The two selects of the diff: every stage attempt with samples, the user's choice kept
+  // across refreshes; by default the two with the most samples, the later one as "after".
+  function updateDiffControls(data) {
+    var controls = document.getElementById('sparkprof-diff-controls');
+    var profiled = (data.profiled_stages || []).slice().sort(function (a, b) {
+      return a.stage_id - b.stage_id || a.attempt - b.attempt;
+    });
+    controls.style.display = profiled.length >= 2 ? '' : 'none';
+    var options = profiled.map(function (p) {
+      return '<option value="' + esc(p.stage_id + ':' + p.attempt) + '">stage ' + esc(p.stage_id) +
+        (p.attempt ? ' attempt ' + esc(p.attempt) : '') + (typeof p.sampled_ms === 'number' ? ' (' + esc(ms(p.sampled_ms)) + ')' : '') + '</option>';
+    }).join('');
+    var busiest = profiled.slice().sort(function (a, b) { return (b.sampled_ms || 0) - (a.sampled_ms || 0); }).slice(0, 2)
+      .sort(function (a, b) { return a.stage_id - b.stage_id || a.attempt - b.attempt; });
+    ['sparkprof-diff-before', 'sparkprof-diff-after'].forEach(function (id, i) {
+      var select = document.getElementById(id);
+      var value = select.value || (busiest[i] ? busiest[i].stage_id + ':' + busiest[i].attempt : '');
+      if (select.getAttribute('data-options') !== options) {
+        select.innerHTML = options;
+        select.setAttribute('data-options', options);
+      }
+      select.value = value;
+    });
+  }
+
+  function showDiff() {
+    var before = document.getElementById('sparkprof-diff-before').value.split(':');
+    var after = document.getElementById('sparkprof-diff-after').value.split(':');
+    var frame = document.getElementById('sparkprof-flamegraph');
+    var title = document.getElementById('sparkprof-flamegraph-title');
+    if (before.length !== 2 || after.length !== 2 || !frame) return;
+    frame.setAttribute('src', 'diff/?before=' + encodeURIComponent(before[0]) + '&beforeAttempt=' + encodeURIComponent(before[1]) +
+      '&after=' + encodeURIComponent(after[0]) + '&afterAttempt=' + encodeURIComponent(after[1]));
+    frame.style.display = '';
+    title.textContent = 'diff: stage ' + before[0] + (before[1] !== '0' ? ' attempt ' + before[1] : '') +
+      ' \u2192 stage ' + after[0] + (after[1] !== '0' ? ' attempt ' + after[1] : '');
+    userSelected = true;
+    selected = { diff: true };
+  }
+
   root.addEventListener('click', function (event) {
+    if (event.target.id === 'sparkprof-diff-show') { showDiff(); return; }
     var link = event.target.closest ? event.target.closest('.sparkprof-show-flamegraph') : null;
     if (!link) return;
     event.preventDefault();
@@ -249,19 +326,26 @@
       var t0 = performance.now();
       render(data);
       root.setAttribute('data-rendered-ms', (performance.now() - t0).toFixed(1));
+      root.setAttribute('data-pending', data.pending ? 'true' : 'false');
+      if (scrollToAsked) {
+        scrollToAsked = false;
+        var section = document.getElementById('sparkprof-flamegraph-section');
+        if (section) section.scrollIntoView();
+      }
       root.setAttribute('data-loaded', String(Date.now()));
       if (live && !data.application_finished) schedule();
+      else if (data.pending) schedule(PENDING_MS);  // the event log's analysis is not done yet
     }, function (error) {
       inFlight = false;
       root.innerHTML = '<p id="sparkprof-message" class="sparkprof-message">Cannot load sparkprof\'s figures: ' + esc(error.message) + '</p>';
       if (live) schedule();
     });
   }
-  function schedule() {
+  function schedule(delayMs) {
     setTimeout(function () {
-      if (document.visibilityState === 'hidden') { schedule(); return; }
+      if (document.visibilityState === 'hidden') { schedule(delayMs); return; }
       load();
-    }, REFRESH_MS);
+    }, delayMs || REFRESH_MS);
   }
   load();
 })();
