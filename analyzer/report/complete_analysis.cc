@@ -1,5 +1,6 @@
 // CompleteAnalysis (and AttachProfile) in its own object file: the driver's shared library links it
 // without pulling in Analyze's log reading (codecs, zips) and their shared-library dependencies.
+#include <cstdlib>
 #include <future>
 #include <memory>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "analyzer/cost/cost.h"
 #include "analyzer/diagnosis/diagnose.h"
+#include "analyzer/model/spark_values.h"
 #include "analyzer/report/analysis.h"
 #include "common/human_format.h"
 #include "common/parallel.h"
@@ -17,47 +19,23 @@ namespace sparkprof::report {
 
 namespace {
 
-// A value Spark reads for a size ("4g", "512m", "1073741824") or a factor ("0.2"): digits, at
-// most one point, then at most a unit (k, m, g, t, p, optionally followed by b).
-bool IsPlainSizeOrNumber(const std::string& value) {
-  size_t i = 0;
-  bool digits = false;
-  bool point = false;
-  for (; i < value.size(); ++i) {
-    const char c = value[i];
-    if (c >= '0' && c <= '9') {
-      digits = true;
-    } else if (c == '.' && !point) {
-      point = true;
-    } else {
-      break;
-    }
-  }
-  if (!digits) return false;
-  const std::string unit = value.substr(i);
-  static constexpr const char* kUnits[] = {"",   "k",  "m",  "g",  "t",  "p", "kb", "mb",
-                                           "gb", "tb", "pb", "K",  "M",  "G", "T",  "P",
-                                           "KB", "MB", "GB", "TB", "PB", "b", "B"};
-  for (const char* u : kUnits) {
-    if (unit == u) return true;
-  }
-  return false;
-}
-
 // A setting that changes what a JVM asks its host for (cost::PriceSettings), with a value Spark
 // would take as it is: never a placeholder or words ("30G -> smaller executors").
 bool IsPriceableMemorySetting(const std::string& key, const std::string& value) {
   if (key == "spark.memory.offHeap.enabled") return value == "true" || value == "false";
-  static constexpr const char* kKeys[] = {"spark.executor.memory",
-                                          "spark.executor.memoryOverhead",
-                                          "spark.executor.memoryOverheadFactor",
-                                          "spark.memory.offHeap.size",
-                                          "spark.executor.pyspark.memory",
-                                          "spark.driver.memory",
-                                          "spark.driver.memoryOverhead",
-                                          "spark.driver.memoryOverheadFactor"};
-  for (const char* k : kKeys) {
-    if (key == k) return IsPlainSizeOrNumber(value);
+  if (key == "spark.executor.memoryOverheadFactor" || key == "spark.driver.memoryOverheadFactor") {
+    // Read as cost::ProcessMemoryGiB reads it: a number in [0, 10].
+    char* end = nullptr;
+    const double factor = std::strtod(value.c_str(), &end);
+    return end != value.c_str() && *end == '\0' && factor >= 0 && factor <= 10;
+  }
+  static constexpr const char* kSizeKeys[] = {
+      "spark.executor.memory",     "spark.executor.memoryOverhead",
+      "spark.memory.offHeap.size", "spark.executor.pyspark.memory",
+      "spark.driver.memory",       "spark.driver.memoryOverhead"};
+  for (const char* k : kSizeKeys) {
+    // The parser the pricing reads sizes with: what it would replace by a default is not priced.
+    if (key == k) return model::ParseSizeMiB(value, -1) > 0;
   }
   return false;
 }
