@@ -46,6 +46,13 @@ std::optional<SchedstatReading> ReadSchedstat(int fd) {
 }
 
 bool ProcessRunDelay::Poll(int64_t now_epoch_ms) {
+  if (last_poll_ms_ >= 0 && now_epoch_ms <= last_poll_ms_) {
+    // In the previous poll's millisecond (or the wall clock stepped back): a step of no width
+    // is kept by nobody; what the threads waited is the next poll's.
+    if (last_poll_ms_ - now_epoch_ms <= kMaxClockStepBackMs) return true;
+    last_poll_ms_ = -1;  // stepped back further: this poll is a new baseline
+    last_.clear();
+  }
   DIR* dir = opendir(task_dir_.c_str());
   if (dir == nullptr) return false;
   const bool baseline = last_poll_ms_ < 0;

@@ -49,6 +49,10 @@ std::optional<SchedstatReading> ReadSchedstat(int fd);
 // kMaxSkips + 1 polls. Only a thread woken and then kept off every CPU for a whole step -- longer
 // than the scheduler lets a runnable thread wait but under a throttled quota -- has its wait
 // counted a step or more late.
+// A step is at least a millisecond wide: a poll in the previous one's millisecond reads nothing and
+// leaves the wait to the next poll (the window's closing poll can follow a periodic one closely).
+// A wall clock stepped back by more than kMaxClockStepBackMs makes the poll a new baseline (what
+// the threads waited since the previous poll is not counted: its step has no place on the clock).
 // Bounded: at most kMaxThreads threads are followed (more are counted, not read) and at most
 // kMaxSteps steps are kept until taken (later polls add to the last step). Not
 // async-signal-safe; one thread at a time (the drain's).
@@ -64,6 +68,7 @@ class ProcessRunDelay {
   static constexpr size_t kMaxThreads = 4096;
   static constexpr size_t kMaxSteps = 1024;
   static constexpr uint32_t kMaxSkips = 3;
+  static constexpr int64_t kMaxClockStepBackMs = 60'000;
 
   explicit ProcessRunDelay(std::string task_dir = "/proc/self/task")
       : task_dir_(std::move(task_dir)) {}

@@ -187,5 +187,36 @@ TEST(ProcessRunDelayTest, ReadsThisProcessAndRefusesAMissingDirectory) {
   parked.join();
 }
 
+TEST(ProcessRunDelayTest, PollInThePreviousPollsMillisecondLeavesTheWaitToTheNext) {
+  FakeTasks tasks;
+  tasks.Set(31, 0);
+  ProcessRunDelay meter(tasks.dir());
+  ASSERT_TRUE(meter.Poll(100'500));
+  tasks.Set(31, 2'000'000);
+  ASSERT_TRUE(meter.Poll(100'500));  // the same millisecond: nothing read, no step of no width
+  ProcessRunDelay::Taken same = meter.Take();
+  EXPECT_EQ(same.polls, 0u);
+  EXPECT_TRUE(same.steps.empty());
+  tasks.Set(31, 3'000'000);
+  ASSERT_TRUE(meter.Poll(100'510));  // the next poll counts all of it, from the last real poll
+  ProcessRunDelay::Taken next = meter.Take();
+  ASSERT_EQ(next.steps.size(), 1u);
+  EXPECT_EQ(next.steps[0].start_epoch_ms, 100'500);
+  EXPECT_EQ(next.steps[0].end_epoch_ms, 100'510);
+  EXPECT_EQ(next.steps[0].total_ns, 3'000'000u);
+
+  // The wall clock stepped back a long way: a new baseline, never a step that ends before it
+  // starts.
+  tasks.Set(31, 9'000'000);
+  ASSERT_TRUE(meter.Poll(100'510 - ProcessRunDelay::kMaxClockStepBackMs - 1));
+  EXPECT_TRUE(meter.Take().steps.empty());
+  tasks.Set(31, 9'500'000);
+  ASSERT_TRUE(meter.Poll(100'600 - ProcessRunDelay::kMaxClockStepBackMs));
+  ProcessRunDelay::Taken after = meter.Take();
+  ASSERT_EQ(after.steps.size(), 1u);
+  EXPECT_LT(after.steps[0].start_epoch_ms, after.steps[0].end_epoch_ms);
+  EXPECT_EQ(after.steps[0].total_ns, 500'000u);
+}
+
 }  // namespace
 }  // namespace sparkprof::agent
