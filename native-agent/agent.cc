@@ -897,6 +897,8 @@ std::string Agent::StatusText() {
   json.Key("python_profiles_unknown_task").Uint(g_counters.python_profiles_unknown_task.load());
   json.Key("python_profiles_queue_full").Uint(g_counters.python_profiles_queue_full.load());
   json.Key("python_worker_files_dropped").Uint(g_counters.python_worker_files_dropped.load());
+  json.Key("wall_signals_skipped_idle").Uint(g_counters.wall_signals_skipped_idle.load());
+  json.Key("wall_signals_skipped_busy").Uint(g_counters.wall_signals_skipped_busy.load());
   json.Field("compiled_method_load", compiled_method_load_);
   json.Field("debug_non_safepoints", debug_non_safepoints_.load());
   json.Key("method_id_cpu_ns_total").Uint(method_id_cpu_ns_.load());

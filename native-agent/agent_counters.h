@@ -39,6 +39,9 @@ struct AgentCounters {
   std::atomic<uint64_t> cpu_signals_on_task_threads{0};
   // Mode cpu+wall: wall signals not sent to a task thread still idle in its last sample's wait.
   std::atomic<uint64_t> wall_signals_skipped_idle{0};
+  // Mode cpu+wall: wall signals not sent to a task thread found running flat out (its CPU timer
+  // samples it meanwhile).
+  std::atomic<uint64_t> wall_signals_skipped_busy{0};
   // Python workers' files (python_profile.h): added to the profile; refused as malformed (the
   // first reason logged); of tasks the agent no longer knew; not queued (the queue was full);
   // and files the workers themselves could not write (their spool was full).

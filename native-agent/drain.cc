@@ -115,11 +115,16 @@ void Drain::DrainThread(ThreadState* state) {
   uint32_t thread_id = InternName(NormaliseThreadName(state->name));
   while (const SampleRecord* record = state->ring.Peek()) {
     if (record->num_frames == kIdleOnlyRecord) {
-      // Idle time of the thread's last sample's wait, recorded as its tag changed.
+      // Recorded as the thread's tag changed: the idle time of its last sample's wait, and the
+      // CPU it used after its last CPU-timer sample while left to that timer (busy).
       auto idle_ns = static_cast<uint64_t>(std::max(record->idle_before_us, 0)) * 1000;
       if (idle_ns > 0 && state->has_last_sample) {
         AddToProfiles(state->last_frames, thread_id, state->last_tag, state->last_wait_category,
                       idle_ns, /*samples=*/0);
+      }
+      if (record->weight_ns > 0 && state->has_last_sample) {
+        AddToProfiles(state->last_frames, thread_id, state->last_tag, state->last_category,
+                      static_cast<uint64_t>(record->weight_ns), /*samples=*/0);
       }
       state->ring.Pop();
       continue;

@@ -56,8 +56,10 @@ struct SampleRecord {
   }
 };
 
-// SampleRecord::num_frames of a record that carries only idle_before_us (written by the thread
-// itself as its tag changes, for idle time no later sample would carry): no stack of its own.
+// SampleRecord::num_frames of a record that carries only idle_before_us and weight_ns (written by
+// the thread itself as its tag changes, for idle time and, in mode cpu+wall while it was found
+// busy, CPU time no later sample would carry): no stack of its own; both go to the thread's last
+// sample's stack.
 inline constexpr int32_t kIdleOnlyRecord = -1000;
 
 // A slot is this header plus 16 bytes a frame (docs/agent.md's `ring` row says so).

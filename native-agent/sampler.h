@@ -9,7 +9,9 @@
 // last wall sample (still in that sample's wait: the time goes to that sample, see docs/agent.md).
 // A thread found still idle is checked again only after a quarter of the time it has been idle (at
 // most kMaxIdleBackoffIntervals intervals); while every task thread is backed off the timer
-// thread sleeps until the first check is due or a thread is tagged: each of its wake-ups costs
+// thread sleeps until the first check is due or a thread is tagged. A task thread found running
+// flat out (StillBusy in sampler.cc) is left to its CPU timer the same way, looked at again after
+// a quarter of the time it has been busy: each of the timer thread's wake-ups costs
 // the JVM some CPU whatever it then does (25-50 us on the VMs bench/ ran on).
 // Nothing here runs in a signal handler (not async-signal-safe throughout).
 #pragma once

@@ -154,6 +154,7 @@ int PhaseWalker(void*, RawFrame* frames, int max_frames, void*, int32_t*) {
 // Starts `sampler` (mode cpu+wall, reading schedstat) with PhaseWalker as the walker.
 void StartCpuWallSampler(Sampler& sampler) {
   SetStackWalker(PhaseWalker);
+  SetFixedSampleWeight(0);  // as the agent sets it in this mode
   SetTaskWallSplit(true);
   sampler.set_read_schedstat(true);
   ASSERT_TRUE(sampler.Start().ok());
@@ -162,8 +163,9 @@ void StartCpuWallSampler(Sampler& sampler) {
 
 // On the calling thread: registers it, opens its schedstat and tags it as the agent's SetTaskTag
 // does (baselines first, then the tag, then the timer thread told).
-ThreadState* TagThisThread(ThreadRegistry& registry, Sampler& sampler, const TaskTag& tag) {
-  ThreadState* state = registry.Add(std::make_unique<ThreadState>(Tid(), 256, 8));
+ThreadState* TagThisThread(ThreadRegistry& registry, Sampler& sampler, const TaskTag& tag,
+                           uint32_t ring_capacity = 256) {
+  ThreadState* state = registry.Add(std::make_unique<ThreadState>(Tid(), ring_capacity, 8));
   int fd = OpenSchedstat(state->tid);
   state->schedstat_fd.store(fd);
   BindCurrentThread(state);
@@ -308,6 +310,78 @@ TEST(SamplerTest, ALongIdleWaitIsLookedAtLessOftenAndKeepsItsTime) {
   EXPECT_LE(charged_ns, tagged_ns);
   // All but the CPU the thread used after its last sample (waking, the handler's return).
   EXPECT_GE(charged_ns, tagged_ns - 5'000'000) << "charged " << charged_ns << " of " << tagged_ns;
+}
+
+// A task thread running flat out is left to its CPU timer: the timer thread looks at it a few
+// times a second instead of every interval, its CPU-timer samples are recorded, and its time is
+// still all charged, once.
+TEST(SamplerTest, ABusyTaskThreadIsLeftToItsCpuTimerAndKeepsItsTime) {
+  ThreadRegistry registry;
+  constexpr int64_t kIntervalNs = 5'000'000;
+  Sampler sampler(SamplingMode::kCpuWall, kIntervalNs, registry);
+  StartCpuWallSampler(sampler);
+  const uint64_t cpu_recorded_before = g_counters.samples_taken.load();
+  const uint64_t skipped_busy_before = g_counters.wall_signals_skipped_busy.load();
+  const uint64_t dropped_before = g_counters.samples_dropped_ring_full.load();
+  std::atomic<ThreadState*> worker{nullptr};
+  int64_t cpu_tagged_ns = 0, run_delay_ns = 0, wall_tagged_ns = 0;
+  uint64_t ticks = 0;
+  bool have_schedstat = false;
+  std::thread thread([&] {
+    const int64_t cpu_start = CurrentThreadCpuNs();
+    ThreadState* state = TagThisThread(registry, sampler, TaskTag{6, 0, 61}, 4096);
+    sampler.OnThreadStarted(state);  // its CPU timer, as for every JVM thread
+    worker.store(state);
+    const int fd = state->schedstat_fd.load();
+    have_schedstat = fd >= 0;
+    const int64_t delay_start = fd >= 0 ? ReadSchedstat(fd).value_or(SchedstatReading{}).run_delay_ns : 0;
+    const uint64_t ticks_start = sampler.wall_ticks();
+    const auto wall_start = std::chrono::steady_clock::now();
+    SpinCpu(std::chrono::milliseconds(800));
+    ticks = sampler.wall_ticks() - ticks_start;
+    wall_tagged_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                         std::chrono::steady_clock::now() - wall_start)
+                         .count();
+    run_delay_ns =
+        (fd >= 0 ? ReadSchedstat(fd).value_or(SchedstatReading{}).run_delay_ns : 0) - delay_start;
+    MarkTaskWallBaseline(state, -1);  // what ClearTaskTag does
+    cpu_tagged_ns = CurrentThreadCpuNs() - cpu_start;
+    state->tag.Clear();
+    sampler.OnThreadEnding(state);
+    BindCurrentThread(nullptr);
+  });
+  thread.join();
+  sampler.Stop();
+  EnableSampling(false);
+  SetTaskWallSplit(false);
+  ThreadState* state = worker.load();
+  if (!have_schedstat) GTEST_SKIP() << "no /proc/self/task/<tid>/schedstat here";
+  if (int fd = state->schedstat_fd.exchange(-1); fd >= 0) close(fd);
+  int64_t on_cpu_ns = 0, off_cpu_ns = 0;
+  int records = 0;
+  while (const SampleRecord* record = state->ring.Peek()) {
+    on_cpu_ns += record->weight_ns;
+    off_cpu_ns += record->off_cpu_ns + int64_t{record->idle_before_us} * 1000;
+    ++records;
+    state->ring.Pop();
+  }
+  // Charged once: never more CPU than the thread used while tagged, and all but what it used
+  // after its last sample (a CPU timer's period at most, plus a look's back-off when it ends).
+  EXPECT_LE(on_cpu_ns, cpu_tagged_ns);
+  EXPECT_GE(on_cpu_ns, cpu_tagged_ns - 8 * kIntervalNs)
+      << "charged " << on_cpu_ns << " of " << cpu_tagged_ns;
+  EXPECT_LE(on_cpu_ns + off_cpu_ns, wall_tagged_ns + kIntervalNs);
+  EXPECT_GE(records, 10);
+  EXPECT_EQ(g_counters.samples_dropped_ring_full.load(), dropped_before);  // room for 20 s at 5 ms
+  EXPECT_GT(g_counters.samples_taken.load(), cpu_recorded_before);
+  // On a host that gave the thread its core (run delay under 5% of the spin), it was found busy
+  // and looked at less often than every interval; a loaded host may starve it, and a starved
+  // thread keeps its wall samples (its run delay is what they measure).
+  if (run_delay_ns * 20 < wall_tagged_ns) {
+    EXPECT_GT(g_counters.wall_signals_skipped_busy.load(), skipped_busy_before);
+    EXPECT_LT(ticks, static_cast<uint64_t>(wall_tagged_ns / kIntervalNs) / 2)
+        << "the busy thread was looked at every interval";
+  }
 }
 
 TEST(SamplerTest, FullRingDropsAndCounts) {

@@ -76,11 +76,19 @@ void FillWallSplit(ThreadState* state, SampleRecord* record) {
   }
   record->idle_before_us = static_cast<int32_t>(idle_before_ns / 1000);
   wall_mark_ns -= idle_before_ns % 1000;  // the microseconds not carried stay in this sample
+  // Off CPU is the wall time its CPU clock did not move since the mark; on CPU what no sample
+  // charged yet (CPU-timer samples charged the rest while the thread was found busy).
   WallSplit split = SplitWallInterval(
-      wall_now_ns - wall_mark_ns, cpu_now_ns - state->last_cpu_ns.load(std::memory_order_relaxed),
+      wall_now_ns - wall_mark_ns,
+      cpu_now_ns - state->wall_cpu_mark_ns.load(std::memory_order_relaxed),
       state->run_delay_mark_ns.load(std::memory_order_relaxed), run_delay_now_ns);
+  const int64_t uncharged_ns = cpu_now_ns - state->last_cpu_ns.load(std::memory_order_relaxed);
+  if (uncharged_ns < split.on_cpu_ns) split.on_cpu_ns = uncharged_ns > 0 ? uncharged_ns : 0;
   state->wall_mark_ns.store(wall_now_ns, std::memory_order_relaxed);
-  if (cpu_now_ns > 0) state->last_cpu_ns.store(cpu_now_ns, std::memory_order_relaxed);
+  if (cpu_now_ns > 0) {
+    state->last_cpu_ns.store(cpu_now_ns, std::memory_order_relaxed);
+    state->wall_cpu_mark_ns.store(cpu_now_ns, std::memory_order_relaxed);
+  }
   // The mark advances by what was charged, not to the reading: run delay read before the signal
   // reached a thread that was waiting for a CPU belongs to wall time after this sample's stamp,
   // so what the cap left over goes to the next sample instead of vanishing.
@@ -160,9 +168,13 @@ namespace {
 void SetWallMarks(ThreadState* state, int64_t now_ns, int64_t cpu_ns) {
   std::atomic_signal_fence(std::memory_order_seq_cst);
   state->wall_mark_ns.store(now_ns, std::memory_order_relaxed);
-  if (cpu_ns > 0) state->last_cpu_ns.store(cpu_ns, std::memory_order_relaxed);
+  if (cpu_ns > 0) {
+    state->last_cpu_ns.store(cpu_ns, std::memory_order_relaxed);
+    state->wall_cpu_mark_ns.store(cpu_ns, std::memory_order_relaxed);
+  }
   state->cpu_after_wall_sample_ns.store(-1, std::memory_order_relaxed);
   state->idle_until_ns.store(0, std::memory_order_relaxed);
+  state->cpu_sampled_while_busy.store(false, std::memory_order_relaxed);
 }
 }  // namespace
 
@@ -188,10 +200,18 @@ void MarkTaskWallBaseline(ThreadState* state, int64_t run_delay_ns, int64_t carr
       const int64_t wait_end_ns = now_ns - (cpu_ns - cpu_after_ns);
       if (wait_end_ns > idle_until_ns) idle_ns = wait_end_ns - wall_mark_ns;
     }
-    if (idle_ns >= 1000) {
+    // A thread left to its CPU timer (found busy) used CPU after its last CPU-timer sample that
+    // no sample will charge once the marks move: up to a timer period, more on a loaded host
+    // where the timer fires only at kernel ticks the thread runs through. It goes to that sample.
+    const int64_t busy_tail_ns =
+        state->cpu_sampled_while_busy.load(std::memory_order_relaxed) && cpu_ns > 0
+            ? cpu_ns - state->last_cpu_ns.load(std::memory_order_relaxed)
+            : 0;
+    if (idle_ns >= 1000 || busy_tail_ns > 0) {
+      if (idle_ns < 1000) idle_ns = 0;
       if (SampleRecord* record = state->ring.TryReserve()) {
         record->tag = state->tag.Read();
-        record->weight_ns = 0;
+        record->weight_ns = busy_tail_ns > 0 ? busy_tail_ns : 0;
         record->off_cpu_ns = 0;
         record->cpu_starved_ns = 0;
         record->jvm_thread_state = -1;
@@ -339,9 +359,12 @@ void RecordSampleOnCurrentThread(void* ucontext, SignalSource source) {
   }
   TaskTag tag = state->tag.Read();
   bool split = g_task_wall_split.load(std::memory_order_relaxed);
-  // Mode cpu+wall: a task thread's time comes from its wall samples alone (their on-CPU part is
-  // its CPU clock advance), so its CPU-timer signals would count that CPU twice.
-  if (split && (source == SignalSource::kWallTimer) != tag.is_task()) {
+  // Mode cpu+wall: a task thread's time comes from its wall samples (their on-CPU part is the CPU
+  // its clock moved that no sample charged yet); its CPU-timer signals are recorded only while the
+  // wall timer thread leaves a busy thread to them, else they would only thin its wall samples.
+  if (split && (source == SignalSource::kWallTimer) != tag.is_task() &&
+      !(source == SignalSource::kCpuTimer &&
+        state->cpu_sampled_while_busy.load(std::memory_order_relaxed))) {
     if (source == SignalSource::kCpuTimer) {
       g_counters.cpu_signals_on_task_threads.fetch_add(1, std::memory_order_relaxed);
     }

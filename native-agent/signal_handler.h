@@ -36,10 +36,12 @@ void SetJavaThreadStateReader(JavaThreadStateReader reader);
 // Which timer sent a profiling signal.
 enum class SignalSource : uint8_t { kCpuTimer, kWallTimer };
 
-// not async-signal-safe (an atomic store): mode cpu+wall. On: a task-tagged thread records only
-// its wall signals, each split into on-CPU (its CPU clock advance), off-CPU and run delay since
-// its previous wall sample; CPU-timer signals on a tagged thread and wall signals on an untagged
-// one are ignored. Off: every signal records one sample weighed as SetFixedSampleWeight says.
+// not async-signal-safe (an atomic store): mode cpu+wall. On: a task-tagged thread records its
+// wall signals, each split into on-CPU (the CPU its clock moved that no sample charged yet),
+// off-CPU (the wall time its clock stood still since the previous wall sample) and run delay; its
+// CPU-timer signals only while the wall timer thread leaves it to them (cpu_sampled_while_busy,
+// a thread found running flat out). An untagged thread's wall signals are ignored. Off: every
+// signal records one sample weighed as SetFixedSampleWeight says.
 void SetTaskWallSplit(bool enabled);
 
 // not async-signal-safe (an atomic store): what each sample weighs. 0 = the sampled thread's CPU

@@ -83,6 +83,14 @@ struct ThreadState {
   // task), and the last time the timer thread saw it still idle since then (0: not seen).
   std::atomic<int64_t> cpu_after_wall_sample_ns{-1};
   std::atomic<int64_t> idle_until_ns{0};
+  // Mode cpu+wall, while tagged: the thread's CPU clock at its wall mark (the last wall sample or
+  // tag), from which a wall sample tells its off-CPU time; last_cpu_ns is where the CPU already
+  // charged ends, which CPU-timer samples also move while the thread is found busy.
+  std::atomic<int64_t> wall_cpu_mark_ns{0};
+  // Set by the wall timer thread while it finds the task thread running flat out and leaves it to
+  // its CPU timer (whose signals the handler then records); cleared when it signals the thread
+  // again and at each tag.
+  std::atomic<bool> cpu_sampled_while_busy{false};
   sigjmp_buf crash_jump;
   WalkUndo walk_undo;
 
@@ -110,6 +118,14 @@ struct ThreadState {
   // Found still idle: not checked again before this CLOCK_MONOTONIC time, as long as no wall
   // sample or tag changed its cpu_after_wall_sample_ns meanwhile (0: check every tick).
   int64_t idle_next_check_ns = 0;
+  // The wall timer thread's own: its last look at the thread (CLOCK_MONOTONIC, 0: none), the
+  // thread's CPU clock and run delay then, since when it has been found busy (0: not busy), and
+  // when a busy thread is looked at next.
+  int64_t busy_look_ns = 0;
+  int64_t busy_look_cpu_ns = -1;
+  int64_t busy_look_run_delay_ns = -1;
+  int64_t busy_since_ns = 0;
+  int64_t busy_next_check_ns = 0;
   void* thread_global_ref = nullptr;  // jthread global reference, for name refresh
   std::string name;                   // refreshed by the drain
   std::atomic<bool> retired{false};
