@@ -486,7 +486,7 @@ void Agent::SetTaskTag(JNIEnv* jni, const TaskTag& tag) {
     MarkTaskWallBaseline(state, run_delay_ns, 2 * options_.interval_ns);
   }
   state->tag.Set(tag);
-  sampler_.OnTaskTagged();
+  sampler_.OnTaskTagged(state);
   timeline_.Begin(state, tag, MonotonicNowNs());
 }
 

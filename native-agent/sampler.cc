@@ -128,7 +128,7 @@ bool StillBusy(ThreadState* state, const SchedstatReading& reading, int64_t now_
   return true;
 }
 
-// Left to its CPU timer and not due yet (a tag clears the flag: the new task is looked at).
+// Left to its CPU timer and not due yet.
 bool BusyBackedOff(ThreadState* state, int64_t now_ns) {
   return state->busy_next_check_ns > now_ns &&
          state->cpu_sampled_while_busy.load(std::memory_order_acquire);
@@ -259,11 +259,18 @@ void Sampler::Stop() {
   EnableSampling(false);
 }
 
-void Sampler::OnTaskTagged() {
+void Sampler::OnTaskTagged(const ThreadState* state) {
   if (mode_ != SamplingMode::kCpuWall) return;
   // Pairs with the timer thread's fence between marking itself idle and reading the tags.
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (!wall_idle_.load(std::memory_order_relaxed)) return;
+  // Backed off while other task threads exist, and this one is left to its CPU timer (a busy
+  // thread between two tasks): its next look is due within the back-off anyway. Waking the timer
+  // thread at every tag would cost a wake-up per task, more than the ticks saved on short tasks.
+  if (state != nullptr && !wall_no_tasks_.load(std::memory_order_relaxed) &&
+      state->cpu_sampled_while_busy.load(std::memory_order_relaxed)) {
+    return;
+  }
   std::lock_guard<std::mutex> lock(wall_mutex_);
   wall_idle_.store(false, std::memory_order_relaxed);
   wall_wakeup_.notify_all();
@@ -288,6 +295,7 @@ void Sampler::WallTimerLoop() {
     // Before the tags are read: a thread tagged after this sees it and wakes us (OnTaskTagged).
     if (tasks_only) {
       wall_idle_.store(true);
+      wall_no_tasks_.store(true);  // until the tags are read
       std::atomic_thread_fence(std::memory_order_seq_cst);
     }
     {
@@ -358,6 +366,7 @@ void Sampler::WallTimerLoop() {
     // ticking every interval; the bound is only a safety net. Every task thread backed off:
     // wait until the first is due, or the next tag.
     const bool idle = tasks_only && live == 0;
+    if (!idle) wall_no_tasks_.store(false, std::memory_order_relaxed);
     const bool backed_off = !idle && all_backed_off && first_due_ns != INT64_MAX;
     const bool wake_on_tag = idle || backed_off;
     if (!wake_on_tag) wall_idle_.store(false, std::memory_order_relaxed);

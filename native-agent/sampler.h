@@ -65,7 +65,8 @@ class Sampler {
   void set_cpu_meter(AgentCpuMeter* meter) { cpu_meter_ = meter; }
   // Mode cpu+wall: a thread was just tagged as a task (call after the tag is set). Wakes the
   // timer thread when it waits for one: with no task thread it does not tick every interval.
-  void OnTaskTagged();
+  // `state` is the tagged thread's (nullptr: always wake).
+  void OnTaskTagged(const ThreadState* state = nullptr);
   // How many times the wall timer thread has woken to look at the task threads (for tests).
   uint64_t wall_ticks() const { return wall_ticks_.load(std::memory_order_relaxed); }
   // Called (on the timer thread, at most once) when a schedstat read fails.
@@ -91,6 +92,8 @@ class Sampler {
   // Mode cpu+wall: the timer thread found no task thread and waits for OnTaskTagged (or, at the
   // latest, kIdleWallTickNs).
   std::atomic<bool> wall_idle_{false};
+  // ... because it found no task thread at all (set before it reads the tags).
+  std::atomic<bool> wall_no_tasks_{false};
   std::atomic<uint64_t> wall_ticks_{0};
   static constexpr int64_t kIdleWallTickNs = 500'000'000;
 };

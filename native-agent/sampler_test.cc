@@ -334,7 +334,8 @@ TEST(SamplerTest, ABusyTaskThreadIsLeftToItsCpuTimerAndKeepsItsTime) {
     worker.store(state);
     const int fd = state->schedstat_fd.load();
     have_schedstat = fd >= 0;
-    const int64_t delay_start = fd >= 0 ? ReadSchedstat(fd).value_or(SchedstatReading{}).run_delay_ns : 0;
+    const int64_t delay_start =
+        fd >= 0 ? ReadSchedstat(fd).value_or(SchedstatReading{}).run_delay_ns : 0;
     const uint64_t ticks_start = sampler.wall_ticks();
     const auto wall_start = std::chrono::steady_clock::now();
     SpinCpu(std::chrono::milliseconds(800));

@@ -78,10 +78,10 @@ void FillWallSplit(ThreadState* state, SampleRecord* record) {
   wall_mark_ns -= idle_before_ns % 1000;  // the microseconds not carried stay in this sample
   // Off CPU is the wall time its CPU clock did not move since the mark; on CPU what no sample
   // charged yet (CPU-timer samples charged the rest while the thread was found busy).
-  WallSplit split = SplitWallInterval(
-      wall_now_ns - wall_mark_ns,
-      cpu_now_ns - state->wall_cpu_mark_ns.load(std::memory_order_relaxed),
-      state->run_delay_mark_ns.load(std::memory_order_relaxed), run_delay_now_ns);
+  WallSplit split =
+      SplitWallInterval(wall_now_ns - wall_mark_ns,
+                        cpu_now_ns - state->wall_cpu_mark_ns.load(std::memory_order_relaxed),
+                        state->run_delay_mark_ns.load(std::memory_order_relaxed), run_delay_now_ns);
   const int64_t uncharged_ns = cpu_now_ns - state->last_cpu_ns.load(std::memory_order_relaxed);
   if (uncharged_ns < split.on_cpu_ns) split.on_cpu_ns = uncharged_ns > 0 ? uncharged_ns : 0;
   state->wall_mark_ns.store(wall_now_ns, std::memory_order_relaxed);
@@ -174,7 +174,6 @@ void SetWallMarks(ThreadState* state, int64_t now_ns, int64_t cpu_ns) {
   }
   state->cpu_after_wall_sample_ns.store(-1, std::memory_order_relaxed);
   state->idle_until_ns.store(0, std::memory_order_relaxed);
-  state->cpu_sampled_while_busy.store(false, std::memory_order_relaxed);
 }
 }  // namespace
 

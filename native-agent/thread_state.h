@@ -88,8 +88,8 @@ struct ThreadState {
   // charged ends, which CPU-timer samples also move while the thread is found busy.
   std::atomic<int64_t> wall_cpu_mark_ns{0};
   // Set by the wall timer thread while it finds the task thread running flat out and leaves it to
-  // its CPU timer (whose signals the handler then records); cleared when it signals the thread
-  // again and at each tag.
+  // its CPU timer (whose signals the handler then records); cleared when a look finds it not
+  // busy. Kept across tags: a busy thread usually stays busy from one short task to the next.
   std::atomic<bool> cpu_sampled_while_busy{false};
   sigjmp_buf crash_jump;
   WalkUndo walk_undo;
