@@ -92,16 +92,16 @@ IdleCheck StillIdleInItsWait(ThreadState* state, const SchedstatReading& reading
   return IdleCheck::kSkipIdle;
 }
 
-// Under the registry mutex, on the timer thread, at each look at a task thread: true when it ran
-// flat out since the previous look -- its CPU clock moved by at least 19/20 of the wall time and
-// its run delay by at most 1/20 -- so a wall sample would find it on a CPU and split nothing off
-// it. Such a thread is left to its CPU timer (whose signals the handler then records) and looked
-// at again after a quarter of the time it has been busy, one interval at least and at most
-// `max_backoff_ns`: on a core-bound executor the timer thread then wakes a few times a second
-// instead of every interval (each wake-up costs the JVM 25-50 us on the VMs bench/ ran on). What
-// it misses meanwhile is the thread's off-CPU time, under 1/20 of the time it was found busy:
-// that goes to the thread's next wall sample. A thread waiting for a CPU is never busy: its run
-// delay is cpu_starved time and keeps its wall samples.
+// Under the registry mutex, on the timer thread, at each look at a task thread: true when it
+// never blocked since the previous look -- its CPU clock and its run delay together moved by at
+// least 19/20 of the wall time: it ran, or was runnable and waited for a CPU -- so a wall sample
+// would split nothing off it but run delay. Such a thread is left to its CPU timer, whose samples
+// the handler then records with the run delay this thread last published (FillBusyCpuSample),
+// and is looked at again after a quarter of the time it has been busy, one interval at least and
+// at most `max_backoff_ns`: on a core-bound executor, or one starved of cores, the timer thread
+// then wakes a few times a second instead of every interval (each wake-up costs the JVM 25-50 us
+// on the VMs bench/ ran on). What it misses meanwhile is the thread's blocked time, under 1/20 of
+// the time it was found busy: that goes to the thread's next wall sample.
 bool StillBusy(ThreadState* state, const SchedstatReading& reading, int64_t now_ns,
                int64_t interval_ns, int64_t max_backoff_ns) {
   const int64_t cpu_ns = ThreadCpuNs(state->tid);
@@ -112,9 +112,10 @@ bool StillBusy(ThreadState* state, const SchedstatReading& reading, int64_t now_
   state->busy_look_cpu_ns = cpu_ns;
   state->busy_look_run_delay_ns = reading.run_delay_ns;
   const int64_t wall_ns = now_ns - look_ns;
-  const bool busy = look_ns > 0 && cpu_ns >= 0 && look_cpu_ns >= 0 && look_run_delay_ns >= 0 &&
-                    wall_ns >= interval_ns / 2 && (cpu_ns - look_cpu_ns) * 20 >= wall_ns * 19 &&
-                    (reading.run_delay_ns - look_run_delay_ns) * 20 <= wall_ns;
+  const bool busy =
+      look_ns > 0 && cpu_ns >= 0 && look_cpu_ns >= 0 && look_run_delay_ns >= 0 &&
+      wall_ns >= interval_ns / 2 &&
+      (cpu_ns - look_cpu_ns + reading.run_delay_ns - look_run_delay_ns) * 20 >= wall_ns * 19;
   if (!busy) {
     state->busy_since_ns = 0;
     state->cpu_sampled_while_busy.store(false, std::memory_order_relaxed);

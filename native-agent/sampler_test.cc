@@ -324,29 +324,32 @@ TEST(SamplerTest, ABusyTaskThreadIsLeftToItsCpuTimerAndKeepsItsTime) {
   const uint64_t skipped_busy_before = g_counters.wall_signals_skipped_busy.load();
   const uint64_t dropped_before = g_counters.samples_dropped_ring_full.load();
   std::atomic<ThreadState*> worker{nullptr};
-  int64_t cpu_tagged_ns = 0, run_delay_ns = 0, wall_tagged_ns = 0;
+  int64_t cpu_tagged_ns = 0, run_delay_ns = 0, wall_tagged_ns = 0, spin_ns = 0;
   uint64_t ticks = 0;
   bool have_schedstat = false;
   std::thread thread([&] {
     const int64_t cpu_start = CurrentThreadCpuNs();
+    const auto wall_start = std::chrono::steady_clock::now();
     ThreadState* state = TagThisThread(registry, sampler, TaskTag{6, 0, 61}, 4096);
     sampler.OnThreadStarted(state);  // its CPU timer, as for every JVM thread
     worker.store(state);
     const int fd = state->schedstat_fd.load();
     have_schedstat = fd >= 0;
-    const int64_t delay_start =
-        fd >= 0 ? ReadSchedstat(fd).value_or(SchedstatReading{}).run_delay_ns : 0;
+    const int64_t delay_start = state->run_delay_mark_ns.load();  // the tag's own reading
     const uint64_t ticks_start = sampler.wall_ticks();
-    const auto wall_start = std::chrono::steady_clock::now();
+    const auto spin_start = std::chrono::steady_clock::now();
     SpinCpu(std::chrono::milliseconds(800));
     ticks = sampler.wall_ticks() - ticks_start;
-    wall_tagged_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                         std::chrono::steady_clock::now() - wall_start)
-                         .count();
+    spin_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                  std::chrono::steady_clock::now() - spin_start)
+                  .count();
     run_delay_ns =
         (fd >= 0 ? ReadSchedstat(fd).value_or(SchedstatReading{}).run_delay_ns : 0) - delay_start;
     MarkTaskWallBaseline(state, -1);  // what ClearTaskTag does
     cpu_tagged_ns = CurrentThreadCpuNs() - cpu_start;
+    wall_tagged_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                         std::chrono::steady_clock::now() - wall_start)
+                         .count();
     state->tag.Clear();
     sampler.OnThreadEnding(state);
     BindCurrentThread(nullptr);
@@ -358,31 +361,38 @@ TEST(SamplerTest, ABusyTaskThreadIsLeftToItsCpuTimerAndKeepsItsTime) {
   ThreadState* state = worker.load();
   if (!have_schedstat) GTEST_SKIP() << "no /proc/self/task/<tid>/schedstat here";
   if (int fd = state->schedstat_fd.exchange(-1); fd >= 0) close(fd);
-  int64_t on_cpu_ns = 0, off_cpu_ns = 0;
+  int64_t on_cpu_ns = 0, off_cpu_ns = 0, starved_ns = 0;
   int records = 0;
   while (const SampleRecord* record = state->ring.Peek()) {
     on_cpu_ns += record->weight_ns;
+    starved_ns += record->cpu_starved_ns;
     off_cpu_ns += record->off_cpu_ns + int64_t{record->idle_before_us} * 1000;
     ++records;
     state->ring.Pop();
   }
   // Charged once: never more CPU than the thread used while tagged, and all but what it used
-  // after its last sample (a CPU timer's period at most, plus a look's back-off when it ends).
+  // after its last sample (a CPU timer's period at most, plus a look's back-off when it ends);
+  // never more time than passed while it was tagged.
   EXPECT_LE(on_cpu_ns, cpu_tagged_ns);
   EXPECT_GE(on_cpu_ns, cpu_tagged_ns - 8 * kIntervalNs)
       << "charged " << on_cpu_ns << " of " << cpu_tagged_ns;
-  EXPECT_LE(on_cpu_ns + off_cpu_ns, wall_tagged_ns + kIntervalNs);
+  EXPECT_LE(on_cpu_ns + off_cpu_ns, wall_tagged_ns);
   EXPECT_GE(records, 10);
   EXPECT_EQ(g_counters.samples_dropped_ring_full.load(), dropped_before);  // room for 20 s at 5 ms
   EXPECT_GT(g_counters.samples_taken.load(), cpu_recorded_before);
-  // On a host that gave the thread its core (run delay under 5% of the spin), it was found busy
-  // and looked at less often than every interval; a loaded host may starve it, and a starved
-  // thread keeps its wall samples (its run delay is what they measure).
-  if (run_delay_ns * 20 < wall_tagged_ns) {
-    EXPECT_GT(g_counters.wall_signals_skipped_busy.load(), skipped_busy_before);
-    EXPECT_LT(ticks, static_cast<uint64_t>(wall_tagged_ns / kIntervalNs) / 2)
+  // A spinning thread never blocks: whether it had its core or waited for one (run delay), it
+  // is found busy and looked at less often than every interval, and the run delay it had is
+  // charged as such (all but what came after the last look's reading). A thread waiting in the
+  // run queue as it is looked at has that wait not yet in its schedstat, so on a host that gives
+  // it under 3/4 of a core some looks miss it: the tick count is asserted only above that.
+  EXPECT_GT(g_counters.wall_signals_skipped_busy.load(), skipped_busy_before);
+  if (run_delay_ns * 4 < spin_ns) {
+    EXPECT_LT(ticks, static_cast<uint64_t>(spin_ns / kIntervalNs) / 2)
         << "the busy thread was looked at every interval";
   }
+  EXPECT_LE(starved_ns, run_delay_ns);
+  EXPECT_GE(starved_ns, run_delay_ns - run_delay_ns / 4 - 8 * kIntervalNs)
+      << "run delay " << run_delay_ns << ", charged as starved " << starved_ns;
 }
 
 TEST(SamplerTest, FullRingDropsAndCounts) {

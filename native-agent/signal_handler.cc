@@ -59,6 +59,46 @@ int64_t TakeSampleWeightNs(ThreadState* state) {
   return cpu_ns - last_ns;
 }
 
+// async-signal-safe: a CPU-timer sample of a task thread the wall timer thread left to its CPU
+// timer (mode cpu+wall, found busy): its CPU since the last charge, and the run delay the timer
+// thread last published that no sample charged yet -- the thread waited for a CPU close to where
+// the timer now finds it running, so that run delay goes to this stack as cpu_starved time.
+// Never more than the wall time since the wall mark that the thread was neither on a CPU, nor
+// seen idle by the timer thread (its next wall sample charges that to the wait), nor charged as
+// run delay already: a reading can hold a run-queue wait the timer thread took for an idle one
+// (a thread queued for long has that wait in its schedstat only once it runs). The rest of the
+// reading stays to be charged later, as in FillWallSplit.
+void FillBusyCpuSample(ThreadState* state, SampleRecord* record) {
+  record->weight_ns = TakeSampleWeightNs(state);
+  int64_t starved_ns = 0;
+  const int64_t run_delay_now_ns = state->run_delay_ns.load(std::memory_order_acquire);
+  const int64_t run_delay_mark_ns = state->run_delay_mark_ns.load(std::memory_order_relaxed);
+  if (run_delay_mark_ns >= 0 && run_delay_now_ns > run_delay_mark_ns) {
+    const int64_t wall_now_ns = MonotonicNanos();
+    const int64_t wall_mark_ns = state->wall_mark_ns.load(std::memory_order_relaxed);
+    const int64_t idle_until_ns = state->idle_until_ns.load(std::memory_order_acquire);
+    const int64_t idle_ns =
+        idle_until_ns > wall_mark_ns
+            ? (idle_until_ns < wall_now_ns ? idle_until_ns : wall_now_ns) - wall_mark_ns
+            : 0;
+    const int64_t charged_ns =
+        state->starved_charged_since_wall_mark_ns.load(std::memory_order_relaxed);
+    const int64_t available_ns = wall_now_ns - wall_mark_ns - idle_ns -
+                                 (state->last_cpu_ns.load(std::memory_order_relaxed) -
+                                  state->wall_cpu_mark_ns.load(std::memory_order_relaxed)) -
+                                 charged_ns;
+    starved_ns = run_delay_now_ns - run_delay_mark_ns;
+    if (starved_ns > available_ns) starved_ns = available_ns > 0 ? available_ns : 0;
+    state->run_delay_mark_ns.store(run_delay_mark_ns + starved_ns, std::memory_order_relaxed);
+    state->starved_charged_since_wall_mark_ns.store(charged_ns + starved_ns,
+                                                    std::memory_order_relaxed);
+  }
+  record->off_cpu_ns = starved_ns;
+  record->cpu_starved_ns = starved_ns;
+  record->jvm_thread_state = -1;
+  record->idle_before_us = 0;
+}
+
 // async-signal-safe: a task thread's wall sample in mode cpu+wall. The marks advance only here,
 // for a sample that is recorded, so the time behind a dropped sample goes to the next one.
 void FillWallSplit(ThreadState* state, SampleRecord* record) {
@@ -84,6 +124,12 @@ void FillWallSplit(ThreadState* state, SampleRecord* record) {
                         state->run_delay_mark_ns.load(std::memory_order_relaxed), run_delay_now_ns);
   const int64_t uncharged_ns = cpu_now_ns - state->last_cpu_ns.load(std::memory_order_relaxed);
   if (uncharged_ns < split.on_cpu_ns) split.on_cpu_ns = uncharged_ns > 0 ? uncharged_ns : 0;
+  // Run delay CPU-timer samples charged since the mark is off-CPU time already charged.
+  const int64_t starved_charged_ns =
+      state->starved_charged_since_wall_mark_ns.load(std::memory_order_relaxed);
+  split.off_cpu_ns -= starved_charged_ns < split.off_cpu_ns ? starved_charged_ns : split.off_cpu_ns;
+  if (split.cpu_starved_ns > split.off_cpu_ns) split.cpu_starved_ns = split.off_cpu_ns;
+  state->starved_charged_since_wall_mark_ns.store(0, std::memory_order_relaxed);
   state->wall_mark_ns.store(wall_now_ns, std::memory_order_relaxed);
   if (cpu_now_ns > 0) {
     state->last_cpu_ns.store(cpu_now_ns, std::memory_order_relaxed);
@@ -174,6 +220,7 @@ void SetWallMarks(ThreadState* state, int64_t now_ns, int64_t cpu_ns) {
   }
   state->cpu_after_wall_sample_ns.store(-1, std::memory_order_relaxed);
   state->idle_until_ns.store(0, std::memory_order_relaxed);
+  state->starved_charged_since_wall_mark_ns.store(0, std::memory_order_relaxed);
 }
 }  // namespace
 
@@ -378,6 +425,8 @@ void RecordSampleOnCurrentThread(void* ucontext, SignalSource source) {
     record->tag = tag;
     if (split && source == SignalSource::kWallTimer) {
       FillWallSplit(state, record);
+    } else if (split && tag.is_task()) {
+      FillBusyCpuSample(state, record);
     } else {
       record->weight_ns = TakeSampleWeightNs(state);
       record->off_cpu_ns = 0;

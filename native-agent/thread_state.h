@@ -91,6 +91,9 @@ struct ThreadState {
   // its CPU timer (whose signals the handler then records); cleared when a look finds it not
   // busy. Kept across tags: a busy thread usually stays busy from one short task to the next.
   std::atomic<bool> cpu_sampled_while_busy{false};
+  // Run delay those CPU-timer samples charged since the wall mark (the next wall sample's off-CPU
+  // time already holds it). Written by the thread's handler and tag only.
+  std::atomic<int64_t> starved_charged_since_wall_mark_ns{0};
   sigjmp_buf crash_jump;
   WalkUndo walk_undo;
 

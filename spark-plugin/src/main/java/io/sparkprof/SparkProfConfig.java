@@ -557,37 +557,37 @@ public final class SparkProfConfig {
   }
 
   private long parseSizeBytes(Lookup lookup, String key, long fallbackBytes) {
-    String value = trimmed(lookup, key);
-    if (value == null) return fallbackBytes;
-    Long parsed = sparkSizeBytes(value);
-    if (parsed != null) return parsed;
-    problem(key, value, fallbackBytes + " bytes");
-    return fallbackBytes;
+    return parseSparkValue(lookup, key, fallbackBytes, SparkProfConfig::sparkSizeBytes, " bytes");
   }
 
   private long parseDurationMs(Lookup lookup, String key, long fallbackMs) {
+    return parseSparkValue(lookup, key, fallbackMs, SparkProfConfig::sparkDurationMs, "ms");
+  }
+
+  /** A value in one of Spark's syntaxes; the fallback (said with its unit) when absent or bad. */
+  private long parseSparkValue(Lookup lookup, String key, long fallback,
+      java.util.function.Function<String, Long> parser, String unit) {
     String value = trimmed(lookup, key);
-    if (value == null) return fallbackMs;
-    Long parsed = sparkDurationMs(value);
+    if (value == null) return fallback;
+    Long parsed = parser.apply(value);
     if (parsed != null) return parsed;
-    problem(key, value, fallbackMs + "ms");
-    return fallbackMs;
+    problem(key, value, fallback + unit);
+    return fallback;
   }
 
   /** Spark's duration syntax (a bare number is milliseconds); null when it is not one, or < 0. */
   static Long sparkDurationMs(String value) {
-    try {
-      long parsed = JavaUtils.timeStringAsMs(value);
-      return parsed >= 0 ? parsed : null;
-    } catch (NumberFormatException e) {
-      return null;
-    }
+    return nonNegative(() -> JavaUtils.timeStringAsMs(value));
   }
 
   /** Spark's size syntax (a bare number is bytes); null when it is not one. */
   static Long sparkSizeBytes(String value) {
+    return nonNegative(() -> JavaUtils.byteStringAsBytes(value));
+  }
+
+  private static Long nonNegative(java.util.function.LongSupplier parse) {
     try {
-      long parsed = JavaUtils.byteStringAsBytes(value);
+      long parsed = parse.getAsLong();
       return parsed >= 0 ? parsed : null;
     } catch (NumberFormatException e) {
       return null;
