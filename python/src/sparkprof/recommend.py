@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sparkprof._native import human_duration_ms
-from sparkprof.advice_record import MEMORY_MEASURES, HitRate, size_bytes
+from sparkprof.advice_record import HitRate
 from sparkprof.store import HistoryStore, Run
 
 MIN_LASTING_RUNS = 3
@@ -65,8 +65,9 @@ class Recommendations:
     # rule; and, for the rules recommended now, over every job in the store.
     job_record: list[HitRate] = field(default_factory=list)
     rule_record: list[HitRate] = field(default_factory=list)
-    # The job's latest applied memory settings (at most MEMORY_OUTCOMES): the recommended value
-    # against the peak the next run measured, and whether it died.
+    # The closed loop on memory advice (advice_record.MemoryRecord, at most MEMORY_OUTCOMES, the
+    # newest first): each memory finding, how the next run took it, whether either died, and the
+    # peak against its limit in both runs.
     memory_outcomes: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -103,21 +104,7 @@ def recommend(store: HistoryStore, job_key: str, window: int = 10) -> Recommenda
         items,
         store.advice_hit_rates(by="rule", job_key=job_key),
         [rate for rate in store.advice_hit_rates(by="rule") if rate.key in rules_now],
-        [
-            {
-                "applied_run_id": o.applied_run_id,
-                "advised_run_id": o.advised_run_id,
-                "rule": o.rule,
-                "setting": o.setting,
-                "recommended": o.recommended,
-                "recommended_bytes": size_bytes(o.recommended),
-                "measured_peak_bytes": o.measured_peak_bytes,
-                "died_after": o.died_after,
-                "verdict": o.verdict,
-            }
-            for o in store.advice_outcomes(job_key)
-            if o.setting in MEMORY_MEASURES
-        ][:MEMORY_OUTCOMES],
+        [vars(record) for record in store.memory_advice([job_key], MEMORY_OUTCOMES)],
     )
 
 

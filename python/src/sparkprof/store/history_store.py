@@ -78,6 +78,7 @@ SQLITE_BUSY_TIMEOUT_S = 60.0
 WRITE_ATTEMPTS = 8
 
 _T = TypeVar("_T")
+MEMORY_RECORDS_PER_JOB = 5
 _MIGRATION_LOCK = 0x5350_4B50  # "SPKP": PostgreSQL advisory lock key of this store's migrations
 
 
@@ -212,6 +213,30 @@ class HistoryStore:
             ).limit(limit)
             return list(session.scalars(query).all())
 
+    def memory_advice(
+        self, job_keys: list[str] | None = None, per_job: int = MEMORY_RECORDS_PER_JOB
+    ) -> list[advice_record.MemoryRecord]:
+        """The closed loop on memory advice (advice_record.py): the latest ``per_job`` memory
+        findings per job (of ``job_keys``, else of every job) and what the job's next run did
+        with each, newest applied run first. One query."""
+        with self.session() as session:
+            query = select(AdviceOutcomeRow).where(AdviceOutcomeRow.memory.is_(True))
+            if job_keys is not None:
+                query = query.where(AdviceOutcomeRow.job_key.in_(job_keys))
+            query = query.order_by(
+                AdviceOutcomeRow.applied_run_id.desc(),
+                AdviceOutcomeRow.advised_run_id.desc(),
+                AdviceOutcomeRow.id,
+            )
+            records = advice_record.memory_records(session.scalars(query).all())
+        kept: dict[str, int] = {}
+        latest = []
+        for record in records:
+            if kept.get(record.job_key, 0) < per_job:
+                kept[record.job_key] = kept.get(record.job_key, 0) + 1
+                latest.append(record)
+        return latest
+
     def advice_hit_rates(
         self, by: str = "rule", job_key: str | None = None
     ) -> list[advice_record.HitRate]:
@@ -237,6 +262,7 @@ class HistoryStore:
                 AdviceOutcomeRow.verdict,
                 AdviceOutcomeRow.within_prediction,
             )
+            query = query.where(AdviceOutcomeRow.verdict.in_(advice_record.VERDICTS))
             if job_key is not None:
                 query = query.where(AdviceOutcomeRow.job_key == job_key)
             rows = [
