@@ -187,6 +187,8 @@ def test_recommend_and_serve_show_the_record(tmp_path: Path) -> None:
     assert "memory advice and the next run" in text
     assert "job-failures, executor-loss: applied (spark.executor.memoryOverhead 384m -> 1536m" in text
     assert "did not die" in text and "against limit 896.0 MiB -> 2.0 GiB" in text
+    # The killed run was shorter only because it died: no example to go back to.
+    assert "spark.executor.memoryOverhead=384m" not in text
     result = json.loads(cli("recommend", "--job", "yarn", "--json"))
     loss = result["memory_outcomes"]
     assert [(m["applied"], m["died_before"], m["died_after"]) for m in loss] == [

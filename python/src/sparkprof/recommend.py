@@ -8,7 +8,8 @@ Sources, and the thresholds of this heuristic:
     problem, not one bad night), medium otherwise; low when someone rejected that rule for this job
     (``sparkprof feedback``).
   * Faster comparable runs: earlier runs of the job that read within 0.5x-2x of the latest run's
-    input bytes (the same work, roughly) and finished at least 10% faster (beyond the usual
+    input bytes (the same work, roughly), had no failed job (no ``job-failures``: a killed run is
+    short because it stopped) and finished at least 10% faster (beyond the usual
     run-to-run noise, see regressions.py); a Spark setting that all of them share with another
     value than the latest run's is recommended. Confidence: 1 run low, 2 medium, 3 or more high.
 """
@@ -165,7 +166,10 @@ def _from_faster_runs(
             latest_input == run_input == 0
             or INPUT_RANGE[0] * latest_input <= run_input <= INPUT_RANGE[1] * latest_input
         )
-        if comparable and run.duration_ms <= (1 - MIN_FASTER) * latest.duration_ms:
+        # A run whose job failed finished sooner by not finishing: its settings (the memory that
+        # killed it) are no example.
+        failed = any(f["rule"] == "job-failures" for f in _report(run)["findings"])
+        if comparable and not failed and run.duration_ms <= (1 - MIN_FASTER) * latest.duration_ms:
             faster.append(run)
     if not faster:
         return []
