@@ -212,3 +212,41 @@ def test_recommend_and_serve_show_the_record(tmp_path: Path) -> None:
         ("job-failures, executor-loss", "applied")
     ]
     store.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_migration_keeps_the_earlier_record(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """A store at revision 0003 with recorded outcomes upgrades to 0004: its rows keep their
+    values (not memory records, applied) and new runs get the memory record."""
+    from alembic import command
+    from alembic.config import Config
+    from synthetic_runs import make_run
+
+    from sparkprof.store.history_store import MIGRATIONS
+
+    if backend == "sqlite":
+        url = f"sqlite:///{tmp_path}/history.sqlite"
+    else:
+        url = request.getfixturevalue("postgresql_url")
+    demo = request.getfixturevalue("demo_logs")["plain"]
+    store = HistoryStore(url)
+    magic = {"spark.hadoop.fs.s3a.committer.name": "magic"}
+    for day, settings in ((1, None), (2, magic)):
+        path = make_run(demo, tmp_path, day, settings=settings)
+        store.save_run(next(sparkprof.iter_applications(path)), str(path))
+    before = [(o.rule, o.setting, o.verdict) for o in store.advice_outcomes()]
+    assert before
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    with store._write_engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.downgrade(config, "0003")
+    store.close()
+    upgraded = HistoryStore(url)
+    rows = upgraded.advice_outcomes()
+    assert [(o.rule, o.setting, o.verdict) for o in rows] == before
+    assert all(not o.memory and o.applied == "applied" and o.memory_losses_after == 0 for o in rows)
+    assert upgraded.memory_advice() == []
+    upgraded.close()
