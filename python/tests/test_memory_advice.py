@@ -77,7 +77,9 @@ def store(tmp_path: Path) -> HistoryStore:
 def test_yarn_kill_then_the_recommended_overhead(store: HistoryStore, tmp_path: Path) -> None:
     """A YARN container killed for its physical memory (overhead 384m; the engine recommends
     768m), then the same job with 1536m (more than recommended: applied) that lived."""
-    killed, lived = _store_pair(store, tmp_path, "yarn-native", ["yarn_pmem_kill", "yarn_pmem_fits"])
+    killed, lived = _store_pair(
+        store, tmp_path, "yarn-native", ["yarn_pmem_kill", "yarn_pmem_fits"]
+    )
     records = store.memory_advice(["yarn-native"])
     # The job's failure and its lost executors recommended the same: one record names both.
     (record,) = records
@@ -185,7 +187,9 @@ def test_recommend_and_serve_show_the_record(tmp_path: Path) -> None:
     cli("collect", "--event-log-dir", str(logs), "--profile", str(profiles), "--job-key", "yarn")
     text = cli("recommend", "--job", "yarn")
     assert "memory advice and the next run" in text
-    assert "job-failures, executor-loss: applied (spark.executor.memoryOverhead 384m -> 1536m" in text
+    assert (
+        "job-failures, executor-loss: applied (spark.executor.memoryOverhead 384m -> 1536m" in text
+    )
     assert "did not die" in text and "against limit 896.0 MiB -> 2.0 GiB" in text
     # The killed run was shorter only because it died: no example to go back to.
     assert "spark.executor.memoryOverhead=384m" not in text
