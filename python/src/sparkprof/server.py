@@ -145,38 +145,11 @@ class AdviceOutcomeOut(BaseModel):
     reason: str | None
 
 
-class MemoryRecordOut(BaseModel):
-    """A memory finding and what the job's next run did with it (advice_record.MemoryRecord)."""
-
-    job_key: str
-    advised_run_id: int
-    applied_run_id: int
-    rule: str
-    applied: str = Field(description="applied, partly applied or not applied")
-    settings: list[dict[str, str | None]]
-    verdict: str
-    died_before: bool
-    died_after: bool
-    death_before: str | None
-    death_after: str | None
-    memory_losses_before: int
-    memory_losses_after: int
-    bound: str | None
-    peak_before_bytes: int | None
-    peak_after_bytes: int | None
-    limit_before_bytes: int | None
-    limit_after_bytes: int | None
-    predicted_effect: str | None
-    predicted_low_ms: float
-    predicted_high_ms: float
-    summary: str
-
-
 class AdviceOut(BaseModel):
     by_rule: list[HitRateOut]
     by_job: list[HitRateOut]
     outcomes: list[AdviceOutcomeOut] = Field(description="the latest 100, newest applied first")
-    memory: list[MemoryRecordOut] = Field(
+    memory: list[MemoryRecord] = Field(
         description="the closed loop on memory advice: per job its latest memory findings and "
         "what the next run did with each, newest applied first"
     )
@@ -381,10 +354,7 @@ def create_app(
                 AdviceOutcomeOut(**{k: getattr(o, k) for k in AdviceOutcomeOut.model_fields})
                 for o in store.advice_outcomes(job)
             ],
-            memory=[
-                MemoryRecordOut(**vars(record))
-                for record in store.memory_advice(None if job is None else [job])
-            ],
+            memory=store.memory_advice(None if job is None else [job]),
         )
 
     @app.get("/metrics", response_class=PlainTextResponse)
