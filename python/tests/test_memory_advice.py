@@ -85,6 +85,7 @@ def test_yarn_kill_then_the_recommended_overhead(store: HistoryStore, tmp_path: 
     (record,) = records
     assert record.rule == "job-failures, executor-loss"
     (setting,) = record.settings
+    assert setting.pop("reason", "").startswith("25% headroom above the larger of the current")
     assert setting == {
         "setting": "spark.executor.memoryOverhead",
         "previous": "384m",

@@ -511,7 +511,8 @@ class MemoryRecord:
     applied_run_id: int
     rule: str
     applied: str  # applied, partly applied, not applied
-    settings: list[dict[str, str | None]]  # setting, previous, recommended, now, applied
+    # setting, previous, recommended, now, applied, reason (what the engine sized the value for)
+    settings: list[dict[str, str | None]]
     verdict: str  # the applied recommendations' verdict (advice_record's rule), else as applied
     died_before: bool
     died_after: bool
@@ -577,6 +578,7 @@ def _memory_record(rows: list[Any]) -> MemoryRecord:
                 "recommended": row.recommended,
                 "now": row.applied_value,
                 "applied": row.applied,
+                "reason": row.reason,
             }
             for row in rows
         ],

@@ -220,10 +220,16 @@ class HistoryStore:
         findings per job (of ``job_keys``, else of every job) and what the job's next run did
         with each, newest applied run first. One query."""
         with self.session() as session:
-            query = select(AdviceOutcomeRow).where(AdviceOutcomeRow.memory.is_(True))
+            query = (
+                select(AdviceOutcomeRow)
+                .join(Run, Run.id == AdviceOutcomeRow.applied_run_id)
+                .where(AdviceOutcomeRow.memory.is_(True))
+            )
             if job_keys is not None:
                 query = query.where(AdviceOutcomeRow.job_key.in_(job_keys))
+            # Newest by the applied run's start (run ids follow the order of collecting).
             query = query.order_by(
+                Run.start_ms.desc(),
                 AdviceOutcomeRow.applied_run_id.desc(),
                 AdviceOutcomeRow.advised_run_id.desc(),
                 AdviceOutcomeRow.id,
