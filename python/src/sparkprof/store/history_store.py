@@ -79,6 +79,8 @@ WRITE_ATTEMPTS = 8
 
 _T = TypeVar("_T")
 MEMORY_RECORDS_PER_JOB = 5
+# PostgreSQL's deadlock_detected and serialization_failure: the transaction was rolled back whole.
+_RETRIED_SQLSTATES = ("40P01", "40001")
 _MIGRATION_LOCK = 0x5350_4B50  # "SPKP": PostgreSQL advisory lock key of this store's migrations
 
 
@@ -129,7 +131,8 @@ class HistoryStore:
     def _write(self, work: Callable[[Session], _T]) -> _T:
         """Runs ``work`` in one write transaction, again when a concurrent writer inserted the
         same row first (PostgreSQL: the unique key; the retry then finds and replaces that
-        row), and turns a lock held too long into a StoreBusyError naming the store."""
+        row) or PostgreSQL broke a deadlock by ending it, and turns a lock held too long into a
+        StoreBusyError naming the store."""
         for attempt in range(WRITE_ATTEMPTS):
             try:
                 with self._write_sessions() as session, session.begin():
@@ -141,6 +144,12 @@ class HistoryStore:
                         f"same rows first; try again ({type(error).__name__}: {error.args[0]})"
                     ) from error
             except OperationalError as error:
+                # PostgreSQL ended this transaction to break a deadlock with a concurrent writer
+                # (two collects recording the advice of neighbouring runs of one job): nothing
+                # of it was kept, so it runs again.
+                deadlock = getattr(error.orig, "sqlstate", None) in _RETRIED_SQLSTATES
+                if deadlock and attempt + 1 < WRITE_ATTEMPTS:
+                    continue
                 if "locked" not in str(error) and "busy" not in str(error):
                     raise
                 raise StoreBusyError(
