@@ -162,7 +162,8 @@ def test_applied_partly_or_not() -> None:
     assert applied_how("256m", "1g", "512m") == "partly"  # a smaller off-heap, half way
     assert applied_how("false", "true", "false") == "applied"
     assert applied_how("2g", "2048", "3g") == "not applied"  # a unitless size: text only
-    assert applied_how("768m", None, "1g") == "not applied"  # nothing to move from
+    assert applied_how("768m", None, "1g") == "applied"  # unset: Spark's default, lower
+    assert applied_how("768m", None, "512m") == "not applied"
 
 
 def test_recommend_and_serve_show_the_record(tmp_path: Path) -> None:

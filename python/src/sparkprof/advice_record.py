@@ -40,6 +40,9 @@ that) is recorded for the next run with how it was taken:
     without reaching it;
   * ``not applied``: anything else (unset, unchanged, moved the other way, another word).
 
+A setting the advised run left unset counts as below the recommended value (a memory finding
+recommends raising a setting from Spark's default): set at or past it, ``applied``.
+
 Only ``applied`` recommendations get a verdict that counts in a hit rate; the others are kept with
 the verdict ``partly applied`` or ``not applied``. A size compares with a size (``1536m`` with
 ``1.5g``) and a plain number with a plain number (``0.4``, ``800``); a unitless size against a size
@@ -94,9 +97,6 @@ MEMORY_SETTINGS = {
     "spark.driver.memory": "driver heap",
     "spark.driver.maxResultSize": "result",
 }
-# Kept for callers of the first record: the settings whose peak the record measures.
-MEMORY_MEASURES = MEMORY_SETTINGS
-APPLIED = ("applied", "partly", "not applied")
 _NOT_TAKEN_VERDICT = {"partly": "partly applied", "not applied": "not applied"}
 # What a bound's peak is, in words (the record's text).
 BOUND_WORDS = {
@@ -137,7 +137,11 @@ def applied_how(recommended: str, previous: str | None, now: str | None) -> str:
     if same_value(now, recommended):
         return "applied"
     target, current = _magnitude(recommended), _magnitude(now)
-    before = _magnitude(previous) if previous is not None else None
+    if previous is None:  # unset: Spark's default, below what a memory finding recommends
+        if target is not None and current is not None and target[0] == current[0]:
+            return "applied" if current[1] >= target[1] else "not applied"
+        return "not applied"
+    before = _magnitude(previous)
     if target is None or current is None or before is None:
         return "not applied"
     if not target[0] == current[0] == before[0] or target[1] == before[1]:
