@@ -108,3 +108,29 @@ def test_hit_rates_per_key() -> None:
         "2 more on runs with other input"
     )
     assert describe_rate(loss) == "executor-loss: helped 1 of 1 (100%; no effect 0, worse 0)"
+
+
+def test_memory_findings_are_recorded_however_taken() -> None:
+    """A memory finding's recommendations are kept when not (fully) taken, and not judged."""
+    kill = finding("executor-loss", "spark.executor.memoryOverhead", "1408m")
+    kill["recommendations"].append(
+        {"kind": "config", "config": "spark.sql.shuffle.partitions", "value": "400", "reason": "r"}
+    )
+    advised = run(1, 300_000, {"spark.executor.memoryOverhead": "384m"}, [kill])
+    later = run(2, 300_000, {"spark.executor.memoryOverhead": "1g"}, [kill])
+    overhead, partitions = judge(advised, later)
+    assert (overhead.applied, overhead.verdict, overhead.applied_value) == (
+        "partly",
+        "partly applied",
+        "1g",
+    )
+    assert (partitions.applied, partitions.verdict, partitions.bound) == (
+        "not applied",
+        "not applied",
+        "container",  # measured by what the finding's memory setting bounds
+    )
+    assert overhead.memory and overhead.died_before and overhead.died_after
+    # Not counted in a hit rate; a performance finding's recommendation not taken is not kept.
+    assert hit_rates([("executor-loss", overhead.verdict, None, 1)]) == []
+    spill = finding("spill", "spark.sql.shuffle.partitions", "800")
+    assert judge(run(1, 100_000, {}, [spill]), run(2, 100_000)) == []

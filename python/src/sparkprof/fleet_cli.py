@@ -131,6 +131,13 @@ def collect_command(argv: Sequence[str]) -> int:
         help="a Spark property naming the job (before spark.sparkprof.jobKey, "
         "spark.openlineage.parentJobName and the application name)",
     )
+    parser.add_argument(
+        "--profile",
+        metavar="DIR",
+        help="--event-log-dir: the Spark plugin's output directory (spark.sparkprof.outputDir), "
+        "each application's agent profile under its id, as analyze --profile: the runs keep the "
+        "agent's memory peaks (the memory advice record) and task time by stack",
+    )
     parser.add_argument("--workers", type=int, default=1, help="applications analysed at once")
     parser.add_argument("--limit", type=int, help="at most this many new logs now; the rest later")
     parser.add_argument("--page-size", type=int, default=100, help="History Server list page")
@@ -186,6 +193,7 @@ def collect_command(argv: Sequence[str]) -> int:
             workers=args.workers,
             limit=args.limit,
             storage_options=dict(args.option),
+            profile=args.profile,
         ).collect()
     else:
         import requests
@@ -697,15 +705,10 @@ def _recommend_for_job(args: argparse.Namespace) -> int:
         _say("the same rules over every job in the history:")
         for rate in result.rule_record:
             _say(f"    {_t(describe_rate(rate))}")
+    if result.memory_outcomes:
+        _say("memory advice and the next run (applied / partly / not applied; died or not; peak):")
     for memory in result.memory_outcomes:
-        peak = memory["measured_peak_bytes"]
-        measured = "not measured (no agent)" if peak is None else human_bytes(peak)
-        _say(
-            f"run {memory['applied_run_id']} applied {_t(memory['setting'])}="
-            f"{_t(memory['recommended'])} ({_t(memory['rule'])} in run {memory['advised_run_id']})"
-            f": peak of what it bounds {measured}; "
-            f"{'died again' if memory['died_after'] else 'did not die'}; {memory['verdict']}"
-        )
+        _say(f"    {_t(memory['summary'])}")
     return EXIT_OK
 
 

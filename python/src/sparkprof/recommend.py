@@ -8,7 +8,8 @@ Sources, and the thresholds of this heuristic:
     problem, not one bad night), medium otherwise; low when someone rejected that rule for this job
     (``sparkprof feedback``).
   * Faster comparable runs: earlier runs of the job that read within 0.5x-2x of the latest run's
-    input bytes (the same work, roughly) and finished at least 10% faster (beyond the usual
+    input bytes (the same work, roughly), had no failed job (no ``job-failures``: a killed run is
+    short because it stopped) and finished at least 10% faster (beyond the usual
     run-to-run noise, see regressions.py); a Spark setting that all of them share with another
     value than the latest run's is recommended. Confidence: 1 run low, 2 medium, 3 or more high.
 """
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sparkprof._native import human_duration_ms
-from sparkprof.advice_record import MEMORY_MEASURES, HitRate, size_bytes
+from sparkprof.advice_record import HitRate
 from sparkprof.store import HistoryStore, Run
 
 MIN_LASTING_RUNS = 3
@@ -65,8 +66,9 @@ class Recommendations:
     # rule; and, for the rules recommended now, over every job in the store.
     job_record: list[HitRate] = field(default_factory=list)
     rule_record: list[HitRate] = field(default_factory=list)
-    # The job's latest applied memory settings (at most MEMORY_OUTCOMES): the recommended value
-    # against the peak the next run measured, and whether it died.
+    # The closed loop on memory advice (advice_record.MemoryRecord, at most MEMORY_OUTCOMES, the
+    # newest first): each memory finding, how the next run took it, whether either died, and the
+    # peak against its limit in both runs.
     memory_outcomes: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -103,21 +105,7 @@ def recommend(store: HistoryStore, job_key: str, window: int = 10) -> Recommenda
         items,
         store.advice_hit_rates(by="rule", job_key=job_key),
         [rate for rate in store.advice_hit_rates(by="rule") if rate.key in rules_now],
-        [
-            {
-                "applied_run_id": o.applied_run_id,
-                "advised_run_id": o.advised_run_id,
-                "rule": o.rule,
-                "setting": o.setting,
-                "recommended": o.recommended,
-                "recommended_bytes": size_bytes(o.recommended),
-                "measured_peak_bytes": o.measured_peak_bytes,
-                "died_after": o.died_after,
-                "verdict": o.verdict,
-            }
-            for o in store.advice_outcomes(job_key)
-            if o.setting in MEMORY_MEASURES
-        ][:MEMORY_OUTCOMES],
+        [vars(record) for record in store.memory_advice([job_key], MEMORY_OUTCOMES)],
     )
 
 
@@ -178,7 +166,10 @@ def _from_faster_runs(
             latest_input == run_input == 0
             or INPUT_RANGE[0] * latest_input <= run_input <= INPUT_RANGE[1] * latest_input
         )
-        if comparable and run.duration_ms <= (1 - MIN_FASTER) * latest.duration_ms:
+        # A run whose job failed finished sooner by not finishing: its settings (the memory that
+        # killed it) are no example.
+        failed = any(f["rule"] == "job-failures" for f in _report(run)["findings"])
+        if comparable and not failed and run.duration_ms <= (1 - MIN_FASTER) * latest.duration_ms:
             faster.append(run)
     if not faster:
         return []

@@ -18,7 +18,7 @@ from fastapi.security import APIKeyHeader
 from pydantic import BaseModel, Field
 
 from sparkprof._native import format_epoch_ms, human_duration_ms
-from sparkprof.advice_record import HitRate, describe_rate
+from sparkprof.advice_record import HitRate, MemoryRecord, describe_rate
 from sparkprof.analysis import NothingAnalysableError, analyze
 from sparkprof.compare import compare
 from sparkprof.redaction import redact_cluster_shape, redact_properties
@@ -130,12 +130,29 @@ class AdviceOutcomeOut(BaseModel):
     measured_peak_bytes: int | None
     verdict: str
     within_prediction: bool | None
+    memory: bool
+    applied: str
+    applied_value: str | None
+    bound: str | None
+    peak_before_bytes: int | None
+    limit_before_bytes: int | None
+    limit_after_bytes: int | None
+    memory_losses_before: int
+    memory_losses_after: int
+    death_before: str | None
+    death_after: str | None
+    predicted_effect: str | None
+    reason: str | None
 
 
 class AdviceOut(BaseModel):
     by_rule: list[HitRateOut]
     by_job: list[HitRateOut]
     outcomes: list[AdviceOutcomeOut] = Field(description="the latest 100, newest applied first")
+    memory: list[MemoryRecord] = Field(
+        description="the closed loop on memory advice: per job its latest memory findings and "
+        "what the next run did with each, newest applied first"
+    )
 
 
 def _rate_out(rate: HitRate) -> HitRateOut:
@@ -337,6 +354,7 @@ def create_app(
                 AdviceOutcomeOut(**{k: getattr(o, k) for k in AdviceOutcomeOut.model_fields})
                 for o in store.advice_outcomes(job)
             ],
+            memory=store.memory_advice(None if job is None else [job]),
         )
 
     @app.get("/metrics", response_class=PlainTextResponse)
@@ -490,6 +508,7 @@ def _change(run: Run, previous: Run | None) -> str:
 
 
 JOBS_PER_PAGE = 20  # jobs on one page of /, most recently run first
+MEMORY_RECORDS_ON_PAGE = 3  # memory findings per job on the page, the newest first
 
 
 # The page's one write: an upload analysed (and kept) by POST /analyze, with the token this page
@@ -544,6 +563,18 @@ def _advice_section(rates: list[HitRate]) -> str:
     )
 
 
+def _memory_advice_list(records: list[MemoryRecord]) -> str:
+    """A job's latest memory findings and what its next run did with each (advice_record.py)."""
+    if not records:
+        return ""
+    items = "".join(
+        f"<li data-advised='{r.advised_run_id}' data-applied='{r.applied_run_id}' "
+        f"data-taken='{html.escape(r.applied, quote=True)}'>{html.escape(r.summary)}</li>"
+        for r in records
+    )
+    return f"<div class='memory-advice'>memory advice and the next run:<ul>{items}</ul></div>"
+
+
 def _page(store: HistoryStore, page_number: int = 1, token: str | None = None) -> str:
     """A page of the jobs (JOBS_PER_PAGE, most recently run first) with their runs' durations
     over time (a trend line) and a table of the latest runs, each linking its HTML report (and
@@ -559,6 +590,9 @@ def _page(store: HistoryStore, page_number: int = 1, token: str | None = None) -
     # The advisor's record per rule and per job: one grouped query.
     rule_rates, job_rate_list = store.advice_hit_rates_by_rule_and_job()
     job_rates = {rate.key: rate for rate in job_rate_list}
+    memory_by_job: dict[str, list[MemoryRecord]] = {}
+    for record in store.memory_advice([key for key, _, _ in listed], MEMORY_RECORDS_ON_PAGE):
+        memory_by_job.setdefault(record.job_key, []).append(record)
     sections = []
     for key, count, _ in listed:
         runs = runs_by_job.get(key, [])
@@ -583,6 +617,7 @@ def _page(store: HistoryStore, page_number: int = 1, token: str | None = None) -
                 if (rate := job_rates.get(key)) is not None
                 else ""
             )
+            + _memory_advice_list(memory_by_job.get(key, []))
             + f"{_trend_svg(key, runs)}<table><tr><th>run</th><th>start</th><th>duration</th>"
             f"<th>vs previous</th><th>findings</th><th>top finding</th><th></th></tr>"
             f"{''.join(rows)}</table></section>"

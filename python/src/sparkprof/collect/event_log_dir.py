@@ -71,7 +71,12 @@ class EventLogDirCollector:
         workers: int = 1,
         limit: int | None = None,
         storage_options: dict[str, Any] | None = None,
+        profile: str | None = None,
     ) -> None:
+        """``profile``: the Spark plugin's output directory (``spark.sparkprof.outputDir``), each
+        application's agent profile under its id, as ``analyze --profile DIR``: the runs then
+        keep the agent's measurements (executors' memory peaks, task time by stack)."""
+        self.profile = profile
         self.store = store
         self.url = url
         self.job_keys = job_keys or JobKeyRule()
@@ -82,7 +87,9 @@ class EventLogDirCollector:
     def collect(self) -> CollectSummary:
         root, prefix = self._root()
         tree = KnownHeadsTree(root.tree, prefix, self.store)
-        discovery = Discovery(dataclasses.replace(root, tree=tree), on_read_error="report")
+        discovery = Discovery(
+            dataclasses.replace(root, tree=tree), on_read_error="report", profile=self.profile
+        )
         if discovery.native.errors and not discovery.logs:  # nothing could be listed or opened
             raise discovery.native.errors[0]
         # A file that could not be opened now is not in the logs and has no recorded head: the

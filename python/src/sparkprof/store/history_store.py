@@ -78,6 +78,9 @@ SQLITE_BUSY_TIMEOUT_S = 60.0
 WRITE_ATTEMPTS = 8
 
 _T = TypeVar("_T")
+MEMORY_RECORDS_PER_JOB = 5
+# PostgreSQL's deadlock_detected and serialization_failure: the transaction was rolled back whole.
+_RETRIED_SQLSTATES = ("40P01", "40001")
 _MIGRATION_LOCK = 0x5350_4B50  # "SPKP": PostgreSQL advisory lock key of this store's migrations
 
 
@@ -128,7 +131,8 @@ class HistoryStore:
     def _write(self, work: Callable[[Session], _T]) -> _T:
         """Runs ``work`` in one write transaction, again when a concurrent writer inserted the
         same row first (PostgreSQL: the unique key; the retry then finds and replaces that
-        row), and turns a lock held too long into a StoreBusyError naming the store."""
+        row) or PostgreSQL broke a deadlock by ending it, and turns a lock held too long into a
+        StoreBusyError naming the store."""
         for attempt in range(WRITE_ATTEMPTS):
             try:
                 with self._write_sessions() as session, session.begin():
@@ -140,6 +144,12 @@ class HistoryStore:
                         f"same rows first; try again ({type(error).__name__}: {error.args[0]})"
                     ) from error
             except OperationalError as error:
+                # PostgreSQL ended this transaction to break a deadlock with a concurrent writer
+                # (two collects recording the advice of neighbouring runs of one job): nothing
+                # of it was kept, so it runs again.
+                deadlock = getattr(error.orig, "sqlstate", None) in _RETRIED_SQLSTATES
+                if deadlock and attempt + 1 < WRITE_ATTEMPTS:
+                    continue
                 if "locked" not in str(error) and "busy" not in str(error):
                     raise
                 raise StoreBusyError(
@@ -212,6 +222,36 @@ class HistoryStore:
             ).limit(limit)
             return list(session.scalars(query).all())
 
+    def memory_advice(
+        self, job_keys: list[str] | None = None, per_job: int = MEMORY_RECORDS_PER_JOB
+    ) -> list[advice_record.MemoryRecord]:
+        """The closed loop on memory advice (advice_record.py): the latest ``per_job`` memory
+        findings per job (of ``job_keys``, else of every job) and what the job's next run did
+        with each, newest applied run first. One query."""
+        with self.session() as session:
+            query = (
+                select(AdviceOutcomeRow)
+                .join(Run, Run.id == AdviceOutcomeRow.applied_run_id)
+                .where(AdviceOutcomeRow.memory.is_(True))
+            )
+            if job_keys is not None:
+                query = query.where(AdviceOutcomeRow.job_key.in_(job_keys))
+            # Newest by the applied run's start (run ids follow the order of collecting).
+            query = query.order_by(
+                Run.start_ms.desc(),
+                AdviceOutcomeRow.applied_run_id.desc(),
+                AdviceOutcomeRow.advised_run_id.desc(),
+                AdviceOutcomeRow.id,
+            )
+            records = advice_record.memory_records(session.scalars(query).all())
+        kept: dict[str, int] = {}
+        latest = []
+        for record in records:
+            if kept.get(record.job_key, 0) < per_job:
+                kept[record.job_key] = kept.get(record.job_key, 0) + 1
+                latest.append(record)
+        return latest
+
     def advice_hit_rates(
         self, by: str = "rule", job_key: str | None = None
     ) -> list[advice_record.HitRate]:
@@ -237,6 +277,7 @@ class HistoryStore:
                 AdviceOutcomeRow.verdict,
                 AdviceOutcomeRow.within_prediction,
             )
+            query = query.where(AdviceOutcomeRow.verdict.in_(advice_record.VERDICTS))
             if job_key is not None:
                 query = query.where(AdviceOutcomeRow.job_key == job_key)
             rows = [

@@ -16,6 +16,8 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -217,3 +219,17 @@ class AdviceOutcomeRow(Base):
     measured_peak_bytes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     verdict: Mapped[str] = mapped_column(String(16))
     within_prediction: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    # Memory findings (migration 0004; advice_record.py): recorded however they were taken.
+    memory: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    applied: Mapped[str] = mapped_column(String(16), server_default=text("'applied'"))
+    applied_value: Mapped[str | None] = mapped_column(Text, nullable=True)
+    bound: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    peak_before_bytes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    limit_before_bytes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    limit_after_bytes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    memory_losses_before: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    memory_losses_after: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    death_before: Mapped[str | None] = mapped_column(Text, nullable=True)
+    death_after: Mapped[str | None] = mapped_column(Text, nullable=True)
+    predicted_effect: Mapped[str | None] = mapped_column(Text, nullable=True)
+    reason: Mapped[str | None] = mapped_column(Text, nullable=True)
