@@ -97,11 +97,12 @@ IdleCheck StillIdleInItsWait(ThreadState* state, const SchedstatReading& reading
 // least 19/20 of the wall time: it ran, or was runnable and waited for a CPU -- so a wall sample
 // would split nothing off it but run delay. Such a thread is left to its CPU timer, whose samples
 // the handler then records with the run delay this thread last published (FillBusyCpuSample),
-// and is looked at again after a quarter of the time it has been busy, one interval at least and
-// at most `max_backoff_ns`: on a core-bound executor, or one starved of cores, the timer thread
-// then wakes a few times a second instead of every interval (each wake-up costs the JVM 25-50 us
-// on the VMs bench/ ran on). What it misses meanwhile is the thread's blocked time, under 1/20 of
-// the time it was found busy: that goes to the thread's next wall sample.
+// and is looked at again after half the time it has been busy, one interval at least and at most
+// `max_backoff_ns` (so the looks thin out within the first few of a task of a few hundred ms): on a
+// core-bound executor, or one starved of cores, the timer thread then wakes a few times a second
+// instead of every interval (each wake-up costs the JVM 25-50 us on the VMs bench/ ran on). What it
+// misses meanwhile is the thread's blocked time, under 1/20 of the time it was found busy: that
+// goes to the thread's next wall sample.
 bool StillBusy(ThreadState* state, const SchedstatReading& reading, int64_t now_ns,
                int64_t interval_ns, int64_t max_backoff_ns) {
   const int64_t cpu_ns = ThreadCpuNs(state->tid);
@@ -123,7 +124,7 @@ bool StillBusy(ThreadState* state, const SchedstatReading& reading, int64_t now_
   }
   if (state->busy_since_ns == 0) state->busy_since_ns = look_ns;
   state->busy_next_check_ns =
-      now_ns + std::clamp<int64_t>((now_ns - state->busy_since_ns) / 4, interval_ns,
+      now_ns + std::clamp<int64_t>((now_ns - state->busy_since_ns) / 2, interval_ns,
                                    std::max(interval_ns, max_backoff_ns));
   state->cpu_sampled_while_busy.store(true, std::memory_order_release);
   return true;

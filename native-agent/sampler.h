@@ -10,10 +10,10 @@
 // A thread found still idle is checked again only after a quarter of the time it has been idle (at
 // most kMaxIdleBackoffIntervals intervals); while every task thread is backed off the timer
 // thread sleeps until the first check is due or a thread is tagged. A task thread found running
-// flat out (StillBusy in sampler.cc) is left to its CPU timer the same way, looked at again after
-// a quarter of the time it has been busy: each of the timer thread's wake-ups costs
-// the JVM some CPU whatever it then does (25-50 us on the VMs bench/ ran on).
-// Nothing here runs in a signal handler (not async-signal-safe throughout).
+// without blocking (StillBusy in sampler.cc) is left to its CPU timer the same way, looked at again
+// after half the time it has been busy: each of the timer thread's wake-ups costs the JVM some CPU
+// whatever it then does (25-50 us on the VMs bench/ ran on). Nothing here runs in a signal handler
+// (not async-signal-safe throughout).
 #pragma once
 
 #include <atomic>
