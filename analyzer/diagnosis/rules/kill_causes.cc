@@ -369,22 +369,26 @@ model::FetchToMemCheck ExecutorFetchToMemCheck(const DiagnosisInput& input) {
       input.Property("spark.shuffle.io.preferDirectBufs", ""), heap_mib * kMiB);
 }
 
-bool RanNoTask(const model::ApplicationModel& m, const std::string& executor_id) {
+// Whether any task ran on an executor (not the driver of local mode). Returns at the first such
+// task, so asking it for each lost executor stays cheap on any log.
+bool AnyTaskOnAnExecutor(const model::ApplicationModel& m) {
   for (const model::TaskAttempt& task : m.tasks) {
-    if (task.executor != model::kNone && m.strings.Get(task.executor) == executor_id) return false;
+    if (task.executor != model::kNone && m.strings.Get(task.executor) != "driver") return true;
   }
-  return true;
+  return false;
 }
 
-// An executor that exited with code 1 having run no task, under settings that fail Spark's
-// start-up check of its direct memory: refused at start-up, though no words say so.
+// An executor that exited with code 1, under settings that fail Spark's start-up check of its
+// direct memory, in an application where no executor ran a task (none could have, with these
+// settings; if one did, the settings are not what its executors ran with): refused at start-up,
+// though no words say so.
 void InferStartupRefusal(const DiagnosisInput& input, KillCause& c) {
   if (c.reading.what != model::Exhaustion::kUnknown || c.reading.exit_code != 1 ||
       c.executor == nullptr || c.executor->is_driver() || input.LocalMode()) {
     return;
   }
   const model::FetchToMemCheck check = ExecutorFetchToMemCheck(input);
-  if (!check.Fails() || !RanNoTask(*input.model, c.executor->executor_id)) return;
+  if (!check.Fails() || AnyTaskOnAnExecutor(*input.model)) return;
   c.reading.what = model::Exhaustion::kDirectBelowFetchToMem;
   c.reading.used_bytes = check.direct_limit_bytes;
   c.reading.limit_bytes = check.fetch_to_mem_bytes;

@@ -43,8 +43,9 @@
 //    3.5 and 4.x) refuses to start, exit code 1 after registering and before any task, when
 //    Netty's direct memory is below spark.network.maxRemoteBlockSizeFetchToMem (a remote block up
 //    to that size is fetched into memory whole). Its log says so; where no log was read, an
-//    executor that exited with code 1 having run no task, under settings that fail the same check
-//    (model::ReadFetchToMemCheck), is given this cause as inferred (lower confidence). The fix:
+//    executor that exited with code 1 in an application where no executor ran a task, under
+//    settings that fail the same check (model::ReadFetchToMemCheck), is given this cause as
+//    inferred (lower confidence). The fix:
 //    -XX:MaxDirectMemorySize 25% above the fetch-to-memory size (Netty's pools share the memory
 //    with the block), or that size lowered to the direct limit less what a task fetches at once
 //    (spark.reducer.maxSizeInFlight), when that leaves any.
