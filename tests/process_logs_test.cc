@@ -124,5 +124,63 @@ TEST(ProcessLogsTest, PythonMemoryErrorTracebacksAreFoundPerExecutor) {
   }
 }
 
+// A cause the event log does not state: inferred (medium confidence, said so) from what it does
+// show, then named by the process's own log with --logs (high confidence, the line quoted).
+void ExpectInferredAloneAndNamedByTheLogs(const std::string& version, const std::string& workload,
+                                          const std::string& title_words,
+                                          const std::string& inferred_words,
+                                          const std::string& log_words) {
+  const report::Analysis alone = AnalyzeRecorded(version, workload, false);
+  const diagnosis::Finding* job = FindingOf(alone, "job-failures");
+  ASSERT_NE(job, nullptr);
+  EXPECT_NE(job->title.find(title_words), std::string::npos) << job->title;
+  EXPECT_NE(job->explanation.find(inferred_words), std::string::npos) << job->explanation;
+  EXPECT_EQ(job->confidence.level, diagnosis::ConfidenceLevel::kMedium);
+
+  const report::Analysis with_logs = AnalyzeRecorded(version, workload, true);
+  ASSERT_NE(with_logs.logs, nullptr) << with_logs.logs_error;
+  job = FindingOf(with_logs, "job-failures");
+  ASSERT_NE(job, nullptr);
+  EXPECT_NE(job->title.find(title_words), std::string::npos) << job->title;
+  EXPECT_EQ(job->explanation.find("inferred"), std::string::npos) << job->explanation;
+  EXPECT_NE(job->explanation.find(log_words), std::string::npos) << job->explanation;
+  EXPECT_EQ(job->confidence.level, diagnosis::ConfidenceLevel::kHigh);
+}
+
+// Executors that registered, then refused to start (exit code 1, no task run): the event log has
+// the exit code alone, so the cause is inferred from the settings; each executor's stderr says it.
+TEST(ProcessLogsTest, NettyDirectMemoryRefusalIsInferredAloneAndNamedByTheLogs) {
+  const std::vector<std::string> versions = Versions();
+  if (versions.empty()) GTEST_SKIP() << "no recorded logs in " << kRecorded;
+  for (const std::string& version : versions) {
+    SCOPED_TRACE(version);
+    if (!fs::exists(kRecorded / version / "netty_direct_memory")) continue;
+    ExpectInferredAloneAndNamedByTheLogs(
+        version, "netty_direct_memory", "Executor refused to start: Netty direct memory below",
+        "inferred from the settings", "Netty direct memory should at least be bigger than");
+    const report::Analysis with_logs = AnalyzeRecorded(version, "netty_direct_memory", true);
+    ASSERT_NE(with_logs.logs, nullptr) << with_logs.logs_error;
+    size_t refusals = 0;
+    for (const executor_logs::LogHit& hit : with_logs.logs->hits) {
+      if (hit.signal == executor_logs::LogSignal::kDirectBelowFetchToMem) ++refusals;
+    }
+    EXPECT_GE(refusals, 2u);  // each relaunched executor's stderr
+  }
+}
+
+// A collect the driver could not hold: the event log says only that results were lost, so the
+// driver's heap is inferred from the results' size; the driver's own log has its OutOfMemoryError.
+TEST(ProcessLogsTest, DriverHeapIsInferredFromTheResultsAndConfirmedByTheDriversLog) {
+  const std::vector<std::string> versions = Versions();
+  if (versions.empty()) GTEST_SKIP() << "no recorded logs in " << kRecorded;
+  for (const std::string& version : versions) {
+    SCOPED_TRACE(version);
+    if (!fs::exists(kRecorded / version / "driver_heap_collect")) continue;
+    ExpectInferredAloneAndNamedByTheLogs(version, "driver_heap_collect", "Driver heap exhausted",
+                                         "inferred from these sizes",
+                                         "java.lang.OutOfMemoryError: Java heap space");
+  }
+}
+
 }  // namespace
 }  // namespace sparkprof

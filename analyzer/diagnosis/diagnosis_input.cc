@@ -9,6 +9,8 @@
 #include <string_view>
 #include <system_error>
 
+#include "analyzer/profile/spans.h"
+
 namespace sparkprof::diagnosis {
 
 void MakeDiagnosisInput(const model::ApplicationModel& model, DiagnosisInput& input,
@@ -48,7 +50,11 @@ Platform DiagnosisInput::GetPlatform() const { return PlatformOf(*model); }
 std::vector<NoTaskGap> NoTaskGaps(const DiagnosisInput& input) {
   std::vector<NoTaskGap> gaps;
   gaps.reserve(input.phases.no_task_spans.size());
-  for (const auto& [from, to] : input.phases.no_task_spans) gaps.push_back({to - from, from});
+  const auto& waits = input.phases.waiting_without_slots_spans;
+  const profile::SpansMs spans = waits.empty()
+                                     ? input.phases.no_task_spans
+                                     : profile::SubtractSpans(input.phases.no_task_spans, waits);
+  for (const auto& [from, to] : spans) gaps.push_back({to - from, from});
   return gaps;
 }
 

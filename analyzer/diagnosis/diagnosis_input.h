@@ -98,7 +98,8 @@ struct DiagnosisInput {
 
 // The longest stretch with no task running after the first slot existed (executors held, the
 // driver working alone or committing a write): its length and start (epoch ms, -1 when none).
-// From the phase sweep (PhaseBreakdown::no_task_spans).
+// From the phase sweep (PhaseBreakdown::no_task_spans, less waiting_without_slots_spans: ready
+// tasks waiting for an executor when none was alive are no executor's idle time).
 struct NoTaskGap {
   int64_t ms = 0;
   int64_t start_ms = -1;

@@ -73,6 +73,10 @@ TEST(Exhaustion, SparksWordsNameWhatRanOut) {
       {"Not enough memory to build and broadcast the table to all worker nodes.", false, true,
        Exhaustion::kDriverHeap, -1},
       {"java.io.IOException: No space left on device", false, false, Exhaustion::kDiskFull, -1},
+      {"Executor self-exiting due to : Unable to create executor due to Netty direct memory "
+       "should at least be bigger than 'spark.network.maxRemoteBlockSizeFetchToMem', but got "
+       "67108864 bytes < 209715200",
+       false, false, Exhaustion::kDirectBelowFetchToMem, -1},
       {"worker lost: 127.0.0.1 disassociated", true, false, Exhaustion::kUnknown, -1},
       {"java.lang.IllegalStateException: bad record 42", true, false, Exhaustion::kUnknown, -1},
   };
@@ -127,6 +131,13 @@ TEST(Exhaustion, SparksWordsNameWhatRanOut) {
   EXPECT_EQ(results.result_tasks, 3);
   EXPECT_EQ(results.limit_bytes, 32 * kMiB);
   EXPECT_NEAR(static_cast<double>(results.used_bytes) / kMiB, 36.1, 0.01);
+  // The start-up refusal's figures: Netty's direct limit and the fetch-to-memory size.
+  const model::ExhaustionReading refusal = model::ReadExhaustion(
+      "org.apache.spark.SparkException: Netty direct memory should at least be bigger than "
+      "'spark.network.maxRemoteBlockSizeFetchToMem', but got 67108864 bytes < 209715200",
+      false);
+  EXPECT_EQ(refusal.used_bytes, 64 * kMiB);
+  EXPECT_EQ(refusal.limit_bytes, 200 * kMiB);
   // Removal reasons keep their three families; a memory cause is "memory".
   EXPECT_STREQ(model::ClassifyRemovalReason("Command exited with code 52", false), "memory");
   EXPECT_STREQ(model::ClassifyRemovalReason("Command exited with code 137", false), "other");
@@ -403,6 +414,198 @@ TEST(KillCauses, BroadcastOutOfMemoryOnTheDriverIsTheDriversHeap) {
   EXPECT_NE(job->title.find("failed: Driver heap exhausted"), std::string::npos) << job->title;
   EXPECT_EQ(RecommendedValue(*job, "spark.driver.memory"), "3072m");
   EXPECT_FALSE(RecommendsKey(*job, "spark.executor.memory"));
+}
+
+// Spark's executor start-up check, read from the settings as the JVM and Netty read them.
+TEST(Exhaustion, FetchToMemCheckReadsTheSettingsAsTheJvmAndNetty) {
+  const int64_t heap = 512 * kMiB;
+  model::FetchToMemCheck check =
+      model::ReadFetchToMemCheck("-XX:MaxDirectMemorySize=64m", "", "", heap);
+  EXPECT_TRUE(check.checked);
+  EXPECT_EQ(check.direct_limit_bytes, 64 * kMiB);
+  EXPECT_EQ(check.direct_limit_option, "-XX:MaxDirectMemorySize=64m");
+  EXPECT_EQ(check.fetch_to_mem_bytes, 200 * kMiB);  // Spark's default in 3.5 and 4.x
+  EXPECT_TRUE(check.Fails());
+  // The last option wins, as in the JVM; a bare number is bytes.
+  EXPECT_FALSE(
+      model::ReadFetchToMemCheck(
+          "-XX:MaxDirectMemorySize=64m -Dx=y -XX:MaxDirectMemorySize=268435456", "", "", heap)
+          .Fails());
+  // Netty's own limit, when above 0, is the one it checks.
+  check = model::ReadFetchToMemCheck(
+      "-XX:MaxDirectMemorySize=1g -Dio.netty.maxDirectMemory=1048576", "", "", heap);
+  EXPECT_EQ(check.direct_limit_bytes, kMiB);
+  EXPECT_TRUE(check.Fails());
+  EXPECT_FALSE(model::ReadFetchToMemCheck("-XX:MaxDirectMemorySize=1g -Dio.netty.maxDirectMemory=0",
+                                          "", "", heap)
+                   .Fails());
+  // The fetch-to-memory size in bytes, or with a unit.
+  EXPECT_FALSE(
+      model::ReadFetchToMemCheck("-XX:MaxDirectMemorySize=64m", "33554432", "", heap).Fails());
+  EXPECT_TRUE(model::ReadFetchToMemCheck("-XX:MaxDirectMemorySize=64m", "65m", "", heap).Fails());
+  // No check where Netty does not prefer direct buffers.
+  EXPECT_FALSE(
+      model::ReadFetchToMemCheck("-XX:MaxDirectMemorySize=64m", "", "false", heap).Fails());
+  EXPECT_FALSE(model::ReadFetchToMemCheck(
+                   "-XX:MaxDirectMemorySize=64m -Dio.netty.noPreferDirect=true", "", "", heap)
+                   .Fails());
+  // No option: the heap's maximum, at most the heap, so a size at or above the heap fails.
+  check = model::ReadFetchToMemCheck("", "", "", heap);
+  EXPECT_EQ(check.direct_limit_bytes, heap);
+  EXPECT_FALSE(check.Fails());
+  EXPECT_TRUE(model::ReadFetchToMemCheck("", "512m", "", heap).Fails());
+  // Hostile values are not known, never a claim.
+  EXPECT_FALSE(model::ReadFetchToMemCheck("-XX:MaxDirectMemorySize=lots", "", "", heap).Fails());
+  EXPECT_FALSE(model::ReadFetchToMemCheck("-XX:MaxDirectMemorySize=64m", "-5", "", heap).Fails());
+}
+
+// Executors that registered and exited with code 1 before any task, repeatedly, while a job
+// waited until it was cancelled: the event log of the netty_direct_memory workload.
+Log RefusedExecutors(const std::string& java_options) {
+  Log log("spark://127.0.0.1:7077",
+          {{"spark.executor.memory", "512m"}, {"spark.executor.extraJavaOptions", java_options}});
+  log.JobStart(0, {0}, 1500, "netty direct memory: sum", 0);
+  log.StageSubmitted(0, 0, 1500);
+  for (int i = 0; i < 3; ++i) {
+    log.Executor(std::to_string(i), 2000 + 7000 * i);
+    log.ExecutorRemoved(std::to_string(i), 2500 + 7000 * i, "Command exited with code 1");
+  }
+  const std::string cancelled = "Job 0 cancelled as part of cancellation of all jobs";
+  log.StageCompleted(0, 0, 1500, 46500, cancelled);
+  log.JobEnd(0, 46500, cancelled);
+  log.End(47000);
+  return log;
+}
+
+TEST(KillCauses, ExecutorsRefusedForDirectMemoryBelowTheFetchToMemSizeFromTheSettings) {
+  const report::Analysis a =
+      AnalyzeText(RefusedExecutors("-Dapp=1 -XX:MaxDirectMemorySize=64m").text());
+  const Finding* job = Only(a, "job-failures");
+  ASSERT_NE(job, nullptr);
+  EXPECT_NE(
+      job->title.find("failed in stage 0: Executor refused to start: Netty direct memory below "
+                      "spark.network.maxRemoteBlockSizeFetchToMem"),
+      std::string::npos)
+      << job->title;
+  EXPECT_TRUE(
+      StartsWith(job->explanation,
+                 "Executor refused to start: Netty direct memory below "
+                 "spark.network.maxRemoteBlockSizeFetchToMem: executor 0 exited with code "
+                 "1 at start-up, before running any task (3 executors were refused so): "
+                 "its JVM gives Netty 64.0 MiB of direct memory (-XX:MaxDirectMemorySize=64m"))
+      << job->explanation;
+  EXPECT_NE(job->explanation.find("inferred from the settings"), std::string::npos);
+  EXPECT_EQ(job->confidence.level, ConfidenceLevel::kMedium);
+  EXPECT_EQ(EvidenceValue(*job, "direct_memory_limit_bytes"), 64 * kMiB);
+  EXPECT_EQ(EvidenceValue(*job, "fetch_to_mem_bytes"), 200 * kMiB);
+  EXPECT_EQ(EvidenceValue(*job, "refused_executors"), 3);
+  // 25% above the 200 MiB, rounded up to 64 MiB; or the size lowered to 64 MiB less 48 MiB.
+  EXPECT_EQ(RecommendedValue(*job, "spark.executor.extraJavaOptions"),
+            "-Dapp=1 -XX:MaxDirectMemorySize=256m");
+  EXPECT_EQ(RecommendedValue(*job, "spark.network.maxRemoteBlockSizeFetchToMem"), "16m");
+  EXPECT_FALSE(RecommendsKey(*job, "spark.executor.memory"));
+  EXPECT_FALSE(RecommendsKey(*job, "spark.driver.memory"));
+  const Finding* loss = Only(a, "executor-loss");
+  ASSERT_NE(loss, nullptr);
+  EXPECT_TRUE(StartsWith(loss->title, "Executor refused to start")) << loss->title;
+
+  // The same exits with a direct limit above the size: the check passes, nothing is inferred.
+  const report::Analysis passing =
+      AnalyzeText(RefusedExecutors("-XX:MaxDirectMemorySize=256m").text());
+  const Finding* other = Only(passing, "job-failures");
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(other->title.find("refused"), std::string::npos) << other->title;
+  EXPECT_FALSE(RecommendsKey(*other, "spark.network.maxRemoteBlockSizeFetchToMem"));
+}
+
+// The executor's own log (a standalone work directory) says it: the figures are the log's and
+// the confidence is not lowered.
+TEST(KillCauses, ExecutorLogNamesTheDirectMemoryRefusal) {
+  const std::filesystem::path logs = std::filesystem::temp_directory_path() /
+                                     ("sparkprof_kill_logs_netty_" + std::to_string(getpid()));
+  std::filesystem::create_directories(logs / "app-1" / "0");
+  std::ofstream(logs / "app-1" / "0" / "stderr")
+      << "26/11/30 17:27:07 ERROR CoarseGrainedExecutorBackend: Executor self-exiting due to : "
+         "Unable to create executor due to Netty direct memory should at least be bigger than "
+         "'spark.network.maxRemoteBlockSizeFetchToMem', but got 67108864 bytes < 209715200\n";
+  // The settings say nothing (the limit set some other way): the log alone names it.
+  const report::Analysis a = AnalyzeText(RefusedExecutors("").text(), logs.string());
+  std::filesystem::remove_all(logs);
+  ASSERT_NE(a.logs, nullptr) << a.logs_error;
+  const Finding* job = Only(a, "job-failures");
+  ASSERT_NE(job, nullptr);
+  EXPECT_NE(job->title.find("Executor refused to start"), std::string::npos) << job->title;
+  EXPECT_EQ(job->confidence.level, ConfidenceLevel::kHigh);
+  EXPECT_EQ(job->explanation.find("inferred"), std::string::npos) << job->explanation;
+  EXPECT_NE(job->explanation.find("Its log names the cause"), std::string::npos)
+      << job->explanation;
+  EXPECT_EQ(EvidenceValue(*job, "direct_memory_limit_bytes"), 64 * kMiB);
+  EXPECT_EQ(RecommendedValue(*job, "spark.executor.extraJavaOptions"),
+            "-XX:MaxDirectMemorySize=256m");
+}
+
+// A collect whose results the driver could not get: three of a stage's four tasks sent
+// `result_bytes` each, the fourth's result was lost, the job aborted while getting a result (the
+// words Spark 3.5.9 and 4.2.0 wrote in the driver_heap_collect workload).
+std::string ResultsLost(int64_t result_bytes, const std::string& driver_memory) {
+  Log log("spark://127.0.0.1:7077",
+          {{"spark.driver.memory", driver_memory}, {"spark.driver.maxResultSize", "0"}});
+  log.Executor("0", 2000);
+  log.JobStart(0, {0}, 3000, "driver heap collect: collect digests", 0);
+  log.StageSubmitted(0, 0, 3000);
+  for (int i = 0; i < 3; ++i) log.Task(0, i, i, 0, "0", 3000, 4000 + i, kSuccess, 900);
+  log.Task(0, 3, 3, 0, "0", 3000, 4500, R"({"Reason":"TaskResultLost"})", 900);
+  const std::string aborted =
+      "Job aborted due to stage failure: Exception while getting task result: "
+      "java.lang.IllegalStateException: unread block data";
+  log.StageCompleted(0, 0, 3000, 5000, aborted);
+  log.JobEnd(0, 5000, aborted);
+  log.End(6000);
+  std::string text = log.text();
+  const std::string metrics = R"("Task Metrics":{"Executor Run Time")";
+  const std::string sized = R"("Task Metrics":{"Result Size":)" + std::to_string(result_bytes) +
+                            R"(,"Executor Run Time")";
+  for (size_t at = text.find(metrics); at != std::string::npos; at = text.find(metrics, at + 1)) {
+    text.replace(at, metrics.size(), sized);
+  }
+  return text;
+}
+
+TEST(KillCauses, ResultsTheDriverCouldNotHoldAreItsHeapNotTheExecutors) {
+  // 3 x 100 MiB received, about 400 MiB for the 4 tasks, twice that against a 512 MiB heap.
+  const report::Analysis a = AnalyzeText(ResultsLost(100 * kMiB, "512m"));
+  const Finding* job = Only(a, "job-failures");
+  ASSERT_NE(job, nullptr);
+  EXPECT_NE(job->title.find("failed in stage 0: Driver heap exhausted"), std::string::npos)
+      << job->title;
+  EXPECT_TRUE(StartsWith(job->explanation,
+                         "Driver heap exhausted: the driver failed while getting the tasks' "
+                         "results (Exception while getting task result: "
+                         "java.lang.IllegalStateException: unread block data): the 3 result(s) "
+                         "it had received came to 300.0 MiB serialized, about 400.0 MiB for all 4 "
+                         "tasks"))
+      << job->explanation;
+  EXPECT_NE(job->explanation.find("spark.driver.maxResultSize=0 set no limit"), std::string::npos);
+  EXPECT_EQ(job->confidence.level, ConfidenceLevel::kMedium);
+  EXPECT_EQ(EvidenceValue(*job, "result_bytes_estimated"), 400 * kMiB);
+  EXPECT_EQ(EvidenceValue(*job, "driver_heap_bytes"), 512 * kMiB);
+  // The 512 MiB it had plus twice the 400 MiB, rounded up to 64 MiB; a limit 25% above them.
+  EXPECT_EQ(RecommendedValue(*job, "spark.driver.memory"), "1344m");
+  EXPECT_EQ(RecommendedValue(*job, "spark.driver.maxResultSize"), "512m");
+  EXPECT_FALSE(RecommendsKey(*job, "spark.executor.memory"));
+  EXPECT_FALSE(RecommendsKey(*job, "spark.sql.shuffle.partitions"));
+
+  // Small results the same way (a class mismatch also says "unread block data"): no claim.
+  const report::Analysis small = AnalyzeText(ResultsLost(kMiB, "512m"));
+  const Finding* other = Only(small, "job-failures");
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(other->title.find("Driver heap"), std::string::npos) << other->title;
+  EXPECT_FALSE(RecommendsKey(*other, "spark.driver.memory"));
+  // The same results with a heap twice them fit: no claim either.
+  const report::Analysis roomy = AnalyzeText(ResultsLost(100 * kMiB, "1g"));
+  const Finding* fits = Only(roomy, "job-failures");
+  ASSERT_NE(fits, nullptr);
+  EXPECT_EQ(fits->title.find("Driver heap"), std::string::npos) << fits->title;
 }
 
 }  // namespace

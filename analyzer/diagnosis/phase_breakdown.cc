@@ -190,6 +190,10 @@ PhaseBreakdown ComputePhaseBreakdown(const model::ApplicationModel& model,
       driver_only += dt;
       add_driver_only(now, to);
     }
+    if (running == 0 && committing == 0 && slots <= 0 && pending_total > 0 &&
+        p.first_slot_ms >= 0) {
+      add_span(p.waiting_without_slots_spans, std::max(now, p.first_slot_ms), to);
+    }
     if (pending_total > 0 && slots - running <= 0) {
       starved += static_cast<double>(pending_total) * dt;
       if (p.first_slot_ms >= 0) {

@@ -98,6 +98,11 @@ struct PhaseBreakdown {
   // Every stretch with no task running from the first slot on (the driver working alone or
   // committing a write: driver_only_spans plus the commit gaps), the same way, maximal.
   std::vector<std::pair<int64_t, int64_t>> no_task_spans;
+  // The part of driver_only_spans when no executor was alive after the first one while tasks
+  // were ready to run (executors lost or refused at start-up, the application waiting for new
+  // ones): a wait for resources, not the driver's work; the rules that judge the driver's time
+  // leave it out (driver-bound, idle-executors).
+  std::vector<std::pair<int64_t, int64_t>> waiting_without_slots_spans;
 
   double Ratio(int64_t phase_ms) const {
     return wall_ms > 0 ? static_cast<double>(phase_ms) / static_cast<double>(wall_ms) : 0.0;

@@ -61,10 +61,11 @@ struct ExecutorLogs {
     return processes[hit.process].executor_id;
   }
   // The hit that best tells why executor `executor_id` ("driver") died, or null: a Python
-  // MemoryError, then the JVM's OutOfMemoryError (heap, GC overhead, direct buffers), then a
-  // container killed for memory (YARN, Kubernetes OOMKilled, the kernel in a memory cgroup),
-  // then a crashed Python worker, then a full disk. Hits whose words name no cause (an exit
-  // code alone, Metaspace, native threads, SIGTERM) are evidence, never the cause.
+  // MemoryError, then the JVM's OutOfMemoryError (heap, GC overhead, direct buffers) or its refusal
+  // to start with direct memory below spark.network.maxRemoteBlockSizeFetchToMem, then a container
+  // killed for memory (YARN, Kubernetes OOMKilled, the kernel in a memory cgroup), then a crashed
+  // Python worker, then a full disk. Hits whose words name no cause (an exit code alone, Metaspace,
+  // native threads, SIGTERM) are evidence, never the cause.
   const LogHit* CauseFor(const std::string& executor_id) const;
 };
 

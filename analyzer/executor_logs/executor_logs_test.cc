@@ -50,6 +50,15 @@ TEST(LogSignalsTest, FindsEachSignalInSparksWords) {
       {"java.io.IOException: No space left on device", LogSignal::kDiskFull},
       {"org.apache.spark.shuffle.FetchFailedException: Failed to connect to host/1.2.3.4:7337",
        LogSignal::kFetchFailed},
+      // An executor's start-up refusal, as Spark 3.5.9's and 4.2.0's write it (the ERROR line
+      // and the exception's own line).
+      {"26/11/30 17:27:07 ERROR CoarseGrainedExecutorBackend: Executor self-exiting due to : "
+       "Unable to create executor due to Netty direct memory should at least be bigger than "
+       "'spark.network.maxRemoteBlockSizeFetchToMem', but got 67108864 bytes < 209715200",
+       LogSignal::kDirectBelowFetchToMem},
+      {"org.apache.spark.SparkException: Netty direct memory should at least be bigger than "
+       "'spark.network.maxRemoteBlockSizeFetchToMem', but got 67108864 bytes < 209715200",
+       LogSignal::kDirectBelowFetchToMem},
   };
   for (const Case& c : cases) {
     const std::optional<SignalMatch> match = MatchSignal(c.line);

@@ -15,6 +15,7 @@ int CauseRank(LogSignal signal) {
     case LogSignal::kHeapSpace:
     case LogSignal::kGcOverhead:
     case LogSignal::kDirectBufferMemory:
+    case LogSignal::kDirectBelowFetchToMem:
     case LogSignal::kOtherOutOfMemory:
       return 1;
     case LogSignal::kContainerMemoryKill:

@@ -99,6 +99,15 @@ bool QuotesAnotherProcess(std::string_view line) {
 
 std::optional<SignalMatch> MatchSignal(std::string_view line) {
   if (QuotesAnotherProcess(line)) return std::nullopt;
+  // CoarseGrainedExecutorBackend's start-up check (3.5, 4.x): "Executor self-exiting due to :
+  // Unable to create executor due to Netty direct memory should at least be bigger than
+  // 'spark.network.maxRemoteBlockSizeFetchToMem', but got 67108864 bytes < 209715200", then the
+  // SparkException's own line with the same words.
+  if (Has(line, "Netty direct memory should at least be bigger than")) {
+    SignalMatch match{LogSignal::kDirectBelowFetchToMem};
+    match.exit_code = 1;  // exitExecutor(1, ...)
+    return match;
+  }
   if (auto oom = OutOfMemory(line)) return oom;
   if (auto kill = KernelKill(line)) return kill;
   if (Has(line, "No space left on device")) return SignalMatch{LogSignal::kDiskFull};

@@ -24,6 +24,9 @@ namespace sparkprof::executor_logs {
   X(kGcOverhead, "gc-overhead-limit", "java.lang.OutOfMemoryError: GC overhead limit exceeded")   \
   X(kDirectBufferMemory, "direct-buffer-memory",                                                  \
     "java.lang.OutOfMemoryError: Direct buffer memory, Netty's OutOfDirectMemoryError")           \
+  X(kDirectBelowFetchToMem, "direct-below-fetch-to-mem",                                          \
+    "an executor refused to start: Netty direct memory below "                                    \
+    "spark.network.maxRemoteBlockSizeFetchToMem")                                                 \
   X(kMetaspace, "metaspace", "java.lang.OutOfMemoryError: Metaspace / Compressed class space")    \
   X(kNativeThread, "native-thread", "java.lang.OutOfMemoryError: unable to create native thread") \
   X(kOtherOutOfMemory, "out-of-memory", "another java.lang.OutOfMemoryError")                     \

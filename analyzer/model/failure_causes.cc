@@ -6,6 +6,8 @@
 #include <iterator>
 #include <string_view>
 
+#include "analyzer/model/spark_values.h"
+
 namespace sparkprof::model {
 
 namespace {
@@ -101,6 +103,20 @@ void ReadResultSize(std::string_view text, std::string_view lower, ExhaustionRea
     reading.limit_bytes = SizeAt(text.substr(at + kLimit.size()));
   }
 }
+// "Netty direct memory should at least be bigger than 'spark.network.maxRemoteBlockSizeFetchToMem',
+// but got 67108864 bytes < 209715200" -> (direct limit, fetch-to-memory size), in bytes as Spark
+// writes them (a number, or a size with its unit).
+void ReadFetchToMemRefusal(std::string_view text, std::string_view lower,
+                           ExhaustionReading& reading) {
+  constexpr std::string_view kGot = "but got ";
+  const size_t got = lower.find(kGot);
+  if (got == std::string_view::npos) return;
+  reading.used_bytes = SizeAt(text.substr(got + kGot.size()));
+  const size_t less = lower.find(" < ", got);
+  if (less != std::string_view::npos && less - got < 64) {
+    reading.limit_bytes = SizeAt(text.substr(less + 3));
+  }
+}
 }  // namespace
 
 const char* FailureCauseName(FailureCause cause) {
@@ -134,6 +150,9 @@ constexpr ExhaustionText kExhaustionTexts[] = {
     {Exhaustion::kContainerMemory, "container-memory", "container memory limit exceeded"},
     {Exhaustion::kPythonMemory, "python-memory", "Python worker memory exhausted"},
     {Exhaustion::kDirectMemory, "direct-memory", "direct buffer memory exhausted"},
+    {Exhaustion::kDirectBelowFetchToMem, "direct-below-fetch-to-mem",
+     "executor refused to start: Netty direct memory below "
+     "spark.network.maxRemoteBlockSizeFetchToMem"},
     {Exhaustion::kDriverResultSize, "driver-result-size",
      "driver result size over spark.driver.maxResultSize"},
     {Exhaustion::kDriverHeap, "driver-heap", "driver heap exhausted"},
@@ -183,6 +202,9 @@ ExhaustionReading ReadExhaustion(std::string_view text, bool exit_137_is_memory,
     ReadResultSize(text, lower, reading);
   } else if (Has(lower, "no space left on device")) {
     reading.what = Exhaustion::kDiskFull;
+  } else if (Has(lower, "netty direct memory should at least be bigger than")) {
+    reading.what = Exhaustion::kDirectBelowFetchToMem;
+    ReadFetchToMemRefusal(text, lower, reading);
   } else if (Has(lower, "direct buffer memory") || Has(lower, "outofdirectmemoryerror")) {
     reading.what = Exhaustion::kDirectMemory;
   } else if (HasWord(lower, "memoryerror") || Has(lower, "python worker exited unexpectedly")) {
@@ -243,6 +265,48 @@ ExhaustionReading TaskExhaustion(const ApplicationModel& model, const TaskAttemp
     if (removal.what != Exhaustion::kUnknown || removal.exit_code >= 0) return removal;
   }
   return reading;
+}
+
+FetchToMemCheck ReadFetchToMemCheck(std::string_view java_options, const std::string& fetch_to_mem,
+                                    const std::string& prefer_direct_bufs, int64_t heap_bytes) {
+  FetchToMemCheck check;
+  std::string jvm_limit_option, netty_limit_option;
+  int64_t jvm_limit = -1, netty_limit = -1;
+  bool no_prefer_direct = false;
+  for (size_t at = 0; at < java_options.size();) {
+    size_t end = java_options.find_first_of(" \t", at);
+    if (end == std::string_view::npos) end = java_options.size();
+    const std::string_view option = java_options.substr(at, end - at);
+    at = end + 1;
+    constexpr std::string_view kJvm = "-XX:MaxDirectMemorySize=";
+    constexpr std::string_view kNetty = "-Dio.netty.maxDirectMemory=";
+    constexpr std::string_view kNoPreferDirect = "-Dio.netty.noPreferDirect=";
+    if (option.starts_with(kJvm)) {
+      jvm_limit = ParseSizeBytes(std::string(option.substr(kJvm.size())), 1);
+      jvm_limit_option = std::string(option);
+    } else if (option.starts_with(kNetty)) {
+      netty_limit = ParseSizeBytes(std::string(option.substr(kNetty.size())), 1);
+      netty_limit_option = std::string(option);
+    } else if (option.starts_with(kNoPreferDirect)) {
+      no_prefer_direct = Lower(option.substr(kNoPreferDirect.size())) == "true";
+    }
+  }
+  check.checked = Lower(prefer_direct_bufs) != "false" && !no_prefer_direct;
+  if (netty_limit > 0) {
+    check.direct_limit_bytes = netty_limit;
+    check.direct_limit_option = netty_limit_option;
+  } else if (jvm_limit > 0) {
+    check.direct_limit_bytes = jvm_limit;
+    check.direct_limit_option = jvm_limit_option;
+  } else if (jvm_limit < 0 && !jvm_limit_option.empty()) {
+    check.direct_limit_bytes = -1;  // an option the JVM would refuse: not known
+  } else {
+    check.direct_limit_bytes = heap_bytes > 0 ? heap_bytes : -1;
+  }
+  constexpr int64_t kDefaultFetchToMem = int64_t{200} << 20;
+  check.fetch_to_mem_bytes =
+      fetch_to_mem.empty() ? kDefaultFetchToMem : ParseSizeBytes(fetch_to_mem, 1);
+  return check;
 }
 
 const char* ClassifyRemovalReason(const std::string& reason_raw, bool exit_137_is_memory) {

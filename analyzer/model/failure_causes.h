@@ -55,6 +55,14 @@ bool InterruptedByQueryStop(const StreamingModel& streaming, const SqlExecution&
 //   direct memory       java.lang.OutOfMemoryError "Direct buffer memory", Netty's
 //                       OutOfDirectMemoryError (both bounded by the JVM's
 //                       -XX:MaxDirectMemorySize, by default the heap's maximum);
+//   direct memory below the fetch-to-memory size
+//                       an executor that refused to start: Spark's CoarseGrainedExecutorBackend
+//                       (3.5 and 4.x, onStart) exits with code 1 when Netty's direct memory
+//                       limit (PlatformDependent.maxDirectMemory: -Dio.netty.maxDirectMemory, or
+//                       -XX:MaxDirectMemorySize, or the heap's maximum) is below
+//                       spark.network.maxRemoteBlockSizeFetchToMem while Netty prefers direct
+//                       buffers: "Netty direct memory should at least be bigger than
+//                       'spark.network.maxRemoteBlockSizeFetchToMem', but got N bytes < M";
 //   driver result size  "Total size of serialized results ... is bigger than
 //                       spark.driver.maxResultSize";
 //   driver heap         an OutOfMemoryError or "Not enough memory to build and broadcast" on the
@@ -66,12 +74,13 @@ enum class Exhaustion : uint8_t {
   kContainerMemory,
   kPythonMemory,
   kDirectMemory,
+  kDirectBelowFetchToMem,
   kDriverResultSize,
   kDriverHeap,
   kDiskFull,
 };
-// "executor-heap", "container-memory", "python-memory", "direct-memory", "driver-result-size",
-// "driver-heap", "disk-full", "unknown".
+// "executor-heap", "container-memory", "python-memory", "direct-memory",
+// "direct-below-fetch-to-mem", "driver-result-size", "driver-heap", "disk-full", "unknown".
 const char* ExhaustionName(Exhaustion what);
 // The cause in words a report leads with: "executor heap exhausted", "container memory limit
 // exceeded", "Python worker memory exhausted", ...
@@ -83,7 +92,8 @@ struct ExhaustionReading {
   Exhaustion what = Exhaustion::kUnknown;
   int exit_code = -1;  // the executor's exit code ("exited with code 52", "Exit status: 137")
   // YARN's "X of Y physical memory used": the container's use and limit when it was killed; the
-  // maxResultSize message: the serialized results counted so far and the limit.
+  // maxResultSize message: the serialized results counted so far and the limit; the start-up
+  // refusal: Netty's direct memory limit and spark.network.maxRemoteBlockSizeFetchToMem.
   int64_t used_bytes = -1;
   int64_t limit_bytes = -1;
   int64_t result_tasks = -1;  // maxResultSize: how many tasks' results were counted
@@ -107,6 +117,34 @@ ExhaustionReading TaskExhaustion(const ApplicationModel& model, const TaskAttemp
 // A lost executor's: its removal reason, refined by the OutOfMemoryError its own tasks reported
 // before it exited with 52 (direct buffers rather than the heap).
 ExhaustionReading ExecutorExhaustion(const Executor& executor, bool exit_137_is_memory);
+
+// Spark's executor start-up check of Netty's direct memory (Exhaustion::kDirectBelowFetchToMem),
+// read from the executors' settings as the JVM and Netty read them:
+//   Netty's limit   -Dio.netty.maxDirectMemory=<bytes> when above 0, else the JVM's:
+//                   -XX:MaxDirectMemorySize=<size>, else the heap's maximum (at most -Xmx,
+//                   spark.executor.memory); the last of a repeated option wins, as in the JVM;
+//   the check runs  when Netty prefers direct buffers: spark.shuffle.io.preferDirectBufs (default
+//                   true) and no -Dio.netty.noPreferDirect=true;
+//   the size        spark.network.maxRemoteBlockSizeFetchToMem (bytes; default 200m in 3.5 and
+//                   4.x).
+// The check fails when the limit is below the size: with no direct-memory option the heap's
+// maximum is at most the heap, so a size at or above the heap fails too.
+struct FetchToMemCheck {
+  bool checked = false;             // Netty prefers direct buffers: Spark runs the check
+  int64_t direct_limit_bytes = -1;  // Netty's limit, -1 when not known
+  std::string direct_limit_option;  // "-XX:MaxDirectMemorySize=64m", ""; the heap's maximum
+  int64_t fetch_to_mem_bytes = -1;
+  bool Fails() const {
+    if (!checked || direct_limit_bytes <= 0 || fetch_to_mem_bytes <= 0) return false;
+    return direct_limit_option.empty() ? fetch_to_mem_bytes >= direct_limit_bytes
+                                       : direct_limit_bytes < fetch_to_mem_bytes;
+  }
+};
+// java_options: spark.executor.defaultJavaOptions then spark.executor.extraJavaOptions, as the
+// executor's command line has them; fetch_to_mem and prefer_direct_bufs: the settings as written
+// ("" when unset); heap_bytes: spark.executor.memory.
+FetchToMemCheck ReadFetchToMemCheck(std::string_view java_options, const std::string& fetch_to_mem,
+                                    const std::string& prefer_direct_bufs, int64_t heap_bytes);
 
 // Executor removal reasons: "memory", "node" (worker/node lost, preempted, decommissioned),
 // "other", or nullptr for a normal release (dynamic allocation, explicit termination, idle,

@@ -9,6 +9,8 @@ process_logs/<spark version>/<workload>/:
   eventlog.zstd                       Spark's event log of that same run (the app ids must match)
   logs/worker-N/<app>/<exec>/stderr.gz  each executor's stderr from the Worker's work directory
                                         (stdout too when not empty), gzip -9
+  logs/driver.log.gz                  the driver's log (spark-submit's output), for the
+                                        workloads that plant a driver's failure
   logs/dmesg.txt.gz                   the kernel's lines (dmesg -T) about the executors' pids:
                                         "Memory cgroup out of memory: Killed process <pid>" and
                                         the oom-kill line naming it; only when there are some
@@ -32,7 +34,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "e2e"))
 from spark_cluster import spark_version  # noqa: E402
 
-DEFAULT_WORKLOADS = ["executor_oom", "python_memory_error", "cgroup_memory_kill"]
+DEFAULT_WORKLOADS = ["executor_oom", "python_memory_error", "cgroup_memory_kill",
+                     "netty_direct_memory", "driver_heap_collect"]
+DRIVER_LOG_WORKLOADS = {"driver_heap_collect"}
 DEFAULT_OUT = os.path.join(HERE, "process_logs")
 PID_LINE = re.compile(rb"Started daemon with process name: (\d+)@")
 
@@ -85,6 +89,15 @@ def record(work, name, version, out):
                 with gzip.GzipFile(destination, "wb", compresslevel=9, mtime=0) as g:
                     g.write(data)
                 kept += 1
+    # The driver's log (spark-submit's output in client mode), where the driver's own
+    # OutOfMemoryError is: only for the workloads that plant a driver's failure.
+    driver_log = os.path.join(workload_work, "driver.log")
+    if name in DRIVER_LOG_WORKLOADS and os.path.isfile(driver_log):
+        with open(driver_log, "rb") as f, gzip.GzipFile(
+                os.path.join(target, "logs", "driver.log.gz"), "wb", compresslevel=9,
+                mtime=0) as g:
+            g.write(f.read())
+        kept += 1
     kernel = kernel_lines(sorted(pids))
     if kernel:
         with gzip.GzipFile(os.path.join(target, "logs", "dmesg.txt.gz"), "wb", compresslevel=9,

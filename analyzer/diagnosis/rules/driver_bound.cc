@@ -15,6 +15,9 @@
 //   batch-over-trigger, batch-overhead, slow-source and slow-commit judge with the batches'
 //   figures. It is left out here (named as streaming_queries_driver_only_ms): the driver-only time,
 //   its share and the gaps are what remains outside the queries.
+//   Time when tasks were ready but no executor was alive (all lost, or refused at start-up:
+//   PhaseBreakdown::waiting_without_slots_spans) is a wait for resources, not the driver's work,
+//   and is left out the same way.
 //   The longest no-task gap is reported so the user can find it in the job timeline.
 //   With the driver's own samples (profile::DriverProfile: the driver JVM's agent, and the Python
 //   driver program when its sampler runs), the finding says what the driver did in the gaps: its
@@ -181,9 +184,9 @@ void DriverBound(const DiagnosisInput& input, std::vector<Finding>& out) {
   const model::ApplicationModel& m = *input.model;
   // While a streaming query runs, the time with no task is its own (header): left out.
   const profile::SpansMs queries = QueryLifetimes(m.streaming, m.end_time_ms);
-  const profile::SpansMs alone =
+  profile::SpansMs alone =
       queries.empty() ? p.driver_only_spans : profile::SubtractSpans(p.driver_only_spans, queries);
-  const profile::SpansMs gaps =
+  profile::SpansMs gaps =
       queries.empty() ? p.no_task_spans : profile::SubtractSpans(p.no_task_spans, queries);
   int64_t driver_only_ms = p.driver_only_ms;
   if (!queries.empty()) {
@@ -191,6 +194,14 @@ void DriverBound(const DiagnosisInput& input, std::vector<Finding>& out) {
     for (const auto& [from, to] : alone) driver_only_ms += to - from;
   }
   const int64_t left_to_queries = p.driver_only_ms - driver_only_ms;
+  // Ready tasks with no executor alive (lost, or refused at start-up): the application waited
+  // for resources; no executor waited for the driver (header).
+  if (!p.waiting_without_slots_spans.empty()) {
+    alone = profile::SubtractSpans(alone, p.waiting_without_slots_spans);
+    gaps = profile::SubtractSpans(gaps, p.waiting_without_slots_spans);
+    driver_only_ms = 0;
+    for (const auto& [from, to] : alone) driver_only_ms += to - from;
+  }
   const double share = p.Ratio(driver_only_ms);
   int64_t longest_gap = 0, gap_start = -1;
   for (const auto& [from, to] : gaps) {

@@ -113,10 +113,13 @@ void IdleExecutors(const DiagnosisInput& input, std::vector<Finding>& out) {
   for (const model::Executor& executor : m.executors) {
     max_cores_per_executor = std::max<int64_t>(max_cores_per_executor, executor.total_cores);
   }
-  // Small runs: only when executors sat through one long stretch without any task.
+  // Small runs: only when executors sat through one long stretch without any task (ready tasks
+  // waiting with no executor alive are no executor's idle time: left out).
+  int64_t driver_only_ms = input.phases.driver_only_ms;
+  for (const auto& [from, to] : input.phases.waiting_without_slots_spans)
+    driver_only_ms -= to - from;
   if (allocated_core_ms / 3'600'000.0 < kMinAllocatedCoreHours &&
-      (LongestNoTaskGap(input).ms < kShortRunGapMs ||
-       input.phases.driver_only_ms < kShortRunGapMs)) {
+      (LongestNoTaskGap(input).ms < kShortRunGapMs || driver_only_ms < kShortRunGapMs)) {
     return;
   }
   const double busy = static_cast<double>(input.phases.task_slot_ms);

@@ -49,6 +49,19 @@ std::string ExceptionClassIn(const std::string& message) {
   return name;
 }
 
+// No task of the job's stages ended (ran to any end) or started.
+bool RanNoTask(const model::ApplicationModel& m, const model::Job& job) {
+  for (const auto& [key, stage] : m.stages) {
+    if (std::find(job.stage_ids.begin(), job.stage_ids.end(), stage.stage_id) ==
+        job.stage_ids.end()) {
+      continue;
+    }
+    auto [begin, end] = m.TasksOf(stage);
+    if (begin != end) return false;
+  }
+  return true;
+}
+
 struct FailedTask {
   int32_t index = -1;
   int64_t failures = 0;
@@ -178,6 +191,12 @@ void JobFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
       // No failed task to read (maxResultSize kills the stage's tasks; a driver-side error):
       // Spark's message says it, and an out-of-memory there is the driver's.
       kill = MessageKillCause(input, message, /*driver_side=*/true);
+      // A job none of whose tasks ran, while executors refused to start: they are why (the job
+      // waited for them until it was cancelled or the application gave up).
+      if (kill.reading.what == model::Exhaustion::kUnknown && RanNoTask(m, job)) {
+        KillCause refused = RefusedStartCause(input);
+        if (refused.reading.what != model::Exhaustion::kUnknown) kill = std::move(refused);
+      }
       std::string lower = message;
       std::transform(lower.begin(), lower.end(), lower.begin(),
                      [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -185,6 +204,12 @@ void JobFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
           lower.find("fetch failed") != std::string::npos) {
         cause = model::FailureCause::kFetchFailure;
       }
+    }
+    // The driver could not get the results (a result lost, "Exception while getting task
+    // result"): its heap, when the results could not fit in it.
+    if (kill.reading.what == model::Exhaustion::kUnknown && failed_stage != nullptr) {
+      KillCause results = DriverResultsCause(input, *failed_stage, message);
+      if (results.reading.what != model::Exhaustion::kUnknown) kill = std::move(results);
     }
     if (model::IsMemory(kill.reading.what)) cause = model::FailureCause::kOutOfMemory;
     if (kill.reading.what == model::Exhaustion::kDiskFull) cause = model::FailureCause::kDiskFull;
@@ -197,6 +222,20 @@ void JobFailures(const DiagnosisInput& input, std::vector<Finding>& out) {
     f.confidence = {ConfidenceLevel::kHigh,
                     "the JobEnd result, the failed stage and its failed task attempts are in the "
                     "log; the cause is read from the exception Spark recorded"};
+    if (kill.inferred_from_settings) {
+      f.confidence = {ConfidenceLevel::kMedium,
+                      kill.reading.what == model::Exhaustion::kDriverHeap
+                          ? "the JobEnd result and the results the driver received are in the "
+                            "log; that they exhausted its heap is inferred from their size "
+                            "against spark.driver.memory (the OutOfMemoryError is in the "
+                            "driver's log)"
+                          : "the JobEnd result and the executors' removals are in the log; their "
+                            "cause is inferred from the settings, which fail Spark's start-up "
+                            "check, and the exit code (no executor log was read: --logs)"};
+    } else if (kill.log != nullptr) {
+      f.confidence.reason += kill.executor != nullptr ? "; the lost executor's own log names it"
+                                                      : "; the driver's own log names it";
+    }
     if (failed_stage != nullptr) f.stage_ids = {failed_stage->stage_id};
     const std::string what = job.description.empty() ? "" : " (" + job.description + ")";
     f.title = "Job " + std::to_string(job_id) + what + " failed";

@@ -4,10 +4,12 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 #include "analyzer/diagnosis/rules/skew_assessment.h"
 #include "analyzer/eventlog/event_parser.h"
 #include "analyzer/executor_logs/executor_logs.h"
+#include "analyzer/model/spark_values.h"
 
 namespace sparkprof::diagnosis::rules {
 
@@ -356,6 +358,117 @@ int64_t MaxDirectMemoryMiB(const DiagnosisInput& input) {
       0);
 }
 
+// The executors' direct memory against spark.network.maxRemoteBlockSizeFetchToMem, as their JVM
+// and Netty read the settings.
+model::FetchToMemCheck ExecutorFetchToMemCheck(const DiagnosisInput& input) {
+  const std::string options = input.Property("spark.executor.defaultJavaOptions", "") + " " +
+                              input.Property("spark.executor.extraJavaOptions", "");
+  const int64_t heap_mib = ParseSizeMiB(input.Property("spark.executor.memory", "1g"), 1024);
+  return model::ReadFetchToMemCheck(
+      options, input.Property("spark.network.maxRemoteBlockSizeFetchToMem", ""),
+      input.Property("spark.shuffle.io.preferDirectBufs", ""), heap_mib * kMiB);
+}
+
+// Whether any task ran on an executor (not the driver of local mode). Returns at the first such
+// task, so asking it for each lost executor stays cheap on any log.
+bool AnyTaskOnAnExecutor(const model::ApplicationModel& m) {
+  for (const model::TaskAttempt& task : m.tasks) {
+    if (task.executor != model::kNone && m.strings.Get(task.executor) != "driver") return true;
+  }
+  return false;
+}
+
+// An executor that exited with code 1, under settings that fail Spark's start-up check of its
+// direct memory, in an application where no executor ran a task (none could have, with these
+// settings; if one did, the settings are not what its executors ran with): refused at start-up,
+// though no words say so.
+void InferStartupRefusal(const DiagnosisInput& input, KillCause& c) {
+  if (c.reading.what != model::Exhaustion::kUnknown || c.reading.exit_code != 1 ||
+      c.executor == nullptr || c.executor->is_driver() || input.LocalMode()) {
+    return;
+  }
+  const model::FetchToMemCheck check = ExecutorFetchToMemCheck(input);
+  if (!check.Fails() || AnyTaskOnAnExecutor(*input.model)) return;
+  c.reading.what = model::Exhaustion::kDirectBelowFetchToMem;
+  c.reading.used_bytes = check.direct_limit_bytes;
+  c.reading.limit_bytes = check.fetch_to_mem_bytes;
+  c.inferred_from_settings = true;
+}
+
+// Netty's direct limit and the fetch-to-memory size of a refusal: the log's figures, else the
+// settings'.
+std::pair<int64_t, int64_t> RefusalFigures(const DiagnosisInput& input, const KillCause& c) {
+  const model::FetchToMemCheck check = ExecutorFetchToMemCheck(input);
+  return {c.reading.used_bytes > 0 ? c.reading.used_bytes : check.direct_limit_bytes,
+          c.reading.limit_bytes > 0 ? c.reading.limit_bytes : check.fetch_to_mem_bytes};
+}
+
+std::string RefusalSentence(const DiagnosisInput& input, const KillCause& c) {
+  const model::FetchToMemCheck check = ExecutorFetchToMemCheck(input);
+  const auto [direct, fetch] = RefusalFigures(input, c);
+  std::string text = CauseTitle(c.reading.what) + ": " + Who(c) +
+                     " exited with code 1 at start-up, before running any task";
+  if (c.executors_alike > 1) {
+    text += " (" + std::to_string(c.executors_alike) + " executors were refused so)";
+  }
+  text += ": its JVM gives Netty " + (direct > 0 ? HumanBytes(direct) : std::string("less")) +
+          " of direct memory (" +
+          (check.direct_limit_option.empty()
+               ? std::string("no direct-memory option: the heap's maximum")
+               : check.direct_limit_option + " in the executors' Java options") +
+          "), less than spark.network.maxRemoteBlockSizeFetchToMem" +
+          (fetch > 0 ? " (" + HumanBytes(fetch) + ")" : std::string()) +
+          (input.Property("spark.network.maxRemoteBlockSizeFetchToMem", "").empty()
+               ? ", Spark's default,"
+               : "") +
+          " and Spark's executor refuses to start below it: a remote block up to that size is "
+          "fetched into direct memory whole.";
+  if (c.inferred_from_settings) {
+    text +=
+        " The event log gives only the exit code: this cause is inferred from the settings, "
+        "which fail Spark's check (the executor's own log says \"Netty direct memory should at "
+        "least be bigger than 'spark.network.maxRemoteBlockSizeFetchToMem'\": read it with "
+        "--logs).";
+  }
+  return text;
+}
+
+// What all of a result stage's tasks would have sent the driver: the mean of those received.
+int64_t AllResultsBytes(const KillCause& c) {
+  if (c.reading.used_bytes <= 0 || c.reading.result_tasks <= 0 || c.stage_tasks <= 0) return -1;
+  return static_cast<int64_t>(std::min(
+      static_cast<double>(c.reading.used_bytes) / static_cast<double>(c.reading.result_tasks) *
+          static_cast<double>(std::max(c.stage_tasks, c.reading.result_tasks)),
+      1e15));
+}
+
+std::string DriverResultsSentence(const DiagnosisInput& input, const KillCause& c) {
+  const int64_t all = AllResultsBytes(c);
+  const std::string limit = input.Property("spark.driver.maxResultSize", "1g");
+  const int64_t limit_bytes = model::ParseSizeBytes(limit, 1);
+  std::string text =
+      "Driver heap exhausted: the driver failed while getting the tasks' results "
+      "(" +
+      c.words + "): the " + std::to_string(c.reading.result_tasks) +
+      " result(s) it had received came to " + HumanBytes(c.reading.used_bytes) +
+      " serialized, about " + HumanBytes(all) + " for all " + std::to_string(c.stage_tasks) +
+      " tasks, and a collect holds them and the rows decoded from them at once "
+      "(about twice that) in a " +
+      HumanBytes(c.reading.limit_bytes) + " heap (spark.driver.memory)";
+  if (limit_bytes == 0) {
+    text +=
+        "; spark.driver.maxResultSize=0 set no limit that would have stopped the collect "
+        "first";
+  } else if (limit_bytes > 0 && limit_bytes >= all) {
+    text += "; spark.driver.maxResultSize (" + HumanBytes(limit_bytes) +
+            ") is above the results, so it did not stop the collect first";
+  }
+  if (!c.inferred_from_settings) return text + ".";
+  return text +
+         ". The cause is inferred from these sizes: the event log does not carry the "
+         "driver's OutOfMemoryError (its log does: read it with --logs).";
+}
+
 int64_t EstimatedResultBytes(const DiagnosisInput& input, const KillCause& c,
                              std::span<const int32_t> stage_ids) {
   int64_t tasks = 0;
@@ -681,23 +794,31 @@ bool AddedBySpark(std::string_view option) {
          std::find(std::begin(kExact), std::end(kExact), option) != std::end(kExact);
 }
 
-void DirectFix(const DiagnosisInput& input, const KillCause& c, std::span<const int32_t> stage_ids,
-               Finding& f) {
-  const ExecutorBudget b = BudgetOf(input, c.executor);
-  const int64_t current = MaxDirectMemoryMiB(input);
-  const int64_t limit = current > 0 ? current : b.heap_mib;
-  // The user's own options, the direct-memory limit replaced.
+// The user's own executor Java options (Spark's additions left out) without the direct-memory
+// limits, each followed by a space: the start of a value that sets a new limit.
+std::string UserJavaOptionsWithoutDirectLimit(const DiagnosisInput& input) {
   std::string options;
   const std::string logged = input.Property("spark.executor.extraJavaOptions", "");
   for (size_t at = 0; at < logged.size();) {
     const size_t end = std::min(logged.find(' ', at), logged.size());
     const std::string_view option = std::string_view(logged).substr(at, end - at);
     if (!option.empty() && !AddedBySpark(option) &&
-        !option.starts_with("-XX:MaxDirectMemorySize=")) {
+        !option.starts_with("-XX:MaxDirectMemorySize=") &&
+        !option.starts_with("-Dio.netty.maxDirectMemory=")) {
       options += std::string(option) + " ";
     }
     at = end + 1;
   }
+  return options;
+}
+
+void DirectFix(const DiagnosisInput& input, const KillCause& c, std::span<const int32_t> stage_ids,
+               Finding& f) {
+  const ExecutorBudget b = BudgetOf(input, c.executor);
+  const int64_t current = MaxDirectMemoryMiB(input);
+  const int64_t limit = current > 0 ? current : b.heap_mib;
+  // The user's own options, the direct-memory limit replaced.
+  std::string options = UserJavaOptionsWithoutDirectLimit(input);
   options += std::string("-XX:MaxDirectMemorySize=") + MiBSetting(2 * limit);
   f.recommendations.push_back(
       {"spark.executor.extraJavaOptions", options,
@@ -717,6 +838,64 @@ void DirectFix(const DiagnosisInput& input, const KillCause& c, std::span<const 
          "the stage fetches a shuffle, whose blocks land in direct buffers: half the " +
              MiBText(in_flight) + " fetched at once per task"});
     break;
+  }
+}
+
+void RefusalFix(const DiagnosisInput& input, const KillCause& c, Finding& f) {
+  const auto [direct, fetch] = RefusalFigures(input, c);
+  if (fetch > 0) {
+    const int64_t fetch_mib = (fetch + kMiB - 1) / kMiB;
+    const int64_t raised = RoundUpMiB(kHeadroom * static_cast<double>(fetch_mib));
+    f.recommendations.push_back(
+        {"spark.executor.extraJavaOptions",
+         UserJavaOptionsWithoutDirectLimit(input) + "-XX:MaxDirectMemorySize=" + MiBSetting(raised),
+         "Spark's executor starts only when Netty's direct memory is at least "
+         "spark.network.maxRemoteBlockSizeFetchToMem (" +
+             HumanBytes(fetch) +
+             "): 25% above it, rounded up to 64 MiB, leaves Netty's own buffers room beside one "
+             "block fetched whole" +
+             (ContainerManagerLimitsMemory(input)
+                  ? "; raise spark.executor.memoryOverhead by the increase, since direct "
+                    "buffers live outside the heap"
+                  : std::string())});
+  }
+  const int64_t in_flight_mib =
+      ParseSizeMiB(input.Property("spark.reducer.maxSizeInFlight", "48m"), 48);
+  const int64_t lowered_mib = direct / kMiB - in_flight_mib;
+  if (direct > 0 && lowered_mib >= 1) {
+    f.recommendations.push_back(
+        {"spark.network.maxRemoteBlockSizeFetchToMem", MiBSetting(lowered_mib),
+         "or keep the " + HumanBytes(direct) +
+             " direct-memory limit and fetch remote blocks above this size to disk: the limit "
+             "less the " +
+             MiBText(in_flight_mib) +
+             " a task fetches at once (spark.reducer.maxSizeInFlight), which share it"});
+  }
+}
+
+void DriverResultsFix(const DiagnosisInput& input, const KillCause& c, Finding& f) {
+  const int64_t all = AllResultsBytes(c);
+  const int64_t all_mib = (all + kMiB - 1) / kMiB;
+  const int64_t driver_mib = c.reading.limit_bytes / kMiB;
+  f.recommendations.push_back(
+      {"",
+       "do not collect() this much to the driver: write the result out (df.write), aggregate "
+       "it on the executors, or take only what is needed (limit, take, toLocalIterator)",
+       "the driver holds every task's result at once: about " + HumanBytes(all) +
+           " serialized here, and the rows decoded from them beside"});
+  f.recommendations.push_back(
+      {"spark.driver.memory", MiBSetting(RoundUpMiB(driver_mib + 2 * all_mib)),
+       "the " + MiBText(driver_mib) + " it had plus twice the " + MiBText(all_mib) +
+           " of results, if the collect must stay: the serialized "
+           "results and the rows decoded from them are held at once"});
+  const int64_t limit_bytes =
+      model::ParseSizeBytes(input.Property("spark.driver.maxResultSize", "1g"), 1);
+  if (limit_bytes == 0 || limit_bytes >= all) {
+    f.recommendations.push_back(
+        {"spark.driver.maxResultSize", MiBSetting(RoundUpMiB(kHeadroom * all_mib)),
+         "25% above these results: a larger collect then fails at once with Spark's own message "
+         "naming its size, instead of exhausting the driver's heap" +
+             std::string(limit_bytes == 0 ? " (0 sets no limit)" : "")});
   }
 }
 
@@ -766,6 +945,70 @@ KillCause ExecutorKillCause(const DiagnosisInput& input, const model::Executor& 
   c.reading = model::ExecutorExhaustion(executor, ContainerManagerLimitsMemory(input));
   c.words = eventlog::FirstLine(executor.removed_reason, 200);
   Refine(input, c);
+  InferStartupRefusal(input, c);
+  return c;
+}
+
+KillCause RefusedStartCause(const DiagnosisInput& input) {
+  KillCause first;
+  int64_t refused = 0;
+  for (const model::Executor& executor : input.model->executors) {
+    if (executor.is_driver() || executor.removed_time_ms < 0 ||
+        model::ExitCodeIn(executor.removed_reason) != 1) {
+      continue;
+    }
+    KillCause c = ExecutorKillCause(input, executor);
+    if (c.reading.what != model::Exhaustion::kDirectBelowFetchToMem) continue;
+    if (refused++ == 0) first = std::move(c);
+  }
+  first.executors_alike = refused;
+  return first;
+}
+
+KillCause DriverResultsCause(const DiagnosisInput& input, const model::StageAttempt& stage,
+                             const std::string& message) {
+  const model::ApplicationModel& m = *input.model;
+  bool result_lost = message.find("Exception while getting task result") != std::string::npos;
+  int64_t received_bytes = 0, received_tasks = 0;
+  for (const auto& [key, attempt] : m.stages) {
+    if (attempt.stage_id != stage.stage_id) continue;
+    auto [begin, end] = m.TasksOf(attempt);
+    for (const uint32_t* it = begin; it != end; ++it) {
+      const model::TaskAttempt& task = m.tasks[*it];
+      if (task.end == model::TaskEndKind::kTaskResultLost) result_lost = true;
+      if (task.end != model::TaskEndKind::kSuccess) continue;
+      received_bytes += std::max<int64_t>(task.metrics.result_size_bytes, 0);
+      ++received_tasks;
+    }
+  }
+  KillCause c;
+  if (!result_lost || received_tasks == 0 || received_bytes <= 0) return c;
+  c.reading.used_bytes = received_bytes;
+  c.reading.result_tasks = received_tasks;
+  c.stage_tasks = std::max<int64_t>(stage.num_tasks, received_tasks);
+  const int64_t driver_mib = ParseSizeMiB(input.Property("spark.driver.memory", "1g"), 1024);
+  c.reading.limit_bytes = driver_mib * kMiB;
+  constexpr std::string_view kAborted = "Job aborted due to stage failure: ";
+  const std::string_view text = message.rfind(kAborted, 0) == 0
+                                    ? std::string_view(message).substr(kAborted.size())
+                                    : std::string_view(message);
+  c.words = eventlog::FirstLine(text.empty() ? "a result was lost" : text, 200);
+  // The driver's own log (--logs) says its heap ran out: its words stand.
+  if (input.logs != nullptr) {
+    const executor_logs::LogHit* hit = input.logs->CauseFor("driver");
+    if (hit != nullptr &&
+        executor_logs::ReadingOf(*hit, /*driver=*/true).what == model::Exhaustion::kDriverHeap) {
+      c.reading.what = model::Exhaustion::kDriverHeap;
+      c.log = hit;
+      c.log_agrees = true;
+      return c;
+    }
+  }
+  // Serialized results and the rows decoded from them, held at once.
+  if (2.0 * static_cast<double>(AllResultsBytes(c)) >= static_cast<double>(c.reading.limit_bytes)) {
+    c.reading.what = model::Exhaustion::kDriverHeap;
+    c.inferred_from_settings = true;
+  }
   return c;
 }
 
@@ -828,9 +1071,12 @@ std::string CauseSentenceOfSpark(const DiagnosisInput& input, const KillCause& c
                               MiBText(BudgetOf(input, c.executor).heap_mib) + ")") +
              ".";
     }
+    case model::Exhaustion::kDirectBelowFetchToMem:
+      return RefusalSentence(input, c);
     case model::Exhaustion::kDriverResultSize:
       return ResultSizeSentence(input, c, stage_ids);
     case model::Exhaustion::kDriverHeap:
+      if (c.stage_tasks > 0) return DriverResultsSentence(input, c);
       return "Driver heap exhausted: " + c.words +
              ", with spark.driver.memory=" + input.Property("spark.driver.memory", "1g") + ".";
     case model::Exhaustion::kDiskFull:
@@ -897,6 +1143,24 @@ void AddCauseEvidence(const DiagnosisInput& input, const KillCause& c, Finding& 
         }
       }
       break;
+    case model::Exhaustion::kDirectBelowFetchToMem: {
+      const auto [direct, fetch] = RefusalFigures(input, c);
+      add("direct_memory_limit_bytes", static_cast<double>(direct), "bytes");
+      add("fetch_to_mem_bytes", static_cast<double>(fetch), "bytes");
+      if (c.executors_alike > 0) {
+        add("refused_executors", static_cast<double>(c.executors_alike), "count");
+      }
+      break;
+    }
+    case model::Exhaustion::kDriverHeap:
+      if (c.stage_tasks > 0) {
+        add("result_bytes_received", static_cast<double>(c.reading.used_bytes), "bytes");
+        add("result_tasks_received", static_cast<double>(c.reading.result_tasks), "tasks");
+        add("result_stage_tasks", static_cast<double>(c.stage_tasks), "tasks");
+        add("result_bytes_estimated", static_cast<double>(AllResultsBytes(c)), "bytes");
+        add("driver_heap_bytes", static_cast<double>(c.reading.limit_bytes), "bytes");
+      }
+      break;
     case model::Exhaustion::kDriverResultSize:
       add("result_bytes", static_cast<double>(c.reading.used_bytes), "bytes");
       add("result_limit_bytes", static_cast<double>(c.reading.limit_bytes), "bytes");
@@ -922,10 +1186,17 @@ bool AddCauseFix(const DiagnosisInput& input, const KillCause& c,
     case model::Exhaustion::kDirectMemory:
       DirectFix(input, c, stage_ids, f);
       return true;
+    case model::Exhaustion::kDirectBelowFetchToMem:
+      RefusalFix(input, c, f);
+      return true;
     case model::Exhaustion::kDriverResultSize:
       ResultSizeFix(input, c, stage_ids, f);
       return true;
     case model::Exhaustion::kDriverHeap: {
+      if (c.stage_tasks > 0) {
+        DriverResultsFix(input, c, f);
+        return true;
+      }
       const int64_t driver_mib = ParseSizeMiB(input.Property("spark.driver.memory", "1g"), 1024);
       f.recommendations.push_back(
           {"", "gather less on the driver (collect, toPandas, broadcast of a large table)",

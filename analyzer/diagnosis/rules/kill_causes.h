@@ -39,11 +39,30 @@
 //    measured Python peak.
 //  * direct memory: -XX:MaxDirectMemorySize (by default the heap's maximum) bounds NIO buffers:
 //    twice it, and fewer shuffle bytes in flight when the stage fetches a shuffle.
+//  * direct memory below the fetch-to-memory size: Spark's executor (CoarseGrainedExecutorBackend,
+//    3.5 and 4.x) refuses to start, exit code 1 after registering and before any task, when
+//    Netty's direct memory is below spark.network.maxRemoteBlockSizeFetchToMem (a remote block up
+//    to that size is fetched into memory whole). Its log says so; where no log was read, an
+//    executor that exited with code 1 in an application where no executor ran a task, under
+//    settings that fail the same check (model::ReadFetchToMemCheck), is given this cause as
+//    inferred (lower confidence). The fix:
+//    -XX:MaxDirectMemorySize 25% above the fetch-to-memory size (Netty's pools share the memory
+//    with the block), or that size lowered to the direct limit less what a task fetches at once
+//    (spark.reducer.maxSizeInFlight), when that leaves any.
 //  * driver result size: the limit was passed by `result_tasks` of the stage's tasks, so all of
 //    them would send about used / result_tasks x tasks: collect less, or maxResultSize 25% above
 //    that estimate and driver memory grown by twice it (serialized results and the rows decoded
 //    from them are held at once).
-//  * driver heap: 50% more driver memory, and less gathered on the driver.
+//  * driver heap: 50% more driver memory, and less gathered on the driver. A job that failed
+//    while the driver got its tasks' results (Spark's "Exception while getting task result", a
+//    task ending TaskResultLost: the driver could not fetch or read a result) is the driver's heap
+//    when its results could not fit: all the stage's tasks would send about (results received /
+//    tasks received) x tasks, and a collect holds the serialized results and the rows decoded
+//    from them at once, twice that, which is at least the driver's heap (spark.driver.memory;
+//    said as inferred, with the figures). Any other cause of such a failure (a class mismatch
+//    between driver and executors also says "unread block data") leaves the results small. The
+//    fix: less gathered on the driver, else the driver memory it had plus twice the results (as
+//    for the result size), and spark.driver.maxResultSize where it set no limit below the heap.
 //  * disk full: the stage's shuffle and spill bytes must fit spark.local.dir.
 #pragma once
 
@@ -69,6 +88,13 @@ struct KillCause {
   const executor_logs::LogHit* log = nullptr;  // the lost JVM's log line that shows the cause
   bool cause_from_log = false;                 // reading.what came from that line
   bool log_agrees = false;                     // that line names the cause Spark's words name
+  // The cause read from the settings, not from words: an executor's start-up refusal whose exit
+  // code alone is in the event log. Said so, with lower confidence.
+  bool inferred_from_settings = false;
+  int64_t executors_alike = 0;  // RefusedStartCause: how many executors were refused so
+  // DriverResultsCause: the result stage's task count (reading.used_bytes and result_tasks: the
+  // results received and their tasks; limit_bytes: the driver's heap).
+  int64_t stage_tasks = -1;
   bool killed_by_signal() const { return reading.exit_code == 137; }
 };
 
@@ -84,6 +110,17 @@ KillCause TaskKillCause(const DiagnosisInput& input, const model::TaskAttempt& t
 // tasks); driver_side: an out-of-memory there is the driver's.
 KillCause MessageKillCause(const DiagnosisInput& input, const std::string& message,
                            bool driver_side);
+
+// A job that ran no task because its executors refused to start (Exhaustion::
+// kDirectBelowFetchToMem): the first executor refused so, with executors_alike counting them; an
+// unknown cause when none was.
+KillCause RefusedStartCause(const DiagnosisInput& input);
+
+// A job that failed while the driver got the results of `stage` (its failure message, or a task
+// that ended TaskResultLost): the driver's heap when the results could not fit in it, else an
+// unknown cause.
+KillCause DriverResultsCause(const DiagnosisInput& input, const model::StageAttempt& stage,
+                             const std::string& message);
 
 // The cause as a title starts: "Executor heap exhausted", "Container memory limit exceeded".
 std::string CauseTitle(model::Exhaustion what);

@@ -1,10 +1,12 @@
 """Failure workloads: a failed application, an executor killed by OutOfMemoryError, an executor
-lost mid-stage (killed by generate.py while the stage runs), a Python UDF out of its memory limit
-and a collect() over spark.driver.maxResultSize.
+lost mid-stage (killed by generate.py while the stage runs), a Python UDF out of its memory limit,
+a collect() over spark.driver.maxResultSize and one that exhausts the driver's heap, and executors
+whose direct memory is below spark.network.maxRemoteBlockSizeFetchToMem (refused at start-up).
 
 spark-submit failures.py WORKLOAD SCRATCH_DIR (see tests/workloads/manifest.json).
 """
 
+import threading
 import time
 
 from pyspark.sql import functions as F
@@ -96,9 +98,46 @@ def driver_max_result_size(spark, scratch):
         F.sha2(F.col("id").cast("string"), 512).alias("digest")).collect()
 
 
+def driver_heap_collect(spark, scratch):
+    """collect() of 3M digests (~400 MiB of rows) under spark.driver.maxResultSize=0 (no limit)
+    to a driver with a 512 MiB heap: the results pass no limit but fill the driver's heap, which
+    runs out (java.lang.OutOfMemoryError) while it decodes the rows. 64 partitions keep each
+    task's result small, so the results arrive whole and the heap runs out in the collect itself
+    (one large result can fail inside its deserialization instead, with a confusing error)."""
+    job(spark, "driver heap collect: collect digests")
+    spark.range(0, 3_000_000, 1, 64).select(
+        F.sha2(F.col("id").cast("string"), 512).alias("digest")).collect()
+
+
+def driver_small_collect(spark, scratch):
+    """control: the same collect of 300k digests (~40 MiB) under the same settings: fits."""
+    job(spark, "driver small collect: collect digests")
+    spark.range(0, 300_000, 1, 64).select(
+        F.sha2(F.col("id").cast("string"), 512).alias("digest")).collect()
+
+
+NO_PROGRESS_TIMEOUT_S = 45
+
+
+def netty_direct_memory(spark, scratch):
+    """A small sum whose executors never run a task: their -XX:MaxDirectMemorySize is below
+    spark.network.maxRemoteBlockSizeFetchToMem, which Spark's executor refuses at start-up (it
+    registers, then exits with code 1). A standalone Master relaunches executors for ever (each
+    launch resets its retry count), so the program gives up after NO_PROGRESS_TIMEOUT_S, as a
+    scheduler's timeout would: it cancels its jobs and fails."""
+    job(spark, "netty direct memory: sum")
+    watchdog = threading.Timer(NO_PROGRESS_TIMEOUT_S, spark.sparkContext.cancelAllJobs)
+    watchdog.start()
+    try:
+        spark.range(0, 1_000_000, 1, 4).selectExpr("sum(id)").collect()
+    finally:
+        watchdog.cancel()
+
+
 WORKLOADS = {f.__name__: f for f in [failed_application, executor_oom, executor_lost,
                                       python_memory_error, python_oom_kill,
-                                      driver_max_result_size]}
+                                      driver_max_result_size, driver_heap_collect,
+                                      driver_small_collect, netty_direct_memory]}
 
 if __name__ == "__main__":
     main(WORKLOADS)
