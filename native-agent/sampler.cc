@@ -69,12 +69,11 @@ constexpr int64_t kIdleRunDelaySlackNs = 50'000;
 // long wait costs a handful of looks instead of one every interval.
 enum class IdleCheck { kSignal, kSkipUndecided, kSkipIdle };
 
-IdleCheck StillIdleInItsWait(ThreadState* state, const SchedstatReading& reading, int64_t now_ns,
-                             int64_t max_backoff_ns) {
+IdleCheck StillIdleInItsWait(ThreadState* state, const SchedstatReading& reading, int64_t cpu_ns,
+                             int64_t now_ns, int64_t max_backoff_ns) {
   state->idle_next_check_ns = 0;
   int64_t after_ns = state->cpu_after_wall_sample_ns.load(std::memory_order_acquire);
   if (after_ns < 0) return IdleCheck::kSignal;
-  int64_t cpu_ns = ThreadCpuNs(state->tid);
   if (cpu_ns < 0 || cpu_ns - after_ns > kIdleCpuSlackNs) return IdleCheck::kSignal;
   if (state->idle_check_after_ns != after_ns) {
     state->idle_check_after_ns = after_ns;
@@ -103,9 +102,8 @@ IdleCheck StillIdleInItsWait(ThreadState* state, const SchedstatReading& reading
 // instead of every interval (each wake-up costs the JVM 25-50 us on the VMs bench/ ran on). What it
 // misses meanwhile is the thread's blocked time, under 1/20 of the time it was found busy: that
 // goes to the thread's next wall sample.
-bool StillBusy(ThreadState* state, const SchedstatReading& reading, int64_t now_ns,
+bool StillBusy(ThreadState* state, const SchedstatReading& reading, int64_t cpu_ns, int64_t now_ns,
                int64_t interval_ns, int64_t max_backoff_ns) {
-  const int64_t cpu_ns = ThreadCpuNs(state->tid);
   const int64_t look_ns = state->busy_look_ns;
   const int64_t look_cpu_ns = state->busy_look_cpu_ns;
   const int64_t look_run_delay_ns = state->busy_look_run_delay_ns;
@@ -331,12 +329,14 @@ void Sampler::WallTimerLoop() {
             std::optional<SchedstatReading> reading = ReadSchedstat(fd);
             if (reading) {
               PublishRunDelay(state->run_delay_ns, reading->run_delay_ns);
-              if (StillBusy(state, *reading, now_ns, interval_ns_, max_backoff_ns)) {
+              // The thread's CPU clock (-1: unreadable), read once for both checks.
+              const int64_t cpu_ns = ThreadCpuNs(state->tid);
+              if (StillBusy(state, *reading, cpu_ns, now_ns, interval_ns_, max_backoff_ns)) {
                 first_due_ns = std::min(first_due_ns, state->busy_next_check_ns);
                 g_counters.wall_signals_skipped_busy.fetch_add(1, std::memory_order_relaxed);
                 continue;
               }
-              IdleCheck idle = StillIdleInItsWait(state, *reading, now_ns, max_backoff_ns);
+              IdleCheck idle = StillIdleInItsWait(state, *reading, cpu_ns, now_ns, max_backoff_ns);
               if (idle != IdleCheck::kSignal) {
                 // No signal: idle time goes to its previous sample's stack and wait kind.
                 if (idle == IdleCheck::kSkipIdle) {

@@ -12,6 +12,7 @@
 
 #include "analyzer/diagnosis/diagnose.h"
 #include "analyzer/model/failure_causes.h"
+#include "analyzer/model/spark_values.h"
 #include "analyzer/testing/analysis_test_util.h"
 #include "analyzer/testing/event_log_lines.h"
 
@@ -414,6 +415,18 @@ TEST(KillCauses, BroadcastOutOfMemoryOnTheDriverIsTheDriversHeap) {
   EXPECT_NE(job->title.find("failed: Driver heap exhausted"), std::string::npos) << job->title;
   EXPECT_EQ(RecommendedValue(*job, "spark.driver.memory"), "3072m");
   EXPECT_FALSE(RecommendsKey(*job, "spark.executor.memory"));
+}
+
+// The executors' JVM options as every rule reads them: split on spaces and tabs, the last of a
+// repeated option taken, as the JVM takes it.
+TEST(Exhaustion, JavaOptionsAreSplitOnBlanksAndTheLastOfARepeatedOneWins) {
+  EXPECT_EQ(model::SplitJavaOptions("  -Xss1m\t-Da=b  -XX:+UseG1GC "),
+            (std::vector<std::string_view>{"-Xss1m", "-Da=b", "-XX:+UseG1GC"}));
+  EXPECT_TRUE(model::SplitJavaOptions(" \t ").empty());
+  EXPECT_EQ(model::LastJavaOptionValue("-XX:MaxDirectMemorySize=64m -XX:MaxDirectMemorySize=1g",
+                                       "-XX:MaxDirectMemorySize="),
+            "1g");
+  EXPECT_EQ(model::LastJavaOptionValue("-Dx=1", "-XX:MaxDirectMemorySize="), std::nullopt);
 }
 
 // Spark's executor start-up check, read from the settings as the JVM and Netty read them.

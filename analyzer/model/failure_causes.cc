@@ -270,28 +270,18 @@ ExhaustionReading TaskExhaustion(const ApplicationModel& model, const TaskAttemp
 FetchToMemCheck ReadFetchToMemCheck(std::string_view java_options, const std::string& fetch_to_mem,
                                     const std::string& prefer_direct_bufs, int64_t heap_bytes) {
   FetchToMemCheck check;
-  std::string jvm_limit_option, netty_limit_option;
-  int64_t jvm_limit = -1, netty_limit = -1;
-  bool no_prefer_direct = false;
-  for (size_t at = 0; at < java_options.size();) {
-    size_t end = java_options.find_first_of(" \t", at);
-    if (end == std::string_view::npos) end = java_options.size();
-    const std::string_view option = java_options.substr(at, end - at);
-    at = end + 1;
-    constexpr std::string_view kJvm = "-XX:MaxDirectMemorySize=";
-    constexpr std::string_view kNetty = "-Dio.netty.maxDirectMemory=";
-    constexpr std::string_view kNoPreferDirect = "-Dio.netty.noPreferDirect=";
-    if (option.starts_with(kJvm)) {
-      jvm_limit = ParseSizeBytes(std::string(option.substr(kJvm.size())), 1);
-      jvm_limit_option = std::string(option);
-    } else if (option.starts_with(kNetty)) {
-      netty_limit = ParseSizeBytes(std::string(option.substr(kNetty.size())), 1);
-      netty_limit_option = std::string(option);
-    } else if (option.starts_with(kNoPreferDirect)) {
-      no_prefer_direct = Lower(option.substr(kNoPreferDirect.size())) == "true";
-    }
-  }
-  check.checked = Lower(prefer_direct_bufs) != "false" && !no_prefer_direct;
+  constexpr std::string_view kJvm = "-XX:MaxDirectMemorySize=";
+  constexpr std::string_view kNetty = "-Dio.netty.maxDirectMemory=";
+  const std::optional<std::string_view> jvm = LastJavaOptionValue(java_options, kJvm);
+  const std::optional<std::string_view> netty = LastJavaOptionValue(java_options, kNetty);
+  const std::optional<std::string_view> no_prefer_direct =
+      LastJavaOptionValue(java_options, "-Dio.netty.noPreferDirect=");
+  const int64_t jvm_limit = jvm ? ParseSizeBytes(std::string(*jvm), 1) : -1;
+  const int64_t netty_limit = netty ? ParseSizeBytes(std::string(*netty), 1) : -1;
+  const std::string jvm_limit_option = jvm ? std::string(kJvm) + std::string(*jvm) : "";
+  const std::string netty_limit_option = netty ? std::string(kNetty) + std::string(*netty) : "";
+  check.checked = Lower(prefer_direct_bufs) != "false" &&
+                  !(no_prefer_direct && Lower(*no_prefer_direct) == "true");
   if (netty_limit > 0) {
     check.direct_limit_bytes = netty_limit;
     check.direct_limit_option = netty_limit_option;

@@ -83,4 +83,24 @@ int64_t ParseDurationMs(const std::string& text, int64_t unit_ms) {
   return static_cast<int64_t>(std::min(value * scale, static_cast<double>(kMaxDurationMs)));
 }
 
+std::vector<std::string_view> SplitJavaOptions(std::string_view java_options) {
+  std::vector<std::string_view> options;
+  for (size_t at = 0; at < java_options.size();) {
+    size_t end = java_options.find_first_of(" \t", at);
+    if (end == std::string_view::npos) end = java_options.size();
+    if (end > at) options.push_back(java_options.substr(at, end - at));
+    at = end + 1;
+  }
+  return options;
+}
+
+std::optional<std::string_view> LastJavaOptionValue(std::string_view java_options,
+                                                    std::string_view prefix) {
+  std::optional<std::string_view> value;
+  for (std::string_view option : SplitJavaOptions(java_options)) {
+    if (option.starts_with(prefix)) value = option.substr(prefix.size());
+  }
+  return value;
+}
+
 }  // namespace sparkprof::model

@@ -2,7 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace sparkprof::model {
 
@@ -20,5 +23,13 @@ int64_t ParseSizeBytes(const std::string& text, int64_t unit);
 // kMaxDurationMs; -1 when it is not one.
 inline constexpr int64_t kMaxDurationMs = 365ll * 24 * 3600 * 1000;  // a year
 int64_t ParseDurationMs(const std::string& text, int64_t unit_ms);
+
+// JVM options as Spark passes them (spark.executor.extraJavaOptions and its kin): the options
+// separated by spaces or tabs, in order, none empty.
+std::vector<std::string_view> SplitJavaOptions(std::string_view java_options);
+// The value after `prefix` (e.g. "-XX:MaxDirectMemorySize=") of the last option that starts with
+// it -- the JVM takes the last of a repeated option; nullopt when none does.
+std::optional<std::string_view> LastJavaOptionValue(std::string_view java_options,
+                                                    std::string_view prefix);
 
 }  // namespace sparkprof::model

@@ -346,16 +346,12 @@ std::string PythonSentence(const DiagnosisInput& input, const KillCause& c) {
   return text + "." + OomKillSentence(c);
 }
 
-// -XX:MaxDirectMemorySize=<size> in the executors' Java options, in MiB; 0 when not set.
+// -XX:MaxDirectMemorySize=<size> in the executors' Java options (the last, as the JVM takes it),
+// in MiB; 0 when not set.
 int64_t MaxDirectMemoryMiB(const DiagnosisInput& input) {
-  const std::string options = input.Property("spark.executor.extraJavaOptions", "");
-  constexpr std::string_view kFlag = "-XX:MaxDirectMemorySize=";
-  const size_t at = options.find(kFlag);
-  if (at == std::string::npos) return 0;
-  const size_t end = options.find(' ', at);
-  return ParseSizeMiB(
-      options.substr(at + kFlag.size(), end == std::string::npos ? end : end - at - kFlag.size()),
-      0);
+  const std::optional<std::string_view> value = model::LastJavaOptionValue(
+      input.Property("spark.executor.extraJavaOptions", ""), "-XX:MaxDirectMemorySize=");
+  return value ? ParseSizeMiB(std::string(*value), 0) : 0;
 }
 
 // The executors' direct memory against spark.network.maxRemoteBlockSizeFetchToMem, as their JVM
@@ -799,15 +795,11 @@ bool AddedBySpark(std::string_view option) {
 std::string UserJavaOptionsWithoutDirectLimit(const DiagnosisInput& input) {
   std::string options;
   const std::string logged = input.Property("spark.executor.extraJavaOptions", "");
-  for (size_t at = 0; at < logged.size();) {
-    const size_t end = std::min(logged.find(' ', at), logged.size());
-    const std::string_view option = std::string_view(logged).substr(at, end - at);
-    if (!option.empty() && !AddedBySpark(option) &&
-        !option.starts_with("-XX:MaxDirectMemorySize=") &&
+  for (std::string_view option : model::SplitJavaOptions(logged)) {
+    if (!AddedBySpark(option) && !option.starts_with("-XX:MaxDirectMemorySize=") &&
         !option.starts_with("-Dio.netty.maxDirectMemory=")) {
       options += std::string(option) + " ";
     }
-    at = end + 1;
   }
   return options;
 }
