@@ -1032,7 +1032,7 @@ TEST_F(ProfileRulesTest, LockContentionNamesTheMonitorItsExactWaitAndItsHolders)
     }
   }
   for (const char* expected :
-       {"\"schema_minor\":16", "\"monitor_waits\":1600",
+       {"\"schema_minor\":17", "\"monitor_waits\":1600",
         "\"monitors\":[{\"class\":"
         "\"com.acme.SharedScorer\",\"waits\":1600,\"wait_ms\":12800,\"mean_wait_ms\":8,"
         "\"holder_looks\":11,\"waiters\":[{\"frame\":\"com.acme.Job.lockedWork\"",

@@ -42,7 +42,7 @@ inline constexpr const char* kReportSchema = "sparkprof.report/v1";
 // profile.monitor_*), and on lock-contention frames[].looks and the monitor evidence. 14 = logs
 // (what the executors' and the driver's own logs said, `analyze --logs`) and the kill causes'
 // evidence log_line and log_line_repeats.
-inline constexpr int64_t kReportSchemaMinor = 16;
+inline constexpr int64_t kReportSchemaMinor = 17;
 
 struct TaskTimeline;  // html_report.h
 

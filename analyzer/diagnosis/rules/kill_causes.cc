@@ -349,8 +349,10 @@ std::string PythonSentence(const DiagnosisInput& input, const KillCause& c) {
 // -XX:MaxDirectMemorySize=<size> in the executors' Java options (the last, as the JVM takes it),
 // in MiB; 0 when not set.
 int64_t MaxDirectMemoryMiB(const DiagnosisInput& input) {
-  const std::optional<std::string_view> value = model::LastJavaOptionValue(
-      input.Property("spark.executor.extraJavaOptions", ""), "-XX:MaxDirectMemorySize=");
+  // The options are held here: the value found is a view into them.
+  const std::string options = input.Property("spark.executor.extraJavaOptions", "");
+  const std::optional<std::string_view> value =
+      model::LastJavaOptionValue(options, "-XX:MaxDirectMemorySize=");
   return value ? ParseSizeMiB(std::string(*value), 0) : 0;
 }
 
