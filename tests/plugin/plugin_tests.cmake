@@ -54,13 +54,17 @@ foreach(version IN LISTS SPARKPROF_SPARK_VERSIONS)
   # EventLogDirOutputs through this release's Hadoop: atomic files, the size bound, failures.
   add_test(NAME plugin_spark_${version}_beside_event_log
            COMMAND ${run} beside-event-log ${work}/beside-event-log)
+  # The History Server's bounds past their limits: the event-log analysis's timeout and queue, a
+  # diff's decompressed profile.
+  add_test(NAME plugin_spark_${version}_history_limits
+           COMMAND ${run} history-limits ${work}/history-limits)
   # Plugin-only on a node without the driver library's dependencies: only the jar's copies serve.
   add_test(NAME plugin_spark_${version}_plugin_only_bare_node
            COMMAND ${run} --hide-bundled-libraries plugin-only ${work}/plugin-only-bare)
   set_tests_properties(
     plugin_spark_${version}_config plugin_spark_${version}_compat plugin_spark_${version}_agent
     plugin_spark_${version}_plugin_only plugin_spark_${version}_disabled
-    plugin_spark_${version}_beside_event_log
+    plugin_spark_${version}_beside_event_log plugin_spark_${version}_history_limits
     plugin_spark_${version}_plugin_only_bare_node
     PROPERTIES TIMEOUT 300 LABELS "jvm;plugin;spark" SKIP_RETURN_CODE 77
     # FAIL only at a line's start: Spark's own log may quote a Hadoop setting holding "FAILED"

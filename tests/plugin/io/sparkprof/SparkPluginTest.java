@@ -54,6 +54,8 @@ import org.apache.spark.sql.SparkSession;
  *       left, the profile zstd-compressed and whole), the size bound, a second store over the
  *       first, failures (a parent that is a file, a scheme without a file system) as a value,
  *       and the History Server's reading of the folder (HistoryUiSource).
+ *   <li>{@code history-limits WORKDIR}: the History Server's bounds past their limits (the
+ *       event-log analysis's timeout and queue, a diff's profile size): HistoryLimitsChecks.
  * </ul>
  * Prints "ok"/"FAIL" per check and PASS at the end.
  */
@@ -783,6 +785,13 @@ public final class SparkPluginTest {
         deleteTree(work);
         Files.createDirectories(work);
         besideEventLogChecks(work);
+        break;
+      }
+      case "history-limits": {
+        Path work = Paths.get(args[1]);
+        deleteTree(work);
+        Files.createDirectories(work);
+        HistoryLimitsChecks.run(work);
         break;
       }
       case "agent":

@@ -40,19 +40,29 @@ final class HistoryUiSource implements SparkProfUi.Source {
   private final List<String> searched;
   private final HistoryEventLogAnalysis eventLog;  // without a profile; null: none
   private final boolean keepDiffs;  // false: the profile may still grow (the live driver's copy)
+  private final long maxProfileBytes;
 
   HistoryUiSource(FileSystem fs, Path directory, List<String> searched,
       HistoryEventLogAnalysis eventLog) {
-    this(fs, directory, searched, eventLog, true);
+    this(fs, directory, searched, eventLog, true, MAX_PROFILE_BYTES);
+  }
+
+  /**
+   * With a lower bound than {@link #MAX_PROFILE_BYTES}, so that a test reaches it with a small
+   * file rather than 256 MiB in memory.
+   */
+  HistoryUiSource(FileSystem fs, Path directory, List<String> searched, long maxProfileBytes) {
+    this(fs, directory, searched, null, true, maxProfileBytes);
   }
 
   private HistoryUiSource(FileSystem fs, Path directory, List<String> searched,
-      HistoryEventLogAnalysis eventLog, boolean keepDiffs) {
+      HistoryEventLogAnalysis eventLog, boolean keepDiffs, long maxProfileBytes) {
     this.fs = directory == null ? null : fs;
     this.directory = fs == null ? null : directory;
     this.searched = searched;
     this.eventLog = eventLog;
     this.keepDiffs = keepDiffs;
+    this.maxProfileBytes = maxProfileBytes;
   }
 
   /**
@@ -61,7 +71,8 @@ final class HistoryUiSource implements SparkProfUi.Source {
    */
   HistoryUiSource(File directory, List<String> searched) {
     this(directory == null ? null : localFileSystem(), directory == null ? null
-        : new Path(directory.getAbsoluteFile().toURI()), searched, null, false);
+        : new Path(directory.getAbsoluteFile().toURI()), searched, null, false,
+        MAX_PROFILE_BYTES);
   }
 
   /** Hadoop's raw local file system (no checksum files), or null when Hadoop is missing. */
@@ -223,7 +234,8 @@ final class HistoryUiSource implements SparkProfUi.Source {
   /**
    * From the profile the driver stored ({@code profile.sparkprof.zstd}, {@code .gz}, or the
    * working copy's {@code profile.sparkprof}), decompressed into memory up to {@link
-   * #MAX_PROFILE_BYTES}, by the engine ({@link NativeAggregator#profileStageDiffHtml}).
+   * #MAX_PROFILE_BYTES} (unless a test lowered it), by the engine ({@link
+   * NativeAggregator#profileStageDiffHtml}).
    */
   @Override
   public String stageDiffHtml(int beforeStage, int beforeAttempt, int afterStage,
@@ -266,9 +278,9 @@ final class HistoryUiSource implements SparkProfUi.Source {
             : name.endsWith(".gz") ? new java.util.zip.GZIPInputStream(raw) : raw) {
       byte[] buffer = new byte[1 << 16];
       for (int n; (n = in.read(buffer)) > 0; ) {
-        if (bytes.size() + n > MAX_PROFILE_BYTES) {
+        if (bytes.size() + n > maxProfileBytes) {
           throw new IllegalArgumentException(displayed(profile) + " decompresses to more than "
-              + MAX_PROFILE_BYTES + " bytes; not read here (`sparkprof flamegraph` draws it)");
+              + maxProfileBytes + " bytes; not read here (`sparkprof flamegraph` draws it)");
         }
         bytes.write(buffer, 0, n);
       }
