@@ -359,6 +359,50 @@ TEST_F(ProfileRulesTest, PythonBoundClaimsTheRunDelayItsWorkersCause) {
   EXPECT_GT(starving.impact.time_saved_ms_high, found[0]->impact.time_saved_ms_high);
 }
 
+// The JVM's side of the exchange is the cause, not only its socket wait: unpickling results and
+// pickling rows (sites under the Python operators and net.razorvine, a framework, never the
+// application) go with the worker; starting the daemon (PythonWorkerFactory) is a fixed cost per
+// worker and stays out, and the operators feeding the UDF (their own site) are not the exchange.
+TEST_F(ProfileRulesTest, PythonBoundCountsTheJvmSideOfTheExchangeButNotWorkerStartUp) {
+  const std::vector<std::string> udf = {
+      "org.apache.spark.sql.execution.python.BatchEvalPythonExec.evaluate",
+      "org.apache.spark.api.python.BasePythonRunner$ReaderIterator.hasNext"};
+  auto under_udf = [&](std::vector<std::string> inner) {
+    std::vector<std::string> frames = udf;
+    frames.insert(frames.end(), inner.begin(), inner.end());
+    return Under(frames);
+  };
+  const report::Analysis analysis =
+      Analyze(TwoStages(),
+              ProfileBatch({{0, under_udf({"java.io.DataInputStream.readInt"}),
+                             schema::Category::python_wait, 12000},
+                            {0, under_udf({"net.razorvine.pickle.Unpickler.load"}),
+                             schema::Category::serialization, 3000},
+                            {0,
+                             Under({"org.apache.spark.api.python.PythonWorkerFactory.startDaemon",
+                                    "java.io.FileInputStream.readBytes"}),
+                             schema::Category::io_wait, 5000},
+                            {0,
+                             under_udf({"org.apache.spark.sql.catalyst.expressions.GeneratedClass$"
+                                        "GeneratedIteratorForCodegenStage1.processNext"}),
+                             schema::Category::compute, 4000},
+                            {0, Under({"com.acme.Job.map"}), schema::Category::compute, 8000},
+                            {1, Under({"com.acme.Job.reduce"}), schema::Category::compute, 2000}}));
+  const auto found = FindingsOf(analysis, "python-bound");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(EvidenceValue(*found[0], "python_wait_ms"), 12000);
+  EXPECT_EQ(EvidenceValue(*found[0], "python_exchange_ms"), 15000);
+  EXPECT_NEAR(EvidenceValue(*found[0], "top_stage_python_wait_share"), 15.0 / 32.0, 1e-6);
+  EXPECT_NE(found[0]->explanation.find("12.0 s waiting for them, 3.0 s more in the JVM's side of "
+                                       "the exchange"),
+            std::string::npos)
+      << found[0]->explanation;
+  // The pickler is Spark's library, not the application's code.
+  for (const auto& frame : analysis.profile->Combined(0).top_application) {
+    EXPECT_FALSE(frame.frame.starts_with("net.razorvine.")) << frame.frame;
+  }
+}
+
 // With the Python workers' own samples the finding names the function that held their time; a
 // function that mostly waits on a socket gets batching advice, not vectorising.
 TEST_F(ProfileRulesTest, PythonBoundNamesTheWorkersFunction) {

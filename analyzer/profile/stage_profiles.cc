@@ -71,6 +71,8 @@ constexpr std::string_view kFrameworkPrefixes[] = {
     "org.apache.zstd.",
     "com.univocity.",
     "org.apache.datasketches.",
+    "net.razorvine.",  // Pyrolite: Spark's pickler for the rows it sends its Python workers
+    "com.ibm.icu.",    // ICU: Spark 4's collations
     "[",
 };
 // The JDK itself: a site is the innermost frame outside it.
@@ -95,6 +97,20 @@ bool IsSparkprofPluginFrame(std::string_view frame) {
 
 bool IsFrameworkFrame(std::string_view frame) {
   return StartsWithAny(frame, kFrameworkPrefixes) || IsSparkprofPluginFrame(frame);
+}
+
+// The JVM's side of the exchange with its Python workers: PySpark's runners, the Python SQL
+// operators (row-at-a-time and Arrow UDFs, mapInPandas, ...), and the pickler they use for rows.
+// A sample whose site (innermost frame outside the JDK) is one of these is time the task thread
+// spent on that exchange -- sending rows, waiting for and reading results -- and not on the
+// operators that feed it (their frames sit inside, so they are the site). Starting a worker or
+// the daemon (PythonWorkerFactory) is left out: a fixed cost of running Python at all, paid per
+// worker whatever the rows, not the rows' exchange.
+bool IsPythonExchangeFrame(std::string_view frame) {
+  if (frame.starts_with("org.apache.spark.api.python.PythonWorkerFactory")) return false;
+  return frame.starts_with("org.apache.spark.api.python.") ||
+         frame.starts_with("org.apache.spark.sql.execution.python.") ||
+         frame.starts_with("net.razorvine.");
 }
 
 // What a frame is, for sites and application frames (0: not yet known, in Summarizer's cache).
@@ -213,6 +229,7 @@ class Summarizer {
     seen_generation_.assign(frames, 0);
     frame_kind_.assign(frames, kUnknownKind);
     frame_pattern_.assign(frames, kUnknownPattern);
+    python_exchange_.assign(frames, kUnknownKind);
   }
 
   void Visit(std::span<const FrameId> frames, Category category, uint64_t weight) {
@@ -238,6 +255,9 @@ class Summarizer {
         SitePositions(frames.size(), [&](size_t i) { return KindOf(frames[i]); });
     const FrameId site = site_at == kNoFrame ? kNone : frames[site_at];
     const FrameId application = application_at == kNoFrame ? kNone : frames[application_at];
+    if (site != kNone && category != Category::kCpuStarved && IsPythonExchange(site)) {
+      out_.python_exchange_ns = flamegraph::SaturatingAdd(out_.python_exchange_ns, weight);
+    }
     if (site != kNone) {
       uint64_t& ns = sites_[SiteKey{c, site, application, partial}];
       ns = flamegraph::SaturatingAdd(ns, weight);
@@ -467,6 +487,7 @@ class Summarizer {
       }
     }
     std::vector<std::pair<const std::string*, const Function*>> sorted;
+    sorted.reserve(functions.size());
     for (const auto& [name, function] : functions) sorted.emplace_back(&name, &function);
     std::stable_sort(sorted.begin(), sorted.end(),
                      [](const auto& a, const auto& b) { return a.second->all > b.second->all; });
@@ -531,6 +552,11 @@ class Summarizer {
     if (kind == kUnknownKind) kind = KindOfName(model_.FrameName(frame));
     return kind;
   }
+  bool IsPythonExchange(FrameId frame) {
+    uint8_t& cached = python_exchange_[frame];
+    if (cached == kUnknownKind) cached = IsPythonExchangeFrame(model_.FrameName(frame)) ? 2 : 1;
+    return cached == 2;
+  }
   // The pattern frames[i] starts, or -1. A String regex entry counts only with Pattern.compile
   // below it (one-character split and replace do not compile).
   int8_t PatternOf(std::span<const FrameId> frames, size_t i) {
@@ -565,6 +591,7 @@ class Summarizer {
   uint32_t generation_ = 0;
   std::vector<uint8_t> frame_kind_;
   std::vector<int8_t> frame_pattern_;
+  std::vector<uint8_t> python_exchange_;  // 0 not yet known, 1 no, 2 yes
   std::unordered_map<FrameId, SelfSums> self_;
   std::unordered_map<FrameId, InclusiveSums> inclusive_;
   std::unordered_map<SiteKey, uint64_t, SiteHash> sites_;
@@ -720,6 +747,8 @@ StageProfile ApplicationProfile::Combined(int32_t stage_id) const {
         flamegraph::SaturatingAdd(combined.python_off_cpu_ns, stage.python_off_cpu_ns);
     combined.python_application_ns =
         flamegraph::SaturatingAdd(combined.python_application_ns, stage.python_application_ns);
+    combined.python_exchange_ns =
+        flamegraph::SaturatingAdd(combined.python_exchange_ns, stage.python_exchange_ns);
     for (int c = 0; c < kCategoryCount; ++c) {
       combined.application_site_ns[c] =
           flamegraph::SaturatingAdd(combined.application_site_ns[c], stage.application_site_ns[c]);

@@ -149,6 +149,11 @@ struct StageProfile {
   // The workers' time (on and off CPU) on samples with an application Python frame: the rest is
   // their per-task setup -- imports, unpickling the task's function, pyspark's own loop.
   uint64_t python_application_ns = 0;
+  // The task threads' time (run delay aside) whose site is the JVM's side of the exchange with
+  // the Python workers (PySpark's runners and Python operators, the row pickler): waiting for
+  // results, reading and unpickling them, pickling and sending rows -- not starting workers (a
+  // fixed cost per worker). A task without Python workers would spend none of it.
+  uint64_t python_exchange_ns = 0;
   std::vector<PythonFrameTime> top_python;  // most time first (kTopFrames)
   std::vector<FrameTime> top_self;          // most self time first (kTopFrames)
   std::vector<FrameTime> top_application;   // application frames, most on-CPU inclusive first

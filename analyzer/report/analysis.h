@@ -41,7 +41,7 @@ inline constexpr const char* kReportSchema = "sparkprof.report/v1";
 // monitors task threads waited to enter (stages[].profile.monitors and monitor_*,
 // profile.monitor_*), and on lock-contention frames[].looks and the monitor evidence. 14 = logs
 // (what the executors' and the driver's own logs said, `analyze --logs`) and the kill causes'
-// evidence log_line and log_line_repeats.
+// evidence log_line and log_line_repeats. 15-17 and each minor's keys: docs/report-schema.md.
 inline constexpr int64_t kReportSchemaMinor = 17;
 
 struct TaskTimeline;  // html_report.h
