@@ -138,6 +138,14 @@ def collect_command(argv: Sequence[str]) -> int:
         "each application's agent profile under its id, as analyze --profile: the runs keep the "
         "agent's memory peaks (the memory advice record) and task time by stack",
     )
+    parser.add_argument(
+        "--logs",
+        metavar="PATH_OR_URL",
+        help="--event-log-dir: the executors' and the driver's own logs (a standalone work "
+        "directory, yarn logs output, pod logs, Databricks log delivery; a folder or an fsspec "
+        "URL), as analyze --logs: each application reads its own, and the kill causes name what "
+        "they say",
+    )
     parser.add_argument("--workers", type=int, default=1, help="applications analysed at once")
     parser.add_argument("--limit", type=int, help="at most this many new logs now; the rest later")
     parser.add_argument("--page-size", type=int, default=100, help="History Server list page")
@@ -173,6 +181,10 @@ def collect_command(argv: Sequence[str]) -> int:
         "--step", type=float, default=15.0, help="seconds between samples, at least (default 15)"
     )
     args = parser.parse_args(argv)
+    for given, flag in ((args.profile, "--profile"), (args.logs, "--logs")):
+        if given is not None and not args.event_log_dir:
+            # Said, not ignored: the other sources read no profile or process logs yet.
+            parser.error(f"{flag} goes with --event-log-dir (the other sources do not read it)")
     if args.prometheus:
         return _collect_prometheus(args)
     if args.emr is not None or args.databricks is not None or args.dataproc is not None:
@@ -194,6 +206,7 @@ def collect_command(argv: Sequence[str]) -> int:
             limit=args.limit,
             storage_options=dict(args.option),
             profile=args.profile,
+            logs=args.logs,
         ).collect()
     else:
         import requests

@@ -13,6 +13,7 @@ from typing import Any
 from sparkprof._tree import BinaryStream, Root, Tree, TreeEntry, fsspec_root, local_root
 from sparkprof.analysis import Discovery, FoundLog
 from sparkprof.collect.summary import CollectSummary, failed, keep
+from sparkprof.executor_logs import fetch_logs
 from sparkprof.run_record import JobKeyRule
 from sparkprof.store import HistoryStore
 
@@ -72,11 +73,16 @@ class EventLogDirCollector:
         limit: int | None = None,
         storage_options: dict[str, Any] | None = None,
         profile: str | None = None,
+        logs: str | None = None,
     ) -> None:
         """``profile``: the Spark plugin's output directory (``spark.sparkprof.outputDir``), each
         application's agent profile under its id, as ``analyze --profile DIR``: the runs then
-        keep the agent's measurements (executors' memory peaks, task time by stack)."""
+        keep the agent's measurements (executors' memory peaks, task time by stack).
+        ``logs``: the executors' and the driver's own logs of these applications (a directory or
+        an fsspec URL, as ``analyze --logs``; each application reads only its own, by its id):
+        the runs' reports then carry ``logs`` and the kill causes read them."""
         self.profile = profile
+        self.logs = logs
         self.store = store
         self.url = url
         self.job_keys = job_keys or JobKeyRule()
@@ -85,10 +91,17 @@ class EventLogDirCollector:
         self.storage_options = storage_options or {}
 
     def collect(self) -> CollectSummary:
+        with fetch_logs(self.logs, **self.storage_options) as local_logs:
+            return self._collect(local_logs)
+
+    def _collect(self, local_logs: str | None) -> CollectSummary:
         root, prefix = self._root()
         tree = KnownHeadsTree(root.tree, prefix, self.store)
         discovery = Discovery(
-            dataclasses.replace(root, tree=tree), on_read_error="report", profile=self.profile
+            dataclasses.replace(root, tree=tree),
+            on_read_error="report",
+            profile=self.profile,
+            logs=local_logs,
         )
         if discovery.native.errors and not discovery.logs:  # nothing could be listed or opened
             raise discovery.native.errors[0]
