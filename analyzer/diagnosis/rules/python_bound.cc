@@ -8,8 +8,7 @@
 // site (innermost frame outside the JDK) is PySpark's runners, its Python operators or the row
 // pickler (profile::StageProfile::python_exchange_ns): the wait for results, and the pickling,
 // sending and reading that go with the workers (not their start-up: a fixed cost per worker,
-// whatever the rows) -- and the task threads' run
-// delay their Python workers' CPU explains: the
+// whatever the rows) -- and the task threads' run delay their Python workers' CPU explains: the
 // workers are processes of the application on the same hosts, and a CPU-second a worker used is
 // one a runnable task thread could have run in, so at most min(run delay, workers' CPU) of the
 // stage's run delay (less what may lie in exact monitor waits, lock-contention's) is theirs; it
