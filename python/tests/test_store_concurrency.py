@@ -89,6 +89,39 @@ def test_the_same_application_saved_by_many_at_once(
     assert _counts(store_url)[:2] == (1, 1)
 
 
+def test_a_write_lock_held_past_the_wait_is_named(
+    store_url: str, demo_logs: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another writer holding the store's write lock (SQLite's, PostgreSQL's advisory one) past
+    the writer's wait: a StoreBusyError naming the store and the wait, not a traceback; the write
+    goes through once the lock is let go."""
+    from sqlalchemy import create_engine, text
+
+    from sparkprof.store import history_store
+
+    monkeypatch.setattr(history_store, "WRITER_WAIT_S", 1.0)
+    analysed = next(sparkprof.iter_applications(demo_logs["plain"]))
+    store = HistoryStore(store_url)
+    other = create_engine(history_store._engine_url(store_url))
+    try:
+        with other.connect() as holder:
+            if store_url.startswith("sqlite"):
+                holder.exec_driver_sql("BEGIN IMMEDIATE")
+            else:
+                holder.execute(text(f"SELECT pg_advisory_lock({history_store._WRITE_LOCK})"))
+            with pytest.raises(history_store.StoreBusyError) as busy:
+                store.save_run(analysed, "upload")
+            assert store_url in str(busy.value) and "more than 1 s" in str(busy.value)
+            holder.rollback()
+            if not store_url.startswith("sqlite"):
+                holder.execute(text(f"SELECT pg_advisory_unlock({history_store._WRITE_LOCK})"))
+        assert store.save_run(analysed, "upload").id
+    finally:
+        other.dispose()
+        store.close()
+    assert _counts(store_url)[:2] == (1, 1)
+
+
 def test_simultaneous_uploads_of_one_application(
     store_url: str, demo_logs: dict[str, Path], tmp_path: Path
 ) -> None:

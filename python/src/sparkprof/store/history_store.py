@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import platformdirs
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, and_, create_engine, delete, event, func, or_, select
+from sqlalchemy import Engine, and_, create_engine, delete, event, func, or_, select, text
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session, load_only, selectinload, sessionmaker
 from sqlalchemy.orm.exc import StaleDataError
@@ -71,10 +71,11 @@ class StoreBusyError(RuntimeError):
     the same rows: the message names the store and what to do."""
 
 
-# How long a writer waits for SQLite's lock (another collect, an upload) before giving up, and how
+# How long a writer waits for the store's write lock (SQLite's; on PostgreSQL the advisory lock
+# below, as lock_timeout) held by another collect or upload before giving up, and how
 # many times a write is tried again after a concurrent writer stored the same run first (its
 # insert won the unique key: the retry finds that row and replaces it).
-SQLITE_BUSY_TIMEOUT_S = 60.0
+WRITER_WAIT_S = 60.0
 WRITE_ATTEMPTS = 8
 
 _T = TypeVar("_T")
@@ -82,6 +83,13 @@ MEMORY_RECORDS_PER_JOB = 5
 # PostgreSQL's deadlock_detected and serialization_failure: the transaction was rolled back whole.
 _RETRIED_SQLSTATES = ("40P01", "40001")
 _MIGRATION_LOCK = 0x5350_4B50  # "SPKP": PostgreSQL advisory lock key of this store's migrations
+# PostgreSQL advisory lock key every write transaction takes first ("SPKW"): writers queue one
+# after another, as on SQLite, instead of locking a job's neighbouring runs in different orders
+# (the advice record of a run reads and updates the runs before and after it) and deadlocking
+# again and again. A write holds it for milliseconds; the analysis happens before it.
+_WRITE_LOCK = 0x5350_4B57
+# PostgreSQL's lock_not_available: the write lock was not granted within the bound.
+_LOCK_TIMEOUT_SQLSTATE = "55P03"
 
 
 class HistoryStore:
@@ -91,7 +99,7 @@ class HistoryStore:
         if engine_url.startswith("sqlite:///") and engine_url != "sqlite:///:memory:":
             Path(engine_url[len("sqlite:///") :]).parent.mkdir(parents=True, exist_ok=True)
         sqlite = engine_url.startswith("sqlite")
-        connect_args = {"timeout": SQLITE_BUSY_TIMEOUT_S} if sqlite else {}
+        connect_args = {"timeout": WRITER_WAIT_S} if sqlite else {}
         self.engine: Engine = create_engine(engine_url, connect_args=connect_args)
         # Writes on SQLite take the database's write lock when they begin (BEGIN IMMEDIATE), so
         # the look-up of a run and its insert or replacement are one step: concurrent collects
@@ -132,10 +140,15 @@ class HistoryStore:
         """Runs ``work`` in one write transaction, again when a concurrent writer inserted the
         same row first (PostgreSQL: the unique key; the retry then finds and replaces that
         row) or PostgreSQL broke a deadlock by ending it, and turns a lock held too long into a
-        StoreBusyError naming the store."""
+        StoreBusyError naming the store. On PostgreSQL the transaction first takes the store's
+        advisory write lock, waiting at most WRITER_WAIT_S."""
+        postgresql = self._write_engine.dialect.name == "postgresql"
         for attempt in range(WRITE_ATTEMPTS):
             try:
                 with self._write_sessions() as session, session.begin():
+                    if postgresql:
+                        session.execute(text(f"SET LOCAL lock_timeout = '{WRITER_WAIT_S:g}s'"))
+                        session.execute(text(f"SELECT pg_advisory_xact_lock({_WRITE_LOCK})"))
                     return work(session)
             except (IntegrityError, StaleDataError) as error:
                 if attempt + 1 == WRITE_ATTEMPTS:
@@ -147,14 +160,27 @@ class HistoryStore:
                 # PostgreSQL ended this transaction to break a deadlock with a concurrent writer
                 # (two collects recording the advice of neighbouring runs of one job): nothing
                 # of it was kept, so it runs again.
-                deadlock = getattr(error.orig, "sqlstate", None) in _RETRIED_SQLSTATES
-                if deadlock and attempt + 1 < WRITE_ATTEMPTS:
+                sqlstate = getattr(error.orig, "sqlstate", None)
+                if sqlstate in _RETRIED_SQLSTATES and attempt + 1 < WRITE_ATTEMPTS:
                     continue
+                if postgresql:
+                    if sqlstate == _LOCK_TIMEOUT_SQLSTATE:
+                        raise StoreBusyError(
+                            f"run history {self.url}: another writer held the write lock for "
+                            f"more than {WRITER_WAIT_S:g} s; try again"
+                        ) from error
+                    if sqlstate in _RETRIED_SQLSTATES:
+                        raise StoreBusyError(
+                            f"run history {self.url}: PostgreSQL ended this write "
+                            f"{WRITE_ATTEMPTS} times to break a deadlock or a serialization "
+                            f"conflict; try again ({sqlstate})"
+                        ) from error
+                    raise
                 if "locked" not in str(error) and "busy" not in str(error):
                     raise
                 raise StoreBusyError(
                     f"run history {self.url}: locked by another writer for more than "
-                    f"{SQLITE_BUSY_TIMEOUT_S:g} s; try again, or use PostgreSQL for many "
+                    f"{WRITER_WAIT_S:g} s; try again, or use PostgreSQL for many "
                     "concurrent writers"
                 ) from error
         raise AssertionError("not reached")
