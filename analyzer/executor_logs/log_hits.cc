@@ -24,7 +24,7 @@ std::string_view TextAfterTime(const LogHit& hit) {
   std::string_view text = hit.text;
   if (hit.time.empty()) return text;
   const size_t at = text.find(hit.time);
-  if (at == std::string_view::npos || at > 1) return text;
+  if (at > 1) return text;  // not found (npos) included
   text.remove_prefix(at + hit.time.size());
   if (!text.empty() && text.front() == ']') text.remove_prefix(1);
   while (!text.empty() && text.front() == ' ') text.remove_prefix(1);

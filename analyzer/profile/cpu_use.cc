@@ -1,6 +1,7 @@
 #include "analyzer/profile/cpu_use.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace sparkprof::profile {
 
@@ -260,8 +261,8 @@ CpuDuring ApplicationCpuUse::During(const SpansMs& spans) const {
     if (jvm.cgroup) {
       ++during.cgroup_jvms;
       if (jvm.throttled_periods >= 0.5) ++during.throttled_jvms;
-      during.periods += static_cast<uint64_t>(jvm.periods + 0.5);
-      during.throttled_periods += static_cast<uint64_t>(jvm.throttled_periods + 0.5);
+      during.periods += static_cast<uint64_t>(std::llround(jvm.periods));
+      during.throttled_periods += static_cast<uint64_t>(std::llround(jvm.throttled_periods));
       during.throttled_ns += jvm.throttled_ns;
       if (jvm.min_quota > 0 &&
           (during.min_quota_millicpus == 0 || jvm.min_quota < during.min_quota_millicpus)) {

@@ -27,6 +27,7 @@ namespace sparkprof::source {
 namespace {
 
 struct ZipLibrary {
+// NOLINTNEXTLINE(bugprone-macro-parentheses): a declarator's name cannot be parenthesised
 #define SPARKPROF_ZIP_POINTER(name) decltype(&::name) name = nullptr;
   SPARKPROF_LIBZIP_FUNCTIONS(SPARKPROF_ZIP_POINTER)
 #undef SPARKPROF_ZIP_POINTER

@@ -328,6 +328,7 @@ std::string GenerateEventLog(const SyntheticApp& app) {
       int attempt;
     };
     std::vector<Pending> queue;
+    queue.reserve(static_cast<size_t>(std::max(stage.tasks, 0)));
     for (int i = 0; i < stage.tasks; ++i) queue.push_back({i, 0});
     std::vector<bool> slot_used(static_cast<size_t>(slots), false);
     int failures_left = stage.failed_attempts;

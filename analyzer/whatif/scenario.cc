@@ -144,6 +144,7 @@ std::vector<Work> Reshape(std::vector<Work> tasks, const Unit& unit, const Scena
   }
   if (fix_here && tasks.size() >= 5) {
     std::vector<int64_t> durations;
+    durations.reserve(tasks.size());
     for (const Work& w : tasks) durations.push_back(w.duration_ms);
     std::nth_element(durations.begin(), durations.begin() + durations.size() / 2, durations.end());
     const int64_t median = std::max<int64_t>(durations[durations.size() / 2], 1);
@@ -187,6 +188,7 @@ std::vector<Work> Reshape(std::vector<Work> tasks, const Unit& unit, const Scena
     const size_t old_count = tasks.size();
     const size_t count = static_cast<size_t>(new_count);
     std::vector<double> work;
+    work.reserve(old_count);
     for (const Work& w : tasks) work.push_back(std::max<double>(w.duration_ms - fixed_ms, 0));
     std::vector<Work> out(count, Work{fixed_ms});
     for (size_t i = 0; i < old_count; ++i) {
@@ -567,7 +569,7 @@ void ChangeSpeculation(const PreparedRun& run, const Scenario& scenario, Changed
                        std::vector<std::string>& changes) {
   const model::ApplicationModel& m = *run.model;
   if (scenario.speculation == 1) {
-    const bool spark4 = m.spark_version.rfind("4", 0) == 0;
+    const bool spark4 = m.spark_version.rfind('4', 0) == 0;
     double multiplier = std::strtod(
         PropertyOr(m, "spark.speculation.multiplier", spark4 ? "3" : "1.5").c_str(), nullptr);
     double quantile = std::strtod(
