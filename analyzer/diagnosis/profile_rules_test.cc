@@ -601,6 +601,13 @@ TEST_F(ProfileRulesTest, RunDelayToldApartByTheJvmsCpuUse) {
   EXPECT_NE(own.impact.method.find("nothing to give back"), std::string::npos) << own.impact.method;
   EXPECT_EQ(own.severity, Severity::kInfo);
   EXPECT_FALSE(RecommendsKey(own, "spark.executor.cores"));
+  // Others holding 0.003 CPUs (a daemon's tick, 0.00 at the precision shown) give nothing back
+  // either: no "3.00 + the 0.00 freed" saving.
+  const Finding tick = finding(CpuUseBatch(from, to, 8, 3.003, 3.0));
+  EXPECT_NE(tick.impact.method.find("nothing to give back"), std::string::npos)
+      << tick.impact.method;
+  EXPECT_EQ(tick.impact.method.find("the 0.00 freed"), std::string::npos) << tick.impact.method;
+  EXPECT_EQ(tick.impact.time_saved_ms_high, 0);
 
   // The quota: throttled for most of the stage's run delay.
   const Finding quota = finding(CpuUseBatch(from, to, 8, 3.0, 3.0, 3000.0, 1500));

@@ -27,7 +27,9 @@
 // share of the run delay that goes is the high end; the low end gives back half the CPUs gained
 // (a host of its own still runs its daemons; a raised quota may still share the host). Its own
 // queueing gains nothing: with no others and no throttling, cur is already what the hosts have
-// (fewer slots only reorder the work). Without CPU use (agents before Batch.cpu) 0-50%, as the
+// (fewer slots only reorder the work); CPUs given back that round to none at the hundredths the
+// finding prints (under 0.005: a daemon's tick) are none too, so no "+ the 0.00 freed" is
+// claimed. Without CPU use (agents before Batch.cpu) 0-50%, as the
 // profile cannot tell the two apart.
 // The driver too: while no task runs (the phase breakdown's driver-only spans: planning,
 // collecting, the gaps between jobs) the application's wall time is the driver's, and a driver
@@ -293,7 +295,8 @@ void CpuOversubscription(const DiagnosisInput& input, std::vector<Finding>& out)
       return std::clamp((runnable - runnable_then) / starved_ns, 0.0, 1.0);
     };
     const double half = cur + (then - cur) / 2;
-    if (then <= cur) {
+    constexpr double kLeastCpusShown = 0.005;  // prints as 0.01 (header)
+    if (then - cur < kLeastCpusShown) {
       efficiency = {0.0, 0.0,
                     "nothing to give back: no other process held CPUs and no quota throttled "
                     "it, so its threads queue for the CPUs it has (fewer slots only reorder "
