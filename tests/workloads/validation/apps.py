@@ -91,8 +91,28 @@ def spilling_sort(spark, scratch):
     rows.orderBy("token").write.format("noop").mode("overwrite").save()
 
 
+def waiting_tasks(spark, scratch):
+    """96 tasks, one row each, that each wait 0.6 s inside the JVM (Thread.sleep called through
+    SQL's reflect: no Python worker to start, so a new executor warms up as a JVM-only job's
+    would). The tasks wait, so the task slots set the wall time, not the CPUs: executor and
+    core counts move it by 1.5-2x even on 2 CPUs."""
+    job(spark, "waiting tasks: 96 x 0.6 s")
+    wait = F.expr("reflect('java.lang.Thread', 'sleep', cast(600 as bigint))")
+    spark.range(0, 96, 1, 96).select(wait.alias("waited")).agg(F.count("waited")).collect()
+
+
+def tiny_tasks(spark, scratch):
+    """2M rows counted per key (1,000 keys) into spark.sql.shuffle.partitions partitions (AQE
+    coalescing off): every reduce task is tiny, so their count -- each paying Spark's own
+    per-task cost (scheduling, deserialising the task, fetching its blocks) -- sets the reduce
+    stage's time."""
+    job(spark, "tiny tasks: 2M rows counted per key")
+    counts = spark.range(0, 2_000_000, 1, 4).groupBy((F.col("id") % 1000).alias("key")).count()
+    counts.agg(F.sum("count")).collect()
+
+
 WORKLOADS = {f.__name__: f for f in [slow_reads, cpu_repartition, skewed_join, country_join,
-                                      spilling_sort]}
+                                      spilling_sort, waiting_tasks, tiny_tasks]}
 
 if __name__ == "__main__":
     main(WORKLOADS)
