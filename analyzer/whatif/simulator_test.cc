@@ -405,6 +405,31 @@ TEST(Simulator, ShufflePartitionsLeaveSinglePartitionCoalescedAndRddStagesAlone)
   EXPECT_EQ(StageOf(Simulate(rdd->model, more), 1)->predicted_tasks, 8);
 }
 
+// Fewer, larger tasks keep paying the per-task cost the empty tasks show: the validation's
+// many_tiny_tasks ran 2,000 reduce tasks (1,194 reading nothing, ~25 ms each like the rest, the
+// shortest 5 ms); the same program on 200 partitions ran that stage in 6.7 s. With the shortest
+// task as the per-task cost, 2,000 x 20 ms became "work" and 200 tasks were predicted ~20 s.
+TEST(Simulator, FewerTasksKeepThePerTaskCostTheEmptyTasksShow) {
+  std::optional<report::Analysis> base =
+      AnalyzeFixture("tests/workloads/validation/fixtures/3.5.9/many_tiny_tasks.base.zstd");
+  std::optional<report::Analysis> actual = AnalyzeFixture(
+      "tests/workloads/validation/fixtures/3.5.9/many_tiny_tasks.partitions_200.zstd");
+  if (!base || !actual) GTEST_SKIP() << "no validation fixture";
+  Scenario fewer;
+  fewer.shuffle_partitions = 200;
+  const Prediction p = Simulate(base->model, fewer);
+  const StagePrediction* reduce = StageOf(p, 2);
+  ASSERT_NE(reduce, nullptr);
+  EXPECT_EQ(reduce->actual_tasks, 2000);
+  EXPECT_EQ(reduce->predicted_tasks, 200);
+  const StagePrediction* ran = StageOf(Simulate(actual->model, Scenario{}), 2);
+  ASSERT_NE(ran, nullptr);
+  EXPECT_EQ(ran->actual_tasks, 200);
+  // Within half of what the 200-task stage really took (6.7 s); the shortest-task cost gave 3x.
+  EXPECT_LT(reduce->predicted_ms, ran->actual_ms * 3 / 2) << reduce->predicted_ms;
+  EXPECT_GT(reduce->predicted_ms, ran->actual_ms / 2) << reduce->predicted_ms;
+}
+
 // The self-prediction over every shared log that is one complete application with tasks: the
 // error distribution is printed; the median must stay within 5% and 80% of the logs too.
 TEST(Simulator, SelfPredictionOnTheSharedLogs) {
