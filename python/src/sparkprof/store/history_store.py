@@ -157,9 +157,10 @@ class HistoryStore:
                         f"same rows first; try again ({type(error).__name__}: {error.args[0]})"
                     ) from error
             except OperationalError as error:
-                # PostgreSQL ended this transaction to break a deadlock with a concurrent writer
-                # (two collects recording the advice of neighbouring runs of one job): nothing
-                # of it was kept, so it runs again.
+                # PostgreSQL ended this transaction to break a deadlock or a serialization
+                # conflict: nothing of it was kept, so it runs again. Writers of this version
+                # queue on the write lock and do not deadlock each other; a writer that does
+                # not take it (an older sparkprof on the same store) still may.
                 sqlstate = getattr(error.orig, "sqlstate", None)
                 if sqlstate in _RETRIED_SQLSTATES and attempt + 1 < WRITE_ATTEMPTS:
                     continue
