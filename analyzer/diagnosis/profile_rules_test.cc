@@ -318,6 +318,42 @@ TEST_F(ProfileRulesTest, PythonBoundRowUdfAndArrow) {
   EXPECT_TRUE(RecommendsKey(*found[0], "spark.sql.execution.arrow.maxRecordsPerBatch"));
 }
 
+// Each task is shortened by its own part of the wait: in a stage whose one task computes (4 s,
+// 10% of it on its worker) while the seven others wait on their workers (80% of their 4 s), the
+// stage cannot end before the computing task -- built-ins save ~0.4 s of it, not the ~2.7 s one
+// share for every task (71%) would promise.
+TEST_F(ProfileRulesTest, PythonBoundShortensEachTaskByItsOwnWait) {
+  const std::vector<std::string> wait = {
+      "org.apache.spark.sql.execution.python.BatchEvalPythonExec.evaluate",
+      "org.apache.spark.api.python.BasePythonRunner$ReaderIterator.hasNext",
+      "java.io.DataInputStream.readInt"};
+  const std::vector<Sample> samples = {
+      {0, Under(wait), schema::Category::python_wait, 400 + 7 * 3200},
+      {0, Under({"com.acme.Job.map"}), schema::Category::compute, 3600 + 7 * 800},
+      {1, Under({"com.acme.Job.reduce"}), schema::Category::compute, 2000}};
+  std::vector<TaskRow> rows = {{0, 0, schema::Category::python_wait, 400},
+                               {0, 0, schema::Category::compute, 3600}};
+  for (int64_t task = 1; task < 8; ++task) {
+    rows.push_back({0, task, schema::Category::python_wait, 3200});
+    rows.push_back({0, task, schema::Category::compute, 800});
+  }
+  const report::Analysis per_task = Analyze(TwoStages(), ProfileBatch(samples, "cpu+wall", rows));
+  const report::Analysis stage_only = Analyze(TwoStages(), ProfileBatch(samples, "cpu+wall"));
+  auto found = FindingsOf(per_task, "python-bound");
+  ASSERT_EQ(found.size(), 1u);
+  const Finding each = *found[0];
+  found = FindingsOf(stage_only, "python-bound");
+  ASSERT_EQ(found.size(), 1u);
+  const Finding alike = *found[0];
+  EXPECT_NE(each.impact.method.find("each task by its own share"), std::string::npos)
+      << each.impact.method;
+  EXPECT_EQ(alike.impact.method.find("each task by its own share"), std::string::npos);
+  EXPECT_GT(alike.impact.time_saved_ms_high, 2000) << alike.impact.method;
+  EXPECT_LT(each.impact.time_saved_ms_high, 800) << each.impact.method;
+  // Fewer samples of the cause are not fewer of the stage: the shares shown are the stage's.
+  EXPECT_NEAR(EvidenceValue(each, "top_stage_python_wait_share"), 22.8 / 32.0, 1e-6);
+}
+
 // The task threads' run delay that their own Python workers' CPU explains goes with the Python
 // work: python-bound claims min(run delay, the workers' CPU) of it beside the wait.
 TEST_F(ProfileRulesTest, PythonBoundClaimsTheRunDelayItsWorkersCause) {
@@ -362,8 +398,9 @@ TEST_F(ProfileRulesTest, PythonBoundClaimsTheRunDelayItsWorkersCause) {
 // The JVM's side of the exchange is the cause, not only its socket wait: unpickling results and
 // pickling rows (sites under the Python operators and net.razorvine, a framework, never the
 // application) go with the worker; starting the daemon (PythonWorkerFactory) is a fixed cost per
-// worker and stays out, and the operators feeding the UDF (their own site) are not the exchange.
-TEST_F(ProfileRulesTest, PythonBoundCountsTheJvmSideOfTheExchangeButNotWorkerStartUp) {
+// worker, outside the cause's share -- but built-ins need no worker, so the row UDF's fix saves
+// it too, and says so; and the operators feeding the UDF (their own site) are not the exchange.
+TEST_F(ProfileRulesTest, PythonBoundCountsTheJvmSideOfTheExchangeAndBuiltinsSaveTheStart) {
   const std::vector<std::string> udf = {
       "org.apache.spark.sql.execution.python.BatchEvalPythonExec.evaluate",
       "org.apache.spark.api.python.BasePythonRunner$ReaderIterator.hasNext"};
@@ -395,6 +432,12 @@ TEST_F(ProfileRulesTest, PythonBoundCountsTheJvmSideOfTheExchangeButNotWorkerSta
   EXPECT_NEAR(EvidenceValue(*found[0], "top_stage_python_wait_share"), 15.0 / 32.0, 1e-6);
   EXPECT_NE(found[0]->explanation.find("12.0 s waiting for them, 3.0 s more in the JVM's side of "
                                        "the exchange"),
+            std::string::npos)
+      << found[0]->explanation;
+  EXPECT_EQ(EvidenceValue(*found[0], "python_worker_start_ms"), 5000);
+  EXPECT_NE(found[0]->explanation.find(
+                "the 5.0 s the task threads spent starting them (in "
+                "`org.apache.spark.api.python.PythonWorkerFactory.startDaemon`) goes with the UDF"),
             std::string::npos)
       << found[0]->explanation;
   // The pickler is Spark's library, not the application's code.

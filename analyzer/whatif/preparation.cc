@@ -119,6 +119,7 @@ int64_t TakeWarmup(std::vector<Work>& tasks, const std::vector<uint32_t>& execut
   const int64_t warmup = votes[(votes.size() - 1) / 2];
   for (size_t k = 0; k < firsts.size(); ++k) {
     tasks[firsts[k]].duration_ms -= std::min(excess[k], warmup);
+    tasks[firsts[k]].first_on_executor = true;
   }
   return warmup;
 }
@@ -284,6 +285,7 @@ Work WorkOf(const model::TaskAttempt& t, int64_t slot_released, int64_t start) {
                                ? std::min(slot_released, t.finish_time_ms)
                                : t.finish_time_ms;
   Work work{std::min(released - t.launch_time_ms, kMaxMs), -1, Span(t.launch_time_ms, start)};
+  work.task_id = t.task_id;
   if (t.has_metrics) {
     const model::TaskAttemptMetrics& x = t.metrics;
     work.input_bytes = std::max<int64_t>(x.input_bytes_read, 0);

@@ -749,24 +749,61 @@ void ResplitStages(const PreparedRun& run, const Scenario& scenario, ChangedRun&
 }
 
 // Code changes the profile measured: the stages' tasks shortened (after any re-split, which
-// keeps the time per task the change then scales).
+// keeps the time per task the change then scales), each task by its own factor where the
+// profile measured one, the warm-up by the mean factor of the tasks that held it.
 void ScaleMeasuredStages(const Scenario& scenario, ChangedRun& changed,
                          std::vector<std::string>& changes) {
-  if (scenario.stage_task_time_factor.empty()) return;
+  if (scenario.stage_task_time_factor.empty() && scenario.task_time_factor.empty()) return;
+  auto clamped = [](double factor) { return std::clamp(factor, 0.0, 1.0); };
+  struct Range {
+    double low = 1, high = 0;
+  };
+  std::map<int32_t, Range> per_task;  // stages whose tasks took factors of their own
   for (Unit& unit : changed.WritableUnits()) {
-    auto factor = scenario.stage_task_time_factor.find(unit.stage_id);
-    if (factor == scenario.stage_task_time_factor.end()) continue;
-    const double scale = std::clamp(factor->second, 0.0, 1.0);
+    auto stage = scenario.stage_task_time_factor.find(unit.stage_id);
+    const bool stage_scaled = stage != scenario.stage_task_time_factor.end();
+    const double stage_factor = stage_scaled ? clamped(stage->second) : 1.0;
+    double first_sum = 0;
+    int first_count = 0;
+    bool any = stage_scaled;
     for (Work& w : unit.tasks) {
-      w.duration_ms =
-          std::max<int64_t>(std::llround(static_cast<double>(w.duration_ms) * scale), 1);
+      double factor = stage_factor;
+      bool scaled = stage_scaled;
+      if (w.task_id >= 0 && !scenario.task_time_factor.empty()) {
+        auto own = scenario.task_time_factor.find(w.task_id);
+        if (own != scenario.task_time_factor.end()) {
+          factor = clamped(own->second);
+          Range& range = per_task[unit.stage_id];
+          range.low = std::min(range.low, factor);
+          range.high = std::max(range.high, factor);
+          any = scaled = true;
+        }
+      }
+      if (w.first_on_executor) {
+        first_sum += factor;
+        ++first_count;
+      }
+      if (scaled) {
+        w.duration_ms =
+            std::max<int64_t>(std::llround(static_cast<double>(w.duration_ms) * factor), 1);
+      }
     }
-    unit.warmup_ms = std::llround(static_cast<double>(unit.warmup_ms) * scale);
+    if (!any) continue;
+    const double warmup_factor = first_count > 0 ? first_sum / first_count : stage_factor;
+    unit.warmup_ms = std::llround(static_cast<double>(unit.warmup_ms) * warmup_factor);
   }
   for (const auto& [stage, factor] : scenario.stage_task_time_factor) {
+    if (per_task.count(stage) > 0) continue;
     char text[120];
     std::snprintf(text, sizeof(text), "stage %d's tasks take %.0f%% of their time",
-                  static_cast<int>(stage), 100 * std::clamp(factor, 0.0, 1.0));
+                  static_cast<int>(stage), 100 * clamped(factor));
+    changes.push_back(text);
+  }
+  for (const auto& [stage, range] : per_task) {
+    char text[160];
+    std::snprintf(text, sizeof(text),
+                  "stage %d's tasks take %.0f%%-%.0f%% of their time (each its own measured share)",
+                  static_cast<int>(stage), 100 * range.low, 100 * range.high);
     changes.push_back(text);
   }
 }

@@ -53,6 +53,11 @@ struct Scenario {
   // A code change the profile measured (analyzer/profile): the tasks of these stages (every
   // attempt) take this fraction of their time, e.g. 0.6 when 40% of their sampled time goes.
   std::map<int32_t, double> stage_task_time_factor;
+  // The same per task attempt (Spark's task id), where the profile measured each task's own
+  // share: it overrides its stage's factor for that task; a stage's warm-up takes the mean factor
+  // of the tasks that held it (the first on each executor). The pieces of a re-split stage have
+  // no task id and take the stage's factor.
+  std::map<int64_t, double> task_time_factor;
 };
 
 // The keys --set accepts, for help texts and errors.

@@ -49,6 +49,9 @@ struct Work {
   int64_t duration_ms;
   int64_t hold_offset_ms = -1;
   int64_t real_launch_ms = -1;  // relative to the application start (for computing the hold)
+  int64_t task_id = -1;         // Spark's task id; -1 for the pieces of a re-split stage
+  // The stage's first task on its executor in the run: it held the stage's warm-up (TakeWarmup).
+  bool first_on_executor = false;
   // What the scenario's rescaling reads, from the task's metrics (0 without metrics).
   int64_t input_bytes = 0;
   int64_t records = 0;  // input and shuffle records read: the data the task was given

@@ -125,14 +125,8 @@ TEST(Simulator, FixingSkewSplitsTheTaskHoldingMostOfTheStage) {
   EXPECT_LT(fixed.predicted_wall_ms, same.baseline_wall_ms - 3'000);
 }
 
-// A locality wait is kept only where the run shows one: a task launched when its slot freed is
-// not held, even when that slot's first task carried the executor's warm-up (the replay takes
-// the warm-up off that task, but the slot was busy until the task really ended). One 4-slot
-// executor, 8 tasks of 3 s, the first wave 3 s longer (warm-up): halving the tasks' time halves
-// the stage. When the warm-up was taken off before the holds were found, the second wave's first
-// task looked held 3 s past a free slot and stayed pinned at 6 s: the stage went from 9 s to
-// 7.5 s only.
-TEST(Simulator, AWarmedUpSlotsNextTaskIsNotTakenForALocalityWait) {
+// One 4-slot executor, 8 tasks of 3 s, the first wave 3 s longer (warm-up).
+report::Analysis TwoWavesOnOneExecutor() {
   testing::SyntheticApp app;
   app.executors = 1;
   app.cores_per_executor = 4;
@@ -143,7 +137,18 @@ TEST(Simulator, AWarmedUpSlotsNextTaskIsNotTakenForALocalityWait) {
   stage.jitter = 0;
   stage.first_wave_extra_ms = 3000;
   app.stages.push_back(stage);
-  report::Analysis a = AnalyzeText(testing::GenerateEventLog(app));
+  return AnalyzeText(testing::GenerateEventLog(app));
+}
+
+// A locality wait is kept only where the run shows one: a task launched when its slot freed is
+// not held, even when that slot's first task carried the executor's warm-up (the replay takes
+// the warm-up off that task, but the slot was busy until the task really ended). One 4-slot
+// executor, 8 tasks of 3 s, the first wave 3 s longer (warm-up): halving the tasks' time halves
+// the stage. When the warm-up was taken off before the holds were found, the second wave's first
+// task looked held 3 s past a free slot and stayed pinned at 6 s: the stage went from 9 s to
+// 7.5 s only.
+TEST(Simulator, AWarmedUpSlotsNextTaskIsNotTakenForALocalityWait) {
+  report::Analysis a = TwoWavesOnOneExecutor();
   Scenario halved;
   halved.stage_task_time_factor[0] = 0.5;
   const Prediction p = Simulate(a.model, halved);
@@ -153,6 +158,36 @@ TEST(Simulator, AWarmedUpSlotsNextTaskIsNotTakenForALocalityWait) {
   EXPECT_NEAR(static_cast<double>(s.baseline_ms), 9000, 300);
   EXPECT_NEAR(static_cast<double>(s.predicted_ms) / static_cast<double>(s.baseline_ms), 0.5, 0.05)
       << s.predicted_ms << " of " << s.baseline_ms;
+}
+
+// A code change measured per task shortens each task by its own factor, over its stage's: the
+// same run as above (one 4-slot executor, two waves of 3 s, the first 3 s longer). The second
+// wave halved: 6 s + 1.5 s. The first wave halved instead: its warm-up (held by the first task
+// on the executor) is halved with it, 3 s + 3 s. A stage factor for tasks without their own.
+TEST(Simulator, EachTaskTakesItsOwnMeasuredFactor) {
+  report::Analysis a = TwoWavesOnOneExecutor();
+  auto ratio = [&](const Scenario& scenario) {
+    const Prediction p = Simulate(a.model, scenario);
+    EXPECT_FALSE(p.stages.empty());
+    if (p.stages.empty()) return 0.0;
+    const StagePrediction& s = p.stages.front();
+    EXPECT_NEAR(static_cast<double>(s.baseline_ms), 9000, 300);
+    return static_cast<double>(s.predicted_ms) / static_cast<double>(s.baseline_ms);
+  };
+  Scenario second_wave;
+  second_wave.stage_task_time_factor[0] = 0.1;  // overridden for every task below
+  for (int64_t task = 0; task < 8; ++task) second_wave.task_time_factor[task] = task < 4 ? 1 : 0.5;
+  EXPECT_NEAR(ratio(second_wave), 7.5 / 9, 0.05);
+  Scenario first_wave;
+  for (int64_t task = 0; task < 4; ++task) first_wave.task_time_factor[task] = 0.5;
+  EXPECT_NEAR(ratio(first_wave), 6.0 / 9, 0.05);
+  // The tasks without a factor of their own take the stage's.
+  first_wave.stage_task_time_factor[0] = 0.5;
+  EXPECT_NEAR(ratio(first_wave), 4.5 / 9, 0.05);
+  const Prediction p = Simulate(a.model, first_wave);
+  ASSERT_FALSE(p.changes.empty());
+  EXPECT_NE(p.changes.back().find("stage 0's tasks take 50%-50% of their time"), std::string::npos)
+      << p.changes.back();
 }
 
 TEST(Simulator, SettingsAreParsedOrRefused) {

@@ -79,10 +79,15 @@ bool JudgeProfiledCauses(const DiagnosisInput& input, const std::vector<Profiled
     cause_ns += cause.ns;
   }
   // The replay with every stage's tasks shortened by share x efficiency.
+  bool per_task = false;
   auto scenario_for = [&](double fraction) {
     whatif::Scenario scenario;
     for (const ProfiledCause& cause : causes) {
       scenario.stage_task_time_factor[cause.stage_id] = 1.0 - cause.share * fraction;
+      for (const TaskShare& task : cause.task_shares) {
+        scenario.task_time_factor[task.task_id] = 1.0 - task.share * fraction;
+        per_task = true;
+      }
     }
     return scenario;
   };
@@ -101,7 +106,8 @@ bool JudgeProfiledCauses(const DiagnosisInput& input, const std::vector<Profiled
                         }
                         return ids;
                       }() +
-                      " shortened by the cause's share of their sampled task time x " +
+                      " shortened by the cause's share of their sampled task time" +
+                      (per_task ? " (each task by its own share)" : "") + " x " +
                       Fixed(100 * efficiency.low, 0) + "-" + Fixed(100 * efficiency.high, 0) +
                       "% (" + efficiency.source + "); the model reproduces this run within " +
                       Fixed(100 * high.self_prediction_error, 1) + "%";

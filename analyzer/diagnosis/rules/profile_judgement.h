@@ -40,6 +40,12 @@ inline constexpr double kMinShare = 0.10;
 inline constexpr double kMinShareAlone = 0.50;
 inline constexpr double kMinWallShare = 0.01;
 
+// A task attempt's own share of a cause (SpreadOverTasks).
+struct TaskShare {
+  int64_t task_id = -1;  // Spark's task id
+  double share = 0;      // of the task's sampled time
+};
+
 // One stage where a cause holds a share of the sampled task time (all attempts summed).
 struct ProfiledCause {
   int32_t stage_id = -1;
@@ -47,7 +53,19 @@ struct ProfiledCause {
   uint64_t ns = 0;
   double share = 0;
   int64_t task_span_ms = 0;  // first launch to last end, summed over attempts (0 when unknown)
+  // Each task's own share, where the rule measured the cause per task (SpreadOverTasks); empty:
+  // every task of the stage takes `share`. A stage's first tasks (warm-up, worker start) and its
+  // later ones rarely hold a cause alike, and the replay shortens each task by its own.
+  std::vector<TaskShare> task_shares;
 };
+
+// Spreads cause.ns over the stage's profiled tasks in proportion to `weight_of(task)` (ns of the
+// task's own categories that hold the cause) and fills cause.task_shares: a task's share is its
+// part of cause.ns over its sampled time (at most 1). Leaves them empty when the per-task rows
+// miss more than a tenth of the stage's sampled time (rows left out: docs/limits.md) or no task
+// weighs anything.
+template <typename WeightOf>
+void SpreadOverTasks(ProfiledCause& cause, WeightOf&& weight_of);
 
 // The stages (most time first) where `time_of(stage)` holds >= kMinShare of a judged stage's
 // sampled task time.
@@ -80,6 +98,26 @@ struct OutsideTasks {
 bool JudgeProfiledCauses(const DiagnosisInput& input, const std::vector<ProfiledCause>& causes,
                          const Efficiency& efficiency, Finding& f, bool report_regardless = false,
                          const OutsideTasks* outside = nullptr);
+
+template <typename WeightOf>
+void SpreadOverTasks(ProfiledCause& cause, WeightOf&& weight_of) {
+  cause.task_shares.clear();
+  uint64_t covered = 0;
+  double total_weight = 0;
+  for (const profile::TaskTime& task : cause.stage.tasks) {
+    covered += task.task_ns();
+    total_weight += static_cast<double>(weight_of(task));
+  }
+  if (total_weight <= 0 || 10 * covered < 9 * cause.stage.task_ns) return;
+  for (const profile::TaskTime& task : cause.stage.tasks) {
+    const uint64_t task_ns = task.task_ns();
+    if (task_ns == 0) continue;
+    const double part =
+        static_cast<double>(cause.ns) * static_cast<double>(weight_of(task)) / total_weight;
+    cause.task_shares.push_back(
+        {task.task_attempt_id, std::min(1.0, part / static_cast<double>(task_ns))});
+  }
+}
 
 // "1.23 s (42% of stage 3's sampled task time)"; with `on_cpu_ns` (a cause measured on CPU and
 // given its share of the run delay, StageProfile::RunnableNs), how it was scaled, so the figure
