@@ -222,8 +222,16 @@ std::vector<Work> Reshape(std::vector<Work> tasks, const Unit& unit, const Scena
     const size_t count = static_cast<size_t>(new_count);
     std::vector<double> work;
     work.reserve(old_count);
-    for (const Work& w : tasks) work.push_back(std::max<double>(w.duration_ms - fixed_ms, 0));
-    std::vector<Work> out(count, Work{fixed_ms});
+    // Signed, and kept both ways: an old task quicker than the fixed cost (the empty tasks'
+    // mean) carries as much noise as one slower, and a new task that takes both does their sum;
+    // a new task whose share comes out below zero is shortened, down to 1 ms. (Clamping each old
+    // task's work at zero counted every task's noise above the mean as work -- 2,000 -> 200 tiny
+    // reduce tasks got seconds of "work" the fewer tasks then did: 14.5% / 19.6% over; now
+    // 2.1% / 4.3%.) The work follows the partitions, and with them the cost of the tasks that
+    // ran early on their executors (the JVM still compiling the stage's code): partitions are
+    // launched in order, so the first of the new tasks take it.
+    for (const Work& w : tasks) work.push_back(static_cast<double>(w.duration_ms - fixed_ms));
+    std::vector<double> share(count, 0.0);
     for (size_t i = 0; i < old_count; ++i) {
       // Old task i covers [i/old, (i+1)/old) of the key space.
       const double begin = static_cast<double>(i) / old_count;
@@ -233,8 +241,13 @@ std::vector<Work> Reshape(std::vector<Work> tasks, const Unit& unit, const Scena
         const double lo = std::max(begin, static_cast<double>(j) / count);
         const double hi = std::min(end, static_cast<double>(j + 1) / count);
         if (hi <= lo) break;
-        out[j].duration_ms += static_cast<int64_t>(std::llround(work[i] * (hi - lo) * old_count));
+        share[j] += work[i] * (hi - lo) * old_count;
       }
+    }
+    std::vector<Work> out(count, Work{fixed_ms});
+    for (size_t j = 0; j < count; ++j) {
+      out[j].duration_ms =
+          std::clamp<int64_t>(std::llround(static_cast<double>(fixed_ms) + share[j]), 1, kMaxMs);
     }
     tasks = std::move(out);
   }

@@ -443,7 +443,9 @@ TEST(Simulator, ShufflePartitionsLeaveSinglePartitionCoalescedAndRddStagesAlone)
 // Fewer, larger tasks keep paying the per-task cost the empty tasks show: the validation's
 // many_tiny_tasks ran 2,000 reduce tasks (1,194 reading nothing, ~25 ms each like the rest, the
 // shortest 5 ms); the same program on 200 partitions ran that stage in 6.7 s. With the shortest
-// task as the per-task cost, 2,000 x 20 ms became "work" and 200 tasks were predicted ~20 s.
+// task as the per-task cost, 2,000 x 20 ms became "work" and 200 tasks were predicted ~20 s; with
+// the empty tasks' mean but each old task's work clamped at zero, the tasks quicker than the mean
+// counted nothing while the slower ones' noise became work: 9.9 s. Kept both ways: 6.7 s.
 TEST(Simulator, FewerTasksKeepThePerTaskCostTheEmptyTasksShow) {
   std::optional<report::Analysis> base =
       AnalyzeFixture("tests/workloads/validation/fixtures/3.5.9/many_tiny_tasks.base.zstd");
@@ -461,9 +463,9 @@ TEST(Simulator, FewerTasksKeepThePerTaskCostTheEmptyTasksShow) {
   const StagePrediction* ran = StageOf(as_run, 2);
   ASSERT_NE(ran, nullptr);
   EXPECT_EQ(ran->actual_tasks, 200);
-  // Within half of what the 200-task stage really took (6.7 s); the shortest-task cost gave 3x.
-  EXPECT_LT(reduce->predicted_ms, ran->actual_ms * 3 / 2) << reduce->predicted_ms;
-  EXPECT_GT(reduce->predicted_ms, ran->actual_ms / 2) << reduce->predicted_ms;
+  // Within 15% of what the 200-task stage really took (6.7 s); clamped work gave 47% over.
+  EXPECT_LT(reduce->predicted_ms, ran->actual_ms * 115 / 100) << reduce->predicted_ms;
+  EXPECT_GT(reduce->predicted_ms, ran->actual_ms * 85 / 100) << reduce->predicted_ms;
 }
 
 // The self-prediction over every shared log that is one complete application with tasks: the
