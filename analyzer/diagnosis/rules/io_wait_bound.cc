@@ -83,6 +83,7 @@ void IoWaitBound(const DiagnosisInput& input, std::vector<Finding>& out) {
        "read less: prune partitions and columns (filters on partition columns, select only "
        "the columns used) so fewer bytes are requested",
        "the wait grows with the bytes requested"});
+  SpreadByCategory(causes, TaskCategory::kIoWait);
   if (!JudgeProfiledCauses(input, causes,
                            {0.20, 0.60, "faster or fewer reads; the bytes still arrive"}, f)) {
     return;

@@ -151,6 +151,27 @@ bool JudgeProfiledCauses(const DiagnosisInput& input, const std::vector<Profiled
   return true;
 }
 
+void SpreadByRunnableCategory(std::vector<ProfiledCause>& causes, TaskCategory category) {
+  for (ProfiledCause& cause : causes) {
+    SpreadOverTasks(cause, [category](const profile::TaskTime& task) {
+      const double on_cpu = static_cast<double>(task.on_cpu_ns());
+      const double in_category = static_cast<double>(task.category_ns[CategoryIndex(category)]);
+      if (on_cpu <= 0) return in_category;
+      const double starved =
+          static_cast<double>(task.category_ns[CategoryIndex(TaskCategory::kCpuStarved)]);
+      return in_category * (on_cpu + starved) / on_cpu;
+    });
+  }
+}
+
+void SpreadByCategory(std::vector<ProfiledCause>& causes, TaskCategory category) {
+  for (ProfiledCause& cause : causes) {
+    SpreadOverTasks(cause, [category](const profile::TaskTime& task) {
+      return task.category_ns[CategoryIndex(category)];
+    });
+  }
+}
+
 std::string TimeAndShare(const ProfiledCause& cause, uint64_t on_cpu_ns) {
   std::string text = HumanDurationMs(Ms(cause.ns)) + " (" + Fixed(100 * cause.share, 0) +
                      "% of stage " + std::to_string(cause.stage_id) + "'s " +

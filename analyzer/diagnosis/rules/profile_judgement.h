@@ -8,7 +8,15 @@
 //     cannot shorten it by more.)
 //   * The expected saving is what removing the cause's time saves: the stage's tasks shortened
 //     by share x efficiency, replayed by the what-if simulator with every such stage changed at
-//     once (low and high efficiency each rule states with its source); without a replay that
+//     once (low and high efficiency each rule states with its source). Where the cause is each
+//     task's own doing -- its Python worker, its own serialization, its own reads -- and the
+//     profile holds per-task rows, each task is shortened by its own share (SpreadOverTasks): a
+//     stage's first tasks warm up while its later ones do the work, and one share for all
+//     shortened the warm-up as much as the work (validation, docs/whatif.md: Python UDF ->
+//     built-ins 26% -> 14% off, Java -> Kryo 8.2 / 7.0% -> 6.3 / 5.6%). A cause from a resource
+//     the tasks share (CPUs other processes held: cpu-oversubscription) keeps the stage's share:
+//     which task's thread happened to wait for a CPU is chance (spread by each task's own run
+//     delay, the CPU fix came out 10.4 / 5.7% off instead of 8.9 / 4.3%). Without a replay that
 //     reproduces the run (self-prediction error above 25%), the stages' task spans x share x
 //     efficiency, capped at the application's wall time. A rule may add what the same fix saves
 //     outside the tasks (OutsideTasks), measured apart.
@@ -118,6 +126,13 @@ void SpreadOverTasks(ProfiledCause& cause, WeightOf&& weight_of) {
         {task.task_attempt_id, std::min(1.0, part / static_cast<double>(task_ns))});
   }
 }
+
+// SpreadOverTasks for a cause measured on CPU in `category` with its share of the run delay
+// (StageProfile::RunnableNs): each task weighs its own time in the category, scaled by its own
+// (on CPU + cpu_starved) / on CPU.
+void SpreadByRunnableCategory(std::vector<ProfiledCause>& causes, TaskCategory category);
+// SpreadOverTasks for a cause measured off CPU in `category`: each task weighs its own time in it.
+void SpreadByCategory(std::vector<ProfiledCause>& causes, TaskCategory category);
 
 // "1.23 s (42% of stage 3's sampled task time)"; with `on_cpu_ns` (a cause measured on CPU and
 // given its share of the run delay, StageProfile::RunnableNs), how it was scaled, so the figure

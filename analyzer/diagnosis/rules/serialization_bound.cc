@@ -172,6 +172,7 @@ void SerializationBound(const DiagnosisInput& input, std::vector<Finding>& out) 
                                   "less data or registered classes; the data still has to be "
                                   "written"};
   }
+  SpreadByRunnableCategory(causes, TaskCategory::kSerialization);
   if (!JudgeProfiledCauses(input, causes, efficiency, f)) return;
   out.push_back(std::move(f));
 }
