@@ -107,7 +107,7 @@ bool IsFrameworkFrame(std::string_view frame) {
 // the daemon (PythonWorkerFactory) is left out: a fixed cost of running Python at all, paid per
 // worker whatever the rows, not the rows' exchange.
 bool IsPythonExchangeFrame(std::string_view frame) {
-  if (frame.starts_with("org.apache.spark.api.python.PythonWorkerFactory")) return false;
+  if (IsPythonWorkerStartFrame(frame)) return false;
   return frame.starts_with("org.apache.spark.api.python.") ||
          frame.starts_with("org.apache.spark.sql.execution.python.") ||
          frame.starts_with("net.razorvine.");
@@ -792,6 +792,10 @@ std::string PythonFunctionName(std::string_view frame) {
     return std::string(frame);
   }
   return std::string(frame.substr(0, colon)) + ")";
+}
+
+bool IsPythonWorkerStartFrame(std::string_view frame) {
+  return frame.starts_with("org.apache.spark.api.python.PythonWorkerFactory");
 }
 
 bool IsPythonApplicationFrame(std::string_view frame) {

@@ -92,11 +92,10 @@ bool RunsArrowBatchedRowUdf(const DiagnosisInput& input, int32_t stage_id) {
 // The task threads' time starting Python workers (the daemon and its workers): the sites under
 // PySpark's worker factory, run delay aside (the workers' CPU accounts for that), by category.
 CategoryNs WorkerStartNs(const profile::StageProfile& stage) {
-  constexpr std::string_view kWorkerFactory = "org.apache.spark.api.python.PythonWorkerFactory";
   CategoryNs ns{};
   for (const profile::Site& site : stage.sites) {
     if (site.category == TaskCategory::kCpuStarved || site.category == TaskCategory::kPythonWait ||
-        !site.frame.starts_with(kWorkerFactory)) {
+        !profile::IsPythonWorkerStartFrame(site.frame)) {
       continue;
     }
     ns[CategoryIndex(site.category)] += site.ns;
@@ -127,7 +126,7 @@ void AddWorkerStart(std::vector<ProfiledCause>& causes, Finding& f) {
     cause.share = static_cast<double>(cause.ns) / static_cast<double>(cause.stage.task_ns);
     if (frame.empty()) {
       for (const profile::Site& site : cause.stage.sites) {
-        if (site.frame.starts_with("org.apache.spark.api.python.PythonWorkerFactory")) {
+        if (profile::IsPythonWorkerStartFrame(site.frame)) {
           frame = site.frame;
           break;
         }
