@@ -1,5 +1,7 @@
 #include "common/human_format.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 
@@ -64,6 +66,22 @@ std::string Percent(double ratio) {
 std::string Fixed(double value, int decimals) {
   char buffer[48];
   std::snprintf(buffer, sizeof(buffer), "%.*f", decimals, value);
+  return buffer;
+}
+
+std::string CoreHoursRange(double low, double high, const char* dash) {
+  // Finite, not negative, and short enough to print whole (a trillion core-hours).
+  auto clean = [](double v) { return std::isfinite(v) && v > 0 ? std::min(v, 1e12) : 0.0; };
+  low = clean(low);
+  high = std::max(clean(high), low);
+  char buffer[96];
+  if (high >= 0.1 || high == 0) {
+    std::snprintf(buffer, sizeof(buffer), "%.2f%s%.2f core-hours", low, dash, high);
+  } else if (high >= 1.0 / 60) {
+    std::snprintf(buffer, sizeof(buffer), "%.1f%s%.1f core-minutes", low * 60, dash, high * 60);
+  } else {
+    std::snprintf(buffer, sizeof(buffer), "%.0f%s%.0f core-seconds", low * 3600, dash, high * 3600);
+  }
   return buffer;
 }
 

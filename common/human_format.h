@@ -18,5 +18,9 @@ std::string HumanDurationNs(uint64_t nanos);
 std::string Percent(double ratio);                  // "12.5%"
 std::string Fixed(double value, int decimals = 1);  // "3.1"
 std::string FormatEpochMs(int64_t epoch_ms);        // "2024-02-13 18:58:22 UTC"
+// A range of core-hours in the unit its high end reads best in, both ends alike, `dash` between:
+// "0.25-1.40 core-hours" from 0.1 core-hours up, "1.2-4.8 core-minutes" from one core-minute,
+// "8-11 core-seconds" below (where two decimals of core-hours printed "0.00-0.00").
+std::string CoreHoursRange(double low, double high, const char* dash = "-");
 
 }  // namespace sparkprof

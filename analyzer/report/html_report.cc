@@ -615,9 +615,8 @@ void WriteFinding(const diagnosis::Finding& f, const std::string& anchor, const 
     }
     out += "</ul>\n";
   }
-  char hours[64];
-  std::snprintf(hours, sizeof(hours), "%.2f&ndash;%.2f core-hours", f.impact.core_hours_saved_low,
-                f.impact.core_hours_saved_high);
+  const std::string hours =
+      CoreHoursRange(f.impact.core_hours_saved_low, f.impact.core_hours_saved_high, "&ndash;");
   out += "<p class=\"impact\"><strong>Expected impact:</strong> " +
          HumanDurationMs(f.impact.time_saved_ms_low) + " to " +
          HumanDurationMs(f.impact.time_saved_ms_high) + " saved, " + hours +

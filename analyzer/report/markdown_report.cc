@@ -157,9 +157,8 @@ void WriteFinding(int number, const diagnosis::Finding& f, std::ostringstream& o
     }
     out << "\n";
   }
-  char hours[64];
-  std::snprintf(hours, sizeof(hours), "%.2f–%.2f core-hours", f.impact.core_hours_saved_low,
-                f.impact.core_hours_saved_high);
+  const std::string hours =
+      CoreHoursRange(f.impact.core_hours_saved_low, f.impact.core_hours_saved_high, "–");
   out << "**Expected impact:** " << HumanDurationMs(f.impact.time_saved_ms_low) << " to "
       << HumanDurationMs(f.impact.time_saved_ms_high) << " saved, " << hours << " ("
       << Cell(f.impact.method, 1000) << ")\n";

@@ -150,10 +150,8 @@ void WritePhasesAndFindings(const Analysis& analysis, std::ostringstream& out) {
     }
     out << "   expected impact: " << HumanDurationMs(f.impact.time_saved_ms_low) << " to "
         << HumanDurationMs(f.impact.time_saved_ms_high) << " saved";
-    char hours[64];
-    std::snprintf(hours, sizeof(hours), ", %.2f-%.2f core-hours", f.impact.core_hours_saved_low,
-                  f.impact.core_hours_saved_high);
-    out << hours << "\n";
+    out << ", " << CoreHoursRange(f.impact.core_hours_saved_low, f.impact.core_hours_saved_high)
+        << "\n";
     Wrapped(out, "(" + f.impact.method + ")", "     ");
     if (!f.recipe.empty()) out << "   recipe: " << f.recipe << "\n";
   }
