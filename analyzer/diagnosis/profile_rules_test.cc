@@ -316,6 +316,19 @@ TEST_F(ProfileRulesTest, PythonBoundRowUdfAndArrow) {
   ASSERT_EQ(found.size(), 1u);
   EXPECT_NE(found[0]->title.find("vectorised"), std::string::npos) << found[0]->title;
   EXPECT_TRUE(RecommendsKey(*found[0], "spark.sql.execution.arrow.maxRecordsPerBatch"));
+  // An RDD lambda: PythonRDD.compute is under PySpark's runner package too, but names the kind
+  // (the most specific pattern entry wins; first-listed made it a row-at-a-time UDF).
+  report::Analysis rdd = Analyze(
+      TwoStages(), StageZeroProfile(0.8,
+                                    {"org.apache.spark.api.python.PythonRDD.compute",
+                                     "org.apache.spark.api.python.BasePythonRunner.compute",
+                                     "org.apache.spark.api.python.BasePythonRunner$ReaderIterator."
+                                     "hasNext",
+                                     "java.io.DataInputStream.readInt"},
+                                    schema::Category::python_wait));
+  found = FindingsOf(rdd, "python-bound");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0]->title.find("Python RDD functions"), std::string::npos) << found[0]->title;
 }
 
 // Each task is shortened by its own part of the wait: in a stage whose one task computes (4 s,

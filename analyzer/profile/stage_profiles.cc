@@ -564,11 +564,15 @@ class Summarizer {
     if (cached == kUnknownPattern) {
       cached = kNoPattern;
       const std::string_view name = model_.FrameName(frames[i]);
-      for (int p = 0; p < kPatternCount && cached == kNoPattern; ++p) {
+      // The most specific entry wins: PythonRDD.compute is PySpark's runner too
+      // ("org.apache.spark.api.python."), but what it names is an RDD lambda; first-listed
+      // wins left python_rdd without time and RDD lambdas advised as SQL UDFs.
+      size_t longest = 0;
+      for (int p = 0; p < kPatternCount; ++p) {
         for (std::string_view prefix : kPatterns[p].prefixes) {
-          if (Matches(name, prefix)) {
+          if (prefix.size() > longest && Matches(name, prefix)) {
             cached = static_cast<int8_t>(p);
-            break;
+            longest = prefix.size();
           }
         }
       }

@@ -116,13 +116,18 @@ constexpr const char* kBuiltinsSource =
 // Built-ins need no Python worker: the time the stages' task threads spent starting them goes
 // with the fix, added to each cause and said in the finding.
 void AddWorkerStart(std::vector<ProfiledCause>& causes, Finding& f) {
+  std::vector<uint64_t> starts;
   uint64_t total = 0;
+  for (const ProfiledCause& cause : causes) {
+    starts.push_back(cause.stage.task_ns > 0 ? Total(WorkerStartNs(cause.stage)) : 0);
+    total += starts.back();
+  }
+  if (total < 1'000'000) return;  // below what the finding shows: left out, not added unseen
   std::string frame;
-  for (ProfiledCause& cause : causes) {
-    const uint64_t start = Total(WorkerStartNs(cause.stage));
-    if (start == 0 || cause.stage.task_ns == 0) continue;
-    total += start;
-    cause.ns = std::min(cause.ns + start, cause.stage.task_ns);
+  for (size_t i = 0; i < causes.size(); ++i) {
+    ProfiledCause& cause = causes[i];
+    if (starts[i] == 0) continue;
+    cause.ns = std::min(cause.ns + starts[i], cause.stage.task_ns);
     cause.share = static_cast<double>(cause.ns) / static_cast<double>(cause.stage.task_ns);
     if (frame.empty()) {
       for (const profile::Site& site : cause.stage.sites) {
@@ -133,7 +138,6 @@ void AddWorkerStart(std::vector<ProfiledCause>& causes, Finding& f) {
       }
     }
   }
-  if (total < 1'000'000) return;
   f.evidence.push_back({"python_worker_start_ms", WholeMs(total), "ms"});
   f.explanation += " Built-in functions need no Python worker: the " +
                    HumanDurationMs(static_cast<int64_t>(total / 1'000'000)) +
