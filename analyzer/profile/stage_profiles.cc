@@ -719,10 +719,23 @@ const StageProfile* ApplicationProfile::Find(int32_t stage_id, int32_t stage_att
              : nullptr;
 }
 
+namespace {
+
+// A runnable thread waits to run the code it runs once on CPU: its run delay goes with its on-CPU
+// work in proportion (StageProfile::RunnableFactor).
+double RunnableFactorOf(uint64_t on_cpu, uint64_t starved) {
+  if (on_cpu == 0) return 1.0;
+  return (static_cast<double>(on_cpu) + static_cast<double>(starved)) / static_cast<double>(on_cpu);
+}
+
+}  // namespace
+
 double StageProfile::RunnableFactor() const {
-  if (on_cpu_ns == 0) return 1.0;
-  const uint64_t starved = category_ns[CategoryIndex(Category::kCpuStarved)];
-  return static_cast<double>(on_cpu_ns + starved) / static_cast<double>(on_cpu_ns);
+  return RunnableFactorOf(on_cpu_ns, category_ns[CategoryIndex(Category::kCpuStarved)]);
+}
+
+double TaskTime::RunnableFactor() const {
+  return RunnableFactorOf(on_cpu_ns(), category_ns[CategoryIndex(Category::kCpuStarved)]);
 }
 
 uint64_t StageProfile::RunnableNs(uint64_t on_cpu) const {

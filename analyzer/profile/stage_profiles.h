@@ -135,6 +135,8 @@ struct TaskTime {
   uint64_t task_ns() const;  // all categories but python and python_off_cpu
   uint64_t on_cpu_ns() const;
   uint64_t off_cpu_ns() const;
+  // (on CPU + cpu_starved) / on CPU, as StageProfile::RunnableFactor for the stage.
+  double RunnableFactor() const;
 };
 
 struct StageProfile {

@@ -154,12 +154,7 @@ bool JudgeProfiledCauses(const DiagnosisInput& input, const std::vector<Profiled
 void SpreadByRunnableCategory(std::vector<ProfiledCause>& causes, TaskCategory category) {
   for (ProfiledCause& cause : causes) {
     SpreadOverTasks(cause, [category](const profile::TaskTime& task) {
-      const double on_cpu = static_cast<double>(task.on_cpu_ns());
-      const double in_category = static_cast<double>(task.category_ns[CategoryIndex(category)]);
-      if (on_cpu <= 0) return in_category;
-      const double starved =
-          static_cast<double>(task.category_ns[CategoryIndex(TaskCategory::kCpuStarved)]);
-      return in_category * (on_cpu + starved) / on_cpu;
+      return static_cast<double>(task.category_ns[CategoryIndex(category)]) * task.RunnableFactor();
     });
   }
 }

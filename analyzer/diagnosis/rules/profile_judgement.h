@@ -110,20 +110,23 @@ bool JudgeProfiledCauses(const DiagnosisInput& input, const std::vector<Profiled
 template <typename WeightOf>
 void SpreadOverTasks(ProfiledCause& cause, WeightOf&& weight_of) {
   cause.task_shares.clear();
+  const std::vector<profile::TaskTime>& tasks = cause.stage.tasks;
+  std::vector<double> weights;
+  weights.reserve(tasks.size());
   uint64_t covered = 0;
   double total_weight = 0;
-  for (const profile::TaskTime& task : cause.stage.tasks) {
+  for (const profile::TaskTime& task : tasks) {
     covered += task.task_ns();
-    total_weight += static_cast<double>(weight_of(task));
+    weights.push_back(static_cast<double>(weight_of(task)));
+    total_weight += weights.back();
   }
   if (total_weight <= 0 || 10 * covered < 9 * cause.stage.task_ns) return;
-  for (const profile::TaskTime& task : cause.stage.tasks) {
-    const uint64_t task_ns = task.task_ns();
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const uint64_t task_ns = tasks[i].task_ns();
     if (task_ns == 0) continue;
-    const double part =
-        static_cast<double>(cause.ns) * static_cast<double>(weight_of(task)) / total_weight;
+    const double part = static_cast<double>(cause.ns) * weights[i] / total_weight;
     cause.task_shares.push_back(
-        {task.task_attempt_id, std::min(1.0, part / static_cast<double>(task_ns))});
+        {tasks[i].task_attempt_id, std::min(1.0, part / static_cast<double>(task_ns))});
   }
 }
 
