@@ -122,4 +122,28 @@ Category CombineWaitMatches(std::span<const WaitFrameMatch> matches_innermost_fi
 Category ClassifyOffCpuStack(std::span<const std::string_view> frames_innermost_first,
                              bool blocked_in_jvm);
 
+// --- PySpark's JVM side, named once. The wait rules (a socket wait under these packages is
+// python_wait), the analyzer's exchange sites and its Python patterns
+// (analyzer/profile/stage_profiles.cc) all read these names.
+inline constexpr std::string_view kPySparkRunnerPackage = "org.apache.spark.api.python.";
+inline constexpr std::string_view kPySparkSqlPackage = "org.apache.spark.sql.execution.python.";
+// Pyrolite: the pickler Spark uses for the rows it sends its Python workers.
+inline constexpr std::string_view kPySparkPicklerPackage = "net.razorvine.";
+// Starting a Python worker or the daemon: a fixed cost per worker, whatever the rows.
+inline constexpr std::string_view kPySparkWorkerFactory =
+    "org.apache.spark.api.python.PythonWorkerFactory";
+
+constexpr bool IsPySparkWorkerStartFrame(std::string_view frame) {
+  return frame.starts_with(kPySparkWorkerFactory);
+}
+
+// The JVM's side of the exchange with its Python workers: PySpark's runners, the Python SQL
+// operators (row-at-a-time and Arrow UDFs, mapInPandas, ...) and the pickler they use for rows;
+// the workers' start is not part of it.
+constexpr bool IsPySparkExchangeFrame(std::string_view frame) {
+  if (IsPySparkWorkerStartFrame(frame)) return false;
+  return frame.starts_with(kPySparkRunnerPackage) || frame.starts_with(kPySparkSqlPackage) ||
+         frame.starts_with(kPySparkPicklerPackage);
+}
+
 }  // namespace sparkprof::classifier

@@ -10,11 +10,26 @@
 // kinds of work are weak.
 #include "common/frame_classifier.h"
 
+#include <array>
+#include <cstddef>
+
 namespace sparkprof::classifier {
 namespace {
 
 using enum Category;
 using enum Strength;
+
+// "package." -> "package.*", the class_pattern of every class under a package.
+template <const std::string_view& kPackage>
+struct PackageGlob {
+  static constexpr auto kChars = [] {
+    std::array<char, kPackage.size() + 1> chars{};
+    for (size_t i = 0; i < kPackage.size(); ++i) chars[i] = kPackage[i];
+    chars[kPackage.size()] = '*';
+    return chars;
+  }();
+  static constexpr std::string_view kValue{kChars.data(), kChars.size()};
+};
 
 constexpr FrameRule kFrameRules[] = {
     // --- compute: Janino whole-stage codegen, so a scan or write outside it does not swallow it.
@@ -185,8 +200,8 @@ constexpr WaitRule kWaitRules[] = {
     // A task thread reading its Python worker's output: BasePythonRunner$ReaderIterator.hasNext
     // -> PythonRunner$$anon$3.read -> DataInputStream over the worker's socket (3.5: a Socket;
     // 4.x: BasePythonRunner$ReaderInputStream's Selector), and the Arrow runners' readers.
-    {"org.apache.spark.api.python.*", "", kNetworkBit, kPythonWait, kStrong},
-    {"org.apache.spark.sql.execution.python.*", "", kNetworkBit, kPythonWait, kStrong},
+    {PackageGlob<kPySparkRunnerPackage>::kValue, "", kNetworkBit, kPythonWait, kStrong},
+    {PackageGlob<kPySparkSqlPackage>::kValue, "", kNetworkBit, kPythonWait, kStrong},
     // Remote and local shuffle blocks not yet fetched: next() takes from its results queue.
     {"org.apache.spark.storage.ShuffleBlockFetcherIterator", "next", kParkBit, kShuffleFetchWait,
      kStrong},

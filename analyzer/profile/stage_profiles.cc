@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "analyzer/profile/task_times.h"
+#include "common/frame_classifier.h"
 #include "common/input_stream.h"
 #include "flamegraph/profile_file_reader.h"
 #include "flamegraph/read_report.h"
@@ -71,8 +72,8 @@ constexpr std::string_view kFrameworkPrefixes[] = {
     "org.apache.zstd.",
     "com.univocity.",
     "org.apache.datasketches.",
-    "net.razorvine.",  // Pyrolite: Spark's pickler for the rows it sends its Python workers
-    "com.ibm.icu.",    // ICU: Spark 4's collations
+    classifier::kPySparkPicklerPackage,
+    "com.ibm.icu.",  // ICU: Spark 4's collations
     "[",
 };
 // The JDK itself: a site is the innermost frame outside it.
@@ -97,20 +98,6 @@ bool IsSparkprofPluginFrame(std::string_view frame) {
 
 bool IsFrameworkFrame(std::string_view frame) {
   return StartsWithAny(frame, kFrameworkPrefixes) || IsSparkprofPluginFrame(frame);
-}
-
-// The JVM's side of the exchange with its Python workers: PySpark's runners, the Python SQL
-// operators (row-at-a-time and Arrow UDFs, mapInPandas, ...), and the pickler they use for rows.
-// A sample whose site (innermost frame outside the JDK) is one of these is time the task thread
-// spent on that exchange -- sending rows, waiting for and reading results -- and not on the
-// operators that feed it (their frames sit inside, so they are the site). Starting a worker or
-// the daemon (PythonWorkerFactory) is left out: a fixed cost of running Python at all, paid per
-// worker whatever the rows, not the rows' exchange.
-bool IsPythonExchangeFrame(std::string_view frame) {
-  if (IsPythonWorkerStartFrame(frame)) return false;
-  return frame.starts_with("org.apache.spark.api.python.") ||
-         frame.starts_with("org.apache.spark.sql.execution.python.") ||
-         frame.starts_with("net.razorvine.");
 }
 
 // What a frame is, for sites and application frames (0: not yet known, in Summarizer's cache).
@@ -143,7 +130,7 @@ struct PatternRule {
   std::string_view name;
   std::array<std::string_view, 6> prefixes;  // empty entries are unused
 };
-const PatternRule kPatterns[kPatternCount] = {
+constexpr PatternRule kPatterns[kPatternCount] = {
     {Pattern::kJavaSerialization,
      "java_serialization",
      {"java.io.ObjectOutputStream.", "java.io.ObjectInputStream."}},
@@ -159,7 +146,7 @@ const PatternRule kPatterns[kPatternCount] = {
      "json_parsing",
      {"com.fasterxml.jackson.", "com.google.gson.", "org.json.", "org.json4s.", "ujson.",
       "com.alibaba.fastjson."}},
-    {Pattern::kPythonRunner, "python_runner", {"org.apache.spark.api.python."}},
+    {Pattern::kPythonRunner, "python_runner", {classifier::kPySparkRunnerPackage}},
     {Pattern::kReflection,
      "reflection",
      {"java.lang.reflect.Method.invoke", "java.lang.Class.forName"}},
@@ -185,6 +172,19 @@ const PatternRule kPatterns[kPatternCount] = {
       "org.apache.spark.sql.execution.python.AggregateInPandas*"}},
     {Pattern::kPythonRdd, "python_rdd", {"org.apache.spark.api.python.PythonRDD*"}},
 };
+
+// The Python patterns name classes of PySpark's JVM side (common/frame_classifier.h): each
+// entry must lie under its packages, so a package renamed there cannot leave a pattern behind.
+constexpr bool PythonPatternsUnderPySpark() {
+  for (const PatternRule& rule : kPatterns) {
+    if (!rule.name.starts_with("python_")) continue;
+    for (const std::string_view& entry : rule.prefixes) {
+      if (!entry.empty() && !classifier::IsPySparkExchangeFrame(entry)) return false;
+    }
+  }
+  return true;
+}
+static_assert(PythonPatternsUnderPySpark());
 
 bool Matches(std::string_view name, std::string_view entry) {
   if (entry.empty()) return false;
@@ -554,7 +554,8 @@ class Summarizer {
   }
   bool IsPythonExchange(FrameId frame) {
     uint8_t& cached = python_exchange_[frame];
-    if (cached == kUnknownKind) cached = IsPythonExchangeFrame(model_.FrameName(frame)) ? 2 : 1;
+    if (cached == kUnknownKind)
+      cached = classifier::IsPySparkExchangeFrame(model_.FrameName(frame)) ? 2 : 1;
     return cached == 2;
   }
   // The pattern frames[i] starts, or -1. A String regex entry counts only with Pattern.compile
@@ -809,10 +810,6 @@ std::string PythonFunctionName(std::string_view frame) {
     return std::string(frame);
   }
   return std::string(frame.substr(0, colon)) + ")";
-}
-
-bool IsPythonWorkerStartFrame(std::string_view frame) {
-  return frame.starts_with("org.apache.spark.api.python.PythonWorkerFactory");
 }
 
 bool IsPythonApplicationFrame(std::string_view frame) {

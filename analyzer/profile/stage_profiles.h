@@ -259,10 +259,6 @@ bool IsApplicationFrame(std::string_view frame);
 bool IsPythonApplicationFrame(std::string_view frame);
 // "qualname (file.py:12)" -> "qualname (file.py)": a Python frame's function, without its line.
 std::string PythonFunctionName(std::string_view frame);
-// True for PySpark's frames that start Python workers or their daemon (PythonWorkerFactory): a
-// fixed cost per worker, not the rows' exchange (StageProfile::python_exchange_ns leaves them
-// out), which a fix without Python workers saves too (python-bound).
-bool IsPythonWorkerStartFrame(std::string_view frame);
 
 struct ProfileLoadOptions {
   uint64_t max_file_bytes = uint64_t{2} << 30;  // docs/limits.md

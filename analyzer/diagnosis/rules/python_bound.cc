@@ -51,6 +51,7 @@
 
 #include "analyzer/diagnosis/rules/profile_judgement.h"
 #include "analyzer/diagnosis/rules/rules.h"
+#include "common/frame_classifier.h"
 
 namespace sparkprof::diagnosis::rules {
 
@@ -95,7 +96,7 @@ CategoryNs WorkerStartNs(const profile::StageProfile& stage) {
   CategoryNs ns{};
   for (const profile::Site& site : stage.sites) {
     if (site.category == TaskCategory::kCpuStarved || site.category == TaskCategory::kPythonWait ||
-        !profile::IsPythonWorkerStartFrame(site.frame)) {
+        !classifier::IsPySparkWorkerStartFrame(site.frame)) {
       continue;
     }
     ns[CategoryIndex(site.category)] += site.ns;
@@ -131,7 +132,7 @@ void AddWorkerStart(std::vector<ProfiledCause>& causes, Finding& f) {
     cause.share = static_cast<double>(cause.ns) / static_cast<double>(cause.stage.task_ns);
     if (frame.empty()) {
       for (const profile::Site& site : cause.stage.sites) {
-        if (profile::IsPythonWorkerStartFrame(site.frame)) {
+        if (classifier::IsPySparkWorkerStartFrame(site.frame)) {
           frame = site.frame;
           break;
         }
