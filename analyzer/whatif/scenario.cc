@@ -163,6 +163,13 @@ int64_t FixedTaskCostMs(const std::vector<Work>& tasks) {
 // task slots the scenario's executors offer at once.
 std::vector<Work> Reshape(std::vector<Work> tasks, const Unit& unit, const Scenario& scenario,
                           int64_t fixed_ms, int64_t count, int64_t slots) {
+  // The profile's measure of the fixed part (Scenario::stage_fixed_task_share): each task is
+  // that share fixed and the rest work, so a new task pays the share of the mean task once.
+  double fixed_share = -1;
+  if (auto measured = scenario.stage_fixed_task_share.find(unit.stage_id);
+      measured != scenario.stage_fixed_task_share.end() && std::isfinite(measured->second)) {
+    fixed_share = std::clamp(measured->second, 0.0, 1.0);
+  }
   if (tasks.empty()) return tasks;
   const bool fix_here =
       scenario.fix_skew && (scenario.skew_stages.empty() ||
@@ -230,7 +237,17 @@ std::vector<Work> Reshape(std::vector<Work> tasks, const Unit& unit, const Scena
     // 2.1% / 4.3%.) The work follows the partitions, and with them the cost of the tasks that
     // ran early on their executors (the JVM still compiling the stage's code): partitions are
     // launched in order, so the first of the new tasks take it.
-    for (const Work& w : tasks) work.push_back(static_cast<double>(w.duration_ms - fixed_ms));
+    double fixed = static_cast<double>(fixed_ms);
+    if (fixed_share >= 0) {
+      double sum = 0;
+      for (const Work& w : tasks) sum += static_cast<double>(w.duration_ms);
+      fixed = fixed_share * sum / static_cast<double>(old_count);
+      for (const Work& w : tasks) {
+        work.push_back(static_cast<double>(w.duration_ms) * (1 - fixed_share));
+      }
+    } else {
+      for (const Work& w : tasks) work.push_back(static_cast<double>(w.duration_ms - fixed_ms));
+    }
     std::vector<double> share(count, 0.0);
     for (size_t i = 0; i < old_count; ++i) {
       // Old task i covers [i/old, (i+1)/old) of the key space.
@@ -246,8 +263,7 @@ std::vector<Work> Reshape(std::vector<Work> tasks, const Unit& unit, const Scena
     }
     std::vector<Work> out(count, Work{fixed_ms});
     for (size_t j = 0; j < count; ++j) {
-      out[j].duration_ms =
-          std::clamp<int64_t>(std::llround(static_cast<double>(fixed_ms) + share[j]), 1, kMaxMs);
+      out[j].duration_ms = std::clamp<int64_t>(std::llround(fixed + share[j]), 1, kMaxMs);
     }
     tasks = std::move(out);
   }
@@ -741,9 +757,8 @@ void ResplitStages(const PreparedRun& run, const Scenario& scenario, ChangedRun&
   std::vector<Unit>& reshaped = changed.WritableUnits();
   for (size_t u = 0; u < reshaped.size(); ++u) {
     Unit& unit = reshaped[u];
-    const int64_t fixed = FixedTaskCostMs(unit.tasks);
-    unit.tasks =
-        Reshape(unit.tasks, unit, scenario, std::min<int64_t>(fixed, 200), counts[u], peak_slots);
+    const int64_t fixed = std::min<int64_t>(FixedTaskCostMs(unit.tasks), 200);
+    unit.tasks = Reshape(unit.tasks, unit, scenario, fixed, counts[u], peak_slots);
   }
   if (scenario.fix_skew) {
     changes.push_back(

@@ -41,6 +41,12 @@ struct Scenario {
   // only (with fix_skew; empty = all stages), re-split these stages to this many tasks.
   std::vector<int32_t> skew_stages;
   std::map<int32_t, int32_t> stage_partitions;
+  // A re-split stage's fixed cost per task as the profile measured it, as a share (0..1) of its
+  // mean task (the time of each task that was not the work its data asked for: launching, a
+  // Python worker's setup and round trip, the result), instead of the estimate from the run's
+  // own tasks (FixedTaskCostMs, at most 200 ms), which needs empty tasks and otherwise takes the
+  // shortest.
+  std::map<int32_t, double> stage_fixed_task_share;
   int64_t executor_memory_mb = -1;   // spark.executor.memory: spill and GC per task rescaled
   int64_t max_partition_bytes = -1;  // spark.sql.files.maxPartitionBytes: file scans re-split
   bool fix_broadcast = false;        // sort-merge joins whose small side fits become broadcasts

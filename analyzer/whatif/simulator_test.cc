@@ -468,6 +468,45 @@ TEST(Simulator, FewerTasksKeepThePerTaskCostTheEmptyTasksShow) {
   EXPECT_GT(reduce->predicted_ms, ran->actual_ms * 85 / 100) << reduce->predicted_ms;
 }
 
+// The profile's measure of a stage's fixed cost per task (Scenario::stage_fixed_task_share): an
+// RDD lambda over 2,000 partitions of 10 integers, every task all fixed cost, re-split into the
+// 4 partitions a real run then had. The estimate from the run's own tasks (no empty ones: the
+// shortest task) called most of each task work, which 4 tasks would still do.
+TEST(Simulator, AMeasuredFixedShareIsPaidOncePerNewTask) {
+  std::optional<report::Analysis> base =
+      AnalyzeFixture("tests/workloads/validation/fixtures/3.5.9/python_tiny_partitions.base.zstd");
+  std::optional<report::Analysis> actual = AnalyzeFixture(
+      "tests/workloads/validation/fixtures/3.5.9/python_tiny_partitions.few_partitions.zstd");
+  if (!base || !actual) GTEST_SKIP() << "no validation fixture";
+  const Prediction as_run = Simulate(actual->model, Scenario{});
+  const StagePrediction* ran = StageOf(as_run, 0);
+  ASSERT_NE(ran, nullptr);
+  EXPECT_EQ(ran->actual_tasks, 4);
+  Scenario measured;
+  measured.stage_partitions[0] = 4;
+  measured.stage_fixed_task_share[0] = 1.0;
+  const Prediction p = Simulate(base->model, measured);
+  const StagePrediction* stage = StageOf(p, 0);
+  ASSERT_NE(stage, nullptr);
+  EXPECT_EQ(stage->actual_tasks, 2000);
+  EXPECT_EQ(stage->predicted_tasks, 4);
+  // Within a third of what the 4-task stage really took (1.6 s); the run's own estimate: 6x.
+  EXPECT_LT(stage->predicted_ms, ran->actual_ms * 4 / 3) << stage->predicted_ms;
+  EXPECT_GT(stage->predicted_ms, ran->actual_ms * 2 / 3) << stage->predicted_ms;
+  Scenario estimated;
+  estimated.stage_partitions[0] = 4;
+  const Prediction rough_run = Simulate(base->model, estimated);
+  const StagePrediction* rough = StageOf(rough_run, 0);
+  ASSERT_NE(rough, nullptr);
+  EXPECT_GT(rough->predicted_ms, 3 * stage->predicted_ms);
+  // Half of each task fixed: the other half is work the 4 tasks still do.
+  measured.stage_fixed_task_share[0] = 0.5;
+  const Prediction half_run = Simulate(base->model, measured);
+  const StagePrediction* half = StageOf(half_run, 0);
+  ASSERT_NE(half, nullptr);
+  EXPECT_GT(half->predicted_ms, 10 * stage->predicted_ms);
+}
+
 // The self-prediction over every shared log that is one complete application with tasks: the
 // error distribution is printed; the median must stay within 5% and 80% of the logs too.
 TEST(Simulator, SelfPredictionOnTheSharedLogs) {

@@ -69,7 +69,7 @@ std::vector<ProfiledCause> CollectCauses(
 
 bool JudgeProfiledCauses(const DiagnosisInput& input, const std::vector<ProfiledCause>& causes,
                          const Efficiency& efficiency, Finding& f, bool report_regardless,
-                         const OutsideTasks* outside) {
+                         const OutsideTasks* outside, const FixReplay* replay) {
   if (causes.empty()) return false;
   const int64_t wall_ms = std::max<int64_t>(input.phases.wall_ms, 1);
   double max_share = 0;
@@ -92,8 +92,23 @@ bool JudgeProfiledCauses(const DiagnosisInput& input, const std::vector<Profiled
     return scenario;
   };
   SimulatedSaving low, high;
-  if (Simulated(input, scenario_for(efficiency.low), low) &&
-      Simulated(input, scenario_for(efficiency.high), high)) {
+  bool replayed = false;
+  if (replay != nullptr) {
+    if (Simulated(input, replay->low, low) && Simulated(input, replay->high, high)) {
+      replayed = true;
+      f.impact.time_saved_ms_low = std::min(low.saved_ms, high.saved_ms);
+      f.impact.time_saved_ms_high = std::max(low.saved_ms, high.saved_ms);
+      f.impact.core_hours_saved_low = std::min(low.core_hours_saved, high.core_hours_saved);
+      f.impact.core_hours_saved_high = std::max(low.core_hours_saved, high.core_hours_saved);
+      f.impact.method = "simulated (what-if replay): " + replay->method +
+                        "; the model reproduces this run within " +
+                        Fixed(100 * high.self_prediction_error, 1) + "%";
+    }
+  }
+  if (replayed) {
+    // the fix's own replays, above
+  } else if (Simulated(input, scenario_for(efficiency.low), low) &&
+             Simulated(input, scenario_for(efficiency.high), high)) {
     f.impact.time_saved_ms_low = std::min(low.saved_ms, high.saved_ms);
     f.impact.time_saved_ms_high = std::max(low.saved_ms, high.saved_ms);
     f.impact.core_hours_saved_low = std::min(low.core_hours_saved, high.core_hours_saved);

@@ -37,6 +37,7 @@
 #include "analyzer/diagnosis/finding.h"
 #include "analyzer/profile/cpu_use.h"
 #include "analyzer/profile/stage_profiles.h"
+#include "analyzer/whatif/simulator.h"
 
 namespace sparkprof::diagnosis::rules {
 
@@ -98,14 +99,24 @@ struct OutsideTasks {
   std::string source;
 };
 
+// A fix that changes a stage's shape rather than shortening its tasks (fewer, larger tasks):
+// the two replays its saving range is read from, and the words that say what they change. The
+// efficiency then serves only the fallback without a trustworthy replay.
+struct FixReplay {
+  whatif::Scenario low;
+  whatif::Scenario high;
+  std::string method;
+};
+
 // Fills f.impact, f.cost_ms and f.severity from the causes and the efficiency (see above);
 // false when the finding is not worth reporting (kMinWallShare / kMinShareAlone).
 // `report_regardless`: fill everything and return true whatever the saving (a rule that judged
 // its cause by another share itself).
 // `outside`: what the fix saves outside the tasks too (OutsideTasks), or null.
+// `replay`: the fix's own replays (FixReplay) instead of the tasks shortened, or null.
 bool JudgeProfiledCauses(const DiagnosisInput& input, const std::vector<ProfiledCause>& causes,
                          const Efficiency& efficiency, Finding& f, bool report_regardless = false,
-                         const OutsideTasks* outside = nullptr);
+                         const OutsideTasks* outside = nullptr, const FixReplay* replay = nullptr);
 
 template <typename WeightOf>
 void SpreadOverTasks(ProfiledCause& cause, WeightOf&& weight_of) {
