@@ -163,13 +163,6 @@ int64_t FixedTaskCostMs(const std::vector<Work>& tasks) {
 // task slots the scenario's executors offer at once.
 std::vector<Work> Reshape(std::vector<Work> tasks, const Unit& unit, const Scenario& scenario,
                           int64_t fixed_ms, int64_t count, int64_t slots) {
-  // The profile's measure of the fixed part (Scenario::stage_fixed_task_share): each task is
-  // that share fixed and the rest work, so a new task pays the share of the mean task once.
-  double fixed_share = -1;
-  if (auto measured = scenario.stage_fixed_task_share.find(unit.stage_id);
-      measured != scenario.stage_fixed_task_share.end() && std::isfinite(measured->second)) {
-    fixed_share = std::clamp(measured->second, 0.0, 1.0);
-  }
   if (tasks.empty()) return tasks;
   const bool fix_here =
       scenario.fix_skew && (scenario.skew_stages.empty() ||
@@ -237,8 +230,12 @@ std::vector<Work> Reshape(std::vector<Work> tasks, const Unit& unit, const Scena
     // 2.1% / 4.3%.) The work follows the partitions, and with them the cost of the tasks that
     // ran early on their executors (the JVM still compiling the stage's code): partitions are
     // launched in order, so the first of the new tasks take it.
+    // The profile's measure of the fixed part (Scenario::stage_fixed_task_share): each task is
+    // that share fixed and the rest work, so a new task pays the share of the mean task once.
     double fixed = static_cast<double>(fixed_ms);
-    if (fixed_share >= 0) {
+    auto measured = scenario.stage_fixed_task_share.find(unit.stage_id);
+    if (measured != scenario.stage_fixed_task_share.end() && std::isfinite(measured->second)) {
+      const double fixed_share = std::clamp(measured->second, 0.0, 1.0);
       double sum = 0;
       for (const Work& w : tasks) sum += static_cast<double>(w.duration_ms);
       fixed = fixed_share * sum / static_cast<double>(old_count);

@@ -91,40 +91,31 @@ bool JudgeProfiledCauses(const DiagnosisInput& input, const std::vector<Profiled
     }
     return scenario;
   };
+  // The fix's own replays when it has them, else the tasks shortened; what they change, in words.
   SimulatedSaving low, high;
-  bool replayed = false;
-  if (replay != nullptr) {
-    if (Simulated(input, replay->low, low) && Simulated(input, replay->high, high)) {
-      replayed = true;
-      f.impact.time_saved_ms_low = std::min(low.saved_ms, high.saved_ms);
-      f.impact.time_saved_ms_high = std::max(low.saved_ms, high.saved_ms);
-      f.impact.core_hours_saved_low = std::min(low.core_hours_saved, high.core_hours_saved);
-      f.impact.core_hours_saved_high = std::max(low.core_hours_saved, high.core_hours_saved);
-      f.impact.method = "simulated (what-if replay): " + replay->method +
-                        "; the model reproduces this run within " +
-                        Fixed(100 * high.self_prediction_error, 1) + "%";
-    }
-  }
-  if (replayed) {
-    // the fix's own replays, above
+  std::string replayed;
+  if (replay != nullptr && Simulated(input, replay->low, low) &&
+      Simulated(input, replay->high, high)) {
+    replayed = replay->method;
   } else if (Simulated(input, scenario_for(efficiency.low), low) &&
              Simulated(input, scenario_for(efficiency.high), high)) {
+    std::string ids;
+    for (const ProfiledCause& cause : causes) {
+      ids += (ids.empty() ? "" : ", ") + std::to_string(cause.stage_id);
+    }
+    replayed = "the tasks of stage(s) " + ids +
+               " shortened by the cause's share of their sampled task time" +
+               (per_task ? " (each task by its own share)" : "") + " x " +
+               Fixed(100 * efficiency.low, 0) + "-" + Fixed(100 * efficiency.high, 0) + "% (" +
+               efficiency.source + ")";
+  }
+  if (!replayed.empty()) {
     f.impact.time_saved_ms_low = std::min(low.saved_ms, high.saved_ms);
     f.impact.time_saved_ms_high = std::max(low.saved_ms, high.saved_ms);
     f.impact.core_hours_saved_low = std::min(low.core_hours_saved, high.core_hours_saved);
     f.impact.core_hours_saved_high = std::max(low.core_hours_saved, high.core_hours_saved);
-    f.impact.method = "simulated (what-if replay): the tasks of stage(s) " +
-                      [&] {
-                        std::string ids;
-                        for (const ProfiledCause& cause : causes) {
-                          ids += (ids.empty() ? "" : ", ") + std::to_string(cause.stage_id);
-                        }
-                        return ids;
-                      }() +
-                      " shortened by the cause's share of their sampled task time" +
-                      (per_task ? " (each task by its own share)" : "") + " x " +
-                      Fixed(100 * efficiency.low, 0) + "-" + Fixed(100 * efficiency.high, 0) +
-                      "% (" + efficiency.source + "); the model reproduces this run within " +
+    f.impact.method = "simulated (what-if replay): " + replayed +
+                      "; the model reproduces this run within " +
                       Fixed(100 * high.self_prediction_error, 1) + "%";
   } else {
     // No trustworthy replay: the stages' task spans shortened alike, capped at the wall time.
